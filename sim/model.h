@@ -1,0 +1,52 @@
+/* model: a model architecture as the simulator sees it (models/*.yaml).
+ *
+ * Only what prices a step or sizes a cache is kept: layer counts, hidden and MLP
+ * widths, attention heads, GDN (gated delta net) shapes, weight precision.  Per-rank
+ * shapes are derived for a tensor-parallel degree by model_rank(); the hybrid "align"
+ * block size by model_block_size().  Invariant: n_full_attn + n_gdn == n_layers. */
+#ifndef PACESIM_MODEL_H
+#define PACESIM_MODEL_H
+
+typedef struct model {
+    char name[64];
+    int n_layers, n_full_attn, n_gdn;      /* 64 = 16 + 48 for the reference model */
+    int hidden, intermediate, vocab;
+    /* full attention (whole model, before TP split) */
+    int n_q_heads, n_kv_heads, head_dim;
+    int attn_output_gate;                  /* 1: q_proj also produces a gate (2x q width) */
+    /* GDN layers (whole model) */
+    int gdn_k_heads, gdn_v_heads, gdn_head_dim_k, gdn_head_dim_v, gdn_conv_kernel;
+    int gdn_state_bytes;                   /* bytes per SSM state element (4 = fp32) */
+    int gdn_conv_bytes;                    /* bytes per conv state element (2 = fp16) */
+    double weight_bytes_per_param;         /* 2 = fp16, 0.5625 = NVFP4 incl. scales */
+    int mtp_layers;                        /* native MTP module depth (1) */
+} model_t;
+
+/* What one tensor-parallel rank holds. */
+typedef struct model_rank {
+    int tp;
+    int q_heads, kv_heads, group;          /* group = q_heads / kv_heads */
+    int gdn_v_heads, gdn_k_heads;
+    int gdn_conv_dim;                      /* conv channels per rank */
+    long gdn_page_bytes;                   /* SSM state + conv state, one layer, one request (no MTP) */
+    /* GEMM shapes per rank, n x k (out x in) */
+    long attn_qkv_n, attn_o_k;             /* qkv(+gate) out width; o_proj in width */
+    long gdn_in_n, gdn_out_k;              /* in_proj (qkv + z + b + a) out width; out_proj in width */
+    long mlp_up_n, mlp_down_k;             /* gate+up out width; down in width */
+    long vocab_n;                          /* lm_head out width */
+    double params;                         /* parameters per rank (incl. lm_head, one MTP layer excluded) */
+} model_rank_t;
+
+/* 0 on success, -1 if tp does not divide the heads. */
+int model_rank(const model_t *m, int tp, model_rank_t *out);
+
+/* KV bytes one token occupies in one full-attention layer on one rank. */
+long model_attn_bytes_per_token(const model_t *m, int tp, int kv_bytes);
+
+/* GDN page bytes per layer per request on one rank, with num_spec MTP conv slots. */
+long model_gdn_page_bytes(const model_t *m, int tp, int num_spec);
+
+/* Hybrid align block size: 16 * ceil(gdn_page / (16 * attn_bytes_per_token)). */
+int model_block_size(const model_t *m, int tp, int kv_bytes, int num_spec);
+
+#endif

@@ -1,0 +1,64 @@
+/* profile: a GPU's calibrated cost laws (calib/profiles/*.yaml).
+ *
+ * A profile is metadata plus a list of named laws.  Each law is linear in its
+ * coefficients, t = sum_i coef[i] * feature[i] (seconds), where the features of a
+ * shape are computed by cost_law_features() (sim/cost.h) -- the same function for
+ * calib's fit and for the simulator's prediction, so a profile means one thing.
+ * A law keeps the raw points it was fitted on (columns named per law, the last one
+ * is always "t_s"), the fit's median/max relative error against those points, and
+ * its provenance (measured by calib on a named GPU, or derived from a cited figure).
+ * Invariant after prof_load(): every law has 1..PROF_MAX_COEF finite coefficients
+ * and every point row has exactly ncols finite values. */
+#ifndef PACESIM_PROFILE_H
+#define PACESIM_PROFILE_H
+
+#define PROF_MAX_COEF 4
+#define PROF_MAX_COLS 8
+#define PROF_ERR_MAX 1024
+
+typedef struct prof_law {
+    char name[48];                 /* see cost.h for the known names */
+    int ncoef;
+    double coef[PROF_MAX_COEF];
+    char provenance[320];
+    int ncols;
+    char cols[PROF_MAX_COLS][16];
+    int npts;
+    double *pts;                   /* npts * ncols, row-major; owned */
+    double fit_median_rel, fit_max_rel; /* -1 when not fitted on points */
+} prof_law_t;
+
+typedef struct profile {
+    char path[512];
+    /* metadata */
+    char gpu[96];
+    int sms;
+    double mem_gib;                /* device memory per GPU */
+    double mem_bw_gbs;             /* copy bandwidth (measured or datasheet) */
+    double peak_fp16_tflops;
+    int tp;                        /* tensor-parallel degree the laws were made for */
+    char model[64];                /* model the GEMM shapes were taken from */
+    char toolkit[64], driver[64], date[32], revision[48];
+    char method[320];              /* how it was obtained */
+    double calib_seconds;
+    double sm_clock_mhz;
+    int nlaws;
+    prof_law_t *laws;              /* owned */
+} profile_t;
+
+/* Read a profile.  0, or -1 with "file:line:col: key: message" in err.
+ * On success the caller frees with prof_free(). */
+int prof_load(const char *path, profile_t *out, char err[PROF_ERR_MAX]);
+/* Write a profile (all laws, points, metadata).  0 or -1 (errno set). */
+int prof_save(const char *path, const profile_t *p);
+void prof_free(profile_t *p);
+
+/* The law called name, or NULL. */
+const prof_law_t *prof_find(const profile_t *p, const char *name);
+/* Add (or replace) a law; copies pts.  0 or -1 on allocation failure. */
+int prof_put(profile_t *p, const prof_law_t *law);
+
+/* Evaluate a law on a feature vector (ncoef values). */
+double prof_eval(const prof_law_t *l, const double *feat);
+
+#endif

@@ -1,0 +1,161 @@
+/* scenario: one runnable experiment, loaded from YAML (scenarios/*.yaml).
+ *
+ * A scenario names a model, a hardware profile, engine settings (vLLM's names), the
+ * reference system's env knobs, a workload (explicit requests, a Poisson generator,
+ * and/or a streamed CSV trace), measurement windows, a stop rule and optional
+ * published reference values.  scn_load() validates everything; after it returns 0
+ * every field is in range and every request id referenced by a trigger or a window
+ * exists.  Errors are one line, "file:line:col: key.path: message", written into the
+ * caller's buffer; the CLI prints it and exits 2. */
+#ifndef PACESIM_SCENARIO_H
+#define PACESIM_SCENARIO_H
+
+#include <stdint.h>
+#include "model.h"
+
+#define SCN_ID_MAX 48
+#define SCN_PATH_MAX 512
+#define SCN_ERR_MAX 1024
+
+typedef enum { KV_FP16 = 0, KV_FP8_E5M2 = 1 } kv_dtype_t;
+
+typedef struct scn_engine {
+    int max_num_batched_tokens;   /* token budget per step (2048) */
+    int max_num_seqs;             /* (3 in the reference runs) */
+    long max_model_len;           /* (262144) */
+    int enable_prefix_caching;    /* bool */
+    kv_dtype_t kv_cache_dtype;    /* "auto"/"fp16" or "fp8_e5m2" */
+    int tensor_parallel_size;     /* 1, 2, 4, ... */
+    int block_size;               /* 0 = derive (hybrid align), else override */
+    long num_gpu_blocks;          /* 0 = derive from profile memory; else override */
+    double gpu_memory_utilization;/* (0.9) used when deriving num_gpu_blocks */
+    /* speculative_config */
+    int spec_mtp;                 /* method: mtp (1) or none (0) */
+    int num_speculative_tokens;   /* K */
+} scn_engine_t;
+
+typedef struct scn_env {          /* the reference system's env knobs, same spelling in YAML */
+    int pace_steps;               /* VLLM_1CAT_PREFILL_PACE_STEPS (0) */
+    int prefix_decode_rows;       /* VLLM_FLASH_V100_PREFILL_PREFIX_DECODE_ROWS (0) */
+    int smallq_decode_max_q;      /* VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q (16) */
+    int d256_bm32_any_page;       /* VLLM_FLASH_V100_PREFILL_D256_BM32_ANY_PAGE (0) */
+} scn_env_t;
+
+/* MTP acceptance: either a fixed mean number of accepted drafts per step (deterministic,
+ * fractional parts accumulate per request) or per-position probabilities (seeded RNG:
+ * draft i is accepted with p[i] if drafts 0..i-1 were). */
+typedef struct scn_accept {
+    int per_position;             /* 0: mean, 1: probs */
+    double mean_accepted;         /* in [0, K] */
+    int n_probs;
+    double probs[16];             /* each in [0,1] */
+} scn_accept_t;
+
+typedef enum { TRIG_TIME = 0, TRIG_AFTER_DECODED = 1, TRIG_AFTER_EVENT = 2 } trig_kind_t;
+typedef enum { EV_ARRIVAL = 0, EV_ADMITTED, EV_FIRST_TOKEN, EV_FINISHED, EV__N } req_event_t;
+
+typedef struct scn_trigger {
+    trig_kind_t kind;
+    double time_s;                /* TRIG_TIME: absolute arrival time */
+    char ref[SCN_ID_MAX];         /* other request's id */
+    long decoded;                 /* TRIG_AFTER_DECODED: when ref has emitted this many tokens */
+    req_event_t event;            /* TRIG_AFTER_EVENT: when ref reaches this event */
+    double delay_s;               /* added to the trigger moment */
+} scn_trigger_t;
+
+typedef struct scn_request {
+    char id[SCN_ID_MAX];
+    long prompt_tokens;           /* > 0 */
+    long cached_tokens;           /* 0..prompt_tokens: already in the prefix cache */
+    long output_tokens;           /* > 0 */
+    scn_trigger_t arrival;
+} scn_request_t;
+
+typedef enum { DIST_FIXED = 0, DIST_UNIFORM, DIST_LOGNORMAL, DIST_EXPONENTIAL } dist_kind_t;
+typedef struct scn_dist {
+    dist_kind_t kind;
+    double a, b;                  /* fixed: a; uniform: [a,b]; lognormal: mu=a sigma=b (of ln); exponential: mean a */
+    long min, max;                /* clamp (max 0 = none) */
+} scn_dist_t;
+
+typedef struct scn_poisson {
+    int enabled;
+    double rate_per_s;            /* > 0 */
+    long count;                   /* requests to generate */
+    double start_s;
+    scn_dist_t prompt, output, cached_frac; /* cached_frac in [0,1] of the prompt */
+} scn_poisson_t;
+
+typedef enum {
+    WIN_RATE = 0,    /* tokens emitted by `request` per second over [from, to] */
+    WIN_DURATION,    /* seconds between from and to */
+    WIN_TTFT,        /* first token - arrival, of `request` or mean over all ("*") */
+    WIN_TPOT,        /* (finish - first token) / (output - 1), vLLM benchmark's definition */
+    WIN_ITL,         /* mean inter-token latency of `request` (or all) */
+    WIN_STEPS,       /* number of steps of `step_type` within [from, to] */
+    WIN_TOKENS,      /* tokens emitted by `request` within [from, to] */
+    WIN_THROUGHPUT,  /* total emitted tokens / makespan */
+    WIN__N
+} win_kind_t;
+
+typedef enum { STEP_ANY = 0, STEP_DECODE_ONLY, STEP_MIXED, STEP_PREFILL_ONLY } step_type_t;
+
+typedef struct scn_mark {         /* a moment: request `ref` reaches `event` (or run start/end) */
+    int is_set;                   /* 0: unbounded (run start for from, run end for to) */
+    char ref[SCN_ID_MAX];
+    req_event_t event;
+} scn_mark_t;
+
+typedef struct scn_window {
+    char name[SCN_ID_MAX];
+    win_kind_t kind;
+    char request[SCN_ID_MAX];     /* "" or "*" = all requests where the kind allows */
+    step_type_t step_type;
+    scn_mark_t from, to;
+    int has_reference;
+    double reference;             /* published value (reference: block) */
+} scn_window_t;
+
+typedef struct scn_stop {
+    int kind;                     /* 0: all requests finished; 1: request ref reaches event */
+    char ref[SCN_ID_MAX];
+    req_event_t event;
+    double max_time_s;            /* safety limit (0 = none); reaching it is reported */
+    long max_steps;               /* (0 = none) */
+} scn_stop_t;
+
+typedef struct scenario {
+    char path[SCN_PATH_MAX];
+    char name[128];
+    char description[512];
+    uint64_t seed;
+    model_t model;
+    char model_path[SCN_PATH_MAX];     /* "" when inline */
+    char profile_path[SCN_PATH_MAX];   /* resolved relative to the scenario file's dir, then cwd */
+    scn_engine_t engine;
+    scn_env_t env;
+    scn_accept_t accept;
+    int n_requests;
+    scn_request_t *requests;           /* owned */
+    scn_poisson_t poisson;
+    char trace_path[SCN_PATH_MAX];     /* CSV: arrival_s,prompt_tokens,output_tokens,cached_tokens */
+    int n_windows;
+    scn_window_t *windows;             /* owned */
+    scn_stop_t stop;
+    char reference_source[256];        /* where the reference values come from */
+} scenario_t;
+
+/* Load and validate.  overrides: n strings "key.path=value" applied on top of the
+ * file (errors name "--set key.path").  Returns 0, or -1 with err filled.  On success
+ * the caller owns *out and frees it with scn_free(). */
+int scn_load(const char *path, const char *const *overrides, int n_overrides,
+             scenario_t *out, char err[SCN_ERR_MAX]);
+void scn_free(scenario_t *s);
+
+/* Load a model YAML file (models/*.yaml) on its own. */
+int scn_load_model(const char *path, model_t *out, char err[SCN_ERR_MAX]);
+
+const char *scn_event_name(req_event_t e);
+const char *scn_step_type_name(step_type_t t);
+
+#endif
