@@ -1,0 +1,79 @@
+/* cost: what one engine step costs, in seconds.
+ *
+ * The engine asks one interface, cost_model_t.step(), for a step's duration given the
+ * step's routed attention plan and token counts.  Implementations are swappable:
+ * the profile model (laws fitted by calib or derived from published figures), an
+ * analytic roofline model (no profile), and the GPU replay (runs the step for real).
+ *
+ * Profile laws (names; point columns; features -- every law is linear in its features):
+ *   attn.prefill_bm32.fp16      rows,q,seq_len,page,t_s   [1, tiles_total, tiles_max_cta, ctas]
+ *   attn.prefill_generic.fp16   (BM32/BN64)                same
+ *   attn.prefill_lowsmem.fp16   (BM16/BN128)               same
+ *   attn.prefill_generic.fp8 / attn.prefill_lowsmem.fp8    same (in-kernel dequantisation)
+ *   attn.decode_xqa.fp16/.fp8   rows,q,seq_len,page,t_s   [1, kv_tokens_total, part_tokens_max, ctas]
+ *   attn.decode_scalar.fp16/.fp8                           same, per q head
+ *   attn.fp8_bridge             rows,q,seq_len,page,t_s   [1, expanded_tokens, 0, 0]
+ *   gemm                        m,n,k,t_s                 [1, flops, bytes]
+ *   gdn                         tokens,seqs,t_s           [1, tokens, seqs]   (one GDN layer's core)
+ *   elementwise                 tokens,t_s                [1, tokens]          (one layer's norms etc.)
+ *   allreduce                   bytes,t_s                 [1, bytes]           (one all-reduce, TP>1)
+ *   step                        rows,t_s                  [1, rows]            (per-step host overhead)
+ * "rows" in attention points = identical rows (q, seq_len) in one call; kv heads, q
+ * heads and head_dim come from the model at the profile's TP degree.
+ * A step = overhead + sum over full-attention layers of the plan's calls + per layer
+ * GEMMs/GDN/elementwise for the step's tokens + lm_head for sampled tokens + 2
+ * all-reduces per layer (TP>1) + the MTP draft passes (first pass: one full-attention
+ * layer over every scheduled token, same plan; K-1 more: one token per decoding row). */
+#ifndef PACESIM_COST_H
+#define PACESIM_COST_H
+
+#include "model.h"
+#include "profile.h"
+#include "route.h"
+
+typedef struct cost_step {
+    const route_plan_t *plan;     /* main model attention, one full-attention layer */
+    const route_plan_t *draft_plan; /* MTP passes 2..K: one q=1 row per decoding request (may be NULL) */
+    long tokens;                  /* query tokens scheduled this step (all rows) */
+    int rows;                     /* requests scheduled */
+    int decode_rows;              /* rows that are decoding (q = 1 + K) */
+    long sampled;                 /* positions whose logits are computed (lm_head rows) */
+    int spec_k;                   /* MTP drafts per decoding row (0 = off) */
+} cost_step_t;
+
+typedef struct cost_breakdown {
+    double total;
+    double attn;                  /* all attention calls, main model */
+    double attn_route[ROUTE__N];  /* of which, per route */
+    double linear;                /* GEMMs + lm_head */
+    double gdn, elementwise, allreduce, overhead;
+    double mtp;                   /* all draft passes */
+} cost_breakdown_t;
+
+typedef struct cost_model cost_model_t;
+struct cost_model {
+    const char *name;
+    int (*step)(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *out); /* 0 / -1 */
+    void (*destroy)(cost_model_t *cm);
+    void *impl;
+    char err[256];
+};
+
+/* Profile-backed model.  Borrows p and m (they must outlive the model).
+ * NULL with err filled if a required law is missing. */
+cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[256]);
+/* Roofline model from peak numbers (documented in cost.c). */
+cost_model_t *cost_analytic_new(const model_t *m, int tp, double tflops, double tbps);
+void cost_free(cost_model_t *cm);
+
+/* Features of one attention call for law family `law` (an attn.* name). */
+int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
+                       const model_rank_t *r, double feat[PROF_MAX_COEF]);
+/* Features of one profile point (a row of the law's columns); the route/variant of an
+ * attention law comes from its name.  0, or -1 for an unknown law name. */
+int cost_point_features(const char *law, const double *row, const model_t *m,
+                        const model_rank_t *r, double feat[PROF_MAX_COEF]);
+/* Number of coefficients a law has (0 if unknown). */
+int cost_law_ncoef(const char *law);
+
+#endif
