@@ -1,4 +1,4 @@
-/* model: a model architecture as the simulator sees it (models/*.yaml).
+/* model: a model architecture as the simulator sees it (models/NAME.yaml).
  *
  * Only what prices a step or sizes a cache is kept: layer counts, hidden and MLP
  * widths, attention heads, GDN (gated delta net) shapes, weight precision.  Per-rank

@@ -1,4 +1,4 @@
-/* profile: a GPU's calibrated cost laws (calib/profiles/*.yaml).
+/* profile: a GPU's calibrated cost laws (calib/profiles/NAME.yaml).
  *
  * A profile is metadata plus a list of named laws.  Each law is linear in its
  * coefficients, t = sum_i coef[i] * feature[i] (seconds), where the features of a

@@ -1,4 +1,4 @@
-/* scenario: one runnable experiment, loaded from YAML (scenarios/*.yaml).
+/* scenario: one runnable experiment, loaded from YAML (scenarios/NAME.yaml).
  *
  * A scenario names a model, a hardware profile, engine settings (vLLM's names), the
  * reference system's env knobs, a workload (explicit requests, a Poisson generator,
@@ -152,7 +152,7 @@ int scn_load(const char *path, const char *const *overrides, int n_overrides,
              scenario_t *out, char err[SCN_ERR_MAX]);
 void scn_free(scenario_t *s);
 
-/* Load a model YAML file (models/*.yaml) on its own. */
+/* Load a model YAML file (models/NAME.yaml) on its own. */
 int scn_load_model(const char *path, model_t *out, char err[SCN_ERR_MAX]);
 
 const char *scn_event_name(req_event_t e);

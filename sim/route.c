@@ -1,0 +1,157 @@
+/* route.c: per-row kernel routing of one step.  The rules are in route.h. */
+#include <stdlib.h>
+#include <string.h>
+#include "route.h"
+
+static const char *const route_names[ROUTE__N] = {
+    "prefill-generic", "prefill-bm32", "decode-xqa", "decode-scalar", "fp8-bridge",
+};
+
+const char *route_name(route_t r) { return (unsigned)r < ROUTE__N ? route_names[r] : "?"; }
+
+const char *route_variant_name(kvariant_t v)
+{
+    switch (v) {
+    case VAR_BM32_BN64: return "bm32bn64";
+    case VAR_BM16_BN128: return "bm16bn128";
+    case VAR_BM32_BN128: return "bm32bn128";
+    default: return "-";
+    }
+}
+
+void route_plan_init(route_plan_t *p) { memset(p, 0, sizeof *p); }
+
+void route_plan_free(route_plan_t *p)
+{
+    free(p->calls);
+    free(p->arena);
+    memset(p, 0, sizeof *p);
+}
+
+/* Make room for ncalls calls and nseg segments; pointers into the arena are fixed up
+ * by the caller after all segments are placed (we reserve before placing). */
+static int plan_reserve(route_plan_t *p, int ncalls, int nseg)
+{
+    if (ncalls > p->cap_calls) {
+        kcall_t *c = realloc(p->calls, (size_t)ncalls * sizeof *c);
+        if (!c) return -1;
+        p->calls = c;
+        p->cap_calls = ncalls;
+    }
+    if (nseg > p->nseg_cap) {
+        kseg_t *a = realloc(p->arena, (size_t)nseg * sizeof *a);
+        if (!a) return -1;
+        p->arena = a;
+        p->nseg_cap = nseg;
+    }
+    return 0;
+}
+
+route_t route_prefill_kernel(const route_cfg_t *cfg, int q, int page, kvariant_t *variant)
+{
+    int fast_page = page == 784 || (cfg->bm32_any_page && page % 16 == 0);
+    if (q >= 32 && fast_page) {
+        *variant = VAR_BM32_BN128;
+        return ROUTE_PREFILL_BM32;
+    }
+    *variant = (q > 1 && q < 32) ? VAR_BM16_BN128 : VAR_BM32_BN64;
+    return ROUTE_PREFILL_GENERIC;
+}
+
+static kcall_t *new_call(route_plan_t *p)
+{
+    kcall_t *c = &p->calls[p->ncalls++];
+    memset(c, 0, sizeof *c);
+    c->segs = p->arena + p->nseg_used;
+    return c;
+}
+
+static void add_prefill_call(const route_cfg_t *cfg, route_plan_t *p, const kseg_t *row)
+{
+    kcall_t *c = new_call(p);
+    c->segs[0] = *row;
+    c->nseg = 1;
+    p->nseg_used++;
+    if (cfg->kv_dtype == KV_FP8_E5M2 && row->q >= 32) {
+        /* bridge: expand the whole sequence to an fp16 workspace, run the fp16 kernel */
+        c->route = ROUTE_FP8_BRIDGE;
+        c->kv_dtype = KV_FP16;
+        c->page = cfg->fp8_bridge_page;
+        c->bridge_tokens = row->seq_len;
+        route_prefill_kernel(cfg, row->q, c->page, &c->variant);
+        return;
+    }
+    c->kv_dtype = cfg->kv_dtype;
+    c->page = cfg->page;
+    if (cfg->kv_dtype == KV_FP8_E5M2) {
+        /* in-kernel dequantisation exists only for the generic kernels */
+        c->route = ROUTE_PREFILL_GENERIC;
+        c->variant = (row->q > 1 && row->q < 32) ? VAR_BM16_BN128 : VAR_BM32_BN64;
+    } else {
+        c->route = route_prefill_kernel(cfg, row->q, cfg->page, &c->variant);
+    }
+}
+
+/* Append the token-wise expansion of row into the current decode call. */
+static void expand_into(kcall_t *c, route_plan_t *p, const kseg_t *row)
+{
+    for (int t = 0; t < row->q; t++) {
+        kseg_t *s = &c->segs[c->nseg++];
+        s->req = row->req;
+        s->q = 1;
+        s->seq_len = row->seq_len - row->q + 1 + t;
+        p->nseg_used++;
+    }
+}
+
+static void finish_decode_call(const route_cfg_t *cfg, kcall_t *c)
+{
+    long maxlen = 0;
+    for (int i = 0; i < c->nseg; i++)
+        if (c->segs[i].seq_len > maxlen) maxlen = c->segs[i].seq_len;
+    c->kv_dtype = cfg->kv_dtype;
+    c->page = cfg->page;
+    c->variant = VAR_NONE;
+    c->route = (cfg->group >= cfg->xqa_min_group && maxlen >= cfg->xqa_min_ctx)
+                   ? ROUTE_DECODE_XQA : ROUTE_DECODE_SCALAR;
+}
+
+int route_step(const route_cfg_t *cfg, const kseg_t *rows, int n, route_plan_t *out)
+{
+    long qsum = 0;
+    int maxq = 0, any_ctx = 0;
+    for (int i = 0; i < n; i++) {
+        qsum += rows[i].q;
+        if (rows[i].q > maxq) maxq = rows[i].q;
+        if (rows[i].seq_len > rows[i].q) any_ctx = 1;
+    }
+    out->ncalls = 0;
+    out->nseg_used = 0;
+    if (plan_reserve(out, n + 1, (int)(qsum > n ? qsum : n) + n) < 0) return -1;
+    if (n == 0) return 0;
+
+    if (maxq <= cfg->smallq_max_q) {            /* rule 1: whole batch small-q */
+        kcall_t *c = new_call(out);
+        for (int i = 0; i < n; i++) expand_into(c, out, &rows[i]);
+        finish_decode_call(cfg, c);
+        return 0;
+    }
+    /* rules 2 and 3: prefill-kernel calls, optionally pulling decode rows out */
+    int pull = any_ctx && cfg->prefix_decode_rows;
+    for (int i = 0; i < n; i++) {
+        const kseg_t *r = &rows[i];
+        if (pull && r->q >= 1 && r->q <= cfg->smallq_max_q && r->seq_len > r->q) continue;
+        add_prefill_call(cfg, out, r);
+    }
+    if (pull) {
+        kcall_t *c = NULL;
+        for (int i = 0; i < n; i++) {
+            const kseg_t *r = &rows[i];
+            if (!(r->q >= 1 && r->q <= cfg->smallq_max_q && r->seq_len > r->q)) continue;
+            if (!c) c = new_call(out);
+            expand_into(c, out, r);
+        }
+        if (c) finish_decode_call(cfg, c);
+    }
+    return 0;
+}
