@@ -13,7 +13,8 @@
  *   attn.decode_xqa.fp16/.fp8   rows,q,seq_len,page,t_s   [1, kv_tokens_total, part_tokens_max, ctas]
  *   attn.decode_scalar.fp16/.fp8                           same, per q head
  *   attn.fp8_bridge             rows,q,seq_len,page,t_s   [1, expanded_tokens, 0, 0]
- *   gemm                        m,n,k,t_s                 [1, flops, bytes]
+ *   gemm                        m,n,k,wb,t_s              [1, flops, bytes]    (wb: bytes per weight element;
+ *                               bytes = 2(mk + mn) + wb*nk; calib measures fp16, wb = 2)
  *   gdn                         tokens,seqs,t_s           [1, tokens, seqs]   (one GDN layer's core)
  *   elementwise                 tokens,t_s                [1, tokens]          (one layer's norms etc.)
  *   allreduce                   bytes,t_s                 [1, bytes]           (one all-reduce, TP>1)
@@ -30,6 +31,8 @@
 #include "model.h"
 #include "profile.h"
 #include "route.h"
+
+#define COST_ERR_MAX 1024
 
 typedef struct cost_step {
     const route_plan_t *plan;     /* main model attention, one full-attention layer */
@@ -56,12 +59,12 @@ struct cost_model {
     int (*step)(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *out); /* 0 / -1 */
     void (*destroy)(cost_model_t *cm);
     void *impl;
-    char err[256];
+    char err[COST_ERR_MAX];
 };
 
 /* Profile-backed model.  Borrows p and m (they must outlive the model).
  * NULL with err filled if a required law is missing. */
-cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[256]);
+cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[COST_ERR_MAX]);
 /* Roofline model from peak numbers (documented in cost.c). */
 cost_model_t *cost_analytic_new(const model_t *m, int tp, double tflops, double tbps);
 void cost_free(cost_model_t *cm);
