@@ -1,0 +1,152 @@
+/* attn: paged prefill and paged decode attention (CUDA, sm_70-portable), plain-C API.
+ *
+ * What the kernels compute: for every row r of a batch (one request's slice of a step),
+ * its q_len[r] query tokens are the LAST q_len[r] tokens of a sequence of seq_len[r]
+ * tokens; query token i (0-based) sits at position pos = seq_len - q_len + i and attends
+ * keys 0..pos (prefix context + causal within the chunk). GQA by index: q head h reads
+ * kv head h / (num_q_heads / kv_heads). head_dim is 256.
+ *
+ * Layouts (all device memory):
+ *   KV cache   k, v: [num_blocks, page, kv_heads, head_dim], fp16 or fp8_e5m2 (uint8;
+ *              value = half(raw << 8) * scale, i.e. the byte is the high byte of an fp16)
+ *   block table: int32 [num_rows, max_pages]; token t of row r lives in block
+ *              block_table[r * max_pages + t / page], slot t % page
+ *   q, out     fp16 [total_q, num_q_heads, head_dim]; row r owns tokens
+ *              q_start[r] .. q_start[r] + q_len[r] - 1
+ *
+ * Every function returns 0 or a negative ATTN_E* code (never aborts); every launch is
+ * checked with cudaGetLastError. Nothing here needs a GPU to link; attn_gpu_available()
+ * says whether one is there. Streams and device pointers are passed as void *.
+ */
+#ifndef ATTN_H
+#define ATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* error codes */
+#define ATTN_OK       0
+#define ATTN_EINVAL  -1 /* bad argument */
+#define ATTN_ENODEV  -2 /* no CUDA device */
+#define ATTN_ECUDA   -3 /* a CUDA call or launch failed */
+#define ATTN_ENOMEM  -4 /* allocation failed */
+#define ATTN_EPAGE   -5 /* fast path asked for on a page it does not support */
+#define ATTN_EWS     -6 /* workspace too small: see attn_ws_bytes */
+#define ATTN_ESHAPE  -7 /* shape the route does not take (head_dim != 256, q_len != 1 on decode, ...) */
+
+/* KV cache element types */
+#define ATTN_FP16      0
+#define ATTN_FP8_E5M2  1
+
+/* flags for attn_run */
+#define ATTN_F_ANY_PAGE 1 /* fast path on any page that is a multiple of 16 (BM32_ANY_PAGE=1) */
+
+/* Routes: each forces one kernel variant explicitly. */
+enum attn_route {
+    ATTN_PREFILL_GENERIC = 0, /* paged prefill, BM=32 BN=64, grid (ceil(M/32),1,B*H); fp16 or fp8 (in-kernel dequant) */
+    ATTN_PREFILL_LOWSMEM,     /* paged prefill, BM=16 BN=128, K and V share one smem tile, no pipelining; fp16 or fp8 */
+    ATTN_PREFILL_FAST,        /* "BM32 phase": BM=32 BN=128, K/V staged through registers into smem, pipelined;
+                                 fp16 only; page 784, or any multiple of 16 with ATTN_F_ANY_PAGE, else ATTN_EPAGE */
+    ATTN_FP8_BRIDGE,          /* fp8 cache: expand all pages of each row to an fp16 workspace (page 784), then FAST */
+    ATTN_FP8_EXPAND,          /* the expansion of ATTN_FP8_BRIDGE alone (writes the workspace; out untouched) */
+    ATTN_DECODE_XQA,          /* split-K decode, grid (rows, kv_heads, partitions), one CTA per kv head serving its
+                                 whole GQA group, + a log-sum-exp reduce kernel; every q_len must be 1; fp16/fp8 */
+    ATTN_DECODE_SCALAR,       /* split-K decode, one CTA per q head per partition (no GQA sharing) + reduce; q_len 1 */
+    ATTN_DECODE_SMALLQ,       /* fused small-q (MTP verify): one pass over the KV serves q_len x group query rows
+                                 per CTA (WMMA), causal at the tail; 1 <= q_len <= 16; fp16/fp8 */
+    ATTN_NUM_ROUTES
+};
+
+/* Decode partition length for a row of seq_len tokens (256, or 1024 when seq_len >= 32768). */
+int attn_decode_partition(int seq_len);
+
+typedef struct attn_kv {
+    int dtype;                /* ATTN_FP16 or ATTN_FP8_E5M2 */
+    int num_blocks, page, kv_heads, head_dim;
+    float k_scale, v_scale;   /* fp8 dequant scales (ignored for fp16) */
+    void *k, *v;              /* device */
+} attn_kv;
+
+/* A batch of rows. Host arrays are owned by the batch; d_* are device copies of them. */
+typedef struct attn_batch {
+    int num_rows, num_q_heads, max_pages;
+    int total_q, max_q, max_seq;
+    int *q_len, *seq_len, *q_start;   /* host; q_start has num_rows + 1 entries */
+    int *block_table;                 /* host, num_rows * max_pages */
+    void *d_q_len, *d_seq_len, *d_q_start, *d_block_table; /* device */
+} attn_batch;
+
+/* --- device and memory helpers --- */
+int   attn_gpu_available(void);                 /* 1 if a CUDA device can be used, else 0; never crashes */
+const char *attn_strerror(int err);
+const char *attn_route_name(int route);         /* "prefill-generic", "decode-xqa", ... */
+void *attn_dev_alloc(size_t bytes);             /* cudaMalloc; NULL on failure; free with attn_dev_free */
+void  attn_dev_free(void *p);
+int   attn_memcpy_h2d(void *dst, const void *src, size_t bytes);
+int   attn_memcpy_d2h(void *dst, const void *src, size_t bytes);
+int   attn_fill_half_random(void *p, size_t n, float lo, float hi, uint64_t seed); /* fp16 uniform [lo,hi) */
+int   attn_fill_bytes(void *p, size_t bytes, int value);          /* memset (poison: 0xFF = fp16 NaN) */
+int   attn_sync(void);
+
+/* Allocate a KV cache of num_blocks blocks and fill k and v with random non-zero data (fp16 uniform
+ * in [-1,1); fp8 finite e5m2 values of magnitude 1/8..2). The caller frees it with attn_kv_free. */
+int   attn_kv_alloc_random(attn_kv *kv, int dtype, int num_blocks, int page, int kv_heads,
+                           int head_dim, float scale, uint64_t seed);
+void  attn_kv_free(attn_kv *kv);
+
+/* Make a batch. block_table (num_rows * max_pages, host) may be NULL: then each row gets its
+ * ceil(seq_len/page) blocks as distinct random blocks of kv (seeded; ATTN_ENOMEM-like NULL if kv
+ * has too few), and max_pages is computed. Returns NULL on failure; free with attn_batch_free. */
+attn_batch *attn_batch_create(const attn_kv *kv, int num_rows, const int *q_len, const int *seq_len,
+                              int num_q_heads, const int *block_table, int max_pages, uint64_t seed);
+void  attn_batch_free(attn_batch *b);
+
+/* Small-q token-wise expansion (PREFIX_DECODE_ROWS): a row with q tokens at seq_len L becomes q
+ * rows with q = 1 and seq lens L-q+1 .. L, sharing the block-table row; rows keep their order,
+ * so the expanded batch reads q and writes out at the same token offsets. Pure host logic:
+ * attn_expand_rows fills out_seq_len[] and out_src_row[] (each sum(q_len) long) and returns the
+ * number of expanded rows; attn_batch_expand makes the expanded batch (free with attn_batch_free). */
+int   attn_expand_rows(int num_rows, const int *q_len, const int *seq_len,
+                       int *out_seq_len, int *out_src_row);
+attn_batch *attn_batch_expand(const attn_batch *b);
+
+/* --- launching --- */
+/* Workspace a route needs for this batch (decode partials, fp8 bridge's fp16 copy); 0 if none. */
+size_t attn_ws_bytes(int route, const attn_kv *kv, const attn_batch *b);
+
+/* Run one route on stream (NULL = default stream). sm_scale is the softmax scale (e.g. 1/16 for
+ * D=256). ws must hold attn_ws_bytes(route, kv, b) bytes. Asynchronous; returns 0 if the launches
+ * were accepted, a negative ATTN_E* code otherwise. */
+int   attn_run(int route, const attn_kv *kv, const attn_batch *b, const void *q, void *out,
+               float sm_scale, void *ws, size_t ws_bytes, int flags, void *stream);
+
+/* Time a route: warmup runs, then reps runs each between CUDA events; *median_ms gets the median.
+ * Synchronises. Returns 0 or a negative code. */
+int   attn_time(int route, const attn_kv *kv, const attn_batch *b, const void *q, void *out,
+                float sm_scale, void *ws, size_t ws_bytes, int flags, int warmup, int reps,
+                float *median_ms);
+
+/* --- CPU reference (float64; kernels/ref.c; needs no GPU) --- */
+/* Reference output for one (query token, q head): q_vec[head_dim], keys/vals laid out as
+ * [num_keys][head_dim] doubles (the sequence's keys 0..num_keys-1 for that kv head, already
+ * dequantised); writes out_vec[head_dim]. */
+void  attn_ref_one(const double *q_vec, const double *keys, const double *vals, int num_keys,
+                   int head_dim, double sm_scale, double *out_vec);
+double attn_fp16_to_double(uint16_t h);
+double attn_fp8e5m2_to_double(uint8_t raw, float scale); /* half(raw << 8) * scale, as the kernels do */
+
+/* Validate a route against the float64 reference on up to max_samples sampled (row, token, head)
+ * triples (all when max_samples <= 0). q and out are device tensors; out must have been written
+ * by attn_run. Copies back what it needs. *rel_err = ||out - ref|| / ||ref|| over the samples;
+ * *bad gets the count of non-finite outputs among them. */
+int   attn_check_output(const attn_kv *kv, const attn_batch *b, const void *q, const void *out,
+                        float sm_scale, int max_samples, uint64_t seed, double *rel_err, long *bad);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTN_H */
