@@ -1,0 +1,234 @@
+/* fit.c: weighted least squares through GSL, a non-negative active set on top, and the
+ * per-law fit of profile points.  See fit.h for the contract. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit.h>
+#include "cost.h"
+#include "fit.h"
+
+/* Solve on the columns listed in act[0..na); coef of the others is left untouched. */
+static int solve_active(const double *X, const double *y, const double *w, int n, int p,
+                        const int *act, int na, double *coef, double *chisq)
+{
+    int rc = -1;
+    gsl_matrix *A = NULL;
+    gsl_vector *yv = NULL, *wv = NULL, *c = NULL;
+    gsl_matrix *cov = NULL;
+    gsl_multifit_linear_workspace *ws = NULL;
+    double scale[16];
+
+    if (na < 1 || na > 16 || n < na)
+        return -1;
+    A = gsl_matrix_alloc((size_t)n, (size_t)na);
+    yv = gsl_vector_alloc((size_t)n);
+    wv = gsl_vector_alloc((size_t)n);
+    c = gsl_vector_alloc((size_t)na);
+    cov = gsl_matrix_alloc((size_t)na, (size_t)na);
+    ws = gsl_multifit_linear_alloc((size_t)n, (size_t)na);
+    if (!A || !yv || !wv || !c || !cov || !ws)
+        goto fail;
+    for (int j = 0; j < na; j++) {
+        double mx = 0;
+        for (int i = 0; i < n; i++)
+            mx = fmax(mx, fabs(X[(size_t)i * p + act[j]]));
+        scale[j] = mx > 0 ? mx : 1;
+    }
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < na; j++)
+            gsl_matrix_set(A, (size_t)i, (size_t)j, X[(size_t)i * p + act[j]] / scale[j]);
+        gsl_vector_set(yv, (size_t)i, y[i]);
+        gsl_vector_set(wv, (size_t)i, w ? w[i] : 1.0);
+    }
+    double chi = 0;
+    if (gsl_multifit_wlinear(A, wv, yv, c, cov, &chi, ws) != GSL_SUCCESS)
+        goto fail;
+    for (int j = 0; j < na; j++) {
+        double v = gsl_vector_get(c, (size_t)j) / scale[j];
+        if (!isfinite(v))
+            goto fail;
+        coef[act[j]] = v;
+    }
+    if (chisq)
+        *chisq = chi;
+    rc = 0;
+fail:
+    gsl_multifit_linear_free(ws);
+    gsl_matrix_free(cov);
+    gsl_vector_free(c);
+    gsl_vector_free(wv);
+    gsl_vector_free(yv);
+    gsl_matrix_free(A);
+    return rc;
+}
+
+/* Columns that are nonzero somewhere. */
+static int live_columns(const double *X, int n, int p, int *act)
+{
+    int na = 0;
+    for (int j = 0; j < p; j++) {
+        int live = 0;
+        for (int i = 0; i < n && !live; i++)
+            live = X[(size_t)i * p + j] != 0;
+        if (live)
+            act[na++] = j;
+    }
+    return na;
+}
+
+static double wchisq(const double *X, const double *y, const double *w, int n, int p,
+                     const double *coef)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        double pr = 0;
+        for (int j = 0; j < p; j++)
+            pr += X[(size_t)i * p + j] * coef[j];
+        s += (w ? w[i] : 1.0) * (y[i] - pr) * (y[i] - pr);
+    }
+    return s;
+}
+
+int fit_linear(const double *X, const double *y, const double *w, int n, int p,
+               double *coef, double *chisq)
+{
+    int act[16];
+    if (n < 1 || p < 1 || p > 16)
+        return -1;
+    for (int j = 0; j < p; j++)
+        coef[j] = 0;
+    int na = live_columns(X, n, p, act);
+    if (na == 0) {
+        if (chisq)
+            *chisq = wchisq(X, y, w, n, p, coef);
+        return 0;
+    }
+    if (na > n)
+        na = n; /* under-determined: keep the first n live features */
+    return solve_active(X, y, w, n, p, act, na, coef, chisq);
+}
+
+int fit_linear_nonneg(const double *X, const double *y, const double *w, int n, int p,
+                      double *coef, double *chisq)
+{
+    int act[16];
+    double colmax[16];
+    if (n < 1 || p < 1 || p > 16)
+        return -1;
+    for (int j = 0; j < p; j++) {
+        coef[j] = 0;
+        colmax[j] = 0;
+        for (int i = 0; i < n; i++)
+            colmax[j] = fmax(colmax[j], fabs(X[(size_t)i * p + j]));
+    }
+    int na = live_columns(X, n, p, act);
+    if (na > n)
+        na = n;
+    while (na > 0) {
+        if (solve_active(X, y, w, n, p, act, na, coef, NULL) < 0)
+            return -1;
+        /* the most negative contribution (coefficient times its column's largest value) */
+        int worst = -1;
+        double worst_v = 0;
+        for (int k = 0; k < na; k++) {
+            double v = coef[act[k]] * colmax[act[k]];
+            if (v < worst_v) {
+                worst_v = v;
+                worst = k;
+            }
+        }
+        if (worst < 0)
+            break;
+        coef[act[worst]] = 0;
+        memmove(&act[worst], &act[worst + 1], (size_t)(na - worst - 1) * sizeof act[0]);
+        na--;
+    }
+    if (na == 0)
+        for (int j = 0; j < p; j++)
+            coef[j] = 0;
+    if (chisq)
+        *chisq = wchisq(X, y, w, n, p, coef);
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int fit_law_errors(const prof_law_t *law, const model_t *m, const model_rank_t *r,
+                   double *median_rel, double *max_rel)
+{
+    int nc = cost_law_ncoef(law->name);
+    if (nc < 1 || law->npts < 1 || law->ncols < 1)
+        return -1;
+    double *rel = malloc((size_t)law->npts * sizeof *rel);
+    if (!rel)
+        return -1;
+    double mx = 0;
+    for (int i = 0; i < law->npts; i++) {
+        const double *row = law->pts + (size_t)i * law->ncols;
+        double feat[PROF_MAX_COEF] = {0};
+        if (cost_point_features(law->name, row, m, r, feat) < 0) {
+            free(rel);
+            return -1;
+        }
+        double t = row[law->ncols - 1], pr = 0;
+        for (int j = 0; j < nc; j++)
+            pr += law->coef[j] * feat[j];
+        rel[i] = t > 0 ? fabs(pr - t) / t : INFINITY;
+        mx = fmax(mx, rel[i]);
+    }
+    qsort(rel, (size_t)law->npts, sizeof *rel, cmp_double);
+    int n = law->npts;
+    double med = n % 2 ? rel[n / 2] : 0.5 * (rel[n / 2 - 1] + rel[n / 2]);
+    free(rel);
+    if (median_rel)
+        *median_rel = med;
+    if (max_rel)
+        *max_rel = mx;
+    return 0;
+}
+
+int fit_law(prof_law_t *law, const model_t *m, const model_rank_t *r)
+{
+    int rc = -1;
+    int nc = cost_law_ncoef(law->name);
+    int n = law->npts;
+    double *X = NULL, *y = NULL, *w = NULL;
+    if (nc < 1 || nc > PROF_MAX_COEF || n < 1 || law->ncols < 1 || !law->pts)
+        return -1;
+    X = malloc((size_t)n * nc * sizeof *X);
+    y = malloc((size_t)n * sizeof *y);
+    w = malloc((size_t)n * sizeof *w);
+    if (!X || !y || !w)
+        goto fail;
+    for (int i = 0; i < n; i++) {
+        const double *row = law->pts + (size_t)i * law->ncols;
+        double feat[PROF_MAX_COEF] = {0};
+        if (cost_point_features(law->name, row, m, r, feat) < 0)
+            goto fail;
+        double t = row[law->ncols - 1];
+        if (!(t > 0) || !isfinite(t))
+            goto fail;
+        memcpy(X + (size_t)i * nc, feat, (size_t)nc * sizeof *X);
+        y[i] = t;
+        w[i] = 1.0 / (t * t); /* least squares on relative error */
+    }
+    double coef[PROF_MAX_COEF] = {0};
+    if (fit_linear_nonneg(X, y, w, n, nc, coef, NULL) < 0)
+        goto fail;
+    law->ncoef = nc;
+    for (int j = 0; j < PROF_MAX_COEF; j++)
+        law->coef[j] = j < nc ? coef[j] : 0;
+    if (fit_law_errors(law, m, r, &law->fit_median_rel, &law->fit_max_rel) < 0)
+        goto fail;
+    rc = 0;
+fail:
+    free(w);
+    free(y);
+    free(X);
+    return rc;
+}
