@@ -1,0 +1,368 @@
+/* profile.c: read and write hardware profiles.  See profile.h.
+ *
+ * File format (YAML; prof_save writes exactly this, prof_load accepts nothing else):
+ *
+ *   profile:                          # metadata; every key optional except gpu
+ *     gpu: "NVIDIA H200"              # string
+ *     sms: 132                        # integer >= 0
+ *     mem_gib: 139.8                  # number >= 0 (per GPU)
+ *     mem_bw_gbs: 4240                # number >= 0
+ *     peak_fp16_tflops: 700           # number >= 0
+ *     tp: 1                           # integer >= 1 (default 1)
+ *     model: "qwen3.8-27b"            # strings: model toolkit driver date revision method
+ *     toolkit: "13.0"
+ *     driver: "580.159"
+ *     date: "2026-11-29"
+ *     revision: "abc1234"
+ *     method: "measured by bin/calib ..."
+ *     calib_seconds: 212.5            # number >= 0
+ *     sm_clock_mhz: 1980              # number >= 0
+ *   laws:                             # list (may be empty); names unique
+ *     - name: attn.prefill_bm32.fp16  # required, < 48 chars
+ *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..4 finite numbers
+ *       provenance: "measured by calib on NVIDIA H200, 2026-11-29"   # optional
+ *       fit: {median_rel: 0.012, max_rel: 0.041}   # optional (both keys); absent = -1
+ *       columns: [rows, q, seq_len, page, t_s]     # optional; 1..8 names < 16 chars,
+ *                                                  # the last one "t_s"
+ *       points:                                    # optional; needs columns; each row
+ *         - [1, 784, 104000, 784, 0.00352]         # exactly len(columns) finite numbers
+ *
+ * Doubles are written with %.17g, strings double-quoted and escaped, so a saved profile
+ * loads back bit for bit. */
+#include "profile.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ydoc.h"
+
+static const char *const top_keys[] = {"profile", "laws", NULL};
+static const char *const meta_keys[] = {
+    "gpu", "sms", "mem_gib", "mem_bw_gbs", "peak_fp16_tflops", "tp", "model", "toolkit",
+    "driver", "date", "revision", "method", "calib_seconds", "sm_clock_mhz", NULL};
+static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
+                                       "points", NULL};
+static const char *const fit_keys[] = {"median_rel", "max_rel", NULL};
+
+#define NONNEG 0.0, INFINITY, 0
+
+static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
+{
+    const char *pp = "profile";
+    if (yd_strict_map(e, m, pp, meta_keys) ||
+        yd_get_str(e, m, pp, "gpu", YD_REQ, p->gpu, sizeof p->gpu) < 0 ||
+        yd_get_int(e, m, pp, "sms", YD_OPT, 0, INT_MAX, &p->sms) < 0 ||
+        yd_get_double(e, m, pp, "mem_gib", YD_OPT, NONNEG, &p->mem_gib) < 0 ||
+        yd_get_double(e, m, pp, "mem_bw_gbs", YD_OPT, NONNEG, &p->mem_bw_gbs) < 0 ||
+        yd_get_double(e, m, pp, "peak_fp16_tflops", YD_OPT, NONNEG, &p->peak_fp16_tflops) < 0 ||
+        yd_get_int(e, m, pp, "tp", YD_OPT, 1, INT_MAX, &p->tp) < 0 ||
+        yd_get_str(e, m, pp, "model", YD_OPT, p->model, sizeof p->model) < 0 ||
+        yd_get_str(e, m, pp, "toolkit", YD_OPT, p->toolkit, sizeof p->toolkit) < 0 ||
+        yd_get_str(e, m, pp, "driver", YD_OPT, p->driver, sizeof p->driver) < 0 ||
+        yd_get_str(e, m, pp, "date", YD_OPT, p->date, sizeof p->date) < 0 ||
+        yd_get_str(e, m, pp, "revision", YD_OPT, p->revision, sizeof p->revision) < 0 ||
+        yd_get_str(e, m, pp, "method", YD_OPT, p->method, sizeof p->method) < 0 ||
+        yd_get_double(e, m, pp, "calib_seconds", YD_OPT, NONNEG, &p->calib_seconds) < 0 ||
+        yd_get_double(e, m, pp, "sm_clock_mhz", YD_OPT, NONNEG, &p->sm_clock_mhz) < 0)
+        return -1;
+    return 0;
+}
+
+static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t *l)
+{
+    char path[YD_PATH_MAX], ip[YD_PATH_MAX];
+    yd_node_t *coef, *cols = NULL, *pts = NULL, *fit = NULL;
+    l->fit_median_rel = l->fit_max_rel = -1;
+    if (yd_strict_map(e, n, lp, law_keys) ||
+        yd_get_str(e, n, lp, "name", YD_REQ, l->name, sizeof l->name) < 0 ||
+        yd_get_str(e, n, lp, "provenance", YD_OPT, l->provenance, sizeof l->provenance) < 0 ||
+        yd_get_node(e, n, lp, "coef", YD_REQ, YD_SEQ, &coef) < 0 ||
+        yd_get_node(e, n, lp, "fit", YD_OPT, YD_MAP, &fit) < 0 ||
+        yd_get_node(e, n, lp, "columns", YD_OPT, YD_SEQ, &cols) < 0 ||
+        yd_get_node(e, n, lp, "points", YD_OPT, YD_SEQ, &pts) < 0)
+        return -1;
+    yd_path(path, lp, "coef");
+    if (coef->n < 1 || coef->n > PROF_MAX_COEF)
+        return yd_fail(e, coef, path, "expected 1 to %d coefficients, got %d", PROF_MAX_COEF,
+                       coef->n);
+    l->ncoef = coef->n;
+    for (int i = 0; i < coef->n; i++)
+        if (yd_as_double(e, coef->vals[i], yd_path_idx(ip, path, i), -INFINITY, INFINITY, 0,
+                         &l->coef[i]))
+            return -1;
+    if (fit) {
+        yd_path(path, lp, "fit");
+        if (yd_strict_map(e, fit, path, fit_keys) ||
+            yd_get_double(e, fit, path, "median_rel", YD_REQ, NONNEG, &l->fit_median_rel) < 0 ||
+            yd_get_double(e, fit, path, "max_rel", YD_REQ, NONNEG, &l->fit_max_rel) < 0)
+            return -1;
+    }
+    if (cols) {
+        yd_path(path, lp, "columns");
+        if (cols->n > PROF_MAX_COLS)
+            return yd_fail(e, cols, path, "at most %d columns, got %d", PROF_MAX_COLS, cols->n);
+        for (int i = 0; i < cols->n; i++)
+            if (yd_as_str(e, cols->vals[i], yd_path_idx(ip, path, i), l->cols[i],
+                          sizeof l->cols[i]))
+                return -1;
+        l->ncols = cols->n;
+        if (l->ncols && strcmp(l->cols[l->ncols - 1], "t_s"))
+            return yd_fail(e, cols->vals[l->ncols - 1], yd_path_idx(ip, path, l->ncols - 1),
+                           "the last column must be \"t_s\", got \"%s\"", l->cols[l->ncols - 1]);
+    }
+    if (pts && pts->n) {
+        yd_path(path, lp, "points");
+        if (!l->ncols)
+            return yd_fail(e, pts, path, "points need columns");
+        l->pts = malloc((size_t)pts->n * (size_t)l->ncols * sizeof *l->pts);
+        if (!l->pts)
+            return yd_fail(e, pts, path, "out of memory");
+        for (int i = 0; i < pts->n; i++) {
+            const yd_node_t *row = pts->vals[i];
+            yd_path_idx(ip, path, i);
+            if (yd_expect(e, row, ip, YD_SEQ))
+                return -1;
+            if (row->n != l->ncols)
+                return yd_fail(e, row, ip, "expected %d values (one per column), got %d",
+                               l->ncols, row->n);
+            for (int j = 0; j < row->n; j++) {
+                char vp[YD_PATH_MAX];
+                if (yd_as_double(e, row->vals[j], yd_path_idx(vp, ip, j), -INFINITY, INFINITY, 0,
+                                 &l->pts[(size_t)i * (size_t)l->ncols + (size_t)j]))
+                    return -1;
+            }
+            l->npts = i + 1;
+        }
+    }
+    return 0;
+}
+
+int prof_load(const char *path, profile_t *out, char err[PROF_ERR_MAX])
+{
+    yd_err_t e;
+    yd_err_init(&e, err, PROF_ERR_MAX);
+    memset(out, 0, sizeof *out);
+    out->tp = 1;
+    snprintf(out->path, sizeof out->path, "%s", path);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, PROF_ERR_MAX, "%s: cannot open profile: %s", path, strerror(errno));
+        return -1;
+    }
+    fclose(f);
+    yd_doc_t *d = yd_load(path, &e);
+    if (!d)
+        return -1;
+    const yd_node_t *root = yd_root(d);
+    yd_node_t *meta, *laws;
+    if (yd_strict_map(&e, root, "", top_keys) ||
+        yd_get_node(&e, root, "", "profile", YD_REQ, YD_MAP, &meta) < 0 ||
+        yd_get_node(&e, root, "", "laws", YD_REQ, YD_ANY, &laws) < 0 ||
+        load_meta(&e, meta, out))
+        goto fail;
+    if (!yd_is_null(laws)) {
+        if (yd_expect(&e, laws, "laws", YD_SEQ))
+            goto fail;
+        if (laws->n) {
+            out->laws = calloc((size_t)laws->n, sizeof *out->laws);
+            if (!out->laws) {
+                yd_fail(&e, laws, "laws", "out of memory");
+                goto fail;
+            }
+        }
+        for (int i = 0; i < laws->n; i++) {
+            char lp[YD_PATH_MAX];
+            yd_path_idx(lp, "laws", i);
+            out->nlaws = i + 1;
+            if (load_law(&e, laws->vals[i], lp, &out->laws[i]))
+                goto fail;
+            for (int j = 0; j < i; j++)
+                if (!strcmp(out->laws[j].name, out->laws[i].name)) {
+                    char np[YD_PATH_MAX];
+                    yd_fail(&e, yd_map_get(laws->vals[i], "name"), yd_path(np, lp, "name"),
+                            "duplicate law name \"%s\" (also laws[%d])", out->laws[i].name, j);
+                    goto fail;
+                }
+        }
+    }
+    yd_free(d);
+    return 0;
+fail:
+    yd_free(d);
+    prof_free(out);
+    snprintf(out->path, sizeof out->path, "%s", path);
+    return -1;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+static void put_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c == '\n')
+            fputs("\\n", f);
+        else if (*c == '\t')
+            fputs("\\t", f);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(f, "\\x%02x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+static void put_kv_str(FILE *f, const char *ind, const char *k, const char *v)
+{
+    fprintf(f, "%s%s: ", ind, k);
+    put_str(f, v);
+    fputc('\n', f);
+}
+
+static int law_finite(const prof_law_t *l)
+{
+    if (l->ncoef < 1 || l->ncoef > PROF_MAX_COEF || l->ncols < 0 || l->ncols > PROF_MAX_COLS ||
+        l->npts < 0 || (l->npts && (!l->ncols || !l->pts)))
+        return 0;
+    for (int i = 0; i < l->ncoef; i++)
+        if (!isfinite(l->coef[i]))
+            return 0;
+    for (long i = 0; i < (long)l->npts * l->ncols; i++)
+        if (!isfinite(l->pts[i]))
+            return 0;
+    return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel);
+}
+
+int prof_save(const char *path, const profile_t *p)
+{
+    double meta[] = {p->mem_gib, p->mem_bw_gbs, p->peak_fp16_tflops, p->calib_seconds,
+                     p->sm_clock_mhz};
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        if (!isfinite(meta[i])) {
+            errno = EDOM;
+            return -1;
+        }
+    for (int i = 0; i < p->nlaws; i++)
+        if (!law_finite(&p->laws[i])) {
+            errno = EDOM;
+            return -1;
+        }
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    const char *in = "  ";
+    fputs("# pacesim hardware profile (format: sim/profile.c)\nprofile:\n", f);
+    put_kv_str(f, in, "gpu", p->gpu);
+    fprintf(f, "  sms: %d\n", p->sms);
+    fprintf(f, "  mem_gib: %.17g\n", p->mem_gib);
+    fprintf(f, "  mem_bw_gbs: %.17g\n", p->mem_bw_gbs);
+    fprintf(f, "  peak_fp16_tflops: %.17g\n", p->peak_fp16_tflops);
+    fprintf(f, "  tp: %d\n", p->tp);
+    put_kv_str(f, in, "model", p->model);
+    put_kv_str(f, in, "toolkit", p->toolkit);
+    put_kv_str(f, in, "driver", p->driver);
+    put_kv_str(f, in, "date", p->date);
+    put_kv_str(f, in, "revision", p->revision);
+    put_kv_str(f, in, "method", p->method);
+    fprintf(f, "  calib_seconds: %.17g\n", p->calib_seconds);
+    fprintf(f, "  sm_clock_mhz: %.17g\n", p->sm_clock_mhz);
+    fputs(p->nlaws ? "laws:\n" : "laws: []\n", f);
+    for (int i = 0; i < p->nlaws; i++) {
+        const prof_law_t *l = &p->laws[i];
+        fputs("  - name: ", f);
+        put_str(f, l->name);
+        fputs("\n    coef: [", f);
+        for (int j = 0; j < l->ncoef; j++)
+            fprintf(f, "%s%.17g", j ? ", " : "", l->coef[j]);
+        fputs("]\n", f);
+        put_kv_str(f, "    ", "provenance", l->provenance);
+        if (l->fit_median_rel >= 0 && l->fit_max_rel >= 0)
+            fprintf(f, "    fit: {median_rel: %.17g, max_rel: %.17g}\n", l->fit_median_rel,
+                    l->fit_max_rel);
+        if (l->ncols) {
+            fputs("    columns: [", f);
+            for (int j = 0; j < l->ncols; j++) {
+                fputs(j ? ", " : "", f);
+                put_str(f, l->cols[j]);
+            }
+            fputs("]\n", f);
+        }
+        if (l->npts) {
+            fputs("    points:\n", f);
+            for (int r = 0; r < l->npts; r++) {
+                fputs("      - [", f);
+                for (int j = 0; j < l->ncols; j++)
+                    fprintf(f, "%s%.17g", j ? ", " : "", l->pts[(size_t)r * (size_t)l->ncols + (size_t)j]);
+                fputs("]\n", f);
+            }
+        }
+    }
+    int bad = ferror(f);
+    if (fclose(f) || bad) {
+        if (!errno)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+void prof_free(profile_t *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->nlaws; i++)
+        free(p->laws[i].pts);
+    free(p->laws);
+    memset(p, 0, sizeof *p);
+}
+
+const prof_law_t *prof_find(const profile_t *p, const char *name)
+{
+    for (int i = 0; p && i < p->nlaws; i++)
+        if (!strcmp(p->laws[i].name, name))
+            return &p->laws[i];
+    return NULL;
+}
+
+int prof_put(profile_t *p, const prof_law_t *law)
+{
+    double *pts = NULL;
+    size_t n = (size_t)(law->npts > 0 ? law->npts : 0) * (size_t)(law->ncols > 0 ? law->ncols : 0);
+    if (n) {
+        pts = malloc(n * sizeof *pts);
+        if (!pts)
+            return -1;
+        memcpy(pts, law->pts, n * sizeof *pts);
+    }
+    prof_law_t *slot = (prof_law_t *)prof_find(p, law->name);
+    if (!slot) {
+        prof_law_t *nl = realloc(p->laws, (size_t)(p->nlaws + 1) * sizeof *nl);
+        if (!nl) {
+            free(pts);
+            return -1;
+        }
+        p->laws = nl;
+        slot = &p->laws[p->nlaws++];
+    } else {
+        free(slot->pts);
+    }
+    *slot = *law;
+    slot->pts = pts;
+    if (!n)
+        slot->npts = 0;
+    return 0;
+}
+
+double prof_eval(const prof_law_t *l, const double *feat)
+{
+    double t = 0;
+    for (int i = 0; i < l->ncoef; i++)
+        t += l->coef[i] * feat[i];
+    return t;
+}
