@@ -12,7 +12,7 @@ PLOT_PKGS := gnuplot-nox
 
 # ---------------------------------------------------------------------------
 CFLAGS  += -std=c11 $(OPT) -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-           -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation \
            -MMD -MP -Isim $(SAN)
 LDFLAGS += $(SAN)
 LIBS    := -lyaml -lgsl -lgslcblas -lm

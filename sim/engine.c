@@ -1,0 +1,642 @@
+/* engine.c: the step loop, arrivals, triggers and the effects of a step.
+ * See engine.h for the design and its invariants. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include "engine.h"
+
+#define SRC_POISSON 1
+#define SRC_TRACE 2
+
+/* ---- request pool ---------------------------------------------------------- */
+
+static int pool_alloc(engine_t *e)
+{
+    int slot;
+    if (e->nfree > 0) {
+        slot = e->free_slots[--e->nfree];
+    } else {
+        if (e->npool == e->cap_pool) {
+            int cap = e->cap_pool ? 2 * e->cap_pool : 64;
+            req_t *p = realloc(e->pool, (size_t)cap * sizeof *p);
+            if (!p) return -1;
+            e->pool = p;
+            int *f = realloc(e->free_slots, (size_t)cap * sizeof *f);
+            if (!f) return -1;
+            e->free_slots = f;
+            e->cap_pool = cap;
+        }
+        slot = e->npool++;
+        if (e->npool > e->sum.peak_pool) e->sum.peak_pool = e->npool;
+    }
+    req_t *r = &e->pool[slot];
+    memset(r, 0, sizeof *r);
+    r->idx = slot;
+    r->explicit_idx = -1;
+    r->serial = e->serial++;
+    for (int k = 0; k < EV__N; k++) r->t_ev[k] = -1;
+    r->t_last_tok = -1;
+    r->state = RQ_PENDING;
+    return slot;
+}
+
+static void pool_release(engine_t *e, int slot)
+{
+    e->pool[slot].state = RQ_FREE;
+    e->free_slots[e->nfree++] = slot;
+}
+
+const char *engine_req_name(const engine_t *e, int slot, char *buf, size_t n)
+{
+    const req_t *r = &e->pool[slot];
+    if (r->explicit_idx >= 0) return e->s->requests[r->explicit_idx].id;
+    snprintf(buf, n, "r%ld", r->serial);
+    return buf;
+}
+
+/* ---- waiting queue ---------------------------------------------------------- */
+
+static int waitq_push_back(engine_t *e, int slot)
+{
+    if (e->wq_len == e->wq_cap) {
+        int cap = e->wq_cap ? 2 * e->wq_cap : 64;
+        int *w = malloc((size_t)cap * sizeof *w);
+        if (!w) return -1;
+        for (int i = 0; i < e->wq_len; i++) w[i] = e->waitq[(e->wq_head + i) % e->wq_cap];
+        free(e->waitq);
+        e->waitq = w;
+        e->wq_head = 0;
+        e->wq_cap = cap;
+    }
+    e->waitq[(e->wq_head + e->wq_len) % e->wq_cap] = slot;
+    e->wq_len++;
+    return 0;
+}
+
+/* ---- sources ----------------------------------------------------------------- */
+
+static long draw_dist(gsl_rng *rng, const scn_dist_t *d)
+{
+    double x;
+    switch (d->kind) {
+    case DIST_UNIFORM: x = d->a + (d->b - d->a) * gsl_rng_uniform(rng); break;
+    case DIST_LOGNORMAL: x = gsl_ran_lognormal(rng, d->a, d->b); break;
+    case DIST_EXPONENTIAL: x = gsl_ran_exponential(rng, d->a); break;
+    default: x = d->a;
+    }
+    long v = lround(x);
+    if (v < d->min) v = d->min;
+    if (d->max > 0 && v > d->max) v = d->max;
+    return v;
+}
+
+static double draw_frac(gsl_rng *rng, const scn_dist_t *d)
+{
+    double x;
+    switch (d->kind) {
+    case DIST_UNIFORM: x = d->a + (d->b - d->a) * gsl_rng_uniform(rng); break;
+    case DIST_LOGNORMAL: x = gsl_ran_lognormal(rng, d->a, d->b); break;
+    case DIST_EXPONENTIAL: x = gsl_ran_exponential(rng, d->a); break;
+    default: x = d->a;
+    }
+    return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+static int push_ev(engine_t *e, double t, evt_kind_t k, int a)
+{
+    event_t ev = { .time = t, .kind = k, .a = a };
+    if (evq_push(&e->q, ev) < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory (event queue)");
+        return -1;
+    }
+    return 0;
+}
+
+static int schedule_next_poisson(engine_t *e, double after)
+{
+    const scn_poisson_t *p = &e->s->poisson;
+    if (!p->enabled || e->poisson_made >= p->count) return 0;
+    double t = after + gsl_ran_exponential(e->rng_wl, 1.0 / p->rate_per_s);
+    return push_ev(e, t, EVT_SOURCE, SRC_POISSON);
+}
+
+static int make_generated(engine_t *e, long prompt, long output, long cached, double t)
+{
+    int slot = pool_alloc(e);
+    if (slot < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory (requests)");
+        return -1;
+    }
+    req_t *r = &e->pool[slot];
+    r->prompt = r->target = prompt;
+    r->output = output;
+    r->cached = cached;
+    r->t_ev[EV_ARRIVAL] = t;
+    r->state = RQ_WAITING;
+    return waitq_push_back(e, slot) < 0 ? (snprintf(e->err, ENG_ERR_MAX, "out of memory"), -1) : 0;
+}
+
+static int poisson_arrival(engine_t *e)
+{
+    const scn_poisson_t *p = &e->s->poisson;
+    long maxlen = e->s->engine.max_model_len;
+    long prompt = draw_dist(e->rng_wl, &p->prompt);
+    long output = draw_dist(e->rng_wl, &p->output);
+    double cf = draw_frac(e->rng_wl, &p->cached_frac);
+    if (prompt < 1) prompt = 1;
+    if (output < 1) output = 1;
+    /* a generated request never exceeds max_model_len: the prompt gives way */
+    if (prompt + output > maxlen) {
+        if (output >= maxlen) output = maxlen / 2;
+        prompt = maxlen - output;
+    }
+    e->poisson_made++;
+    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), e->now) < 0) return -1;
+    return schedule_next_poisson(e, e->now);
+}
+
+/* Read the next trace row and schedule its arrival.  Rows:
+ * arrival_s,prompt_tokens,output_tokens[,cached_tokens]; '#' comments, one header. */
+static int trace_next(engine_t *e)
+{
+    char line[512];
+    while (fgets(line, sizeof line, e->trace)) {
+        e->trace_line++;
+        if (!strchr(line, '\n') && !feof(e->trace)) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: line too long", e->s->trace_path, e->trace_line);
+            return -1;
+        }
+        char *p = line;
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
+        if (e->trace_line == 1 && strncmp(p, "arrival", 7) == 0) continue;
+        double t;
+        long pr, out, ca = 0;
+        int got, used = 0;
+        got = sscanf(p, "%lf,%ld,%ld%n,%ld%n", &t, &pr, &out, &used, &ca, &used);
+        char *rest = p + used;
+        while (*rest == ' ' || *rest == '\r' || *rest == '\n' || *rest == '\t') rest++;
+        if (got < 3 || *rest) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens]",
+                     e->s->trace_path, e->trace_line);
+            return -1;
+        }
+        if (!isfinite(t) || t < 0 || t < e->trace_last || pr < 1 || out < 1 || ca < 0 || ca > pr
+            || pr + out > e->s->engine.max_model_len) {
+            snprintf(e->err, ENG_ERR_MAX,
+                     "%s:%ld:1: trace: invalid row (arrivals must be >= 0 and non-decreasing, "
+                     "prompt and output >= 1, 0 <= cached <= prompt, prompt + output <= max_model_len %ld)",
+                     e->s->trace_path, e->trace_line, e->s->engine.max_model_len);
+            return -1;
+        }
+        e->trace_last = t;
+        e->trace_row[0] = pr;
+        e->trace_row[1] = out;
+        e->trace_row[2] = ca;
+        return push_ev(e, t, EVT_SOURCE, SRC_TRACE);
+    }
+    if (ferror(e->trace)) {
+        snprintf(e->err, ENG_ERR_MAX, "%s: trace: read error: %s", e->s->trace_path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- triggers ---------------------------------------------------------------- */
+
+static int fire_arrival(engine_t *e, int slot)
+{
+    req_t *r = &e->pool[slot];
+    if (r->state != RQ_PENDING) return 0;
+    r->state = RQ_WAITING;
+    r->t_ev[EV_ARRIVAL] = e->now;
+    return waitq_push_back(e, slot) < 0 ? (snprintf(e->err, ENG_ERR_MAX, "out of memory"), -1) : 0;
+}
+
+/* After a step (or an arrival), release explicit requests whose trigger now holds. */
+static int check_triggers(engine_t *e)
+{
+    const scenario_t *s = e->s;
+    for (int i = 0; i < s->n_requests; i++) {
+        const scn_trigger_t *tg = &s->requests[i].arrival;
+        int slot = e->explicit_slot[i];
+        if (tg->kind == TRIG_TIME || e->pool[slot].state != RQ_PENDING || e->pool[slot].t_ev[EV_ARRIVAL] == -2)
+            continue;
+        int ref = e->trigger_ref[i];
+        if (ref < 0) continue;
+        const req_t *rr = &e->pool[ref];
+        int fire = tg->kind == TRIG_AFTER_DECODED ? rr->emitted >= tg->decoded
+                                                  : rr->t_ev[tg->event] >= 0;
+        if (!fire) continue;
+        if (tg->delay_s > 0) {
+            e->pool[slot].t_ev[EV_ARRIVAL] = -2;   /* armed: arrival event queued */
+            if (push_ev(e, e->now + tg->delay_s, EVT_ARRIVAL, slot) < 0) return -1;
+        } else if (fire_arrival(e, slot) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- set-up ------------------------------------------------------------------ */
+
+int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof)
+{
+    memset(e, 0, sizeof *e);
+    evq_init(&e->q);
+    route_plan_init(&e->plan);
+    route_plan_init(&e->draft_plan);
+    e->s = s;
+    e->cost = cost;
+    const scn_engine_t *eng = &s->engine;
+    int tp = eng->tensor_parallel_size;
+    int kvb = eng->kv_cache_dtype == KV_FP8_E5M2 ? 1 : 2;
+    e->spec_k = eng->spec_mtp ? eng->num_speculative_tokens : 0;
+    e->block = eng->block_size > 0 ? eng->block_size : model_block_size(&s->model, tp, kvb, e->spec_k);
+    model_rank_t rk;
+    if (model_rank(&s->model, tp, &rk) < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "%s: engine.tensor_parallel_size %d does not divide the model's heads", s->path, tp);
+        return -1;
+    }
+    /* KV pool: a block holds `block` tokens of every full-attention layer; each running
+     * request also holds its GDN state, counted in whole blocks of the same size. */
+    double block_bytes = (double)e->block * model_attn_bytes_per_token(&s->model, tp, kvb) * s->model.n_full_attn;
+    double gdn_bytes = (double)s->model.n_gdn * model_gdn_page_bytes(&s->model, tp, e->spec_k);
+    e->gdn_blocks = block_bytes > 0 ? (long)ceil(gdn_bytes / block_bytes) : 0;
+    if (eng->num_gpu_blocks > 0) {
+        e->capacity = eng->num_gpu_blocks;
+    } else {
+        double mem = (prof && prof->mem_gib > 0 ? prof->mem_gib : 80.0) * 1073741824.0 * eng->gpu_memory_utilization;
+        double weights = rk.params * s->model.weight_bytes_per_param;
+        double act = 2.0 * 1073741824.0;  /* activations and workspaces, as vLLM's profiling run leaves */
+        e->capacity = (long)floor((mem - weights - act) / block_bytes);
+        if (e->capacity < 1) {
+            snprintf(e->err, ENG_ERR_MAX,
+                     "%s: the model's weights (%.1f GiB per rank) leave no room for a KV cache in %.1f GiB x %.2f;"
+                     " set engine.num_gpu_blocks or use more tensor parallelism",
+                     s->path, weights / 1073741824.0, prof ? prof->mem_gib : 80.0, eng->gpu_memory_utilization);
+            return -1;
+        }
+    }
+    e->sum.block_size = e->block;
+    e->sum.capacity_blocks = e->capacity;
+    /* every explicit request must fit in the pool on its own, or it would wait forever */
+    for (int i = 0; i < s->n_requests; i++) {
+        long need = (s->requests[i].prompt_tokens + s->requests[i].output_tokens + e->spec_k + e->block - 1) / e->block + e->gdn_blocks;
+        if (need > e->capacity) {
+            snprintf(e->err, ENG_ERR_MAX,
+                     "%s: workload.requests[%d] (%s): needs %ld KV blocks of %d tokens but the cache holds %ld",
+                     s->path, i, s->requests[i].id, need, e->block, e->capacity);
+            return -1;
+        }
+    }
+
+    e->rcfg = (route_cfg_t){
+        .smallq_max_q = s->env.smallq_decode_max_q,
+        .prefix_decode_rows = s->env.prefix_decode_rows,
+        .bm32_any_page = s->env.d256_bm32_any_page,
+        .page = e->block,
+        .kv_dtype = eng->kv_cache_dtype,
+        .group = rk.group,
+        .xqa_min_group = 2,
+        .xqa_min_ctx = 1,
+        .fp8_bridge_page = 784,
+    };
+    gsl_rng_env_setup();
+    e->rng_acc = gsl_rng_alloc(gsl_rng_mt19937);
+    e->rng_wl = gsl_rng_alloc(gsl_rng_mt19937);
+    e->cap_rows = eng->max_num_seqs + 1;
+    e->rows = calloc((size_t)e->cap_rows, sizeof *e->rows);
+    e->segs = calloc((size_t)e->cap_rows, sizeof *e->segs);
+    e->running = calloc((size_t)eng->max_num_seqs + 1, sizeof *e->running);
+    e->explicit_slot = calloc((size_t)s->n_requests + 1, sizeof *e->explicit_slot);
+    if (!e->rng_acc || !e->rng_wl || !e->rows || !e->segs || !e->running || !e->explicit_slot) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory");
+        return -1;
+    }
+    gsl_rng_set(e->rng_acc, s->seed * 2 + 1);
+    gsl_rng_set(e->rng_wl, s->seed * 2 + 2);
+
+    for (int i = 0; i < s->n_requests; i++) {
+        int slot = pool_alloc(e);
+        if (slot < 0) {
+            snprintf(e->err, ENG_ERR_MAX, "out of memory");
+            return -1;
+        }
+        req_t *r = &e->pool[slot];
+        const scn_request_t *sr = &s->requests[i];
+        r->explicit_idx = i;
+        r->prompt = r->target = sr->prompt_tokens;
+        r->cached = sr->cached_tokens;
+        r->output = sr->output_tokens;
+        e->explicit_slot[i] = slot;
+        if (sr->arrival.kind == TRIG_TIME && push_ev(e, sr->arrival.time_s, EVT_ARRIVAL, slot) < 0) return -1;
+    }
+    e->trigger_ref = malloc(((size_t)s->n_requests + 1) * sizeof *e->trigger_ref);
+    if (!e->trigger_ref) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < s->n_requests; i++) {
+        e->trigger_ref[i] = -1;
+        for (int j = 0; j < s->n_requests; j++)
+            if (s->requests[i].arrival.kind != TRIG_TIME && !strcmp(s->requests[j].id, s->requests[i].arrival.ref))
+                e->trigger_ref[i] = e->explicit_slot[j];
+    }
+    if (s->poisson.enabled && schedule_next_poisson(e, s->poisson.start_s) < 0) return -1;
+    if (s->trace_path[0]) {
+        e->trace = fopen(s->trace_path, "r");
+        if (!e->trace) {
+            snprintf(e->err, ENG_ERR_MAX, "%s: cannot open trace: %s", s->trace_path, strerror(errno));
+            return -1;
+        }
+        if (trace_next(e) < 0) return -1;
+    }
+    return metrics_init(e);
+}
+
+void engine_free(engine_t *e)
+{
+    if (e->rng_acc) gsl_rng_free(e->rng_acc);
+    if (e->rng_wl) gsl_rng_free(e->rng_wl);
+    if (e->trace) fclose(e->trace);
+    free(e->pool);
+    free(e->free_slots);
+    free(e->explicit_slot);
+    free(e->trigger_ref);
+    free(e->running);
+    free(e->waitq);
+    free(e->rows);
+    free(e->segs);
+    free(e->win);
+    route_plan_free(&e->plan);
+    route_plan_free(&e->draft_plan);
+    evq_free(&e->q);
+    memset(e, 0, sizeof *e);
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+static long accepted_drafts(engine_t *e, req_t *r, int drafts)
+{
+    const scn_accept_t *a = &e->s->accept;
+    if (drafts <= 0) return 0;
+    if (!a->per_position) {
+        double m = a->mean_accepted * drafts / (e->spec_k > 0 ? e->spec_k : 1);
+        r->acc_carry += m;
+        long k = (long)floor(r->acc_carry + 1e-9);
+        if (k > drafts) k = drafts;
+        r->acc_carry -= (double)k;
+        return k;
+    }
+    long k = 0;
+    while (k < drafts && k < a->n_probs && gsl_rng_uniform(e->rng_acc) < a->probs[k]) k++;
+    return k;
+}
+
+static void set_event(engine_t *e, req_t *r, req_event_t ev, double t)
+{
+    (void)e;
+    if (r->t_ev[ev] < 0) r->t_ev[ev] = t;
+}
+
+static int finish_request(engine_t *e, int run_pos)
+{
+    int slot = e->running[run_pos];
+    req_t *r = &e->pool[slot];
+    e->used_blocks -= r->blocks;
+    r->blocks = 0;
+    memmove(&e->running[run_pos], &e->running[run_pos + 1], (size_t)(e->nrun - run_pos - 1) * sizeof(int));
+    e->nrun--;
+    r->state = RQ_DONE;
+    set_event(e, r, EV_FINISHED, e->now);
+    run_summary_t *S = &e->sum;
+    S->requests_finished++;
+    if (r->emitted != r->output) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: request %ld finished with %ld of %ld tokens",
+                 r->serial, r->emitted, r->output);
+        return -1;
+    }
+    double ttft = r->t_ev[EV_FIRST_TOKEN] - r->t_ev[EV_ARRIVAL];
+    S->ttft_sum += ttft;
+    S->ttft_n++;
+    if (r->output > 1) {
+        S->tpot_sum += (r->t_ev[EV_FINISHED] - r->t_ev[EV_FIRST_TOKEN]) / (double)(r->output - 1);
+        S->tpot_n++;
+    }
+    S->itl_sum += r->itl_sum;
+    S->itl_n += r->itl_n;
+    return 0;
+}
+
+/* Apply a finished step: tokens computed and emitted, events, finishes. */
+static int apply_step(engine_t *e, int n, double t_end)
+{
+    long emitted_total = 0;
+    for (int i = 0; i < n; i++) {
+        step_row_t *row = &e->rows[i];
+        req_t *r = &e->pool[row->req];
+        long tok = 0;
+        if (row->prefill) {
+            r->computed = row->seq_len;
+            if (r->computed >= r->target) tok = 1;   /* the final chunk samples a token */
+        } else {
+            long drafts = row->q - 1;
+            tok = 1 + accepted_drafts(e, r, (int)drafts);
+            r->computed += tok;
+        }
+        if (tok > r->output - r->emitted) tok = r->output - r->emitted;
+        if (tok > 0) {
+            if (r->t_last_tok >= 0) {
+                r->itl_sum += t_end - r->t_last_tok;
+                r->itl_n++;
+            }
+            r->t_last_tok = t_end;
+            r->emitted += tok;
+            set_event(e, r, EV_FIRST_TOKEN, t_end);
+        }
+        row->emitted = tok;
+        emitted_total += tok;
+    }
+    e->sum.tokens_emitted += emitted_total;
+    for (int i = e->nrun - 1; i >= 0; i--) {
+        req_t *r = &e->pool[e->running[i]];
+        if (r->emitted >= r->output && r->computed >= r->target)
+            if (finish_request(e, i) < 0) return -1;
+    }
+    return 0;
+}
+
+static step_type_t classify(const step_row_t *rows, int n)
+{
+    int pre = 0, dec = 0;
+    for (int i = 0; i < n; i++) {
+        if (rows[i].prefill) pre = 1;
+        else dec = 1;
+    }
+    return pre && dec ? STEP_MIXED : pre ? STEP_PREFILL_ONLY : STEP_DECODE_ONLY;
+}
+
+static int stop_reached(const engine_t *e)
+{
+    const scn_stop_t *st = &e->s->stop;
+    if (st->kind == 1) {
+        for (int i = 0; i < e->s->n_requests; i++)
+            if (!strcmp(e->s->requests[i].id, st->ref))
+                return e->pool[e->explicit_slot[i]].t_ev[st->event] >= 0;
+        return 0;
+    }
+    return 0;
+}
+
+static int pending_explicit(const engine_t *e)
+{
+    for (int i = 0; i < e->s->n_requests; i++)
+        if (e->pool[e->explicit_slot[i]].state == RQ_PENDING) return 1;
+    return 0;
+}
+
+static int handle_event(engine_t *e, const event_t *ev)
+{
+    if (ev->kind == EVT_ARRIVAL) {
+        e->pool[ev->a].t_ev[EV_ARRIVAL] = -1;
+        return fire_arrival(e, ev->a);
+    }
+    if (ev->kind == EVT_SOURCE && ev->a == SRC_POISSON) return poisson_arrival(e);
+    if (ev->kind == EVT_SOURCE && ev->a == SRC_TRACE) {
+        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], e->now) < 0) return -1;
+        return trace_next(e);
+    }
+    return 0;
+}
+
+int engine_run(engine_t *e)
+{
+    const scenario_t *s = e->s;
+    event_t ev;
+    for (;;) {
+        /* arrivals due now */
+        while (evq_peek(&e->q) && evq_peek(&e->q)->time <= e->now) {
+            evq_pop(&e->q, &ev);
+            if (handle_event(e, &ev) < 0) return -1;
+            if (check_triggers(e) < 0) return -1;
+        }
+        if (check_triggers(e) < 0) return -1;
+        if (e->nrun == 0 && e->wq_len == 0) {
+            const event_t *nx = evq_peek(&e->q);
+            if (!nx) {
+                if (pending_explicit(e)) {
+                    snprintf(e->err, ENG_ERR_MAX,
+                             "%s: a request's arrival trigger can never fire (its reference finished first)", s->path);
+                    return -1;
+                }
+                break;
+            }
+            if (s->stop.max_time_s > 0 && nx->time > s->stop.max_time_s) { e->sum.stopped_by_time = 1; break; }
+            e->now = nx->time;
+            continue;
+        }
+        int preempted = 0;
+        int n = sched_step(e, &preempted);
+        if (n < 0) return -1;
+        if (n == 0) {
+            /* nothing runnable (KV exhausted with nothing to preempt) */
+            const event_t *nx = evq_peek(&e->q);
+            if (e->nrun == 0 && e->wq_len > 0 && !nx) {
+                snprintf(e->err, ENG_ERR_MAX, "%s: the next waiting request does not fit in the KV cache (%ld blocks)",
+                         s->path, e->capacity);
+                return -1;
+            }
+            if (!nx) {
+                snprintf(e->err, ENG_ERR_MAX, "%s: the engine stalled at step %ld (nothing schedulable)", s->path, e->step_no);
+                e->sum.stall = 1;
+                return -1;
+            }
+            e->now = nx->time;
+            continue;
+        }
+        step_type_t type = classify(e->rows, n);
+        long tokens = 0;
+        int ndec = 0;
+        for (int i = 0; i < n; i++) {
+            const step_row_t *row = &e->rows[i];
+            tokens += row->q;
+            e->segs[i] = (kseg_t){ row->req, row->q, row->seq_len };
+            if (!row->prefill) ndec++;
+            req_t *r = &e->pool[row->req];
+            if (row->admitted) set_event(e, r, EV_ADMITTED, e->now);
+        }
+        if (route_step(&e->rcfg, e->segs, n, &e->plan) < 0) {
+            snprintf(e->err, ENG_ERR_MAX, "out of memory (routing)");
+            return -1;
+        }
+        long sampled = 0;
+        int nd = 0;
+        for (int i = 0; i < n; i++) {
+            const step_row_t *row = &e->rows[i];
+            if (!row->prefill) {
+                sampled += row->q;
+                e->segs[nd++] = (kseg_t){ row->req, 1, row->seq_len };
+            } else if (row->seq_len >= e->pool[row->req].target) {
+                sampled += 1;
+            }
+        }
+        const route_plan_t *draft = NULL;
+        if (e->spec_k > 1 && nd > 0) {
+            if (route_step(&e->rcfg, e->segs, nd, &e->draft_plan) < 0) {
+                snprintf(e->err, ENG_ERR_MAX, "out of memory (routing)");
+                return -1;
+            }
+            draft = &e->draft_plan;
+        }
+        cost_step_t cin = { &e->plan, draft, tokens, n, ndec, sampled, e->spec_k };
+        step_rec_t rec = { .no = e->step_no, .t0 = e->now, .type = type, .nrows = n, .tokens = tokens,
+                           .rows = e->rows, .plan = &e->plan, .preempted = preempted };
+        if (e->cost->step(e->cost, &cin, &rec.cost) < 0) {
+            snprintf(e->err, ENG_ERR_MAX, "%s: cost model (%s): %s", s->profile_path[0] ? s->profile_path : s->path,
+                     e->cost->name, e->cost->err);
+            return -1;
+        }
+        rec.dt = rec.cost.total;
+        if (!(rec.dt > 0) || !isfinite(rec.dt)) {
+            snprintf(e->err, ENG_ERR_MAX, "%s: cost model gave a non-positive step time (%g s) at step %ld",
+                     s->path, rec.dt, e->step_no);
+            return -1;
+        }
+        double t_end = e->now + rec.dt;
+        e->now = t_end;          /* the clock only moves forward: dt > 0 */
+        if (apply_step(e, n, t_end) < 0) return -1;
+        run_summary_t *S = &e->sum;
+        S->steps++;
+        S->steps_by_type[type]++;
+        S->makespan = t_end;
+        if (e->nrun > S->peak_running) S->peak_running = e->nrun;
+        metrics_on_step(e, &rec);
+        if (e->observer) e->observer(e->observer_ctx, e, &rec);
+        /* free generated requests that finished (explicit ones stay for the windows) */
+        for (int i = 0; i < n; i++) {
+            req_t *r = &e->pool[e->rows[i].req];
+            if (r->state == RQ_DONE && r->explicit_idx < 0) pool_release(e, r->idx);
+        }
+        if (e->used_blocks < 0 || e->used_blocks > e->capacity) {
+            snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld KV blocks in use of %ld", e->used_blocks, e->capacity);
+            return -1;
+        }
+        if (check_triggers(e) < 0) return -1;
+        if (stop_reached(e)) break;
+        if (s->stop.max_time_s > 0 && e->now >= s->stop.max_time_s) { S->stopped_by_time = 1; break; }
+        if (s->stop.max_steps > 0 && S->steps >= s->stop.max_steps) { S->stopped_by_steps = 1; break; }
+    }
+    /* end-of-run invariants */
+    if (s->stop.kind == 0 && !e->sum.stopped_by_time && !e->sum.stopped_by_steps) {
+        if (e->used_blocks != 0) {
+            snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld KV blocks still held after every request finished", e->used_blocks);
+            return -1;
+        }
+    }
+    metrics_finish(e);
+    return 0;
+}

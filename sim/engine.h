@@ -1,0 +1,148 @@
+/* engine: the discrete-event step loop of one scenario run.
+ *
+ * The virtual clock advances only by popping events (arrivals, step ends) from the
+ * evq.  One iteration: pop the events due -> schedule a step (sched.c) -> route its
+ * rows (route.c) -> ask the cost model for its duration -> advance the clock to the
+ * step's end -> apply the step's effects (tokens computed and emitted, requests
+ * finished, triggers fired) -> update the measurement windows (metrics.c).
+ * Requests from generators and traces are created when they arrive and freed when
+ * they finish, so memory follows the requests in flight, not the trace length.
+ * Invariants (checked at the end of every run, per step with -DPACESIM_DEBUG): the
+ * clock never goes back; KV blocks in use <= capacity; every finished request emitted
+ * exactly its output tokens; no request is lost or duplicated. */
+#ifndef PACESIM_ENGINE_H
+#define PACESIM_ENGINE_H
+
+#include <stdio.h>
+#include "cost.h"
+#include "evq.h"
+#include "route.h"
+#include "scenario.h"
+
+#define ENG_ERR_MAX 1024
+
+typedef enum { RQ_PENDING = 0, RQ_WAITING, RQ_RUNNING, RQ_DONE, RQ_FREE } rq_state_t;
+
+typedef struct req {
+    int idx;                      /* slot in the engine's pool */
+    int explicit_idx;             /* index into scenario requests, or -1 */
+    long serial;                  /* creation order (generated/trace ids) */
+    long prompt, cached, output;
+    long target;                  /* tokens to compute before decoding (prompt, + emitted after a preemption) */
+    long computed;                /* tokens whose KV exists */
+    long emitted;                 /* output tokens emitted */
+    long next_eligible;           /* pacing: next step a prefill chunk may be scheduled */
+    long blocks;                  /* KV blocks held */
+    long computed_fresh;          /* prompt tokens computed (not from the cache), all admissions */
+    long cache_hit;               /* prompt tokens taken from the prefix cache, last admission */
+    double acc_carry;             /* fractional accepted drafts (mean acceptance model) */
+    double t_ev[EV__N];           /* event times, -1 = not yet */
+    double t_last_tok, itl_sum;
+    long itl_n;
+    long preemptions;
+    rq_state_t state;
+} req_t;
+
+typedef struct step_row {         /* one scheduled row */
+    int req;
+    int q;
+    long seq_len;
+    int prefill;                  /* 1: prompt chunk, 0: decode row */
+    int admitted;                 /* 1: the chunk that admitted the request from WAITING */
+    long emitted;                 /* tokens this row emitted (after the step) */
+} step_row_t;
+
+typedef struct step_rec {
+    long no;                      /* 1-based engine step number (current_step) */
+    double t0, dt;
+    step_type_t type;
+    int nrows;
+    long tokens;
+    const step_row_t *rows;
+    const route_plan_t *plan;
+    cost_breakdown_t cost;
+    int preempted;                /* requests preempted while scheduling this step */
+} step_rec_t;
+
+typedef struct engine engine_t;
+typedef void (*step_observer_fn)(void *ctx, const engine_t *e, const step_rec_t *st);
+
+typedef struct win_state {
+    double value;                 /* result (NAN if undefined) */
+    double acc, t_from, t_to;
+    long count;
+    int closed;
+    int from_slot, to_slot, req_slot;  /* -1: unbounded / all requests */
+} win_state_t;
+
+typedef struct run_summary {
+    long steps, steps_by_type[4];
+    long preemptions;
+    long requests_finished, tokens_emitted;
+    double makespan;              /* time of the last step end */
+    int stopped_by_time, stopped_by_steps, stall;
+    double ttft_sum, tpot_sum, itl_sum;
+    long ttft_n, tpot_n, itl_n;
+    long peak_running, peak_pool;
+    int block_size;
+    long capacity_blocks, peak_blocks;
+} run_summary_t;
+
+struct engine {
+    const scenario_t *s;
+    cost_model_t *cost;
+    route_cfg_t rcfg;
+    int block, spec_k;
+    long capacity, used_blocks, gdn_blocks;
+    req_t *pool;
+    int npool, cap_pool;
+    int *free_slots, nfree;
+    int *explicit_slot;           /* scenario request i -> pool slot */
+    int *running, nrun;
+    int *waitq, wq_head, wq_len, wq_cap;   /* ring buffer */
+    evq_t q;
+    double now;
+    long step_no;
+    void *rng_acc, *rng_wl;       /* gsl_rng* */
+    /* sources */
+    long poisson_made;
+    FILE *trace;
+    long trace_line;
+    double trace_last;
+    long trace_row[3];            /* the next trace request: prompt, output, cached */
+    int *trigger_ref;             /* scenario request i -> slot of its trigger's reference */
+    long serial;
+    /* per-step scratch */
+    step_row_t *rows;
+    kseg_t *segs;
+    int cap_rows;
+    route_plan_t plan, draft_plan;
+    /* results */
+    win_state_t *win;
+    run_summary_t sum;
+    step_observer_fn observer;
+    void *observer_ctx;
+    char err[ENG_ERR_MAX];
+};
+
+/* Set up a run.  Borrows s and cost (they outlive the engine).  0, or -1 with
+ * e->err set.  engine_free() releases what engine_init acquired, also after failure. */
+int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof);
+/* Run to the stop rule.  0, or -1 with e->err set (cost model failure, invariant
+ * violation, malformed trace line). */
+int engine_run(engine_t *e);
+void engine_free(engine_t *e);
+
+/* Name of a request for output: the explicit id, or "p<serial>"/"t<serial>". */
+const char *engine_req_name(const engine_t *e, int slot, char *buf, size_t n);
+
+/* sched.c: fill e->rows for the next step; returns the row count (0 = nothing
+ * schedulable) or -1 on error.  Implements SPEC's scheduler and pacing rule. */
+int sched_step(engine_t *e, int *preempted);
+
+/* metrics.c */
+int metrics_init(engine_t *e);
+void metrics_on_step(engine_t *e, const step_rec_t *st);
+void metrics_finish(engine_t *e);
+
+#endif

@@ -1,0 +1,132 @@
+/* metrics.c: user-defined measurement windows (scenario `measure:`), updated at
+ * every step end.  A window [from, to] is bounded by two marks (a request reaching
+ * an event, or the run's start/end).  Admission happens at the start of the step
+ * that schedules the first chunk; first_token and finished at the end of the step
+ * that produces them.  A step belongs to a window iff it ends after `from` and no
+ * later than `to`; tokens and steps are counted over those steps.  A window whose
+ * marks were never reached is undefined (NAN), never zero. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine.h"
+
+static int slot_of(const engine_t *e, const char *id)
+{
+    if (!id[0] || !strcmp(id, "*")) return -1;
+    for (int i = 0; i < e->s->n_requests; i++)
+        if (!strcmp(e->s->requests[i].id, id)) return e->explicit_slot[i];
+    return -1;
+}
+
+int metrics_init(engine_t *e)
+{
+    const scenario_t *s = e->s;
+    e->win = calloc((size_t)s->n_windows + 1, sizeof *e->win);
+    if (!e->win) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < s->n_windows; i++) {
+        const scn_window_t *w = &s->windows[i];
+        win_state_t *ws = &e->win[i];
+        ws->value = NAN;
+        ws->from_slot = w->from.is_set ? slot_of(e, w->from.ref) : -1;
+        ws->to_slot = w->to.is_set ? slot_of(e, w->to.ref) : -1;
+        ws->req_slot = slot_of(e, w->request);
+    }
+    return 0;
+}
+
+/* Time a mark was reached: 0 / +inf for unbounded from / to, -1 if not yet. */
+static double mark_time(const engine_t *e, const scn_mark_t *m, int slot, int is_from)
+{
+    if (!m->is_set) return is_from ? 0.0 : INFINITY;
+    if (slot < 0) return -1;
+    return e->pool[slot].t_ev[m->event];
+}
+
+void metrics_on_step(engine_t *e, const step_rec_t *st)
+{
+    const scenario_t *s = e->s;
+    double t_end = st->t0 + st->dt;
+    for (int i = 0; i < s->n_windows; i++) {
+        const scn_window_t *w = &s->windows[i];
+        win_state_t *ws = &e->win[i];
+        if (ws->closed) continue;
+        if (w->kind != WIN_RATE && w->kind != WIN_TOKENS && w->kind != WIN_STEPS) continue;
+        double tf = mark_time(e, &w->from, ws->from_slot, 1);
+        if (tf < 0 || !(t_end > tf)) continue;
+        double tt = mark_time(e, &w->to, ws->to_slot, 0);
+        if (tt >= 0 && t_end > tt) {            /* closed before this step */
+            ws->closed = 1;
+            continue;
+        }
+        if (w->kind == WIN_STEPS) {
+            if (w->step_type == STEP_ANY || w->step_type == st->type) ws->count++;
+        } else {
+            for (int r = 0; r < st->nrows; r++)
+                if (ws->req_slot < 0 || st->rows[r].req == ws->req_slot) ws->acc += (double)st->rows[r].emitted;
+        }
+        if (tt >= 0 && t_end >= tt) ws->closed = 1;
+    }
+}
+
+void metrics_finish(engine_t *e)
+{
+    const scenario_t *s = e->s;
+    const run_summary_t *S = &e->sum;
+    for (int i = 0; i < s->n_windows; i++) {
+        const scn_window_t *w = &s->windows[i];
+        win_state_t *ws = &e->win[i];
+        double tf = mark_time(e, &w->from, ws->from_slot, 1);
+        double tt = mark_time(e, &w->to, ws->to_slot, 0);
+        if (isinf(tt)) tt = S->makespan;
+        int have = tf >= 0 && tt >= 0 && tt >= tf;
+        ws->t_from = tf;
+        ws->t_to = tt;
+        ws->value = NAN;
+        const req_t *r = ws->req_slot >= 0 ? &e->pool[ws->req_slot] : NULL;
+        switch (w->kind) {
+        case WIN_RATE:
+            if (have && tt > tf) ws->value = ws->acc / (tt - tf);
+            break;
+        case WIN_TOKENS:
+            if (have) ws->value = ws->acc;
+            break;
+        case WIN_STEPS:
+            if (have) ws->value = (double)ws->count;
+            break;
+        case WIN_DURATION:
+            if (have) ws->value = tt - tf;
+            break;
+        case WIN_TTFT:
+            if (r) {
+                if (r->t_ev[EV_FIRST_TOKEN] >= 0) ws->value = r->t_ev[EV_FIRST_TOKEN] - r->t_ev[EV_ARRIVAL];
+            } else if (S->ttft_n > 0) {
+                ws->value = S->ttft_sum / (double)S->ttft_n;
+            }
+            break;
+        case WIN_TPOT:
+            if (r) {
+                double last = r->t_ev[EV_FINISHED] >= 0 ? r->t_ev[EV_FINISHED] : r->t_last_tok;
+                if (r->t_ev[EV_FIRST_TOKEN] >= 0 && r->emitted > 1)
+                    ws->value = (last - r->t_ev[EV_FIRST_TOKEN]) / (double)(r->emitted - 1);
+            } else if (S->tpot_n > 0) {
+                ws->value = S->tpot_sum / (double)S->tpot_n;
+            }
+            break;
+        case WIN_ITL:
+            if (r) {
+                if (r->itl_n > 0) ws->value = r->itl_sum / (double)r->itl_n;
+            } else if (S->itl_n > 0) {
+                ws->value = S->itl_sum / (double)S->itl_n;
+            }
+            break;
+        case WIN_THROUGHPUT:
+            if (S->makespan > 0) ws->value = (double)S->tokens_emitted / S->makespan;
+            break;
+        default:
+            break;
+        }
+    }
+}

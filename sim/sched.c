@@ -1,0 +1,157 @@
+/* sched.c: one engine step's scheduling decision (SPEC §1 "Scheduler" and "The
+ * pacing knob"), vLLM-v1 style.
+ *
+ *  - current_step += 1; pacing is active this step iff PACE_STEPS > 0 and some
+ *    running request has finished its prompt (is decoding).
+ *  - RUNNING requests first, in list order, while budget remains.  A prefilling
+ *    request is skipped while current_step < next_eligible.  Its chunk is
+ *    end = min(next block boundary, target, start + budget_left) (align mode: a chunk
+ *    never crosses a block boundary).  A decoding request asks for 1 + K tokens.
+ *    After a prefill chunk that does not finish the prompt, with pacing active,
+ *    next_eligible = current_step + N.
+ *  - KV blocks are allocated as rows are scheduled; when the pool is short the newest
+ *    running request is preempted (recompute) and no WAITING request is admitted
+ *    this step.
+ *  - Then WAITING requests in order while budget and max_num_seqs allow; the
+ *    admitting chunk is never paced; prefix-cache hits are whole blocks and at least
+ *    one token is always computed. */
+#include <string.h>
+#include "engine.h"
+
+static long cdivl(long a, long b) { return (a + b - 1) / b; }
+
+static long blocks_for(const engine_t *e, long tokens)
+{
+    return cdivl(tokens, e->block) + e->gdn_blocks;
+}
+
+static int is_prefilling(const req_t *r) { return r->computed < r->target; }
+
+static long chunk_end(const engine_t *e, long start, long target, long budget)
+{
+    long boundary = (start / e->block + 1) * e->block;
+    long end = boundary < target ? boundary : target;
+    if (start + budget < end) end = start + budget;
+    return end;
+}
+
+static void free_blocks(engine_t *e, req_t *r)
+{
+    e->used_blocks -= r->blocks;
+    r->blocks = 0;
+}
+
+/* Take enough blocks for r to hold `tokens`; 0 or -1 if the pool is short. */
+static int grow_blocks(engine_t *e, req_t *r, long tokens)
+{
+    long need = blocks_for(e, tokens);
+    if (need <= r->blocks) return 0;
+    if (e->used_blocks + (need - r->blocks) > e->capacity) return -1;
+    e->used_blocks += need - r->blocks;
+    r->blocks = need;
+    if (e->used_blocks > e->sum.peak_blocks) e->sum.peak_blocks = e->used_blocks;
+    return 0;
+}
+
+static void waitq_push_front(engine_t *e, int slot)
+{
+    e->wq_head = (e->wq_head - 1 + e->wq_cap) % e->wq_cap;
+    e->waitq[e->wq_head] = slot;
+    e->wq_len++;
+}
+
+/* Preempt the newest running request (recompute): back to the front of WAITING. */
+static int preempt_last(engine_t *e)
+{
+    int slot = e->running[--e->nrun];
+    req_t *r = &e->pool[slot];
+    free_blocks(e, r);
+    r->target = r->prompt + r->emitted;
+    r->computed = 0;
+    r->next_eligible = 0;
+    r->preemptions++;
+    r->state = RQ_WAITING;
+    e->sum.preemptions++;
+    waitq_push_front(e, slot);
+    return slot;
+}
+
+static long prefix_hit(const engine_t *e, const req_t *r)
+{
+    if (!e->s->engine.enable_prefix_caching || r->cached <= 0) return 0;
+    long c = r->cached < r->target - 1 ? r->cached : r->target - 1;
+    return c / e->block * e->block;
+}
+
+int sched_step(engine_t *e, int *preempted)
+{
+    const scn_engine_t *eng = &e->s->engine;
+    long pace = e->s->env.pace_steps;
+    long budget = eng->max_num_batched_tokens;
+    int n = 0;
+    *preempted = 0;
+    e->step_no++;
+
+    int pacing = 0;
+    if (pace > 0)
+        for (int i = 0; i < e->nrun; i++)
+            if (!is_prefilling(&e->pool[e->running[i]])) { pacing = 1; break; }
+
+    for (int i = 0; i < e->nrun && budget > 0; i++) {
+        int slot = e->running[i];
+        req_t *r = &e->pool[slot];
+        long q, seq;
+        int pre = is_prefilling(r);
+        if (pre) {
+            if (e->step_no < r->next_eligible) continue;
+            long end = chunk_end(e, r->computed, r->target, budget);
+            q = end - r->computed;
+            seq = end;
+        } else {
+            q = 1 + e->spec_k;
+            if (q > budget) q = budget;
+            seq = r->computed + q;
+        }
+        if (q <= 0) continue;
+        long hold = seq + (pre ? 0 : e->spec_k);
+        while (grow_blocks(e, r, hold) < 0) {
+            int victim = e->running[e->nrun - 1];
+            preempt_last(e);
+            (*preempted)++;
+            if (victim == slot) { r = NULL; break; }
+        }
+        if (!r) break;                 /* we preempted ourselves: stop here */
+        step_row_t *row = &e->rows[n++];
+        memset(row, 0, sizeof *row);
+        row->req = slot;
+        row->q = (int)q;
+        row->seq_len = seq;
+        row->prefill = pre;
+        budget -= q;
+        if (pre && pacing && seq < r->target) r->next_eligible = e->step_no + pace;
+    }
+
+    if (*preempted) return n;
+    while (e->wq_len > 0 && budget > 0 && e->nrun < eng->max_num_seqs) {
+        int slot = e->waitq[e->wq_head];
+        req_t *r = &e->pool[slot];
+        long hit = prefix_hit(e, r);
+        long end = chunk_end(e, hit, r->target, budget);
+        if (grow_blocks(e, r, end) < 0) break;   /* not enough KV: wait */
+        e->wq_head = (e->wq_head + 1) % e->wq_cap;
+        e->wq_len--;
+        r->computed = hit;
+        r->cache_hit = hit;
+        r->state = RQ_RUNNING;
+        e->running[e->nrun++] = slot;
+        step_row_t *row = &e->rows[n++];
+        memset(row, 0, sizeof *row);
+        row->req = slot;
+        row->q = (int)(end - hit);
+        row->seq_len = end;
+        row->prefill = 1;
+        row->admitted = 1;
+        budget -= end - hit;
+    }
+    return n;
+}
