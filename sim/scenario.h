@@ -132,6 +132,10 @@ typedef struct scenario {
     model_t model;
     char model_path[SCN_PATH_MAX];     /* "" when inline */
     char profile_path[SCN_PATH_MAX];   /* resolved relative to the scenario file's dir, then cwd */
+    /* hardware: {analytic: {tflops: X, tbps: Y}}: a roofline stand-in for a profile
+     * (profile_path may then be ""). */
+    int analytic;
+    double analytic_tflops, analytic_tbps;
     scn_engine_t engine;
     scn_env_t env;
     scn_accept_t accept;

@@ -1,0 +1,43 @@
+/* runner: load a scenario (+ overrides), load its profile, build the cost model, run
+ * the engine, and keep the results; plus the three outputs (table, CSV, steps CSV).
+ *
+ * run_result_t owns copies of everything it reports, so it outlives the scenario.
+ * rc: 0 ok, 2 bad input (scenario, profile, trace), 1 runtime failure (an invariant,
+ * the cost model).  err holds one line for rc != 0. */
+#ifndef PACESIM_RUNNER_H
+#define PACESIM_RUNNER_H
+
+#include <stdio.h>
+#include "engine.h"
+
+#define RUN_MAX_WIN 32
+
+typedef struct run_result {
+    int rc;
+    char err[1200];
+    char path[512], name[128], profile[512], gpu[96], model[64];
+    /* settings that vary between runs */
+    int tp, block, spec_k, budget, max_seqs, pace, pdr, smallq, anypage;
+    kv_dtype_t kv;
+    uint64_t seed;
+    int nwin;
+    char win_name[RUN_MAX_WIN][SCN_ID_MAX];
+    int win_kind[RUN_MAX_WIN];
+    double win_val[RUN_MAX_WIN];
+    int win_has_ref[RUN_MAX_WIN];
+    double win_ref[RUN_MAX_WIN];
+    char ref_source[256];
+    run_summary_t sum;
+} run_result_t;
+
+/* Run one scenario file with overrides.  steps_out (may be NULL) receives one CSV row
+ * per engine step (with its header).  Always fills res (rc says how it went). */
+void runner_run(const char *path, const char *const *sets, int nsets, FILE *steps_out, run_result_t *res);
+
+void report_table(FILE *f, const run_result_t *r);
+void report_csv_header(FILE *f, const run_result_t *r);
+void report_csv_row(FILE *f, const run_result_t *r);
+/* Format a double for CSV: %.6g, or empty for NAN. */
+void report_num(FILE *f, double v);
+
+#endif
