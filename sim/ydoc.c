@@ -715,7 +715,8 @@ static int all_digits(const char *s)
     return 1;
 }
 
-static int doc_adopt(yd_doc_t *d, yd_doc_t *sub)
+/* Move sub's nodes into d's arena; they name src (owned by d) as their file. */
+static int doc_adopt(yd_doc_t *d, yd_doc_t *sub, const char *src)
 {
     for (size_t i = 0; i < sub->nnodes; i++) {
         if (d->nnodes == d->capnodes) {
@@ -726,6 +727,7 @@ static int doc_adopt(yd_doc_t *d, yd_doc_t *sub)
             d->nodes = p;
             d->capnodes = cap;
         }
+        sub->nodes[i]->file = src;
         d->nodes[d->nnodes++] = sub->nodes[i];
         sub->nodes[i] = NULL;
     }
@@ -794,7 +796,7 @@ int yd_apply_set(yd_doc_t *d, const char *assignment, yd_err_t *e)
         if (!sub)
             return -1;
         val = sub->root;
-        if (doc_adopt(d, sub)) {
+        if (doc_adopt(d, sub, src)) {
             yd_free(sub);
             return err_set(e, "%s: out of memory", name);
         }

@@ -1,0 +1,896 @@
+/* scenario.c: load and validate scenarios and models.  See scenario.h.
+ *
+ * Schema (every mapping is strict: an unknown key is an error).  Key paths in messages
+ * use dots and [i] for list elements: workload.requests[1].prompt_tokens.
+ *
+ *   name: str (default: file stem)          description: str          seed: int >= 0 (1)
+ *   model: PATH | {model mapping}           (PATH relative to the scenario's directory)
+ *   profile: PATH                           (resolved, not read; null = none)
+ *   hardware: {analytic: {tflops: >0, tbps: >0}}   (instead of a profile)
+ *   engine:
+ *     max_num_batched_tokens: >0 (2048)     max_num_seqs: >0 (256)
+ *     max_model_len: >0 (262144)            enable_prefix_caching: bool (true)
+ *     kv_cache_dtype: auto|fp16|float16 (fp16) | fp8_e5m2|fp8     (fp8_e4m3: not modelled)
+ *     tensor_parallel_size: >0 (1), divides q_heads, kv_heads (or a multiple), GDN heads
+ *     block_size: >=16, multiple of 16 (derived when absent)
+ *     num_gpu_blocks: >0 (derived when absent)
+ *     gpu_memory_utilization: (0, 1] (0.9)
+ *     speculative_config: null | {method: mtp, num_speculative_tokens: 1..15}
+ *   env: the four knobs of scn_env_t, integers (SMALLQ >= 1; the two switches 0/1)
+ *   mtp_acceptance: {mean_accepted: 0..K} | {per_position: [K values in 0..1]}
+ *                   (required when speculative_config is set)
+ *   workload:       (at least one of requests, poisson, trace)
+ *     requests:
+ *       - id: [A-Za-z0-9_-]+ (unique)   prompt_tokens: >0   cached_tokens: 0..prompt (0)
+ *         output_tokens: >0             prompt + output <= max_model_len
+ *         arrival: SECONDS (>= 0, default 0)
+ *                | {after: ID, decoded: N (>= 0, <= ID's output), delay_s: >=0}
+ *                | {after: ID, event: arrival|admitted|first_token|finished, delay_s: >=0}
+ *     poisson: {rate_per_s: >0, count: >0, start_s: >=0 (0), prompt: DIST, output: DIST,
+ *               cached_frac: DIST (fixed or uniform within [0,1]; default 0)}
+ *       DIST: NUMBER (fixed)
+ *           | {dist: fixed, value: V}      | {dist: uniform, low: A, high: B}
+ *           | {dist: lognormal, mu: M, sigma: S (of ln)}  | {dist: exponential, mean: M}
+ *           each with optional integer clamps min: N, max: N (0 = none)
+ *     trace: PATH.csv (resolved, not read)
+ *   measure: {NAME: WINDOW, ...}       NAME: [A-Za-z0-9_-]+
+ *     WINDOW: {kind: K, request: ID|"*", type: T, from: MARK, to: MARK}; per kind:
+ *       rate, tokens: request (an ID) required; from, to optional
+ *       duration: from, to optional        steps: type required; from, to optional
+ *       ttft, tpot, itl: request optional (ID or "*", default "*")
+ *       throughput: nothing else
+ *     T: any|decode_only|mixed|prefill_only
+ *     MARK: start (from only) | end (to only) | ID.EVENT
+ *   reference: {source: str, NAME: number, ...}   (NAME: a measure window)
+ *   stop: {when: all_finished | ID.EVENT (all_finished), max_time_s: >0 (86400),
+ *          max_steps: >=0 (0 = none)}
+ *
+ * Request ids named by triggers, windows and the stop rule must be explicit requests;
+ * triggers may not refer to their own request or form cycles. */
+#include "scenario.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ydoc.h"
+
+#define POS 1, INT_MAX
+#define POSL 1, LONG_MAX
+#define ANY_NUM (-INFINITY), INFINITY, 0
+#define NONNEG_NUM 0.0, INFINITY, 0
+#define POS_NUM 0.0, INFINITY, YD_LO_OPEN
+
+static const char *const event_names[] = {"arrival", "admitted", "first_token", "finished", NULL};
+static const char *const step_names[] = {"any", "decode_only", "mixed", "prefill_only", NULL};
+static const char *const win_names[] = {"rate", "duration", "ttft", "tpot", "itl",
+                                        "steps", "tokens", "throughput", NULL};
+
+const char *scn_event_name(req_event_t e)
+{
+    return e >= 0 && e < EV__N ? event_names[e] : "?";
+}
+
+const char *scn_step_type_name(step_type_t t)
+{
+    return t >= STEP_ANY && t <= STEP_PREFILL_ONLY ? step_names[t] : "?";
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* helpers                                                                             */
+
+static int valid_id(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+            return 0;
+    return 1;
+}
+
+/* rel resolved against the directory of base (then the cwd if only that exists). */
+static int resolve(yd_err_t *e, const yd_node_t *n, const char *path, const char *base,
+                   const char *rel, char out[SCN_PATH_MAX])
+{
+    const char *slash = strrchr(base, '/');
+    int len;
+    if (rel[0] == '/' || !slash) {
+        len = snprintf(out, SCN_PATH_MAX, "%s", rel);
+    } else {
+        len = snprintf(out, SCN_PATH_MAX, "%.*s/%s", (int)(slash - base), base, rel);
+        if (len < SCN_PATH_MAX && access(out, F_OK) != 0 && access(rel, F_OK) == 0)
+            len = snprintf(out, SCN_PATH_MAX, "%s", rel);
+    }
+    if (len >= SCN_PATH_MAX)
+        return yd_fail(e, n, path, "path too long (at most %d characters)", SCN_PATH_MAX - 1);
+    return 0;
+}
+
+/* Check a mapping's keys against allowed (strict map) for the given purpose. */
+static int keys_only(yd_err_t *e, const yd_node_t *m, const char *path,
+                     const char *const *allowed, const char *why)
+{
+    if (yd_expect(e, m, path, YD_MAP))
+        return -1;
+    for (int i = 0; i < m->n; i++) {
+        int ok = 0;
+        for (int j = 0; allowed[j] && !ok; j++)
+            ok = !strcmp(m->keys[i]->text, allowed[j]);
+        if (ok)
+            continue;
+        char list[256], kp[YD_PATH_MAX];
+        size_t o = 0;
+        list[0] = '\0';
+        for (int j = 0; allowed[j] && o < sizeof list - 1; j++)
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", j ? ", " : "", allowed[j]);
+        return yd_fail(e, m->keys[i], yd_path(kp, path, m->keys[i]->text),
+                       "key \"%s\" is not used %s (allowed: %s)", m->keys[i]->text, why, list);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* model                                                                               */
+
+static const char *const model_keys[] = {"name", "layers", "full_attention_layers", "hidden",
+    "intermediate", "vocab", "attention", "gdn", "weight_bytes_per_param", "mtp_layers", NULL};
+static const char *const attn_keys[] = {"q_heads", "kv_heads", "head_dim", "output_gate", NULL};
+static const char *const gdn_keys[] = {"key_heads", "value_heads", "key_head_dim",
+    "value_head_dim", "conv_kernel", "state_bytes", "conv_bytes", NULL};
+
+static int parse_model(yd_err_t *e, const yd_node_t *m, const char *mp, model_t *md)
+{
+    char ap[YD_PATH_MAX], gp[YD_PATH_MAX], kp[YD_PATH_MAX];
+    yd_node_t *attn, *gdn = NULL;
+    memset(md, 0, sizeof *md);
+    if (yd_strict_map(e, m, mp, model_keys) ||
+        yd_get_str(e, m, mp, "name", YD_REQ, md->name, sizeof md->name) < 0 ||
+        yd_get_int(e, m, mp, "layers", YD_REQ, POS, &md->n_layers) < 0 ||
+        yd_get_int(e, m, mp, "full_attention_layers", YD_REQ, 0, INT_MAX, &md->n_full_attn) < 0 ||
+        yd_get_int(e, m, mp, "hidden", YD_REQ, POS, &md->hidden) < 0 ||
+        yd_get_int(e, m, mp, "intermediate", YD_REQ, POS, &md->intermediate) < 0 ||
+        yd_get_int(e, m, mp, "vocab", YD_REQ, POS, &md->vocab) < 0 ||
+        yd_get_double(e, m, mp, "weight_bytes_per_param", YD_REQ, 0.0, 64.0, YD_LO_OPEN,
+                      &md->weight_bytes_per_param) < 0 ||
+        yd_get_int(e, m, mp, "mtp_layers", YD_OPT, 0, 64, &md->mtp_layers) < 0 ||
+        yd_get_node(e, m, mp, "attention", YD_REQ, YD_MAP, &attn) < 0 ||
+        yd_get_node(e, m, mp, "gdn", YD_OPT, YD_MAP, &gdn) < 0)
+        return -1;
+    if (md->n_full_attn > md->n_layers)
+        return yd_fail(e, yd_map_get(m, "full_attention_layers"),
+                       yd_path(kp, mp, "full_attention_layers"),
+                       "%d full-attention layers but only %d layers", md->n_full_attn,
+                       md->n_layers);
+    md->n_gdn = md->n_layers - md->n_full_attn;
+    yd_path(ap, mp, "attention");
+    if (yd_strict_map(e, attn, ap, attn_keys) ||
+        yd_get_int(e, attn, ap, "q_heads", YD_REQ, POS, &md->n_q_heads) < 0 ||
+        yd_get_int(e, attn, ap, "kv_heads", YD_REQ, POS, &md->n_kv_heads) < 0 ||
+        yd_get_int(e, attn, ap, "head_dim", YD_REQ, POS, &md->head_dim) < 0 ||
+        yd_get_bool(e, attn, ap, "output_gate", YD_OPT, &md->attn_output_gate) < 0)
+        return -1;
+    if (md->n_q_heads % md->n_kv_heads)
+        return yd_fail(e, yd_map_get(attn, "kv_heads"), yd_path(kp, ap, "kv_heads"),
+                       "q_heads (%d) must be a multiple of kv_heads (%d)", md->n_q_heads,
+                       md->n_kv_heads);
+    yd_path(gp, mp, "gdn");
+    if (!gdn) {
+        if (md->n_gdn > 0)
+            return yd_fail(e, m, mp, "missing required key \"gdn\" (the model has %d GDN layers)",
+                           md->n_gdn);
+        return 0;
+    }
+    if (yd_strict_map(e, gdn, gp, gdn_keys) ||
+        yd_get_int(e, gdn, gp, "key_heads", YD_REQ, POS, &md->gdn_k_heads) < 0 ||
+        yd_get_int(e, gdn, gp, "value_heads", YD_REQ, POS, &md->gdn_v_heads) < 0 ||
+        yd_get_int(e, gdn, gp, "key_head_dim", YD_REQ, POS, &md->gdn_head_dim_k) < 0 ||
+        yd_get_int(e, gdn, gp, "value_head_dim", YD_REQ, POS, &md->gdn_head_dim_v) < 0 ||
+        yd_get_int(e, gdn, gp, "conv_kernel", YD_REQ, POS, &md->gdn_conv_kernel) < 0 ||
+        yd_get_int(e, gdn, gp, "state_bytes", YD_REQ, 1, 8, &md->gdn_state_bytes) < 0 ||
+        yd_get_int(e, gdn, gp, "conv_bytes", YD_REQ, 1, 8, &md->gdn_conv_bytes) < 0)
+        return -1;
+    return 0;
+}
+
+static int load_model_file(yd_err_t *e, const char *path, model_t *out)
+{
+    static const char *const top[] = {"model", NULL};
+    yd_doc_t *d = yd_load(path, e);
+    if (!d)
+        return -1;
+    yd_node_t *m;
+    int rc = 0;
+    if (yd_strict_map(e, yd_root(d), "", top) ||
+        yd_get_node(e, yd_root(d), "", "model", YD_REQ, YD_MAP, &m) < 0 ||
+        parse_model(e, m, "model", out))
+        rc = -1;
+    yd_free(d);
+    return rc;
+}
+
+int scn_load_model(const char *path, model_t *out, char err[SCN_ERR_MAX])
+{
+    yd_err_t e;
+    yd_err_init(&e, err, SCN_ERR_MAX);
+    return load_model_file(&e, path, out);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* engine, env, acceptance                                                             */
+
+static const char *const engine_keys[] = {"max_num_batched_tokens", "max_num_seqs",
+    "max_model_len", "enable_prefix_caching", "kv_cache_dtype", "tensor_parallel_size",
+    "block_size", "num_gpu_blocks", "gpu_memory_utilization", "speculative_config", NULL};
+static const char *const spec_keys[] = {"method", "num_speculative_tokens", NULL};
+static const char *const kv_names[] = {"auto", "fp16", "float16", "fp8_e5m2", "fp8", "fp8_e4m3",
+                                       NULL};
+
+static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+{
+    scn_engine_t *g = &s->engine;
+    const char *ep = "engine";
+    char kp[YD_PATH_MAX];
+    g->max_num_batched_tokens = 2048;
+    g->max_num_seqs = 256;
+    g->max_model_len = 262144;
+    g->enable_prefix_caching = 1;
+    g->kv_cache_dtype = KV_FP16;
+    g->tensor_parallel_size = 1;
+    g->gpu_memory_utilization = 0.9;
+    yd_node_t *m = yd_map_get(root, "engine");
+    if (!m)
+        return 0;
+    int kv = 0;
+    yd_node_t *spec = NULL;
+    if (yd_strict_map(e, m, ep, engine_keys) ||
+        yd_get_int(e, m, ep, "max_num_batched_tokens", YD_OPT, POS, &g->max_num_batched_tokens) < 0 ||
+        yd_get_int(e, m, ep, "max_num_seqs", YD_OPT, POS, &g->max_num_seqs) < 0 ||
+        yd_get_long(e, m, ep, "max_model_len", YD_OPT, POSL, &g->max_model_len) < 0 ||
+        yd_get_bool(e, m, ep, "enable_prefix_caching", YD_OPT, &g->enable_prefix_caching) < 0 ||
+        yd_get_enum(e, m, ep, "kv_cache_dtype", YD_OPT, kv_names, &kv) < 0 ||
+        yd_get_int(e, m, ep, "tensor_parallel_size", YD_OPT, POS, &g->tensor_parallel_size) < 0 ||
+        yd_get_int(e, m, ep, "block_size", YD_OPT, 16, INT_MAX, &g->block_size) < 0 ||
+        yd_get_long(e, m, ep, "num_gpu_blocks", YD_OPT, POSL, &g->num_gpu_blocks) < 0 ||
+        yd_get_double(e, m, ep, "gpu_memory_utilization", YD_OPT, 0.0, 1.0, YD_LO_OPEN,
+                      &g->gpu_memory_utilization) < 0 ||
+        yd_get_node(e, m, ep, "speculative_config", YD_OPT, YD_ANY, &spec) < 0)
+        return -1;
+    if (kv == 5)
+        return yd_fail(e, yd_map_get(m, "kv_cache_dtype"), "engine.kv_cache_dtype",
+                       "fp8_e4m3 is not modelled (use fp8_e5m2)");
+    g->kv_cache_dtype = kv >= 3 ? KV_FP8_E5M2 : KV_FP16;
+    if (g->block_size % 16)
+        return yd_fail(e, yd_map_get(m, "block_size"), "engine.block_size",
+                       "expected a multiple of 16, got %d", g->block_size);
+    const model_t *md = &s->model;
+    int tp = g->tensor_parallel_size;
+    model_rank_t r;
+    if (model_rank(md, tp, &r) ||
+        (md->n_kv_heads >= tp ? md->n_kv_heads % tp : tp % md->n_kv_heads))
+        return yd_fail(e, yd_map_get(m, "tensor_parallel_size"), "engine.tensor_parallel_size",
+                       "%d does not divide the model's heads (q %d, kv %d, gdn key %d, gdn value %d)",
+                       tp, md->n_q_heads, md->n_kv_heads, md->gdn_k_heads, md->gdn_v_heads);
+    if (spec && !yd_is_null(spec)) {
+        const char *sp = "engine.speculative_config";
+        static const char *const methods[] = {"mtp", NULL};
+        int meth;
+        if (yd_strict_map(e, spec, sp, spec_keys))
+            return -1;
+        yd_node_t *mn = yd_map_get(spec, "method");
+        if (mn && mn->kind == YD_SCALAR && !yd_is_null(mn) && strcmp(mn->text, "mtp"))
+            return yd_fail(e, mn, yd_path(kp, sp, "method"),
+                           "only method mtp is modelled, got \"%s\"", mn->text);
+        if (yd_get_enum(e, spec, sp, "method", YD_REQ, methods, &meth) < 0 ||
+            yd_get_int(e, spec, sp, "num_speculative_tokens", YD_REQ, 1, 15,
+                       &g->num_speculative_tokens) < 0)
+            return -1;
+        if (md->mtp_layers < 1)
+            return yd_fail(e, mn, yd_path(kp, sp, "method"),
+                           "model %s has no MTP module (mtp_layers: 0)", md->name);
+        g->spec_mtp = 1;
+    }
+    return 0;
+}
+
+static const char *const env_keys[] = {"VLLM_1CAT_PREFILL_PACE_STEPS",
+    "VLLM_FLASH_V100_PREFILL_PREFIX_DECODE_ROWS", "VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q",
+    "VLLM_FLASH_V100_PREFILL_D256_BM32_ANY_PAGE", NULL};
+
+static int parse_env(yd_err_t *e, const yd_node_t *root, scn_env_t *v)
+{
+    v->pace_steps = 0;
+    v->prefix_decode_rows = 0;
+    v->smallq_decode_max_q = 16;
+    v->d256_bm32_any_page = 0;
+    yd_node_t *m = yd_map_get(root, "env");
+    if (!m)
+        return 0;
+    if (yd_strict_map(e, m, "env", env_keys) ||
+        yd_get_int(e, m, "env", env_keys[0], YD_OPT, 0, INT_MAX, &v->pace_steps) < 0 ||
+        yd_get_int(e, m, "env", env_keys[1], YD_OPT, 0, 1, &v->prefix_decode_rows) < 0 ||
+        yd_get_int(e, m, "env", env_keys[2], YD_OPT, 1, INT_MAX, &v->smallq_decode_max_q) < 0 ||
+        yd_get_int(e, m, "env", env_keys[3], YD_OPT, 0, 1, &v->d256_bm32_any_page) < 0)
+        return -1;
+    return 0;
+}
+
+static int parse_accept(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+{
+    static const char *const keys[] = {"mean_accepted", "per_position", NULL};
+    const char *ap = "mtp_acceptance";
+    scn_accept_t *a = &s->accept;
+    int on = s->engine.spec_mtp, k = on ? s->engine.num_speculative_tokens : 16;
+    yd_node_t *m = yd_map_get(root, ap), *pp = NULL;
+    if (!m || yd_is_null(m)) {
+        if (on)
+            return yd_fail(e, root, "", "mtp_acceptance: required when speculative_config is set");
+        return 0;
+    }
+    if (yd_strict_map(e, m, ap, keys))
+        return -1;
+    int has_mean = yd_map_get(m, "mean_accepted") != NULL;
+    if (has_mean == (yd_map_get(m, "per_position") != NULL))
+        return yd_fail(e, m, ap, "give exactly one of mean_accepted or per_position");
+    if (has_mean) {
+        a->per_position = 0;
+        return yd_get_double(e, m, ap, "mean_accepted", YD_REQ, 0.0, k, 0, &a->mean_accepted) < 0
+                   ? -1 : 0;
+    }
+    if (yd_get_node(e, m, ap, "per_position", YD_REQ, YD_SEQ, &pp) < 0)
+        return -1;
+    if (on ? pp->n != k : (pp->n < 1 || pp->n > 16))
+        return on ? yd_fail(e, pp, "mtp_acceptance.per_position",
+                            "expected %d probabilities (num_speculative_tokens), got %d", k, pp->n)
+                  : yd_fail(e, pp, "mtp_acceptance.per_position",
+                            "expected 1 to 16 probabilities, got %d", pp->n);
+    a->per_position = 1;
+    a->n_probs = pp->n;
+    for (int i = 0; i < pp->n; i++) {
+        char ip[YD_PATH_MAX];
+        if (yd_as_double(e, pp->vals[i], yd_path_idx(ip, "mtp_acceptance.per_position", i), 0.0,
+                         1.0, 0, &a->probs[i]))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* workload                                                                            */
+
+static const char *const req_keys[] = {"id", "prompt_tokens", "cached_tokens", "output_tokens",
+                                       "arrival", NULL};
+static const char *const trig_keys[] = {"after", "decoded", "event", "delay_s", NULL};
+
+static int find_req(const scenario_t *s, const char *id)
+{
+    for (int i = 0; i < s->n_requests; i++)
+        if (!strcmp(s->requests[i].id, id))
+            return i;
+    return -1;
+}
+
+static int parse_id(yd_err_t *e, const yd_node_t *n, const char *path, char out[SCN_ID_MAX])
+{
+    if (yd_as_str(e, n, path, out, SCN_ID_MAX))
+        return -1;
+    if (!valid_id(out))
+        return yd_fail(e, n, path, "expected an id of letters, digits, _ and -, got \"%s\"", out);
+    return 0;
+}
+
+static int parse_arrival(yd_err_t *e, const yd_node_t *a, const char *path, scn_trigger_t *t)
+{
+    memset(t, 0, sizeof *t);
+    if (a->kind == YD_SCALAR) {
+        t->kind = TRIG_TIME;
+        return yd_as_double(e, a, path, NONNEG_NUM, &t->time_s);
+    }
+    if (a->kind != YD_MAP)
+        return yd_fail(e, a, path, "expected seconds or {after: ID, decoded: N | event: E}, got a list");
+    int ev;
+    if (yd_strict_map(e, a, path, trig_keys) ||
+        yd_get_str(e, a, path, "after", YD_REQ, t->ref, sizeof t->ref) < 0 ||
+        yd_get_double(e, a, path, "delay_s", YD_OPT, NONNEG_NUM, &t->delay_s) < 0)
+        return -1;
+    int has_dec = yd_map_get(a, "decoded") != NULL, has_ev = yd_map_get(a, "event") != NULL;
+    if (has_dec == has_ev)
+        return yd_fail(e, a, path, "give exactly one of decoded or event");
+    if (has_dec) {
+        t->kind = TRIG_AFTER_DECODED;
+        return yd_get_long(e, a, path, "decoded", YD_REQ, 0, LONG_MAX, &t->decoded) < 0 ? -1 : 0;
+    }
+    t->kind = TRIG_AFTER_EVENT;
+    if (yd_get_enum(e, a, path, "event", YD_REQ, event_names, &ev) < 0)
+        return -1;
+    t->event = (req_event_t)ev;
+    return 0;
+}
+
+static int parse_requests(yd_err_t *e, const yd_node_t *list, scenario_t *s)
+{
+    const char *lp = "workload.requests";
+    if (yd_expect(e, list, lp, YD_SEQ))
+        return -1;
+    if (!list->n)
+        return 0;
+    s->requests = calloc((size_t)list->n, sizeof *s->requests);
+    if (!s->requests)
+        return yd_fail(e, list, lp, "out of memory");
+    for (int i = 0; i < list->n; i++) {
+        const yd_node_t *m = list->vals[i];
+        scn_request_t *r = &s->requests[i];
+        char rp[YD_PATH_MAX], kp[YD_PATH_MAX];
+        yd_node_t *idn, *arr = NULL;
+        yd_path_idx(rp, lp, i);
+        if (yd_strict_map(e, m, rp, req_keys) ||
+            yd_get_node(e, m, rp, "id", YD_REQ, YD_SCALAR, &idn) < 0 ||
+            parse_id(e, idn, yd_path(kp, rp, "id"), r->id))
+            return -1;
+        int dup = find_req(s, r->id);
+        if (dup >= 0)
+            return yd_fail(e, idn, kp, "duplicate request id \"%s\" (also %s[%d])", r->id, lp, dup);
+        s->n_requests = i + 1;
+        if (yd_get_long(e, m, rp, "prompt_tokens", YD_REQ, POSL, &r->prompt_tokens) < 0 ||
+            yd_get_long(e, m, rp, "cached_tokens", YD_OPT, 0, r->prompt_tokens, &r->cached_tokens) < 0 ||
+            yd_get_long(e, m, rp, "output_tokens", YD_REQ, POSL, &r->output_tokens) < 0 ||
+            yd_get_node(e, m, rp, "arrival", YD_OPT, YD_ANY, &arr) < 0)
+            return -1;
+        if (arr && parse_arrival(e, arr, yd_path(kp, rp, "arrival"), &r->arrival))
+            return -1;
+        /* vLLM rejects a prompt longer than max_model_len; generation past it is cut
+         * short by the engine (the reference scenario's A decodes near the limit). */
+        if (r->prompt_tokens > s->engine.max_model_len)
+            return yd_fail(e, yd_map_get(m, "prompt_tokens"), yd_path(kp, rp, "prompt_tokens"),
+                           "%ld exceeds engine.max_model_len (%ld)", r->prompt_tokens,
+                           s->engine.max_model_len);
+    }
+    /* triggers: the referenced request exists, is another one, and there is no cycle */
+    for (int i = 0; i < s->n_requests; i++) {
+        scn_trigger_t *t = &s->requests[i].arrival;
+        if (t->kind == TRIG_TIME)
+            continue;
+        char rp[YD_PATH_MAX], ap[YD_PATH_MAX], fp[YD_PATH_MAX];
+        yd_node_t *arr = yd_map_get(list->vals[i], "arrival");
+        yd_path(fp, yd_path(ap, yd_path_idx(rp, lp, i), "arrival"), "after");
+        const yd_node_t *an = yd_map_get(arr, "after");
+        int j = find_req(s, t->ref);
+        if (j < 0)
+            return yd_fail(e, an, fp, "no request with id \"%s\"", t->ref);
+        if (j == i)
+            return yd_fail(e, an, fp, "a request cannot wait for itself");
+        if (t->kind == TRIG_AFTER_DECODED && t->decoded > s->requests[j].output_tokens)
+            return yd_fail(e, yd_map_get(arr, "decoded"), yd_path(fp, ap, "decoded"),
+                           "request %s only emits %ld tokens, got %ld", t->ref,
+                           s->requests[j].output_tokens, t->decoded);
+    }
+    for (int i = 0; i < s->n_requests; i++) {
+        int j = i, steps = 0;
+        while (s->requests[j].arrival.kind != TRIG_TIME && steps <= s->n_requests) {
+            j = find_req(s, s->requests[j].arrival.ref);
+            steps++;
+            if (j == i) {
+                char rp[YD_PATH_MAX], ap[YD_PATH_MAX], fp[YD_PATH_MAX], chain[256];
+                size_t o = 0;
+                int k = i;
+                chain[0] = '\0';
+                do {
+                    o += (size_t)snprintf(chain + o, o < sizeof chain ? sizeof chain - o : 0,
+                                          "%s -> ", s->requests[k].id);
+                    k = find_req(s, s->requests[k].arrival.ref);
+                } while (k != i && o < sizeof chain);
+                if (o < sizeof chain)
+                    snprintf(chain + o, sizeof chain - o, "%s", s->requests[i].id);
+                yd_path(fp, yd_path(ap, yd_path_idx(rp, lp, i), "arrival"), "after");
+                return yd_fail(e, yd_map_get(yd_map_get(list->vals[i], "arrival"), "after"), fp,
+                               "arrival triggers form a cycle: %s", chain);
+            }
+        }
+    }
+    return 0;
+}
+
+static const char *const dist_names[] = {"fixed", "uniform", "lognormal", "exponential", NULL};
+
+/* frac: a fraction in [0,1] (fixed or uniform only), else a token count. */
+static int parse_dist(yd_err_t *e, const yd_node_t *n, const char *path, int frac, scn_dist_t *d)
+{
+    static const char *const k_fixed[] = {"dist", "value", "min", "max", NULL};
+    static const char *const k_unif[] = {"dist", "low", "high", "min", "max", NULL};
+    static const char *const k_logn[] = {"dist", "mu", "sigma", "min", "max", NULL};
+    static const char *const k_exp[] = {"dist", "mean", "min", "max", NULL};
+    static const char *const *const keys[] = {k_fixed, k_unif, k_logn, k_exp};
+    static const char *const why[] = {"by dist fixed", "by dist uniform", "by dist lognormal",
+                                      "by dist exponential"};
+    double lo = 0, hi = frac ? 1.0 : INFINITY;
+    int fl = frac ? 0 : YD_LO_OPEN;
+    memset(d, 0, sizeof *d);
+    if (n->kind == YD_SCALAR) {
+        d->kind = DIST_FIXED;
+        return yd_as_double(e, n, path, lo, hi, fl, &d->a);
+    }
+    int k;
+    if (yd_expect(e, n, path, YD_MAP) ||
+        yd_get_enum(e, n, path, "dist", YD_REQ, dist_names, &k) < 0 ||
+        keys_only(e, n, path, keys[k], why[k]))
+        return -1;
+    d->kind = (dist_kind_t)k;
+    char kp[YD_PATH_MAX];
+    if (frac && k >= DIST_LOGNORMAL)
+        return yd_fail(e, yd_map_get(n, "dist"), yd_path(kp, path, "dist"),
+                       "a fraction takes dist fixed or uniform, got \"%s\"", dist_names[k]);
+    switch (d->kind) {
+    case DIST_FIXED:
+        if (yd_get_double(e, n, path, "value", YD_REQ, lo, hi, fl, &d->a) < 0)
+            return -1;
+        break;
+    case DIST_UNIFORM:
+        if (yd_get_double(e, n, path, "low", YD_REQ, lo, hi, fl, &d->a) < 0 ||
+            yd_get_double(e, n, path, "high", YD_REQ, lo, hi, fl, &d->b) < 0)
+            return -1;
+        if (d->b < d->a)
+            return yd_fail(e, yd_map_get(n, "high"), yd_path(kp, path, "high"),
+                           "high (%g) is below low (%g)", d->b, d->a);
+        break;
+    case DIST_LOGNORMAL:
+        if (yd_get_double(e, n, path, "mu", YD_REQ, -700.0, 700.0, 0, &d->a) < 0 ||
+            yd_get_double(e, n, path, "sigma", YD_REQ, 0.0, 100.0, 0, &d->b) < 0)
+            return -1;
+        break;
+    case DIST_EXPONENTIAL:
+        if (yd_get_double(e, n, path, "mean", YD_REQ, POS_NUM, &d->a) < 0)
+            return -1;
+        break;
+    }
+    if (yd_get_long(e, n, path, "min", YD_OPT, 0, LONG_MAX, &d->min) < 0 ||
+        yd_get_long(e, n, path, "max", YD_OPT, 0, LONG_MAX, &d->max) < 0)
+        return -1;
+    if (d->max > 0 && d->max < d->min)
+        return yd_fail(e, yd_map_get(n, "max"), yd_path(kp, path, "max"),
+                       "max (%ld) is below min (%ld)", d->max, d->min);
+    return 0;
+}
+
+static int parse_poisson(yd_err_t *e, const yd_node_t *m, scn_poisson_t *p)
+{
+    static const char *const keys[] = {"rate_per_s", "count", "start_s", "prompt", "output",
+                                       "cached_frac", NULL};
+    const char *pp = "workload.poisson";
+    char kp[YD_PATH_MAX];
+    yd_node_t *pr, *out, *cf = NULL;
+    if (yd_strict_map(e, m, pp, keys) ||
+        yd_get_double(e, m, pp, "rate_per_s", YD_REQ, POS_NUM, &p->rate_per_s) < 0 ||
+        yd_get_long(e, m, pp, "count", YD_REQ, POSL, &p->count) < 0 ||
+        yd_get_double(e, m, pp, "start_s", YD_OPT, NONNEG_NUM, &p->start_s) < 0 ||
+        yd_get_node(e, m, pp, "prompt", YD_REQ, YD_ANY, &pr) < 0 ||
+        yd_get_node(e, m, pp, "output", YD_REQ, YD_ANY, &out) < 0 ||
+        yd_get_node(e, m, pp, "cached_frac", YD_OPT, YD_ANY, &cf) < 0 ||
+        parse_dist(e, pr, yd_path(kp, pp, "prompt"), 0, &p->prompt) ||
+        parse_dist(e, out, yd_path(kp, pp, "output"), 0, &p->output) ||
+        (cf && parse_dist(e, cf, yd_path(kp, pp, "cached_frac"), 1, &p->cached_frac)))
+        return -1;
+    p->enabled = 1;
+    return 0;
+}
+
+static int parse_workload(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+{
+    static const char *const keys[] = {"requests", "poisson", "trace", NULL};
+    const char *wp = "workload";
+    yd_node_t *w, *reqs = NULL, *poi = NULL, *tr = NULL;
+    char tp[YD_PATH_MAX], rel[SCN_PATH_MAX];
+    if (yd_get_node(e, root, "", "workload", YD_REQ, YD_MAP, &w) < 0 ||
+        yd_strict_map(e, w, wp, keys) ||
+        yd_get_node(e, w, wp, "requests", YD_OPT, YD_ANY, &reqs) < 0 ||
+        yd_get_node(e, w, wp, "poisson", YD_OPT, YD_ANY, &poi) < 0 ||
+        yd_get_node(e, w, wp, "trace", YD_OPT, YD_ANY, &tr) < 0)
+        return -1;
+    if (reqs && !yd_is_null(reqs) && parse_requests(e, reqs, s))
+        return -1;
+    if (poi && !yd_is_null(poi) && parse_poisson(e, poi, &s->poisson))
+        return -1;
+    if (tr && !yd_is_null(tr)) {
+        yd_path(tp, wp, "trace");
+        if (yd_as_str(e, tr, tp, rel, sizeof rel) ||
+            resolve(e, tr, tp, s->path, rel, s->trace_path))
+            return -1;
+    }
+    if (!s->n_requests && !s->poisson.enabled && !s->trace_path[0])
+        return yd_fail(e, w, wp, "no requests: give at least one of requests, poisson, trace");
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* measure, reference, stop                                                            */
+
+/* "ID.event" (or start/end where allowed).  ok_word: "start", "end" or NULL. */
+static int parse_mark(yd_err_t *e, const scenario_t *s, const yd_node_t *n, const char *path,
+                      const char *ok_word, scn_mark_t *mk)
+{
+    char buf[SCN_ID_MAX + 24];
+    memset(mk, 0, sizeof *mk);
+    if (yd_as_str(e, n, path, buf, sizeof buf))
+        return -1;
+    if (ok_word && !strcmp(buf, ok_word))
+        return 0;
+    char *dot = strrchr(buf, '.');
+    int ev = -1;
+    if (dot) {
+        *dot = '\0';
+        for (int i = 0; event_names[i]; i++)
+            if (!strcmp(dot + 1, event_names[i]))
+                ev = i;
+    }
+    if (!dot || ev < 0 || !valid_id(buf) || strlen(buf) >= SCN_ID_MAX) {
+        if (dot)
+            *dot = '.';
+        return yd_fail(e, n, path,
+                       "expected %s%sID.EVENT (EVENT: arrival, admitted, first_token, finished), "
+                       "got \"%s\"", ok_word ? ok_word : "", ok_word ? " or " : "", buf);
+    }
+    if (find_req(s, buf) < 0)
+        return yd_fail(e, n, path, "no request with id \"%s\"", buf);
+    mk->is_set = 1;
+    snprintf(mk->ref, sizeof mk->ref, "%s", buf);
+    mk->event = (req_event_t)ev;
+    return 0;
+}
+
+static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, const char *wp,
+                        scn_window_t *w)
+{
+    static const char *const k_req_range[] = {"kind", "request", "from", "to", NULL};
+    static const char *const k_range[] = {"kind", "from", "to", NULL};
+    static const char *const k_req[] = {"kind", "request", NULL};
+    static const char *const k_steps[] = {"kind", "type", "from", "to", NULL};
+    static const char *const k_none[] = {"kind", NULL};
+    static const char *const *const keys[WIN__N] = {
+        [WIN_RATE] = k_req_range, [WIN_DURATION] = k_range, [WIN_TTFT] = k_req,
+        [WIN_TPOT] = k_req, [WIN_ITL] = k_req, [WIN_STEPS] = k_steps,
+        [WIN_TOKENS] = k_req_range, [WIN_THROUGHPUT] = k_none};
+    char kp[YD_PATH_MAX], why[48];
+    int kind, t;
+    yd_node_t *rq = NULL, *from = NULL, *to = NULL;
+    if (yd_expect(e, m, wp, YD_MAP) ||
+        yd_get_enum(e, m, wp, "kind", YD_REQ, win_names, &kind) < 0)
+        return -1;
+    snprintf(why, sizeof why, "by kind %s", win_names[kind]);
+    if (keys_only(e, m, wp, keys[kind], why))
+        return -1;
+    w->kind = (win_kind_t)kind;
+    int need_req = kind == WIN_RATE || kind == WIN_TOKENS;
+    int star_ok = kind == WIN_TTFT || kind == WIN_TPOT || kind == WIN_ITL;
+    if (yd_get_node(e, m, wp, "request", need_req ? YD_REQ : YD_OPT, YD_SCALAR, &rq) < 0)
+        return -1;
+    if (star_ok)
+        snprintf(w->request, sizeof w->request, "*");
+    if (rq) {
+        yd_path(kp, wp, "request");
+        if (star_ok && rq->kind == YD_SCALAR && !strcmp(rq->text, "*"))
+            ;
+        else if (parse_id(e, rq, kp, w->request))
+            return -1;
+        else if (find_req(s, w->request) < 0)
+            return yd_fail(e, rq, kp, "no request with id \"%s\"", w->request);
+    }
+    if (kind == WIN_STEPS) {
+        if (yd_get_enum(e, m, wp, "type", YD_REQ, step_names, &t) < 0)
+            return -1;
+        w->step_type = (step_type_t)t;
+    }
+    if (yd_get_node(e, m, wp, "from", YD_OPT, YD_ANY, &from) < 0 ||
+        yd_get_node(e, m, wp, "to", YD_OPT, YD_ANY, &to) < 0 ||
+        (from && parse_mark(e, s, from, yd_path(kp, wp, "from"), "start", &w->from)) ||
+        (to && parse_mark(e, s, to, yd_path(kp, wp, "to"), "end", &w->to)))
+        return -1;
+    return 0;
+}
+
+static int parse_measure(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+{
+    yd_node_t *m = yd_map_get(root, "measure");
+    if (!m || yd_is_null(m))
+        return 0;
+    if (yd_expect(e, m, "measure", YD_MAP))
+        return -1;
+    if (!m->n)
+        return 0;
+    s->windows = calloc((size_t)m->n, sizeof *s->windows);
+    if (!s->windows)
+        return yd_fail(e, m, "measure", "out of memory");
+    for (int i = 0; i < m->n; i++) {
+        scn_window_t *w = &s->windows[i];
+        char wp[YD_PATH_MAX];
+        const yd_node_t *k = m->keys[i];
+        yd_path(wp, "measure", k->text);
+        if (strlen(k->text) >= SCN_ID_MAX || !valid_id(k->text) || strlen(k->text) != k->len)
+            return yd_fail(e, k, wp, "a window name is letters, digits, _ and - (at most %d)",
+                           SCN_ID_MAX - 1);
+        snprintf(w->name, sizeof w->name, "%s", k->text);
+        s->n_windows = i + 1;
+        if (parse_window(e, s, m->vals[i], wp, w))
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_reference(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+{
+    yd_node_t *m = yd_map_get(root, "reference");
+    if (!m || yd_is_null(m))
+        return 0;
+    if (yd_expect(e, m, "reference", YD_MAP))
+        return -1;
+    for (int i = 0; i < m->n; i++) {
+        const yd_node_t *k = m->keys[i];
+        char kp[YD_PATH_MAX];
+        yd_path(kp, "reference", k->text);
+        if (!strcmp(k->text, "source")) {
+            if (yd_as_str(e, m->vals[i], kp, s->reference_source, sizeof s->reference_source))
+                return -1;
+            continue;
+        }
+        scn_window_t *w = NULL;
+        for (int j = 0; j < s->n_windows && !w; j++)
+            if (!strcmp(s->windows[j].name, k->text) && strlen(k->text) == k->len)
+                w = &s->windows[j];
+        if (!w) {
+            char list[400];
+            size_t o = 0;
+            list[0] = '\0';
+            for (int j = 0; j < s->n_windows && o < sizeof list - 1; j++)
+                o += (size_t)snprintf(list + o, sizeof list - o, ", %s", s->windows[j].name);
+            return yd_fail(e, k, kp, "no measure window named \"%s\" (allowed: source%s)",
+                           k->text, list);
+        }
+        if (yd_as_double(e, m->vals[i], kp, ANY_NUM, &w->reference))
+            return -1;
+        w->has_reference = 1;
+    }
+    return 0;
+}
+
+static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+{
+    static const char *const keys[] = {"when", "max_time_s", "max_steps", NULL};
+    scn_stop_t *st = &s->stop;
+    st->kind = 0;
+    st->max_time_s = 86400;
+    st->max_steps = 0;
+    yd_node_t *m = yd_map_get(root, "stop"), *when = NULL;
+    if (!m)
+        return 0;
+    if (yd_strict_map(e, m, "stop", keys) ||
+        yd_get_double(e, m, "stop", "max_time_s", YD_OPT, POS_NUM, &st->max_time_s) < 0 ||
+        yd_get_long(e, m, "stop", "max_steps", YD_OPT, 0, LONG_MAX, &st->max_steps) < 0 ||
+        yd_get_node(e, m, "stop", "when", YD_OPT, YD_ANY, &when) < 0)
+        return -1;
+    if (when) {
+        scn_mark_t mk;
+        if (parse_mark(e, s, when, "stop.when", "all_finished", &mk))
+            return -1;
+        if (mk.is_set) {
+            st->kind = 1;
+            snprintf(st->ref, sizeof st->ref, "%s", mk.ref);
+            st->event = mk.event;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+static const char *const top_keys[] = {"name", "description", "seed", "model", "profile",
+    "hardware", "engine", "env", "workload", "measure", "stop", "reference", "mtp_acceptance",
+    NULL};
+
+static int parse_hardware(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+{
+    static const char *const hw_keys[] = {"analytic", NULL};
+    static const char *const an_keys[] = {"tflops", "tbps", NULL};
+    yd_node_t *hw = yd_map_get(root, "hardware"), *an, *pr = yd_map_get(root, "profile");
+    char rel[SCN_PATH_MAX];
+    if (pr && !yd_is_null(pr)) {
+        if (yd_as_str(e, pr, "profile", rel, sizeof rel) ||
+            resolve(e, pr, "profile", s->path, rel, s->profile_path))
+            return -1;
+    }
+    if (hw && !yd_is_null(hw)) {
+        const char *ap = "hardware.analytic";
+        if (yd_strict_map(e, hw, "hardware", hw_keys) ||
+            yd_get_node(e, hw, "hardware", "analytic", YD_REQ, YD_MAP, &an) < 0 ||
+            yd_strict_map(e, an, ap, an_keys) ||
+            yd_get_double(e, an, ap, "tflops", YD_REQ, POS_NUM, &s->analytic_tflops) < 0 ||
+            yd_get_double(e, an, ap, "tbps", YD_REQ, POS_NUM, &s->analytic_tbps) < 0)
+            return -1;
+        if (s->profile_path[0])
+            return yd_fail(e, hw, "hardware",
+                           "give either profile or hardware.analytic, not both");
+        s->analytic = 1;
+    }
+    if (!s->profile_path[0] && !s->analytic)
+        return yd_fail(e, root, "", "missing required key \"profile\" (or hardware.analytic)");
+    return 0;
+}
+
+static int parse_top(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+{
+    yd_node_t *mn;
+    long seed = 1;
+    if (yd_strict_map(e, root, "", top_keys) ||
+        yd_get_str(e, root, "", "name", YD_OPT, s->name, sizeof s->name) < 0 ||
+        yd_get_str(e, root, "", "description", YD_OPT, s->description, sizeof s->description) < 0 ||
+        yd_get_long(e, root, "", "seed", YD_OPT, 0, LONG_MAX, &seed) < 0 ||
+        yd_get_node(e, root, "", "model", YD_REQ, YD_ANY, &mn) < 0)
+        return -1;
+    s->seed = (uint64_t)seed;
+    if (mn->kind == YD_MAP) {
+        if (parse_model(e, mn, "model", &s->model))
+            return -1;
+    } else {
+        char rel[SCN_PATH_MAX];
+        if (mn->kind != YD_SCALAR || yd_is_null(mn))
+            return yd_fail(e, mn, "model", "expected a model file path or a model mapping, got %s",
+                           mn->kind == YD_SEQ ? "a list" : "null");
+        if (yd_as_str(e, mn, "model", rel, sizeof rel) ||
+            resolve(e, mn, "model", s->path, rel, s->model_path))
+            return -1;
+        if (load_model_file(e, s->model_path, &s->model))
+            return -1;
+    }
+    return parse_hardware(e, root, s) || parse_engine(e, root, s) ||
+                   parse_env(e, root, &s->env) || parse_accept(e, root, s) ||
+                   parse_workload(e, root, s) || parse_measure(e, root, s) ||
+                   parse_reference(e, root, s) || parse_stop(e, root, s)
+               ? -1 : 0;
+}
+
+int scn_load(const char *path, const char *const *overrides, int n_overrides,
+             scenario_t *out, char err[SCN_ERR_MAX])
+{
+    yd_err_t e;
+    yd_err_init(&e, err, SCN_ERR_MAX);
+    memset(out, 0, sizeof *out);
+    if (strlen(path) >= sizeof out->path) {
+        snprintf(err, SCN_ERR_MAX, "%.64s...: path too long", path);
+        return -1;
+    }
+    snprintf(out->path, sizeof out->path, "%s", path);
+    /* default name: the file stem */
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    int blen = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+    snprintf(out->name, sizeof out->name, "%.*s", blen < 127 ? blen : 127, base);
+    out->seed = 1;
+
+    yd_doc_t *d = yd_load(path, &e);
+    if (!d)
+        return -1;
+    for (int i = 0; i < n_overrides; i++)
+        if (yd_apply_set(d, overrides[i], &e))
+            goto fail;
+    if (parse_top(&e, yd_root(d), out))
+        goto fail;
+    yd_free(d);
+    return 0;
+fail:
+    yd_free(d);
+    scn_free(out);
+    return -1;
+}
+
+void scn_free(scenario_t *s)
+{
+    if (!s)
+        return;
+    free(s->requests);
+    free(s->windows);
+    s->requests = NULL;
+    s->windows = NULL;
+    s->n_requests = s->n_windows = 0;
+}
