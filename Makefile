@@ -85,3 +85,11 @@ clean:
 	rm -rf $(BUILD) bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# -- the V100 profile, derived from published figures (see README) -------------
+bin/v100fit: $(BUILD)/calib/v100_fit.o $(BUILD)/libsim.a
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+v100-profile: bin/v100fit
+	./bin/v100fit calib/v100_figures.yaml -o calib/profiles/v100-pcie-32gb-tp2.yaml
+.PHONY: v100-profile
