@@ -243,7 +243,7 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     g->tensor_parallel_size = 1;
     g->gpu_memory_utilization = 0.9;
     yd_node_t *m = yd_map_get(root, "engine");
-    if (!m)
+    if (!m || yd_is_null(m))
         return 0;
     int kv = 0;
     yd_node_t *spec = NULL;
@@ -308,7 +308,7 @@ static int parse_env(yd_err_t *e, const yd_node_t *root, scn_env_t *v)
     v->smallq_decode_max_q = 16;
     v->d256_bm32_any_page = 0;
     yd_node_t *m = yd_map_get(root, "env");
-    if (!m)
+    if (!m || yd_is_null(m))
         return 0;
     if (yd_strict_map(e, m, "env", env_keys) ||
         yd_get_int(e, m, "env", env_keys[0], YD_OPT, 0, INT_MAX, &v->pace_steps) < 0 ||
@@ -762,7 +762,7 @@ static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     st->max_time_s = 86400;
     st->max_steps = 0;
     yd_node_t *m = yd_map_get(root, "stop"), *when = NULL;
-    if (!m)
+    if (!m || yd_is_null(m))
         return 0;
     if (yd_strict_map(e, m, "stop", keys) ||
         yd_get_double(e, m, "stop", "max_time_s", YD_OPT, POS_NUM, &st->max_time_s) < 0 ||
