@@ -131,10 +131,10 @@ int   attn_time(int route, const attn_kv *kv, const attn_batch *b, const void *q
                 float *median_ms);
 
 /* --- CPU reference (float64; kernels/ref.c; needs no GPU) --- */
-/* Reference output for one (query token, q head): q_vec[head_dim], keys/vals laid out as
- * [num_keys][head_dim] doubles (the sequence's keys 0..num_keys-1 for that kv head, already
- * dequantised); writes out_vec[head_dim]. */
-void  attn_ref_one(const double *q_vec, const double *keys, const double *vals, int num_keys,
+/* Reference output for one (query token, q head), accumulated in float64: q_vec[head_dim], keys
+ * and vals laid out as [num_keys][ld] floats (the sequence's keys 0..num_keys-1 for that kv head,
+ * already dequantised, exact); writes out_vec[head_dim]. */
+void  attn_ref_one(const float *q_vec, const float *keys, const float *vals, int num_keys, int ld,
                    int head_dim, double sm_scale, double *out_vec);
 double attn_fp16_to_double(uint16_t h);
 double attn_fp8e5m2_to_double(uint8_t raw, float scale); /* half(raw << 8) * scale, as the kernels do */

@@ -1,0 +1,380 @@
+// attn_common.cuh -- shared pieces of the paged attention kernels (sm_70 features only).
+//
+// One tile engine serves every WMMA route. A CTA of 8 warps owns MR "query rows" and walks
+// the KV of one kv head in tiles of BN tokens:
+//   S = Q K^T (WMMA 16x16x16, fp16 in, fp32 acc) -> smem; online softmax per row (exp2,
+//   scale folded into log2e) -> P fp16 in smem; O = O*alpha + P V with O held in WMMA
+//   accumulator fragments, rescaled through a per-element row map learnt at kernel start
+//   (the fragment layout is unspecified but fixed for a binary: load a matrix whose (r,c)
+//   is r and read the elements back).
+// Prefill rows are BM consecutive q tokens of one q head; decode rows are (q token, head of
+// the GQA group) pairs of one kv head, so one pass over the KV serves the whole group.
+// K/V staging modes: GENERIC (load K,V -> sync -> compute), SHARED (K and V take turns in one
+// smem tile: the low-smem variant), PIPE (next tile's K/V loaded into registers while the
+// current tile is computed, then stored to smem: registers -> smem double buffer).
+// fp8_e5m2 KV is dequantised while staging: half(raw << 8) * scale.
+#pragma once
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <mma.h>
+#include <stdint.h>
+
+#define ATTN_D 256
+#define ATTN_NT 256            // threads per CTA (8 warps)
+#define ATTN_NEG (-1.0e30f)    // finite "minus infinity" for running maxima
+
+enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2 };
+
+// everything a WMMA attention kernel needs; plain data, passed by value
+struct AttnParams {
+    const half *q;            // [total_q, H, D]
+    half *out;                // [total_q, H, D] (prefill: normalised output)
+    const void *k, *v;        // paged cache (fp16 or uint8)
+    int page, kv_heads, H, group;
+    float k_scale, v_scale;
+    const int *block_table;   // [rows, max_pages]
+    int max_pages;
+    const int *q_len, *seq_len, *q_start;
+    float scale_log2;         // sm_scale * log2(e)
+    // decode (split-K) partials
+    float *ws_o, *ws_m, *ws_l; // [total_q, H, np_max, D], [total_q, H, np_max]
+    int np_max, nchunks;
+};
+
+#define cuda_check(err) cuda_check_impl((err), __FILE__, __LINE__)
+
+// --- KV tile staging -------------------------------------------------------------------
+
+// a tile of BN tokens of one kv head, as 16-byte global chunks held in registers
+template <int BN, bool FP8>
+struct Stage {
+    static constexpr int CPT = FP8 ? ATTN_D / 16 : ATTN_D / 8; // 16-byte chunks per token
+    static constexpr int N = BN * CPT / ATTN_NT;
+    uint4 r[N];
+};
+
+template <int BN, bool FP8>
+__device__ __forceinline__ void stage_load(Stage<BN, FP8> &s, const void *base, const int *bt_row,
+                                           int page, int kv_heads, int kvh, int t0, int tend) {
+    constexpr int CPT = Stage<BN, FP8>::CPT;
+    constexpr int ROWB = FP8 ? ATTN_D : ATTN_D * 2; // bytes per token per head
+#pragma unroll
+    for (int i = 0; i < Stage<BN, FP8>::N; i++) {
+        int idx = threadIdx.x + i * ATTN_NT;
+        int tok = idx / CPT, c = idx % CPT;
+        int t = t0 + tok;
+        if (t < tend) {
+            int pi = t / page;
+            int slot = t - pi * page;
+            size_t off = ((size_t)bt_row[pi] * page + slot) * kv_heads + kvh;
+            s.r[i] = __ldg((const uint4 *)((const char *)base + off * ROWB) + c);
+        } else {
+            s.r[i] = make_uint4(0, 0, 0, 0);
+        }
+    }
+}
+
+__device__ __forceinline__ uint32_t fp8x2_to_half2(uint32_t w, uint32_t sel, half2 sc) {
+    uint32_t h = __byte_perm(w, 0u, sel); // bytes [0, b_lo, 0, b_hi]: each fp8 is an fp16 high byte
+    half2 x = *reinterpret_cast<half2 *>(&h);
+    x = __hmul2(x, sc);
+    return *reinterpret_cast<uint32_t *>(&x);
+}
+
+template <int BN, bool FP8, int LD>
+__device__ __forceinline__ void stage_store(const Stage<BN, FP8> &s, half *sm, float scale) {
+    constexpr int CPT = Stage<BN, FP8>::CPT;
+#pragma unroll
+    for (int i = 0; i < Stage<BN, FP8>::N; i++) {
+        int idx = threadIdx.x + i * ATTN_NT;
+        int tok = idx / CPT, c = idx % CPT;
+        if (!FP8) {
+            *(uint4 *)(sm + tok * LD + c * 8) = s.r[i];
+        } else {
+            half2 sc = __float2half2_rn(scale);
+            uint4 a, b;
+            a.x = fp8x2_to_half2(s.r[i].x, 0x1404, sc); a.y = fp8x2_to_half2(s.r[i].x, 0x3424, sc);
+            a.z = fp8x2_to_half2(s.r[i].y, 0x1404, sc); a.w = fp8x2_to_half2(s.r[i].y, 0x3424, sc);
+            b.x = fp8x2_to_half2(s.r[i].z, 0x1404, sc); b.y = fp8x2_to_half2(s.r[i].z, 0x3424, sc);
+            b.z = fp8x2_to_half2(s.r[i].w, 0x1404, sc); b.w = fp8x2_to_half2(s.r[i].w, 0x3424, sc);
+            *(uint4 *)(sm + tok * LD + c * 16) = a;
+            *(uint4 *)(sm + tok * LD + c * 16 + 8) = b;
+        }
+    }
+}
+
+// --- shared memory plan ----------------------------------------------------------------
+
+template <int MR, int BN, int MODE>
+struct Smem {
+    static constexpr int LDQ = ATTN_D + 8, LDK = ATTN_D + 8, LDS = BN + 4, LDP = BN + 8, LDO = ATTN_D + 4;
+    static constexpr int Q = 0;
+    static constexpr int K = Q + MR * LDQ * 2;
+    static constexpr int V = K + (MODE == KV_SHARED ? 0 : BN * LDK * 2);
+    static constexpr int S = V + BN * LDK * 2;
+    static constexpr int P = S + MR * LDS * 4;
+    static constexpr int ROW = P + MR * LDP * 2;        // m, l, alpha (float), pos (int)
+    static constexpr int BYTES = ROW + MR * 16;
+    static_assert(MR * LDO * 4 <= BN * LDK * 2, "O staging must fit in the K tile");
+    static_assert(K % 32 == 0 && V % 32 == 0 && S % 32 == 0 && P % 32 == 0, "wmma alignment");
+};
+
+// --- the tile engine -------------------------------------------------------------------
+//
+// DEC = false: prefill. blockIdx = (m tile, 0, row*H + head); rows = MR consecutive q tokens.
+// DEC = true : decode.  blockIdx = (row, kvh*nchunks + chunk, partition); rows are
+//              g = chunk*MR + j -> (q token g / group, head kvh*group + g % group).
+template <int MR, int BN, int MODE, bool FP8, bool DEC>
+__global__ void __launch_bounds__(ATTN_NT, (MR == 32 && BN == 128) ? 1 : 2)
+attn_wmma_kernel(AttnParams p) {
+    using namespace nvcuda;
+    using SM = Smem<MR, BN, MODE>;
+    extern __shared__ __align__(128) unsigned char smem[];
+    half *sQ = (half *)(smem + SM::Q);
+    half *sK = (half *)(smem + SM::K);
+    half *sV = (half *)(smem + SM::V);
+    float *sS = (float *)(smem + SM::S);
+    half *sP = (half *)(smem + SM::P);
+    float *sM = (float *)(smem + SM::ROW);
+    float *sL = sM + MR, *sA = sL + MR;
+    int *sPos = (int *)(sA + MR);
+    const int tid = threadIdx.x, warp = tid / 32;
+
+    // -- which rows, which keys
+    int r, kvh, qn, L, qs, part = 0, head0 = 0, g0 = 0, nrows;
+    if (!DEC) {
+        r = blockIdx.z / p.H;
+        head0 = blockIdx.z % p.H;
+        kvh = head0 / p.group;
+        qn = p.q_len[r];
+        if ((int)blockIdx.x * MR >= qn) return;
+        g0 = blockIdx.x * MR;
+        nrows = min(MR, qn - g0);
+    } else {
+        r = blockIdx.x;
+        kvh = blockIdx.y / p.nchunks;
+        int chunk = blockIdx.y % p.nchunks;
+        part = blockIdx.z;
+        qn = p.q_len[r];
+        g0 = chunk * MR;
+        if (g0 >= qn * p.group) return;
+        nrows = min(MR, qn * p.group - g0);
+    }
+    L = p.seq_len[r];
+    qs = p.q_start[r];
+    int kv_lo = 0, kv_hi;
+    {
+        int glast = g0 + nrows - 1;
+        int qlast = DEC ? glast / p.group : glast;
+        kv_hi = L - qn + qlast + 1; // keys up to the last row's position
+        if (DEC) {
+            int plen = L >= 32768 ? 1024 : 256;
+            kv_lo = part * plen;
+            if (kv_lo >= L) return;
+            kv_hi = min(kv_hi, kv_lo + plen);
+        }
+    }
+    const int *bt_row = p.block_table + (size_t)r * p.max_pages;
+
+    // -- per-row state and Q
+    if (tid < MR) {
+        int pos = -1;
+        if (tid < nrows) {
+            int g = g0 + tid;
+            int qi = DEC ? g / p.group : g;
+            pos = L - qn + qi;
+        }
+        sPos[tid] = pos;
+        sM[tid] = ATTN_NEG;
+        sL[tid] = 0.f;
+    }
+    for (int idx = tid; idx < MR * (ATTN_D / 8); idx += ATTN_NT) {
+        int j = idx / (ATTN_D / 8), c = idx % (ATTN_D / 8);
+        uint4 val = make_uint4(0, 0, 0, 0);
+        if (j < nrows) {
+            int g = g0 + j, qi, h;
+            if (DEC) { qi = g / p.group; h = kvh * p.group + g % p.group; }
+            else { qi = g; h = head0; }
+            val = __ldg((const uint4 *)(p.q + ((size_t)(qs + qi) * p.H + h) * ATTN_D) + c);
+        }
+        *(uint4 *)(sQ + j * SM::LDQ + c * 8) = val;
+    }
+    // row map of the accumulator fragment: element i of every acc fragment is in row rmap[i]
+    float *sRow = (float *)(smem + SM::K);
+    for (int idx = tid; idx < 256; idx += ATTN_NT) sRow[idx] = (float)(idx / 16);
+    __syncthreads();
+    typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> Acc;
+    constexpr int NE = Acc::num_elements;
+    int rmap[NE];
+    {
+        Acc f;
+        wmma::load_matrix_sync(f, sRow, 16, wmma::mem_row_major);
+#pragma unroll
+        for (int i = 0; i < NE; i++) rmap[i] = (int)f.x[i];
+    }
+    __syncthreads();
+
+    constexpr int NOT = MR / 16 * (ATTN_D / 16) / 8; // O tiles per warp
+    Acc o[NOT];
+#pragma unroll
+    for (int i = 0; i < NOT; i++) wmma::fill_fragment(o[i], 0.f);
+
+    constexpr int TPR = ATTN_NT / MR; // softmax threads per row
+    constexpr int CPTH = BN / TPR;    // columns per thread
+    static_assert(TPR <= 32 && CPTH >= 1, "softmax split");
+    const void *kb = p.k, *vb = p.v;
+
+    Stage<BN, FP8> st;
+    if (MODE == KV_PIPE) {
+        stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, kv_lo, kv_hi);
+        stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+        stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, kv_lo, kv_hi);
+        stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
+    }
+
+    for (int t0 = kv_lo; t0 < kv_hi; t0 += BN) {
+        const bool next = t0 + BN < kv_hi;
+        if (MODE == KV_GENERIC) {
+            stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, t0, kv_hi);
+            stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+            stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, t0, kv_hi);
+            stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
+        } else if (MODE == KV_SHARED) {
+            stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, t0, kv_hi);
+            stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+        } else if (next) {
+            stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, t0 + BN, kv_hi);
+        }
+        __syncthreads();
+
+        // S = Q K^T
+        constexpr int NST = (MR / 16) * (BN / 16);
+        for (int stile = warp; stile < NST; stile += 8) {
+            int rt = stile / (BN / 16), ct = stile % (BN / 16);
+            Acc acc;
+            wmma::fill_fragment(acc, 0.f);
+#pragma unroll 4
+            for (int kk = 0; kk < ATTN_D / 16; kk++) {
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
+                wmma::load_matrix_sync(a, sQ + rt * 16 * SM::LDQ + kk * 16, SM::LDQ);
+                wmma::load_matrix_sync(b, sK + ct * 16 * SM::LDK + kk * 16, SM::LDK);
+                wmma::mma_sync(acc, a, b, acc);
+            }
+            wmma::store_matrix_sync(sS + rt * 16 * SM::LDS + ct * 16, acc, SM::LDS, wmma::mem_row_major);
+        }
+        __syncthreads();
+
+        if (MODE == KV_PIPE && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+        if (MODE == KV_SHARED) stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, t0, kv_hi);
+
+        // online softmax, TPR threads per row
+        {
+            int row = tid / TPR, sub = tid % TPR;
+            int pos = sPos[row];
+            float s[CPTH];
+            float mx = ATTN_NEG;
+#pragma unroll
+            for (int i = 0; i < CPTH; i++) {
+                int c = sub + i * TPR, t = t0 + c;
+                bool ok = t < kv_hi && t <= pos;
+                s[i] = ok ? sS[row * SM::LDS + c] * p.scale_log2 : -INFINITY;
+                mx = fmaxf(mx, s[i]);
+            }
+#pragma unroll
+            for (int off = TPR / 2; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+            float mold = sM[row];
+            float mnew = fmaxf(mold, mx);
+            float sum = 0.f;
+#pragma unroll
+            for (int i = 0; i < CPTH; i++) {
+                float e = exp2f(s[i] - mnew);
+                sum += e;
+                sP[row * SM::LDP + sub + i * TPR] = __float2half(e);
+            }
+#pragma unroll
+            for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+            __syncwarp();
+            if (sub == 0) {
+                float alpha = exp2f(mold - mnew);
+                sA[row] = alpha;
+                sL[row] = sL[row] * alpha + sum;
+                sM[row] = mnew;
+            }
+        }
+        if (MODE == KV_SHARED) stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
+        if (MODE == KV_PIPE && next) stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, t0 + BN, kv_hi);
+        __syncthreads();
+
+        // O = O * alpha + P V
+#pragma unroll
+        for (int i = 0; i < NOT; i++) {
+            int tile = warp + 8 * i, rt = tile / (ATTN_D / 16), ct = tile % (ATTN_D / 16);
+#pragma unroll
+            for (int e = 0; e < NE; e++) o[i].x[e] *= sA[rt * 16 + rmap[e]];
+#pragma unroll 4
+            for (int kk = 0; kk < BN / 16; kk++) {
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b;
+                wmma::load_matrix_sync(a, sP + rt * 16 * SM::LDP + kk * 16, SM::LDP);
+                wmma::load_matrix_sync(b, sV + kk * 16 * SM::LDK + ct * 16, SM::LDK);
+                wmma::mma_sync(o[i], a, b, o[i]);
+            }
+        }
+        __syncthreads();
+        if (MODE == KV_PIPE && next) stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
+    }
+
+    // epilogue: O through smem (the K tile), then one row per warp pass
+    float *sO = (float *)(smem + SM::K);
+    if (MODE == KV_PIPE) __syncthreads();
+#pragma unroll
+    for (int i = 0; i < NOT; i++) {
+        int tile = warp + 8 * i, rt = tile / (ATTN_D / 16), ct = tile % (ATTN_D / 16);
+        wmma::store_matrix_sync(sO + rt * 16 * SM::LDO + ct * 16, o[i], SM::LDO, wmma::mem_row_major);
+    }
+    __syncthreads();
+    for (int j = warp; j < nrows; j += 8) {
+        int g = g0 + j, qi, h;
+        if (DEC) { qi = g / p.group; h = kvh * p.group + g % p.group; }
+        else { qi = g; h = head0; }
+        size_t tokh = (size_t)(qs + qi) * p.H + h;
+        const float *orow = sO + j * SM::LDO;
+        if (!DEC) {
+            float inv = sL[j] > 0.f ? 1.f / sL[j] : 0.f;
+            for (int d = tid % 32 * 8; d < ATTN_D; d += 256) {
+                uint4 pk;
+                half2 *ph = (half2 *)&pk;
+#pragma unroll
+                for (int e = 0; e < 4; e++) ph[e] = __floats2half2_rn(orow[d + 2 * e] * inv, orow[d + 2 * e + 1] * inv);
+                *(uint4 *)(p.out + tokh * ATTN_D + d) = pk;
+            }
+        } else {
+            size_t slot = tokh * p.np_max + part;
+            float *dst = p.ws_o + slot * ATTN_D;
+            for (int d = tid % 32 * 4; d < ATTN_D; d += 128)
+                *(float4 *)(dst + d) = make_float4(orow[d], orow[d + 1], orow[d + 2], orow[d + 3]);
+            if (tid % 32 == 0) { p.ws_m[slot] = sM[j]; p.ws_l[slot] = sL[j]; }
+        }
+    }
+}
+
+// --- host side, shared by the .cu files ------------------------------------------------
+
+int cuda_check_impl(cudaError_t err, const char *file, int line); // 0 or ATTN_ECUDA (prints once)
+
+// fill AttnParams' common part from a kv cache and a batch
+struct attn_kv;
+struct attn_batch;
+void attn_params_init(AttnParams *p, const struct attn_kv *kv, const struct attn_batch *b,
+                      const void *q, void *out, float sm_scale);
+
+// raise a kernel's dynamic shared-memory limit once (remembered per kernel); 0 or ATTN_ECUDA
+int attn_set_smem(const void *kernel, int bytes);
+
+int attn_prefill_launch(int route, const struct attn_kv *kv, const struct attn_batch *b, const void *q,
+                        void *out, float sm_scale, void *ws, size_t ws_bytes, int flags, cudaStream_t s);
+int attn_decode_launch(int route, const struct attn_kv *kv, const struct attn_batch *b, const void *q,
+                       void *out, float sm_scale, void *ws, size_t ws_bytes, cudaStream_t s);
+size_t attn_prefill_ws_bytes(int route, const struct attn_kv *kv, const struct attn_batch *b);
+size_t attn_decode_ws_bytes(int route, const struct attn_kv *kv, const struct attn_batch *b);

@@ -1,0 +1,197 @@
+// attn_decode.cu -- paged decode attention, split-K over partitions of the context.
+//
+// Partitions are 256 tokens (1024 when seq_len >= 32768). Each partition writes an
+// unnormalised partial (O, running max m in log2 units, sum l) to the workspace; a reduce
+// kernel (grid (rows, H, max_q)) combines them with log-sum-exp and writes fp16 out.
+//   XQA    : grid (rows, kv_heads, partitions); one CTA per kv head serves its whole GQA
+//            group (MR = 16 query rows, WMMA), reading each K/V element once.
+//   scalar : grid (rows, H, partitions); one CTA per q head, CUDA-core dot products, one
+//            warp per token stream; every q head re-reads its kv head (no GQA sharing).
+//   small-q: the MTP-verify row without expansion: grid (rows, kv_heads * chunks, parts),
+//            MR = 32 rows = (q token, group head) pairs per CTA, causal at the tail
+//            (q=5 x group 6 = 30 rows: one pass over the KV for all of them).
+// fp8_e5m2 KV is dequantised while staging (half(raw << 8) * scale).
+#include "attn.h"
+#include "attn_common.cuh"
+
+typedef void (*attn_kernel_t)(AttnParams);
+
+static int np_max(const attn_batch *b) {
+    int np = 1;
+    for (int r = 0; r < b->num_rows; r++) {
+        int L = b->seq_len[r], pl = attn_decode_partition(L);
+        np = max(np, (L + pl - 1) / pl);
+    }
+    return np;
+}
+
+size_t attn_decode_ws_bytes(int route, const attn_kv *kv, const attn_batch *b) {
+    (void)kv;
+    if (route != ATTN_DECODE_XQA && route != ATTN_DECODE_SCALAR && route != ATTN_DECODE_SMALLQ) return 0;
+    size_t slots = (size_t)b->total_q * b->num_q_heads * np_max(b);
+    return slots * (ATTN_D + 2) * sizeof(float) + 256;
+}
+
+template <bool FP8>
+__global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
+    __shared__ float sm_m[8], sm_l[8];
+    __shared__ float sm_o[8][ATTN_D];
+    int r = blockIdx.x, h = blockIdx.y, part = blockIdx.z;
+    int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256;
+    int lo = part * plen;
+    if (lo >= L) return;
+    int hi = min(L, lo + plen);
+    int kvh = h / p.group, tok = p.q_start[r];
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int *bt_row = p.block_table + (size_t)r * p.max_pages;
+    float qv[8];
+    {
+        uint4 raw = __ldg((const uint4 *)(p.q + ((size_t)tok * p.H + h) * ATTN_D) + lane);
+        const half2 *h2 = (const half2 *)&raw;
+        for (int e = 0; e < 4; e++) {
+            float2 f = __half22float2(h2[e]);
+            qv[2 * e] = f.x * p.scale_log2;
+            qv[2 * e + 1] = f.y * p.scale_log2;
+        }
+    }
+    float m = ATTN_NEG, l = 0.f, o[8];
+    for (int e = 0; e < 8; e++) o[e] = 0.f;
+    half2 ks = __float2half2_rn(p.k_scale), vs = __float2half2_rn(p.v_scale);
+    constexpr int U = 4; // tokens in flight per warp
+    for (int base = lo + warp; base < hi; base += 8 * U) {
+        uint4 kr[U], vr[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            int t = base + 8 * u;
+            kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+            if (t < hi) {
+                int pi = t / p.page, slot = t - pi * p.page;
+                size_t off = ((size_t)bt_row[pi] * p.page + slot) * p.kv_heads + kvh;
+                if (!FP8) {
+                    kr[u] = __ldg((const uint4 *)((const half *)p.k + off * ATTN_D) + lane);
+                    vr[u] = __ldg((const uint4 *)((const half *)p.v + off * ATTN_D) + lane);
+                } else {
+                    uint2 k8 = __ldg((const uint2 *)((const uint8_t *)p.k + off * ATTN_D) + lane);
+                    uint2 v8 = __ldg((const uint2 *)((const uint8_t *)p.v + off * ATTN_D) + lane);
+                    kr[u] = make_uint4(fp8x2_to_half2(k8.x, 0x1404, ks), fp8x2_to_half2(k8.x, 0x3424, ks),
+                                       fp8x2_to_half2(k8.y, 0x1404, ks), fp8x2_to_half2(k8.y, 0x3424, ks));
+                    vr[u] = make_uint4(fp8x2_to_half2(v8.x, 0x1404, vs), fp8x2_to_half2(v8.x, 0x3424, vs),
+                                       fp8x2_to_half2(v8.y, 0x1404, vs), fp8x2_to_half2(v8.y, 0x3424, vs));
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (base + 8 * u >= hi) break;
+            const half2 *k2 = (const half2 *)&kr[u];
+            float s = 0.f;
+            for (int e = 0; e < 4; e++) {
+                float2 f = __half22float2(k2[e]);
+                s += qv[2 * e] * f.x + qv[2 * e + 1] * f.y;
+            }
+            for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+            float mn = fmaxf(m, s), alpha = exp2f(m - mn), pe = exp2f(s - mn);
+            l = l * alpha + pe;
+            const half2 *v2 = (const half2 *)&vr[u];
+            for (int e = 0; e < 4; e++) {
+                float2 f = __half22float2(v2[e]);
+                o[2 * e] = o[2 * e] * alpha + pe * f.x;
+                o[2 * e + 1] = o[2 * e + 1] * alpha + pe * f.y;
+            }
+            m = mn;
+        }
+    }
+    if (lane == 0) { sm_m[warp] = m; sm_l[warp] = l; }
+    for (int e = 0; e < 8; e++) sm_o[warp][lane * 8 + e] = o[e];
+    __syncthreads();
+    int d = threadIdx.x;
+    float M = ATTN_NEG;
+    for (int w = 0; w < 8; w++) M = fmaxf(M, sm_m[w]);
+    float od = 0.f, lt = 0.f;
+    for (int w = 0; w < 8; w++) {
+        float wt = exp2f(sm_m[w] - M);
+        od += wt * sm_o[w][d];
+        lt += wt * sm_l[w];
+    }
+    size_t slot = ((size_t)tok * p.H + h) * p.np_max + part;
+    p.ws_o[slot * ATTN_D + d] = od;
+    if (d == 0) { p.ws_m[slot] = M; p.ws_l[slot] = lt; }
+}
+
+// combine partitions: grid (rows, H, max_q), 256 threads (one per d); dynamic smem np_max floats
+__global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
+    extern __shared__ float sw[];
+    __shared__ float red[8];
+    int r = blockIdx.x, h = blockIdx.y, qi = blockIdx.z;
+    if (qi >= p.q_len[r]) return;
+    int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256, np = (L + plen - 1) / plen;
+    size_t base = ((size_t)(p.q_start[r] + qi) * p.H + h) * p.np_max;
+    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    float M = ATTN_NEG;
+    for (int i = tid; i < np; i += ATTN_NT) M = fmaxf(M, p.ws_m[base + i]);
+    for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
+    if (lane == 0) red[warp] = M;
+    __syncthreads();
+    M = red[0];
+    for (int w = 1; w < 8; w++) M = fmaxf(M, red[w]);
+    __syncthreads();
+    float den = 0.f;
+    for (int i = tid; i < np; i += ATTN_NT) {
+        float w = exp2f(p.ws_m[base + i] - M);
+        sw[i] = w;
+        den += w * p.ws_l[base + i];
+    }
+    for (int off = 16; off > 0; off /= 2) den += __shfl_xor_sync(0xffffffffu, den, off);
+    if (lane == 0) red[warp] = den;
+    __syncthreads();
+    den = 0.f;
+    for (int w = 0; w < 8; w++) den += red[w];
+    float acc = 0.f;
+    const float *po = p.ws_o + base * ATTN_D + tid;
+    for (int i = 0; i < np; i++) acc += sw[i] * po[(size_t)i * ATTN_D];
+    p.out[(base / p.np_max) * ATTN_D + tid] = __float2half(den > 0.f ? acc / den : 0.f);
+}
+
+template <int MR, bool FP8>
+static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int np, cudaStream_t s) {
+    attn_kernel_t k = attn_wmma_kernel<MR, 64, KV_PIPE, FP8, true>;
+    int smem = Smem<MR, 64, KV_PIPE>::BYTES;
+    if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
+    dim3 grid(rows, kv_heads * p.nchunks, np);
+    k<<<grid, ATTN_NT, smem, s>>>(p);
+    return cuda_check(cudaGetLastError());
+}
+
+int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const void *q, void *out,
+                       float sm_scale, void *ws, size_t ws_bytes, cudaStream_t s) {
+    if (ws_bytes < attn_decode_ws_bytes(route, kv, b) || !ws) return ATTN_EWS;
+    if (route == ATTN_DECODE_SMALLQ ? b->max_q > 16 : b->max_q != 1) return ATTN_ESHAPE;
+    AttnParams p;
+    attn_params_init(&p, kv, b, q, out, sm_scale);
+    int np = np_max(b);
+    size_t slots = (size_t)b->total_q * b->num_q_heads * np;
+    p.np_max = np;
+    p.ws_o = (float *)ws;
+    p.ws_m = p.ws_o + slots * ATTN_D;
+    p.ws_l = p.ws_m + slots;
+    int fp8 = kv->dtype == ATTN_FP8_E5M2, err;
+    if (route == ATTN_DECODE_SCALAR) {
+        dim3 grid(b->num_rows, b->num_q_heads, np);
+        if (fp8) decode_scalar_kernel<true><<<grid, ATTN_NT, 0, s>>>(p);
+        else decode_scalar_kernel<false><<<grid, ATTN_NT, 0, s>>>(p);
+        err = cuda_check(cudaGetLastError());
+    } else {
+        int mr = route == ATTN_DECODE_XQA ? 16 : 32;
+        p.nchunks = (b->max_q * p.group + mr - 1) / mr;
+        if (mr == 16) err = fp8 ? launch_wmma_decode<16, true>(p, b->num_rows, kv->kv_heads, np, s)
+                                : launch_wmma_decode<16, false>(p, b->num_rows, kv->kv_heads, np, s);
+        else err = fp8 ? launch_wmma_decode<32, true>(p, b->num_rows, kv->kv_heads, np, s)
+                       : launch_wmma_decode<32, false>(p, b->num_rows, kv->kv_heads, np, s);
+    }
+    if (err) return err;
+    int rsmem = np * (int)sizeof(float);
+    if (rsmem > 48 * 1024) return ATTN_ESHAPE;
+    dim3 rgrid(b->num_rows, b->num_q_heads, b->max_q);
+    decode_reduce_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
+    return cuda_check(cudaGetLastError());
+}

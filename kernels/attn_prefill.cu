@@ -1,0 +1,113 @@
+// attn_prefill.cu -- paged prefill attention: generic (BM32/BN64), low-smem (BM16/BN128),
+// "BM32 phase" fast path (BM32/BN128, register->smem pipelined), and the fp8 bridge.
+//
+// Launch: grid (ceil(max_q / BM), 1, rows * H), 256 threads; every q head walks the keys
+// 0 .. (its last row's position) of its kv head h / group, so a q = 1 row is H CTAs each
+// walking the whole context serially (the pathology the decode route removes).
+// fp8 KV: generic and low-smem dequantise while staging; the bridge first expands every
+// page of each row into an fp16 workspace laid out with page 784 and an identity block
+// table, then runs the fp16 fast kernel on it.
+// CPU reference: kernels/ref.c. Validate + time: kernels/bench_kernels.cu.
+#include "attn.h"
+#include "attn_common.cuh"
+
+#define BRIDGE_PAGE 784
+
+typedef void (*attn_kernel_t)(AttnParams);
+
+template <int MR, int BN, int MODE, bool FP8>
+static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t s) {
+    attn_kernel_t k = attn_wmma_kernel<MR, BN, MODE, FP8, false>;
+    int smem = Smem<MR, BN, MODE>::BYTES;
+    if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
+    dim3 grid((max_q + MR - 1) / MR, 1, rows * p.H);
+    k<<<grid, ATTN_NT, smem, s>>>(p);
+    return cuda_check(cudaGetLastError());
+}
+
+// expand one destination page (784 tokens, all kv heads) of one row from fp8 to fp16
+__global__ void fp8_expand_kernel(const uint8_t *k8, const uint8_t *v8, half *k16, half *v16, int *bt16,
+                                  const int *block_table, int max_pages, int page, const int *seq_len,
+                                  int kv_heads, int mp16, float k_scale, float v_scale) {
+    int r = blockIdx.y, pg = blockIdx.x;
+    int L = seq_len[r];
+    int t0 = pg * BRIDGE_PAGE;
+    if (t0 >= L) return;
+    int dblk = r * mp16 + pg;
+    if (threadIdx.x == 0) bt16[dblk] = dblk;
+    int ntok = min(BRIDGE_PAGE, L - t0);
+    int cpt = kv_heads * (ATTN_D / 16); // 16-byte fp8 chunks per token
+    half2 ks = __float2half2_rn(k_scale), vs = __float2half2_rn(v_scale);
+    const int *bt_row = block_table + (size_t)r * max_pages;
+    for (int idx = threadIdx.x; idx < ntok * cpt; idx += blockDim.x) {
+        int tok = idx / cpt, c = idx % cpt;
+        int t = t0 + tok, pi = t / page, slot = t - pi * page;
+        size_t src = ((size_t)bt_row[pi] * page + slot) * kv_heads * ATTN_D + c * 16;
+        size_t dst = ((size_t)dblk * BRIDGE_PAGE + tok) * kv_heads * ATTN_D + c * 16;
+        for (int kv = 0; kv < 2; kv++) {
+            uint4 raw = __ldg((const uint4 *)((kv ? v8 : k8) + src));
+            half2 sc = kv ? vs : ks;
+            uint4 a, b;
+            a.x = fp8x2_to_half2(raw.x, 0x1404, sc); a.y = fp8x2_to_half2(raw.x, 0x3424, sc);
+            a.z = fp8x2_to_half2(raw.y, 0x1404, sc); a.w = fp8x2_to_half2(raw.y, 0x3424, sc);
+            b.x = fp8x2_to_half2(raw.z, 0x1404, sc); b.y = fp8x2_to_half2(raw.z, 0x3424, sc);
+            b.z = fp8x2_to_half2(raw.w, 0x1404, sc); b.w = fp8x2_to_half2(raw.w, 0x3424, sc);
+            half *d = (kv ? v16 : k16) + dst;
+            *(uint4 *)d = a;
+            *(uint4 *)(d + 8) = b;
+        }
+    }
+}
+
+static int bridge_pages(const attn_batch *b) { return (b->max_seq + BRIDGE_PAGE - 1) / BRIDGE_PAGE; }
+
+size_t attn_prefill_ws_bytes(int route, const attn_kv *kv, const attn_batch *b) {
+    if (route != ATTN_FP8_BRIDGE && route != ATTN_FP8_EXPAND) return 0;
+    size_t blocks = (size_t)b->num_rows * bridge_pages(b);
+    size_t half_bytes = blocks * BRIDGE_PAGE * kv->kv_heads * ATTN_D * 2;
+    return 2 * half_bytes + blocks * sizeof(int) + 256;
+}
+
+int attn_prefill_launch(int route, const attn_kv *kv, const attn_batch *b, const void *q, void *out,
+                        float sm_scale, void *ws, size_t ws_bytes, int flags, cudaStream_t s) {
+    AttnParams p;
+    attn_params_init(&p, kv, b, q, out, sm_scale);
+    int fp8 = kv->dtype == ATTN_FP8_E5M2;
+    switch (route) {
+    case ATTN_PREFILL_GENERIC:
+        return fp8 ? launch_prefill<32, 64, KV_GENERIC, true>(p, b->num_rows, b->max_q, s)
+                   : launch_prefill<32, 64, KV_GENERIC, false>(p, b->num_rows, b->max_q, s);
+    case ATTN_PREFILL_LOWSMEM:
+        return fp8 ? launch_prefill<16, 128, KV_SHARED, true>(p, b->num_rows, b->max_q, s)
+                   : launch_prefill<16, 128, KV_SHARED, false>(p, b->num_rows, b->max_q, s);
+    case ATTN_PREFILL_FAST:
+        if (fp8) return ATTN_ESHAPE; // fp8 reaches the fast kernel through the bridge
+        if (kv->page != BRIDGE_PAGE && !((flags & ATTN_F_ANY_PAGE) && kv->page % 16 == 0)) return ATTN_EPAGE;
+        return launch_prefill<32, 128, KV_PIPE, false>(p, b->num_rows, b->max_q, s);
+    case ATTN_FP8_BRIDGE:
+    case ATTN_FP8_EXPAND: {
+        if (!fp8) return ATTN_ESHAPE;
+        if (ws_bytes < attn_prefill_ws_bytes(route, kv, b)) return ATTN_EWS;
+        int mp16 = bridge_pages(b);
+        size_t blocks = (size_t)b->num_rows * mp16;
+        size_t nhalf = blocks * BRIDGE_PAGE * kv->kv_heads * ATTN_D;
+        half *k16 = (half *)ws, *v16 = k16 + nhalf;
+        int *bt16 = (int *)(v16 + nhalf);
+        dim3 grid(mp16, b->num_rows);
+        fp8_expand_kernel<<<grid, 256, 0, s>>>((const uint8_t *)kv->k, (const uint8_t *)kv->v, k16, v16, bt16,
+                                               (const int *)b->d_block_table, b->max_pages, kv->page,
+                                               (const int *)b->d_seq_len, kv->kv_heads, mp16, kv->k_scale,
+                                               kv->v_scale);
+        if (cuda_check(cudaGetLastError())) return ATTN_ECUDA;
+        if (route == ATTN_FP8_EXPAND) return 0;
+        p.k = k16;
+        p.v = v16;
+        p.page = BRIDGE_PAGE;
+        p.block_table = bt16;
+        p.max_pages = mp16;
+        return launch_prefill<32, 128, KV_PIPE, false>(p, b->num_rows, b->max_q, s);
+    }
+    default:
+        return ATTN_EINVAL;
+    }
+}

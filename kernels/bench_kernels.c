@@ -1,0 +1,236 @@
+/* bench_kernels -- validate and time the paged attention kernels on the GPU at hand.
+ *   bench_kernels --validate [--long]    correctness table (float64 reference), exit 1 on failure
+ *   bench_kernels --bench [--peers F]    timing table: shape, ours, peer, ratio, % of roofline
+ * Shapes are the reference system's per-rank layer: 12 q heads, 2 kv heads, D = 256.
+ * The peers file (kernels/peers.py writes it) holds "key value" lines: copy_TBps, gemm_tflops,
+ * flash_q<Q>_<CTX>, cudnn_q<Q>_<CTX> in ms. Needs only the CUDA runtime (no Check). */
+#include "attn.h"
+#include "validate.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define H 12
+#define KVH 2
+#define D 256
+
+/* ---- validation ------------------------------------------------------------------------ */
+
+static int nfail, ncase;
+
+static void vrun(const char *what, val_case c, double tol) {
+    val_result r;
+    static uint64_t seed = 1234;
+    int err = val_run(&c, seed += 101, &r);
+    int ok = !err && !r.err && r.unwritten == 0 && r.rel_err < tol && (r.rel_diff < 0 || r.rel_diff < tol);
+    ncase++;
+    if (!ok) nfail++;
+    printf("%-4s %-16s %-5s page %4d rows %d q[0..] %5d seq[0] %6d  rel %.2e  diff %9.2e  unwritten %ld%s%s\n",
+           ok ? "ok" : "FAIL", attn_route_name(c.route), c.dtype ? "fp8" : "fp16", c.page, c.num_rows, c.q[c.num_rows - 1],
+           c.seq[0], r.rel_err, r.rel_diff, r.unwritten, err || r.err ? "  err " : "",
+           err ? attn_strerror(err) : r.err ? attn_strerror(r.err) : "");
+    (void)what;
+    fflush(stdout);
+}
+
+static val_case mk(int route, int dtype, int page, int flags, int n, const int *q, const int *seq, int expand,
+                   int samples, int cmp) {
+    val_case c;
+    memset(&c, 0, sizeof c);
+    c.route = route; c.dtype = dtype; c.page = page; c.flags = flags; c.num_rows = n;
+    for (int i = 0; i < n; i++) { c.q[i] = q[i]; c.seq[i] = seq[i]; }
+    c.expand = expand; c.samples = samples; c.compare_to = cmp;
+    return c;
+}
+
+static int validate(int long_ctx) {
+    const double tol = 2e-3;
+    const int pages[] = {16, 784, 816, 1568};
+    const int pq[6] = {1, 5, 16, 32, 784, 1568};
+    for (int pi = 0; pi < 4; pi++) {
+        int page = pages[pi], any = page == 784 ? 0 : ATTN_F_ANY_PAGE;
+        for (int ctx = 0; ctx < 2; ctx++) {
+            int seq[6];
+            const int pre_short[6] = {1, 0, 37, 100, 0, 1000};
+            for (int i = 0; i < 6; i++) seq[i] = pq[i] + (ctx ? 20000 + 131 * i : pre_short[i]);
+            /* fp16: generic (compared with fast), low-smem, fast (compared with generic) */
+            vrun("", mk(ATTN_PREFILL_GENERIC, ATTN_FP16, page, any, 6, pq, seq, 0, 36, ATTN_PREFILL_FAST), tol);
+            vrun("", mk(ATTN_PREFILL_LOWSMEM, ATTN_FP16, page, any, 6, pq, seq, 0, 36, ATTN_PREFILL_GENERIC), tol);
+            vrun("", mk(ATTN_PREFILL_FAST, ATTN_FP16, page, any, 6, pq, seq, 0, 36, -1), tol);
+            /* fp8: in-kernel dequant generic and low-smem, bridge */
+            vrun("", mk(ATTN_PREFILL_GENERIC, ATTN_FP8_E5M2, page, 0, 6, pq, seq, 0, 36, ATTN_FP8_BRIDGE), tol);
+            vrun("", mk(ATTN_PREFILL_LOWSMEM, ATTN_FP8_E5M2, page, 0, 6, pq, seq, 0, 36, -1), tol);
+            vrun("", mk(ATTN_FP8_BRIDGE, ATTN_FP8_E5M2, page, 0, 6, pq, seq, 0, 36, -1), tol);
+        }
+        /* decode: rows q = 1, 5, 16 at short, medium and >= 32768 contexts */
+        const int dq[3] = {1, 5, 16};
+        const int dseq[3] = {1 + 50, 5 + 5000, 16 + 40000};
+        for (int dt = 0; dt < 2; dt++) {
+            vrun("", mk(ATTN_DECODE_XQA, dt, page, 0, 3, dq, dseq, 1, 30, ATTN_DECODE_SCALAR), tol);
+            vrun("", mk(ATTN_DECODE_SCALAR, dt, page, 0, 3, dq, dseq, 1, 30, -1), tol);
+            vrun("", mk(ATTN_DECODE_SMALLQ, dt, page, 0, 3, dq, dseq, 0, 30, -1), tol);
+            /* the fused small-q route agrees with the expanded XQA route (same token order) */
+        }
+    }
+    /* fast path refuses pages it does not support */
+    {
+        attn_kv kv;
+        int q1 = 32, s1 = 100;
+        ncase++;
+        if (attn_kv_alloc_random(&kv, ATTN_FP16, 4, 816, KVH, D, 1.f, 3) == 0) {
+            attn_batch *b = attn_batch_create(&kv, 1, &q1, &s1, H, NULL, 0, 1);
+            void *q = attn_dev_alloc((size_t)32 * H * D * 2), *o = attn_dev_alloc((size_t)32 * H * D * 2);
+            int e = attn_run(ATTN_PREFILL_FAST, &kv, b, q, o, 0.0625f, NULL, 0, 0, NULL);
+            printf("%-4s prefill-bm32 on page 816 without ANY_PAGE returns %d (%s)\n", e == ATTN_EPAGE ? "ok" : "FAIL",
+                   e, attn_strerror(e));
+            if (e != ATTN_EPAGE) nfail++;
+            attn_dev_free(q); attn_dev_free(o); attn_batch_free(b); attn_kv_free(&kv);
+        }
+    }
+    if (long_ctx) {
+        int q1[1] = {1}, q5[1] = {5}, q16[1] = {16}, q784[1] = {784}, s240[1] = {240000}, s104[1] = {104000};
+        vrun("", mk(ATTN_DECODE_XQA, ATTN_FP16, 784, 0, 1, q1, s240, 0, 6, ATTN_DECODE_SCALAR), tol);
+        vrun("", mk(ATTN_DECODE_XQA, ATTN_FP8_E5M2, 1568, 0, 1, q1, s240, 0, 6, ATTN_DECODE_SCALAR), tol);
+        vrun("", mk(ATTN_DECODE_SMALLQ, ATTN_FP16, 784, 0, 1, q5, s240, 0, 6, -1), tol);
+        vrun("", mk(ATTN_DECODE_SMALLQ, ATTN_FP16, 816, 0, 1, q16, s240, 0, 6, -1), tol);
+        vrun("", mk(ATTN_DECODE_XQA, ATTN_FP16, 16, 0, 1, q5, s240, 1, 6, -1), tol);
+        vrun("", mk(ATTN_PREFILL_GENERIC, ATTN_FP16, 784, 0, 1, q1, s240, 0, 4, -1), tol);
+        vrun("", mk(ATTN_PREFILL_FAST, ATTN_FP16, 784, 0, 1, q784, s104, 0, 6, ATTN_PREFILL_GENERIC), tol);
+        vrun("", mk(ATTN_FP8_BRIDGE, ATTN_FP8_E5M2, 1568, 0, 1, q784, s104, 0, 6, ATTN_PREFILL_GENERIC), tol);
+    }
+    printf("validate: %d of %d cases passed\n", ncase - nfail, ncase);
+    return nfail ? 1 : 0;
+}
+
+/* ---- timing -------------------------------------------------------------------------- */
+
+static char peer_keys[64][64];
+static double peer_vals[64];
+static int npeers;
+
+static void load_peers(const char *path) {
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f) return;
+    while (npeers < 64 && fscanf(f, "%63s %lf", peer_keys[npeers], &peer_vals[npeers]) == 2) npeers++;
+    fclose(f);
+}
+static double peer(const char *key, double dflt) {
+    for (int i = 0; i < npeers; i++)
+        if (!strcmp(peer_keys[i], key)) return peer_vals[i];
+    return dflt;
+}
+
+static double copy_tbps, mma_tflops;
+static double t_xqa_q1, t_smallq_q5, t_generic_q1, t_fast_784, t_flash_784;
+
+/* time one route on one shape; prints a table row; returns ms (or -1) */
+static double bench_one(const char *label, int route, int dtype, int page, int flags, int q_len, int seq,
+                        int expand, const char *peer_tag) {
+    attn_kv kv;
+    int blocks = (seq + page - 1) / page + 2;
+    float ms = -1;
+    if (attn_kv_alloc_random(&kv, dtype, blocks, page, KVH, D, 0.5f, 99)) return -1;
+    attn_batch *b0 = attn_batch_create(&kv, 1, &q_len, &seq, H, NULL, 0, 5);
+    attn_batch *b = b0 && expand ? attn_batch_expand(b0) : b0;
+    size_t n = (size_t)q_len * H * D, wsb = b ? attn_ws_bytes(route, &kv, b) : 0;
+    void *q = attn_dev_alloc(n * 2), *o = attn_dev_alloc(n * 2), *ws = wsb ? attn_dev_alloc(wsb) : NULL;
+    if (b && q && o && (ws || !wsb) && !attn_fill_half_random(q, n, -2.f, 2.f, 17)) {
+        int reps = seq * (double)q_len > 5e7 ? 10 : 30;
+        int e = attn_time(route, &kv, b, q, o, 0.0625f, ws, wsb, flags, 3, reps, &ms);
+        if (e) { printf("%s: %s\n", label, attn_strerror(e)); ms = -1; }
+    }
+    /* roofline: causal flops 4*H*D*sum(keys); bytes: K+V of the kv heads once, q and out */
+    double keys = (double)q_len * (seq - q_len) + (double)q_len * (q_len + 1) / 2;
+    double flops = 4.0 * H * D * keys;
+    double es = dtype == ATTN_FP8_E5M2 ? 1 : 2;
+    double bytes = 2.0 * KVH * seq * D * es + 2.0 * H * q_len * D * 2;
+    if (route == ATTN_FP8_EXPAND) { flops = 0; bytes = 2.0 * KVH * seq * D * (1 + 2); }
+    if (route == ATTN_FP8_BRIDGE) bytes += 2.0 * KVH * seq * D * (2 + 2);
+    double tf = flops / (mma_tflops * 1e9), tb = bytes / (copy_tbps * 1e9);
+    double roof = tf > tb ? tf : tb;
+    char k1[64], k2[64];
+    double pf = -1, pc = -1;
+    if (peer_tag) {
+        snprintf(k1, sizeof k1, "flash_%s", peer_tag);
+        snprintf(k2, sizeof k2, "cudnn_%s", peer_tag);
+        pf = peer(k1, -1);
+        pc = peer(k2, -1);
+    }
+    double best = pf > 0 && (pc <= 0 || pf < pc) ? pf : pc;
+    printf("| %-34s | %-15s | %-4s | %9.3f | %8.3f | %8.3f | %6s | %8.4f | %8.4f | %5.1f%% |\n", label,
+           attn_route_name(route), dtype ? "fp8" : "fp16", ms, pf, pc,
+           best > 0 && ms > 0 ? (snprintf(k1, sizeof k1, "%.2f", ms / best), k1) : "-", tf, tb,
+           ms > 0 ? 100 * roof / ms : 0);
+    fflush(stdout);
+    attn_dev_free(q); attn_dev_free(o); attn_dev_free(ws);
+    if (b && b != b0) attn_batch_free(b);
+    attn_batch_free(b0);
+    attn_kv_free(&kv);
+    return ms;
+}
+
+static int bench(const char *peers_path) {
+    load_peers(peers_path);
+    copy_tbps = peer("copy_TBps", 4.24);
+    mma_tflops = peer("gemm_tflops", 700);
+    printf("ceilings: copy %.2f TB/s, fp16 GEMM %.0f TFLOP/s (%s)\n", copy_tbps, mma_tflops,
+           npeers ? "measured this run" : "defaults");
+    printf("| %-34s | %-15s | %-4s | %9s | %8s | %8s | %6s | %8s | %8s | %6s |\n", "shape (12q/2kv, D256)", "route",
+           "kv", "ours ms", "flash ms", "cudnn ms", "ratio", "FLOP ms", "byte ms", "roof");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    t_xqa_q1 = bench_one("decode q=1 ctx 240000 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
+    bench_one("decode q=1 ctx 240000 p784", ATTN_DECODE_SCALAR, 0, 784, 0, 1, 240000, 0, "q1_240000");
+    bench_one("decode q=1 ctx 240000 p1568", ATTN_DECODE_XQA, 1, 1568, 0, 1, 240000, 0, NULL);
+    bench_one("decode q=1 ctx 131072 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 131072, 0, "q1_131072");
+    bench_one("decode q=1 ctx 16384 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 16384, 0, NULL);
+    t_smallq_q5 = bench_one("verify q=5 ctx 240000 p816", ATTN_DECODE_SMALLQ, 0, 816, 0, 5, 240000, 0, "q5_240000");
+    bench_one("verify q=5 ctx 240000 p816 expanded", ATTN_DECODE_XQA, 0, 816, 0, 5, 240000, 1, "q5_240000");
+    bench_one("verify q=5 ctx 240000 p1616", ATTN_DECODE_SMALLQ, 1, 1616, 0, 5, 240000, 0, NULL);
+    bench_one("verify q=16 ctx 240000 p816", ATTN_DECODE_SMALLQ, 0, 816, 0, 16, 240000, 0, "q16_240000");
+    t_generic_q1 = bench_one("q=1 on prefill ctx 240000 p784", ATTN_PREFILL_GENERIC, 0, 784, 0, 1, 240000, 0, "q1_240000");
+    bench_one("q=1 on prefill ctx 240000 p1568", ATTN_PREFILL_GENERIC, 1, 1568, 0, 1, 240000, 0, NULL);
+    t_fast_784 = bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
+    bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_GENERIC, 0, 784, 0, 784, 104000, 0, "q784_104000");
+    bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_LOWSMEM, 0, 784, 0, 784, 104000, 0, "q784_104000");
+    bench_one("prefill q=816 ctx 104000 p816 any", ATTN_PREFILL_FAST, 0, 816, ATTN_F_ANY_PAGE, 816, 104000, 0, NULL);
+    bench_one("prefill q=816 ctx 104000 p816", ATTN_PREFILL_GENERIC, 0, 816, 0, 816, 104000, 0, NULL);
+    bench_one("prefill q=1568 ctx 104000 p1568", ATTN_FP8_BRIDGE, 1, 1568, 0, 1568, 104000, 0, NULL);
+    bench_one("prefill q=1568 ctx 104000 p1568", ATTN_FP8_EXPAND, 1, 1568, 0, 1568, 104000, 0, NULL);
+    bench_one("prefill q=1568 ctx 104000 p1568", ATTN_PREFILL_GENERIC, 1, 1568, 0, 1568, 104000, 0, NULL);
+    bench_one("prefill q=2048 ctx 131072 p784", ATTN_PREFILL_FAST, 0, 784, 0, 2048, 131072, 0, "q2048_131072");
+    t_flash_784 = peer("flash_q784_104000", -1);
+    printf("\ntargets:\n");
+    double bytes = 2.0 * KVH * 240000 * D * 2;
+    printf("  decode XQA q=1 240K: %.1f%% of copy bandwidth (target >= 80%%)  %s\n",
+           100 * bytes / (t_xqa_q1 * 1e9) / copy_tbps, bytes / (t_xqa_q1 * 1e9) / copy_tbps >= 0.8 ? "MET" : "MISSED");
+    printf("  verify q=5 small-q / XQA q=1: %.2fx (target <= 1.5x)  %s\n", t_smallq_q5 / t_xqa_q1,
+           t_smallq_q5 / t_xqa_q1 <= 1.5 ? "MET" : "MISSED");
+    if (t_flash_784 > 0)
+        printf("  prefill fast q=784 104K: %.2fx torch flash throughput (target >= 0.4x)  %s\n", t_flash_784 / t_fast_784,
+               t_flash_784 / t_fast_784 >= 0.4 ? "MET" : "MISSED");
+    printf("  pathology: q=1 prefill-generic / decode-xqa at 240K: %.1fx (target >= 20x)  %s\n", t_generic_q1 / t_xqa_q1,
+           t_generic_q1 / t_xqa_q1 >= 20 ? "MET" : "MISSED");
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    int do_val = 0, do_bench = 0, long_ctx = 0;
+    const char *peers = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--validate")) do_val = 1;
+        else if (!strcmp(argv[i], "--bench")) do_bench = 1;
+        else if (!strcmp(argv[i], "--long")) long_ctx = 1;
+        else if (!strcmp(argv[i], "--peers") && i + 1 < argc) peers = argv[++i];
+        else { fprintf(stderr, "usage: %s [--validate [--long]] [--bench [--peers FILE]]\n", argv[0]); return 2; }
+    }
+    if (!do_val && !do_bench) do_val = do_bench = 1;
+    if (!attn_gpu_available()) {
+        printf("no CUDA device: kernel validation and timing skipped\n");
+        return 0;
+    }
+    int rc = 0;
+    if (do_val) rc |= validate(long_ctx);
+    if (do_bench) rc |= bench(peers);
+    return rc;
+}
