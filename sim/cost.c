@@ -47,7 +47,8 @@ int cost_law_ncoef(const char *law)
     default: break;
     }
     if (!strcmp(law, "gemm") || !strcmp(law, "gdn")) return 3;
-    if (!strcmp(law, "elementwise") || !strcmp(law, "allreduce") || !strcmp(law, "step")) return 2;
+    if (!strcmp(law, "step")) return 4;
+    if (!strcmp(law, "elementwise") || !strcmp(law, "allreduce")) return 2;
     return 0;
 }
 
@@ -268,7 +269,10 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     o->gdn = gdn;
     o->elementwise = elem;
     o->allreduce = 2.0 * m->n_layers * allreduce_t(pm, T);
-    double sf[PROF_MAX_COEF] = { 1, seqs, 0, 0 };
+    /* steps holding a prompt chunk run eagerly (no CUDA graph): a fixed cost per such
+     * step and per extra eager forward pass (the MTP draft passes of that step) */
+    double eager = in->rows > in->decode_rows ? 1.0 : 0.0;
+    double sf[PROF_MAX_COEF] = { 1, seqs, eager, eager * (in->spec_k > 0 && m->mtp_layers > 0 ? in->spec_k : 0) };
     o->overhead = prof_eval(pm->step, sf);
     if (o->overhead < 0) o->overhead = 0;
 

@@ -18,7 +18,9 @@
  *   gdn                         tokens,seqs,t_s           [1, tokens, seqs]   (one GDN layer's core)
  *   elementwise                 tokens,t_s                [1, tokens]          (one layer's norms etc.)
  *   allreduce                   bytes,t_s                 [1, bytes]           (one all-reduce, TP>1)
- *   step                        rows,t_s                  [1, rows]            (per-step host overhead)
+ *   step                        rows,t_s                  [1, rows, eager, eager_passes] (per-step host
+ *                               overhead; eager = 1 for a step holding a prompt chunk (no CUDA graph),
+ *                               eager_passes = its MTP draft passes; points give rows only)
  * "rows" in attention points = identical rows (q, seq_len) in one call; kv heads, q
  * heads and head_dim come from the model at the profile's TP degree.
  * A step = overhead + sum over full-attention layers of the plan's calls + per layer
