@@ -1,0 +1,341 @@
+/* check_profile: profile save/load round trip, strict loading, law lookup. */
+#include <check.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile.h"
+
+static char tmpdir[64];
+
+static void mk_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_profile.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void rm_tmpdir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static const char *tmp_path(const char *name)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    return path;
+}
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    const char *path = tmp_path(name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+    return path;
+}
+
+/* Bit-exact double comparison (so -0.0 vs 0.0 and the last ulp count). */
+static int same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void fill_profile(profile_t *p)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->gpu, sizeof p->gpu, "NVIDIA H200 \"SXM\" \\ 141GB\tx");
+    p->sms = 132;
+    p->mem_gib = 139.80000000000001;
+    p->mem_bw_gbs = 4240.123456789012;
+    p->peak_fp16_tflops = 989.4;
+    p->tp = 2;
+    snprintf(p->model, sizeof p->model, "qwen3.8-27b");
+    snprintf(p->toolkit, sizeof p->toolkit, "13.0");
+    snprintf(p->driver, sizeof p->driver, "580.159");
+    snprintf(p->date, sizeof p->date, "2026-11-29");
+    snprintf(p->revision, sizeof p->revision, "abc1234");
+    snprintf(p->method, sizeof p->method, "measured by bin/calib: ünïcode, 'quotes', #hash\nline2");
+    p->calib_seconds = 212.5;
+    p->sm_clock_mhz = 1980;
+
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "attn.prefill_bm32.fp16");
+    l.ncoef = 4;
+    l.coef[0] = 1.0 / 3.0;
+    l.coef[1] = -2e-8;
+    l.coef[2] = -0.0;
+    l.coef[3] = DBL_MIN / 4;          /* subnormal */
+    snprintf(l.provenance, sizeof l.provenance, "measured by calib on NVIDIA H200, 2026-11-29");
+    l.fit_median_rel = 0.012;
+    l.fit_max_rel = 0.041;
+    l.ncols = 5;
+    const char *cols[] = {"rows", "q", "seq_len", "page", "t_s"};
+    for (int i = 0; i < 5; i++)
+        snprintf(l.cols[i], sizeof l.cols[i], "%s", cols[i]);
+    l.npts = 3;
+    double pts[15] = {1, 784, 104000, 784, 0.00352,
+                      2, 16, 240000, 784, 0.1 + 0.2,
+                      3, 1, 1e300, DBL_MAX, 5e-324};
+    l.pts = pts;
+    ck_assert_int_eq(prof_put(p, &l), 0);
+
+    prof_law_t g;                       /* derived from a figure: no points, no fit */
+    memset(&g, 0, sizeof g);
+    snprintf(g.name, sizeof g.name, "gemm.fp16");
+    g.ncoef = 2;
+    g.coef[0] = 6e-6;
+    g.coef[1] = 1.0 / 7e14;
+    g.fit_median_rel = g.fit_max_rel = -1;
+    ck_assert_int_eq(prof_put(p, &g), 0);
+}
+
+static void assert_same(const profile_t *a, const profile_t *b)
+{
+    ck_assert_str_eq(a->gpu, b->gpu);
+    ck_assert_int_eq(a->sms, b->sms);
+    ck_assert(same_bits(a->mem_gib, b->mem_gib));
+    ck_assert(same_bits(a->mem_bw_gbs, b->mem_bw_gbs));
+    ck_assert(same_bits(a->peak_fp16_tflops, b->peak_fp16_tflops));
+    ck_assert_int_eq(a->tp, b->tp);
+    ck_assert_str_eq(a->model, b->model);
+    ck_assert_str_eq(a->toolkit, b->toolkit);
+    ck_assert_str_eq(a->driver, b->driver);
+    ck_assert_str_eq(a->date, b->date);
+    ck_assert_str_eq(a->revision, b->revision);
+    ck_assert_str_eq(a->method, b->method);
+    ck_assert(same_bits(a->calib_seconds, b->calib_seconds));
+    ck_assert(same_bits(a->sm_clock_mhz, b->sm_clock_mhz));
+    ck_assert_int_eq(a->nlaws, b->nlaws);
+    for (int i = 0; i < a->nlaws; i++) {
+        const prof_law_t *x = &a->laws[i], *y = &b->laws[i];
+        ck_assert_str_eq(x->name, y->name);
+        ck_assert_int_eq(x->ncoef, y->ncoef);
+        for (int j = 0; j < x->ncoef; j++)
+            ck_assert_msg(same_bits(x->coef[j], y->coef[j]), "%s coef %d: %.17g vs %.17g",
+                          x->name, j, x->coef[j], y->coef[j]);
+        ck_assert_str_eq(x->provenance, y->provenance);
+        ck_assert(same_bits(x->fit_median_rel, y->fit_median_rel));
+        ck_assert(same_bits(x->fit_max_rel, y->fit_max_rel));
+        ck_assert_int_eq(x->ncols, y->ncols);
+        for (int j = 0; j < x->ncols; j++)
+            ck_assert_str_eq(x->cols[j], y->cols[j]);
+        ck_assert_int_eq(x->npts, y->npts);
+        for (int j = 0; j < x->npts * x->ncols; j++)
+            ck_assert_msg(same_bits(x->pts[j], y->pts[j]), "%s point value %d: %.17g vs %.17g",
+                          x->name, j, x->pts[j], y->pts[j]);
+    }
+}
+
+START_TEST(round_trip)
+{
+    mk_tmpdir();
+    profile_t a, b, c;
+    char err[PROF_ERR_MAX];
+    fill_profile(&a);
+    const char *p1 = tmp_path("a.yaml");
+    ck_assert_int_eq(prof_save(p1, &a), 0);
+    ck_assert_msg(prof_load(p1, &b, err) == 0, "%s", err);
+    ck_assert_str_eq(b.path, p1);
+    assert_same(&a, &b);
+    /* saving what was loaded gives the same file, byte for byte */
+    char p2[256];
+    snprintf(p2, sizeof p2, "%s", tmp_path("b.yaml"));
+    ck_assert_int_eq(prof_save(p2, &b), 0);
+    ck_assert_msg(prof_load(p2, &c, err) == 0, "%s", err);
+    assert_same(&a, &c);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", tmp_path("a.yaml"), p2);
+    ck_assert_int_eq(system(cmd), 0);
+    prof_free(&a);
+    prof_free(&b);
+    prof_free(&c);
+    ck_assert_int_eq(c.nlaws, 0);
+    ck_assert_ptr_null(c.laws);
+    rm_tmpdir();
+}
+END_TEST
+
+START_TEST(save_refuses_nonfinite)
+{
+    mk_tmpdir();
+    profile_t a;
+    fill_profile(&a);
+    a.laws[0].pts[7] = NAN;
+    errno = 0;
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    ck_assert_int_eq(errno, EDOM);
+    a.laws[0].pts[7] = 1;
+    a.laws[1].coef[1] = INFINITY;
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    a.laws[1].coef[1] = 1;
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), 0);
+    ck_assert_int_eq(prof_save("/nonexistent-dir/x.yaml", &a), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    prof_free(&a);
+    rm_tmpdir();
+}
+END_TEST
+
+START_TEST(find_put_eval)
+{
+    profile_t p;
+    fill_profile(&p);
+    ck_assert_int_eq(p.nlaws, 2);
+    const prof_law_t *g = prof_find(&p, "gemm.fp16");
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_null(prof_find(&p, "gemm"));
+    double feat[2] = {1, 7e14};
+    ck_assert_double_eq_tol(prof_eval(g, feat), 6e-6 + 1.0, 1e-12);
+    /* replacing keeps the count and the slot; the points are copied */
+    prof_law_t l = *prof_find(&p, "attn.prefill_bm32.fp16");
+    double pts[5] = {9, 9, 9, 9, 9};
+    l.pts = pts;
+    l.npts = 1;
+    l.coef[0] = 2;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    pts[0] = -1;
+    ck_assert_int_eq(p.nlaws, 2);
+    const prof_law_t *a = prof_find(&p, "attn.prefill_bm32.fp16");
+    ck_assert_ptr_eq(a, &p.laws[0]);
+    ck_assert_int_eq(a->npts, 1);
+    ck_assert_double_eq(a->pts[0], 9);
+    ck_assert_double_eq(a->coef[0], 2);
+    prof_free(&p);
+}
+END_TEST
+
+START_TEST(missing_file)
+{
+    profile_t p;
+    char err[PROF_ERR_MAX];
+    ck_assert_int_eq(prof_load("calib/profiles/nope.yaml", &p, err), -1);
+    ck_assert_str_eq(err, "calib/profiles/nope.yaml: cannot open profile: No such file or directory");
+    ck_assert_int_eq(p.nlaws, 0);
+    ck_assert_ptr_null(p.laws);
+}
+END_TEST
+
+#define META "profile:\n  gpu: G\n"               /* lines 1-2 */
+
+typedef struct bad {
+    const char *yaml;
+    const char *want;
+} bad_t;
+
+static const bad_t bads[] = {
+    {META "  color: red\nlaws: []\n",
+     ":3:3: profile.color: unknown key \"color\" (allowed: gpu, sms,"},
+    {"profile:\n  sms: 1\nlaws: []\n", ":2:3: profile: missing required key \"gpu\""},
+    {META "laws: []\nextra: 1\n", ":4:1: extra: unknown key \"extra\" (allowed: profile, laws)"},
+    {META, ":1:1: missing required key \"laws\""},
+    {META "  sms: -1\nlaws: []\n", ":3:8: profile.sms: expected a non-negative integer, got \"-1\""},
+    /* 5 */ {META "  mem_gib: .inf\nlaws: []\n",
+             ":3:12: profile.mem_gib: expected a non-negative number, got \".inf\""},
+    {META "  tp: 0\nlaws: []\n", ":3:7: profile.tp: expected a positive integer, got \"0\""},
+    {META "laws:\n  - name: a\n    coef: []\n", ":5:11: laws[0].coef: expected 1 to 4 coefficients, got 0"},
+    {META "laws:\n  - name: a\n    coef: [1, 2, 3, 4, 5]\n",
+     ":5:11: laws[0].coef: expected 1 to 4 coefficients, got 5"},
+    {META "laws:\n  - name: a\n    coef: [1, nan]\n",
+     ":5:15: laws[0].coef[1]: expected a finite number, got \"nan\""},
+    /* 10 */ {META "laws:\n  - name: a\n    coef: [1e999]\n",
+              ":5:12: laws[0].coef[0]: expected a finite number, got \"1e999\""},
+    {META "laws:\n  - coef: [1]\n", ":4:5: laws[0]: missing required key \"name\""},
+    {META "laws:\n  - {name: a, coef: [1]}\n  - {name: a, coef: [2]}\n",
+     ":5:12: laws[1].name: duplicate law name \"a\" (also laws[0])"},
+    {META "laws:\n  - {name: a, coef: [1], columns: [x, t_s], points: [[1, 2], [1, 2, 3]]}\n",
+     ":4:62: laws[0].points[1]: expected 2 values (one per column), got 3"},
+    {META "laws:\n  - {name: a, coef: [1], columns: [x, t_s], points: [[1, 2], [1, .nan]]}\n",
+     ":4:66: laws[0].points[1][1]: expected a finite number, got \".nan\""},
+    /* 15 */ {META "laws:\n  - {name: a, coef: [1], points: [[1, 2]]}\n",
+              ":4:34: laws[0].points: points need columns"},
+    {META "laws:\n  - {name: a, coef: [1], columns: [x, y]}\n",
+     ":4:39: laws[0].columns[1]: the last column must be \"t_s\", got \"y\""},
+    {META "laws:\n  - {name: a, coef: [1], columns: [a, b, c, d, e, f, g, h, t_s]}\n",
+     ":4:35: laws[0].columns: at most 8 columns, got 9"},
+    {META "laws:\n  - {name: a, coef: [1], fit: {median_rel: 0.1}}\n",
+     ":4:31: laws[0].fit: missing required key \"max_rel\""},
+    {META "laws:\n  - {name: a, coef: [1], slope: 2}\n",
+     ":4:26: laws[0].slope: unknown key \"slope\" (allowed: name, coef, provenance, fit, columns, "
+     "points)"},
+    /* 20 */ {META "laws:\n  - {name: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, coef: [1]}\n",
+              ":4:12: laws[0].name: string too long (at most 47 characters)"},
+    {META "laws:\n  - {name: a, coef: [1], columns: [x, t_s], points: [1, 2]}\n",
+     ":4:54: laws[0].points[0]: expected a list, got \"1\""},
+    {META "laws: {a: 1}\n", ":3:7: laws: expected a list, got a mapping"},
+    {META "laws: [\n", ": syntax error:"},
+    {"", ":1:1: empty document"},
+};
+
+START_TEST(bad_profiles)
+{
+    mk_tmpdir();
+    const char *path = write_tmp("bad.yaml", bads[_i].yaml);
+    char pathcopy[256];
+    snprintf(pathcopy, sizeof pathcopy, "%s", path);
+    profile_t p;
+    char err[PROF_ERR_MAX];
+    int rc = prof_load(path, &p, err);
+    rm_tmpdir();
+    ck_assert_msg(rc == -1, "case %d loaded", _i);
+    ck_assert_int_eq(strncmp(err, pathcopy, strlen(pathcopy)), 0);
+    ck_assert_msg(strstr(err, bads[_i].want) != NULL, "case %d:\n got: %s\nwant: %s", _i, err,
+                  bads[_i].want);
+    ck_assert_int_eq(p.nlaws, 0);
+    ck_assert_ptr_null(p.laws);
+}
+END_TEST
+
+START_TEST(minimal_profile)
+{
+    mk_tmpdir();
+    const char *path = write_tmp("m.yaml", META "laws:\n  - {name: a, coef: [2, 3]}\n");
+    profile_t p;
+    char err[PROF_ERR_MAX];
+    ck_assert_msg(prof_load(path, &p, err) == 0, "%s", err);
+    rm_tmpdir();
+    ck_assert_str_eq(p.gpu, "G");
+    ck_assert_int_eq(p.tp, 1);
+    ck_assert_int_eq(p.nlaws, 1);
+    ck_assert_int_eq(p.laws[0].ncoef, 2);
+    ck_assert_int_eq(p.laws[0].ncols, 0);
+    ck_assert_int_eq(p.laws[0].npts, 0);
+    ck_assert_ptr_null(p.laws[0].pts);
+    ck_assert_double_eq(p.laws[0].fit_median_rel, -1);
+    ck_assert_double_eq(p.laws[0].fit_max_rel, -1);
+    double f[2] = {10, 100};
+    ck_assert_double_eq(prof_eval(&p.laws[0], f), 320);
+    prof_free(&p);
+}
+END_TEST
+
+static Suite *profile_suite(void)
+{
+    Suite *s = suite_create("profile");
+    TCase *tc = tcase_create("profile");
+    tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, save_refuses_nonfinite);
+    tcase_add_test(tc, find_put_eval);
+    tcase_add_test(tc, missing_file);
+    tcase_add_test(tc, minimal_profile);
+    tcase_add_loop_test(tc, bad_profiles, 0, (int)(sizeof bads / sizeof bads[0]));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(profile_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
