@@ -84,11 +84,27 @@ static uint64_t rng_next(uint64_t *s) {
     return x ^ (x >> 31);
 }
 
+static float *fp16_lut(void) {
+    static float *lut;
+    if (!lut) {
+        float *t = malloc(65536 * sizeof(float));
+        if (!t) return NULL;
+        for (int i = 0; i < 65536; i++) t[i] = (float)attn_fp16_to_double((uint16_t)i);
+        lut = t;
+    }
+    return lut;
+}
+
 /* gather row r's keys or values: dst[kvh][t][D] as float, t < L */
 static int gather_row(const attn_kv *kv, const attn_batch *b, int r, const void *cache, float *dst,
                       unsigned char *blk) {
     int L = b->seq_len[r], P = kv->page, H = kv->kv_heads, D = kv->head_dim;
     size_t es = kv->dtype == ATTN_FP16 ? 2 : 1, bb = (size_t)P * H * D * es;
+    const float *lut = fp16_lut();
+    float lut8[256];
+    if (!lut) return ATTN_ENOMEM;
+    if (es == 1)
+        for (int i = 0; i < 256; i++) lut8[i] = (float)attn_fp8e5m2_to_double((uint8_t)i, cache == kv->k ? kv->k_scale : kv->v_scale);
     for (int pi = 0; pi * P < L; pi++) {
         int blkid = b->block_table[(size_t)r * b->max_pages + pi];
         int err = attn_memcpy_d2h(blk, (const char *)cache + (size_t)blkid * bb, bb);
@@ -100,11 +116,10 @@ static int gather_row(const attn_kv *kv, const attn_batch *b, int r, const void 
                 size_t base = ((size_t)slot * H + h) * D;
                 if (es == 2) {
                     const uint16_t *src = (const uint16_t *)blk + base;
-                    for (int d = 0; d < D; d++) o[d] = (float)attn_fp16_to_double(src[d]);
+                    for (int d = 0; d < D; d++) o[d] = lut[src[d]];
                 } else {
                     const uint8_t *src = blk + base;
-                    float sc = kv == NULL ? 1.f : (cache == kv->k ? kv->k_scale : kv->v_scale);
-                    for (int d = 0; d < D; d++) o[d] = (float)attn_fp8e5m2_to_double(src[d], sc);
+                    for (int d = 0; d < D; d++) o[d] = lut8[src[d]];
                 }
             }
         }
