@@ -53,6 +53,9 @@ static void err_vset(yd_err_t *e, const char *fmt, va_list ap)
     if (e->set || !e->buf || !e->size)
         return;
     vsnprintf(e->buf, e->size, fmt, ap);
+    for (char *c = e->buf; *c; c++)      /* always one line */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     e->set = 1;
 }
 
