@@ -1,0 +1,306 @@
+/* check_sched: the scheduler's rules (SPEC §1): budget and order, block-aligned chunks,
+ * MTP budget and acceptance, preemption, and the pacing rule with its anchor. */
+#include "check_core.h"
+
+static recorder_t rec;
+
+/* D decodes (its 240K prompt cached); P arrives when D has its first token. */
+static const char *pacing_body(int pace, long p_prompt, long d_out)
+{
+    static char b[2048];
+    snprintf(b, sizeof b,
+             "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, tensor_parallel_size: 2}\n"
+             "env: {VLLM_1CAT_PREFILL_PACE_STEPS: %d}\n"
+             "workload:\n  requests:\n"
+             "    - {id: D, prompt_tokens: 240000, cached_tokens: 240000, output_tokens: %ld, arrival: 0}\n"
+             "    - {id: P, prompt_tokens: %ld, output_tokens: 4, arrival: {after: D, event: first_token}}\n"
+             "stop: {when: all_finished, max_steps: 14}\n",
+             pace, d_out, p_prompt);
+    return b;
+}
+
+/* steps (1-based numbers) in which request `slot` had a prefill row */
+static int chunk_steps(int slot, long *out, long *next_after)
+{
+    int n = 0;
+    for (int k = 0; k < rec.n; k++)
+        for (int i = 0; i < rec.nrows[k]; i++)
+            if (rec.rows[k][i].req == slot && rec.rows[k][i].prefill) {
+                out[n++] = rec.no[k];
+                if (next_after) *next_after = rec.next_eligible[k][i];
+            }
+    return n;
+}
+
+START_TEST(pacing_anchor)
+{
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_engine(pacing_body(4, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
+    long st[64], next = -1;
+    int n = chunk_steps(e.explicit_slot[1], st, &next);
+    /* step 1: D's last-block prefill; P admitted at 2 (not paced), then paced every 4 */
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(st[0], 2);
+    ck_assert_int_eq(st[1], 3);
+    ck_assert_int_eq(st[2], 7);
+    ck_assert_int_eq(st[3], 11);
+    ck_assert_int_eq(next, 15);
+    ck_assert_int_eq(e.pool[e.explicit_slot[1]].next_eligible, 15);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(pacing_off_is_every_step)
+{
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_engine(pacing_body(0, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
+    long st[64];
+    int n = chunk_steps(e.explicit_slot[1], st, NULL);
+    ck_assert_int_eq(n, 6);
+    for (int i = 0; i < n; i++) ck_assert_int_eq(st[i], 2 + i);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(never_paced_when_nobody_decodes)
+{
+    /* a prefill alone: no decoder -> pacing never active, chunks every step */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    const char *body =
+        "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, tensor_parallel_size: 2}\n"
+        "env: {VLLM_1CAT_PREFILL_PACE_STEPS: 4}\n"
+        "workload:\n  requests:\n    - {id: P, prompt_tokens: 4704, output_tokens: 2, arrival: 0}\n";
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    long st[64];
+    int n = chunk_steps(e.explicit_slot[0], st, NULL);
+    ck_assert_int_eq(n, 6);
+    for (int i = 0; i < n; i++) ck_assert_int_eq(st[i], 1 + i);
+    ck_assert_int_eq(e.pool[e.explicit_slot[0]].next_eligible, 0);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(final_chunk_not_paced)
+{
+    /* P has 3 chunks: admitted at 2, paced chunk at 3 (next 7), final chunk at 7 leaves
+     * next_eligible at 7 (the final chunk sets nothing) */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_engine(pacing_body(4, 784 * 3, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
+    long st[64], next = -1;
+    int n = chunk_steps(e.explicit_slot[1], st, &next);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(st[2], 7);
+    ck_assert_int_eq(next, 7);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+/* block-aligned chunks: (kv dtype, MTP K, prompt) -> block and chunk sizes */
+static const struct { const char *kv; int k; int block; long prompt; } chunk_cases[] = {
+    { "auto", 0, 784, 16384 },
+    { "auto", 4, 816, 16384 },
+    { "fp8_e5m2", 0, 1568, 16384 },
+    { "fp8_e5m2", 5, 1616, 131072 },
+    { "auto", 0, 784, 785 },
+};
+
+START_TEST(block_aligned_chunks)
+{
+    char body[2048];
+    int k = chunk_cases[_i].k;
+    snprintf(body, sizeof body,
+             "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, tensor_parallel_size: 2, "
+             "kv_cache_dtype: %s%s%s}\n%s"
+             "workload:\n  requests:\n"
+             "    - {id: D, prompt_tokens: 240000, cached_tokens: 240000, output_tokens: 4000, arrival: 0}\n"
+             "    - {id: B, prompt_tokens: %ld, output_tokens: 1, arrival: {after: D, decoded: 1}}\n"
+             "stop: {when: B.finished}\n",
+             chunk_cases[_i].kv, k ? ", speculative_config: {method: mtp, num_speculative_tokens: " : "",
+             k ? (k == 4 ? "4}" : "5}") : "", k ? "mtp_acceptance: {mean_accepted: 1}\n" : "", chunk_cases[_i].prompt);
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    int blk = chunk_cases[_i].block;
+    ck_assert_int_eq(e.block, blk);
+    long st[4096];
+    int slot = e.explicit_slot[1];
+    int n = 0;
+    long done = 0;
+    for (int s2 = 0; s2 < rec.n; s2++)
+        for (int i = 0; i < rec.nrows[s2]; i++)
+            if (rec.rows[s2][i].req == slot && rec.rows[s2][i].prefill) {
+                const step_row_t *r = &rec.rows[s2][i];
+                ck_assert_int_eq(r->seq_len - r->q, done);          /* contiguous */
+                ck_assert_int_eq(done / blk, (r->seq_len - 1) / blk); /* never crosses a boundary */
+                done = r->seq_len;
+                st[n++] = r->q;
+            }
+    long P = chunk_cases[_i].prompt;
+    ck_assert_int_eq(done, P);
+    ck_assert_int_eq(n, (P + blk - 1) / blk);
+    for (int i = 0; i + 1 < n; i++) ck_assert_int_eq(st[i], blk);
+    ck_assert_int_eq(st[n - 1], P - (long)(n - 1) * blk);      /* the partial last chunk */
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(budget_and_running_first)
+{
+    /* two prompts of 3000 with budget 2048 and block 784: running first, then waiting;
+     * no step exceeds the budget; a chunk is cut by the budget when it must be */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    const char *body =
+        "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, tensor_parallel_size: 2, block_size: 1024}\n"
+        "workload:\n  requests:\n"
+        "    - {id: X, prompt_tokens: 3000, output_tokens: 3, arrival: 0}\n"
+        "    - {id: Y, prompt_tokens: 3000, output_tokens: 3, arrival: 0}\n";
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    for (int k = 0; k < rec.n; k++) ck_assert_int_le(rec.tokens[k], 2048);
+    /* step 1: X admitted with 1024 (block), Y admitted with 1024 (budget left 1024) */
+    ck_assert_int_eq(rec.nrows[0], 2);
+    ck_assert_int_eq(rec.rows[0][0].req, e.explicit_slot[0]);
+    ck_assert_int_eq(rec.rows[0][0].q, 1024);
+    ck_assert_int_eq(rec.rows[0][1].q, 1024);
+    ck_assert_int_eq(rec.rows[0][1].admitted, 1);
+    /* step 2: both running, X first */
+    ck_assert_int_eq(rec.rows[1][0].req, e.explicit_slot[0]);
+    ck_assert_int_eq(rec.rows[1][0].admitted, 0);
+    ck_assert_int_eq(e.sum.requests_finished, 2);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(max_num_seqs_limits_admission)
+{
+    engine_t e; scenario_t s; cost_model_t *cm;
+    const char *body =
+        "engine: {max_num_batched_tokens: 8192, max_num_seqs: 2, tensor_parallel_size: 2}\n"
+        "workload:\n  requests:\n"
+        "    - {id: X, prompt_tokens: 100, output_tokens: 5, arrival: 0}\n"
+        "    - {id: Y, prompt_tokens: 100, output_tokens: 5, arrival: 0}\n"
+        "    - {id: Z, prompt_tokens: 100, output_tokens: 5, arrival: 0}\n";
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    for (int k = 0; k < rec.n; k++) ck_assert_int_le(rec.nrows[k], 2);
+    ck_assert_int_eq(rec.nrows[0], 2);
+    ck_assert_int_eq(e.sum.requests_finished, 3);
+    ck_assert(e.pool[e.explicit_slot[2]].t_ev[EV_ADMITTED] >= e.pool[e.explicit_slot[0]].t_ev[EV_FINISHED]);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(mtp_budget_and_mean_acceptance)
+{
+    engine_t e; scenario_t s; cost_model_t *cm;
+    const char *body =
+        "engine: {max_num_batched_tokens: 2048, max_num_seqs: 3, tensor_parallel_size: 2,"
+        " speculative_config: {method: mtp, num_speculative_tokens: 4}}\n"
+        "mtp_acceptance: {mean_accepted: 2.5}\n"
+        "workload:\n  requests:\n"
+        "    - {id: A, prompt_tokens: 1000, cached_tokens: 0, output_tokens: 351, arrival: 0}\n";
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    long emitted = 0;
+    int dec = 0;
+    for (int k = 0; k < rec.n; k++)
+        for (int i = 0; i < rec.nrows[k]; i++) {
+            if (!rec.rows[k][i].prefill) {
+                ck_assert_int_eq(rec.rows[k][i].q, 5);          /* 1 + K of budget */
+                dec++;
+            }
+            emitted += rec.rows[k][i].emitted;
+        }
+    ck_assert_int_eq(emitted, 351);
+    /* 1 token at the prompt's end, then 3.5 per step: 350 / 3.5 = 100 decode steps */
+    ck_assert_int_eq(dec, 100);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(mtp_per_position_acceptance_seeded)
+{
+    const char *body =
+        "engine: {max_num_batched_tokens: 2048, max_num_seqs: 3, tensor_parallel_size: 2,"
+        " speculative_config: {method: mtp, num_speculative_tokens: 4}}\n"
+        "mtp_acceptance: {per_position: [0.9, 0.8, 0.5, 0.2]}\n"
+        "workload:\n  requests:\n"
+        "    - {id: A, prompt_tokens: 100, output_tokens: 20000, arrival: 0}\n";
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    long dec = e.sum.steps_by_type[STEP_DECODE_ONLY];
+    /* expected tokens/step = 1 + .9 + .9*.8 + .9*.8*.5 + .9*.8*.5*.2 = 3.052 */
+    double per = 19999.0 / (double)dec;
+    ck_assert_msg(per > 2.95 && per < 3.15, "tokens per step %g", per);
+    long dec1 = dec;
+    done_engine(&e, &s, cm);
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    ck_assert_int_eq(e.sum.steps_by_type[STEP_DECODE_ONLY], dec1);   /* same seed, same draws */
+    done_engine(&e, &s, cm);
+    const char *set[] = { "seed=8" };
+    ck_assert_int_eq(run_engine(body, set, 1, &rec, &e, &s, &cm), 0);
+    ck_assert_int_ne(e.sum.steps_by_type[STEP_DECODE_ONLY], dec1);   /* another seed, other draws */
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(preemption_recomputes_newest)
+{
+    /* 12 blocks of 1024 minus GDN state: two long requests cannot both fit */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    const char *body =
+        "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, tensor_parallel_size: 2,"
+        " block_size: 1024, num_gpu_blocks: 16}\n"
+        "workload:\n  requests:\n"
+        "    - {id: X, prompt_tokens: 4000, output_tokens: 4000, arrival: 0}\n"
+        "    - {id: Y, prompt_tokens: 4000, output_tokens: 4000, arrival: 0.001}\n";
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    ck_assert_int_gt(e.sum.preemptions, 0);
+    ck_assert_int_eq(e.pool[e.explicit_slot[0]].preemptions, 0);    /* the older one is kept */
+    ck_assert_int_gt(e.pool[e.explicit_slot[1]].preemptions, 0);
+    ck_assert_int_eq(e.sum.requests_finished, 2);
+    ck_assert_int_eq(e.pool[e.explicit_slot[1]].emitted, 4000);
+    ck_assert_int_le(e.sum.peak_blocks, 16);
+    ck_assert_int_eq(e.used_blocks, 0);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(prefix_cache_hits_whole_blocks)
+{
+    engine_t e; scenario_t s; cost_model_t *cm;
+    const char *body =
+        "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, tensor_parallel_size: 2}\n"
+        "workload:\n  requests:\n"
+        "    - {id: A, prompt_tokens: 240000, cached_tokens: 240000, output_tokens: 2, arrival: 0}\n";
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    /* 239999 cached at most (one token is always computed), whole 784-blocks: 306*784 */
+    ck_assert_int_eq(rec.rows[0][0].seq_len - rec.rows[0][0].q, 306 * 784);
+    ck_assert_int_eq(rec.rows[0][0].q, 240000 - 306 * 784);
+    done_engine(&e, &s, cm);
+    const char *off[] = { "engine.enable_prefix_caching=false" };
+    ck_assert_int_eq(run_engine(body, off, 1, &rec, &e, &s, &cm), 0);
+    ck_assert_int_eq(rec.rows[0][0].seq_len, 784);                   /* computes from 0 */
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sched");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, pacing_anchor);
+    tcase_add_test(tc, pacing_off_is_every_step);
+    tcase_add_test(tc, never_paced_when_nobody_decodes);
+    tcase_add_test(tc, final_chunk_not_paced);
+    tcase_add_loop_test(tc, block_aligned_chunks, 0, (int)(sizeof chunk_cases / sizeof *chunk_cases));
+    tcase_add_test(tc, budget_and_running_first);
+    tcase_add_test(tc, max_num_seqs_limits_admission);
+    tcase_add_test(tc, mtp_budget_and_mean_acceptance);
+    tcase_add_test(tc, mtp_per_position_acceptance_seeded);
+    tcase_add_test(tc, preemption_recomputes_newest);
+    tcase_add_test(tc, prefix_cache_hits_whole_blocks);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
