@@ -285,7 +285,9 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     e->sum.capacity_blocks = e->capacity;
     /* every explicit request must fit in the pool on its own, or it would wait forever */
     for (int i = 0; i < s->n_requests; i++) {
-        long need = (s->requests[i].prompt_tokens + s->requests[i].output_tokens + e->spec_k + e->block - 1) / e->block + e->gdn_blocks;
+        long len = s->requests[i].prompt_tokens + s->requests[i].output_tokens;
+        if (len > eng->max_model_len) len = eng->max_model_len;
+        long need = (len + e->spec_k + e->block - 1) / e->block + e->gdn_blocks;
         if (need > e->capacity) {
             snprintf(e->err, ENG_ERR_MAX,
                      "%s: workload.requests[%d] (%s): needs %ld KV blocks of %d tokens but the cache holds %ld",
@@ -331,7 +333,9 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         r->explicit_idx = i;
         r->prompt = r->target = sr->prompt_tokens;
         r->cached = sr->cached_tokens;
-        r->output = sr->output_tokens;
+        /* generation stops at max_model_len, as in vLLM (finish reason "length") */
+        long room = s->engine.max_model_len - sr->prompt_tokens;
+        r->output = sr->output_tokens < room ? sr->output_tokens : (room > 0 ? room : 1);
         e->explicit_slot[i] = slot;
         if (sr->arrival.kind == TRIG_TIME && push_ev(e, sr->arrival.time_s, EVT_ARRIVAL, slot) < 0) return -1;
     }
