@@ -1,0 +1,138 @@
+/* check_engine: whole runs through the runner -- measurement windows, determinism
+ * (same scenario + seed -> byte-identical CSV and steps), and the published V100
+ * table pinned at 10% (a regression in the scheduler, router or cost model fails). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runner.h"
+
+static double win(const run_result_t *r, const char *name)
+{
+    for (int i = 0; i < r->nwin; i++)
+        if (!strcmp(r->win_name[i], name)) return r->win_val[i];
+    ck_abort_msg("no window %s", name);
+    return NAN;
+}
+
+static char *slurp(FILE *f, long *n)
+{
+    fflush(f);
+    *n = ftell(f);
+    rewind(f);
+    char *b = malloc((size_t)*n + 1);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq((long)fread(b, 1, (size_t)*n, f), *n);
+    return b;
+}
+
+START_TEST(deterministic_output)
+{
+    run_result_t *r = malloc(sizeof *r);
+    char *out[2];
+    long n[2];
+    const char *sets[] = { "mtp_acceptance={per_position: [0.9, 0.7, 0.5, 0.3]}" };
+    for (int k = 0; k < 2; k++) {
+        FILE *f = tmpfile(), *st = tmpfile();
+        runner_run("scenarios/v100-fp16-mtp4-b16k-pdr.yaml", sets, 1, st, r);
+        ck_assert_msg(r->rc == 0, "%s", r->err);
+        report_csv_header(f, r);
+        report_csv_row(f, r);
+        report_table(f, r);
+        long ns;
+        char *steps = slurp(st, &ns);
+        fwrite(steps, 1, (size_t)ns, f);
+        free(steps);
+        out[k] = slurp(f, &n[k]);
+        fclose(f);
+        fclose(st);
+    }
+    ck_assert_int_eq(n[0], n[1]);
+    ck_assert(memcmp(out[0], out[1], (size_t)n[0]) == 0);
+    free(out[0]);
+    free(out[1]);
+    free(r);
+}
+END_TEST
+
+START_TEST(windows_are_consistent)
+{
+    run_result_t *r = malloc(sizeof *r);
+    runner_run("scenarios/v100-fp16-nomtp-b16k-pdr.yaml", NULL, 0, NULL, r);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    /* one A token per mixed step; B's 16,384 prompt is 21 blocks of 784 */
+    ck_assert_int_eq((long)win(r, "mixed_steps"), 21);
+    ck_assert_int_eq((long)win(r, "a_tokens"), 21);
+    ck_assert_double_eq_tol(win(r, "a_tok_s"), win(r, "a_tokens") / win(r, "b_prefill_s"), 1e-9);
+    /* B arrived when A had decoded 8 tokens and was admitted at once: TTFT = prefill time */
+    ck_assert_double_eq_tol(win(r, "b_ttft_s"), win(r, "b_prefill_s"), 1e-9);
+    ck_assert_int_eq(r->sum.preemptions, 0);
+    ck_assert_int_eq(r->block, 784);
+    free(r);
+}
+END_TEST
+
+/* The published V100 tables (SPEC §1): the scenario files carry the values. */
+static const struct { const char *file; long mixed; } published[] = {
+    { "scenarios/v100-fp16-nomtp-b16k-baseline.yaml", 21 },
+    { "scenarios/v100-fp16-nomtp-b131k-baseline.yaml", 168 },
+    { "scenarios/v100-fp16-nomtp-b16k-pdr.yaml", 21 },
+    { "scenarios/v100-fp16-nomtp-b131k-pdr.yaml", 168 },
+    { "scenarios/v100-fp16-mtp4-b16k-baseline.yaml", 21 },
+    { "scenarios/v100-fp16-mtp4-b131k-baseline.yaml", 161 },
+    { "scenarios/v100-fp16-mtp4-b16k-pdr.yaml", 21 },
+    { "scenarios/v100-fp16-mtp4-b131k-pdr.yaml", 161 },
+};
+
+START_TEST(v100_published_table)
+{
+    run_result_t *r = malloc(sizeof *r);
+    runner_run(published[_i].file, NULL, 0, NULL, r);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    int refs = 0;
+    for (int i = 0; i < r->nwin; i++) {
+        if (!r->win_has_ref[i]) continue;
+        refs++;
+        double rel = fabs(r->win_val[i] / r->win_ref[i] - 1);
+        ck_assert_msg(rel <= 0.10, "%s %s: simulated %g, published %g (%.1f%%)", r->name, r->win_name[i],
+                      r->win_val[i], r->win_ref[i], 100 * rel);
+    }
+    ck_assert_int_eq(refs, 2);
+    ck_assert_int_eq((long)win(r, "mixed_steps"), published[_i].mixed);
+    ck_assert_int_eq(r->sum.preemptions, 0);                 /* zero preemptions in every cell */
+    free(r);
+}
+END_TEST
+
+START_TEST(the_fix_only_removes_cost)
+{
+    /* PREFIX_DECODE_ROWS=1 does not change A's step count during B's prefill */
+    run_result_t *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    runner_run("scenarios/v100-fp16-nomtp-b131k-baseline.yaml", NULL, 0, NULL, a);
+    runner_run("scenarios/v100-fp16-nomtp-b131k-pdr.yaml", NULL, 0, NULL, b);
+    ck_assert_int_eq(a->rc | b->rc, 0);
+    ck_assert_double_eq(win(a, "mixed_steps"), win(b, "mixed_steps"));
+    double saved = (win(a, "b_prefill_s") - win(b, "b_prefill_s")) / win(a, "mixed_steps");
+    ck_assert_msg(saved > 0.8 && saved < 1.0, "saved per mixed step %g s", saved);   /* ~0.9 s */
+    free(a);
+    free(b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *tc = tcase_create("runs");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, deterministic_output);
+    tcase_add_test(tc, windows_are_consistent);
+    tcase_add_loop_test(tc, v100_published_table, 0, (int)(sizeof published / sizeof *published));
+    tcase_add_test(tc, the_fix_only_removes_cost);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
