@@ -1,0 +1,738 @@
+/* calib.c: calib's host logic -- the grid, the measuring loop, the profile it
+ * assembles and the command line.  No CUDA here: the timer interface (calib.h) is
+ * the only way out to a GPU, so all of this runs in CI against a fake timer. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <gsl/gsl_errno.h>
+#include "calib.h"
+#include "cost.h"
+#include "fit.h"
+#include "scenario.h"
+
+#ifndef PACESIM_REV
+#define PACESIM_REV "unknown"
+#endif
+
+/* ---- the laws ------------------------------------------------------------- */
+
+#define ATTN_COLS { "rows", "q", "seq_len", "page", "t_s" }
+static const calib_law_spec_t law_table[] = {
+    { "attn.prefill_bm32.fp16", CK_PREFILL_FAST, 0, 5, ATTN_COLS,
+      "paged prefill, BM32/BN128 pipelined fast path, fp16 KV, one row per call" },
+    { "attn.prefill_generic.fp16", CK_PREFILL_GENERIC, 0, 5, ATTN_COLS,
+      "paged prefill, generic BM32/BN64, fp16 KV, one row per call" },
+    { "attn.prefill_lowsmem.fp16", CK_PREFILL_LOWSMEM, 0, 5, ATTN_COLS,
+      "paged prefill, low-smem BM16/BN128, fp16 KV, one row per call" },
+    { "attn.prefill_generic.fp8", CK_PREFILL_GENERIC, 1, 5, ATTN_COLS,
+      "paged prefill, generic BM32/BN64, fp8_e5m2 KV dequantised in kernel, one row per call" },
+    { "attn.prefill_lowsmem.fp8", CK_PREFILL_LOWSMEM, 1, 5, ATTN_COLS,
+      "paged prefill, low-smem BM16/BN128, fp8_e5m2 KV dequantised in kernel, one row per call" },
+    { "attn.decode_xqa.fp16", CK_DECODE_XQA, 0, 5, ATTN_COLS,
+      "paged decode XQA (split-K, a CTA per kv head) + reduce, fp16 KV; q>1 = token-wise expansion" },
+    { "attn.decode_xqa.fp8", CK_DECODE_XQA, 1, 5, ATTN_COLS,
+      "paged decode XQA (split-K, a CTA per kv head) + reduce, fp8_e5m2 KV; q>1 = token-wise expansion" },
+    { "attn.decode_scalar.fp16", CK_DECODE_SCALAR, 0, 5, ATTN_COLS,
+      "paged decode scalar (split-K, a CTA per q head) + reduce, fp16 KV; q>1 = token-wise expansion" },
+    { "attn.decode_scalar.fp8", CK_DECODE_SCALAR, 1, 5, ATTN_COLS,
+      "paged decode scalar (split-K, a CTA per q head) + reduce, fp8_e5m2 KV; q>1 = token-wise expansion" },
+    { "attn.fp8_bridge", CK_FP8_EXPAND, 1, 5, ATTN_COLS,
+      "fp8 bridge expansion alone: every page of the row's fp8 cache to an fp16 workspace (page 784)" },
+    { "gemm", CK_GEMM, 0, 5, { "m", "n", "k", "wb", "t_s" },
+      "cuBLAS GemmEx fp16 x fp16 -> fp16, fp32 accumulate, C = A W^T, the model's per-rank shapes" },
+    { "gdn", CK_GDN, 0, 3, { "tokens", "seqs", "t_s" },
+      "GDN core proxy: causal conv1d + L2 norm + gated delta rule, 128x128 fp32 state per v head; "
+      "tokens = one long row + seqs-1 one-token rows" },
+    { "elementwise", CK_ELEM, 0, 2, { "tokens", "t_s" },
+      "one layer's elementwise proxy: 2 x (residual add + RMSNorm over hidden) + SiLU-mul over the MLP width" },
+};
+#define NLAWS ((int)(sizeof law_table / sizeof law_table[0]))
+
+const calib_law_spec_t *calib_laws(int *n)
+{
+    if (n)
+        *n = NLAWS;
+    return law_table;
+}
+
+/* ---- options -------------------------------------------------------------- */
+
+void calib_opts_default(calib_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->tp = 1;
+    o->repeats = 5;
+    o->min_batch_s = 2e-4;
+    o->max_iters = 200;
+    o->long_point_s = 0.02;
+    o->long_repeats = 3;
+}
+
+static int law_selected(const calib_opts_t *o, const char *name)
+{
+    if (!o->only || !*o->only)
+        return 1;
+    const char *s = o->only;
+    while (*s) {
+        const char *e = strchr(s, ',');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n > 0 && !strncmp(name, s, n))
+            return 1;
+        if (!e)
+            break;
+        s = e + 1;
+    }
+    return 0;
+}
+
+/* ---- the grid ------------------------------------------------------------- */
+
+typedef struct {
+    calib_job_t *v;
+    int n, cap;
+    int failed;
+} jobvec_t;
+
+static calib_job_t *jv_push(jobvec_t *jv)
+{
+    if (jv->n == jv->cap) {
+        int cap = jv->cap ? 2 * jv->cap : 256;
+        calib_job_t *v = realloc(jv->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            jv->failed = 1;
+            return NULL;
+        }
+        jv->v = v;
+        jv->cap = cap;
+    }
+    calib_job_t *j = &jv->v[jv->n++];
+    memset(j, 0, sizeof *j);
+    j->what = "";
+    return j;
+}
+
+static int law_index(calib_kernel_t k, int fp8)
+{
+    for (int i = 0; i < NLAWS; i++)
+        if (law_table[i].kernel == k && law_table[i].fp8 == fp8)
+            return i;
+    return -1;
+}
+
+/* A rough a-priori time (H100-class numbers); only orders the grid. */
+static double estimate(const calib_job_t *j, const model_t *m, const model_rank_t *r)
+{
+    const double flops = 100e12, bw = 3e12, launch = 5e-6, D = m->head_dim;
+    double t = 0;
+    switch (j->kernel) {
+    case CK_PREFILL_FAST: case CK_PREFILL_GENERIC: case CK_PREFILL_LOWSMEM: {
+        double bm = j->kernel == CK_PREFILL_LOWSMEM ? 16 : 32, L = (double)j->seq_len, q = j->q;
+        double fl = 4.0 * r->q_heads * q * (L - q / 2) * D;
+        double serial = 4.0 * bm * L * D / (flops / 150);
+        t = fmax(fl / flops, serial) * (j->kernel == CK_PREFILL_FAST ? 1 : 2.3);
+        break;
+    }
+    case CK_DECODE_XQA: case CK_DECODE_SCALAR: {
+        double heads = j->kernel == CK_DECODE_XQA ? r->kv_heads : r->q_heads;
+        t = (double)j->rows * j->q * (double)j->seq_len * heads * D * 2 * (j->fp8 ? 1 : 2) / bw;
+        break;
+    }
+    case CK_FP8_EXPAND:
+        t = (double)j->seq_len * r->kv_heads * D * 2 * 3 / bw;
+        break;
+    case CK_GEMM:
+        t = fmax(2.0 * j->m * j->n * j->k / (6 * flops), (2.0 * j->n * j->k + 2.0 * j->m * (j->n + j->k)) / bw);
+        break;
+    case CK_GDN:
+        t = (double)(j->tokens - j->seqs + 1) * 1e-7
+            + (double)j->seqs * r->gdn_v_heads * m->gdn_head_dim_k * m->gdn_head_dim_v * 8.0 / bw;
+        break;
+    case CK_ELEM:
+        t = (double)j->tokens * (m->hidden * 12.0 + m->intermediate / (double)r->tp * 6.0) / bw;
+        break;
+    default:
+        break;
+    }
+    return t + launch;
+}
+
+static void add_attn(jobvec_t *jv, calib_kernel_t k, int fp8, int rows, int q, long seq_len, int page)
+{
+    calib_job_t *j = jv_push(jv);
+    if (!j)
+        return;
+    j->kernel = k;
+    j->fp8 = fp8;
+    j->law = law_index(k, fp8);
+    j->rows = rows;
+    j->q = q;
+    j->seq_len = seq_len;
+    j->page = page;
+    j->x[0] = rows;
+    j->x[1] = q;
+    j->x[2] = (double)seq_len;
+    j->x[3] = page;
+}
+
+static void add_gemm(jobvec_t *jv, const char *what, long mm, long n, long k)
+{
+    calib_job_t *j = jv_push(jv);
+    if (!j)
+        return;
+    j->kernel = CK_GEMM;
+    j->law = law_index(CK_GEMM, 0);
+    j->what = what;
+    j->m = mm;
+    j->n = n;
+    j->k = k;
+    j->x[0] = (double)mm;
+    j->x[1] = (double)n;
+    j->x[2] = (double)k;
+    j->x[3] = 2; /* fp16 weights */
+}
+
+/* Prefill rows: q tokens at the end of max(ctx, q) for every ctx, plus the fresh prompt
+ * (seq_len = q) when q is a chunk-sized query; duplicates skipped. */
+static void prefill_series(jobvec_t *jv, calib_kernel_t k, int fp8, const int *qs, int nq,
+                           const long *ctx, int nctx, const int *pages, int npages)
+{
+    for (int p = 0; p < npages; p++)
+        for (int a = 0; a < nq; a++) {
+            long last = -1;
+            if (qs[a] >= 64)
+                add_attn(jv, k, fp8, 1, qs[a], qs[a], pages[p]), last = qs[a];
+            for (int c = 0; c < nctx; c++) {
+                long L = ctx[c] > qs[a] ? ctx[c] : qs[a];
+                if (L == last)
+                    continue;
+                add_attn(jv, k, fp8, 1, qs[a], L, pages[p]);
+                last = L;
+            }
+        }
+}
+
+static int cmp_est(const void *a, const void *b)
+{
+    const calib_job_t *x = a, *y = b;
+    if (x->est_s != y->est_s)
+        return x->est_s < y->est_s ? -1 : 1;
+    return (x->law > y->law) - (x->law < y->law);
+}
+
+int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t *r,
+                     calib_job_t **jobs, int *njobs)
+{
+    jobvec_t jv = { 0 };
+    long ctx[16];
+    int nctx = o->smoke ? 3 : 10;
+    /* log-spaced 1K .. 256K */
+    for (int i = 0; i < nctx; i++)
+        ctx[i] = lround(1024.0 * pow(256.0, (double)i / (nctx - 1)));
+
+    static const int pages16[] = { 784, 816, 1568 }, pages8[] = { 1568, 1616 };
+    static const int q_fast[] = { 64, 256, 784, 816, 1568, 2048 };
+    static const int q_gen[] = { 1, 64, 256, 784, 816, 1568, 2048 };
+    static const int q_low[] = { 2, 5, 16 };
+    static const int q_one[] = { 1 };
+    static const int q_fast_s[] = { 784 }, q_gen_s[] = { 1, 784 }, q_low_s[] = { 5 };
+    int np16 = o->smoke ? 1 : 3, np8 = o->smoke ? 1 : 2;
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+    if (o->smoke) {
+        prefill_series(&jv, CK_PREFILL_FAST, 0, q_fast_s, N(q_fast_s), ctx, nctx, pages16, np16);
+        prefill_series(&jv, CK_PREFILL_GENERIC, 0, q_gen_s, N(q_gen_s), ctx, nctx, pages16, np16);
+        prefill_series(&jv, CK_PREFILL_LOWSMEM, 0, q_low_s, N(q_low_s), ctx, nctx, pages16, np16);
+        prefill_series(&jv, CK_PREFILL_GENERIC, 1, q_one, 1, ctx, nctx, pages8, np8);
+        prefill_series(&jv, CK_PREFILL_LOWSMEM, 1, q_low_s, N(q_low_s), ctx, nctx, pages8, np8);
+    } else {
+        prefill_series(&jv, CK_PREFILL_FAST, 0, q_fast, N(q_fast), ctx, nctx, pages16, np16);
+        prefill_series(&jv, CK_PREFILL_GENERIC, 0, q_gen, N(q_gen), ctx, nctx, pages16, np16);
+        prefill_series(&jv, CK_PREFILL_LOWSMEM, 0, q_low, N(q_low), ctx, nctx, pages16, np16);
+        prefill_series(&jv, CK_PREFILL_GENERIC, 1, q_one, 1, ctx, nctx, pages8, np8);
+        prefill_series(&jv, CK_PREFILL_LOWSMEM, 1, q_low, N(q_low), ctx, nctx, pages8, np8);
+    }
+
+    /* decode: rows x (q = 1, or a small-q row expanded token-wise) x context */
+    static const int rows_d[] = { 1, 2, 4, 8, 16 }, rows_s[] = { 1, 4 };
+    static const int q_dec[] = { 1, 5, 16 };
+    const int *rows = o->smoke ? rows_s : rows_d;
+    int nrows = o->smoke ? N(rows_s) : N(rows_d);
+    for (int f = 0; f <= 1; f++)
+        for (int kk = 0; kk < 2; kk++) {
+            calib_kernel_t k = kk ? CK_DECODE_SCALAR : CK_DECODE_XQA;
+            for (int a = 0; a < nrows; a++)
+                for (int b = 0; b < (o->smoke ? 2 : N(q_dec)); b++) {
+                    if (q_dec[b] == 16 && rows[a] > 2)
+                        continue;
+                    for (int c = 0; c < nctx; c++)
+                        add_attn(&jv, k, f, rows[a], q_dec[b], ctx[c], f ? 1568 : 784);
+                }
+        }
+    /* the fp8 bridge's expansion over the prefix length */
+    for (int c = 0; c < nctx; c++)
+        add_attn(&jv, CK_FP8_EXPAND, 1, 1, 784, ctx[c], 1568);
+    if (!o->smoke)
+        for (int c = 0; c + 1 < nctx; c++) /* midpoints */
+            add_attn(&jv, CK_FP8_EXPAND, 1, 1, 784, lround(sqrt((double)ctx[c] * ctx[c + 1])), 1568);
+
+    /* GEMMs of the model's per-rank shapes x token count */
+    static const long ms_full[] = { 1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192,
+                                    256, 384, 512, 784, 816, 1024, 1568, 2048, 2064, 3072, 4096 };
+    static const long ms_smoke[] = { 1, 16, 784, 2048 };
+    const long *ms = o->smoke ? ms_smoke : ms_full;
+    int nm = o->smoke ? N(ms_smoke) : N(ms_full);
+    const long h = m->hidden;
+    struct { const char *what; long n, k; int need; } shapes[] = {
+        { "qkv", r->attn_qkv_n, h, m->n_full_attn > 0 },
+        { "o_proj", h, r->attn_o_k, m->n_full_attn > 0 },
+        { "gdn_in", r->gdn_in_n, h, m->n_gdn > 0 },
+        { "gdn_out", h, r->gdn_out_k, m->n_gdn > 0 },
+        { "mlp_up", r->mlp_up_n, h, 1 },
+        { "mlp_down", h, r->mlp_down_k, 1 },
+        { "lm_head", r->vocab_n, h, 1 },
+        { "mtp_eh", h, 2 * h, m->mtp_layers > 0 },
+    };
+    for (int s = 0; s < N(shapes); s++)
+        if (shapes[s].need && shapes[s].n > 0 && shapes[s].k > 0)
+            for (int i = 0; i < nm; i++)
+                add_gemm(&jv, shapes[s].what, ms[i], shapes[s].n, shapes[s].k);
+
+    /* the GDN core: seqs x the long row's tokens */
+    if (m->n_gdn > 0) {
+        static const int seqs_f[] = { 1, 2, 4, 8, 16 }, seqs_s[] = { 1, 4 };
+        static const long long_f[] = { 1, 2, 5, 16, 64, 256, 784, 816, 1568, 2048 }, long_s[] = { 1, 784 };
+        const int *sq = o->smoke ? seqs_s : seqs_f;
+        const long *lr = o->smoke ? long_s : long_f;
+        int nsq = o->smoke ? N(seqs_s) : N(seqs_f), nlr = o->smoke ? N(long_s) : N(long_f);
+        for (int a = 0; a < nsq; a++)
+            for (int b = 0; b < nlr; b++) {
+                calib_job_t *j = jv_push(&jv);
+                if (!j)
+                    break;
+                j->kernel = CK_GDN;
+                j->law = law_index(CK_GDN, 0);
+                j->seqs = sq[a];
+                j->tokens = lr[b] + sq[a] - 1;
+                j->x[0] = (double)j->tokens;
+                j->x[1] = sq[a];
+            }
+    }
+    /* one layer's elementwise work */
+    static const long tok_f[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 784, 1024, 1568, 2048, 3072, 4096 };
+    static const long tok_s[] = { 1, 64, 2048 };
+    for (int i = 0; i < (o->smoke ? N(tok_s) : N(tok_f)); i++) {
+        calib_job_t *j = jv_push(&jv);
+        if (!j)
+            break;
+        j->kernel = CK_ELEM;
+        j->law = law_index(CK_ELEM, 0);
+        j->tokens = o->smoke ? tok_s[i] : tok_f[i];
+        j->x[0] = (double)j->tokens;
+    }
+#undef N
+    if (jv.failed) {
+        free(jv.v);
+        return -1;
+    }
+    /* keep the selected laws, estimate, order cheapest first */
+    int n = 0;
+    for (int i = 0; i < jv.n; i++) {
+        calib_job_t *j = &jv.v[i];
+        if (j->law < 0 || !law_selected(o, law_table[j->law].name))
+            continue;
+        j->est_s = estimate(j, m, r);
+        jv.v[n++] = *j;
+    }
+    qsort(jv.v, (size_t)n, sizeof *jv.v, cmp_est);
+    *jobs = jv.v;
+    *njobs = n;
+    return 0;
+}
+
+/* ---- measuring ------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double calib_median(double *v, int n)
+{
+    if (n < 1)
+        return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int calib_measure(calib_timer_t *t, const calib_opts_t *o, const calib_job_t *j,
+                  double *t_s, int *iters_used, int *repeats_used)
+{
+    double s[64], est;
+    int rc = t->prepare(t, j);
+    if (rc != 0)
+        return rc < 0 ? -1 : 1;
+    rc = t->run(t, j, 1, &est); /* warm-up */
+    if (rc != 0)
+        return rc < 0 ? -1 : 1;
+    if (t->run(t, j, 1, &est) != 0) /* an estimate */
+        return -1;
+    if (!(est > 0) || !isfinite(est)) {
+        snprintf(t->err, sizeof t->err, "non-positive time %g", est);
+        return -1;
+    }
+    int iters = 1;
+    if (est < o->min_batch_s) {
+        iters = (int)ceil(o->min_batch_s / est);
+        if (iters > o->max_iters)
+            iters = o->max_iters;
+    }
+    int reps = est > o->long_point_s ? o->long_repeats : o->repeats;
+    if (reps < 1)
+        reps = 1;
+    if (reps > 64)
+        reps = 64;
+    for (int r = 0; r < reps; r++) {
+        if (t->run(t, j, iters, &s[r]) != 0)
+            return -1;
+        if (!(s[r] > 0) || !isfinite(s[r])) {
+            snprintf(t->err, sizeof t->err, "non-positive time %g", s[r]);
+            return -1;
+        }
+    }
+    *t_s = calib_median(s, reps);
+    if (iters_used)
+        *iters_used = iters;
+    if (repeats_used)
+        *repeats_used = reps;
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void job_label(const calib_job_t *j, char *buf, size_t n)
+{
+    const char *law = law_table[j->law].name;
+    switch (j->kernel) {
+    case CK_GEMM:
+        snprintf(buf, n, "%s %s m=%ld n=%ld k=%ld", law, j->what, j->m, j->n, j->k);
+        break;
+    case CK_GDN:
+        snprintf(buf, n, "%s tokens=%ld seqs=%d", law, j->tokens, j->seqs);
+        break;
+    case CK_ELEM:
+        snprintf(buf, n, "%s tokens=%ld", law, j->tokens);
+        break;
+    default:
+        snprintf(buf, n, "%s rows=%d q=%d L=%ld page=%d", law, j->rows, j->q, j->seq_len, j->page);
+    }
+}
+
+static void fmt_dur(double s, char *buf, size_t n)
+{
+    if (s < 60)
+        snprintf(buf, n, "%.0fs", s);
+    else
+        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+}
+
+/* ---- the driver ----------------------------------------------------------- */
+
+typedef struct {
+    double *pts;
+    int n, cap;
+} ptbuf_t;
+
+static int pt_add(ptbuf_t *b, int ncols, const double *x, double t)
+{
+    if (b->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 64;
+        double *p = realloc(b->pts, (size_t)cap * ncols * sizeof *p);
+        if (!p)
+            return -1;
+        b->pts = p;
+        b->cap = cap;
+    }
+    double *row = b->pts + (size_t)b->n * ncols;
+    memcpy(row, x, (size_t)(ncols - 1) * sizeof *row);
+    row[ncols - 1] = t;
+    b->n++;
+    return 0;
+}
+
+static void utc_date(char *buf, size_t n)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
+              FILE *progress, char err[256])
+{
+    int rc = -1, njobs = 0, nskip = 0, nbudget = 0;
+    calib_job_t *jobs = NULL;
+    ptbuf_t pb[NLAWS];
+    model_rank_t r;
+    double t0 = now_s(), last_print = -1e9;
+    int tty = progress && isatty(fileno(progress));
+
+    memset(pb, 0, sizeof pb);
+    memset(out, 0, sizeof *out);
+    if (model_rank(m, o->tp, &r) < 0) {
+        snprintf(err, 256, "tp %d does not divide the model's heads", o->tp);
+        return -1;
+    }
+    if (calib_grid_build(o, m, &r, &jobs, &njobs) < 0) {
+        snprintf(err, 256, "out of memory building the grid");
+        return -1;
+    }
+    if (t->setup && t->setup(t, m, &r) < 0) {
+        snprintf(err, 256, "%s: %.200s", t->name, t->err);
+        goto fail;
+    }
+    if (progress && !o->quiet)
+        fprintf(progress, "calib: %d points over %s, %s at tp %d\n", njobs, t->name, m->name, o->tp);
+
+    for (int i = 0; i < njobs; i++) {
+        const calib_job_t *j = &jobs[i];
+        const calib_law_spec_t *ls = &law_table[j->law];
+        double el = now_s() - t0;
+        char label[160];
+        if (o->budget_s > 0 && el > o->budget_s) {
+            nbudget = njobs - i;
+            if (progress)
+                fprintf(progress, "%scalib: time budget %.0fs spent; %d most expensive points not measured\n",
+                        tty ? "\n" : "", o->budget_s, nbudget);
+            break;
+        }
+        double ts = 0;
+        int iters = 0, reps = 0;
+        int mr = calib_measure(t, o, j, &ts, &iters, &reps);
+        job_label(j, label, sizeof label);
+        if (mr < 0) {
+            snprintf(err, 256, "%.100s: %.150s", label, t->err);
+            goto fail;
+        }
+        if (mr > 0) {
+            nskip++;
+            if (progress)
+                fprintf(progress, "%scalib: skipped (not supported here): %s%s%s\n", tty ? "\n" : "", label,
+                        t->err[0] ? ": " : "", t->err);
+            t->err[0] = 0;
+            continue;
+        }
+        if (pt_add(&pb[j->law], ls->ncols, j->x, ts) < 0) {
+            snprintf(err, 256, "out of memory");
+            goto fail;
+        }
+        el = now_s() - t0;
+        if (progress && !o->quiet && (tty || el - last_print >= 3.0 || i + 1 == njobs)) {
+            char e1[32], e2[32];
+            fmt_dur(el, e1, sizeof e1);
+            fmt_dur(el / (i + 1) * (njobs - i - 1), e2, sizeof e2);
+            fprintf(progress, "%s[%4d/%4d] %3d%%  %-64.64s %10.4f ms  (%dx%d)  %s, eta %s%s",
+                    tty ? "\r" : "", i + 1, njobs, (int)(100.0 * (i + 1) / njobs), label, ts * 1e3, reps,
+                    iters, e1, e2, tty ? "\033[K" : "\n");
+            fflush(progress);
+            last_print = el;
+        }
+    }
+    if (tty && !o->quiet)
+        fputc('\n', progress);
+
+    /* assemble */
+    t->describe(t, out);
+    snprintf(out->model, sizeof out->model, "%s", m->name);
+    out->tp = o->tp;
+    utc_date(out->date, sizeof out->date);
+    snprintf(out->revision, sizeof out->revision, "%s", PACESIM_REV);
+    snprintf(out->method, sizeof out->method,
+             "calib %s grid: CUDA events around batches of back-to-back runs (>= %.1f ms a timing), "
+             "median of %d timings (%d for runs > %.0f ms) after a warm-up; rotated buffer sets, random data; "
+             "%d points, %d unsupported, %d cut by the time budget",
+             o->smoke ? "smoke" : "default", o->min_batch_s * 1e3, o->repeats, o->long_repeats,
+             o->long_point_s * 1e3, njobs - nskip - nbudget, nskip, nbudget);
+    for (int l = 0; l < NLAWS; l++) {
+        const calib_law_spec_t *ls = &law_table[l];
+        if (pb[l].n == 0)
+            continue;
+        prof_law_t law;
+        memset(&law, 0, sizeof law);
+        snprintf(law.name, sizeof law.name, "%s", ls->name);
+        snprintf(law.provenance, sizeof law.provenance, "measured by calib on %s, %s, tp %d (%d q/%d kv heads, %d GDN v heads): %s",
+                 out->gpu, out->date, o->tp, r.q_heads, r.kv_heads, r.gdn_v_heads, ls->what);
+        law.ncols = ls->ncols;
+        for (int c = 0; c < ls->ncols; c++)
+            snprintf(law.cols[c], sizeof law.cols[c], "%s", ls->cols[c]);
+        law.npts = pb[l].n;
+        law.pts = pb[l].pts;
+        law.fit_median_rel = law.fit_max_rel = -1;
+        if (fit_law(&law, m, &r) < 0) {
+            snprintf(err, 256, "%s: the fit failed (%d points)", ls->name, law.npts);
+            goto fail;
+        }
+        if (prof_put(out, &law) < 0) {
+            snprintf(err, 256, "out of memory");
+            goto fail;
+        }
+    }
+    /* the engine's per-step host overhead is not a kernel: calib cannot time it */
+    if (!prof_find(out, "step")) {
+        prof_law_t law;
+        memset(&law, 0, sizeof law);
+        snprintf(law.name, sizeof law.name, "step");
+        law.ncoef = cost_law_ncoef("step");
+        snprintf(law.provenance, sizeof law.provenance,
+                 "not measured: the serving engine's per-step host overhead is no kernel calib can time; "
+                 "0 here, set it from an engine trace of this GPU");
+        law.ncols = 2;
+        snprintf(law.cols[0], sizeof law.cols[0], "rows");
+        snprintf(law.cols[1], sizeof law.cols[1], "t_s");
+        law.fit_median_rel = law.fit_max_rel = -1;
+        if (prof_put(out, &law) < 0) {
+            snprintf(err, 256, "out of memory");
+            goto fail;
+        }
+    }
+    out->calib_seconds = now_s() - t0;
+    rc = 0;
+fail:
+    if (rc < 0)
+        prof_free(out);
+    for (int l = 0; l < NLAWS; l++)
+        free(pb[l].pts);
+    free(jobs);
+    return rc;
+}
+
+void calib_print_fits(const profile_t *p, FILE *f)
+{
+    fprintf(f, "%-26s %6s %9s %9s  %s\n", "law", "points", "median%", "max%", "coefficients");
+    for (int i = 0; i < p->nlaws; i++) {
+        const prof_law_t *l = &p->laws[i];
+        if (l->npts == 0) {
+            fprintf(f, "%-26s %6d %9s %9s  (not measured)\n", l->name, 0, "-", "-");
+            continue;
+        }
+        fprintf(f, "%-26s %6d %9.2f %9.2f ", l->name, l->npts, 100 * l->fit_median_rel, 100 * l->fit_max_rel);
+        for (int c = 0; c < l->ncoef; c++)
+            fprintf(f, " %.4g", l->coef[c]);
+        fputc('\n', f);
+    }
+}
+
+/* ---- the command line ----------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: calib --model models/<m>.yaml [--tp N] --out calib/profiles/<gpu>.yaml\n"
+            "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--quiet]\n"
+            "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
+            "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
+            "profile.  --only keeps laws whose names start with one of the prefixes.\n");
+}
+
+int calib_main(int argc, char **argv, calib_timer_ctor mk)
+{
+    calib_opts_t o;
+    calib_opts_default(&o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--smoke")) {
+            o.smoke = 1;
+        } else if (!strcmp(a, "--quiet")) {
+            o.quiet = 1;
+        } else if (!v) {
+            fprintf(stderr, "calib: %s: missing value\n", a);
+            usage(stderr);
+            return 2;
+        } else if (!strcmp(a, "--model")) {
+            o.model_path = v, i++;
+        } else if (!strcmp(a, "--out")) {
+            o.out_path = v, i++;
+        } else if (!strcmp(a, "--only")) {
+            o.only = v, i++;
+        } else if (!strcmp(a, "--tp") || !strcmp(a, "--repeats")) {
+            errno = 0;
+            long n = strtol(v, &end, 10);
+            if (errno || *end || n < 1 || n > 64) {
+                fprintf(stderr, "calib: %s: expected an integer in 1..64, got \"%s\"\n", a, v);
+                return 2;
+            }
+            if (!strcmp(a, "--tp"))
+                o.tp = (int)n;
+            else
+                o.repeats = o.long_repeats = (int)n;
+            i++;
+        } else if (!strcmp(a, "--budget-s")) {
+            errno = 0;
+            double d = strtod(v, &end);
+            if (errno || *end || !(d >= 0)) {
+                fprintf(stderr, "calib: --budget-s: expected seconds >= 0, got \"%s\"\n", v);
+                return 2;
+            }
+            o.budget_s = d;
+            i++;
+        } else {
+            fprintf(stderr, "calib: unknown argument \"%s\"\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!o.model_path || !o.out_path) {
+        usage(stderr);
+        return 2;
+    }
+    gsl_set_error_handler_off();
+
+    model_t m;
+    char serr[SCN_ERR_MAX], err[256];
+    if (scn_load_model(o.model_path, &m, serr) < 0) {
+        fprintf(stderr, "calib: %s\n", serr);
+        return 1;
+    }
+    model_rank_t r;
+    if (model_rank(&m, o.tp, &r) < 0) {
+        fprintf(stderr, "calib: --tp %d does not divide %s's heads\n", o.tp, m.name);
+        return 2;
+    }
+    calib_timer_t *t = mk(err);
+    if (!t) {
+        fprintf(stderr, "calib: %s\n", err);
+        return 1;
+    }
+    profile_t p;
+    int rc = calib_run(&o, t, &m, &p, stderr, err);
+    t->destroy(t);
+    if (rc < 0) {
+        fprintf(stderr, "calib: %s\n", err);
+        return 1;
+    }
+    snprintf(p.path, sizeof p.path, "%s", o.out_path);
+    printf("calib: %s (%d SMs, %.0f GiB, %.0f MHz seen), %s at tp %d, %.1f s\n", p.gpu, p.sms, p.mem_gib,
+           p.sm_clock_mhz, p.model, p.tp, p.calib_seconds);
+    calib_print_fits(&p, stdout);
+    if (prof_save(o.out_path, &p) < 0) {
+        fprintf(stderr, "calib: %s: %s\n", o.out_path, strerror(errno));
+        prof_free(&p);
+        return 1;
+    }
+    printf("calib: wrote %s\n", o.out_path);
+    prof_free(&p);
+    return 0;
+}

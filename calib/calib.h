@@ -1,0 +1,137 @@
+/* calib: measure a GPU's cost laws and write a profile (calib/profiles/<gpu>.yaml).
+ *
+ * The host side (calib.c, pure C, no GPU) builds the grid of points -- one job per
+ * (law, shape) -- drives a timer over it (warm-up, an adaptive number of back-to-back
+ * runs per timing so that short kernels sit well above the event resolution, the
+ * median of several timings), assembles the profile (raw points per law, metadata) and
+ * fits every law with fit_law().  The timer is an interface: calib_gpu.cu implements it
+ * with CUDA events around this repo's attention kernels (kernels/attn.h), cuBLAS GEMMs
+ * and the GDN / elementwise proxy kernels; tests/check_calib.c implements it with times
+ * drawn from a known law, so the whole driver runs in CI with no GPU.
+ * Invariant: every point stored in the profile is the median of >= 1 timings of a
+ * job that prepared and ran without error; a job the timer does not support is
+ * skipped (and counted), never stored. */
+#ifndef PACESIM_CALIB_H
+#define PACESIM_CALIB_H
+
+#include <stdio.h>
+#include "model.h"
+#include "profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a job runs. */
+typedef enum {
+    CK_PREFILL_FAST = 0,  /* paged prefill "BM32 phase" (BM32/BN128), law attn.prefill_bm32.fp16 */
+    CK_PREFILL_GENERIC,   /* paged prefill BM32/BN64 (fp16, or fp8 dequantised in kernel) */
+    CK_PREFILL_LOWSMEM,   /* paged prefill BM16/BN128 */
+    CK_DECODE_XQA,        /* split-K decode, a CTA per kv head; q > 1 = token-wise expansion */
+    CK_DECODE_SCALAR,     /* split-K decode, a CTA per q head */
+    CK_FP8_EXPAND,        /* the fp8 bridge's expansion of every page to an fp16 workspace */
+    CK_GEMM,              /* C[m,n] = A[m,k] W[n,k]^T through cuBLAS, fp16 in, fp32 accumulate */
+    CK_GDN,               /* one GDN layer's core: causal conv1d + gated delta rule recurrence */
+    CK_ELEM,              /* one layer's elementwise work: 2 RMSNorms (+residual) + SiLU-mul */
+    CK__N
+} calib_kernel_t;
+
+typedef struct calib_job {
+    calib_kernel_t kernel;
+    int law;                      /* index into calib_laws() */
+    const char *what;             /* a label for the progress line ("qkv", "lm_head", "") */
+    double x[PROF_MAX_COLS];      /* the point's columns, t_s excluded (calib_laws()[law].ncols - 1 of them) */
+    /* the same, decoded */
+    int fp8;                      /* KV dtype: 0 fp16, 1 fp8_e5m2 */
+    int rows, q, page;            /* attention: identical rows of q query tokens */
+    long seq_len;
+    long m, n, k;                 /* gemm */
+    long tokens;                  /* gdn, elementwise */
+    int seqs;                     /* gdn: tokens are split as seqs-1 one-token rows + one long row */
+    double est_s;                 /* a rough a-priori time, used only to order the grid */
+} calib_job_t;
+
+typedef struct calib_law_spec {
+    const char *name;             /* a law name of cost.h */
+    calib_kernel_t kernel;
+    int fp8;
+    int ncols;                    /* including t_s */
+    const char *cols[PROF_MAX_COLS];
+    const char *what;             /* one line for the provenance */
+} calib_law_spec_t;
+
+/* The laws calib measures (a static table), and how many. */
+const calib_law_spec_t *calib_laws(int *n);
+
+/* The timer a driver calls.  Each function returns 0, or -1 with err filled;
+ * prepare() may also return 1: "this job is not supported here" (the point is skipped). */
+typedef struct calib_timer calib_timer_t;
+struct calib_timer {
+    const char *name;
+    /* Once, before the first job: the model and its per-rank shapes (heads, widths). */
+    int (*setup)(calib_timer_t *t, const model_t *m, const model_rank_t *r);
+    /* Get ready to run j (allocate and fill buffers with random data). */
+    int (*prepare)(calib_timer_t *t, const calib_job_t *j);
+    /* Run j iters times back to back (rotating among its buffer sets) between two
+     * timestamps; *sec = elapsed / iters.  1 = the kernel refused the shape before
+     * launching anything (honoured on the first run of a job only: skip it). */
+    int (*run)(calib_timer_t *t, const calib_job_t *j, int iters, double *sec);
+    /* Fill the profile's hardware metadata (gpu, sms, memory, clocks, driver, toolkit). */
+    void (*describe)(calib_timer_t *t, profile_t *p);
+    void (*destroy)(calib_timer_t *t);
+    void *impl;
+    char err[256];
+};
+
+typedef struct calib_opts {
+    const char *model_path;       /* models/<m>.yaml (calib_main) */
+    const char *out_path;         /* the profile to write */
+    int tp;                       /* tensor-parallel degree the per-rank shapes are taken at */
+    int smoke;                    /* 1: a tiny grid (seconds), for a first look */
+    const char *only;             /* comma-separated law-name prefixes, NULL = all */
+    int repeats;                  /* timings per point; the median is kept (5) */
+    double min_batch_s;           /* a timing covers at least this long (runs batched) (2e-4) */
+    int max_iters;                /* at most this many runs per timing (200) */
+    double long_point_s;          /* a run longer than this gets long_repeats timings (0.02) */
+    int long_repeats;             /* (3) */
+    double budget_s;              /* stop measuring after this many seconds; 0 = none */
+    int quiet;                    /* no progress line */
+} calib_opts_t;
+
+void calib_opts_default(calib_opts_t *o);
+
+/* The grid for model m at rank shapes r (caller frees *jobs).  Jobs come ordered by
+ * est_s, cheapest first, so a budget cut drops the most expensive points.  0 / -1. */
+int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t *r,
+                     calib_job_t **jobs, int *njobs);
+
+/* Median of v[0..n) (sorts v in place).  NAN for n < 1. */
+double calib_median(double *v, int n);
+
+/* Time one job: prepare, a warm-up run, an estimate, then repeats timings of iters
+ * runs each; *t_s = median seconds per run.  0, 1 (unsupported: skip), -1 error. */
+int calib_measure(calib_timer_t *t, const calib_opts_t *o, const calib_job_t *j,
+                  double *t_s, int *iters_used, int *repeats_used);
+
+/* The whole driver: grid, measurements (progress on `progress`, may be NULL), profile
+ * assembly (laws with their raw points, metadata from the timer and from the run),
+ * fits.  out is initialised here; the caller frees it with prof_free().  0 / -1 (err). */
+int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
+              FILE *progress, char err[256]);
+
+/* The fit table: law, points, median and max relative error, coefficients. */
+void calib_print_fits(const profile_t *p, FILE *f);
+
+/* The command line (bin/calib): parse, load the model, make the timer with mk, run,
+ * print the fit table, save.  Exit status: 0 ok, 1 failure, 2 usage. */
+typedef calib_timer_t *(*calib_timer_ctor)(char err[256]);
+int calib_main(int argc, char **argv, calib_timer_ctor mk);
+
+/* The CUDA timer (calib_gpu.cu; linked into bin/calib only).  NULL with err filled
+ * when no device can be used. */
+calib_timer_t *calib_gpu_timer_new(char err[256]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,47 @@
+# calib.mk -- the calibration driver, included by the top Makefile (after kernels.mk).
+# Always: bin/check_calib, the host logic (grid, median of repeats, driver loop, profile
+# assembly, fits) against a fake timer -- no GPU, no nvcc.
+# With nvcc: bin/calib (calib.c + calib_gpu.cu + kernels/libattn.a + cuBLAS), and
+#   make calib [GPU=h200] [CALIB_MODEL=...] [CALIB_TP=1] [CALIB_ARGS=--smoke]
+# which writes calib/profiles/$(GPU).yaml.  CALIB_STATIC=1 links GSL and libyaml
+# statically, for a binary that runs on a machine without them.
+# Without nvcc nothing here touches the CPU build.
+.PHONY: calib
+
+CALIB_MODEL ?= models/qwen3.8-27b.yaml
+CALIB_TP    ?= 1
+CALIB_ARGS  ?=
+CALIB_STATIC ?= 0
+CALIB_REV   := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# the GPU's short name from nvidia-smi ("NVIDIA H200" -> h200); "gpu" when none is seen
+GPU ?= $(or $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | \
+	tr 'A-Z' 'a-z' | sed -e 's/^nvidia //' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/-$$//'),gpu)
+
+$(BUILD)/calib/calib.o: CFLAGS += -DPACESIM_REV='"$(CALIB_REV)"'
+
+bin/check_calib: $(BUILD)/tests/check_calib.o $(BUILD)/calib/calib.o $(BUILD)/libsim.a
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+
+ifneq ($(NVCC_PATH),)
+ifeq ($(CALIB_STATIC),1)
+CALIB_HOST_LIBS := -Wl,-Bstatic -lyaml -lgsl -lgslcblas -Wl,-Bdynamic -lm
+else
+CALIB_HOST_LIBS := $(LIBS)
+endif
+
+$(BUILD)/calib/calib_gpu.o: calib/calib_gpu.cu calib/calib.h kernels/attn.h sim/model.h sim/profile.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -c $< -o $@
+
+bin/calib: $(BUILD)/calib/main.o $(BUILD)/calib/calib.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublas $(CUDA_LIBS) $(CALIB_HOST_LIBS)
+
+calib: bin/calib
+	@mkdir -p calib/profiles
+	./bin/calib --model $(CALIB_MODEL) --tp $(CALIB_TP) --out calib/profiles/$(GPU).yaml $(CALIB_ARGS)
+else
+calib:
+	@echo "calib: nvcc not found; bin/calib needs the CUDA toolkit (and a GPU to run)"; exit 1
+endif

@@ -1,0 +1,1053 @@
+/* calib_gpu.cu: calib's GPU timer -- the calib_timer_t of calib.h on a CUDA device.
+ *
+ * What it runs per job kind (all on the default stream, timed with CUDA events around
+ * `iters` back-to-back runs):
+ *   attention   this repo's kernels through kernels/attn.h, the route forced; a KV pool
+ *               per (dtype, page) of random data, several block tables of distinct random
+ *               blocks per job (rotated run to run, so short contexts do not live in L2);
+ *               a decode point with q > 1 runs the token-wise expanded batch;
+ *   gemm        cublasGemmEx, fp16 in/out, fp32 accumulate, C[m,n] = A[m,k] W[n,k]^T
+ *               ("TN", as a linear layer), operands rotated through >= 256 MB of buffers;
+ *   gdn         a GDN layer's core, proxy kernels below: causal conv1d (width <= 8) + SiLU
+ *               + L2 norm of q and k, then the gated delta rule over 128x128 fp32 states
+ *               (per value head, per sequence), chunk-staged, states rotated;
+ *   elementwise 2 x (residual add + RMSNorm over hidden) + SiLU-mul over the MLP width.
+ * Each proxy kernel has a CPU reference (the float64 functions at the bottom) and
+ * setup() validates both on a small random case before anything is timed.
+ * Ownership: calib_gpu_timer_new() returns a timer the caller ends with t->destroy(t),
+ * which frees every device buffer it made. */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "model.h"
+#include "profile.h"
+}
+#include "calib.h"
+#include "attn.h"
+
+#define NROT 4                  /* block tables per attention job */
+#define ROT_BYTES (256ul << 20) /* operands rotate through at least this much memory */
+
+
+
+/* ---- errors ---------------------------------------------------------------- */
+
+static int cuda_fail(calib_timer_t *t, cudaError_t e, const char *what, const char *file, int line)
+{
+    snprintf(t->err, sizeof t->err, "%.60s:%d: %.120s: %.60s", file, line, what, cudaGetErrorString(e));
+    return -1;
+}
+#define CK(call)                                                                      \
+    do {                                                                              \
+        cudaError_t e_ = (call);                                                      \
+        if (e_ != cudaSuccess) return cuda_fail(t, e_, #call, __FILE__, __LINE__);    \
+    } while (0)
+#define CKB(call)                                                                     \
+    do {                                                                              \
+        cublasStatus_t s_ = (call);                                                   \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                            \
+            snprintf(t->err, sizeof t->err, "%s:%d: %.120s: cuBLAS status %d", __FILE__, \
+                     __LINE__, #call, (int)s_);                                       \
+            return -1;                                                                \
+        }                                                                             \
+    } while (0)
+#define CKA(call)                                                                     \
+    do {                                                                              \
+        int a_ = (call);                                                              \
+        if (a_ != 0) {                                                                \
+            snprintf(t->err, sizeof t->err, "%.60s:%d: %.120s: %.60s", __FILE__,       \
+                     __LINE__, #call, attn_strerror(a_));                                       \
+            return -1;                                                                \
+        }                                                                             \
+    } while (0)
+
+/* ---- random fills ------------------------------------------------------------ */
+
+__device__ __forceinline__ unsigned long long mix64(unsigned long long x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+__global__ void fill_f32_kernel(float *p, size_t n, float lo, float hi, unsigned long long seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        double u = (double)(mix64(seed * 0x100000001b3ull + i) >> 11) * (1.0 / 9007199254740992.0);
+        p[i] = lo + (hi - lo) * (float)u;
+    }
+}
+
+/* A grow-only device buffer of random fp16 (or fp32) values, handed out in rotating slices. */
+typedef struct {
+    void *base;
+    size_t cap;      /* bytes */
+    int f32;
+    unsigned long long seed;
+} rot_t;
+
+static int rot_reserve(calib_timer_t *t, rot_t *r, size_t bytes)
+{
+    if (r->cap >= bytes)
+        return 0;
+    if (r->base)
+        CK(cudaFree(r->base));
+    r->base = NULL;
+    r->cap = 0;
+    size_t cap = bytes + bytes / 4;
+    cap = (cap + 255) & ~(size_t)255;
+    CK(cudaMalloc(&r->base, cap));
+    r->cap = cap;
+    r->seed++;
+    if (r->f32) {
+        fill_f32_kernel<<<1024, 256>>>((float *)r->base, cap / 4, -0.05f, 0.05f, r->seed);
+        CK(cudaGetLastError());
+    } else {
+        CKA(attn_fill_half_random(r->base, cap / 2, -1.f, 1.f, r->seed));
+    }
+    CK(cudaDeviceSynchronize());
+    return 0;
+}
+
+/* Slices of `bytes` each: how many fit the rotation, and the i-th one. */
+static int rot_sets(size_t bytes)
+{
+    size_t b = (bytes + 255) & ~(size_t)255;
+    size_t n = (ROT_BYTES + b - 1) / b;
+    return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+}
+static void *rot_get(const rot_t *r, size_t bytes, int i)
+{
+    size_t b = (bytes + 255) & ~(size_t)255;
+    int n = rot_sets(bytes);
+    return (char *)r->base + (size_t)(i % n) * b;
+}
+static int rot_fit(calib_timer_t *t, rot_t *r, size_t bytes)
+{
+    size_t b = (bytes + 255) & ~(size_t)255;
+    return rot_reserve(t, r, b * (size_t)rot_sets(bytes));
+}
+
+/* ---- GDN proxy kernels ---------------------------------------------------------
+ * Layout per token: conv input x[T][C] fp16 with C = 2*Hk*128 + Hv*128 channels
+ * (q heads | k heads | v heads); a[T][Hv], b[T][Hv] fp16 gate inputs; sequences by
+ * cu[S+1] token offsets; conv state cs[S][C][W-1] fp16 (oldest first); SSM state
+ * st[S][Hv][128][128] fp32 (row = key dim, column = value dim). */
+
+#define GDN_D 128
+#define GDN_TC 16   /* tokens staged per chunk */
+
+__device__ __forceinline__ int seq_of(const int *cu, int S, int tok)
+{
+    int s = 0;
+    while (s + 1 < S && cu[s + 1] <= tok)
+        s++;
+    return s;
+}
+
+/* grid (T, C/128), block 128: y = silu(causal conv), then q/k heads L2-normalised;
+ * the last W-1 inputs of each sequence go to the new conv state csn. */
+__global__ void gdn_conv_kernel(const half *x, const half *w, const half *cs, half *csn, half *y,
+                                const int *cu, int S, int C, int W, int qk_groups)
+{
+    int tok = blockIdx.x, c = blockIdx.y * GDN_D + threadIdx.x;
+    int s = seq_of(cu, S, tok);
+    int start = cu[s], len = cu[s + 1] - start, p = tok - start;
+    float acc = 0;
+    for (int k = 0; k < W; k++) {
+        int pos = p - k;
+        float v = pos >= 0 ? __half2float(x[(size_t)(start + pos) * C + c])
+                           : __half2float(cs[((size_t)s * C + c) * (W - 1) + (W - 1 + pos)]);
+        acc += v * __half2float(w[(size_t)c * W + (W - 1 - k)]);
+    }
+    float v = acc / (1.f + __expf(-acc));
+    if (blockIdx.y < qk_groups) {
+        __shared__ float red[4];
+        float sq = v * v;
+        for (int o = 16; o; o >>= 1)
+            sq += __shfl_xor_sync(0xffffffffu, sq, o);
+        if ((threadIdx.x & 31) == 0)
+            red[threadIdx.x >> 5] = sq;
+        __syncthreads();
+        v *= rsqrtf(red[0] + red[1] + red[2] + red[3] + 1e-6f);
+    }
+    y[(size_t)tok * C + c] = __float2half(v);
+    if (p >= len - (W - 1))
+        csn[((size_t)s * C + c) * (W - 1) + (p - (len - (W - 1)))] = x[(size_t)tok * C + c];
+}
+
+/* grid (S, Hv, 128/32), block 128: column j = z*32 + warp*8 + lane/4 of value head h;
+ * lane%4 = qr holds rows qr*32 .. qr*32+31 of that column in registers.  Per token:
+ * S <- g S; delta = beta (v - S^T k); S <- S + k delta^T; o = S^T q / sqrt(128). */
+__global__ void __launch_bounds__(128) gdn_rec_kernel(const half *y, const half *a, const half *b, float *st,
+                                                      half *o, const int *cu, int C, int Hk, int Hv)
+{
+    __shared__ __align__(16) float ks[GDN_TC][4 * 36], qs[GDN_TC][4 * 36];
+    __shared__ float vs[GDN_TC][32], gs[GDN_TC], bs[GDN_TC], os[GDN_TC][32];
+    int s = blockIdx.x, h = blockIdx.y, z = blockIdx.z, tid = threadIdx.x;
+    int lane = tid & 31, warp = tid >> 5, qr = lane & 3, cl = warp * 8 + (lane >> 2);
+    int j = z * 32 + cl, hk = h / (Hv / Hk);
+    float *S = st + ((size_t)s * Hv + h) * GDN_D * GDN_D;
+    float R[32];
+#pragma unroll
+    for (int i = 0; i < 32; i++)
+        R[i] = S[(size_t)(qr * 32 + i) * GDN_D + j];
+    const int qoff = hk * GDN_D, koff = Hk * GDN_D + hk * GDN_D, voff = 2 * Hk * GDN_D + h * GDN_D + z * 32;
+    const float oscale = rsqrtf((float)GDN_D);
+    for (int c0 = cu[s]; c0 < cu[s + 1]; c0 += GDN_TC) {
+        int nt = min(GDN_TC, cu[s + 1] - c0);
+        __syncthreads();
+        for (int e = tid; e < nt * GDN_D; e += 128) {
+            int tt = e / GDN_D, d = e % GDN_D;
+            const half *row = y + (size_t)(c0 + tt) * C;
+            ks[tt][(d >> 5) * 36 + (d & 31)] = __half2float(row[koff + d]);
+            qs[tt][(d >> 5) * 36 + (d & 31)] = __half2float(row[qoff + d]);
+        }
+        for (int e = tid; e < nt * 32; e += 128)
+            vs[e / 32][e % 32] = __half2float(y[(size_t)(c0 + e / 32) * C + voff + e % 32]);
+        if (tid < nt) {
+            float av = __half2float(a[(size_t)(c0 + tid) * Hv + h]);
+            float bv = __half2float(b[(size_t)(c0 + tid) * Hv + h]);
+            float sp = av > 20.f ? av : log1pf(__expf(av));
+            gs[tid] = __expf(-sp);
+            bs[tid] = 1.f / (1.f + __expf(-bv));
+        }
+        __syncthreads();
+        for (int tt = 0; tt < nt; tt++) {
+            const float4 *k4 = (const float4 *)&ks[tt][qr * 36];
+            const float4 *q4 = (const float4 *)&qs[tt][qr * 36];
+            float g = gs[tt], kS = 0;
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                float4 kk = k4[u];
+                kS += R[4 * u] * kk.x + R[4 * u + 1] * kk.y + R[4 * u + 2] * kk.z + R[4 * u + 3] * kk.w;
+            }
+            kS += __shfl_xor_sync(0xffffffffu, kS, 1);
+            kS += __shfl_xor_sync(0xffffffffu, kS, 2);
+            float delta = bs[tt] * (vs[tt][cl] - g * kS), ov = 0;
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                float4 kk = k4[u], qq = q4[u];
+                R[4 * u] = g * R[4 * u] + kk.x * delta;
+                R[4 * u + 1] = g * R[4 * u + 1] + kk.y * delta;
+                R[4 * u + 2] = g * R[4 * u + 2] + kk.z * delta;
+                R[4 * u + 3] = g * R[4 * u + 3] + kk.w * delta;
+                ov += R[4 * u] * qq.x + R[4 * u + 1] * qq.y + R[4 * u + 2] * qq.z + R[4 * u + 3] * qq.w;
+            }
+            ov += __shfl_xor_sync(0xffffffffu, ov, 1);
+            ov += __shfl_xor_sync(0xffffffffu, ov, 2);
+            if (qr == 0)
+                os[tt][cl] = ov * oscale;
+        }
+        __syncthreads();
+        for (int e = tid; e < nt * 32; e += 128)
+            o[((size_t)(c0 + e / 32) * Hv + h) * GDN_D + z * 32 + e % 32] = __float2half(os[e / 32][e % 32]);
+    }
+#pragma unroll
+    for (int i = 0; i < 32; i++)
+        S[(size_t)(qr * 32 + i) * GDN_D + j] = R[i];
+}
+
+/* ---- elementwise proxy kernels ------------------------------------------------ */
+
+/* one block per token: res += x; y = res * rsqrt(mean(res^2) + eps) * w */
+__global__ void rmsnorm_res_kernel(const half2 *x, half2 *res, const half2 *w, half2 *y, int H2)
+{
+    __shared__ float red[32];
+    size_t base = (size_t)blockIdx.x * H2;
+    float ss = 0;
+    for (int i = threadIdx.x; i < H2; i += blockDim.x) {
+        float2 r = __half22float2(res[base + i]), v = __half22float2(x[base + i]);
+        r.x += v.x;
+        r.y += v.y;
+        res[base + i] = __float22half2_rn(r);
+        ss += r.x * r.x + r.y * r.y;
+    }
+    for (int o = 16; o; o >>= 1)
+        ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    if ((threadIdx.x & 31) == 0)
+        red[threadIdx.x >> 5] = ss;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        float v = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : 0;
+        for (int o = 16; o; o >>= 1)
+            v += __shfl_xor_sync(0xffffffffu, v, o);
+        if (threadIdx.x == 0)
+            red[0] = v;
+    }
+    __syncthreads();
+    float inv = rsqrtf(red[0] / (2.f * H2) + 1e-6f);
+    for (int i = threadIdx.x; i < H2; i += blockDim.x) {
+        float2 r = __half22float2(res[base + i]), g = __half22float2(w[i]);
+        y[base + i] = __floats2half2_rn(r.x * inv * g.x, r.y * inv * g.y);
+    }
+}
+
+/* in[T][2I] = gate | up; out[T][I] = silu(gate) * up */
+__global__ void silu_mul_kernel(const half2 *in, half2 *out, int I2, size_t n)
+{
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < n; e += (size_t)gridDim.x * blockDim.x) {
+        size_t tok = e / I2, i = e % I2;
+        float2 g = __half22float2(in[tok * 2 * I2 + i]), u = __half22float2(in[tok * 2 * I2 + I2 + i]);
+        out[e] = __floats2half2_rn(g.x / (1.f + __expf(-g.x)) * u.x, g.y / (1.f + __expf(-g.y)) * u.y);
+    }
+}
+
+/* spins one thread for `cycles` SM clocks: events around it give the clock */
+__global__ void spin_kernel(long long cycles, long long *sink)
+{
+    long long t0 = clock64(), t1 = t0;
+    while (t1 - t0 < cycles)
+        t1 = clock64();
+    if (threadIdx.x == 0 && t1 == 42)
+        *sink = t1;
+}
+
+/* ---- the timer ----------------------------------------------------------------- */
+
+typedef struct {
+    int fp8, page;
+    attn_kv kv;
+} pool_t;
+
+typedef struct {
+    cudaEvent_t e0, e1;
+    cublasHandle_t blas;
+    cudaDeviceProp prop;
+    model_t m;
+    model_rank_t r;
+    double clock_mhz[2];
+    int nclock;
+    double bw_gbs, peak_tflops;
+    /* attention */
+    pool_t pools[8];
+    int npools;
+    attn_batch *batch[NROT];
+    pool_t *cur_pool;
+    int route, flags;
+    void *ws;
+    size_t ws_cap, ws_need;
+    rot_t qbuf, obuf;
+    int checked[CK__N][2];
+    /* gemm, elementwise, gdn */
+    rot_t wbuf, abuf, cbuf;
+    rot_t sbuf;                 /* fp32 states */
+    half *conv_w, *conv_s, *conv_sn, *norm_w, *gdn_ab;
+    int *d_cu;
+    int cu_cap;
+    int gdn_ok;
+    unsigned iter;
+    long long *d_sink;
+} gpu_t;
+
+static int gpu_setup(calib_timer_t *t, const model_t *m, const model_rank_t *r);
+
+static double spin_mhz(calib_timer_t *t, gpu_t *g, double *mhz)
+{
+    const long long cycles = 20000000;
+    float ms = 0;
+    spin_kernel<<<1, 32>>>(cycles, g->d_sink); /* warm */
+    CK(cudaGetLastError());
+    CK(cudaEventRecord(g->e0, 0));
+    spin_kernel<<<1, 32>>>(cycles, g->d_sink);
+    CK(cudaGetLastError());
+    CK(cudaEventRecord(g->e1, 0));
+    CK(cudaEventSynchronize(g->e1));
+    CK(cudaEventElapsedTime(&ms, g->e0, g->e1));
+    *mhz = (double)cycles / (ms * 1e-3) / 1e6;
+    return 0;
+}
+
+static int pool_for(calib_timer_t *t, gpu_t *g, int fp8, int page, long need_blocks, pool_t **out)
+{
+    size_t block_bytes = (size_t)page * g->r.kv_heads * g->m.head_dim * (fp8 ? 1 : 2) * 2;
+    long extra = (long)(512ul * 1024 * 1024 / block_bytes) + 1;
+    long want = need_blocks + (need_blocks / 4 > extra ? need_blocks / 4 : extra);
+    pool_t *p = NULL;
+    for (int i = 0; i < g->npools; i++)
+        if (g->pools[i].fp8 == fp8 && g->pools[i].page == page)
+            p = &g->pools[i];
+    if (p && p->kv.num_blocks >= need_blocks + extra / 2) {
+        *out = p;
+        return 0;
+    }
+    if (!p) {
+        if (g->npools == 8) {
+            snprintf(t->err, sizeof t->err, "too many KV pools");
+            return -1;
+        }
+        p = &g->pools[g->npools++];
+        memset(p, 0, sizeof *p);
+        p->fp8 = fp8;
+        p->page = page;
+    }
+    long nb = want + want / 2; /* room to grow */
+    attn_kv_free(&p->kv);
+    int rc = attn_kv_alloc_random(&p->kv, fp8 ? ATTN_FP8_E5M2 : ATTN_FP16, (int)nb, page, g->r.kv_heads,
+                                  g->m.head_dim, 1.0f, 1000u + (unsigned)page * 2 + fp8);
+    if (rc == ATTN_ENOMEM) { /* give the other pools back and try once more */
+        for (int i = 0; i < g->npools; i++)
+            if (&g->pools[i] != p)
+                attn_kv_free(&g->pools[i].kv), g->pools[i].kv.num_blocks = 0;
+        nb = want;
+        rc = attn_kv_alloc_random(&p->kv, fp8 ? ATTN_FP8_E5M2 : ATTN_FP16, (int)nb, page, g->r.kv_heads,
+                                  g->m.head_dim, 1.0f, 2000u + (unsigned)page * 2 + fp8);
+    }
+    if (rc) {
+        snprintf(t->err, sizeof t->err, "KV pool of %ld blocks (page %d, %s): %s", nb, page, fp8 ? "fp8" : "fp16",
+                 attn_strerror(rc));
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
+static void free_batches(gpu_t *g)
+{
+    for (int i = 0; i < NROT; i++) {
+        attn_batch_free(g->batch[i]);
+        g->batch[i] = NULL;
+    }
+}
+
+static int attn_route_of(calib_kernel_t k)
+{
+    switch (k) {
+    case CK_PREFILL_FAST: return ATTN_PREFILL_FAST;
+    case CK_PREFILL_GENERIC: return ATTN_PREFILL_GENERIC;
+    case CK_PREFILL_LOWSMEM: return ATTN_PREFILL_LOWSMEM;
+    case CK_DECODE_XQA: return ATTN_DECODE_XQA;
+    case CK_DECODE_SCALAR: return ATTN_DECODE_SCALAR;
+    case CK_FP8_EXPAND: return ATTN_FP8_EXPAND;
+    default: return -1;
+    }
+}
+
+static int prepare_attn(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
+{
+    free_batches(g);
+    if (g->m.head_dim != 256) {
+        snprintf(t->err, sizeof t->err, "the attention kernels take head_dim 256 only");
+        return 1;
+    }
+    g->route = attn_route_of(j->kernel);
+    g->flags = (j->kernel == CK_PREFILL_FAST && j->page != 784) ? ATTN_F_ANY_PAGE : 0;
+    long per_row = (j->seq_len + j->page - 1) / j->page;
+    pool_t *p;
+    if (pool_for(t, g, j->fp8, j->page, per_row * j->rows, &p) < 0)
+        return -1;
+    g->cur_pool = p;
+    int rows = j->rows, *ql = (int *)malloc(rows * sizeof(int)), *sl = (int *)malloc(rows * sizeof(int));
+    if (!ql || !sl) {
+        free(ql), free(sl);
+        snprintf(t->err, sizeof t->err, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < rows; i++)
+        ql[i] = j->q, sl[i] = (int)j->seq_len;
+    int expand = (j->kernel == CK_DECODE_XQA || j->kernel == CK_DECODE_SCALAR) && j->q > 1;
+    for (int i = 0; i < NROT; i++) {
+        attn_batch *b = attn_batch_create(&p->kv, rows, ql, sl, g->r.q_heads, NULL, 0, 77u + 131u * i + g->iter);
+        if (b && expand) {
+            attn_batch *e = attn_batch_expand(b);
+            attn_batch_free(b);
+            b = e;
+        }
+        if (!b) {
+            free(ql), free(sl);
+            snprintf(t->err, sizeof t->err, "attn_batch_create failed (rows %d, seq_len %ld, pool %d blocks)", rows,
+                     j->seq_len, p->kv.num_blocks);
+            return -1;
+        }
+        g->batch[i] = b;
+    }
+    free(ql), free(sl);
+    size_t qbytes = (size_t)g->batch[0]->total_q * g->r.q_heads * g->m.head_dim * 2;
+    if (rot_fit(t, &g->qbuf, qbytes) < 0 || rot_reserve(t, &g->obuf, qbytes) < 0)
+        return -1;
+    g->ws_need = attn_ws_bytes(g->route, &p->kv, g->batch[0]);
+    if (g->ws_need > g->ws_cap) {
+        if (g->ws)
+            CK(cudaFree(g->ws));
+        g->ws = NULL;
+        g->ws_cap = 0;
+        CK(cudaMalloc(&g->ws, g->ws_need + g->ws_need / 4));
+        g->ws_cap = g->ws_need + g->ws_need / 4;
+    }
+    /* the first job of each law: check the kernel against the float64 reference */
+    if (!g->checked[j->kernel][j->fp8] && j->kernel != CK_FP8_EXPAND) {
+        g->checked[j->kernel][j->fp8] = 1;
+        void *q = rot_get(&g->qbuf, qbytes, 0);
+        CKA(attn_fill_bytes(g->obuf.base, qbytes, 0xFF));
+        int rc = attn_run(g->route, &p->kv, g->batch[0], q, g->obuf.base, 1.f / 16, g->ws, g->ws_cap, g->flags, NULL);
+        if (rc == ATTN_EPAGE || rc == ATTN_ESHAPE) {
+            snprintf(t->err, sizeof t->err, "%s", attn_strerror(rc));
+            return 1;
+        }
+        CKA(rc);
+        CKA(attn_sync());
+        double rel = 0;
+        long bad = 0;
+        CKA(attn_check_output(&p->kv, g->batch[0], q, g->obuf.base, 1.f / 16, 64, 5, &rel, &bad));
+        fprintf(stderr, "calib: check %-28s %s vs float64 reference: rel err %.2e, %ld non-finite\n",
+                calib_laws(NULL)[j->law].name, attn_route_name(g->route), rel, bad);
+        if (bad || !(rel < 2e-2)) /* timed all the same: the kernel is what the engine runs */
+            fprintf(stderr, "calib: WARNING: %s fails its reference check (rel err %.3g, %ld non-finite)\n",
+                    attn_route_name(g->route), rel, bad);
+    }
+    return 0;
+}
+
+static int prepare_gemm(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
+{
+    size_t wb = (size_t)j->n * j->k * 2, ab = (size_t)j->m * j->k * 2, cb = (size_t)j->m * j->n * 2;
+    if (rot_fit(t, &g->wbuf, wb) < 0 || rot_fit(t, &g->abuf, ab) < 0 || rot_reserve(t, &g->cbuf, cb) < 0)
+        return -1;
+    return 0;
+}
+
+static int run_gemm(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
+{
+    size_t wb = (size_t)j->n * j->k * 2, ab = (size_t)j->m * j->k * 2;
+    const float alpha = 1.f, beta = 0.f;
+    CKB(cublasGemmEx(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)j->n, (int)j->m, (int)j->k, &alpha,
+                     rot_get(&g->wbuf, wb, (int)i), CUDA_R_16F, (int)j->k, rot_get(&g->abuf, ab, (int)i), CUDA_R_16F,
+                     (int)j->k, &beta, g->cbuf.base, CUDA_R_16F, (int)j->n, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT));
+    return 0;
+}
+
+/* GDN job buffers: x (conv input) and a/b from abuf, y and o from cbuf, states from sbuf */
+static size_t gdn_state_bytes(const gpu_t *g, int seqs)
+{
+    return (size_t)seqs * g->r.gdn_v_heads * GDN_D * GDN_D * 4;
+}
+
+static int gdn_ready(calib_timer_t *t, gpu_t *g)
+{
+    if (g->m.gdn_head_dim_k != GDN_D || g->m.gdn_head_dim_v != GDN_D || g->m.gdn_conv_kernel < 2 ||
+        g->m.gdn_conv_kernel > 8 || g->r.gdn_k_heads < 1 || g->r.gdn_v_heads % g->r.gdn_k_heads ||
+        g->r.gdn_conv_dim != (2 * g->r.gdn_k_heads + g->r.gdn_v_heads) * GDN_D) {
+        snprintf(t->err, sizeof t->err, "the GDN proxy takes 128-dim heads and conv width 2..8 only");
+        return 1;
+    }
+    return 0;
+}
+
+static int prepare_gdn(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
+{
+    int rc = gdn_ready(t, g);
+    if (rc)
+        return rc;
+    int C = g->r.gdn_conv_dim, S = j->seqs, Hv = g->r.gdn_v_heads;
+    size_t T = (size_t)j->tokens;
+    if (rot_fit(t, &g->abuf, T * C * 2 + 2 * T * Hv * 2) < 0 ||
+        rot_reserve(t, &g->cbuf, T * C * 2 + T * Hv * GDN_D * 2) < 0 || rot_fit(t, &g->sbuf, gdn_state_bytes(g, S)) < 0)
+        return -1;
+    if (S + 1 > g->cu_cap) {
+        if (g->d_cu)
+            CK(cudaFree(g->d_cu));
+        g->d_cu = NULL;
+        CK(cudaMalloc(&g->d_cu, 64 * sizeof(int)));
+        g->cu_cap = 64;
+        if (S + 1 > 64) {
+            snprintf(t->err, sizeof t->err, "at most 63 sequences");
+            return 1;
+        }
+    }
+    int cu[64];
+    cu[0] = 0; /* one long row first, then seqs-1 one-token rows */
+    cu[1] = (int)(T - (S - 1));
+    for (int s = 2; s <= S; s++)
+        cu[s] = cu[s - 1] + 1;
+    CK(cudaMemcpy(g->d_cu, cu, (S + 1) * sizeof(int), cudaMemcpyHostToDevice));
+    return 0;
+}
+
+static int run_gdn(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
+{
+    int C = g->r.gdn_conv_dim, W = g->m.gdn_conv_kernel, S = j->seqs, Hv = g->r.gdn_v_heads, Hk = g->r.gdn_k_heads;
+    size_t T = (size_t)j->tokens;
+    size_t in_bytes = T * C * 2 + 2 * T * Hv * 2;
+    const half *x = (const half *)rot_get(&g->abuf, in_bytes, (int)i);
+    const half *a = x + T * C, *b = a + T * Hv;
+    half *y = (half *)g->cbuf.base, *o = y + T * C;
+    float *st = (float *)rot_get(&g->sbuf, gdn_state_bytes(g, S), (int)i);
+    gdn_conv_kernel<<<dim3((unsigned)T, C / GDN_D), GDN_D>>>(x, g->conv_w, g->conv_s, g->conv_sn, y, g->d_cu, S, C, W,
+                                                             2 * Hk);
+    CK(cudaGetLastError());
+    gdn_rec_kernel<<<dim3(S, Hv, GDN_D / 32), 128>>>(y, a, b, st, o, g->d_cu, C, Hk, Hv);
+    CK(cudaGetLastError());
+    return 0;
+}
+
+static int prepare_elem(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
+{
+    size_t T = (size_t)j->tokens, H = g->m.hidden, I = (size_t)g->r.mlp_down_k;
+    if (H % 2 || I % 2) {
+        snprintf(t->err, sizeof t->err, "odd widths");
+        return 1;
+    }
+    /* per run: x, res (read + written), y over hidden; gate|up in, out over the MLP width */
+    if (rot_fit(t, &g->abuf, T * (3 * H + 3 * I) * 2) < 0)
+        return -1;
+    return 0;
+}
+
+static int run_elem(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
+{
+    size_t T = (size_t)j->tokens, H = g->m.hidden, I = (size_t)g->r.mlp_down_k;
+    half *base = (half *)rot_get(&g->abuf, T * (3 * H + 3 * I) * 2, (int)i);
+    half *x = base, *res = x + T * H, *y = res + T * H, *gu = y + T * H, *out = gu + 2 * T * I;
+    int H2 = (int)(H / 2), I2 = (int)(I / 2);
+    rmsnorm_res_kernel<<<(unsigned)T, 256>>>((const half2 *)x, (half2 *)res, (const half2 *)g->norm_w, (half2 *)y, H2);
+    CK(cudaGetLastError());
+    rmsnorm_res_kernel<<<(unsigned)T, 256>>>((const half2 *)y, (half2 *)res, (const half2 *)g->norm_w, (half2 *)x, H2);
+    CK(cudaGetLastError());
+    size_t n = T * I2;
+    unsigned blocks = (unsigned)((n + 255) / 256);
+    if (blocks > 4 * 1024)
+        blocks = 4 * 1024;
+    silu_mul_kernel<<<blocks, 256>>>((const half2 *)gu, (half2 *)out, I2, n);
+    CK(cudaGetLastError());
+    return 0;
+}
+
+static int gpu_prepare(calib_timer_t *t, const calib_job_t *j)
+{
+    gpu_t *g = (gpu_t *)t->impl;
+    t->err[0] = 0;
+    switch (j->kernel) {
+    case CK_GEMM: return prepare_gemm(t, g, j);
+    case CK_GDN: return prepare_gdn(t, g, j);
+    case CK_ELEM: return prepare_elem(t, g, j);
+    default: return prepare_attn(t, g, j);
+    }
+}
+
+static int run_once(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
+{
+    switch (j->kernel) {
+    case CK_GEMM: return run_gemm(t, g, j, i);
+    case CK_GDN: return run_gdn(t, g, j, i);
+    case CK_ELEM: return run_elem(t, g, j, i);
+    default: {
+        attn_batch *b = g->batch[i % NROT];
+        size_t qbytes = (size_t)b->total_q * g->r.q_heads * g->m.head_dim * 2;
+        int rc = attn_run(g->route, &g->cur_pool->kv, b, rot_get(&g->qbuf, qbytes, (int)i), g->obuf.base, 1.f / 16,
+                          g->ws, g->ws_cap, g->flags, NULL);
+        if (rc == ATTN_EPAGE || rc == ATTN_ESHAPE || rc == ATTN_EINVAL || rc == ATTN_EWS) {
+            snprintf(t->err, sizeof t->err, "%s refused the shape: %s", attn_route_name(g->route), attn_strerror(rc));
+            return 1; /* nothing was launched */
+        }
+        CKA(rc);
+        return 0;
+    }
+    }
+}
+
+static int gpu_run(calib_timer_t *t, const calib_job_t *j, int iters, double *sec)
+{
+    gpu_t *g = (gpu_t *)t->impl;
+    float ms = 0;
+    CK(cudaEventRecord(g->e0, 0));
+    for (int k = 0; k < iters; k++) {
+        int rc = run_once(t, g, j, g->iter++);
+        if (rc != 0) {
+            cudaEventSynchronize(g->e0);
+            return rc;
+        }
+    }
+    CK(cudaEventRecord(g->e1, 0));
+    CK(cudaEventSynchronize(g->e1));
+    CK(cudaGetLastError());
+    CK(cudaEventElapsedTime(&ms, g->e0, g->e1));
+    *sec = ms * 1e-3 / iters;
+    return 0;
+}
+
+static void read_driver(char *buf, size_t n)
+{
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    char line[512];
+    buf[0] = 0;
+    if (f) {
+        if (fgets(line, sizeof line, f)) {
+            char *p = strstr(line, "Kernel Module");
+            if (p) {
+                p += strlen("Kernel Module");
+                while (*p == ' ')
+                    p++;
+                size_t l = strcspn(p, " \n");
+                snprintf(buf, n, "%.*s", (int)l, p);
+            }
+        }
+        fclose(f);
+    }
+    if (!buf[0]) {
+        int v = 0;
+        cudaDriverGetVersion(&v);
+        snprintf(buf, n, "CUDA driver API %d.%d", v / 1000, (v % 1000) / 10);
+    }
+}
+
+static void gpu_describe(calib_timer_t *t, profile_t *p)
+{
+    gpu_t *g = (gpu_t *)t->impl;
+    double mhz = 0;
+    if (spin_mhz(t, g, &mhz) == 0 && g->nclock < 2)
+        g->clock_mhz[g->nclock++] = mhz;
+    snprintf(p->gpu, sizeof p->gpu, "%.95s", g->prop.name);
+    p->sms = g->prop.multiProcessorCount;
+    p->mem_gib = (double)g->prop.totalGlobalMem / (1024.0 * 1024 * 1024);
+    p->mem_bw_gbs = g->bw_gbs;
+    p->peak_fp16_tflops = g->peak_tflops;
+    double s = 0;
+    for (int i = 0; i < g->nclock; i++)
+        s += g->clock_mhz[i];
+    p->sm_clock_mhz = g->nclock ? s / g->nclock : 0;
+    int rt = 0, bl = 0;
+    cudaRuntimeGetVersion(&rt);
+    cublasGetVersion(g->blas, &bl);
+    snprintf(p->toolkit, sizeof p->toolkit, "CUDA %d.%d, cuBLAS %d.%d.%d", rt / 1000, (rt % 1000) / 10, bl / 10000,
+             (bl / 100) % 100, bl % 100);
+    read_driver(p->driver, sizeof p->driver);
+    fprintf(stderr, "calib: SM clock seen %.0f MHz at the start, %.0f MHz at the end; copy %.0f GB/s; fp16 GEMM %.0f TFLOP/s\n",
+            g->clock_mhz[0], g->nclock > 1 ? g->clock_mhz[1] : 0, g->bw_gbs, g->peak_tflops);
+}
+
+static void gpu_destroy(calib_timer_t *t)
+{
+    if (!t)
+        return;
+    gpu_t *g = (gpu_t *)t->impl;
+    if (g) {
+        free_batches(g);
+        for (int i = 0; i < g->npools; i++)
+            attn_kv_free(&g->pools[i].kv);
+        rot_t *rs[] = { &g->qbuf, &g->obuf, &g->wbuf, &g->abuf, &g->cbuf, &g->sbuf };
+        for (size_t i = 0; i < sizeof rs / sizeof *rs; i++)
+            cudaFree(rs[i]->base);
+        cudaFree(g->ws);
+        cudaFree(g->conv_w);
+        cudaFree(g->conv_s);
+        cudaFree(g->conv_sn);
+        cudaFree(g->norm_w);
+        cudaFree(g->d_cu);
+        cudaFree(g->d_sink);
+        if (g->blas)
+            cublasDestroy(g->blas);
+        cudaEventDestroy(g->e0);
+        cudaEventDestroy(g->e1);
+        free(g);
+    }
+    free(t);
+}
+
+extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
+{
+    if (!attn_gpu_available()) {
+        snprintf(err, 256, "no usable CUDA device");
+        return NULL;
+    }
+    calib_timer_t *t = (calib_timer_t *)calloc(1, sizeof *t);
+    gpu_t *g = (gpu_t *)calloc(1, sizeof *g);
+    if (!t || !g) {
+        free(t), free(g);
+        snprintf(err, 256, "out of memory");
+        return NULL;
+    }
+    t->impl = g;
+    t->name = "cuda";
+    t->setup = gpu_setup;
+    t->prepare = gpu_prepare;
+    t->run = gpu_run;
+    t->describe = gpu_describe;
+    t->destroy = gpu_destroy;
+    g->sbuf.f32 = 1;
+    cudaError_t e;
+    if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaGetDeviceProperties(&g->prop, 0)) != cudaSuccess ||
+        (e = cudaEventCreate(&g->e0)) != cudaSuccess || (e = cudaEventCreate(&g->e1)) != cudaSuccess ||
+        (e = cudaMalloc(&g->d_sink, 8)) != cudaSuccess) {
+        snprintf(err, 256, "CUDA: %s", cudaGetErrorString(e));
+        gpu_destroy(t);
+        return NULL;
+    }
+    if (cublasCreate(&g->blas) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, 256, "cublasCreate failed");
+        g->blas = NULL;
+        gpu_destroy(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* ---- CPU references of the proxies, and setup ------------------------------------ */
+
+static float h2f(half h) { return __half2float(h); }
+
+/* float64 reference of the GDN core for one small case; returns max |o - ref| / max|ref| */
+static int check_gdn(calib_timer_t *t, gpu_t *g, double *rel_out)
+{
+    int C = g->r.gdn_conv_dim, W = g->m.gdn_conv_kernel, Hv = g->r.gdn_v_heads, Hk = g->r.gdn_k_heads;
+    const int S = 2, lens[2] = { 37, 1 };
+    int T = lens[0] + lens[1];
+    calib_job_t j;
+    memset(&j, 0, sizeof j);
+    j.kernel = CK_GDN;
+    j.seqs = S;
+    j.tokens = T;
+    int rc = prepare_gdn(t, g, &j);
+    if (rc)
+        return rc;
+    unsigned it = 3;
+    size_t in_bytes = (size_t)T * C * 2 + 2 * (size_t)T * Hv * 2;
+    size_t sbytes = gdn_state_bytes(g, S);
+    const half *dx = (const half *)rot_get(&g->abuf, in_bytes, (int)it);
+    const float *dst = (const float *)rot_get(&g->sbuf, sbytes, (int)it);
+    size_t nin = in_bytes / 2, ns = sbytes / 4, no = (size_t)T * Hv * GDN_D;
+    half *hx = (half *)malloc(nin * 2), *hw = (half *)malloc((size_t)C * W * 2), *hcs = (half *)malloc((size_t)S * C * (W - 1) * 2);
+    half *ho = (half *)malloc(no * 2);
+    float *hs = (float *)malloc(ns * 4);
+    double *y = (double *)malloc((size_t)T * C * sizeof(double)), *Sm = (double *)malloc(GDN_D * GDN_D * sizeof(double));
+    int ret = -1;
+    if (!hx || !hw || !hcs || !ho || !hs || !y || !Sm) {
+        snprintf(t->err, sizeof t->err, "out of memory");
+        goto done;
+    }
+    if (cudaMemcpy(hx, dx, nin * 2, cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(hw, g->conv_w, (size_t)C * W * 2, cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(hcs, g->conv_s, (size_t)S * C * (W - 1) * 2, cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(hs, dst, ns * 4, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        snprintf(t->err, sizeof t->err, "copy back failed");
+        goto done;
+    }
+    if (run_gdn(t, g, &j, it) < 0 || cudaDeviceSynchronize() != cudaSuccess)
+        goto done;
+    if (cudaMemcpy(ho, (half *)g->cbuf.base + (size_t)T * C, no * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        snprintf(t->err, sizeof t->err, "copy back failed");
+        goto done;
+    }
+    {
+        const half *a = hx + (size_t)T * C, *b = a + (size_t)T * Hv;
+        int cu[3] = { 0, lens[0], T };
+        for (int s = 0; s < S; s++)
+            for (int p = 0; p < cu[s + 1] - cu[s]; p++) {
+                int tok = cu[s] + p;
+                for (int c = 0; c < C; c++) {
+                    double acc = 0;
+                    for (int k = 0; k < W; k++) {
+                        int pos = p - k;
+                        double v = pos >= 0 ? h2f(hx[(size_t)(cu[s] + pos) * C + c])
+                                            : h2f(hcs[((size_t)s * C + c) * (W - 1) + (W - 1 + pos)]);
+                        acc += v * h2f(hw[(size_t)c * W + (W - 1 - k)]);
+                    }
+                    y[(size_t)tok * C + c] = acc / (1 + exp(-acc));
+                }
+                for (int grp = 0; grp < 2 * Hk; grp++) {
+                    double ss = 0;
+                    for (int d = 0; d < GDN_D; d++)
+                        ss += y[(size_t)tok * C + grp * GDN_D + d] * y[(size_t)tok * C + grp * GDN_D + d];
+                    for (int d = 0; d < GDN_D; d++)
+                        y[(size_t)tok * C + grp * GDN_D + d] /= sqrt(ss + 1e-6);
+                }
+            }
+        double num = 0, den = 0;
+        for (int s = 0; s < S; s++)
+            for (int h = 0; h < Hv; h++) {
+                int hk = h / (Hv / Hk);
+                for (int i = 0; i < GDN_D * GDN_D; i++)
+                    Sm[i] = hs[((size_t)s * Hv + h) * GDN_D * GDN_D + i];
+                for (int tok = cu[s]; tok < cu[s + 1]; tok++) {
+                    const double *yq = y + (size_t)tok * C + hk * GDN_D, *yk = y + (size_t)tok * C + (Hk + hk) * GDN_D;
+                    const double *yv = y + (size_t)tok * C + (2 * Hk + h) * GDN_D;
+                    double av = h2f(a[(size_t)tok * Hv + h]), bv = h2f(b[(size_t)tok * Hv + h]);
+                    double gg = exp(-log1p(exp(av))), beta = 1 / (1 + exp(-bv));
+                    for (int jj = 0; jj < GDN_D; jj++) {
+                        double kS = 0;
+                        for (int r = 0; r < GDN_D; r++)
+                            kS += Sm[r * GDN_D + jj] * yk[r];
+                        double delta = beta * (yv[jj] - gg * kS), ov = 0;
+                        for (int r = 0; r < GDN_D; r++) {
+                            Sm[r * GDN_D + jj] = gg * Sm[r * GDN_D + jj] + yk[r] * delta;
+                            ov += Sm[r * GDN_D + jj] * yq[r];
+                        }
+                        ov /= sqrt((double)GDN_D);
+                        double got = h2f(ho[((size_t)tok * Hv + h) * GDN_D + jj]);
+                        num += (got - ov) * (got - ov);
+                        den += ov * ov;
+                    }
+                }
+            }
+        *rel_out = den > 0 ? sqrt(num / den) : INFINITY;
+        ret = 0;
+    }
+done:
+    free(hx), free(hw), free(hcs), free(ho), free(hs), free(y), free(Sm);
+    return ret;
+}
+
+static int check_elem(calib_timer_t *t, gpu_t *g, double *rel_out)
+{
+    calib_job_t j;
+    memset(&j, 0, sizeof j);
+    j.kernel = CK_ELEM;
+    j.tokens = 3;
+    int rc = prepare_elem(t, g, &j);
+    if (rc)
+        return rc;
+    size_t T = 3, H = g->m.hidden, I = (size_t)g->r.mlp_down_k, n = T * (3 * H + 3 * I);
+    unsigned it = 1;
+    half *d = (half *)rot_get(&g->abuf, n * 2, (int)it);
+    half *h0 = (half *)malloc(n * 2), *h1 = (half *)malloc(n * 2), *hw = (half *)malloc(H * 2);
+    int ret = -1;
+    if (!h0 || !h1 || !hw)
+        goto done;
+    if (cudaMemcpy(h0, d, n * 2, cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(hw, g->norm_w, H * 2, cudaMemcpyDeviceToHost) != cudaSuccess || run_elem(t, g, &j, it) < 0 ||
+        cudaMemcpy(h1, d, n * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        snprintf(t->err, sizeof t->err, "elementwise check: CUDA failure");
+        goto done;
+    }
+    {
+        double num = 0, den = 0;
+        const half *x = h0, *res = x + T * H, *gu = res + 2 * T * H;
+        const half *ox = h1, *ores = ox + T * H, *oy = ores + T * H, *oout = h1 + T * (3 * H + 2 * I);
+        for (size_t tk = 0; tk < T; tk++) {
+            /* pass 1: r1 = res + x, y = norm(r1); pass 2: r2 = r1 + y, x' = norm(r2); compare y, x', r2 */
+            double *r1 = (double *)malloc(H * sizeof(double)), ss = 0, ss2 = 0;
+            if (!r1)
+                goto done;
+            for (size_t i = 0; i < H; i++) {
+                r1[i] = (double)h2f(__float2half((float)(h2f(res[tk * H + i]) + h2f(x[tk * H + i]))));
+                ss += r1[i] * r1[i];
+            }
+            double inv = 1 / sqrt(ss / H + 1e-6);
+            for (size_t i = 0; i < H; i++) {
+                double yv = r1[i] * inv * h2f(hw[i]);
+                num += (h2f(oy[tk * H + i]) - yv) * (h2f(oy[tk * H + i]) - yv);
+                den += yv * yv;
+                r1[i] = (double)h2f(__float2half((float)(r1[i] + h2f(oy[tk * H + i]))));
+                ss2 += r1[i] * r1[i];
+            }
+            double inv2 = 1 / sqrt(ss2 / H + 1e-6);
+            for (size_t i = 0; i < H; i++) {
+                double xv = r1[i] * inv2 * h2f(hw[i]);
+                num += (h2f(ox[tk * H + i]) - xv) * (h2f(ox[tk * H + i]) - xv);
+                den += xv * xv;
+            }
+            free(r1);
+            for (size_t i = 0; i < I; i++) {
+                double gv = h2f(gu[tk * 2 * I + i]), uv = h2f(gu[tk * 2 * I + I + i]);
+                double ov = gv / (1 + exp(-gv)) * uv;
+                num += (h2f(oout[tk * I + i]) - ov) * (h2f(oout[tk * I + i]) - ov);
+                den += ov * ov;
+            }
+        }
+        *rel_out = den > 0 ? sqrt(num / den) : INFINITY;
+        ret = 0;
+    }
+done:
+    free(h0), free(h1), free(hw);
+    return ret;
+}
+
+static int gpu_setup(calib_timer_t *t, const model_t *m, const model_rank_t *r)
+{
+    gpu_t *g = (gpu_t *)t->impl;
+    g->m = *m;
+    g->r = *r;
+    /* fixed small buffers: conv weights and states, norm weights */
+    int C = r->gdn_conv_dim > 0 ? r->gdn_conv_dim : 128, W = m->gdn_conv_kernel > 1 ? m->gdn_conv_kernel : 2;
+    CK(cudaMalloc(&g->conv_w, (size_t)C * W * 2));
+    CK(cudaMalloc(&g->conv_s, (size_t)64 * C * (W - 1) * 2));
+    CK(cudaMalloc(&g->conv_sn, (size_t)64 * C * (W - 1) * 2));
+    CK(cudaMalloc(&g->norm_w, (size_t)m->hidden * 2));
+    CKA(attn_fill_half_random(g->conv_w, (size_t)C * W, -0.5f, 0.5f, 11));
+    CKA(attn_fill_half_random(g->conv_s, (size_t)64 * C * (W - 1), -1.f, 1.f, 12));
+    CKA(attn_fill_half_random(g->norm_w, (size_t)m->hidden, 0.5f, 1.5f, 13));
+    CK(cudaDeviceSynchronize());
+
+    /* the two ceilings: a large device-to-device copy and a large fp16 GEMM */
+    {
+        size_t bytes = 2ul << 30;
+        void *a = NULL, *b = NULL;
+        float ms[5];
+        CK(cudaMalloc(&a, bytes));
+        CK(cudaMalloc(&b, bytes));
+        CKA(attn_fill_half_random(a, bytes / 2, -1.f, 1.f, 21));
+        for (int i = -1; i < 5; i++) {
+            CK(cudaEventRecord(g->e0, 0));
+            CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0));
+            CK(cudaEventRecord(g->e1, 0));
+            CK(cudaEventSynchronize(g->e1));
+            if (i >= 0)
+                CK(cudaEventElapsedTime(&ms[i], g->e0, g->e1));
+        }
+        double v[5];
+        for (int i = 0; i < 5; i++)
+            v[i] = ms[i];
+        g->bw_gbs = 2.0 * bytes / (calib_median(v, 5) * 1e-3) / 1e9;
+        CK(cudaFree(a));
+        CK(cudaFree(b));
+        calib_job_t j;
+        memset(&j, 0, sizeof j);
+        j.kernel = CK_GEMM;
+        j.m = j.n = j.k = 8192;
+        if (prepare_gemm(t, g, &j) < 0)
+            return -1;
+        for (int i = -1; i < 5; i++) {
+            CK(cudaEventRecord(g->e0, 0));
+            if (run_gemm(t, g, &j, (unsigned)(i + 1)) < 0)
+                return -1;
+            CK(cudaEventRecord(g->e1, 0));
+            CK(cudaEventSynchronize(g->e1));
+            if (i >= 0) {
+                float f;
+                CK(cudaEventElapsedTime(&f, g->e0, g->e1));
+                v[i] = f;
+            }
+        }
+        g->peak_tflops = 2.0 * 8192.0 * 8192.0 * 8192.0 / (calib_median(v, 5) * 1e-3) / 1e12;
+    }
+    double mhz;
+    if (spin_mhz(t, g, &mhz) < 0)
+        return -1;
+    g->clock_mhz[g->nclock++] = mhz;
+    fprintf(stderr, "calib: %s, %d SMs, %.1f GiB; copy %.0f GB/s, fp16 GEMM %.0f TFLOP/s, SM clock %.0f MHz\n",
+            g->prop.name, g->prop.multiProcessorCount, g->prop.totalGlobalMem / 1073741824.0, g->bw_gbs,
+            g->peak_tflops, mhz);
+
+    /* validate the proxies against their float64 references before timing them */
+    double rel = 0;
+    int rc = check_elem(t, g, &rel);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        fprintf(stderr, "calib: check elementwise proxy vs float64 reference: rel err %.2e\n", rel);
+        if (!(rel < 1e-2)) {
+            snprintf(t->err, sizeof t->err, "elementwise proxy fails its reference check (rel err %.3g)", rel);
+            return -1;
+        }
+    }
+    if (m->n_gdn > 0) {
+        rc = check_gdn(t, g, &rel);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            fprintf(stderr, "calib: check GDN proxy vs float64 reference: rel err %.2e\n", rel);
+            if (!(rel < 1e-2)) {
+                snprintf(t->err, sizeof t->err, "GDN proxy fails its reference check (rel err %.3g)", rel);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}

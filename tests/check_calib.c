@@ -1,0 +1,607 @@
+/* check_calib: calib's host logic with no GPU -- grid building, median of repeats, the
+ * measuring loop, the driver and the profile it assembles -- against a fake timer whose
+ * times come from known laws (through cost_point_features, the simulator's own feature
+ * code).  The fitted profile must give the known laws back.  Run from the repo root. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <gsl/gsl_errno.h>
+
+#include "../calib/calib.h"
+#include "cost.h"
+#include "fit.h"
+#include "profile.h"
+#include "scenario.h"
+
+static model_t ref_model;
+static model_rank_t ref_rank;
+
+static void load_model(void)
+{
+    char err[SCN_ERR_MAX];
+    gsl_set_error_handler_off();
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &ref_model, err) == 0, "%s", err);
+    ck_assert_int_eq(model_rank(&ref_model, 1, &ref_rank), 0);
+}
+
+/* ---- the fake timer --------------------------------------------------------------- */
+
+typedef struct {
+    const model_t *m;
+    model_rank_t r;
+    double coef[32][PROF_MAX_COEF];   /* per calib law index */
+    double noise;                     /* relative, uniform in [-noise, noise] */
+    uint64_t rng;
+    int skip_kernel;                  /* prepare() says "unsupported" for this kernel (-1 none) */
+    int fail_after;                   /* run() fails after this many calls (-1 never) */
+    int outlier_every;                /* every n-th timing is 10x slower (0 never) */
+    long prepares, runs, launches, setups;
+    int last_iters;
+} fake_t;
+
+static double fake_law(const fake_t *f, const calib_job_t *j)
+{
+    const calib_law_spec_t *ls = &calib_laws(NULL)[j->law];
+    double feat[PROF_MAX_COEF], t = 0;
+    ck_assert_int_eq(cost_point_features(ls->name, j->x, f->m, &f->r, feat), 0);
+    for (int i = 0; i < cost_law_ncoef(ls->name); i++)
+        t += f->coef[j->law][i] * feat[i];
+    return t;
+}
+
+static int fake_setup(calib_timer_t *t, const model_t *m, const model_rank_t *r)
+{
+    fake_t *f = t->impl;
+    f->setups++;
+    ck_assert_ptr_eq(m, f->m);
+    ck_assert_int_eq(r->q_heads, 24);
+    return 0;
+}
+
+static int fake_prepare(calib_timer_t *t, const calib_job_t *j)
+{
+    fake_t *f = t->impl;
+    f->prepares++;
+    if ((int)j->kernel == f->skip_kernel) {
+        snprintf(t->err, sizeof t->err, "fake: not here");
+        return 1;
+    }
+    return 0;
+}
+
+static int fake_run(calib_timer_t *t, const calib_job_t *j, int iters, double *sec)
+{
+    fake_t *f = t->impl;
+    if (f->fail_after >= 0 && f->runs >= f->fail_after) {
+        snprintf(t->err, sizeof t->err, "fake: launch failed");
+        return -1;
+    }
+    f->runs++;
+    f->launches += iters;
+    f->last_iters = iters;
+    f->rng = f->rng * 6364136223846793005ull + 1442695040888963407ull;
+    double u = (double)(f->rng >> 11) * (1.0 / 9007199254740992.0);
+    double s = fake_law(f, j) * (1 + f->noise * (2 * u - 1));
+    if (f->outlier_every && f->runs % f->outlier_every == 0)
+        s *= 10;
+    *sec = s;
+    return 0;
+}
+
+static void fake_describe(calib_timer_t *t, profile_t *p)
+{
+    (void)t;
+    snprintf(p->gpu, sizeof p->gpu, "Fake GPU");
+    p->sms = 100;
+    p->mem_gib = 80;
+    p->mem_bw_gbs = 3000;
+    p->peak_fp16_tflops = 500;
+    p->sm_clock_mhz = 1500;
+    snprintf(p->driver, sizeof p->driver, "fake 1.0");
+    snprintf(p->toolkit, sizeof p->toolkit, "none");
+}
+
+static void fake_destroy(calib_timer_t *t) { (void)t; }
+
+static fake_t fk;
+static calib_timer_t ft;
+
+/* Known laws, plausible magnitudes, every feature contributing somewhere on the grid. */
+static void fake_init(void)
+{
+    memset(&fk, 0, sizeof fk);
+    memset(&ft, 0, sizeof ft);
+    fk.m = &ref_model;
+    fk.r = ref_rank;
+    fk.rng = 42;
+    fk.skip_kernel = -1;
+    fk.fail_after = -1;
+    int n;
+    const calib_law_spec_t *ls = calib_laws(&n);
+    ck_assert_int_le(n, 32);
+    for (int i = 0; i < n; i++) {
+        const char *nm = ls[i].name;
+        double *c = fk.coef[i];
+        if (!strncmp(nm, "attn.prefill", 12)) {
+            c[0] = 6e-6; c[1] = 2e-9 * (1 + 0.1 * i); c[2] = 6e-8; c[3] = 3e-9;
+        } else if (!strncmp(nm, "attn.decode", 11)) {
+            c[0] = 8e-6; c[1] = 1.5e-11 * (1 + 0.1 * i); c[2] = 1e-8; c[3] = 4e-9;
+        } else if (!strcmp(nm, "attn.fp8_bridge")) {
+            c[0] = 5e-6; c[1] = 6e-11;
+        } else if (!strcmp(nm, "gemm")) {
+            c[0] = 7e-6; c[1] = 1.6e-15; c[2] = 2.5e-13;
+        } else if (!strcmp(nm, "gdn")) {
+            c[0] = 1.5e-5; c[1] = 1e-7; c[2] = 3e-6;
+        } else if (!strcmp(nm, "elementwise")) {
+            c[0] = 4e-6; c[1] = 1.5e-8;
+        }
+    }
+    ft.name = "fake";
+    ft.impl = &fk;
+    ft.setup = fake_setup;
+    ft.prepare = fake_prepare;
+    ft.run = fake_run;
+    ft.describe = fake_describe;
+    ft.destroy = fake_destroy;
+}
+
+static void setup_all(void)
+{
+    load_model();
+    fake_init();
+}
+
+/* ---- median -------------------------------------------------------------------------- */
+
+START_TEST(median_cases)
+{
+    double a[] = { 5 }, b[] = { 3, 1, 2 }, c[] = { 4, 1, 3, 2 }, d[] = { 1, 100, 2, 3, 1000 };
+    ck_assert_double_eq(calib_median(a, 1), 5);
+    ck_assert_double_eq(calib_median(b, 3), 2);
+    ck_assert_double_eq(calib_median(c, 4), 2.5);
+    ck_assert_double_eq(calib_median(d, 5), 3); /* outliers do not move it */
+    ck_assert(isnan(calib_median(a, 0)));
+}
+END_TEST
+
+/* ---- the grid -------------------------------------------------------------------------- */
+
+static int has_job(const calib_job_t *j, int n, const char *law, int q, long seq_len, int page, int rows)
+{
+    const calib_law_spec_t *ls = calib_laws(NULL);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ls[j[i].law].name, law) && (q < 0 || j[i].q == q) && (seq_len < 0 || j[i].seq_len == seq_len) &&
+            (page < 0 || j[i].page == page) && (rows < 0 || j[i].rows == rows))
+            return 1;
+    return 0;
+}
+
+START_TEST(grid_default)
+{
+    calib_opts_t o;
+    calib_job_t *j;
+    int n, nl;
+    calib_opts_default(&o);
+    ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &j, &n), 0);
+    const calib_law_spec_t *ls = calib_laws(&nl);
+    ck_assert_int_gt(n, 500);
+    int per_law[32] = { 0 };
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_ge(j[i].law, 0);
+        ck_assert_int_lt(j[i].law, nl);
+        per_law[j[i].law]++;
+        ck_assert_int_eq(ls[j[i].law].kernel, j[i].kernel);
+        ck_assert_int_eq(ls[j[i].law].fp8, j[i].fp8);
+        if (i)
+            ck_assert(j[i].est_s >= j[i - 1].est_s); /* cheapest first */
+        double feat[PROF_MAX_COEF];
+        ck_assert_int_eq(cost_point_features(ls[j[i].law].name, j[i].x, &ref_model, &ref_rank, feat), 0);
+        if (!strncmp(ls[j[i].law].name, "attn.", 5)) {
+            ck_assert_int_ge(j[i].seq_len, j[i].q);
+            ck_assert_int_ge(j[i].seq_len, 1);
+            ck_assert_int_le(j[i].seq_len, 262144);
+            ck_assert_double_eq(j[i].x[0], j[i].rows);
+            ck_assert_double_eq(j[i].x[1], j[i].q);
+            ck_assert_double_eq(j[i].x[2], (double)j[i].seq_len);
+            ck_assert_double_eq(j[i].x[3], j[i].page);
+        }
+        if (j[i].kernel == CK_DECODE_XQA || j[i].kernel == CK_DECODE_SCALAR)
+            ck_assert_int_le(j[i].q, 16);
+        if (j[i].kernel == CK_PREFILL_FAST)
+            ck_assert_int_ge(j[i].q, 32);
+        if (j[i].kernel == CK_PREFILL_LOWSMEM)
+            ck_assert(j[i].q > 1 && j[i].q < 32);
+    }
+    for (int l = 0; l < nl; l++)
+        ck_assert_msg(per_law[l] >= 8, "%s: %d points", ls[l].name, per_law[l]);
+    /* what the issue asks the grid to cover */
+    static const int chunk_q[] = { 784, 816, 1568, 2048 };
+    for (int k = 0; k < 4; k++) {
+        ck_assert(has_job(j, n, "attn.prefill_bm32.fp16", chunk_q[k], 262144, 784, 1));
+        ck_assert(has_job(j, n, "attn.prefill_generic.fp16", chunk_q[k], 262144, 816, 1));
+    }
+    ck_assert(has_job(j, n, "attn.prefill_bm32.fp16", 784, 1024, 1568, 1));
+    ck_assert(has_job(j, n, "attn.prefill_generic.fp16", 1, 1024, 784, 1));
+    ck_assert(has_job(j, n, "attn.prefill_generic.fp16", 1, 262144, 784, 1));
+    ck_assert(has_job(j, n, "attn.prefill_lowsmem.fp16", 5, -1, -1, 1));
+    ck_assert(has_job(j, n, "attn.prefill_lowsmem.fp16", 16, -1, -1, 1));
+    ck_assert(has_job(j, n, "attn.prefill_generic.fp8", 1, 262144, 1568, 1));
+    for (int r = 1; r <= 16; r *= 2) {
+        ck_assert(has_job(j, n, "attn.decode_xqa.fp16", 1, 262144, -1, r));
+        ck_assert(has_job(j, n, "attn.decode_scalar.fp8", 1, 1024, -1, r));
+        ck_assert(has_job(j, n, "attn.decode_xqa.fp8", 5, -1, -1, r));
+    }
+    ck_assert(has_job(j, n, "attn.fp8_bridge", -1, 262144, -1, 1));
+    /* context log-spaced 1K .. 256K: at least 8 distinct values on one series */
+    int nctx = 0;
+    for (int i = 0; i < n; i++)
+        if (j[i].kernel == CK_DECODE_XQA && !j[i].fp8 && j[i].rows == 1 && j[i].q == 1)
+            nctx++;
+    ck_assert_int_ge(nctx, 8);
+    /* GEMMs: every per-rank shape, 1 .. 4096 tokens */
+    long shapes[][2] = { { ref_rank.attn_qkv_n, ref_model.hidden }, { ref_model.hidden, ref_rank.attn_o_k },
+                         { ref_rank.gdn_in_n, ref_model.hidden },   { ref_model.hidden, ref_rank.gdn_out_k },
+                         { ref_rank.mlp_up_n, ref_model.hidden },   { ref_model.hidden, ref_rank.mlp_down_k },
+                         { ref_rank.vocab_n, ref_model.hidden } };
+    for (int s = 0; s < 7; s++) {
+        int lo = 0, hi = 0;
+        for (int i = 0; i < n; i++)
+            if (j[i].kernel == CK_GEMM && j[i].n == shapes[s][0] && j[i].k == shapes[s][1]) {
+                lo |= j[i].m == 1;
+                hi |= j[i].m == 4096;
+                ck_assert_double_eq(j[i].x[3], 2);
+            }
+        ck_assert_msg(lo && hi, "gemm shape %ld x %ld", shapes[s][0], shapes[s][1]);
+    }
+    /* GDN: tokens = long row + (seqs - 1) one-token rows */
+    int gdn = 0;
+    for (int i = 0; i < n; i++)
+        if (j[i].kernel == CK_GDN) {
+            ck_assert_int_ge(j[i].tokens, j[i].seqs);
+            ck_assert_double_eq(j[i].x[0], (double)j[i].tokens);
+            ck_assert_double_eq(j[i].x[1], j[i].seqs);
+            gdn++;
+        }
+    ck_assert_int_ge(gdn, 20);
+    free(j);
+}
+END_TEST
+
+START_TEST(grid_smoke_and_only)
+{
+    calib_opts_t o;
+    calib_job_t *j;
+    int n, nfull, nl;
+    calib_opts_default(&o);
+    ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &j, &nfull), 0);
+    free(j);
+    o.smoke = 1;
+    ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &j, &n), 0);
+    ck_assert_int_lt(n, nfull / 4);
+    int seen[32] = { 0 };
+    for (int i = 0; i < n; i++)
+        seen[j[i].law] = 1;
+    calib_laws(&nl);
+    for (int l = 0; l < nl; l++)
+        ck_assert_msg(seen[l], "smoke grid misses law %d", l);
+    free(j);
+    o.smoke = 0;
+    o.only = "gemm,attn.decode_xqa";
+    ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &j, &n), 0);
+    ck_assert_int_gt(n, 0);
+    for (int i = 0; i < n; i++)
+        ck_assert(j[i].kernel == CK_GEMM || j[i].kernel == CK_DECODE_XQA);
+    free(j);
+}
+END_TEST
+
+/* ---- measuring one job ------------------------------------------------------------------ */
+
+static calib_job_t one_job(calib_kernel_t k, double t_target)
+{
+    calib_opts_t o;
+    calib_job_t *jobs, j;
+    int n;
+    calib_opts_default(&o);
+    ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &jobs, &n), 0);
+    /* the job of kernel k whose fake time is closest to t_target */
+    int best = -1;
+    double bd = INFINITY;
+    for (int i = 0; i < n; i++)
+        if (jobs[i].kernel == k) {
+            double d = fabs(log(fake_law(&fk, &jobs[i]) / t_target));
+            if (d < bd)
+                bd = d, best = i;
+        }
+    ck_assert_int_ge(best, 0);
+    j = jobs[best];
+    free(jobs);
+    return j;
+}
+
+START_TEST(measure_batches_short_runs)
+{
+    calib_opts_t o;
+    calib_opts_default(&o);
+    calib_job_t j = one_job(CK_ELEM, 5e-6);
+    double truth = fake_law(&fk, &j), t;
+    int iters, reps;
+    ck_assert(truth < o.min_batch_s);
+    ck_assert_int_eq(calib_measure(&ft, &o, &j, &t, &iters, &reps), 0);
+    ck_assert_double_eq_tol(t, truth, 1e-15);
+    ck_assert_int_eq(reps, o.repeats);
+    ck_assert_int_eq(iters, (int)ceil(o.min_batch_s / truth) > o.max_iters ? o.max_iters
+                                                                            : (int)ceil(o.min_batch_s / truth));
+    ck_assert(iters * truth >= o.min_batch_s || iters == o.max_iters);
+    /* warm-up + estimate + repeats timings; one prepare */
+    ck_assert_int_eq(fk.runs, 2 + reps);
+    ck_assert_int_eq(fk.prepares, 1);
+    ck_assert_int_eq(fk.launches, 2 + (long)reps * iters);
+}
+END_TEST
+
+START_TEST(measure_long_runs)
+{
+    calib_opts_t o;
+    calib_opts_default(&o);
+    calib_job_t j = one_job(CK_PREFILL_GENERIC, 1.0); /* the longest */
+    double truth = fake_law(&fk, &j), t;
+    int iters, reps;
+    ck_assert(truth > o.min_batch_s);
+    o.long_point_s = truth / 2;
+    ck_assert_int_eq(calib_measure(&ft, &o, &j, &t, &iters, &reps), 0);
+    ck_assert_int_eq(iters, 1);
+    ck_assert_int_eq(reps, o.long_repeats);
+    ck_assert_double_eq_tol(t, truth, 1e-12);
+}
+END_TEST
+
+START_TEST(measure_median_rejects_outliers)
+{
+    calib_opts_t o;
+    calib_opts_default(&o);
+    fk.outlier_every = 4; /* runs 4 and 8 of 7 timings: warm-up, estimate, 5 repeats */
+    fk.noise = 0.002;
+    calib_job_t j = one_job(CK_GEMM, 1e-3);
+    double truth = fake_law(&fk, &j), t;
+    ck_assert_int_eq(calib_measure(&ft, &o, &j, &t, NULL, NULL), 0);
+    ck_assert_msg(fabs(t / truth - 1) < 0.003, "median %g vs %g", t, truth);
+}
+END_TEST
+
+START_TEST(measure_skip_and_fail)
+{
+    calib_opts_t o;
+    calib_opts_default(&o);
+    calib_job_t j = one_job(CK_GDN, 1e-4);
+    double t;
+    fk.skip_kernel = CK_GDN;
+    ck_assert_int_eq(calib_measure(&ft, &o, &j, &t, NULL, NULL), 1);
+    ck_assert_int_eq(fk.runs, 0);
+    fk.skip_kernel = -1;
+    fk.fail_after = 3;
+    ck_assert_int_eq(calib_measure(&ft, &o, &j, &t, NULL, NULL), -1);
+    ck_assert_str_eq(ft.err, "fake: launch failed");
+}
+END_TEST
+
+/* ---- the driver end to end ------------------------------------------------------------------ */
+
+static void check_recovered(const profile_t *p, double tol_pred, double tol_med)
+{
+    int nl;
+    const calib_law_spec_t *ls = calib_laws(&nl);
+    for (int l = 0; l < nl; l++) {
+        const prof_law_t *law = prof_find(p, ls[l].name);
+        ck_assert_msg(law != NULL, "law %s missing", ls[l].name);
+        ck_assert_int_eq(law->ncoef, cost_law_ncoef(ls[l].name));
+        ck_assert_int_eq(law->ncols, ls[l].ncols);
+        ck_assert_str_eq(law->cols[law->ncols - 1], "t_s");
+        ck_assert_int_gt(law->npts, 0);
+        ck_assert_msg(law->fit_median_rel >= 0 && law->fit_median_rel < tol_med, "%s: median %g", law->name,
+                      law->fit_median_rel);
+        ck_assert(strstr(law->provenance, "Fake GPU") != NULL);
+        /* the fitted law predicts the known one on every point */
+        for (int i = 0; i < law->npts; i++) {
+            const double *row = law->pts + (size_t)i * law->ncols;
+            double feat[PROF_MAX_COEF], truth = 0;
+            ck_assert_int_eq(cost_point_features(law->name, row, &ref_model, &ref_rank, feat), 0);
+            for (int c = 0; c < law->ncoef; c++)
+                truth += fk.coef[l][c] * feat[c];
+            double pred = prof_eval(law, feat);
+            ck_assert_msg(fabs(pred / truth - 1) < tol_pred, "%s point %d: %g vs %g", law->name, i, pred, truth);
+        }
+    }
+}
+
+START_TEST(driver_recovers_known_laws)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.quiet = 1;
+    FILE *prog = tmpfile();
+    ck_assert_ptr_nonnull(prog);
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, prog, err) == 0, "%s", err);
+    fclose(prog);
+    ck_assert_int_eq(fk.setups, 1);
+    check_recovered(&p, 1e-6, 1e-6);
+    /* exact data: coefficients themselves come back where the grid determines them */
+    int nl;
+    const calib_law_spec_t *ls = calib_laws(&nl);
+    for (int l = 0; l < nl; l++)
+        if (!strcmp(ls[l].name, "gemm") || !strcmp(ls[l].name, "gdn") || !strcmp(ls[l].name, "elementwise")) {
+            const prof_law_t *law = prof_find(&p, ls[l].name);
+            for (int c = 0; c < law->ncoef; c++)
+                ck_assert_msg(fabs(law->coef[c] / fk.coef[l][c] - 1) < 1e-6, "%s coef %d", law->name, c);
+        }
+    /* metadata: from the timer and from the run */
+    ck_assert_str_eq(p.gpu, "Fake GPU");
+    ck_assert_int_eq(p.sms, 100);
+    ck_assert_int_eq(p.tp, 1);
+    ck_assert_str_eq(p.model, "qwen3.8-27b");
+    ck_assert_str_eq(p.driver, "fake 1.0");
+    ck_assert_int_eq((int)strlen(p.date), 20);
+    ck_assert(p.revision[0] != 0);
+    ck_assert(p.calib_seconds >= 0);
+    ck_assert(strstr(p.method, "median of 5") != NULL);
+    /* the engine's step overhead is not measured: present, zero, said so */
+    const prof_law_t *st = prof_find(&p, "step");
+    ck_assert_ptr_nonnull(st);
+    ck_assert_int_eq(st->npts, 0);
+    ck_assert_double_eq(st->coef[0], 0);
+    ck_assert(strstr(st->provenance, "not measured") != NULL);
+    /* a cost model can be built on it */
+    char cerr[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &ref_model, 1, cerr);
+    ck_assert_msg(cm != NULL, "%s", cerr);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+START_TEST(driver_noisy_round_trip)
+{
+    calib_opts_t o;
+    profile_t p, q;
+    char err[256], perr[PROF_ERR_MAX], path[] = "/tmp/check_calib.XXXXXX";
+    calib_opts_default(&o);
+    o.quiet = 1;
+    fk.noise = 0.01;
+    fk.outlier_every = 13;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    /* medians of 5 with 1% noise and rare 10x outliers: within 3% everywhere */
+    check_recovered(&p, 0.03, 0.02);
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(prof_save(path, &p), 0);
+    ck_assert_msg(prof_load(path, &q, perr) == 0, "%s", perr);
+    ck_assert_int_eq(q.nlaws, p.nlaws);
+    for (int i = 0; i < p.nlaws; i++) {
+        const prof_law_t *b = prof_find(&q, p.laws[i].name);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_int_eq(b->npts, p.laws[i].npts);
+        for (int c = 0; c < b->ncoef; c++)
+            ck_assert_double_eq(b->coef[c], p.laws[i].coef[c]);
+        ck_assert_double_eq(b->fit_max_rel, p.laws[i].fit_max_rel);
+    }
+    unlink(path);
+    prof_free(&p);
+    prof_free(&q);
+}
+END_TEST
+
+START_TEST(driver_progress_line)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256], buf[4096];
+    calib_opts_default(&o);
+    o.smoke = 1;
+    FILE *prog = tmpfile();
+    ck_assert_ptr_nonnull(prog);
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, prog, err) == 0, "%s", err);
+    rewind(prog);
+    size_t n = fread(buf, 1, sizeof buf - 1, prog);
+    buf[n] = 0;
+    fclose(prog);
+    ck_assert(strstr(buf, "calib: ") != NULL);
+    ck_assert(strstr(buf, "100%") != NULL); /* the last point always prints */
+    ck_assert(strstr(buf, " ms ") != NULL);
+    FILE *tab = tmpfile();
+    calib_print_fits(&p, tab);
+    rewind(tab);
+    n = fread(buf, 1, sizeof buf - 1, tab);
+    buf[n] = 0;
+    fclose(tab);
+    ck_assert(strstr(buf, "median%") != NULL);
+    ck_assert(strstr(buf, "attn.decode_xqa.fp16") != NULL);
+    ck_assert(strstr(buf, "(not measured)") != NULL); /* step */
+    prof_free(&p);
+}
+END_TEST
+
+START_TEST(driver_skips_unsupported)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.smoke = 1;
+    fk.skip_kernel = CK_DECODE_SCALAR;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    ck_assert_ptr_null(prof_find(&p, "attn.decode_scalar.fp16"));
+    ck_assert_ptr_null(prof_find(&p, "attn.decode_scalar.fp8"));
+    ck_assert_ptr_nonnull(prof_find(&p, "attn.decode_xqa.fp16"));
+    ck_assert(strstr(p.method, "unsupported") != NULL);
+    prof_free(&p);
+}
+END_TEST
+
+START_TEST(driver_error_names_the_job)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.smoke = 1;
+    fk.fail_after = 20;
+    ck_assert_int_eq(calib_run(&o, &ft, &ref_model, &p, NULL, err), -1);
+    ck_assert_msg(strstr(err, "fake: launch failed") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "=") != NULL, "%s", err); /* the shape is named */
+}
+END_TEST
+
+START_TEST(driver_budget_cuts)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.budget_s = 1e-12; /* spent before the first point */
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    ck_assert_int_eq(fk.runs, 0);
+    ck_assert_ptr_null(prof_find(&p, "gemm"));
+    ck_assert(strstr(p.method, "cut by the time budget") != NULL);
+    prof_free(&p);
+}
+END_TEST
+
+static Suite *calib_suite(void)
+{
+    Suite *s = suite_create("calib");
+    TCase *tc = tcase_create("host");
+    tcase_add_checked_fixture(tc, setup_all, NULL);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, median_cases);
+    tcase_add_test(tc, grid_default);
+    tcase_add_test(tc, grid_smoke_and_only);
+    tcase_add_test(tc, measure_batches_short_runs);
+    tcase_add_test(tc, measure_long_runs);
+    tcase_add_test(tc, measure_median_rejects_outliers);
+    tcase_add_test(tc, measure_skip_and_fail);
+    tcase_add_test(tc, driver_recovers_known_laws);
+    tcase_add_test(tc, driver_noisy_round_trip);
+    tcase_add_test(tc, driver_progress_line);
+    tcase_add_test(tc, driver_skips_unsupported);
+    tcase_add_test(tc, driver_error_names_the_job);
+    tcase_add_test(tc, driver_budget_cuts);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    SRunner *sr = srunner_create(calib_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
