@@ -478,7 +478,7 @@ static void utc_date(char *buf, size_t n)
 int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
               FILE *progress, char err[256])
 {
-    int rc = -1, njobs = 0, nskip = 0, nbudget = 0;
+    int rc = -1, njobs = 0, nskip = 0, nbudget = 0, nfail = 0, inarow = 0;
     calib_job_t *jobs = NULL;
     ptbuf_t pb[NLAWS];
     model_rank_t r;
@@ -518,10 +518,24 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         int iters = 0, reps = 0;
         int mr = calib_measure(t, o, j, &ts, &iters, &reps);
         job_label(j, label, sizeof label);
+        if (mr < 0 && o->keep_going) {
+            nfail++;
+            if (progress)
+                fprintf(progress, "%scalib: FAILED: %s: %s\n", tty ? "\n" : "", label, t->err);
+            t->err[0] = 0;
+            if (++inarow >= 8) {
+                if (progress)
+                    fprintf(progress, "calib: 8 failures in a row; measuring stops here\n");
+                nbudget = njobs - i - 1;
+                break;
+            }
+            continue;
+        }
         if (mr < 0) {
             snprintf(err, 256, "%.100s: %.150s", label, t->err);
             goto fail;
         }
+        inarow = 0;
         if (mr > 0) {
             nskip++;
             if (progress)
@@ -558,9 +572,9 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     snprintf(out->method, sizeof out->method,
              "calib %s grid: CUDA events around batches of back-to-back runs (>= %.1f ms a timing), "
              "median of %d timings (%d for runs > %.0f ms) after a warm-up; rotated buffer sets, random data; "
-             "%d points, %d unsupported, %d cut by the time budget",
+             "%d points, %d unsupported, %d failed, %d cut by the time budget",
              o->smoke ? "smoke" : "default", o->min_batch_s * 1e3, o->repeats, o->long_repeats,
-             o->long_point_s * 1e3, njobs - nskip - nbudget, nskip, nbudget);
+             o->long_point_s * 1e3, njobs - nskip - nbudget - nfail, nskip, nfail, nbudget);
     for (int l = 0; l < NLAWS; l++) {
         const calib_law_spec_t *ls = &law_table[l];
         if (pb[l].n == 0)
@@ -604,7 +618,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         }
     }
     out->calib_seconds = now_s() - t0;
-    rc = 0;
+    rc = nfail;
 fail:
     if (rc < 0)
         prof_free(out);
@@ -636,7 +650,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: calib --model models/<m>.yaml [--tp N] --out calib/profiles/<gpu>.yaml\n"
-            "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--quiet]\n"
+            "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--quiet]\n"
             "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
             "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
             "profile.  --only keeps laws whose names start with one of the prefixes.\n");
@@ -657,6 +671,8 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.smoke = 1;
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
+        } else if (!strcmp(a, "--keep-going")) {
+            o.keep_going = 1;
         } else if (!v) {
             fprintf(stderr, "calib: %s: missing value\n", a);
             usage(stderr);
@@ -723,6 +739,7 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
         fprintf(stderr, "calib: %s\n", err);
         return 1;
     }
+    int nfail = rc;
     snprintf(p.path, sizeof p.path, "%s", o.out_path);
     printf("calib: %s (%d SMs, %.0f GiB, %.0f MHz seen), %s at tp %d, %.1f s\n", p.gpu, p.sms, p.mem_gib,
            p.sm_clock_mhz, p.model, p.tp, p.calib_seconds);
@@ -734,5 +751,9 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
     }
     printf("calib: wrote %s\n", o.out_path);
     prof_free(&p);
+    if (nfail) {
+        fprintf(stderr, "calib: %d points failed (see above); the profile holds the others\n", nfail);
+        return 1;
+    }
     return 0;
 }

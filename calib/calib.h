@@ -96,6 +96,8 @@ typedef struct calib_opts {
     int long_repeats;             /* (3) */
     double budget_s;              /* stop measuring after this many seconds; 0 = none */
     int quiet;                    /* no progress line */
+    int keep_going;               /* a failing point is reported and skipped (8 in a row stop the
+                                     measuring); what was measured is still fitted and returned */
 } calib_opts_t;
 
 void calib_opts_default(calib_opts_t *o);
@@ -115,7 +117,9 @@ int calib_measure(calib_timer_t *t, const calib_opts_t *o, const calib_job_t *j,
 
 /* The whole driver: grid, measurements (progress on `progress`, may be NULL), profile
  * assembly (laws with their raw points, metadata from the timer and from the run),
- * fits.  out is initialised here; the caller frees it with prof_free().  0 / -1 (err). */
+ * fits.  out is initialised here; the caller frees it with prof_free() unless -1 is
+ * returned (err filled).  Otherwise returns the number of points that failed (always 0
+ * without keep_going). */
 int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
               FILE *progress, char err[256]);
 

@@ -558,6 +558,25 @@ START_TEST(driver_error_names_the_job)
 }
 END_TEST
 
+START_TEST(driver_keep_going)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.smoke = 1;
+    o.keep_going = 1;
+    fk.fail_after = 60; /* everything after the first few points fails: 8 in a row stop */
+    int rc = calib_run(&o, &ft, &ref_model, &p, NULL, err);
+    ck_assert_int_eq(rc, 8);
+    ck_assert(strstr(p.method, "8 failed") != NULL);
+    ck_assert_int_gt(p.nlaws, 1); /* what was measured is kept, fitted */
+    for (int i = 0; i < p.nlaws; i++)
+        ck_assert(p.laws[i].npts == 0 || p.laws[i].fit_median_rel >= 0);
+    prof_free(&p);
+}
+END_TEST
+
 START_TEST(driver_budget_cuts)
 {
     calib_opts_t o;
@@ -591,6 +610,7 @@ static Suite *calib_suite(void)
     tcase_add_test(tc, driver_progress_line);
     tcase_add_test(tc, driver_skips_unsupported);
     tcase_add_test(tc, driver_error_names_the_job);
+    tcase_add_test(tc, driver_keep_going);
     tcase_add_test(tc, driver_budget_cuts);
     suite_add_tcase(s, tc);
     return s;
