@@ -1,6 +1,7 @@
 /* engine.c: the step loop, arrivals, triggers and the effects of a step.
  * See engine.h for the design and its invariants. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,25 @@ const char *engine_req_name(const engine_t *e, int slot, char *buf, size_t n)
     if (r->explicit_idx >= 0) return e->s->requests[r->explicit_idx].id;
     snprintf(buf, n, "r%ld", r->serial);
     return buf;
+}
+
+/* KV blocks a request of this prompt and output holds at its largest (generation stops
+ * at max_model_len); overflow-safe for any values the loader accepts. */
+static long request_blocks(const engine_t *e, long prompt, long output)
+{
+    long maxlen = e->s->engine.max_model_len;
+    long len = prompt >= maxlen || output > maxlen - prompt ? maxlen : prompt + output;
+    return len / e->block + (len % e->block + e->spec_k + e->block - 1) / e->block + e->gdn_blocks;
+}
+
+/* The largest value a distribution can draw (LONG_MAX when unbounded). */
+static long dist_max(const scn_dist_t *d)
+{
+    double hi = d->kind == DIST_FIXED ? d->a : d->kind == DIST_UNIFORM ? d->b : INFINITY;
+    long v = hi < 9e18 ? lround(hi) : LONG_MAX;
+    if (v < d->min) v = d->min;
+    if (d->max > 0 && v > d->max) v = d->max;
+    return v < 1 ? 1 : v;
 }
 
 /* ---- waiting queue ---------------------------------------------------------- */
@@ -149,7 +169,7 @@ static int poisson_arrival(engine_t *e)
     if (prompt < 1) prompt = 1;
     if (output < 1) output = 1;
     /* a generated request never exceeds max_model_len: the prompt gives way */
-    if (prompt + output > maxlen) {
+    if (prompt > maxlen || output > maxlen - prompt) {
         if (output >= maxlen) output = maxlen / 2;
         prompt = maxlen - output;
     }
@@ -185,11 +205,17 @@ static int trace_next(engine_t *e)
             return -1;
         }
         if (!isfinite(t) || t < 0 || t < e->trace_last || pr < 1 || out < 1 || ca < 0 || ca > pr
-            || pr + out > e->s->engine.max_model_len) {
+            || pr > e->s->engine.max_model_len || out > e->s->engine.max_model_len - pr) {
             snprintf(e->err, ENG_ERR_MAX,
                      "%s:%ld:1: trace: invalid row (arrivals must be >= 0 and non-decreasing, "
                      "prompt and output >= 1, 0 <= cached <= prompt, prompt + output <= max_model_len %ld)",
                      e->s->trace_path, e->trace_line, e->s->engine.max_model_len);
+            return -1;
+        }
+        long need = request_blocks(e, pr, out);
+        if (need > e->capacity) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: the request needs %ld KV blocks of %d tokens but the cache holds %ld",
+                     e->s->trace_path, e->trace_line, need, e->block, e->capacity);
             return -1;
         }
         e->trace_last = t;
@@ -243,6 +269,7 @@ static int check_triggers(engine_t *e)
 
 /* ---- set-up ------------------------------------------------------------------ */
 
+
 int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof)
 {
     memset(e, 0, sizeof *e);
@@ -272,26 +299,40 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         double mem = (prof && prof->mem_gib > 0 ? prof->mem_gib : 80.0) * 1073741824.0 * eng->gpu_memory_utilization;
         double weights = rk.params * s->model.weight_bytes_per_param;
         double act = 2.0 * 1073741824.0;  /* activations and workspaces, as vLLM's profiling run leaves */
-        e->capacity = (long)floor((mem - weights - act) / block_bytes);
-        if (e->capacity < 1) {
+        double cap = floor((mem - weights - act) / block_bytes);
+        if (!(cap >= 1)) {
             snprintf(e->err, ENG_ERR_MAX,
-                     "%s: the model's weights (%.1f GiB per rank) leave no room for a KV cache in %.1f GiB x %.2f;"
+                     "%s:%d:%d: engine: the model's weights (%.1f GiB per rank) leave no room for a KV cache in %.1f GiB x %.2f;"
                      " set engine.num_gpu_blocks or use more tensor parallelism",
-                     s->path, weights / 1073741824.0, prof ? prof->mem_gib : 80.0, eng->gpu_memory_utilization);
+                     s->path, s->engine_line, s->engine_col, weights / 1073741824.0, prof ? prof->mem_gib : 80.0,
+                     eng->gpu_memory_utilization);
             return -1;
         }
+        e->capacity = cap < 1e15 ? (long)cap : (long)1e15;   /* a profile's huge mem_gib must not overflow */
     }
     e->sum.block_size = e->block;
     e->sum.capacity_blocks = e->capacity;
     /* every explicit request must fit in the pool on its own, or it would wait forever */
     for (int i = 0; i < s->n_requests; i++) {
-        long len = s->requests[i].prompt_tokens + s->requests[i].output_tokens;
-        if (len > eng->max_model_len) len = eng->max_model_len;
-        long need = (len + e->spec_k + e->block - 1) / e->block + e->gdn_blocks;
+        const scn_request_t *sr = &s->requests[i];
+        long need = request_blocks(e, sr->prompt_tokens, sr->output_tokens);
         if (need > e->capacity) {
             snprintf(e->err, ENG_ERR_MAX,
-                     "%s: workload.requests[%d] (%s): needs %ld KV blocks of %d tokens but the cache holds %ld",
-                     s->path, i, s->requests[i].id, need, e->block, e->capacity);
+                     "%s:%d:%d: workload.requests[%d]: request %s needs %ld KV blocks of %d tokens but the cache holds %ld"
+                     " (engine.num_gpu_blocks)",
+                     s->path, sr->line, sr->col, i, sr->id, need, e->block, e->capacity);
+            return -1;
+        }
+    }
+    /* the largest request the Poisson generator can draw must fit too */
+    if (s->poisson.enabled) {
+        long pmax = dist_max(&s->poisson.prompt), omax = dist_max(&s->poisson.output);
+        long need = request_blocks(e, pmax, omax);
+        if (need > e->capacity) {
+            snprintf(e->err, ENG_ERR_MAX,
+                     "%s:%d:%d: workload.poisson: a generated request can need %ld KV blocks of %d tokens but the cache"
+                     " holds %ld (clamp prompt/output with max:, or raise engine.num_gpu_blocks)",
+                     s->path, s->poisson_line, s->poisson_col, need, e->block, e->capacity);
             return -1;
         }
     }

@@ -8,7 +8,7 @@
  *   profile: PATH                           (resolved, not read; null = none)
  *   hardware: {analytic: {tflops: >0, tbps: >0}}   (instead of a profile)
  *   engine:
- *     max_num_batched_tokens: >0 (2048)     max_num_seqs: >0 (256)
+ *     max_num_batched_tokens: >0 (2048)     max_num_seqs: 1..2^20 (256)
  *     max_model_len: >0 (262144)            enable_prefix_caching: bool (true)
  *     kv_cache_dtype: auto|fp16|float16 (fp16) | fp8_e5m2|fp8     (fp8_e4m3: not modelled)
  *     tensor_parallel_size: >0 (1), divides q_heads, kv_heads (or a multiple), GDN heads
@@ -243,6 +243,8 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     g->tensor_parallel_size = 1;
     g->gpu_memory_utilization = 0.9;
     yd_node_t *m = yd_map_get(root, "engine");
+    s->engine_line = m ? m->line : 1;
+    s->engine_col = m ? m->col : 1;
     if (!m || yd_is_null(m))
         return 0;
     int kv = 0;
@@ -260,6 +262,10 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
                       &g->gpu_memory_utilization) < 0 ||
         yd_get_node(e, m, ep, "speculative_config", YD_OPT, YD_ANY, &spec) < 0)
         return -1;
+    if (g->max_num_seqs > SCN_MAX_SEQS)
+        return yd_fail(e, yd_map_get(m, "max_num_seqs"), "engine.max_num_seqs",
+                       "at most %d (the engine sizes its per-step arrays by it), got %d",
+                       SCN_MAX_SEQS, g->max_num_seqs);
     if (kv == 5)
         return yd_fail(e, yd_map_get(m, "kv_cache_dtype"), "engine.kv_cache_dtype",
                        "fp8_e4m3 is not modelled (use fp8_e5m2)");
@@ -427,6 +433,8 @@ static int parse_requests(yd_err_t *e, const yd_node_t *list, scenario_t *s)
         char rp[YD_PATH_MAX], kp[YD_PATH_MAX];
         yd_node_t *idn, *arr = NULL;
         yd_path_idx(rp, lp, i);
+        r->line = m->line;
+        r->col = m->col;
         if (yd_strict_map(e, m, rp, req_keys) ||
             yd_get_node(e, m, rp, "id", YD_REQ, YD_SCALAR, &idn) < 0 ||
             parse_id(e, idn, yd_path(kp, rp, "id"), r->id))
@@ -593,6 +601,10 @@ static int parse_workload(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         return -1;
     if (poi && !yd_is_null(poi) && parse_poisson(e, poi, &s->poisson))
         return -1;
+    if (poi) {
+        s->poisson_line = poi->line;
+        s->poisson_col = poi->col;
+    }
     if (tr && !yd_is_null(tr)) {
         yd_path(tp, wp, "trace");
         if (yd_as_str(e, tr, tp, rel, sizeof rel) ||

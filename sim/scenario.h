@@ -16,6 +16,7 @@
 #define SCN_ID_MAX 48
 #define SCN_PATH_MAX 512
 #define SCN_ERR_MAX 1024
+#define SCN_MAX_SEQS (1 << 20)       /* engine.max_num_seqs upper bound (the engine sizes arrays by it) */
 
 typedef enum { KV_FP16 = 0, KV_FP8_E5M2 = 1 } kv_dtype_t;
 
@@ -69,6 +70,7 @@ typedef struct scn_request {
     long cached_tokens;           /* 0..prompt_tokens: already in the prefix cache */
     long output_tokens;           /* > 0 */
     scn_trigger_t arrival;
+    int line, col;                /* where the request is written (for engine-time messages) */
 } scn_request_t;
 
 typedef enum { DIST_FIXED = 0, DIST_UNIFORM, DIST_LOGNORMAL, DIST_EXPONENTIAL } dist_kind_t;
@@ -142,6 +144,8 @@ typedef struct scenario {
     int n_requests;
     scn_request_t *requests;           /* owned */
     scn_poisson_t poisson;
+    int poisson_line, poisson_col;     /* where workload.poisson is written */
+    int engine_line, engine_col;       /* where engine is written (1:1 when absent) */
     char trace_path[SCN_PATH_MAX];     /* CSV: arrival_s,prompt_tokens,output_tokens,cached_tokens */
     int n_windows;
     scn_window_t *windows;             /* owned */
