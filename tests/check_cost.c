@@ -1,0 +1,171 @@
+/* check_cost: the profile cost model adds up what cost.h says, with synthetic laws:
+ * attention per routed call x full-attention layers, GEMMs of the per-rank shapes,
+ * GDN/elementwise per layer, two all-reduces per layer when TP > 1 (none at TP1),
+ * the eager-step overhead, and a missing law is an error, never a zero. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cost.h"
+#include "scenario.h"
+
+static model_t M;
+
+static void law(profile_t *p, const char *name, double c0, double c1, double c2, double c3)
+{
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "%s", name);
+    l.ncoef = cost_law_ncoef(name);
+    double c[4] = { c0, c1, c2, c3 };
+    for (int i = 0; i < l.ncoef; i++) l.coef[i] = c[i];
+    l.fit_median_rel = l.fit_max_rel = -1;
+    ck_assert_int_eq(prof_put(p, &l), 0);
+}
+
+static void synthetic(profile_t *p, int with_ar)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->path, sizeof p->path, "synthetic");
+    law(p, "attn.prefill_bm32.fp16", 1e-5, 1e-7, 0, 0);
+    law(p, "attn.prefill_generic.fp16", 1e-5, 2e-7, 1e-5, 0);
+    law(p, "attn.prefill_lowsmem.fp16", 1e-5, 2e-7, 1e-5, 0);
+    law(p, "attn.decode_xqa.fp16", 2e-5, 1e-9, 0, 0);
+    law(p, "attn.decode_scalar.fp16", 2e-5, 1e-9, 0, 0);
+    law(p, "gemm", 5e-6, 1e-14, 1e-12, 0);
+    law(p, "gdn", 1e-5, 1e-8, 1e-6, 0);
+    law(p, "elementwise", 2e-6, 1e-9, 0, 0);
+    law(p, "step", 1e-3, 0, 0.1, 0.02);
+    if (with_ar) law(p, "allreduce", 3e-5, 1e-10, 0, 0);
+}
+
+static void setup(void)
+{
+    char err[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &M, err) == 0, "%s", err);
+}
+
+static double gemm(double m, double n, double k)
+{
+    return 5e-6 + 1e-14 * 2 * m * n * k + 1e-12 * (2 * (m * k + m * n) + M.weight_bytes_per_param * n * k);
+}
+
+START_TEST(decode_step_adds_up)
+{
+    profile_t p;
+    synthetic(&p, 1);
+    char err[COST_ERR_MAX];
+    for (int tp = 1; tp <= 2; tp++) {
+        cost_model_t *cm = cost_profile_new(&p, &M, tp, err);
+        ck_assert_msg(cm != NULL, "%s", err);
+        model_rank_t r;
+        model_rank(&M, tp, &r);
+        route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+                           .fp8_bridge_page = 784 };
+        route_plan_t plan;
+        route_plan_init(&plan);
+        kseg_t rows[1] = { { 0, 1, 100000 } };
+        ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
+        cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0 };
+        cost_breakdown_t o;
+        ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+        double xqa = 2e-5 + 1e-9 * 100000.0 * r.kv_heads;
+        ck_assert_double_eq_tol(o.attn, M.n_full_attn * xqa, 1e-12);
+        ck_assert_double_eq_tol(o.attn_route[ROUTE_DECODE_XQA], o.attn, 1e-15);
+        double h = M.hidden;
+        double lin = M.n_full_attn * (gemm(1, (double)r.attn_qkv_n, h) + gemm(1, h, (double)r.attn_o_k))
+                   + M.n_gdn * (gemm(1, (double)r.gdn_in_n, h) + gemm(1, h, (double)r.gdn_out_k))
+                   + M.n_layers * (gemm(1, (double)r.mlp_up_n, h) + gemm(1, h, (double)r.mlp_down_k))
+                   + gemm(1, (double)r.vocab_n, h);
+        ck_assert_double_eq_tol(o.linear, lin, 1e-12);
+        ck_assert_double_eq_tol(o.gdn, M.n_gdn * (1e-5 + 1e-8 + 1e-6), 1e-12);
+        ck_assert_double_eq_tol(o.elementwise, M.n_layers * (2e-6 + 1e-9), 1e-12);
+        /* two all-reduces per layer of tokens x hidden fp16, only when TP > 1 */
+        double ar = tp > 1 ? 2.0 * M.n_layers * (3e-5 + 1e-10 * h * 2) : 0;
+        ck_assert_double_eq_tol(o.allreduce, ar, 1e-12);
+        ck_assert_double_eq_tol(o.overhead, 1e-3, 1e-12);          /* decode-only: no eager cost */
+        ck_assert_double_eq_tol(o.total, o.attn + o.linear + o.gdn + o.elementwise + o.allreduce + o.overhead, 1e-12);
+        route_plan_free(&plan);
+        cost_free(cm);
+    }
+    prof_free(&p);
+}
+END_TEST
+
+START_TEST(mixed_step_pays_the_q1_walk)
+{
+    profile_t p;
+    synthetic(&p, 1);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 2, err);
+    ck_assert_ptr_nonnull(cm);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+                       .fp8_bridge_page = 784 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    kseg_t rows[2] = { { 0, 1, 240001 }, { 1, 784, 784 * 3 } };
+    double t[2];
+    cost_breakdown_t o[2];
+    for (int pdr = 0; pdr < 2; pdr++) {
+        rc.prefix_decode_rows = pdr;
+        ck_assert_int_eq(route_step(&rc, rows, 2, &plan), 0);
+        cost_step_t in = { &plan, NULL, 785, 2, 1, 2, 0 };
+        ck_assert_int_eq(cm->step(cm, &in, &o[pdr]), 0);
+        t[pdr] = o[pdr].total;
+    }
+    /* baseline: the q=1 row is one CTA per head walking ceil(240001/64) tiles */
+    double walk = 1e-5 + 2e-7 * 12 * 3751 + 1e-5 * 3751;
+    ck_assert_double_eq_tol(o[0].attn_route[ROUTE_PREFILL_GENERIC], M.n_full_attn * walk, 1e-9);
+    ck_assert_double_eq_tol(o[1].attn_route[ROUTE_PREFILL_GENERIC], 0, 1e-15);
+    ck_assert(o[1].attn_route[ROUTE_DECODE_XQA] > 0);
+    ck_assert(t[0] > t[1]);
+    ck_assert_double_eq_tol(o[0].overhead, 1e-3 + 0.1, 1e-12);       /* eager mixed step */
+    route_plan_free(&plan);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+START_TEST(missing_laws_are_errors)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    char err[COST_ERR_MAX];
+    ck_assert_ptr_nonnull(cost_profile_new(&p, &M, 1, err));   /* TP1 needs no all-reduce */
+    cost_model_t *cm = cost_profile_new(&p, &M, 2, err);
+    ck_assert_ptr_null(cm);
+    ck_assert_ptr_nonnull(strstr(err, "allreduce"));
+    /* fp8 laws absent: the step fails with the law's name */
+    cm = cost_profile_new(&p, &M, 1, err);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 1568, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+                       .kv_dtype = KV_FP8_E5M2, .fp8_bridge_page = 784 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    kseg_t rows[1] = { { 0, 1, 5000 } };
+    route_step(&rc, rows, 1, &plan);
+    cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0 };
+    cost_breakdown_t o;
+    ck_assert_int_eq(cm->step(cm, &in, &o), -1);
+    ck_assert_ptr_nonnull(strstr(cm->err, "attn.decode_xqa.fp8"));
+    route_plan_free(&plan);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cost");
+    TCase *tc = tcase_create("profile");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, decode_step_adds_up);
+    tcase_add_test(tc, mixed_step_pays_the_q1_walk);
+    tcase_add_test(tc, missing_laws_are_errors);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
