@@ -147,157 +147,192 @@ int cost_point_features(const char *law, const double *row, const model_t *m,
     return 0;
 }
 
+/* ---- the step decomposition ------------------------------------------------ */
+
+static void item_emit(cost_item_fn fn, void *ctx, int *rc, cost_item_t it)
+{
+    if (*rc == 0 && it.count > 0) *rc = fn(ctx, &it);
+}
+
+/* The plan's attention calls, `layers` times each (bridge calls: expansion + kernel). */
+static void emit_plan(const route_plan_t *plan, double layers, cost_part_t part, cost_item_fn fn, void *ctx, int *rc)
+{
+    for (int i = 0; plan && i < plan->ncalls; i++) {
+        const kcall_t *c = &plan->calls[i];
+        if (c->route == ROUTE_FP8_BRIDGE)
+            item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_BRIDGE, .call = c, .count = layers, .part = part });
+        item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_ATTN, .call = c, .count = layers, .part = part });
+    }
+}
+
+static void emit_gemm(double mm, double n, double k, double wb, double count, cost_part_t part, cost_item_fn fn,
+                      void *ctx, int *rc)
+{
+    if (mm <= 0) return;
+    item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_GEMM, .m = mm, .n = n, .k = k, .wb = wb, .count = count, .part = part });
+}
+
+/* One transformer layer's non-attention work for mm tokens of seqs sequences. */
+static void emit_layer(const model_t *m, const model_rank_t *r, int full_attn, double mm, double seqs, double count,
+                       cost_part_t part, cost_item_fn fn, void *ctx, int *rc)
+{
+    double h = m->hidden, wb = m->weight_bytes_per_param;
+    if (mm <= 0) return;
+    if (full_attn) {
+        emit_gemm(mm, (double)r->attn_qkv_n, h, wb, count, part, fn, ctx, rc);
+        emit_gemm(mm, h, (double)r->attn_o_k, wb, count, part, fn, ctx, rc);
+    } else {
+        emit_gemm(mm, (double)r->gdn_in_n, h, wb, count, part, fn, ctx, rc);
+        emit_gemm(mm, h, (double)r->gdn_out_k, wb, count, part, fn, ctx, rc);
+        item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_GDN, .tokens = mm, .seqs = seqs, .count = count,
+                                              .part = part == CP_MTP ? CP_MTP : CP_GDN });
+    }
+    emit_gemm(mm, (double)r->mlp_up_n, h, wb, count, part, fn, ctx, rc);
+    emit_gemm(mm, h, (double)r->mlp_down_k, wb, count, part, fn, ctx, rc);
+    item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_ELEM, .tokens = mm, .count = count,
+                                          .part = part == CP_MTP ? CP_MTP : CP_ELEM });
+    if (r->tp > 1)
+        item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_ALLREDUCE, .bytes = mm * h * 2.0, .count = 2 * count,
+                                              .part = part == CP_MTP ? CP_MTP : CP_ALLREDUCE });
+}
+
+int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *in, cost_item_fn fn, void *ctx)
+{
+    int rc = 0;
+    double T = (double)in->tokens, seqs = in->rows, h = m->hidden, wb = m->weight_bytes_per_param;
+    /* the main model: attention of every full-attention layer, then each layer's linear work */
+    emit_plan(in->plan, m->n_full_attn, CP_ATTN, fn, ctx, &rc);
+    emit_layer(m, r, 1, T, seqs, m->n_full_attn, CP_LINEAR, fn, ctx, &rc);
+    emit_layer(m, r, 0, T, seqs, m->n_gdn, CP_LINEAR, fn, ctx, &rc);
+    emit_gemm((double)in->sampled, (double)r->vocab_n, h, wb, 1, CP_LINEAR, fn, ctx, &rc);
+    /* per-step overhead; steps holding a prompt chunk run eagerly (no CUDA graph) */
+    double eager = in->rows > in->decode_rows ? 1.0 : 0.0;
+    int mtp = in->spec_k > 0 && m->mtp_layers > 0;
+    item_emit(fn, ctx, &rc, (cost_item_t){ .kind = CI_STEP, .seqs = seqs, .eager = eager,
+                                           .eager_passes = eager * (mtp ? in->spec_k : 0), .count = 1,
+                                           .part = CP_OVERHEAD });
+    if (!mtp) return rc;
+    /* MTP pass 1: the MTP layer over every scheduled token (a mixed batch too) */
+    emit_plan(in->plan, 1, CP_MTP, fn, ctx, &rc);
+    emit_layer(m, r, 1, T, seqs, 1, CP_MTP, fn, ctx, &rc);
+    emit_gemm(T, h, 2.0 * h, wb, 1, CP_MTP, fn, ctx, &rc);                       /* eh_proj */
+    emit_gemm((double)in->rows, (double)r->vocab_n, h, wb, 1, CP_MTP, fn, ctx, &rc);
+    /* passes 2..K: one token per decoding request */
+    if (in->draft_plan && in->decode_rows > 0 && in->spec_k > 1) {
+        double d = in->decode_rows, k1 = in->spec_k - 1;
+        emit_plan(in->draft_plan, k1, CP_MTP, fn, ctx, &rc);
+        emit_layer(m, r, 1, d, d, k1, CP_MTP, fn, ctx, &rc);
+        emit_gemm(d, h, 2.0 * h, wb, k1, CP_MTP, fn, ctx, &rc);
+        emit_gemm(d, (double)r->vocab_n, h, wb, k1, CP_MTP, fn, ctx, &rc);
+    }
+    return rc;
+}
+
+const char *cost_item_law(const cost_item_t *it, char *buf, size_t n)
+{
+    switch (it->kind) {
+    case CI_ATTN: {
+        const kcall_t *c = it->call;
+        const char *dt = c->kv_dtype == KV_FP8_E5M2 ? "fp8" : "fp16";
+        const char *k;
+        switch (c->route) {
+        case ROUTE_DECODE_XQA: k = "decode_xqa"; break;
+        case ROUTE_DECODE_SCALAR: k = "decode_scalar"; break;
+        default:
+            k = c->variant == VAR_BM32_BN128 ? "prefill_bm32"
+              : c->variant == VAR_BM16_BN128 ? "prefill_lowsmem" : "prefill_generic";
+        }
+        snprintf(buf, n, "attn.%s.%s", k, dt);
+        return buf;
+    }
+    case CI_BRIDGE: return "attn.fp8_bridge";
+    case CI_GEMM: return "gemm";
+    case CI_GDN: return "gdn";
+    case CI_ELEM: return "elementwise";
+    case CI_ALLREDUCE: return "allreduce";
+    default: return "step";
+    }
+}
+
+int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank_t *r, double feat[PROF_MAX_COEF])
+{
+    char name[64];
+    for (int i = 0; i < PROF_MAX_COEF; i++) feat[i] = 0;
+    feat[0] = 1;
+    switch (it->kind) {
+    case CI_ATTN: case CI_BRIDGE:
+        return cost_attn_features(cost_item_law(it, name, sizeof name), it->call, m, r, feat);
+    case CI_GEMM:
+        feat[1] = 2.0 * it->m * it->n * it->k;
+        feat[2] = gemm_bytes(it->m, it->n, it->k, it->wb);
+        return 0;
+    case CI_GDN: feat[1] = it->tokens; feat[2] = it->seqs; return 0;
+    case CI_ELEM: feat[1] = it->tokens; return 0;
+    case CI_ALLREDUCE: feat[1] = it->bytes; return 0;
+    case CI_STEP: feat[1] = it->seqs; feat[2] = it->eager; feat[3] = it->eager_passes; return 0;
+    }
+    return -1;
+}
+
+void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double seconds)
+{
+    switch (it->part) {
+    case CP_ATTN:
+        o->attn += seconds;
+        o->attn_route[it->call->route] += seconds;
+        break;
+    case CP_LINEAR: o->linear += seconds; break;
+    case CP_GDN: o->gdn += seconds; break;
+    case CP_ELEM: o->elementwise += seconds; break;
+    case CP_ALLREDUCE: o->allreduce += seconds; break;
+    case CP_OVERHEAD: o->overhead += seconds; break;
+    case CP_MTP: o->mtp += seconds; break;
+    }
+    o->total += seconds;
+}
+
 /* ---- the profile model ---------------------------------------------------- */
 
 typedef struct {
     const profile_t *p;
     const model_t *m;
     model_rank_t r;
-    const prof_law_t *gemm, *gdn, *elem, *ar, *step;
 } pm_t;
 
-static const char *attn_law_name(const kcall_t *c, char *buf, size_t n)
-{
-    const char *dt = c->kv_dtype == KV_FP8_E5M2 ? "fp8" : "fp16";
-    const char *k;
-    switch (c->route) {
-    case ROUTE_DECODE_XQA: k = "decode_xqa"; break;
-    case ROUTE_DECODE_SCALAR: k = "decode_scalar"; break;
-    default:
-        k = c->variant == VAR_BM32_BN128 ? "prefill_bm32"
-          : c->variant == VAR_BM16_BN128 ? "prefill_lowsmem" : "prefill_generic";
-    }
-    snprintf(buf, n, "attn.%s.%s", k, dt);
-    return buf;
-}
+typedef struct {
+    cost_model_t *cm;
+    cost_breakdown_t *o;
+} pm_ctx_t;
 
-static int price_law(cost_model_t *cm, const prof_law_t *l, const char *name, const double *feat, double *t)
+static int pm_price(void *vctx, const cost_item_t *it)
 {
-    if (!l) {
-        snprintf(cm->err, sizeof cm->err, "profile has no law \"%s\" (needed by this scenario)", name);
-        return -1;
-    }
-    *t = prof_eval(l, feat);
-    if (*t < 0) *t = 0;
-    return 0;
-}
-
-static int price_plan(cost_model_t *cm, const route_plan_t *plan, double *total, double *per_route)
-{
-    pm_t *pm = cm->impl;
+    pm_ctx_t *x = vctx;
+    pm_t *pm = x->cm->impl;
     char name[64];
     double feat[PROF_MAX_COEF];
-    *total = 0;
-    for (int i = 0; i < plan->ncalls; i++) {
-        const kcall_t *c = &plan->calls[i];
-        double t = 0, tb = 0;
-        attn_law_name(c, name, sizeof name);
-        if (cost_attn_features(name, c, pm->m, &pm->r, feat) < 0) return -1;
-        if (price_law(cm, prof_find(pm->p, name), name, feat, &t) < 0) return -1;
-        if (c->route == ROUTE_FP8_BRIDGE) {
-            cost_attn_features("attn.fp8_bridge", c, pm->m, &pm->r, feat);
-            if (price_law(cm, prof_find(pm->p, "attn.fp8_bridge"), "attn.fp8_bridge", feat, &tb) < 0)
-                return -1;
-        }
-        *total += t + tb;
-        if (per_route) per_route[c->route] += t + tb;
+    const char *law = cost_item_law(it, name, sizeof name);
+    const prof_law_t *l = prof_find(pm->p, law);
+    if (!l) {
+        /* elementwise work is optional in a profile (folded into the others) */
+        if (it->kind == CI_ELEM) return 0;
+        snprintf(x->cm->err, sizeof x->cm->err, "profile has no law \"%s\" (needed by this scenario)", law);
+        return -1;
     }
+    if (cost_item_features(it, pm->m, &pm->r, feat) < 0) {
+        snprintf(x->cm->err, sizeof x->cm->err, "cannot compute the features of law \"%s\"", law);
+        return -1;
+    }
+    double t = prof_eval(l, feat);
+    cost_breakdown_add(x->o, it, (t > 0 ? t : 0) * it->count);
     return 0;
-}
-
-static double gemm_t(const pm_t *pm, double mm, double n, double k)
-{
-    if (mm <= 0) return 0;
-    double f[PROF_MAX_COEF] = { 1, 2.0 * mm * n * k, gemm_bytes(mm, n, k, pm->m->weight_bytes_per_param), 0 };
-    double t = prof_eval(pm->gemm, f);
-    return t > 0 ? t : 0;
-}
-
-static double law2(const prof_law_t *l, double x)
-{
-    if (!l) return 0;
-    double f[PROF_MAX_COEF] = { 1, x, 0, 0 };
-    double t = prof_eval(l, f);
-    return t > 0 ? t : 0;
-}
-
-/* Linear work of one layer for mm tokens over seqs sequences (no attention). */
-static double layer_linear(const pm_t *pm, int full_attn, double mm, double seqs, double *gdn_t, double *elem_t)
-{
-    const model_rank_t *r = &pm->r;
-    double h = pm->m->hidden, t = 0;
-    if (mm <= 0) return 0;
-    if (full_attn) {
-        t += gemm_t(pm, mm, (double)r->attn_qkv_n, h) + gemm_t(pm, mm, h, (double)r->attn_o_k);
-    } else {
-        t += gemm_t(pm, mm, (double)r->gdn_in_n, h) + gemm_t(pm, mm, h, (double)r->gdn_out_k);
-        if (pm->gdn) {
-            double f[PROF_MAX_COEF] = { 1, mm, seqs, 0 };
-            double g = prof_eval(pm->gdn, f);
-            *gdn_t += g > 0 ? g : 0;
-        }
-    }
-    t += gemm_t(pm, mm, (double)r->mlp_up_n, h) + gemm_t(pm, mm, h, (double)r->mlp_down_k);
-    *elem_t += law2(pm->elem, mm);
-    return t;
-}
-
-static double allreduce_t(const pm_t *pm, double mm)
-{
-    if (pm->r.tp <= 1 || mm <= 0) return 0;
-    return law2(pm->ar, mm * pm->m->hidden * 2.0);
 }
 
 static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
     pm_t *pm = cm->impl;
-    const model_t *m = pm->m;
     memset(o, 0, sizeof *o);
-    double T = (double)in->tokens, seqs = in->rows;
-    double attn_layer;
-    if (price_plan(cm, in->plan, &attn_layer, o->attn_route) < 0) return -1;
-    o->attn = attn_layer * m->n_full_attn;
-    for (int k = 0; k < ROUTE__N; k++) o->attn_route[k] *= m->n_full_attn;
-
-    double gdn = 0, elem = 0, lin = 0, g1 = 0, e1 = 0;
-    lin += m->n_full_attn * layer_linear(pm, 1, T, seqs, &g1, &e1);
-    lin += m->n_gdn * layer_linear(pm, 0, T, seqs, &gdn, &e1);
-    gdn *= m->n_gdn;
-    elem = law2(pm->elem, T) * m->n_layers;
-    lin += gemm_t(pm, (double)in->sampled, (double)pm->r.vocab_n, m->hidden);
-    o->linear = lin;
-    o->gdn = gdn;
-    o->elementwise = elem;
-    o->allreduce = 2.0 * m->n_layers * allreduce_t(pm, T);
-    /* steps holding a prompt chunk run eagerly (no CUDA graph): a fixed cost per such
-     * step and per extra eager forward pass (the MTP draft passes of that step) */
-    double eager = in->rows > in->decode_rows ? 1.0 : 0.0;
-    double sf[PROF_MAX_COEF] = { 1, seqs, eager, eager * (in->spec_k > 0 && m->mtp_layers > 0 ? in->spec_k : 0) };
-    o->overhead = prof_eval(pm->step, sf);
-    if (o->overhead < 0) o->overhead = 0;
-
-    if (in->spec_k > 0 && m->mtp_layers > 0) {
-        /* pass 1: the MTP layer over every scheduled token (a mixed batch too) */
-        double mtp = 0, a1 = 0, gd = 0, el = 0;
-        if (price_plan(cm, in->plan, &a1, NULL) < 0) return -1;
-        mtp += a1 + layer_linear(pm, 1, T, seqs, &gd, &el) + el;
-        mtp += gemm_t(pm, T, m->hidden, 2.0 * m->hidden);          /* eh_proj */
-        mtp += gemm_t(pm, (double)in->rows, (double)pm->r.vocab_n, m->hidden);
-        mtp += 2.0 * allreduce_t(pm, T);
-        /* passes 2..K: one token per decoding request */
-        if (in->draft_plan && in->decode_rows > 0 && in->spec_k > 1) {
-            double d = (double)in->decode_rows, ad = 0, pass = 0;
-            gd = el = 0;
-            if (price_plan(cm, in->draft_plan, &ad, NULL) < 0) return -1;
-            pass = ad + layer_linear(pm, 1, d, d, &gd, &el) + el
-                 + gemm_t(pm, d, m->hidden, 2.0 * m->hidden)
-                 + gemm_t(pm, d, (double)pm->r.vocab_n, m->hidden) + 2.0 * allreduce_t(pm, d);
-            mtp += (in->spec_k - 1) * pass;
-        }
-        o->mtp = mtp;
-    }
-    o->total = o->attn + o->linear + o->gdn + o->elementwise + o->allreduce + o->overhead + o->mtp;
-    return 0;
+    pm_ctx_t x = { cm, o };
+    return cost_enumerate(pm->m, &pm->r, in, pm_price, &x);
 }
 
 static void pm_destroy(cost_model_t *cm)
@@ -326,16 +361,11 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
             snprintf(err, COST_ERR_MAX, "%s: profile has no law \"%s\"", p->path, need[i]);
             goto fail;
         }
-    pm->gemm = prof_find(p, "gemm");
-    pm->step = prof_find(p, "step");
-    pm->gdn = prof_find(p, "gdn");
-    pm->elem = prof_find(p, "elementwise");
-    pm->ar = prof_find(p, "allreduce");
-    if (m->n_gdn > 0 && !pm->gdn) {
+    if (m->n_gdn > 0 && !prof_find(p, "gdn")) {
         snprintf(err, COST_ERR_MAX, "%s: profile has no law \"gdn\" (the model has GDN layers)", p->path);
         goto fail;
     }
-    if (tp > 1 && !pm->ar) {
+    if (tp > 1 && !prof_find(p, "allreduce")) {
         snprintf(err, COST_ERR_MAX, "%s: profile has no law \"allreduce\" (tensor_parallel_size %d)", p->path, tp);
         goto fail;
     }

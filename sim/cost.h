@@ -64,6 +64,37 @@ struct cost_model {
     char err[COST_ERR_MAX];
 };
 
+/* ---- the step decomposition ------------------------------------------------------
+ * cost_enumerate() lists what one step runs, as items each priced by one law: the
+ * plan's attention calls x full-attention layers, each layer's GEMMs / GDN core /
+ * elementwise / all-reduces, lm_head, the step overhead, the MTP passes.  The profile
+ * model prices every item with its law; the GPU replay runs every item for real.  One
+ * decomposition, so prediction and measurement differ only in the pricing. */
+typedef enum { CI_ATTN = 0, CI_BRIDGE, CI_GEMM, CI_GDN, CI_ELEM, CI_ALLREDUCE, CI_STEP } cost_item_kind_t;
+typedef enum { CP_ATTN = 0, CP_LINEAR, CP_GDN, CP_ELEM, CP_ALLREDUCE, CP_OVERHEAD, CP_MTP } cost_part_t;
+
+typedef struct cost_item {
+    cost_item_kind_t kind;
+    const kcall_t *call;          /* CI_ATTN, CI_BRIDGE */
+    double m, n, k, wb;           /* CI_GEMM: C[m,n] = A[m,k] W[n,k]^T, wb bytes per weight */
+    double tokens, seqs;          /* CI_GDN (both), CI_ELEM (tokens), CI_STEP (seqs = rows) */
+    double eager, eager_passes;   /* CI_STEP */
+    double bytes;                 /* CI_ALLREDUCE: one all-reduce's payload */
+    double count;                 /* how many times the step runs it (layers, passes) */
+    cost_part_t part;             /* breakdown bucket */
+} cost_item_t;
+
+typedef int (*cost_item_fn)(void *ctx, const cost_item_t *it);   /* 0, or -1 to stop */
+
+/* Call fn for every item of the step, in execution order.  0, or fn's -1. */
+int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *in, cost_item_fn fn, void *ctx);
+/* The law that prices an item (buf is used for attention names). */
+const char *cost_item_law(const cost_item_t *it, char *buf, size_t n);
+/* The item's feature vector for its law.  0 or -1. */
+int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank_t *r, double feat[PROF_MAX_COEF]);
+/* Add seconds (already x count) to the breakdown bucket of the item. */
+void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double seconds);
+
 /* Profile-backed model.  Borrows p and m (they must outlive the model).
  * NULL with err filled if a required law is missing. */
 cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[COST_ERR_MAX]);
