@@ -11,7 +11,9 @@
 // the GQA group) pairs of one kv head, so one pass over the KV serves the whole group.
 // K/V staging modes: GENERIC (load K,V -> sync -> compute), SHARED (K and V take turns in one
 // smem tile: the low-smem variant), PIPE (next tile's K/V loaded into registers while the
-// current tile is computed, then stored to smem: registers -> smem double buffer).
+// current tile is computed, then stored to smem: registers -> smem double buffer; K is
+// issued before S, V after the softmax), PIPE2 (decode: the next tile's K and V are both
+// issued at the top of the iteration, so a whole tile stays in flight during the compute).
 // fp8_e5m2 KV is dequantised while staging: half(raw << 8) * scale.
 #pragma once
 #include <cuda_fp16.h>
@@ -23,7 +25,7 @@
 #define ATTN_NT 256            // threads per CTA (8 warps)
 #define ATTN_NEG (-1.0e30f)    // finite "minus infinity" for running maxima
 
-enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2 };
+enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3 };
 
 // everything a WMMA attention kernel needs; plain data, passed by value
 struct AttnParams {
@@ -124,8 +126,8 @@ struct Smem {
 // DEC = false: prefill. blockIdx = (m tile, 0, row*H + head); rows = MR consecutive q tokens.
 // DEC = true : decode.  blockIdx = (row, kvh*nchunks + chunk, partition); rows are
 //              g = chunk*MR + j -> (q token g / group, head kvh*group + g % group).
-template <int MR, int BN, int MODE, bool FP8, bool DEC>
-__global__ void __launch_bounds__(ATTN_NT, (MR == 32 && BN == 128) ? 1 : 2)
+template <int MR, int BN, int MODE, bool FP8, bool DEC, int OCC = (MR == 32 && BN == 128) ? 1 : 2>
+__global__ void __launch_bounds__(ATTN_NT, OCC)
 attn_wmma_kernel(AttnParams p) {
     using namespace nvcuda;
     using SM = Smem<MR, BN, MODE>;
@@ -205,12 +207,13 @@ attn_wmma_kernel(AttnParams p) {
     __syncthreads();
     typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> Acc;
     constexpr int NE = Acc::num_elements;
-    int rmap[NE];
+    uint32_t rmap4 = 0; // row of element i in bits 4i..4i+3 (NE == 8 on every target)
+    static_assert(NE <= 8, "row map packing");
     {
         Acc f;
         wmma::load_matrix_sync(f, sRow, 16, wmma::mem_row_major);
 #pragma unroll
-        for (int i = 0; i < NE; i++) rmap[i] = (int)f.x[i];
+        for (int i = 0; i < NE; i++) rmap4 |= (uint32_t)f.x[i] << (4 * i);
     }
     __syncthreads();
 
@@ -224,8 +227,8 @@ attn_wmma_kernel(AttnParams p) {
     static_assert(TPR <= 32 && CPTH >= 1, "softmax split");
     const void *kb = p.k, *vb = p.v;
 
-    Stage<BN, FP8> st;
-    if (MODE == KV_PIPE) {
+    Stage<BN, FP8> st, st2;
+    if (MODE == KV_PIPE || MODE == KV_PIPE2) {
         stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, kv_lo, kv_hi);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, kv_lo, kv_hi);
@@ -242,30 +245,50 @@ attn_wmma_kernel(AttnParams p) {
         } else if (MODE == KV_SHARED) {
             stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, t0, kv_hi);
             stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
-        } else if (next) {
+        } else if (MODE == KV_PIPE && next) {
             stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, t0 + BN, kv_hi);
+        } else if (MODE == KV_PIPE2 && next) {
+            stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, t0 + BN, kv_hi);
+            stage_load<BN, FP8>(st2, vb, bt_row, p.page, p.kv_heads, kvh, t0 + BN, kv_hi);
         }
         __syncthreads();
 
-        // S = Q K^T
-        constexpr int NST = (MR / 16) * (BN / 16);
-        for (int stile = warp; stile < NST; stile += 8) {
-            int rt = stile / (BN / 16), ct = stile % (BN / 16);
-            Acc acc;
-            wmma::fill_fragment(acc, 0.f);
-#pragma unroll 4
-            for (int kk = 0; kk < ATTN_D / 16; kk++) {
-                wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
-                wmma::load_matrix_sync(a, sQ + rt * 16 * SM::LDQ + kk * 16, SM::LDQ);
-                wmma::load_matrix_sync(b, sK + ct * 16 * SM::LDK + kk * 16, SM::LDK);
-                wmma::mma_sync(acc, a, b, acc);
+        // S = Q K^T. A warp owns RPW row tiles of one column tile (the K fragment is loaded
+        // once for them) and splits the D loop over two accumulators: 2*RPW independent chains.
+        {
+            constexpr int CT = BN / 16, RT = MR / 16;
+            constexpr int RPW = RT * CT >= 8 ? RT * CT / 8 : 1;
+            if (warp < RT * CT / RPW) {
+                const int ct = warp % CT, rt0 = (warp / CT) * RPW;
+                Acc acc[RPW][2];
+#pragma unroll
+                for (int i = 0; i < RPW; i++) { wmma::fill_fragment(acc[i][0], 0.f); wmma::fill_fragment(acc[i][1], 0.f); }
+#pragma unroll 2
+                for (int kk = 0; kk < ATTN_D / 16; kk += 2) {
+#pragma unroll
+                    for (int hf = 0; hf < 2; hf++) {
+                        wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
+                        wmma::load_matrix_sync(b, sK + ct * 16 * SM::LDK + (kk + hf) * 16, SM::LDK);
+#pragma unroll
+                        for (int i = 0; i < RPW; i++) {
+                            wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+                            wmma::load_matrix_sync(a, sQ + (rt0 + i) * 16 * SM::LDQ + (kk + hf) * 16, SM::LDQ);
+                            wmma::mma_sync(acc[i][hf], a, b, acc[i][hf]);
+                        }
+                    }
+                }
+#pragma unroll
+                for (int i = 0; i < RPW; i++) {
+#pragma unroll
+                    for (int e = 0; e < NE; e++) acc[i][0].x[e] += acc[i][1].x[e];
+                    wmma::store_matrix_sync(sS + (rt0 + i) * 16 * SM::LDS + ct * 16, acc[i][0], SM::LDS,
+                                            wmma::mem_row_major);
+                }
             }
-            wmma::store_matrix_sync(sS + rt * 16 * SM::LDS + ct * 16, acc, SM::LDS, wmma::mem_row_major);
         }
         __syncthreads();
 
-        if (MODE == KV_PIPE && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+        if ((MODE == KV_PIPE || MODE == KV_PIPE2) && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         if (MODE == KV_SHARED) stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, t0, kv_hi);
 
         // online softmax, TPR threads per row
@@ -306,31 +329,41 @@ attn_wmma_kernel(AttnParams p) {
         if (MODE == KV_PIPE && next) stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, t0 + BN, kv_hi);
         __syncthreads();
 
-        // O = O * alpha + P V
+        // O = O * alpha + P V. Warp w owns O tiles (rt, w) and (rt, w + 8) for every row tile:
+        // per k step RT + 2 fragment loads feed 2 * RT independent MMAs.
+        {
+            constexpr int RT = MR / 16;
 #pragma unroll
-        for (int i = 0; i < NOT; i++) {
-            int tile = warp + 8 * i, rt = tile / (ATTN_D / 16), ct = tile % (ATTN_D / 16);
+            for (int i = 0; i < NOT; i++) {
+                int rt = i / 2;
 #pragma unroll
-            for (int e = 0; e < NE; e++) o[i].x[e] *= sA[rt * 16 + rmap[e]];
-#pragma unroll 4
+                for (int e = 0; e < NE; e++) o[i].x[e] *= sA[rt * 16 + ((rmap4 >> (4 * e)) & 15)];
+            }
+#pragma unroll 2
             for (int kk = 0; kk < BN / 16; kk++) {
-                wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b;
-                wmma::load_matrix_sync(a, sP + rt * 16 * SM::LDP + kk * 16, SM::LDP);
-                wmma::load_matrix_sync(b, sV + kk * 16 * SM::LDK + ct * 16, SM::LDK);
-                wmma::mma_sync(o[i], a, b, o[i]);
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b0, b1;
+                wmma::load_matrix_sync(b0, sV + kk * 16 * SM::LDK + warp * 16, SM::LDK);
+                wmma::load_matrix_sync(b1, sV + kk * 16 * SM::LDK + (warp + 8) * 16, SM::LDK);
+#pragma unroll
+                for (int rt = 0; rt < RT; rt++) {
+                    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+                    wmma::load_matrix_sync(a, sP + rt * 16 * SM::LDP + kk * 16, SM::LDP);
+                    wmma::mma_sync(o[2 * rt], a, b0, o[2 * rt]);
+                    wmma::mma_sync(o[2 * rt + 1], a, b1, o[2 * rt + 1]);
+                }
             }
         }
         __syncthreads();
         if (MODE == KV_PIPE && next) stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
+        if (MODE == KV_PIPE2 && next) stage_store<BN, FP8, SM::LDK>(st2, sV, p.v_scale);
     }
 
     // epilogue: O through smem (the K tile), then one row per warp pass
     float *sO = (float *)(smem + SM::K);
-    if (MODE == KV_PIPE) __syncthreads();
+    if (MODE == KV_PIPE || MODE == KV_PIPE2) __syncthreads();
 #pragma unroll
     for (int i = 0; i < NOT; i++) {
-        int tile = warp + 8 * i, rt = tile / (ATTN_D / 16), ct = tile % (ATTN_D / 16);
+        int rt = i / 2, ct = warp + 8 * (i % 2);
         wmma::store_matrix_sync(sO + rt * 16 * SM::LDO + ct * 16, o[i], SM::LDO, wmma::mem_row_major);
     }
     __syncthreads();

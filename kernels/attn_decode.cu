@@ -13,6 +13,7 @@
 // fp8_e5m2 KV is dequantised while staging (half(raw << 8) * scale).
 #include "attn.h"
 #include "attn_common.cuh"
+#include <stdlib.h>
 
 typedef void (*attn_kernel_t)(AttnParams);
 
@@ -154,8 +155,11 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
 
 template <int MR, bool FP8>
 static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int np, cudaStream_t s) {
-    attn_kernel_t k = attn_wmma_kernel<MR, 64, KV_PIPE, FP8, true>;
-    int smem = Smem<MR, 64, KV_PIPE>::BYTES;
+    // ATTN_DECODE_OCC=1 (environment, for experiments): the 1-CTA-per-SM build (no register cap)
+    const char *occ = getenv("ATTN_DECODE_OCC");
+    attn_kernel_t k = occ && occ[0] == '1' ? attn_wmma_kernel<MR, 64, KV_PIPE2, FP8, true, 1>
+                                           : attn_wmma_kernel<MR, 64, KV_PIPE2, FP8, true, 2>;
+    int smem = Smem<MR, 64, KV_PIPE2>::BYTES;
     if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
     dim3 grid(rows, kv_heads * p.nchunks, np);
     k<<<grid, ATTN_NT, smem, s>>>(p);

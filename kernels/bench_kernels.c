@@ -181,6 +181,10 @@ static int bench(const char *peers_path) {
     printf("|---|---|---|---|---|---|---|---|---|---|\n");
     t_xqa_q1 = bench_one("decode q=1 ctx 240000 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
     bench_one("decode q=1 ctx 240000 p784", ATTN_DECODE_SCALAR, 0, 784, 0, 1, 240000, 0, "q1_240000");
+    setenv("ATTN_DECODE_OCC", "1", 1);
+    bench_one("decode q=1 ctx 240000 p784 occ1", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
+    bench_one("verify q=5 ctx 240000 p816 occ1", ATTN_DECODE_SMALLQ, 0, 816, 0, 5, 240000, 0, "q5_240000");
+    unsetenv("ATTN_DECODE_OCC");
     bench_one("decode q=1 ctx 240000 p1568", ATTN_DECODE_XQA, 1, 1568, 0, 1, 240000, 0, NULL);
     bench_one("decode q=1 ctx 131072 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 131072, 0, "q1_131072");
     bench_one("decode q=1 ctx 16384 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 16384, 0, NULL);
@@ -191,6 +195,7 @@ static int bench(const char *peers_path) {
     t_generic_q1 = bench_one("q=1 on prefill ctx 240000 p784", ATTN_PREFILL_GENERIC, 0, 784, 0, 1, 240000, 0, "q1_240000");
     bench_one("q=1 on prefill ctx 240000 p1568", ATTN_PREFILL_GENERIC, 1, 1568, 0, 1, 240000, 0, NULL);
     t_fast_784 = bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
+    bench_one("prefill q=784 ctx 104000 p784 again", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
     bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_GENERIC, 0, 784, 0, 784, 104000, 0, "q784_104000");
     bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_LOWSMEM, 0, 784, 0, 784, 104000, 0, "q784_104000");
     bench_one("prefill q=816 ctx 104000 p816 any", ATTN_PREFILL_FAST, 0, 816, ATTN_F_ANY_PAGE, 816, 104000, 0, NULL);

@@ -17,6 +17,11 @@ gcc -O2 -std=c11 -D_DEFAULT_SOURCE -Ikernels -I/usr/local/cuda/include -c kernel
 gcc -O2 -std=c11 -D_DEFAULT_SOURCE -Ikernels -c kernels/bench_kernels.c -o $B/bench.o &&
 nvcc -arch=sm_90 $B/*.o -o $B/bench_kernels || { cat $B/*.log; exit 1; }
 echo "build $(( $(date +%s) - t0 )) s"
+cuobjdump -sass $B/attn_prefill.o > $B/pf.sass 2>/dev/null && for k in Li32ELi128ELi2ELb0ELb0 Li16ELi64ELi3ELb0ELb1; do
+  awk "/Function : .*$k/{f=1;next} /Function :/{f=0} f" $B/pf.sass $( [ $k = Li16ELi64ELi3ELb0ELb1 ] && cuobjdump -sass $B/attn_decode.o > $B/dc.sass && echo $B/dc.sass) |
+  grep -oE "(LDSM[.A-Z0-9]*|LDS[.A-Z0-9]*|HMMA[.A-Z0-9]*|STS[.A-Z0-9]*|LDG[.A-Z0-9]*|BAR[.A-Z]*|LDL[.0-9]*|STL[.0-9]*)" | sort | uniq -c | sort -rn | head -12 | tr '\n' ' ' > $OUT/sass_$k.txt
+  echo "sass $k: $(cat $OUT/sass_$k.txt)"
+done
 if [ "$MODE" = all ] || [ "$MODE" = validate ]; then
   $B/bench_kernels --validate ${LONG:+--long} 2>&1 | tee $OUT/validate.txt
 fi
