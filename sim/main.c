@@ -1,15 +1,24 @@
 /* main.c: the pacesim command line.
  *
- *   pacesim run FILE... [--set key.path=value]... [--csv OUT] [--steps OUT] [--quiet]
+ *   pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]
+ *               [--csv OUT] [--steps OUT] [--trace OUT.json] [--quiet] [--no-progress]
+ *               [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]
+ *   pacesim points FILE... [--set ...] --sweep ... [-o DIR]   one command line per point
+ *   pacesim merge CSV... [-o OUT]                              join per-point CSVs
+ *   pacesim best CSV --objective ... [--constraint ...]        the objective over a CSV
  *   pacesim validate FILE...
  *   pacesim --help | --version
  *
  * Exit codes: 0 ok, 1 runtime failure, 2 bad input (usage, scenario, profile). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <gsl/gsl_errno.h>
 #include "runner.h"
+#include "sweep.h"
+#include "trace.h"
 
 #ifndef PACESIM_VERSION
 #define PACESIM_VERSION "0.1.0"
@@ -17,7 +26,12 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: pacesim run FILE... [--set key.path=value]... [--csv OUT] [--steps OUT] [--quiet]\n"
+    fputs("usage: pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]\n"
+          "                   [--csv OUT] [--steps OUT] [--trace OUT.json] [--quiet] [--no-progress]\n"
+          "                   [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]\n"
+          "       pacesim points FILE... [--set ...] [--sweep ...] [-o DIR]\n"
+          "       pacesim merge CSV... [-o OUT]\n"
+          "       pacesim best CSV --objective max:COL|min:COL [--constraint EXPR]...\n"
           "       pacesim validate FILE...\n"
           "       pacesim --help | --version\n"
           "\n"
@@ -26,10 +40,31 @@ static void usage(FILE *f)
           "  --set key.path=value   override any scenario key, e.g.\n"
           "                         --set env.VLLM_1CAT_PREFILL_PACE_STEPS=4\n"
           "                         --set workload.requests.B.prompt_tokens=131072\n"
+          "  --sweep key.path=LIST  run every combination of the swept keys (the first --sweep is\n"
+          "                         the outer loop; files outside all of them).  LIST: values and\n"
+          "                         integer ranges, comma-separated: 0,1,2  1..16  1..16:2  0,4..8\n"
+          "                         The CSV gains a `point` column and one column per swept key.\n"
+          "  -j N, --jobs N         runs in parallel (default: online CPUs); output is identical\n"
+          "                         for every N\n"
           "  --csv OUT              one row per run: settings + a column per measurement window\n"
           "  --steps OUT            one row per engine step: time, duration, cost breakdown, rows\n"
           "                         with q, context and kernel route (one file; several runs append)\n"
+          "  --trace OUT.json       the timeline of a single run in Chrome Trace Event format (open\n"
+          "                         in ui.perfetto.dev or chrome://tracing)\n"
+          "  --objective max:COL    after the runs, print the point of each file that maximises\n"
+          "                         (min:COL minimises) CSV column COL ...\n"
+          "  --constraint EXPR      ... among the points where EXPR holds: COL<=RHS (or <, >=, >),\n"
+          "                         RHS a number, base, K*base, base*K, base+K or base-K; base is\n"
+          "                         COL at the file's first point (every swept key at its first\n"
+          "                         value), e.g. --constraint 'b_prefill_s<=1.10*base'\n"
+          "  --point-index N        number the first run N (the `point` column; used by `points`)\n"
           "  --quiet                no table on stdout\n"
+          "  --no-progress          no progress bar (it is drawn only when stderr is a terminal)\n"
+          "points    print one `pacesim run` command per point (for GNU parallel, a cluster...);\n"
+          "          each writes DIR/point-NNNN.csv (-o DIR, default points); then\n"
+          "          `pacesim merge DIR/point-*.csv > all.csv` gives the CSV of the local sweep\n"
+          "merge     join per-point CSVs: one header, rows in point order\n"
+          "best      apply --objective/--constraint to a sweep CSV (e.g. a merged one)\n"
           "validate  load and check scenarios (and their profiles) without running them\n"
           "\n"
           "Exit status: 0 ok, 1 runtime failure, 2 bad input.\n", f);
@@ -43,38 +78,226 @@ static FILE *open_out(const char *path)
     return f;
 }
 
-static int cmd_run(int argc, char **argv, int validate_only)
+enum { CMD_RUN, CMD_VALIDATE, CMD_POINTS, CMD_BEST };
+
+static const char *argv0 = "pacesim";
+
+/* Print a word for a POSIX shell: as is when it is plain, else in single quotes. */
+static void shell_word(FILE *f, const char *w)
+{
+    int plain = *w != 0;
+    for (const char *p = w; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("_./=:,+-@%^", *p)) plain = 0;
+    if (plain) {
+        fputs(w, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = w; *p; p++) {
+        if (*p == '\'') fputs("'\\''", f);
+        else fputc(*p, f);
+    }
+    fputc('\'', f);
+}
+
+static int parse_count(const char *opt, const char *v, long min, long *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < min) {
+        fprintf(stderr, "pacesim: %s %s: expected an integer >= %ld\n", opt, v, min);
+        return -1;
+    }
+    *out = n;
+    return 0;
+}
+
+static int validate_files(const char **files, int nf, const char **sets, int ns)
+{
+    int rc = 0;
+    for (int i = 0; i < nf; i++) {
+        scenario_t s;
+        char err[SCN_ERR_MAX];
+        if (scn_load(files[i], sets, ns, &s, err) < 0) {
+            fprintf(stderr, "%s\n", err);
+            rc = 2;
+            continue;
+        }
+        if (s.profile_path[0]) {
+            profile_t p;
+            char perr[PROF_ERR_MAX];
+            if (prof_load(s.profile_path, &p, perr) < 0) {
+                fprintf(stderr, "%s\n", perr);
+                rc = 2;
+                scn_free(&s);
+                continue;
+            }
+            prof_free(&p);
+        }
+        printf("%s: ok (%s)\n", files[i], s.name);
+        scn_free(&s);
+    }
+    return rc;
+}
+
+/* pacesim points: one `run` command per (file, point), numbered as the local sweep. */
+static int print_points(const char **files, int nf, const char **sets, int ns, const sweep_t *sw, const char *dir)
+{
+    long np = sweep_npoints(sw), total = np * nf;
+    int width = 4;
+    for (long t = 10000; t <= total - 1 && width < 18; t *= 10) width++;
+    int *sel = calloc((size_t)sw->naxes + 1, sizeof *sel);
+    if (!sel) return 1;
+    for (int f = 0; f < nf; f++)
+        for (long p = 0; p < np; p++) {
+            long j = (long)f * np + p;
+            shell_word(stdout, argv0);
+            fputs(" run ", stdout);
+            shell_word(stdout, files[f]);
+            for (int i = 0; i < ns; i++) {
+                fputs(" --set ", stdout);
+                shell_word(stdout, sets[i]);
+            }
+            sweep_point(sw, p, sel);
+            for (int a = 0; a < sw->naxes; a++) {
+                char kv[SWEEP_KEY_MAX + 1024];
+                snprintf(kv, sizeof kv, "%s=%s", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
+                fputs(" --sweep ", stdout);
+                shell_word(stdout, kv);
+            }
+            char out[4096];
+            snprintf(out, sizeof out, "%s/point-%0*ld.csv", dir, width, j);
+            printf(" --point-index %ld --csv ", j);
+            shell_word(stdout, out);
+            fputs(" --quiet -j 1\n", stdout);
+        }
+    free(sel);
+    return 0;
+}
+
+/* pacesim best: the objective over sweep CSVs (each a separate CSV with its header). */
+static int cmd_best(const char **files, int nf, const char *objective, const char **cons, int nc)
+{
+    int rc = 0;
+    if (!objective) {
+        fprintf(stderr, "pacesim best: --objective max:COL or min:COL is required\n");
+        return 2;
+    }
+    for (int i = 0; i < nf && !rc; i++) {
+        char err[SWEEP_ERR_MAX];
+        sweep_best_t *b = sweep_best_new(objective, cons, nc, err, sizeof err);
+        if (!b) {
+            fprintf(stderr, "pacesim: %s\n", err);
+            return 2;
+        }
+        FILE *f = fopen(files[i], "r");
+        if (!f) {
+            perror(files[i]);
+            sweep_best_free(b);
+            return 2;
+        }
+        char *line = NULL;
+        size_t cap = 0;
+        int first = 1;
+        while (getline(&line, &cap, f) > 0) {
+            if (first) {
+                first = 0;
+                if (sweep_best_header(b, line, err, sizeof err) < 0) {
+                    fprintf(stderr, "%s: %s\n", files[i], err);
+                    rc = 2;
+                    break;
+                }
+            } else {
+                sweep_best_row(b, line);
+            }
+        }
+        free(line);
+        fclose(f);
+        if (!rc) sweep_best_report(b, stdout);
+        sweep_best_free(b);
+    }
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv, int cmd)
 {
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    const char *csv = NULL, *steps = NULL;
-    int nf = 0, ns = 0, quiet = 0, rc = 0;
-    if (!files || !sets) return 1;
+    const char **cons = calloc((size_t)argc + 1, sizeof *cons);
+    const char *csv = NULL, *steps = NULL, *trace = NULL, *objective = NULL, *outdir = "points";
+    int nf = 0, ns = 0, nc = 0, quiet = 0, progress = isatty(2), rc = 0;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
+    sweep_t sw = { 0 };
+    FILE *fc = NULL, *fs = NULL;
+    trace_t *tr = NULL;
+    if (!files || !sets || !cons) { rc = 1; goto out; }
+    if (jobs < 1) jobs = 1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--set") || !strcmp(a, "--csv") || !strcmp(a, "--steps")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "pacesim: %s needs a value\n", a);
-                rc = 2;
-                goto out;
+        static const char *const valued[] = { "--set", "--csv", "--steps", "--sweep", "-j", "--jobs", "--trace",
+                                              "--point-index", "--objective", "--constraint", "-o", "--out", NULL };
+        const char *v = NULL, *opt = a;
+        char optbuf[32];
+        for (int k = 0; valued[k]; k++) {
+            size_t l = strlen(valued[k]);
+            if (!strcmp(a, valued[k])) {
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "pacesim: %s needs a value\n", a);
+                    rc = 2;
+                    goto out;
+                }
+                v = argv[++i];
+                opt = valued[k];
+                break;
             }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--set")) {
+            if (!strncmp(a, valued[k], l) && a[l] == '=' && valued[k][1] == '-') {
+                v = a + l + 1;
+                snprintf(optbuf, sizeof optbuf, "%s", valued[k]);
+                opt = optbuf;
+                break;
+            }
+        }
+        if (!v && !strncmp(a, "-j", 2) && a[2]) {
+            v = a + 2;
+            opt = "-j";
+        }
+        if (v) {
+            if (!strcmp(opt, "--set")) {
                 if (!strchr(v, '=')) {
                     fprintf(stderr, "pacesim: --set %s: expected key.path=value\n", v);
                     rc = 2;
                     goto out;
                 }
                 sets[ns++] = v;
-            } else if (!strcmp(a, "--csv")) {
+            } else if (!strcmp(opt, "--sweep")) {
+                char err[SWEEP_ERR_MAX];
+                if (sweep_add(&sw, v, err, sizeof err) < 0) {
+                    fprintf(stderr, "pacesim: %s\n", err);
+                    rc = 2;
+                    goto out;
+                }
+            } else if (!strcmp(opt, "-j") || !strcmp(opt, "--jobs")) {
+                if (parse_count(opt, v, 1, &jobs) < 0) { rc = 2; goto out; }
+                if (jobs > 1024) jobs = 1024;
+            } else if (!strcmp(opt, "--point-index")) {
+                if (parse_count(opt, v, 0, &point_base) < 0) { rc = 2; goto out; }
+            } else if (!strcmp(opt, "--csv")) {
                 csv = v;
-            } else {
+            } else if (!strcmp(opt, "--steps")) {
                 steps = v;
+            } else if (!strcmp(opt, "--trace")) {
+                trace = v;
+            } else if (!strcmp(opt, "--objective")) {
+                objective = v;
+            } else if (!strcmp(opt, "--constraint")) {
+                cons[nc++] = v;
+            } else {
+                outdir = v;
             }
-        } else if (!strncmp(a, "--set=", 6)) {
-            sets[ns++] = a + 6;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             quiet = 1;
+        } else if (!strcmp(a, "--no-progress")) {
+            progress = 0;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "pacesim: unknown option %s (see pacesim --help)\n", a);
             rc = 2;
@@ -84,69 +307,97 @@ static int cmd_run(int argc, char **argv, int validate_only)
         }
     }
     if (nf == 0) {
-        fprintf(stderr, "pacesim: no scenario file given (see pacesim --help)\n");
+        fprintf(stderr, "pacesim: no %s file given (see pacesim --help)\n", cmd == CMD_BEST ? "CSV" : "scenario");
         rc = 2;
         goto out;
     }
-    if (validate_only) {
-        for (int i = 0; i < nf; i++) {
-            scenario_t s;
-            char err[SCN_ERR_MAX];
-            if (scn_load(files[i], sets, ns, &s, err) < 0) {
-                fprintf(stderr, "%s\n", err);
-                rc = 2;
-                continue;
-            }
-            if (s.profile_path[0]) {
-                profile_t p;
-                char perr[PROF_ERR_MAX];
-                if (prof_load(s.profile_path, &p, perr) < 0) {
-                    fprintf(stderr, "%s\n", perr);
-                    rc = 2;
-                    scn_free(&s);
-                    continue;
-                }
-                prof_free(&p);
-            }
-            printf("%s: ok (%s)\n", files[i], s.name);
-            scn_free(&s);
-        }
+    if (cmd == CMD_VALIDATE) {
+        rc = validate_files(files, nf, sets, ns);
         goto out;
     }
-    FILE *fc = NULL, *fs = NULL;
+    if (cmd == CMD_POINTS) {
+        rc = print_points(files, nf, sets, ns, &sw, outdir);
+        goto out;
+    }
+    if (cmd == CMD_BEST) {
+        rc = cmd_best(files, nf, objective, cons, nc);
+        goto out;
+    }
+    long njobs = sweep_npoints(&sw) * nf;
+    if (trace && njobs != 1) {
+        fprintf(stderr, "pacesim: --trace needs exactly one run (one file, one point); this is %ld\n", njobs);
+        rc = 2;
+        goto out;
+    }
+    if (nc && !objective) {
+        fprintf(stderr, "pacesim: --constraint needs --objective max:COL or min:COL\n");
+        rc = 2;
+        goto out;
+    }
     if (csv && !(fc = open_out(csv))) { rc = 2; goto out; }
     if (steps && !(fs = open_out(steps))) { rc = 2; goto out; }
-    run_result_t *res = malloc(sizeof *res);
-    if (!res) { rc = 1; goto out; }
-    int header_done = 0;
-    for (int i = 0; i < nf; i++) {
-        runner_run(files[i], sets, ns, fs, res);
-        if (res->rc) {
-            fprintf(stderr, "%s\n", res->err);
-            if (res->rc > rc) rc = res->rc;
-            continue;
+    runner_hooks_t th = { 0 };
+    if (trace) {
+        char err[256];
+        if (!(tr = trace_open(trace, err, sizeof err))) {
+            fprintf(stderr, "pacesim: %s\n", err);
+            rc = 2;
+            goto out;
         }
-        if (!quiet) {
-            report_table(stdout, res);
-            if (i + 1 < nf) putchar('\n');
-        }
-        if (fc) {
-            if (!header_done) report_csv_header(fc, res);
-            header_done = 1;
-            report_csv_row(fc, res);
-        }
+        trace_hooks(tr, &th);
     }
-    free(res);
+    sweep_cfg_t cfg = {
+        .files = files, .nfiles = nf, .sets = sets, .nsets = ns, .sw = &sw, .point_base = point_base,
+        .jobs = (int)jobs, .table = quiet ? NULL : stdout, .csv = fc, .steps = fs, .err = stderr,
+        .best = fc == stdout ? stderr : stdout, .progress = progress, .hooks = tr ? &th : NULL,
+        .objective = objective, .constraints = cons, .nconstraints = nc,
+    };
+    rc = sweep_run(&cfg);
+    if (tr && trace_close(tr) < 0 && rc == 0) rc = 1;
+    tr = NULL;
+out:
+    if (tr) trace_close(tr);
     if (fc && fc != stdout) fclose(fc);
     if (fs && fs != stdout) fclose(fs);
-out:
+    sweep_free(&sw);
     free(files);
     free(sets);
+    free(cons);
     return rc;
 }
 
+static int cmd_merge(int argc, char **argv)
+{
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    const char *outp = NULL;
+    int nf = 0, rc;
+    if (!files) return 1;
+    for (int i = 0; i < argc; i++) {
+        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) && i + 1 < argc) outp = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "pacesim merge: unknown option %s (see pacesim --help)\n", argv[i]);
+            free(files);
+            return 2;
+        } else files[nf++] = argv[i];
+    }
+    if (nf == 0) {
+        fprintf(stderr, "pacesim merge: no CSV file given\n");
+        free(files);
+        return 2;
+    }
+    FILE *out = outp ? open_out(outp) : stdout;
+    if (!out) {
+        free(files);
+        return 2;
+    }
+    rc = sweep_merge(files, nf, out, stderr);
+    if (out != stdout && fclose(out) != 0) rc = rc ? rc : 1;
+    free(files);
+    return rc;
+}
 int main(int argc, char **argv)
 {
+    argv0 = argv[0];
     gsl_set_error_handler_off();
     if (argc < 2) {
         usage(stderr);
@@ -161,8 +412,11 @@ int main(int argc, char **argv)
         printf("pacesim %s\n", PACESIM_VERSION);
         return 0;
     }
-    if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2, 0);
-    if (!strcmp(cmd, "validate")) return cmd_run(argc - 2, argv + 2, 1);
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2, CMD_RUN);
+    if (!strcmp(cmd, "validate")) return cmd_run(argc - 2, argv + 2, CMD_VALIDATE);
+    if (!strcmp(cmd, "points")) return cmd_run(argc - 2, argv + 2, CMD_POINTS);
+    if (!strcmp(cmd, "best")) return cmd_run(argc - 2, argv + 2, CMD_BEST);
+    if (!strcmp(cmd, "merge")) return cmd_merge(argc - 2, argv + 2);
     fprintf(stderr, "pacesim: unknown command \"%s\" (see pacesim --help)\n", cmd);
     return 2;
 }

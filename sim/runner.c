@@ -1,14 +1,19 @@
 /* runner.c: one scenario run end to end, and its reports.  See runner.h. */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include <gsl/gsl_errno.h>
 #include "runner.h"
 
 typedef struct {
     FILE *f;
+    const runner_hooks_t *h;
 } steps_ctx_t;
 
-static const char *row_route(const route_plan_t *p, int req, char *buf, size_t n)
+static pthread_once_t gsl_once = PTHREAD_ONCE_INIT;
+static void gsl_quiet(void) { gsl_set_error_handler_off(); }
+
+const char *report_row_route(const route_plan_t *p, int req, char *buf, size_t n)
 {
     for (int i = 0; i < p->ncalls; i++)
         for (int k = 0; k < p->calls[i].nseg; k++)
@@ -23,9 +28,8 @@ static const char *row_route(const route_plan_t *p, int req, char *buf, size_t n
     return "?";
 }
 
-static void steps_observer(void *ctx, const engine_t *e, const step_rec_t *st)
+static void steps_row(FILE *f, const engine_t *e, const step_rec_t *st)
 {
-    FILE *f = ((steps_ctx_t *)ctx)->f;
     static const char *const tname[] = { "any", "decode", "mixed", "prefill" };
     fprintf(f, "%ld,%.9g,%.9g,%s,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", st->no, st->t0, st->dt,
             tname[st->type], st->nrows, st->tokens, st->cost.attn, st->cost.linear, st->cost.gdn,
@@ -34,10 +38,17 @@ static void steps_observer(void *ctx, const engine_t *e, const step_rec_t *st)
         char nb[32], rb[64];
         const step_row_t *row = &st->rows[i];
         fprintf(f, "%s%s:%s:q=%d:L=%ld:%s:out=%ld", i ? ";" : "", engine_req_name(e, row->req, nb, sizeof nb),
-                row->prefill ? "prefill" : "decode", row->q, row->seq_len, row_route(st->plan, row->req, rb, sizeof rb),
+                row->prefill ? "prefill" : "decode", row->q, row->seq_len, report_row_route(st->plan, row->req, rb, sizeof rb),
                 row->emitted);
     }
     fputc('\n', f);
+}
+
+static void run_observer(void *ctx, const engine_t *e, const step_rec_t *st)
+{
+    const steps_ctx_t *c = ctx;
+    if (c->f) steps_row(c->f, e, st);
+    if (c->h && c->h->on_step) c->h->on_step(c->h->ctx, e, st);
 }
 
 static void copy_settings(run_result_t *res, const scenario_t *s)
@@ -68,6 +79,14 @@ static void copy_settings(run_result_t *res, const scenario_t *s)
 
 void runner_run(const char *path, const char *const *sets, int nsets, FILE *steps_out, run_result_t *res)
 {
+    runner_hooks_t h = { .steps_out = steps_out };
+    runner_run_ex(path, sets, nsets, &h, res);
+}
+
+void runner_run_ex(const char *path, const char *const *sets, int nsets, const runner_hooks_t *h,
+                   run_result_t *res)
+{
+    FILE *steps_out = h ? h->steps_out : NULL;
     scenario_t s;
     profile_t prof;
     engine_t e;
@@ -78,7 +97,7 @@ void runner_run(const char *path, const char *const *sets, int nsets, FILE *step
     memset(res, 0, sizeof *res);
     memset(&prof, 0, sizeof prof);
     snprintf(res->path, sizeof res->path, "%s", path);
-    gsl_set_error_handler_off();
+    pthread_once(&gsl_once, gsl_quiet);   /* GSL's handler is process-global: set it once */
     if (scn_load(path, sets, nsets, &s, err) < 0) {
         res->rc = 2;
         snprintf(res->err, sizeof res->err, "%s", err);
@@ -111,20 +130,24 @@ void runner_run(const char *path, const char *const *sets, int nsets, FILE *step
         }
     }
     have_eng = 1;
-    steps_ctx_t sc = { steps_out };
+    steps_ctx_t sc = { steps_out, h };
     if (engine_init(&e, &s, cm, have_prof ? &prof : NULL) < 0) {
         res->rc = 2;
         snprintf(res->err, sizeof res->err, "%s", e.err);
         goto out;
     }
     res->block = e.block;
-    if (steps_out) {
-        e.observer = steps_observer;
+    if (steps_out || (h && h->on_step)) {
+        e.observer = run_observer;
         e.observer_ctx = &sc;
+    }
+    if (steps_out) {
         fprintf(steps_out, "step,t_start_s,dur_s,type,rows,tokens,attn_s,linear_s,gdn_s,elementwise_s,"
                            "allreduce_s,overhead_s,mtp_s,detail\n");
     }
-    if (engine_run(&e) < 0) {
+    int erc = engine_run(&e);
+    if (h && h->on_end) h->on_end(h->ctx, &e);
+    if (erc < 0) {
         res->rc = strstr(e.err, "trace:") ? 2 : 1;
         snprintf(res->err, sizeof res->err, "%s", e.err);
         goto out;

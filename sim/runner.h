@@ -31,12 +31,29 @@ typedef struct run_result {
 } run_result_t;
 
 /* Run one scenario file with overrides.  steps_out (may be NULL) receives one CSV row
- * per engine step (with its header).  Always fills res (rc says how it went). */
+ * per engine step (with its header).  Always fills res (rc says how it went).
+ * Reentrant: several threads may run at once (each with its own res and outputs). */
 void runner_run(const char *path, const char *const *sets, int nsets, FILE *steps_out, run_result_t *res);
+
+/* Extra observers of one run (trace, progress).  Every field may be NULL.  on_step is
+ * called after each engine step (after the steps CSV row); on_end once after the run
+ * (also after a failed engine_run), while the engine's requests are still readable. */
+typedef struct runner_hooks {
+    FILE *steps_out;
+    step_observer_fn on_step;
+    void (*on_end)(void *ctx, const engine_t *e);
+    void *ctx;
+} runner_hooks_t;
+
+void runner_run_ex(const char *path, const char *const *sets, int nsets, const runner_hooks_t *h,
+                   run_result_t *res);
 
 void report_table(FILE *f, const run_result_t *r);
 void report_csv_header(FILE *f, const run_result_t *r);
 void report_csv_row(FILE *f, const run_result_t *r);
+/* The kernel route of request slot req in a step's plan ("prefill-bm32", "decode-xqa/...",
+ * or "?"), written into buf. */
+const char *report_row_route(const route_plan_t *p, int req, char *buf, size_t n);
 /* Format a double for CSV: %.6g, or empty for NAN. */
 void report_num(FILE *f, double v);
 

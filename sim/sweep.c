@@ -1,0 +1,959 @@
+/* sweep.c: value lists, the point product, the thread pool that runs the jobs, the
+ * in-order reporter, the objective over CSV rows and the CSV merge.  See sweep.h. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "sweep.h"
+
+#define SWEEP_MAX_VALUES 100000
+
+/* ---- value lists -------------------------------------------------------------- */
+
+static int push_val(char ***vals, int *n, int *cap, const char *s, size_t len)
+{
+    if (*n >= SWEEP_MAX_VALUES) return -1;
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 8;
+        char **nv = realloc(*vals, (size_t)nc * sizeof *nv);
+        if (!nv) return -1;
+        *vals = nv;
+        *cap = nc;
+    }
+    char *c = malloc(len + 1);
+    if (!c) return -1;
+    memcpy(c, s, len);
+    c[len] = 0;
+    (*vals)[(*n)++] = c;
+    return 0;
+}
+
+/* The whole of [s, s+len) is a decimal integer (optional sign). */
+static int parse_long(const char *s, size_t len, long *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf) return -1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    char *end;
+    errno = 0;
+    long v = strtol(buf, &end, 10);
+    if (errno || *end || end == buf) return -1;
+    *out = v;
+    return 0;
+}
+
+void sweep_free_values(char **vals, int n)
+{
+    for (int i = 0; i < n; i++) free(vals[i]);
+    free(vals);
+}
+
+int sweep_values(const char *list, char ***vals_out, int *n_out, char *err, size_t errn)
+{
+    char **vals = NULL;
+    int n = 0, cap = 0;
+    const char *p = list;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0) {
+            snprintf(err, errn, "\"%s\": empty value", list);
+            goto fail;
+        }
+        const char *dots = NULL;
+        for (size_t i = 0; i + 1 < len; i++)
+            if (p[i] == '.' && p[i + 1] == '.') { dots = p + i; break; }
+        long a, b, step = 0;
+        int range = 0;
+        if (dots && parse_long(p, (size_t)(dots - p), &a) == 0) {
+            const char *bs = dots + 2;
+            const char *colon = memchr(bs, ':', len - (size_t)(bs - p));
+            size_t blen = colon ? (size_t)(colon - bs) : len - (size_t)(bs - p);
+            if (parse_long(bs, blen, &b) == 0) {
+                range = 1;
+                if (colon) {
+                    size_t slen = len - (size_t)(colon + 1 - p);
+                    if (parse_long(colon + 1, slen, &step) < 0 || step <= 0) {
+                        snprintf(err, errn, "\"%.*s\": the step after ':' must be a positive integer", (int)len, p);
+                        goto fail;
+                    }
+                } else {
+                    step = 1;
+                }
+            }
+        }
+        if (range) {
+            long dir = b >= a ? 1 : -1;
+            if ((b - a) / (step * dir) >= SWEEP_MAX_VALUES) {
+                snprintf(err, errn, "\"%.*s\": more than %d values", (int)len, p, SWEEP_MAX_VALUES);
+                goto fail;
+            }
+            for (long v = a; dir > 0 ? v <= b : v >= b; v += dir * step) {
+                char nb[32];
+                int k = snprintf(nb, sizeof nb, "%ld", v);
+                if (push_val(&vals, &n, &cap, nb, (size_t)k) < 0) {
+                    snprintf(err, errn, "\"%s\": more than %d values (or out of memory)", list, SWEEP_MAX_VALUES);
+                    goto fail;
+                }
+            }
+        } else if (push_val(&vals, &n, &cap, p, len) < 0) {
+            snprintf(err, errn, "\"%s\": more than %d values (or out of memory)", list, SWEEP_MAX_VALUES);
+            goto fail;
+        }
+        if (!comma) break;
+        p = comma + 1;
+    }
+    *vals_out = vals;
+    *n_out = n;
+    return 0;
+fail:
+    sweep_free_values(vals, n);
+    return -1;
+}
+
+int sweep_add(sweep_t *sw, const char *spec, char *err, size_t errn)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec) {
+        snprintf(err, errn, "--sweep %s: expected key.path=v1,v2,... (or a range A..B[:STEP])", spec);
+        return -1;
+    }
+    size_t klen = (size_t)(eq - spec);
+    if (klen >= SWEEP_KEY_MAX) {
+        snprintf(err, errn, "--sweep %s: key path too long", spec);
+        return -1;
+    }
+    for (int i = 0; i < sw->naxes; i++)
+        if (strlen(sw->axes[i].key) == klen && !strncmp(sw->axes[i].key, spec, klen)) {
+            snprintf(err, errn, "--sweep %s: %s is already swept", spec, sw->axes[i].key);
+            return -1;
+        }
+    char verr[SWEEP_ERR_MAX];
+    char **vals;
+    int n;
+    if (sweep_values(eq + 1, &vals, &n, verr, sizeof verr) < 0) {
+        snprintf(err, errn, "--sweep %.*s: %s", (int)klen, spec, verr);
+        return -1;
+    }
+    sweep_axis_t *na = realloc(sw->axes, (size_t)(sw->naxes + 1) * sizeof *na);
+    if (!na) {
+        sweep_free_values(vals, n);
+        snprintf(err, errn, "out of memory");
+        return -1;
+    }
+    sw->axes = na;
+    sweep_axis_t *ax = &sw->axes[sw->naxes++];
+    memcpy(ax->key, spec, klen);
+    ax->key[klen] = 0;
+    ax->n = n;
+    ax->vals = vals;
+    return 0;
+}
+
+long sweep_npoints(const sweep_t *sw)
+{
+    long n = 1;
+    for (int i = 0; sw && i < sw->naxes; i++) {
+        if (n > LONG_MAX / sw->axes[i].n) return LONG_MAX;
+        n *= sw->axes[i].n;
+    }
+    return n;
+}
+
+void sweep_point(const sweep_t *sw, long p, int *sel)
+{
+    for (int a = sw->naxes - 1; a >= 0; a--) {
+        sel[a] = (int)(p % sw->axes[a].n);
+        p /= sw->axes[a].n;
+    }
+}
+
+void sweep_free(sweep_t *sw)
+{
+    for (int i = 0; i < sw->naxes; i++) sweep_free_values(sw->axes[i].vals, sw->axes[i].n);
+    free(sw->axes);
+    sw->axes = NULL;
+    sw->naxes = 0;
+}
+
+/* ---- progress bar (stderr, only when the caller saw a terminal) --------------- */
+
+typedef struct prog {
+    int on, drawn;
+    double t0, last;
+    long steps_seen;
+} prog_t;
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void prog_clear(prog_t *p)
+{
+    if (p->drawn) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        p->drawn = 0;
+    }
+}
+
+/* Redraw at most 10 times a second, and only once the work has taken 0.3 s. */
+static int prog_due(prog_t *p)
+{
+    if (!p->on) return 0;
+    double t = wall_now();
+    if (t - p->t0 < 0.3 || t - p->last < 0.1) return 0;
+    p->last = t;
+    return 1;
+}
+
+static void prog_jobs(prog_t *p, long done, long n)
+{
+    if (!prog_due(p)) return;
+    const int W = 30;
+    int fill = n ? (int)(W * done / n) : W;
+    double el = wall_now() - p->t0;
+    fprintf(stderr, "\r\033[K[%.*s%*s] %ld/%ld runs  %.1f s", fill, "##############################", W - fill, "",
+            done, n, el);
+    if (done > 0 && done < n) fprintf(stderr, "  ETA %.0f s", el * (double)(n - done) / (double)done);
+    fflush(stderr);
+    p->drawn = 1;
+}
+
+static void prog_step(prog_t *p, const engine_t *e, const step_rec_t *st)
+{
+    if (!p->on || (++p->steps_seen & 63) || !prog_due(p)) return;
+    double tmax = e->s->stop.max_time_s;
+    fprintf(stderr, "\r\033[K%s: step %ld, simulated %.1f s", e->s->name, st->no, st->t0 + st->dt);
+    if (tmax > 0) fprintf(stderr, " (at most %.0f s, %.0f%%)", tmax, 100.0 * (st->t0 + st->dt) / tmax);
+    fflush(stderr);
+    p->drawn = 1;
+}
+
+/* ---- the job pool ----------------------------------------------------------- */
+
+typedef struct job_out {
+    run_result_t *res;
+    FILE *steps;                  /* buffered steps CSV (parallel runs), or NULL */
+    int done;
+} job_out_t;
+
+typedef struct pool {
+    const sweep_cfg_t *cfg;
+    long npoints, njobs;
+    int buffer_steps;
+    job_out_t *out;
+    long next, ndone;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} pool_t;
+
+typedef struct single_ctx {       /* hooks of a lone run: the caller's + progress */
+    const runner_hooks_t *inner;
+    prog_t *prog;
+} single_ctx_t;
+
+static void single_step(void *ctx, const engine_t *e, const step_rec_t *st)
+{
+    single_ctx_t *c = ctx;
+    if (c->inner && c->inner->on_step) c->inner->on_step(c->inner->ctx, e, st);
+    prog_step(c->prog, e, st);
+}
+
+static void single_end(void *ctx, const engine_t *e)
+{
+    single_ctx_t *c = ctx;
+    if (c->inner && c->inner->on_end) c->inner->on_end(c->inner->ctx, e);
+}
+
+static void run_job(pool_t *P, long j, prog_t *prog)
+{
+    const sweep_cfg_t *cfg = P->cfg;
+    const sweep_t *sw = cfg->sw;
+    int naxes = sw ? sw->naxes : 0;
+    long f = j / P->npoints, p = j % P->npoints;
+    job_out_t *o = &P->out[j];
+    run_result_t *res = malloc(sizeof *res);
+    const char **sets = malloc(((size_t)cfg->nsets + (size_t)naxes + 1) * sizeof *sets);
+    char **own = calloc((size_t)naxes + 1, sizeof *own);
+    int *sel = calloc((size_t)naxes + 1, sizeof *sel);
+    int ns = 0, ok = res && sets && own && sel;
+    if (ok) {
+        for (int i = 0; i < cfg->nsets; i++) sets[ns++] = cfg->sets[i];
+        if (naxes) sweep_point(sw, p, sel);
+        for (int a = 0; a < naxes && ok; a++) {
+            size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[sel[a]]) + 2;
+            if (!(own[a] = malloc(len))) { ok = 0; break; }
+            snprintf(own[a], len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
+            sets[ns++] = own[a];
+        }
+    }
+    if (ok) {
+        runner_hooks_t h = { 0 };
+        single_ctx_t sc = { cfg->hooks, prog };
+        if (P->buffer_steps && cfg->steps && !(o->steps = tmpfile())) ok = 0;
+        h.steps_out = P->buffer_steps ? o->steps : cfg->steps;
+        if (ok && P->njobs == 1 && (cfg->hooks || (prog && prog->on))) {
+            h.on_step = single_step;
+            h.on_end = single_end;
+            h.ctx = &sc;
+        }
+        if (ok) runner_run_ex(cfg->files[f], sets, ns, &h, res);
+    }
+    if (!ok && res) {
+        memset(res, 0, sizeof *res);
+        res->rc = 1;
+        snprintf(res->err, sizeof res->err, "%s: out of memory or no temporary file for the steps CSV", cfg->files[f]);
+    }
+    for (int a = 0; own && a < naxes; a++) free(own[a]);
+    free(own);
+    free(sets);
+    free(sel);
+    o->res = res;
+}
+
+static void *worker(void *arg)
+{
+    pool_t *P = arg;
+    for (;;) {
+        pthread_mutex_lock(&P->mu);
+        long j = P->next < P->njobs ? P->next++ : -1;
+        pthread_mutex_unlock(&P->mu);
+        if (j < 0) return NULL;
+        run_job(P, j, NULL);
+        pthread_mutex_lock(&P->mu);
+        P->out[j].done = 1;
+        P->ndone++;
+        pthread_cond_broadcast(&P->cv);
+        pthread_mutex_unlock(&P->mu);
+    }
+}
+
+/* ---- in-order reporting -------------------------------------------------------- */
+
+typedef struct emitter {
+    const sweep_cfg_t *cfg;
+    long npoints, njobs;
+    int naxes;
+    int header_done, rc;
+    sweep_best_t *best;
+} emitter_t;
+
+static void point_label(FILE *f, const sweep_t *sw, long p)
+{
+    int sel[64];
+    int n = sw->naxes < 64 ? sw->naxes : 64;
+    sweep_point(sw, p, sel);
+    for (int a = 0; a < n; a++) fprintf(f, "%s%s=%s", a ? " " : "", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
+}
+
+/* The CSV header or row of job j into a malloc'd string (NULL on failure). */
+static char *csv_text(const emitter_t *E, long j, const run_result_t *r, int header)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return NULL;
+    if (E->naxes) {
+        const sweep_t *sw = E->cfg->sw;
+        if (header) {
+            fputs("point", m);
+            for (int a = 0; a < sw->naxes; a++) fprintf(m, ",%s", sw->axes[a].key);
+        } else {
+            int sel[64];
+            sweep_point(sw, j % E->npoints, sel);
+            fprintf(m, "%ld", E->cfg->point_base + j);
+            for (int a = 0; a < sw->naxes; a++) fprintf(m, ",%s", sw->axes[a].vals[sel[a]]);
+        }
+        fputc(',', m);
+    }
+    if (header) report_csv_header(m, r);
+    else report_csv_row(m, r);
+    if (fclose(m) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static void emit(emitter_t *E, long j, job_out_t *o)
+{
+    const sweep_cfg_t *cfg = E->cfg;
+    const run_result_t *r = o->res;
+    long p = j % E->npoints;
+    if (r->rc) {
+        if (E->naxes) {
+            fprintf(cfg->err, "point %ld (", cfg->point_base + j);
+            point_label(cfg->err, cfg->sw, p);
+            fputs("): ", cfg->err);
+        }
+        fprintf(cfg->err, "%s\n", r->err);
+        if (r->rc > E->rc) E->rc = r->rc;
+    } else {
+        if (cfg->table) {
+            if (E->naxes) {
+                fprintf(cfg->table, "-- point %ld: ", cfg->point_base + j);
+                point_label(cfg->table, cfg->sw, p);
+                fputc('\n', cfg->table);
+            }
+            report_table(cfg->table, r);
+            if (j + 1 < E->njobs) fputc('\n', cfg->table);
+        }
+        if (cfg->csv || E->best) {
+            char *line;
+            if (!E->header_done) {
+                E->header_done = 1;
+                if ((line = csv_text(E, j, r, 1))) {
+                    if (cfg->csv) fputs(line, cfg->csv);
+                    char berr[SWEEP_ERR_MAX];
+                    if (E->best && sweep_best_header(E->best, line, berr, sizeof berr) < 0) {
+                        fprintf(cfg->err, "pacesim: %s\n", berr);
+                        sweep_best_free(E->best);
+                        E->best = NULL;
+                        E->rc = 2;
+                    }
+                    free(line);
+                } else {
+                    E->rc = 1;
+                }
+            }
+            if ((line = csv_text(E, j, r, 0))) {
+                if (cfg->csv) fputs(line, cfg->csv);
+                if (E->best) sweep_best_row(E->best, line);
+                free(line);
+            } else {
+                E->rc = 1;
+            }
+        }
+    }
+    if (o->steps && cfg->steps) {
+        char buf[65536];
+        size_t k;
+        rewind(o->steps);
+        while ((k = fread(buf, 1, sizeof buf, o->steps)) > 0) fwrite(buf, 1, k, cfg->steps);
+    }
+    if (o->steps) fclose(o->steps);
+    o->steps = NULL;
+    free(o->res);
+    o->res = NULL;
+}
+
+int sweep_run(const sweep_cfg_t *cfg)
+{
+    emitter_t E = { .cfg = cfg };
+    E.naxes = cfg->sw ? cfg->sw->naxes : 0;
+    if (E.naxes > 64) {
+        fprintf(cfg->err, "pacesim: at most 64 swept keys\n");
+        return 2;
+    }
+    E.npoints = sweep_npoints(cfg->sw);
+    if (cfg->nfiles <= 0 || E.npoints > LONG_MAX / cfg->nfiles || E.npoints * cfg->nfiles > 100000000L) {
+        fprintf(cfg->err, "pacesim: too many runs\n");
+        return 2;
+    }
+    E.njobs = E.npoints * cfg->nfiles;
+    if (cfg->hooks && E.njobs != 1) {
+        fprintf(cfg->err, "pacesim: --trace needs exactly one run (one file, one point); this is %ld\n", E.njobs);
+        return 2;
+    }
+    if (cfg->objective || cfg->nconstraints) {
+        char berr[SWEEP_ERR_MAX];
+        if (!cfg->objective) {
+            fprintf(cfg->err, "pacesim: --constraint needs --objective max:COL or min:COL\n");
+            return 2;
+        }
+        E.best = sweep_best_new(cfg->objective, cfg->constraints, cfg->nconstraints, berr, sizeof berr);
+        if (!E.best) {
+            fprintf(cfg->err, "pacesim: %s\n", berr);
+            return 2;
+        }
+    }
+    pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs };
+    int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs;
+    if (nthreads > E.njobs) nthreads = (int)E.njobs;
+    P.buffer_steps = nthreads > 1;
+    P.out = calloc((size_t)E.njobs, sizeof *P.out);
+    pthread_t *th = calloc((size_t)nthreads, sizeof *th);
+    if (!P.out || !th) {
+        free(P.out);
+        free(th);
+        sweep_best_free(E.best);
+        fprintf(cfg->err, "pacesim: out of memory\n");
+        return 1;
+    }
+    prog_t prog = { .on = cfg->progress, .t0 = wall_now() };
+    if (nthreads == 1) {
+        for (long j = 0; j < E.njobs; j++) {
+            run_job(&P, j, &prog);
+            prog_clear(&prog);
+            emit(&E, j, &P.out[j]);
+            if (E.njobs > 1) prog_jobs(&prog, j + 1, E.njobs);
+        }
+    } else {
+        pthread_mutex_init(&P.mu, NULL);
+        pthread_cond_init(&P.cv, NULL);
+        int started = 0;
+        for (; started < nthreads; started++)
+            if (pthread_create(&th[started], NULL, worker, &P) != 0) break;
+        if (started == 0) {              /* no threads at all: run here */
+            for (long j = 0; j < E.njobs; j++) {
+                run_job(&P, j, NULL);
+                P.out[j].done = 1;
+            }
+        }
+        for (long j = 0; j < E.njobs; j++) {
+            pthread_mutex_lock(&P.mu);
+            while (!P.out[j].done) {
+                if (prog.on) {
+                    struct timespec ts;
+                    clock_gettime(CLOCK_REALTIME, &ts);
+                    ts.tv_nsec += 200000000L;
+                    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+                    pthread_cond_timedwait(&P.cv, &P.mu, &ts);
+                    long d = P.ndone;
+                    pthread_mutex_unlock(&P.mu);
+                    prog_jobs(&prog, d, E.njobs);
+                    pthread_mutex_lock(&P.mu);
+                } else {
+                    pthread_cond_wait(&P.cv, &P.mu);
+                }
+            }
+            long d = P.ndone;
+            pthread_mutex_unlock(&P.mu);
+            prog_clear(&prog);
+            emit(&E, j, &P.out[j]);
+            prog_jobs(&prog, d, E.njobs);
+        }
+        for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+        pthread_cond_destroy(&P.cv);
+        pthread_mutex_destroy(&P.mu);
+    }
+    prog_clear(&prog);
+    if (E.best) {
+        if (cfg->best) sweep_best_report(E.best, cfg->best);
+        sweep_best_free(E.best);
+    }
+    free(th);
+    free(P.out);
+    return E.rc;
+}
+
+/* ---- the objective ----------------------------------------------------------- */
+
+enum { OP_LE, OP_LT, OP_GE, OP_GT };
+static const char *const op_names[] = { "<=", "<", ">=", ">" };
+
+typedef struct cons {
+    char col[SWEEP_KEY_MAX];
+    char text[SWEEP_KEY_MAX * 2];
+    int idx, op, rel;             /* rel: rhs = k * base + add; else rhs = k */
+    double k, add;
+} cons_t;
+
+typedef struct group {
+    char *file;
+    double *base;                 /* per constraint: its column in the base row */
+    char *best;                   /* the winning row (copy), or NULL */
+    double best_v;
+    double *best_x, *best_rhs;
+} group_t;
+
+struct sweep_best {
+    int maximize;
+    char obj[SWEEP_KEY_MAX];
+    int obj_idx, file_idx, point_idx, keys_from, keys_to;   /* swept keys: [from, to) */
+    char **hdr;
+    int ncol;
+    cons_t *c;
+    int nc;
+    group_t *g;
+    int ng;
+};
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = 0;
+    return s;
+}
+
+static int parse_num(const char *s, double *v)
+{
+    char *end;
+    if (!*s) return -1;
+    *v = strtod(s, &end);
+    return *end || !isfinite(*v) ? -1 : 0;
+}
+
+static int parse_cons(cons_t *c, const char *text, char *err, size_t errn)
+{
+    char buf[SWEEP_KEY_MAX * 2];
+    if (strlen(text) >= sizeof buf) {
+        snprintf(err, errn, "--constraint: too long");
+        return -1;
+    }
+    snprintf(c->text, sizeof c->text, "%s", text);
+    snprintf(buf, sizeof buf, "%s", text);
+    char *op = strpbrk(buf, "<>");
+    if (!op || op == buf) {
+        snprintf(err, errn, "--constraint '%s': expected COL<=RHS (or <, >=, >)", text);
+        return -1;
+    }
+    c->op = op[0] == '<' ? (op[1] == '=' ? OP_LE : OP_LT) : (op[1] == '=' ? OP_GE : OP_GT);
+    char *rhs = op + (op[1] == '=' ? 2 : 1);
+    *op = 0;
+    char *col = trim(buf);
+    if (!*col || strlen(col) >= sizeof c->col) {
+        snprintf(err, errn, "--constraint '%s': no column name", text);
+        return -1;
+    }
+    snprintf(c->col, sizeof c->col, "%s", col);
+    /* the right-hand side, without blanks */
+    char r[SWEEP_KEY_MAX * 2];
+    size_t n = 0;
+    for (const char *q = rhs; *q && n + 1 < sizeof r; q++)
+        if (*q != ' ' && *q != '\t') r[n++] = *q;
+    r[n] = 0;
+    c->k = 1;
+    c->add = 0;
+    c->rel = 0;
+    char *rest = NULL;
+    char *b = strstr(r, "base");
+    if (!b) {
+        if (parse_num(r, &c->k) == 0) return 0;
+        goto bad;
+    }
+    c->rel = 1;
+    if (b != r) {                         /* K*base... */
+        if (b[-1] != '*') goto bad;
+        b[-1] = 0;
+        if (parse_num(r, &c->k) < 0) goto bad;
+        rest = b + 4;
+    } else {
+        rest = r + 4;
+        if (*rest == '*') {               /* base*K */
+            char *end;
+            c->k = strtod(rest + 1, &end);
+            if (end == rest + 1 || !isfinite(c->k)) goto bad;
+            rest = end;
+        }
+    }
+    if (*rest) {
+        if (*rest != '+' && *rest != '-') goto bad;
+        if (parse_num(rest, &c->add) < 0) goto bad;
+    }
+    return 0;
+bad:
+    snprintf(err, errn, "--constraint '%s': the right side must be a number, base, K*base, base*K, "
+                        "or one of those +/- a number", text);
+    return -1;
+}
+
+sweep_best_t *sweep_best_new(const char *objective, const char *const *cons, int ncons, char *err, size_t errn)
+{
+    sweep_best_t *b = calloc(1, sizeof *b);
+    if (!b) {
+        snprintf(err, errn, "out of memory");
+        return NULL;
+    }
+    if (!strncmp(objective, "max:", 4)) b->maximize = 1;
+    else if (strncmp(objective, "min:", 4)) {
+        snprintf(err, errn, "--objective %s: expected max:COLUMN or min:COLUMN", objective);
+        goto fail;
+    }
+    if (!objective[4] || strlen(objective + 4) >= sizeof b->obj) {
+        snprintf(err, errn, "--objective %s: expected max:COLUMN or min:COLUMN", objective);
+        goto fail;
+    }
+    snprintf(b->obj, sizeof b->obj, "%s", objective + 4);
+    b->c = calloc((size_t)ncons + 1, sizeof *b->c);
+    if (!b->c) {
+        snprintf(err, errn, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < ncons; i++)
+        if (parse_cons(&b->c[i], cons[i], err, errn) < 0) goto fail;
+    b->nc = ncons;
+    b->file_idx = b->point_idx = -1;
+    return b;
+fail:
+    sweep_best_free(b);
+    return NULL;
+}
+
+/* Split a CSV line (no quoting in pacesim's CSV) in place; returns the field count. */
+static int split(char *line, char **fld, int max)
+{
+    int n = 0;
+    char *p = line;
+    size_t l = strlen(p);
+    while (l && (p[l - 1] == '\n' || p[l - 1] == '\r')) p[--l] = 0;
+    for (;;) {
+        if (n < max) fld[n] = p;
+        n++;
+        char *c = strchr(p, ',');
+        if (!c) break;
+        *c = 0;
+        p = c + 1;
+    }
+    return n;
+}
+
+static int find_col(const sweep_best_t *b, const char *name)
+{
+    int k = -1;
+    for (int i = 0; i < b->ncol; i++)
+        if (!strcmp(b->hdr[i], name)) k = i;     /* the last one wins */
+    return k;
+}
+
+int sweep_best_header(sweep_best_t *b, const char *line, char *err, size_t errn)
+{
+    char *copy = strdup(line);
+    if (!copy) return -1;
+    int n = split(copy, NULL, 0);
+    free(copy);
+    b->hdr = calloc((size_t)n, sizeof *b->hdr);
+    if (!b->hdr) return -1;
+    copy = strdup(line);
+    char **fld = malloc((size_t)n * sizeof *fld);
+    if (!copy || !fld) {
+        free(copy);
+        free(fld);
+        return -1;
+    }
+    split(copy, fld, n);
+    for (int i = 0; i < n; i++) b->hdr[i] = strdup(fld[i]);
+    b->ncol = n;
+    free(copy);
+    free(fld);
+    b->file_idx = find_col(b, "file");
+    b->point_idx = b->ncol && !strcmp(b->hdr[0], "point") ? 0 : -1;
+    b->keys_from = b->keys_to = 0;
+    if (b->point_idx == 0) {
+        b->keys_from = 1;
+        int sc = 1;
+        while (sc < b->ncol && strcmp(b->hdr[sc], "scenario")) sc++;
+        b->keys_to = sc;
+    }
+    if ((b->obj_idx = find_col(b, b->obj)) < 0) {
+        snprintf(err, errn, "--objective: no column \"%s\" in the CSV", b->obj);
+        return -1;
+    }
+    for (int i = 0; i < b->nc; i++)
+        if ((b->c[i].idx = find_col(b, b->c[i].col)) < 0) {
+            snprintf(err, errn, "--constraint '%s': no column \"%s\" in the CSV", b->c[i].text, b->c[i].col);
+            return -1;
+        }
+    return 0;
+}
+
+static double field_num(char **fld, int n, int idx)
+{
+    double v;
+    if (idx < 0 || idx >= n || parse_num(fld[idx], &v) < 0) return NAN;
+    return v;
+}
+
+void sweep_best_row(sweep_best_t *b, const char *line)
+{
+    if (!b->ncol) return;
+    char *copy = strdup(line);
+    char **fld = malloc((size_t)b->ncol * sizeof *fld);
+    if (!copy || !fld) goto out;
+    int n = split(copy, fld, b->ncol);
+    if (n < b->ncol) goto out;
+    const char *file = b->file_idx >= 0 ? fld[b->file_idx] : "";
+    group_t *g = NULL;
+    for (int i = 0; i < b->ng; i++)
+        if (!strcmp(b->g[i].file, file)) g = &b->g[i];
+    if (!g) {
+        group_t *ng = realloc(b->g, (size_t)(b->ng + 1) * sizeof *ng);
+        if (!ng) goto out;
+        b->g = ng;
+        g = &b->g[b->ng];
+        memset(g, 0, sizeof *g);
+        g->file = strdup(file);
+        g->base = calloc((size_t)b->nc + 1, sizeof *g->base);
+        g->best_x = calloc((size_t)b->nc + 1, sizeof *g->best_x);
+        g->best_rhs = calloc((size_t)b->nc + 1, sizeof *g->best_rhs);
+        if (!g->file || !g->base || !g->best_x || !g->best_rhs) {
+            free(g->file);
+            free(g->base);
+            free(g->best_x);
+            free(g->best_rhs);
+            goto out;
+        }
+        b->ng++;
+        for (int i = 0; i < b->nc; i++) g->base[i] = field_num(fld, n, b->c[i].idx);
+    }
+    double v = field_num(fld, n, b->obj_idx);
+    if (isnan(v)) goto out;
+    double x[64], rhs[64];
+    for (int i = 0; i < b->nc; i++) {
+        const cons_t *c = &b->c[i];
+        double xi = field_num(fld, n, c->idx);
+        double r = c->rel ? c->k * g->base[i] + c->add : c->k;
+        if (isnan(xi) || isnan(r)) goto out;
+        int ok = c->op == OP_LE ? xi <= r : c->op == OP_LT ? xi < r : c->op == OP_GE ? xi >= r : xi > r;
+        if (!ok) goto out;
+        if (i < 64) { x[i] = xi; rhs[i] = r; }
+    }
+    if (g->best && !(b->maximize ? v > g->best_v : v < g->best_v)) goto out;
+    char *keep = strdup(line);
+    if (!keep) goto out;
+    free(g->best);
+    g->best = keep;
+    g->best_v = v;
+    for (int i = 0; i < b->nc && i < 64; i++) {
+        g->best_x[i] = x[i];
+        g->best_rhs[i] = rhs[i];
+    }
+out:
+    free(copy);
+    free(fld);
+}
+
+int sweep_best_report(const sweep_best_t *b, FILE *f)
+{
+    int missing = 0;
+    fprintf(f, "objective: %s %s", b->maximize ? "max" : "min", b->obj);
+    for (int i = 0; i < b->nc; i++) fprintf(f, "%s%s", i ? ", " : " subject to ", b->c[i].text);
+    fputs("  (base = the first point of each file)\n", f);
+    for (int i = 0; i < b->ng; i++) {
+        const group_t *g = &b->g[i];
+        if (!g->best) {
+            fprintf(f, "  %s: no point satisfies the constraints\n", g->file);
+            missing++;
+            continue;
+        }
+        char *copy = strdup(g->best);
+        char **fld = malloc((size_t)b->ncol * sizeof *fld);
+        if (!copy || !fld) {
+            free(copy);
+            free(fld);
+            continue;
+        }
+        split(copy, fld, b->ncol);
+        fprintf(f, "  %s: best", g->file);
+        if (b->point_idx == 0) fprintf(f, " point %s", fld[0]);
+        for (int k = b->keys_from; k < b->keys_to; k++) fprintf(f, " %s=%s", b->hdr[k], fld[k]);
+        fprintf(f, "  %s=%.6g", b->obj, g->best_v);
+        for (int c = 0; c < b->nc && c < 64; c++)
+            fprintf(f, "  %s=%.6g (%s %.6g)", b->c[c].col, g->best_x[c], op_names[b->c[c].op], g->best_rhs[c]);
+        fputc('\n', f);
+        free(copy);
+        free(fld);
+    }
+    return missing;
+}
+
+void sweep_best_free(sweep_best_t *b)
+{
+    if (!b) return;
+    for (int i = 0; i < b->ncol; i++) free(b->hdr[i]);
+    free(b->hdr);
+    for (int i = 0; i < b->ng; i++) {
+        free(b->g[i].file);
+        free(b->g[i].base);
+        free(b->g[i].best);
+        free(b->g[i].best_x);
+        free(b->g[i].best_rhs);
+    }
+    free(b->g);
+    free(b->c);
+    free(b);
+}
+
+/* ---- merge ---------------------------------------------------------------------- */
+
+typedef struct mrow {
+    long point, seq;
+    char *line;
+} mrow_t;
+
+static int mrow_cmp(const void *a, const void *b)
+{
+    const mrow_t *x = a, *y = b;
+    if (x->point != y->point) return x->point < y->point ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
+{
+    char *hdr = NULL;
+    mrow_t *rows = NULL;
+    long nrows = 0, cap = 0;
+    int rc = 0;
+    for (int i = 0; i < n && rc < 2; i++) {
+        FILE *f = fopen(paths[i], "r");
+        if (!f) {
+            fprintf(err, "pacesim merge: %s: %s\n", paths[i], strerror(errno));
+            rc = 1;
+            continue;
+        }
+        char *line = NULL;
+        size_t lcap = 0;
+        ssize_t len;
+        int first = 1;
+        while ((len = getline(&line, &lcap, f)) > 0) {
+            if (line[len - 1] != '\n') {          /* a last line without newline */
+                char *nl = realloc(line, (size_t)len + 2);
+                if (!nl) break;
+                line = nl;
+                line[len] = '\n';
+                line[len + 1] = 0;
+            }
+            if (first) {
+                first = 0;
+                if (!hdr) {
+                    hdr = strdup(line);
+                } else if (strcmp(hdr, line)) {
+                    fprintf(err, "pacesim merge: %s: its header differs from the first file's\n", paths[i]);
+                    rc = 2;
+                    break;
+                }
+                continue;
+            }
+            if (nrows == cap) {
+                long nc = cap ? cap * 2 : 256;
+                mrow_t *nr = realloc(rows, (size_t)nc * sizeof *nr);
+                if (!nr) {
+                    rc = 2;
+                    break;
+                }
+                rows = nr;
+                cap = nc;
+            }
+            rows[nrows].seq = nrows;
+            rows[nrows].point = strtol(line, NULL, 10);
+            rows[nrows].line = strdup(line);
+            nrows++;
+        }
+        if (first && rc < 2) {
+            fprintf(err, "pacesim merge: %s: empty (a failed point?), skipped\n", paths[i]);
+            rc = 1;
+        }
+        free(line);
+        fclose(f);
+    }
+    if (rc < 2 && hdr) {
+        if (!strncmp(hdr, "point,", 6)) qsort(rows, (size_t)nrows, sizeof *rows, mrow_cmp);
+        fputs(hdr, out);
+        for (long i = 0; i < nrows; i++)
+            if (rows[i].line) fputs(rows[i].line, out);
+    }
+    for (long i = 0; i < nrows; i++) free(rows[i].line);
+    free(rows);
+    free(hdr);
+    return rc;
+}

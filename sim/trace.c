@@ -1,0 +1,247 @@
+/* trace.c: Chrome Trace Event JSON of one run.  See trace.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trace.h"
+
+enum { PH_NONE = 0, PH_PREFILL, PH_DECODE, PH_DONE };
+
+typedef struct rstate {           /* one request, by serial */
+    int phase, seen;
+    long long start, last_end;    /* ns */
+    long n, tokens;               /* chunks / decode steps, tokens of the open phase */
+} rstate_t;
+
+struct trace {
+    FILE *f;
+    int to_stdout, nev;
+    rstate_t *rs;
+    long nrs;
+};
+
+void trace_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p == '\t') fputs("\\t", f);
+        else if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static long long ns(double t) { return llround(t * 1e9); }
+
+static void num(FILE *f, double v)
+{
+    if (isfinite(v)) fprintf(f, "%.9g", v);
+    else fputs("null", f);
+}
+
+static void us(FILE *f, long long t)
+{
+    if (t < 0) {
+        fputc('-', f);
+        t = -t;
+    }
+    fprintf(f, "%lld.%03lld", t / 1000, t % 1000);
+}
+
+/* Start an event: {"name":..,"ph":..,"pid":1,"tid":..  (the caller adds the rest and '}'). */
+static void ev_begin(trace_t *t, const char *name, const char *ph, long tid)
+{
+    fputs(t->nev++ ? ",\n" : "\n", t->f);
+    fputs("{\"name\":", t->f);
+    trace_json_str(t->f, name);
+    fprintf(t->f, ",\"ph\":\"%s\",\"pid\":1,\"tid\":%ld", ph, tid);
+}
+
+static void ev_span(trace_t *t, const char *name, const char *cat, long tid, long long t0, long long t1)
+{
+    ev_begin(t, name, "X", tid);
+    fprintf(t->f, ",\"cat\":\"%s\",\"ts\":", cat);
+    us(t->f, t0);
+    fputs(",\"dur\":", t->f);
+    us(t->f, t1 > t0 ? t1 - t0 : 0);
+}
+
+static void meta(trace_t *t, const char *what, long tid, const char *name, long sort)
+{
+    ev_begin(t, what, "M", tid);
+    fputs(",\"args\":{\"name\":", t->f);
+    trace_json_str(t->f, name);
+    fputs("}}", t->f);
+    ev_begin(t, !strcmp(what, "process_name") ? "process_sort_index" : "thread_sort_index", "M", tid);
+    fprintf(t->f, ",\"args\":{\"sort_index\":%ld}}", sort);
+}
+
+static rstate_t *state(trace_t *t, long serial)
+{
+    if (serial < 0) return NULL;
+    if (serial >= t->nrs) {
+        long n = t->nrs ? t->nrs : 64;
+        while (n <= serial) n *= 2;
+        rstate_t *nr = realloc(t->rs, (size_t)n * sizeof *nr);
+        if (!nr) return NULL;
+        memset(nr + t->nrs, 0, (size_t)(n - t->nrs) * sizeof *nr);
+        t->rs = nr;
+        t->nrs = n;
+    }
+    return &t->rs[serial];
+}
+
+static void see(trace_t *t, const engine_t *e, int slot, rstate_t *s)
+{
+    if (s->seen) return;
+    char nb[32];
+    long serial = e->pool[slot].serial;
+    meta(t, "thread_name", 1 + serial, engine_req_name(e, slot, nb, sizeof nb), 1 + serial);
+    s->seen = 1;
+}
+
+static void close_phase(trace_t *t, long serial, rstate_t *s)
+{
+    if (s->phase != PH_PREFILL && s->phase != PH_DECODE) return;
+    int pre = s->phase == PH_PREFILL;
+    ev_span(t, pre ? "prefill" : "decode", "request", 1 + serial, s->start, s->last_end);
+    fprintf(t->f, ",\"args\":{\"%s\":%ld,\"tokens\":%ld}}", pre ? "chunks" : "steps", s->n, s->tokens);
+    s->phase = PH_NONE;
+}
+
+static void queued(trace_t *t, long serial, long long t0, long long t1, const char *why)
+{
+    ev_span(t, "queued", "request", 1 + serial, t0, t1);
+    fprintf(t->f, ",\"args\":{\"reason\":\"%s\"}}", why);
+}
+
+static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
+{
+    trace_t *t = ctx;
+    static const char *const tname[] = { "step", "decode", "mixed", "prefill" };
+    long long t0 = ns(st->t0), t1 = ns(st->t0 + st->dt);
+    const cost_breakdown_t *c = &st->cost;
+
+    ev_span(t, tname[st->type], "step", 0, t0, t1);
+    fprintf(t->f, ",\"args\":{\"step\":%ld,\"rows\":%d,\"tokens\":%ld,\"preempted\":%d,\"cost\":{", st->no,
+            st->nrows, st->tokens, st->preempted);
+    const char *cn[] = { "total_s", "attn_s", "linear_s", "gdn_s", "elementwise_s", "allreduce_s", "overhead_s", "mtp_s" };
+    double cv[] = { c->total, c->attn, c->linear, c->gdn, c->elementwise, c->allreduce, c->overhead, c->mtp };
+    for (int i = 0; i < 8; i++) {
+        fprintf(t->f, "%s\"%s\":", i ? "," : "", cn[i]);
+        num(t->f, cv[i]);
+    }
+    fputs("},\"detail\":[", t->f);
+    for (int i = 0; i < st->nrows; i++) {
+        const step_row_t *row = &st->rows[i];
+        char nb[32], rb[64];
+        fputs(i ? ",{\"req\":" : "{\"req\":", t->f);
+        trace_json_str(t->f, engine_req_name(e, row->req, nb, sizeof nb));
+        fprintf(t->f, ",\"phase\":\"%s\",\"q\":%d,\"context\":%ld,\"route\":", row->prefill ? "prefill" : "decode",
+                row->q, row->seq_len);
+        trace_json_str(t->f, report_row_route(st->plan, row->req, rb, sizeof rb));
+        fprintf(t->f, ",\"out\":%ld}", row->emitted);
+    }
+    fputs("]}}", t->f);
+    ev_begin(t, "engine", "C", 0);
+    fputs(",\"ts\":", t->f);
+    us(t->f, t1);
+    fprintf(t->f, ",\"args\":{\"kv_blocks\":%ld,\"running\":%d,\"waiting\":%d}}", e->used_blocks, e->nrun, e->wq_len);
+
+    for (int i = 0; i < st->nrows; i++) {
+        const step_row_t *row = &st->rows[i];
+        const req_t *r = &e->pool[row->req];
+        rstate_t *s = state(t, r->serial);
+        if (!s) continue;
+        see(t, e, row->req, s);
+        if (row->admitted) {
+            if (s->phase == PH_NONE && r->t_ev[EV_ARRIVAL] >= 0) {
+                queued(t, r->serial, ns(r->t_ev[EV_ARRIVAL]), t0, "arrival");
+            } else if (s->phase == PH_PREFILL || s->phase == PH_DECODE) {
+                close_phase(t, r->serial, s);
+                queued(t, r->serial, s->last_end, t0, "preempted");
+            }
+        }
+        int want = row->prefill ? PH_PREFILL : PH_DECODE;
+        if (s->phase != want) {
+            close_phase(t, r->serial, s);
+            s->phase = want;
+            s->start = t0;
+            s->n = s->tokens = 0;
+        }
+        if (row->prefill) {
+            char rb[64];
+            ev_span(t, "chunk", "request", 1 + r->serial, t0, t1);
+            fprintf(t->f, ",\"args\":{\"step\":%ld,\"q\":%d,\"context\":%ld,\"route\":", st->no, row->q, row->seq_len);
+            trace_json_str(t->f, report_row_route(st->plan, row->req, rb, sizeof rb));
+            fputs("}}", t->f);
+        }
+        s->n++;
+        s->tokens += row->prefill ? row->q : row->emitted;
+        s->last_end = t1;
+        if (r->state == RQ_DONE) {
+            close_phase(t, r->serial, s);
+            s->phase = PH_DONE;
+        }
+    }
+}
+
+static void on_end(void *ctx, const engine_t *e)
+{
+    trace_t *t = ctx;
+    long long end = ns(e->now);
+    for (int i = 0; i < e->npool; i++) {
+        const req_t *r = &e->pool[i];
+        if (r->state == RQ_FREE || r->state == RQ_PENDING || r->state == RQ_DONE) continue;
+        rstate_t *s = state(t, r->serial);
+        if (!s) continue;
+        long long from = s->seen ? s->last_end : ns(r->t_ev[EV_ARRIVAL]);
+        see(t, e, i, s);
+        close_phase(t, r->serial, s);
+        if (r->state == RQ_WAITING && r->t_ev[EV_ARRIVAL] >= 0) queued(t, r->serial, from, end, "waiting at the end");
+    }
+    meta(t, "process_name", 0, e->s->name, 0);
+    meta(t, "thread_name", 0, "engine", 0);
+}
+
+trace_t *trace_open(const char *path, char *err, size_t errn)
+{
+    trace_t *t = calloc(1, sizeof *t);
+    if (!t) {
+        snprintf(err, errn, "out of memory");
+        return NULL;
+    }
+    t->to_stdout = !strcmp(path, "-");
+    t->f = t->to_stdout ? stdout : fopen(path, "w");
+    if (!t->f) {
+        snprintf(err, errn, "%s: cannot write the trace", path);
+        free(t);
+        return NULL;
+    }
+    fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"pacesim\"},\"traceEvents\":[", t->f);
+    return t;
+}
+
+void trace_hooks(trace_t *t, runner_hooks_t *h)
+{
+    h->on_step = on_step;
+    h->on_end = on_end;
+    h->ctx = t;
+}
+
+int trace_close(trace_t *t)
+{
+    if (!t) return 0;
+    fputs("\n]}\n", t->f);
+    int rc = ferror(t->f) ? -1 : 0;
+    if (!t->to_stdout) {
+        if (fclose(t->f) != 0) rc = -1;
+    } else {
+        fflush(t->f);
+    }
+    if (rc < 0) fprintf(stderr, "pacesim: error writing the trace\n");
+    free(t->rs);
+    free(t);
+    return rc;
+}

@@ -1,0 +1,31 @@
+/* trace: the simulated timeline of one run in Chrome Trace Event format (JSON), for
+ * Perfetto (ui.perfetto.dev) and chrome://tracing.
+ *
+ * pid 1 is the run.  tid 0, "engine": one "X" slice per engine step (name = step type;
+ * args: step, rows, tokens, preempted, the cost breakdown, and per row the request, phase,
+ * q, context, route and tokens emitted), plus "C" counters (KV blocks, running, waiting).
+ * tid 1+serial, one per request, named by its id: "queued" (arrival or preemption to
+ * admission), "prefill" (first chunk start to last chunk end) with one nested "chunk"
+ * slice per scheduled chunk, and "decode" (first decode step start to last step end).
+ * Times are integer nanoseconds printed as microseconds with 3 decimals, so a child slice
+ * always nests exactly inside its parent.  Events stream to the file as the run goes;
+ * the per-request state is one small entry per request serial. */
+#ifndef PACESIM_TRACE_H
+#define PACESIM_TRACE_H
+
+#include <stdio.h>
+#include "runner.h"
+
+typedef struct trace trace_t;
+
+/* Open path for writing ("-" = stdout); NULL with err set.  Fill hooks with
+ * trace_hooks, run, then trace_close (which frees the trace). */
+trace_t *trace_open(const char *path, char *err, size_t errn);
+void trace_hooks(trace_t *t, runner_hooks_t *h);
+/* Finish the JSON and close the file; 0, or -1 on a write error (message on stderr). */
+int trace_close(trace_t *t);
+
+/* Write s as a JSON string literal (quotes included). */
+void trace_json_str(FILE *f, const char *s);
+
+#endif
