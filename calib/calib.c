@@ -65,8 +65,8 @@ void calib_opts_default(calib_opts_t *o)
     memset(o, 0, sizeof *o);
     o->tp = 1;
     o->repeats = 5;
-    o->min_batch_s = 2e-4;
-    o->max_iters = 200;
+    o->min_batch_s = 5e-4;
+    o->max_iters = 500;
     o->long_point_s = 0.02;
     o->long_repeats = 3;
 }
@@ -284,19 +284,20 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
     const long *ms = o->smoke ? ms_smoke : ms_full;
     int nm = o->smoke ? N(ms_smoke) : N(ms_full);
     const long h = m->hidden;
-    struct { const char *what; long n, k; int need; } shapes[] = {
-        { "qkv", r->attn_qkv_n, h, m->n_full_attn > 0 },
-        { "o_proj", h, r->attn_o_k, m->n_full_attn > 0 },
-        { "gdn_in", r->gdn_in_n, h, m->n_gdn > 0 },
-        { "gdn_out", h, r->gdn_out_k, m->n_gdn > 0 },
-        { "mlp_up", r->mlp_up_n, h, 1 },
-        { "mlp_down", h, r->mlp_down_k, 1 },
-        { "lm_head", r->vocab_n, h, 1 },
-        { "mtp_eh", h, 2 * h, m->mtp_layers > 0 },
+    /* lm_head runs on the sampled positions only (decode rows x (1+K), finishing prompts) */
+    struct { const char *what; long n, k; int need; long max_m; } shapes[] = {
+        { "qkv", r->attn_qkv_n, h, m->n_full_attn > 0, 1L << 30 },
+        { "o_proj", h, r->attn_o_k, m->n_full_attn > 0, 1L << 30 },
+        { "gdn_in", r->gdn_in_n, h, m->n_gdn > 0, 1L << 30 },
+        { "gdn_out", h, r->gdn_out_k, m->n_gdn > 0, 1L << 30 },
+        { "mlp_up", r->mlp_up_n, h, 1, 1L << 30 },
+        { "mlp_down", h, r->mlp_down_k, 1, 1L << 30 },
+        { "lm_head", r->vocab_n, h, 1, 512 },
+        { "mtp_eh", h, 2 * h, m->mtp_layers > 0, 1L << 30 },
     };
     for (int s = 0; s < N(shapes); s++)
         if (shapes[s].need && shapes[s].n > 0 && shapes[s].k > 0)
-            for (int i = 0; i < nm; i++)
+            for (int i = 0; i < nm && ms[i] <= shapes[s].max_m; i++)
                 add_gemm(&jv, shapes[s].what, ms[i], shapes[s].n, shapes[s].k);
 
     /* the GDN core: seqs x the long row's tokens */

@@ -90,8 +90,8 @@ typedef struct calib_opts {
     int smoke;                    /* 1: a tiny grid (seconds), for a first look */
     const char *only;             /* comma-separated law-name prefixes, NULL = all */
     int repeats;                  /* timings per point; the median is kept (5) */
-    double min_batch_s;           /* a timing covers at least this long (runs batched) (2e-4) */
-    int max_iters;                /* at most this many runs per timing (200) */
+    double min_batch_s;           /* a timing covers at least this long (runs batched) (5e-4) */
+    int max_iters;                /* at most this many runs per timing (500) */
     double long_point_s;          /* a run longer than this gets long_repeats timings (0.02) */
     int long_repeats;             /* (3) */
     double budget_s;              /* stop measuring after this many seconds; 0 = none */

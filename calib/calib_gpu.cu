@@ -183,23 +183,27 @@ __global__ void gdn_conv_kernel(const half *x, const half *w, const half *cs, ha
         csn[((size_t)s * C + c) * (W - 1) + (p - (len - (W - 1)))] = x[(size_t)tok * C + c];
 }
 
-/* grid (S, Hv, 128/32), block 128: column j = z*32 + warp*8 + lane/4 of value head h;
- * lane%4 = qr holds rows qr*32 .. qr*32+31 of that column in registers.  Per token:
- * S <- g S; delta = beta (v - S^T k); S <- S + k delta^T; o = S^T q / sqrt(128). */
+/* grid (128/16, Hv, S) -- the sequence slowest, so a long row's CTAs spread over the
+ * SMs -- block 128: column j = x*16 + warp*4 + lane/8 of value head h; lane%8 = qr holds
+ * rows qr*16 .. qr*16+15 of that column in registers.  Per token:
+ * S <- g S; delta = beta (v - S^T k); S <- S + k delta^T; o = S^T q / sqrt(128).
+ * Dot products run in 4 partial sums, then 3 shuffles across the 8 lanes of a column. */
+#define GDN_CB 16   /* columns per CTA */
+#define GDN_RP 20   /* padded floats per 16-row group in shared memory (bank-conflict free) */
 __global__ void __launch_bounds__(128) gdn_rec_kernel(const half *y, const half *a, const half *b, float *st,
                                                       half *o, const int *cu, int C, int Hk, int Hv)
 {
-    __shared__ __align__(16) float ks[GDN_TC][4 * 36], qs[GDN_TC][4 * 36];
-    __shared__ float vs[GDN_TC][32], gs[GDN_TC], bs[GDN_TC], os[GDN_TC][32];
-    int s = blockIdx.x, h = blockIdx.y, z = blockIdx.z, tid = threadIdx.x;
-    int lane = tid & 31, warp = tid >> 5, qr = lane & 3, cl = warp * 8 + (lane >> 2);
-    int j = z * 32 + cl, hk = h / (Hv / Hk);
+    __shared__ __align__(16) float ks[GDN_TC][8 * GDN_RP], qs[GDN_TC][8 * GDN_RP];
+    __shared__ float vs[GDN_TC][GDN_CB], gs[GDN_TC], bs[GDN_TC], os[GDN_TC][GDN_CB];
+    int x = blockIdx.x, h = blockIdx.y, s = blockIdx.z, tid = threadIdx.x;
+    int lane = tid & 31, warp = tid >> 5, qr = lane & 7, cl = warp * 4 + (lane >> 3);
+    int j = x * GDN_CB + cl, hk = h / (Hv / Hk);
     float *S = st + ((size_t)s * Hv + h) * GDN_D * GDN_D;
-    float R[32];
+    float R[16];
 #pragma unroll
-    for (int i = 0; i < 32; i++)
-        R[i] = S[(size_t)(qr * 32 + i) * GDN_D + j];
-    const int qoff = hk * GDN_D, koff = Hk * GDN_D + hk * GDN_D, voff = 2 * Hk * GDN_D + h * GDN_D + z * 32;
+    for (int i = 0; i < 16; i++)
+        R[i] = S[(size_t)(qr * 16 + i) * GDN_D + j];
+    const int qoff = hk * GDN_D, koff = Hk * GDN_D + hk * GDN_D, voff = 2 * Hk * GDN_D + h * GDN_D + x * GDN_CB;
     const float oscale = rsqrtf((float)GDN_D);
     for (int c0 = cu[s]; c0 < cu[s + 1]; c0 += GDN_TC) {
         int nt = min(GDN_TC, cu[s + 1] - c0);
@@ -207,11 +211,11 @@ __global__ void __launch_bounds__(128) gdn_rec_kernel(const half *y, const half 
         for (int e = tid; e < nt * GDN_D; e += 128) {
             int tt = e / GDN_D, d = e % GDN_D;
             const half *row = y + (size_t)(c0 + tt) * C;
-            ks[tt][(d >> 5) * 36 + (d & 31)] = __half2float(row[koff + d]);
-            qs[tt][(d >> 5) * 36 + (d & 31)] = __half2float(row[qoff + d]);
+            ks[tt][(d >> 4) * GDN_RP + (d & 15)] = __half2float(row[koff + d]);
+            qs[tt][(d >> 4) * GDN_RP + (d & 15)] = __half2float(row[qoff + d]);
         }
-        for (int e = tid; e < nt * 32; e += 128)
-            vs[e / 32][e % 32] = __half2float(y[(size_t)(c0 + e / 32) * C + voff + e % 32]);
+        for (int e = tid; e < nt * GDN_CB; e += 128)
+            vs[e / GDN_CB][e % GDN_CB] = __half2float(y[(size_t)(c0 + e / GDN_CB) * C + voff + e % GDN_CB]);
         if (tid < nt) {
             float av = __half2float(a[(size_t)(c0 + tid) * Hv + h]);
             float bv = __half2float(b[(size_t)(c0 + tid) * Hv + h]);
@@ -221,38 +225,52 @@ __global__ void __launch_bounds__(128) gdn_rec_kernel(const half *y, const half 
         }
         __syncthreads();
         for (int tt = 0; tt < nt; tt++) {
-            const float4 *k4 = (const float4 *)&ks[tt][qr * 36];
-            const float4 *q4 = (const float4 *)&qs[tt][qr * 36];
-            float g = gs[tt], kS = 0;
+            const float4 *k4 = (const float4 *)&ks[tt][qr * GDN_RP];
+            const float4 *q4 = (const float4 *)&qs[tt][qr * GDN_RP];
+            float4 kk[4], qq[4];
 #pragma unroll
-            for (int u = 0; u < 8; u++) {
-                float4 kk = k4[u];
-                kS += R[4 * u] * kk.x + R[4 * u + 1] * kk.y + R[4 * u + 2] * kk.z + R[4 * u + 3] * kk.w;
+            for (int u = 0; u < 4; u++)
+                kk[u] = k4[u], qq[u] = q4[u];
+            float g = gs[tt], p0 = 0, p1 = 0, p2 = 0, p3 = 0;
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                p0 += R[4 * u] * kk[u].x;
+                p1 += R[4 * u + 1] * kk[u].y;
+                p2 += R[4 * u + 2] * kk[u].z;
+                p3 += R[4 * u + 3] * kk[u].w;
             }
+            float kS = (p0 + p1) + (p2 + p3);
             kS += __shfl_xor_sync(0xffffffffu, kS, 1);
             kS += __shfl_xor_sync(0xffffffffu, kS, 2);
-            float delta = bs[tt] * (vs[tt][cl] - g * kS), ov = 0;
+            kS += __shfl_xor_sync(0xffffffffu, kS, 4);
+            float delta = bs[tt] * (vs[tt][cl] - g * kS);
+            p0 = p1 = p2 = p3 = 0;
 #pragma unroll
-            for (int u = 0; u < 8; u++) {
-                float4 kk = k4[u], qq = q4[u];
-                R[4 * u] = g * R[4 * u] + kk.x * delta;
-                R[4 * u + 1] = g * R[4 * u + 1] + kk.y * delta;
-                R[4 * u + 2] = g * R[4 * u + 2] + kk.z * delta;
-                R[4 * u + 3] = g * R[4 * u + 3] + kk.w * delta;
-                ov += R[4 * u] * qq.x + R[4 * u + 1] * qq.y + R[4 * u + 2] * qq.z + R[4 * u + 3] * qq.w;
+            for (int u = 0; u < 4; u++) {
+                R[4 * u] = g * R[4 * u] + kk[u].x * delta;
+                R[4 * u + 1] = g * R[4 * u + 1] + kk[u].y * delta;
+                R[4 * u + 2] = g * R[4 * u + 2] + kk[u].z * delta;
+                R[4 * u + 3] = g * R[4 * u + 3] + kk[u].w * delta;
+                p0 += R[4 * u] * qq[u].x;
+                p1 += R[4 * u + 1] * qq[u].y;
+                p2 += R[4 * u + 2] * qq[u].z;
+                p3 += R[4 * u + 3] * qq[u].w;
             }
+            float ov = (p0 + p1) + (p2 + p3);
             ov += __shfl_xor_sync(0xffffffffu, ov, 1);
             ov += __shfl_xor_sync(0xffffffffu, ov, 2);
+            ov += __shfl_xor_sync(0xffffffffu, ov, 4);
             if (qr == 0)
                 os[tt][cl] = ov * oscale;
         }
         __syncthreads();
-        for (int e = tid; e < nt * 32; e += 128)
-            o[((size_t)(c0 + e / 32) * Hv + h) * GDN_D + z * 32 + e % 32] = __float2half(os[e / 32][e % 32]);
+        for (int e = tid; e < nt * GDN_CB; e += 128)
+            o[((size_t)(c0 + e / GDN_CB) * Hv + h) * GDN_D + x * GDN_CB + e % GDN_CB] =
+                __float2half(os[e / GDN_CB][e % GDN_CB]);
     }
 #pragma unroll
-    for (int i = 0; i < 32; i++)
-        S[(size_t)(qr * 32 + i) * GDN_D + j] = R[i];
+    for (int i = 0; i < 16; i++)
+        S[(size_t)(qr * 16 + i) * GDN_D + j] = R[i];
 }
 
 /* ---- elementwise proxy kernels ------------------------------------------------ */
@@ -583,7 +601,7 @@ static int run_gdn(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
     gdn_conv_kernel<<<dim3((unsigned)T, C / GDN_D), GDN_D>>>(x, g->conv_w, g->conv_s, g->conv_sn, y, g->d_cu, S, C, W,
                                                              2 * Hk);
     CK(cudaGetLastError());
-    gdn_rec_kernel<<<dim3(S, Hv, GDN_D / 32), 128>>>(y, a, b, st, o, g->d_cu, C, Hk, Hv);
+    gdn_rec_kernel<<<dim3(GDN_D / GDN_CB, Hv, S), 128>>>(y, a, b, st, o, g->d_cu, C, Hk, Hv);
     CK(cudaGetLastError());
     return 0;
 }
@@ -680,13 +698,15 @@ static void read_driver(char *buf, size_t n)
     buf[0] = 0;
     if (f) {
         if (fgets(line, sizeof line, f)) {
-            char *p = strstr(line, "Kernel Module");
-            if (p) {
-                p += strlen("Kernel Module");
-                while (*p == ' ')
-                    p++;
-                size_t l = strcspn(p, " \n");
-                snprintf(buf, n, "%.*s", (int)l, p);
+            /* "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.159.04  ...":
+             * the first token after "Module" that starts with a digit */
+            char *p = strstr(line, "Module");
+            for (p = p ? p + 6 : NULL; p && *p; p += strcspn(p, " \t")) {
+                p += strspn(p, " \t");
+                if (*p >= '0' && *p <= '9') {
+                    snprintf(buf, n, "%.*s", (int)strcspn(p, " \t\n"), p);
+                    break;
+                }
             }
         }
         fclose(f);
