@@ -159,7 +159,9 @@ static int make_generated(engine_t *e, long prompt, long output, long cached, do
     return waitq_push_back(e, slot) < 0 ? (snprintf(e->err, ENG_ERR_MAX, "out of memory"), -1) : 0;
 }
 
-static int poisson_arrival(engine_t *e)
+/* A Poisson arrival due at t (<= now: events are handled at step boundaries).  The next
+ * arrival is drawn from t, not from now, so the process keeps its rate under load. */
+static int poisson_arrival(engine_t *e, double t)
 {
     const scn_poisson_t *p = &e->s->poisson;
     long maxlen = e->s->engine.max_model_len;
@@ -174,8 +176,8 @@ static int poisson_arrival(engine_t *e)
         prompt = maxlen - output;
     }
     e->poisson_made++;
-    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), e->now) < 0) return -1;
-    return schedule_next_poisson(e, e->now);
+    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), t) < 0) return -1;
+    return schedule_next_poisson(e, t);
 }
 
 /* Read the next trace row and schedule its arrival.  Rows:
@@ -233,12 +235,12 @@ static int trace_next(engine_t *e)
 
 /* ---- triggers ---------------------------------------------------------------- */
 
-static int fire_arrival(engine_t *e, int slot)
+static int fire_arrival(engine_t *e, int slot, double t)
 {
     req_t *r = &e->pool[slot];
     if (r->state != RQ_PENDING) return 0;
     r->state = RQ_WAITING;
-    r->t_ev[EV_ARRIVAL] = e->now;
+    r->t_ev[EV_ARRIVAL] = t;
     return waitq_push_back(e, slot) < 0 ? (snprintf(e->err, ENG_ERR_MAX, "out of memory"), -1) : 0;
 }
 
@@ -260,7 +262,7 @@ static int check_triggers(engine_t *e)
         if (tg->delay_s > 0) {
             e->pool[slot].t_ev[EV_ARRIVAL] = -2;   /* armed: arrival event queued */
             if (push_ev(e, e->now + tg->delay_s, EVT_ARRIVAL, slot) < 0) return -1;
-        } else if (fire_arrival(e, slot) < 0) {
+        } else if (fire_arrival(e, slot, e->now) < 0) {
             return -1;
         }
     }
@@ -548,11 +550,11 @@ static int handle_event(engine_t *e, const event_t *ev)
 {
     if (ev->kind == EVT_ARRIVAL) {
         e->pool[ev->a].t_ev[EV_ARRIVAL] = -1;
-        return fire_arrival(e, ev->a);
+        return fire_arrival(e, ev->a, ev->time);   /* arrived at its event time */
     }
-    if (ev->kind == EVT_SOURCE && ev->a == SRC_POISSON) return poisson_arrival(e);
+    if (ev->kind == EVT_SOURCE && ev->a == SRC_POISSON) return poisson_arrival(e, ev->time);
     if (ev->kind == EVT_SOURCE && ev->a == SRC_TRACE) {
-        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], e->now) < 0) return -1;
+        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], ev->time) < 0) return -1;
         return trace_next(e);
     }
     return 0;
