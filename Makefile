@@ -79,6 +79,7 @@ test: bin/pacesim $(TEST_BIN) $(GPU_TEST_BIN)
 -include kernels/kernels.mk
 -include calib/calib.mk
 -include calib/allreduce.mk
+-include sim/replay.mk
 -include tests/tests.mk
 -include plots/plots.mk
 

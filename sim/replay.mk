@@ -1,0 +1,20 @@
+# replay.mk -- bin/pacesim-gpu (pacesim replay --gpu): the scenario's steps run on the GPU.
+# Needs nvcc (links the kernels, calib's CUDA timer and cuBLAS); REPLAY_STATIC=1 links GSL
+# and libyaml statically for a machine without them (the device machine).
+ifneq ($(NVCC_PATH),)
+REPLAY_STATIC ?= 0
+ifeq ($(REPLAY_STATIC),1)
+REPLAY_HOST_LIBS := -Wl,-Bstatic -lyaml -lgsl -lgslcblas -Wl,-Bdynamic -lm
+else
+REPLAY_HOST_LIBS := $(LIBS)
+endif
+$(BUILD)/sim/replay_gpu.o: sim/replay_gpu.cu sim/replay.h sim/cost.h kernels/attn.h calib/calib.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -c $< -o $@
+bin/pacesim-gpu: $(BUILD)/sim/replay_gpu.o $(BUILD)/calib/calib.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublas $(CUDA_LIBS) $(REPLAY_HOST_LIBS)
+replay-gpu: bin/pacesim-gpu
+test: bin/pacesim-gpu
+.PHONY: replay-gpu
+endif

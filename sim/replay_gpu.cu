@@ -1,0 +1,425 @@
+/* replay_gpu.cu: the GPU replay cost model and bin/pacesim-gpu (see replay.h).
+ *
+ *   bin/pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--max-steps N]
+ *
+ * Runs the scenario twice with the same scheduler: once priced by its profile (the
+ * prediction), once priced by the GPU (each step's items executed and timed, with the
+ * profile's price of the same step recorded beside it).  Prints per step type the
+ * median and max relative error of the predicted step time, and per measurement window
+ * predicted beside measured. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+extern "C" {
+#include "attn.h"
+#include "calib.h"
+#include "engine.h"
+#include "replay.h"
+#include "scenario.h"
+}
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+    snprintf(cm->err, sizeof cm->err, "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e_)); return -1; } } while (0)
+
+typedef struct {
+    attn_kv kv;
+    int ok;
+} pool_t;
+
+typedef struct {
+    const model_t *m;
+    model_rank_t r;
+    int page, kv_fp8;
+    calib_timer_t *t;
+    cost_model_t *pred;
+    pool_t pool_eng, pool16;      /* the engine's cache (page, dtype); an fp16 784-page one for bridges */
+    int *perm;                    /* a random permutation of the pool's blocks */
+    int nblocks;
+    void *q, *out, *ws;
+    size_t q_cap, ws_cap;
+    cudaEvent_t e0, e1;
+    replay_rec_t *rec;
+    long nrec, cap;
+} gm_t;
+
+static int pool_make(cost_model_t *cm, gm_t *g, pool_t *p, int dtype, int page)
+{
+    /* enough blocks for the longest request twice over (max_model_len 262144 at page 16 would be big:
+       pages below 256 get a proportionally larger pool but are capped at 48 GiB of KV) */
+    long per_req = (262144 + page - 1) / page + 1;
+    long blocks = 4 * per_req;
+    double bytes = (double)blocks * page * g->r.kv_heads * g->m->head_dim * (dtype == ATTN_FP8_E5M2 ? 1 : 2) * 2;
+    if (bytes > 48.0 * (1ul << 30)) blocks = (long)(blocks * (48.0 * (1ul << 30) / bytes));
+    int rc = attn_kv_alloc_random(&p->kv, dtype, (int)blocks, page, g->r.kv_heads, g->m->head_dim, 1.0f, 99);
+    if (rc) {
+        snprintf(cm->err, sizeof cm->err, "KV pool (%ld blocks of %d): %s", blocks, page, attn_strerror(rc));
+        return -1;
+    }
+    p->ok = 1;
+    if (!g->perm || blocks > g->nblocks) {
+        free(g->perm);
+        g->perm = (int *)malloc((size_t)blocks * sizeof(int));
+        g->nblocks = (int)blocks;
+        for (int i = 0; i < g->nblocks; i++) g->perm[i] = i;
+        unsigned s = 12345;
+        for (int i = g->nblocks - 1; i > 0; i--) {
+            s = s * 1103515245u + 12345u;
+            int j = (int)((s >> 8) % (unsigned)(i + 1)), x = g->perm[i];
+            g->perm[i] = g->perm[j];
+            g->perm[j] = x;
+        }
+    }
+    return 0;
+}
+
+/* Time n back-to-back runs of one attention call; seconds in *sec (all n together). */
+static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only, double n, double *sec)
+{
+    pool_t *p = &g->pool_eng;
+    int route, flags = 0;
+    switch (c->route) {
+    case ROUTE_DECODE_XQA: route = ATTN_DECODE_XQA; break;
+    case ROUTE_DECODE_SCALAR: route = ATTN_DECODE_SCALAR; break;
+    case ROUTE_PREFILL_BM32: route = ATTN_PREFILL_FAST; break;
+    case ROUTE_FP8_BRIDGE:
+        route = expand_only ? ATTN_FP8_EXPAND : ATTN_PREFILL_FAST;
+        if (!expand_only) p = &g->pool16;
+        break;
+    default: route = c->variant == VAR_BM16_BN128 ? ATTN_PREFILL_LOWSMEM : ATTN_PREFILL_GENERIC;
+    }
+    if (route == ATTN_PREFILL_FAST && p->kv.page != 784) flags |= ATTN_F_ANY_PAGE;
+    int pg = p->kv.page, rows = c->nseg, maxp = 0;
+    for (int i = 0; i < rows; i++) {
+        int np = (int)((c->segs[i].seq_len + pg - 1) / pg);
+        if (np > maxp) maxp = np;
+    }
+    if (maxp > g->nblocks) {
+        snprintf(cm->err, sizeof cm->err, "a row of %ld tokens needs more than the pool's %d blocks",
+                 (long)c->segs[0].seq_len, g->nblocks);
+        return -1;
+    }
+    int *ql = (int *)malloc(rows * sizeof(int)), *sl = (int *)malloc(rows * sizeof(int));
+    int *bt = (int *)malloc((size_t)rows * maxp * sizeof(int));
+    long totq = 0;
+    for (int i = 0; i < rows; i++) {
+        ql[i] = c->segs[i].q;
+        sl[i] = (int)c->segs[i].seq_len;
+        totq += ql[i];
+        /* request r's page j is block perm[(r * 337 + j) % nblocks]: a request's rows share pages */
+        long base = (long)(c->segs[i].req < 0 ? i : c->segs[i].req) * 337;
+        for (int j = 0; j < maxp; j++) bt[(size_t)i * maxp + j] = g->perm[(base + j) % g->nblocks] % p->kv.num_blocks;
+    }
+    attn_batch *b = attn_batch_create(&p->kv, rows, ql, sl, g->r.q_heads, bt, maxp, 7);
+    free(ql);
+    free(sl);
+    free(bt);
+    if (!b) {
+        snprintf(cm->err, sizeof cm->err, "cannot make an attention batch of %d rows", rows);
+        return -1;
+    }
+    size_t qb = (size_t)totq * g->r.q_heads * g->m->head_dim * 2;
+    if (qb > g->q_cap) {
+        cudaFree(g->q);
+        cudaFree(g->out);
+        g->q_cap = qb + qb / 2;
+        CK(cudaMalloc(&g->q, g->q_cap));
+        CK(cudaMalloc(&g->out, g->q_cap));
+        attn_fill_half_random(g->q, g->q_cap / 2, -1.f, 1.f, 3);
+    }
+    size_t need = attn_ws_bytes(route, &p->kv, b);
+    if (need > g->ws_cap) {
+        cudaFree(g->ws);
+        g->ws_cap = need + need / 4;
+        CK(cudaMalloc(&g->ws, g->ws_cap));
+    }
+    int reps = (int)lround(n);
+    int rc = 0;
+    CK(cudaEventRecord(g->e0, 0));
+    for (int k = 0; k < reps && !rc; k++)
+        rc = attn_run(route, &p->kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
+    CK(cudaEventRecord(g->e1, 0));
+    CK(cudaEventSynchronize(g->e1));
+    attn_batch_free(b);
+    if (rc) {
+        snprintf(cm->err, sizeof cm->err, "%s: %s", attn_route_name(route), attn_strerror(rc));
+        return -1;
+    }
+    float ms;
+    CK(cudaEventElapsedTime(&ms, g->e0, g->e1));
+    *sec = ms * 1e-3;
+    return 0;
+}
+
+static int run_job(cost_model_t *cm, gm_t *g, calib_job_t *j, double n, double *sec)
+{
+    int rc = g->t->prepare(g->t, j);
+    if (rc) {
+        snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err[0] ? g->t->err : "prepare failed");
+        return -1;
+    }
+    double s;
+    int reps = (int)lround(n);
+    if (g->t->run(g->t, j, reps, &s)) {
+        snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err);
+        return -1;
+    }
+    *sec = s * reps;
+    return 0;
+}
+
+typedef struct {
+    cost_model_t *cm;
+    cost_breakdown_t *o;
+    const cost_breakdown_t *pred;
+} gm_ctx_t;
+
+static int gm_item(void *vctx, const cost_item_t *it)
+{
+    gm_ctx_t *x = (gm_ctx_t *)vctx;
+    cost_model_t *cm = x->cm;
+    gm_t *g = (gm_t *)cm->impl;
+    double sec = 0;
+    calib_job_t j;
+    memset(&j, 0, sizeof j);
+    switch (it->kind) {
+    case CI_ATTN: if (run_attn(cm, g, it->call, 0, it->count, &sec) < 0) return -1; break;
+    case CI_BRIDGE: if (run_attn(cm, g, it->call, 1, it->count, &sec) < 0) return -1; break;
+    case CI_GEMM:
+        j.kernel = CK_GEMM;
+        j.m = (long)it->m; j.n = (long)it->n; j.k = (long)it->k;
+        if (run_job(cm, g, &j, it->count, &sec) < 0) return -1;
+        break;
+    case CI_GDN:
+        j.kernel = CK_GDN;
+        j.tokens = (long)it->tokens;
+        j.seqs = (int)it->seqs;
+        if (run_job(cm, g, &j, it->count, &sec) < 0) return -1;
+        break;
+    case CI_ELEM:
+        j.kernel = CK_ELEM;
+        j.tokens = (long)it->tokens;
+        if (run_job(cm, g, &j, it->count, &sec) < 0) return -1;
+        break;
+    case CI_ALLREDUCE: break;           /* one GPU: the profile's all-reduce is added per step */
+    case CI_STEP: sec = x->pred ? x->pred->overhead : 0; break;
+    }
+    cost_breakdown_add(x->o, it, sec);
+    return 0;
+}
+
+static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
+{
+    gm_t *g = (gm_t *)cm->impl;
+    cost_breakdown_t pb;
+    memset(&pb, 0, sizeof pb);
+    if (g->pred && g->pred->step(g->pred, in, &pb) < 0) {
+        snprintf(cm->err, sizeof cm->err, "prediction: %s", g->pred->err);
+        return -1;
+    }
+    memset(o, 0, sizeof *o);
+    gm_ctx_t x = { cm, o, g->pred ? &pb : NULL };
+    if (cost_enumerate(g->m, &g->r, in, gm_item, &x) < 0) return -1;
+    if (pb.allreduce > 0) {            /* TP > 1 on one GPU: the profile's all-reduce */
+        o->allreduce += pb.allreduce;
+        o->total += pb.allreduce;
+    }
+    if (g->nrec == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 256;
+        g->rec = (replay_rec_t *)realloc(g->rec, g->cap * sizeof *g->rec);
+    }
+    replay_rec_t *r = &g->rec[g->nrec++];
+    r->no = g->nrec;
+    r->type = in->rows == in->decode_rows ? STEP_DECODE_ONLY : in->decode_rows == 0 ? STEP_PREFILL_ONLY : STEP_MIXED;
+    r->predicted = pb.total;
+    r->measured = o->total;
+    r->pred_attn = pb.attn;
+    r->meas_attn = o->attn;
+    return 0;
+}
+
+static void gm_destroy(cost_model_t *cm)
+{
+    gm_t *g = (gm_t *)cm->impl;
+    if (g->pool_eng.ok) attn_kv_free(&g->pool_eng.kv);
+    if (g->pool16.ok) attn_kv_free(&g->pool16.kv);
+    cudaFree(g->q);
+    cudaFree(g->out);
+    cudaFree(g->ws);
+    if (g->t) g->t->destroy(g->t);
+    free(g->perm);
+    free(g->rec);
+    free(g);
+    free(cm);
+}
+
+extern "C" const replay_rec_t *replay_records(const cost_model_t *cm, long *n)
+{
+    const gm_t *g = (const gm_t *)cm->impl;
+    *n = g->nrec;
+    return g->rec;
+}
+
+extern "C" cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,
+                                        char err[COST_ERR_MAX])
+{
+    cost_model_t *cm = (cost_model_t *)calloc(1, sizeof *cm);
+    gm_t *g = (gm_t *)calloc(1, sizeof *g);
+    char terr[256];
+    if (!cm || !g) {
+        snprintf(err, COST_ERR_MAX, "out of memory");
+        return NULL;
+    }
+    cm->impl = g;
+    cm->name = "gpu";
+    cm->step = gm_step;
+    cm->destroy = gm_destroy;
+    g->m = m;
+    g->page = page;
+    g->kv_fp8 = kv_fp8;
+    g->pred = pred;
+    if (model_rank(m, tp, &g->r) < 0) {
+        snprintf(err, COST_ERR_MAX, "tensor_parallel_size %d does not divide the model's heads", tp);
+        gm_destroy(cm);
+        return NULL;
+    }
+    if (!attn_gpu_available()) {
+        snprintf(err, COST_ERR_MAX, "no CUDA device: the GPU replay needs one");
+        gm_destroy(cm);
+        return NULL;
+    }
+    g->t = calib_gpu_timer_new(terr);
+    if (!g->t || g->t->setup(g->t, m, &g->r) < 0) {
+        snprintf(err, COST_ERR_MAX, "GPU timer: %s", g->t ? g->t->err : terr);
+        gm_destroy(cm);
+        return NULL;
+    }
+    if (cudaEventCreate(&g->e0) != cudaSuccess || cudaEventCreate(&g->e1) != cudaSuccess
+        || pool_make(cm, g, &g->pool_eng, kv_fp8 ? ATTN_FP8_E5M2 : ATTN_FP16, page) < 0
+        || (kv_fp8 && pool_make(cm, g, &g->pool16, ATTN_FP16, 784) < 0)) {
+        snprintf(err, COST_ERR_MAX, "%s", cm->err[0] ? cm->err : "CUDA events");
+        gm_destroy(cm);
+        return NULL;
+    }
+    return cm;
+}
+
+/* ---- bin/pacesim-gpu ------------------------------------------------------------ */
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int run_one(const scenario_t *s, const profile_t *p, int gpu, cost_model_t **gm_out, engine_t *e,
+                   char *err, size_t errn)
+{
+    char cerr[COST_ERR_MAX];
+    cost_model_t *pm = cost_profile_new(p, &s->model, s->engine.tensor_parallel_size, cerr);
+    if (!pm) {
+        snprintf(err, errn, "%s", cerr);
+        return -1;
+    }
+    cost_model_t *cm = pm;
+    if (gpu) {
+        int kvb = s->engine.kv_cache_dtype == KV_FP8_E5M2 ? 1 : 2;
+        int K = s->engine.spec_mtp ? s->engine.num_speculative_tokens : 0;
+        int page = s->engine.block_size > 0 ? s->engine.block_size
+                                            : model_block_size(&s->model, s->engine.tensor_parallel_size, kvb, K);
+        cm = replay_gpu_new(&s->model, s->engine.tensor_parallel_size, page, kvb == 1, pm, cerr);
+        if (!cm) {
+            snprintf(err, errn, "%s", cerr);
+            cost_free(pm);
+            return -1;
+        }
+        *gm_out = cm;
+    }
+    if (engine_init(e, s, cm, p) < 0 || engine_run(e) < 0) {
+        snprintf(err, errn, "%s", e->err);
+        return -1;
+    }
+    if (!gpu) cost_free(pm);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *file = NULL, *steps = NULL, *sets[64];
+    int ns = 0;
+    if (argc < 3 || strcmp(argv[1], "replay")) {
+        fprintf(stderr, "usage: pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv]\n");
+        return 2;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--set") && i + 1 < argc && ns < 64) sets[ns++] = argv[++i];
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = argv[++i];
+        else if (!strcmp(argv[i], "--gpu")) continue;
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "pacesim-gpu: unknown option %s\n", argv[i]);
+            return 2;
+        } else file = argv[i];
+    }
+    if (!file) {
+        fprintf(stderr, "pacesim-gpu: no scenario\n");
+        return 2;
+    }
+    scenario_t s;
+    profile_t p;
+    char err[2048];
+    if (scn_load(file, sets, ns, &s, err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    if (!s.profile_path[0] || prof_load(s.profile_path, &p, err) < 0) {
+        fprintf(stderr, "%s\n", s.profile_path[0] ? err : "replay needs a profile (the prediction)");
+        return 2;
+    }
+    engine_t ep, eg;
+    cost_model_t *gm = NULL;
+    if (run_one(&s, &p, 0, NULL, &ep, err, sizeof err) < 0 || run_one(&s, &p, 1, &gm, &eg, err, sizeof err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    long n;
+    const replay_rec_t *rec = replay_records(gm, &n);
+    FILE *f = steps ? fopen(steps, "w") : NULL;
+    if (f) fprintf(f, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s\n");
+    static const char *const tname[] = { "any", "decode", "mixed", "prefill" };
+    printf("== replay %s  (%s, profile %s)\n", s.name, file, p.gpu);
+    printf("   %-10s %6s %14s %14s %10s %10s\n", "step type", "steps", "predicted s", "measured s", "median err",
+           "max err");
+    for (int ty = 1; ty <= 3; ty++) {
+        double *e = (double *)malloc((n + 1) * sizeof(double)), sp = 0, sm = 0;
+        int k = 0;
+        for (long i = 0; i < n; i++) {
+            if (rec[i].type != ty) continue;
+            e[k++] = fabs(rec[i].predicted / rec[i].measured - 1);
+            sp += rec[i].predicted;
+            sm += rec[i].measured;
+        }
+        if (k) {
+            qsort(e, k, sizeof *e, cmp_d);
+            printf("   %-10s %6d %14.4f %14.4f %9.1f%% %9.1f%%\n", tname[ty], k, sp, sm, 100 * e[k / 2],
+                   100 * e[k - 1]);
+        }
+        free(e);
+    }
+    for (long i = 0; f && i < n; i++)
+        fprintf(f, "%ld,%s,%.9g,%.9g,%.9g,%.9g\n", rec[i].no, tname[rec[i].type], rec[i].predicted, rec[i].measured,
+                rec[i].pred_attn, rec[i].meas_attn);
+    if (f) fclose(f);
+    printf("   %-18s %14s %14s %9s\n", "window", "predicted", "measured", "error");
+    for (int i = 0; i < s.n_windows; i++) {
+        double a = ep.win[i].value, b = eg.win[i].value;
+        printf("   %-18s %14.4f %14.4f %+8.1f%%\n", s.windows[i].name, a, b, b != 0 ? 100 * (a / b - 1) : 0.0);
+    }
+    printf("   steps %ld / %ld (profile run / GPU run)\n", ep.sum.steps, eg.sum.steps);
+    engine_free(&ep);
+    engine_free(&eg);
+    cost_free(gm);
+    prof_free(&p);
+    scn_free(&s);
+    return 0;
+}
