@@ -7,7 +7,7 @@ NVCC      ?= nvcc
 NVCCFLAGS ?= -O3 -arch=$(CUDA_ARCH) -lineinfo
 SAN       ?=
 # Debian packages the build and tests need; `make setup` installs what is missing.
-DEB_PKGS  := libgsl-dev libyaml-dev check pkg-config
+DEB_PKGS  := libgsl-dev libyaml-dev check pkg-config parallel
 PLOT_PKGS := gnuplot-nox
 
 # ---------------------------------------------------------------------------

@@ -71,3 +71,8 @@ bench-sim: bin/bench bin/gen_trace
 	  END { a = r["$(BENCH_DIR)/t100k.txt"]; b = r["$(BENCH_DIR)/t1m.txt"]; \
 	        printf "memory: peak RSS %.1f MiB (100K trace requests) vs %.1f MiB (1M): ratio %.2f\n", a, b, b / a }' \
 	  $(BENCH_DIR)/t100k.txt $(BENCH_DIR)/t1m.txt
+
+# -- sweeps and traces (sim/sweep.c, sim/trace.c): the sweep's thread pool uses pthreads;
+# GNU parallel (DEB_PKGS) runs `pacesim points` in sweep_parallel.sh.
+LIBS += -lpthread
+EXTRA_TESTS += tests/sweep_parallel.sh tests/trace_check.sh

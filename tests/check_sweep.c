@@ -1,0 +1,395 @@
+/* check_sweep: value lists and ranges, the point product, byte-identical output for
+ * every -j, per-point runs merged back into the sweep's CSV, the objective, and the
+ * trace's JSON string escaping.  Run from the repository root. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sweep.h"
+#include "trace.h"
+
+#define F_NOMTP "scenarios/v100-fp16-nomtp-b16k-baseline.yaml"
+#define F_MTP "scenarios/v100-fp16-mtp4-b16k-pdr.yaml"
+#define PACE "env.VLLM_1CAT_PREFILL_PACE_STEPS"
+
+/* ---- value lists: input -> values joined by '|', or NULL = error ---------------- */
+static const struct {
+    const char *in, *want;
+} lists[] = {
+    { "4", "4" },
+    { "0,1,2", "0|1|2" },
+    { "1..5", "1|2|3|4|5" },
+    { "1..16:4", "1|5|9|13" },
+    { "1..16:5", "1|6|11|16" },
+    { "0..16:8", "0|8|16" },
+    { "5..1", "5|4|3|2|1" },
+    { "10..0:4", "10|6|2" },
+    { "-2..2:2", "-2|0|2" },
+    { "3..3", "3" },
+    { "0,2..4,8", "0|2|3|4|8" },
+    { "fp16,fp8_e5m2", "fp16|fp8_e5m2" },
+    { "../a.yaml", "../a.yaml" },          /* ".." without integer ends is a literal */
+    { "a..b", "a..b" },
+    { "1.5..3", "1.5..3" },
+    { "0.5,1.25", "0.5|1.25" },
+    { "", NULL },
+    { "1,,2", NULL },
+    { "1,", NULL },
+    { ",1", NULL },
+    { "1..4:0", NULL },
+    { "1..4:-1", NULL },
+    { "1..4:x", NULL },
+    { "0..100000000", NULL },
+};
+
+START_TEST(value_lists)
+{
+    char **v = NULL;
+    int n = 0;
+    char err[SWEEP_ERR_MAX] = "";
+    int rc = sweep_values(lists[_i].in, &v, &n, err, sizeof err);
+    if (!lists[_i].want) {
+        ck_assert_msg(rc < 0, "\"%s\" should be rejected", lists[_i].in);
+        ck_assert_msg(err[0], "\"%s\": no message", lists[_i].in);
+        return;
+    }
+    ck_assert_msg(rc == 0, "\"%s\": %s", lists[_i].in, err);
+    char got[512] = "";
+    for (int i = 0; i < n; i++) {
+        if (i) strcat(got, "|");
+        strcat(got, v[i]);
+    }
+    ck_assert_str_eq(got, lists[_i].want);
+    sweep_free_values(v, n);
+}
+END_TEST
+
+START_TEST(axes_and_points)
+{
+    sweep_t sw = { 0 };
+    char err[SWEEP_ERR_MAX];
+    ck_assert_int_eq(sweep_npoints(&sw), 1);
+    ck_assert_int_eq(sweep_add(&sw, "a.b=1..3", err, sizeof err), 0);
+    ck_assert_int_eq(sweep_add(&sw, "c=x,y", err, sizeof err), 0);
+    ck_assert_int_lt(sweep_add(&sw, "a.b=4", err, sizeof err), 0);      /* swept twice */
+    ck_assert_ptr_nonnull(strstr(err, "already swept"));
+    ck_assert_int_lt(sweep_add(&sw, "novalue", err, sizeof err), 0);
+    ck_assert_int_lt(sweep_add(&sw, "=1,2", err, sizeof err), 0);
+    ck_assert_int_lt(sweep_add(&sw, "k=1..2:0", err, sizeof err), 0);
+    ck_assert_int_eq(sw.naxes, 2);
+    ck_assert_int_eq(sweep_npoints(&sw), 6);
+    /* the first axis is the outer loop */
+    static const int want[6][2] = { { 0, 0 }, { 0, 1 }, { 1, 0 }, { 1, 1 }, { 2, 0 }, { 2, 1 } };
+    for (long p = 0; p < 6; p++) {
+        int sel[2];
+        sweep_point(&sw, p, sel);
+        ck_assert_int_eq(sel[0], want[p][0]);
+        ck_assert_int_eq(sel[1], want[p][1]);
+    }
+    sweep_free(&sw);
+    ck_assert_int_eq(sw.naxes, 0);
+}
+END_TEST
+
+/* ---- running: everything a run writes, as strings ------------------------------- */
+typedef struct outs {
+    char *table, *csv, *steps, *err, *best;
+    size_t nt, nc, ns, ne, nb;
+    int rc;
+} outs_t;
+
+static void run_sweep(outs_t *o, const char *const *files, int nf, const sweep_t *sw, int jobs, long base,
+                      const char *objective, const char *const *cons, int ncons)
+{
+    memset(o, 0, sizeof *o);
+    FILE *t = open_memstream(&o->table, &o->nt), *c = open_memstream(&o->csv, &o->nc);
+    FILE *s = open_memstream(&o->steps, &o->ns), *e = open_memstream(&o->err, &o->ne);
+    FILE *b = open_memstream(&o->best, &o->nb);
+    ck_assert(t && c && s && e && b);
+    static const char *const sets[] = { "stop.max_time_s=3600" };
+    sweep_cfg_t cfg = { .files = files, .nfiles = nf, .sets = sets, .nsets = 1, .sw = sw, .point_base = base,
+                        .jobs = jobs, .table = t, .csv = c, .steps = s, .err = e, .best = b,
+                        .objective = objective, .constraints = cons, .nconstraints = ncons };
+    o->rc = sweep_run(&cfg);
+    fclose(t);
+    fclose(c);
+    fclose(s);
+    fclose(e);
+    fclose(b);
+}
+
+static void outs_free(outs_t *o)
+{
+    free(o->table);
+    free(o->csv);
+    free(o->steps);
+    free(o->err);
+    free(o->best);
+}
+
+static void mk_sweep(sweep_t *sw, const char *a, const char *b)
+{
+    char err[SWEEP_ERR_MAX];
+    memset(sw, 0, sizeof *sw);
+    ck_assert_msg(sweep_add(sw, a, err, sizeof err) == 0, "%s", err);
+    if (b) ck_assert_msg(sweep_add(sw, b, err, sizeof err) == 0, "%s", err);
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+START_TEST(jobs_identical)
+{
+    static const char *const files[] = { F_NOMTP, F_MTP };
+    sweep_t sw;
+    /* "x" is not an integer: those points fail, and their errors must come out in order too */
+    mk_sweep(&sw, PACE "=0,2,4,x,8", "env.VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q=8,16");
+    outs_t one, many;
+    run_sweep(&one, files, 2, &sw, 1, 0, NULL, NULL, 0);
+    ck_assert_int_eq(one.rc, 2);
+    ck_assert_int_eq(count_lines(one.csv), 1 + 2 * 4 * 2);     /* header + good points */
+    ck_assert_int_eq(count_lines(one.err), 2 * 1 * 2);         /* the x points */
+    ck_assert_ptr_nonnull(strstr(one.err, "point 6 (" PACE "=x env.VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q=8): "));
+    ck_assert_ptr_nonnull(strstr(one.csv, "point," PACE ",env.VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q,scenario,file,"));
+    ck_assert_ptr_nonnull(strstr(one.csv, "\n19,8,16,"));
+    ck_assert_ptr_nonnull(strstr(one.table, "-- point 19: " PACE "=8 env.VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q=16\n"));
+    ck_assert_int_gt((int)one.ns, 1000);
+    for (int jobs = 2; jobs <= 16; jobs *= 2) {
+        run_sweep(&many, files, 2, &sw, jobs, 0, NULL, NULL, 0);
+        ck_assert_int_eq(many.rc, one.rc);
+        ck_assert_msg(one.nt == many.nt && !memcmp(one.table, many.table, one.nt), "-j %d: tables differ", jobs);
+        ck_assert_msg(one.nc == many.nc && !memcmp(one.csv, many.csv, one.nc), "-j %d: CSVs differ", jobs);
+        ck_assert_msg(one.ns == many.ns && !memcmp(one.steps, many.steps, one.ns), "-j %d: steps differ", jobs);
+        ck_assert_msg(one.ne == many.ne && !memcmp(one.err, many.err, one.ne), "-j %d: errors differ", jobs);
+        outs_free(&many);
+    }
+    outs_free(&one);
+    sweep_free(&sw);
+}
+END_TEST
+
+START_TEST(plain_runs_unchanged)
+{
+    /* no sweep: the CSV is runner's, one row per file, no point column */
+    static const char *const files[] = { F_NOMTP, F_MTP };
+    outs_t o;
+    run_sweep(&o, files, 2, NULL, 2, 0, NULL, NULL, 0);
+    ck_assert_int_eq(o.rc, 0);
+    ck_assert_int_eq(strncmp(o.csv, "scenario,file,", 14), 0);
+    ck_assert_int_eq(count_lines(o.csv), 3);
+    ck_assert_ptr_null(strstr(o.table, "-- point"));
+    outs_free(&o);
+}
+END_TEST
+
+/* Every point run alone (as `pacesim points` prints it: one file, the point's values
+ * as one-value sweeps, its index as the base), merged in scrambled order, gives the
+ * sweep's CSV byte for byte. */
+START_TEST(merge_equals_sweep)
+{
+    static const char *const files[] = { F_NOMTP, F_MTP };
+    static const char *const paces[] = { "0", "3", "6" };
+    static const char *const qs[] = { "8", "16" };
+    sweep_t sw;
+    mk_sweep(&sw, PACE "=0,3,6", "env.VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q=8,16");
+    outs_t all;
+    run_sweep(&all, files, 2, &sw, 2, 0, NULL, NULL, 0);
+    ck_assert_int_eq(all.rc, 0);
+    char dir[] = "/tmp/check_sweep.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char paths[12][128];
+    const char *order[12];
+    for (int j = 0; j < 12; j++) {
+        int f = j / 6, p = j % 6;
+        char a[128], b[128];
+        snprintf(a, sizeof a, PACE "=%s", paces[p / 2]);
+        snprintf(b, sizeof b, "env.VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q=%s", qs[p % 2]);
+        sweep_t one;
+        mk_sweep(&one, a, b);
+        outs_t o;
+        run_sweep(&o, &files[f], 1, &one, 1, j, NULL, NULL, 0);
+        ck_assert_int_eq(o.rc, 0);
+        snprintf(paths[j], sizeof paths[j], "%s/point-%04d.csv", dir, j);
+        FILE *w = fopen(paths[j], "w");
+        ck_assert_ptr_nonnull(w);
+        fwrite(o.csv, 1, o.nc, w);
+        ck_assert_int_eq(fclose(w), 0);
+        outs_free(&o);
+        sweep_free(&one);
+        order[(j * 5) % 12] = paths[j];            /* scrambled: merge sorts by point */
+    }
+    char *m = NULL;
+    size_t nm = 0;
+    FILE *mf = open_memstream(&m, &nm);
+    ck_assert_int_eq(sweep_merge(order, 12, mf, stderr), 0);
+    fclose(mf);
+    ck_assert_msg(nm == all.nc && !memcmp(m, all.csv, nm), "merged CSV differs from the sweep's:\n%s\n--\n%s", m,
+                  all.csv);
+    free(m);
+    /* a header that differs is refused; an empty file (failed point) is skipped, rc 1 */
+    FILE *w = fopen(paths[0], "w");
+    fputs("point,other\n0,1\n", w);
+    fclose(w);
+    mf = open_memstream(&m, &nm);
+    ck_assert_int_eq(sweep_merge(order, 12, mf, fopen("/dev/null", "w")), 2);
+    fclose(mf);
+    free(m);
+    w = fopen(paths[0], "w");
+    fclose(w);
+    mf = open_memstream(&m, &nm);
+    ck_assert_int_eq(sweep_merge(order, 12, mf, fopen("/dev/null", "w")), 1);
+    fclose(mf);
+    ck_assert_int_eq(count_lines(m), 12);
+    free(m);
+    for (int j = 0; j < 12; j++) unlink(paths[j]);
+    rmdir(dir);
+    outs_free(&all);
+    sweep_free(&sw);
+}
+END_TEST
+
+/* ---- the objective -------------------------------------------------------------- */
+static const char *const csv_lines[] = {
+    "point,k,scenario,file,a,b,a\n",
+    "0,0,s,f1,9,10.0,1.0\n",        /* base of f1: b = 10 */
+    "1,1,s,f1,9,10.5,2.0\n",
+    "2,2,s,f1,9,11.0,3.0\n",        /* b = 1.10 * base exactly: allowed by <= */
+    "3,3,s,f1,9,11.5,9.0\n",        /* too slow */
+    "4,4,s,f1,9,,9.5\n",            /* b n/a: never wins */
+    "5,0,s,f2,9,20.0,5.0\n",        /* base of f2 */
+    "6,1,s,f2,9,30.0,6.0\n",
+    "7,2,s,f2,9,21.0,5.0\n",        /* ties with the base: the first one stays */
+};
+
+static char *best_of(const char *obj, const char *const *cons, int nc)
+{
+    char err[SWEEP_ERR_MAX];
+    sweep_best_t *b = sweep_best_new(obj, cons, nc, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    ck_assert_msg(sweep_best_header(b, csv_lines[0], err, sizeof err) == 0, "%s", err);
+    for (size_t i = 1; i < sizeof csv_lines / sizeof csv_lines[0]; i++) sweep_best_row(b, csv_lines[i]);
+    char *s = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&s, &n);
+    sweep_best_report(b, f);
+    fclose(f);
+    sweep_best_free(b);
+    return s;
+}
+
+START_TEST(objective)
+{
+    const char *c1[] = { "b<=1.10*base" };
+    char *s = best_of("max:a", c1, 1);      /* "a" twice: the last column counts */
+    ck_assert_msg(strstr(s, "f1: best point 2 k=2  a=3  b=11 (<= 11)"), "%s", s);
+    ck_assert_msg(strstr(s, "f2: best point 5 k=0  a=5  b=20 (<= 22)"), "%s", s);
+    free(s);
+    const char *c2[] = { "b < base*1.06" };
+    s = best_of("max:a", c2, 1);
+    ck_assert_msg(strstr(s, "f1: best point 1 k=1  a=2"), "%s", s);
+    free(s);
+    const char *c3[] = { "b>=base+1", "b<=25" };
+    s = best_of("min:a", c3, 2);
+    ck_assert_msg(strstr(s, "f1: best point 2 k=2  a=3"), "%s", s);
+    ck_assert_msg(strstr(s, "f2: best point 7 k=2  a=5"), "%s", s);
+    free(s);
+    const char *c4[] = { "b<5" };
+    s = best_of("max:a", c4, 1);
+    ck_assert_msg(strstr(s, "f1: no point satisfies the constraints"), "%s", s);
+    free(s);
+    s = best_of("max:a", NULL, 0);
+    ck_assert_msg(strstr(s, "f1: best point 4 k=4  a=9.5"), "%s", s);
+    free(s);
+}
+END_TEST
+
+static const char *const bad_obj[][2] = {
+    { "maximise:a", NULL }, { "max:", NULL }, { "max:a", "b" }, { "max:a", "<=3" }, { "max:a", "b<=" },
+    { "max:a", "b<=x" }, { "max:a", "b<=2*bas" }, { "max:a", "b<=base*" }, { "max:a", "b<=base/2" },
+};
+
+START_TEST(objective_bad)
+{
+    char err[SWEEP_ERR_MAX] = "";
+    const char *c = bad_obj[_i][1];
+    sweep_best_t *b = sweep_best_new(bad_obj[_i][0], c ? &c : NULL, c ? 1 : 0, err, sizeof err);
+    ck_assert_msg(b == NULL, "%s %s: accepted", bad_obj[_i][0], c ? c : "");
+    ck_assert(err[0]);
+    /* an unknown column is found at the header */
+    const char *ok = "zz<=base";
+    b = sweep_best_new("max:a", &ok, 1, err, sizeof err);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_lt(sweep_best_header(b, csv_lines[0], err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(err, "zz"));
+    sweep_best_free(b);
+}
+END_TEST
+
+START_TEST(live_objective)
+{
+    static const char *const files[] = { F_NOMTP };
+    sweep_t sw;
+    mk_sweep(&sw, PACE "=0,2,4,8,16", NULL);
+    const char *c[] = { "b_prefill_s<=1.10*base" };
+    outs_t o;
+    run_sweep(&o, files, 1, &sw, 2, 0, "max:a_tok_s", c, 1);
+    ck_assert_int_eq(o.rc, 0);
+    /* pacing trades B's prefill time for A's rate: the winner is the last point within 10% */
+    ck_assert_msg(strstr(o.best, F_NOMTP ": best point 2 " PACE "=4  a_tok_s="), "%s", o.best);
+    outs_free(&o);
+    run_sweep(&o, files, 1, &sw, 2, 0, "max:no_such_column", NULL, 0);
+    ck_assert_int_eq(o.rc, 2);
+    ck_assert_ptr_nonnull(strstr(o.err, "no_such_column"));
+    outs_free(&o);
+    sweep_free(&sw);
+}
+END_TEST
+
+START_TEST(json_strings)
+{
+    char *s = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&s, &n);
+    trace_json_str(f, "a\"b\\c\nd\te\x01" "f/\x7f");
+    fclose(f);
+    ck_assert_str_eq(s, "\"a\\\"b\\\\c\\nd\\te\\u0001f/\\u007f\"");
+    free(s);
+}
+END_TEST
+
+static Suite *sweep_suite(void)
+{
+    Suite *s = suite_create("sweep");
+    TCase *tv = tcase_create("values");
+    tcase_add_loop_test(tv, value_lists, 0, (int)(sizeof lists / sizeof lists[0]));
+    tcase_add_test(tv, axes_and_points);
+    suite_add_tcase(s, tv);
+    TCase *tr = tcase_create("runs");
+    tcase_set_timeout(tr, 60);
+    tcase_add_test(tr, jobs_identical);
+    tcase_add_test(tr, plain_runs_unchanged);
+    tcase_add_test(tr, merge_equals_sweep);
+    tcase_add_test(tr, live_objective);
+    suite_add_tcase(s, tr);
+    TCase *to = tcase_create("objective");
+    tcase_add_test(to, objective);
+    tcase_add_loop_test(to, objective_bad, 0, (int)(sizeof bad_obj / sizeof bad_obj[0]));
+    tcase_add_test(to, json_strings);
+    suite_add_tcase(s, to);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(sweep_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,54 @@
+#!/bin/sh
+# trace_check: --trace writes valid Chrome Trace Event JSON with one engine slice per
+# step, the request phases of the reference experiment, chunks nested in their prefill,
+# and strings escaped.  Run from the repository root; needs python3 (skips without it).
+set -u
+PACESIM=${PACESIM:-./bin/pacesim}
+S=scenarios/v100-fp16-nomtp-b16k-baseline.yaml
+tmp=$(mktemp -d /tmp/trace_check.XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+if ! command -v python3 >/dev/null 2>&1; then echo "  SKIP python3 not found"; exit 0; fi
+fail=0
+for pace in 0 4; do
+  $PACESIM run $S --set env.VLLM_1CAT_PREFILL_PACE_STEPS=$pace --set 'name=a "quoted"\name' \
+    --trace "$tmp/t$pace.json" --csv "$tmp/r$pace.csv" --quiet || { echo "  FAIL run exit $?"; fail=1; continue; }
+  python3 -m json.tool "$tmp/t$pace.json" > /dev/null || { echo "  FAIL pace $pace: invalid JSON"; fail=1; continue; }
+  python3 - "$tmp/t$pace.json" "$tmp/r$pace.csv" "$pace" <<'PY' || fail=1
+import csv, json, math, sys
+tr = json.load(open(sys.argv[1]))
+row = list(csv.DictReader(open(sys.argv[2])))[0]
+pace = sys.argv[3]
+ev = tr["traceEvents"]
+bad = []
+def check(cond, what):
+    print(("  ok   " if cond else "  FAIL ") + "pace %s: %s" % (pace, what))
+    if not cond: bad.append(what)
+names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+proc = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"]
+check(proc == ['a "quoted"\\name'], "process name escaped and read back")
+steps = [e for e in ev if e["ph"] == "X" and e["tid"] == 0]
+check(len(steps) == int(row["steps"]), "%d engine slices == steps %s" % (len(steps), row["steps"]))
+check(sum(e["name"] == "mixed" for e in steps) == int(row["mixed_steps"]), "mixed slices == mixed steps")
+check(all(e["args"]["rows"] == len(e["args"]["detail"]) for e in steps), "rows == len(detail) in every step")
+check(all(abs(e["dur"] - 1e6 * e["args"]["cost"]["total_s"]) < 1e-2 for e in steps), "step dur == cost total")
+check(sum(e["ph"] == "C" for e in ev) == len(steps), "one counter per step")
+b = [t for t, n in names.items() if n == "B"]
+check(len(b) == 1, "one track named B")
+tid = b[0] if b else -1
+sl = lambda n: [e for e in ev if e["ph"] == "X" and e["tid"] == tid and e["name"] == n]
+chunks, pre = sl("chunk"), sl("prefill")
+check(len(sl("queued")) == 1 and len(pre) == 1 and len(sl("decode")) == 1, "B: queued, prefill, decode once each")
+check(len(chunks) == math.ceil(16384 / 784), "B: %d chunks == ceil(16384/784)" % len(chunks))
+check(sum(c["args"]["q"] for c in chunks) == 16384, "B: chunk q sum to the prompt")
+if pre:
+    p = pre[0]
+    check(all(p["ts"] <= c["ts"] and c["ts"] + c["dur"] <= p["ts"] + p["dur"] + 1e-9 for c in chunks), "chunks nest in prefill")
+    check(abs(p["dur"] / 1e6 - float(row["b_prefill_s"])) < 1e-3, "prefill slice == b_prefill_s")
+sys.exit(1 if bad else 0)
+PY
+done
+# a trace of a failing run is still valid JSON
+$PACESIM run $S --set stop.max_time_s=5 --trace "$tmp/short.json" --quiet >/dev/null 2>&1
+python3 -m json.tool "$tmp/short.json" > /dev/null && echo "  ok   trace of a run stopped early is valid JSON" \
+  || { echo "  FAIL trace of a stopped run"; fail=1; }
+exit $fail
