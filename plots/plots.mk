@@ -1,0 +1,45 @@
+# plots.mk -- `make plots`: the pacing trade-off of the V100 reference experiment, its
+# Pareto frontier and per-step timelines, drawn with gnuplot from pacesim's CSVs into
+# plots/out/ (git-ignored) as PNG and SVG.  Included by the top Makefile.
+#   make plots                 everything below
+#   make plots-readme          refresh the one committed image, plots/tradeoff-v100-b16k.png
+PLOT_OUT  := plots/out
+GNUPLOT   ?= gnuplot
+# every configuration of the B=16K experiment except the fixed-pace files (pacing is swept)
+PLOT_SCN  := $(filter-out %-pace4.yaml %-pace8.yaml,$(sort $(wildcard scenarios/v100-*-b16k-*.yaml)))
+PLOT_PACE := 0,1,2,3,4,6,8,12,16
+PLOT_SWEEP := $(PLOT_OUT)/sweep-v100-b16k.csv
+PLOT_FRONT := $(PLOT_OUT)/pareto-v100-b16k.csv
+# timelines: fp16 no MTP, baseline and PREFIX_DECODE_ROWS=1, without and with pacing 4
+PLOT_TL_CFG := baseline pdr
+PLOT_TL_PACE := 0 4
+PLOT_STEPS := $(foreach c,$(PLOT_TL_CFG),$(foreach p,$(PLOT_TL_PACE),$(PLOT_OUT)/steps-fp16-nomtp-b16k-$(c)-pace$(p).csv))
+PLOT_IMGS := $(foreach x,png svg,$(PLOT_OUT)/tradeoff-v100-b16k.$(x) $(PLOT_OUT)/timeline-v100-fp16-b16k.$(x))
+
+.PHONY: plots plots-readme
+.SECONDARY: $(PLOT_STEPS)
+plots: setup-plots $(PLOT_IMGS)
+	@echo "plots: $(PLOT_IMGS)"
+
+$(PLOT_SWEEP): bin/pacesim $(PLOT_SCN)
+	@mkdir -p $(PLOT_OUT)
+	./bin/pacesim run $(PLOT_SCN) --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=$(PLOT_PACE) --csv $@ --quiet \
+	  --objective max:a_tok_s --constraint 'b_prefill_s<=1.10*base'
+
+$(PLOT_FRONT): $(PLOT_SWEEP) plots/pareto.awk
+	awk -F, -v X=b_prefill_s -v Y=a_tok_s -f plots/pareto.awk $< > $@
+
+$(PLOT_OUT)/steps-fp16-nomtp-b16k-%.csv: bin/pacesim
+	@mkdir -p $(PLOT_OUT)
+	./bin/pacesim run scenarios/v100-fp16-nomtp-b16k-$(word 1,$(subst -pace, ,$*)).yaml \
+	  --set env.VLLM_1CAT_PREFILL_PACE_STEPS=$(word 2,$(subst -pace, ,$*)) --steps $@ --quiet
+
+$(PLOT_OUT)/tradeoff-v100-b16k.%: $(PLOT_SWEEP) $(PLOT_FRONT) plots/tradeoff.gp | setup-plots
+	$(GNUPLOT) -e "csv='$(PLOT_SWEEP)'; frontier='$(PLOT_FRONT)'; out='$@'; fmt='$*'" plots/tradeoff.gp
+
+$(PLOT_OUT)/timeline-v100-fp16-b16k.%: $(PLOT_STEPS) plots/timeline.gp | setup-plots
+	$(GNUPLOT) -e "files='$(PLOT_STEPS)'; out='$@'; fmt='$*'" plots/timeline.gp
+
+# The README's image: a smaller PNG of the trade-off (the one committed generated image).
+plots-readme: $(PLOT_SWEEP) $(PLOT_FRONT) plots/tradeoff.gp | setup-plots
+	$(GNUPLOT) -e "csv='$(PLOT_SWEEP)'; frontier='$(PLOT_FRONT)'; out='plots/tradeoff-v100-b16k.png'; fmt='png'; width=900; height=600" plots/tradeoff.gp
