@@ -55,24 +55,19 @@ struct Stage {
     uint4 r[N];
 };
 
+// rows[tok]: the paged-cache row ((block * page + slot) * kv_heads + kvh) of each token of the
+// tile, or -1 past the end; computed two tiles ahead so no block-table load sits in the chain
 template <int BN, bool FP8>
-__device__ __forceinline__ void stage_load(Stage<BN, FP8> &s, const void *base, const int *bt_row,
-                                           int page, int kv_heads, int kvh, int t0, int tend) {
+__device__ __forceinline__ void stage_load(Stage<BN, FP8> &s, const void *base, const int *rows) {
     constexpr int CPT = Stage<BN, FP8>::CPT;
     constexpr int ROWB = FP8 ? ATTN_D : ATTN_D * 2; // bytes per token per head
 #pragma unroll
     for (int i = 0; i < Stage<BN, FP8>::N; i++) {
         int idx = threadIdx.x + i * ATTN_NT;
         int tok = idx / CPT, c = idx % CPT;
-        int t = t0 + tok;
-        if (t < tend) {
-            int pi = t / page;
-            int slot = t - pi * page;
-            size_t off = ((size_t)bt_row[pi] * page + slot) * kv_heads + kvh;
-            s.r[i] = __ldg((const uint4 *)((const char *)base + off * ROWB) + c);
-        } else {
-            s.r[i] = make_uint4(0, 0, 0, 0);
-        }
+        int row = rows[tok];
+        if (row >= 0) s.r[i] = __ldg((const uint4 *)((const char *)base + (size_t)row * ROWB) + c);
+        else s.r[i] = make_uint4(0, 0, 0, 0);
     }
 }
 
@@ -116,7 +111,8 @@ struct Smem {
     static constexpr int S = V + BN * LDK * 2;
     static constexpr int P = S + MR * LDS * 4;
     static constexpr int ROW = P + MR * LDP * 2;        // m, l, alpha (float), pos (int)
-    static constexpr int BYTES = ROW + MR * 16;
+    static constexpr int OFF = ROW + MR * 16;            // token rows of two tiles (int)
+    static constexpr int BYTES = OFF + 2 * BN * 4;
     static_assert(MR * LDO * 4 <= BN * LDK * 2, "O staging must fit in the K tile");
     static_assert(K % 32 == 0 && V % 32 == 0 && S % 32 == 0 && P % 32 == 0, "wmma alignment");
 };
@@ -140,6 +136,7 @@ attn_wmma_kernel(AttnParams p) {
     float *sM = (float *)(smem + SM::ROW);
     float *sL = sM + MR, *sA = sL + MR;
     int *sPos = (int *)(sA + MR);
+    int *sOff = (int *)(smem + SM::OFF); // [2][BN]: tile j's token rows in buffer j & 1
     const int tid = threadIdx.x, warp = tid / 32;
 
     // -- which rows, which keys
@@ -201,6 +198,12 @@ attn_wmma_kernel(AttnParams p) {
         }
         *(uint4 *)(sQ + j * SM::LDQ + c * 8) = val;
     }
+    auto tok_row = [&](int t) -> int {
+        if (t >= kv_hi) return -1;
+        int pi = t / p.page;
+        return (bt_row[pi] * p.page + (t - pi * p.page)) * p.kv_heads + kvh;
+    };
+    for (int i = tid; i < 2 * BN; i += ATTN_NT) sOff[i] = tok_row(kv_lo + i);
     // row map of the accumulator fragment: element i of every acc fragment is in row rmap[i]
     float *sRow = (float *)(smem + SM::K);
     for (int idx = tid; idx < 256; idx += ATTN_NT) sRow[idx] = (float)(idx / 16);
@@ -229,27 +232,29 @@ attn_wmma_kernel(AttnParams p) {
 
     Stage<BN, FP8> st, st2;
     if (MODE == KV_PIPE || MODE == KV_PIPE2) {
-        stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, kv_lo, kv_hi);
+        stage_load<BN, FP8>(st, kb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
-        stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, kv_lo, kv_hi);
+        stage_load<BN, FP8>(st, vb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
     }
 
-    for (int t0 = kv_lo; t0 < kv_hi; t0 += BN) {
+    for (int t0 = kv_lo, j = 0; t0 < kv_hi; t0 += BN, j++) {
         const bool next = t0 + BN < kv_hi;
+        const int *offc = sOff + (j & 1) * BN, *offn = sOff + ((j + 1) & 1) * BN;
+        int nrow = tid < BN ? tok_row(t0 + 2 * BN + tid) : -1; // used at the end of the softmax
         if (MODE == KV_GENERIC) {
-            stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, t0, kv_hi);
+            stage_load<BN, FP8>(st, kb, offc);
             stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
-            stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, t0, kv_hi);
+            stage_load<BN, FP8>(st, vb, offc);
             stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
         } else if (MODE == KV_SHARED) {
-            stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, t0, kv_hi);
+            stage_load<BN, FP8>(st, kb, offc);
             stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         } else if (MODE == KV_PIPE && next) {
-            stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, t0 + BN, kv_hi);
+            stage_load<BN, FP8>(st, kb, offn);
         } else if (MODE == KV_PIPE2 && next) {
-            stage_load<BN, FP8>(st, kb, bt_row, p.page, p.kv_heads, kvh, t0 + BN, kv_hi);
-            stage_load<BN, FP8>(st2, vb, bt_row, p.page, p.kv_heads, kvh, t0 + BN, kv_hi);
+            stage_load<BN, FP8>(st, kb, offn);
+            stage_load<BN, FP8>(st2, vb, offn);
         }
         __syncthreads();
 
@@ -289,7 +294,8 @@ attn_wmma_kernel(AttnParams p) {
         __syncthreads();
 
         if ((MODE == KV_PIPE || MODE == KV_PIPE2) && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
-        if (MODE == KV_SHARED) stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, t0, kv_hi);
+        if (MODE == KV_PIPE && next) stage_load<BN, FP8>(st, vb, offn);
+        if (MODE == KV_SHARED) stage_load<BN, FP8>(st, vb, offc);
 
         // online softmax, TPR threads per row
         {
@@ -326,8 +332,11 @@ attn_wmma_kernel(AttnParams p) {
             }
         }
         if (MODE == KV_SHARED) stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
-        if (MODE == KV_PIPE && next) stage_load<BN, FP8>(st, vb, bt_row, p.page, p.kv_heads, kvh, t0 + BN, kv_hi);
+        // rows of tile j + 2 go to buffer j & 1, free once tile j's loads are issued (SHARED
+        // issues V of tile j just above: write after the barrier)
+        if (MODE != KV_SHARED && tid < BN) sOff[(j & 1) * BN + tid] = nrow;
         __syncthreads();
+        if (MODE == KV_SHARED && tid < BN) sOff[(j & 1) * BN + tid] = nrow;
 
         // O = O * alpha + P V. Warp w owns O tiles (rt, w) and (rt, w + 8) for every row tile:
         // per k step RT + 2 fragment loads feed 2 * RT independent MMAs.

@@ -155,10 +155,12 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
 
 template <int MR, bool FP8>
 static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int np, cudaStream_t s) {
-    // ATTN_DECODE_OCC=1 (environment, for experiments): the 1-CTA-per-SM build (no register cap)
+    // XQA (MR 16) runs 2 CTAs per SM (128-register cap), small-q (MR 32) one CTA per SM with no
+    // cap (measured faster: NOTES.md). ATTN_DECODE_OCC=1|2 in the environment overrides (bench).
     const char *occ = getenv("ATTN_DECODE_OCC");
-    attn_kernel_t k = occ && occ[0] == '1' ? attn_wmma_kernel<MR, 64, KV_PIPE2, FP8, true, 1>
-                                           : attn_wmma_kernel<MR, 64, KV_PIPE2, FP8, true, 2>;
+    int one = occ && (occ[0] == '1' || occ[0] == '2') ? occ[0] == '1' : MR == 32;
+    attn_kernel_t k = one ? attn_wmma_kernel<MR, 64, KV_PIPE2, FP8, true, 1>
+                          : attn_wmma_kernel<MR, 64, KV_PIPE2, FP8, true, 2>;
     int smem = Smem<MR, 64, KV_PIPE2>::BYTES;
     if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
     dim3 grid(rows, kv_heads * p.nchunks, np);
