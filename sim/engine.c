@@ -350,7 +350,6 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         .xqa_min_ctx = 1,
         .fp8_bridge_page = 784,
     };
-    gsl_rng_env_setup();
     e->rng_acc = gsl_rng_alloc(gsl_rng_mt19937);
     e->rng_wl = gsl_rng_alloc(gsl_rng_mt19937);
     e->cap_rows = eng->max_num_seqs + 1;
