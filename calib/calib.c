@@ -234,7 +234,10 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
 
     static const int pages16[] = { 784, 816, 1568 }, pages8[] = { 1568, 1616 };
     static const int q_fast[] = { 64, 256, 784, 816, 1568, 2048 };
-    static const int q_gen[] = { 1, 64, 256, 784, 816, 1568, 2048 };
+    /* generic: the q = 1 row (one CTA per head walking the context) and the chunks.  A final
+     * partial chunk (32 < q < 784) is left out on purpose: no law of cost.h's form fits both
+     * that regime and q = 1, and q = 1 is what the mixed steps are made of. */
+    static const int q_gen[] = { 1, 784, 816, 1568, 2048 };
     static const int q_low[] = { 2, 5, 16 };
     static const int q_one[] = { 1 };
     static const int q_fast_s[] = { 784 }, q_gen_s[] = { 1, 784 }, q_low_s[] = { 5 };
@@ -256,16 +259,14 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
 
     /* decode: rows x (q = 1, or a small-q row expanded token-wise) x context */
     static const int rows_d[] = { 1, 2, 4, 8, 16 }, rows_s[] = { 1, 4 };
-    static const int q_dec[] = { 1, 5, 16 };
+    static const int q_dec[] = { 1, 5 }; /* q = 1 rows, MTP4 verify rows expanded token-wise */
     const int *rows = o->smoke ? rows_s : rows_d;
     int nrows = o->smoke ? N(rows_s) : N(rows_d);
     for (int f = 0; f <= 1; f++)
         for (int kk = 0; kk < 2; kk++) {
             calib_kernel_t k = kk ? CK_DECODE_SCALAR : CK_DECODE_XQA;
             for (int a = 0; a < nrows; a++)
-                for (int b = 0; b < (o->smoke ? 2 : N(q_dec)); b++) {
-                    if (q_dec[b] == 16 && rows[a] > 2)
-                        continue;
+                for (int b = 0; b < N(q_dec); b++) {
                     for (int c = 0; c < nctx; c++)
                         add_attn(&jv, k, f, rows[a], q_dec[b], ctx[c], f ? 1568 : 784);
                 }
