@@ -156,6 +156,7 @@ static int make_generated(engine_t *e, long prompt, long output, long cached, do
     r->cached = cached;
     r->t_ev[EV_ARRIVAL] = t;
     r->state = RQ_WAITING;
+    e->n_arrived++;
     return waitq_push_back(e, slot) < 0 ? (snprintf(e->err, ENG_ERR_MAX, "out of memory"), -1) : 0;
 }
 
@@ -241,6 +242,7 @@ static int fire_arrival(engine_t *e, int slot, double t)
     if (r->state != RQ_PENDING) return 0;
     r->state = RQ_WAITING;
     r->t_ev[EV_ARRIVAL] = t;
+    e->n_arrived++;
     return waitq_push_back(e, slot) < 0 ? (snprintf(e->err, ENG_ERR_MAX, "out of memory"), -1) : 0;
 }
 
@@ -487,6 +489,19 @@ static int apply_step(engine_t *e, int n, double t_end)
         req_t *r = &e->pool[row->req];
         long tok = 0;
         if (row->prefill) {
+            /* a chunk continues the prompt where the KV ends (at admission: where the
+             * prefix-cache hit ends) and never passes the prompt: so at the final chunk,
+             * tokens computed + cached = prompt (+ tokens emitted before a preemption) */
+            long start = row->seq_len - row->q;
+            if (start != r->computed || (row->admitted && start != r->cache_hit) || row->seq_len > r->target
+                || row->q < 1) {
+                snprintf(e->err, ENG_ERR_MAX,
+                         "invariant violated: step %ld: prefill chunk [%ld, %ld) of request %ld does not continue"
+                         " its KV (%ld computed, %ld cached, prompt %ld)",
+                         e->step_no, start, row->seq_len, r->serial, r->computed, r->cache_hit, r->target);
+                return -1;
+            }
+            r->computed_fresh += row->q;
             r->computed = row->seq_len;
             if (r->computed >= r->target) tok = 1;   /* the final chunk samples a token */
         } else {
@@ -559,6 +574,62 @@ static int handle_event(engine_t *e, const event_t *ev)
     return 0;
 }
 
+/* The full invariant check (SPEC: a violation is an error, never a warning): every
+ * request that arrived is finished, running or waiting, exactly once; the running list
+ * and the waiting queue agree with the requests' states; KV blocks in use are the sum of
+ * what running requests hold and within capacity.  O(pool): at the end of every run,
+ * and after every step in -DPACESIM_DEBUG builds. */
+static int check_invariants(engine_t *e)
+{
+    long held = 0;
+    for (int i = 0; i < e->nrun; i++) {
+        const req_t *r = &e->pool[e->running[i]];
+        if (r->state != RQ_RUNNING) {
+            snprintf(e->err, ENG_ERR_MAX, "invariant violated: step %ld: request %ld is on the running list twice"
+                     " or in state %d", e->step_no, r->serial, (int)r->state);
+            return -1;
+        }
+        held += r->blocks;
+    }
+    for (int i = 0; i < e->wq_len; i++)
+        if (e->pool[e->waitq[(e->wq_head + i) % e->wq_cap]].state != RQ_WAITING) {
+            snprintf(e->err, ENG_ERR_MAX, "invariant violated: step %ld: a queued request is not waiting", e->step_no);
+            return -1;
+        }
+    long nrun = 0, nwait = 0;
+    for (int i = 0; i < e->npool; i++) {
+        nrun += e->pool[i].state == RQ_RUNNING;
+        nwait += e->pool[i].state == RQ_WAITING;
+    }
+    if (nrun != e->nrun || nwait != e->wq_len) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: step %ld: %ld running / %ld waiting requests but lists of"
+                 " %d / %d (a request lost or duplicated)", e->step_no, nrun, nwait, e->nrun, e->wq_len);
+        return -1;
+    }
+    if (e->n_arrived != e->sum.requests_finished + e->nrun + e->wq_len) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: step %ld: %ld requests arrived but %ld finished + %d running"
+                 " + %d waiting", e->step_no, e->n_arrived, e->sum.requests_finished, e->nrun, e->wq_len);
+        return -1;
+    }
+    if (held != e->used_blocks || e->used_blocks < 0 || e->used_blocks > e->capacity) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: step %ld: %ld KV blocks in use, running requests hold %ld,"
+                 " capacity %ld", e->step_no, e->used_blocks, held, e->capacity);
+        return -1;
+    }
+    return 0;
+}
+
+/* The virtual clock only moves forward. */
+static int advance_clock(engine_t *e, double t)
+{
+    if (!(t >= e->now)) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: the clock would go back from %.9g s to %.9g s", e->now, t);
+        return -1;
+    }
+    e->now = t;
+    return 0;
+}
+
 int engine_run(engine_t *e)
 {
     const scenario_t *s = e->s;
@@ -582,7 +653,7 @@ int engine_run(engine_t *e)
                 break;
             }
             if (s->stop.max_time_s > 0 && nx->time > s->stop.max_time_s) { e->sum.stopped_by_time = 1; break; }
-            e->now = nx->time;
+            if (advance_clock(e, nx->time) < 0) return -1;
             continue;
         }
         int preempted = 0;
@@ -601,7 +672,7 @@ int engine_run(engine_t *e)
                 e->sum.stall = 1;
                 return -1;
             }
-            e->now = nx->time;
+            if (advance_clock(e, nx->time) < 0) return -1;
             continue;
         }
         step_type_t type = classify(e->rows, n);
@@ -653,7 +724,7 @@ int engine_run(engine_t *e)
             return -1;
         }
         double t_end = e->now + rec.dt;
-        e->now = t_end;          /* the clock only moves forward: dt > 0 */
+        if (advance_clock(e, t_end) < 0) return -1;   /* dt > 0 */
         if (apply_step(e, n, t_end) < 0) return -1;
         run_summary_t *S = &e->sum;
         S->steps++;
@@ -671,12 +742,16 @@ int engine_run(engine_t *e)
             snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld KV blocks in use of %ld", e->used_blocks, e->capacity);
             return -1;
         }
+#ifdef PACESIM_DEBUG
+        if (check_invariants(e) < 0) return -1;
+#endif
         if (check_triggers(e) < 0) return -1;
         if (stop_reached(e)) break;
         if (s->stop.max_time_s > 0 && e->now >= s->stop.max_time_s) { S->stopped_by_time = 1; break; }
         if (s->stop.max_steps > 0 && S->steps >= s->stop.max_steps) { S->stopped_by_steps = 1; break; }
     }
     /* end-of-run invariants */
+    if (check_invariants(e) < 0) return -1;
     if (s->stop.kind == 0 && !e->sum.stopped_by_time && !e->sum.stopped_by_steps) {
         if (e->used_blocks != 0) {
             snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld KV blocks still held after every request finished", e->used_blocks);

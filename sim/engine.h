@@ -104,6 +104,7 @@ struct engine {
     double now;
     long step_no;
     void *rng_acc, *rng_wl;       /* gsl_rng* */
+    long n_arrived;               /* requests that reached WAITING (each once): invariant bookkeeping */
     /* sources */
     long poisson_made;
     FILE *trace;

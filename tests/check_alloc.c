@@ -9,8 +9,8 @@
  * failure was absorbed) exactly the reference result.  Under the ASan build
  * (make check-asan) LeakSanitizer checks at exit that no failure path leaked.
  *
- *   check_alloc [SCENARIO [PROFILE]]     (defaults: scenarios/default.yaml and the
- *                                          V100 profile)
+ *   check_alloc [SCENARIO [PROFILE]]     (defaults: scenarios/default.yaml, the V100
+ *                                          profile, an MTP scenario, 400 Poisson requests)
  * Exit status 0 when every n passed. */
 #include <errno.h>
 #include <math.h>
@@ -60,7 +60,7 @@ static int one_line(const char *s)
 }
 
 /* Walk every allocation of runner_run(path). */
-static int walk_run(const char *path)
+static int walk_run(const char *path, const char *const *sets, int nsets)
 {
     run_result_t *ref = calloc(1, sizeof *ref), *res = calloc(1, sizeof *res);
     int bad = 0;
@@ -68,7 +68,7 @@ static int walk_run(const char *path)
     if (!ref || !res) return 1;
     fail_at = 0;
     n_alloc = 0;
-    runner_run(path, NULL, 0, NULL, ref);
+    runner_run(path, sets, nsets, NULL, ref);
     long total = n_alloc;
     if (ref->rc) {
         fprintf(stderr, "check_alloc: reference run of %s failed: %s\n", path, ref->err);
@@ -79,7 +79,7 @@ static int walk_run(const char *path)
     for (long k = 1; k <= total; k++) {
         fail_at = k;
         n_alloc = 0;
-        runner_run(path, NULL, 0, NULL, res);
+        runner_run(path, sets, nsets, NULL, res);
         fail_at = 0;
         if (res->rc == 0) {
             if (!same_result(ref, res)) {
@@ -138,8 +138,13 @@ int main(int argc, char **argv)
 {
     const char *scn = argc > 1 ? argv[1] : "scenarios/default.yaml";
     const char *prof = argc > 2 ? argv[2] : "calib/profiles/v100-pcie-32gb-tp2.yaml";
-    int rc = walk_run(scn);
+    int rc = walk_run(scn, NULL, 0);
     rc |= walk_profile(prof);
-    if (argc <= 1) rc |= walk_run("scenarios/v100-fp16-mtp4-b16k-pdr.yaml");
+    if (argc <= 1) {
+        /* MTP, and a Poisson workload whose pool, waiting queue and event heap grow */
+        static const char *const poi[] = { "workload.poisson.count=400", "workload.poisson.rate_per_s=200" };
+        rc |= walk_run("scenarios/v100-fp16-mtp4-b16k-pdr.yaml", NULL, 0);
+        rc |= walk_run("scenarios/bench-poisson-100k.yaml", poi, 2);
+    }
     return rc;
 }

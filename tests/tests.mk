@@ -6,22 +6,23 @@ EXTRA_TESTS += tests/bad_inputs.sh
 
 # Allocation failure: the simulator's own allocations go through wrappers that fail the
 # n-th one (tests/check_alloc.c); no change to sim/ needed.
+# the reference scenarios (the published experiments), run by check-asan and check-valgrind
+REF_SCENARIOS = scenarios/default.yaml $(wildcard scenarios/v100-*.yaml)
 ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup
 bin/check_alloc: $(BUILD)/tests/check_alloc.o $(BUILD)/libsim.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) $(ALLOC_WRAP) -o $@ $^ $(LIBS)
 
-# Sanitizers: the simulator, the Check suites and check_alloc built with ASan + UBSan in
-# their own tree ($(ASAN_DIR)), then the suites, the bad-input catalogue, the
+# Sanitizers: the simulator, the Check suites and check_alloc built with ASan + UBSan and
+# -DPACESIM_DEBUG (engine invariants after every step) in their own tree ($(ASAN_DIR)), then the suites, the bad-input catalogue, the
 # allocation-failure walk and every reference scenario run there.
 ASAN_DIR    ?= $(BUILD)/asan
-ASAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DPACESIM_DEBUG
 ASAN_ENV    := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ASAN_SIM    := $(SIM_SRC:%.c=$(ASAN_DIR)/%.o)
-ASAN_SUITES := $(patsubst tests/%.c,$(ASAN_DIR)/bin/%,$(filter-out tests/check_alloc.c tests/check_calib.c,$(TEST_SRC)))
-ifneq ($(wildcard calib/calib.c),)
-ASAN_SUITES += $(ASAN_DIR)/bin/check_calib
-endif
+# the suites of sim/ modules (they link libsim.a alone); calib's suites need GPU-side
+# sources of their own and stay in the plain build
+ASAN_SUITES := $(patsubst tests/%.c,$(ASAN_DIR)/bin/%,$(wildcard $(patsubst sim/%.c,tests/check_%.c,$(SIM_SRC))))
 .PHONY: check-asan
 $(ASAN_DIR)/%.o: %.c | $(BUILD)/.setup-ok
 	@mkdir -p $(dir $@)
@@ -34,9 +35,6 @@ $(ASAN_DIR)/bin/pacesim: $(ASAN_DIR)/sim/main.o $(ASAN_DIR)/libsim.a
 $(ASAN_DIR)/bin/check_alloc: $(ASAN_DIR)/tests/check_alloc.o $(ASAN_DIR)/libsim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(ASAN_FLAGS) $(ALLOC_WRAP) -o $@ $^ $(LIBS)
-$(ASAN_DIR)/bin/check_calib: $(ASAN_DIR)/tests/check_calib.o $(ASAN_DIR)/calib/calib.o $(ASAN_DIR)/libsim.a
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(ASAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 $(ASAN_DIR)/bin/check_%: $(ASAN_DIR)/tests/check_%.o $(ASAN_DIR)/libsim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(ASAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
@@ -45,7 +43,11 @@ check-asan: $(ASAN_DIR)/bin/pacesim $(ASAN_DIR)/bin/check_alloc $(ASAN_SUITES)
 	  echo "== asan $$t"; $(ASAN_ENV) CK_FORK=no ./$$t || fail=1; done; \
 	echo "== asan bad inputs"; $(ASAN_ENV) PACESIM=$(ASAN_DIR)/bin/pacesim tests/bad_inputs.sh || fail=1; \
 	echo "== asan reference scenarios"; \
-	$(ASAN_ENV) ./$(ASAN_DIR)/bin/pacesim run --quiet scenarios/*.yaml || fail=1; \
+	$(ASAN_ENV) ./$(ASAN_DIR)/bin/pacesim run --quiet $(REF_SCENARIOS) || fail=1; \
+	echo "== asan stress: 3000 Poisson requests, KV pressure (preemptions), pacing"; \
+	$(ASAN_ENV) ./$(ASAN_DIR)/bin/pacesim run scenarios/bench-poisson-100k.yaml --set workload.poisson.count=3000 \
+	  --set workload.poisson.rate_per_s=40 --set engine.num_gpu_blocks=90 --set env.VLLM_1CAT_PREFILL_PACE_STEPS=4 \
+	  | grep -E 'steps|preempt' || fail=1; \
 	if [ $$fail = 0 ]; then echo "check-asan: clean"; else echo "check-asan: FAILED"; exit 1; fi
 -include $(shell find $(ASAN_DIR) -name '*.d' 2>/dev/null)
 
@@ -72,7 +74,59 @@ bench-sim: bin/bench bin/gen_trace
 	        printf "memory: peak RSS %.1f MiB (100K trace requests) vs %.1f MiB (1M): ratio %.2f\n", a, b, b / a }' \
 	  $(BENCH_DIR)/t100k.txt $(BENCH_DIR)/t1m.txt
 
+# Fuzzing (libFuzzer, clang): the scenario and profile loaders, seeded from scenarios/,
+# calib/profiles/ and the bad-input catalogue.  make fuzz runs each FUZZ_SECONDS (60);
+# make check-fuzz (CI) runs each CHECK_FUZZ_SECONDS (20).  New inputs go to
+# $(FUZZ_DIR)/corpus-*; a crash leaves $(FUZZ_DIR)/crash-* (turn it into a catalogue case).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+CHECK_FUZZ_SECONDS ?= 20
+FUZZ_DIR     ?= $(BUILD)/fuzz
+FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Isim -Itests $(FUZZ_FLAGS)
+FUZZ_SIM     := $(SIM_SRC:%.c=$(FUZZ_DIR)/%.o)
+FUZZ_HAVE    := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { (void)d; return (int)n * 0; }' | \
+                  $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
+.PHONY: fuzz check-fuzz
+$(FUZZ_DIR)/%.o: %.c | $(BUILD)/.setup-ok
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/tests/fuzz_%.o $(FUZZ_SIM)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+# fuzz_run NAME SECONDS SEED-DIRS...
+define fuzz_run
+	@mkdir -p $(FUZZ_DIR)/corpus-$(1)
+	@echo "== fuzz $(1): $(2) s"
+	ASAN_OPTIONS=detect_leaks=1 ./$(FUZZ_DIR)/fuzz_$(1) -max_total_time=$(2) -timeout=10 -rss_limit_mb=2048 \
+	  -max_len=8192 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-$(1) $(3) </dev/null 2>&1 | grep -E '^(stat::number_of_executed_units|stat::new_units_added|==.*ERROR|SUMMARY|Done)|crash-' ; \
+	  test $${PIPESTATUS[0]} -eq 0
+endef
+ifeq ($(FUZZ_HAVE),yes)
+fuzz check-fuzz: SHELL := /bin/bash
+fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_profile
+	$(call fuzz_run,scenario,$(FUZZ_SECONDS),scenarios tests/data/bad)
+	$(call fuzz_run,profile,$(FUZZ_SECONDS),calib/profiles tests/data/bad/profiles)
+check-fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_profile
+	$(call fuzz_run,scenario,$(CHECK_FUZZ_SECONDS),scenarios tests/data/bad)
+	$(call fuzz_run,profile,$(CHECK_FUZZ_SECONDS),calib/profiles tests/data/bad/profiles)
+else
+fuzz check-fuzz:
+	@echo "fuzz: $(FUZZ_CC) with libFuzzer (-fsanitize=fuzzer) not found: fuzzing skipped"
+endif
+
 # -- sweeps and traces (sim/sweep.c, sim/trace.c): the sweep's thread pool uses pthreads;
 # GNU parallel (DEB_PKGS) runs `pacesim points` in sweep_parallel.sh.
 LIBS += -lpthread
 EXTRA_TESTS += tests/sweep_parallel.sh tests/trace_check.sh
+
+# valgrind memcheck on the reference scenarios: no invalid access, no leak.
+VALGRIND ?= valgrind
+.PHONY: check-valgrind
+check-valgrind: bin/pacesim
+	@command -v $(VALGRIND) >/dev/null || { echo "check-valgrind: valgrind not found, skipped"; exit 0; }; \
+	VG="$(VALGRIND) -q --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all --error-exitcode=3"; \
+	$$VG ./bin/pacesim run --quiet $(REF_SCENARIOS) || { echo "check-valgrind: FAILED (run)"; exit 1; }; \
+	$$VG ./bin/pacesim validate $(REF_SCENARIOS) >/dev/null || { echo "check-valgrind: FAILED (validate)"; exit 1; }; \
+	for f in tests/data/bad/*.yaml; do $$VG ./bin/pacesim run $$f >/dev/null 2>&1; \
+	  [ $$? = 3 ] && { echo "check-valgrind: FAILED on $$f"; exit 1; }; done; \
+	echo "check-valgrind: clean (reference scenarios, and every bad-input case)"
