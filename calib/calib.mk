@@ -8,6 +8,7 @@
 # Without nvcc nothing here touches the CPU build.
 .PHONY: calib
 
+NVCC_PATH   ?= $(shell command -v $(NVCC) 2>/dev/null)
 CALIB_MODEL ?= models/qwen3.8-27b.yaml
 CALIB_TP    ?= 1
 CALIB_ARGS  ?=
