@@ -291,13 +291,117 @@ void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double secon
     o->total += seconds;
 }
 
-/* ---- the profile model ---------------------------------------------------- */
+/* ---- the profile model ----------------------------------------------------
+ * Every item is priced by its law -- except a GEMM whose (n, k, weight bytes) shape
+ * calib measured: it is interpolated (piecewise linear in m) between the measured
+ * points of that shape, and outside their m range the law is scaled to meet the
+ * nearest point.  The model's own shapes are what calib measures, so inside the grid a
+ * GEMM costs what was measured; the law carries other shapes. */
+
+typedef struct {
+    double n, k, wb;
+    int npts;
+    double *m, *t;                /* sorted by m, duplicates averaged */
+} gemm_shape_t;
 
 typedef struct {
     const profile_t *p;
     const model_t *m;
     model_rank_t r;
+    int nshape;
+    gemm_shape_t *shape;
+    double *arena;
 } pm_t;
+
+static int cmp_mt(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Group the gemm law's points by (n, k, wb).  0, or -1 out of memory. */
+static int gemm_index(pm_t *pm)
+{
+    const prof_law_t *l = prof_find(pm->p, "gemm");
+    if (!l || l->npts == 0 || l->ncols != 5) return 0;
+    pm->shape = calloc((size_t)l->npts, sizeof *pm->shape);
+    pm->arena = malloc((size_t)l->npts * 4 * sizeof *pm->arena);
+    double *pairs = malloc((size_t)l->npts * 2 * sizeof *pairs);
+    if (!pm->shape || !pm->arena || !pairs) {
+        free(pairs);
+        return -1;
+    }
+    double *next = pm->arena;
+    for (int i = 0; i < l->npts; i++) {
+        const double *row = l->pts + (size_t)i * 5;
+        int found = 0;
+        for (int g = 0; g < pm->nshape; g++)
+            if (pm->shape[g].n == row[1] && pm->shape[g].k == row[2] && pm->shape[g].wb == row[3]) found = 1;
+        if (found) continue;
+        gemm_shape_t *gs = &pm->shape[pm->nshape++];
+        gs->n = row[1];
+        gs->k = row[2];
+        gs->wb = row[3];
+        int np = 0;
+        for (int j = i; j < l->npts; j++) {
+            const double *rj = l->pts + (size_t)j * 5;
+            if (rj[1] == gs->n && rj[2] == gs->k && rj[3] == gs->wb) {
+                pairs[2 * np] = rj[0];
+                pairs[2 * np + 1] = rj[4];
+                np++;
+            }
+        }
+        qsort(pairs, (size_t)np, 2 * sizeof *pairs, cmp_mt);
+        gs->m = next;
+        gs->t = next + np;
+        next += 2 * np;
+        for (int j = 0; j < np; j++) {             /* average repeated m values */
+            double sum = pairs[2 * j + 1];
+            int c = 1;
+            while (j + 1 < np && pairs[2 * (j + 1)] == pairs[2 * j]) {
+                sum += pairs[2 * (j + 1) + 1];
+                c++;
+                j++;
+            }
+            gs->m[gs->npts] = pairs[2 * j];
+            gs->t[gs->npts] = sum / c;
+            gs->npts++;
+        }
+    }
+    free(pairs);
+    return 0;
+}
+
+/* The measured time of GEMM item it, if its shape was measured: 1 and *t, else 0. */
+static int gemm_measured(const pm_t *pm, const prof_law_t *l, const cost_item_t *it, double *t)
+{
+    for (int g = 0; g < pm->nshape; g++) {
+        const gemm_shape_t *gs = &pm->shape[g];
+        if (gs->n != it->n || gs->k != it->k || gs->wb != it->wb || gs->npts == 0) continue;
+        double mm = it->m;
+        int lo = 0, hi = gs->npts - 1;
+        if (mm <= gs->m[0] || mm >= gs->m[hi]) {
+            int e = mm <= gs->m[0] ? 0 : hi;
+            cost_item_t at = *it;
+            double f[PROF_MAX_COEF], fe[PROF_MAX_COEF];
+            at.m = gs->m[e];
+            cost_item_features(it, pm->m, &pm->r, f);
+            cost_item_features(&at, pm->m, &pm->r, fe);
+            double le = prof_eval(l, fe);
+            *t = le > 0 ? prof_eval(l, f) * gs->t[e] / le : gs->t[e];
+            return 1;
+        }
+        while (hi - lo > 1) {
+            int mid = (lo + hi) / 2;
+            if (gs->m[mid] <= mm) lo = mid;
+            else hi = mid;
+        }
+        double w = (mm - gs->m[lo]) / (gs->m[hi] - gs->m[lo]);
+        *t = gs->t[lo] + w * (gs->t[hi] - gs->t[lo]);
+        return 1;
+    }
+    return 0;
+}
 
 typedef struct {
     cost_model_t *cm;
@@ -322,7 +426,8 @@ static int pm_price(void *vctx, const cost_item_t *it)
         snprintf(x->cm->err, sizeof x->cm->err, "cannot compute the features of law \"%s\"", law);
         return -1;
     }
-    double t = prof_eval(l, feat);
+    double t;
+    if (!(it->kind == CI_GEMM && gemm_measured(pm, l, it, &t))) t = prof_eval(l, feat);
     cost_breakdown_add(x->o, it, (t > 0 ? t : 0) * it->count);
     return 0;
 }
@@ -337,7 +442,10 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 
 static void pm_destroy(cost_model_t *cm)
 {
-    free(cm->impl);
+    pm_t *pm = cm->impl;
+    free(pm->shape);
+    free(pm->arena);
+    free(pm);
     free(cm);
 }
 
@@ -367,6 +475,12 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
     }
     if (tp > 1 && !prof_find(p, "allreduce")) {
         snprintf(err, COST_ERR_MAX, "%s: profile has no law \"allreduce\" (tensor_parallel_size %d)", p->path, tp);
+        goto fail;
+    }
+    if (gemm_index(pm) < 0) {
+        snprintf(err, COST_ERR_MAX, "out of memory");
+        free(pm->shape);
+        free(pm->arena);
         goto fail;
     }
     cm->name = "profile";
