@@ -31,7 +31,7 @@ else
 CALIB_HOST_LIBS := $(LIBS)
 endif
 
-$(BUILD)/calib/calib_gpu.o: calib/calib_gpu.cu calib/calib.h kernels/attn.h sim/model.h sim/profile.h
+$(BUILD)/calib/calib_gpu.o: calib/calib_gpu.cu calib/calib.h kernels/attn.h $(wildcard sim/*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -c $< -o $@
 

@@ -8,7 +8,7 @@ REPLAY_HOST_LIBS := -Wl,-Bstatic -lyaml -lgsl -lgslcblas -Wl,-Bdynamic -lm
 else
 REPLAY_HOST_LIBS := $(LIBS)
 endif
-$(BUILD)/sim/replay_gpu.o: sim/replay_gpu.cu sim/replay.h sim/cost.h kernels/attn.h calib/calib.h
+$(BUILD)/sim/replay_gpu.o: sim/replay_gpu.cu $(wildcard sim/*.h) kernels/attn.h calib/calib.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -c $< -o $@
 bin/pacesim-gpu: $(BUILD)/sim/replay_gpu.o $(BUILD)/calib/calib.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
@@ -16,5 +16,6 @@ bin/pacesim-gpu: $(BUILD)/sim/replay_gpu.o $(BUILD)/calib/calib.o $(BUILD)/calib
 	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublas $(CUDA_LIBS) $(REPLAY_HOST_LIBS)
 replay-gpu: bin/pacesim-gpu
 test: bin/pacesim-gpu
+EXTRA_TESTS += tests/replay_dry.sh
 .PHONY: replay-gpu
 endif

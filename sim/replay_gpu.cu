@@ -42,7 +42,25 @@ typedef struct {
     cudaEvent_t e0, e1;
     replay_rec_t *rec;
     long nrec, cap;
+    double (*seen)[6];            /* shapes already run once (first runs load modules, pick algorithms) */
+    int nseen, cap_seen;
 } gm_t;
+
+/* 1 if this key is new (and remember it): its first run is a warm-up, not timed. */
+static int first_time(gm_t *g, double a, double b, double c, double d, double e, double f)
+{
+    for (int i = 0; i < g->nseen; i++)
+        if (g->seen[i][0] == a && g->seen[i][1] == b && g->seen[i][2] == c && g->seen[i][3] == d
+            && g->seen[i][4] == e && g->seen[i][5] == f)
+            return 0;
+    if (g->nseen == g->cap_seen) {
+        g->cap_seen = g->cap_seen ? 2 * g->cap_seen : 256;
+        g->seen = (double (*)[6])realloc(g->seen, (size_t)g->cap_seen * sizeof *g->seen);
+    }
+    double *k = g->seen[g->nseen++];
+    k[0] = a; k[1] = b; k[2] = c; k[3] = d; k[4] = e; k[5] = f;
+    return 1;
+}
 
 static int pool_make(cost_model_t *cm, gm_t *g, pool_t *p, int dtype, int page)
 {
@@ -136,6 +154,8 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
     }
     int reps = (int)lround(n);
     int rc = 0;
+    if (first_time(g, 100 + route, flags, p->kv.page, rows, maxp, (double)totq))
+        rc = attn_run(route, &p->kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
     CK(cudaEventRecord(g->e0, 0));
     for (int k = 0; k < reps && !rc; k++)
         rc = attn_run(route, &p->kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
@@ -161,6 +181,11 @@ static int run_job(cost_model_t *cm, gm_t *g, calib_job_t *j, double n, double *
     }
     double s;
     int reps = (int)lround(n);
+    if (first_time(g, j->kernel, (double)j->m, (double)j->n, (double)j->k, (double)j->tokens, j->seqs)
+        && g->t->run(g->t, j, 1, &s)) {
+        snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err);
+        return -1;
+    }
     if (g->t->run(g->t, j, reps, &s)) {
         snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err);
         return -1;
@@ -250,6 +275,7 @@ static void gm_destroy(cost_model_t *cm)
     if (g->t) g->t->destroy(g->t);
     free(g->perm);
     free(g->rec);
+    free(g->seen);
     free(g);
     free(cm);
 }
@@ -323,7 +349,10 @@ static int run_one(const scenario_t *s, const profile_t *p, int gpu, cost_model_
         return -1;
     }
     cost_model_t *cm = pm;
-    if (gpu) {
+    if (gpu && getenv("PACESIM_REPLAY_DRY")) {
+        /* plumbing check with no GPU: the "measured" run is priced by the profile too */
+        gpu = 0;
+    } else if (gpu) {
         int kvb = s->engine.kv_cache_dtype == KV_FP8_E5M2 ? 1 : 2;
         int K = s->engine.spec_mtp ? s->engine.num_speculative_tokens : 0;
         int page = s->engine.block_size > 0 ? s->engine.block_size
@@ -382,8 +411,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    long n;
-    const replay_rec_t *rec = replay_records(gm, &n);
+    long n = 0;
+    const replay_rec_t *rec = gm ? replay_records(gm, &n) : NULL;
     FILE *f = steps ? fopen(steps, "w") : NULL;
     if (f) fprintf(f, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s\n");
     static const char *const tname[] = { "any", "decode", "mixed", "prefill" };
