@@ -37,6 +37,7 @@ extern "C" {
 #define ATTN_EPAGE   -5 /* fast path asked for on a page it does not support */
 #define ATTN_EWS     -6 /* workspace too small: see attn_ws_bytes */
 #define ATTN_ESHAPE  -7 /* shape the route does not take (head_dim != 256, q_len != 1 on decode, ...) */
+#define ATTN_ESMEM   -8 /* no configuration of the route fits the device's shared memory per block */
 
 /* KV cache element types */
 #define ATTN_FP16      0
@@ -63,6 +64,38 @@ enum attn_route {
 
 /* Decode partition length for a row of seq_len tokens (256, or 1024 when seq_len >= 32768). */
 int attn_decode_partition(int seq_len);
+
+/* --- configuration per architecture (shared memory) ---
+ * Each WMMA route has a short list of tile/staging configurations, preferred first (table in
+ * attn_common.cuh); the launcher takes the first whose shared memory fits the device's per-block
+ * limit (cudaDevAttrMaxSharedMemoryPerBlockOptin). The launch structure (grid, BM) is the same on
+ * every device; sm_90 / sm_100 run the configurations measured in kernels/NOTES.md, sm_70 (96 KB)
+ * and sm_80 / sm_86 / sm_89 / sm_12x a single K/V tile staged through registers, and sm_75 (64 KB)
+ * additionally BN = 64 for prefill-bm32 / fp8-bridge and prefill-lowsmem. */
+typedef struct attn_tiles {
+    int bm, bn;              /* query rows per CTA (prefill: q tokens of one head; decode: (token, head)
+                                rows of one kv head), keys per tile; 0 where the route has no tiles */
+    int smem_bytes;          /* shared memory per block of the route's main kernel, dynamic + static */
+    const char *staging;     /* "pipe", "pipe2", "phase", "generic", "shared", ... (+ "/p-over-s", "/s-in-kv") */
+} attn_tiles;
+
+/* Per-block shared-memory limit (opt-in) of compute capability major.minor in bytes, as the CUDA
+ * programming guide lists it (7.0: 96 KB, 7.5: 64 KB, 8.0: 163 KB, 8.6/8.9/12.x: 99 KB, 9.0/10.x:
+ * 227 KB); 0 for an unknown one. */
+int   attn_smem_limit(int major, int minor);
+/* The configuration a route runs under a per-block limit of smem_limit bytes: 0, ATTN_EINVAL
+ * (bad route) or ATTN_ESMEM (nothing fits). Needs no GPU. */
+int   attn_route_tiles(int route, int smem_limit, attn_tiles *t);
+/* Shared memory per block (dynamic + static) of the route's main kernel on compute capability
+ * major.minor, computed from the constants the kernels use; negative ATTN_E* if nothing fits or
+ * the arch is unknown. Needs no GPU. */
+int   attn_smem_bytes(int route, int major, int minor);
+/* Testing: launch as if the device allowed only `bytes` of shared memory per block (and per SM),
+ * so the sm_70 / sm_75 configurations run on a larger GPU; 0 restores the device's own limit (the
+ * environment variable ATTN_SMEM_LIMIT sets the same at start). Returns the previous override. */
+int   attn_set_smem_limit(int bytes);
+/* The current device's compute capability and per-block opt-in smem limit; 0 or ATTN_E*. */
+int   attn_device_smem(int *major, int *minor, int *optin_bytes);
 
 typedef struct attn_kv {
     int dtype;                /* ATTN_FP16 or ATTN_FP8_E5M2 */

@@ -24,6 +24,39 @@ int attn_set_smem(const void *kernel, int bytes) {
     return 0;
 }
 
+static int smem_override = -1; // -1: not read yet; 0: none; > 0: forced per-block limit
+
+static int smem_override_get(void) {
+    if (smem_override < 0) {
+        const char *e = getenv("ATTN_SMEM_LIMIT");
+        smem_override = e ? atoi(e) : 0;
+        if (smem_override < 0) smem_override = 0;
+    }
+    return smem_override;
+}
+
+int attn_smem_budget(void) {
+    if (smem_override_get() > 0) return smem_override;
+    static int cached[16];
+    int dev = 0, v = 0;
+    if (cuda_check(cudaGetDevice(&dev))) return -1;
+    if (dev >= 0 && dev < 16 && cached[dev]) return cached[dev];
+    if (cuda_check(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev))) return -1;
+    if (dev >= 0 && dev < 16) cached[dev] = v;
+    return v;
+}
+
+int attn_smem_per_sm(void) {
+    if (smem_override_get() > 0) return smem_override;
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return v;
+}
+
 void attn_params_init(AttnParams *p, const attn_kv *kv, const attn_batch *b, const void *q, void *out,
                       float sm_scale) {
     memset(p, 0, sizeof *p);
@@ -48,6 +81,80 @@ void attn_params_init(AttnParams *p, const attn_kv *kv, const attn_batch *b, con
 
 extern "C" {
 
+int attn_set_smem_limit(int bytes) {
+    int prev = smem_override_get();
+    smem_override = bytes > 0 ? bytes : 0;
+    return prev;
+}
+
+int attn_device_smem(int *major, int *minor, int *optin_bytes) {
+    int dev = 0;
+    if (!attn_gpu_available()) return ATTN_ENODEV;
+    if (cuda_check(cudaGetDevice(&dev)) ||
+        cuda_check(cudaDeviceGetAttribute(major, cudaDevAttrComputeCapabilityMajor, dev)) ||
+        cuda_check(cudaDeviceGetAttribute(minor, cudaDevAttrComputeCapabilityMinor, dev)) ||
+        cuda_check(cudaDeviceGetAttribute(optin_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)))
+        return ATTN_ECUDA;
+    return 0;
+}
+
+int attn_smem_limit(int major, int minor) {
+    switch (major * 10 + minor) {
+    case 70: case 72: return 96 * 1024;
+    case 75: return 64 * 1024;
+    case 80: case 87: return 163 * 1024;
+    case 86: case 89: case 120: case 121: return 99 * 1024;
+    case 90: case 100: case 101: case 103: case 110: return 227 * 1024;
+    default: return 0;
+    }
+}
+
+static const char *staging_name(KCfg c) {
+    static const char *names[5][4] = {
+        {"generic", "generic/p-over-s", "generic/s-in-kv", "generic/?"},
+        {"shared", "shared/p-over-s", "shared/s-in-kv", "shared/?"},
+        {"pipe", "pipe/p-over-s", "pipe/s-in-kv", "pipe/?"},
+        {"pipe2", "pipe2/p-over-s", "pipe2/s-in-kv", "pipe2/?"},
+        {"phase", "phase/p-over-s", "phase/s-in-kv", "phase/?"}};
+    return c.mode >= 0 && c.mode < 5 && c.plan >= 0 && c.plan < 4 ? names[c.mode][c.plan] : "?";
+}
+
+int attn_route_tiles(int route, int smem_limit, attn_tiles *t) {
+    memset(t, 0, sizeof *t);
+    switch (route) {
+    case ATTN_FP8_EXPAND: // no shared memory
+        t->staging = "expand";
+        return 0;
+    case ATTN_DECODE_SCALAR:
+        t->bm = 1;
+        t->bn = 32; // 8 warps x 4 tokens in flight
+        t->smem_bytes = ATTN_SCALAR_STATIC_SMEM;
+        t->staging = "registers";
+        return t->smem_bytes <= smem_limit ? 0 : ATTN_ESMEM;
+    case ATTN_PREFILL_GENERIC: case ATTN_PREFILL_LOWSMEM: case ATTN_PREFILL_FAST: case ATTN_FP8_BRIDGE:
+    case ATTN_DECODE_XQA: case ATTN_DECODE_SMALLQ: {
+        int i = attn_cfg_pick(route, smem_limit); // the WMMA kernel has no static smem
+        if (i < 0) return ATTN_ESMEM;
+        KCfg c = attn_cfg(route, i);
+        t->bm = c.mr;
+        t->bn = c.bn;
+        t->smem_bytes = attn_cfg_bytes(c);
+        t->staging = staging_name(c);
+        return 0;
+    }
+    default:
+        return ATTN_EINVAL;
+    }
+}
+
+int attn_smem_bytes(int route, int major, int minor) {
+    int lim = attn_smem_limit(major, minor);
+    attn_tiles t;
+    if (lim <= 0) return ATTN_EINVAL;
+    int e = attn_route_tiles(route, lim, &t);
+    return e ? e : t.smem_bytes;
+}
+
 int attn_gpu_available(void) {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -67,6 +174,7 @@ const char *attn_strerror(int err) {
     case ATTN_EPAGE: return "fast path does not support this page size";
     case ATTN_EWS: return "workspace too small";
     case ATTN_ESHAPE: return "shape not supported by this route";
+    case ATTN_ESMEM: return "no configuration of the route fits the device's shared memory";
     default: return "unknown error";
     }
 }

@@ -13,7 +13,15 @@
 // smem tile: the low-smem variant), PIPE (next tile's K/V loaded into registers while the
 // current tile is computed, then stored to smem: registers -> smem double buffer; K is
 // issued before S, V after the softmax), PIPE2 (decode: the next tile's K and V are both
-// issued at the top of the iteration, so a whole tile stays in flight during the compute).
+// issued at the top of the iteration and both stored after PV, so a whole tile stays in
+// flight during the whole compute), PHASE (one smem tile for K and V, like SHARED, but
+// pipelined through registers: V of this tile is issued at the top and stored after S,
+// K of the next tile issued then and stored after PV; the configuration for GPUs with
+// 96 KB (sm_70) or 64 KB (sm_75) of shared memory per block).
+// Plan flags shrink the smem further: PALIAS (P written into the S rows it replaces),
+// SALIAS (S lives in the K/V tile between the S MMA and the softmax; PHASE only).
+// Which configuration runs is chosen per device at launch (attn_cfg_pick: the first of the
+// route's list that fits cudaDevAttrMaxSharedMemoryPerBlockOptin); the lists are below.
 // fp8_e5m2 KV is dequantised while staging: half(raw << 8) * scale.
 #pragma once
 #include <cuda_fp16.h>
@@ -25,7 +33,8 @@
 #define ATTN_NT 256            // threads per CTA (8 warps)
 #define ATTN_NEG (-1.0e30f)    // finite "minus infinity" for running maxima
 
-enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3 };
+enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
+enum { PL_PALIAS = 1, PL_SALIAS = 2 };
 
 // everything a WMMA attention kernel needs; plain data, passed by value
 struct AttnParams {
@@ -101,32 +110,107 @@ __device__ __forceinline__ void stage_store(const Stage<BN, FP8> &s, half *sm, f
 }
 
 // --- shared memory plan ----------------------------------------------------------------
+// One formula for the kernels (Smem<>) and for the host (attn_cfg_pick, attn_smem_bytes).
 
-template <int MR, int BN, int MODE>
+struct SmemPlan {
+    int LDQ, LDK, LDS, LDP, LDO;      // leading dimensions (elements)
+    int Q, K, V, S, P, ROW, OFF;      // byte offsets
+    int BYTES;                        // dynamic shared memory per block
+};
+
+__host__ __device__ constexpr SmemPlan smem_plan(int MR, int BN, int MODE, int PLAN) {
+    SmemPlan s{};
+    s.LDQ = ATTN_D + 8;
+    s.LDK = ATTN_D + 8;
+    s.LDS = BN + 4;
+    s.LDP = (PLAN & PL_PALIAS) ? 2 * s.LDS : BN + 8; // P rows inside the S rows: same row pitch in bytes
+    s.LDO = ATTN_D + 4;
+    const bool one = MODE == KV_SHARED || MODE == KV_PHASE; // K and V share one tile
+    s.Q = 0;
+    s.K = s.Q + MR * s.LDQ * 2;
+    s.V = one ? s.K : s.K + BN * s.LDK * 2;
+    const int kv_end = s.V + BN * s.LDK * 2;
+    s.S = (PLAN & PL_SALIAS) ? s.K : kv_end;
+    const int s_end = (PLAN & PL_SALIAS) ? kv_end : s.S + MR * s.LDS * 4;
+    s.P = (PLAN & PL_PALIAS) ? s.S : s_end;
+    const int p_end = (PLAN & PL_PALIAS) ? s_end : s.P + MR * s.LDP * 2;
+    s.ROW = p_end;                    // m, l, alpha (float), pos (int)
+    s.OFF = s.ROW + MR * 16;          // token rows of two tiles (int)
+    s.BYTES = s.OFF + 2 * BN * 4;
+    return s;
+}
+
+template <int MR, int BN, int MODE, int PLAN = 0>
 struct Smem {
-    static constexpr int LDQ = ATTN_D + 8, LDK = ATTN_D + 8, LDS = BN + 4, LDP = BN + 8, LDO = ATTN_D + 4;
-    static constexpr int Q = 0;
-    static constexpr int K = Q + MR * LDQ * 2;
-    static constexpr int V = K + (MODE == KV_SHARED ? 0 : BN * LDK * 2);
-    static constexpr int S = V + BN * LDK * 2;
-    static constexpr int P = S + MR * LDS * 4;
-    static constexpr int ROW = P + MR * LDP * 2;        // m, l, alpha (float), pos (int)
-    static constexpr int OFF = ROW + MR * 16;            // token rows of two tiles (int)
-    static constexpr int BYTES = OFF + 2 * BN * 4;
+    static constexpr SmemPlan L = smem_plan(MR, BN, MODE, PLAN);
+    static constexpr int LDQ = L.LDQ, LDK = L.LDK, LDS = L.LDS, LDP = L.LDP, LDO = L.LDO;
+    static constexpr int Q = L.Q, K = L.K, V = L.V, S = L.S, P = L.P, ROW = L.ROW, OFF = L.OFF;
+    static constexpr int BYTES = L.BYTES;
     static_assert(MR * LDO * 4 <= BN * LDK * 2, "O staging must fit in the K tile");
     static_assert(K % 32 == 0 && V % 32 == 0 && S % 32 == 0 && P % 32 == 0, "wmma alignment");
+    static_assert(!(PLAN & PL_SALIAS) || (MODE == KV_PHASE && !(PLAN & PL_PALIAS)),
+                  "S in the K/V tile: PHASE staging only, P kept apart");
+    static_assert(!(PLAN & PL_SALIAS) || MR * LDS * 4 <= BN * LDK * 2, "S must fit in the K/V tile");
 };
+
+// --- configurations per route ----------------------------------------------------------
+// A route's list, preferred first; the launcher takes the first whose smem fits the device.
+// occ: CTAs per SM in __launch_bounds__ (decode list entry 0: a default, see attn_decode.cu).
+struct KCfg { int mr, bn, mode, plan, occ; };
+
+#define ATTN_CFG_MAX 3
+struct KCfgList { int n; KCfg c[ATTN_CFG_MAX]; };
+
+// route numbers as in attn.h (kept literal here so the table needs no C header)
+__host__ __device__ constexpr KCfgList attn_cfg_list(int route) {
+    return route == 0 ? KCfgList{3, {{32, 64, KV_GENERIC, 0, 2},            // 96.5 KB: sm_80, sm_86/89/12x (99 KB), sm_90/10x
+                                     {32, 64, KV_GENERIC, PL_PALIAS, 1},    // 92 KB: sm_70
+                                     {32, 64, KV_SHARED, PL_PALIAS, 1}}}    // 59 KB: sm_75
+         : route == 1 ? KCfgList{2, {{16, 128, KV_SHARED, 0, 2},            // 88 KB
+                                     {16, 64, KV_SHARED, 0, 1}}}            // 48.5 KB: sm_75 (BN halved)
+         : route == 2 || route == 3
+                      ? KCfgList{3, {{32, 128, KV_PIPE, 0, 1},              // 175 KB: sm_90/10x
+                                     {32, 128, KV_PHASE, PL_SALIAS, 1},     // 92.5 KB: sm_70, sm_80, sm_86/89/12x
+                                     {32, 64, KV_PHASE, PL_PALIAS, 1}}}     // 59 KB: sm_75 (BN halved)
+         : route == 5 ? KCfgList{2, {{16, 64, KV_PIPE2, 0, 2},              // 81.5 KB
+                                     {16, 64, KV_PHASE, 0, 1}}}             // 48.5 KB: sm_75
+         : route == 7 ? KCfgList{3, {{32, 64, KV_PIPE2, 0, 1},              // 96.5 KB
+                                     {32, 64, KV_PIPE2, PL_PALIAS, 1},      // 92 KB: sm_70
+                                     {32, 64, KV_PHASE, PL_PALIAS, 1}}}     // 59 KB: sm_75
+                      : KCfgList{0, {}};
+}
+
+__host__ __device__ constexpr KCfg attn_cfg(int route, int i) { return attn_cfg_list(route).c[i]; }
+__host__ __device__ constexpr int attn_cfg_bytes(KCfg c) { return smem_plan(c.mr, c.bn, c.mode, c.plan).BYTES; }
+
+// index of the first configuration of a route that fits `limit` bytes of dynamic smem, or -1
+__host__ __device__ constexpr int attn_cfg_pick(int route, int limit) {
+    for (int i = 0; i < attn_cfg_list(route).n; i++)
+        if (attn_cfg_bytes(attn_cfg(route, i)) <= limit) return i;
+    return -1;
+}
+
+// static smem of the non-WMMA kernels (the WMMA kernel has none: everything is in smem_plan),
+// as ptxas -v reports it (rounded up to 128 bytes); kernels/check_smem.sh checks the reports
+struct ScalarSmem { float m[8], l[8]; float o[8][ATTN_D]; };
+#define ATTN_SCALAR_STATIC_SMEM 8320 // decode_scalar_kernel: ScalarSmem
+#define ATTN_REDUCE_STATIC_SMEM 3200 // decode_reduce_kernel: red4[3][D/4] float4 + red[8]
+static_assert((sizeof(ScalarSmem) + 127) / 128 * 128 == ATTN_SCALAR_STATIC_SMEM, "scalar static smem");
+static_assert((3 * ATTN_D * 4 + 8 * 4 + 127) / 128 * 128 == ATTN_REDUCE_STATIC_SMEM, "reduce static smem");
+static_assert(attn_cfg_pick(2, 232448) == 0 && attn_cfg_pick(2, 98304) == 1 && attn_cfg_pick(2, 65536) == 2,
+              "fast path: sm_90 keeps BM32/BN128 PIPE");
 
 // --- the tile engine -------------------------------------------------------------------
 //
 // DEC = false: prefill. blockIdx = (m tile, 0, row*H + head); rows = MR consecutive q tokens.
 // DEC = true : decode.  blockIdx = (row, kvh*nchunks + chunk, partition); rows are
 //              g = chunk*MR + j -> (q token g / group, head kvh*group + g % group).
-template <int MR, int BN, int MODE, bool FP8, bool DEC, int OCC = (MR == 32 && BN == 128) ? 1 : 2>
+template <int MR, int BN, int MODE, int PLAN, bool FP8, bool DEC, int OCC>
 __global__ void __launch_bounds__(ATTN_NT, OCC)
 attn_wmma_kernel(AttnParams p) {
     using namespace nvcuda;
-    using SM = Smem<MR, BN, MODE>;
+    using SM = Smem<MR, BN, MODE, PLAN>;
+    constexpr bool SALIAS = (PLAN & PL_SALIAS) != 0, PALIAS = (PLAN & PL_PALIAS) != 0;
     extern __shared__ __align__(128) unsigned char smem[];
     half *sQ = (half *)(smem + SM::Q);
     half *sK = (half *)(smem + SM::K);
@@ -231,11 +315,19 @@ attn_wmma_kernel(AttnParams p) {
     const void *kb = p.k, *vb = p.v;
 
     Stage<BN, FP8> st, st2;
-    if (MODE == KV_PIPE || MODE == KV_PIPE2) {
+    if (MODE == KV_PIPE) {
         stage_load<BN, FP8>(st, kb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         stage_load<BN, FP8>(st, vb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
+    } else if (MODE == KV_PIPE2) { // K and V of tile 0 in flight together
+        stage_load<BN, FP8>(st, kb, sOff);
+        stage_load<BN, FP8>(st2, vb, sOff);
+        stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+        stage_store<BN, FP8, SM::LDK>(st2, sV, p.v_scale);
+    } else if (MODE == KV_PHASE) { // the tile holds K of tile 0; its V is issued at the loop top
+        stage_load<BN, FP8>(st, kb, sOff);
+        stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
     }
 
     for (int t0 = kv_lo, j = 0; t0 < kv_hi; t0 += BN, j++) {
@@ -255,6 +347,8 @@ attn_wmma_kernel(AttnParams p) {
         } else if (MODE == KV_PIPE2 && next) {
             stage_load<BN, FP8>(st, kb, offn);
             stage_load<BN, FP8>(st2, vb, offn);
+        } else if (MODE == KV_PHASE) {
+            stage_load<BN, FP8>(st, vb, offc); // V of this tile, stored once S is done with K
         }
         __syncthreads();
 
@@ -263,9 +357,9 @@ attn_wmma_kernel(AttnParams p) {
         {
             constexpr int CT = BN / 16, RT = MR / 16;
             constexpr int RPW = RT * CT >= 8 ? RT * CT / 8 : 1;
+            const int ct = warp % CT, rt0 = (warp / CT) * RPW;
+            Acc acc[RPW][2];
             if (warp < RT * CT / RPW) {
-                const int ct = warp % CT, rt0 = (warp / CT) * RPW;
-                Acc acc[RPW][2];
 #pragma unroll
                 for (int i = 0; i < RPW; i++) { wmma::fill_fragment(acc[i][0], 0.f); wmma::fill_fragment(acc[i][1], 0.f); }
 #pragma unroll 2
@@ -286,16 +380,30 @@ attn_wmma_kernel(AttnParams p) {
                 for (int i = 0; i < RPW; i++) {
 #pragma unroll
                     for (int e = 0; e < NE; e++) acc[i][0].x[e] += acc[i][1].x[e];
-                    wmma::store_matrix_sync(sS + (rt0 + i) * 16 * SM::LDS + ct * 16, acc[i][0], SM::LDS,
-                                            wmma::mem_row_major);
+                    if (!SALIAS)
+                        wmma::store_matrix_sync(sS + (rt0 + i) * 16 * SM::LDS + ct * 16, acc[i][0], SM::LDS,
+                                                wmma::mem_row_major);
+                }
+            }
+            if (SALIAS) { // S goes into the K/V tile: every warp must be done reading K first
+                __syncthreads();
+                if (warp < RT * CT / RPW) {
+#pragma unroll
+                    for (int i = 0; i < RPW; i++)
+                        wmma::store_matrix_sync(sS + (rt0 + i) * 16 * SM::LDS + ct * 16, acc[i][0], SM::LDS,
+                                                wmma::mem_row_major);
                 }
             }
         }
         __syncthreads();
 
-        if ((MODE == KV_PIPE || MODE == KV_PIPE2) && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+        if (MODE == KV_PIPE && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         if (MODE == KV_PIPE && next) stage_load<BN, FP8>(st, vb, offn);
         if (MODE == KV_SHARED) stage_load<BN, FP8>(st, vb, offc);
+        if (MODE == KV_PHASE && !SALIAS) { // K is consumed: V of this tile into the tile, K of the next in flight
+            stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
+            if (next) stage_load<BN, FP8>(st, kb, offn);
+        }
 
         // online softmax, TPR threads per row
         {
@@ -312,6 +420,7 @@ attn_wmma_kernel(AttnParams p) {
             }
 #pragma unroll
             for (int off = TPR / 2; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+            if (PALIAS) __syncwarp(); // P overwrites this row's S: every thread of the row has read its S
             float mold = sM[row];
             float mnew = fmaxf(mold, mx);
             float sum = 0.f;
@@ -332,6 +441,11 @@ attn_wmma_kernel(AttnParams p) {
             }
         }
         if (MODE == KV_SHARED) stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
+        if (MODE == KV_PHASE && SALIAS) { // S (in the tile) is consumed: now V, and K of the next tile in flight
+            __syncthreads();
+            stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
+            if (next) stage_load<BN, FP8>(st, kb, offn);
+        }
         // rows of tile j + 2 go to buffer j & 1, free once tile j's loads are issued (SHARED
         // issues V of tile j just above: write after the barrier)
         if (MODE != KV_SHARED && tid < BN) sOff[(j & 1) * BN + tid] = nrow;
@@ -364,12 +478,16 @@ attn_wmma_kernel(AttnParams p) {
         }
         __syncthreads();
         if (MODE == KV_PIPE && next) stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
-        if (MODE == KV_PIPE2 && next) stage_store<BN, FP8, SM::LDK>(st2, sV, p.v_scale);
+        if (MODE == KV_PIPE2 && next) {
+            stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+            stage_store<BN, FP8, SM::LDK>(st2, sV, p.v_scale);
+        }
+        if (MODE == KV_PHASE && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
     }
 
     // epilogue: O through smem (the K tile), then one row per warp pass
     float *sO = (float *)(smem + SM::K);
-    if (MODE == KV_PIPE || MODE == KV_PIPE2) __syncthreads();
+    if (MODE == KV_PIPE || MODE == KV_PIPE2 || MODE == KV_PHASE) __syncthreads();
 #pragma unroll
     for (int i = 0; i < NOT; i++) {
         int rt = i / 2, ct = warp + 8 * (i % 2);
@@ -413,6 +531,12 @@ void attn_params_init(AttnParams *p, const struct attn_kv *kv, const struct attn
 
 // raise a kernel's dynamic shared-memory limit once (remembered per kernel); 0 or ATTN_ECUDA
 int attn_set_smem(const void *kernel, int bytes);
+// dynamic smem per block the launchers may use: attn_set_smem_limit's override, else env
+// ATTN_SMEM_LIMIT, else the current device's cudaDevAttrMaxSharedMemoryPerBlockOptin; -1 on error
+int attn_smem_budget(void);
+// the current device's shared memory per SM (cudaDevAttrMaxSharedMemoryPerMultiprocessor), or the
+// override when one is set (so a forced budget also looks like that GPU's occupancy); 0 if unknown
+int attn_smem_per_sm(void);
 
 int attn_prefill_launch(int route, const struct attn_kv *kv, const struct attn_batch *b, const void *q,
                         void *out, float sm_scale, void *ws, size_t ws_bytes, int flags, cudaStream_t s);

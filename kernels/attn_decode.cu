@@ -11,6 +11,9 @@
 //            MR = 32 rows = (q token, group head) pairs per CTA, causal at the tail
 //            (q=5 x group 6 = 30 rows: one pass over the KV for all of them).
 // fp8_e5m2 KV is dequantised while staging (half(raw << 8) * scale).
+// XQA and small-q take the first configuration of their list (attn_common.cuh) that fits the
+// device's shared memory per block: PIPE2 (sm_70 and up; small-q with P over S on sm_70),
+// PHASE (one K/V tile, sm_75). Same grid, same MR and BN on every device.
 #include "attn.h"
 #include "attn_common.cuh"
 #include <stdlib.h>
@@ -35,8 +38,9 @@ size_t attn_decode_ws_bytes(int route, const attn_kv *kv, const attn_batch *b) {
 
 template <bool FP8>
 __global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
-    __shared__ float sm_m[8], sm_l[8];
-    __shared__ float sm_o[8][ATTN_D];
+    __shared__ ScalarSmem sm;
+    float *sm_m = sm.m, *sm_l = sm.l;
+    float (*sm_o)[ATTN_D] = sm.o;
     int r = blockIdx.x, h = blockIdx.y, part = blockIdx.z;
     int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256;
     int lo = part * plen;
@@ -119,10 +123,14 @@ __global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
     if (d == 0) { p.ws_m[slot] = M; p.ws_l[slot] = lt; }
 }
 
-// combine partitions: grid (rows, H, max_q), 256 threads (one per d); dynamic smem np_max floats
+// combine partitions: grid (rows, H, max_q), 256 threads; dynamic smem np_max floats (weights).
+// The O sum runs as 4 groups of 64 threads, each thread a float4 column of d, each group every
+// 4th partition with 8 loads in flight (the partials are L2-resident: the loop is L2-latency
+// bound, so its depth is what costs), then the 4 group sums are added through smem.
 __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
     extern __shared__ float sw[];
     __shared__ float red[8];
+    __shared__ float4 red4[3][ATTN_D / 4];
     int r = blockIdx.x, h = blockIdx.y, qi = blockIdx.z;
     if (qi >= p.q_len[r]) return;
     int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256, np = (L + plen - 1) / plen;
@@ -147,21 +155,77 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
     __syncthreads();
     den = 0.f;
     for (int w = 0; w < 8; w++) den += red[w];
-    float acc = 0.f;
-    const float *po = p.ws_o + base * ATTN_D + tid;
-    for (int i = 0; i < np; i++) acc += sw[i] * po[(size_t)i * ATTN_D];
-    p.out[(base / p.np_max) * ATTN_D + tid] = __float2half(den > 0.f ? acc / den : 0.f);
+    const int c4 = tid % (ATTN_D / 4), grp = tid / (ATTN_D / 4); // 4 groups
+    const float4 *po = (const float4 *)(p.ws_o + base * ATTN_D) + c4;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    constexpr int U = 8;
+    int i = grp;
+    for (; i + 4 * (U - 1) < np; i += 4 * U) {
+        float4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) v[u] = po[(size_t)(i + 4 * u) * (ATTN_D / 4)];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            float w = sw[i + 4 * u];
+            acc.x += w * v[u].x; acc.y += w * v[u].y; acc.z += w * v[u].z; acc.w += w * v[u].w;
+        }
+    }
+    for (; i < np; i += 4) {
+        float4 v = po[(size_t)i * (ATTN_D / 4)];
+        float w = sw[i];
+        acc.x += w * v.x; acc.y += w * v.y; acc.z += w * v.z; acc.w += w * v.w;
+    }
+    if (grp > 0) red4[grp - 1][c4] = acc;
+    __syncthreads();
+    if (grp == 0) {
+#pragma unroll
+        for (int g = 0; g < 3; g++) {
+            float4 v = red4[g][c4];
+            acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+        }
+        float inv = den > 0.f ? 1.f / den : 0.f;
+        half2 lo = __floats2half2_rn(acc.x * inv, acc.y * inv), hi = __floats2half2_rn(acc.z * inv, acc.w * inv);
+        uint2 pk;
+        pk.x = *(uint32_t *)&lo;
+        pk.y = *(uint32_t *)&hi;
+        *(uint2 *)(p.out + (base / p.np_max) * ATTN_D + 4 * c4) = pk;
+    }
 }
 
-template <int MR, bool FP8>
+// configuration I of route R's list, OCC CTAs per SM in its launch bounds
+template <int R, int I, bool FP8, int OCC>
+static attn_kernel_t decode_kernel() {
+    if constexpr (I >= attn_cfg_list(R).n) {
+        return nullptr;
+    } else {
+        constexpr KCfg c = attn_cfg(R, I);
+        return attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, true, OCC>;
+    }
+}
+
+template <int R, bool FP8>
 static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int np, cudaStream_t s) {
-    // XQA (MR 16) runs 2 CTAs per SM (128-register cap), small-q (MR 32) one CTA per SM with no
-    // cap (measured faster: NOTES.md). ATTN_DECODE_OCC=1|2 in the environment overrides (bench).
-    const char *occ = getenv("ATTN_DECODE_OCC");
-    int one = occ && (occ[0] == '1' || occ[0] == '2') ? occ[0] == '1' : MR == 32;
-    attn_kernel_t k = one ? attn_wmma_kernel<MR, 64, KV_PIPE2, FP8, true, 1>
-                          : attn_wmma_kernel<MR, 64, KV_PIPE2, FP8, true, 2>;
-    int smem = Smem<MR, 64, KV_PIPE2>::BYTES;
+    int limit = attn_smem_budget();
+    if (limit < 0) return ATTN_ECUDA;
+    int i = attn_cfg_pick(R, limit);
+    if (i < 0) return ATTN_ESMEM;
+    const KCfg c = attn_cfg_list(R).c[i];
+    const int smem = attn_cfg_bytes(c);
+    attn_kernel_t k;
+    static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
+    if (i == 0) {
+        // entry 0: occupancy from the list (XQA 2 CTAs per SM under a 128-register cap, small-q 1
+        // with no cap: NOTES.md); ATTN_DECODE_OCC=1|2 overrides (bench); 1 where two CTAs'
+        // smem does not fit an SM (sm_70: 96 KB per SM)
+        const char *occ = getenv("ATTN_DECODE_OCC");
+        int one = occ && (occ[0] == '1' || occ[0] == '2') ? occ[0] == '1' : c.occ == 1;
+        int per_sm = attn_smem_per_sm();
+        if (per_sm > 0 && 2 * (smem + 1024) > per_sm) one = 1;
+        k = one ? decode_kernel<R, 0, FP8, 1>() : decode_kernel<R, 0, FP8, 2>();
+    } else {
+        k = i == 1 ? decode_kernel<R, 1, FP8, 1>() : decode_kernel<R, 2, FP8, 1>();
+    }
+    if (!k) return ATTN_ESMEM;
     if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
     dim3 grid(rows, kv_heads * p.nchunks, np);
     k<<<grid, ATTN_NT, smem, s>>>(p);
@@ -189,14 +253,17 @@ int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const 
     } else {
         int mr = route == ATTN_DECODE_XQA ? 16 : 32;
         p.nchunks = (b->max_q * p.group + mr - 1) / mr;
-        if (mr == 16) err = fp8 ? launch_wmma_decode<16, true>(p, b->num_rows, kv->kv_heads, np, s)
-                                : launch_wmma_decode<16, false>(p, b->num_rows, kv->kv_heads, np, s);
-        else err = fp8 ? launch_wmma_decode<32, true>(p, b->num_rows, kv->kv_heads, np, s)
-                       : launch_wmma_decode<32, false>(p, b->num_rows, kv->kv_heads, np, s);
+        static_assert(attn_cfg(ATTN_DECODE_XQA, 0).mr == 16 && attn_cfg(ATTN_DECODE_XQA, 1).mr == 16 &&
+                      attn_cfg(ATTN_DECODE_SMALLQ, 0).mr == 32 && attn_cfg(ATTN_DECODE_SMALLQ, 2).mr == 32,
+                      "every configuration of a decode route keeps its MR (the grid depends on it)");
+        if (mr == 16) err = fp8 ? launch_wmma_decode<ATTN_DECODE_XQA, true>(p, b->num_rows, kv->kv_heads, np, s)
+                                : launch_wmma_decode<ATTN_DECODE_XQA, false>(p, b->num_rows, kv->kv_heads, np, s);
+        else err = fp8 ? launch_wmma_decode<ATTN_DECODE_SMALLQ, true>(p, b->num_rows, kv->kv_heads, np, s)
+                       : launch_wmma_decode<ATTN_DECODE_SMALLQ, false>(p, b->num_rows, kv->kv_heads, np, s);
     }
     if (err) return err;
     int rsmem = np * (int)sizeof(float);
-    if (rsmem > 48 * 1024) return ATTN_ESHAPE;
+    if (rsmem + ATTN_REDUCE_STATIC_SMEM > 48 * 1024) return ATTN_ESHAPE; // np > ~11500 partitions
     dim3 rgrid(b->num_rows, b->num_q_heads, b->max_q);
     decode_reduce_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
     return cuda_check(cudaGetLastError());

@@ -1,5 +1,8 @@
 // attn_prefill.cu -- paged prefill attention: generic (BM32/BN64), low-smem (BM16/BN128),
 // "BM32 phase" fast path (BM32/BN128, register->smem pipelined), and the fp8 bridge.
+// Each route's tile/staging configuration is the first of its list (attn_common.cuh,
+// attn_cfg_list) that fits the device's shared memory per block: sm_90 runs the measured
+// configurations, sm_70 (96 KB) and sm_75 (64 KB) smaller stagings of the same launch.
 //
 // Launch: grid (ceil(max_q / BM), 1, rows * H), 256 threads; every q head walks the keys
 // 0 .. (its last row's position) of its kv head h / group, so a q = 1 row is H CTAs each
@@ -15,14 +18,34 @@
 
 typedef void (*attn_kernel_t)(AttnParams);
 
-template <int MR, int BN, int MODE, bool FP8>
+// configuration I of route R's list
+template <int R, int I, bool FP8>
+static int launch_cfg(const AttnParams &p, int rows, int max_q, cudaStream_t s) {
+    if constexpr (I >= attn_cfg_list(R).n) {
+        return ATTN_ESMEM;
+    } else {
+        constexpr KCfg c = attn_cfg(R, I);
+        attn_kernel_t k = attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, false, c.occ>;
+        constexpr int smem = Smem<c.mr, c.bn, c.mode, c.plan>::BYTES;
+        if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
+        dim3 grid((max_q + c.mr - 1) / c.mr, 1, rows * p.H);
+        k<<<grid, ATTN_NT, smem, s>>>(p);
+        return cuda_check(cudaGetLastError());
+    }
+}
+
+// route R on the configuration that fits this device
+template <int R, bool FP8>
 static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t s) {
-    attn_kernel_t k = attn_wmma_kernel<MR, BN, MODE, FP8, false>;
-    int smem = Smem<MR, BN, MODE>::BYTES;
-    if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
-    dim3 grid((max_q + MR - 1) / MR, 1, rows * p.H);
-    k<<<grid, ATTN_NT, smem, s>>>(p);
-    return cuda_check(cudaGetLastError());
+    int limit = attn_smem_budget();
+    if (limit < 0) return ATTN_ECUDA;
+    static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
+    switch (attn_cfg_pick(R, limit)) {
+    case 0: return launch_cfg<R, 0, FP8>(p, rows, max_q, s);
+    case 1: return launch_cfg<R, 1, FP8>(p, rows, max_q, s);
+    case 2: return launch_cfg<R, 2, FP8>(p, rows, max_q, s);
+    default: return ATTN_ESMEM;
+    }
 }
 
 // expand one destination page (784 tokens, all kv heads) of one row from fp8 to fp16
@@ -75,15 +98,15 @@ int attn_prefill_launch(int route, const attn_kv *kv, const attn_batch *b, const
     int fp8 = kv->dtype == ATTN_FP8_E5M2;
     switch (route) {
     case ATTN_PREFILL_GENERIC:
-        return fp8 ? launch_prefill<32, 64, KV_GENERIC, true>(p, b->num_rows, b->max_q, s)
-                   : launch_prefill<32, 64, KV_GENERIC, false>(p, b->num_rows, b->max_q, s);
+        return fp8 ? launch_prefill<ATTN_PREFILL_GENERIC, true>(p, b->num_rows, b->max_q, s)
+                   : launch_prefill<ATTN_PREFILL_GENERIC, false>(p, b->num_rows, b->max_q, s);
     case ATTN_PREFILL_LOWSMEM:
-        return fp8 ? launch_prefill<16, 128, KV_SHARED, true>(p, b->num_rows, b->max_q, s)
-                   : launch_prefill<16, 128, KV_SHARED, false>(p, b->num_rows, b->max_q, s);
+        return fp8 ? launch_prefill<ATTN_PREFILL_LOWSMEM, true>(p, b->num_rows, b->max_q, s)
+                   : launch_prefill<ATTN_PREFILL_LOWSMEM, false>(p, b->num_rows, b->max_q, s);
     case ATTN_PREFILL_FAST:
         if (fp8) return ATTN_ESHAPE; // fp8 reaches the fast kernel through the bridge
         if (kv->page != BRIDGE_PAGE && !((flags & ATTN_F_ANY_PAGE) && kv->page % 16 == 0)) return ATTN_EPAGE;
-        return launch_prefill<32, 128, KV_PIPE, false>(p, b->num_rows, b->max_q, s);
+        return launch_prefill<ATTN_PREFILL_FAST, false>(p, b->num_rows, b->max_q, s);
     case ATTN_FP8_BRIDGE:
     case ATTN_FP8_EXPAND: {
         if (!fp8) return ATTN_ESHAPE;
@@ -105,7 +128,7 @@ int attn_prefill_launch(int route, const attn_kv *kv, const attn_batch *b, const
         p.page = BRIDGE_PAGE;
         p.block_table = bt16;
         p.max_pages = mp16;
-        return launch_prefill<32, 128, KV_PIPE, false>(p, b->num_rows, b->max_q, s);
+        return launch_prefill<ATTN_PREFILL_FAST, false>(p, b->num_rows, b->max_q, s);
     }
     default:
         return ATTN_EINVAL;

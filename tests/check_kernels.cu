@@ -85,6 +85,65 @@ START_TEST(test_no_device_is_safe) {
 }
 END_TEST
 
+/* Shared memory per arch, from the constants the kernels are sized with: every route fits the
+ * per-block limit of every listed compute capability, in particular 96 KB on sm_70 and 64 KB on
+ * sm_75 (the kernels have no static smem beyond what attn_smem_bytes counts: check_smem.sh). */
+static const int archs[][2] = {{7, 0}, {7, 2}, {7, 5}, {8, 0}, {8, 6}, {8, 7}, {8, 9}, {9, 0},
+                               {10, 0}, {10, 3}, {11, 0}, {12, 0}};
+
+START_TEST(test_smem_fits_every_arch) {
+    ck_assert_int_eq(attn_smem_limit(7, 0), 96 * 1024);
+    ck_assert_int_eq(attn_smem_limit(7, 5), 64 * 1024);
+    ck_assert_int_eq(attn_smem_limit(9, 0), 227 * 1024);
+    ck_assert_int_eq(attn_smem_limit(6, 1), 0);
+    for (int route = 0; route < ATTN_NUM_ROUTES; route++) {
+        int b70 = attn_smem_bytes(route, 7, 0), b75 = attn_smem_bytes(route, 7, 5);
+        ck_assert_msg(b70 >= 0 && b70 <= 96 * 1024, "%s: %d bytes on sm_70", attn_route_name(route), b70);
+        ck_assert_msg(b75 >= 0 && b75 <= 64 * 1024, "%s: %d bytes on sm_75", attn_route_name(route), b75);
+        for (size_t a = 0; a < sizeof archs / sizeof archs[0]; a++) {
+            int lim = attn_smem_limit(archs[a][0], archs[a][1]), b = attn_smem_bytes(route, archs[a][0], archs[a][1]);
+            ck_assert_msg(lim > 0 && b >= 0 && b <= lim, "%s: %d bytes on sm_%d%d (limit %d)", attn_route_name(route),
+                          b, archs[a][0], archs[a][1], lim);
+        }
+    }
+    ck_assert_int_eq(attn_smem_bytes(ATTN_PREFILL_FAST, 6, 1), ATTN_EINVAL);
+    attn_tiles t;
+    ck_assert_int_eq(attn_route_tiles(ATTN_PREFILL_FAST, 32 * 1024, &t), ATTN_ESMEM);
+    ck_assert_int_eq(attn_route_tiles(ATTN_NUM_ROUTES, 1 << 20, &t), ATTN_EINVAL);
+}
+END_TEST
+
+START_TEST(test_smem_configs) {
+    /* sm_90 keeps the configurations measured in NOTES.md (v3), byte for byte */
+    static const struct { int route, bm, bn, bytes; const char *staging; } h200[] = {
+        {ATTN_PREFILL_GENERIC, 32, 64, 98816, "generic"}, {ATTN_PREFILL_LOWSMEM, 16, 128, 90112, "shared"},
+        {ATTN_PREFILL_FAST, 32, 128, 179200, "pipe"},     {ATTN_FP8_BRIDGE, 32, 128, 179200, "pipe"},
+        {ATTN_DECODE_XQA, 16, 64, 83456, "pipe2"},        {ATTN_DECODE_SMALLQ, 32, 64, 98816, "pipe2"},
+    };
+    attn_tiles t;
+    for (size_t i = 0; i < sizeof h200 / sizeof h200[0]; i++) {
+        ck_assert_int_eq(attn_route_tiles(h200[i].route, attn_smem_limit(9, 0), &t), 0);
+        ck_assert_int_eq(t.bm, h200[i].bm);
+        ck_assert_int_eq(t.bn, h200[i].bn);
+        ck_assert_int_eq(t.smem_bytes, h200[i].bytes);
+        ck_assert_str_eq(t.staging, h200[i].staging);
+    }
+    /* the launch structure (BM, hence the grid) is the same on every arch; BN changes only
+     * where NOTES.md says: sm_75 runs prefill-bm32 / fp8-bridge / prefill-lowsmem at BN 64 */
+    for (int route = 0; route < ATTN_NUM_ROUTES; route++) {
+        attn_tiles ref;
+        ck_assert_int_eq(attn_route_tiles(route, attn_smem_limit(9, 0), &ref), 0);
+        for (size_t a = 0; a < sizeof archs / sizeof archs[0]; a++) {
+            ck_assert_int_eq(attn_route_tiles(route, attn_smem_limit(archs[a][0], archs[a][1]), &t), 0);
+            ck_assert_int_eq(t.bm, ref.bm);
+            int halved = archs[a][0] == 7 && archs[a][1] == 5 &&
+                         (route == ATTN_PREFILL_FAST || route == ATTN_FP8_BRIDGE || route == ATTN_PREFILL_LOWSMEM);
+            ck_assert_int_eq(t.bn, halved ? ref.bn / 2 : ref.bn);
+        }
+    }
+}
+END_TEST
+
 /* GPU cases: small shapes, every route (long contexts live in bench_kernels --validate --long) */
 static const struct { int route, dtype, page, flags, n, q[4], seq[4], expand; } gcases[] = {
     {ATTN_PREFILL_GENERIC, ATTN_FP16, 16, 0, 4, {1, 5, 32, 200}, {1, 300, 32, 1000}, 0},
@@ -101,11 +160,18 @@ static const struct { int route, dtype, page, flags, n, q[4], seq[4], expand; } 
     {ATTN_DECODE_SMALLQ, ATTN_FP8_E5M2, 16, 0, 3, {1, 5, 16}, {40, 3000, 33000}, 0},
 };
 
+#define NGCASES ((int)(sizeof gcases / sizeof gcases[0]))
+/* every case at the device's own limit, and as if it were an sm_70 (96 KB) and an sm_75 (64 KB) */
+static const int glimits[3] = {0, 96 * 1024, 64 * 1024};
+
 START_TEST(test_gpu_route) {
     if (!attn_gpu_available()) {
         if (_i == 0) printf("no CUDA device: GPU kernel tests skipped\n");
         return;
     }
+    int lim = glimits[_i / NGCASES];
+    attn_set_smem_limit(lim);
+    _i %= NGCASES;
     val_case c = {0};
     c.route = gcases[_i].route;
     c.dtype = gcases[_i].dtype;
@@ -118,9 +184,19 @@ START_TEST(test_gpu_route) {
     c.compare_to = -1;
     val_result res;
     ck_assert_int_eq(val_run(&c, 77 + _i, &res), 0);
-    ck_assert_msg(res.err == 0, "%s: %s", attn_route_name(c.route), attn_strerror(res.err));
+    ck_assert_msg(res.err == 0, "%s (smem limit %d): %s", attn_route_name(c.route), lim, attn_strerror(res.err));
     ck_assert_int_eq(res.unwritten, 0);
-    ck_assert_msg(res.rel_err < 2e-3, "%s rel err %g", attn_route_name(c.route), res.rel_err);
+    ck_assert_msg(res.rel_err < 2e-3, "%s (smem limit %d) rel err %g", attn_route_name(c.route), lim, res.rel_err);
+    attn_set_smem_limit(0);
+}
+END_TEST
+
+START_TEST(test_gpu_smem_limit_table) {
+    /* the per-arch table agrees with the device at hand */
+    int major = 0, minor = 0, optin = 0;
+    if (!attn_gpu_available() || attn_device_smem(&major, &minor, &optin)) return;
+    int lim = attn_smem_limit(major, minor);
+    if (lim > 0) ck_assert_int_eq(lim, optin);
 }
 END_TEST
 
@@ -134,10 +210,13 @@ static Suite *kernels_suite(void) {
     tcase_add_test(cpu, test_expand_rows);
     tcase_add_test(cpu, test_partition);
     tcase_add_test(cpu, test_no_device_is_safe);
+    tcase_add_test(cpu, test_smem_fits_every_arch);
+    tcase_add_test(cpu, test_smem_configs);
     suite_add_tcase(s, cpu);
     TCase *gpu = tcase_create("gpu");
     tcase_set_timeout(gpu, 60);
-    tcase_add_loop_test(gpu, test_gpu_route, 0, (int)(sizeof gcases / sizeof gcases[0]));
+    tcase_add_loop_test(gpu, test_gpu_route, 0, 3 * NGCASES);
+    tcase_add_test(gpu, test_gpu_smem_limit_table);
     suite_add_tcase(s, gpu);
     return s;
 }
