@@ -20,6 +20,8 @@
 // 96 KB (sm_70) or 64 KB (sm_75) of shared memory per block).
 // Plan flags shrink the smem further: PALIAS (P written into the S rows it replaces),
 // SALIAS (S lives in the K/V tile between the S MMA and the softmax; PHASE only).
+// EARLYK (PIPE2 as in v3: the next K stored right after S; kept for A/B timing only, env
+// ATTN_DECODE_EARLYK=1, never in a configuration list).
 // Which configuration runs is chosen per device at launch (attn_cfg_pick: the first of the
 // route's list that fits cudaDevAttrMaxSharedMemoryPerBlockOptin); the lists are below.
 // fp8_e5m2 KV is dequantised while staging: half(raw << 8) * scale.
@@ -34,7 +36,7 @@
 #define ATTN_NEG (-1.0e30f)    // finite "minus infinity" for running maxima
 
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
-enum { PL_PALIAS = 1, PL_SALIAS = 2 };
+enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4 };
 
 // everything a WMMA attention kernel needs; plain data, passed by value
 struct AttnParams {
@@ -195,6 +197,7 @@ __host__ __device__ constexpr int attn_cfg_pick(int route, int limit) {
 struct ScalarSmem { float m[8], l[8]; float o[8][ATTN_D]; };
 #define ATTN_SCALAR_STATIC_SMEM 8320 // decode_scalar_kernel: ScalarSmem
 #define ATTN_REDUCE_STATIC_SMEM 3200 // decode_reduce_kernel: red4[3][D/4] float4 + red[8]
+#define ATTN_REDUCE_V3_STATIC_SMEM 128 // decode_reduce_v3_kernel (A/B timing only): red[8]
 static_assert((sizeof(ScalarSmem) + 127) / 128 * 128 == ATTN_SCALAR_STATIC_SMEM, "scalar static smem");
 static_assert((3 * ATTN_D * 4 + 8 * 4 + 127) / 128 * 128 == ATTN_REDUCE_STATIC_SMEM, "reduce static smem");
 static_assert(attn_cfg_pick(2, 232448) == 0 && attn_cfg_pick(2, 98304) == 1 && attn_cfg_pick(2, 65536) == 2,
@@ -211,6 +214,7 @@ attn_wmma_kernel(AttnParams p) {
     using namespace nvcuda;
     using SM = Smem<MR, BN, MODE, PLAN>;
     constexpr bool SALIAS = (PLAN & PL_SALIAS) != 0, PALIAS = (PLAN & PL_PALIAS) != 0;
+    constexpr bool EARLYK = (PLAN & PL_EARLYK) != 0;
     extern __shared__ __align__(128) unsigned char smem[];
     half *sQ = (half *)(smem + SM::Q);
     half *sK = (half *)(smem + SM::K);
@@ -320,6 +324,11 @@ attn_wmma_kernel(AttnParams p) {
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         stage_load<BN, FP8>(st, vb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
+    } else if (MODE == KV_PIPE2 && EARLYK) { // v3
+        stage_load<BN, FP8>(st, kb, sOff);
+        stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+        stage_load<BN, FP8>(st, vb, sOff);
+        stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
     } else if (MODE == KV_PIPE2) { // K and V of tile 0 in flight together
         stage_load<BN, FP8>(st, kb, sOff);
         stage_load<BN, FP8>(st2, vb, sOff);
@@ -397,7 +406,7 @@ attn_wmma_kernel(AttnParams p) {
         }
         __syncthreads();
 
-        if (MODE == KV_PIPE && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+        if ((MODE == KV_PIPE || (MODE == KV_PIPE2 && EARLYK)) && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         if (MODE == KV_PIPE && next) stage_load<BN, FP8>(st, vb, offn);
         if (MODE == KV_SHARED) stage_load<BN, FP8>(st, vb, offc);
         if (MODE == KV_PHASE && !SALIAS) { // K is consumed: V of this tile into the tile, K of the next in flight
@@ -479,7 +488,7 @@ attn_wmma_kernel(AttnParams p) {
         __syncthreads();
         if (MODE == KV_PIPE && next) stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
         if (MODE == KV_PIPE2 && next) {
-            stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
+            if (!EARLYK) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
             stage_store<BN, FP8, SM::LDK>(st2, sV, p.v_scale);
         }
         if (MODE == KV_PHASE && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);

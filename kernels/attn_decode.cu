@@ -17,6 +17,7 @@
 #include "attn.h"
 #include "attn_common.cuh"
 #include <stdlib.h>
+#include <string.h>
 
 typedef void (*attn_kernel_t)(AttnParams);
 
@@ -193,6 +194,41 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
 }
 
 // configuration I of route R's list, OCC CTAs per SM in its launch bounds
+// the v3 reduce (one thread per d, every partition in turn), for A/B timing only:
+// env ATTN_DECODE_REDUCE=v3
+__global__ void __launch_bounds__(ATTN_NT) decode_reduce_v3_kernel(AttnParams p) {
+    extern __shared__ float sw[];
+    __shared__ float red[8];
+    int r = blockIdx.x, h = blockIdx.y, qi = blockIdx.z;
+    if (qi >= p.q_len[r]) return;
+    int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256, np = (L + plen - 1) / plen;
+    size_t base = ((size_t)(p.q_start[r] + qi) * p.H + h) * p.np_max;
+    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    float M = ATTN_NEG;
+    for (int i = tid; i < np; i += ATTN_NT) M = fmaxf(M, p.ws_m[base + i]);
+    for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
+    if (lane == 0) red[warp] = M;
+    __syncthreads();
+    M = red[0];
+    for (int w = 1; w < 8; w++) M = fmaxf(M, red[w]);
+    __syncthreads();
+    float den = 0.f;
+    for (int i = tid; i < np; i += ATTN_NT) {
+        float w = exp2f(p.ws_m[base + i] - M);
+        sw[i] = w;
+        den += w * p.ws_l[base + i];
+    }
+    for (int off = 16; off > 0; off /= 2) den += __shfl_xor_sync(0xffffffffu, den, off);
+    if (lane == 0) red[warp] = den;
+    __syncthreads();
+    den = 0.f;
+    for (int w = 0; w < 8; w++) den += red[w];
+    float acc = 0.f;
+    const float *po = p.ws_o + base * ATTN_D + tid;
+    for (int i = 0; i < np; i++) acc += sw[i] * po[(size_t)i * ATTN_D];
+    p.out[(base / p.np_max) * ATTN_D + tid] = __float2half(den > 0.f ? acc / den : 0.f);
+}
+
 template <int R, int I, bool FP8, int OCC>
 static attn_kernel_t decode_kernel() {
     if constexpr (I >= attn_cfg_list(R).n) {
@@ -222,6 +258,13 @@ static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int n
         int per_sm = attn_smem_per_sm();
         if (per_sm > 0 && 2 * (smem + 1024) > per_sm) one = 1;
         k = one ? decode_kernel<R, 0, FP8, 1>() : decode_kernel<R, 0, FP8, 2>();
+        const char *ek = getenv("ATTN_DECODE_EARLYK"); // A/B timing of the v3 K store (fp16 XQA only)
+        if (R == ATTN_DECODE_XQA && !FP8 && ek && ek[0] == '1') {
+            constexpr KCfg c0 = attn_cfg(ATTN_DECODE_XQA, 0);
+            static_assert(c0.mode == KV_PIPE2 && c0.plan == 0, "EARLYK variant of XQA entry 0");
+            k = one ? attn_wmma_kernel<c0.mr, c0.bn, KV_PIPE2, PL_EARLYK, false, true, 1>
+                    : attn_wmma_kernel<c0.mr, c0.bn, KV_PIPE2, PL_EARLYK, false, true, 2>;
+        }
     } else {
         k = i == 1 ? decode_kernel<R, 1, FP8, 1>() : decode_kernel<R, 2, FP8, 1>();
     }
@@ -265,6 +308,8 @@ int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const 
     int rsmem = np * (int)sizeof(float);
     if (rsmem + ATTN_REDUCE_STATIC_SMEM > 48 * 1024) return ATTN_ESHAPE; // np > ~11500 partitions
     dim3 rgrid(b->num_rows, b->num_q_heads, b->max_q);
-    decode_reduce_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
+    const char *rv = getenv("ATTN_DECODE_REDUCE");
+    if (rv && !strcmp(rv, "v3")) decode_reduce_v3_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
+    else decode_reduce_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
     return cuda_check(cudaGetLastError());
 }
