@@ -292,112 +292,169 @@ void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double secon
 }
 
 /* ---- the profile model ----------------------------------------------------
- * Every item is priced by its law -- except a GEMM whose (n, k, weight bytes) shape
- * calib measured: it is interpolated (piecewise linear in m) between the measured
- * points of that shape, and outside their m range the law is scaled to meet the
- * nearest point.  The model's own shapes are what calib measures, so inside the grid a
- * GEMM costs what was measured; the law carries other shapes. */
+ * Every item is priced from its law's measured points where calib measured its shape,
+ * and by the fitted law elsewhere.  A law's points are grouped by every column but one,
+ * the axis (gemm: m within (n, k, wb); gdn: tokens within seqs; elementwise: tokens;
+ * attention: seq_len within (rows, q, page)); an item whose group exists is priced by
+ * piecewise-linear interpolation along the axis, and beyond the group's ends by the law
+ * scaled to meet the end point.  The reference model's shapes are what calib measures,
+ * so inside the grid an item costs what was measured; the law carries the rest (other
+ * shapes, heterogeneous batches, profiles without points). */
 
 typedef struct {
-    double n, k, wb;
+    int law;                      /* index into the profile's laws */
+    double key[PROF_MAX_COLS];    /* the non-axis columns */
     int npts;
-    double *m, *t;                /* sorted by m, duplicates averaged */
-} gemm_shape_t;
+    double *ax, *t;               /* sorted by axis, repeats averaged */
+    const double *edge[2];        /* the first and last point rows (for extrapolation) */
+} grid_t;
 
 typedef struct {
     const profile_t *p;
     const model_t *m;
     model_rank_t r;
-    int nshape;
-    gemm_shape_t *shape;
+    int ngrid;
+    grid_t *grid;
     double *arena;
 } pm_t;
 
-static int cmp_mt(const void *a, const void *b)
+/* The axis column of a law's points (-1: none). */
+static int law_axis(const char *name)
+{
+    if (!strcmp(name, "gemm") || !strcmp(name, "gdn") || !strcmp(name, "elementwise")) return 0;
+    if (!strncmp(name, "attn.", 5)) return 2;
+    return -1;
+}
+
+static int cmp_pair(const void *a, const void *b)
 {
     const double *x = a, *y = b;
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* Group the gemm law's points by (n, k, wb).  0, or -1 out of memory. */
-static int gemm_index(pm_t *pm)
+static int same_key(const double *row, const double *key, int ncols, int axis)
 {
-    const prof_law_t *l = prof_find(pm->p, "gemm");
-    if (!l || l->npts == 0 || l->ncols != 5) return 0;
-    pm->shape = calloc((size_t)l->npts, sizeof *pm->shape);
-    pm->arena = malloc((size_t)l->npts * 4 * sizeof *pm->arena);
-    double *pairs = malloc((size_t)l->npts * 2 * sizeof *pairs);
-    if (!pm->shape || !pm->arena || !pairs) {
+    for (int c = 0; c < ncols - 1; c++)
+        if (c != axis && row[c] != key[c]) return 0;
+    return 1;
+}
+
+/* Group every law's points.  0, or -1 out of memory. */
+static int grid_index(pm_t *pm)
+{
+    long total = 0;
+    for (int i = 0; i < pm->p->nlaws; i++) total += pm->p->laws[i].npts;
+    if (total == 0) return 0;
+    pm->grid = calloc((size_t)total, sizeof *pm->grid);
+    pm->arena = malloc((size_t)total * 2 * sizeof *pm->arena);
+    double *pairs = malloc((size_t)total * 3 * sizeof *pairs);
+    if (!pm->grid || !pm->arena || !pairs) {
         free(pairs);
         return -1;
     }
     double *next = pm->arena;
-    for (int i = 0; i < l->npts; i++) {
-        const double *row = l->pts + (size_t)i * 5;
-        int found = 0;
-        for (int g = 0; g < pm->nshape; g++)
-            if (pm->shape[g].n == row[1] && pm->shape[g].k == row[2] && pm->shape[g].wb == row[3]) found = 1;
-        if (found) continue;
-        gemm_shape_t *gs = &pm->shape[pm->nshape++];
-        gs->n = row[1];
-        gs->k = row[2];
-        gs->wb = row[3];
-        int np = 0;
-        for (int j = i; j < l->npts; j++) {
-            const double *rj = l->pts + (size_t)j * 5;
-            if (rj[1] == gs->n && rj[2] == gs->k && rj[3] == gs->wb) {
-                pairs[2 * np] = rj[0];
-                pairs[2 * np + 1] = rj[4];
+    for (int li = 0; li < pm->p->nlaws; li++) {
+        const prof_law_t *l = &pm->p->laws[li];
+        int axis = law_axis(l->name), nc = l->ncols;
+        if (axis < 0 || l->npts == 0 || axis >= nc - 1) continue;
+        for (int i = 0; i < l->npts; i++) {
+            const double *row = l->pts + (size_t)i * nc;
+            int seen = 0;
+            for (int g = 0; g < pm->ngrid && !seen; g++)
+                seen = pm->grid[g].law == li && same_key(row, pm->grid[g].key, nc, axis);
+            if (seen) continue;
+            grid_t *gr = &pm->grid[pm->ngrid++];
+            gr->law = li;
+            for (int c = 0; c < nc - 1; c++) gr->key[c] = row[c];
+            int np = 0;
+            for (int j = i; j < l->npts; j++) {
+                const double *rj = l->pts + (size_t)j * nc;
+                if (!same_key(rj, gr->key, nc, axis)) continue;
+                pairs[3 * np] = rj[axis];
+                pairs[3 * np + 1] = rj[nc - 1];
+                pairs[3 * np + 2] = (double)j;
                 np++;
             }
-        }
-        qsort(pairs, (size_t)np, 2 * sizeof *pairs, cmp_mt);
-        gs->m = next;
-        gs->t = next + np;
-        next += 2 * np;
-        for (int j = 0; j < np; j++) {             /* average repeated m values */
-            double sum = pairs[2 * j + 1];
-            int c = 1;
-            while (j + 1 < np && pairs[2 * (j + 1)] == pairs[2 * j]) {
-                sum += pairs[2 * (j + 1) + 1];
-                c++;
-                j++;
+            qsort(pairs, (size_t)np, 3 * sizeof *pairs, cmp_pair);
+            gr->ax = next;
+            gr->t = next + np;
+            next += 2 * np;
+            for (int j = 0; j < np; j++) {
+                double sum = pairs[3 * j + 1];
+                int c = 1, first = j;
+                while (j + 1 < np && pairs[3 * (j + 1)] == pairs[3 * j]) {
+                    sum += pairs[3 * (j + 1) + 1];
+                    c++;
+                    j++;
+                }
+                if (gr->npts == 0) gr->edge[0] = l->pts + (size_t)pairs[3 * first + 2] * nc;
+                gr->edge[1] = l->pts + (size_t)pairs[3 * first + 2] * nc;
+                gr->ax[gr->npts] = pairs[3 * j];
+                gr->t[gr->npts] = sum / c;
+                gr->npts++;
             }
-            gs->m[gs->npts] = pairs[2 * j];
-            gs->t[gs->npts] = sum / c;
-            gs->npts++;
         }
     }
     free(pairs);
     return 0;
 }
 
-/* The measured time of GEMM item it, if its shape was measured: 1 and *t, else 0. */
-static int gemm_measured(const pm_t *pm, const prof_law_t *l, const cost_item_t *it, double *t)
+/* The point row an item would be, in its law's columns: 1, or 0 if it has none (a
+ * batch of unlike rows). */
+static int item_row(const cost_item_t *it, double *row)
 {
-    for (int g = 0; g < pm->nshape; g++) {
-        const gemm_shape_t *gs = &pm->shape[g];
-        if (gs->n != it->n || gs->k != it->k || gs->wb != it->wb || gs->npts == 0) continue;
-        double mm = it->m;
-        int lo = 0, hi = gs->npts - 1;
-        if (mm <= gs->m[0] || mm >= gs->m[hi]) {
-            int e = mm <= gs->m[0] ? 0 : hi;
-            cost_item_t at = *it;
-            double f[PROF_MAX_COEF], fe[PROF_MAX_COEF];
-            at.m = gs->m[e];
-            cost_item_features(it, pm->m, &pm->r, f);
-            cost_item_features(&at, pm->m, &pm->r, fe);
-            double le = prof_eval(l, fe);
-            *t = le > 0 ? prof_eval(l, f) * gs->t[e] / le : gs->t[e];
+    switch (it->kind) {
+    case CI_GEMM: row[0] = it->m; row[1] = it->n; row[2] = it->k; row[3] = it->wb; return 1;
+    case CI_GDN: row[0] = it->tokens; row[1] = it->seqs; return 1;
+    case CI_ELEM: row[0] = it->tokens; return 1;
+    case CI_ATTN: case CI_BRIDGE: {
+        const kcall_t *c = it->call;
+        /* one request's rows (a prefill row, or a small-q row expanded token-wise) */
+        for (int i = 1; i < c->nseg; i++)
+            if (c->segs[i].req != c->segs[0].req) return 0;
+        long maxlen = 0;
+        for (int i = 0; i < c->nseg; i++)
+            if (c->segs[i].seq_len > maxlen) maxlen = c->segs[i].seq_len;
+        row[0] = 1;
+        row[1] = c->route == ROUTE_DECODE_XQA || c->route == ROUTE_DECODE_SCALAR ? c->nseg : c->segs[0].q;
+        row[2] = (double)maxlen;
+        row[3] = c->page;
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+/* Price it from measured points if its group exists: 1 and *t, else 0. */
+static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t)
+{
+    const prof_law_t *l = &pm->p->laws[li];
+    int axis = law_axis(l->name);
+    double row[PROF_MAX_COLS] = { 0 };
+    if (axis < 0 || !item_row(it, row)) return 0;
+    for (int g = 0; g < pm->ngrid; g++) {
+        const grid_t *gr = &pm->grid[g];
+        if (gr->law != li) continue;
+        /* the bridge's expansion depends on the sequence only */
+        int match = it->kind == CI_BRIDGE || same_key(row, gr->key, l->ncols, axis);
+        if (!match) continue;
+        double x = row[axis];
+        int lo = 0, hi = gr->npts - 1;
+        if (x <= gr->ax[0] || x >= gr->ax[hi]) {
+            int e = x <= gr->ax[0] ? 0 : 1;
+            double fe[PROF_MAX_COEF];
+            if (cost_point_features(l->name, gr->edge[e], pm->m, &pm->r, fe) < 0) return 0;
+            double le = prof_eval(l, fe), te = gr->t[e ? hi : 0];
+            *t = le > 0 ? prof_eval(l, feat) * te / le : te;
             return 1;
         }
         while (hi - lo > 1) {
             int mid = (lo + hi) / 2;
-            if (gs->m[mid] <= mm) lo = mid;
+            if (gr->ax[mid] <= x) lo = mid;
             else hi = mid;
         }
-        double w = (mm - gs->m[lo]) / (gs->m[hi] - gs->m[lo]);
-        *t = gs->t[lo] + w * (gs->t[hi] - gs->t[lo]);
+        double w = (x - gr->ax[lo]) / (gr->ax[hi] - gr->ax[lo]);
+        *t = gr->t[lo] + w * (gr->t[hi] - gr->t[lo]);
         return 1;
     }
     return 0;
@@ -427,7 +484,7 @@ static int pm_price(void *vctx, const cost_item_t *it)
         return -1;
     }
     double t;
-    if (!(it->kind == CI_GEMM && gemm_measured(pm, l, it, &t))) t = prof_eval(l, feat);
+    if (!grid_price(pm, (int)(l - pm->p->laws), it, feat, &t)) t = prof_eval(l, feat);
     cost_breakdown_add(x->o, it, (t > 0 ? t : 0) * it->count);
     return 0;
 }
@@ -443,7 +500,7 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 static void pm_destroy(cost_model_t *cm)
 {
     pm_t *pm = cm->impl;
-    free(pm->shape);
+    free(pm->grid);
     free(pm->arena);
     free(pm);
     free(cm);
@@ -477,9 +534,9 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
         snprintf(err, COST_ERR_MAX, "%s: profile has no law \"allreduce\" (tensor_parallel_size %d)", p->path, tp);
         goto fail;
     }
-    if (gemm_index(pm) < 0) {
+    if (grid_index(pm) < 0) {
         snprintf(err, COST_ERR_MAX, "out of memory");
-        free(pm->shape);
+        free(pm->grid);
         free(pm->arena);
         goto fail;
     }
