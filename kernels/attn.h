@@ -69,9 +69,9 @@ int attn_decode_partition(int seq_len);
  * Each WMMA route has a short list of tile/staging configurations, preferred first (table in
  * attn_common.cuh); the launcher takes the first whose shared memory fits the device's per-block
  * limit (cudaDevAttrMaxSharedMemoryPerBlockOptin). The launch structure (grid, BM) is the same on
- * every device; sm_90 / sm_100 run the configurations measured in kernels/NOTES.md, sm_70 (96 KB)
- * and sm_80 / sm_86 / sm_89 / sm_12x a single K/V tile staged through registers, and sm_75 (64 KB)
- * additionally BN = 64 for prefill-bm32 / fp8-bridge and prefill-lowsmem. */
+ * every device; sm_80 and up run the configurations measured in kernels/NOTES.md (v4), sm_70 (96 KB)
+ * the same tiles with P written over S for prefill-generic and small-q, sm_75 (64 KB) one K/V tile
+ * staged through registers everywhere and BN = 64 for prefill-bm32 / fp8-bridge / prefill-lowsmem. */
 typedef struct attn_tiles {
     int bm, bn;              /* query rows per CTA (prefill: q tokens of one head; decode: (token, head)
                                 rows of one kv head), keys per tile; 0 where the route has no tiles */

@@ -16,8 +16,8 @@
 // issued at the top of the iteration and both stored after PV, so a whole tile stays in
 // flight during the whole compute), PHASE (one smem tile for K and V, like SHARED, but
 // pipelined through registers: V of this tile is issued at the top and stored after S,
-// K of the next tile issued then and stored after PV; the configuration for GPUs with
-// 96 KB (sm_70) or 64 KB (sm_75) of shared memory per block).
+// K of the next tile issued then and stored after PV; the fast path on every GPU since v4
+// (faster than PIPE on the H200 too), and every route on 64 KB GPUs (sm_75)).
 // Plan flags shrink the smem further: PALIAS (P written into the S rows it replaces),
 // SALIAS (S lives in the K/V tile between the S MMA and the softmax; PHASE only).
 // EARLYK (PIPE2 as in v3: the next K stored right after S; kept for A/B timing only, env
@@ -171,10 +171,10 @@ __host__ __device__ constexpr KCfgList attn_cfg_list(int route) {
          : route == 1 ? KCfgList{2, {{16, 128, KV_SHARED, 0, 2},            // 88 KB
                                      {16, 64, KV_SHARED, 0, 1}}}            // 48.5 KB: sm_75 (BN halved)
          : route == 2 || route == 3
-                      ? KCfgList{3, {{32, 128, KV_PIPE, 0, 1},              // 175 KB: sm_90/10x
-                                     {32, 128, KV_PHASE, PL_SALIAS, 1},     // 92.5 KB: sm_70, sm_80, sm_86/89/12x
+                      ? KCfgList{2, {{32, 128, KV_PHASE, PL_SALIAS, 1},     // 92.5 KB: every arch >= 96 KB (v4:
+                                                                            // 11.40 ms vs v3's PIPE 12.42 on the H200)
                                      {32, 64, KV_PHASE, PL_PALIAS, 1}}}     // 59 KB: sm_75 (BN halved)
-         : route == 5 ? KCfgList{2, {{16, 64, KV_PIPE2, 0, 2},              // 81.5 KB
+         : route == 5 ? KCfgList{2, {{16, 64, KV_PIPE2, 0, 2},              // 81.5 KB (fp16 runs occ 1: attn_decode.cu)
                                      {16, 64, KV_PHASE, 0, 1}}}             // 48.5 KB: sm_75
          : route == 7 ? KCfgList{3, {{32, 64, KV_PIPE2, 0, 1},              // 96.5 KB
                                      {32, 64, KV_PIPE2, PL_PALIAS, 1},      // 92 KB: sm_70
@@ -200,8 +200,9 @@ struct ScalarSmem { float m[8], l[8]; float o[8][ATTN_D]; };
 #define ATTN_REDUCE_V3_STATIC_SMEM 128 // decode_reduce_v3_kernel (A/B timing only): red[8]
 static_assert((sizeof(ScalarSmem) + 127) / 128 * 128 == ATTN_SCALAR_STATIC_SMEM, "scalar static smem");
 static_assert((3 * ATTN_D * 4 + 8 * 4 + 127) / 128 * 128 == ATTN_REDUCE_STATIC_SMEM, "reduce static smem");
-static_assert(attn_cfg_pick(2, 232448) == 0 && attn_cfg_pick(2, 98304) == 1 && attn_cfg_pick(2, 65536) == 2,
-              "fast path: sm_90 keeps BM32/BN128 PIPE");
+// v3's fast-path configuration (175 KB: sm_90 / sm_10x only), for A/B timing: env ATTN_PREFILL_PIPE=1
+constexpr KCfg ATTN_FAST_PIPE_V3 = {32, 128, KV_PIPE, 0, 1};
+static_assert(attn_cfg_pick(2, 98304) == 0 && attn_cfg_pick(2, 65536) == 1, "fast path: BN128 down to 96 KB");
 
 // --- the tile engine -------------------------------------------------------------------
 //

@@ -250,11 +250,13 @@ static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int n
     attn_kernel_t k;
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
     if (i == 0) {
-        // entry 0: occupancy from the list (XQA 2 CTAs per SM under a 128-register cap, small-q 1
-        // with no cap: NOTES.md); ATTN_DECODE_OCC=1|2 overrides (bench); 1 where two CTAs'
-        // smem does not fit an SM (sm_70: 96 KB per SM)
+        // entry 0: CTAs per SM as measured (NOTES.md v4): small-q 1 (no register cap), XQA fp16 1
+        // (0.171 vs 0.184 ms at 240K: the 128-register cap spills), XQA fp8 2 (0.138 vs 0.172:
+        // no spill, the second CTA hides the dequant); ATTN_DECODE_OCC=1|2 overrides (bench);
+        // 1 where two CTAs' smem does not fit an SM (sm_70: 96 KB per SM)
         const char *occ = getenv("ATTN_DECODE_OCC");
-        int one = occ && (occ[0] == '1' || occ[0] == '2') ? occ[0] == '1' : c.occ == 1;
+        int def_one = R == ATTN_DECODE_XQA ? !FP8 : c.occ == 1;
+        int one = occ && (occ[0] == '1' || occ[0] == '2') ? occ[0] == '1' : def_one;
         int per_sm = attn_smem_per_sm();
         if (per_sm > 0 && 2 * (smem + 1024) > per_sm) one = 1;
         k = one ? decode_kernel<R, 0, FP8, 1>() : decode_kernel<R, 0, FP8, 2>();

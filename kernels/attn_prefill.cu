@@ -13,10 +13,21 @@
 // CPU reference: kernels/ref.c. Validate + time: kernels/bench_kernels.cu.
 #include "attn.h"
 #include "attn_common.cuh"
+#include <stdlib.h>
 
 #define BRIDGE_PAGE 784
 
 typedef void (*attn_kernel_t)(AttnParams);
+
+template <int MR, int BN, int MODE, int PLAN, int OCC, bool FP8>
+static int launch_tiles(const AttnParams &p, int rows, int max_q, cudaStream_t s) {
+    attn_kernel_t k = attn_wmma_kernel<MR, BN, MODE, PLAN, FP8, false, OCC>;
+    constexpr int smem = Smem<MR, BN, MODE, PLAN>::BYTES;
+    if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
+    dim3 grid((max_q + MR - 1) / MR, 1, rows * p.H);
+    k<<<grid, ATTN_NT, smem, s>>>(p);
+    return cuda_check(cudaGetLastError());
+}
 
 // configuration I of route R's list
 template <int R, int I, bool FP8>
@@ -25,12 +36,7 @@ static int launch_cfg(const AttnParams &p, int rows, int max_q, cudaStream_t s) 
         return ATTN_ESMEM;
     } else {
         constexpr KCfg c = attn_cfg(R, I);
-        attn_kernel_t k = attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, false, c.occ>;
-        constexpr int smem = Smem<c.mr, c.bn, c.mode, c.plan>::BYTES;
-        if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
-        dim3 grid((max_q + c.mr - 1) / c.mr, 1, rows * p.H);
-        k<<<grid, ATTN_NT, smem, s>>>(p);
-        return cuda_check(cudaGetLastError());
+        return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, FP8>(p, rows, max_q, s);
     }
 }
 
@@ -39,6 +45,12 @@ template <int R, bool FP8>
 static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t s) {
     int limit = attn_smem_budget();
     if (limit < 0) return ATTN_ECUDA;
+    if constexpr (R == ATTN_PREFILL_FAST && !FP8) { // A/B timing of v3's configuration
+        constexpr KCfg c = ATTN_FAST_PIPE_V3;
+        const char *e = getenv("ATTN_PREFILL_PIPE");
+        if (e && e[0] == '1' && limit >= attn_cfg_bytes(c))
+            return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, false>(p, rows, max_q, s);
+    }
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
     switch (attn_cfg_pick(R, limit)) {
     case 0: return launch_cfg<R, 0, FP8>(p, rows, max_q, s);

@@ -243,6 +243,9 @@ static int bench(const char *peers_path) {
     t_generic_q1 = bench_one("q=1 on prefill ctx 240000 p784", ATTN_PREFILL_GENERIC, 0, 784, 0, 1, 240000, 0, "q1_240000");
     bench_one("q=1 on prefill ctx 240000 p1568", ATTN_PREFILL_GENERIC, 1, 1568, 0, 1, 240000, 0, NULL);
     t_fast_784 = bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
+    setenv("ATTN_PREFILL_PIPE", "1", 1); /* A/B: v3's 175 KB two-tile configuration */
+    bench_one("A/B v3 pipe: prefill q=784 ctx 104000 p784", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
+    unsetenv("ATTN_PREFILL_PIPE");
     bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_GENERIC, 0, 784, 0, 784, 104000, 0, "q784_104000");
     bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_LOWSMEM, 0, 784, 0, 784, 104000, 0, "q784_104000");
     bench_one("prefill q=816 ctx 104000 p816 any", ATTN_PREFILL_FAST, 0, 816, ATTN_F_ANY_PAGE, 816, 104000, 0, NULL);
