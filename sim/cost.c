@@ -652,3 +652,72 @@ void cost_free(cost_model_t *cm)
 {
     if (cm) cm->destroy(cm);
 }
+
+/* ---- how well the grid predicts itself --------------------------------------
+ * Leave-one-out along the axis: every interior point of a group is predicted by linear
+ * interpolation between its two neighbours (the grid with that point removed).  This
+ * doubles the local spacing, so it bounds the interpolation error from above. */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int cost_grid_loo(const prof_law_t *l, double *median, double *maxe, int *n)
+{
+    int axis = law_axis(l->name), nc = l->ncols;
+    *n = 0;
+    *median = *maxe = NAN;
+    if (axis < 0 || l->npts < 3 || axis >= nc - 1) return 0;
+    double *err = malloc((size_t)l->npts * sizeof *err);
+    double *xt = malloc((size_t)l->npts * 2 * sizeof *xt);
+    char *done = calloc((size_t)l->npts, 1);
+    if (!err || !xt || !done) {
+        free(err);
+        free(xt);
+        free(done);
+        return -1;
+    }
+    for (int i = 0; i < l->npts; i++) {
+        if (done[i]) continue;
+        const double *key = l->pts + (size_t)i * nc;
+        int np = 0;
+        for (int j = i; j < l->npts; j++) {
+            const double *rj = l->pts + (size_t)j * nc;
+            if (done[j] || !same_key(rj, key, nc, axis)) continue;
+            done[j] = 1;
+            xt[2 * np] = rj[axis];
+            xt[2 * np + 1] = rj[nc - 1];
+            np++;
+        }
+        qsort(xt, (size_t)np, 2 * sizeof *xt, cmp_pair);
+        int m = 0;                                  /* average repeats in place */
+        for (int j = 0; j < np; j++) {
+            double sum = xt[2 * j + 1];
+            int c = 1;
+            while (j + 1 < np && xt[2 * (j + 1)] == xt[2 * j]) {
+                sum += xt[2 * (j + 1) + 1];
+                c++;
+                j++;
+            }
+            xt[2 * m] = xt[2 * j];
+            xt[2 * m + 1] = sum / c;
+            m++;
+        }
+        for (int j = 1; j + 1 < m; j++) {
+            double x0 = xt[2 * (j - 1)], x1 = xt[2 * (j + 1)], w = (xt[2 * j] - x0) / (x1 - x0);
+            double pred = xt[2 * (j - 1) + 1] + w * (xt[2 * (j + 1) + 1] - xt[2 * (j - 1) + 1]);
+            err[(*n)++] = fabs(pred / xt[2 * j + 1] - 1);
+        }
+    }
+    if (*n > 0) {
+        qsort(err, (size_t)*n, sizeof *err, cmp_double);
+        *median = err[*n / 2];
+        *maxe = err[*n - 1];
+    }
+    free(err);
+    free(xt);
+    free(done);
+    return 0;
+}

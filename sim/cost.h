@@ -109,6 +109,10 @@ int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
  * attention law comes from its name.  0, or -1 for an unknown law name. */
 int cost_point_features(const char *law, const double *row, const model_t *m,
                         const model_rank_t *r, double feat[PROF_MAX_COEF]);
+/* Leave-one-out error of a law's measured grid along its axis (each interior point
+ * predicted from its two neighbours): median and max relative error over *n points
+ * (NAN and 0 when the law has no grid).  0, or -1 out of memory. */
+int cost_grid_loo(const prof_law_t *l, double *median, double *maxe, int *n);
 /* Number of coefficients a law has (0 if unknown). */
 int cost_law_ncoef(const char *law);
 

@@ -7,6 +7,7 @@
  *   pacesim merge CSV... [-o OUT]                              join per-point CSVs
  *   pacesim best CSV --objective ... [--constraint ...]        the objective over a CSV
  *   pacesim validate FILE...
+ *   pacesim profile PROFILE.yaml...                            what a profile holds, how well
  *   pacesim --help | --version
  *
  * Exit codes: 0 ok, 1 runtime failure, 2 bad input (usage, scenario, profile). */
@@ -33,6 +34,7 @@ static void usage(FILE *f)
           "       pacesim merge CSV... [-o OUT]\n"
           "       pacesim best CSV --objective max:COL|min:COL [--constraint EXPR]...\n"
           "       pacesim validate FILE...\n"
+          "       pacesim profile PROFILE.yaml...\n"
           "       pacesim --help | --version\n"
           "\n"
           "run       simulate each scenario; print a result table per run (with the published\n"
@@ -66,6 +68,8 @@ static void usage(FILE *f)
           "merge     join per-point CSVs: one header, rows in point order\n"
           "best      apply --objective/--constraint to a sweep CSV (e.g. a merged one)\n"
           "validate  load and check scenarios (and their profiles) without running them\n"
+          "profile   a profile's metadata and, per law, its points, the fit's error against them and\n"
+          "          the measured grid's leave-one-out error (what prices items inside the grid)\n"
           "\n"
           "Exit status: 0 ok, 1 runtime failure, 2 bad input.\n", f);
 }
@@ -395,6 +399,42 @@ static int cmd_merge(int argc, char **argv)
     free(files);
     return rc;
 }
+/* pacesim profile: metadata, and per law its points, its fit's error (the law against
+ * the points) and its grid's leave-one-out error (what the simulator uses inside the grid). */
+static int cmd_profile(int argc, char **argv)
+{
+    int rc = 0;
+    if (argc < 1) {
+        fprintf(stderr, "pacesim: profile needs a profile file\n");
+        return 2;
+    }
+    for (int i = 0; i < argc; i++) {
+        profile_t p;
+        char err[PROF_ERR_MAX];
+        if (prof_load(argv[i], &p, err) < 0) {
+            fprintf(stderr, "%s\n", err);
+            rc = 2;
+            continue;
+        }
+        printf("== %s: %s, %d SMs, %.1f GiB, %.0f GB/s, %.0f TFLOP/s fp16, TP%d, model %s\n", argv[i], p.gpu, p.sms,
+               p.mem_gib, p.mem_bw_gbs, p.peak_fp16_tflops, p.tp, p.model);
+        printf("   %s%s%s\n", p.date, p.revision[0] ? ", revision " : "", p.revision);
+        printf("   %-28s %6s %21s %24s\n", "law", "points", "fit: median / max", "grid LOO: median / max");
+        for (int k = 0; k < p.nlaws; k++) {
+            const prof_law_t *l = &p.laws[k];
+            double med, mx;
+            int n;
+            printf("   %-28s %6d ", l->name, l->npts);
+            if (l->fit_median_rel >= 0) printf("%9.1f%% / %6.1f%%", 100 * l->fit_median_rel, 100 * l->fit_max_rel);
+            else printf("%21s", "-");
+            if (cost_grid_loo(l, &med, &mx, &n) == 0 && n > 0) printf(" %12.1f%% / %6.1f%%  (%d)\n", 100 * med, 100 * mx, n);
+            else printf(" %24s\n", "-");
+        }
+        prof_free(&p);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     argv0 = argv[0];
@@ -417,6 +457,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "points")) return cmd_run(argc - 2, argv + 2, CMD_POINTS);
     if (!strcmp(cmd, "best")) return cmd_run(argc - 2, argv + 2, CMD_BEST);
     if (!strcmp(cmd, "merge")) return cmd_merge(argc - 2, argv + 2);
+    if (!strcmp(cmd, "profile")) return cmd_profile(argc - 2, argv + 2);
     fprintf(stderr, "pacesim: unknown command \"%s\" (see pacesim --help)\n", cmd);
     return 2;
 }

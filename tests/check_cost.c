@@ -156,6 +156,37 @@ START_TEST(missing_laws_are_errors)
 }
 END_TEST
 
+START_TEST(grid_leave_one_out)
+{
+    /* gemm points on a line in m for one shape: interpolation is exact; a kink shows */
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "gemm");
+    l.ncols = 5;
+    double pts[8 * 5];
+    for (int i = 0; i < 8; i++) {
+        double m = 1 << i;
+        double row[5] = { m, 5120, 6144, 2, 1e-5 + 1e-7 * m };
+        memcpy(pts + 5 * i, row, sizeof row);
+    }
+    l.pts = pts;
+    l.npts = 8;
+    double med, mx;
+    int n;
+    ck_assert_int_eq(cost_grid_loo(&l, &med, &mx, &n), 0);
+    ck_assert_int_eq(n, 6);                       /* interior points only */
+    ck_assert(mx < 1e-12);
+    pts[5 * 4 + 4] *= 1.5;                        /* m = 16 measured 50% slow */
+    ck_assert_int_eq(cost_grid_loo(&l, &med, &mx, &n), 0);
+    ck_assert_double_eq_tol(mx, 1 - (1e-5 + 1e-7 * 16) / (1.5 * (1e-5 + 1e-7 * 16)), 1e-9);
+    ck_assert(med > 0);
+    l.npts = 2;                                   /* no interior point: undefined, not zero */
+    ck_assert_int_eq(cost_grid_loo(&l, &med, &mx, &n), 0);
+    ck_assert_int_eq(n, 0);
+    ck_assert(isnan(med));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cost");
@@ -164,6 +195,7 @@ int main(void)
     tcase_add_test(tc, decode_step_adds_up);
     tcase_add_test(tc, mixed_step_pays_the_q1_walk);
     tcase_add_test(tc, missing_laws_are_errors);
+    tcase_add_test(tc, grid_leave_one_out);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
