@@ -724,6 +724,17 @@ int engine_run(engine_t *e)
             return -1;
         }
         double t_end = e->now + rec.dt;
+        /* the step's end is an event like the others: arrivals due before it (or at the
+         * same time, queued earlier) are handled first, in (time, seq) order */
+        if (push_ev(e, t_end, EVT_STEP_END, 0) < 0) return -1;
+        for (;;) {
+            if (!evq_pop(&e->q, &ev)) {
+                snprintf(e->err, ENG_ERR_MAX, "invariant violated: step %ld: its end event was lost", e->step_no);
+                return -1;
+            }
+            if (ev.kind == EVT_STEP_END) break;
+            if (handle_event(e, &ev) < 0) return -1;
+        }
         if (advance_clock(e, t_end) < 0) return -1;   /* dt > 0 */
         if (apply_step(e, n, t_end) < 0) return -1;
         run_summary_t *S = &e->sum;
