@@ -1,6 +1,7 @@
 /* check_allreduce: the all-reduce calibration's host logic with a fake timer: the
  * fitted alpha-beta law recovers the timer's, lands in the profile, and round-trips. */
 #include <check.h>
+#include "check_run.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,9 +81,5 @@ int main(void)
     tcase_add_test(tc, recovers_alpha_beta);
     tcase_add_test(tc, timer_failure_is_an_error);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

@@ -3,6 +3,7 @@
  * GDN/elementwise per layer, two all-reduces per layer when TP > 1 (none at TP1),
  * the eager-step overhead, and a missing law is an error, never a zero. */
 #include <check.h>
+#include "check_run.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,9 +198,5 @@ int main(void)
     tcase_add_test(tc, missing_laws_are_errors);
     tcase_add_test(tc, grid_leave_one_out);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

@@ -2,6 +2,7 @@
  * (same scenario + seed -> byte-identical CSV and steps), and the published V100
  * table pinned at 10% (a regression in the scheduler, router or cost model fails). */
 #include <check.h>
+#include "check_run.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,9 +131,5 @@ int main(void)
     tcase_add_loop_test(tc, v100_published_table, 0, (int)(sizeof published / sizeof *published));
     tcase_add_test(tc, the_fix_only_removes_cost);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

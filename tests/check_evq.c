@@ -1,5 +1,6 @@
 /* check_evq: the event queue orders by (time, insertion) and survives growth. */
 #include <check.h>
+#include "check_run.h"
 #include <stdlib.h>
 #include "evq.h"
 
@@ -72,9 +73,5 @@ int main(void)
     tcase_add_test(tc, equal_times_fifo);
     tcase_add_test(tc, random_heap_property);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

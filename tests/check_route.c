@@ -1,6 +1,7 @@
 /* check_route: kernel routing of every row for every flag combination (route.h rules),
  * and the model-derived block sizes. */
 #include <check.h>
+#include "check_run.h"
 #include <stdlib.h>
 #include "model.h"
 #include "route.h"
@@ -162,9 +163,5 @@ int main(void)
     tcase_add_test(tc, fresh_prompts_only);
     tcase_add_test(tc, block_sizes);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

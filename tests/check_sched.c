@@ -1,6 +1,7 @@
 /* check_sched: the scheduler's rules (SPEC §1): budget and order, block-aligned chunks,
  * MTP budget and acceptance, preemption, and the pacing rule with its anchor. */
 #include "check_core.h"
+#include "check_run.h"
 
 static recorder_t rec;
 
@@ -298,9 +299,5 @@ int main(void)
     tcase_add_test(tc, preemption_recomputes_newest);
     tcase_add_test(tc, prefix_cache_hits_whole_blocks);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }
