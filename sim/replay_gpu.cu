@@ -8,6 +8,7 @@
  * median and max relative error of the predicted step time, and per measurement window
  * predicted beside measured. */
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,37 @@ typedef struct {
     long nrec, cap;
     double (*seen)[6];            /* shapes already run once (first runs load modules, pick algorithms) */
     int nseen, cap_seen;
+    /* the SM clock after each step, through NVML when the driver has it (dlopen: no link
+     * dependency): compute-bound steps slow down if the card lowers its clock under load */
+    void *nvml, *nvml_dev;
+    int (*nvml_clock)(void *dev, int type, unsigned *mhz);
+    double clk_sum, clk_min;
+    long clk_n;
 } gm_t;
+
+static void clock_open(gm_t *g)
+{
+    g->nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!g->nvml) return;
+    int (*init)(void) = (int (*)(void))dlsym(g->nvml, "nvmlInit_v2");
+    int (*handle)(unsigned, void **) = (int (*)(unsigned, void **))dlsym(g->nvml, "nvmlDeviceGetHandleByIndex_v2");
+    g->nvml_clock = (int (*)(void *, int, unsigned *))dlsym(g->nvml, "nvmlDeviceGetClockInfo");
+    int dev = 0;
+    cudaGetDevice(&dev);
+    if (!init || !handle || !g->nvml_clock || init() != 0 || handle((unsigned)dev, &g->nvml_dev) != 0) {
+        dlclose(g->nvml);
+        g->nvml = NULL;
+    }
+}
+
+static void clock_sample(gm_t *g)
+{
+    unsigned mhz = 0;
+    if (!g->nvml || g->nvml_clock(g->nvml_dev, 1 /* NVML_CLOCK_SM */, &mhz) != 0) return;
+    g->clk_sum += mhz;
+    if (g->clk_n == 0 || mhz < g->clk_min) g->clk_min = mhz;
+    g->clk_n++;
+}
 
 /* 1 if this key is new (and remember it): its first run is a warm-up, not timed. */
 static int first_time(gm_t *g, double a, double b, double c, double d, double e, double f)
@@ -261,6 +292,7 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     r->measured = o->total;
     r->pred_attn = pb.attn;
     r->meas_attn = o->attn;
+    clock_sample(g);
     return 0;
 }
 
@@ -276,6 +308,7 @@ static void gm_destroy(cost_model_t *cm)
     free(g->perm);
     free(g->rec);
     free(g->seen);
+    if (g->nvml) dlclose(g->nvml);
     free(g);
     free(cm);
 }
@@ -321,6 +354,7 @@ extern "C" cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int 
         gm_destroy(cm);
         return NULL;
     }
+    clock_open(g);
     if (cudaEventCreate(&g->e0) != cudaSuccess || cudaEventCreate(&g->e1) != cudaSuccess
         || pool_make(cm, g, &g->pool_eng, kv_fp8 ? ATTN_FP8_E5M2 : ATTN_FP16, page) < 0
         || (kv_fp8 && pool_make(cm, g, &g->pool16, ATTN_FP16, 784) < 0)) {
@@ -445,6 +479,11 @@ int main(int argc, char **argv)
         printf("   %-18s %14.4f %14.4f %+8.1f%%\n", s.windows[i].name, a, b, b != 0 ? 100 * (a / b - 1) : 0.0);
     }
     printf("   steps %ld / %ld (profile run / GPU run)\n", ep.sum.steps, eg.sum.steps);
+    if (gm) {
+        const gm_t *g = (const gm_t *)gm->impl;
+        if (g->clk_n) printf("   SM clock after each step: mean %.0f MHz, min %.0f MHz (NVML)\n", g->clk_sum / g->clk_n, g->clk_min);
+        else printf("   SM clock: NVML not available\n");
+    }
     engine_free(&ep);
     engine_free(&eg);
     cost_free(gm);
