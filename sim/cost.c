@@ -506,8 +506,45 @@ static void pm_destroy(cost_model_t *cm)
     free(cm);
 }
 
+/* "path:line:col: laws" or "path: laws" */
+static void laws_where(const profile_t *p, char *buf, size_t n)
+{
+    if (p->laws_line > 0) snprintf(buf, n, "%s:%d:%d: laws", p->path, p->laws_line, p->laws_col);
+    else snprintf(buf, n, "%s: laws", p->path);
+}
+
+int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,
+                       char err[COST_ERR_MAX])
+{
+    static const char *const fp16[] = { "attn.prefill_bm32.fp16", "attn.prefill_generic.fp16",
+                                        "attn.prefill_lowsmem.fp16", NULL };
+    static const char *const fp8[] = { "attn.prefill_generic.fp8", "attn.prefill_lowsmem.fp8", "attn.fp8_bridge",
+                                       "attn.prefill_bm32.fp16", NULL };
+    char where[600];
+    laws_where(p, where, sizeof where);
+    const char *const *need = kv == KV_FP8_E5M2 ? fp8 : fp16;
+    for (int i = 0; need[i]; i++)
+        if (!prof_find(p, need[i])) {
+            snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (kv_cache_dtype %s needs it)", where, need[i],
+                     kv == KV_FP8_E5M2 ? "fp8_e5m2" : "fp16");
+            return -1;
+        }
+    char dec[48];
+    snprintf(dec, sizeof dec, "attn.decode_%s.%s", group >= 2 ? "xqa" : "scalar", kv == KV_FP8_E5M2 ? "fp8" : "fp16");
+    if (!prof_find(p, dec)) {
+        snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (the decode rows need it)", where, dec);
+        return -1;
+    }
+    cost_model_t *cm = cost_profile_new(p, m, tp, err);
+    if (!cm) return -1;
+    cost_free(cm);
+    return 0;
+}
+
 cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[COST_ERR_MAX])
 {
+    char where[600];
+    laws_where(p, where, sizeof where);
     cost_model_t *cm = calloc(1, sizeof *cm);
     pm_t *pm = calloc(1, sizeof *pm);
     if (!cm || !pm) {
@@ -523,15 +560,15 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
     static const char *const need[] = { "gemm", "step" };
     for (size_t i = 0; i < sizeof need / sizeof *need; i++)
         if (!prof_find(p, need[i])) {
-            snprintf(err, COST_ERR_MAX, "%s: profile has no law \"%s\"", p->path, need[i]);
+            snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (every step needs it)", where, need[i]);
             goto fail;
         }
     if (m->n_gdn > 0 && !prof_find(p, "gdn")) {
-        snprintf(err, COST_ERR_MAX, "%s: profile has no law \"gdn\" (the model has GDN layers)", p->path);
+        snprintf(err, COST_ERR_MAX, "%s: no law \"gdn\" (the model has GDN layers)", where);
         goto fail;
     }
     if (tp > 1 && !prof_find(p, "allreduce")) {
-        snprintf(err, COST_ERR_MAX, "%s: profile has no law \"allreduce\" (tensor_parallel_size %d)", p->path, tp);
+        snprintf(err, COST_ERR_MAX, "%s: no law \"allreduce\" (tensor_parallel_size %d)", where, tp);
         goto fail;
     }
     if (grid_index(pm) < 0) {

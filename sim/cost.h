@@ -98,6 +98,10 @@ void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double secon
 /* Profile-backed model.  Borrows p and m (they must outlive the model).
  * NULL with err filled if a required law is missing. */
 cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[COST_ERR_MAX]);
+/* Every law a scenario with this model, TP degree, KV dtype and GQA group needs is in
+ * the profile: 0, or -1 with "path:line:col: laws: no law ..." in err. */
+int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,
+                       char err[COST_ERR_MAX]);
 /* Roofline model from peak numbers (documented in cost.c). */
 cost_model_t *cost_analytic_new(const model_t *m, int tp, double tflops, double tbps);
 void cost_free(cost_model_t *cm);

@@ -136,7 +136,19 @@ static int validate_files(const char **files, int nf, const char **sets, int ns)
                 scn_free(&s);
                 continue;
             }
+            /* the laws this scenario will need are there */
+            char cerr[COST_ERR_MAX];
+            model_rank_t rk;
+            int tp = s.engine.tensor_parallel_size;
+            int group = model_rank(&s.model, tp, &rk) == 0 ? rk.group : 1;
+            int bad = cost_profile_check(&p, &s.model, tp, s.engine.kv_cache_dtype, group, cerr) < 0;
             prof_free(&p);
+            if (bad) {
+                fprintf(stderr, "%s\n", cerr);
+                rc = 2;
+                scn_free(&s);
+                continue;
+            }
         }
         printf("%s: ok (%s)\n", files[i], s.name);
         scn_free(&s);

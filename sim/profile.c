@@ -164,6 +164,8 @@ int prof_load(const char *path, profile_t *out, char err[PROF_ERR_MAX])
         yd_get_node(&e, root, "", "laws", YD_REQ, YD_ANY, &laws) < 0 ||
         load_meta(&e, meta, out))
         goto fail;
+    out->laws_line = laws->line;
+    out->laws_col = laws->col;
     if (!yd_is_null(laws)) {
         if (yd_expect(&e, laws, "laws", YD_SEQ))
             goto fail;

@@ -44,6 +44,7 @@ typedef struct profile {
     double sm_clock_mhz;
     int nlaws;
     prof_law_t *laws;              /* owned */
+    int laws_line, laws_col;       /* where `laws:` stands in the file (0 if not loaded from one) */
 } profile_t;
 
 /* Read a profile.  0, or -1 with "file:line:col: key: message" in err.

@@ -114,7 +114,10 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         have_prof = 1;
         snprintf(res->gpu, sizeof res->gpu, "%s", prof.gpu);
         char cerr[COST_ERR_MAX];
-        cm = cost_profile_new(&prof, &s.model, s.engine.tensor_parallel_size, cerr);
+        model_rank_t rk;
+        int group = model_rank(&s.model, s.engine.tensor_parallel_size, &rk) == 0 ? rk.group : 1;
+        if (cost_profile_check(&prof, &s.model, s.engine.tensor_parallel_size, s.engine.kv_cache_dtype, group, cerr) == 0)
+            cm = cost_profile_new(&prof, &s.model, s.engine.tensor_parallel_size, cerr);
         if (!cm) {
             res->rc = 2;
             snprintf(res->err, sizeof res->err, "%s", cerr);
