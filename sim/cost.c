@@ -425,39 +425,74 @@ static int item_row(const cost_item_t *it, double *row)
     }
 }
 
-/* Price it from measured points if its group exists: 1 and *t, else 0. */
+/* One group's price at axis value x for an item with features feat: interpolation
+ * inside the group's range, the law scaled to meet the end point outside it.  0 / -1. */
+static int group_eval(const pm_t *pm, const prof_law_t *l, const grid_t *gr, double x, const double *feat, double *t)
+{
+    int lo = 0, hi = gr->npts - 1;
+    if (x <= gr->ax[0] || x >= gr->ax[hi]) {
+        int e = x <= gr->ax[0] ? 0 : 1;
+        double fe[PROF_MAX_COEF];
+        if (cost_point_features(l->name, gr->edge[e], pm->m, &pm->r, fe) < 0) return -1;
+        double le = prof_eval(l, fe), te = gr->t[e ? hi : 0];
+        *t = le > 0 ? prof_eval(l, feat) * te / le : te;
+        return 0;
+    }
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (gr->ax[mid] <= x) lo = mid;
+        else hi = mid;
+    }
+    double w = (x - gr->ax[lo]) / (gr->ax[hi] - gr->ax[lo]);
+    *t = gr->t[lo] + w * (gr->t[hi] - gr->t[lo]);
+    return 0;
+}
+
+/* Price it from measured points: its own group if calib measured its shape; for a
+ * prefill chunk (q >= 32) whose q was not measured, linear in q between the two nearest
+ * measured chunk sizes of the same rows and page (both >= 32: the same throughput
+ * regime; a q = 1 row walks its keys alone and is never blended with chunks).
+ * 1 and *t, or 0 (no measured neighbourhood: the law prices it). */
 static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t)
 {
     const prof_law_t *l = &pm->p->laws[li];
     int axis = law_axis(l->name);
     double row[PROF_MAX_COLS] = { 0 };
     if (axis < 0 || !item_row(it, row)) return 0;
+    double x = row[axis];
+    const grid_t *below = NULL, *above = NULL;
+    int chunk = it->kind == CI_ATTN && it->call->route != ROUTE_DECODE_XQA && it->call->route != ROUTE_DECODE_SCALAR
+                && row[1] >= 32;
     for (int g = 0; g < pm->ngrid; g++) {
         const grid_t *gr = &pm->grid[g];
         if (gr->law != li) continue;
         /* the bridge's expansion depends on the sequence only */
-        int match = it->kind == CI_BRIDGE || same_key(row, gr->key, l->ncols, axis);
-        if (!match) continue;
-        double x = row[axis];
-        int lo = 0, hi = gr->npts - 1;
-        if (x <= gr->ax[0] || x >= gr->ax[hi]) {
-            int e = x <= gr->ax[0] ? 0 : 1;
-            double fe[PROF_MAX_COEF];
-            if (cost_point_features(l->name, gr->edge[e], pm->m, &pm->r, fe) < 0) return 0;
-            double le = prof_eval(l, fe), te = gr->t[e ? hi : 0];
-            *t = le > 0 ? prof_eval(l, feat) * te / le : te;
-            return 1;
-        }
-        while (hi - lo > 1) {
-            int mid = (lo + hi) / 2;
-            if (gr->ax[mid] <= x) lo = mid;
-            else hi = mid;
-        }
-        double w = (x - gr->ax[lo]) / (gr->ax[hi] - gr->ax[lo]);
-        *t = gr->t[lo] + w * (gr->t[hi] - gr->t[lo]);
-        return 1;
+        if (it->kind == CI_BRIDGE || same_key(row, gr->key, l->ncols, axis))
+            return group_eval(pm, l, gr, x, feat, t) == 0;
+        if (!chunk || gr->key[0] != row[0] || gr->key[3] != row[3] || gr->key[1] < 32) continue;
+        if (gr->key[1] < row[1] && (!below || gr->key[1] > below->key[1])) below = gr;
+        if (gr->key[1] > row[1] && (!above || gr->key[1] < above->key[1])) above = gr;
     }
-    return 0;
+    if (!below || !above) return 0;
+    double tb, ta;
+    if (group_eval(pm, l, below, x, feat, &tb) < 0 || group_eval(pm, l, above, x, feat, &ta) < 0) return 0;
+    if (x < below->ax[0] || x < above->ax[0]) return 0;   /* a chunk shorter than a measured one's context */
+    /* blend in waves, not in q: query tiles that still fit on idle SMs add no time, so
+     * the weight is how many of the waves between the two measured sizes this q adds
+     * (waves = ceil(CTAs / SMs); CTAs from the law's features) */
+    double fb[PROF_MAX_COEF], fa[PROF_MAX_COEF], pb[PROF_MAX_COLS], pa[PROF_MAX_COLS];
+    memcpy(pb, row, sizeof pb);
+    memcpy(pa, row, sizeof pa);
+    pb[1] = below->key[1];
+    pa[1] = above->key[1];
+    double w = (row[1] - below->key[1]) / (above->key[1] - below->key[1]);
+    if (pm->p->sms > 0 && cost_point_features(l->name, pb, pm->m, &pm->r, fb) == 0
+        && cost_point_features(l->name, pa, pm->m, &pm->r, fa) == 0) {
+        double sms = pm->p->sms, wv_b = ceil(fb[3] / sms), wv_a = ceil(fa[3] / sms), wv = ceil(feat[3] / sms);
+        if (wv_a > wv_b) w = (wv - wv_b) / (wv_a - wv_b);
+    }
+    *t = tb + w * (ta - tb);
+    return 1;
 }
 
 typedef struct {
