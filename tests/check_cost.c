@@ -188,6 +188,58 @@ START_TEST(grid_leave_one_out)
 }
 END_TEST
 
+START_TEST(measured_grid_prices_chunks_by_waves)
+{
+    /* bm32 points at q = 64 (48 CTAs at TP1: one wave on 132 SMs) and q = 256 (192 CTAs:
+     * two waves), seq_len 1024 and 262144; times linear in seq_len */
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "attn.prefill_bm32.fp16");
+    l.ncoef = 4;
+    l.coef[1] = 1e-7;                       /* the law only prices what the grid lacks */
+    l.ncols = 5;
+    double pts[4][5] = { { 1, 64, 1024, 784, 1e-4 }, { 1, 64, 262144, 784, 1e-2 },
+                         { 1, 256, 1024, 784, 2e-4 }, { 1, 256, 262144, 784, 2e-2 } };
+    l.pts = &pts[0][0];
+    l.npts = 4;
+    l.fit_median_rel = l.fit_max_rel = -1;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+                       .fp8_bridge_page = 784 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    double L = 131584;                      /* half way along the seq_len axis */
+    double t64 = 1e-4 + (1e-2 - 1e-4) * (L - 1024) / (262144 - 1024);
+    double t256 = 2 * t64;
+    struct { int q; double want; } cases[] = {
+        { 64, t64 },                        /* measured: interpolated along seq_len */
+        { 96, t64 },                        /* 72 CTAs: still one wave, costs what q = 64 costs */
+        { 256, t256 },
+        { 160, t64 },                       /* 120 CTAs: one wave */
+        { 192, t256 },                      /* 144 CTAs: the second wave */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        kseg_t rows[1] = { { 0, cases[i].q, (long)L } };
+        ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
+        ck_assert_int_eq(plan.calls[0].route, ROUTE_PREFILL_BM32);
+        cost_step_t in = { &plan, NULL, cases[i].q, 1, 0, 1, 0 };
+        cost_breakdown_t o;
+        ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+        ck_assert_msg(fabs(o.attn / (M.n_full_attn * cases[i].want) - 1) < 1e-9, "q=%d: %g vs %g", cases[i].q,
+                      o.attn / M.n_full_attn, cases[i].want);
+    }
+    route_plan_free(&plan);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cost");
@@ -197,6 +249,7 @@ int main(void)
     tcase_add_test(tc, mixed_step_pays_the_q1_walk);
     tcase_add_test(tc, missing_laws_are_errors);
     tcase_add_test(tc, grid_leave_one_out);
+    tcase_add_test(tc, measured_grid_prices_chunks_by_waves);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
