@@ -19,3 +19,14 @@ test: bin/pacesim-gpu
 EXTRA_TESTS += tests/replay_dry.sh
 .PHONY: replay-gpu
 endif
+
+# gpu-bundle: static bin/calib and bin/pacesim-gpu (GSL and libyaml linked in) in .gpubundle/,
+# for a GPU machine that has the CUDA runtime but not the Debian packages; carry the folder
+# and run calib/gpu_session.sh OUT .gpubundle there.
+gpu-bundle:
+	rm -f bin/calib bin/pacesim-gpu
+	$(MAKE) bin/calib CALIB_STATIC=1
+	$(MAKE) bin/pacesim-gpu REPLAY_STATIC=1
+	mkdir -p .gpubundle && cp bin/calib bin/pacesim-gpu .gpubundle/
+	rm -f bin/calib bin/pacesim-gpu
+.PHONY: gpu-bundle
