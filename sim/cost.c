@@ -624,16 +624,24 @@ fail:
 }
 
 /* ---- the analytic model ----------------------------------------------------
- * A plain roofline with no calibration: every kernel takes max(flops / peak,
- * bytes / bandwidth) + 5 us launch; a prefill-kernel CTA walking its keys alone runs
- * at peak / 100 (one SM of a ~100-SM part), which is what makes a q=1 row on the
- * prefill route slow.  Use it to run a scenario before any profile exists. */
+ * A plain roofline with no calibration, pricing the same items cost_enumerate() lists:
+ * every kernel takes max(flops / peak, bytes / bandwidth) + 5 us launch; a prefill-kernel
+ * CTA walking its keys alone runs at peak / 100 (one SM of a ~100-SM part), which is what
+ * makes a q=1 row on the prefill route slow; elementwise work is 8 passes over tokens x
+ * hidden fp16; the bridge reads fp8 and writes fp16; no interconnect (all-reduce 0); 2 ms
+ * of host overhead per step.  Use it to run a scenario before any profile exists. */
 
 typedef struct {
     const model_t *m;
     model_rank_t r;
     double flops, bw;
 } am_t;
+
+static double roof(const am_t *a, double flops, double bytes)
+{
+    double t = flops / a->flops, b = bytes / a->bw;
+    return (t > b ? t : b) + 5e-6;
+}
 
 static double am_call(const am_t *a, const kcall_t *c)
 {
@@ -651,48 +659,42 @@ static double am_call(const am_t *a, const kcall_t *c)
             if (s > serial) serial = s;
         }
     }
-    if (c->route == ROUTE_FP8_BRIDGE) by += 3.0 * (double)c->bridge_tokens * a->r.kv_heads * D * 2;
-    double t = fl / a->flops;
-    if (by / a->bw > t) t = by / a->bw;
-    if (serial > t) t = serial;
-    return t + 5e-6;
+    double t = roof(a, fl, by);
+    return serial + 5e-6 > t ? serial + 5e-6 : t;
 }
 
-static double am_gemm(const am_t *a, double mm, double n, double k)
+typedef struct {
+    const am_t *a;
+    cost_breakdown_t *o;
+} am_ctx_t;
+
+static int am_price(void *vctx, const cost_item_t *it)
 {
-    if (mm <= 0) return 0;
-    double t = 2 * mm * n * k / a->flops, b = gemm_bytes(mm, n, k, a->m->weight_bytes_per_param) / a->bw;
-    return (t > b ? t : b) + 5e-6;
+    am_ctx_t *x = vctx;
+    const am_t *a = x->a;
+    const model_t *m = a->m;
+    double t = 0;
+    switch (it->kind) {
+    case CI_ATTN: t = am_call(a, it->call); break;
+    case CI_BRIDGE: t = roof(a, 0, 2.0 * (double)it->call->bridge_tokens * a->r.kv_heads * m->head_dim * 3); break;
+    case CI_GEMM: t = roof(a, 2 * it->m * it->n * it->k, gemm_bytes(it->m, it->n, it->k, it->wb)); break;
+    case CI_GDN:
+        t = roof(a, 8.0 * it->tokens * a->r.gdn_v_heads * m->gdn_head_dim_k * m->gdn_head_dim_v, 0);
+        break;
+    case CI_ELEM: t = roof(a, 0, 8.0 * it->tokens * m->hidden * 2); break;
+    case CI_ALLREDUCE: t = 0; break;
+    case CI_STEP: t = 2e-3; break;
+    }
+    cost_breakdown_add(x->o, it, t * it->count);
+    return 0;
 }
 
 static int am_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
     am_t *a = cm->impl;
-    const model_t *m = a->m;
-    const model_rank_t *r = &a->r;
-    double T = (double)in->tokens, h = m->hidden;
     memset(o, 0, sizeof *o);
-    for (int i = 0; i < in->plan->ncalls; i++) {
-        double t = am_call(a, &in->plan->calls[i]) * m->n_full_attn;
-        o->attn += t;
-        o->attn_route[in->plan->calls[i].route] += t;
-    }
-    double mlp = am_gemm(a, T, (double)r->mlp_up_n, h) + am_gemm(a, T, h, (double)r->mlp_down_k);
-    o->linear = m->n_full_attn * (am_gemm(a, T, (double)r->attn_qkv_n, h) + am_gemm(a, T, h, (double)r->attn_o_k))
-              + m->n_gdn * (am_gemm(a, T, (double)r->gdn_in_n, h) + am_gemm(a, T, h, (double)r->gdn_out_k))
-              + m->n_layers * mlp + am_gemm(a, (double)in->sampled, (double)r->vocab_n, h);
-    o->gdn = m->n_gdn * (8.0 * T * r->gdn_v_heads * m->gdn_head_dim_k * m->gdn_head_dim_v / a->flops + 5e-6);
-    o->overhead = 2e-3;
-    if (in->spec_k > 0 && m->mtp_layers > 0) {
-        double a1 = 0;
-        for (int i = 0; i < in->plan->ncalls; i++) a1 += am_call(a, &in->plan->calls[i]);
-        o->mtp = a1 + o->linear / (m->n_layers + 1) * 1.0;
-        if (in->draft_plan)
-            for (int i = 0; i < in->draft_plan->ncalls; i++)
-                o->mtp += (in->spec_k - 1) * am_call(a, &in->draft_plan->calls[i]);
-    }
-    o->total = o->attn + o->linear + o->gdn + o->overhead + o->mtp;
-    return 0;
+    am_ctx_t x = { a, o };
+    return cost_enumerate(a->m, &a->r, in, am_price, &x);
 }
 
 static void am_destroy(cost_model_t *cm)
