@@ -79,18 +79,23 @@ static long dist_max(const scn_dist_t *d)
 
 /* ---- waiting queue ---------------------------------------------------------- */
 
+int engine_waitq_reserve(engine_t *e)
+{
+    if (e->wq_len < e->wq_cap) return 0;
+    int cap = e->wq_cap ? 2 * e->wq_cap : 64;
+    int *w = malloc((size_t)cap * sizeof *w);
+    if (!w) return -1;
+    for (int i = 0; i < e->wq_len; i++) w[i] = e->waitq[(e->wq_head + i) % e->wq_cap];
+    free(e->waitq);
+    e->waitq = w;
+    e->wq_head = 0;
+    e->wq_cap = cap;
+    return 0;
+}
+
 static int waitq_push_back(engine_t *e, int slot)
 {
-    if (e->wq_len == e->wq_cap) {
-        int cap = e->wq_cap ? 2 * e->wq_cap : 64;
-        int *w = malloc((size_t)cap * sizeof *w);
-        if (!w) return -1;
-        for (int i = 0; i < e->wq_len; i++) w[i] = e->waitq[(e->wq_head + i) % e->wq_cap];
-        free(e->waitq);
-        e->waitq = w;
-        e->wq_head = 0;
-        e->wq_cap = cap;
-    }
+    if (engine_waitq_reserve(e) < 0) return -1;
     e->waitq[(e->wq_head + e->wq_len) % e->wq_cap] = slot;
     e->wq_len++;
     return 0;

@@ -137,6 +137,9 @@ void engine_free(engine_t *e);
 /* Name of a request for output: the explicit id, or "p<serial>"/"t<serial>". */
 const char *engine_req_name(const engine_t *e, int slot, char *buf, size_t n);
 
+/* Room for one more request in the waiting ring (either end).  0, or -1 out of memory. */
+int engine_waitq_reserve(engine_t *e);
+
 /* sched.c: fill e->rows for the next step; returns the row count (0 = nothing
  * schedulable) or -1 on error.  Implements SPEC's scheduler and pacing rule. */
 int sched_step(engine_t *e, int *preempted);

@@ -15,6 +15,7 @@
  *  - Then WAITING requests in order while budget and max_num_seqs allow; the
  *    admitting chunk is never paced; prefix-cache hits are whole blocks and at least
  *    one token is always computed. */
+#include <stdio.h>
 #include <string.h>
 #include "engine.h"
 
@@ -53,16 +54,23 @@ static int grow_blocks(engine_t *e, req_t *r, long tokens)
     return 0;
 }
 
-static void waitq_push_front(engine_t *e, int slot)
+static int waitq_push_front(engine_t *e, int slot)
 {
+    if (engine_waitq_reserve(e) < 0) return -1;
     e->wq_head = (e->wq_head - 1 + e->wq_cap) % e->wq_cap;
     e->waitq[e->wq_head] = slot;
     e->wq_len++;
+    return 0;
 }
 
-/* Preempt the newest running request (recompute): back to the front of WAITING. */
+/* Preempt the newest running request (recompute): back to the front of WAITING.
+ * 0, or -1 out of memory (nothing changed). */
 static int preempt_last(engine_t *e)
 {
+    if (engine_waitq_reserve(e) < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory (waiting queue)");
+        return -1;
+    }
     int slot = e->running[--e->nrun];
     req_t *r = &e->pool[slot];
     free_blocks(e, r);
@@ -72,8 +80,7 @@ static int preempt_last(engine_t *e)
     r->preemptions++;
     r->state = RQ_WAITING;
     e->sum.preemptions++;
-    waitq_push_front(e, slot);
-    return slot;
+    return waitq_push_front(e, slot);   /* room reserved above: cannot fail */
 }
 
 static long prefix_hit(const engine_t *e, const req_t *r)
@@ -116,7 +123,7 @@ int sched_step(engine_t *e, int *preempted)
         long hold = seq + (pre ? 0 : e->spec_k);
         while (grow_blocks(e, r, hold) < 0) {
             int victim = e->running[e->nrun - 1];
-            preempt_last(e);
+            if (preempt_last(e) < 0) return -1;
             (*preempted)++;
             if (victim == slot) { r = NULL; break; }
         }

@@ -1,6 +1,7 @@
 /* check_sched: the scheduler's rules (SPEC §1): budget and order, block-aligned chunks,
  * MTP budget and acceptance, preemption, and the pacing rule with its anchor. */
 #include "check_core.h"
+#include "runner.h"
 #include "check_run.h"
 
 static recorder_t rec;
@@ -282,6 +283,22 @@ START_TEST(prefix_cache_hits_whole_blocks)
 }
 END_TEST
 
+START_TEST(preemption_into_a_full_waiting_queue)
+{
+    /* the robustness stress: thousands of Poisson arrivals under KV pressure, pacing on.
+     * Preempted requests go back to the front of a waiting ring that is sometimes full;
+     * none may be lost or duplicated (the end-of-run invariants check every request) */
+    run_result_t *r = malloc(sizeof *r);
+    const char *sets[] = { "workload.poisson.count=3000", "workload.poisson.rate_per_s=40", "engine.num_gpu_blocks=90",
+                           "env.VLLM_1CAT_PREFILL_PACE_STEPS=4" };
+    runner_run("scenarios/bench-poisson-100k.yaml", sets, 4, NULL, r);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    ck_assert_int_gt(r->sum.preemptions, 1000);
+    ck_assert_int_eq(r->sum.requests_finished, 3000);
+    free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sched");
@@ -298,6 +315,7 @@ int main(void)
     tcase_add_test(tc, mtp_per_position_acceptance_seeded);
     tcase_add_test(tc, preemption_recomputes_newest);
     tcase_add_test(tc, prefix_cache_hits_whole_blocks);
+    tcase_add_test(tc, preemption_into_a_full_waiting_queue);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
