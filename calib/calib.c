@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
 #include "calib.h"
+#include "sustain.h"
 #include "cost.h"
 #include "fit.h"
 #include "scenario.h"
@@ -482,6 +483,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
 {
     int rc = -1, njobs = 0, nskip = 0, nbudget = 0, nfail = 0, inarow = 0;
     calib_job_t *jobs = NULL;
+    double *jt = NULL;            /* each job's measured seconds (NAN: not measured) */
     ptbuf_t pb[NLAWS];
     model_rank_t r;
     double t0 = now_s(), last_print = -1e9;
@@ -493,10 +495,13 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         snprintf(err, 256, "tp %d does not divide the model's heads", o->tp);
         return -1;
     }
-    if (calib_grid_build(o, m, &r, &jobs, &njobs) < 0) {
+    if (calib_grid_build(o, m, &r, &jobs, &njobs) < 0 || !(jt = malloc((njobs ? njobs : 1) * sizeof *jt))) {
+        free(jobs);
         snprintf(err, 256, "out of memory building the grid");
         return -1;
     }
+    for (int i = 0; i < njobs; i++)
+        jt[i] = NAN;
     if (t->setup && t->setup(t, m, &r) < 0) {
         snprintf(err, 256, "%s: %.200s", t->name, t->err);
         goto fail;
@@ -546,6 +551,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             t->err[0] = 0;
             continue;
         }
+        jt[i] = ts;
         if (pt_add(&pb[j->law], ls->ncols, j->x, ts) < 0) {
             snprintf(err, 256, "out of memory");
             goto fail;
@@ -565,8 +571,27 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     if (tty && !o->quiet)
         fputc('\n', progress);
 
+    /* the card under sustained load (calib/sustain.h), over the points just measured */
+    calib_sustain_t sus;
+    memset(&sus, 0, sizeof sus);
+    if (!o->no_sustain && !o->smoke && !o->only && nbudget == 0) {
+        if (calib_sustain(t, jobs, jt, njobs, NLAWS < SUSTAIN_MAX_LAWS ? NLAWS : SUSTAIN_MAX_LAWS, &sus, progress) < 0) {
+            snprintf(err, 256, "sustained-load probes: %.200s", t->err);
+            goto fail;
+        }
+        if (!sus.ok && progress)
+            fprintf(progress, "calib: sustained-load probes skipped: %s\n", sus.why);
+    }
+
     /* assemble */
     t->describe(t, out);
+    if (sus.ok) {
+        out->has_sustained = 1;
+        out->clock_cold_mhz = sus.clock_cold;
+        out->clock_hot_mhz = sus.clock_hot;
+        out->tau_up_s = sus.tau_up;
+        out->tau_down_s = sus.tau_down;
+    }
     snprintf(out->model, sizeof out->model, "%s", m->name);
     out->tp = o->tp;
     utc_date(out->date, sizeof out->date);
@@ -592,7 +617,13 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         law.npts = pb[l].n;
         law.pts = pb[l].pts;
         law.fit_median_rel = law.fit_max_rel = -1;
-        if (fit_law(&law, m, &r) < 0) {
+        if (sus.ok && l < SUSTAIN_MAX_LAWS && isfinite(sus.hot[l]) && isfinite(sus.heat[l])) {
+            law.has_sustained = 1;   /* the profile's range: a probe outside it is clamped */
+            law.hot = fmin(5.0, fmax(0.5, sus.hot[l]));
+            law.heat = sus.heat[l];
+        }
+        cost_hw_t hw = cost_hw_of(out);
+        if (fit_law_hw(&law, m, &r, &hw) < 0) {
             snprintf(err, 256, "%s: the fit failed (%d points)", ls->name, law.npts);
             goto fail;
         }
@@ -627,7 +658,41 @@ fail:
     for (int l = 0; l < NLAWS; l++)
         free(pb[l].pts);
     free(jobs);
+    free(jt);
     return rc;
+}
+
+/* The note a refit leaves in a law's provenance (replaced, not repeated, by the next). */
+#define REFIT_NOTE "; law refit from these points by calib --refit at revision "
+
+int calib_refit(profile_t *p, const model_t *m, char err[256])
+{
+    model_rank_t r;
+    if (model_rank(m, p->tp, &r) < 0) {
+        snprintf(err, 256, "tp %d does not divide %s's heads", p->tp, m->name);
+        return -1;
+    }
+    cost_hw_t hw = cost_hw_of(p);
+    for (int i = 0; i < p->nlaws; i++) {
+        prof_law_t *l = &p->laws[i];
+        if (l->npts == 0)
+            continue; /* figures or assumptions, not points: nothing to refit */
+        if (cost_law_ncoef(l->name) < 1) {
+            snprintf(err, 256, "%s: no such law in this revision", l->name);
+            return -1;
+        }
+        if (fit_law_hw(l, m, &r, &hw) < 0) {
+            snprintf(err, 256, "%s: the fit failed (%d points)", l->name, l->npts);
+            return -1;
+        }
+        char *note = strstr(l->provenance, REFIT_NOTE);
+        if (note)
+            *note = 0;
+        size_t len = strlen(l->provenance);
+        if (len + strlen(REFIT_NOTE) + strlen(PACESIM_REV) < sizeof l->provenance)
+            snprintf(l->provenance + len, sizeof l->provenance - len, "%s%s", REFIT_NOTE, PACESIM_REV);
+    }
+    return 0;
 }
 
 void calib_print_fits(const profile_t *p, FILE *f)
@@ -652,15 +717,53 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: calib --model models/<m>.yaml [--tp N] --out calib/profiles/<gpu>.yaml\n"
-            "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--quiet]\n"
+            "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--no-sustain] [--quiet]\n"
+            "       calib --refit IN.yaml --model models/<m>.yaml --out OUT.yaml\n"
             "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
             "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
-            "profile.  --only keeps laws whose names start with one of the prefixes.\n");
+            "profile.  --only keeps laws whose names start with one of the prefixes.\n"
+            "--refit needs no GPU: it refits every law of IN that has points from those points\n"
+            "(this revision's law forms, IN's SMs and ceilings, the model at IN's TP degree) and\n"
+            "writes OUT (IN may be OUT); points and metadata are kept as they are.\n");
+}
+
+/* calib --refit: load, check the model and TP against the profile's, refit, save. */
+static int refit_main(const char *in, const char *out, const model_t *m, int tp)
+{
+    profile_t p;
+    char perr[PROF_ERR_MAX], err[256];
+    if (prof_load(in, &p, perr) < 0) {
+        fprintf(stderr, "calib: %s\n", perr);
+        return 2;
+    }
+    if (strcmp(p.model, m->name) || (tp && tp != p.tp)) {
+        fprintf(stderr, "calib: %s was measured for %s at tp %d, not %s at tp %d\n", in, p.model, p.tp, m->name,
+                tp ? tp : p.tp);
+        prof_free(&p);
+        return 2;
+    }
+    if (calib_refit(&p, m, err) < 0) {
+        fprintf(stderr, "calib: %s: %s\n", in, err);
+        prof_free(&p);
+        return 1;
+    }
+    printf("calib: refit %s (%s, %s at tp %d) from its points\n", in, p.gpu, p.model, p.tp);
+    calib_print_fits(&p, stdout);
+    if (prof_save(out, &p) < 0) {
+        fprintf(stderr, "calib: %s: %s\n", out, strerror(errno));
+        prof_free(&p);
+        return 1;
+    }
+    printf("calib: wrote %s\n", out);
+    prof_free(&p);
+    return 0;
 }
 
 int calib_main(int argc, char **argv, calib_timer_ctor mk)
 {
     calib_opts_t o;
+    const char *refit = NULL;
+    int tp_set = 0;
     calib_opts_default(&o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -675,6 +778,8 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.quiet = 1;
         } else if (!strcmp(a, "--keep-going")) {
             o.keep_going = 1;
+        } else if (!strcmp(a, "--no-sustain")) {
+            o.no_sustain = 1;
         } else if (!v) {
             fprintf(stderr, "calib: %s: missing value\n", a);
             usage(stderr);
@@ -683,6 +788,8 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.model_path = v, i++;
         } else if (!strcmp(a, "--out")) {
             o.out_path = v, i++;
+        } else if (!strcmp(a, "--refit")) {
+            refit = v, i++;
         } else if (!strcmp(a, "--only")) {
             o.only = v, i++;
         } else if (!strcmp(a, "--tp") || !strcmp(a, "--repeats")) {
@@ -693,7 +800,7 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
                 return 2;
             }
             if (!strcmp(a, "--tp"))
-                o.tp = (int)n;
+                o.tp = (int)n, tp_set = 1;
             else
                 o.repeats = o.long_repeats = (int)n;
             i++;
@@ -724,6 +831,8 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
         fprintf(stderr, "calib: %s\n", serr);
         return 1;
     }
+    if (refit)
+        return refit_main(refit, o.out_path, &m, tp_set ? o.tp : 0);
     model_rank_t r;
     if (model_rank(&m, o.tp, &r) < 0) {
         fprintf(stderr, "calib: --tp %d does not divide %s's heads\n", o.tp, m.name);

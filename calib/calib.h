@@ -78,6 +78,9 @@ struct calib_timer {
     int (*run)(calib_timer_t *t, const calib_job_t *j, int iters, double *sec);
     /* Fill the profile's hardware metadata (gpu, sms, memory, clocks, driver, toolkit). */
     void (*describe)(calib_timer_t *t, profile_t *p);
+    /* The SM clock now, in MHz: 0, or -1 where it cannot be read (then the sustained-load
+     * probes are skipped).  May be NULL. */
+    int (*clock)(calib_timer_t *t, double *mhz);
     void (*destroy)(calib_timer_t *t);
     void *impl;
     char err[256];
@@ -98,6 +101,8 @@ typedef struct calib_opts {
     int quiet;                    /* no progress line */
     int keep_going;               /* a failing point is reported and skipped (8 in a row stop the
                                      measuring); what was measured is still fitted and returned */
+    int no_sustain;               /* 1: skip the sustained-load probes (calib/sustain.h; also
+                                     skipped by --smoke, --only and timers without a clock) */
 } calib_opts_t;
 
 void calib_opts_default(calib_opts_t *o);
@@ -123,11 +128,18 @@ int calib_measure(calib_timer_t *t, const calib_opts_t *o, const calib_job_t *j,
 int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
               FILE *progress, char err[256]);
 
+/* Refit every law of p that has points, from those points, with this revision's law
+ * forms, p's SMs and ceilings (cost_hw_of) and model m at p's TP degree -- no GPU.  Points
+ * and metadata are left as they are; each refit law's provenance says so (with the
+ * revision).  0, or -1 with err filled (the law whose fit failed). */
+int calib_refit(profile_t *p, const model_t *m, char err[256]);
+
 /* The fit table: law, points, median and max relative error, coefficients. */
 void calib_print_fits(const profile_t *p, FILE *f);
 
 /* The command line (bin/calib): parse, load the model, make the timer with mk, run,
- * print the fit table, save.  Exit status: 0 ok, 1 failure, 2 usage. */
+ * print the fit table, save; with --refit IN, calib_refit() IN instead (mk is never
+ * called).  Exit status: 0 ok, 1 failure, 2 usage. */
 typedef calib_timer_t *(*calib_timer_ctor)(char err[256]);
 int calib_main(int argc, char **argv, calib_timer_ctor mk);
 

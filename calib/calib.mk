@@ -20,7 +20,12 @@ GPU ?= $(or $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/nul
 
 $(BUILD)/calib/calib.o: CFLAGS += -DPACESIM_REV='"$(CALIB_REV)"'
 
-bin/check_calib: $(BUILD)/tests/check_calib.o $(BUILD)/calib/calib.o $(BUILD)/libsim.a
+# the sustained-load probes' host logic against a fake card with a clock
+bin/check_sustain: $(BUILD)/tests/check_sustain.o $(BUILD)/calib/sustain.o $(BUILD)/libsim.a
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+
+bin/check_calib: $(BUILD)/tests/check_calib.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o $(BUILD)/libsim.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
@@ -31,11 +36,11 @@ else
 CALIB_HOST_LIBS := $(LIBS)
 endif
 
-$(BUILD)/calib/calib_gpu.o: calib/calib_gpu.cu calib/calib.h kernels/attn.h $(wildcard sim/*.h)
+$(BUILD)/calib/calib_gpu.o: calib/calib_gpu.cu calib/calib.h calib/gpuclock.h kernels/attn.h $(wildcard sim/*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -c $< -o $@
 
-bin/calib: $(BUILD)/calib/main.o $(BUILD)/calib/calib.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
+bin/calib: $(BUILD)/calib/main.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublas $(CUDA_LIBS) $(CALIB_HOST_LIBS)
 

@@ -29,6 +29,7 @@ extern "C" {
 #include "profile.h"
 }
 #include "calib.h"
+#include "gpuclock.h"
 #include "attn.h"
 
 #define NROT 4                  /* block tables per attention job */
@@ -363,6 +364,7 @@ typedef struct {
     int gdn_ok;
     unsigned iter;
     long long *d_sink;
+    gpuclock_t nvml;            /* the SM clock for the sustained-load probes (NVML) */
 } gpu_t;
 
 static int gpu_setup(calib_timer_t *t, const model_t *m, const model_rank_t *r);
@@ -743,6 +745,11 @@ static void gpu_describe(calib_timer_t *t, profile_t *p)
             g->clock_mhz[0], g->nclock > 1 ? g->clock_mhz[1] : 0, g->bw_gbs, g->peak_tflops);
 }
 
+static int gpu_clock(calib_timer_t *t, double *mhz)
+{
+    return gpuclock_read(&((gpu_t *)t->impl)->nvml, mhz, NULL, NULL);
+}
+
 static void gpu_destroy(calib_timer_t *t)
 {
     if (!t)
@@ -762,6 +769,7 @@ static void gpu_destroy(calib_timer_t *t)
         cudaFree(g->norm_w);
         cudaFree(g->d_cu);
         cudaFree(g->d_sink);
+        gpuclock_close(&g->nvml);
         if (g->blas)
             cublasDestroy(g->blas);
         cudaEventDestroy(g->e0);
@@ -790,6 +798,7 @@ extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
     t->prepare = gpu_prepare;
     t->run = gpu_run;
     t->describe = gpu_describe;
+    t->clock = gpu_clock;
     t->destroy = gpu_destroy;
     g->sbuf.f32 = 1;
     cudaError_t e;
@@ -800,6 +809,7 @@ extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
         gpu_destroy(t);
         return NULL;
     }
+    gpuclock_open(&g->nvml, 0); /* no NVML: no clock readings, the probes are skipped */
     if (cublasCreate(&g->blas) != CUBLAS_STATUS_SUCCESS) {
         snprintf(err, 256, "cublasCreate failed");
         g->blas = NULL;

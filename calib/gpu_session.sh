@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
 # gpu_session.sh -- everything a GPU box is needed for, in one command:
-#   1. bin/calib: a fresh profile for the kernels of this build (-> OUT/h200.yaml)
-#   2. the reference replays priced by that profile (calib/replay_h200.sh), with the SM
-#      clock sampled after every step (NVML)
+#   0. (VALIDATE=1) the kernels' validation against the float64 reference, long cases
+#      included (kernels/device_run.sh; needs nvcc there)    -> OUT/kernels.tgz
+#   1. bin/calib: a fresh profile for the kernels of this build, with the sustained-load
+#      probes                                                   -> OUT/h200.yaml, calib.txt
+#   2. the reference replays priced by that profile (calib/replay_h200.sh), every step and
+#      item predicted beside measured, the SM clock sampled   -> OUT/replay.txt, replay-steps.tgz
 # Usage: calib/gpu_session.sh OUT [BINDIR]   (BINDIR holds calib and pacesim-gpu, e.g. the
-# static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  Everything lands in
-# OUT as at most 4 files: calib.txt, replay.txt, replay-steps.tgz, h200.yaml.
+# static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  At most 5 files in OUT.
 set -u
 out=${1:?usage: gpu_session.sh OUT [BINDIR]}
 bindir=${2:-bin}
 mkdir -p "$out"
+case $out in /*) ;; *) out=$PWD/$out ;; esac
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 work=$(mktemp -d)
+if [ "${VALIDATE:-0}" = 1 ]; then
+    OUT=$work/k STEPS=validate LONG=1 T_VALIDATE=${T_VALIDATE:-110} bash kernels/device_run.sh > "$work/k.log" 2>&1
+    mv "$work/k.log" "$work/k/"
+    tar czf "$out/kernels.tgz" -C "$work" k
+    grep -E "cases passed|FAIL" "$work/k/validate.txt" | head -20
+fi
 { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } > "$work/calib.txt" 2>&1
 "$bindir/calib" --model models/qwen3.8-27b.yaml --tp 1 --out "$out/h200.yaml" --keep-going \
     >> "$work/calib.txt" 2>&1 || echo "calib rc=$?" >> "$work/calib.txt"
 cp "$work/calib.txt" "$out/calib.txt"
-PROFILE="$PWD/$out/h200.yaml" REPLAY_131K=${REPLAY_131K:-1} \
+grep -E "sustained|rc=" "$out/calib.txt"
+PROFILE=$out/h200.yaml REPLAY_131K=${REPLAY_131K:-1} \
     bash calib/replay_h200.sh "$work/r" "$bindir/pacesim-gpu" > "$out/replay.txt" 2>&1
 { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } >> "$out/replay.txt" 2>&1
 tar czf "$out/replay-steps.tgz" -C "$work" r

@@ -36,7 +36,14 @@
 #define ATTN_NEG (-1.0e30f)    // finite "minus infinity" for running maxima
 
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
-enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4 };
+enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8 };
+
+// SSPLIT (v5, decode A/B variants only): when the S tile has fewer 16x16 tiles than the CTA has
+// warps (XQA: MR 16 x BN 64 = 4 tiles), KS = 8 / tiles warps share each S tile, each over 1/KS of
+// D, into KS partial S buffers the softmax adds: all 8 warps work and the HMMA chains are KS x shorter.
+__host__ __device__ constexpr int attn_sks(int MR, int BN, int PLAN) {
+    return (PLAN & PL_SSPLIT) && (MR / 16) * (BN / 16) < 8 ? 8 / ((MR / 16) * (BN / 16)) : 1;
+}
 
 // everything a WMMA attention kernel needs; plain data, passed by value
 struct AttnParams {
@@ -133,7 +140,7 @@ __host__ __device__ constexpr SmemPlan smem_plan(int MR, int BN, int MODE, int P
     s.V = one ? s.K : s.K + BN * s.LDK * 2;
     const int kv_end = s.V + BN * s.LDK * 2;
     s.S = (PLAN & PL_SALIAS) ? s.K : kv_end;
-    const int s_end = (PLAN & PL_SALIAS) ? kv_end : s.S + MR * s.LDS * 4;
+    const int s_end = (PLAN & PL_SALIAS) ? kv_end : s.S + MR * s.LDS * 4 * attn_sks(MR, BN, PLAN);
     s.P = (PLAN & PL_PALIAS) ? s.S : s_end;
     const int p_end = (PLAN & PL_PALIAS) ? s_end : s.P + MR * s.LDP * 2;
     s.ROW = p_end;                    // m, l, alpha (float), pos (int)
@@ -153,6 +160,9 @@ struct Smem {
     static_assert(!(PLAN & PL_SALIAS) || (MODE == KV_PHASE && !(PLAN & PL_PALIAS)),
                   "S in the K/V tile: PHASE staging only, P kept apart");
     static_assert(!(PLAN & PL_SALIAS) || MR * LDS * 4 <= BN * LDK * 2, "S must fit in the K/V tile");
+    static_assert(!(PLAN & PL_SSPLIT) || !(PLAN & (PL_SALIAS | PL_PALIAS)), "split S: S and P kept apart");
+    static_assert(!(PLAN & PL_SSPLIT) || 8 % ((MR / 16) * (BN / 16)) == 0 || (MR / 16) * (BN / 16) >= 8,
+                  "split S: the tiles must divide the 8 warps");
 };
 
 // --- configurations per route ----------------------------------------------------------
@@ -216,6 +226,7 @@ attn_wmma_kernel(AttnParams p) {
     using SM = Smem<MR, BN, MODE, PLAN>;
     constexpr bool SALIAS = (PLAN & PL_SALIAS) != 0, PALIAS = (PLAN & PL_PALIAS) != 0;
     constexpr bool EARLYK = (PLAN & PL_EARLYK) != 0;
+    constexpr int SKS = attn_sks(MR, BN, PLAN); // partial S buffers (1 unless PL_SSPLIT)
     extern __shared__ __align__(128) unsigned char smem[];
     half *sQ = (half *)(smem + SM::Q);
     half *sK = (half *)(smem + SM::K);
@@ -364,7 +375,32 @@ attn_wmma_kernel(AttnParams p) {
 
         // S = Q K^T. A warp owns RPW row tiles of one column tile (the K fragment is loaded
         // once for them) and splits the D loop over two accumulators: 2*RPW independent chains.
-        {
+        if constexpr (SKS > 1) {
+            // split S: warp w computes tile w % TILES over k steps [ks * KSTEP, (ks + 1) * KSTEP) of D
+            // into partial buffer ks = w / TILES; two accumulators when the range allows
+            constexpr int CT = BN / 16, TILES = (MR / 16) * CT, KSTEP = ATTN_D / 16 / SKS;
+            constexpr int NA = KSTEP >= 2 ? 2 : 1;
+            const int tile = warp % TILES, ks = warp / TILES, ct = tile % CT, rt = tile / CT;
+            Acc acc[NA];
+#pragma unroll
+            for (int h = 0; h < NA; h++) wmma::fill_fragment(acc[h], 0.f);
+            const half *qa = sQ + rt * 16 * SM::LDQ + ks * KSTEP * 16;
+            const half *kbp = sK + ct * 16 * SM::LDK + ks * KSTEP * 16;
+#pragma unroll
+            for (int kk = 0; kk < KSTEP; kk++) {
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+                wmma::load_matrix_sync(b, kbp + kk * 16, SM::LDK);
+                wmma::load_matrix_sync(a, qa + kk * 16, SM::LDQ);
+                wmma::mma_sync(acc[kk % NA], a, b, acc[kk % NA]);
+            }
+            if constexpr (NA == 2) {
+#pragma unroll
+                for (int e = 0; e < NE; e++) acc[0].x[e] += acc[1].x[e];
+            }
+            wmma::store_matrix_sync(sS + ks * MR * SM::LDS + rt * 16 * SM::LDS + ct * 16, acc[0], SM::LDS,
+                                    wmma::mem_row_major);
+        } else {
             constexpr int CT = BN / 16, RT = MR / 16;
             constexpr int RPW = RT * CT >= 8 ? RT * CT / 8 : 1;
             const int ct = warp % CT, rt0 = (warp / CT) * RPW;
@@ -425,7 +461,10 @@ attn_wmma_kernel(AttnParams p) {
             for (int i = 0; i < CPTH; i++) {
                 int c = sub + i * TPR, t = t0 + c;
                 bool ok = t < kv_hi && t <= pos;
-                s[i] = ok ? sS[row * SM::LDS + c] * p.scale_log2 : -INFINITY;
+                float sv = sS[row * SM::LDS + c];
+#pragma unroll
+                for (int k = 1; k < SKS; k++) sv += sS[k * MR * SM::LDS + row * SM::LDS + c];
+                s[i] = ok ? sv * p.scale_log2 : -INFINITY;
                 mx = fmaxf(mx, s[i]);
             }
 #pragma unroll

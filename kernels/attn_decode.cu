@@ -239,6 +239,77 @@ static attn_kernel_t decode_kernel() {
     }
 }
 
+// v5 A/B variants of XQA entry 0 (env ATTN_DECODE_XQA=<name>; NOTES.md "v5 plan"). Each keeps the
+// grid, MR = 16, the partitions and the reduce; they differ in BN, staging and the S split
+// (PL_SSPLIT: all 8 warps share S over slices of D, see attn_common.cuh):
+//   v4     : BN64 PIPE2 (the default; same as no variable)
+//   split  : BN64 PIPE2, S split (2 D halves)
+//   bn32   : BN32 PIPE2 (K+V of the next 32 tokens in flight: 32 staging registers instead of 64, so
+//            128 registers hold it without spills -> 2 CTAs/SM), S split (4 D quarters); 46.6 KB
+//   bn32n  : bn32 without the S split (2 warps do S)
+//   pipe   : BN64 PIPE (next K issued before S and stored after it, next V issued then and stored
+//            after PV: one 32-register stage), S split
+//   phase  : BN64 PHASE (the sm_75 entry: one K/V smem tile, one stage; 48.5 KB), no split
+//   phases : phase with the S split
+// CTAs per SM: 2 unless ATTN_DECODE_OCC=1|2|3 (3 only for the <= 53 KB variants); lowered to what
+// the SM's shared memory holds (sm_70: 96 KB per SM).
+struct XqaVariant { const char *name; KCfg c; };
+static const XqaVariant xqa_variants[] = {
+    {"split", {16, 64, KV_PIPE2, PL_SSPLIT, 2}}, {"bn32", {16, 32, KV_PIPE2, PL_SSPLIT, 2}},
+    {"bn32n", {16, 32, KV_PIPE2, 0, 2}},         {"pipe", {16, 64, KV_PIPE, PL_SSPLIT, 2}},
+    {"phase", {16, 64, KV_PHASE, 0, 2}},         {"phases", {16, 64, KV_PHASE, PL_SSPLIT, 2}},
+};
+#define XQA_NVAR ((int)(sizeof xqa_variants / sizeof xqa_variants[0]))
+
+template <int V, bool FP8, int OCC>
+static attn_kernel_t xqa_variant_kernel() {
+    constexpr KCfg c = V == 0 ? KCfg{16, 64, KV_PIPE2, PL_SSPLIT, 2} : V == 1 ? KCfg{16, 32, KV_PIPE2, PL_SSPLIT, 2}
+                     : V == 2 ? KCfg{16, 32, KV_PIPE2, 0, 2}         : V == 3 ? KCfg{16, 64, KV_PIPE, PL_SSPLIT, 2}
+                     : V == 4 ? KCfg{16, 64, KV_PHASE, 0, 2}         : KCfg{16, 64, KV_PHASE, PL_SSPLIT, 2};
+    return attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, true, OCC>;
+}
+template <int V, bool FP8>
+static attn_kernel_t xqa_variant_occ(int occ) {
+    if constexpr (V == 1 || V == 2 || V >= 4) {
+        if (occ >= 3) return xqa_variant_kernel<V, FP8, 3>();
+    }
+    return occ <= 1 ? xqa_variant_kernel<V, FP8, 1>() : xqa_variant_kernel<V, FP8, 2>();
+}
+
+// the variant ATTN_DECODE_XQA names if it fits `limit` (kernel; its smem in *smem_out), else nullptr
+template <bool FP8>
+static attn_kernel_t xqa_variant(int limit, int *smem_out) {
+    // fp16 default (v5, NOTES.md): "phase" at 2 CTAs/SM, 0.147 vs v4's 0.172 ms at 240K
+    // (79% of copy); only where two of its CTAs fit an SM, else v4's entry 0 as before.
+    // ATTN_DECODE_XQA=v4 (any unknown name) keeps v4's kernel; fp8 keeps v4 (0.137, same).
+    const char *v = getenv("ATTN_DECODE_XQA");
+    int dflt = !v || !v[0];
+    if (dflt && FP8) return nullptr;
+    if (dflt) v = "phase";
+    for (int vi = 0; vi < XQA_NVAR; vi++) {
+        const KCfg c = xqa_variants[vi].c;
+        if (strcmp(v, xqa_variants[vi].name)) continue;
+        int smem = attn_cfg_bytes(c);
+        if (smem > limit) return nullptr;
+        const char *oe = getenv("ATTN_DECODE_OCC");
+        int occ = oe && oe[0] >= '1' && oe[0] <= '3' ? oe[0] - '0' : c.occ;
+        if (occ == 3 && smem > 53 * 1024) occ = 2;
+        int per_sm = attn_smem_per_sm();
+        while (occ > 1 && per_sm > 0 && occ * (smem + 1024) > per_sm) occ--;
+        if (dflt && occ < 2) return nullptr;
+        *smem_out = smem;
+        switch (vi) {
+        case 0: return xqa_variant_occ<0, FP8>(occ);
+        case 1: return xqa_variant_occ<1, FP8>(occ);
+        case 2: return xqa_variant_occ<2, FP8>(occ);
+        case 3: return xqa_variant_occ<3, FP8>(occ);
+        case 4: return xqa_variant_occ<4, FP8>(occ);
+        default: return xqa_variant_occ<5, FP8>(occ);
+        }
+    }
+    return nullptr;
+}
+
 template <int R, bool FP8>
 static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int np, cudaStream_t s) {
     int limit = attn_smem_budget();
@@ -246,7 +317,7 @@ static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int n
     int i = attn_cfg_pick(R, limit);
     if (i < 0) return ATTN_ESMEM;
     const KCfg c = attn_cfg_list(R).c[i];
-    const int smem = attn_cfg_bytes(c);
+    int smem = attn_cfg_bytes(c);
     attn_kernel_t k;
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
     if (i == 0) {
@@ -271,6 +342,9 @@ static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int n
         k = i == 1 ? decode_kernel<R, 1, FP8, 1>() : decode_kernel<R, 2, FP8, 1>();
     }
     if (!k) return ATTN_ESMEM;
+    int vsmem = 0;
+    attn_kernel_t kv5 = R == ATTN_DECODE_XQA && i == 0 ? xqa_variant<FP8>(limit, &vsmem) : nullptr;
+    if (kv5) { k = kv5; smem = vsmem; }
     if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
     dim3 grid(rows, kv_heads * p.nchunks, np);
     k<<<grid, ATTN_NT, smem, s>>>(p);

@@ -46,13 +46,12 @@ static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t
     int limit = attn_smem_budget();
     if (limit < 0) return ATTN_ECUDA;
     if constexpr (R == ATTN_PREFILL_FAST && !FP8) {
-        /* v3's pipelined configuration stays the default where it fits: it is the one
-         * validated at 104K-240K and timed in calib/profiles/h200.yaml.  The v4 phase
-         * configuration (faster once on the H200, not yet validated at long contexts) is
-         * taken with ATTN_PREFILL_PIPE=0, and wherever v3's does not fit (sm_70, sm_75). */
+        /* The v4 phase configuration (the table's pick) is the default: 11.38-11.40 vs
+         * 12.35-12.43 ms at q=784/104K in two A/B runs (NOTES.md v5).  v3's pipelined
+         * configuration stays selectable with ATTN_PREFILL_PIPE=1 where it fits. */
         constexpr KCfg c = ATTN_FAST_PIPE_V3;
         const char *e = getenv("ATTN_PREFILL_PIPE");
-        if (!(e && e[0] == '0') && limit >= attn_cfg_bytes(c))
+        if (e && e[0] == '1' && limit >= attn_cfg_bytes(c))
             return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, false>(p, rows, max_q, s);
     }
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");

@@ -1,6 +1,7 @@
 /* bench_kernels -- validate and time the paged attention kernels on the GPU at hand.
  *   bench_kernels --validate [--long]    correctness table (float64 reference), exit 1 on failure
  *   bench_kernels --bench [--peers F]    timing table: shape, ours, peer, ratio, % of roofline
+ *   bench_kernels --xqa-ab [--peers F]   v5: the XQA variants (ATTN_DECODE_XQA) x CTAs per SM, one table
  *   --smem-limit N   run the configurations a GPU with N bytes of smem per block gets (98304 = sm_70,
  *                    65536 = sm_75; same as env ATTN_SMEM_LIMIT); --filter A,B  validate / bench only
  *                    the cases whose route name (bench: or label) contains A or B
@@ -284,18 +285,63 @@ static int bench(const char *peers_path) {
     return 0;
 }
 
+/* v5 A/B of the XQA variants (env ATTN_DECODE_XQA, attn_decode.cu) x CTAs per SM (ATTN_DECODE_OCC),
+ * all in one run against the same ceilings; the default rows (no variable) come first and last so
+ * drift within the run shows. */
+static int bench_xqa_ab(const char *peers_path) {
+    static const char *vars[] = {"v4", "split", "bn32", "bn32n", "pipe", "phase", "phases"};
+    char label[96];
+    load_peers(peers_path);
+    copy_tbps = peer("copy_TBps", 4.24);
+    mma_tflops = peer("gemm_tflops", 700);
+    printf("ceilings: copy %.2f TB/s (%s); 80%% of copy for the fp16 240K bytes = %.4f ms\n", copy_tbps,
+           npeers ? "measured this run" : "default", 2.0 * KVH * 240000 * D * 2 / (copy_tbps * 1e9) / 0.8);
+    printf("| %-34s | %-15s | %-4s | %9s | %8s | %8s | %6s | %8s | %8s | %6s |\n", "shape (12q/2kv, D256)", "route",
+           "kv", "ours ms", "flash ms", "cudnn ms", "ratio", "FLOP ms", "byte ms", "roof");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    unsetenv("ATTN_DECODE_XQA");
+    unsetenv("ATTN_DECODE_OCC");
+    double t1 = bench_one("default: decode q=1 240000 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
+    bench_one("default: decode q=1 240000 p1568", ATTN_DECODE_XQA, 1, 1568, 0, 1, 240000, 0, NULL);
+    bench_one("default: decode q=1 131072 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 131072, 0, "q1_131072");
+    double t5 = bench_one("default: verify q=5 240000 p816", ATTN_DECODE_SMALLQ, 0, 816, 0, 5, 240000, 0, "q5_240000");
+    for (int v = 0; v < (int)(sizeof vars / sizeof vars[0]); v++) {
+        setenv("ATTN_DECODE_XQA", vars[v], 1);
+        for (int occ = 1; occ <= 3; occ++) {
+            if (occ == 3 && (v < 2 || v == 4)) continue; /* occ3 only for the <= 53 KB variants */
+            char o[2] = {(char)('0' + occ), 0};
+            setenv("ATTN_DECODE_OCC", o, 1);
+            snprintf(label, sizeof label, "%s occ%d: q=1 240000 p784", vars[v], occ);
+            bench_one(label, ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
+            snprintf(label, sizeof label, "%s occ%d: q=1 240000 p1568", vars[v], occ);
+            bench_one(label, ATTN_DECODE_XQA, 1, 1568, 0, 1, 240000, 0, NULL);
+            snprintf(label, sizeof label, "%s occ%d: q=1 131072 p784", vars[v], occ);
+            bench_one(label, ATTN_DECODE_XQA, 0, 784, 0, 1, 131072, 0, "q1_131072");
+        }
+    }
+    unsetenv("ATTN_DECODE_XQA");
+    unsetenv("ATTN_DECODE_OCC");
+    double t2 = bench_one("default again: decode q=1 240000 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
+    if (t1 > 0 && t2 > 0 && t5 > 0)
+        printf("default XQA fp16 240K: %.1f%% / %.1f%% of copy (first / last row); q=5 small-q / q=1: %.2fx\n",
+               100 * 2.0 * KVH * 240000 * D * 2 / (t1 * 1e9) / copy_tbps,
+               100 * 2.0 * KVH * 240000 * D * 2 / (t2 * 1e9) / copy_tbps, t5 / t1);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int do_val = 0, do_bench = 0, long_ctx = 0;
     const char *peers = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--validate")) do_val = 1;
         else if (!strcmp(argv[i], "--bench")) do_bench = 1;
+        else if (!strcmp(argv[i], "--xqa-ab")) do_bench = 2;
         else if (!strcmp(argv[i], "--long")) long_ctx = 1;
         else if (!strcmp(argv[i], "--peers") && i + 1 < argc) peers = argv[++i];
         else if (!strcmp(argv[i], "--smem-limit") && i + 1 < argc) attn_set_smem_limit(atoi(argv[++i]));
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--validate [--long]] [--bench [--peers FILE] [--filter A,B]] [--smem-limit N]\n",
+            fprintf(stderr, "usage: %s [--validate [--long]] [--bench|--xqa-ab [--peers FILE] [--filter A,B]] [--smem-limit N]\n",
                     argv[0]);
             return 2;
         }
@@ -308,6 +354,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     print_tiles();
     if (do_val) rc |= validate(long_ctx);
-    if (do_bench) rc |= bench(peers);
+    if (do_bench == 2) rc |= bench_xqa_ab(peers);
+    else if (do_bench) rc |= bench(peers);
     return rc;
 }

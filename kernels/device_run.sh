@@ -6,6 +6,10 @@
 #     occ1       the decode cases again at 1 CTA/SM (ATTN_DECODE_OCC=1)
 #     bench      timing table (FILTER=a,b: only rows whose label or route contains a or b;
 #                PEERS=1 runs kernels/peers.py first, ~1 min, else the v3 run's peers are used)
+#     xqaab      v5: copy ceiling (peers.py --copy-only, ~10 s; flash/cuDNN columns from the v3 peers),
+#                then bench_kernels --xqa-ab: every XQA variant (ATTN_DECODE_XQA) x CTAs per SM -> xqa_ab.txt
+#     xqaval     v5: --validate --filter decode-xqa (LONG=1: + the 240K XQA cases) once per variant
+#                (v4 split bn32 bn32n pipe phase phases), all into val_xqa.txt; T_XQAVAL caps each
 #   T_<STEP>=seconds caps a step (timeout), so a slow step cannot starve the ones after it.
 set -o pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
@@ -38,6 +42,18 @@ for step in $STEPS; do
     ATTN_DECODE_OCC=1 cap "$T_OCC1" $B/bench_kernels --validate --filter decode 2>&1 | tee $OUT/validate_occ1.txt |
       grep -v "^ok"
     tail -1 $OUT/validate_occ1.txt ;;
+  xqaab)
+    PYTHONUNBUFFERED=1 python3 kernels/peers.py --copy-only > $OUT/peers.txt 2> $OUT/peers.log
+    grep -v copy_TBps kernels/results/peers_v3.txt >> $OUT/peers.txt; head -1 $OUT/peers.txt
+    cap "$T_XQAAB" $B/bench_kernels --xqa-ab --peers $OUT/peers.txt 2>&1 | tee $OUT/xqa_ab.txt ;;
+  xqaval)
+    for v in v4 split bn32 bn32n pipe phase phases; do
+      echo "== ATTN_DECODE_XQA=$v" >> $OUT/val_xqa.txt
+      ATTN_DECODE_XQA=$v cap "$T_XQAVAL" $B/bench_kernels --validate ${LONG:+--long} --filter decode-xqa \
+        >> $OUT/val_xqa.txt 2>&1
+      rc=$?; echo "$v: rc $rc $(tail -1 $OUT/val_xqa.txt)"
+    done
+    grep -E "^==|FAIL" $OUT/val_xqa.txt ;;
   bench)
     peers=kernels/results/peers_v3.txt
     if [ -n "$PEERS" ]; then

@@ -10,49 +10,90 @@
  *      tiles_max   = max over CTAs of its tiles             (critical path: a q=1 row
  *                                                            is one CTA walking it all)
  *      ctas        = H * sum_rows ceil(q/BM)
- *  decode kernels: partition P = 256 tokens (1024 when seq_len >= 32768);
- *      kv_tokens_total = sum_rows seq_len * Hkv (XQA: a CTA serves its whole GQA group)
- *                        or * H (scalar: every q head re-reads), part_tokens_max =
- *      min(P, longest seq_len), ctas = sum_rows ceil(seq_len/P) * (Hkv or H).
- *  fp8 bridge: expanded_tokens = sum_rows seq_len * Hkv.
+ *  decode kernels (XQA, scalar), split-K: partition P = 256 tokens (1024 when
+ *    seq_len >= 32768), a CTA per (row, head, partition), then a reduce kernel whose CTA
+ *    walks every partition of its row; O = the CTAs an SM holds (XQA fp16 1, fp8 2,
+ *    scalar 3), S = the GPU's SMs:
+ *      kv_tokens_total  = sum_rows seq_len * Hkv (XQA: a CTA serves its whole GQA group)
+ *                         or * H (scalar: every q head re-reads)
+ *      part_tokens_max  = min(P, longest seq_len)
+ *      ctas             = sum_rows ceil(seq_len/P) * (Hkv or H)
+ *      kv_tokens_unique = the same over requests' longest rows: the rows of a small-q
+ *                         row expanded token-wise read the same pages (L2 serves repeats)
+ *      wave_tokens      = ceil(ctas / (S O)) * part_tokens_max (each wave streams a partition)
+ *      reduce_depth     = max_rows ceil(seq_len/P)
+ *      sm_tokens        = ceil(ctas / S) * part_tokens_max (the busiest SM's partitions)
+ *  fp8 bridge: expanded_tokens = sum_rows seq_len * Hkv; page_walk = ceil(pages / 8S) *
+ *    min(784, longest seq_len) * Hkv (a CTA per 784-token page); the law is
+ *    c0 + c1 expanded + max(c2 page_walk, c3 expanded).
+ * GEMM, GDN and elementwise features are defined with their functions below.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cost.h"
+#include "heat.h"
 
 /* ---- features ------------------------------------------------------------ */
 
 typedef enum { FAM_PREFILL, FAM_DECODE_XQA, FAM_DECODE_SCALAR, FAM_BRIDGE, FAM_OTHER } fam_t;
 
-static fam_t law_family(const char *law, int *bm, int *bn)
+/* A law's family; prefill tiles bm x bn; occ = CTAs of its kernel an SM holds on sm_90
+ * (kernels/NOTES.md v5: XQA 2, fp16 and fp8; scalar: 78 registers x 256 threads = 3). */
+static fam_t law_family(const char *law, int *bm, int *bn, int *occ)
 {
     *bm = *bn = 0;
+    *occ = 1;
     if (!strncmp(law, "attn.prefill_bm32.", 18)) { *bm = 32; *bn = 128; return FAM_PREFILL; }
     if (!strncmp(law, "attn.prefill_generic.", 21)) { *bm = 32; *bn = 64; return FAM_PREFILL; }
     if (!strncmp(law, "attn.prefill_lowsmem.", 21)) { *bm = 16; *bn = 128; return FAM_PREFILL; }
-    if (!strncmp(law, "attn.decode_xqa.", 16)) return FAM_DECODE_XQA;
-    if (!strncmp(law, "attn.decode_scalar.", 19)) return FAM_DECODE_SCALAR;
-    if (!strcmp(law, "attn.fp8_bridge")) return FAM_BRIDGE;
+    if (!strncmp(law, "attn.decode_xqa.", 16)) { *occ = 2; return FAM_DECODE_XQA; }
+    if (!strncmp(law, "attn.decode_scalar.", 19)) { *occ = 3; return FAM_DECODE_SCALAR; }
+    if (!strcmp(law, "attn.fp8_bridge")) { *occ = 8; return FAM_BRIDGE; }
     return FAM_OTHER;
 }
 
 int cost_law_ncoef(const char *law)
 {
-    int bm, bn;
-    switch (law_family(law, &bm, &bn)) {
-    case FAM_PREFILL: case FAM_DECODE_XQA: case FAM_DECODE_SCALAR: return 4;
-    case FAM_BRIDGE: return 2;
+    int bm, bn, occ;
+    switch (law_family(law, &bm, &bn, &occ)) {
+    case FAM_PREFILL: case FAM_BRIDGE: return 4;
+    case FAM_DECODE_XQA: case FAM_DECODE_SCALAR: return 8;
     default: break;
     }
-    if (!strcmp(law, "gemm") || !strcmp(law, "gdn")) return 3;
-    if (!strcmp(law, "step")) return 4;
-    if (!strcmp(law, "elementwise") || !strcmp(law, "allreduce")) return 2;
+    if (!strcmp(law, "gdn")) return 7;
+    if (!strcmp(law, "gemm") || !strcmp(law, "elementwise") || !strcmp(law, "step")) return 4;
+    if (!strcmp(law, "allreduce")) return 2;
     return 0;
 }
 
+int cost_law_roof(const char *law, int *a, int *b)
+{
+    int bm, bn, occ;
+    if (law_family(law, &bm, &bn, &occ) == FAM_BRIDGE) { *a = 2; *b = 3; return 1; }
+    if (!strcmp(law, "gdn")) { *a = 5; *b = 6; return 1; }
+    return 0;
+}
+
+cost_hw_t cost_hw_of(const profile_t *p)
+{
+    cost_hw_t hw = { 0, 0, 0 };
+    if (p) {
+        hw.sms = p->sms;
+        hw.flops = p->peak_fp16_tflops * 1e12;
+        hw.bw = p->mem_bw_gbs * 1e9;
+    }
+    return hw;
+}
+
 static long cdiv(long a, long b) { return (a + b - 1) / b; }
+
+/* Waves of ctas CTAs on the GPU, occ per SM; 0 when the SM count is unknown. */
+static double waves(double ctas, int occ, const cost_hw_t *hw)
+{
+    return hw && hw->sms > 0 ? ceil(ctas / ((double)hw->sms * occ)) : 0;
+}
 
 static void prefill_row(int bm, int bn, int q, long seq_len, double *tot, double *mx, double *ctas)
 {
@@ -67,41 +108,76 @@ static void prefill_row(int bm, int bn, int q, long seq_len, double *tot, double
     *ctas += (double)mt;
 }
 
-static void attn_features(fam_t fam, int bm, int bn, const kseg_t *segs, int nseg, long rows_mult,
-                          const model_rank_t *r, double feat[PROF_MAX_COEF])
+/* The fp8 bridge's expansion runs one 256-thread CTA per 784-token destination page
+ * (kernels/attn_prefill.cu BRIDGE_PAGE), each covering every kv head. */
+#define BRIDGE_PAGE_TOKENS 784
+
+static void attn_features(fam_t fam, int bm, int bn, int occ, const kseg_t *segs, int nseg, long rows_mult,
+                          const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
-    double tot = 0, mx = 0, ctas = 0;
+    double tot = 0, mx = 0, ctas = 0, uniq = 0, depth = 0, run = 0;
+    long maxlen = 0;
     for (int s = 0; s < PROF_MAX_COEF; s++) feat[s] = 0;
     feat[0] = 1;
     for (int i = 0; i < nseg; i++) {
         long L = segs[i].seq_len;
+        if (L > maxlen) maxlen = L;
         if (fam == FAM_PREFILL) {
             prefill_row(bm, bn, segs[i].q, L, &tot, &mx, &ctas);
         } else if (fam == FAM_BRIDGE) {
             tot += (double)L;
+            ctas += (double)cdiv(L, BRIDGE_PAGE_TOKENS);
         } else {
             long P = L >= 32768 ? 1024 : 256;
             tot += (double)L;
             ctas += (double)cdiv(L, P);
             double pm = (double)(L < P ? L : P);
             if (pm > mx) mx = pm;
+            if ((double)cdiv(L, P) > depth) depth = (double)cdiv(L, P);
+            /* a request's rows (a small-q row expanded token-wise, consecutive in the call)
+             * read the same pages: its longest row counts once (req < 0: a row of its own) */
+            if (i > 0 && segs[i].req >= 0 && segs[i].req == segs[i - 1].req) {
+                if ((double)L > run) {
+                    uniq += (double)L - run;
+                    run = (double)L;
+                }
+            } else {
+                uniq += (double)L;
+                run = (double)L;
+            }
         }
     }
     double heads = fam == FAM_PREFILL || fam == FAM_DECODE_SCALAR ? r->q_heads : r->kv_heads;
-    feat[1] = tot * heads * (double)rows_mult;
-    if (fam == FAM_BRIDGE) return;
+    double rm = (double)rows_mult;
+    feat[1] = tot * heads * rm;
+    if (fam == FAM_BRIDGE) {
+        /* the roofline pair: a CTA's walk over its page (latency-bound, one wave of CTAs
+         * per step of it) against the bytes every CTA moves together */
+        double w = hw && hw->sms > 0 ? waves(ctas * rm, occ, hw) : 1;
+        feat[2] = w * (double)(maxlen < BRIDGE_PAGE_TOKENS ? maxlen : BRIDGE_PAGE_TOKENS) * heads;
+        feat[3] = feat[1];
+        return;
+    }
     feat[2] = mx;
-    feat[3] = ctas * heads * (double)rows_mult;
+    feat[3] = ctas * heads * rm;
+    if (fam == FAM_PREFILL) return;
+    /* decode: partitions of P tokens, a CTA each, then a reduce kernel whose CTA walks
+     * every partition of its row */
+    feat[4] = uniq * heads * rm;                         /* KV read from memory, repeats from L2 */
+    feat[5] = waves(feat[3], occ, hw) * mx;              /* each wave of CTAs streams a partition */
+    feat[6] = depth;                                     /* the reduce's partitions per row */
+    feat[7] = waves(feat[3], 1, hw) * mx;                /* the busiest SM's partitions (co-resident
+                                                            CTAs share its issue and load slots) */
 }
 
 int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
-                       const model_rank_t *r, double feat[PROF_MAX_COEF])
+                       const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
     (void)m;
-    int bm, bn;
-    fam_t fam = law_family(law, &bm, &bn);
+    int bm, bn, occ;
+    fam_t fam = law_family(law, &bm, &bn, &occ);
     if (fam == FAM_OTHER) return -1;
-    attn_features(fam, bm, bn, call->segs, call->nseg, 1, r, feat);
+    attn_features(fam, bm, bn, occ, call->segs, call->nseg, 1, r, hw, feat);
     return 0;
 }
 
@@ -110,41 +186,118 @@ static double gemm_bytes(double mm, double n, double k, double wb)
     return 2.0 * (mm * k + mm * n) + wb * n * k;
 }
 
+/* gemm: cuBLAS runs either weight-streaming (small m) or tensor-core bound (large m);
+ * the roofline feature is the larger of the two times at the GPU's measured ceilings,
+ * and flops / bytes add what the two do not overlap. */
+static void gemm_features(double mm, double n, double k, double wb, const cost_hw_t *hw, double *feat)
+{
+    feat[1] = 2.0 * mm * n * k;
+    feat[2] = gemm_bytes(mm, n, k, wb);
+    feat[3] = hw && hw->flops > 0 && hw->bw > 0 ? fmax(feat[1] / hw->flops, feat[2] / hw->bw) : 0;
+}
+
+/* gdn (calib's proxy, calib/calib_gpu.cu): a conv kernel over every token, then the
+ * recurrence, a CTA per (16 value columns, value head, sequence) walking its sequence's
+ * tokens in order, 16 staged per chunk; 8 such CTAs fit an SM (64 registers x 128
+ * threads).  The longest row is tokens - (seqs - 1): one prompt chunk next to one-token
+ * rows, a mixed step's shape and calib's grid.  The one-token rows' CTAs (a state load
+ * and store each) run in the slots the long row's CTAs leave, in waves.  Roofline pair:
+ * the long row's walk against the throughput of every token. */
+static void gdn_features(double tokens, double seqs, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
+                         double *feat)
+{
+    double lng = fmax(tokens - (seqs > 1 ? seqs - 1 : 0), 1);
+    double per_seq = ceil(m->gdn_head_dim_v / 16.0) * r->gdn_v_heads, slots = 0;
+    if (hw && hw->sms > 0) {
+        slots = 8.0 * hw->sms - per_seq;
+        if (slots < per_seq) slots = 8.0 * hw->sms;
+    }
+    feat[1] = tokens;
+    feat[2] = seqs;
+    feat[3] = ceil(lng / 16);                            /* chunk stagings on the critical path */
+    feat[4] = slots > 0 && seqs > 1 ? ceil((seqs - 1) * per_seq / slots) : 0;
+    feat[5] = lng;
+    feat[6] = tokens;
+}
+
+/* elementwise (calib's proxy): two RMSNorms, a 256-thread CTA per token, then SiLU-mul
+ * over the MLP width, a thread per two elements in at most 4096 CTAs (grid-stride); 8
+ * such CTAs fit an SM.  Launch-bound below a few hundred tokens: the waves carry it. */
+static void elem_features(double tokens, const model_rank_t *r, const cost_hw_t *hw, double *feat)
+{
+    double silu = fmin(ceil(tokens * (double)(r->mlp_down_k / 2) / 256), 4096);
+    feat[1] = tokens;
+    feat[2] = waves(tokens, 8, hw);
+    feat[3] = waves(silu, 8, hw);
+}
+
 int cost_point_features(const char *law, const double *row, const model_t *m,
-                        const model_rank_t *r, double feat[PROF_MAX_COEF])
+                        const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
     (void)m;
-    int bm, bn;
-    fam_t fam = law_family(law, &bm, &bn);
+    int bm, bn, occ;
+    fam_t fam = law_family(law, &bm, &bn, &occ);
     for (int i = 0; i < PROF_MAX_COEF; i++) feat[i] = 0;
     if (fam != FAM_OTHER) {                    /* rows, q, seq_len, page */
         kseg_t seg = { -1, (int)row[1], (long)row[2] };
         if (seg.q < 1 || seg.seq_len < seg.q || row[0] < 1) return -1;
         if (fam == FAM_DECODE_XQA || fam == FAM_DECODE_SCALAR) {
-            /* a point with q > 1 is a small-q call: its token-wise expansion */
+            /* a point with q > 1 is a small-q call: its token-wise expansion (one request,
+             * rows of it read the same pages); the point's rows are distinct requests */
             kseg_t ex[64];
             if (seg.q > 64) return -1;
             for (int t = 0; t < seg.q; t++)
-                ex[t] = (kseg_t){ -1, 1, seg.seq_len - seg.q + 1 + t };
-            attn_features(fam, bm, bn, ex, seg.q, (long)row[0], r, feat);
+                ex[t] = (kseg_t){ 0, 1, seg.seq_len - seg.q + 1 + t };
+            attn_features(fam, bm, bn, occ, ex, seg.q, (long)row[0], r, hw, feat);
         } else {
-            attn_features(fam, bm, bn, &seg, 1, (long)row[0], r, feat);
+            attn_features(fam, bm, bn, occ, &seg, 1, (long)row[0], r, hw, feat);
         }
         return 0;
     }
     feat[0] = 1;
     if (!strcmp(law, "gemm")) {                /* m, n, k, wb */
-        feat[1] = 2.0 * row[0] * row[1] * row[2];
-        feat[2] = gemm_bytes(row[0], row[1], row[2], row[3]);
+        gemm_features(row[0], row[1], row[2], row[3], hw, feat);
     } else if (!strcmp(law, "gdn")) {          /* tokens, seqs */
-        feat[1] = row[0];
-        feat[2] = row[1];
-    } else if (!strcmp(law, "elementwise") || !strcmp(law, "allreduce") || !strcmp(law, "step")) {
+        gdn_features(row[0], row[1], m, r, hw, feat);
+    } else if (!strcmp(law, "elementwise")) {  /* tokens */
+        elem_features(row[0], r, hw, feat);
+    } else if (!strcmp(law, "allreduce") || !strcmp(law, "step")) {
         feat[1] = row[0];
     } else {
         return -1;
     }
     return 0;
+}
+
+double cost_point_flops(const char *law, const double *row, const model_t *m, const model_rank_t *r)
+{
+    if (!strcmp(law, "gemm")) return 2 * row[0] * row[1] * row[2];
+    int bm, bn, occ;
+    fam_t fam = law_family(law, &bm, &bn, &occ);
+    if (fam == FAM_OTHER || fam == FAM_BRIDGE) return 0;
+    double q = row[1], L = row[2];          /* rows identical rows of q tokens over L keys */
+    return row[0] * 4.0 * r->q_heads * q * (L - q / 2) * m->head_dim;
+}
+
+/* Tensor-core FLOPs of one attention call: QK^T and PV of every row's q tokens over its
+ * keys (causal within the row's own chunk). */
+static double call_flops(const kcall_t *c, const model_t *m, const model_rank_t *r)
+{
+    double fl = 0;
+    for (int i = 0; i < c->nseg; i++) {
+        double q = c->segs[i].q, L = (double)c->segs[i].seq_len;
+        fl += 4.0 * r->q_heads * q * (L - q / 2) * m->head_dim;
+    }
+    return fl;
+}
+
+double cost_item_flops(const cost_item_t *it, const model_t *m, const model_rank_t *r)
+{
+    switch (it->kind) {
+    case CI_GEMM: return 2 * it->m * it->n * it->k;
+    case CI_ATTN: return call_flops(it->call, m, r);
+    default: return 0;
+    }
 }
 
 /* ---- the step decomposition ------------------------------------------------ */
@@ -254,20 +407,18 @@ const char *cost_item_law(const cost_item_t *it, char *buf, size_t n)
     }
 }
 
-int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank_t *r, double feat[PROF_MAX_COEF])
+int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
+                       double feat[PROF_MAX_COEF])
 {
     char name[64];
     for (int i = 0; i < PROF_MAX_COEF; i++) feat[i] = 0;
     feat[0] = 1;
     switch (it->kind) {
     case CI_ATTN: case CI_BRIDGE:
-        return cost_attn_features(cost_item_law(it, name, sizeof name), it->call, m, r, feat);
-    case CI_GEMM:
-        feat[1] = 2.0 * it->m * it->n * it->k;
-        feat[2] = gemm_bytes(it->m, it->n, it->k, it->wb);
-        return 0;
-    case CI_GDN: feat[1] = it->tokens; feat[2] = it->seqs; return 0;
-    case CI_ELEM: feat[1] = it->tokens; return 0;
+        return cost_attn_features(cost_item_law(it, name, sizeof name), it->call, m, r, hw, feat);
+    case CI_GEMM: gemm_features(it->m, it->n, it->k, it->wb, hw, feat); return 0;
+    case CI_GDN: gdn_features(it->tokens, it->seqs, m, r, hw, feat); return 0;
+    case CI_ELEM: elem_features(it->tokens, r, hw, feat); return 0;
     case CI_ALLREDUCE: feat[1] = it->bytes; return 0;
     case CI_STEP: feat[1] = it->seqs; feat[2] = it->eager; feat[3] = it->eager_passes; return 0;
     }
@@ -313,9 +464,12 @@ typedef struct {
     const profile_t *p;
     const model_t *m;
     model_rank_t r;
+    cost_hw_t hw;                 /* the profile's SMs and ceilings (features) */
     int ngrid;
     grid_t *grid;
     double *arena;
+    double heat;                  /* the sustained-load state h after the last step (heat.h) */
+    double heat_mean;             /* h's mean over the last step priced */
 } pm_t;
 
 /* The axis column of a law's points (-1: none). */
@@ -433,7 +587,7 @@ static int group_eval(const pm_t *pm, const prof_law_t *l, const grid_t *gr, dou
     if (x <= gr->ax[0] || x >= gr->ax[hi]) {
         int e = x <= gr->ax[0] ? 0 : 1;
         double fe[PROF_MAX_COEF];
-        if (cost_point_features(l->name, gr->edge[e], pm->m, &pm->r, fe) < 0) return -1;
+        if (cost_point_features(l->name, gr->edge[e], pm->m, &pm->r, &pm->hw, fe) < 0) return -1;
         double le = prof_eval(l, fe), te = gr->t[e ? hi : 0];
         *t = le > 0 ? prof_eval(l, feat) * te / le : te;
         return 0;
@@ -449,9 +603,9 @@ static int group_eval(const pm_t *pm, const prof_law_t *l, const grid_t *gr, dou
 }
 
 /* Price it from measured points: its own group if calib measured its shape; for a
- * prefill chunk (q >= 32) whose q was not measured, linear in q between the two nearest
- * measured chunk sizes of the same rows and page (both >= 32: the same throughput
- * regime; a q = 1 row walks its keys alone and is never blended with chunks).
+ * prefill chunk (q >= 32) whose q was not measured, between the two nearest measured
+ * query sizes of the same rows and page (chunks, or the kernel's q = 1 row below them),
+ * weighted by the GPU waves the q adds (below).
  * 1 and *t, or 0 (no measured neighbourhood: the law prices it). */
 static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t)
 {
@@ -469,7 +623,10 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
         /* the bridge's expansion depends on the sequence only */
         if (it->kind == CI_BRIDGE || same_key(row, gr->key, l->ncols, axis))
             return group_eval(pm, l, gr, x, feat, t) == 0;
-        if (!chunk || gr->key[0] != row[0] || gr->key[3] != row[3] || gr->key[1] < 32) continue;
+        /* neighbours: measured chunks, and the q = 1 row of the prefill kernels (the same
+         * CTA walking the same keys with one live row: a short final chunk whose tiles
+         * still fit one wave costs what that row costs) */
+        if (!chunk || gr->key[0] != row[0] || gr->key[3] != row[3] || (gr->key[1] < 32 && gr->key[1] != 1)) continue;
         if (gr->key[1] < row[1] && (!below || gr->key[1] > below->key[1])) below = gr;
         if (gr->key[1] > row[1] && (!above || gr->key[1] < above->key[1])) above = gr;
     }
@@ -486,8 +643,8 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
     pb[1] = below->key[1];
     pa[1] = above->key[1];
     double w = (row[1] - below->key[1]) / (above->key[1] - below->key[1]);
-    if (pm->p->sms > 0 && cost_point_features(l->name, pb, pm->m, &pm->r, fb) == 0
-        && cost_point_features(l->name, pa, pm->m, &pm->r, fa) == 0) {
+    if (pm->p->sms > 0 && cost_point_features(l->name, pb, pm->m, &pm->r, &pm->hw, fb) == 0
+        && cost_point_features(l->name, pa, pm->m, &pm->r, &pm->hw, fa) == 0) {
         double sms = pm->p->sms, wv_b = ceil(fb[3] / sms), wv_a = ceil(fa[3] / sms), wv = ceil(feat[3] / sms);
         if (wv_a > wv_b) w = (wv - wv_b) / (wv_a - wv_b);
     }
@@ -498,37 +655,156 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
 typedef struct {
     cost_model_t *cm;
     cost_breakdown_t *o;
+    int pass;                     /* 0: calibrated prices summed; 1: priced at the heat state */
+    double total, heat_w;         /* pass 0: seconds, and seconds x the law's heat */
 } pm_ctx_t;
 
-static int pm_price(void *vctx, const cost_item_t *it)
+static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp);
+
+/* One item's calibrated seconds (x count); *grid: priced from measured points; *lp its
+ * law (NULL when the profile has none and the item is optional).  0 / -1 (err set). */
+static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
 {
-    pm_ctx_t *x = vctx;
-    pm_t *pm = x->cm->impl;
+    pm_t *pm = cm->impl;
     char name[64];
     double feat[PROF_MAX_COEF];
     const char *law = cost_item_law(it, name, sizeof name);
     const prof_law_t *l = prof_find(pm->p, law);
+    *sec = 0;
+    *grid = 0;
+    *lp = l;
     if (!l) {
         /* elementwise work is optional in a profile (folded into the others) */
         if (it->kind == CI_ELEM) return 0;
-        snprintf(x->cm->err, sizeof x->cm->err, "profile has no law \"%s\" (needed by this scenario)", law);
+        snprintf(cm->err, sizeof cm->err, "profile has no law \"%s\" (needed by this scenario)", law);
         return -1;
     }
-    if (cost_item_features(it, pm->m, &pm->r, feat) < 0) {
-        snprintf(x->cm->err, sizeof x->cm->err, "cannot compute the features of law \"%s\"", law);
+    if (cost_item_features(it, pm->m, &pm->r, &pm->hw, feat) < 0) {
+        snprintf(cm->err, sizeof cm->err, "cannot compute the features of law \"%s\"", law);
         return -1;
     }
     double t;
-    if (!grid_price(pm, (int)(l - pm->p->laws), it, feat, &t)) t = prof_eval(l, feat);
-    cost_breakdown_add(x->o, it, (t > 0 ? t : 0) * it->count);
+    if (split_decode(cm, it, sec, grid, lp)) return *sec < 0 ? -1 : 0;
+    *grid = grid_price(pm, (int)(l - pm->p->laws), it, feat, &t);
+    if (!*grid) t = prof_eval(l, feat);
+    *sec = (t > 0 ? t : 0) * it->count;
     return 0;
 }
 
+/* A decode call over several requests (their rows in one launch) costs what its
+ * requests' calls would cost one by one: the kernel is bandwidth-bound and its CTAs
+ * fill the GPU either way, so the times add, and each request's part can be priced
+ * from measured points (calib measures identical rows only; the fitted law is 10-15%
+ * off on such mixtures).  1 if the item was such a call (*sec its price, -1 on error),
+ * else 0. */
+static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
+{
+    const kcall_t *c = it->call;
+    if (it->kind != CI_ATTN || (c->route != ROUTE_DECODE_XQA && c->route != ROUTE_DECODE_SCALAR) || c->nseg < 2)
+        return 0;
+    int mixed = 0;
+    for (int i = 1; i < c->nseg; i++) mixed |= c->segs[i].req != c->segs[0].req;
+    if (!mixed) return 0;
+    kseg_t *seg = malloc((size_t)c->nseg * sizeof *seg);
+    char *done = calloc((size_t)c->nseg, 1);
+    *sec = 0;
+    *grid = 1;
+    if (!seg || !done) {
+        snprintf(cm->err, sizeof cm->err, "out of memory");
+        free(seg);
+        free(done);
+        *sec = -1;
+        return 1;
+    }
+    for (int i = 0; i < c->nseg; i++) {
+        if (done[i]) continue;
+        int n = 0;
+        for (int j = i; j < c->nseg; j++)
+            if (!done[j] && c->segs[j].req == c->segs[i].req) {
+                seg[n++] = c->segs[j];
+                done[j] = 1;
+            }
+        kcall_t sub = *c;
+        sub.segs = seg;
+        sub.nseg = n;
+        cost_item_t one = *it;
+        one.call = &sub;
+        double t;
+        int g;
+        if (pm_item(cm, &one, &t, &g, lp) < 0) {
+            *sec = -1;
+            break;
+        }
+        *sec += t;
+        *grid &= g;
+    }
+    free(seg);
+    free(done);
+    return 1;
+}
+
+/* How hard an item of `sec` seconds (x count) loads the card, 0..1 (heat.h): tensor-core
+ * work (GEMMs, attention) by its FLOP rate over the calibrated fp16 peak, which is the
+ * heater's own rate (a GEMM at m = 1 is bandwidth-bound and cool, one at m = 2048 runs
+ * near peak); work with no FLOP count (GDN core, elementwise, the fp8 expansion) by its
+ * law's measured heat. */
+static double item_heat(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec)
+{
+    double fl = cost_item_flops(it, pm->m, &pm->r);
+    if (fl > 0 && pm->p->peak_fp16_tflops > 0 && sec > 0) {
+        double u = fl * it->count / sec / (pm->p->peak_fp16_tflops * 1e12);
+        return u < 1 ? u : 1;
+    }
+    return l && l->has_sustained ? l->heat : 0;
+}
+
+/* The sustained-load factor of a law's item at heat state h (heat.h). */
+static double hot_factor(const pm_t *pm, const prof_law_t *l, double h)
+{
+    if (!l || !l->has_sustained || !pm->p->has_sustained || h <= 0) return 1.0;
+    return heat_factor(l->hot, h, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
+}
+
+int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid)
+{
+    const prof_law_t *l;
+    if (pm_item(cm, it, sec, grid, &l) < 0) return -1;
+    *sec *= hot_factor(cm->impl, l, ((pm_t *)cm->impl)->heat_mean);
+    return 0;
+}
+
+static int pm_price(void *vctx, const cost_item_t *it)
+{
+    pm_ctx_t *x = vctx;
+    double sec;
+    int grid;
+    const prof_law_t *l;
+    if (pm_item(x->cm, it, &sec, &grid, &l) < 0) return -1;
+    if (x->pass == 0) {
+        x->total += sec;
+        x->heat_w += sec * item_heat((pm_t *)x->cm->impl, it, l, sec);
+        return 0;
+    }
+    cost_breakdown_add(x->o, it, sec * hot_factor(x->cm->impl, l, ((pm_t *)x->cm->impl)->heat_mean));
+    return 0;
+}
+
+/* With a profile that has the sustained-load probes: a first pass prices the items at
+ * their calibrated times, whose heat-weighted share is the step's target; the state
+ * follows it over the step's length (heat_step) and a second pass prices every item at
+ * the state's mean over the step.  Without them: one pass, calibrated times. */
 static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
     pm_t *pm = cm->impl;
     memset(o, 0, sizeof *o);
-    pm_ctx_t x = { cm, o };
+    pm_ctx_t x = { cm, o, 1, 0, 0 };
+    if (pm->p->has_sustained) {
+        x.pass = 0;
+        if (cost_enumerate(pm->m, &pm->r, in, pm_price, &x) < 0) return -1;
+        double c = x.total > 0 ? x.heat_w / x.total : 0;
+        pm->heat_mean = heat_step(&pm->heat, c, x.total, pm->p->tau_up_s, pm->p->tau_down_s);
+        x.pass = 1;
+    }
     return cost_enumerate(pm->m, &pm->r, in, pm_price, &x);
 }
 
@@ -588,6 +864,7 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
     }
     pm->p = p;
     pm->m = m;
+    pm->hw = cost_hw_of(p);
     if (model_rank(m, tp, &pm->r) < 0) {
         snprintf(err, COST_ERR_MAX, "tensor_parallel_size %d does not divide the model's heads", tp);
         goto fail;
@@ -647,10 +924,9 @@ static double am_call(const am_t *a, const kcall_t *c)
 {
     const model_t *m = a->m;
     double D = m->head_dim, kvb = c->kv_dtype == KV_FP8_E5M2 ? 1 : 2;
-    double fl = 0, by = 0, serial = 0;
+    double fl = call_flops(c, m, &a->r), by = 0, serial = 0;
     for (int i = 0; i < c->nseg; i++) {
-        double q = c->segs[i].q, L = (double)c->segs[i].seq_len;
-        fl += 4.0 * a->r.q_heads * q * (L - q / 2) * D;
+        double L = (double)c->segs[i].seq_len;
         by += 2.0 * L * a->r.kv_heads * D * kvb
               * (c->route == ROUTE_DECODE_SCALAR ? a->r.group : 1);
         if (c->route == ROUTE_PREFILL_GENERIC || c->route == ROUTE_PREFILL_BM32 || c->route == ROUTE_FP8_BRIDGE) {
@@ -677,7 +953,7 @@ static int am_price(void *vctx, const cost_item_t *it)
     switch (it->kind) {
     case CI_ATTN: t = am_call(a, it->call); break;
     case CI_BRIDGE: t = roof(a, 0, 2.0 * (double)it->call->bridge_tokens * a->r.kv_heads * m->head_dim * 3); break;
-    case CI_GEMM: t = roof(a, 2 * it->m * it->n * it->k, gemm_bytes(it->m, it->n, it->k, it->wb)); break;
+    case CI_GEMM: t = roof(a, cost_item_flops(it, m, &a->r), gemm_bytes(it->m, it->n, it->k, it->wb)); break;
     case CI_GDN:
         t = roof(a, 8.0 * it->tokens * a->r.gdn_v_heads * m->gdn_head_dim_k * m->gdn_head_dim_v, 0);
         break;

@@ -5,22 +5,31 @@
  * the profile model (laws fitted by calib or derived from published figures), an
  * analytic roofline model (no profile), and the GPU replay (runs the step for real).
  *
- * Profile laws (names; point columns; features -- every law is linear in its features):
+ * Profile laws (names; point columns; features -- every law is linear in its features,
+ * except that a law may name one "roofline pair" (a, b) whose two terms combine as
+ * max(c_a f_a, c_b f_b): the larger of two costs that overlap; cost_law_roof()):
  *   attn.prefill_bm32.fp16      rows,q,seq_len,page,t_s   [1, tiles_total, tiles_max_cta, ctas]
  *   attn.prefill_generic.fp16   (BM32/BN64)                same
  *   attn.prefill_lowsmem.fp16   (BM16/BN128)               same
  *   attn.prefill_generic.fp8 / attn.prefill_lowsmem.fp8    same (in-kernel dequantisation)
- *   attn.decode_xqa.fp16/.fp8   rows,q,seq_len,page,t_s   [1, kv_tokens_total, part_tokens_max, ctas]
+ *   attn.decode_xqa.fp16/.fp8   rows,q,seq_len,page,t_s   [1, kv_tokens_total, part_tokens_max, ctas,
+ *                               kv_tokens_unique, wave_tokens, reduce_depth, sm_tokens]
  *   attn.decode_scalar.fp16/.fp8                           same, per q head
- *   attn.fp8_bridge             rows,q,seq_len,page,t_s   [1, expanded_tokens, 0, 0]
- *   gemm                        m,n,k,wb,t_s              [1, flops, bytes]    (wb: bytes per weight element;
- *                               bytes = 2(mk + mn) + wb*nk; calib measures fp16, wb = 2)
- *   gdn                         tokens,seqs,t_s           [1, tokens, seqs]   (one GDN layer's core)
- *   elementwise                 tokens,t_s                [1, tokens]          (one layer's norms etc.)
+ *   attn.fp8_bridge             rows,q,seq_len,page,t_s   [1, expanded_tokens, page_walk, expanded_tokens]
+ *                               (roofline pair 2, 3)
+ *   gemm                        m,n,k,wb,t_s              [1, flops, bytes, roofline]  (wb: bytes per weight
+ *                               element; bytes = 2(mk + mn) + wb*nk; calib measures fp16, wb = 2;
+ *                               roofline = max(flops / GEMM ceiling, bytes / copy ceiling))
+ *   gdn                         tokens,seqs,t_s           [1, tokens, seqs, chunks, short_waves, long_row,
+ *                               tokens] (one GDN layer's core; roofline pair 5, 6)
+ *   elementwise                 tokens,t_s                [1, tokens, norm_waves, silu_waves]
+ *                               (one layer's norms etc.)
  *   allreduce                   bytes,t_s                 [1, bytes]           (one all-reduce, TP>1)
  *   step                        rows,t_s                  [1, rows, eager, eager_passes] (per-step host
  *                               overhead; eager = 1 for a step holding a prompt chunk (no CUDA graph),
  *                               eager_passes = its MTP draft passes; points give rows only)
+ * cost.c defines every feature (and why it is there).  Waves and the GEMM roofline need
+ * the GPU's SM count and ceilings (cost_hw_t, from the profile's metadata).
  * "rows" in attention points = identical rows (q, seq_len) in one call; kv heads, q
  * heads and head_dim come from the model at the profile's TP degree.
  * A step = overhead + sum over full-attention layers of the plan's calls + per layer
@@ -73,6 +82,19 @@ struct cost_model {
 typedef enum { CI_ATTN = 0, CI_BRIDGE, CI_GEMM, CI_GDN, CI_ELEM, CI_ALLREDUCE, CI_STEP } cost_item_kind_t;
 typedef enum { CP_ATTN = 0, CP_LINEAR, CP_GDN, CP_ELEM, CP_ALLREDUCE, CP_OVERHEAD, CP_MTP } cost_part_t;
 
+/* What some features need to know of the GPU, from its profile's metadata: the SM count
+ * (waves = ceil(CTAs / (SMs x the CTAs an SM holds))) and the measured fp16 GEMM and copy
+ * ceilings (the GEMM roofline).  A zero field is unknown: features that need it are 0,
+ * and their coefficients are never fitted. */
+typedef struct cost_hw {
+    int sms;
+    double flops;                 /* FLOP/s */
+    double bw;                    /* bytes/s */
+} cost_hw_t;
+
+/* The hardware facts of a profile (p may be NULL: all unknown). */
+cost_hw_t cost_hw_of(const profile_t *p);
+
 typedef struct cost_item {
     cost_item_kind_t kind;
     const kcall_t *call;          /* CI_ATTN, CI_BRIDGE */
@@ -91,13 +113,22 @@ int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *i
 /* The law that prices an item (buf is used for attention names). */
 const char *cost_item_law(const cost_item_t *it, char *buf, size_t n);
 /* The item's feature vector for its law.  0 or -1. */
-int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank_t *r, double feat[PROF_MAX_COEF]);
+int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
+                       double feat[PROF_MAX_COEF]);
+/* Tensor-core FLOPs of one point of a law (a row of its columns; 0 for laws that count
+ * none: gdn, elementwise, the fp8 expansion, ...). */
+double cost_point_flops(const char *law, const double *row, const model_t *m, const model_rank_t *r);
+/* Tensor-core FLOPs of one run of an item (GEMMs, attention calls; 0 for the rest). */
+double cost_item_flops(const cost_item_t *it, const model_t *m, const model_rank_t *r);
 /* Add seconds (already x count) to the breakdown bucket of the item. */
 void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double seconds);
 
 /* Profile-backed model.  Borrows p and m (they must outlive the model).
  * NULL with err filled if a required law is missing. */
 cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[COST_ERR_MAX]);
+/* The price of one item (seconds, already x count) by a model cost_profile_new made;
+ * *grid is 1 when measured points priced it, 0 when the fitted law did.  0 / -1. */
+int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid);
 /* Every law a scenario with this model, TP degree, KV dtype and GQA group needs is in
  * the profile: 0, or -1 with "path:line:col: laws: no law ..." in err. */
 int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,
@@ -106,18 +137,23 @@ int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t 
 cost_model_t *cost_analytic_new(const model_t *m, int tp, double tflops, double tbps);
 void cost_free(cost_model_t *cm);
 
-/* Features of one attention call for law family `law` (an attn.* name). */
+/* Features of one attention call for law family `law` (an attn.* name).  hw may be NULL
+ * (unknown).  0, or -1 for an unknown law name. */
 int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
-                       const model_rank_t *r, double feat[PROF_MAX_COEF]);
+                       const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF]);
 /* Features of one profile point (a row of the law's columns); the route/variant of an
- * attention law comes from its name.  0, or -1 for an unknown law name. */
+ * attention law comes from its name; the rows of a point are distinct requests.  hw may
+ * be NULL (unknown).  0, or -1 for an unknown law name or an impossible point. */
 int cost_point_features(const char *law, const double *row, const model_t *m,
-                        const model_rank_t *r, double feat[PROF_MAX_COEF]);
+                        const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF]);
 /* Leave-one-out error of a law's measured grid along its axis (each interior point
  * predicted from its two neighbours): median and max relative error over *n points
  * (NAN and 0 when the law has no grid).  0, or -1 out of memory. */
 int cost_grid_loo(const prof_law_t *l, double *median, double *maxe, int *n);
 /* Number of coefficients a law has (0 if unknown). */
 int cost_law_ncoef(const char *law);
+/* The law's roofline pair: 1 and the two feature indices *a < *b whose terms combine as
+ * max(c_a f_a, c_b f_b), or 0 when every term adds. */
+int cost_law_roof(const char *law, int *a, int *b);
 
 #endif

@@ -158,7 +158,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int fit_law_errors(const prof_law_t *law, const model_t *m, const model_rank_t *r,
+int fit_law_errors(const prof_law_t *law, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
                    double *median_rel, double *max_rel)
 {
     int nc = cost_law_ncoef(law->name);
@@ -171,13 +171,11 @@ int fit_law_errors(const prof_law_t *law, const model_t *m, const model_rank_t *
     for (int i = 0; i < law->npts; i++) {
         const double *row = law->pts + (size_t)i * law->ncols;
         double feat[PROF_MAX_COEF] = {0};
-        if (cost_point_features(law->name, row, m, r, feat) < 0) {
+        if (cost_point_features(law->name, row, m, r, hw, feat) < 0) {
             free(rel);
             return -1;
         }
-        double t = row[law->ncols - 1], pr = 0;
-        for (int j = 0; j < nc; j++)
-            pr += law->coef[j] * feat[j];
+        double t = row[law->ncols - 1], pr = prof_eval(law, feat);
         rel[i] = t > 0 ? fabs(pr - t) / t : INFINITY;
         mx = fmax(mx, rel[i]);
     }
@@ -192,9 +190,105 @@ int fit_law_errors(const prof_law_t *law, const model_t *m, const model_rank_t *
     return 0;
 }
 
+/* The roofline pair's fit at ratio rho = c_b / c_a (rho < 0: c_a = 0, f_b alone): X's
+ * columns with column a replaced by max(f_a, rho f_b) and b by 0, into Z.  The weighted
+ * residual sum of squares, or -1 on a solver failure. */
+static double roof_at(const double *X, const double *y, const double *w, int n, int p, int a, int b, double rho,
+                      double *Z, double *coef)
+{
+    double chi;
+    memcpy(Z, X, (size_t)n * p * sizeof *Z);
+    for (int i = 0; i < n; i++) {
+        double *z = Z + (size_t)i * p;
+        if (rho < 0) {
+            z[a] = 0;
+        } else {
+            z[a] = fmax(z[a], rho * z[b]);
+            z[b] = 0;
+        }
+    }
+    if (fit_linear_nonneg(Z, y, w, n, p, coef, &chi) < 0)
+        return -1;
+    if (rho >= 0)
+        coef[b] = rho * coef[a];
+    return chi;
+}
+
+/* Non-negative fit with the roofline pair (a, b): the best rho of a log-spaced scan over
+ * 8 decades around the points' median f_a / f_b (and the two ends: f_a alone, f_b
+ * alone), refined by golden section between its neighbours. */
+static int fit_roof(const double *X, const double *y, const double *w, int n, int p, int a, int b, double *coef)
+{
+    enum { NSCAN = 161 };
+    double *Z = malloc((size_t)n * p * sizeof *Z), *ratio = malloc((size_t)n * sizeof *ratio);
+    double c[PROF_MAX_COEF], best = INFINITY, best_u = 0, u0 = 0;
+    int nr = 0, rc = -1, kbest = -1;
+    if (!Z || !ratio)
+        goto done;
+    for (int i = 0; i < n; i++) {
+        double fa = X[(size_t)i * p + a], fb = X[(size_t)i * p + b];
+        if (fa > 0 && fb > 0)
+            ratio[nr++] = fa / fb;
+    }
+    for (int e = 0; e < 2; e++) { /* f_a alone, f_b alone */
+        double chi = roof_at(X, y, w, n, p, a, b, e ? -1 : 0, Z, c);
+        if (chi < 0)
+            goto done;
+        if (chi < best) {
+            best = chi;
+            memcpy(coef, c, (size_t)p * sizeof *coef);
+        }
+    }
+    if (nr > 0) {
+        qsort(ratio, (size_t)nr, sizeof *ratio, cmp_double);
+        u0 = log10(ratio[nr / 2]);
+        for (int k = 0; k < NSCAN; k++) {
+            double u = u0 - 4 + 8.0 * k / (NSCAN - 1), chi = roof_at(X, y, w, n, p, a, b, pow(10, u), Z, c);
+            if (chi < 0)
+                goto done;
+            if (chi < best) {
+                best = chi;
+                best_u = u;
+                kbest = k;
+                memcpy(coef, c, (size_t)p * sizeof *coef);
+            }
+        }
+    }
+    if (kbest >= 0) {
+        const double g = 0.5 * (sqrt(5.0) - 1), step = 8.0 / (NSCAN - 1);
+        double lo = best_u - step, hi = best_u + step;
+        double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+        double f1 = roof_at(X, y, w, n, p, a, b, pow(10, x1), Z, c), f2 = roof_at(X, y, w, n, p, a, b, pow(10, x2), Z, c);
+        for (int it = 0; it < 80 && f1 >= 0 && f2 >= 0; it++) {
+            if (f1 < f2) {
+                hi = x2, x2 = x1, f2 = f1;
+                x1 = hi - g * (hi - lo);
+                f1 = roof_at(X, y, w, n, p, a, b, pow(10, x1), Z, c);
+            } else {
+                lo = x1, x1 = x2, f1 = f2;
+                x2 = lo + g * (hi - lo);
+                f2 = roof_at(X, y, w, n, p, a, b, pow(10, x2), Z, c);
+            }
+        }
+        double u = 0.5 * (lo + hi), chi = roof_at(X, y, w, n, p, a, b, pow(10, u), Z, c);
+        if (chi >= 0 && chi < best)
+            memcpy(coef, c, (size_t)p * sizeof *coef);
+    }
+    rc = 0;
+done:
+    free(ratio);
+    free(Z);
+    return rc;
+}
+
 int fit_law(prof_law_t *law, const model_t *m, const model_rank_t *r)
 {
-    int rc = -1;
+    return fit_law_hw(law, m, r, NULL);
+}
+
+int fit_law_hw(prof_law_t *law, const model_t *m, const model_rank_t *r, const cost_hw_t *hw)
+{
+    int rc = -1, ra, rb;
     int nc = cost_law_ncoef(law->name);
     int n = law->npts;
     double *X = NULL, *y = NULL, *w = NULL;
@@ -208,7 +302,7 @@ int fit_law(prof_law_t *law, const model_t *m, const model_rank_t *r)
     for (int i = 0; i < n; i++) {
         const double *row = law->pts + (size_t)i * law->ncols;
         double feat[PROF_MAX_COEF] = {0};
-        if (cost_point_features(law->name, row, m, r, feat) < 0)
+        if (cost_point_features(law->name, row, m, r, hw, feat) < 0)
             goto fail;
         double t = row[law->ncols - 1];
         if (!(t > 0) || !isfinite(t))
@@ -218,12 +312,16 @@ int fit_law(prof_law_t *law, const model_t *m, const model_rank_t *r)
         w[i] = 1.0 / (t * t); /* least squares on relative error */
     }
     double coef[PROF_MAX_COEF] = {0};
-    if (fit_linear_nonneg(X, y, w, n, nc, coef, NULL) < 0)
+    if (cost_law_roof(law->name, &ra, &rb) && rb < nc) {
+        if (fit_roof(X, y, w, n, nc, ra, rb, coef) < 0)
+            goto fail;
+    } else if (fit_linear_nonneg(X, y, w, n, nc, coef, NULL) < 0) {
         goto fail;
+    }
     law->ncoef = nc;
     for (int j = 0; j < PROF_MAX_COEF; j++)
         law->coef[j] = j < nc ? coef[j] : 0;
-    if (fit_law_errors(law, m, r, &law->fit_median_rel, &law->fit_max_rel) < 0)
+    if (fit_law_errors(law, m, r, hw, &law->fit_median_rel, &law->fit_max_rel) < 0)
         goto fail;
     rc = 0;
 fail:

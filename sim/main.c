@@ -8,6 +8,7 @@
  *   pacesim best CSV --objective ... [--constraint ...]        the objective over a CSV
  *   pacesim validate FILE...
  *   pacesim profile PROFILE.yaml...                            what a profile holds, how well
+ *   pacesim rescore FILE --measured STEPS.csv [--set ...]     a GPU replay re-priced, no GPU
  *   pacesim --help | --version
  *
  * Exit codes: 0 ok, 1 runtime failure, 2 bad input (usage, scenario, profile). */
@@ -17,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
+#include <errno.h>
+#include "replay.h"
 #include "runner.h"
 #include "sweep.h"
 #include "trace.h"
@@ -35,6 +38,7 @@ static void usage(FILE *f)
           "       pacesim best CSV --objective max:COL|min:COL [--constraint EXPR]...\n"
           "       pacesim validate FILE...\n"
           "       pacesim profile PROFILE.yaml...\n"
+          "       pacesim rescore FILE --measured STEPS.csv [--set key.path=value]... [--steps OUT]\n"
           "       pacesim --help | --version\n"
           "\n"
           "run       simulate each scenario; print a result table per run (with the published\n"
@@ -70,6 +74,9 @@ static void usage(FILE *f)
           "validate  load and check scenarios (and their profiles) without running them\n"
           "profile   a profile's metadata and, per law, its points, the fit's error against them and\n"
           "          the measured grid's leave-one-out error (what prices items inside the grid)\n"
+          "rescore   a GPU replay (pacesim-gpu replay --steps STEPS.csv) priced again by this model\n"
+          "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
+          "          per window predicted beside measured (--set as given to the replay)\n"
           "\n"
           "Exit status: 0 ok, 1 runtime failure, 2 bad input.\n", f);
 }
@@ -447,6 +454,89 @@ static int cmd_profile(int argc, char **argv)
     return rc;
 }
 
+/* pacesim rescore FILE --measured STEPS.csv [--set k=v]... [--steps OUT.csv]: a GPU replay
+ * priced again by the current model and profile, with no GPU: the scenario runs twice
+ * through the same scheduler, once priced by its profile, once by the recording (each
+ * step what the replay measured), and the replay's report comes out of the two. */
+static int cmd_rescore(int argc, char **argv)
+{
+    const char *file = NULL, *measured = NULL, *steps = NULL, *sets[64];
+    int ns = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+            if (ns == 64) {
+                fprintf(stderr, "pacesim: rescore: at most 64 --set\n");
+                return 2;
+            }
+            sets[ns++] = argv[++i];
+        } else if (!strcmp(argv[i], "--measured") && i + 1 < argc) measured = argv[++i];
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = argv[++i];
+        else if (argv[i][0] == '-' || file) {
+            fprintf(stderr, "pacesim: rescore: unexpected argument %s (see pacesim --help)\n", argv[i]);
+            return 2;
+        } else file = argv[i];
+    }
+    if (!file || !measured) {
+        fprintf(stderr, "pacesim: rescore needs a scenario and --measured STEPS.csv (a replay's --steps file)\n");
+        return 2;
+    }
+    scenario_t s;
+    profile_t p;
+    char err[SCN_ERR_MAX > PROF_ERR_MAX ? SCN_ERR_MAX : PROF_ERR_MAX], cerr[COST_ERR_MAX];
+    if (scn_load(file, sets, ns, &s, err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    if (!s.profile_path[0] || prof_load(s.profile_path, &p, err) < 0) {
+        fprintf(stderr, "%s\n", s.profile_path[0] ? err : "pacesim: rescore needs the scenario's profile (the prediction)");
+        scn_free(&s);
+        return 2;
+    }
+    int tp = s.engine.tensor_parallel_size, rc = 0;
+    cost_model_t *pm = cost_profile_new(&p, &s.model, tp, cerr), *pm2 = cost_profile_new(&p, &s.model, tp, cerr);
+    cost_model_t *rm = pm2 ? replay_recorded_new(measured, pm2, cerr) : NULL;
+    engine_t ep, eg;
+    memset(&ep, 0, sizeof ep);
+    memset(&eg, 0, sizeof eg);
+    if (!pm || !rm) {
+        fprintf(stderr, "%s\n", cerr);
+        rc = 2;
+        goto done;
+    }
+    if (engine_init(&ep, &s, pm, &p) < 0 || engine_run(&ep) < 0) {
+        fprintf(stderr, "%s\n", ep.err);
+        rc = 1;
+        goto done;
+    }
+    if (engine_init(&eg, &s, rm, &p) < 0 || engine_run(&eg) < 0) {
+        fprintf(stderr, "%s: %s\n", measured, eg.err);
+        rc = 1;
+        goto done;
+    }
+    long n, nrec;
+    const replay_rec_t *rec = replay_recorded_records(rm, &n, &nrec);
+    if (n != nrec) {
+        fprintf(stderr, "%s: the recording has %ld steps, the run %ld: not the recorded scenario?\n", measured, nrec, n);
+        rc = 1;
+        goto done;
+    }
+    if (steps && replay_steps_csv(steps, rec, n) < 0) {
+        fprintf(stderr, "pacesim: %s: %s\n", steps, strerror(errno));
+        rc = 1;
+        goto done;
+    }
+    if (replay_report(stdout, &s, file, p.gpu, rec, n, &ep, &eg) < 0) rc = 1;
+done:
+    engine_free(&ep);
+    engine_free(&eg);
+    if (rm) cost_free(rm);
+    if (pm) cost_free(pm);
+    if (pm2) cost_free(pm2);
+    prof_free(&p);
+    scn_free(&s);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     argv0 = argv[0];
@@ -470,6 +560,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "best")) return cmd_run(argc - 2, argv + 2, CMD_BEST);
     if (!strcmp(cmd, "merge")) return cmd_merge(argc - 2, argv + 2);
     if (!strcmp(cmd, "profile")) return cmd_profile(argc - 2, argv + 2);
+    if (!strcmp(cmd, "rescore")) return cmd_rescore(argc - 2, argv + 2);
     fprintf(stderr, "pacesim: unknown command \"%s\" (see pacesim --help)\n", cmd);
     return 2;
 }

@@ -17,15 +17,20 @@
  *     method: "measured by bin/calib ..."
  *     calib_seconds: 212.5            # number >= 0
  *     sm_clock_mhz: 1980              # number >= 0
+ *     sustained: {clock_cold_mhz: 1979, clock_hot_mhz: 1600, tau_up_s: 0.06, tau_down_s: 0.1}
+ *                                     # optional (all four keys); clocks > 0 (hot < cold),
+ *                                     # time constants > 0 s (sim/heat.h)
  *   laws:                             # list (may be empty); names unique
  *     - name: attn.prefill_bm32.fp16  # required, < 48 chars
- *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..4 finite numbers
+ *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..8 finite numbers
  *       provenance: "measured by calib on NVIDIA H200, 2026-11-29"   # optional
  *       fit: {median_rel: 0.012, max_rel: 0.041}   # optional (both keys); absent = -1
  *       columns: [rows, q, seq_len, page, t_s]     # optional; 1..8 names < 16 chars,
  *                                                  # the last one "t_s"
  *       points:                                    # optional; needs columns; each row
  *         - [1, 784, 104000, 784, 0.00352]         # exactly len(columns) finite numbers
+ *       sustained: {hot: 1.12, heat: 0.3}          # optional (both keys); hot 0.5 .. 5,
+ *                                                  # heat 0 .. 1 (sim/heat.h)
  *
  * Doubles are written with %.17g, strings double-quoted and escaped, so a saved profile
  * loads back bit for bit. */
@@ -38,14 +43,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "ydoc.h"
 
 static const char *const top_keys[] = {"profile", "laws", NULL};
 static const char *const meta_keys[] = {
     "gpu", "sms", "mem_gib", "mem_bw_gbs", "peak_fp16_tflops", "tp", "model", "toolkit",
-    "driver", "date", "revision", "method", "calib_seconds", "sm_clock_mhz", NULL};
+    "driver", "date", "revision", "method", "calib_seconds", "sm_clock_mhz", "sustained", NULL};
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
-                                       "points", NULL};
+                                       "points", "sustained", NULL};
+static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", NULL};
+static const char *const law_sus_keys[] = {"hot", "heat", NULL};
 static const char *const fit_keys[] = {"median_rel", "max_rel", NULL};
 
 #define NONNEG 0.0, INFINITY, 0
@@ -69,13 +77,29 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         yd_get_double(e, m, pp, "calib_seconds", YD_OPT, NONNEG, &p->calib_seconds) < 0 ||
         yd_get_double(e, m, pp, "sm_clock_mhz", YD_OPT, NONNEG, &p->sm_clock_mhz) < 0)
         return -1;
+    yd_node_t *sus = NULL;
+    if (yd_get_node(e, m, pp, "sustained", YD_OPT, YD_MAP, &sus) < 0)
+        return -1;
+    if (sus) {
+        const char *sp = "profile.sustained";
+        if (yd_strict_map(e, sus, sp, card_sus_keys) ||
+            yd_get_double(e, sus, sp, "clock_cold_mhz", YD_REQ, 0.0, INFINITY, YD_LO_OPEN, &p->clock_cold_mhz) < 0 ||
+            yd_get_double(e, sus, sp, "clock_hot_mhz", YD_REQ, 0.0, INFINITY, YD_LO_OPEN, &p->clock_hot_mhz) < 0 ||
+            yd_get_double(e, sus, sp, "tau_up_s", YD_REQ, 0.0, INFINITY, YD_LO_OPEN, &p->tau_up_s) < 0 ||
+            yd_get_double(e, sus, sp, "tau_down_s", YD_REQ, 0.0, INFINITY, YD_LO_OPEN, &p->tau_down_s) < 0)
+            return -1;
+        if (!(p->clock_hot_mhz < p->clock_cold_mhz))
+            return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
+                           "must be below clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->clock_hot_mhz);
+        p->has_sustained = 1;
+    }
     return 0;
 }
 
 static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t *l)
 {
     char path[YD_PATH_MAX], ip[YD_PATH_MAX];
-    yd_node_t *coef, *cols = NULL, *pts = NULL, *fit = NULL;
+    yd_node_t *coef, *cols = NULL, *pts = NULL, *fit = NULL, *sus = NULL;
     l->fit_median_rel = l->fit_max_rel = -1;
     if (yd_strict_map(e, n, lp, law_keys) ||
         yd_get_str(e, n, lp, "name", YD_REQ, l->name, sizeof l->name) < 0 ||
@@ -83,8 +107,17 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
         yd_get_node(e, n, lp, "coef", YD_REQ, YD_SEQ, &coef) < 0 ||
         yd_get_node(e, n, lp, "fit", YD_OPT, YD_MAP, &fit) < 0 ||
         yd_get_node(e, n, lp, "columns", YD_OPT, YD_SEQ, &cols) < 0 ||
-        yd_get_node(e, n, lp, "points", YD_OPT, YD_SEQ, &pts) < 0)
+        yd_get_node(e, n, lp, "points", YD_OPT, YD_SEQ, &pts) < 0 ||
+        yd_get_node(e, n, lp, "sustained", YD_OPT, YD_MAP, &sus) < 0)
         return -1;
+    if (sus) {
+        yd_path(path, lp, "sustained");
+        if (yd_strict_map(e, sus, path, law_sus_keys) ||
+            yd_get_double(e, sus, path, "hot", YD_REQ, 0.5, 5.0, 0, &l->hot) < 0 ||
+            yd_get_double(e, sus, path, "heat", YD_REQ, 0.0, 1.0, 0, &l->heat) < 0)
+            return -1;
+        l->has_sustained = 1;
+    }
     yd_path(path, lp, "coef");
     if (coef->n < 1 || coef->n > PROF_MAX_COEF)
         return yd_fail(e, coef, path, "expected 1 to %d coefficients, got %d", PROF_MAX_COEF,
@@ -238,13 +271,13 @@ static int law_finite(const prof_law_t *l)
     for (long i = 0; i < (long)l->npts * l->ncols; i++)
         if (!isfinite(l->pts[i]))
             return 0;
-    return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel);
+    return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel) && isfinite(l->hot) && isfinite(l->heat);
 }
 
 int prof_save(const char *path, const profile_t *p)
 {
     double meta[] = {p->mem_gib, p->mem_bw_gbs, p->peak_fp16_tflops, p->calib_seconds,
-                     p->sm_clock_mhz};
+                     p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         if (!isfinite(meta[i])) {
             errno = EDOM;
@@ -274,6 +307,9 @@ int prof_save(const char *path, const profile_t *p)
     put_kv_str(f, in, "method", p->method);
     fprintf(f, "  calib_seconds: %.17g\n", p->calib_seconds);
     fprintf(f, "  sm_clock_mhz: %.17g\n", p->sm_clock_mhz);
+    if (p->has_sustained)
+        fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g}\n",
+                p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
     fputs(p->nlaws ? "laws:\n" : "laws: []\n", f);
     for (int i = 0; i < p->nlaws; i++) {
         const prof_law_t *l = &p->laws[i];
@@ -295,6 +331,8 @@ int prof_save(const char *path, const profile_t *p)
             }
             fputs("]\n", f);
         }
+        if (l->has_sustained)
+            fprintf(f, "    sustained: {hot: %.17g, heat: %.17g}\n", l->hot, l->heat);
         if (l->npts) {
             fputs("    points:\n", f);
             for (int r = 0; r < l->npts; r++) {
@@ -363,8 +401,14 @@ int prof_put(profile_t *p, const prof_law_t *law)
 
 double prof_eval(const prof_law_t *l, const double *feat)
 {
+    int a = -1, b = -1;
+    if (!cost_law_roof(l->name, &a, &b) || b >= l->ncoef)
+        a = b = -1;
     double t = 0;
     for (int i = 0; i < l->ncoef; i++)
-        t += l->coef[i] * feat[i];
+        if (i != a && i != b)
+            t += l->coef[i] * feat[i];
+    if (a >= 0)
+        t += fmax(l->coef[a] * feat[a], l->coef[b] * feat[b]);
     return t;
 }

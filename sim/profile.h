@@ -1,9 +1,11 @@
 /* profile: a GPU's calibrated cost laws (calib/profiles/NAME.yaml).
  *
  * A profile is metadata plus a list of named laws.  Each law is linear in its
- * coefficients, t = sum_i coef[i] * feature[i] (seconds), where the features of a
- * shape are computed by cost_law_features() (sim/cost.h) -- the same function for
- * calib's fit and for the simulator's prediction, so a profile means one thing.
+ * coefficients, t = sum_i coef[i] * feature[i] (seconds), except for a law's roofline
+ * pair (cost_law_roof()), whose two terms combine as their max; the features of a shape
+ * are computed by cost_point_features() / cost_item_features() (sim/cost.h) -- the same
+ * functions for calib's fit and for the simulator's prediction, so a profile means one
+ * thing.
  * A law keeps the raw points it was fitted on (columns named per law, the last one
  * is always "t_s"), the fit's median/max relative error against those points, and
  * its provenance (measured by calib on a named GPU, or derived from a cited figure).
@@ -12,7 +14,7 @@
 #ifndef PACESIM_PROFILE_H
 #define PACESIM_PROFILE_H
 
-#define PROF_MAX_COEF 4
+#define PROF_MAX_COEF 8
 #define PROF_MAX_COLS 8
 #define PROF_ERR_MAX 1024
 
@@ -26,6 +28,9 @@ typedef struct prof_law {
     int npts;
     double *pts;                   /* npts * ncols, row-major; owned */
     double fit_median_rel, fit_max_rel; /* -1 when not fitted on points */
+    int has_sustained;             /* calib's sustained-load probe of this law (sim/heat.h): */
+    double hot;                    /*   time at the heater's capped clock / calibrated time */
+    double heat;                   /*   its own load's clock drop / the heater's, 0..1 */
 } prof_law_t;
 
 typedef struct profile {
@@ -42,6 +47,9 @@ typedef struct profile {
     char method[320];              /* how it was obtained */
     double calib_seconds;
     double sm_clock_mhz;
+    int has_sustained;             /* the card under sustained load (sim/heat.h): */
+    double clock_cold_mhz, clock_hot_mhz;   /* settled under a light load / the heater */
+    double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
     int nlaws;
     prof_law_t *laws;              /* owned */
     int laws_line, laws_col;       /* where `laws:` stands in the file (0 if not loaded from one) */
@@ -59,7 +67,8 @@ const prof_law_t *prof_find(const profile_t *p, const char *name);
 /* Add (or replace) a law; copies pts.  0 or -1 on allocation failure. */
 int prof_put(profile_t *p, const prof_law_t *law);
 
-/* Evaluate a law on a feature vector (ncoef values). */
+/* Evaluate a law on a feature vector (ncoef values): the sum of coef[i] * feat[i], its
+ * roofline pair (if any) taken as max(coef[a] feat[a], coef[b] feat[b]). */
 double prof_eval(const prof_law_t *l, const double *feat);
 
 #endif

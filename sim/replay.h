@@ -13,19 +13,57 @@
 #ifndef PACESIM_REPLAY_H
 #define PACESIM_REPLAY_H
 
+#include <stdio.h>
 #include "cost.h"
+#include "engine.h"
 
 typedef struct replay_rec {       /* one step */
     long no;
     int type;                     /* step_type_t */
     double predicted, measured;   /* seconds (measured includes the profile's step overhead) */
     double pred_attn, meas_attn;
+    double clock_mhz, power_w;    /* means over the step's wall time (NAN: not sampled) */
+    unsigned long long clock_why; /* NVML clock-event (throttle) reasons seen during it */
 } replay_rec_t;
+
+typedef struct replay_log {      /* the steps so far */
+    replay_rec_t *rec;
+    long n, cap;
+} replay_log_t;
+
+typedef struct replay_stats {    /* one step type's errors, |predicted / measured - 1| */
+    long n;
+    double predicted, measured;   /* summed seconds */
+    double median, max;
+} replay_stats_t;
+
+/* Append a record.  0, or -1 out of memory. */
+int replay_log_add(replay_log_t *log, const replay_rec_t *r);
+/* The errors of the steps of one type (step_type_t).  0, or -1 out of memory. */
+int replay_stats(const replay_rec_t *rec, long n, int type, replay_stats_t *st);
+/* The report: per step type the median and max error; per measurement window the
+ * predicted run's value (ep) beside the measured run's (eg).  0, or -1 out of memory. */
+int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gpu, const replay_rec_t *rec, long n,
+                  const engine_t *ep, const engine_t *eg);
+/* Every step as a CSV row (the --steps file `pacesim rescore` reads back).  0 / -1. */
+int replay_steps_csv(const char *path, const replay_rec_t *rec, long n);
+
+/* The recorded model (pacesim rescore): step i costs what a replay's --steps file says
+ * step i measured, and pred (borrowed) prices it beside; a step whose type differs from
+ * the recording's, or one past its end, is an error (not the recorded scenario).  NULL
+ * with err filled ("file:line: ..." for a malformed file). */
+cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[COST_ERR_MAX]);
+/* Its records so far, and how many steps the file holds. */
+const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, long *nrecorded);
 
 /* The GPU model; pred (borrowed, may be NULL) prices each step beside it.  page and
  * kv are the engine's block size and KV dtype.  NULL with err filled (no GPU, ...). */
 cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,
                              char err[COST_ERR_MAX]);
+/* Log every item of every step to f (CSV: step, type, law, shape a..d, count, the
+ * profile's seconds, the GPU's seconds, 1 if measured points priced it); the model
+ * closes f.  Items of the step overhead and all-reduce (not measured) are left out. */
+void replay_items_log(cost_model_t *cm, FILE *f);
 /* The per-step records so far (owned by the model). */
 const replay_rec_t *replay_records(const cost_model_t *cm, long *n);
 

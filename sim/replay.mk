@@ -8,10 +8,10 @@ REPLAY_HOST_LIBS := -Wl,-Bstatic -lyaml -lgsl -lgslcblas -Wl,-Bdynamic -lm
 else
 REPLAY_HOST_LIBS := $(LIBS)
 endif
-$(BUILD)/sim/replay_gpu.o: sim/replay_gpu.cu $(wildcard sim/*.h) kernels/attn.h calib/calib.h
+$(BUILD)/sim/replay_gpu.o: sim/replay_gpu.cu $(wildcard sim/*.h) kernels/attn.h calib/calib.h calib/gpuclock.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -c $< -o $@
-bin/pacesim-gpu: $(BUILD)/sim/replay_gpu.o $(BUILD)/calib/calib.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
+bin/pacesim-gpu: $(BUILD)/sim/replay_gpu.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublas $(CUDA_LIBS) $(REPLAY_HOST_LIBS)
 replay-gpu: bin/pacesim-gpu

@@ -1,6 +1,6 @@
 /* replay_gpu.cu: the GPU replay cost model and bin/pacesim-gpu (see replay.h).
  *
- *   bin/pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--max-steps N]
+ *   bin/pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv]
  *
  * Runs the scenario twice with the same scheduler: once priced by its profile (the
  * prediction), once priced by the GPU (each step's items executed and timed, with the
@@ -8,7 +8,9 @@
  * median and max relative error of the predicted step time, and per measurement window
  * predicted beside measured. */
 #include <cuda_runtime.h>
-#include <dlfcn.h>
+#include <pthread.h>
+#include <time.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 extern "C" {
 #include "attn.h"
 #include "calib.h"
+#include "gpuclock.h"
 #include "engine.h"
 #include "replay.h"
 #include "scenario.h"
@@ -29,6 +32,8 @@ typedef struct {
     int ok;
 } pool_t;
 
+#define CLK_RING (1 << 16)        /* samples kept per step (~2 min at 2 ms) */
+
 typedef struct {
     const model_t *m;
     model_rank_t r;
@@ -41,39 +46,128 @@ typedef struct {
     void *q, *out, *ws;
     size_t q_cap, ws_cap;
     cudaEvent_t e0, e1;
-    replay_rec_t *rec;
-    long nrec, cap;
+    replay_log_t log;
     double (*seen)[6];            /* shapes already run once (first runs load modules, pick algorithms) */
     int nseen, cap_seen;
     /* the SM clock after each step, through NVML when the driver has it (dlopen: no link
      * dependency): compute-bound steps slow down if the card lowers its clock under load */
-    void *nvml, *nvml_dev;
-    int (*nvml_clock)(void *dev, int type, unsigned *mhz);
-    double clk_sum, clk_min;
+    gpuclock_t nvml;
+    pthread_t clk_tid;
+    pthread_mutex_t clk_mu;
+    volatile int clk_stop;
+    int clk_running, clk_nbuf;
+    struct clk_sample *clk_buf;
+    double clk_sum, clk_min;      /* over the steps' mean clocks */
     long clk_n;
+    FILE *items;                  /* --items: every item, predicted beside measured (may be NULL) */
+    int cur_type;                 /* the step being run: STEP_DECODE_ONLY / MIXED / PREFILL_ONLY */
 } gm_t;
+
+static const char *const step_tname[] = { "any", "decode", "mixed", "prefill" };
+
+/* One line of the --items log: the item's law and shape, its count, the profile's price
+ * (and whether measured points gave it) beside the GPU's. */
+static void item_log(gm_t *g, const cost_item_t *it, double meas)
+{
+    if (!g->items || !g->pred || it->kind == CI_STEP || it->kind == CI_ALLREDUCE) return;
+    char name[64];
+    double pred = 0;
+    int grid = 0;
+    if (cost_profile_item(g->pred, it, &pred, &grid) < 0) pred = NAN;
+    const char *law = cost_item_law(it, name, sizeof name);
+    double a = 0, b = 0, c = 0, d = 0;
+    switch (it->kind) {
+    case CI_GEMM: a = it->m; b = it->n; c = it->k; d = it->wb; break;
+    case CI_GDN: a = it->tokens; b = it->seqs; break;
+    case CI_ELEM: a = it->tokens; break;
+    default: {                    /* attention: rows, query tokens, longest row, page */
+        const kcall_t *k = it->call;
+        a = k->nseg;
+        for (int i = 0; i < k->nseg; i++) {
+            b += k->segs[i].q;
+            if (k->segs[i].seq_len > c) c = (double)k->segs[i].seq_len;
+        }
+        d = k->page;
+    }
+    }
+    fprintf(g->items, "%ld,%s,%s%s,%g,%g,%g,%g,%g,%.9g,%.9g,%d\n", g->log.n + 1, step_tname[g->cur_type], law,
+            it->kind == CI_BRIDGE ? ".expand" : "", a, b, c, d, it->count, pred, meas, grid);
+}
+
+/* ---- the GPU's clock while steps run ----------------------------------------
+ * A thread samples the SM clock, the board power and the clock-event (throttle)
+ * reasons through NVML every ~2 ms; each step reports the mean clock and power over
+ * its own wall time and the reasons seen in it.  NVML is dlopen'ed: no link
+ * dependency, and a driver without it just leaves the columns empty. */
+typedef struct clk_sample {
+    double t, mhz, watts;
+    unsigned long long why;
+} clk_sample_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void *clock_thread(void *arg)
+{
+    gm_t *g = (gm_t *)arg;
+    while (!g->clk_stop) {
+        clk_sample_t x = { now_s(), 0, 0, 0 };
+        if (gpuclock_read(&g->nvml, &x.mhz, &x.watts, &x.why) == 0) {
+            pthread_mutex_lock(&g->clk_mu);
+            if (g->clk_nbuf < CLK_RING) g->clk_buf[g->clk_nbuf++] = x;
+            pthread_mutex_unlock(&g->clk_mu);
+        }
+        struct timespec d = { 0, 2000000 };
+        nanosleep(&d, NULL);
+    }
+    return NULL;
+}
 
 static void clock_open(gm_t *g)
 {
-    g->nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!g->nvml) return;
-    int (*init)(void) = (int (*)(void))dlsym(g->nvml, "nvmlInit_v2");
-    int (*handle)(unsigned, void **) = (int (*)(unsigned, void **))dlsym(g->nvml, "nvmlDeviceGetHandleByIndex_v2");
-    g->nvml_clock = (int (*)(void *, int, unsigned *))dlsym(g->nvml, "nvmlDeviceGetClockInfo");
     int dev = 0;
     cudaGetDevice(&dev);
-    if (!init || !handle || !g->nvml_clock || init() != 0 || handle((unsigned)dev, &g->nvml_dev) != 0) {
-        dlclose(g->nvml);
-        g->nvml = NULL;
+    if (gpuclock_open(&g->nvml, dev) < 0) return;
+    g->clk_buf = (clk_sample_t *)malloc(CLK_RING * sizeof *g->clk_buf);
+    pthread_mutex_init(&g->clk_mu, NULL);
+    if (!g->clk_buf || pthread_create(&g->clk_tid, NULL, clock_thread, g) != 0) {
+        free(g->clk_buf);
+        g->clk_buf = NULL;
+        gpuclock_close(&g->nvml);
+        return;
     }
+    g->clk_running = 1;
 }
 
-static void clock_sample(gm_t *g)
+/* The mean clock and power over [t0, t1] (the step), and the reasons seen; the samples
+ * are then dropped (the buffer holds one step's worth). */
+static void clock_step(gm_t *g, double t0, double t1, replay_rec_t *r)
 {
-    unsigned mhz = 0;
-    if (!g->nvml || g->nvml_clock(g->nvml_dev, 1 /* NVML_CLOCK_SM */, &mhz) != 0) return;
-    g->clk_sum += mhz;
-    if (g->clk_n == 0 || mhz < g->clk_min) g->clk_min = mhz;
+    r->clock_mhz = r->power_w = NAN;
+    r->clock_why = 0;
+    if (!g->clk_running) return;
+    double sc = 0, sp = 0;
+    int n = 0;
+    pthread_mutex_lock(&g->clk_mu);
+    for (int i = 0; i < g->clk_nbuf; i++) {
+        const clk_sample_t *x = &g->clk_buf[i];
+        if (x->t < t0 || x->t > t1) continue;
+        sc += x->mhz;
+        sp += x->watts;
+        r->clock_why |= x->why;
+        n++;
+    }
+    g->clk_nbuf = 0;
+    pthread_mutex_unlock(&g->clk_mu);
+    if (!n) return;
+    r->clock_mhz = sc / n;
+    r->power_w = sp / n;
+    g->clk_sum += r->clock_mhz;
+    if (g->clk_n == 0 || r->clock_mhz < g->clk_min) g->clk_min = r->clock_mhz;
     g->clk_n++;
 }
 
@@ -261,6 +355,7 @@ static int gm_item(void *vctx, const cost_item_t *it)
     case CI_ALLREDUCE: break;           /* one GPU: the profile's all-reduce is added per step */
     case CI_STEP: sec = x->pred ? x->pred->overhead : 0; break;
     }
+    item_log(g, it, sec);
     cost_breakdown_add(x->o, it, sec);
     return 0;
 }
@@ -275,24 +370,28 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
         return -1;
     }
     memset(o, 0, sizeof *o);
+    g->cur_type = in->rows == in->decode_rows ? STEP_DECODE_ONLY : in->decode_rows == 0 ? STEP_PREFILL_ONLY : STEP_MIXED;
     gm_ctx_t x = { cm, o, g->pred ? &pb : NULL };
+    double t0 = now_s();
     if (cost_enumerate(g->m, &g->r, in, gm_item, &x) < 0) return -1;
+    double t1 = now_s();
     if (pb.allreduce > 0) {            /* TP > 1 on one GPU: the profile's all-reduce */
         o->allreduce += pb.allreduce;
         o->total += pb.allreduce;
     }
-    if (g->nrec == g->cap) {
-        g->cap = g->cap ? 2 * g->cap : 256;
-        g->rec = (replay_rec_t *)realloc(g->rec, g->cap * sizeof *g->rec);
+    replay_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.no = g->log.n + 1;
+    r.type = g->cur_type;
+    r.predicted = pb.total;
+    r.measured = o->total;
+    r.pred_attn = pb.attn;
+    r.meas_attn = o->attn;
+    clock_step(g, t0, t1, &r);
+    if (replay_log_add(&g->log, &r) < 0) {
+        snprintf(cm->err, sizeof cm->err, "out of memory");
+        return -1;
     }
-    replay_rec_t *r = &g->rec[g->nrec++];
-    r->no = g->nrec;
-    r->type = in->rows == in->decode_rows ? STEP_DECODE_ONLY : in->decode_rows == 0 ? STEP_PREFILL_ONLY : STEP_MIXED;
-    r->predicted = pb.total;
-    r->measured = o->total;
-    r->pred_attn = pb.attn;
-    r->meas_attn = o->attn;
-    clock_sample(g);
     return 0;
 }
 
@@ -306,18 +405,31 @@ static void gm_destroy(cost_model_t *cm)
     cudaFree(g->ws);
     if (g->t) g->t->destroy(g->t);
     free(g->perm);
-    free(g->rec);
+    free(g->log.rec);
     free(g->seen);
-    if (g->nvml) dlclose(g->nvml);
+    if (g->clk_running) {
+        g->clk_stop = 1;
+        pthread_join(g->clk_tid, NULL);
+    }
+    free(g->clk_buf);
+    gpuclock_close(&g->nvml);
+    if (g->items) fclose(g->items);
     free(g);
     free(cm);
+}
+
+extern "C" void replay_items_log(cost_model_t *cm, FILE *f)
+{
+    gm_t *g = (gm_t *)cm->impl;
+    g->items = f;
+    if (f) fprintf(f, "step,type,law,a,b,c,d,count,predicted_s,measured_s,from_grid\n");
 }
 
 extern "C" const replay_rec_t *replay_records(const cost_model_t *cm, long *n)
 {
     const gm_t *g = (const gm_t *)cm->impl;
-    *n = g->nrec;
-    return g->rec;
+    *n = g->log.n;
+    return g->log.rec;
 }
 
 extern "C" cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,
@@ -367,14 +479,8 @@ extern "C" cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int 
 
 /* ---- bin/pacesim-gpu ------------------------------------------------------------ */
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int run_one(const scenario_t *s, const profile_t *p, int gpu, cost_model_t **gm_out, engine_t *e,
-                   char *err, size_t errn)
+static int run_one(const scenario_t *s, const profile_t *p, int gpu, cost_model_t **gm_out, FILE *items,
+                   engine_t *e, char *err, size_t errn)
 {
     char cerr[COST_ERR_MAX];
     cost_model_t *pm = cost_profile_new(p, &s->model, s->engine.tensor_parallel_size, cerr);
@@ -398,6 +504,9 @@ static int run_one(const scenario_t *s, const profile_t *p, int gpu, cost_model_
             return -1;
         }
         *gm_out = cm;
+        replay_items_log(cm, items);
+    } else if (items) {
+        fclose(items);
     }
     if (engine_init(e, s, cm, p) < 0 || engine_run(e) < 0) {
         snprintf(err, errn, "%s", e->err);
@@ -409,15 +518,16 @@ static int run_one(const scenario_t *s, const profile_t *p, int gpu, cost_model_
 
 int main(int argc, char **argv)
 {
-    const char *file = NULL, *steps = NULL, *sets[64];
+    const char *file = NULL, *steps = NULL, *items = NULL, *sets[64];
     int ns = 0;
     if (argc < 3 || strcmp(argv[1], "replay")) {
-        fprintf(stderr, "usage: pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv]\n");
+        fprintf(stderr, "usage: pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv]\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--set") && i + 1 < argc && ns < 64) sets[ns++] = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = argv[++i];
+        else if (!strcmp(argv[i], "--items") && i + 1 < argc) items = argv[++i];
         else if (!strcmp(argv[i], "--gpu")) continue;
         else if (argv[i][0] == '-') {
             fprintf(stderr, "pacesim-gpu: unknown option %s\n", argv[i]);
@@ -441,47 +551,29 @@ int main(int argc, char **argv)
     }
     engine_t ep, eg;
     cost_model_t *gm = NULL;
-    if (run_one(&s, &p, 0, NULL, &ep, err, sizeof err) < 0 || run_one(&s, &p, 1, &gm, &eg, err, sizeof err) < 0) {
+    FILE *fi = NULL;
+    if (items && !(fi = fopen(items, "w"))) {
+        fprintf(stderr, "pacesim-gpu: %s: %s\n", items, strerror(errno));
+        return 2;
+    }
+    if (run_one(&s, &p, 0, NULL, NULL, &ep, err, sizeof err) < 0 || run_one(&s, &p, 1, &gm, fi, &eg, err, sizeof err) < 0) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
     long n = 0;
     const replay_rec_t *rec = gm ? replay_records(gm, &n) : NULL;
-    FILE *f = steps ? fopen(steps, "w") : NULL;
-    if (f) fprintf(f, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s\n");
-    static const char *const tname[] = { "any", "decode", "mixed", "prefill" };
-    printf("== replay %s  (%s, profile %s)\n", s.name, file, p.gpu);
-    printf("   %-10s %6s %14s %14s %10s %10s\n", "step type", "steps", "predicted s", "measured s", "median err",
-           "max err");
-    for (int ty = 1; ty <= 3; ty++) {
-        double *e = (double *)malloc((n + 1) * sizeof(double)), sp = 0, sm = 0;
-        int k = 0;
-        for (long i = 0; i < n; i++) {
-            if (rec[i].type != ty) continue;
-            e[k++] = fabs(rec[i].predicted / rec[i].measured - 1);
-            sp += rec[i].predicted;
-            sm += rec[i].measured;
-        }
-        if (k) {
-            qsort(e, k, sizeof *e, cmp_d);
-            printf("   %-10s %6d %14.4f %14.4f %9.1f%% %9.1f%%\n", tname[ty], k, sp, sm, 100 * e[k / 2],
-                   100 * e[k - 1]);
-        }
-        free(e);
+    if (steps && replay_steps_csv(steps, rec, n) < 0) {
+        fprintf(stderr, "pacesim-gpu: %s: %s\n", steps, strerror(errno));
+        return 1;
     }
-    for (long i = 0; f && i < n; i++)
-        fprintf(f, "%ld,%s,%.9g,%.9g,%.9g,%.9g\n", rec[i].no, tname[rec[i].type], rec[i].predicted, rec[i].measured,
-                rec[i].pred_attn, rec[i].meas_attn);
-    if (f) fclose(f);
-    printf("   %-18s %14s %14s %9s\n", "window", "predicted", "measured", "error");
-    for (int i = 0; i < s.n_windows; i++) {
-        double a = ep.win[i].value, b = eg.win[i].value;
-        printf("   %-18s %14.4f %14.4f %+8.1f%%\n", s.windows[i].name, a, b, b != 0 ? 100 * (a / b - 1) : 0.0);
+    if (replay_report(stdout, &s, file, p.gpu, rec, n, &ep, &eg) < 0) {
+        fprintf(stderr, "pacesim-gpu: out of memory\n");
+        return 1;
     }
-    printf("   steps %ld / %ld (profile run / GPU run)\n", ep.sum.steps, eg.sum.steps);
     if (gm) {
         const gm_t *g = (const gm_t *)gm->impl;
-        if (g->clk_n) printf("   SM clock after each step: mean %.0f MHz, min %.0f MHz (NVML)\n", g->clk_sum / g->clk_n, g->clk_min);
+        if (g->clk_n) printf("   SM clock during the steps (NVML, every ~2 ms): mean %.0f MHz, lowest step mean %.0f MHz\n",
+                             g->clk_sum / g->clk_n, g->clk_min);
         else printf("   SM clock: NVML not available\n");
     }
     engine_free(&ep);

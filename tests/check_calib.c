@@ -19,6 +19,8 @@
 
 static model_t ref_model;
 static model_rank_t ref_rank;
+/* the fake GPU's SMs and ceilings (fake_describe): what the fit's features see */
+static const cost_hw_t fake_hw = { 100, 500e12, 3000e9 };
 
 static void load_model(void)
 {
@@ -43,14 +45,23 @@ typedef struct {
     int last_iters;
 } fake_t;
 
+/* The known law of calib law index li on a feature vector (prof_eval: roofline pairs). */
+static double known_law(const double *coef, const char *name, const double *feat)
+{
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "%s", name);
+    l.ncoef = cost_law_ncoef(name);
+    memcpy(l.coef, coef, sizeof l.coef);
+    return prof_eval(&l, feat);
+}
+
 static double fake_law(const fake_t *f, const calib_job_t *j)
 {
     const calib_law_spec_t *ls = &calib_laws(NULL)[j->law];
-    double feat[PROF_MAX_COEF], t = 0;
-    ck_assert_int_eq(cost_point_features(ls->name, j->x, f->m, &f->r, feat), 0);
-    for (int i = 0; i < cost_law_ncoef(ls->name); i++)
-        t += f->coef[j->law][i] * feat[i];
-    return t;
+    double feat[PROF_MAX_COEF];
+    ck_assert_int_eq(cost_point_features(ls->name, j->x, f->m, &f->r, &fake_hw, feat), 0);
+    return known_law(f->coef[j->law], ls->name, feat);
 }
 
 static int fake_setup(calib_timer_t *t, const model_t *m, const model_rank_t *r)
@@ -130,14 +141,15 @@ static void fake_init(void)
             c[0] = 6e-6; c[1] = 2e-9 * (1 + 0.1 * i); c[2] = 6e-8; c[3] = 3e-9;
         } else if (!strncmp(nm, "attn.decode", 11)) {
             c[0] = 8e-6; c[1] = 1.5e-11 * (1 + 0.1 * i); c[2] = 1e-8; c[3] = 4e-9;
+            c[4] = 1e-11; c[5] = 2e-8; c[6] = 5e-8; c[7] = 6e-9;
         } else if (!strcmp(nm, "attn.fp8_bridge")) {
-            c[0] = 5e-6; c[1] = 6e-11;
+            c[0] = 5e-6; c[1] = 6e-11; c[2] = 4e-8; c[3] = 2e-10;
         } else if (!strcmp(nm, "gemm")) {
-            c[0] = 7e-6; c[1] = 1.6e-15; c[2] = 2.5e-13;
+            c[0] = 7e-6; c[1] = 1.6e-15; c[2] = 2.5e-13; c[3] = 0.2;
         } else if (!strcmp(nm, "gdn")) {
-            c[0] = 1.5e-5; c[1] = 1e-7; c[2] = 3e-6;
+            c[0] = 1.5e-5; c[1] = 1e-7; c[2] = 3e-6; c[3] = 2e-6; c[4] = 4e-6; c[5] = 5e-7; c[6] = 3e-7;
         } else if (!strcmp(nm, "elementwise")) {
-            c[0] = 4e-6; c[1] = 1.5e-8;
+            c[0] = 4e-6; c[1] = 1.5e-8; c[2] = 2e-6; c[3] = 1e-6;
         }
     }
     ft.name = "fake";
@@ -199,7 +211,7 @@ START_TEST(grid_default)
         if (i)
             ck_assert(j[i].est_s >= j[i - 1].est_s); /* cheapest first */
         double feat[PROF_MAX_COEF];
-        ck_assert_int_eq(cost_point_features(ls[j[i].law].name, j[i].x, &ref_model, &ref_rank, feat), 0);
+        ck_assert_int_eq(cost_point_features(ls[j[i].law].name, j[i].x, &ref_model, &ref_rank, &fake_hw, feat), 0);
         if (!strncmp(ls[j[i].law].name, "attn.", 5)) {
             ck_assert_int_ge(j[i].seq_len, j[i].q);
             ck_assert_int_ge(j[i].seq_len, 1);
@@ -410,11 +422,9 @@ static void check_recovered(const profile_t *p, double tol_pred, double tol_med)
         /* the fitted law predicts the known one on every point */
         for (int i = 0; i < law->npts; i++) {
             const double *row = law->pts + (size_t)i * law->ncols;
-            double feat[PROF_MAX_COEF], truth = 0;
-            ck_assert_int_eq(cost_point_features(law->name, row, &ref_model, &ref_rank, feat), 0);
-            for (int c = 0; c < law->ncoef; c++)
-                truth += fk.coef[l][c] * feat[c];
-            double pred = prof_eval(law, feat);
+            double feat[PROF_MAX_COEF];
+            ck_assert_int_eq(cost_point_features(law->name, row, &ref_model, &ref_rank, &fake_hw, feat), 0);
+            double truth = known_law(fk.coef[l], law->name, feat), pred = prof_eval(law, feat);
             ck_assert_msg(fabs(pred / truth - 1) < tol_pred, "%s point %d: %g vs %g", law->name, i, pred, truth);
         }
     }
@@ -594,6 +604,112 @@ START_TEST(driver_budget_cuts)
 }
 END_TEST
 
+/* ---- refitting a profile from its points (no GPU) ------------------------------------ */
+
+START_TEST(refit_gives_the_fit_back)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.quiet = 1;
+    fk.noise = 0.01;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    profile_t q;
+    memset(&q, 0, sizeof q);
+    q = p; /* keep the fitted coefficients: copy the laws */
+    q.laws = malloc((size_t)p.nlaws * sizeof *q.laws);
+    ck_assert_ptr_nonnull(q.laws);
+    memcpy(q.laws, p.laws, (size_t)p.nlaws * sizeof *q.laws);
+    for (int i = 0; i < p.nlaws; i++) { /* forget the fits */
+        memset(p.laws[i].coef, 0, sizeof p.laws[i].coef);
+        p.laws[i].fit_median_rel = p.laws[i].fit_max_rel = -1;
+    }
+    for (int round = 0; round < 2; round++) {
+        ck_assert_msg(calib_refit(&p, &ref_model, err) == 0, "%s", err);
+        for (int i = 0; i < p.nlaws; i++) {
+            const prof_law_t *a = &p.laws[i], *b = &q.laws[i];
+            ck_assert_str_eq(a->name, b->name);
+            ck_assert_int_eq(a->npts, b->npts);
+            ck_assert_ptr_eq(a->pts, b->pts); /* the points are left alone */
+            if (a->npts == 0) {
+                ck_assert_str_eq(a->provenance, b->provenance);
+                continue;
+            }
+            for (int c = 0; c < PROF_MAX_COEF; c++) /* the same fit, bit for bit */
+                ck_assert_double_eq(a->coef[c], b->coef[c]);
+            ck_assert_double_eq(a->fit_max_rel, b->fit_max_rel);
+            /* said once in the provenance, however often refit */
+            const char *note = strstr(a->provenance, "refit from these points");
+            ck_assert_ptr_nonnull(note);
+            ck_assert_ptr_null(strstr(note + 1, "refit from these points"));
+            ck_assert_int_eq(strncmp(a->provenance, b->provenance, strlen(b->provenance)), 0);
+        }
+    }
+    free(q.laws);
+    prof_free(&p);
+}
+END_TEST
+
+static calib_timer_t *no_timer(char err[256])
+{
+    (void)err;
+    ck_abort_msg("calib --refit must not make a timer");
+    return NULL;
+}
+
+START_TEST(refit_command_line)
+{
+    calib_opts_t o;
+    profile_t p, q;
+    char err[256], perr[PROF_ERR_MAX], in[] = "/tmp/check_calib_in.XXXXXX", out[] = "/tmp/check_calib_out.XXXXXX";
+    calib_opts_default(&o);
+    o.quiet = 1;
+    o.smoke = 1;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    int fd = mkstemp(in);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    fd = mkstemp(out);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    for (int i = 0; i < p.nlaws; i++)
+        p.laws[i].coef[0] += 1; /* a stale law */
+    ck_assert_int_eq(prof_save(in, &p), 0);
+    char *argv[] = { "calib", "--refit", in, "--model", "models/qwen3.8-27b.yaml", "--out", out, NULL };
+    FILE *keep = stdout;
+    stdout = tmpfile(); /* the fit table */
+    int rc = calib_main(7, argv, no_timer);
+    fclose(stdout);
+    stdout = keep;
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(prof_load(out, &q, perr) == 0, "%s", perr);
+    ck_assert_str_eq(q.gpu, p.gpu);
+    ck_assert_str_eq(q.date, p.date);
+    ck_assert_str_eq(q.method, p.method);
+    ck_assert_int_eq(q.nlaws, p.nlaws);
+    for (int i = 0; i < p.nlaws; i++) {
+        const prof_law_t *a = &p.laws[i], *b = &q.laws[i];
+        ck_assert_int_eq(b->npts, a->npts);
+        ck_assert_int_eq(memcmp(b->pts, a->pts, (size_t)a->npts * a->ncols * sizeof(double)), 0);
+        if (a->npts)
+            ck_assert_double_eq_tol(b->coef[0], a->coef[0] - 1, 1e-3); /* refit, not copied */
+    }
+    prof_free(&q);
+    /* a profile of another model or TP degree is refused */
+    char *argv2[] = { "calib", "--refit", in, "--model", "models/qwen3.8-27b.yaml", "--tp", "2", "--out", out, NULL };
+    FILE *keep_err = stderr;
+    stderr = tmpfile();
+    rc = calib_main(9, argv2, no_timer);
+    fclose(stderr);
+    stderr = keep_err;
+    ck_assert_int_eq(rc, 2);
+    unlink(in);
+    unlink(out);
+    prof_free(&p);
+}
+END_TEST
+
 static Suite *calib_suite(void)
 {
     Suite *s = suite_create("calib");
@@ -614,6 +730,8 @@ static Suite *calib_suite(void)
     tcase_add_test(tc, driver_error_names_the_job);
     tcase_add_test(tc, driver_keep_going);
     tcase_add_test(tc, driver_budget_cuts);
+    tcase_add_test(tc, refit_gives_the_fit_back);
+    tcase_add_test(tc, refit_command_line);
     suite_add_tcase(s, tc);
     return s;
 }

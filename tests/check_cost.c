@@ -19,7 +19,7 @@ static void law(profile_t *p, const char *name, double c0, double c1, double c2,
     memset(&l, 0, sizeof l);
     snprintf(l.name, sizeof l.name, "%s", name);
     l.ncoef = cost_law_ncoef(name);
-    double c[4] = { c0, c1, c2, c3 };
+    double c[PROF_MAX_COEF] = { c0, c1, c2, c3 }; /* the rest of the family's terms: 0 */
     for (int i = 0; i < l.ncoef; i++) l.coef[i] = c[i];
     l.fit_median_rel = l.fit_max_rel = -1;
     ck_assert_int_eq(prof_put(p, &l), 0);
@@ -240,6 +240,84 @@ START_TEST(measured_grid_prices_chunks_by_waves)
 }
 END_TEST
 
+START_TEST(features_of_items_match_points)
+{
+    /* the simulator's items and calib's points of one shape have one feature vector (the
+     * grid's edges and the fitted laws rely on it): a small-q verify row expanded token-
+     * wise (one request: its rows read the same pages), two decode rows of two requests */
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    cost_hw_t hw = { 132, 7.5e14, 4.2e12 };
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+                       .fp8_bridge_page = 784 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    struct { kseg_t rows[2]; int n; double point[4]; } cases[] = {
+        { { { 0, 5, 100000 } }, 1, { 1, 5, 100000, 784 } },
+        { { { 0, 1, 50000 }, { 1, 1, 50000 } }, 2, { 2, 1, 50000, 784 } },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ck_assert_int_eq(route_step(&rc, cases[i].rows, cases[i].n, &plan), 0);
+        ck_assert_int_eq(plan.ncalls, 1);
+        ck_assert_int_eq(plan.calls[0].route, ROUTE_DECODE_XQA);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1 };
+        double fi[PROF_MAX_COEF], fp[PROF_MAX_COEF];
+        ck_assert_int_eq(cost_item_features(&it, &M, &r, &hw, fi), 0);
+        ck_assert_int_eq(cost_point_features("attn.decode_xqa.fp16", cases[i].point, &M, &r, &hw, fp), 0);
+        for (int j = 0; j < cost_law_ncoef("attn.decode_xqa.fp16"); j++)
+            ck_assert_msg(fi[j] == fp[j], "case %zu feature %d: %g vs %g", i, j, fi[j], fp[j]);
+        /* unique KV tokens: one request's longest row / every request's */
+        ck_assert_double_eq(fp[4], 100000.0 * r.kv_heads);
+        ck_assert(fp[1] >= fp[4]);
+    }
+    /* gemm: the roofline at the profile's ceilings; unknown ceilings give 0 */
+    cost_item_t g = { .kind = CI_GEMM, .m = 2048, .n = 5120, .k = 6144, .wb = 2, .count = 1 };
+    double f[PROF_MAX_COEF], row[4] = { 2048, 5120, 6144, 2 }, fp[PROF_MAX_COEF];
+    ck_assert_int_eq(cost_item_features(&g, &M, &r, &hw, f), 0);
+    ck_assert_int_eq(cost_point_features("gemm", row, &M, &r, &hw, fp), 0);
+    double fl = 2.0 * 2048 * 5120 * 6144, by = 2.0 * (2048.0 * 6144 + 2048.0 * 5120) + 2.0 * 5120 * 6144;
+    ck_assert_double_eq_tol(f[3], fmax(fl / 7.5e14, by / 4.2e12), 1e-18);
+    for (int j = 0; j < 4; j++) ck_assert_double_eq(f[j], fp[j]);
+    ck_assert_int_eq(cost_item_features(&g, &M, &r, NULL, f), 0);
+    ck_assert_double_eq(f[3], 0);
+    route_plan_free(&plan);
+}
+END_TEST
+
+START_TEST(roofline_pair_prices_the_larger)
+{
+    /* gdn's pair (long row, tokens): a 2048-token chunk is priced by its walk, 64 one-token
+     * rows by their throughput; the law's other terms add */
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "gdn");
+    l.ncoef = cost_law_ncoef("gdn");
+    ck_assert_int_eq(l.ncoef, 7);
+    l.coef[0] = 1e-5;
+    l.coef[5] = 1e-6; /* per token of the long row */
+    l.coef[6] = 2e-7; /* per token, throughput */
+    l.fit_median_rel = l.fit_max_rel = -1;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    cost_item_t chunk = { .kind = CI_GDN, .tokens = 2048, .seqs = 1, .count = 1, .part = CP_GDN };
+    cost_item_t rows = { .kind = CI_GDN, .tokens = 64, .seqs = 64, .count = 1, .part = CP_GDN };
+    double sec;
+    int grid;
+    ck_assert_int_eq(cost_profile_item(cm, &chunk, &sec, &grid), 0);
+    ck_assert_int_eq(grid, 0);
+    ck_assert_double_eq_tol(sec, 1e-5 + 1e-6 * 2048, 1e-15);
+    ck_assert_int_eq(cost_profile_item(cm, &rows, &sec, &grid), 0);
+    ck_assert_double_eq_tol(sec, 1e-5 + 2e-7 * 64, 1e-15);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cost");
@@ -250,6 +328,8 @@ int main(void)
     tcase_add_test(tc, missing_laws_are_errors);
     tcase_add_test(tc, grid_leave_one_out);
     tcase_add_test(tc, measured_grid_prices_chunks_by_waves);
+    tcase_add_test(tc, features_of_items_match_points);
+    tcase_add_test(tc, roofline_pair_prices_the_larger);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

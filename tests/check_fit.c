@@ -33,6 +33,8 @@ static double nrand(void) /* ~N(0,1): sum of 12 uniforms */
 
 static model_t ref_model;
 static model_rank_t ref_rank;
+/* an H200-like GPU: waves and the GEMM roofline need its SMs and ceilings */
+static const cost_hw_t ref_hw = { 132, 7.5e14, 4.2e12 };
 
 static void load_model(void)
 {
@@ -159,23 +161,46 @@ typedef struct {
     double coef[PROF_MAX_COEF];
 } law_case_t;
 
+/* every feature of every family carries weight somewhere; the roofline pairs (bridge 2/3,
+ * gdn 5/6) are each the larger term on part of the grid */
 static const law_case_t law_cases[] = {
     { "attn.prefill_bm32.fp16", 5, { 8e-6, 1.5e-9, 4e-8, 2e-9 } },
     { "attn.prefill_generic.fp16", 5, { 6e-6, 3e-9, 9e-8, 1e-9 } },
-    { "attn.decode_xqa.fp16", 5, { 1e-5, 2e-11, 1e-8, 5e-9 } },
-    { "attn.decode_scalar.fp8", 5, { 7e-6, 1e-11, 2e-8, 3e-9 } },
-    { "attn.fp8_bridge", 5, { 4e-6, 5e-11 } },
-    { "gemm", 5, { 6e-6, 1.4e-15, 2.6e-13 } },
-    { "gdn", 3, { 1.2e-5, 1.1e-7, 4e-6 } },
-    { "elementwise", 2, { 3e-6, 2e-8 } },
+    { "attn.decode_xqa.fp16", 5, { 1e-5, 2e-11, 1e-8, 5e-9, 1e-11, 3e-8, 5e-8, 1e-8 } },
+    { "attn.decode_scalar.fp8", 5, { 7e-6, 1e-11, 2e-8, 3e-9, 2e-11, 3e-8, 2e-7, 4e-9 } },
+    { "attn.fp8_bridge", 5, { 4e-6, 5e-11, 5e-8, 2e-10 } },
+    { "gemm", 5, { 6e-6, 1.4e-15, 2.6e-13, 0.3 } },
+    { "gdn", 3, { 1.2e-5, 1e-8, 4e-6, 2e-6, 3e-6, 5e-7, 4e-7 } },
+    { "elementwise", 2, { 3e-6, 2e-8, 2e-6, 1e-6 } },
 };
+
+/* The known law's value on a feature vector (prof_eval: its roofline pair a max). */
+static double known(const law_case_t *lc, const double *feat)
+{
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "%s", lc->law);
+    l.ncoef = cost_law_ncoef(lc->law);
+    memcpy(l.coef, lc->coef, sizeof l.coef);
+    return prof_eval(&l, feat);
+}
 
 /* Points over a grid that spans each law's features; t from the known coefficients. */
 static int make_points(const law_case_t *lc, double *pts, int cap)
 {
     int n = 0;
     const double ctx[] = { 1024, 3000, 9000, 30000, 90000, 262144 };
-    if (!strncmp(lc->law, "attn.", 5)) {
+    if (!strcmp(lc->law, "attn.fp8_bridge")) {
+        /* prefixes shorter than one 784-token page too: the page walk's slope */
+        const double bctx[] = { 100, 300, 700, 1024, 3000, 9000, 30000, 90000, 180000, 262144 };
+        for (int c = 0; c < 10 && n < cap; c++, n++) {
+            double *p = pts + (size_t)n * lc->ncols;
+            p[0] = 1;
+            p[1] = 1;
+            p[2] = bctx[c];
+            p[3] = 1568;
+        }
+    } else if (!strncmp(lc->law, "attn.", 5)) {
         const int qs_pf[] = { 1, 64, 784, 1568, 2048 }, qs_dec[] = { 1, 5, 16 }, rows[] = { 1, 4, 16 };
         int dec = strstr(lc->law, "decode") != NULL;
         for (int a = 0; a < (dec ? 3 : 5); a++)
@@ -201,8 +226,8 @@ static int make_points(const law_case_t *lc, double *pts, int cap)
                 n++;
             }
     } else if (!strcmp(lc->law, "gdn")) {
-        for (int s = 1; s <= 16; s *= 2)
-            for (double tk = 1; tk <= 2048 && n < cap; tk *= 4) {
+        for (int s = 1; s <= 64; s *= 2)
+            for (double tk = 1; tk <= 2048 && n < cap; tk *= 2) {
                 double *p = pts + (size_t)n * lc->ncols;
                 p[0] = tk + s - 1;
                 p[1] = s;
@@ -215,11 +240,9 @@ static int make_points(const law_case_t *lc, double *pts, int cap)
         }
     }
     for (int i = 0; i < n; i++) {
-        double feat[PROF_MAX_COEF], *p = pts + (size_t)i * lc->ncols, t = 0;
-        ck_assert_int_eq(cost_point_features(lc->law, p, &ref_model, &ref_rank, feat), 0);
-        for (int j = 0; j < cost_law_ncoef(lc->law); j++)
-            t += lc->coef[j] * feat[j];
-        p[lc->ncols - 1] = t;
+        double feat[PROF_MAX_COEF], *p = pts + (size_t)i * lc->ncols;
+        ck_assert_int_eq(cost_point_features(lc->law, p, &ref_model, &ref_rank, &ref_hw, feat), 0);
+        p[lc->ncols - 1] = known(lc, feat);
     }
     return n;
 }
@@ -247,12 +270,9 @@ static double pred_err(const prof_law_t *l, const law_case_t *lc)
 {
     double mx = 0;
     for (int i = 0; i < l->npts; i++) {
-        double feat[PROF_MAX_COEF], a = 0, b = 0;
-        cost_point_features(lc->law, l->pts + (size_t)i * l->ncols, &ref_model, &ref_rank, feat);
-        for (int j = 0; j < l->ncoef; j++) {
-            a += l->coef[j] * feat[j];
-            b += lc->coef[j] * feat[j];
-        }
+        double feat[PROF_MAX_COEF];
+        cost_point_features(lc->law, l->pts + (size_t)i * l->ncols, &ref_model, &ref_rank, &ref_hw, feat);
+        double a = prof_eval(l, feat), b = known(lc, feat);
         mx = fmax(mx, fabs(a - b) / b);
     }
     return mx;
@@ -265,7 +285,7 @@ START_TEST(law_exact)
     prof_law_t l;
     int n = make_points(lc, pts, 512);
     init_law(&l, lc, pts, n);
-    ck_assert_int_eq(fit_law(&l, &ref_model, &ref_rank), 0);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), 0);
     ck_assert_int_eq(l.ncoef, cost_law_ncoef(lc->law));
     ck_assert_msg(l.fit_max_rel < 1e-6, "%s: max rel %g", lc->law, l.fit_max_rel);
     ck_assert(l.fit_median_rel <= l.fit_max_rel);
@@ -287,7 +307,7 @@ START_TEST(law_noisy)
     for (int i = 0; i < n; i++)
         pts[(size_t)i * lc->ncols + lc->ncols - 1] *= 1 + 0.01 * nrand();
     init_law(&l, lc, pts, n);
-    ck_assert_int_eq(fit_law(&l, &ref_model, &ref_rank), 0);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), 0);
     ck_assert_msg(l.fit_median_rel < 0.02, "%s: median rel %g", lc->law, l.fit_median_rel);
     ck_assert_msg(l.fit_max_rel < 0.06, "%s: max rel %g", lc->law, l.fit_max_rel);
     ck_assert_msg(pred_err(&l, lc) < 0.03, "%s: prediction error %g", lc->law, pred_err(&l, lc));
@@ -296,19 +316,88 @@ END_TEST
 
 START_TEST(law_well_posed_coefs)
 {
-    /* laws whose features are not collinear on the grid give back each coefficient */
-    static const int idx[] = { 5, 6, 7 }; /* gemm, gdn, elementwise */
+    /* laws whose features are not collinear on the grid give back each coefficient (the
+     * roofline pairs' ratio included) */
+    static const int idx[] = { 3, 4, 5, 6, 7 }; /* scalar decode, bridge, gemm, gdn, elementwise */
     for (size_t k = 0; k < sizeof idx / sizeof *idx; k++) {
         const law_case_t *lc = &law_cases[idx[k]];
         static double pts[512 * 5];
         prof_law_t l;
         int n = make_points(lc, pts, 512);
         init_law(&l, lc, pts, n);
-        ck_assert_int_eq(fit_law(&l, &ref_model, &ref_rank), 0);
+        ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), 0);
         for (int j = 0; j < l.ncoef; j++)
             ck_assert_msg(fabs(l.coef[j] / lc->coef[j] - 1) < 1e-6, "%s coef %d: %g vs %g", lc->law, j,
                           l.coef[j], lc->coef[j]);
     }
+    /* fp16 XQA runs one CTA per SM: its wave_tokens and sm_tokens are one feature, and only
+     * their sum is determined; every other coefficient comes back */
+    const law_case_t *lc = &law_cases[2];
+    static double pts[512 * 5];
+    prof_law_t l;
+    int n = make_points(lc, pts, 512);
+    init_law(&l, lc, pts, n);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), 0);
+    for (int j = 0; j < l.ncoef; j++)
+        if (j != 5 && j != 7)
+            ck_assert_msg(fabs(l.coef[j] / lc->coef[j] - 1) < 1e-6, "%s coef %d: %g vs %g", lc->law, j, l.coef[j],
+                          lc->coef[j]);
+    ck_assert_double_eq_tol((l.coef[5] + l.coef[7]) / (lc->coef[5] + lc->coef[7]), 1, 1e-6);
+}
+END_TEST
+
+START_TEST(law_roof_eval)
+{
+    /* a roofline pair adds the larger of its two terms; a law without one sums */
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "attn.fp8_bridge");
+    l.ncoef = 4;
+    double c[4] = { 1, 2, 3, 5 }, f[PROF_MAX_COEF] = { 1, 10, 100, 50 };
+    memcpy(l.coef, c, sizeof c);
+    ck_assert_double_eq(prof_eval(&l, f), 1 + 20 + fmax(300, 250));
+    f[3] = 70;
+    ck_assert_double_eq(prof_eval(&l, f), 1 + 20 + 350);
+    int a, b;
+    ck_assert_int_eq(cost_law_roof("attn.fp8_bridge", &a, &b), 1);
+    ck_assert(a == 2 && b == 3);
+    ck_assert_int_eq(cost_law_roof("gdn", &a, &b), 1);
+    ck_assert(a == 5 && b == 6);
+    ck_assert_int_eq(cost_law_roof("gemm", &a, &b), 0);
+    snprintf(l.name, sizeof l.name, "gemm");
+    ck_assert_double_eq(prof_eval(&l, f), 1 + 20 + 300 + 350);
+    /* a profile written before the pair existed (fewer coefficients): plain sum */
+    snprintf(l.name, sizeof l.name, "attn.fp8_bridge");
+    l.ncoef = 2;
+    ck_assert_double_eq(prof_eval(&l, f), 21);
+}
+END_TEST
+
+START_TEST(law_without_hw)
+{
+    /* fit_law (no hardware facts): the features that need the SM count or the ceilings
+     * are 0 and never fitted; a law of the others comes back */
+    law_case_t lc = { "elementwise", 2, { 3e-6, 2e-8 } };
+    static double pts[64 * 2];
+    int n = 0;
+    for (double tk = 1; tk <= 4096; tk *= 2, n++) {
+        pts[2 * n] = tk;
+        pts[2 * n + 1] = lc.coef[0] + lc.coef[1] * tk;
+    }
+    prof_law_t l;
+    init_law(&l, &lc, pts, n);
+    ck_assert_int_eq(fit_law(&l, &ref_model, &ref_rank), 0);
+    ck_assert_double_eq_tol(l.coef[0], 3e-6, 1e-15);
+    ck_assert_double_eq_tol(l.coef[1], 2e-8, 1e-17);
+    ck_assert_double_eq(l.coef[2], 0);
+    ck_assert_double_eq(l.coef[3], 0);
+    double feat[PROF_MAX_COEF];
+    ck_assert_int_eq(cost_point_features("elementwise", pts, &ref_model, &ref_rank, NULL, feat), 0);
+    ck_assert(feat[2] == 0 && feat[3] == 0);
+    ck_assert_int_eq(cost_point_features("elementwise", pts, &ref_model, &ref_rank, &ref_hw, feat), 0);
+    ck_assert(feat[2] == 1 && feat[3] == 1);
+    ck_assert_int_eq(cost_point_features("gemm", (double[]){ 1, 5120, 5120, 2 }, &ref_model, &ref_rank, NULL, feat), 0);
+    ck_assert_double_eq(feat[3], 0);
 }
 END_TEST
 
@@ -321,14 +410,14 @@ START_TEST(law_errors)
     l.ncols = 2;
     l.npts = 2;
     l.pts = pts;
-    ck_assert_int_eq(fit_law(&l, &ref_model, &ref_rank), -1);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), -1);
     pts[3] = 2e-5;
-    ck_assert_int_eq(fit_law(&l, &ref_model, &ref_rank), 0);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), 0);
     snprintf(l.name, sizeof l.name, "no.such.law");
-    ck_assert_int_eq(fit_law(&l, &ref_model, &ref_rank), -1);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), -1);
     snprintf(l.name, sizeof l.name, "elementwise");
     l.npts = 0;
-    ck_assert_int_eq(fit_law(&l, &ref_model, &ref_rank), -1);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), -1);
 }
 END_TEST
 
@@ -357,7 +446,7 @@ START_TEST(profile_round_trip)
             pts[(size_t)i * law_cases[k].ncols + law_cases[k].ncols - 1] *= 1 + 0.01 * nrand();
         init_law(&l, &law_cases[k], pts, n);
         snprintf(l.provenance, sizeof l.provenance, "synthetic, check_fit");
-        ck_assert_int_eq(fit_law(&l, &ref_model, &ref_rank), 0);
+        ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), 0);
         ck_assert_int_eq(prof_put(&p, &l), 0);
     }
     ck_assert_int_eq(prof_save(path, &p), 0);
@@ -379,11 +468,11 @@ START_TEST(profile_round_trip)
         ck_assert_int_eq(memcmp(b->pts, a->pts, (size_t)a->npts * a->ncols * sizeof(double)), 0);
         /* refitting the loaded points gives the same law */
         prof_law_t c = *b;
-        ck_assert_int_eq(fit_law(&c, &ref_model, &ref_rank), 0);
+        ck_assert_int_eq(fit_law_hw(&c, &ref_model, &ref_rank, &ref_hw), 0);
         for (int j = 0; j < a->ncoef; j++)
             ck_assert_double_eq_tol(c.coef[j], a->coef[j], 1e-12 * fabs(a->coef[j]) + 1e-300);
         double feat[PROF_MAX_COEF];
-        ck_assert_int_eq(cost_point_features(a->name, a->pts, &ref_model, &ref_rank, feat), 0);
+        ck_assert_int_eq(cost_point_features(a->name, a->pts, &ref_model, &ref_rank, &ref_hw, feat), 0);
         ck_assert_double_eq(prof_eval(b, feat), prof_eval(a, feat));
     }
     prof_free(&p);
@@ -409,6 +498,8 @@ static Suite *fit_suite(void)
     tcase_add_loop_test(tc, law_exact, 0, nl);
     tcase_add_loop_test(tc, law_noisy, 0, nl);
     tcase_add_test(tc, law_well_posed_coefs);
+    tcase_add_test(tc, law_roof_eval);
+    tcase_add_test(tc, law_without_hw);
     tcase_add_test(tc, law_errors);
     tcase_add_test(tc, profile_round_trip);
     suite_add_tcase(s, tc);

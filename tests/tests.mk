@@ -130,3 +130,6 @@ check-valgrind: bin/pacesim
 	for f in tests/data/bad/*.yaml; do $$VG ./bin/pacesim run $$f >/dev/null 2>&1; \
 	  [ $$? = 3 ] && { echo "check-valgrind: FAILED on $$f"; exit 1; }; done; \
 	echo "check-valgrind: clean (reference scenarios, and every bad-input case)"
+
+# -- ground truth: the cost model against an H200 replay's recorded step times ----------
+EXTRA_TESTS += tests/rescore.sh

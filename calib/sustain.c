@@ -1,0 +1,191 @@
+/* sustain.c: calib's sustained-load probes (see sustain.h and sim/heat.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "heat.h"
+#include "sustain.h"
+
+#define TRACE_MAX 4096
+
+typedef struct {
+    calib_timer_t *t;
+    double now;                   /* timer seconds so far */
+} sus_t;
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    if (n < 1) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Run j back to back for `seconds` in batches of ~2 ms, reading the clock after each;
+ * the trace (time since the start, MHz) into tt/tf when given; *tail = the mean clock
+ * over the last 30% of the time (NAN if none was read).  0 / -1. */
+static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *tt, double *tf, int *n,
+                double *tail)
+{
+    int iters = (int)ceil(0.002 / t_est);
+    if (iters < 1) iters = 1;
+    if (iters > 1000) iters = 1000;
+    if (s->t->prepare(s->t, j) != 0) return -1;
+    double start = s->now, sum = 0;
+    int cnt = 0, k = 0;
+    while (s->now - start < seconds) {
+        double sec, f;
+        if (s->t->run(s->t, j, iters, &sec) != 0) return -1;
+        if (!(sec > 0)) {
+            snprintf(s->t->err, sizeof s->t->err, "sustained load: non-positive time");
+            return -1;
+        }
+        s->now += sec * iters;
+        if (s->t->clock(s->t, &f) != 0) continue;
+        if (tt && k < TRACE_MAX) {
+            tt[k] = s->now - start;
+            tf[k++] = f;
+        }
+        if (s->now - start >= 0.7 * seconds) {
+            sum += f;
+            cnt++;
+        }
+    }
+    if (n) *n = k;
+    *tail = cnt ? sum / cnt : NAN;
+    return 0;
+}
+
+/* One timing of j right after `pre` ran for pre_s seconds: seconds per run. */
+static int timed_after(sus_t *s, const calib_job_t *pre, double pre_t, double pre_s, const calib_job_t *j, double t_est,
+                       double *sec)
+{
+    double tail;
+    if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail) < 0) return -1;
+    int iters = (int)ceil(5e-4 / t_est);
+    if (iters < 1) iters = 1;
+    if (iters > 200) iters = 200;
+    if (s->t->prepare(s->t, j) != 0 || s->t->run(s->t, j, iters, sec) != 0) return -1;
+    s->now += *sec * iters;
+    return 0;
+}
+
+/* Up to two probe jobs of law l (heat_probe_pick over its measured times).  Returns how
+ * many (indices into jobs in *p). */
+static int pick_probes(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[2])
+{
+    int n = 0, *idx = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *idx);
+    double *t = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *t);
+    int np = 0;
+    if (idx && t) {
+        for (int i = 0; i < njobs; i++)
+            if (jobs[i].law == l && t_s[i] > 0) {
+                idx[n] = i;
+                t[n++] = t_s[i];
+            }
+        np = heat_probe_pick(t, n, p);
+        for (int q = 0; q < np; q++) p[q] = idx[p[q]];
+    }
+    free(idx);
+    free(t);
+    return np;
+}
+
+int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, int njobs, int nlaws,
+                  calib_sustain_t *out, FILE *progress)
+{
+    memset(out, 0, sizeof *out);
+    for (int l = 0; l < SUSTAIN_MAX_LAWS; l++) out->hot[l] = out->heat[l] = NAN;
+    double f;
+    if (!t->clock || t->clock(t, &f) != 0) {
+        snprintf(out->why, sizeof out->why, "the SM clock cannot be read here (no NVML)");
+        return 0;
+    }
+    if (nlaws > SUSTAIN_MAX_LAWS) nlaws = SUSTAIN_MAX_LAWS;
+    /* the heater: the largest measured GEMM; the light load: the longest fp16 q=1 XQA row */
+    int hi = -1, li = -1;
+    for (int i = 0; i < njobs; i++) {
+        if (!(t_s[i] > 0)) continue;
+        const calib_job_t *j = &jobs[i];
+        if (j->kernel == CK_GEMM && (hi < 0 || (double)j->m * j->n * j->k
+                                               > (double)jobs[hi].m * jobs[hi].n * jobs[hi].k))
+            hi = i;
+        if (j->kernel == CK_DECODE_XQA && !j->fp8 && j->rows == 1 && j->q == 1
+            && (li < 0 || j->seq_len > jobs[li].seq_len))
+            li = i;
+    }
+    if (hi < 0 || li < 0) {
+        snprintf(out->why, sizeof out->why, "the grid has no %s to load the card with",
+                 hi < 0 ? "GEMM" : "fp16 XQA decode row");
+        return 0;
+    }
+    const calib_job_t *H = &jobs[hi], *L = &jobs[li];
+    double th = t_s[hi], tl = t_s[li];
+    sus_t s = { t, 0 };
+    double *tt = malloc(2 * TRACE_MAX * sizeof *tt), *tf = tt ? tt + TRACE_MAX : NULL;
+    if (!tt) {
+        snprintf(t->err, sizeof t->err, "out of memory");
+        return -1;
+    }
+    int n, rc = -1;
+    double cold, hot, back;
+    if (load(&s, L, tl, 0.3, NULL, NULL, NULL, &cold) < 0) goto done;
+    if (load(&s, H, th, 1.0, tt, tf, &n, &hot) < 0) goto done;
+    out->clock_cold = cold;
+    out->clock_hot = hot;
+    out->tau_up = heat_tau(tt, tf, n, cold, hot);
+    if (load(&s, L, tl, 0.6, tt, tf, &n, &back) < 0) goto done;
+    out->tau_down = heat_tau(tt, tf, n, hot, cold);
+    if (progress)
+        fprintf(progress, "calib: sustained load: %.0f MHz under a light load, %.0f MHz under the heater "
+                "(tau %.0f ms down, %.0f ms back)\n", cold, hot, out->tau_up * 1e3, out->tau_down * 1e3);
+    if (!(cold - hot > 0.01 * cold) || !isfinite(out->tau_up) || !isfinite(out->tau_down)) {
+        snprintf(out->why, sizeof out->why, "the clock did not settle lower under the heater (%.0f -> %.0f MHz)", cold,
+                 hot);
+        rc = 0;
+        goto done;
+    }
+    /* settle for 4 time constants before each timing (98% of the way), 0.1 .. 0.5 s */
+    double pre_l = fmin(0.5, fmax(0.1, 4 * out->tau_down)), pre_h = fmin(0.5, fmax(0.1, 4 * out->tau_up));
+    double own = fmin(0.6, fmax(0.25, 6 * out->tau_up));   /* the tail mean is then within ~1% */
+    for (int l = 0; l < nlaws; l++) {
+        int p[2], np = pick_probes(jobs, t_s, njobs, l, p);
+        double ratio[2], w[2];
+        int k = 0;
+        for (int q = 0; q < np; q++) {
+            const calib_job_t *j = &jobs[p[q]];
+            double tc[3], th3[3], tail;
+            for (int r = 0; r < 3; r++)
+                if (timed_after(&s, L, tl, pre_l, j, t_s[p[q]], &tc[r]) < 0
+                    || timed_after(&s, H, th, pre_h, j, t_s[p[q]], &th3[r]) < 0)
+                    goto done;
+            if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
+                || load(&s, j, t_s[p[q]], own, NULL, NULL, NULL, &tail) < 0)
+                goto done;
+            double c = median(tc, 3);
+            if (!(c > 0) || !isfinite(tail)) continue;
+            ratio[k] = median(th3, 3) / c;
+            w[k] = (cold - tail) / (cold - hot);
+            if (w[k] < 0) w[k] = 0;
+            if (w[k] > 1) w[k] = 1;
+            k++;
+        }
+        if (k) {
+            out->hot[l] = median(ratio, k);
+            out->heat[l] = median(w, k);
+            if (progress)
+                fprintf(progress, "calib: sustained load: %-26s hot %.3f heat %.2f (%d probe%s)\n",
+                        calib_laws(NULL)[l].name, out->hot[l], out->heat[l], k, k > 1 ? "s" : "");
+        }
+    }
+    out->ok = 1;
+    rc = 0;
+done:
+    out->seconds = s.now;
+    free(tt);
+    return rc;
+}

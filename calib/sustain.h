@@ -1,0 +1,46 @@
+/* sustain.h -- calib's sustained-load probes: what the card's power limit does to each
+ * law (the model is in sim/heat.h).  Host logic only: it drives a calib timer (the CUDA
+ * one, or a fake in tests/check_sustain.c) and reads the SM clock through its clock op.
+ *
+ *   1. the light load (a long fp16 XQA decode, bandwidth-bound) for 0.3 s: clock_cold;
+ *   2. the heater (the grid's largest GEMM) for 1 s, the clock traced: clock_hot, and
+ *      tau_up, the time the clock takes to cover 1 - 1/e of its fall;
+ *   3. the light load again for 0.6 s, traced: tau_down, the same for its recovery;
+ *   4. per law, two of its measured points (at a third and two thirds of its sorted
+ *      times, among those of 20 us .. 20 ms): timed 3 times right after the light load
+ *      and 3 times right after the heater, each run for 4 of its time constants first
+ *      (0.1 .. 0.5 s) -> hot = the ratio of the medians; and run back to back for 6 time
+ *      constants (0.25 .. 0.6 s) after the light load -> the clock it settles at, as a fraction of the heater's
+ *      drop -> heat.  Medians over the probes.
+ * Time is counted as the timer's own (GPU) seconds, so a fake timer is deterministic. */
+#ifndef PACESIM_SUSTAIN_H
+#define PACESIM_SUSTAIN_H
+
+#include <stdio.h>
+#include "calib.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SUSTAIN_MAX_LAWS 32
+
+typedef struct calib_sustain {
+    int ok;                       /* 1: measured; 0: skipped (why says why) */
+    char why[160];
+    double clock_cold, clock_hot; /* MHz: settled under the light load, under the heater */
+    double tau_up, tau_down;      /* seconds */
+    double hot[SUSTAIN_MAX_LAWS], heat[SUSTAIN_MAX_LAWS];   /* per law index; NAN: not probed */
+    double seconds;               /* timer time the probes took */
+} calib_sustain_t;
+
+/* Probe with timer t over the measured jobs (t_s[i] = job i's calibrated seconds, NAN or
+ * <= 0 if it was not measured), nlaws law indices.  Progress lines on `progress` (may be
+ * NULL).  0 (out->ok says whether anything was measured), or -1 with t->err filled. */
+int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, int njobs, int nlaws,
+                  calib_sustain_t *out, FILE *progress);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

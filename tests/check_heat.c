@@ -1,0 +1,232 @@
+/* check_heat.c: the sustained-load clock state (sim/heat.c). */
+#include <check.h>
+#include "check_run.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cost.h"
+#include "heat.h"
+#include "scenario.h"
+
+START_TEST(step_settles_and_means)
+{
+    double h = 0;
+    /* a long step at target 1 ends at 1; its mean is 1 - tau/dt (1 - e^-dt/tau) */
+    double m = heat_step(&h, 1.0, 1.0, 0.1, 0.3);
+    ck_assert_double_eq_tol(h, 1 - exp(-10.0), 1e-12);
+    ck_assert_double_eq_tol(m, 1 - 0.1 * (1 - exp(-10.0)), 1e-12);
+    /* falling uses tau_down: after one tau_down, 1/e of the way is left */
+    h = 1;
+    heat_step(&h, 0.0, 0.3, 0.1, 0.3);
+    ck_assert_double_eq_tol(h, exp(-1.0), 1e-12);
+    /* a step that rises uses tau_up */
+    h = 0.5;
+    heat_step(&h, 0.7, 0.1, 0.1, 0.3);
+    ck_assert_double_eq_tol(h, 0.7 - 0.2 * exp(-1.0), 1e-12);
+    /* zero-length steps leave it; tau 0 jumps */
+    h = 0.25;
+    ck_assert_double_eq(heat_step(&h, 1.0, 0.0, 0.1, 0.1), 0.25);
+    ck_assert_double_eq(h, 0.25);
+    ck_assert_double_eq(heat_step(&h, 0.6, 0.01, 0.0, 0.0), 0.6);
+    ck_assert_double_eq(h, 0.6);
+    /* splitting a step in two gives the same end state */
+    double a = 0.1, b = 0.1;
+    heat_step(&a, 0.9, 0.2, 0.05, 0.2);
+    heat_step(&b, 0.9, 0.1, 0.05, 0.2);
+    heat_step(&b, 0.9, 0.1, 0.05, 0.2);
+    ck_assert_double_eq_tol(a, b, 1e-12);
+}
+END_TEST
+
+START_TEST(factor_follows_the_clock)
+{
+    /* h = 0: the light load's clock, no change; h = 1: the heater's, the probes' ratio */
+    ck_assert_double_eq_tol(heat_factor(1.5, 0, 1885, 1387), 1.0, 1e-12);
+    ck_assert_double_eq_tol(heat_factor(1.5, 1, 1885, 1387), 1.5, 1e-12);
+    /* in between: time as clock^-s */
+    double s = log(1.5) / log(1885.0 / 1387), f = 1885 - 0.4 * (1885 - 1387);
+    ck_assert_double_eq_tol(heat_factor(1.5, 0.4, 1885, 1387), pow(1885 / f, s), 1e-12);
+    /* a law the clock does not touch, and unusable clocks */
+    ck_assert_double_eq_tol(heat_factor(1.0, 0.7, 1885, 1387), 1.0, 1e-12);
+    ck_assert_double_eq(heat_factor(1.5, 0.5, 1387, 1885), 1.0);
+    ck_assert_double_eq(heat_factor(1.5, 0.5, 1885, 0), 1.0);
+}
+END_TEST
+
+START_TEST(tau_of_traces)
+{
+    /* an exponential fall 1980 -> 1600 MHz with tau 0.08 s, sampled every 2 ms */
+    double t[500], f[500];
+    for (int i = 0; i < 500; i++) {
+        t[i] = 0.002 * (i + 1);
+        f[i] = 1600 + 380 * exp(-t[i] / 0.08);
+    }
+    ck_assert_double_eq_tol(heat_tau(t, f, 500, 1980, 1600), 0.08, 5e-4);
+    /* a recovery 1600 -> 1980 with tau 0.15, with unsampled holes */
+    for (int i = 0; i < 500; i++) f[i] = i % 7 == 3 ? NAN : 1980 - 380 * exp(-t[i] / 0.15);
+    ck_assert_double_eq_tol(heat_tau(t, f, 500, 1600, 1980), 0.15, 5e-4);
+    /* never gets there, or nothing to cover */
+    for (int i = 0; i < 500; i++) f[i] = 1900;
+    ck_assert(isnan(heat_tau(t, f, 500, 1980, 1600)));
+    ck_assert(isnan(heat_tau(t, f, 500, 1980, 1980)));
+    ck_assert(isnan(heat_tau(t, f, 0, 1980, 1600)));
+}
+END_TEST
+
+/* ---- the profile model at the heat state --------------------------------------- */
+
+static model_t M;
+
+static void put(profile_t *p, const char *name, double c0, double c1, double c2, double hot, double heat)
+{
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "%s", name);
+    l.ncoef = cost_law_ncoef(name);
+    double c[PROF_MAX_COEF] = { c0, c1, c2 };
+    for (int i = 0; i < l.ncoef; i++) l.coef[i] = c[i];
+    l.fit_median_rel = l.fit_max_rel = -1;
+    l.has_sustained = hot > 0;
+    l.hot = hot;
+    l.heat = heat;
+    ck_assert_int_eq(prof_put(p, &l), 0);
+}
+
+/* laws with XQA 30% slower at the capped clock, the GDN core 20% (and half as hot as the
+ * heater); GEMMs already timed at their own clock (hot 1), as hot as their FLOP rate */
+static void card(profile_t *p, int sustained, double xqa_hot)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->path, sizeof p->path, "synthetic");
+    p->peak_fp16_tflops = 700;
+    p->has_sustained = sustained;
+    p->clock_cold_mhz = 1980;
+    p->clock_hot_mhz = 1600;
+    p->tau_up_s = 0.1;
+    p->tau_down_s = 0.2;
+    put(p, "attn.prefill_bm32.fp16", 1e-5, 1e-7, 0, 1.1, 0);
+    put(p, "attn.prefill_generic.fp16", 1e-5, 2e-7, 1e-5, 1.1, 0);
+    put(p, "attn.prefill_lowsmem.fp16", 1e-5, 2e-7, 1e-5, 1.1, 0);
+    put(p, "attn.decode_xqa.fp16", 2e-5, 1e-9, 0, xqa_hot, 0);
+    put(p, "attn.decode_scalar.fp16", 2e-5, 1e-9, 0, xqa_hot, 0);
+    put(p, "gemm", 5e-6, 1.5e-15, 1e-13, 1.0, 1.0);
+    put(p, "gdn", 1e-5, 1e-8, 1e-6, 1.2, 0.5);
+    put(p, "elementwise", 2e-6, 1e-9, 0, 0, 0);
+    put(p, "step", 1e-3, 0, 0, 0, 0);
+}
+
+typedef struct {
+    route_plan_t plan;
+    cost_step_t in;
+} stepdef_t;
+
+/* A decode-only step (A at 240K) or a mixed one (A's row + a 2047-token chunk). */
+static void mkstep(stepdef_t *s, int mixed)
+{
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+                       .fp8_bridge_page = 784, .prefix_decode_rows = 1 };
+    kseg_t rows[2] = { { 0, 1, 240001 }, { 1, 2047, 8192 } };
+    route_plan_init(&s->plan);
+    ck_assert_int_eq(route_step(&rc, rows, mixed ? 2 : 1, &s->plan), 0);
+    cost_step_t in = { &s->plan, NULL, mixed ? 2048 : 1, mixed ? 2 : 1, 1, mixed ? 2 : 1, 0 };
+    s->in = in;
+}
+
+START_TEST(hot_steps_slow_down_and_cool_off)
+{
+    char err[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &M, err) == 0, "%s", err);
+    profile_t cold, hot, flat;
+    card(&cold, 0, 1.3);
+    card(&hot, 1, 1.3);
+    card(&flat, 1, 1.0);
+    cost_model_t *mc = cost_profile_new(&cold, &M, 1, err), *mh = cost_profile_new(&hot, &M, 1, err);
+    cost_model_t *mf = cost_profile_new(&flat, &M, 1, err);
+    ck_assert(mc && mh && mf);
+    stepdef_t dec, mix;
+    mkstep(&dec, 0);
+    mkstep(&mix, 1);
+    cost_breakdown_t oc, oh, of;
+    /* the first decode step from cold: no heat yet (GEMMs at m = 1 run far below peak) */
+    ck_assert_int_eq(mc->step(mc, &dec.in, &oc), 0);
+    ck_assert_int_eq(mh->step(mh, &dec.in, &oh), 0);
+    ck_assert(oh.total >= oc.total && oh.total < oc.total * 1.01);
+    /* mixed steps heat the card step after step: XQA's share grows, towards 1 + c (hot - 1) */
+    double prev = 0;
+    ck_assert_int_eq(mc->step(mc, &mix.in, &oc), 0);
+    for (int i = 0; i < 40; i++) {
+        ck_assert_int_eq(mh->step(mh, &mix.in, &oh), 0);
+        ck_assert_int_eq(mf->step(mf, &mix.in, &of), 0);
+        ck_assert(oh.total >= prev);
+        prev = oh.total;
+        /* laws whose hot is 1 cost what they cost cold, whatever the heat */
+        ck_assert_double_eq_tol(of.linear, oc.linear, 1e-12);
+        ck_assert_double_eq_tol(oh.linear, oc.linear, 1e-12);
+    }
+    double fx = oh.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA];
+    double fg = oh.gdn / oc.gdn;
+    ck_assert_msg(fx > 1.05 && fx < 1.3, "XQA factor %g", fx);
+    /* one heat state for the step: the clock XQA's factor implies gives the GDN's */
+    double f = 1980 / pow(fx, log(1980.0 / 1600) / log(1.3)), h = (1980 - f) / (1980 - 1600);
+    ck_assert_double_eq_tol(fg, heat_factor(1.2, h, 1980, 1600), 1e-9);
+    /* decode steps after it start hot and cool off to the cold price */
+    ck_assert_int_eq(mc->step(mc, &dec.in, &oc), 0);
+    ck_assert_int_eq(mh->step(mh, &dec.in, &oh), 0);
+    ck_assert(oh.total > oc.total * 1.01);
+    double first = oh.total;
+    for (int i = 0; i < 400; i++) ck_assert_int_eq(mh->step(mh, &dec.in, &oh), 0);
+    /* ...to the decode step's own small heat (the GDN core's): settled, below 1% */
+    cost_breakdown_t o2;
+    ck_assert_int_eq(mh->step(mh, &dec.in, &o2), 0);
+    ck_assert_double_eq_tol(o2.total, oh.total, 1e-12);
+    ck_assert(oh.total < first && oh.total >= oc.total && oh.total < oc.total * 1.01);
+    route_plan_free(&dec.plan);
+    route_plan_free(&mix.plan);
+    cost_free(mc);
+    cost_free(mh);
+    cost_free(mf);
+    prof_free(&cold);
+    prof_free(&hot);
+    prof_free(&flat);
+}
+END_TEST
+
+START_TEST(profile_round_trip)
+{
+    char path[] = "/tmp/pacesim_heat_XXXXXX", err[PROF_ERR_MAX];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    profile_t p, q;
+    card(&p, 1, 1.3);
+    snprintf(p.gpu, sizeof p.gpu, "test");
+    p.tp = 1;
+    ck_assert_int_eq(prof_save(path, &p), 0);
+    ck_assert_msg(prof_load(path, &q, err) == 0, "%s", err);
+    ck_assert_int_eq(q.has_sustained, 1);
+    ck_assert_double_eq(q.tau_up_s, 0.1);
+    ck_assert_double_eq(q.tau_down_s, 0.2);
+    ck_assert_double_eq(q.clock_hot_mhz, 1600);
+    const prof_law_t *x = prof_find(&q, "attn.decode_xqa.fp16"), *e = prof_find(&q, "elementwise");
+    ck_assert(x && x->has_sustained && x->hot == 1.3 && x->heat == 0);
+    ck_assert(e && !e->has_sustained);
+    prof_free(&q);
+    prof_free(&p);
+    unlink(path);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("heat");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, step_settles_and_means);
+    tcase_add_test(tc, tau_of_traces);
+    tcase_add_test(tc, factor_follows_the_clock);
+    tcase_add_test(tc, hot_steps_slow_down_and_cool_off);
+    tcase_add_test(tc, profile_round_trip);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}

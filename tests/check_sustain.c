@@ -1,0 +1,164 @@
+/* check_sustain.c: calib's sustained-load probes (calib/sustain.c) against a fake timer
+ * whose card has a clock: each job pulls it towards its own settling point (the heater
+ * all the way down, the light load not at all) with known time constants, and each
+ * job's time grows with the clock's drop by its own known factor.  The probes must
+ * recover the clocks, the time constants, and every law's hot and heat. */
+#include <check.h>
+#include "check_run.h"
+#include <math.h>
+#include <string.h>
+#include "../calib/sustain.h"
+
+#define F_COLD 1980.0
+#define F_HOT 1600.0
+#define TAU_UP 0.06
+#define TAU_DOWN 0.10
+
+typedef struct {
+    double f;                     /* the clock now */
+    int noclock;
+} fake_t;
+
+/* per job: calibrated time, hot (time factor at F_HOT), heat (its own settling point) */
+static calib_job_t jobs[8];
+static double t_s[8], hot_of[8], heat_of[8];
+static int njobs;
+
+static double job_hot(const calib_job_t *j) { return hot_of[j - jobs]; }
+static double job_heat(const calib_job_t *j) { return heat_of[j - jobs]; }
+
+static int f_prepare(calib_timer_t *t, const calib_job_t *j) { (void)t; (void)j; return 0; }
+
+static int f_run(calib_timer_t *t, const calib_job_t *j, int iters, double *sec)
+{
+    fake_t *k = t->impl;
+    double t0 = t_s[j - jobs], total = 0;
+    for (int i = 0; i < iters; i++) {
+        double drop = (F_COLD - k->f) / (F_COLD - F_HOT);
+        double dt = t0 * (1 + (job_hot(j) - 1) * drop);
+        double target = F_COLD - job_heat(j) * (F_COLD - F_HOT);
+        double tau = target < k->f ? TAU_UP : TAU_DOWN;
+        k->f = target + (k->f - target) * exp(-dt / tau);
+        total += dt;
+    }
+    *sec = total / iters;
+    return 0;
+}
+
+static int f_clock(calib_timer_t *t, double *mhz)
+{
+    fake_t *k = t->impl;
+    if (k->noclock) return -1;
+    *mhz = k->f;
+    return 0;
+}
+
+/* the law names progress lines print (calib.c's table is not linked here) */
+const calib_law_spec_t *calib_laws(int *n)
+{
+    static calib_law_spec_t t[4];
+    static const char *const names[4] = { "gemm", "attn.decode_xqa.fp16", "attn.prefill_generic.fp16", "gdn" };
+    for (int i = 0; i < 4; i++) t[i].name = names[i];
+    if (n) *n = 4;
+    return t;
+}
+
+static fake_t fk;
+static calib_timer_t ft;
+
+static void add(calib_kernel_t kind, int law, double t, double hot, double heat)
+{
+    calib_job_t *j = &jobs[njobs];
+    memset(j, 0, sizeof *j);
+    j->kernel = kind;
+    j->law = law;
+    j->rows = j->q = 1;
+    j->m = j->n = j->k = 1;
+    t_s[njobs] = t;
+    hot_of[njobs] = hot;
+    heat_of[njobs] = heat;
+    njobs++;
+}
+
+static void setup(void)
+{
+    njobs = 0;
+    memset(&fk, 0, sizeof fk);
+    fk.f = F_COLD;
+    memset(&ft, 0, sizeof ft);
+    ft.name = "fake";
+    ft.impl = &fk;
+    ft.prepare = f_prepare;
+    ft.run = f_run;
+    ft.clock = f_clock;
+    /* law 0: the GEMMs (the heater is the larger: it settles at F_HOT and, timed at its own
+     * clock already, does not slow down further); law 1: XQA decode (the light load and a
+     * probe); law 2: a kernel that heats half as much and slows 25% at F_HOT */
+    add(CK_GEMM, 0, 1e-3, 1.0, 1.0);
+    jobs[0].m = 4096, jobs[0].n = 16480, jobs[0].k = 5120;
+    add(CK_GEMM, 0, 3e-4, 1.0, 1.0);
+    add(CK_DECODE_XQA, 1, 1.7e-4, 1.15, 0.0);
+    jobs[2].seq_len = 240000;
+    add(CK_DECODE_XQA, 1, 4e-5, 1.15, 0.0);
+    jobs[3].seq_len = 16384;
+    add(CK_PREFILL_GENERIC, 2, 2e-3, 1.25, 0.5);
+    add(CK_PREFILL_GENERIC, 2, 6e-3, 1.25, 0.5);
+    add(CK_PREFILL_GENERIC, 2, 1e-2, 1.25, 0.5);
+}
+
+START_TEST(recovers_the_card)
+{
+    setup();
+    calib_sustain_t s;
+    FILE *devnull = fopen("/dev/null", "w");
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, devnull), 0);
+    fclose(devnull);
+    ck_assert_msg(s.ok, "not measured: %s", s.why);
+    ck_assert_double_eq_tol(s.clock_cold, F_COLD, 1.0);
+    ck_assert_double_eq_tol(s.clock_hot, F_HOT, 2.0);
+    /* traced in ~2 ms batches: within a batch and a bit */
+    ck_assert_double_eq_tol(s.tau_up, TAU_UP, 0.004);
+    ck_assert_double_eq_tol(s.tau_down, TAU_DOWN, 0.004);
+    /* hot: timed right after 0.12 s of heater (2 tau_up: the clock is 13% short of F_HOT) */
+    ck_assert_double_eq_tol(s.hot[1], 1.15, 0.03);
+    ck_assert_double_eq_tol(s.hot[2], 1.25, 0.04);
+    ck_assert_double_eq_tol(s.hot[0], 1.0, 1e-9);
+    ck_assert_double_eq_tol(s.heat[0], 1.0, 0.02);
+    ck_assert_double_eq_tol(s.heat[1], 0.0, 0.02);
+    ck_assert_double_eq_tol(s.heat[2], 0.5, 0.03);
+    ck_assert(isnan(s.hot[3]) && isnan(s.heat[3]));   /* a law with no points */
+    ck_assert(s.seconds > 2 && s.seconds < 20);
+}
+END_TEST
+
+START_TEST(skips_without_a_clock_or_a_drop)
+{
+    setup();
+    calib_sustain_t s;
+    fk.noclock = 1;
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 3, &s, NULL), 0);
+    ck_assert(!s.ok && strstr(s.why, "clock"));
+    ck_assert(isnan(s.hot[0]));
+    /* a card whose clock does not move under the heater */
+    setup();
+    heat_of[0] = heat_of[1] = 0;
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 3, &s, NULL), 0);
+    ck_assert(!s.ok && strstr(s.why, "did not settle"));
+    /* no GEMM in the grid */
+    setup();
+    t_s[0] = t_s[1] = NAN;
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 3, &s, NULL), 0);
+    ck_assert(!s.ok && strstr(s.why, "GEMM"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sustain");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, recovers_the_card);
+    tcase_add_test(tc, skips_without_a_clock_or_a_drop);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
