@@ -32,7 +32,9 @@ extern "C" {
 #include "gpuclock.h"
 #include "attn.h"
 
-#define NROT 4                  /* block tables per attention job */
+#define NROT 64                 /* at most this many block tables per attention job: at least 4,
+                                   and enough that their KV is 3x the L2 (an engine's next call
+                                   reads another layer's KV, so no call finds its KV in L2) */
 #define ROT_BYTES (256ul << 20) /* operands rotate through at least this much memory */
 
 
@@ -349,6 +351,7 @@ typedef struct {
     pool_t pools[8];
     int npools;
     attn_batch *batch[NROT];
+    int nrot;                   /* block tables of the current attention job */
     pool_t *cur_pool;
     int route, flags;
     void *ws;
@@ -473,7 +476,13 @@ static int prepare_attn(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
     for (int i = 0; i < rows; i++)
         ql[i] = j->q, sl[i] = (int)j->seq_len;
     int expand = (j->kernel == CK_DECODE_XQA || j->kernel == CK_DECODE_SCALAR) && j->q > 1;
-    for (int i = 0; i < NROT; i++) {
+    /* rotate over enough distinct random pages that the job's KV cannot stay in L2 */
+    double kv_bytes = (double)rows * per_row * j->page * g->r.kv_heads * g->m.head_dim * (j->fp8 ? 1 : 2) * 2;
+    double l2 = g->prop.l2CacheSize > 0 ? g->prop.l2CacheSize : 64.0 * 1024 * 1024;
+    g->nrot = (int)ceil(3 * l2 / kv_bytes);
+    if (g->nrot < 4) g->nrot = 4;
+    if (g->nrot > NROT) g->nrot = NROT;
+    for (int i = 0; i < g->nrot; i++) {
         attn_batch *b = attn_batch_create(&p->kv, rows, ql, sl, g->r.q_heads, NULL, 0, 77u + 131u * i + g->iter);
         if (b && expand) {
             attn_batch *e = attn_batch_expand(b);
@@ -659,7 +668,7 @@ static int run_once(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i
     case CK_GDN: return run_gdn(t, g, j, i);
     case CK_ELEM: return run_elem(t, g, j, i);
     default: {
-        attn_batch *b = g->batch[i % NROT];
+        attn_batch *b = g->batch[i % g->nrot];
         size_t qbytes = (size_t)b->total_q * g->r.q_heads * g->m.head_dim * 2;
         int rc = attn_run(g->route, &g->cur_pool->kv, b, rot_get(&g->qbuf, qbytes, (int)i), g->obuf.base, 1.f / 16,
                           g->ws, g->ws_cap, g->flags, NULL);
