@@ -5,7 +5,9 @@
  *   1. the light load (a long fp16 XQA decode, bandwidth-bound) for 0.3 s: clock_cold;
  *   2. the heater (the grid's largest GEMM) for 1 s, the clock traced: clock_hot, and
  *      tau_up, the time the clock takes to cover 1 - 1/e of its fall;
- *   3. the light load again for 0.6 s, traced: tau_down, the same for its recovery;
+ *   3. the light load again for 0.6 s, its time per run traced: tau_down, the time its
+ *      slowdown takes to cover 1 - 1/e of its recovery (from the kernel's own times:
+ *      NVML's clock reading updates too slowly to resolve the recovery);
  *   4. per law, two of its measured points (at a third and two thirds of its sorted
  *      times, among those of 20 us .. 20 ms): timed 3 times right after the light load
  *      and 3 times right after the heater, each run for 4 of its time constants first
