@@ -1,29 +1,35 @@
 #!/usr/bin/env bash
-# rescore.sh: the cost model against ground truth, with no GPU.  tests/data/replay/ holds
-# the step times a GPU replay measured on an H200 (pacesim-gpu replay --steps, every
-# scenarios/h200-*.yaml with B's output cut to 8 tokens, the kernels of this revision;
-# see README "Ground truth").  `pacesim rescore` prices the same steps with the current
-# model and calib/profiles/h200.yaml; issue #8's target must hold for every recording:
-# median step error under 5% per step type, every measurement window within 5%.
-# Then the recorded model's own checks: a recording of another scenario, a malformed
-# file, a missing one.
+# rescore.sh: the cost model against ground truth, with no GPU.  tests/data/replay/<session>/
+# holds the step times GPU replays measured on an H200 (pacesim-gpu replay --steps, the
+# scenarios/h200-*.yaml named by the file, B's output cut to 8 tokens), each session with the
+# profile calib measured in it (README "Ground truth"):
+#   a/  2026-11-29 10:22 UTC, 14 scenarios          calib/profiles/h200-a.yaml
+#   c/  2026-11-29 10:47 UTC,  6 scenarios (live)   calib/profiles/h200.yaml
+# `pacesim rescore` prices the same steps with the current model and the session's profile;
+# issue #8's target must hold for every recording: median step error under 5% per step
+# type, every measurement window within 5%.  Then the recorded model's own checks: a
+# recording of another scenario, a malformed file, a missing one.
 set -u
 bin=${PACESIM:-bin/pacesim}
 fail=0 pass=0
-for f in tests/data/replay/*.steps.csv; do
-    n=$(basename "$f" .steps.csv)
-    out=$("$bin" rescore "scenarios/$n.yaml" --measured "$f" --set workload.requests.B.output_tokens=8 2>&1)
-    rc=$?
-    bad=$(printf '%s\n' "$out" | awk '
-        /^   (decode|mixed|prefill) / { m = $5; sub(/%/, "", m); if (m + 0 >= 5) print $1 " median " $5 }
-        /^   [a-z_]+ +[-0-9.]+ +[-0-9.]+ +[-+][0-9.]+%$/ { e = $4; sub(/%/, "", e); if (e < 0) e = -e; if (e >= 5) print $1 " " $4 }')
-    steps=$(printf '%s\n' "$out" | awk '/^   steps /{print $2 == $4}')
-    if [ $rc != 0 ] || [ -n "$bad" ] || [ "$steps" != 1 ]; then
-        echo "  FAIL $n (rc $rc): ${bad:-$out}"; fail=$((fail + 1))
-    else
-        echo "  ok   $n: $(printf '%s\n' "$out" | awk '/^   mixed /{printf "mixed steps %s median, ", $5} /^   b_prefill_s /{printf "B prefill %s", $4}')"
-        pass=$((pass + 1))
-    fi
+for session in a:calib/profiles/h200-a.yaml c:calib/profiles/h200.yaml; do
+    dir=tests/data/replay/${session%%:*} prof=$PWD/${session#*:}
+    for f in "$dir"/*.steps.csv; do
+        n=$(basename "$f" .steps.csv)
+        out=$("$bin" rescore "scenarios/$n.yaml" --measured "$f" --set workload.requests.B.output_tokens=8 \
+              --set "profile=$prof" 2>&1)
+        rc=$?
+        bad=$(printf '%s\n' "$out" | awk '
+            /^   (decode|mixed|prefill) / { m = $5; sub(/%/, "", m); if (m + 0 >= 5) print $1 " median " $5 }
+            /^   [a-z_]+ +[-0-9.]+ +[-0-9.]+ +[-+][0-9.]+%$/ { e = $4; sub(/%/, "", e); if (e < 0) e = -e; if (e >= 5) print $1 " " $4 }')
+        steps=$(printf '%s\n' "$out" | awk '/^   steps /{print $2 == $4}')
+        if [ $rc != 0 ] || [ -n "$bad" ] || [ "$steps" != 1 ]; then
+            echo "  FAIL ${dir##*/}/$n (rc $rc): ${bad:-$out}"; fail=$((fail + 1))
+        else
+            echo "  ok   ${dir##*/}/$n: $(printf '%s\n' "$out" | awk '/^   mixed /{printf "mixed steps %s median, ", $5} /^   b_prefill_s /{printf "B prefill %s", $4}')"
+            pass=$((pass + 1))
+        fi
+    done
 done
 expect() {  # expect RC PATTERN DESCRIPTION -- ARGS...
     local want=$1 pat=$2 what=$3; shift 4
@@ -34,7 +40,7 @@ expect() {  # expect RC PATTERN DESCRIPTION -- ARGS...
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-r=tests/data/replay/h200-fp16-nomtp-b16k-baseline.steps.csv
+r=tests/data/replay/a/h200-fp16-nomtp-b16k-baseline.steps.csv
 expect 1 "not the recorded scenario" "another scenario's recording is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-pdr-pace4.yaml --measured $r --set workload.requests.B.output_tokens=8
 expect 1 "not the recorded scenario" "a run longer than its recording is refused" -- \
