@@ -9,6 +9,7 @@
  *   pacesim validate FILE...
  *   pacesim profile PROFILE.yaml...                            what a profile holds, how well
  *   pacesim rescore FILE --measured STEPS.csv [--set ...]     a GPU replay re-priced, no GPU
+ *   pacesim replay FILE --gpu [...]                            bin/pacesim-gpu (the GPU build)
  *   pacesim --help | --version
  *
  * Exit codes: 0 ok, 1 runtime failure, 2 bad input (usage, scenario, profile). */
@@ -39,6 +40,7 @@ static void usage(FILE *f)
           "       pacesim validate FILE...\n"
           "       pacesim profile PROFILE.yaml...\n"
           "       pacesim rescore FILE --measured STEPS.csv [--set key.path=value]... [--steps OUT]\n"
+          "       pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT]\n"
           "       pacesim --help | --version\n"
           "\n"
           "run       simulate each scenario; print a result table per run (with the published\n"
@@ -74,7 +76,9 @@ static void usage(FILE *f)
           "validate  load and check scenarios (and their profiles) without running them\n"
           "profile   a profile's metadata and, per law, its points, the fit's error against them and\n"
           "          the measured grid's leave-one-out error (what prices items inside the grid)\n"
-          "rescore   a GPU replay (pacesim-gpu replay --steps STEPS.csv) priced again by this model\n"
+          "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"
+          "          nvcc build; README \"Ground truth\")\n"
+          "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
           "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
           "          per window predicted beside measured (--set as given to the replay)\n"
           "\n"
@@ -537,6 +541,34 @@ done:
     return rc;
 }
 
+/* pacesim replay FILE --gpu [...]: the GPU replay lives in its own binary (it links CUDA,
+ * cuBLAS and the kernels; the CPU build never does): run pacesim-gpu from beside this one. */
+static int cmd_replay(int argc, char **argv)
+{
+    char path[4096];
+    const char *slash = strrchr(argv0, '/');
+    if (slash) snprintf(path, sizeof path, "%.*s/pacesim-gpu", (int)(slash - argv0), argv0);
+    else snprintf(path, sizeof path, "pacesim-gpu");
+    if (access(path, X_OK) != 0) {
+        fprintf(stderr, "pacesim: replay needs the GPU build (%s): `make bin/pacesim-gpu` with nvcc; "
+                        "`pacesim rescore` re-prices a recorded replay without one\n", path);
+        return 2;
+    }
+    char **av = calloc((size_t)argc + 3, sizeof *av);
+    if (!av) {
+        fprintf(stderr, "pacesim: out of memory\n");
+        return 1;
+    }
+    av[0] = path;
+    av[1] = "replay";
+    for (int i = 0; i < argc; i++) av[i + 2] = argv[i];
+    fflush(stdout);
+    execv(path, av);
+    fprintf(stderr, "pacesim: %s: %s\n", path, strerror(errno));
+    free(av);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     argv0 = argv[0];
@@ -561,6 +593,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "merge")) return cmd_merge(argc - 2, argv + 2);
     if (!strcmp(cmd, "profile")) return cmd_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "rescore")) return cmd_rescore(argc - 2, argv + 2);
+    if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);
     fprintf(stderr, "pacesim: unknown command \"%s\" (see pacesim --help)\n", cmd);
     return 2;
 }

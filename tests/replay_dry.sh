@@ -12,4 +12,13 @@ for f in scenarios/h200-fp16-nomtp-b16k-baseline.yaml scenarios/h200-fp8-mtp4-b1
     else echo "  ok   $f: windows agree ($(printf '%s\n' "$out" | awk '/^   b_prefill_s /{print $2}') s)"; fi
 done
 "$bin" replay 2>/dev/null; [ $? = 2 ] || { echo "FAIL usage exit"; fail=1; }
+# `pacesim replay FILE --gpu` is pacesim-gpu's replay; without the GPU build, one clear line
+a=$(PACESIM_REPLAY_DRY=1 bin/pacesim replay scenarios/h200-fp8-mtp4-b16k-pdr.yaml --gpu --set workload.requests.B.output_tokens=8 | grep '^   b_prefill_s')
+b=$(PACESIM_REPLAY_DRY=1 "$bin" replay scenarios/h200-fp8-mtp4-b16k-pdr.yaml --set workload.requests.B.output_tokens=8 | grep '^   b_prefill_s')
+if [ -n "$a" ] && [ "$a" = "$b" ]; then echo "  ok   pacesim replay --gpu runs pacesim-gpu replay"; else echo "FAIL pacesim replay: '$a' vs '$b'"; fail=1; fi
+t=$(mktemp -d); cp bin/pacesim "$t/"
+msg=$("$t/pacesim" replay scenarios/h200-fp8-mtp4-b16k-pdr.yaml --gpu 2>&1); rc=$?
+rm -rf "$t"
+if [ $rc = 2 ] && printf '%s' "$msg" | grep -q "needs the GPU build"; then echo "  ok   without pacesim-gpu: exit 2, one line"
+else echo "FAIL without pacesim-gpu: rc $rc: $msg"; fail=1; fi
 [ $fail = 0 ] && echo "replay_dry: 1 passed, 0 failed" || { echo "replay_dry: 0 passed, 1 failed"; exit 1; }
