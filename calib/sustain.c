@@ -105,7 +105,34 @@ static int timed_after(sus_t *s, const calib_job_t *pre, double pre_t, double pr
     return 0;
 }
 
-/* Up to two probe jobs of law l (heat_probe_pick over its measured times).  Returns how
+/* The probes of a law: of the n times t, those of 20 us .. 20 ms sorted, the ones at a
+ * third and at two thirds (one or both of them when fewer than three qualify).  Indices
+ * into t in idx; returns how many. */
+static int probe_pick(const double *t, int n, int idx[2])
+{
+    int k = 0, *ix = malloc((size_t)(n > 0 ? n : 1) * sizeof *ix);
+    if (!ix) return 0;
+    for (int i = 0; i < n; i++)
+        if (t[i] >= 2e-5 && t[i] <= 2e-2) ix[k++] = i;
+    /* sort by time, stable (insertion: a law has at most a few hundred points) */
+    for (int a = 1; a < k; a++)
+        for (int b = a; b > 0 && t[ix[b]] < t[ix[b - 1]]; b--) {
+            int x = ix[b];
+            ix[b] = ix[b - 1];
+            ix[b - 1] = x;
+        }
+    int np = 0;
+    if (k == 1 || k == 2) idx[np++] = ix[0];
+    if (k == 2) idx[np++] = ix[1];
+    if (k >= 3) {
+        idx[np++] = ix[k / 3];
+        idx[np++] = ix[2 * k / 3];
+    }
+    free(ix);
+    return np;
+}
+
+/* Up to two probe jobs of law l (probe_pick over its measured times).  Returns how
  * many (indices into jobs in *p). */
 static int pick_probes(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[2])
 {
@@ -118,7 +145,7 @@ static int pick_probes(const calib_job_t *jobs, const double *t_s, int njobs, in
                 idx[n] = i;
                 t[n++] = t_s[i];
             }
-        np = heat_probe_pick(t, n, p);
+        np = probe_pick(t, n, p);
         for (int q = 0; q < np; q++) p[q] = idx[p[q]];
     }
     free(idx);

@@ -269,16 +269,6 @@ int cost_point_features(const char *law, const double *row, const model_t *m,
     return 0;
 }
 
-double cost_point_flops(const char *law, const double *row, const model_t *m, const model_rank_t *r)
-{
-    if (!strcmp(law, "gemm")) return 2 * row[0] * row[1] * row[2];
-    int bm, bn, occ;
-    fam_t fam = law_family(law, &bm, &bn, &occ);
-    if (fam == FAM_OTHER || fam == FAM_BRIDGE) return 0;
-    double q = row[1], L = row[2];          /* rows identical rows of q tokens over L keys */
-    return row[0] * 4.0 * r->q_heads * q * (L - q / 2) * m->head_dim;
-}
-
 /* Tensor-core FLOPs of one attention call: QK^T and PV of every row's q tokens over its
  * keys (causal within the row's own chunk). */
 static double call_flops(const kcall_t *c, const model_t *m, const model_rank_t *r)

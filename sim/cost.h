@@ -115,9 +115,6 @@ const char *cost_item_law(const cost_item_t *it, char *buf, size_t n);
 /* The item's feature vector for its law.  0 or -1. */
 int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
                        double feat[PROF_MAX_COEF]);
-/* Tensor-core FLOPs of one point of a law (a row of its columns; 0 for laws that count
- * none: gdn, elementwise, the fp8 expansion, ...). */
-double cost_point_flops(const char *law, const double *row, const model_t *m, const model_rank_t *r);
 /* Tensor-core FLOPs of one run of an item (GEMMs, attention calls; 0 for the rest). */
 double cost_item_flops(const cost_item_t *it, const model_t *m, const model_rank_t *r);
 /* Add seconds (already x count) to the breakdown bucket of the item. */

@@ -1,6 +1,5 @@
 /* heat.c: the sustained-load clock state (see heat.h). */
 #include <math.h>
-#include <stdlib.h>
 #include "heat.h"
 
 double heat_step(double *h, double c, double dt, double tau_up, double tau_down)
@@ -33,30 +32,6 @@ double heat_tau(const double *t, const double *tr, int n, double from, double to
         prev_d = d;
     }
     return NAN;
-}
-
-int heat_probe_pick(const double *t, int n, int idx[2])
-{
-    int k = 0, *ix = malloc((size_t)(n > 0 ? n : 1) * sizeof *ix);
-    if (!ix) return 0;
-    for (int i = 0; i < n; i++)
-        if (t[i] >= 2e-5 && t[i] <= 2e-2) ix[k++] = i;
-    /* sort by time, stable (insertion: a law has at most a few hundred points) */
-    for (int a = 1; a < k; a++)
-        for (int b = a; b > 0 && t[ix[b]] < t[ix[b - 1]]; b--) {
-            int x = ix[b];
-            ix[b] = ix[b - 1];
-            ix[b - 1] = x;
-        }
-    int np = 0;
-    if (k == 1 || k == 2) idx[np++] = ix[0];
-    if (k == 2) idx[np++] = ix[1];
-    if (k >= 3) {
-        idx[np++] = ix[k / 3];
-        idx[np++] = ix[2 * k / 3];
-    }
-    free(ix);
-    return np;
 }
 
 double heat_factor(double hot, double h, double f_cold, double f_hot)

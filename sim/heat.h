@@ -38,9 +38,4 @@ double heat_tau(const double *t, const double *tr, int n, double from, double to
  * when the clocks are not usable. */
 double heat_factor(double hot, double h, double f_cold, double f_hot);
 
-/* The probes calib times for a law (and the cost model reads back): of the n times t,
- * those of 20 us .. 20 ms sorted, the ones at a third and at two thirds (one or both
- * of them when fewer than three qualify).  Indices into t in idx; returns how many. */
-int heat_probe_pick(const double *t, int n, int idx[2]);
-
 #endif
