@@ -15,9 +15,20 @@ bin/pacesim-gpu: $(BUILD)/sim/replay_gpu.o $(BUILD)/calib/calib.o $(BUILD)/calib
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublas $(CUDA_LIBS) $(REPLAY_HOST_LIBS)
 replay-gpu: bin/pacesim-gpu
+# make replay [REPLAY_OUT=replay-out] [REPLAY_131K=0]: every scenarios/h200-*.yaml replayed on
+# this machine's GPU, priced by its profile (calib/replay_h200.sh): per scenario the report,
+# --steps and --items CSVs in REPLAY_OUT
+REPLAY_OUT ?= replay-out
+REPLAY_131K ?= 1
+replay: bin/pacesim-gpu
+	REPLAY_131K=$(REPLAY_131K) bash calib/replay_h200.sh $(REPLAY_OUT) bin/pacesim-gpu
 test: bin/pacesim-gpu
 EXTRA_TESTS += tests/replay_dry.sh
-.PHONY: replay-gpu
+.PHONY: replay-gpu replay
+else
+replay replay-gpu:
+	@echo "the GPU replay needs nvcc (CUDA Toolkit) and a GPU: see README \"Ground truth\"" >&2; exit 2
+.PHONY: replay-gpu replay
 endif
 
 # gpu-bundle: static bin/calib and bin/pacesim-gpu (GSL and libyaml linked in) in .gpubundle/,
