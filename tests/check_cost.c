@@ -318,6 +318,41 @@ START_TEST(roofline_pair_prices_the_larger)
 }
 END_TEST
 
+/* A decode call holding two requests costs its requests' calls priced one by one, less
+ * one launch's constant: with a law linear in per-row terms, exactly the law on the whole. */
+START_TEST(decode_mixture_is_its_parts_one_launch)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+                       .fp8_bridge_page = 784 };
+    kseg_t both[2] = { { 0, 1, 240000 }, { 1, 1, 16384 } };
+    double part[2], whole = 0;
+    for (int k = 0; k < 3; k++) {
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, k < 2 ? &both[k] : both, k < 2 ? 1 : 2, &plan), 0);
+        ck_assert_int_eq(plan.ncalls, 1);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        double t;
+        int grid;
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+        if (k < 2) part[k] = t;
+        else whole = t;
+        route_plan_free(&plan);
+    }
+    const prof_law_t *l = prof_find(&p, "attn.decode_xqa.fp16");
+    ck_assert_double_eq_tol(whole, part[0] + part[1] - l->coef[0], 1e-15);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cost");
@@ -330,6 +365,7 @@ int main(void)
     tcase_add_test(tc, measured_grid_prices_chunks_by_waves);
     tcase_add_test(tc, features_of_items_match_points);
     tcase_add_test(tc, roofline_pair_prices_the_larger);
+    tcase_add_test(tc, decode_mixture_is_its_parts_one_launch);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
