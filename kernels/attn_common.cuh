@@ -207,7 +207,6 @@ __host__ __device__ constexpr int attn_cfg_pick(int route, int limit) {
 struct ScalarSmem { float m[8], l[8]; float o[8][ATTN_D]; };
 #define ATTN_SCALAR_STATIC_SMEM 8320 // decode_scalar_kernel: ScalarSmem
 #define ATTN_REDUCE_STATIC_SMEM 3200 // decode_reduce_kernel: red4[3][D/4] float4 + red[8]
-#define ATTN_REDUCE_V3_STATIC_SMEM 128 // decode_reduce_v3_kernel (A/B timing only): red[8]
 static_assert((sizeof(ScalarSmem) + 127) / 128 * 128 == ATTN_SCALAR_STATIC_SMEM, "scalar static smem");
 static_assert((3 * ATTN_D * 4 + 8 * 4 + 127) / 128 * 128 == ATTN_REDUCE_STATIC_SMEM, "reduce static smem");
 // v3's fast-path configuration (175 KB: sm_90 / sm_10x only), for A/B timing: env ATTN_PREFILL_PIPE=1

@@ -194,41 +194,6 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
 }
 
 // configuration I of route R's list, OCC CTAs per SM in its launch bounds
-// the v3 reduce (one thread per d, every partition in turn), for A/B timing only:
-// env ATTN_DECODE_REDUCE=v3
-__global__ void __launch_bounds__(ATTN_NT) decode_reduce_v3_kernel(AttnParams p) {
-    extern __shared__ float sw[];
-    __shared__ float red[8];
-    int r = blockIdx.x, h = blockIdx.y, qi = blockIdx.z;
-    if (qi >= p.q_len[r]) return;
-    int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256, np = (L + plen - 1) / plen;
-    size_t base = ((size_t)(p.q_start[r] + qi) * p.H + h) * p.np_max;
-    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    float M = ATTN_NEG;
-    for (int i = tid; i < np; i += ATTN_NT) M = fmaxf(M, p.ws_m[base + i]);
-    for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
-    if (lane == 0) red[warp] = M;
-    __syncthreads();
-    M = red[0];
-    for (int w = 1; w < 8; w++) M = fmaxf(M, red[w]);
-    __syncthreads();
-    float den = 0.f;
-    for (int i = tid; i < np; i += ATTN_NT) {
-        float w = exp2f(p.ws_m[base + i] - M);
-        sw[i] = w;
-        den += w * p.ws_l[base + i];
-    }
-    for (int off = 16; off > 0; off /= 2) den += __shfl_xor_sync(0xffffffffu, den, off);
-    if (lane == 0) red[warp] = den;
-    __syncthreads();
-    den = 0.f;
-    for (int w = 0; w < 8; w++) den += red[w];
-    float acc = 0.f;
-    const float *po = p.ws_o + base * ATTN_D + tid;
-    for (int i = 0; i < np; i++) acc += sw[i] * po[(size_t)i * ATTN_D];
-    p.out[(base / p.np_max) * ATTN_D + tid] = __float2half(den > 0.f ? acc / den : 0.f);
-}
-
 template <int R, int I, bool FP8, int OCC>
 static attn_kernel_t decode_kernel() {
     if constexpr (I >= attn_cfg_list(R).n) {
@@ -384,8 +349,6 @@ int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const 
     int rsmem = np * (int)sizeof(float);
     if (rsmem + ATTN_REDUCE_STATIC_SMEM > 48 * 1024) return ATTN_ESHAPE; // np > ~11500 partitions
     dim3 rgrid(b->num_rows, b->num_q_heads, b->max_q);
-    const char *rv = getenv("ATTN_DECODE_REDUCE");
-    if (rv && !strcmp(rv, "v3")) decode_reduce_v3_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
-    else decode_reduce_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
+    decode_reduce_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
     return cuda_check(cudaGetLastError());
 }

@@ -3,17 +3,15 @@
 # `nvcc -Xptxas -v` for ARCH) against the constants the host sizes launches with:
 #   attn_wmma_kernel*       no static smem (all of it dynamic, sized by smem_plan in
 #                           attn_common.cuh; tests/check_kernels.cu checks those sizes per arch)
-#   decode_scalar_kernel*   ATTN_SCALAR_STATIC_SMEM, decode_reduce_kernel ATTN_REDUCE_STATIC_SMEM,
-#                           decode_reduce_v3_kernel ATTN_REDUCE_V3_STATIC_SMEM
+#   decode_scalar_kernel*   ATTN_SCALAR_STATIC_SMEM, decode_reduce_kernel ATTN_REDUCE_STATIC_SMEM
 #   anything else           none
 # Spills are listed (not an error). Exit 1 on a mismatch.
 arch=$1; shift
 hdr=$(dirname "$0")/attn_common.cuh
 scalar=$(sed -n 's/^#define ATTN_SCALAR_STATIC_SMEM \([0-9]*\).*/\1/p' "$hdr")
 reduce=$(sed -n 's/^#define ATTN_REDUCE_STATIC_SMEM \([0-9]*\).*/\1/p' "$hdr")
-reduce3=$(sed -n 's/^#define ATTN_REDUCE_V3_STATIC_SMEM \([0-9]*\).*/\1/p' "$hdr")
-[ -n "$scalar" ] && [ -n "$reduce" ] && [ -n "$reduce3" ] || { echo "check_smem: constants not found in $hdr"; exit 1; }
-cat "$@" | awk -v arch="$arch" -v scalar="$scalar" -v reduce="$reduce" -v reduce3="$reduce3" '
+[ -n "$scalar" ] && [ -n "$reduce" ] || { echo "check_smem: constants not found in $hdr"; exit 1; }
+cat "$@" | awk -v arch="$arch" -v scalar="$scalar" -v reduce="$reduce" '
 /Compiling entry function/ { name = $0; sub(/.*function ._Z[0-9]*/, "", name); sub(/. for .*/, "", name); spill = 0; next }
 /bytes spill stores/ { spill = $5 + 0; next }
 /Used [0-9]+ registers/ {
@@ -22,7 +20,6 @@ cat "$@" | awk -v arch="$arch" -v scalar="$scalar" -v reduce="$reduce" -v reduce
     want = 0
     if (name ~ /^decode_scalar_kernel/) want = scalar
     else if (name ~ /^decode_reduce_kernel/) want = reduce
-    else if (name ~ /^decode_reduce_v3_kernel/) want = reduce3
     n++
     if (smem != want) { printf "check_smem %s: %s has %d bytes static smem, the host counts %d\n", arch, name, smem, want; bad++ }
     if (spill > 0) { regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs); printf "check_smem %s: note: %s spills %d bytes (%s registers)\n", arch, name, spill, regs }
