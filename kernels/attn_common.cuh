@@ -36,7 +36,16 @@
 #define ATTN_NEG (-1.0e30f)    // finite "minus infinity" for running maxima
 
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
-enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8 };
+enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16 };
+
+// NOL1 (v6 A/B): K/V loads bypass L1 (ld.global.nc.L1::no_allocate, PTX 7.4, sm_70 and up): every
+// K/V byte is read once per CTA, so an L1 line only displaces others
+__device__ __forceinline__ uint4 ldg_nol1(const uint4 *ptr) {
+    uint4 r;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(ptr));
+    return r;
+}
 
 // SSPLIT (v5, decode A/B variants only): when the S tile has fewer 16x16 tiles than the CTA has
 // warps (XQA: MR 16 x BN 64 = 4 tiles), KS = 8 / tiles warps share each S tile, each over 1/KS of
@@ -75,7 +84,7 @@ struct Stage {
 
 // rows[tok]: the paged-cache row ((block * page + slot) * kv_heads + kvh) of each token of the
 // tile, or -1 past the end; computed two tiles ahead so no block-table load sits in the chain
-template <int BN, bool FP8>
+template <int BN, bool FP8, bool NA = false>
 __device__ __forceinline__ void stage_load(Stage<BN, FP8> &s, const void *base, const int *rows) {
     constexpr int CPT = Stage<BN, FP8>::CPT;
     constexpr int ROWB = FP8 ? ATTN_D : ATTN_D * 2; // bytes per token per head
@@ -84,7 +93,8 @@ __device__ __forceinline__ void stage_load(Stage<BN, FP8> &s, const void *base, 
         int idx = threadIdx.x + i * ATTN_NT;
         int tok = idx / CPT, c = idx % CPT;
         int row = rows[tok];
-        if (row >= 0) s.r[i] = __ldg((const uint4 *)((const char *)base + (size_t)row * ROWB) + c);
+        const uint4 *src = (const uint4 *)((const char *)base + (size_t)row * ROWB) + c;
+        if (row >= 0) s.r[i] = NA ? ldg_nol1(src) : __ldg(src);
         else s.r[i] = make_uint4(0, 0, 0, 0);
     }
 }
@@ -225,6 +235,7 @@ attn_wmma_kernel(AttnParams p) {
     using SM = Smem<MR, BN, MODE, PLAN>;
     constexpr bool SALIAS = (PLAN & PL_SALIAS) != 0, PALIAS = (PLAN & PL_PALIAS) != 0;
     constexpr bool EARLYK = (PLAN & PL_EARLYK) != 0;
+    constexpr bool NA = (PLAN & PL_NOL1) != 0;
     constexpr int SKS = attn_sks(MR, BN, PLAN); // partial S buffers (1 unless PL_SSPLIT)
     extern __shared__ __align__(128) unsigned char smem[];
     half *sQ = (half *)(smem + SM::Q);
@@ -331,22 +342,22 @@ attn_wmma_kernel(AttnParams p) {
 
     Stage<BN, FP8> st, st2;
     if (MODE == KV_PIPE) {
-        stage_load<BN, FP8>(st, kb, sOff);
+        stage_load<BN, FP8, NA>(st, kb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
-        stage_load<BN, FP8>(st, vb, sOff);
+        stage_load<BN, FP8, NA>(st, vb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
     } else if (MODE == KV_PIPE2 && EARLYK) { // v3
-        stage_load<BN, FP8>(st, kb, sOff);
+        stage_load<BN, FP8, NA>(st, kb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
-        stage_load<BN, FP8>(st, vb, sOff);
+        stage_load<BN, FP8, NA>(st, vb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
     } else if (MODE == KV_PIPE2) { // K and V of tile 0 in flight together
-        stage_load<BN, FP8>(st, kb, sOff);
-        stage_load<BN, FP8>(st2, vb, sOff);
+        stage_load<BN, FP8, NA>(st, kb, sOff);
+        stage_load<BN, FP8, NA>(st2, vb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         stage_store<BN, FP8, SM::LDK>(st2, sV, p.v_scale);
     } else if (MODE == KV_PHASE) { // the tile holds K of tile 0; its V is issued at the loop top
-        stage_load<BN, FP8>(st, kb, sOff);
+        stage_load<BN, FP8, NA>(st, kb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
     }
 
@@ -355,20 +366,20 @@ attn_wmma_kernel(AttnParams p) {
         const int *offc = sOff + (j & 1) * BN, *offn = sOff + ((j + 1) & 1) * BN;
         int nrow = tid < BN ? tok_row(t0 + 2 * BN + tid) : -1; // used at the end of the softmax
         if (MODE == KV_GENERIC) {
-            stage_load<BN, FP8>(st, kb, offc);
+            stage_load<BN, FP8, NA>(st, kb, offc);
             stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
-            stage_load<BN, FP8>(st, vb, offc);
+            stage_load<BN, FP8, NA>(st, vb, offc);
             stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
         } else if (MODE == KV_SHARED) {
-            stage_load<BN, FP8>(st, kb, offc);
+            stage_load<BN, FP8, NA>(st, kb, offc);
             stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         } else if (MODE == KV_PIPE && next) {
-            stage_load<BN, FP8>(st, kb, offn);
+            stage_load<BN, FP8, NA>(st, kb, offn);
         } else if (MODE == KV_PIPE2 && next) {
-            stage_load<BN, FP8>(st, kb, offn);
-            stage_load<BN, FP8>(st2, vb, offn);
+            stage_load<BN, FP8, NA>(st, kb, offn);
+            stage_load<BN, FP8, NA>(st2, vb, offn);
         } else if (MODE == KV_PHASE) {
-            stage_load<BN, FP8>(st, vb, offc); // V of this tile, stored once S is done with K
+            stage_load<BN, FP8, NA>(st, vb, offc); // V of this tile, stored once S is done with K
         }
         __syncthreads();
 
@@ -443,11 +454,11 @@ attn_wmma_kernel(AttnParams p) {
         __syncthreads();
 
         if ((MODE == KV_PIPE || (MODE == KV_PIPE2 && EARLYK)) && next) stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
-        if (MODE == KV_PIPE && next) stage_load<BN, FP8>(st, vb, offn);
-        if (MODE == KV_SHARED) stage_load<BN, FP8>(st, vb, offc);
+        if (MODE == KV_PIPE && next) stage_load<BN, FP8, NA>(st, vb, offn);
+        if (MODE == KV_SHARED) stage_load<BN, FP8, NA>(st, vb, offc);
         if (MODE == KV_PHASE && !SALIAS) { // K is consumed: V of this tile into the tile, K of the next in flight
             stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
-            if (next) stage_load<BN, FP8>(st, kb, offn);
+            if (next) stage_load<BN, FP8, NA>(st, kb, offn);
         }
 
         // online softmax, TPR threads per row
@@ -492,7 +503,7 @@ attn_wmma_kernel(AttnParams p) {
         if (MODE == KV_PHASE && SALIAS) { // S (in the tile) is consumed: now V, and K of the next tile in flight
             __syncthreads();
             stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
-            if (next) stage_load<BN, FP8>(st, kb, offn);
+            if (next) stage_load<BN, FP8, NA>(st, kb, offn);
         }
         // rows of tile j + 2 go to buffer j & 1, free once tile j's loads are issued (SHARED
         // issues V of tile j just above: write after the barrier)

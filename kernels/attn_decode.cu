@@ -193,6 +193,77 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
     }
 }
 
+// v6 combine (the default; ATTN_DECODE_REDUCE=v5 takes the kernel above): grid (rows, H, max_q x 4),
+// each CTA one quarter of d (64 columns = 16 float4) for one (row, head, q token), so 4x the CTAs of
+// v5's and 16 partition groups of 16 threads: a 240K row's 235 partitions are ~15 per thread, two
+// batches of 8 loads in flight where v5 walked ~59 per thread in 8 dependent batches.
+// Dynamic smem only: [15 x 16 float4 group sums][8 floats][np weights].
+#define ATTN_COMBINE_DS 4
+__host__ __device__ constexpr int attn_combine_smem(int np) { return 15 * 16 * 16 + 8 * 4 + np * 4; }
+__global__ void __launch_bounds__(ATTN_NT) decode_combine_kernel(AttnParams p) {
+    extern __shared__ float4 dsm4[];
+    float4 (*red4)[16] = (float4 (*)[16])dsm4;
+    float *red = (float *)(dsm4 + 15 * 16), *sw = red + 8;
+    int r = blockIdx.x, h = blockIdx.y, qi = blockIdx.z / ATTN_COMBINE_DS, ds = blockIdx.z % ATTN_COMBINE_DS;
+    if (qi >= p.q_len[r]) return;
+    int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256, np = (L + plen - 1) / plen;
+    size_t base = ((size_t)(p.q_start[r] + qi) * p.H + h) * p.np_max;
+    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    float M = ATTN_NEG;
+    for (int i = tid; i < np; i += ATTN_NT) M = fmaxf(M, p.ws_m[base + i]);
+    for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
+    if (lane == 0) red[warp] = M;
+    __syncthreads();
+    M = red[0];
+    for (int w = 1; w < 8; w++) M = fmaxf(M, red[w]);
+    __syncthreads();
+    float den = 0.f;
+    for (int i = tid; i < np; i += ATTN_NT) {
+        float w = exp2f(p.ws_m[base + i] - M);
+        sw[i] = w;
+        den += w * p.ws_l[base + i];
+    }
+    for (int off = 16; off > 0; off /= 2) den += __shfl_xor_sync(0xffffffffu, den, off);
+    if (lane == 0) red[warp] = den;
+    __syncthreads();
+    den = 0.f;
+    for (int w = 0; w < 8; w++) den += red[w];
+    const int c4 = tid % 16, grp = tid / 16; // 16 groups of 16 float4 columns
+    const float4 *po = (const float4 *)(p.ws_o + base * ATTN_D) + ds * 16 + c4;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    constexpr int U = 8, G = 16;
+    int i = grp;
+    for (; i + G * (U - 1) < np; i += G * U) {
+        float4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) v[u] = po[(size_t)(i + G * u) * (ATTN_D / 4)];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            float w = sw[i + G * u];
+            acc.x += w * v[u].x; acc.y += w * v[u].y; acc.z += w * v[u].z; acc.w += w * v[u].w;
+        }
+    }
+    for (; i < np; i += G) {
+        float4 v = po[(size_t)i * (ATTN_D / 4)];
+        float w = sw[i];
+        acc.x += w * v.x; acc.y += w * v.y; acc.z += w * v.z; acc.w += w * v.w;
+    }
+    if (grp > 0) red4[grp - 1][c4] = acc;
+    __syncthreads();
+    if (grp == 0) {
+        for (int g = 0; g < G - 1; g++) {
+            float4 v = red4[g][c4];
+            acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+        }
+        float inv = den > 0.f ? 1.f / den : 0.f;
+        half2 lo = __floats2half2_rn(acc.x * inv, acc.y * inv), hi = __floats2half2_rn(acc.z * inv, acc.w * inv);
+        uint2 pk;
+        pk.x = *(uint32_t *)&lo;
+        pk.y = *(uint32_t *)&hi;
+        *(uint2 *)(p.out + (base / p.np_max) * ATTN_D + ds * 64 + 4 * c4) = pk;
+    }
+}
+
 // configuration I of route R's list, OCC CTAs per SM in its launch bounds
 template <int R, int I, bool FP8, int OCC>
 static attn_kernel_t decode_kernel() {
@@ -216,6 +287,7 @@ static attn_kernel_t decode_kernel() {
 //            after PV: one 32-register stage), S split
 //   phase  : BN64 PHASE (the sm_75 entry: one K/V smem tile, one stage; 48.5 KB), no split
 //   phases : phase with the S split
+//   phasena: phase with the K/V loads skipping L1 (PL_NOL1; v6: the default, fp16 and fp8)
 // CTAs per SM: 2 unless ATTN_DECODE_OCC=1|2|3 (3 only for the <= 53 KB variants); lowered to what
 // the SM's shared memory holds (sm_70: 96 KB per SM).
 struct XqaVariant { const char *name; KCfg c; };
@@ -223,6 +295,7 @@ static const XqaVariant xqa_variants[] = {
     {"split", {16, 64, KV_PIPE2, PL_SSPLIT, 2}}, {"bn32", {16, 32, KV_PIPE2, PL_SSPLIT, 2}},
     {"bn32n", {16, 32, KV_PIPE2, 0, 2}},         {"pipe", {16, 64, KV_PIPE, PL_SSPLIT, 2}},
     {"phase", {16, 64, KV_PHASE, 0, 2}},         {"phases", {16, 64, KV_PHASE, PL_SSPLIT, 2}},
+    {"phasena", {16, 64, KV_PHASE, PL_NOL1, 2}},
 };
 #define XQA_NVAR ((int)(sizeof xqa_variants / sizeof xqa_variants[0]))
 
@@ -230,7 +303,8 @@ template <int V, bool FP8, int OCC>
 static attn_kernel_t xqa_variant_kernel() {
     constexpr KCfg c = V == 0 ? KCfg{16, 64, KV_PIPE2, PL_SSPLIT, 2} : V == 1 ? KCfg{16, 32, KV_PIPE2, PL_SSPLIT, 2}
                      : V == 2 ? KCfg{16, 32, KV_PIPE2, 0, 2}         : V == 3 ? KCfg{16, 64, KV_PIPE, PL_SSPLIT, 2}
-                     : V == 4 ? KCfg{16, 64, KV_PHASE, 0, 2}         : KCfg{16, 64, KV_PHASE, PL_SSPLIT, 2};
+                     : V == 4 ? KCfg{16, 64, KV_PHASE, 0, 2}         : V == 5 ? KCfg{16, 64, KV_PHASE, PL_SSPLIT, 2}
+                                                                     : KCfg{16, 64, KV_PHASE, PL_NOL1, 2};
     return attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, true, OCC>;
 }
 template <int V, bool FP8>
@@ -244,13 +318,13 @@ static attn_kernel_t xqa_variant_occ(int occ) {
 // the variant ATTN_DECODE_XQA names if it fits `limit` (kernel; its smem in *smem_out), else nullptr
 template <bool FP8>
 static attn_kernel_t xqa_variant(int limit, int *smem_out) {
-    // fp16 default (v5, NOTES.md): "phase" at 2 CTAs/SM, 0.147 vs v4's 0.172 ms at 240K
-    // (79% of copy); only where two of its CTAs fit an SM, else v4's entry 0 as before.
-    // ATTN_DECODE_XQA=v4 (any unknown name) keeps v4's kernel; fp8 keeps v4 (0.137, same).
+    // default (v6, NOTES.md): "phasena" at 2 CTAs/SM for fp16 and fp8 (v5's phase with the K/V loads
+    // skipping L1: 0.137-0.140 vs 0.140-0.143 ms fp16 at 240K, fp8 p1568 0.129-0.130 vs v4's
+    // 0.133-0.134, two A/B runs); only where two of its CTAs fit an SM, else v4's entry 0 as before.
+    // ATTN_DECODE_XQA=v4 (any unknown name) keeps v4's kernel.
     const char *v = getenv("ATTN_DECODE_XQA");
     int dflt = !v || !v[0];
-    if (dflt && FP8) return nullptr;
-    if (dflt) v = "phase";
+    if (dflt) v = "phasena";
     for (int vi = 0; vi < XQA_NVAR; vi++) {
         const KCfg c = xqa_variants[vi].c;
         if (strcmp(v, xqa_variants[vi].name)) continue;
@@ -269,8 +343,29 @@ static attn_kernel_t xqa_variant(int limit, int *smem_out) {
         case 2: return xqa_variant_occ<2, FP8>(occ);
         case 3: return xqa_variant_occ<3, FP8>(occ);
         case 4: return xqa_variant_occ<4, FP8>(occ);
-        default: return xqa_variant_occ<5, FP8>(occ);
+        case 5: return xqa_variant_occ<5, FP8>(occ);
+        default: return xqa_variant_occ<6, FP8>(occ);
         }
+    }
+    return nullptr;
+}
+
+// small-q on GPUs where two CTAs fit an SM (v6, NOTES.md): one K/V tile (PHASE), 2 CTAs per SM, K/V
+// loads skipping L1 ("phase2na"; q=5 240K 0.167-0.168 vs the list's PIPE2 entry at 1 CTA/SM
+// 0.207-0.208 ms, two A/B runs). ATTN_DECODE_SMALLQ=phase2 (L1 not skipped) or =v5 (the list's
+// entry 0) for A/B; nullptr = the list's entry 0.
+template <bool FP8>
+static attn_kernel_t smallq_variant(int limit, int *smem_out) {
+    const char *v = getenv("ATTN_DECODE_SMALLQ");
+    if (!v || !v[0]) v = "phase2na";
+    constexpr KCfg b = {32, 64, KV_PHASE, 0, 2}, c = {32, 64, KV_PHASE, PL_NOL1, 2};
+    static_assert(attn_cfg_bytes(b) == attn_cfg_bytes(c), "same plan");
+    int per_sm = attn_smem_per_sm();
+    if ((!strcmp(v, "phase2") || !strcmp(v, "phase2na")) && attn_cfg_bytes(b) <= limit &&
+        (per_sm <= 0 || 2 * (attn_cfg_bytes(b) + 1024) <= per_sm)) {
+        *smem_out = attn_cfg_bytes(b);
+        return v[6] ? attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, true, 2>
+                    : attn_wmma_kernel<b.mr, b.bn, b.mode, b.plan, FP8, true, 2>;
     }
     return nullptr;
 }
@@ -309,6 +404,7 @@ static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int n
     if (!k) return ATTN_ESMEM;
     int vsmem = 0;
     attn_kernel_t kv5 = R == ATTN_DECODE_XQA && i == 0 ? xqa_variant<FP8>(limit, &vsmem) : nullptr;
+    if (R == ATTN_DECODE_SMALLQ && i == 0) kv5 = smallq_variant<FP8>(limit, &vsmem);
     if (kv5) { k = kv5; smem = vsmem; }
     if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
     dim3 grid(rows, kv_heads * p.nchunks, np);
@@ -346,9 +442,19 @@ int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const 
                        : launch_wmma_decode<ATTN_DECODE_SMALLQ, false>(p, b->num_rows, kv->kv_heads, np, s);
     }
     if (err) return err;
-    int rsmem = np * (int)sizeof(float);
-    if (rsmem + ATTN_REDUCE_STATIC_SMEM > 48 * 1024) return ATTN_ESHAPE; // np > ~11500 partitions
-    dim3 rgrid(b->num_rows, b->num_q_heads, b->max_q);
-    decode_reduce_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
+    const char *ab = getenv("ATTN_AB_SKIP_REDUCE"); // timing A/B only: the output is NOT written
+    if (ab && ab[0] == '1') return 0;
+    const char *rv = getenv("ATTN_DECODE_REDUCE");
+    if (rv && !strcmp(rv, "v5")) {
+        int rsmem = np * (int)sizeof(float);
+        if (rsmem + ATTN_REDUCE_STATIC_SMEM > 48 * 1024) return ATTN_ESHAPE; // np > ~11500 partitions
+        dim3 rgrid(b->num_rows, b->num_q_heads, b->max_q);
+        decode_reduce_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
+        return cuda_check(cudaGetLastError());
+    }
+    int csmem = attn_combine_smem(np);
+    if (csmem > 48 * 1024) return ATTN_ESHAPE; // np > ~11300 partitions
+    dim3 cgrid(b->num_rows, b->num_q_heads, b->max_q * ATTN_COMBINE_DS);
+    decode_combine_kernel<<<cgrid, ATTN_NT, csmem, s>>>(p);
     return cuda_check(cudaGetLastError());
 }

@@ -14,6 +14,7 @@
 #include "attn.h"
 #include "attn_common.cuh"
 #include <stdlib.h>
+#include <string.h>
 
 #define BRIDGE_PAGE 784
 
@@ -53,6 +54,12 @@ static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t
         const char *e = getenv("ATTN_PREFILL_PIPE");
         if (e && e[0] == '1' && limit >= attn_cfg_bytes(c))
             return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, false>(p, rows, max_q, s);
+        /* v6 A/B (NOTES.md v6): ATTN_PREFILL_VAR=shared2 runs K and V through one tile in turn,
+         * 2 CTAs per SM (same grid and BM): equal at q=784 (300 CTAs), -14% at q=2048/131K */
+        const char *v = getenv("ATTN_PREFILL_VAR");
+        constexpr KCfg b = {32, 128, KV_SHARED, 0, 2};
+        if (v && !strcmp(v, "shared2") && limit >= attn_cfg_bytes(b))
+            return launch_tiles<b.mr, b.bn, b.mode, b.plan, b.occ, false>(p, rows, max_q, s);
     }
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
     switch (attn_cfg_pick(R, limit)) {

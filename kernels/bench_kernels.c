@@ -2,6 +2,7 @@
  *   bench_kernels --validate [--long]    correctness table (float64 reference), exit 1 on failure
  *   bench_kernels --bench [--peers F]    timing table: shape, ours, peer, ratio, % of roofline
  *   bench_kernels --xqa-ab [--peers F]   v5: the XQA variants (ATTN_DECODE_XQA) x CTAs per SM, one table
+ *   bench_kernels --v6-ab [--peers F]    v6: XQA / combine / small-q / prefill-rounds A/B, one table
  *   --smem-limit N   run the configurations a GPU with N bytes of smem per block gets (98304 = sm_70,
  *                    65536 = sm_75; same as env ATTN_SMEM_LIMIT); --filter A,B  validate / bench only
  *                    the cases whose route name (bench: or label) contains A or B
@@ -325,6 +326,67 @@ static int bench_xqa_ab(const char *peers_path) {
     return 0;
 }
 
+/* v6 A/B (kernels/NOTES.md v6), one run against the same ceilings, default rows first and last
+ * (drift): XQA default (phasena + the v6 combine) beside v5's phase, v5's reduce and no reduce at
+ * all (ATTN_AB_SKIP_REDUCE: timing only, the output is not written); small-q default (phase2na)
+ * beside phase2 and v5's PIPE2 entry; the prefill fast path's rounds (q=704 is 22 x 12 = 264 CTAs,
+ * 2 rounds of 132 at 1 CTA/SM; q=784 is 300, 3 rounds) and ATTN_PREFILL_VAR=shared2 (2 per SM). */
+static void ab_env(const char *k, const char *v) { if (v) setenv(k, v, 1); else unsetenv(k); }
+static int bench_v6_ab(const char *peers_path) {
+    static const struct { const char *name, *xqa, *red, *skip; } dv[] = {
+        {"xqa default", NULL, NULL, NULL}, {"xqa phase (v5)", "phase", NULL, NULL},
+        {"xqa reduce v5", NULL, "v5", NULL}, {"xqa NO reduce", NULL, NULL, "1"}};
+    static const char *sv[] = {NULL, "phase2", "v5"};
+    static const char *pv[] = {NULL, "shared2"};
+    char label[128];
+    load_peers(peers_path);
+    copy_tbps = peer("copy_TBps", 4.24);
+    mma_tflops = peer("gemm_tflops", 700);
+    printf("ceilings: copy %.2f TB/s (%s); 80%% of copy for the fp16 240K bytes = %.4f ms\n", copy_tbps,
+           npeers ? "measured this run" : "default", 2.0 * KVH * 240000 * D * 2 / (copy_tbps * 1e9) / 0.8);
+    printf("| %-34s | %-15s | %-4s | %9s | %8s | %8s | %6s | %8s | %8s | %6s |\n", "shape (12q/2kv, D256)", "route",
+           "kv", "ours ms", "flash ms", "cudnn ms", "ratio", "FLOP ms", "byte ms", "roof");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int pass = 0; pass < 2; pass++) {
+        const char *ag = pass ? " (again)" : "";
+        for (int i = 0; i < (int)(sizeof dv / sizeof dv[0]); i++) {
+            ab_env("ATTN_DECODE_XQA", dv[i].xqa);
+            ab_env("ATTN_DECODE_REDUCE", dv[i].red);
+            ab_env("ATTN_AB_SKIP_REDUCE", dv[i].skip);
+            snprintf(label, sizeof label, "%s: q1 240K%s", dv[i].name, ag);
+            bench_one(label, ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
+            snprintf(label, sizeof label, "%s: q1 131K%s", dv[i].name, ag);
+            bench_one(label, ATTN_DECODE_XQA, 0, 784, 0, 1, 131072, 0, "q1_131072");
+            snprintf(label, sizeof label, "%s: q1 240K fp8%s", dv[i].name, ag);
+            bench_one(label, ATTN_DECODE_XQA, 1, 1568, 0, 1, 240000, 0, NULL);
+        }
+        ab_env("ATTN_DECODE_XQA", NULL);
+        ab_env("ATTN_DECODE_REDUCE", NULL);
+        ab_env("ATTN_AB_SKIP_REDUCE", NULL);
+        for (int i = 0; i < (int)(sizeof sv / sizeof sv[0]); i++) {
+            const char *n = sv[i] ? sv[i] : "default";
+            ab_env("ATTN_DECODE_SMALLQ", sv[i]);
+            snprintf(label, sizeof label, "smallq %s: q5 240K%s", n, ag);
+            bench_one(label, ATTN_DECODE_SMALLQ, 0, 816, 0, 5, 240000, 0, "q5_240000");
+            snprintf(label, sizeof label, "smallq %s: q16 240K%s", n, ag);
+            bench_one(label, ATTN_DECODE_SMALLQ, 0, 816, 0, 16, 240000, 0, "q16_240000");
+        }
+        ab_env("ATTN_DECODE_SMALLQ", NULL);
+        for (int i = 0; i < (int)(sizeof pv / sizeof pv[0]); i++) {
+            const char *n = pv[i] ? pv[i] : "fast default";
+            ab_env("ATTN_PREFILL_VAR", pv[i]);
+            snprintf(label, sizeof label, "%s: q784 104K%s", n, ag);
+            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
+            snprintf(label, sizeof label, "%s: q704 104K%s", n, ag);
+            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 704, 104000, 0, NULL);
+            snprintf(label, sizeof label, "%s: q2048 131K%s", n, ag);
+            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 2048, 131072, 0, "q2048_131072");
+        }
+        ab_env("ATTN_PREFILL_VAR", NULL);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int do_val = 0, do_bench = 0, long_ctx = 0;
     const char *peers = NULL;
@@ -332,12 +394,13 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--validate")) do_val = 1;
         else if (!strcmp(argv[i], "--bench")) do_bench = 1;
         else if (!strcmp(argv[i], "--xqa-ab")) do_bench = 2;
+        else if (!strcmp(argv[i], "--v6-ab")) do_bench = 3;
         else if (!strcmp(argv[i], "--long")) long_ctx = 1;
         else if (!strcmp(argv[i], "--peers") && i + 1 < argc) peers = argv[++i];
         else if (!strcmp(argv[i], "--smem-limit") && i + 1 < argc) attn_set_smem_limit(atoi(argv[++i]));
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--validate [--long]] [--bench|--xqa-ab [--peers FILE] [--filter A,B]] [--smem-limit N]\n",
+            fprintf(stderr, "usage: %s [--validate [--long]] [--bench|--xqa-ab|--v6-ab [--peers FILE] [--filter A,B]] [--smem-limit N]\n",
                     argv[0]);
             return 2;
         }
@@ -350,7 +413,8 @@ int main(int argc, char **argv) {
     int rc = 0;
     print_tiles();
     if (do_val) rc |= validate(long_ctx);
-    if (do_bench == 2) rc |= bench_xqa_ab(peers);
+    if (do_bench == 3) rc |= bench_v6_ab(peers);
+    else if (do_bench == 2) rc |= bench_xqa_ab(peers);
     else if (do_bench) rc |= bench(peers);
     return rc;
 }

@@ -10,6 +10,8 @@
 #                then bench_kernels --xqa-ab: every XQA variant (ATTN_DECODE_XQA) x CTAs per SM -> xqa_ab.txt
 #     xqaval     v5: --validate --filter decode-xqa (LONG=1: + the 240K XQA cases) once per variant
 #                (v4 split bn32 bn32n pipe phase phases), all into val_xqa.txt; T_XQAVAL caps each
+#     v6val      v6: --validate (short set) under each A/B knob of the v6 table -> val_v6.txt
+#     v6ab       v6: copy ceiling, then bench_kernels --v6-ab -> v6_ab.txt
 #   T_<STEP>=seconds caps a step (timeout), so a slow step cannot starve the ones after it.
 set -o pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
@@ -54,6 +56,20 @@ for step in $STEPS; do
       rc=$?; echo "$v: rc $rc $(tail -1 $OUT/val_xqa.txt)"
     done
     grep -E "^==|FAIL" $OUT/val_xqa.txt ;;
+  v6val)
+    # v6: the short validation set under each A/B knob of the v6 table (defaults are in "validate")
+    : > $OUT/val_v6.txt
+    for kv in ATTN_DECODE_XQA=phase ATTN_DECODE_REDUCE=v5 ATTN_DECODE_SMALLQ=phase2 ATTN_DECODE_SMALLQ=v5 \
+              ATTN_PREFILL_VAR=shared2; do
+      echo "== $kv" >> $OUT/val_v6.txt
+      env $kv timeout ${T_V6VAL:-60} $B/bench_kernels --validate >> $OUT/val_v6.txt 2>&1
+      echo "$kv: rc $? $(tail -1 $OUT/val_v6.txt)"
+    done
+    grep FAIL $OUT/val_v6.txt ;;
+  v6ab)
+    PYTHONUNBUFFERED=1 python3 kernels/peers.py --copy-only > $OUT/peers.txt 2> $OUT/peers.log
+    grep -v copy_TBps kernels/results/peers_v5.txt >> $OUT/peers.txt; head -1 $OUT/peers.txt
+    cap "$T_V6AB" $B/bench_kernels --v6-ab --peers $OUT/peers.txt 2>&1 | tee $OUT/v6_ab.txt ;;
   bench)
     peers=kernels/results/peers_v3.txt
     if [ -n "$PEERS" ]; then
