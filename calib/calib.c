@@ -11,6 +11,7 @@
 #include "calib.h"
 #include "sustain.h"
 #include "cost.h"
+#include "attn.h"
 #include "fit.h"
 #include "scenario.h"
 
@@ -585,6 +586,8 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
 
     /* assemble */
     t->describe(t, out);
+    out->expand_cta_tokens = ATTN_BRIDGE_CTA_TOKENS;   /* the expansion kernel this build times */
+    out->expand_ctas_per_sm = ATTN_BRIDGE_CTAS_PER_SM;
     if (sus.ok) {
         out->has_sustained = 1;
         out->clock_cold_mhz = sus.clock_cold;

@@ -18,7 +18,8 @@ CALIB_REV   := $(shell git describe --always --dirty 2>/dev/null || echo unknown
 GPU ?= $(or $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | \
 	tr 'A-Z' 'a-z' | sed -e 's/^nvidia //' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/-$$//'),gpu)
 
-$(BUILD)/calib/calib.o: CFLAGS += -DPACESIM_REV='"$(CALIB_REV)"'
+$(BUILD)/calib/calib.o: CFLAGS += -DPACESIM_REV='"$(CALIB_REV)"' -Ikernels
+$(BUILD)/tests/check_calib.o: CFLAGS += -Ikernels
 
 # the sustained-load probes' host logic against a fake card with a clock
 bin/check_sustain: $(BUILD)/tests/check_sustain.o $(BUILD)/calib/sustain.o $(BUILD)/libsim.a

@@ -70,36 +70,58 @@ static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t
     }
 }
 
-// expand one destination page (784 tokens, all kv heads) of one row from fp8 to fp16
-__global__ void fp8_expand_kernel(const uint8_t *k8, const uint8_t *v8, half *k16, half *v16, int *bt16,
-                                  const int *block_table, int max_pages, int page, const int *seq_len,
-                                  int kv_heads, int mp16, float k_scale, float v_scale) {
-    int r = blockIdx.y, pg = blockIdx.x;
+// expand one eighth of a destination page (98 of its 784 tokens, all kv heads) of one row from fp8
+// to fp16: grid (pages x BRIDGE_PARTS, rows). v6: v5 ran one CTA per page walking 784 tokens with one
+// K and one V load in flight per thread, a latency chain of ~100 steps that took a flat ~150 us below
+// ~30K tokens (2-40 CTAs on 132 SMs); now 8x the CTAs and 4 chunks (8 loads) in flight per thread
+// (64 registers: 4 CTAs per SM). attn.h's ATTN_BRIDGE_* say so to calib and the cost model.
+#define BRIDGE_PARTS (BRIDGE_PAGE / ATTN_BRIDGE_CTA_TOKENS)
+static_assert(BRIDGE_PARTS * ATTN_BRIDGE_CTA_TOKENS == BRIDGE_PAGE, "whole tokens per part");
+__device__ __forceinline__ void fp8_expand16(uint4 raw, half2 sc, half *d) {
+    uint4 a, b;
+    a.x = fp8x2_to_half2(raw.x, 0x1404, sc); a.y = fp8x2_to_half2(raw.x, 0x3424, sc);
+    a.z = fp8x2_to_half2(raw.y, 0x1404, sc); a.w = fp8x2_to_half2(raw.y, 0x3424, sc);
+    b.x = fp8x2_to_half2(raw.z, 0x1404, sc); b.y = fp8x2_to_half2(raw.z, 0x3424, sc);
+    b.z = fp8x2_to_half2(raw.w, 0x1404, sc); b.w = fp8x2_to_half2(raw.w, 0x3424, sc);
+    *(uint4 *)d = a;
+    *(uint4 *)(d + 8) = b;
+}
+__global__ void __launch_bounds__(256, ATTN_BRIDGE_CTAS_PER_SM)
+fp8_expand_kernel(const uint8_t *k8, const uint8_t *v8, half *k16, half *v16, int *bt16, const int *block_table,
+                  int max_pages, int page, const int *seq_len, int kv_heads, int mp16, float k_scale, float v_scale) {
+    int r = blockIdx.y, pg = blockIdx.x / BRIDGE_PARTS, part = blockIdx.x % BRIDGE_PARTS;
     int L = seq_len[r];
-    int t0 = pg * BRIDGE_PAGE;
+    int p0 = pg * BRIDGE_PAGE, t0 = p0 + part * ATTN_BRIDGE_CTA_TOKENS; // the page's and this part's first token
     if (t0 >= L) return;
     int dblk = r * mp16 + pg;
-    if (threadIdx.x == 0) bt16[dblk] = dblk;
-    int ntok = min(BRIDGE_PAGE, L - t0);
+    if (part == 0 && threadIdx.x == 0) bt16[dblk] = dblk;
+    int ntok = min(ATTN_BRIDGE_CTA_TOKENS, L - t0);
     int cpt = kv_heads * (ATTN_D / 16); // 16-byte fp8 chunks per token
+    int n = ntok * cpt;
     half2 ks = __float2half2_rn(k_scale), vs = __float2half2_rn(v_scale);
     const int *bt_row = block_table + (size_t)r * max_pages;
-    for (int idx = threadIdx.x; idx < ntok * cpt; idx += blockDim.x) {
-        int tok = idx / cpt, c = idx % cpt;
-        int t = t0 + tok, pi = t / page, slot = t - pi * page;
-        size_t src = ((size_t)bt_row[pi] * page + slot) * kv_heads * ATTN_D + c * 16;
-        size_t dst = ((size_t)dblk * BRIDGE_PAGE + tok) * kv_heads * ATTN_D + c * 16;
-        for (int kv = 0; kv < 2; kv++) {
-            uint4 raw = __ldg((const uint4 *)((kv ? v8 : k8) + src));
-            half2 sc = kv ? vs : ks;
-            uint4 a, b;
-            a.x = fp8x2_to_half2(raw.x, 0x1404, sc); a.y = fp8x2_to_half2(raw.x, 0x3424, sc);
-            a.z = fp8x2_to_half2(raw.y, 0x1404, sc); a.w = fp8x2_to_half2(raw.y, 0x3424, sc);
-            b.x = fp8x2_to_half2(raw.z, 0x1404, sc); b.y = fp8x2_to_half2(raw.z, 0x3424, sc);
-            b.z = fp8x2_to_half2(raw.w, 0x1404, sc); b.w = fp8x2_to_half2(raw.w, 0x3424, sc);
-            half *d = (kv ? v16 : k16) + dst;
-            *(uint4 *)d = a;
-            *(uint4 *)(d + 8) = b;
+    constexpr int U = 4;
+    for (int base = threadIdx.x; base < n; base += U * 256) {
+        uint4 kr[U], vr[U];
+        size_t dst[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            int idx = base + u * 256;
+            dst[u] = ~(size_t)0;
+            if (idx < n) {
+                int tok = idx / cpt, c = idx % cpt;
+                int t = t0 + tok, pi = t / page, slot = t - pi * page;
+                size_t src = ((size_t)bt_row[pi] * page + slot) * kv_heads * ATTN_D + c * 16;
+                dst[u] = ((size_t)dblk * BRIDGE_PAGE + (t - p0)) * kv_heads * ATTN_D + c * 16;
+                kr[u] = __ldg((const uint4 *)(k8 + src));
+                vr[u] = __ldg((const uint4 *)(v8 + src));
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (dst[u] == ~(size_t)0) continue;
+            fp8_expand16(kr[u], ks, k16 + dst[u]);
+            fp8_expand16(vr[u], vs, v16 + dst[u]);
         }
     }
 }
@@ -138,7 +160,7 @@ int attn_prefill_launch(int route, const attn_kv *kv, const attn_batch *b, const
         size_t nhalf = blocks * BRIDGE_PAGE * kv->kv_heads * ATTN_D;
         half *k16 = (half *)ws, *v16 = k16 + nhalf;
         int *bt16 = (int *)(v16 + nhalf);
-        dim3 grid(mp16, b->num_rows);
+        dim3 grid(mp16 * BRIDGE_PARTS, b->num_rows);
         fp8_expand_kernel<<<grid, 256, 0, s>>>((const uint8_t *)kv->k, (const uint8_t *)kv->v, k16, v16, bt16,
                                                (const int *)b->d_block_table, b->max_pages, kv->page,
                                                (const int *)b->d_seq_len, kv->kv_heads, mp16, kv->k_scale,

@@ -23,8 +23,9 @@
  *      wave_tokens      = ceil(ctas / (S O)) * part_tokens_max (each wave streams a partition)
  *      reduce_depth     = max_rows ceil(seq_len/P)
  *      sm_tokens        = ceil(ctas / S) * part_tokens_max (the busiest SM's partitions)
- *  fp8 bridge: expanded_tokens = sum_rows seq_len * Hkv; page_walk = ceil(pages / 8S) *
- *    min(784, longest seq_len) * Hkv (a CTA per 784-token page); the law is
+ *  fp8 bridge: expanded_tokens = sum_rows seq_len * Hkv; page_walk = ceil(ctas / (S O)) *
+ *    min(T, longest seq_len) * Hkv, ctas = sum_rows ceil(seq_len / T), T tokens a CTA and
+ *    O CTAs an SM from the profile's fp8_expand (v5's kernel without it: 784, 8); the law is
  *    c0 + c1 expanded + max(c2 page_walk, c3 expanded).
  * GEMM, GDN and elementwise features are defined with their functions below.
  */
@@ -50,7 +51,7 @@ static fam_t law_family(const char *law, int *bm, int *bn, int *occ)
     if (!strncmp(law, "attn.prefill_lowsmem.", 21)) { *bm = 16; *bn = 128; return FAM_PREFILL; }
     if (!strncmp(law, "attn.decode_xqa.", 16)) { *occ = 2; return FAM_DECODE_XQA; }
     if (!strncmp(law, "attn.decode_scalar.", 19)) { *occ = 3; return FAM_DECODE_SCALAR; }
-    if (!strcmp(law, "attn.fp8_bridge")) { *occ = 8; return FAM_BRIDGE; }
+    if (!strcmp(law, "attn.fp8_bridge")) { *occ = 8; return FAM_BRIDGE; } /* or the profile's fp8_expand */
     return FAM_OTHER;
 }
 
@@ -78,11 +79,13 @@ int cost_law_roof(const char *law, int *a, int *b)
 
 cost_hw_t cost_hw_of(const profile_t *p)
 {
-    cost_hw_t hw = { 0, 0, 0 };
+    cost_hw_t hw = { 0, 0, 0, 0, 0 };
     if (p) {
         hw.sms = p->sms;
         hw.flops = p->peak_fp16_tflops * 1e12;
         hw.bw = p->mem_bw_gbs * 1e9;
+        hw.expand_tokens = p->expand_cta_tokens;
+        hw.expand_occ = p->expand_ctas_per_sm;
     }
     return hw;
 }
@@ -108,9 +111,12 @@ static void prefill_row(int bm, int bn, int q, long seq_len, double *tot, double
     *ctas += (double)mt;
 }
 
-/* The fp8 bridge's expansion runs one 256-thread CTA per 784-token destination page
- * (kernels/attn_prefill.cu BRIDGE_PAGE), each covering every kv head. */
+/* The fp8 bridge's expansion runs a 256-thread CTA per expand_tokens tokens of a 784-token
+ * destination page, each covering every kv head, expand_occ per SM: the profile's
+ * fp8_expand (kernels/attn.h ATTN_BRIDGE_*: 98, 4); a profile without it was measured
+ * with v5's kernel, one CTA per page, 8 per SM. */
 #define BRIDGE_PAGE_TOKENS 784
+static int expand_tokens(const cost_hw_t *hw) { return hw && hw->expand_tokens > 0 ? hw->expand_tokens : BRIDGE_PAGE_TOKENS; }
 
 static void attn_features(fam_t fam, int bm, int bn, int occ, const kseg_t *segs, int nseg, long rows_mult,
                           const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
@@ -126,7 +132,7 @@ static void attn_features(fam_t fam, int bm, int bn, int occ, const kseg_t *segs
             prefill_row(bm, bn, segs[i].q, L, &tot, &mx, &ctas);
         } else if (fam == FAM_BRIDGE) {
             tot += (double)L;
-            ctas += (double)cdiv(L, BRIDGE_PAGE_TOKENS);
+            ctas += (double)cdiv(L, expand_tokens(hw));
         } else {
             long P = L >= 32768 ? 1024 : 256;
             tot += (double)L;
@@ -151,10 +157,11 @@ static void attn_features(fam_t fam, int bm, int bn, int occ, const kseg_t *segs
     double rm = (double)rows_mult;
     feat[1] = tot * heads * rm;
     if (fam == FAM_BRIDGE) {
-        /* the roofline pair: a CTA's walk over its page (latency-bound, one wave of CTAs
+        /* the roofline pair: a CTA's walk over its tokens (latency-bound, one wave of CTAs
          * per step of it) against the bytes every CTA moves together */
-        double w = hw && hw->sms > 0 ? waves(ctas * rm, occ, hw) : 1;
-        feat[2] = w * (double)(maxlen < BRIDGE_PAGE_TOKENS ? maxlen : BRIDGE_PAGE_TOKENS) * heads;
+        int et = expand_tokens(hw), eo = hw && hw->expand_occ > 0 ? hw->expand_occ : occ;
+        double w = hw && hw->sms > 0 ? waves(ctas * rm, eo, hw) : 1;
+        feat[2] = w * (double)(maxlen < et ? maxlen : et) * heads;
         feat[3] = feat[1];
         return;
     }

@@ -90,6 +90,8 @@ typedef struct cost_hw {
     int sms;
     double flops;                 /* FLOP/s */
     double bw;                    /* bytes/s */
+    int expand_tokens, expand_occ; /* the fp8 expansion kernel: tokens per CTA, CTAs per SM
+                                      (0: v5's kernel, a CTA per 784-token page, 8 per SM) */
 } cost_hw_t;
 
 /* The hardware facts of a profile (p may be NULL: all unknown). */

@@ -20,6 +20,10 @@
  *     sustained: {clock_cold_mhz: 1979, clock_hot_mhz: 1600, tau_up_s: 0.06, tau_down_s: 0.1}
  *                                     # optional (all four keys); clocks > 0 (hot < cold),
  *                                     # time constants > 0 s (sim/heat.h)
+ *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 4}
+ *                                     # optional (both keys): the fp8 bridge's expansion
+ *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;
+ *                                     # absent = v5's kernel (784, 8)
  *   laws:                             # list (may be empty); names unique
  *     - name: attn.prefill_bm32.fp16  # required, < 48 chars
  *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..8 finite numbers
@@ -49,11 +53,12 @@
 static const char *const top_keys[] = {"profile", "laws", NULL};
 static const char *const meta_keys[] = {
     "gpu", "sms", "mem_gib", "mem_bw_gbs", "peak_fp16_tflops", "tp", "model", "toolkit",
-    "driver", "date", "revision", "method", "calib_seconds", "sm_clock_mhz", "sustained", NULL};
+    "driver", "date", "revision", "method", "calib_seconds", "sm_clock_mhz", "sustained", "fp8_expand", NULL};
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", NULL};
 static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", NULL};
+static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
 static const char *const fit_keys[] = {"median_rel", "max_rel", NULL};
 
 #define NONNEG 0.0, INFINITY, 0
@@ -92,6 +97,16 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
                            "must be below clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->clock_hot_mhz);
         p->has_sustained = 1;
+    }
+    yd_node_t *ex = NULL;
+    if (yd_get_node(e, m, pp, "fp8_expand", YD_OPT, YD_MAP, &ex) < 0)
+        return -1;
+    if (ex) {
+        const char *xp = "profile.fp8_expand";
+        if (yd_strict_map(e, ex, xp, expand_keys) ||
+            yd_get_int(e, ex, xp, "cta_tokens", YD_REQ, 1, 1 << 20, &p->expand_cta_tokens) < 0 ||
+            yd_get_int(e, ex, xp, "ctas_per_sm", YD_REQ, 1, 64, &p->expand_ctas_per_sm) < 0)
+            return -1;
     }
     return 0;
 }
@@ -310,6 +325,8 @@ int prof_save(const char *path, const profile_t *p)
     if (p->has_sustained)
         fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g}\n",
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
+    if (p->expand_cta_tokens > 0 && p->expand_ctas_per_sm > 0)
+        fprintf(f, "  fp8_expand: {cta_tokens: %d, ctas_per_sm: %d}\n", p->expand_cta_tokens, p->expand_ctas_per_sm);
     fputs(p->nlaws ? "laws:\n" : "laws: []\n", f);
     for (int i = 0; i < p->nlaws; i++) {
         const prof_law_t *l = &p->laws[i];

@@ -50,6 +50,8 @@ typedef struct profile {
     int has_sustained;             /* the card under sustained load (sim/heat.h): */
     double clock_cold_mhz, clock_hot_mhz;   /* settled under a light load / the heater */
     double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
+    int expand_cta_tokens;         /* the fp8 bridge's expansion kernel: tokens per CTA and */
+    int expand_ctas_per_sm;        /* CTAs per SM (0 = not recorded: v5's kernel, 784 and 8) */
     int nlaws;
     prof_law_t *laws;              /* owned */
     int laws_line, laws_col;       /* where `laws:` stands in the file (0 if not loaded from one) */

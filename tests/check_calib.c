@@ -12,6 +12,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "../calib/calib.h"
+#include "attn.h"
 #include "cost.h"
 #include "fit.h"
 #include "profile.h"
@@ -20,7 +21,8 @@
 static model_t ref_model;
 static model_rank_t ref_rank;
 /* the fake GPU's SMs and ceilings (fake_describe): what the fit's features see */
-static const cost_hw_t fake_hw = { 100, 500e12, 3000e9 };
+/* the fake GPU's facts as the profile calib writes records them (fp8_expand: this build's kernel) */
+static const cost_hw_t fake_hw = { 100, 500e12, 3000e9, ATTN_BRIDGE_CTA_TOKENS, ATTN_BRIDGE_CTAS_PER_SM };
 
 static void load_model(void)
 {

@@ -65,6 +65,8 @@ static void fill_profile(profile_t *p)
     snprintf(p->method, sizeof p->method, "measured by bin/calib: ünïcode, 'quotes', #hash\nline2");
     p->calib_seconds = 212.5;
     p->sm_clock_mhz = 1980;
+    p->expand_cta_tokens = 98;
+    p->expand_ctas_per_sm = 4;
 
     prof_law_t l;
     memset(&l, 0, sizeof l);
@@ -123,6 +125,8 @@ static void assert_same(const profile_t *a, const profile_t *b)
     ck_assert_str_eq(a->method, b->method);
     ck_assert(same_bits(a->calib_seconds, b->calib_seconds));
     ck_assert(same_bits(a->sm_clock_mhz, b->sm_clock_mhz));
+    ck_assert_int_eq(a->expand_cta_tokens, b->expand_cta_tokens);
+    ck_assert_int_eq(a->expand_ctas_per_sm, b->expand_ctas_per_sm);
     ck_assert_int_eq(a->nlaws, b->nlaws);
     for (int i = 0; i < a->nlaws; i++) {
         const prof_law_t *x = &a->laws[i], *y = &b->laws[i];
