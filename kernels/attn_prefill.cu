@@ -86,21 +86,22 @@ __device__ __forceinline__ void fp8_expand16(uint4 raw, half2 sc, half *d) {
     *(uint4 *)d = a;
     *(uint4 *)(d + 8) = b;
 }
-__global__ void __launch_bounds__(256, ATTN_BRIDGE_CTAS_PER_SM)
+template <int PARTS, int U, int OCC>
+__global__ void __launch_bounds__(256, OCC)
 fp8_expand_kernel(const uint8_t *k8, const uint8_t *v8, half *k16, half *v16, int *bt16, const int *block_table,
                   int max_pages, int page, const int *seq_len, int kv_heads, int mp16, float k_scale, float v_scale) {
-    int r = blockIdx.y, pg = blockIdx.x / BRIDGE_PARTS, part = blockIdx.x % BRIDGE_PARTS;
+    constexpr int CT = BRIDGE_PAGE / PARTS; // tokens per CTA
+    int r = blockIdx.y, pg = blockIdx.x / PARTS, part = blockIdx.x % PARTS;
     int L = seq_len[r];
-    int p0 = pg * BRIDGE_PAGE, t0 = p0 + part * ATTN_BRIDGE_CTA_TOKENS; // the page's and this part's first token
+    int p0 = pg * BRIDGE_PAGE, t0 = p0 + part * CT; // the page's and this part's first token
     if (t0 >= L) return;
     int dblk = r * mp16 + pg;
     if (part == 0 && threadIdx.x == 0) bt16[dblk] = dblk;
-    int ntok = min(ATTN_BRIDGE_CTA_TOKENS, L - t0);
+    int ntok = min(CT, L - t0);
     int cpt = kv_heads * (ATTN_D / 16); // 16-byte fp8 chunks per token
     int n = ntok * cpt;
     half2 ks = __float2half2_rn(k_scale), vs = __float2half2_rn(v_scale);
     const int *bt_row = block_table + (size_t)r * max_pages;
-    constexpr int U = 4;
     for (int base = threadIdx.x; base < n; base += U * 256) {
         uint4 kr[U], vr[U];
         size_t dst[U];
@@ -124,6 +125,21 @@ fp8_expand_kernel(const uint8_t *k8, const uint8_t *v8, half *k16, half *v16, in
             fp8_expand16(vr[u], vs, v16 + dst[u]);
         }
     }
+}
+
+// the expansion's launch: the default (attn.h ATTN_BRIDGE_*), or an A/B variant (env
+// ATTN_EXPAND_VAR: v5 = a CTA per page, one chunk in flight, 8 per SM; p8u1 = 8 parts, one chunk,
+// 8 per SM; p8u2 = 8 parts, two chunks, 8 per SM; p4u4 = 4 parts, four chunks, 4 per SM)
+typedef void (*expand_kernel_t)(const uint8_t *, const uint8_t *, half *, half *, int *, const int *, int, int,
+                                const int *, int, int, float, float);
+static expand_kernel_t expand_pick(int *parts) {
+    const char *v = getenv("ATTN_EXPAND_VAR");
+    if (v && !strcmp(v, "v5")) { *parts = 1; return fp8_expand_kernel<1, 1, 8>; }
+    if (v && !strcmp(v, "p8u1")) { *parts = 8; return fp8_expand_kernel<8, 1, 8>; }
+    if (v && !strcmp(v, "p8u2")) { *parts = 8; return fp8_expand_kernel<8, 2, 8>; }
+    if (v && !strcmp(v, "p4u4")) { *parts = 4; return fp8_expand_kernel<4, 4, 4>; }
+    *parts = BRIDGE_PARTS;
+    return fp8_expand_kernel<BRIDGE_PARTS, 4, ATTN_BRIDGE_CTAS_PER_SM>;
 }
 
 static int bridge_pages(const attn_batch *b) { return (b->max_seq + BRIDGE_PAGE - 1) / BRIDGE_PAGE; }
@@ -160,8 +176,10 @@ int attn_prefill_launch(int route, const attn_kv *kv, const attn_batch *b, const
         size_t nhalf = blocks * BRIDGE_PAGE * kv->kv_heads * ATTN_D;
         half *k16 = (half *)ws, *v16 = k16 + nhalf;
         int *bt16 = (int *)(v16 + nhalf);
-        dim3 grid(mp16 * BRIDGE_PARTS, b->num_rows);
-        fp8_expand_kernel<<<grid, 256, 0, s>>>((const uint8_t *)kv->k, (const uint8_t *)kv->v, k16, v16, bt16,
+        int parts;
+        expand_kernel_t ek = expand_pick(&parts);
+        dim3 grid(mp16 * parts, b->num_rows);
+        ek<<<grid, 256, 0, s>>>((const uint8_t *)kv->k, (const uint8_t *)kv->v, k16, v16, bt16,
                                                (const int *)b->d_block_table, b->max_pages, kv->page,
                                                (const int *)b->d_seq_len, kv->kv_heads, mp16, kv->k_scale,
                                                kv->v_scale);

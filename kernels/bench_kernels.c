@@ -3,6 +3,7 @@
  *   bench_kernels --bench [--peers F]    timing table: shape, ours, peer, ratio, % of roofline
  *   bench_kernels --xqa-ab [--peers F]   v5: the XQA variants (ATTN_DECODE_XQA) x CTAs per SM, one table
  *   bench_kernels --v6-ab [--peers F]    v6: XQA / combine / small-q / prefill-rounds A/B, one table
+ *   bench_kernels --expand-ab            v6: the fp8 expansion variants (ATTN_EXPAND_VAR) x prefix
  *   --smem-limit N   run the configurations a GPU with N bytes of smem per block gets (98304 = sm_70,
  *                    65536 = sm_75; same as env ATTN_SMEM_LIMIT); --filter A,B  validate / bench only
  *                    the cases whose route name (bench: or label) contains A or B
@@ -387,6 +388,28 @@ static int bench_v6_ab(const char *peers_path) {
     return 0;
 }
 
+/* v6 A/B of the fp8 expansion (env ATTN_EXPAND_VAR, attn_prefill.cu expand_pick): the route
+ * ATTN_FP8_EXPAND alone at prefixes short to long, each variant, twice */
+static int bench_expand_ab(const char *peers_path) {
+    static const char *ev[] = {NULL, "v5", "p8u1", "p8u2", "p4u4"};
+    static const int lens[] = {4096, 12040, 16384, 41285, 104032, 262144};
+    char label[128];
+    load_peers(peers_path);
+    copy_tbps = peer("copy_TBps", 4.24);
+    mma_tflops = peer("gemm_tflops", 700);
+    printf("ceilings: copy %.2f TB/s\n", copy_tbps);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < (int)(sizeof ev / sizeof ev[0]); i++) {
+            ab_env("ATTN_EXPAND_VAR", ev[i]);
+            for (int l = 0; l < (int)(sizeof lens / sizeof lens[0]); l++) {
+                snprintf(label, sizeof label, "expand %s: %d%s", ev[i] ? ev[i] : "default", lens[l], pass ? " (again)" : "");
+                bench_one(label, ATTN_FP8_EXPAND, 1, 1568, 0, 784, lens[l], 0, NULL);
+            }
+        }
+    ab_env("ATTN_EXPAND_VAR", NULL);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int do_val = 0, do_bench = 0, long_ctx = 0;
     const char *peers = NULL;
@@ -395,12 +418,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--bench")) do_bench = 1;
         else if (!strcmp(argv[i], "--xqa-ab")) do_bench = 2;
         else if (!strcmp(argv[i], "--v6-ab")) do_bench = 3;
+        else if (!strcmp(argv[i], "--expand-ab")) do_bench = 4;
         else if (!strcmp(argv[i], "--long")) long_ctx = 1;
         else if (!strcmp(argv[i], "--peers") && i + 1 < argc) peers = argv[++i];
         else if (!strcmp(argv[i], "--smem-limit") && i + 1 < argc) attn_set_smem_limit(atoi(argv[++i]));
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--validate [--long]] [--bench|--xqa-ab|--v6-ab [--peers FILE] [--filter A,B]] [--smem-limit N]\n",
+            fprintf(stderr, "usage: %s [--validate [--long]] [--bench|--xqa-ab|--v6-ab|--expand-ab [--peers FILE] [--filter A,B]] [--smem-limit N]\n",
                     argv[0]);
             return 2;
         }
@@ -413,7 +437,8 @@ int main(int argc, char **argv) {
     int rc = 0;
     print_tiles();
     if (do_val) rc |= validate(long_ctx);
-    if (do_bench == 3) rc |= bench_v6_ab(peers);
+    if (do_bench == 4) rc |= bench_expand_ab(peers);
+    else if (do_bench == 3) rc |= bench_v6_ab(peers);
     else if (do_bench == 2) rc |= bench_xqa_ab(peers);
     else if (do_bench) rc |= bench(peers);
     return rc;

@@ -12,6 +12,7 @@
 #                (v4 split bn32 bn32n pipe phase phases), all into val_xqa.txt; T_XQAVAL caps each
 #     v6val      v6: --validate (short set) under each A/B knob of the v6 table -> val_v6.txt
 #     v6ab       v6: copy ceiling, then bench_kernels --v6-ab -> v6_ab.txt
+#     expandab   v6: bench_kernels --expand-ab (the fp8 expansion variants) -> expand_ab.txt
 #   T_<STEP>=seconds caps a step (timeout), so a slow step cannot starve the ones after it.
 set -o pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
@@ -66,6 +67,8 @@ for step in $STEPS; do
       echo "$kv: rc $? $(tail -1 $OUT/val_v6.txt)"
     done
     grep FAIL $OUT/val_v6.txt ;;
+  expandab)
+    cap "$T_EXPANDAB" $B/bench_kernels --expand-ab --peers kernels/results/peers_v5.txt 2>&1 | tee $OUT/expand_ab.txt ;;
   v6ab)
     PYTHONUNBUFFERED=1 python3 kernels/peers.py --copy-only > $OUT/peers.txt 2> $OUT/peers.log
     grep -v copy_TBps kernels/results/peers_v5.txt >> $OUT/peers.txt; head -1 $OUT/peers.txt
