@@ -29,11 +29,11 @@ extern "C" {
 #endif
 
 /* The fp8 bridge's expansion kernel: a 256-thread CTA per ATTN_BRIDGE_CTA_TOKENS tokens of a
- * 784-token destination page (all kv heads), ATTN_BRIDGE_CTAS_PER_SM of them per SM (64
+ * 784-token destination page (all kv heads), ATTN_BRIDGE_CTAS_PER_SM of them per SM (32
  * registers). calib records both in the profile (fp8_expand), the cost model's bridge law
  * counts its CTAs and waves with them. v5's kernel was a CTA per page, 8 per SM. */
 #define ATTN_BRIDGE_CTA_TOKENS 98
-#define ATTN_BRIDGE_CTAS_PER_SM 4
+#define ATTN_BRIDGE_CTAS_PER_SM 8
 
 /* error codes */
 #define ATTN_OK       0

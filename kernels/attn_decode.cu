@@ -193,12 +193,13 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
     }
 }
 
-// v6 combine (the default; ATTN_DECODE_REDUCE=v5 takes the kernel above): grid (rows, H, max_q x 4),
+// v6 combine (rows of >= 64 partitions; ATTN_DECODE_REDUCE=v5|wide forces one): grid (rows, H, max_q x 4),
 // each CTA one quarter of d (64 columns = 16 float4) for one (row, head, q token), so 4x the CTAs of
 // v5's and 16 partition groups of 16 threads: a 240K row's 235 partitions are ~15 per thread, two
 // batches of 8 loads in flight where v5 walked ~59 per thread in 8 dependent batches.
 // Dynamic smem only: [15 x 16 float4 group sums][8 floats][np weights].
 #define ATTN_COMBINE_DS 4
+#define ATTN_COMBINE_MIN_NP 64 // partitions of the longest row from which the combine runs (else v5's)
 __host__ __device__ constexpr int attn_combine_smem(int np) { return 15 * 16 * 16 + 8 * 4 + np * 4; }
 __global__ void __launch_bounds__(ATTN_NT) decode_combine_kernel(AttnParams p) {
     extern __shared__ float4 dsm4[];
@@ -444,8 +445,12 @@ int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const 
     if (err) return err;
     const char *ab = getenv("ATTN_AB_SKIP_REDUCE"); // timing A/B only: the output is NOT written
     if (ab && ab[0] == '1') return 0;
+    // the v6 combine where a row has many partitions (its 4x CTAs shorten a long walk), v5's reduce
+    // where it has few (4x the CTAs of nearly no work: 16 rows x q=5 at 1K is 7680 CTAs); the
+    // ATTN_DECODE_REDUCE=v5|wide A/B knob forces one
     const char *rv = getenv("ATTN_DECODE_REDUCE");
-    if (rv && !strcmp(rv, "v5")) {
+    int use_v5 = rv && !strcmp(rv, "v5") ? 1 : rv && !strcmp(rv, "wide") ? 0 : np < ATTN_COMBINE_MIN_NP;
+    if (use_v5) {
         int rsmem = np * (int)sizeof(float);
         if (rsmem + ATTN_REDUCE_STATIC_SMEM > 48 * 1024) return ATTN_ESHAPE; // np > ~11500 partitions
         dim3 rgrid(b->num_rows, b->num_q_heads, b->max_q);

@@ -71,10 +71,13 @@ static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t
 }
 
 // expand one eighth of a destination page (98 of its 784 tokens, all kv heads) of one row from fp8
-// to fp16: grid (pages x BRIDGE_PARTS, rows). v6: v5 ran one CTA per page walking 784 tokens with one
-// K and one V load in flight per thread, a latency chain of ~100 steps that took a flat ~150 us below
-// ~30K tokens (2-40 CTAs on 132 SMs); now 8x the CTAs and 4 chunks (8 loads) in flight per thread
-// (64 registers: 4 CTAs per SM). attn.h's ATTN_BRIDGE_* say so to calib and the cost model.
+// to fp16: grid (pages x BRIDGE_PARTS, rows), U 16-byte chunks (2U loads) in flight a thread. v6:
+// v5 ran one CTA per page (a ~100-step latency chain: a flat ~75 us for 2 kv heads below ~30K tokens,
+// 2-40 CTAs on 132 SMs). Measured (kernels/results/bench_v6_expand.txt, 2 kv heads, ms at 4K / 16K /
+// 41K / 104K / 262K tokens): v5 0.076 / 0.081 / 0.090 / 0.119 / 0.240; 8 parts U=1 8 per SM (the
+// default) 0.016 / 0.023 / 0.052 / 0.126 / 0.311; 8 parts U=4 4 per SM 0.017 / 0.029 / 0.065 / 0.135
+// / 0.316. Splitting wins below ~100K and loses beyond (v5's one resident CTA per page streams a
+// whole page); attn.h's ATTN_BRIDGE_* say which kernel runs to calib and the cost model.
 #define BRIDGE_PARTS (BRIDGE_PAGE / ATTN_BRIDGE_CTA_TOKENS)
 static_assert(BRIDGE_PARTS * ATTN_BRIDGE_CTA_TOKENS == BRIDGE_PAGE, "whole tokens per part");
 __device__ __forceinline__ void fp8_expand16(uint4 raw, half2 sc, half *d) {
@@ -127,19 +130,16 @@ fp8_expand_kernel(const uint8_t *k8, const uint8_t *v8, half *k16, half *v16, in
     }
 }
 
-// the expansion's launch: the default (attn.h ATTN_BRIDGE_*), or an A/B variant (env
-// ATTN_EXPAND_VAR: v5 = a CTA per page, one chunk in flight, 8 per SM; p8u1 = 8 parts, one chunk,
-// 8 per SM; p8u2 = 8 parts, two chunks, 8 per SM; p4u4 = 4 parts, four chunks, 4 per SM)
+// the expansion's launch: the default (attn.h ATTN_BRIDGE_*: 8 parts, one chunk in flight, 8 per SM),
+// or an A/B variant (env ATTN_EXPAND_VAR: v5 = a CTA per page; p8u4 = 8 parts, four chunks, 4 per SM)
 typedef void (*expand_kernel_t)(const uint8_t *, const uint8_t *, half *, half *, int *, const int *, int, int,
                                 const int *, int, int, float, float);
 static expand_kernel_t expand_pick(int *parts) {
     const char *v = getenv("ATTN_EXPAND_VAR");
     if (v && !strcmp(v, "v5")) { *parts = 1; return fp8_expand_kernel<1, 1, 8>; }
-    if (v && !strcmp(v, "p8u1")) { *parts = 8; return fp8_expand_kernel<8, 1, 8>; }
-    if (v && !strcmp(v, "p8u2")) { *parts = 8; return fp8_expand_kernel<8, 2, 8>; }
-    if (v && !strcmp(v, "p4u4")) { *parts = 4; return fp8_expand_kernel<4, 4, 4>; }
+    if (v && !strcmp(v, "p8u4")) { *parts = 8; return fp8_expand_kernel<8, 4, 4>; }
     *parts = BRIDGE_PARTS;
-    return fp8_expand_kernel<BRIDGE_PARTS, 4, ATTN_BRIDGE_CTAS_PER_SM>;
+    return fp8_expand_kernel<BRIDGE_PARTS, 1, ATTN_BRIDGE_CTAS_PER_SM>;
 }
 
 static int bridge_pages(const attn_batch *b) { return (b->max_seq + BRIDGE_PAGE - 1) / BRIDGE_PAGE; }

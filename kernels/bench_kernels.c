@@ -391,7 +391,7 @@ static int bench_v6_ab(const char *peers_path) {
 /* v6 A/B of the fp8 expansion (env ATTN_EXPAND_VAR, attn_prefill.cu expand_pick): the route
  * ATTN_FP8_EXPAND alone at prefixes short to long, each variant, twice */
 static int bench_expand_ab(const char *peers_path) {
-    static const char *ev[] = {NULL, "v5", "p8u1", "p8u2", "p4u4"};
+    static const char *ev[] = {NULL, "v5", "p8u4"};
     static const int lens[] = {4096, 12040, 16384, 41285, 104032, 262144};
     char label[128];
     load_peers(peers_path);

@@ -60,7 +60,7 @@ for step in $STEPS; do
   v6val)
     # v6: the short validation set under each A/B knob of the v6 table (defaults are in "validate")
     : > $OUT/val_v6.txt
-    for kv in ATTN_DECODE_XQA=phase ATTN_DECODE_REDUCE=v5 ATTN_DECODE_SMALLQ=phase2 ATTN_DECODE_SMALLQ=v5 \
+    for kv in ATTN_DECODE_XQA=phase ATTN_DECODE_REDUCE=v5 ATTN_DECODE_REDUCE=wide ATTN_DECODE_SMALLQ=phase2 ATTN_DECODE_SMALLQ=v5 \
               ATTN_PREFILL_VAR=shared2; do
       echo "== $kv" >> $OUT/val_v6.txt
       env $kv timeout ${T_V6VAL:-60} $B/bench_kernels --validate >> $OUT/val_v6.txt 2>&1

@@ -113,7 +113,7 @@ static void prefill_row(int bm, int bn, int q, long seq_len, double *tot, double
 
 /* The fp8 bridge's expansion runs a 256-thread CTA per expand_tokens tokens of a 784-token
  * destination page, each covering every kv head, expand_occ per SM: the profile's
- * fp8_expand (kernels/attn.h ATTN_BRIDGE_*: 98, 4); a profile without it was measured
+ * fp8_expand (kernels/attn.h ATTN_BRIDGE_*: 98, 8); a profile without it was measured
  * with v5's kernel, one CTA per page, 8 per SM. */
 #define BRIDGE_PAGE_TOKENS 784
 static int expand_tokens(const cost_hw_t *hw) { return hw && hw->expand_tokens > 0 ? hw->expand_tokens : BRIDGE_PAGE_TOKENS; }

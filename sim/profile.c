@@ -20,7 +20,7 @@
  *     sustained: {clock_cold_mhz: 1979, clock_hot_mhz: 1600, tau_up_s: 0.06, tau_down_s: 0.1}
  *                                     # optional (all four keys); clocks > 0 (hot < cold),
  *                                     # time constants > 0 s (sim/heat.h)
- *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 4}
+ *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 8}
  *                                     # optional (both keys): the fp8 bridge's expansion
  *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;
  *                                     # absent = v5's kernel (784, 8)

@@ -376,20 +376,23 @@ END_TEST
 START_TEST(bridge_expand_kernel)
 {
     /* the bridge's walk follows the expansion kernel the profile names (fp8_expand): v5's
-     * (no fields: a CTA per 784-token page, 8 per SM) or v6's (98 tokens a CTA, 4 per SM) */
+     * (no fields: a CTA per 784-token page, 8 per SM) or v6's (98 tokens a CTA, 8 per SM) */
     double heads = ref_rank.kv_heads, f[PROF_MAX_COEF];
-    cost_hw_t v5 = { 132, 700e12, 4e12, 0, 0 }, v6 = { 132, 700e12, 4e12, 98, 4 };
+    cost_hw_t v5 = { 132, 700e12, 4e12, 0, 0 }, v6 = { 132, 700e12, 4e12, 98, 8 };
     double shortr[4] = { 1, 784, 20000, 784 }, longr[4] = { 1, 784, 262144, 784 };
     ck_assert_int_eq(cost_point_features("attn.fp8_bridge", shortr, &ref_model, &ref_rank, &v5, f), 0);
     ck_assert_double_eq(f[2], 784 * heads);             /* 26 CTAs: one wave of a page each */
     ck_assert_double_eq(f[1], 20000 * heads);
     ck_assert_double_eq(f[3], f[1]);
     ck_assert_int_eq(cost_point_features("attn.fp8_bridge", shortr, &ref_model, &ref_rank, &v6, f), 0);
-    ck_assert_double_eq(f[2], 98 * heads);              /* 205 CTAs of 98 tokens: one wave of 528 */
+    ck_assert_double_eq(f[2], 98 * heads);              /* 205 CTAs of 98 tokens: one wave of 1056 */
     ck_assert_int_eq(cost_point_features("attn.fp8_bridge", longr, &ref_model, &ref_rank, &v5, f), 0);
     ck_assert_double_eq(f[2], 784 * heads);             /* 335 CTAs <= 1056 slots */
     ck_assert_int_eq(cost_point_features("attn.fp8_bridge", longr, &ref_model, &ref_rank, &v6, f), 0);
-    ck_assert_double_eq(f[2], 6 * 98 * heads);          /* 2675 CTAs: 6 waves of 528 */
+    ck_assert_double_eq(f[2], 3 * 98 * heads);          /* 2675 CTAs: 3 waves of 1056 */
+    v6.expand_occ = 4;
+    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", longr, &ref_model, &ref_rank, &v6, f), 0);
+    ck_assert_double_eq(f[2], 6 * 98 * heads);          /* 4 an SM: 6 waves of 528 */
 }
 END_TEST
 
