@@ -124,18 +124,10 @@ __global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
     if (d == 0) { p.ws_m[slot] = M; p.ws_l[slot] = lt; }
 }
 
-// combine partitions: grid (rows, H, max_q), 256 threads; dynamic smem np_max floats (weights).
-// The O sum runs as 4 groups of 64 threads, each thread a float4 column of d, each group every
-// 4th partition with 8 loads in flight (the partials are L2-resident: the loop is L2-latency
-// bound, so its depth is what costs), then the 4 group sums are added through smem.
-__global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
-    extern __shared__ float sw[];
-    __shared__ float red[8];
-    __shared__ float4 red4[3][ATTN_D / 4];
-    int r = blockIdx.x, h = blockIdx.y, qi = blockIdx.z;
-    if (qi >= p.q_len[r]) return;
-    int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256, np = (L + plen - 1) / plen;
-    size_t base = ((size_t)(p.q_start[r] + qi) * p.H + h) * p.np_max;
+// The log-sum-exp weights of a row's np partitions (slots base .. base + np - 1): sw[i] = 2^(m_i - M)
+// for the largest m M, and the returned denominator sum_i sw[i] l_i; red: 8 floats of scratch.
+// Every thread of the CTA calls it (it synchronises).
+static __device__ __forceinline__ float partition_weights(const AttnParams &p, size_t base, int np, float *sw, float *red) {
     int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     float M = ATTN_NEG;
     for (int i = tid; i < np; i += ATTN_NT) M = fmaxf(M, p.ws_m[base + i]);
@@ -156,6 +148,23 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
     __syncthreads();
     den = 0.f;
     for (int w = 0; w < 8; w++) den += red[w];
+    return den;
+}
+
+// combine partitions: grid (rows, H, max_q), 256 threads; dynamic smem np_max floats (weights).
+// The O sum runs as 4 groups of 64 threads, each thread a float4 column of d, each group every
+// 4th partition with 8 loads in flight (the partials are L2-resident: the loop is L2-latency
+// bound, so its depth is what costs), then the 4 group sums are added through smem.
+__global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
+    extern __shared__ float sw[];
+    __shared__ float red[8];
+    __shared__ float4 red4[3][ATTN_D / 4];
+    int r = blockIdx.x, h = blockIdx.y, qi = blockIdx.z;
+    if (qi >= p.q_len[r]) return;
+    int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256, np = (L + plen - 1) / plen;
+    size_t base = ((size_t)(p.q_start[r] + qi) * p.H + h) * p.np_max;
+    int tid = threadIdx.x;
+    float den = partition_weights(p, base, np, sw, red);
     const int c4 = tid % (ATTN_D / 4), grp = tid / (ATTN_D / 4); // 4 groups
     const float4 *po = (const float4 *)(p.ws_o + base * ATTN_D) + c4;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -209,26 +218,8 @@ __global__ void __launch_bounds__(ATTN_NT) decode_combine_kernel(AttnParams p) {
     if (qi >= p.q_len[r]) return;
     int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256, np = (L + plen - 1) / plen;
     size_t base = ((size_t)(p.q_start[r] + qi) * p.H + h) * p.np_max;
-    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    float M = ATTN_NEG;
-    for (int i = tid; i < np; i += ATTN_NT) M = fmaxf(M, p.ws_m[base + i]);
-    for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
-    if (lane == 0) red[warp] = M;
-    __syncthreads();
-    M = red[0];
-    for (int w = 1; w < 8; w++) M = fmaxf(M, red[w]);
-    __syncthreads();
-    float den = 0.f;
-    for (int i = tid; i < np; i += ATTN_NT) {
-        float w = exp2f(p.ws_m[base + i] - M);
-        sw[i] = w;
-        den += w * p.ws_l[base + i];
-    }
-    for (int off = 16; off > 0; off /= 2) den += __shfl_xor_sync(0xffffffffu, den, off);
-    if (lane == 0) red[warp] = den;
-    __syncthreads();
-    den = 0.f;
-    for (int w = 0; w < 8; w++) den += red[w];
+    int tid = threadIdx.x;
+    float den = partition_weights(p, base, np, sw, red);
     const int c4 = tid % 16, grp = tid / 16; // 16 groups of 16 float4 columns
     const float4 *po = (const float4 *)(p.ws_o + base * ATTN_D) + ds * 16 + c4;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);

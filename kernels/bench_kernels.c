@@ -283,12 +283,8 @@ static int bench(const char *peers_path) {
     return 0;
 }
 
-/* v5 A/B of the XQA variants (env ATTN_DECODE_XQA, attn_decode.cu) x CTAs per SM (ATTN_DECODE_OCC),
- * all in one run against the same ceilings; the default rows (no variable) come first and last so
- * drift within the run shows. */
-static int bench_xqa_ab(const char *peers_path) {
-    static const char *vars[] = {"v4", "split", "bn32", "bn32n", "pipe", "phase", "phases"};
-    char label[96];
+/* An A/B table's head: the peers file's ceilings (or the defaults) and the column titles. */
+static void ab_header(const char *peers_path) {
     load_peers(peers_path);
     copy_tbps = peer("copy_TBps", 4.24);
     mma_tflops = peer("gemm_tflops", 700);
@@ -297,6 +293,15 @@ static int bench_xqa_ab(const char *peers_path) {
     printf("| %-34s | %-15s | %-4s | %9s | %8s | %8s | %6s | %8s | %8s | %6s |\n", "shape (12q/2kv, D256)", "route",
            "kv", "ours ms", "flash ms", "cudnn ms", "ratio", "FLOP ms", "byte ms", "roof");
     printf("|---|---|---|---|---|---|---|---|---|---|\n");
+}
+
+/* v5 A/B of the XQA variants (env ATTN_DECODE_XQA, attn_decode.cu) x CTAs per SM (ATTN_DECODE_OCC),
+ * all in one run against the same ceilings; the default rows (no variable) come first and last so
+ * drift within the run shows. */
+static int bench_xqa_ab(const char *peers_path) {
+    static const char *vars[] = {"v4", "split", "bn32", "bn32n", "pipe", "phase", "phases"};
+    char label[96];
+    ab_header(peers_path);
     unsetenv("ATTN_DECODE_XQA");
     unsetenv("ATTN_DECODE_OCC");
     double t1 = bench_one("default: decode q=1 240000 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
@@ -340,14 +345,7 @@ static int bench_v6_ab(const char *peers_path) {
     static const char *sv[] = {NULL, "phase2", "v5"};
     static const char *pv[] = {NULL, "shared2"};
     char label[128];
-    load_peers(peers_path);
-    copy_tbps = peer("copy_TBps", 4.24);
-    mma_tflops = peer("gemm_tflops", 700);
-    printf("ceilings: copy %.2f TB/s (%s); 80%% of copy for the fp16 240K bytes = %.4f ms\n", copy_tbps,
-           npeers ? "measured this run" : "default", 2.0 * KVH * 240000 * D * 2 / (copy_tbps * 1e9) / 0.8);
-    printf("| %-34s | %-15s | %-4s | %9s | %8s | %8s | %6s | %8s | %8s | %6s |\n", "shape (12q/2kv, D256)", "route",
-           "kv", "ours ms", "flash ms", "cudnn ms", "ratio", "FLOP ms", "byte ms", "roof");
-    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    ab_header(peers_path);
     for (int pass = 0; pass < 2; pass++) {
         const char *ag = pass ? " (again)" : "";
         for (int i = 0; i < (int)(sizeof dv / sizeof dv[0]); i++) {
