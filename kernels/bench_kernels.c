@@ -87,13 +87,14 @@ static int validate(int long_ctx) {
             vrun("", mk(ATTN_PREFILL_LOWSMEM, ATTN_FP8_E5M2, page, 0, 6, pq, seq, 0, 36, -1), tol);
             vrun("", mk(ATTN_FP8_BRIDGE, ATTN_FP8_E5M2, page, 0, 6, pq, seq, 0, 36, -1), tol);
         }
-        /* decode: rows q = 1, 5, 16 at short, medium and >= 32768 contexts */
-        const int dq[3] = {1, 5, 16};
-        const int dseq[3] = {1 + 50, 5 + 5000, 16 + 40000};
+        /* decode: rows q = 1, 5, 16 at short, medium and >= 32768 contexts, and a q = 1 row of 79
+         * 256-token partitions (so the batch's reduce is the wide combine, attn_decode.cu) */
+        const int dq[4] = {1, 5, 16, 1};
+        const int dseq[4] = {1 + 50, 5 + 5000, 16 + 40000, 20000};
         for (int dt = 0; dt < 2; dt++) {
-            vrun("", mk(ATTN_DECODE_XQA, dt, page, 0, 3, dq, dseq, 1, 30, ATTN_DECODE_SCALAR), tol);
-            vrun("", mk(ATTN_DECODE_SCALAR, dt, page, 0, 3, dq, dseq, 1, 30, -1), tol);
-            vrun("", mk(ATTN_DECODE_SMALLQ, dt, page, 0, 3, dq, dseq, 0, 30, -1), tol);
+            vrun("", mk(ATTN_DECODE_XQA, dt, page, 0, 4, dq, dseq, 1, 30, ATTN_DECODE_SCALAR), tol);
+            vrun("", mk(ATTN_DECODE_SCALAR, dt, page, 0, 4, dq, dseq, 1, 30, -1), tol);
+            vrun("", mk(ATTN_DECODE_SMALLQ, dt, page, 0, 4, dq, dseq, 0, 30, -1), tol);
             /* the fused small-q route agrees with the expanded XQA route (same token order) */
         }
     }
