@@ -2,7 +2,8 @@
 //
 // Partitions are 256 tokens (1024 when seq_len >= 32768). Each partition writes an
 // unnormalised partial (O, running max m in log2 units, sum l) to the workspace; a reduce
-// kernel (grid (rows, H, max_q)) combines them with log-sum-exp and writes fp16 out.
+// kernel combines them with log-sum-exp and writes fp16 out: grid (rows, H, max_q), or, when
+// the longest row has >= 64 partitions, the combine, a CTA per quarter of d (rows, H, 4 max_q).
 //   XQA    : grid (rows, kv_heads, partitions); one CTA per kv head serves its whole GQA
 //            group (MR = 16 query rows, WMMA), reading each K/V element once.
 //   scalar : grid (rows, H, partitions); one CTA per q head, CUDA-core dot products, one
