@@ -26,7 +26,9 @@
  *  fp8 bridge: expanded_tokens = sum_rows seq_len * Hkv; page_walk = ceil(ctas / (S O)) *
  *    min(T, longest seq_len) * Hkv, ctas = sum_rows ceil(seq_len / T), T tokens a CTA and
  *    O CTAs an SM from the profile's fp8_expand (v5's kernel without it: 784, 8); the law is
- *    c0 + c1 expanded + max(c2 page_walk, c3 expanded).
+ *    c0 + c1 expanded + max(c2 page_walk, c3 expanded) + c4 expanded [sm_ctas > c5], where
+ *    sm_ctas = ceil(min(ctas, S O) / S), the expansion CTAs the busiest SM holds at once,
+ *    and c5 is a knee fitted by scan (cost_law_knee): past it every token costs c4 more.
  * GEMM, GDN and elementwise features are defined with their functions below.
  */
 #include <math.h>
@@ -59,7 +61,8 @@ int cost_law_ncoef(const char *law)
 {
     int bm, bn, occ;
     switch (law_family(law, &bm, &bn, &occ)) {
-    case FAM_PREFILL: case FAM_BRIDGE: return 4;
+    case FAM_PREFILL: return 4;
+    case FAM_BRIDGE: return 6;
     case FAM_DECODE_XQA: case FAM_DECODE_SCALAR: return 8;
     default: break;
     }
@@ -74,6 +77,13 @@ int cost_law_roof(const char *law, int *a, int *b)
     int bm, bn, occ;
     if (law_family(law, &bm, &bn, &occ) == FAM_BRIDGE) { *a = 2; *b = 3; return 1; }
     if (!strcmp(law, "gdn")) { *a = 5; *b = 6; return 1; }
+    return 0;
+}
+
+int cost_law_knee(const char *law, int *a, int *b)
+{
+    int bm, bn, occ;
+    if (law_family(law, &bm, &bn, &occ) == FAM_BRIDGE) { *a = 4; *b = 5; return 1; }
     return 0;
 }
 
@@ -163,6 +173,11 @@ static void attn_features(fam_t fam, int bm, int bn, int occ, const kseg_t *segs
         double w = hw && hw->sms > 0 ? waves(ctas * rm, eo, hw) : 1;
         feat[2] = w * (double)(maxlen < et ? maxlen : et) * heads;
         feat[3] = feat[1];
+        /* the knee: every token again, priced only where the busiest SM holds more of the
+         * expansion's CTAs at once (its first wave) than the fitted knee coef[5]; v6's kernel
+         * streams at ~3.4 TB/s with up to 3 CTAs an SM and ~2.6 TB/s from 4 (calib/README.md) */
+        feat[4] = feat[1];
+        feat[5] = hw && hw->sms > 0 ? ceil(fmin(ctas * rm, (double)hw->sms * eo) / hw->sms) : 0;
         return;
     }
     feat[2] = mx;

@@ -7,7 +7,10 @@
  *
  * Profile laws (names; point columns; features -- every law is linear in its features,
  * except that a law may name one "roofline pair" (a, b) whose two terms combine as
- * max(c_a f_a, c_b f_b): the larger of two costs that overlap; cost_law_roof()):
+ * max(c_a f_a, c_b f_b): the larger of two costs that overlap; cost_law_roof()), and a law
+ * may name one "knee" (a, b): c_a f_a counts only where f_b > c_b, c_b a threshold the fit
+ * picks among the points' values of f_b, not a multiplier (cost_law_knee(); a profile whose
+ * coefficients stop before b has no knee term)):
  *   attn.prefill_bm32.fp16      rows,q,seq_len,page,t_s   [1, tiles_total, tiles_max_cta, ctas]
  *   attn.prefill_generic.fp16   (BM32/BN64)                same
  *   attn.prefill_lowsmem.fp16   (BM16/BN128)               same
@@ -15,8 +18,8 @@
  *   attn.decode_xqa.fp16/.fp8   rows,q,seq_len,page,t_s   [1, kv_tokens_total, part_tokens_max, ctas,
  *                               kv_tokens_unique, wave_tokens, reduce_depth, sm_tokens]
  *   attn.decode_scalar.fp16/.fp8                           same, per q head
- *   attn.fp8_bridge             rows,q,seq_len,page,t_s   [1, expanded_tokens, page_walk, expanded_tokens]
- *                               (roofline pair 2, 3)
+ *   attn.fp8_bridge             rows,q,seq_len,page,t_s   [1, expanded_tokens, page_walk, expanded_tokens,
+ *                               expanded_tokens, sm_ctas] (roofline pair 2, 3; knee 4 on 5)
  *   gemm                        m,n,k,wb,t_s              [1, flops, bytes, roofline]  (wb: bytes per weight
  *                               element; bytes = 2(mk + mn) + wb*nk; calib measures fp16, wb = 2;
  *                               roofline = max(flops / GEMM ceiling, bytes / copy ceiling))
@@ -154,5 +157,8 @@ int cost_law_ncoef(const char *law);
 /* The law's roofline pair: 1 and the two feature indices *a < *b whose terms combine as
  * max(c_a f_a, c_b f_b), or 0 when every term adds. */
 int cost_law_roof(const char *law, int *a, int *b);
+/* The law's knee: 1 and the feature indices *a, *b (term a counts only where feature b
+ * exceeds coefficient b, a fitted threshold), or 0 when it has none. */
+int cost_law_knee(const char *law, int *a, int *b);
 
 #endif

@@ -281,6 +281,84 @@ done:
     return rc;
 }
 
+/* The law's fit without its knee: the roofline pair's scan, or plain non-negative least
+ * squares. */
+static int fit_plain(const double *X, const double *y, const double *w, int n, int p, const char *law,
+                     double *coef)
+{
+    int ra, rb;
+    if (cost_law_roof(law, &ra, &rb) && rb < p)
+        return fit_roof(X, y, w, n, p, ra, rb, coef);
+    return fit_linear_nonneg(X, y, w, n, p, coef, NULL);
+}
+
+/* Weighted residual sum of squares of coef on Z (the roofline pair as max, if any). */
+static double chisq_of(const double *Z, const double *y, const double *w, int n, int p, const char *law,
+                       const double *coef)
+{
+    int ra = -1, rb = -1;
+    if (!cost_law_roof(law, &ra, &rb) || rb >= p)
+        ra = rb = -1;
+    double chi = 0;
+    for (int i = 0; i < n; i++) {
+        const double *z = Z + (size_t)i * p;
+        double t = 0;
+        for (int j = 0; j < p; j++)
+            if (j != ra && j != rb)
+                t += coef[j] * z[j];
+        if (ra >= 0)
+            t += fmax(coef[ra] * z[ra], coef[rb] * z[rb]);
+        chi += w[i] * (y[i] - t) * (y[i] - t);
+    }
+    return chi;
+}
+
+/* The knee (a, b): term a counts only where f_b > c_b.  Every threshold between two
+ * distinct values of f_b among the points (c_b = the lower one; at least one point above
+ * it), and no knee at all, is fitted as a law without a knee (column a masked, column b
+ * 0); the least weighted residual wins (no knee unless a knee lowers it by more than
+ * rounding, 1e-12 a point: the weights make it a sum of squared relative errors).  A knee whose c_a comes out 0
+ * is no knee (c_b = 0). */
+static int fit_knee(const double *X, const double *y, const double *w, int n, int p, const char *law, int a, int b,
+                    double *coef)
+{
+    double *Z = malloc((size_t)n * p * sizeof *Z), *v = malloc((size_t)n * sizeof *v);
+    double c[PROF_MAX_COEF], best = INFINITY, best_k = 0;
+    int nv = 0, rc = -1;
+    if (!Z || !v)
+        goto done;
+    for (int i = 0; i < n; i++)
+        v[nv++] = X[(size_t)i * p + b];
+    qsort(v, (size_t)nv, sizeof *v, cmp_double);
+    for (int k = -1; k < nv - 1; k++) {
+        if (k >= 0 && ((k > 0 && v[k] == v[k - 1]) || v[k] == v[nv - 1]))
+            continue; /* one candidate per distinct value below the largest */
+        memcpy(Z, X, (size_t)n * p * sizeof *Z);
+        for (int i = 0; i < n; i++) {
+            double *z = Z + (size_t)i * p;
+            if (k < 0 || !(z[b] > v[k]))
+                z[a] = 0;
+            z[b] = 0;
+        }
+        for (int j = 0; j < PROF_MAX_COEF; j++)
+            c[j] = 0;
+        if (fit_plain(Z, y, w, n, p, law, c) < 0)
+            goto done;
+        double chi = chisq_of(Z, y, w, n, p, law, c);
+        if (k < 0 ? chi < best : chi < best - 1e-12 * n) { /* a knee must do better than rounding */
+            best = chi;
+            best_k = k < 0 ? 0 : v[k];
+            memcpy(coef, c, (size_t)p * sizeof *coef);
+        }
+    }
+    coef[b] = coef[a] > 0 ? best_k : 0;
+    rc = 0;
+done:
+    free(v);
+    free(Z);
+    return rc;
+}
+
 int fit_law(prof_law_t *law, const model_t *m, const model_rank_t *r)
 {
     return fit_law_hw(law, m, r, NULL);
@@ -288,7 +366,7 @@ int fit_law(prof_law_t *law, const model_t *m, const model_rank_t *r)
 
 int fit_law_hw(prof_law_t *law, const model_t *m, const model_rank_t *r, const cost_hw_t *hw)
 {
-    int rc = -1, ra, rb;
+    int rc = -1;
     int nc = cost_law_ncoef(law->name);
     int n = law->npts;
     double *X = NULL, *y = NULL, *w = NULL;
@@ -312,10 +390,11 @@ int fit_law_hw(prof_law_t *law, const model_t *m, const model_rank_t *r, const c
         w[i] = 1.0 / (t * t); /* least squares on relative error */
     }
     double coef[PROF_MAX_COEF] = {0};
-    if (cost_law_roof(law->name, &ra, &rb) && rb < nc) {
-        if (fit_roof(X, y, w, n, nc, ra, rb, coef) < 0)
+    int ka, kb;
+    if (cost_law_knee(law->name, &ka, &kb) && kb < nc) {
+        if (fit_knee(X, y, w, n, nc, law->name, ka, kb, coef) < 0)
             goto fail;
-    } else if (fit_linear_nonneg(X, y, w, n, nc, coef, NULL) < 0) {
+    } else if (fit_plain(X, y, w, n, nc, law->name, coef) < 0) {
         goto fail;
     }
     law->ncoef = nc;

@@ -418,14 +418,18 @@ int prof_put(profile_t *p, const prof_law_t *law)
 
 double prof_eval(const prof_law_t *l, const double *feat)
 {
-    int a = -1, b = -1;
+    int a = -1, b = -1, ka = -1, kb = -1;
     if (!cost_law_roof(l->name, &a, &b) || b >= l->ncoef)
         a = b = -1;
+    if (!cost_law_knee(l->name, &ka, &kb))
+        ka = kb = -1;
     double t = 0;
     for (int i = 0; i < l->ncoef; i++)
-        if (i != a && i != b)
+        if (i != a && i != b && i != ka && i != kb)
             t += l->coef[i] * feat[i];
     if (a >= 0)
         t += fmax(l->coef[a] * feat[a], l->coef[b] * feat[b]);
+    if (ka >= 0 && kb < l->ncoef && feat[kb] > l->coef[kb]) /* no knee coefficient: no term */
+        t += l->coef[ka] * feat[ka];
     return t;
 }

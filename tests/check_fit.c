@@ -327,8 +327,8 @@ START_TEST(law_well_posed_coefs)
         init_law(&l, lc, pts, n);
         ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), 0);
         for (int j = 0; j < l.ncoef; j++)
-            ck_assert_msg(fabs(l.coef[j] / lc->coef[j] - 1) < 1e-6, "%s coef %d: %g vs %g", lc->law, j,
-                          l.coef[j], lc->coef[j]);
+            ck_assert_msg(lc->coef[j] == 0 ? l.coef[j] == 0 : fabs(l.coef[j] / lc->coef[j] - 1) < 1e-6,
+                          "%s coef %d: %g vs %g", lc->law, j, l.coef[j], lc->coef[j]);
     }
     /* fp16 XQA runs one CTA per SM: its wave_tokens and sm_tokens are one feature, and only
      * their sum is determined; every other coefficient comes back */
@@ -393,6 +393,96 @@ START_TEST(bridge_expand_kernel)
     v6.expand_occ = 4;
     ck_assert_int_eq(cost_point_features("attn.fp8_bridge", longr, &ref_model, &ref_rank, &v6, f), 0);
     ck_assert_double_eq(f[2], 6 * 98 * heads);          /* 4 an SM: 6 waves of 528 */
+}
+END_TEST
+
+/* v6's expansion on calib's bridge grid (19 prefixes, 1K..262K) and shorter ones, times
+ * from a known bridge law with a knee at 3 expansion CTAs an SM (the H200's: 30K tokens are
+ * 312 CTAs, 3 on the busiest SM; 41K 424, 4) */
+static int knee_points(double *pts, const double *coef, const cost_hw_t *hw)
+{
+    static const double ctx[] = { 100, 400, 784, 1024, 1393, 1896, 2580, 3511, 4778, 6502, 8848, 12040, 16384,
+                                  22295, 30339, 41285, 56180, 76450, 104032, 141566, 192641, 262144 };
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "attn.fp8_bridge");
+    l.ncoef = cost_law_ncoef(l.name);
+    memcpy(l.coef, coef, (size_t)l.ncoef * sizeof *coef);
+    int n = (int)(sizeof ctx / sizeof *ctx);
+    for (int i = 0; i < n; i++) {
+        double *p = pts + 5 * i, f[PROF_MAX_COEF];
+        p[0] = 1, p[1] = ctx[i] < 784 ? ctx[i] : 784, p[2] = ctx[i], p[3] = 1568;
+        ck_assert_int_eq(cost_point_features(l.name, p, &ref_model, &ref_rank, hw, f), 0);
+        p[4] = prof_eval(&l, f);
+    }
+    return n;
+}
+
+START_TEST(bridge_knee)
+{
+    /* the knee's feature: the expansion CTAs the busiest SM holds at once */
+    cost_hw_t v6 = { 132, 7.5e14, 4.2e12, 98, 8 };
+    double f[PROF_MAX_COEF], heads = ref_rank.kv_heads;
+    static const struct { double tokens, sm; } kf[] = { { 12040, 1 }, { 16384, 2 }, { 30339, 3 }, { 41285, 4 },
+                                                        { 76450, 6 }, { 262144, 8 } };
+    for (size_t i = 0; i < sizeof kf / sizeof *kf; i++) {
+        double row[4] = { 1, 784, kf[i].tokens, 1568 };
+        ck_assert_int_eq(cost_point_features("attn.fp8_bridge", row, &ref_model, &ref_rank, &v6, f), 0);
+        ck_assert_msg(f[5] == kf[i].sm, "%g tokens: %g CTAs an SM", kf[i].tokens, f[5]);
+        ck_assert_double_eq(f[4], kf[i].tokens * heads);
+    }
+    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", (double[]){ 1, 784, 262144, 1568 }, &ref_model, &ref_rank,
+                                         NULL, f), 0);
+    ck_assert_double_eq(f[5], 0); /* no SM count: never past the knee */
+    int a, b;
+    ck_assert_int_eq(cost_law_knee("attn.fp8_bridge", &a, &b), 1);
+    ck_assert(a == 4 && b == 5);
+    ck_assert_int_eq(cost_law_knee("gdn", &a, &b), 0);
+
+    /* the fit recovers every coefficient and the knee, exactly and with 1% noise */
+    static const double truth[6] = { 1.4e-5, 5e-11, 2.5e-8, 3.4e-10, 2e-10, 3 };
+    static double pts[64 * 5];
+    law_case_t lc = { "attn.fp8_bridge", 5, { 0 } };
+    int n = knee_points(pts, truth, &v6);
+    prof_law_t l;
+    init_law(&l, &lc, pts, n);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &v6), 0);
+    ck_assert_int_eq(l.ncoef, 6);
+    for (int j = 0; j < 6; j++)
+        ck_assert_msg(fabs(l.coef[j] / truth[j] - 1) < 1e-6, "coef %d: %g vs %g", j, l.coef[j], truth[j]);
+    ck_assert(l.fit_max_rel < 1e-9);
+    rng_state = 7;
+    for (int i = 0; i < n; i++)
+        pts[5 * i + 4] *= 1 + 0.01 * nrand();
+    init_law(&l, &lc, pts, n);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &v6), 0);
+    ck_assert_double_eq(l.coef[5], 3);
+    ck_assert_msg(fabs(l.coef[4] / truth[4] - 1) < 0.15, "knee slope %g", l.coef[4]);
+    ck_assert(l.fit_max_rel < 0.05);
+
+    /* a law without a knee: none is invented (c4 = c5 = 0), the rest comes back */
+    static const double flat[6] = { 1.4e-5, 5e-11, 2.5e-8, 3.4e-10, 0, 0 };
+    n = knee_points(pts, flat, &v6);
+    init_law(&l, &lc, pts, n);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &v6), 0);
+    ck_assert(l.coef[4] == 0 && l.coef[5] == 0);
+    for (int j = 0; j < 4; j++)
+        ck_assert_msg(fabs(l.coef[j] / flat[j] - 1) < 1e-6, "coef %d: %g vs %g", j, l.coef[j], flat[j]);
+
+    /* evaluation: the term counts past the knee only; a profile written before the knee
+     * (4 coefficients) prices as before */
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "attn.fp8_bridge");
+    l.ncoef = 6;
+    double c[6] = { 1, 2, 3, 5, 7, 3 }, g[PROF_MAX_COEF] = { 1, 10, 100, 50, 10, 3 };
+    memcpy(l.coef, c, sizeof c);
+    ck_assert_double_eq(prof_eval(&l, g), 1 + 20 + 300);
+    g[5] = 4;
+    ck_assert_double_eq(prof_eval(&l, g), 1 + 20 + 300 + 70);
+    l.ncoef = 4;
+    ck_assert_double_eq(prof_eval(&l, g), 1 + 20 + 300);
+    l.ncoef = 5; /* a slope without its knee: no term */
+    ck_assert_double_eq(prof_eval(&l, g), 1 + 20 + 300);
 }
 END_TEST
 
@@ -524,6 +614,7 @@ static Suite *fit_suite(void)
     tcase_add_test(tc, law_roof_eval);
     tcase_add_test(tc, law_without_hw);
     tcase_add_test(tc, bridge_expand_kernel);
+    tcase_add_test(tc, bridge_knee);
     tcase_add_test(tc, law_errors);
     tcase_add_test(tc, profile_round_trip);
     suite_add_tcase(s, tc);
