@@ -36,7 +36,18 @@
 #define ATTN_NEG (-1.0e30f)    // finite "minus infinity" for running maxima
 
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
-enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16 };
+enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16, PL_QREG = 32, PL_SPAD = 64,
+       PL_ASKIP = 128 };
+
+// v7 (prefill fast path; Nsight Compute on v6 at q=784/104K: the L1/shared data pipe 73% busy while the
+// SMs are active, warps stalled on shared-memory results 35% of the time, 4660 shared wavefronts per
+// 128-key tile, of which Q's fragment loads 1024, S's fp32 store and the softmax's reads 512 with a
+// 2-way bank conflict each, the O rescale's alpha loads 128):
+//   QREG  Q's fragments of one row tile held in registers for the whole KV walk; warp w computes S for
+//         row tile w / (8 / RT) and two column tiles, loading only K (MR 32 x BN 128 only)
+//   SPAD  S rows padded to BN + 8 floats (8 banks a row: the store and the softmax's reads conflict-free)
+//   ASKIP the O rescale skipped by a warp when no row's running maximum moved in this tile (one
+//         vote on the 32 alphas: after the first tiles of a long walk it almost never moves)
 
 // NOL1 (v6 A/B): K/V loads bypass L1 (ld.global.nc.L1::no_allocate, PTX 7.4, sm_70 and up): every
 // K/V byte is read once per CTA, so an L1 line only displaces others
@@ -141,7 +152,7 @@ __host__ __device__ constexpr SmemPlan smem_plan(int MR, int BN, int MODE, int P
     SmemPlan s{};
     s.LDQ = ATTN_D + 8;
     s.LDK = ATTN_D + 8;
-    s.LDS = BN + 4;
+    s.LDS = (PLAN & PL_SPAD) ? BN + 8 : BN + 4;
     s.LDP = (PLAN & PL_PALIAS) ? 2 * s.LDS : BN + 8; // P rows inside the S rows: same row pitch in bytes
     s.LDO = ATTN_D + 4;
     const bool one = MODE == KV_SHARED || MODE == KV_PHASE; // K and V share one tile
@@ -173,6 +184,8 @@ struct Smem {
     static_assert(!(PLAN & PL_SSPLIT) || !(PLAN & (PL_SALIAS | PL_PALIAS)), "split S: S and P kept apart");
     static_assert(!(PLAN & PL_SSPLIT) || 8 % ((MR / 16) * (BN / 16)) == 0 || (MR / 16) * (BN / 16) >= 8,
                   "split S: the tiles must divide the 8 warps");
+    static_assert(!(PLAN & PL_QREG) || (MR == 32 && BN == 128 && !(PLAN & PL_SSPLIT)),
+                  "Q in registers: a row tile and two column tiles a warp (MR 32, BN 128)");
 };
 
 // --- configurations per route ----------------------------------------------------------
@@ -236,6 +249,7 @@ attn_wmma_kernel(AttnParams p) {
     constexpr bool SALIAS = (PLAN & PL_SALIAS) != 0, PALIAS = (PLAN & PL_PALIAS) != 0;
     constexpr bool EARLYK = (PLAN & PL_EARLYK) != 0;
     constexpr bool NA = (PLAN & PL_NOL1) != 0;
+    constexpr bool QREG = (PLAN & PL_QREG) != 0, ASKIP = (PLAN & PL_ASKIP) != 0;
     constexpr int SKS = attn_sks(MR, BN, PLAN); // partial S buffers (1 unless PL_SSPLIT)
     extern __shared__ __align__(128) unsigned char smem[];
     half *sQ = (half *)(smem + SM::Q);
@@ -330,6 +344,15 @@ attn_wmma_kernel(AttnParams p) {
     }
     __syncthreads();
 
+    // QREG: this warp's row tile of Q, all of D, in registers for the whole walk
+    typedef wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> FragA;
+    FragA qf[QREG ? ATTN_D / 16 : 1];
+    if constexpr (QREG) {
+        const int rt = warp / (8 / (MR / 16));
+#pragma unroll
+        for (int kk = 0; kk < ATTN_D / 16; kk++) wmma::load_matrix_sync(qf[kk], sQ + rt * 16 * SM::LDQ + kk * 16, SM::LDQ);
+    }
+
     constexpr int NOT = MR / 16 * (ATTN_D / 16) / 8; // O tiles per warp
     Acc o[NOT];
 #pragma unroll
@@ -385,7 +408,28 @@ attn_wmma_kernel(AttnParams p) {
 
         // S = Q K^T. A warp owns RPW row tiles of one column tile (the K fragment is loaded
         // once for them) and splits the D loop over two accumulators: 2*RPW independent chains.
-        if constexpr (SKS > 1) {
+        if constexpr (QREG) {
+            // warp w: row tile w / WPR, column tiles CPW * (w % WPR) + {0, 1}; only K is loaded
+            constexpr int RT = MR / 16, WPR = 8 / RT, CPW = BN / 16 / WPR;
+            static_assert(CPW == 2, "two column tiles a warp");
+            const int rt = warp / WPR, ct0 = (warp % WPR) * CPW;
+            Acc acc[CPW];
+#pragma unroll
+            for (int c = 0; c < CPW; c++) wmma::fill_fragment(acc[c], 0.f);
+#pragma unroll
+            for (int kk = 0; kk < ATTN_D / 16; kk++) {
+#pragma unroll
+                for (int c = 0; c < CPW; c++) {
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
+                    wmma::load_matrix_sync(b, sK + (ct0 + c) * 16 * SM::LDK + kk * 16, SM::LDK);
+                    wmma::mma_sync(acc[c], qf[kk], b, acc[c]);
+                }
+            }
+            if (SALIAS) __syncthreads(); // S goes into the K/V tile: every warp must be done reading K
+#pragma unroll
+            for (int c = 0; c < CPW; c++)
+                wmma::store_matrix_sync(sS + rt * 16 * SM::LDS + (ct0 + c) * 16, acc[c], SM::LDS, wmma::mem_row_major);
+        } else if constexpr (SKS > 1) {
             // split S: warp w computes tile w % TILES over k steps [ks * KSTEP, (ks + 1) * KSTEP) of D
             // into partial buffer ks = w / TILES; two accumulators when the range allows
             constexpr int CT = BN / 16, TILES = (MR / 16) * CT, KSTEP = ATTN_D / 16 / SKS;
@@ -515,11 +559,20 @@ attn_wmma_kernel(AttnParams p) {
         // per k step RT + 2 fragment loads feed 2 * RT independent MMAs.
         {
             constexpr int RT = MR / 16;
+            // ASKIP: one vote on the tile's alphas (MR <= 32: a lane each); all 1 -> nothing to rescale
+            bool rescale = true;
+            if constexpr (ASKIP) {
+                static_assert(MR <= 32, "a lane per row");
+                const int lane = tid % 32;
+                rescale = __any_sync(0xffffffffu, lane < MR && sA[lane] != 1.f);
+            }
+            if (rescale) {
 #pragma unroll
-            for (int i = 0; i < NOT; i++) {
-                int rt = i / 2;
+                for (int i = 0; i < NOT; i++) {
+                    int rt = i / 2;
 #pragma unroll
-                for (int e = 0; e < NE; e++) o[i].x[e] *= sA[rt * 16 + ((rmap4 >> (4 * e)) & 15)];
+                    for (int e = 0; e < NE; e++) o[i].x[e] *= sA[rt * 16 + ((rmap4 >> (4 * e)) & 15)];
+                }
             }
 #pragma unroll 2
             for (int kk = 0; kk < BN / 16; kk++) {

@@ -41,6 +41,32 @@ static int launch_cfg(const AttnParams &p, int rows, int max_q, cudaStream_t s) 
     }
 }
 
+// the fast path's A/B variants (env ATTN_PREFILL_VAR; kernels/NOTES.md v6, v7): same grid and BM,
+// other staging / CTAs per SM. An unknown name or one that does not fit is an error, not the default.
+template <int MR, int BN, int MODE, int PLAN, int OCC>
+static int launch_var_if(const char *v, const char *name, int limit, const AttnParams &p, int rows, int max_q,
+                         cudaStream_t s, int *rc) {
+    if (strcmp(v, name)) return 0;
+    *rc = limit >= attn_cfg_bytes(KCfg{MR, BN, MODE, PLAN, OCC})
+              ? launch_tiles<MR, BN, MODE, PLAN, OCC, false>(p, rows, max_q, s)
+              : ATTN_ESMEM;
+    return 1;
+}
+static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int rows, int max_q, cudaStream_t s) {
+    int rc = ATTN_EINVAL;
+    if (launch_var_if<32, 128, KV_SHARED, 0, 2>(v, "shared2", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_SHARED, PL_NOL1, 2>(v, "shared2na", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_NOL1, 1>(v, "na", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG, 1>(v, "v7q", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_SPAD | PL_ASKIP, 1>(v, "v7s", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP, 1>(v, "v7", limit, p, rows, max_q, s,
+                                                                                    &rc) ||
+        launch_var_if<32, 64, KV_PHASE, PL_SALIAS, 2>(v, "phase64x2", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 64, KV_PHASE, PL_SALIAS | PL_NOL1, 2>(v, "phase64x2na", limit, p, rows, max_q, s, &rc))
+        return rc;
+    return ATTN_EINVAL;
+}
+
 // route R on the configuration that fits this device
 template <int R, bool FP8>
 static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t s) {
@@ -57,9 +83,7 @@ static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t
         /* v6 A/B (NOTES.md v6): ATTN_PREFILL_VAR=shared2 runs K and V through one tile in turn,
          * 2 CTAs per SM (same grid and BM): equal at q=784 (300 CTAs), -14% at q=2048/131K */
         const char *v = getenv("ATTN_PREFILL_VAR");
-        constexpr KCfg b = {32, 128, KV_SHARED, 0, 2};
-        if (v && !strcmp(v, "shared2") && limit >= attn_cfg_bytes(b))
-            return launch_tiles<b.mr, b.bn, b.mode, b.plan, b.occ, false>(p, rows, max_q, s);
+        if (v && *v) return launch_prefill_var(v, limit, p, rows, max_q, s);
     }
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
     switch (attn_cfg_pick(R, limit)) {

@@ -4,6 +4,7 @@
  *   bench_kernels --xqa-ab [--peers F]   v5: the XQA variants (ATTN_DECODE_XQA) x CTAs per SM, one table
  *   bench_kernels --v6-ab [--peers F]    v6: XQA / combine / small-q / prefill-rounds A/B, one table
  *   bench_kernels --expand-ab            v6: the fp8 expansion variants (ATTN_EXPAND_VAR) x prefix
+ *   bench_kernels --prefill-ab           v7: the prefill fast path's variants (ATTN_PREFILL_VAR), twice
  *   --smem-limit N   run the configurations a GPU with N bytes of smem per block gets (98304 = sm_70,
  *                    65536 = sm_75; same as env ATTN_SMEM_LIMIT); --filter A,B  validate / bench only
  *                    the cases whose route name (bench: or label) contains A or B
@@ -387,6 +388,32 @@ static int bench_v6_ab(const char *peers_path) {
     return 0;
 }
 
+/* v7 A/B of the prefill fast path's variants (env ATTN_PREFILL_VAR, attn_prefill.cu
+ * launch_prefill_var; a comma-separated list in env PREFILL_AB_VARS, "-" = the default), twice */
+static int bench_prefill_ab(const char *peers_path) {
+    const char *list = getenv("PREFILL_AB_VARS");
+    char buf[512], label[128];
+    snprintf(buf, sizeof buf, "%s", list ? list : "-,na,shared2,shared2na,phase64x2,phase64x2na");
+    ab_header(peers_path);
+    for (int pass = 0; pass < 2; pass++) {
+        char work[512];
+        memcpy(work, buf, sizeof work);
+        for (char *sv = NULL, *v = strtok_r(work, ",", &sv); v; v = strtok_r(NULL, ",", &sv)) {
+            int dflt = !strcmp(v, "-");
+            ab_env("ATTN_PREFILL_VAR", dflt ? NULL : v);
+            const char *n = dflt ? "fast default" : v, *ag = pass ? " (again)" : "";
+            snprintf(label, sizeof label, "%s: q784 104K%s", n, ag);
+            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
+            snprintf(label, sizeof label, "%s: q704 104K%s", n, ag);
+            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 704, 104000, 0, NULL);
+            snprintf(label, sizeof label, "%s: q2048 131K%s", n, ag);
+            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 2048, 131072, 0, "q2048_131072");
+        }
+    }
+    ab_env("ATTN_PREFILL_VAR", NULL);
+    return 0;
+}
+
 /* v6 A/B of the fp8 expansion (env ATTN_EXPAND_VAR, attn_prefill.cu expand_pick): the route
  * ATTN_FP8_EXPAND alone at prefixes short to long, each variant, twice */
 static int bench_expand_ab(const char *peers_path) {
@@ -418,12 +445,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--xqa-ab")) do_bench = 2;
         else if (!strcmp(argv[i], "--v6-ab")) do_bench = 3;
         else if (!strcmp(argv[i], "--expand-ab")) do_bench = 4;
+        else if (!strcmp(argv[i], "--prefill-ab")) do_bench = 5;
         else if (!strcmp(argv[i], "--long")) long_ctx = 1;
         else if (!strcmp(argv[i], "--peers") && i + 1 < argc) peers = argv[++i];
         else if (!strcmp(argv[i], "--smem-limit") && i + 1 < argc) attn_set_smem_limit(atoi(argv[++i]));
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--validate [--long]] [--bench|--xqa-ab|--v6-ab|--expand-ab [--peers FILE] [--filter A,B]] [--smem-limit N]\n",
+            fprintf(stderr, "usage: %s [--validate [--long]] [--bench|--xqa-ab|--v6-ab|--expand-ab|--prefill-ab [--peers FILE] [--filter A,B]] [--smem-limit N]\n",
                     argv[0]);
             return 2;
         }
@@ -436,7 +464,8 @@ int main(int argc, char **argv) {
     int rc = 0;
     print_tiles();
     if (do_val) rc |= validate(long_ctx);
-    if (do_bench == 4) rc |= bench_expand_ab(peers);
+    if (do_bench == 5) rc |= bench_prefill_ab(peers);
+    else if (do_bench == 4) rc |= bench_expand_ab(peers);
     else if (do_bench == 3) rc |= bench_v6_ab(peers);
     else if (do_bench == 2) rc |= bench_xqa_ab(peers);
     else if (do_bench) rc |= bench(peers);

@@ -13,6 +13,12 @@
 #     v6val      v6: --validate (short set) under each A/B knob of the v6 table -> val_v6.txt
 #     v6ab       v6: copy ceiling, then bench_kernels --v6-ab -> v6_ab.txt
 #     expandab   v6: bench_kernels --expand-ab (the fp8 expansion variants) -> expand_ab.txt
+#     prefab     v7: bench_kernels --prefill-ab (PREFILL_AB_VARS: the ATTN_PREFILL_VAR list) -> prefill_ab.txt
+#     varval     v7: --validate --filter prefill-bm32,fp8-bridge under each ATTN_PREFILL_VAR of VAL_VARS
+#                (LONG=1: + the 104K / 240K cases) -> val_vars.txt
+#     ncu        v7: Nsight Compute (--set full, clocks left alone) on one fast-path launch at q=784/104K,
+#                each variant of NCU_VARS ("-" = the default; the default alone if unset) -> ncu_<var>.txt (details) + ncu_<var>.csv (raw)
+#                + ncu_<var>_src.csv (per-SASS-line stall samples); sass_fast.txt (cuobjdump)
 #   T_<STEP>=seconds caps a step (timeout), so a slow step cannot starve the ones after it.
 set -o pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
@@ -73,6 +79,30 @@ for step in $STEPS; do
     PYTHONUNBUFFERED=1 python3 kernels/peers.py --copy-only > $OUT/peers.txt 2> $OUT/peers.log
     grep -v copy_TBps kernels/results/peers_v5.txt >> $OUT/peers.txt; head -1 $OUT/peers.txt
     cap "$T_V6AB" $B/bench_kernels --v6-ab --peers $OUT/peers.txt 2>&1 | tee $OUT/v6_ab.txt ;;
+  varval)
+    : > $OUT/val_vars.txt
+    for v in $VAL_VARS; do
+      echo "== ATTN_PREFILL_VAR=$v" >> $OUT/val_vars.txt
+      ATTN_PREFILL_VAR=$v timeout ${T_VARVAL:-90} $B/bench_kernels --validate ${LONG:+--long} --filter prefill-bm32,fp8-bridge \
+        >> $OUT/val_vars.txt 2>&1
+      echo "$v: rc $? $(tail -1 $OUT/val_vars.txt)"
+    done
+    grep FAIL $OUT/val_vars.txt ;;
+  prefab)
+    cap "$T_PREFAB" $B/bench_kernels --prefill-ab --peers kernels/results/peers_v5.txt 2>&1 | tee $OUT/prefill_ab.txt ;;
+  ncu)
+    cuobjdump -sass $B/attn_prefill.o | awk '/Function : .*attn_wmma_kernelILi32ELi128ELi4ELi2ELb0ELb0ELi1E/{p=1} /Function :/{if(!/ILi32ELi128ELi4ELi2ELb0ELb0ELi1E/)p=0} p' > $OUT/sass_fast.txt
+    grep -oE "^ +/\*[0-9a-f]+\*/ +[A-Z][A-Z0-9.]*" $OUT/sass_fast.txt | awk '{print $2}' | sort | uniq -c | sort -rn | head -40
+    for v in ${NCU_VARS:--}; do
+      n=${v/-/default}
+      ATTN_PREFILL_VAR=${v#-} timeout ${T_NCU:-120} ncu --clock-control none --set full -k regex:attn_wmma_kernel -c 1 \
+        --import-source no -o $B/ncu_$n $B/bench_kernels --bench --filter "prefill q=784 ctx 104000 p784" > $B/ncu_$n.log 2>&1
+      tail -3 $B/ncu_$n.log
+      ncu -i $B/ncu_$n.ncu-rep --page details > $OUT/ncu_$n.txt 2>&1
+      ncu -i $B/ncu_$n.ncu-rep --page raw --csv > $OUT/ncu_$n.csv 2>&1
+      ncu -i $B/ncu_$n.ncu-rep --page source --csv --print-source sass > $OUT/ncu_${n}_src.csv 2>&1 || true
+      grep -E "Duration|Throughput|Pipe|Stall|Issue Slots|Achieved Occ|Registers" $OUT/ncu_$n.txt | head -40
+    done ;;
   bench)
     peers=kernels/results/peers_v3.txt
     if [ -n "$PEERS" ]; then
