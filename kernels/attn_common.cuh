@@ -37,7 +37,7 @@
 
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
 enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16, PL_QREG = 32, PL_SPAD = 64,
-       PL_ASKIP = 128 };
+       PL_ASKIP = 128, PL_FEXP = 256, PL_PVPIPE = 512 };
 
 // v7 (prefill fast path; Nsight Compute on v6 at q=784/104K: the L1/shared data pipe 73% busy while the
 // SMs are active, warps stalled on shared-memory results 35% of the time, 4660 shared wavefronts per
@@ -48,6 +48,18 @@ enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16,
 //   SPAD  S rows padded to BN + 8 floats (8 banks a row: the store and the softmax's reads conflict-free)
 //   ASKIP the O rescale skipped by a warp when no row's running maximum moved in this tile (one
 //         vote on the 32 alphas: after the first tiles of a long walk it almost never moves)
+//   FEXP  the softmax's exponentials as ex2.approx.ftz (exp2f adds a range fix-up of three
+//         instructions an element for results below 2^-126, which P's fp16 flushes to 0 anyway)
+//         and its row maximum and sum as trees instead of 16-long dependent chains
+//   PVPIPE the PV loop fully unrolled with the next key step's P and V fragments loaded before
+//         this step's MMAs (v7's profile: PV's MMAs waited on their fragment loads 14% of the time)
+
+// 2^x, flushed to 0 below 2^-126 (sm_70 PTX)
+__device__ __forceinline__ float ex2_ftz(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 
 // NOL1 (v6 A/B): K/V loads bypass L1 (ld.global.nc.L1::no_allocate, PTX 7.4, sm_70 and up): every
 // K/V byte is read once per CTA, so an L1 line only displaces others
@@ -250,6 +262,7 @@ attn_wmma_kernel(AttnParams p) {
     constexpr bool EARLYK = (PLAN & PL_EARLYK) != 0;
     constexpr bool NA = (PLAN & PL_NOL1) != 0;
     constexpr bool QREG = (PLAN & PL_QREG) != 0, ASKIP = (PLAN & PL_ASKIP) != 0;
+    constexpr bool FEXP = (PLAN & PL_FEXP) != 0, PVPIPE = (PLAN & PL_PVPIPE) != 0;
     constexpr int SKS = attn_sks(MR, BN, PLAN); // partial S buffers (1 unless PL_SSPLIT)
     extern __shared__ __align__(128) unsigned char smem[];
     half *sQ = (half *)(smem + SM::Q);
@@ -519,7 +532,17 @@ attn_wmma_kernel(AttnParams p) {
 #pragma unroll
                 for (int k = 1; k < SKS; k++) sv += sS[k * MR * SM::LDS + row * SM::LDS + c];
                 s[i] = ok ? sv * p.scale_log2 : -INFINITY;
-                mx = fmaxf(mx, s[i]);
+                if (!FEXP) mx = fmaxf(mx, s[i]);
+            }
+            if constexpr (FEXP) { // a tree: log2(CPTH) dependent steps instead of CPTH
+                float m[CPTH];
+#pragma unroll
+                for (int i = 0; i < CPTH; i++) m[i] = s[i];
+#pragma unroll
+                for (int w = CPTH / 2; w > 0; w /= 2)
+#pragma unroll
+                    for (int i = 0; i < w; i++) m[i] = fmaxf(m[i], m[i + w]);
+                mx = fmaxf(mx, m[0]);
             }
 #pragma unroll
             for (int off = TPR / 2; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
@@ -527,17 +550,25 @@ attn_wmma_kernel(AttnParams p) {
             float mold = sM[row];
             float mnew = fmaxf(mold, mx);
             float sum = 0.f;
+            float e[CPTH];
 #pragma unroll
             for (int i = 0; i < CPTH; i++) {
-                float e = exp2f(s[i] - mnew);
-                sum += e;
-                sP[row * SM::LDP + sub + i * TPR] = __float2half(e);
+                e[i] = FEXP ? ex2_ftz(s[i] - mnew) : exp2f(s[i] - mnew);
+                if (!FEXP) sum += e[i];
+                sP[row * SM::LDP + sub + i * TPR] = __float2half(e[i]);
+            }
+            if constexpr (FEXP) {
+#pragma unroll
+                for (int w = CPTH / 2; w > 0; w /= 2)
+#pragma unroll
+                    for (int i = 0; i < w; i++) e[i] += e[i + w];
+                sum = e[0];
             }
 #pragma unroll
             for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
             __syncwarp();
             if (sub == 0) {
-                float alpha = exp2f(mold - mnew);
+                float alpha = FEXP ? ex2_ftz(mold - mnew) : exp2f(mold - mnew);
                 sA[row] = alpha;
                 sL[row] = sL[row] * alpha + sum;
                 sM[row] = mnew;
@@ -574,6 +605,28 @@ attn_wmma_kernel(AttnParams p) {
                     for (int e = 0; e < NE; e++) o[i].x[e] *= sA[rt * 16 + ((rmap4 >> (4 * e)) & 15)];
                 }
             }
+            if constexpr (PVPIPE) {
+                typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> FragBV;
+                FragBV vb[2][2];
+                FragA pa[2][RT];
+                auto load_step = [&](int kk, FragBV *b, FragA *a) {
+                    wmma::load_matrix_sync(b[0], sV + kk * 16 * SM::LDK + warp * 16, SM::LDK);
+                    wmma::load_matrix_sync(b[1], sV + kk * 16 * SM::LDK + (warp + 8) * 16, SM::LDK);
+#pragma unroll
+                    for (int rt = 0; rt < RT; rt++) wmma::load_matrix_sync(a[rt], sP + rt * 16 * SM::LDP + kk * 16, SM::LDP);
+                };
+                load_step(0, vb[0], pa[0]);
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; kk++) {
+                    const int cur = kk & 1;
+                    if (kk + 1 < BN / 16) load_step(kk + 1, vb[cur ^ 1], pa[cur ^ 1]);
+#pragma unroll
+                    for (int rt = 0; rt < RT; rt++) {
+                        wmma::mma_sync(o[2 * rt], pa[cur][rt], vb[cur][0], o[2 * rt]);
+                        wmma::mma_sync(o[2 * rt + 1], pa[cur][rt], vb[cur][1], o[2 * rt + 1]);
+                    }
+                }
+            } else
 #pragma unroll 2
             for (int kk = 0; kk < BN / 16; kk++) {
                 wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b0, b1;

@@ -61,6 +61,12 @@ static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_SPAD | PL_ASKIP, 1>(v, "v7s", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP, 1>(v, "v7", limit, p, rows, max_q, s,
                                                                                     &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FEXP, 1>(v, "v7e", limit, p, rows,
+                                                                                              max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_PVPIPE, 1>(v, "v7p", limit, p, rows,
+                                                                                                max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FEXP | PL_PVPIPE, 1>(
+            v, "v7ep", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 64, KV_PHASE, PL_SALIAS, 2>(v, "phase64x2", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 64, KV_PHASE, PL_SALIAS | PL_NOL1, 2>(v, "phase64x2na", limit, p, rows, max_q, s, &rc))
         return rc;
