@@ -37,7 +37,7 @@
 
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
 enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16, PL_QREG = 32, PL_SPAD = 64,
-       PL_ASKIP = 128, PL_FEXP = 256, PL_PVPIPE = 512 };
+       PL_ASKIP = 128, PL_FEXP = 256, PL_PVPIPE = 512, PL_QREG2 = 1024 };
 
 // v7 (prefill fast path; Nsight Compute on v6 at q=784/104K: the L1/shared data pipe 73% busy while the
 // SMs are active, warps stalled on shared-memory results 35% of the time, 4660 shared wavefronts per
@@ -45,6 +45,10 @@ enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16,
 // 2-way bank conflict each, the O rescale's alpha loads 128):
 //   QREG  Q's fragments of one row tile held in registers for the whole KV walk; warp w computes S for
 //         row tile w / (8 / RT) and two column tiles, loading only K (MR 32 x BN 128 only)
+//   QREG2 Q in registers as QREG, but a warp holds both row tiles over half of D (kk 8h .. 8h+7, h = w / 4)
+//         and computes four S tiles (both row tiles x column tiles 2(w % 4), +1): every K fragment is
+//         loaded once (QREG loads it twice); the two halves' partial S go to two buffers in the K/V
+//         tile and the softmax adds them (SKS = 2, as PL_SSPLIT's buffers)
 //   SPAD  S rows padded to BN + 8 floats (8 banks a row: the store and the softmax's reads conflict-free)
 //   ASKIP the O rescale skipped by a warp when no row's running maximum moved in this tile (one
 //         vote on the 32 alphas: after the first tiles of a long walk it almost never moves)
@@ -74,7 +78,7 @@ __device__ __forceinline__ uint4 ldg_nol1(const uint4 *ptr) {
 // warps (XQA: MR 16 x BN 64 = 4 tiles), KS = 8 / tiles warps share each S tile, each over 1/KS of
 // D, into KS partial S buffers the softmax adds: all 8 warps work and the HMMA chains are KS x shorter.
 __host__ __device__ constexpr int attn_sks(int MR, int BN, int PLAN) {
-    return (PLAN & PL_SSPLIT) && (MR / 16) * (BN / 16) < 8 ? 8 / ((MR / 16) * (BN / 16)) : 1;
+    return (PLAN & PL_QREG2) ? 2 : (PLAN & PL_SSPLIT) && (MR / 16) * (BN / 16) < 8 ? 8 / ((MR / 16) * (BN / 16)) : 1;
 }
 
 // everything a WMMA attention kernel needs; plain data, passed by value
@@ -192,7 +196,10 @@ struct Smem {
     static_assert(K % 32 == 0 && V % 32 == 0 && S % 32 == 0 && P % 32 == 0, "wmma alignment");
     static_assert(!(PLAN & PL_SALIAS) || (MODE == KV_PHASE && !(PLAN & PL_PALIAS)),
                   "S in the K/V tile: PHASE staging only, P kept apart");
-    static_assert(!(PLAN & PL_SALIAS) || MR * LDS * 4 <= BN * LDK * 2, "S must fit in the K/V tile");
+    static_assert(!(PLAN & PL_SALIAS) || MR * LDS * 4 * attn_sks(MR, BN, PLAN) <= BN * LDK * 2,
+                  "S must fit in the K/V tile");
+    static_assert(!(PLAN & PL_QREG2) || (MR == 32 && BN == 128 && !(PLAN & (PL_SSPLIT | PL_QREG))),
+                  "Q in registers, both row tiles over half of D: MR 32, BN 128");
     static_assert(!(PLAN & PL_SSPLIT) || !(PLAN & (PL_SALIAS | PL_PALIAS)), "split S: S and P kept apart");
     static_assert(!(PLAN & PL_SSPLIT) || 8 % ((MR / 16) * (BN / 16)) == 0 || (MR / 16) * (BN / 16) >= 8,
                   "split S: the tiles must divide the 8 warps");
@@ -261,6 +268,7 @@ attn_wmma_kernel(AttnParams p) {
     constexpr bool SALIAS = (PLAN & PL_SALIAS) != 0, PALIAS = (PLAN & PL_PALIAS) != 0;
     constexpr bool EARLYK = (PLAN & PL_EARLYK) != 0;
     constexpr bool NA = (PLAN & PL_NOL1) != 0;
+    constexpr bool QREG2 = (PLAN & PL_QREG2) != 0;
     constexpr bool QREG = (PLAN & PL_QREG) != 0, ASKIP = (PLAN & PL_ASKIP) != 0;
     constexpr bool FEXP = (PLAN & PL_FEXP) != 0, PVPIPE = (PLAN & PL_PVPIPE) != 0;
     constexpr int SKS = attn_sks(MR, BN, PLAN); // partial S buffers (1 unless PL_SSPLIT)
@@ -359,7 +367,15 @@ attn_wmma_kernel(AttnParams p) {
 
     // QREG: this warp's row tile of Q, all of D, in registers for the whole walk
     typedef wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> FragA;
-    FragA qf[QREG ? ATTN_D / 16 : 1];
+    FragA qf[QREG || QREG2 ? ATTN_D / 16 : 1];
+    if constexpr (QREG2) { // [rt * 8 + kk]: row tile rt, key step 8h + kk
+        const int h = warp / 4;
+#pragma unroll
+        for (int rt = 0; rt < 2; rt++)
+#pragma unroll
+            for (int kk = 0; kk < 8; kk++)
+                wmma::load_matrix_sync(qf[rt * 8 + kk], sQ + rt * 16 * SM::LDQ + (h * 8 + kk) * 16, SM::LDQ);
+    }
     if constexpr (QREG) {
         const int rt = warp / (8 / (MR / 16));
 #pragma unroll
@@ -421,7 +437,31 @@ attn_wmma_kernel(AttnParams p) {
 
         // S = Q K^T. A warp owns RPW row tiles of one column tile (the K fragment is loaded
         // once for them) and splits the D loop over two accumulators: 2*RPW independent chains.
-        if constexpr (QREG) {
+        if constexpr (QREG2) {
+            const int h = warp / 4, ct0 = (warp % 4) * 2;
+            Acc acc[2][2];
+#pragma unroll
+            for (int rt = 0; rt < 2; rt++)
+#pragma unroll
+                for (int c = 0; c < 2; c++) wmma::fill_fragment(acc[rt][c], 0.f);
+#pragma unroll
+            for (int kk = 0; kk < 8; kk++) {
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
+                    wmma::load_matrix_sync(b, sK + (ct0 + c) * 16 * SM::LDK + (h * 8 + kk) * 16, SM::LDK);
+#pragma unroll
+                    for (int rt = 0; rt < 2; rt++) wmma::mma_sync(acc[rt][c], qf[rt * 8 + kk], b, acc[rt][c]);
+                }
+            }
+            if (SALIAS) __syncthreads(); // the partial S buffers are in the K/V tile
+#pragma unroll
+            for (int rt = 0; rt < 2; rt++)
+#pragma unroll
+                for (int c = 0; c < 2; c++)
+                    wmma::store_matrix_sync(sS + h * MR * SM::LDS + rt * 16 * SM::LDS + (ct0 + c) * 16, acc[rt][c], SM::LDS,
+                                            wmma::mem_row_major);
+        } else if constexpr (QREG) {
             // warp w: row tile w / WPR, column tiles CPW * (w % WPR) + {0, 1}; only K is loaded
             constexpr int RT = MR / 16, WPR = 8 / RT, CPW = BN / 16 / WPR;
             static_assert(CPW == 2, "two column tiles a warp");

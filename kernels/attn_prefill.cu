@@ -61,6 +61,8 @@ static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_SPAD | PL_ASKIP, 1>(v, "v7s", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP, 1>(v, "v7", limit, p, rows, max_q, s,
                                                                                     &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG2 | PL_SPAD | PL_ASKIP, 1>(v, "v7k", limit, p, rows, max_q, s,
+                                                                                     &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FEXP, 1>(v, "v7e", limit, p, rows,
                                                                                               max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_PVPIPE, 1>(v, "v7p", limit, p, rows,
