@@ -109,14 +109,26 @@ int attn_smem_limit(int major, int minor) {
     }
 }
 
+// "phase/s-in-kv+qreg+spad+askip": the staging mode, the smem aliasing, then the other plan flags
 static const char *staging_name(KCfg c) {
-    static const char *names[5][4] = {
-        {"generic", "generic/p-over-s", "generic/s-in-kv", "generic/?"},
-        {"shared", "shared/p-over-s", "shared/s-in-kv", "shared/?"},
-        {"pipe", "pipe/p-over-s", "pipe/s-in-kv", "pipe/?"},
-        {"pipe2", "pipe2/p-over-s", "pipe2/s-in-kv", "pipe2/?"},
-        {"phase", "phase/p-over-s", "phase/s-in-kv", "phase/?"}};
-    return c.mode >= 0 && c.mode < 5 && c.plan >= 0 && c.plan < 4 ? names[c.mode][c.plan] : "?";
+    static const char *modes[5] = {"generic", "shared", "pipe", "pipe2", "phase"};
+    static const char *alias[4] = {"", "/p-over-s", "/s-in-kv", "/?"};
+    static const struct { int bit; const char *name; } flags[] = {
+        {PL_EARLYK, "+earlyk"}, {PL_SSPLIT, "+ssplit"}, {PL_NOL1, "+nol1"}, {PL_QREG, "+qreg"}, {PL_QREG2, "+qreg2"},
+        {PL_SPAD, "+spad"}, {PL_ASKIP, "+askip"}, {PL_FEXP, "+fexp"}, {PL_PVPIPE, "+pvpipe"}};
+    static struct { int mode, plan; char name[96]; } cache[32];
+    static int ncache;
+    if (c.mode < 0 || c.mode >= 5 || c.plan < 0) return "?";
+    for (int i = 0; i < ncache; i++)
+        if (cache[i].mode == c.mode && cache[i].plan == c.plan) return cache[i].name;
+    if (ncache == 32) return "?";
+    char *b = cache[ncache].name;
+    snprintf(b, sizeof cache[0].name, "%s%s", modes[c.mode], alias[c.plan & 3]);
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (c.plan & flags[i].bit) strncat(b, flags[i].name, sizeof cache[0].name - strlen(b) - 1);
+    cache[ncache].mode = c.mode;
+    cache[ncache].plan = c.plan;
+    return cache[ncache++].name;
 }
 
 int attn_route_tiles(int route, int smem_limit, attn_tiles *t) {

@@ -59,8 +59,7 @@ static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_NOL1, 1>(v, "na", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG, 1>(v, "v7q", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_SPAD | PL_ASKIP, 1>(v, "v7s", limit, p, rows, max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP, 1>(v, "v7", limit, p, rows, max_q, s,
-                                                                                    &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS, 1>(v, "v6", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG2 | PL_SPAD | PL_ASKIP, 1>(v, "v7k", limit, p, rows, max_q, s,
                                                                                      &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FEXP, 1>(v, "v7e", limit, p, rows,
@@ -81,15 +80,13 @@ static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t
     int limit = attn_smem_budget();
     if (limit < 0) return ATTN_ECUDA;
     if constexpr (R == ATTN_PREFILL_FAST && !FP8) {
-        /* The v4 phase configuration (the table's pick) is the default: 11.38-11.40 vs
-         * 12.35-12.43 ms at q=784/104K in two A/B runs (NOTES.md v5).  v3's pipelined
-         * configuration stays selectable with ATTN_PREFILL_PIPE=1 where it fits. */
+        /* The table's pick is the default: v7's (Q in registers, padded S, skipped rescales;
+         * 9.59 vs v6's 11.34 ms at q=784/104K, NOTES.md v7). v3's pipelined configuration stays
+         * selectable with ATTN_PREFILL_PIPE=1 where it fits, the A/B variants with ATTN_PREFILL_VAR. */
         constexpr KCfg c = ATTN_FAST_PIPE_V3;
         const char *e = getenv("ATTN_PREFILL_PIPE");
         if (e && e[0] == '1' && limit >= attn_cfg_bytes(c))
             return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, false>(p, rows, max_q, s);
-        /* v6 A/B (NOTES.md v6): ATTN_PREFILL_VAR=shared2 runs K and V through one tile in turn,
-         * 2 CTAs per SM (same grid and BM): equal at q=784 (300 CTAs), -14% at q=2048/131K */
         const char *v = getenv("ATTN_PREFILL_VAR");
         if (v && *v) return launch_prefill_var(v, limit, p, rows, max_q, s);
     }
