@@ -37,7 +37,7 @@
 
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
 enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16, PL_QREG = 32, PL_SPAD = 64,
-       PL_ASKIP = 128, PL_FEXP = 256, PL_PVPIPE = 512, PL_QREG2 = 1024 };
+       PL_ASKIP = 128, PL_FEXP = 256, PL_PVPIPE = 512, PL_QREG2 = 1024, PL_FULLT = 2048, PL_RSHFL = 4096 };
 
 // v7 (prefill fast path; Nsight Compute on v6 at q=784/104K: the L1/shared data pipe 73% busy while the
 // SMs are active, warps stalled on shared-memory results 35% of the time, 4660 shared wavefronts per
@@ -49,6 +49,10 @@ enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16,
 //         and computes four S tiles (both row tiles x column tiles 2(w % 4), +1): every K fragment is
 //         loaded once (QREG loads it twice); the two halves' partial S go to two buffers in the K/V
 //         tile and the softmax adds them (SKS = 2, as PL_SSPLIT's buffers)
+//   FULLT PHASE's loads of a tile wholly inside the keys go unpredicated (v7's profile: four zeroing
+//         moves and a compare per 16-byte chunk, 16 chunks a thread a tile, for the last tile's sake)
+//   RSHFL PHASE's loads (fp16) take their token rows by warp shuffle from one shared-memory read a
+//         lane instead of one broadcast read a chunk (16 a thread a tile for K and again for V)
 //   SPAD  S rows padded to BN + 8 floats (8 banks a row: the store and the softmax's reads conflict-free)
 //   ASKIP the O rescale skipped by a warp when no row's running maximum moved in this tile (one
 //         vote on the 32 alphas: after the first tiles of a long walk it almost never moves)
@@ -111,17 +115,23 @@ struct Stage {
 
 // rows[tok]: the paged-cache row ((block * page + slot) * kv_heads + kvh) of each token of the
 // tile, or -1 past the end; computed two tiles ahead so no block-table load sits in the chain
-template <int BN, bool FP8, bool NA = false>
+// FULL: every token of the tile is in range (no predicate, no zero fill). SHF (fp16: a warp's load i is
+// token warp + 8i): lane l reads token warp + 8l's row once and the loads take theirs by shuffle.
+template <int BN, bool FP8, bool NA = false, bool FULL = false, bool SHF = false>
 __device__ __forceinline__ void stage_load(Stage<BN, FP8> &s, const void *base, const int *rows) {
     constexpr int CPT = Stage<BN, FP8>::CPT;
     constexpr int ROWB = FP8 ? ATTN_D : ATTN_D * 2; // bytes per token per head
+    constexpr int N = Stage<BN, FP8>::N;
+    static_assert(!SHF || (!FP8 && CPT == 32 && N <= 32), "row shuffle: fp16, one token a warp load");
+    int myrow = 0;
+    if (SHF) myrow = threadIdx.x % 32 < N ? rows[threadIdx.x / 32 + 8 * (threadIdx.x % 32)] : 0;
 #pragma unroll
-    for (int i = 0; i < Stage<BN, FP8>::N; i++) {
+    for (int i = 0; i < N; i++) {
         int idx = threadIdx.x + i * ATTN_NT;
         int tok = idx / CPT, c = idx % CPT;
-        int row = rows[tok];
+        int row = SHF ? __shfl_sync(0xffffffffu, myrow, i) : rows[tok];
         const uint4 *src = (const uint4 *)((const char *)base + (size_t)row * ROWB) + c;
-        if (row >= 0) s.r[i] = NA ? ldg_nol1(src) : __ldg(src);
+        if (FULL || row >= 0) s.r[i] = NA ? ldg_nol1(src) : __ldg(src);
         else s.r[i] = make_uint4(0, 0, 0, 0);
     }
 }
@@ -273,6 +283,7 @@ attn_wmma_kernel(AttnParams p) {
     constexpr bool QREG2 = (PLAN & PL_QREG2) != 0;
     constexpr bool QREG = (PLAN & PL_QREG) != 0, ASKIP = (PLAN & PL_ASKIP) != 0;
     constexpr bool FEXP = (PLAN & PL_FEXP) != 0, PVPIPE = (PLAN & PL_PVPIPE) != 0;
+    constexpr bool FULLT = (PLAN & PL_FULLT) != 0, RSHFL = (PLAN & PL_RSHFL) != 0;
     constexpr int SKS = attn_sks(MR, BN, PLAN); // partial S buffers (1 unless PL_SSPLIT)
     extern __shared__ __align__(128) unsigned char smem[];
     half *sQ = (half *)(smem + SM::Q);
@@ -393,6 +404,11 @@ attn_wmma_kernel(AttnParams p) {
     constexpr int CPTH = BN / TPR;    // columns per thread
     static_assert(TPR <= 32 && CPTH >= 1, "softmax split");
     const void *kb = p.k, *vb = p.v;
+    // PHASE's tile loads: tile starting at token ts
+    auto phase_load = [&](Stage<BN, FP8> &sg, const void *base, const int *rows, int ts) {
+        if (FULLT && ts + BN <= kv_hi) stage_load<BN, FP8, NA, true, RSHFL>(sg, base, rows);
+        else stage_load<BN, FP8, NA, false, RSHFL>(sg, base, rows);
+    };
 
     Stage<BN, FP8> st, st2;
     if (MODE == KV_PIPE) {
@@ -411,7 +427,7 @@ attn_wmma_kernel(AttnParams p) {
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         stage_store<BN, FP8, SM::LDK>(st2, sV, p.v_scale);
     } else if (MODE == KV_PHASE) { // the tile holds K of tile 0; its V is issued at the loop top
-        stage_load<BN, FP8, NA>(st, kb, sOff);
+        phase_load(st, kb, sOff, kv_lo);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
     }
 
@@ -433,7 +449,7 @@ attn_wmma_kernel(AttnParams p) {
             stage_load<BN, FP8, NA>(st, kb, offn);
             stage_load<BN, FP8, NA>(st2, vb, offn);
         } else if (MODE == KV_PHASE) {
-            stage_load<BN, FP8, NA>(st, vb, offc); // V of this tile, stored once S is done with K
+            phase_load(st, vb, offc, t0); // V of this tile, stored once S is done with K
         }
         __syncthreads();
 
@@ -557,7 +573,7 @@ attn_wmma_kernel(AttnParams p) {
         if (MODE == KV_SHARED) stage_load<BN, FP8, NA>(st, vb, offc);
         if (MODE == KV_PHASE && !SALIAS) { // K is consumed: V of this tile into the tile, K of the next in flight
             stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
-            if (next) stage_load<BN, FP8, NA>(st, kb, offn);
+            if (next) phase_load(st, kb, offn, t0 + BN);
         }
 
         // online softmax, TPR threads per row
@@ -620,7 +636,7 @@ attn_wmma_kernel(AttnParams p) {
         if (MODE == KV_PHASE && SALIAS) { // S (in the tile) is consumed: now V, and K of the next tile in flight
             __syncthreads();
             stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
-            if (next) stage_load<BN, FP8, NA>(st, kb, offn);
+            if (next) phase_load(st, kb, offn, t0 + BN);
         }
         // rows of tile j + 2 go to buffer j & 1, free once tile j's loads are issued (SHARED
         // issues V of tile j just above: write after the barrier)

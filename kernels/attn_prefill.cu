@@ -60,6 +60,12 @@ static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG, 1>(v, "v7q", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_SPAD | PL_ASKIP, 1>(v, "v7s", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS, 1>(v, "v6", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FULLT, 1>(v, "v7f", limit, p, rows,
+                                                                                               max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_RSHFL, 1>(v, "v7r", limit, p, rows,
+                                                                                               max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FULLT | PL_RSHFL, 1>(
+            v, "v7fr", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG2 | PL_SPAD | PL_ASKIP, 1>(v, "v7k", limit, p, rows, max_q, s,
                                                                                      &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FEXP, 1>(v, "v7e", limit, p, rows,
