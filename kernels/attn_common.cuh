@@ -37,7 +37,8 @@
 
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
 enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16, PL_QREG = 32, PL_SPAD = 64,
-       PL_ASKIP = 128, PL_FEXP = 256, PL_PVPIPE = 512, PL_QREG2 = 1024, PL_FULLT = 2048, PL_RSHFL = 4096 };
+       PL_ASKIP = 128, PL_FEXP = 256, PL_PVPIPE = 512, PL_QREG2 = 1024, PL_FULLT = 2048, PL_RSHFL = 4096,
+       PL_LEANSM = 8192, PL_EX2 = 16384 };
 
 // v7 (prefill fast path; Nsight Compute on v6 at q=784/104K: the L1/shared data pipe 73% busy while the
 // SMs are active, warps stalled on shared-memory results 35% of the time, 4660 shared wavefronts per
@@ -53,6 +54,10 @@ enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16,
 //         moves and a compare per 16-byte chunk, 16 chunks a thread a tile, for the last tile's sake)
 //   RSHFL PHASE's loads (fp16) take their token rows by warp shuffle from one shared-memory read a
 //         lane instead of one broadcast read a chunk (16 a thread a tile for K and again for V)
+//   LEANSM the softmax of a tile that every row sees whole (all its keys before the first row's
+//         position and inside the walk: all but the last few tiles of a prefill) skips the
+//         masks, and the scale is folded into the exponent (ex2(s * scale - m) as one FFMA)
+//   EX2   the softmax's exponentials as ex2.approx.ftz (FEXP without its reduction trees)
 //   SPAD  S rows padded to BN + 8 floats (8 banks a row: the store and the softmax's reads conflict-free)
 //   ASKIP the O rescale skipped by a warp when no row's running maximum moved in this tile (one
 //         vote on the 32 alphas: after the first tiles of a long walk it almost never moves)
@@ -284,6 +289,8 @@ attn_wmma_kernel(AttnParams p) {
     constexpr bool QREG = (PLAN & PL_QREG) != 0, ASKIP = (PLAN & PL_ASKIP) != 0;
     constexpr bool FEXP = (PLAN & PL_FEXP) != 0, PVPIPE = (PLAN & PL_PVPIPE) != 0;
     constexpr bool FULLT = (PLAN & PL_FULLT) != 0, RSHFL = (PLAN & PL_RSHFL) != 0;
+    constexpr bool LEANSM = (PLAN & PL_LEANSM) != 0, EX2 = (PLAN & PL_EX2) != 0;
+    static_assert(!LEANSM || !FEXP, "one softmax variant");
     constexpr int SKS = attn_sks(MR, BN, PLAN); // partial S buffers (1 unless PL_SSPLIT)
     extern __shared__ __align__(128) unsigned char smem[];
     half *sQ = (half *)(smem + SM::Q);
@@ -577,7 +584,60 @@ attn_wmma_kernel(AttnParams p) {
         }
 
         // online softmax, TPR threads per row
-        {
+        if constexpr (LEANSM) {
+            // the first row sees keys up to pos_lo; a tile wholly below it and inside the walk
+            // needs no mask (uniform across the CTA)
+            const int pos_lo = L - qn + (DEC ? g0 / p.group : g0);
+            const bool whole = t0 + BN <= kv_hi && t0 + BN - 1 <= pos_lo;
+            int row = tid / TPR, sub = tid % TPR;
+            float s[CPTH];
+            float mx = ATTN_NEG;
+            if (whole) {
+#pragma unroll
+                for (int i = 0; i < CPTH; i++) {
+                    float sv = sS[row * SM::LDS + sub + i * TPR];
+#pragma unroll
+                    for (int k = 1; k < SKS; k++) sv += sS[k * MR * SM::LDS + row * SM::LDS + sub + i * TPR];
+                    s[i] = sv;
+                    mx = fmaxf(mx, sv);
+                }
+            } else {
+                int pos = sPos[row];
+#pragma unroll
+                for (int i = 0; i < CPTH; i++) {
+                    int c = sub + i * TPR, t = t0 + c;
+                    bool ok = t < kv_hi && t <= pos;
+                    float sv = sS[row * SM::LDS + c];
+#pragma unroll
+                    for (int k = 1; k < SKS; k++) sv += sS[k * MR * SM::LDS + row * SM::LDS + c];
+                    s[i] = ok ? sv : -INFINITY;
+                    mx = fmaxf(mx, s[i]);
+                }
+            }
+#pragma unroll
+            for (int off = TPR / 2; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+            if (PALIAS) __syncwarp();
+            float mold = sM[row];
+            // scale > 0: the scaled maximum is the maximum scaled (ATTN_NEG stays far below any score)
+            float mnew = fmaxf(mold, mx > ATTN_NEG ? mx * p.scale_log2 : ATTN_NEG);
+            float sum = 0.f;
+#pragma unroll
+            for (int i = 0; i < CPTH; i++) {
+                float x = fmaf(s[i], p.scale_log2, -mnew);
+                float e = EX2 ? ex2_ftz(x) : exp2f(x);
+                sum += e;
+                sP[row * SM::LDP + sub + i * TPR] = __float2half(e);
+            }
+#pragma unroll
+            for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+            __syncwarp();
+            if (sub == 0) {
+                float alpha = EX2 ? ex2_ftz(mold - mnew) : exp2f(mold - mnew);
+                sA[row] = alpha;
+                sL[row] = sL[row] * alpha + sum;
+                sM[row] = mnew;
+            }
+        } else {
             int row = tid / TPR, sub = tid % TPR;
             int pos = sPos[row];
             float s[CPTH];

@@ -60,6 +60,15 @@ static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG, 1>(v, "v7q", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_SPAD | PL_ASKIP, 1>(v, "v7s", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS, 1>(v, "v6", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP, 1>(v, "v7ns", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM, 1>(v, "v7m", limit, p, rows,
+                                                                                                max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1>(
+            v, "v7mx", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM, 1>(v, "v7nsm", limit, p, rows, max_q, s,
+                                                                                    &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1>(v, "v7nsmx", limit, p, rows,
+                                                                                             max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FULLT, 1>(v, "v7f", limit, p, rows,
                                                                                                max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_RSHFL, 1>(v, "v7r", limit, p, rows,
