@@ -714,6 +714,49 @@ void calib_print_fits(const profile_t *p, FILE *f)
     }
 }
 
+int calib_print_residuals(const profile_t *p, const model_t *m, int n, const char *only, FILE *f, char err[256])
+{
+    model_rank_t r;
+    calib_opts_t sel;
+    calib_opts_default(&sel);
+    sel.only = only;
+    if (model_rank(m, p->tp, &r) < 0) {
+        snprintf(err, 256, "tp %d does not divide %s's heads", p->tp, m->name);
+        return -1;
+    }
+    cost_hw_t hw = cost_hw_of(p);
+    fprintf(f, "residuals: each law's %d points farthest from its fit, error = (fitted - measured) / measured\n", n);
+    for (int i = 0; i < p->nlaws; i++) {
+        const prof_law_t *l = &p->laws[i];
+        if (l->npts == 0 || !law_selected(&sel, l->name))
+            continue;
+        fit_resid_t *res = malloc((size_t)l->npts * sizeof *res);
+        if (!res) {
+            snprintf(err, 256, "out of memory");
+            return -1;
+        }
+        if (fit_law_residuals(l, m, &r, &hw, res) < 0) {
+            snprintf(err, 256, "%s: cannot compute its residuals", l->name);
+            free(res);
+            return -1;
+        }
+        fprintf(f, "%s (%d points, median %.2f%%, max %.2f%%)\n  %5s", l->name, l->npts, 100 * l->fit_median_rel,
+                100 * l->fit_max_rel, "point");
+        for (int c = 0; c + 1 < l->ncols; c++)
+            fprintf(f, " %9s", l->cols[c]);
+        fprintf(f, " %12s %12s %8s\n", "measured_us", "fitted_us", "error");
+        for (int k = 0; k < n && k < l->npts; k++) {
+            const double *row = l->pts + (size_t)res[k].index * l->ncols;
+            fprintf(f, "  %5d", res[k].index);
+            for (int c = 0; c + 1 < l->ncols; c++)
+                fprintf(f, " %9.10g", row[c]);
+            fprintf(f, " %12.2f %12.2f %+7.2f%%\n", 1e6 * res[k].t, 1e6 * res[k].pred, 100 * res[k].rel);
+        }
+        free(res);
+    }
+    return 0;
+}
+
 /* ---- the command line ----------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -721,17 +764,19 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: calib --model models/<m>.yaml [--tp N] --out calib/profiles/<gpu>.yaml\n"
             "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--no-sustain] [--quiet]\n"
-            "       calib --refit IN.yaml --model models/<m>.yaml --out OUT.yaml\n"
+            "       calib --refit IN.yaml --model models/<m>.yaml [--out OUT.yaml] [--residuals N [--only law,...]]\n"
             "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
             "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
             "profile.  --only keeps laws whose names start with one of the prefixes.\n"
             "--refit needs no GPU: it refits every law of IN that has points from those points\n"
             "(this revision's law forms, IN's SMs and ceilings, the model at IN's TP degree) and\n"
-            "writes OUT (IN may be OUT); points and metadata are kept as they are.\n");
+            "writes OUT (IN may be OUT); points and metadata are kept as they are.  --residuals N\n"
+            "lists each law's N points farthest from the refit law (shape, measured, fitted,\n"
+            "error), --only limiting it to some laws; without --out nothing is written.\n");
 }
 
 /* calib --refit: load, check the model and TP against the profile's, refit, save. */
-static int refit_main(const char *in, const char *out, const model_t *m, int tp)
+static int refit_main(const char *in, const char *out, const model_t *m, int tp, int residuals, const char *only)
 {
     profile_t p;
     char perr[PROF_ERR_MAX], err[256];
@@ -752,6 +797,15 @@ static int refit_main(const char *in, const char *out, const model_t *m, int tp)
     }
     printf("calib: refit %s (%s, %s at tp %d) from its points\n", in, p.gpu, p.model, p.tp);
     calib_print_fits(&p, stdout);
+    if (residuals > 0 && calib_print_residuals(&p, m, residuals, only, stdout, err) < 0) {
+        fprintf(stderr, "calib: %s: %s\n", in, err);
+        prof_free(&p);
+        return 1;
+    }
+    if (!out) {
+        prof_free(&p);
+        return 0;
+    }
     if (prof_save(out, &p) < 0) {
         fprintf(stderr, "calib: %s: %s\n", out, strerror(errno));
         prof_free(&p);
@@ -766,7 +820,7 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
 {
     calib_opts_t o;
     const char *refit = NULL;
-    int tp_set = 0;
+    int tp_set = 0, residuals = 0;
     calib_opts_default(&o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -795,6 +849,15 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             refit = v, i++;
         } else if (!strcmp(a, "--only")) {
             o.only = v, i++;
+        } else if (!strcmp(a, "--residuals")) {
+            errno = 0;
+            long n = strtol(v, &end, 10);
+            if (errno || *end || n < 1 || n > 100000) {
+                fprintf(stderr, "calib: --residuals: expected a number of points >= 1, got \"%s\"\n", v);
+                return 2;
+            }
+            residuals = (int)n;
+            i++;
         } else if (!strcmp(a, "--tp") || !strcmp(a, "--repeats")) {
             errno = 0;
             long n = strtol(v, &end, 10);
@@ -822,7 +885,12 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             return 2;
         }
     }
-    if (!o.model_path || !o.out_path) {
+    if (residuals && !refit) {
+        fprintf(stderr, "calib: --residuals needs --refit\n");
+        usage(stderr);
+        return 2;
+    }
+    if (!o.model_path || (!o.out_path && !residuals)) {
         usage(stderr);
         return 2;
     }
@@ -835,7 +903,7 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
         return 1;
     }
     if (refit)
-        return refit_main(refit, o.out_path, &m, tp_set ? o.tp : 0);
+        return refit_main(refit, o.out_path, &m, tp_set ? o.tp : 0, residuals, o.only);
     model_rank_t r;
     if (model_rank(&m, o.tp, &r) < 0) {
         fprintf(stderr, "calib: --tp %d does not divide %s's heads\n", o.tp, m.name);

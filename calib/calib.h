@@ -137,9 +137,16 @@ int calib_refit(profile_t *p, const model_t *m, char err[256]);
 /* The fit table: law, points, median and max relative error, coefficients. */
 void calib_print_fits(const profile_t *p, FILE *f);
 
+/* Per law of p that has points (and whose name starts with one of only's comma-separated
+ * prefixes; NULL = all): its n points of largest relative residual under its current
+ * coefficients (fit_law_residuals), each with its shape (the law's columns), measured and
+ * fitted microseconds and the signed error.  0, or -1 with err filled. */
+int calib_print_residuals(const profile_t *p, const model_t *m, int n, const char *only, FILE *f, char err[256]);
+
 /* The command line (bin/calib): parse, load the model, make the timer with mk, run,
  * print the fit table, save; with --refit IN, calib_refit() IN instead (mk is never
- * called).  Exit status: 0 ok, 1 failure, 2 usage. */
+ * called), and with --residuals N print each law's N worst points after the fit table
+ * (--out may then be left out: nothing is written).  Exit status: 0 ok, 1 failure, 2 usage. */
 typedef calib_timer_t *(*calib_timer_ctor)(char err[256]);
 int calib_main(int argc, char **argv, calib_timer_ctor mk);
 

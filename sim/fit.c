@@ -190,6 +190,32 @@ int fit_law_errors(const prof_law_t *law, const model_t *m, const model_rank_t *
     return 0;
 }
 
+static int cmp_resid(const void *a, const void *b)
+{
+    const fit_resid_t *x = a, *y = b;
+    double ex = fabs(x->rel), ey = fabs(y->rel);
+    if (ex != ey)
+        return ex < ey ? 1 : -1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+int fit_law_residuals(const prof_law_t *law, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
+                      fit_resid_t *out)
+{
+    if (cost_law_ncoef(law->name) < 1 || law->npts < 1 || law->ncols < 1 || !law->pts || !out)
+        return -1;
+    for (int i = 0; i < law->npts; i++) {
+        const double *row = law->pts + (size_t)i * law->ncols;
+        double feat[PROF_MAX_COEF] = {0};
+        if (cost_point_features(law->name, row, m, r, hw, feat) < 0)
+            return -1;
+        double t = row[law->ncols - 1], pr = prof_eval(law, feat);
+        out[i] = (fit_resid_t){ i, t, pr, t > 0 ? (pr - t) / t : INFINITY };
+    }
+    qsort(out, (size_t)law->npts, sizeof *out, cmp_resid);
+    return 0;
+}
+
 /* The roofline pair's fit at ratio rho = c_b / c_a (rho < 0: c_a = 0, f_b alone): X's
  * columns with column a replaced by max(f_a, rho f_b) and b by 0, into Z.  The weighted
  * residual sum of squares, or -1 on a solver failure. */

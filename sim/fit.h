@@ -46,4 +46,17 @@ int fit_law(prof_law_t *law, const model_t *m, const model_rank_t *r);
 int fit_law_errors(const prof_law_t *law, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
                    double *median_rel, double *max_rel);
 
+/* One point's residual: its index in law->pts, measured and fitted seconds, and the
+ * signed relative error (fitted - measured) / measured. */
+typedef struct fit_resid {
+    int index;
+    double t, pred, rel;
+} fit_resid_t;
+
+/* Every point of law with its residual under law's current coefficients, into
+ * out[0..law->npts), largest |rel| first (ties: point order).  0, or -1 (no points,
+ * unknown law, a point without features). */
+int fit_law_residuals(const prof_law_t *law, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
+                      fit_resid_t *out);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <gsl/gsl_errno.h>
 
 #include "../calib/calib.h"
@@ -712,6 +713,79 @@ START_TEST(refit_command_line)
 }
 END_TEST
 
+START_TEST(refit_residuals)
+{
+    /* calib --refit IN --residuals N: each law's N worst points after the fit table; without
+     * --out nothing is written; --only limits the listing */
+    calib_opts_t o;
+    profile_t p;
+    char err[256], in[] = "/tmp/check_calib_res.XXXXXX";
+    calib_opts_default(&o);
+    o.quiet = 1;
+    o.smoke = 1;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    prof_law_t *el = (prof_law_t *)prof_find(&p, "elementwise");
+    ck_assert_ptr_nonnull(el);
+    ck_assert_int_ge(el->npts, 3);
+    el->pts[1 * el->ncols + el->ncols - 1] *= 1.5; /* one point far off its law */
+    int fd = mkstemp(in);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(prof_save(in, &p), 0);
+    struct stat st0, st1;
+    ck_assert_int_eq(stat(in, &st0), 0);
+    char *argv[] = { "calib", "--refit", in, "--model", "models/qwen3.8-27b.yaml", "--residuals", "2",
+                     "--only", "elementwise,gemm", NULL };
+    FILE *keep = stdout, *cap = tmpfile();
+    ck_assert_ptr_nonnull(cap);
+    stdout = cap;
+    int rc = calib_main(9, argv, no_timer);
+    stdout = keep;
+    ck_assert_int_eq(rc, 0);
+    static char buf[1 << 16];
+    rewind(cap);
+    size_t len = fread(buf, 1, sizeof buf - 1, cap);
+    buf[len] = 0;
+    fclose(cap);
+    const char *r = strstr(buf, "residuals:");
+    ck_assert_ptr_nonnull(r);
+    const char *e = strstr(r, "\nelementwise ("), *g = strstr(r, "\ngemm (");
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_null(strstr(r, "\nattn.")); /* --only */
+    ck_assert_ptr_nonnull(strstr(e, "measured_us"));
+    /* the elementwise point made slow comes first, under the law's columns, as point 1 */
+    char want[64];
+    snprintf(want, sizeof want, "\n      1 %9.10g ", el->pts[1 * el->ncols]);
+    const char *first = strchr(strstr(e, "measured_us"), '\n');
+    ck_assert_ptr_nonnull(first);
+    ck_assert_msg(!strncmp(first, want, strlen(want)), "first row: %.60s", first);
+    ck_assert_ptr_nonnull(strstr(first, "%"));
+    /* two rows a law */
+    int rows = 0;
+    for (const char *c = first; c && !strncmp(c, "\n  ", 3); c = strchr(c + 1, '\n'))
+        rows++;
+    ck_assert_int_eq(rows, 2);
+    ck_assert_int_eq(stat(in, &st1), 0); /* nothing written */
+    ck_assert_int_eq(st1.st_size, st0.st_size);
+    /* --residuals needs --refit, and a count >= 1 */
+    FILE *keep_err = stderr;
+    stderr = tmpfile();
+    char *bad1[] = { "calib", "--model", "models/qwen3.8-27b.yaml", "--out", in, "--residuals", "3", NULL };
+    ck_assert_int_eq(calib_main(7, bad1, no_timer), 2);
+    char *bad2[] = { "calib", "--refit", in, "--model", "models/qwen3.8-27b.yaml", "--residuals", "0", NULL };
+    ck_assert_int_eq(calib_main(7, bad2, no_timer), 2);
+    char *bad3[] = { "calib", "--refit", in, "--model", "models/qwen3.8-27b.yaml", "--residuals", "x", NULL };
+    ck_assert_int_eq(calib_main(7, bad3, no_timer), 2);
+    char *bad4[] = { "calib", "--refit", in, "--model", "models/qwen3.8-27b.yaml", NULL }; /* no --out */
+    ck_assert_int_eq(calib_main(5, bad4, no_timer), 2);
+    fclose(stderr);
+    stderr = keep_err;
+    unlink(in);
+    prof_free(&p);
+}
+END_TEST
+
 static Suite *calib_suite(void)
 {
     Suite *s = suite_create("calib");
@@ -734,6 +808,7 @@ static Suite *calib_suite(void)
     tcase_add_test(tc, driver_budget_cuts);
     tcase_add_test(tc, refit_gives_the_fit_back);
     tcase_add_test(tc, refit_command_line);
+    tcase_add_test(tc, refit_residuals);
     suite_add_tcase(s, tc);
     return s;
 }

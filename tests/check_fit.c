@@ -346,6 +346,53 @@ START_TEST(law_well_posed_coefs)
 }
 END_TEST
 
+START_TEST(law_residuals)
+{
+    /* every point with its signed residual, largest |error| first, ties in point order */
+    const law_case_t *lc = &law_cases[7]; /* elementwise: one column of tokens */
+    static double pts[64 * 2];
+    prof_law_t l;
+    int n = make_points(lc, pts, 64);
+    ck_assert_int_ge(n, 4);
+    pts[2 * 1 + 1] *= 1.25;  /* measured 25% above the law: fitted -20% */
+    pts[2 * 3 + 1] *= 0.90;  /* measured 10% below: fitted +11.1% */
+    init_law(&l, lc, pts, n);
+    l.ncoef = cost_law_ncoef(lc->law);
+    memcpy(l.coef, lc->coef, sizeof l.coef); /* the known law, not a fit */
+    fit_resid_t *res = malloc((size_t)n * sizeof *res);
+    ck_assert_ptr_nonnull(res);
+    ck_assert_int_eq(fit_law_residuals(&l, &ref_model, &ref_rank, &ref_hw, res), 0);
+    ck_assert_int_eq(res[0].index, 1);
+    ck_assert_double_eq_tol(res[0].rel, 1 / 1.25 - 1, 1e-12);
+    ck_assert_double_eq(res[0].t, pts[2 * 1 + 1]);
+    ck_assert_double_eq_tol(res[0].pred, pts[2 * 1 + 1] / 1.25, 1e-18);
+    ck_assert_int_eq(res[1].index, 3);
+    ck_assert_double_eq_tol(res[1].rel, 1 / 0.9 - 1, 1e-12);
+    for (int i = 2; i < n; i++) { /* the rest are exact: point order */
+        ck_assert_double_le(fabs(res[i].rel), 1e-12);
+        if (i > 2)
+            ck_assert_int_gt(res[i].index, res[i - 1].index);
+    }
+    double med, mx;
+    ck_assert_int_eq(fit_law_errors(&l, &ref_model, &ref_rank, &ref_hw, &med, &mx), 0);
+    ck_assert_double_eq_tol(mx, fabs(res[0].rel), 1e-15); /* the same errors as the fit table's */
+    /* no points, an unknown law, a point without features */
+    prof_law_t bad = l;
+    bad.npts = 0;
+    ck_assert_int_eq(fit_law_residuals(&bad, &ref_model, &ref_rank, &ref_hw, res), -1);
+    bad = l;
+    snprintf(bad.name, sizeof bad.name, "no_such_law");
+    ck_assert_int_eq(fit_law_residuals(&bad, &ref_model, &ref_rank, &ref_hw, res), -1);
+    double apt[] = { 0, 5, 100, 784, 1e-3 }; /* rows 0 */
+    prof_law_t al;
+    law_case_t ac = law_cases[0];
+    init_law(&al, &ac, apt, 1);
+    al.ncoef = cost_law_ncoef(ac.law);
+    ck_assert_int_eq(fit_law_residuals(&al, &ref_model, &ref_rank, &ref_hw, res), -1);
+    free(res);
+}
+END_TEST
+
 START_TEST(law_roof_eval)
 {
     /* a roofline pair adds the larger of its two terms; a law without one sums */
@@ -616,6 +663,7 @@ static Suite *fit_suite(void)
     tcase_add_test(tc, bridge_expand_kernel);
     tcase_add_test(tc, bridge_knee);
     tcase_add_test(tc, law_errors);
+    tcase_add_test(tc, law_residuals);
     tcase_add_test(tc, profile_round_trip);
     suite_add_tcase(s, tc);
     return s;
