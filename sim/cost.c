@@ -10,6 +10,10 @@
  *      tiles_max   = max over CTAs of its tiles             (critical path: a q=1 row
  *                                                            is one CTA walking it all)
  *      ctas        = H * sum_rows ceil(q/BM)
+ *      queue_tiles = the busiest SM's tiles, the CTAs dispatched in launch order to the SM
+ *                    that frees first, less tiles_max: what the critical path waits behind
+ *                    (prefill_sched; 0 while the CTAs fit the SMs); profiles fitted before
+ *                    it have 4 coefficients and price as before
  *  decode kernels (XQA, scalar), split-K: partition P = 256 tokens (1024 when
  *    seq_len >= 32768), a CTA per (row, head, partition), then a reduce kernel whose CTA
  *    walks every partition of its row; O = the CTAs an SM holds (XQA fp16 1, fp8 2,
@@ -61,7 +65,7 @@ int cost_law_ncoef(const char *law)
 {
     int bm, bn, occ;
     switch (law_family(law, &bm, &bn, &occ)) {
-    case FAM_PREFILL: return 4;
+    case FAM_PREFILL: return 5;
     case FAM_BRIDGE: return 6;
     case FAM_DECODE_XQA: case FAM_DECODE_SCALAR: return 8;
     default: break;
@@ -106,6 +110,49 @@ static long cdiv(long a, long b) { return (a + b - 1) / b; }
 static double waves(double ctas, int occ, const cost_hw_t *hw)
 {
     return hw && hw->sms > 0 ? ceil(ctas / ((double)hw->sms * occ)) : 0;
+}
+
+/* The tiles a prefill call's critical path waits behind other CTAs: the busiest SM's tiles
+ * when the CTAs go out in launch order to whichever SM frees first (list scheduling on S
+ * SMs, a CTA's time its tiles), less the longest CTA's own (tiles_max, a term of its own).
+ * kernels/attn_prefill.cu launches grid (M-tiles, 1, rows x heads): a row's heads one after
+ * another, each its M-tiles in order.  The kernels are SM-bound (kernels/NOTES.md v6: a
+ * second co-resident CTA adds 1.18x, not 2x), so an SM's CTAs add up; with more CTAs than
+ * SMs the last SM to finish sets the time, and causal rows give CTAs of unlike length (a
+ * q = 1568 row's M-tiles walk 39..51 tiles at 6.5K context), which whole rounds of the
+ * longest CTA overstate.  0 when every CTA has an SM of its own, or the SMs are unknown. */
+static double prefill_sched(int bm, int bn, const kseg_t *segs, int nseg, long rows_mult, double heads,
+                            const cost_hw_t *hw, double ctas, double mx)
+{
+    if (!hw || hw->sms <= 0 || ctas <= hw->sms) return 0;
+    double stack[1024], *sm = hw->sms <= 1024 ? stack : calloc((size_t)hw->sms, sizeof *sm);
+    if (!sm) return (ceil(ctas / hw->sms) - 1) * mx;     /* out of memory: whole rounds of the longest */
+    int n = hw->sms;
+    for (int i = 0; i < n; i++) sm[i] = 0;
+    for (long rm = 0; rm < rows_mult; rm++)
+        for (int s = 0; s < nseg; s++)
+            for (int h = 0; h < (int)heads; h++) {
+                long prefix = segs[s].seq_len - segs[s].q, mt = cdiv(segs[s].q, bm);
+                for (long i = 0; i < mt; i++) {
+                    long last = (i + 1) * bm < segs[s].q ? (i + 1) * bm : segs[s].q;
+                    /* the SM that frees first (the heap's root) takes the next CTA */
+                    double v = sm[0] + (double)cdiv(prefix + last, bn);
+                    int k = 0;
+                    for (;;) {
+                        int c = 2 * k + 1;
+                        if (c >= n) break;
+                        if (c + 1 < n && sm[c + 1] < sm[c]) c++;
+                        if (sm[c] >= v) break;
+                        sm[k] = sm[c];
+                        k = c;
+                    }
+                    sm[k] = v;
+                }
+            }
+    double busiest = 0;
+    for (int i = 0; i < n; i++) busiest = fmax(busiest, sm[i]);
+    if (sm != stack) free(sm);
+    return busiest - mx;
 }
 
 static void prefill_row(int bm, int bn, int q, long seq_len, double *tot, double *mx, double *ctas)
@@ -182,7 +229,10 @@ static void attn_features(fam_t fam, int bm, int bn, int occ, const kseg_t *segs
     }
     feat[2] = mx;
     feat[3] = ctas * heads * rm;
-    if (fam == FAM_PREFILL) return;
+    if (fam == FAM_PREFILL) {
+        feat[4] = prefill_sched(bm, bn, segs, nseg, rows_mult, heads, hw, feat[3], mx);
+        return;
+    }
     /* decode: partitions of P tokens, a CTA each, then a reduce kernel whose CTA walks
      * every partition of its row */
     feat[4] = uniq * heads * rm;                         /* KV read from memory, repeats from L2 */

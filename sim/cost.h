@@ -11,7 +11,10 @@
  * may name one "knee" (a, b): c_a f_a counts only where f_b > c_b, c_b a threshold the fit
  * picks among the points' values of f_b, not a multiplier (cost_law_knee(); a profile whose
  * coefficients stop before b has no knee term)):
- *   attn.prefill_bm32.fp16      rows,q,seq_len,page,t_s   [1, tiles_total, tiles_max_cta, ctas]
+ *   attn.prefill_bm32.fp16      rows,q,seq_len,page,t_s   [1, tiles_total, tiles_max_cta, ctas, queue_tiles]
+ *                               (queue_tiles: the busiest SM's tiles, CTAs dispatched in launch
+ *                               order, less tiles_max_cta; a profile with 4 coefficients has no
+ *                               such term)
  *   attn.prefill_generic.fp16   (BM32/BN64)                same
  *   attn.prefill_lowsmem.fp16   (BM16/BN128)               same
  *   attn.prefill_generic.fp8 / attn.prefill_lowsmem.fp8    same (in-kernel dequantisation)

@@ -284,6 +284,73 @@ START_TEST(features_of_items_match_points)
 }
 END_TEST
 
+START_TEST(prefill_queue_tiles)
+{
+    /* the prefill laws' queue_tiles: the busiest SM's tiles with the CTAs dispatched in launch
+     * order to the SM that frees first, less the longest CTA's tiles; 0 while the CTAs fit the
+     * SMs or the SMs are unknown; a 4-coefficient law (a profile fitted before it) ignores it */
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    double f[PROF_MAX_COEF];
+    /* bm32 q = 64 fresh: 2 M-tiles of 1 tile, x 24 heads = 48 equal CTAs; on 4 SMs 12 each */
+    cost_hw_t hw4 = { 4, 0, 0, 0, 0 };
+    double p1[4] = { 1, 64, 64, 784 };
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p1, &M, &r, &hw4, f), 0);
+    ck_assert_double_eq(f[3], 48);
+    ck_assert_double_eq(f[2], 1);
+    ck_assert_double_eq(f[4], 12 - 1);
+    /* generic (BN64) q = 64 at 128: CTAs of 2 tiles, 48 on 5 SMs: the busiest holds 10 */
+    cost_hw_t hw5 = { 5, 0, 0, 0, 0 };
+    double p2[4] = { 1, 64, 128, 784 };
+    ck_assert_int_eq(cost_point_features("attn.prefill_generic.fp16", p2, &M, &r, &hw5, f), 0);
+    ck_assert_double_eq(f[4], 20 - 2);
+    /* two identical rows: twice the CTAs */
+    double p3[4] = { 2, 64, 64, 784 };
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p3, &M, &r, &hw4, f), 0);
+    ck_assert_double_eq(f[4], 24 - 1);
+    /* the H200's 132 SMs, q = 1568 at 6502: 1176 CTAs of 39..51 tiles (a replica in Python
+     * of the list schedule gives 426 on the busiest SM) */
+    cost_hw_t h200 = { 132, 7.5e14, 4.2e12, 0, 0 };
+    double p4[4] = { 1, 1568, 6502, 784 };
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p4, &M, &r, &h200, f), 0);
+    ck_assert_double_eq(f[2], 51);
+    ck_assert_double_eq(f[4], 426 - 51);
+    /* CTAs that fit the SMs, or unknown SMs: 0 */
+    double p5[4] = { 1, 784, 100000, 784 };   /* 600 CTAs */
+    cost_hw_t big = { 600, 0, 0, 0, 0 };
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p5, &M, &r, &big, f), 0);
+    ck_assert_double_eq(f[4], 0);
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p5, &M, &r, NULL, f), 0);
+    ck_assert_double_eq(f[4], 0);
+    /* the feature of an item is the feature of its point */
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+                       .fp8_bridge_page = 784 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    kseg_t row = { 0, 1568, 6502 };
+    ck_assert_int_eq(route_step(&rc, &row, 1, &plan), 0);
+    ck_assert_int_eq(plan.ncalls, 1);
+    cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1 };
+    char name[64];
+    double fi[PROF_MAX_COEF], fp[PROF_MAX_COEF];
+    const char *ln = cost_item_law(&it, name, sizeof name);
+    ck_assert_int_eq(cost_item_features(&it, &M, &r, &h200, fi), 0);
+    ck_assert_int_eq(cost_point_features(ln, p4, &M, &r, &h200, fp), 0);
+    for (int j = 0; j < cost_law_ncoef(ln); j++)
+        ck_assert_double_eq(fi[j], fp[j]);
+    route_plan_free(&plan);
+    /* a law with 4 coefficients prices as before: no fifth term */
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "attn.prefill_bm32.fp16");
+    l.ncoef = 4;
+    l.coef[0] = 3e-6, l.coef[1] = 2e-8, l.coef[2] = 2e-6, l.coef[3] = 2e-8, l.coef[4] = 1; /* stray: unused */
+    ck_assert_int_eq(cost_point_features(l.name, p4, &M, &r, &h200, f), 0);
+    ck_assert_double_eq(prof_eval(&l, f), 3e-6 + 2e-8 * f[1] + 2e-6 * f[2] + 2e-8 * f[3]);
+    ck_assert_int_eq(cost_law_ncoef(l.name), 5);
+}
+END_TEST
+
 START_TEST(roofline_pair_prices_the_larger)
 {
     /* gdn's pair (long row, tokens): a 2048-token chunk is priced by its walk, 64 one-token
@@ -365,6 +432,7 @@ int main(void)
     tcase_add_test(tc, measured_grid_prices_chunks_by_waves);
     tcase_add_test(tc, features_of_items_match_points);
     tcase_add_test(tc, roofline_pair_prices_the_larger);
+    tcase_add_test(tc, prefill_queue_tiles);
     tcase_add_test(tc, decode_mixture_is_its_parts_one_launch);
     suite_add_tcase(s, tc);
     return check_run(s);
