@@ -451,10 +451,11 @@ static void fmt_dur(double s, char *buf, size_t n)
 
 typedef struct {
     double *pts;
+    int *job;                     /* each point's index in the grid */
     int n, cap;
 } ptbuf_t;
 
-static int pt_add(ptbuf_t *b, int ncols, const double *x, double t)
+static int pt_add(ptbuf_t *b, int ncols, const double *x, double t, int job)
 {
     if (b->n == b->cap) {
         int cap = b->cap ? 2 * b->cap : 64;
@@ -462,13 +463,69 @@ static int pt_add(ptbuf_t *b, int ncols, const double *x, double t)
         if (!p)
             return -1;
         b->pts = p;
+        int *jb = realloc(b->job, (size_t)cap * sizeof *jb);
+        if (!jb)
+            return -1;
+        b->job = jb;
         b->cap = cap;
     }
+    b->job[b->n] = job;
     double *row = b->pts + (size_t)b->n * ncols;
     memcpy(row, x, (size_t)(ncols - 1) * sizeof *row);
     row[ncols - 1] = t;
     b->n++;
     return 0;
+}
+
+/* The second look (calib.h, CALIB_RECHECK_*) at law l's points: fit, flag, time the
+ * flagged points twice more, keep each one's median of three.  The number re-timed, or -1
+ * with t->err filled (a timing failed). */
+static int recheck_law(const calib_opts_t *o, calib_timer_t *t, const model_t *m, const model_rank_t *r,
+                       const cost_hw_t *hw, int l, const calib_job_t *jobs, double *jt, ptbuf_t *b, FILE *progress)
+{
+    const calib_law_spec_t *ls = &law_table[l];
+    prof_law_t law;
+    memset(&law, 0, sizeof law);
+    snprintf(law.name, sizeof law.name, "%s", ls->name);
+    law.ncols = ls->ncols;
+    law.npts = b->n;
+    law.pts = b->pts;
+    int ncoef = cost_law_ncoef(ls->name);
+    if (ncoef < 1 || b->n < 3 * ncoef || fit_law_hw(&law, m, r, hw) < 0)
+        return 0; /* too few points to tell an outlier from the law */
+    fit_resid_t *res = malloc((size_t)b->n * sizeof *res);
+    double *abs_rel = malloc((size_t)b->n * sizeof *abs_rel);
+    int n = 0;
+    if (!res || !abs_rel || fit_law_residuals(&law, m, r, hw, res) < 0)
+        goto done;
+    for (int i = 0; i < b->n; i++)
+        abs_rel[i] = fabs(res[i].rel);
+    double med = calib_median(abs_rel, b->n);
+    double thr = fmax(CALIB_RECHECK_FACTOR * med, CALIB_RECHECK_MIN);
+    int cap = b->n / 10 > 1 ? b->n / 10 : 1;
+    for (int i = 0; i < b->n && n < cap && fabs(res[i].rel) > thr; i++) {
+        int pi = res[i].index, ji = b->job[pi];
+        double v[3] = { res[i].t, 0, 0 };
+        for (int k = 1; k < 3; k++)
+            if (calib_measure(t, o, &jobs[ji], &v[k], NULL, NULL) != 0) {
+                n = -1;
+                goto done;
+            }
+        double was = v[0], now = calib_median(v, 3);
+        b->pts[(size_t)pi * ls->ncols + ls->ncols - 1] = now;
+        jt[ji] = now;
+        n++;
+        if (progress && !o->quiet) {
+            char label[160];
+            job_label(&jobs[ji], label, sizeof label);
+            fprintf(progress, "calib: second look: %-64.64s %10.4f -> %10.4f ms (fit %+.1f%%)\n", label, was * 1e3,
+                    now * 1e3, 100 * res[i].rel);
+        }
+    }
+done:
+    free(res);
+    free(abs_rel);
+    return n;
 }
 
 static void utc_date(char *buf, size_t n)
@@ -553,7 +610,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             continue;
         }
         jt[i] = ts;
-        if (pt_add(&pb[j->law], ls->ncols, j->x, ts) < 0) {
+        if (pt_add(&pb[j->law], ls->ncols, j->x, ts, i) < 0) {
             snprintf(err, 256, "out of memory");
             goto fail;
         }
@@ -571,6 +628,23 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     }
     if (tty && !o->quiet)
         fputc('\n', progress);
+
+    /* the second look at the points that stand out (calib.h), before anything uses them */
+    int nrecheck = 0;
+    if (!o->no_recheck && nbudget == 0) {
+        profile_t hwp;
+        memset(&hwp, 0, sizeof hwp);
+        t->describe(t, &hwp);
+        cost_hw_t hw = cost_hw_of(&hwp);
+        for (int l = 0; l < NLAWS; l++) {
+            int n = recheck_law(o, t, m, &r, &hw, l, jobs, jt, &pb[l], progress);
+            if (n < 0) {
+                snprintf(err, 256, "second look at %s: %.200s", law_table[l].name, t->err);
+                goto fail;
+            }
+            nrecheck += n;
+        }
+    }
 
     /* the card under sustained load (calib/sustain.h), over the points just measured */
     calib_sustain_t sus;
@@ -602,9 +676,11 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     snprintf(out->method, sizeof out->method,
              "calib %s grid: CUDA events around batches of back-to-back runs (>= %.1f ms a timing), "
              "median of %d timings (%d for runs > %.0f ms) after a warm-up; rotated buffer sets, random data; "
-             "%d points, %d unsupported, %d failed, %d cut by the time budget",
+             "%d points, %d unsupported, %d failed, %d cut by the time budget; %d re-timed on a second look "
+             "(off the first fit by > %.0fx its median error and >= %.0f%%: median of three timings)",
              o->smoke ? "smoke" : "default", o->min_batch_s * 1e3, o->repeats, o->long_repeats,
-             o->long_point_s * 1e3, njobs - nskip - nbudget - nfail, nskip, nfail, nbudget);
+             o->long_point_s * 1e3, njobs - nskip - nbudget - nfail, nskip, nfail, nbudget, nrecheck,
+             CALIB_RECHECK_FACTOR, 100 * CALIB_RECHECK_MIN);
     for (int l = 0; l < NLAWS; l++) {
         const calib_law_spec_t *ls = &law_table[l];
         if (pb[l].n == 0)
@@ -658,8 +734,10 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
 fail:
     if (rc < 0)
         prof_free(out);
-    for (int l = 0; l < NLAWS; l++)
+    for (int l = 0; l < NLAWS; l++) {
         free(pb[l].pts);
+        free(pb[l].job);
+    }
     free(jobs);
     free(jt);
     return rc;
@@ -763,11 +841,14 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: calib --model models/<m>.yaml [--tp N] --out calib/profiles/<gpu>.yaml\n"
-            "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--no-sustain] [--quiet]\n"
+            "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--no-sustain]\n"
+            "             [--no-recheck] [--quiet]\n"
             "       calib --refit IN.yaml --model models/<m>.yaml [--out OUT.yaml] [--residuals N [--only law,...]]\n"
             "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
             "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
-            "profile.  --only keeps laws whose names start with one of the prefixes.\n"
+            "profile.  --only keeps laws whose names start with one of the prefixes.  A point far\n"
+            "off its law's first fit is timed twice more and keeps the median of its three timings\n"
+            "(--no-recheck: not).\n"
             "--refit needs no GPU: it refits every law of IN that has points from those points\n"
             "(this revision's law forms, IN's SMs and ceilings, the model at IN's TP degree) and\n"
             "writes OUT (IN may be OUT); points and metadata are kept as they are.  --residuals N\n"
@@ -837,6 +918,8 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.keep_going = 1;
         } else if (!strcmp(a, "--no-sustain")) {
             o.no_sustain = 1;
+        } else if (!strcmp(a, "--no-recheck")) {
+            o.no_recheck = 1;
         } else if (!v) {
             fprintf(stderr, "calib: %s: missing value\n", a);
             usage(stderr);

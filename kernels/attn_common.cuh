@@ -238,10 +238,10 @@ __host__ __device__ constexpr KCfgList attn_cfg_list(int route) {
          : route == 1 ? KCfgList{2, {{16, 128, KV_SHARED, 0, 2},            // 88 KB
                                      {16, 64, KV_SHARED, 0, 1}}}            // 48.5 KB: sm_75 (BN halved)
          : route == 2 || route == 3
-                      ? KCfgList{2, {{32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP, 1}, // 92.5 KB: every
-                                                                            // arch >= 96 KB (v7: 9.59 ms vs v6's 11.34
-                                                                            // at q=784/104K on the H200; v4: v6's 11.40
-                                                                            // vs v3's PIPE 12.42)
+                      ? KCfgList{2, {{32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1},
+                                                                            // 92.5 KB: every arch >= 96 KB (v7: 9.57
+                                                                            // ms vs v6's 11.34 at q=784/104K on the
+                                                                            // H200; v4: v6's 11.40 vs v3's PIPE 12.42)
                                      {32, 64, KV_PHASE, PL_PALIAS, 1}}}     // 59 KB: sm_75 (BN halved)
          : route == 5 ? KCfgList{2, {{16, 64, KV_PIPE2, 0, 2},              // 81.5 KB (fp16 runs occ 1: attn_decode.cu)
                                      {16, 64, KV_PHASE, 0, 1}}}             // 48.5 KB: sm_75

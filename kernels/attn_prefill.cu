@@ -63,8 +63,8 @@ static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int
         launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP, 1>(v, "v7ns", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM, 1>(v, "v7m", limit, p, rows,
                                                                                                 max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1>(
-            v, "v7mx", limit, p, rows, max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP, 1>(v, "v7", limit, p, rows, max_q, s,
+                                                                                    &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM, 1>(v, "v7nsm", limit, p, rows, max_q, s,
                                                                                     &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1>(v, "v7nsmx", limit, p, rows,
@@ -95,8 +95,8 @@ static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t
     int limit = attn_smem_budget();
     if (limit < 0) return ATTN_ECUDA;
     if constexpr (R == ATTN_PREFILL_FAST && !FP8) {
-        /* The table's pick is the default: v7's (Q in registers, padded S, skipped rescales;
-         * 9.59 vs v6's 11.34 ms at q=784/104K, NOTES.md v7). v3's pipelined configuration stays
+        /* The table's pick is the default: v7's (Q in registers, padded S, skipped rescales, the
+         * lean softmax; 9.57 vs v6's 11.34 ms at q=784/104K, NOTES.md v7). v3's pipelined configuration stays
          * selectable with ATTN_PREFILL_PIPE=1 where it fits, the A/B variants with ATTN_PREFILL_VAR. */
         constexpr KCfg c = ATTN_FAST_PIPE_V3;
         const char *e = getenv("ATTN_PREFILL_PIPE");

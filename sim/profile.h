@@ -44,7 +44,7 @@ typedef struct profile {
     int tp;                        /* tensor-parallel degree the laws were made for */
     char model[64];                /* model the GEMM shapes were taken from */
     char toolkit[64], driver[64], date[32], revision[48];
-    char method[320];              /* how it was obtained */
+    char method[448];              /* how it was obtained */
     double calib_seconds;
     double sm_clock_mhz;
     int has_sustained;             /* the card under sustained load (sim/heat.h): */

@@ -44,6 +44,11 @@ typedef struct {
     int skip_kernel;                  /* prepare() says "unsupported" for this kernel (-1 none) */
     int fail_after;                   /* run() fails after this many calls (-1 never) */
     int outlier_every;                /* every n-th timing is 10x slower (0 never) */
+    int slow_law, slow_nth;           /* the slow_nth job prepared of calib law slow_law (-1 none)... */
+    double slow_factor;               /* ...runs this much slower: its first measurement only, */
+    int slow_always;                  /* or every one (a shape that is slow, not a disturbance) */
+    int slow_count, slow_now, slow_seen;
+    double slow_x[PROF_MAX_COLS];
     long prepares, runs, launches, setups;
     int last_iters;
 } fake_t;
@@ -80,6 +85,18 @@ static int fake_prepare(calib_timer_t *t, const calib_job_t *j)
 {
     fake_t *f = t->impl;
     f->prepares++;
+    f->slow_now = 0;
+    if ((int)j->law == f->slow_law) {
+        const calib_law_spec_t *ls = &calib_laws(NULL)[j->law];
+        size_t nx = (size_t)(ls->ncols - 1) * sizeof(double);
+        if (++f->slow_count == f->slow_nth) {
+            memcpy(f->slow_x, j->x, nx);
+            f->slow_seen = 1;
+            f->slow_now = 1;
+        } else if (f->slow_always && f->slow_seen && !memcmp(f->slow_x, j->x, nx)) {
+            f->slow_now = 1;
+        }
+    }
     if ((int)j->kernel == f->skip_kernel) {
         snprintf(t->err, sizeof t->err, "fake: not here");
         return 1;
@@ -102,6 +119,8 @@ static int fake_run(calib_timer_t *t, const calib_job_t *j, int iters, double *s
     double s = fake_law(f, j) * (1 + f->noise * (2 * u - 1));
     if (f->outlier_every && f->runs % f->outlier_every == 0)
         s *= 10;
+    if (f->slow_now)
+        s *= f->slow_factor;
     *sec = s;
     return 0;
 }
@@ -134,6 +153,7 @@ static void fake_init(void)
     fk.rng = 42;
     fk.skip_kernel = -1;
     fk.fail_after = -1;
+    fk.slow_law = -1;
     int n;
     const calib_law_spec_t *ls = calib_laws(&n);
     ck_assert_int_le(n, 32);
@@ -480,6 +500,78 @@ START_TEST(driver_recovers_known_laws)
 }
 END_TEST
 
+
+/* The second look: one point's first measurement 30% slow (a passing disturbance) is timed
+ * twice more and keeps the median of three -- the truth; with --no-recheck it stays slow; a
+ * point slow every time it is timed (the shape itself) stays slow too, re-timed or not. */
+static int law_index(const char *name)
+{
+    int n;
+    const calib_law_spec_t *ls = calib_laws(&n);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ls[i].name, name))
+            return i;
+    return -1;
+}
+
+/* the slow point's stored time over the fake's law, and the method's re-timed count */
+static double slow_point_ratio(const profile_t *p, int li, int *retimed)
+{
+    const calib_law_spec_t *ls = &calib_laws(NULL)[li];
+    const prof_law_t *law = prof_find(p, ls->name);
+    ck_assert_ptr_nonnull(law);
+    const char *m = strstr(p->method, " re-timed on a second look");
+    ck_assert_ptr_nonnull(m);
+    while (m > p->method && m[-1] != ' ')
+        m--;
+    *retimed = atoi(m);
+    for (int i = 0; i < law->npts; i++) {
+        const double *row = law->pts + (size_t)i * law->ncols;
+        if (memcmp(row, fk.slow_x, (size_t)(law->ncols - 1) * sizeof(double)))
+            continue;
+        calib_job_t j;
+        memset(&j, 0, sizeof j);
+        j.law = li;
+        memcpy(j.x, row, (size_t)(law->ncols - 1) * sizeof(double));
+        return row[law->ncols - 1] / fake_law(&fk, &j);
+    }
+    ck_abort_msg("the slow point is not in the profile");
+    return 0;
+}
+
+START_TEST(driver_second_look)
+{
+    static const struct { int always, no_recheck; double want; int retimed; } cases[] = {
+        {0, 0, 1.0, 1}, {0, 1, 1.3, 0}, {1, 0, 1.3, 1}};
+    int li = law_index("attn.prefill_bm32.fp16");
+    ck_assert_int_ge(li, 0);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        calib_opts_t o;
+        profile_t p;
+        char err[256];
+        fake_init();
+        fk.slow_law = li;
+        fk.slow_nth = 40;
+        fk.slow_factor = 1.3;
+        fk.slow_always = cases[c].always;
+        calib_opts_default(&o);
+        o.quiet = 1;
+        o.no_sustain = 1;
+        o.no_recheck = cases[c].no_recheck;
+        ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+        ck_assert_int_eq(fk.slow_seen, 1);
+        int retimed;
+        double ratio = slow_point_ratio(&p, li, &retimed);
+        ck_assert_msg(fabs(ratio - cases[c].want) < 1e-9, "case %zu: %g", c, ratio);
+        ck_assert_int_eq(retimed, cases[c].retimed);
+        /* every other point is exact, so the law comes back wherever the point is not slow */
+        if (cases[c].want == 1.0)
+            check_recovered(&p, 1e-6, 1e-6);
+        prof_free(&p);
+    }
+}
+END_TEST
+
 START_TEST(driver_noisy_round_trip)
 {
     calib_opts_t o;
@@ -801,6 +893,7 @@ static Suite *calib_suite(void)
     tcase_add_test(tc, measure_skip_and_fail);
     tcase_add_test(tc, driver_recovers_known_laws);
     tcase_add_test(tc, driver_noisy_round_trip);
+    tcase_add_test(tc, driver_second_look);
     tcase_add_test(tc, driver_progress_line);
     tcase_add_test(tc, driver_skips_unsupported);
     tcase_add_test(tc, driver_error_names_the_job);

@@ -117,8 +117,8 @@ START_TEST(test_smem_configs) {
     /* sm_90 runs the configurations measured in NOTES.md (v4; the fast path's v7), byte for byte */
     static const struct { int route, bm, bn, bytes; const char *staging; } h200[] = {
         {ATTN_PREFILL_GENERIC, 32, 64, 98816, "generic"},      {ATTN_PREFILL_LOWSMEM, 16, 128, 90112, "shared"},
-        {ATTN_PREFILL_FAST, 32, 128, 94720, "phase/s-in-kv+qreg+spad+askip"},
-        {ATTN_FP8_BRIDGE, 32, 128, 94720, "phase/s-in-kv+qreg+spad+askip"},
+        {ATTN_PREFILL_FAST, 32, 128, 94720, "phase/s-in-kv+qreg+spad+askip+leansm+ex2"},
+        {ATTN_FP8_BRIDGE, 32, 128, 94720, "phase/s-in-kv+qreg+spad+askip+leansm+ex2"},
         {ATTN_DECODE_XQA, 16, 64, 83456, "pipe2"},             {ATTN_DECODE_SMALLQ, 32, 64, 98816, "pipe2"},
     };
     attn_tiles t;
