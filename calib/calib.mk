@@ -19,6 +19,11 @@ GPU ?= $(or $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/nul
 	tr 'A-Z' 'a-z' | sed -e 's/^nvidia //' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/-$$//'),gpu)
 
 $(BUILD)/calib/calib.o: CFLAGS += -DPACESIM_REV='"$(CALIB_REV)"' -Ikernels
+# the revision is compiled in: a new one (a commit, a dirty tree) rebuilds calib.o
+CALIB_REV_STAMP := $(BUILD)/calib/rev-$(CALIB_REV).stamp
+$(CALIB_REV_STAMP):
+	@mkdir -p $(dir $@) && rm -f $(BUILD)/calib/rev-*.stamp && touch $@
+$(BUILD)/calib/calib.o: $(CALIB_REV_STAMP)
 $(BUILD)/tests/check_calib.o: CFLAGS += -Ikernels
 
 # the sustained-load probes' host logic against a fake card with a clock
