@@ -340,6 +340,18 @@ static int bench_xqa_ab(const char *peers_path) {
  * beside phase2 and v5's PIPE2 entry; the prefill fast path's rounds (q=704 is 22 x 12 = 264 CTAs,
  * 2 rounds of 132 at 1 CTA/SM; q=784 is 300, 3 rounds) and ATTN_PREFILL_VAR=shared2 (2 per SM). */
 static void ab_env(const char *k, const char *v) { if (v) setenv(k, v, 1); else unsetenv(k); }
+
+/* the fast path's three A/B rows under the current ATTN_PREFILL_VAR: q=784 (300 CTAs, 3 rounds of
+ * 132 at 1 CTA/SM), q=704 (264 CTAs, 2 rounds) at 104K, q=2048 at 131K */
+static void prefill_rounds_rows(const char *name, const char *again) {
+    char label[128];
+    snprintf(label, sizeof label, "%s: q784 104K%s", name, again);
+    bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
+    snprintf(label, sizeof label, "%s: q704 104K%s", name, again);
+    bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 704, 104000, 0, NULL);
+    snprintf(label, sizeof label, "%s: q2048 131K%s", name, again);
+    bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 2048, 131072, 0, "q2048_131072");
+}
 static int bench_v6_ab(const char *peers_path) {
     static const struct { const char *name, *xqa, *red, *skip; } dv[] = {
         {"xqa default", NULL, NULL, NULL}, {"xqa phase (v5)", "phase", NULL, NULL},
@@ -374,14 +386,8 @@ static int bench_v6_ab(const char *peers_path) {
         }
         ab_env("ATTN_DECODE_SMALLQ", NULL);
         for (int i = 0; i < (int)(sizeof pv / sizeof pv[0]); i++) {
-            const char *n = pv[i] ? pv[i] : "fast default";
             ab_env("ATTN_PREFILL_VAR", pv[i]);
-            snprintf(label, sizeof label, "%s: q784 104K%s", n, ag);
-            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
-            snprintf(label, sizeof label, "%s: q704 104K%s", n, ag);
-            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 704, 104000, 0, NULL);
-            snprintf(label, sizeof label, "%s: q2048 131K%s", n, ag);
-            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 2048, 131072, 0, "q2048_131072");
+            prefill_rounds_rows(pv[i] ? pv[i] : "fast default", ag);
         }
         ab_env("ATTN_PREFILL_VAR", NULL);
     }
@@ -392,7 +398,7 @@ static int bench_v6_ab(const char *peers_path) {
  * launch_prefill_var; a comma-separated list in env PREFILL_AB_VARS, "-" = the default), twice */
 static int bench_prefill_ab(const char *peers_path) {
     const char *list = getenv("PREFILL_AB_VARS");
-    char buf[512], label[128];
+    char buf[512];
     snprintf(buf, sizeof buf, "%s", list ? list : "-,na,shared2,shared2na,phase64x2,phase64x2na");
     ab_header(peers_path);
     for (int pass = 0; pass < 2; pass++) {
@@ -401,13 +407,7 @@ static int bench_prefill_ab(const char *peers_path) {
         for (char *sv = NULL, *v = strtok_r(work, ",", &sv); v; v = strtok_r(NULL, ",", &sv)) {
             int dflt = !strcmp(v, "-");
             ab_env("ATTN_PREFILL_VAR", dflt ? NULL : v);
-            const char *n = dflt ? "fast default" : v, *ag = pass ? " (again)" : "";
-            snprintf(label, sizeof label, "%s: q784 104K%s", n, ag);
-            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
-            snprintf(label, sizeof label, "%s: q704 104K%s", n, ag);
-            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 704, 104000, 0, NULL);
-            snprintf(label, sizeof label, "%s: q2048 131K%s", n, ag);
-            bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 2048, 131072, 0, "q2048_131072");
+            prefill_rounds_rows(dflt ? "fast default" : v, pass ? " (again)" : "");
         }
     }
     ab_env("ATTN_PREFILL_VAR", NULL);
