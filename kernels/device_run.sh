@@ -37,6 +37,16 @@ done
 nvcc -arch=sm_90 $B/*.o -o $B/bench_kernels || { cat $B/*.log; exit 1; }
 echo "build $(( $(date +%s) - t0 )) s"
 cap() { local t=$1; shift; if [ -n "$t" ]; then timeout "$t" "$@"; else "$@"; fi; }
+# knobval FILE SECONDS "VALIDATE ARGS" VAR=VALUE...: --validate once under each knob, all into FILE
+knobval() {
+  local f=$1 t=$2 args=$3; shift 3; : > "$f"
+  for kv in "$@"; do
+    echo "== $kv" >> "$f"
+    env "$kv" timeout "$t" $B/bench_kernels --validate $args >> "$f" 2>&1
+    echo "$kv: rc $? $(tail -1 "$f")"
+  done
+  grep FAIL "$f"
+}
 for step in $STEPS; do
   case $step in
   validate)
@@ -65,14 +75,8 @@ for step in $STEPS; do
     grep -E "^==|FAIL" $OUT/val_xqa.txt ;;
   v6val)
     # v6: the short validation set under each A/B knob of the v6 table (defaults are in "validate")
-    : > $OUT/val_v6.txt
-    for kv in ATTN_DECODE_XQA=phase ATTN_DECODE_REDUCE=v5 ATTN_DECODE_REDUCE=wide ATTN_DECODE_SMALLQ=phase2 ATTN_DECODE_SMALLQ=v5 \
-              ATTN_PREFILL_VAR=shared2; do
-      echo "== $kv" >> $OUT/val_v6.txt
-      env $kv timeout ${T_V6VAL:-60} $B/bench_kernels --validate >> $OUT/val_v6.txt 2>&1
-      echo "$kv: rc $? $(tail -1 $OUT/val_v6.txt)"
-    done
-    grep FAIL $OUT/val_v6.txt ;;
+    knobval $OUT/val_v6.txt ${T_V6VAL:-60} "" ATTN_DECODE_XQA=phase ATTN_DECODE_REDUCE=v5 ATTN_DECODE_REDUCE=wide \
+      ATTN_DECODE_SMALLQ=phase2 ATTN_DECODE_SMALLQ=v5 ATTN_PREFILL_VAR=shared2 ;;
   expandab)
     cap "$T_EXPANDAB" $B/bench_kernels --expand-ab --peers kernels/results/peers_v5.txt 2>&1 | tee $OUT/expand_ab.txt ;;
   v6ab)
@@ -80,18 +84,15 @@ for step in $STEPS; do
     grep -v copy_TBps kernels/results/peers_v5.txt >> $OUT/peers.txt; head -1 $OUT/peers.txt
     cap "$T_V6AB" $B/bench_kernels --v6-ab --peers $OUT/peers.txt 2>&1 | tee $OUT/v6_ab.txt ;;
   varval)
-    : > $OUT/val_vars.txt
-    for v in $VAL_VARS; do
-      echo "== ATTN_PREFILL_VAR=$v" >> $OUT/val_vars.txt
-      ATTN_PREFILL_VAR=$v timeout ${T_VARVAL:-90} $B/bench_kernels --validate ${LONG:+--long} --filter prefill-bm32,fp8-bridge \
-        >> $OUT/val_vars.txt 2>&1
-      echo "$v: rc $? $(tail -1 $OUT/val_vars.txt)"
-    done
-    grep FAIL $OUT/val_vars.txt ;;
+    knobval $OUT/val_vars.txt ${T_VARVAL:-90} "${LONG:+--long} --filter prefill-bm32,fp8-bridge" \
+      $(for v in $VAL_VARS; do echo ATTN_PREFILL_VAR=$v; done) ;;
   prefab)
     cap "$T_PREFAB" $B/bench_kernels --prefill-ab --peers kernels/results/peers_v5.txt 2>&1 | tee $OUT/prefill_ab.txt ;;
   ncu)
-    cuobjdump -sass $B/attn_prefill.o | awk '/Function : .*attn_wmma_kernelILi32ELi128ELi4ELi2ELb0ELb0ELi1E/{p=1} /Function :/{if(!/ILi32ELi128ELi4ELi2ELb0ELb0ELi1E/)p=0} p' > $OUT/sass_fast.txt
+    # the default fast-path kernel's SASS: attn_wmma_kernel<32, 128, PHASE, plan, fp16, prefill, 1> (plan
+    # 24802 = SALIAS|QREG|SPAD|ASKIP|LEANSM|EX2, attn_common.cuh; SASS_PLAN names another)
+    fn="ILi32ELi128ELi4ELi${SASS_PLAN:-24802}ELb0ELb0ELi1E"
+    cuobjdump -sass $B/attn_prefill.o | awk -v fn="$fn" '/Function :/{p = index($0, fn) > 0} p' > $OUT/sass_fast.txt
     grep -oE "^ +/\*[0-9a-f]+\*/ +[A-Z][A-Z0-9.]*" $OUT/sass_fast.txt | awk '{print $2}' | sort | uniq -c | sort -rn | head -40
     for v in ${NCU_VARS:--}; do
       n=${v/-/default}
