@@ -114,9 +114,8 @@ static const char *staging_name(KCfg c) {
     static const char *modes[5] = {"generic", "shared", "pipe", "pipe2", "phase"};
     static const char *alias[4] = {"", "/p-over-s", "/s-in-kv", "/?"};
     static const struct { int bit; const char *name; } flags[] = {
-        {PL_EARLYK, "+earlyk"}, {PL_SSPLIT, "+ssplit"}, {PL_NOL1, "+nol1"}, {PL_QREG, "+qreg"}, {PL_QREG2, "+qreg2"},
-        {PL_SPAD, "+spad"}, {PL_ASKIP, "+askip"}, {PL_FEXP, "+fexp"}, {PL_PVPIPE, "+pvpipe"}, {PL_FULLT, "+fullt"},
-        {PL_RSHFL, "+rshfl"}, {PL_LEANSM, "+leansm"}, {PL_EX2, "+ex2"}};
+        {PL_EARLYK, "+earlyk"}, {PL_SSPLIT, "+ssplit"}, {PL_NOL1, "+nol1"}, {PL_QREG, "+qreg"},
+        {PL_SPAD, "+spad"}, {PL_ASKIP, "+askip"}, {PL_LEANSM, "+leansm"}, {PL_EX2, "+ex2"}};
     static struct { int mode, plan; char name[96]; } cache[32];
     static int ncache;
     if (c.mode < 0 || c.mode >= 5 || c.plan < 0) return "?";

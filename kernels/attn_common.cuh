@@ -37,8 +37,9 @@
 
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
 enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16, PL_QREG = 32, PL_SPAD = 64,
-       PL_ASKIP = 128, PL_FEXP = 256, PL_PVPIPE = 512, PL_QREG2 = 1024, PL_FULLT = 2048, PL_RSHFL = 4096,
-       PL_LEANSM = 8192, PL_EX2 = 16384 };
+       PL_ASKIP = 128, PL_LEANSM = 8192, PL_EX2 = 16384 };
+// (bits 256..4096 were v7 A/B flags that lost and were taken out: FEXP, PVPIPE, QREG2, FULLT, RSHFL,
+// kernels/NOTES.md v7; the numbers of the flags kept, hence the kernels' names, stay as measured)
 
 // v7 (prefill fast path; Nsight Compute on v6 at q=784/104K: the L1/shared data pipe 73% busy while the
 // SMs are active, warps stalled on shared-memory results 35% of the time, 4660 shared wavefronts per
@@ -46,26 +47,14 @@ enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16,
 // 2-way bank conflict each, the O rescale's alpha loads 128):
 //   QREG  Q's fragments of one row tile held in registers for the whole KV walk; warp w computes S for
 //         row tile w / (8 / RT) and two column tiles, loading only K (MR 32 x BN 128 only)
-//   QREG2 Q in registers as QREG, but a warp holds both row tiles over half of D (kk 8h .. 8h+7, h = w / 4)
-//         and computes four S tiles (both row tiles x column tiles 2(w % 4), +1): every K fragment is
-//         loaded once (QREG loads it twice); the two halves' partial S go to two buffers in the K/V
-//         tile and the softmax adds them (SKS = 2, as PL_SSPLIT's buffers)
-//   FULLT PHASE's loads of a tile wholly inside the keys go unpredicated (v7's profile: four zeroing
-//         moves and a compare per 16-byte chunk, 16 chunks a thread a tile, for the last tile's sake)
-//   RSHFL PHASE's loads (fp16) take their token rows by warp shuffle from one shared-memory read a
-//         lane instead of one broadcast read a chunk (16 a thread a tile for K and again for V)
 //   LEANSM the softmax of a tile that every row sees whole (all its keys before the first row's
 //         position and inside the walk: all but the last few tiles of a prefill) skips the
 //         masks, and the scale is folded into the exponent (ex2(s * scale - m) as one FFMA)
-//   EX2   the softmax's exponentials as ex2.approx.ftz (FEXP without its reduction trees)
+//   EX2   the softmax's exponentials as ex2.approx.ftz (exp2f adds a range fix-up of three
+//         instructions an element for results below 2^-126, which P's fp16 flushes to 0 anyway)
 //   SPAD  S rows padded to BN + 8 floats (8 banks a row: the store and the softmax's reads conflict-free)
 //   ASKIP the O rescale skipped by a warp when no row's running maximum moved in this tile (one
 //         vote on the 32 alphas: after the first tiles of a long walk it almost never moves)
-//   FEXP  the softmax's exponentials as ex2.approx.ftz (exp2f adds a range fix-up of three
-//         instructions an element for results below 2^-126, which P's fp16 flushes to 0 anyway)
-//         and its row maximum and sum as trees instead of 16-long dependent chains
-//   PVPIPE the PV loop fully unrolled with the next key step's P and V fragments loaded before
-//         this step's MMAs (v7's profile: PV's MMAs waited on their fragment loads 14% of the time)
 
 // 2^x, flushed to 0 below 2^-126 (sm_70 PTX)
 __device__ __forceinline__ float ex2_ftz(float x) {
@@ -87,7 +76,7 @@ __device__ __forceinline__ uint4 ldg_nol1(const uint4 *ptr) {
 // warps (XQA: MR 16 x BN 64 = 4 tiles), KS = 8 / tiles warps share each S tile, each over 1/KS of
 // D, into KS partial S buffers the softmax adds: all 8 warps work and the HMMA chains are KS x shorter.
 __host__ __device__ constexpr int attn_sks(int MR, int BN, int PLAN) {
-    return (PLAN & PL_QREG2) ? 2 : (PLAN & PL_SSPLIT) && (MR / 16) * (BN / 16) < 8 ? 8 / ((MR / 16) * (BN / 16)) : 1;
+    return (PLAN & PL_SSPLIT) && (MR / 16) * (BN / 16) < 8 ? 8 / ((MR / 16) * (BN / 16)) : 1;
 }
 
 // everything a WMMA attention kernel needs; plain data, passed by value
@@ -120,23 +109,17 @@ struct Stage {
 
 // rows[tok]: the paged-cache row ((block * page + slot) * kv_heads + kvh) of each token of the
 // tile, or -1 past the end; computed two tiles ahead so no block-table load sits in the chain
-// FULL: every token of the tile is in range (no predicate, no zero fill). SHF (fp16: a warp's load i is
-// token warp + 8i): lane l reads token warp + 8l's row once and the loads take theirs by shuffle.
-template <int BN, bool FP8, bool NA = false, bool FULL = false, bool SHF = false>
+template <int BN, bool FP8, bool NA = false>
 __device__ __forceinline__ void stage_load(Stage<BN, FP8> &s, const void *base, const int *rows) {
     constexpr int CPT = Stage<BN, FP8>::CPT;
     constexpr int ROWB = FP8 ? ATTN_D : ATTN_D * 2; // bytes per token per head
-    constexpr int N = Stage<BN, FP8>::N;
-    static_assert(!SHF || (!FP8 && CPT == 32 && N <= 32), "row shuffle: fp16, one token a warp load");
-    int myrow = 0;
-    if (SHF) myrow = threadIdx.x % 32 < N ? rows[threadIdx.x / 32 + 8 * (threadIdx.x % 32)] : 0;
 #pragma unroll
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < Stage<BN, FP8>::N; i++) {
         int idx = threadIdx.x + i * ATTN_NT;
         int tok = idx / CPT, c = idx % CPT;
-        int row = SHF ? __shfl_sync(0xffffffffu, myrow, i) : rows[tok];
+        int row = rows[tok];
         const uint4 *src = (const uint4 *)((const char *)base + (size_t)row * ROWB) + c;
-        if (FULL || row >= 0) s.r[i] = NA ? ldg_nol1(src) : __ldg(src);
+        if (row >= 0) s.r[i] = NA ? ldg_nol1(src) : __ldg(src);
         else s.r[i] = make_uint4(0, 0, 0, 0);
     }
 }
@@ -213,8 +196,6 @@ struct Smem {
                   "S in the K/V tile: PHASE staging only, P kept apart");
     static_assert(!(PLAN & PL_SALIAS) || MR * LDS * 4 * attn_sks(MR, BN, PLAN) <= BN * LDK * 2,
                   "S must fit in the K/V tile");
-    static_assert(!(PLAN & PL_QREG2) || (MR == 32 && BN == 128 && !(PLAN & (PL_SSPLIT | PL_QREG))),
-                  "Q in registers, both row tiles over half of D: MR 32, BN 128");
     static_assert(!(PLAN & PL_SSPLIT) || !(PLAN & (PL_SALIAS | PL_PALIAS)), "split S: S and P kept apart");
     static_assert(!(PLAN & PL_SSPLIT) || 8 % ((MR / 16) * (BN / 16)) == 0 || (MR / 16) * (BN / 16) >= 8,
                   "split S: the tiles must divide the 8 warps");
@@ -285,12 +266,8 @@ attn_wmma_kernel(AttnParams p) {
     constexpr bool SALIAS = (PLAN & PL_SALIAS) != 0, PALIAS = (PLAN & PL_PALIAS) != 0;
     constexpr bool EARLYK = (PLAN & PL_EARLYK) != 0;
     constexpr bool NA = (PLAN & PL_NOL1) != 0;
-    constexpr bool QREG2 = (PLAN & PL_QREG2) != 0;
     constexpr bool QREG = (PLAN & PL_QREG) != 0, ASKIP = (PLAN & PL_ASKIP) != 0;
-    constexpr bool FEXP = (PLAN & PL_FEXP) != 0, PVPIPE = (PLAN & PL_PVPIPE) != 0;
-    constexpr bool FULLT = (PLAN & PL_FULLT) != 0, RSHFL = (PLAN & PL_RSHFL) != 0;
     constexpr bool LEANSM = (PLAN & PL_LEANSM) != 0, EX2 = (PLAN & PL_EX2) != 0;
-    static_assert(!LEANSM || !FEXP, "one softmax variant");
     constexpr int SKS = attn_sks(MR, BN, PLAN); // partial S buffers (1 unless PL_SSPLIT)
     extern __shared__ __align__(128) unsigned char smem[];
     half *sQ = (half *)(smem + SM::Q);
@@ -387,15 +364,7 @@ attn_wmma_kernel(AttnParams p) {
 
     // QREG: this warp's row tile of Q, all of D, in registers for the whole walk
     typedef wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> FragA;
-    FragA qf[QREG || QREG2 ? ATTN_D / 16 : 1];
-    if constexpr (QREG2) { // [rt * 8 + kk]: row tile rt, key step 8h + kk
-        const int h = warp / 4;
-#pragma unroll
-        for (int rt = 0; rt < 2; rt++)
-#pragma unroll
-            for (int kk = 0; kk < 8; kk++)
-                wmma::load_matrix_sync(qf[rt * 8 + kk], sQ + rt * 16 * SM::LDQ + (h * 8 + kk) * 16, SM::LDQ);
-    }
+    FragA qf[QREG ? ATTN_D / 16 : 1];
     if constexpr (QREG) {
         const int rt = warp / (8 / (MR / 16));
 #pragma unroll
@@ -411,11 +380,6 @@ attn_wmma_kernel(AttnParams p) {
     constexpr int CPTH = BN / TPR;    // columns per thread
     static_assert(TPR <= 32 && CPTH >= 1, "softmax split");
     const void *kb = p.k, *vb = p.v;
-    // PHASE's tile loads: tile starting at token ts
-    auto phase_load = [&](Stage<BN, FP8> &sg, const void *base, const int *rows, int ts) {
-        if (FULLT && ts + BN <= kv_hi) stage_load<BN, FP8, NA, true, RSHFL>(sg, base, rows);
-        else stage_load<BN, FP8, NA, false, RSHFL>(sg, base, rows);
-    };
 
     Stage<BN, FP8> st, st2;
     if (MODE == KV_PIPE) {
@@ -434,7 +398,7 @@ attn_wmma_kernel(AttnParams p) {
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         stage_store<BN, FP8, SM::LDK>(st2, sV, p.v_scale);
     } else if (MODE == KV_PHASE) { // the tile holds K of tile 0; its V is issued at the loop top
-        phase_load(st, kb, sOff, kv_lo);
+        stage_load<BN, FP8, NA>(st, kb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
     }
 
@@ -456,37 +420,13 @@ attn_wmma_kernel(AttnParams p) {
             stage_load<BN, FP8, NA>(st, kb, offn);
             stage_load<BN, FP8, NA>(st2, vb, offn);
         } else if (MODE == KV_PHASE) {
-            phase_load(st, vb, offc, t0); // V of this tile, stored once S is done with K
+            stage_load<BN, FP8, NA>(st, vb, offc); // V of this tile, stored once S is done with K
         }
         __syncthreads();
 
         // S = Q K^T. A warp owns RPW row tiles of one column tile (the K fragment is loaded
         // once for them) and splits the D loop over two accumulators: 2*RPW independent chains.
-        if constexpr (QREG2) {
-            const int h = warp / 4, ct0 = (warp % 4) * 2;
-            Acc acc[2][2];
-#pragma unroll
-            for (int rt = 0; rt < 2; rt++)
-#pragma unroll
-                for (int c = 0; c < 2; c++) wmma::fill_fragment(acc[rt][c], 0.f);
-#pragma unroll
-            for (int kk = 0; kk < 8; kk++) {
-#pragma unroll
-                for (int c = 0; c < 2; c++) {
-                    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
-                    wmma::load_matrix_sync(b, sK + (ct0 + c) * 16 * SM::LDK + (h * 8 + kk) * 16, SM::LDK);
-#pragma unroll
-                    for (int rt = 0; rt < 2; rt++) wmma::mma_sync(acc[rt][c], qf[rt * 8 + kk], b, acc[rt][c]);
-                }
-            }
-            if (SALIAS) __syncthreads(); // the partial S buffers are in the K/V tile
-#pragma unroll
-            for (int rt = 0; rt < 2; rt++)
-#pragma unroll
-                for (int c = 0; c < 2; c++)
-                    wmma::store_matrix_sync(sS + h * MR * SM::LDS + rt * 16 * SM::LDS + (ct0 + c) * 16, acc[rt][c], SM::LDS,
-                                            wmma::mem_row_major);
-        } else if constexpr (QREG) {
+        if constexpr (QREG) {
             // warp w: row tile w / WPR, column tiles CPW * (w % WPR) + {0, 1}; only K is loaded
             constexpr int RT = MR / 16, WPR = 8 / RT, CPW = BN / 16 / WPR;
             static_assert(CPW == 2, "two column tiles a warp");
@@ -580,7 +520,7 @@ attn_wmma_kernel(AttnParams p) {
         if (MODE == KV_SHARED) stage_load<BN, FP8, NA>(st, vb, offc);
         if (MODE == KV_PHASE && !SALIAS) { // K is consumed: V of this tile into the tile, K of the next in flight
             stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
-            if (next) phase_load(st, kb, offn, t0 + BN);
+            if (next) stage_load<BN, FP8, NA>(st, kb, offn);
         }
 
         // online softmax, TPR threads per row
@@ -650,17 +590,7 @@ attn_wmma_kernel(AttnParams p) {
 #pragma unroll
                 for (int k = 1; k < SKS; k++) sv += sS[k * MR * SM::LDS + row * SM::LDS + c];
                 s[i] = ok ? sv * p.scale_log2 : -INFINITY;
-                if (!FEXP) mx = fmaxf(mx, s[i]);
-            }
-            if constexpr (FEXP) { // a tree: log2(CPTH) dependent steps instead of CPTH
-                float m[CPTH];
-#pragma unroll
-                for (int i = 0; i < CPTH; i++) m[i] = s[i];
-#pragma unroll
-                for (int w = CPTH / 2; w > 0; w /= 2)
-#pragma unroll
-                    for (int i = 0; i < w; i++) m[i] = fmaxf(m[i], m[i + w]);
-                mx = fmaxf(mx, m[0]);
+                mx = fmaxf(mx, s[i]);
             }
 #pragma unroll
             for (int off = TPR / 2; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
@@ -671,22 +601,15 @@ attn_wmma_kernel(AttnParams p) {
             float e[CPTH];
 #pragma unroll
             for (int i = 0; i < CPTH; i++) {
-                e[i] = FEXP ? ex2_ftz(s[i] - mnew) : exp2f(s[i] - mnew);
-                if (!FEXP) sum += e[i];
+                e[i] = exp2f(s[i] - mnew);
+                sum += e[i];
                 sP[row * SM::LDP + sub + i * TPR] = __float2half(e[i]);
-            }
-            if constexpr (FEXP) {
-#pragma unroll
-                for (int w = CPTH / 2; w > 0; w /= 2)
-#pragma unroll
-                    for (int i = 0; i < w; i++) e[i] += e[i + w];
-                sum = e[0];
             }
 #pragma unroll
             for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
             __syncwarp();
             if (sub == 0) {
-                float alpha = FEXP ? ex2_ftz(mold - mnew) : exp2f(mold - mnew);
+                float alpha = exp2f(mold - mnew);
                 sA[row] = alpha;
                 sL[row] = sL[row] * alpha + sum;
                 sM[row] = mnew;
@@ -696,7 +619,7 @@ attn_wmma_kernel(AttnParams p) {
         if (MODE == KV_PHASE && SALIAS) { // S (in the tile) is consumed: now V, and K of the next tile in flight
             __syncthreads();
             stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
-            if (next) phase_load(st, kb, offn, t0 + BN);
+            if (next) stage_load<BN, FP8, NA>(st, kb, offn);
         }
         // rows of tile j + 2 go to buffer j & 1, free once tile j's loads are issued (SHARED
         // issues V of tile j just above: write after the barrier)
@@ -723,28 +646,6 @@ attn_wmma_kernel(AttnParams p) {
                     for (int e = 0; e < NE; e++) o[i].x[e] *= sA[rt * 16 + ((rmap4 >> (4 * e)) & 15)];
                 }
             }
-            if constexpr (PVPIPE) {
-                typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> FragBV;
-                FragBV vb[2][2];
-                FragA pa[2][RT];
-                auto load_step = [&](int kk, FragBV *b, FragA *a) {
-                    wmma::load_matrix_sync(b[0], sV + kk * 16 * SM::LDK + warp * 16, SM::LDK);
-                    wmma::load_matrix_sync(b[1], sV + kk * 16 * SM::LDK + (warp + 8) * 16, SM::LDK);
-#pragma unroll
-                    for (int rt = 0; rt < RT; rt++) wmma::load_matrix_sync(a[rt], sP + rt * 16 * SM::LDP + kk * 16, SM::LDP);
-                };
-                load_step(0, vb[0], pa[0]);
-#pragma unroll
-                for (int kk = 0; kk < BN / 16; kk++) {
-                    const int cur = kk & 1;
-                    if (kk + 1 < BN / 16) load_step(kk + 1, vb[cur ^ 1], pa[cur ^ 1]);
-#pragma unroll
-                    for (int rt = 0; rt < RT; rt++) {
-                        wmma::mma_sync(o[2 * rt], pa[cur][rt], vb[cur][0], o[2 * rt]);
-                        wmma::mma_sync(o[2 * rt + 1], pa[cur][rt], vb[cur][1], o[2 * rt + 1]);
-                    }
-                }
-            } else
 #pragma unroll 2
             for (int kk = 0; kk < BN / 16; kk++) {
                 wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b0, b1;

@@ -69,20 +69,6 @@ static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int
                                                                                     &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1>(v, "v7nsmx", limit, p, rows,
                                                                                              max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FULLT, 1>(v, "v7f", limit, p, rows,
-                                                                                               max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_RSHFL, 1>(v, "v7r", limit, p, rows,
-                                                                                               max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FULLT | PL_RSHFL, 1>(
-            v, "v7fr", limit, p, rows, max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG2 | PL_SPAD | PL_ASKIP, 1>(v, "v7k", limit, p, rows, max_q, s,
-                                                                                     &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FEXP, 1>(v, "v7e", limit, p, rows,
-                                                                                              max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_PVPIPE, 1>(v, "v7p", limit, p, rows,
-                                                                                                max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_FEXP | PL_PVPIPE, 1>(
-            v, "v7ep", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 64, KV_PHASE, PL_SALIAS, 2>(v, "phase64x2", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 64, KV_PHASE, PL_SALIAS | PL_NOL1, 2>(v, "phase64x2na", limit, p, rows, max_q, s, &rc))
         return rc;
