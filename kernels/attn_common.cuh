@@ -523,6 +523,19 @@ attn_wmma_kernel(AttnParams p) {
             if (next) stage_load<BN, FP8, NA>(st, kb, offn);
         }
 
+        // a row's softmax ends: the TPR partial sums added, the row's running state updated by its
+        // first thread (alpha: how much the O rows shrink, 1 where the maximum did not move)
+        auto close_row = [&](int row, int sub, float mold, float mnew, float sum, bool ex2) {
+#pragma unroll
+            for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+            __syncwarp();
+            if (sub == 0) {
+                float alpha = ex2 ? ex2_ftz(mold - mnew) : exp2f(mold - mnew);
+                sA[row] = alpha;
+                sL[row] = sL[row] * alpha + sum;
+                sM[row] = mnew;
+            }
+        };
         // online softmax, TPR threads per row
         if constexpr (LEANSM) {
             // the first row sees keys up to pos_lo; a tile wholly below it and inside the walk
@@ -568,15 +581,7 @@ attn_wmma_kernel(AttnParams p) {
                 sum += e;
                 sP[row * SM::LDP + sub + i * TPR] = __float2half(e);
             }
-#pragma unroll
-            for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-            __syncwarp();
-            if (sub == 0) {
-                float alpha = EX2 ? ex2_ftz(mold - mnew) : exp2f(mold - mnew);
-                sA[row] = alpha;
-                sL[row] = sL[row] * alpha + sum;
-                sM[row] = mnew;
-            }
+            close_row(row, sub, mold, mnew, sum, EX2);
         } else {
             int row = tid / TPR, sub = tid % TPR;
             int pos = sPos[row];
@@ -605,15 +610,7 @@ attn_wmma_kernel(AttnParams p) {
                 sum += e[i];
                 sP[row * SM::LDP + sub + i * TPR] = __float2half(e[i]);
             }
-#pragma unroll
-            for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-            __syncwarp();
-            if (sub == 0) {
-                float alpha = exp2f(mold - mnew);
-                sA[row] = alpha;
-                sL[row] = sL[row] * alpha + sum;
-                sM[row] = mnew;
-            }
+            close_row(row, sub, mold, mnew, sum, false);
         }
         if (MODE == KV_SHARED) stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
         if (MODE == KV_PHASE && SALIAS) { // S (in the tile) is consumed: now V, and K of the next tile in flight
