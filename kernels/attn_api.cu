@@ -115,7 +115,7 @@ static const char *staging_name(KCfg c) {
     static const char *alias[4] = {"", "/p-over-s", "/s-in-kv", "/?"};
     static const struct { int bit; const char *name; } flags[] = {
         {PL_EARLYK, "+earlyk"}, {PL_SSPLIT, "+ssplit"}, {PL_NOL1, "+nol1"}, {PL_QREG, "+qreg"},
-        {PL_SPAD, "+spad"}, {PL_ASKIP, "+askip"}, {PL_LEANSM, "+leansm"}, {PL_EX2, "+ex2"}};
+        {PL_SPAD, "+spad"}, {PL_ASKIP, "+askip"}, {PL_LEANSM, "+leansm"}, {PL_EX2, "+ex2"}, {PL_KVSPLIT, "+kvsplit"}};
     static struct { int mode, plan; char name[96]; } cache[32];
     static int ncache;
     if (c.mode < 0 || c.mode >= 5 || c.plan < 0) return "?";

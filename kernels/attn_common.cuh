@@ -37,7 +37,7 @@
 
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
 enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16, PL_QREG = 32, PL_SPAD = 64,
-       PL_ASKIP = 128, PL_LEANSM = 8192, PL_EX2 = 16384 };
+       PL_ASKIP = 128, PL_LEANSM = 8192, PL_EX2 = 16384, PL_KVSPLIT = 32768 };
 // (bits 256..4096 were v7 A/B flags that lost and were taken out: FEXP, PVPIPE, QREG2, FULLT, RSHFL,
 // kernels/NOTES.md v7; the numbers of the flags kept, hence the kernels' names, stay as measured)
 
@@ -55,6 +55,11 @@ enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16,
 //   SPAD  S rows padded to BN + 8 floats (8 banks a row: the store and the softmax's reads conflict-free)
 //   ASKIP the O rescale skipped by a warp when no row's running maximum moved in this tile (one
 //         vote on the 32 alphas: after the first tiles of a long walk it almost never moves)
+// v8 (prefill fast path):
+//   KVSPLIT a prefill CTA walks part blockIdx.y of gridDim.y of its keys (whole BN tiles, the parts
+//         as equal as tiles allow) and, when gridDim.y > 1, writes its rows' unnormalised partials
+//         (O, m, l) like a decode partition for the merge kernel (attn_prefill.cu); gridDim.y = 1
+//         is the unsplit launch. How many parts: kernels/attn_split.h.
 
 // 2^x, flushed to 0 below 2^-126 (sm_70 PTX)
 __device__ __forceinline__ float ex2_ftz(float x) {
@@ -219,11 +224,12 @@ __host__ __device__ constexpr KCfgList attn_cfg_list(int route) {
          : route == 1 ? KCfgList{2, {{16, 128, KV_SHARED, 0, 2},            // 88 KB
                                      {16, 64, KV_SHARED, 0, 1}}}            // 48.5 KB: sm_75 (BN halved)
          : route == 2 || route == 3
-                      ? KCfgList{2, {{32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1},
+                      ? KCfgList{2, {{32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2 | PL_KVSPLIT, 1},
                                                                             // 92.5 KB: every arch >= 96 KB (v7: 9.57
                                                                             // ms vs v6's 11.34 at q=784/104K on the
-                                                                            // H200; v4: v6's 11.40 vs v3's PIPE 12.42)
-                                     {32, 64, KV_PHASE, PL_PALIAS, 1}}}     // 59 KB: sm_75 (BN halved)
+                                                                            // H200; v4: v6's 11.40 vs v3's PIPE 12.42;
+                                                                            // v8: the walk split, attn_split.h)
+                                     {32, 64, KV_PHASE, PL_PALIAS | PL_KVSPLIT, 1}}} // 59 KB: sm_75 (BN halved)
          : route == 5 ? KCfgList{2, {{16, 64, KV_PIPE2, 0, 2},              // 81.5 KB (fp16 runs occ 1: attn_decode.cu)
                                      {16, 64, KV_PHASE, 0, 1}}}             // 48.5 KB: sm_75
          : route == 7 ? KCfgList{3, {{32, 64, KV_PIPE2, 0, 1},              // 96.5 KB
@@ -268,6 +274,7 @@ attn_wmma_kernel(AttnParams p) {
     constexpr bool NA = (PLAN & PL_NOL1) != 0;
     constexpr bool QREG = (PLAN & PL_QREG) != 0, ASKIP = (PLAN & PL_ASKIP) != 0;
     constexpr bool LEANSM = (PLAN & PL_LEANSM) != 0, EX2 = (PLAN & PL_EX2) != 0;
+    constexpr bool KVSPLIT = !DEC && (PLAN & PL_KVSPLIT) != 0;
     constexpr int SKS = attn_sks(MR, BN, PLAN); // partial S buffers (1 unless PL_SSPLIT)
     extern __shared__ __align__(128) unsigned char smem[];
     half *sQ = (half *)(smem + SM::Q);
@@ -291,6 +298,7 @@ attn_wmma_kernel(AttnParams p) {
         if ((int)blockIdx.x * MR >= qn) return;
         g0 = blockIdx.x * MR;
         nrows = min(MR, qn - g0);
+        if (KVSPLIT) part = blockIdx.y;
     } else {
         r = blockIdx.x;
         kvh = blockIdx.y / p.nchunks;
@@ -313,6 +321,11 @@ attn_wmma_kernel(AttnParams p) {
             kv_lo = part * plen;
             if (kv_lo >= L) return;
             kv_hi = min(kv_hi, kv_lo + plen);
+        }
+        if (KVSPLIT && gridDim.y > 1) { // part `part` of gridDim.y: whole tiles; an empty part writes m = -inf, l = 0
+            int per = ((kv_hi + BN - 1) / BN + gridDim.y - 1) / gridDim.y * BN;
+            kv_lo = min(part * per, kv_hi);
+            kv_hi = min(kv_hi, kv_lo + per);
         }
     }
     const int *bt_row = p.block_table + (size_t)r * p.max_pages;
@@ -681,7 +694,7 @@ attn_wmma_kernel(AttnParams p) {
         else { qi = g; h = head0; }
         size_t tokh = (size_t)(qs + qi) * p.H + h;
         const float *orow = sO + j * SM::LDO;
-        if (!DEC) {
+        if (!DEC && !(KVSPLIT && gridDim.y > 1)) {
             float inv = sL[j] > 0.f ? 1.f / sL[j] : 0.f;
             for (int d = tid % 32 * 8; d < ATTN_D; d += 256) {
                 uint4 pk;

@@ -7,12 +7,16 @@
 // Launch: grid (ceil(max_q / BM), 1, rows * H), 256 threads; every q head walks the keys
 // 0 .. (its last row's position) of its kv head h / group, so a q = 1 row is H CTAs each
 // walking the whole context serially (the pathology the decode route removes).
+// v8: the fast path's grid is (ceil(max_q / BM), S, rows * H): each CTA's walk in S parts
+// (kernels/attn_split.h says how many: 1 unless the CTAs leave a round of SMs mostly idle),
+// then a merge kernel (log-sum-exp over the parts' partials, a warp per token and head).
 // fp8 KV: generic and low-smem dequantise while staging; the bridge first expands every
 // page of each row into an fp16 workspace laid out with page 784 and an identity block
 // table, then runs the fp16 fast kernel on it.
 // CPU reference: kernels/ref.c. Validate + time: kernels/bench_kernels.cu.
 #include "attn.h"
 #include "attn_common.cuh"
+#include "attn_split.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,24 +24,141 @@
 
 typedef void (*attn_kernel_t)(AttnParams);
 
+// v8: the merge of a split fast-path launch (p.np_max parts): a warp per (token, head), lane l the
+// columns 8l .. 8l + 7; out = sum_i 2^(m_i - M) O_i / sum_i 2^(m_i - M) l_i (an empty part: m = -inf)
+__global__ void __launch_bounds__(ATTN_NT) prefill_merge_kernel(AttnParams p, int n) {
+    int th = blockIdx.x * (ATTN_NT / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (th >= n) return;
+    const int np = p.np_max;
+    size_t base = (size_t)th * np;
+    float M = ATTN_NEG;
+    for (int i = 0; i < np; i++) M = fmaxf(M, p.ws_m[base + i]);
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f}, den = 0.f;
+    for (int i = 0; i < np; i++) {
+        float w = exp2f(p.ws_m[base + i] - M);
+        den += w * p.ws_l[base + i];
+        const float4 *po = (const float4 *)(p.ws_o + (base + i) * ATTN_D) + 2 * lane;
+        float4 a = po[0], b = po[1];
+        acc[0] += w * a.x; acc[1] += w * a.y; acc[2] += w * a.z; acc[3] += w * a.w;
+        acc[4] += w * b.x; acc[5] += w * b.y; acc[6] += w * b.z; acc[7] += w * b.w;
+    }
+    float inv = den > 0.f ? 1.f / den : 0.f;
+    uint4 pk;
+    half2 *ph = (half2 *)&pk;
+#pragma unroll
+    for (int e = 0; e < 4; e++) ph[e] = __floats2half2_rn(acc[2 * e] * inv, acc[2 * e + 1] * inv);
+    *(uint4 *)(p.out + (size_t)th * ATTN_D + 8 * lane) = pk;
+}
+
+// v8: parts a KVSPLIT kernel's CTAs walk for this batch on this device (attn_split.h), or the
+// ATTN_PREFILL_SPLIT=N override (1..8, A/B and validation); 0 on a bad override. occ: the kernel's
+// CTAs an SM (the occupancy calculator, capped by a forced shared-memory budget's per-SM share).
+static int split_parts(const attn_batch *b, int mr, int bn, int occ) {
+    const char *e = getenv("ATTN_PREFILL_SPLIT");
+    if (e && *e) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        return *end || v < 1 || v > 8 ? 0 : (int)v;
+    }
+    long long ctas = 0, tiles = 0;
+    for (int r = 0; r < b->num_rows; r++) {
+        ctas += (long long)(b->q_len[r] + mr - 1) / mr * b->num_q_heads;
+        tiles = max(tiles, (long long)(b->seq_len[r] + bn - 1) / bn);
+    }
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return 1;
+    return attn_split_parts(ctas, tiles, sms, occ);
+}
+
+// CTAs of kernel k (smem bytes of dynamic shared memory) an SM holds; cached per kernel and device
+static int kernel_occupancy(const void *k, int smem) {
+    static const void *seen[16];
+    static int seen_dev[16], seen_occ[16], nseen;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+    for (int i = 0; i < nseen; i++)
+        if (seen[i] == k && seen_dev[i] == dev) return seen_occ[i];
+    int occ = 0;
+    if (attn_set_smem(k, smem) || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, ATTN_NT, smem) != cudaSuccess ||
+        occ < 1)
+        occ = 1;
+    int per_sm = attn_smem_per_sm();
+    if (per_sm > 0 && per_sm / smem < occ) occ = max(1, per_sm / smem);
+    if (nseen < 16) { seen[nseen] = k; seen_dev[nseen] = dev; seen_occ[nseen++] = occ; }
+    return occ;
+}
+
+// the partials of a split launch: [slots, D] O, [slots] m, [slots] l (slots = total_q x H x parts)
+static size_t split_ws_bytes(const attn_batch *b, int parts) {
+    if (parts <= 1) return 0;
+    size_t slots = (size_t)b->total_q * b->num_q_heads * parts;
+    return slots * (ATTN_D + 2) * sizeof(float) + 256;
+}
+
+// parts: gridDim.y (1 = the reference launch; > 1 only for KVSPLIT plans, with ws the partials)
 template <int MR, int BN, int MODE, int PLAN, int OCC, bool FP8>
-static int launch_tiles(const AttnParams &p, int rows, int max_q, cudaStream_t s) {
+static int launch_tiles(const AttnParams &p0, int rows, int max_q, cudaStream_t s, int parts = 1, const attn_batch *b = nullptr,
+                        void *ws = nullptr, size_t ws_bytes = 0) {
     attn_kernel_t k = attn_wmma_kernel<MR, BN, MODE, PLAN, FP8, false, OCC>;
     constexpr int smem = Smem<MR, BN, MODE, PLAN>::BYTES;
     if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
-    dim3 grid((max_q + MR - 1) / MR, 1, rows * p.H);
+    AttnParams p = p0;
+    if (parts > 1) {
+        if (!(PLAN & PL_KVSPLIT) || !b) return ATTN_EINVAL;
+        if (!ws || ws_bytes < split_ws_bytes(b, parts)) return ATTN_EWS;
+        size_t slots = (size_t)b->total_q * b->num_q_heads * parts;
+        p.np_max = parts;
+        p.ws_o = (float *)ws;
+        p.ws_m = p.ws_o + slots * ATTN_D;
+        p.ws_l = p.ws_m + slots;
+    }
+    dim3 grid((max_q + MR - 1) / MR, parts, rows * p.H);
     k<<<grid, ATTN_NT, smem, s>>>(p);
-    return cuda_check(cudaGetLastError());
+    if (cuda_check(cudaGetLastError())) return ATTN_ECUDA;
+    if (parts > 1) {
+        int n = b->total_q * b->num_q_heads;
+        prefill_merge_kernel<<<(n + ATTN_NT / 32 - 1) / (ATTN_NT / 32), ATTN_NT, 0, s>>>(p, n);
+        return cuda_check(cudaGetLastError());
+    }
+    return 0;
 }
 
-// configuration I of route R's list
+// CTAs an SM of configuration I of route R
 template <int R, int I, bool FP8>
-static int launch_cfg(const AttnParams &p, int rows, int max_q, cudaStream_t s) {
+static int cfg_occupancy() {
+    constexpr KCfg c = attn_cfg(R, I);
+    return kernel_occupancy((const void *)attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, false, c.occ>,
+                            Smem<c.mr, c.bn, c.mode, c.plan>::BYTES);
+}
+
+// configuration I of route R's list; a KVSPLIT configuration (the fast path, v8) in the parts
+// split_parts picks, its partials in ws
+template <int R, int I, bool FP8>
+static int launch_cfg(const AttnParams &p, int rows, int max_q, cudaStream_t s, const attn_batch *b, void *ws,
+                      size_t ws_bytes) {
     if constexpr (I >= attn_cfg_list(R).n) {
         return ATTN_ESMEM;
     } else {
         constexpr KCfg c = attn_cfg(R, I);
-        return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, FP8>(p, rows, max_q, s);
+        int parts = 1;
+        if constexpr ((c.plan & PL_KVSPLIT) != 0) {
+            parts = split_parts(b, c.mr, c.bn, cfg_occupancy<R, I, FP8>());
+            if (parts < 1) return ATTN_EINVAL;
+        }
+        return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, FP8>(p, rows, max_q, s, parts, b, ws, ws_bytes);
+    }
+}
+
+// the parts configuration I of route R splits this batch into (1 for a configuration without KVSPLIT)
+template <int R, int I, bool FP8>
+static int cfg_parts(const attn_batch *b) {
+    if constexpr (I >= attn_cfg_list(R).n) {
+        return 1;
+    } else {
+        constexpr KCfg c = attn_cfg(R, I);
+        if constexpr ((c.plan & PL_KVSPLIT) != 0) return split_parts(b, c.mr, c.bn, cfg_occupancy<R, I, FP8>());
+        return 1;
     }
 }
 
@@ -69,6 +190,8 @@ static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int
                                                                                     &rc) ||
         launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1>(v, "v7nsmx", limit, p, rows,
                                                                                              max_q, s, &rc) ||
+        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1>(
+            v, "v7x", limit, p, rows, max_q, s, &rc) || // v7's default as calibrated in session H, unsplit
         launch_var_if<32, 64, KV_PHASE, PL_SALIAS, 2>(v, "phase64x2", limit, p, rows, max_q, s, &rc) ||
         launch_var_if<32, 64, KV_PHASE, PL_SALIAS | PL_NOL1, 2>(v, "phase64x2na", limit, p, rows, max_q, s, &rc))
         return rc;
@@ -77,7 +200,8 @@ static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int
 
 // route R on the configuration that fits this device
 template <int R, bool FP8>
-static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t s) {
+static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t s, const attn_batch *b, void *ws,
+                          size_t ws_bytes) {
     int limit = attn_smem_budget();
     if (limit < 0) return ATTN_ECUDA;
     if constexpr (R == ATTN_PREFILL_FAST && !FP8) {
@@ -93,10 +217,28 @@ static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t
     }
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
     switch (attn_cfg_pick(R, limit)) {
-    case 0: return launch_cfg<R, 0, FP8>(p, rows, max_q, s);
-    case 1: return launch_cfg<R, 1, FP8>(p, rows, max_q, s);
-    case 2: return launch_cfg<R, 2, FP8>(p, rows, max_q, s);
+    case 0: return launch_cfg<R, 0, FP8>(p, rows, max_q, s, b, ws, ws_bytes);
+    case 1: return launch_cfg<R, 1, FP8>(p, rows, max_q, s, b, ws, ws_bytes);
+    case 2: return launch_cfg<R, 2, FP8>(p, rows, max_q, s, b, ws, ws_bytes);
     default: return ATTN_ESMEM;
+    }
+}
+
+// the parts the fast kernel launch_prefill<ATTN_PREFILL_FAST> runs splits this batch into on this
+// device (0: a bad ATTN_PREFILL_SPLIT); v3's pipe and the A/B variants do not split
+static int fast_parts(const attn_batch *b) {
+    int limit = attn_smem_budget();
+    if (limit < 0) return 1;
+    const char *e = getenv("ATTN_PREFILL_PIPE");
+    if (e && e[0] == '1' && limit >= attn_cfg_bytes(ATTN_FAST_PIPE_V3)) return 1;
+    const char *v = getenv("ATTN_PREFILL_VAR");
+    if (v && *v) return 1;
+    static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
+    switch (attn_cfg_pick(ATTN_PREFILL_FAST, limit)) {
+    case 0: return cfg_parts<ATTN_PREFILL_FAST, 0, false>(b);
+    case 1: return cfg_parts<ATTN_PREFILL_FAST, 1, false>(b);
+    case 2: return cfg_parts<ATTN_PREFILL_FAST, 2, false>(b);
+    default: return 1;
     }
 }
 
@@ -174,11 +316,20 @@ static expand_kernel_t expand_pick(int *parts) {
 
 static int bridge_pages(const attn_batch *b) { return (b->max_seq + BRIDGE_PAGE - 1) / BRIDGE_PAGE; }
 
-size_t attn_prefill_ws_bytes(int route, const attn_kv *kv, const attn_batch *b) {
-    if (route != ATTN_FP8_BRIDGE && route != ATTN_FP8_EXPAND) return 0;
+// the bridge's expansion workspace (fp16 K, V and the identity block table), 256-byte aligned
+static size_t bridge_ws_bytes(const attn_kv *kv, const attn_batch *b) {
     size_t blocks = (size_t)b->num_rows * bridge_pages(b);
     size_t half_bytes = blocks * BRIDGE_PAGE * kv->kv_heads * ATTN_D * 2;
-    return 2 * half_bytes + blocks * sizeof(int) + 256;
+    return (2 * half_bytes + blocks * sizeof(int) + 255) / 256 * 256;
+}
+
+size_t attn_prefill_ws_bytes(int route, const attn_kv *kv, const attn_batch *b) {
+    switch (route) {
+    case ATTN_PREFILL_FAST: return kv->dtype == ATTN_FP16 ? split_ws_bytes(b, fast_parts(b)) : 0;
+    case ATTN_FP8_BRIDGE: return bridge_ws_bytes(kv, b) + split_ws_bytes(b, fast_parts(b));
+    case ATTN_FP8_EXPAND: return bridge_ws_bytes(kv, b);
+    default: return 0;
+    }
 }
 
 int attn_prefill_launch(int route, const attn_kv *kv, const attn_batch *b, const void *q, void *out,
@@ -188,15 +339,15 @@ int attn_prefill_launch(int route, const attn_kv *kv, const attn_batch *b, const
     int fp8 = kv->dtype == ATTN_FP8_E5M2;
     switch (route) {
     case ATTN_PREFILL_GENERIC:
-        return fp8 ? launch_prefill<ATTN_PREFILL_GENERIC, true>(p, b->num_rows, b->max_q, s)
-                   : launch_prefill<ATTN_PREFILL_GENERIC, false>(p, b->num_rows, b->max_q, s);
+        return fp8 ? launch_prefill<ATTN_PREFILL_GENERIC, true>(p, b->num_rows, b->max_q, s, b, ws, ws_bytes)
+                   : launch_prefill<ATTN_PREFILL_GENERIC, false>(p, b->num_rows, b->max_q, s, b, ws, ws_bytes);
     case ATTN_PREFILL_LOWSMEM:
-        return fp8 ? launch_prefill<ATTN_PREFILL_LOWSMEM, true>(p, b->num_rows, b->max_q, s)
-                   : launch_prefill<ATTN_PREFILL_LOWSMEM, false>(p, b->num_rows, b->max_q, s);
+        return fp8 ? launch_prefill<ATTN_PREFILL_LOWSMEM, true>(p, b->num_rows, b->max_q, s, b, ws, ws_bytes)
+                   : launch_prefill<ATTN_PREFILL_LOWSMEM, false>(p, b->num_rows, b->max_q, s, b, ws, ws_bytes);
     case ATTN_PREFILL_FAST:
         if (fp8) return ATTN_ESHAPE; // fp8 reaches the fast kernel through the bridge
         if (kv->page != BRIDGE_PAGE && !((flags & ATTN_F_ANY_PAGE) && kv->page % 16 == 0)) return ATTN_EPAGE;
-        return launch_prefill<ATTN_PREFILL_FAST, false>(p, b->num_rows, b->max_q, s);
+        return launch_prefill<ATTN_PREFILL_FAST, false>(p, b->num_rows, b->max_q, s, b, ws, ws_bytes);
     case ATTN_FP8_BRIDGE:
     case ATTN_FP8_EXPAND: {
         if (!fp8) return ATTN_ESHAPE;
@@ -220,7 +371,8 @@ int attn_prefill_launch(int route, const attn_kv *kv, const attn_batch *b, const
         p.page = BRIDGE_PAGE;
         p.block_table = bt16;
         p.max_pages = mp16;
-        return launch_prefill<ATTN_PREFILL_FAST, false>(p, b->num_rows, b->max_q, s);
+        size_t ews = bridge_ws_bytes(kv, b); // the split's partials follow the expansion
+        return launch_prefill<ATTN_PREFILL_FAST, false>(p, b->num_rows, b->max_q, s, b, (char *)ws + ews, ws_bytes - ews);
     }
     default:
         return ATTN_EINVAL;

@@ -99,6 +99,13 @@ static int validate(int long_ctx) {
             /* the fused small-q route agrees with the expanded XQA route (same token order) */
         }
     }
+    /* v8: one row whose CTAs leave a round of SMs idle, so the fast path splits its walk (auto:
+     * 3 parts on 132 SMs at q = 784, 2 for the bridge's q = 1568; kernels/attn_split.h) */
+    {
+        int q784[1] = {784}, s17[1] = {784 + 16384}, q1568[1] = {1568}, s21[1] = {1568 + 20000};
+        vrun("", mk(ATTN_PREFILL_FAST, ATTN_FP16, 784, 0, 1, q784, s17, 0, 24, ATTN_PREFILL_GENERIC), tol);
+        vrun("", mk(ATTN_FP8_BRIDGE, ATTN_FP8_E5M2, 1568, 0, 1, q1568, s21, 0, 24, ATTN_PREFILL_GENERIC), tol);
+    }
     /* fast path refuses pages it does not support */
     {
         attn_kv kv;
@@ -159,6 +166,7 @@ static int wanted(const char *label, int route) {
     return 0;
 }
 static double t_xqa_q1, t_smallq_q5, t_generic_q1, t_fast_784, t_flash_784;
+static void ab_env(const char *k, const char *v);
 
 /* time one route on one shape; prints a table row; returns ms (or -1) */
 static double bench_one(const char *label, int route, int dtype, int page, int flags, int q_len, int seq,
@@ -244,6 +252,14 @@ static int bench(const char *peers_path) {
     t_generic_q1 = bench_one("q=1 on prefill ctx 240000 p784", ATTN_PREFILL_GENERIC, 0, 784, 0, 1, 240000, 0, "q1_240000");
     bench_one("q=1 on prefill ctx 240000 p1568", ATTN_PREFILL_GENERIC, 1, 1568, 0, 1, 240000, 0, NULL);
     t_fast_784 = bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
+    { /* v8: the same launch unsplit (the reference grid), so the table shows what the split buys */
+        const char *was = getenv("ATTN_PREFILL_SPLIT");
+        char keep[16];
+        snprintf(keep, sizeof keep, "%s", was ? was : "");
+        ab_env("ATTN_PREFILL_SPLIT", "1");
+        bench_one("prefill q=784 ctx 104000 p784 unsplit", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
+        ab_env("ATTN_PREFILL_SPLIT", was ? keep : NULL);
+    }
     setenv("ATTN_PREFILL_PIPE", "1", 1); /* A/B: v3's 175 KB two-tile configuration */
     bench_one("A/B v3 pipe: prefill q=784 ctx 104000 p784", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
     unsetenv("ATTN_PREFILL_PIPE");
@@ -351,6 +367,10 @@ static void prefill_rounds_rows(const char *name, const char *again) {
     bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 704, 104000, 0, NULL);
     snprintf(label, sizeof label, "%s: q2048 131K%s", name, again);
     bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 2048, 131072, 0, "q2048_131072");
+    snprintf(label, sizeof label, "%s: q784 16K%s", name, again);
+    bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 784, 16384, 0, NULL);
+    snprintf(label, sizeof label, "%s: bridge q1568 104K%s", name, again);
+    bench_one(label, ATTN_FP8_BRIDGE, 1, 1568, 0, 1568, 104000, 0, NULL);
 }
 static int bench_v6_ab(const char *peers_path) {
     static const struct { const char *name, *xqa, *red, *skip; } dv[] = {
@@ -395,7 +415,8 @@ static int bench_v6_ab(const char *peers_path) {
 }
 
 /* v7 A/B of the prefill fast path's variants (env ATTN_PREFILL_VAR, attn_prefill.cu
- * launch_prefill_var; a comma-separated list in env PREFILL_AB_VARS, "-" = the default), twice */
+ * launch_prefill_var; a comma-separated list in env PREFILL_AB_VARS, "-" = the default, NAME=VALUE
+ * = the default under that environment variable, e.g. ATTN_PREFILL_SPLIT=2), twice */
 static int bench_prefill_ab(const char *peers_path) {
     const char *list = getenv("PREFILL_AB_VARS");
     char buf[512];
@@ -406,8 +427,20 @@ static int bench_prefill_ab(const char *peers_path) {
         memcpy(work, buf, sizeof work);
         for (char *sv = NULL, *v = strtok_r(work, ",", &sv); v; v = strtok_r(NULL, ",", &sv)) {
             int dflt = !strcmp(v, "-");
-            ab_env("ATTN_PREFILL_VAR", dflt ? NULL : v);
+            char *eq = strchr(v, '=');
+            if (eq) { /* NAME=VALUE: the default kernel under that knob */
+                *eq = 0;
+                ab_env(v, eq + 1);
+                *eq = '=';
+            } else {
+                ab_env("ATTN_PREFILL_VAR", dflt ? NULL : v);
+            }
             prefill_rounds_rows(dflt ? "fast default" : v, pass ? " (again)" : "");
+            if (eq) {
+                *eq = 0;
+                ab_env(v, NULL);
+                *eq = '=';
+            }
         }
     }
     ab_env("ATTN_PREFILL_VAR", NULL);

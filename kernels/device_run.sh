@@ -16,6 +16,8 @@
 #     prefab     v7: bench_kernels --prefill-ab (PREFILL_AB_VARS: the ATTN_PREFILL_VAR list) -> prefill_ab.txt
 #     varval     v7: --validate --filter prefill-bm32,fp8-bridge under each ATTN_PREFILL_VAR of VAL_VARS
 #                (LONG=1: + the 104K / 240K cases) -> val_vars.txt
+#     splitval   v8: --validate --filter prefill-bm32,fp8-bridge under ATTN_PREFILL_SPLIT=1..4 (forced parts;
+#                the short set's q = 1 rows leave parts empty) -> val_split.txt
 #     ncu        v7: Nsight Compute (--set full, clocks left alone) on one fast-path launch at q=784/104K,
 #                each variant of NCU_VARS ("-" = the default; the default alone if unset) -> ncu_<var>.txt (details) + ncu_<var>.csv (raw)
 #                + ncu_<var>_src.csv (per-SASS-line stall samples); sass_fast.txt (cuobjdump)
@@ -86,6 +88,9 @@ for step in $STEPS; do
   varval)
     knobval $OUT/val_vars.txt ${T_VARVAL:-90} "${LONG:+--long} --filter prefill-bm32,fp8-bridge" \
       $(for v in $VAL_VARS; do echo ATTN_PREFILL_VAR=$v; done) ;;
+  splitval)
+    knobval $OUT/val_split.txt ${T_SPLITVAL:-90} "${LONG:+--long} --filter prefill-bm32,fp8-bridge" \
+      ATTN_PREFILL_SPLIT=1 ATTN_PREFILL_SPLIT=2 ATTN_PREFILL_SPLIT=3 ATTN_PREFILL_SPLIT=4 ;;
   prefab)
     cap "$T_PREFAB" $B/bench_kernels --prefill-ab --peers kernels/results/peers_v5.txt 2>&1 | tee $OUT/prefill_ab.txt ;;
   ncu)

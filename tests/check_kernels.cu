@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "attn.h"
+#include "attn_split.h"
 #include "validate.h"
 
 START_TEST(test_fp16_decode) {
@@ -75,6 +76,26 @@ START_TEST(test_partition) {
 }
 END_TEST
 
+/* v8's split of the fast path's walk (attn_split.h), by hand on an H200 (132 SMs, 1 CTA each):
+ * q=784 at 104K: 300 CTAs of 813 tiles: S=1 3 rounds x 813 = 2439, S=2 5 x 407 + 4 = 2039,
+ * S=3 7 x 271 + 4 = 1901, S=4 10 x 204 + 4 = 2044 -> 3; q=2048 at 131K: 768 CTAs of 1024 tiles:
+ * 6 x 1024 = 6144 against 12 x 512 + 4, 18 x 342 + 4, 24 x 256 + 4 -> 1 (no gain, no split);
+ * the bridge's q=1568 at 104K: 588 CTAs: 5 x 825 = 4125, 9 x 413 + 4 = 3721, 14 x 275 + 4 = 3854 -> 2;
+ * 7 tiles: parts under ATTN_SPLIT_MIN_TILES -> 1; two CTAs an SM (264 slots) at q=784: 2 x 813 = 1626,
+ * 3 x 407 + 4 = 1225, 4 x 271 + 4 = 1088, 5 x 204 + 4 = 1024 -> 4. */
+START_TEST(test_split_parts) {
+    ck_assert_int_eq(attn_split_parts(300, 813, 132, 1), 3);
+    ck_assert_int_eq(attn_split_parts(768, 1024, 132, 1), 1);
+    ck_assert_int_eq(attn_split_parts(588, 825, 132, 1), 2);
+    ck_assert_int_eq(attn_split_parts(300, 7, 132, 1), 1);
+    ck_assert_int_eq(attn_split_parts(300, 20, 132, 1), 2);  /* 3 x 20 = 60 > 5 x 10 + 4 = 54; S=3 has 7-tile parts */
+    ck_assert_int_eq(attn_split_parts(100, 813, 132, 1), 1); /* one round already: 813 < 2 x 407 + 4 */
+    ck_assert_int_eq(attn_split_parts(300, 813, 132, 2), 4);
+    ck_assert_int_eq(attn_split_parts(0, 813, 132, 1), 1);
+    ck_assert_int_eq(attn_split_parts(300, 813, 0, 1), 1);
+}
+END_TEST
+
 START_TEST(test_no_device_is_safe) {
     int g = attn_gpu_available();
     ck_assert(g == 0 || g == 1);
@@ -117,8 +138,8 @@ START_TEST(test_smem_configs) {
     /* sm_90 runs the configurations measured in NOTES.md (v4; the fast path's v7), byte for byte */
     static const struct { int route, bm, bn, bytes; const char *staging; } h200[] = {
         {ATTN_PREFILL_GENERIC, 32, 64, 98816, "generic"},      {ATTN_PREFILL_LOWSMEM, 16, 128, 90112, "shared"},
-        {ATTN_PREFILL_FAST, 32, 128, 94720, "phase/s-in-kv+qreg+spad+askip+leansm+ex2"},
-        {ATTN_FP8_BRIDGE, 32, 128, 94720, "phase/s-in-kv+qreg+spad+askip+leansm+ex2"},
+        {ATTN_PREFILL_FAST, 32, 128, 94720, "phase/s-in-kv+qreg+spad+askip+leansm+ex2+kvsplit"},
+        {ATTN_FP8_BRIDGE, 32, 128, 94720, "phase/s-in-kv+qreg+spad+askip+leansm+ex2+kvsplit"},
         {ATTN_DECODE_XQA, 16, 64, 83456, "pipe2"},             {ATTN_DECODE_SMALLQ, 32, 64, 98816, "pipe2"},
     };
     attn_tiles t;
@@ -152,6 +173,7 @@ static const struct { int route, dtype, page, flags, n, q[4], seq[4], expand; } 
     {ATTN_PREFILL_LOWSMEM, ATTN_FP16, 784, 0, 4, {1, 5, 32, 200}, {1, 300, 32, 1000}, 0},
     {ATTN_PREFILL_FAST, ATTN_FP16, 784, 0, 4, {1, 5, 32, 200}, {1, 300, 32, 1000}, 0},
     {ATTN_PREFILL_FAST, ATTN_FP16, 816, ATTN_F_ANY_PAGE, 4, {1, 5, 32, 200}, {1, 300, 32, 1000}, 0},
+    {ATTN_PREFILL_FAST, ATTN_FP16, 784, 0, 1, {784}, {784 + 16384}, 0}, /* 300 CTAs: split in parts (v8) */
     {ATTN_PREFILL_GENERIC, ATTN_FP8_E5M2, 1568, 0, 4, {1, 5, 32, 200}, {1, 300, 32, 1000}, 0},
     {ATTN_PREFILL_LOWSMEM, ATTN_FP8_E5M2, 16, 0, 4, {1, 5, 32, 200}, {1, 300, 32, 1000}, 0},
     {ATTN_FP8_BRIDGE, ATTN_FP8_E5M2, 816, 0, 4, {1, 5, 32, 200}, {1, 300, 32, 1000}, 0},
@@ -211,6 +233,7 @@ static Suite *kernels_suite(void) {
     tcase_add_test(cpu, test_ref_two_keys);
     tcase_add_test(cpu, test_expand_rows);
     tcase_add_test(cpu, test_partition);
+    tcase_add_test(cpu, test_split_parts);
     tcase_add_test(cpu, test_no_device_is_safe);
     tcase_add_test(cpu, test_smem_fits_every_arch);
     tcase_add_test(cpu, test_smem_configs);
