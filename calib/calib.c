@@ -12,6 +12,7 @@
 #include "sustain.h"
 #include "cost.h"
 #include "attn.h"
+#include "attn_split.h"
 #include "fit.h"
 #include "scenario.h"
 
@@ -528,6 +529,26 @@ done:
     return n;
 }
 
+/* What the cost model must know of the kernels this build times (written into the profile):
+ * the fp8 expansion's CTAs, and the fast prefill path's split rule (kernels/attn_split.h; its
+ * CTAs per SM from the timer's describe, 1 where it does not say). ATTN_PREFILL_VAR / _PIPE
+ * select A/B kernels that do not split: then the profile says so. */
+static void kernel_facts(profile_t *p)
+{
+    p->expand_cta_tokens = ATTN_BRIDGE_CTA_TOKENS;
+    p->expand_ctas_per_sm = ATTN_BRIDGE_CTAS_PER_SM;
+    const char *var = getenv("ATTN_PREFILL_VAR"), *pipe = getenv("ATTN_PREFILL_PIPE");
+    if ((var && *var) || (pipe && pipe[0] == '1')) {
+        p->split_max = p->split_min_tiles = p->split_cost_tiles = p->split_ctas_per_sm = 0;
+        return;
+    }
+    p->split_max = ATTN_SPLIT_MAX;
+    p->split_min_tiles = ATTN_SPLIT_MIN_TILES;
+    p->split_cost_tiles = ATTN_SPLIT_COST_TILES;
+    if (p->split_ctas_per_sm <= 0)
+        p->split_ctas_per_sm = 1;
+}
+
 static void utc_date(char *buf, size_t n)
 {
     time_t now = time(NULL);
@@ -549,6 +570,12 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
 
     memset(pb, 0, sizeof pb);
     memset(out, 0, sizeof *out);
+    const char *forced = getenv("ATTN_PREFILL_SPLIT");
+    if (forced && *forced) {
+        snprintf(err, 256, "ATTN_PREFILL_SPLIT=%.20s forces the fast path's parts, and a profile records the kernels' "
+                 "own rule (kernels/attn_split.h): unset it", forced);
+        return -1;
+    }
     if (model_rank(m, o->tp, &r) < 0) {
         snprintf(err, 256, "tp %d does not divide the model's heads", o->tp);
         return -1;
@@ -635,6 +662,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         profile_t hwp;
         memset(&hwp, 0, sizeof hwp);
         t->describe(t, &hwp);
+        kernel_facts(&hwp);
         cost_hw_t hw = cost_hw_of(&hwp);
         for (int l = 0; l < NLAWS; l++) {
             int n = recheck_law(o, t, m, &r, &hw, l, jobs, jt, &pb[l], progress);
@@ -660,8 +688,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
 
     /* assemble */
     t->describe(t, out);
-    out->expand_cta_tokens = ATTN_BRIDGE_CTA_TOKENS;   /* the expansion kernel this build times */
-    out->expand_ctas_per_sm = ATTN_BRIDGE_CTAS_PER_SM;
+    kernel_facts(out);
     if (sus.ok) {
         out->has_sustained = 1;
         out->clock_cold_mhz = sus.clock_cold;

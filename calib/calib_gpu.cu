@@ -737,6 +737,8 @@ static void gpu_describe(calib_timer_t *t, profile_t *p)
         g->clock_mhz[g->nclock++] = mhz;
     snprintf(p->gpu, sizeof p->gpu, "%.95s", g->prop.name);
     p->sms = g->prop.multiProcessorCount;
+    int occ = attn_fast_ctas_per_sm(); /* the fast prefill kernel's CTAs an SM: its split rule takes it */
+    p->split_ctas_per_sm = occ > 0 ? occ : 0;
     p->mem_gib = (double)g->prop.totalGlobalMem / (1024.0 * 1024 * 1024);
     p->mem_bw_gbs = g->bw_gbs;
     p->peak_fp16_tflops = g->peak_tflops;

@@ -58,7 +58,9 @@ enum attn_route {
     ATTN_PREFILL_GENERIC = 0, /* paged prefill, BM=32 BN=64, grid (ceil(M/32),1,B*H); fp16 or fp8 (in-kernel dequant) */
     ATTN_PREFILL_LOWSMEM,     /* paged prefill, BM=16 BN=128, K and V share one smem tile, no pipelining; fp16 or fp8 */
     ATTN_PREFILL_FAST,        /* "BM32 phase": BM=32 BN=128, K/V staged through registers into smem, pipelined;
-                                 fp16 only; page 784, or any multiple of 16 with ATTN_F_ANY_PAGE, else ATTN_EPAGE */
+                                 fp16 only; page 784, or any multiple of 16 with ATTN_F_ANY_PAGE, else ATTN_EPAGE;
+                                 grid (ceil(M/32), parts, B*H): each CTA's walk in parts where its CTAs would leave
+                                 SMs idle (v8, attn_split.h), + a merge kernel (partials in the workspace) */
     ATTN_FP8_BRIDGE,          /* fp8 cache: expand all pages of each row to an fp16 workspace (page 784), then FAST */
     ATTN_FP8_EXPAND,          /* the expansion of ATTN_FP8_BRIDGE alone (writes the workspace; out untouched) */
     ATTN_DECODE_XQA,          /* split-K decode, grid (rows, kv_heads, partitions), one CTA per kv head serving its
@@ -68,6 +70,12 @@ enum attn_route {
                                  per CTA (WMMA), causal at the tail; 1 <= q_len <= 16; fp16/fp8 */
     ATTN_NUM_ROUTES
 };
+
+/* v8: the CTAs an SM holds of the fast prefill kernel this device runs (the occupancy calculator;
+ * kernels/attn_split.h's rule takes it), or a negative ATTN_E* code. calib records it in the profile.
+ * The fast path splits each CTA's walk over the keys in parts by that rule; env ATTN_PREFILL_SPLIT=N
+ * (1..8) forces N parts (A/B and validation; 1 = the reference launch). */
+int attn_fast_ctas_per_sm(void);
 
 /* Decode partition length for a row of seq_len tokens (256, or 1024 when seq_len >= 32768). */
 int attn_decode_partition(int seq_len);
@@ -155,7 +163,8 @@ int   attn_expand_rows(int num_rows, const int *q_len, const int *seq_len,
 attn_batch *attn_batch_expand(const attn_batch *b);
 
 /* --- launching --- */
-/* Workspace a route needs for this batch (decode partials, fp8 bridge's fp16 copy); 0 if none. */
+/* Workspace a route needs for this batch on the current device (decode partials, the fast path's
+ * split partials, fp8 bridge's fp16 copy); 0 if none. */
 size_t attn_ws_bytes(int route, const attn_kv *kv, const attn_batch *b);
 
 /* Run one route on stream (NULL = default stream). sm_scale is the softmax scale (e.g. 1/16 for

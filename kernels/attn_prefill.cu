@@ -127,9 +127,13 @@ static int launch_tiles(const AttnParams &p0, int rows, int max_q, cudaStream_t 
 // CTAs an SM of configuration I of route R
 template <int R, int I, bool FP8>
 static int cfg_occupancy() {
-    constexpr KCfg c = attn_cfg(R, I);
-    return kernel_occupancy((const void *)attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, false, c.occ>,
-                            Smem<c.mr, c.bn, c.mode, c.plan>::BYTES);
+    if constexpr (I >= attn_cfg_list(R).n) {
+        return 1;
+    } else {
+        constexpr KCfg c = attn_cfg(R, I);
+        return kernel_occupancy((const void *)attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, false, c.occ>,
+                                Smem<c.mr, c.bn, c.mode, c.plan>::BYTES);
+    }
 }
 
 // configuration I of route R's list; a KVSPLIT configuration (the fast path, v8) in the parts
@@ -220,6 +224,17 @@ static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t
     case 0: return launch_cfg<R, 0, FP8>(p, rows, max_q, s, b, ws, ws_bytes);
     case 1: return launch_cfg<R, 1, FP8>(p, rows, max_q, s, b, ws, ws_bytes);
     case 2: return launch_cfg<R, 2, FP8>(p, rows, max_q, s, b, ws, ws_bytes);
+    default: return ATTN_ESMEM;
+    }
+}
+
+int attn_fast_ctas_per_sm(void) {
+    int limit = attn_smem_budget();
+    if (limit < 0) return ATTN_ECUDA;
+    switch (attn_cfg_pick(ATTN_PREFILL_FAST, limit)) {
+    case 0: return cfg_occupancy<ATTN_PREFILL_FAST, 0, false>();
+    case 1: return cfg_occupancy<ATTN_PREFILL_FAST, 1, false>();
+    case 2: return cfg_occupancy<ATTN_PREFILL_FAST, 2, false>();
     default: return ATTN_ESMEM;
     }
 }

@@ -25,21 +25,37 @@
 #define ATTN_SPLIT_MIN_TILES 8
 #define ATTN_SPLIT_COST_TILES 4
 
-static inline int attn_split_parts(long long ctas, long long max_tiles, int sms, int ctas_per_sm)
+/* The rule with its three constants given (a profile records the ones its kernel ran with). */
+static inline int attn_split_parts_with(long long ctas, long long max_tiles, int sms, int ctas_per_sm, int max_parts,
+                                        int min_tiles, int cost_tiles)
 {
     if (ctas <= 0 || max_tiles <= 0 || sms <= 0 || ctas_per_sm <= 0) return 1;
     long long slots = (long long)sms * ctas_per_sm, best = 0;
     int pick = 1;
-    for (int s = 1; s <= ATTN_SPLIT_MAX; s++) {
+    for (int s = 1; s <= max_parts; s++) {
         long long per = (max_tiles + s - 1) / s;
-        if (s > 1 && per < ATTN_SPLIT_MIN_TILES) break;
-        long long cost = (ctas * s + slots - 1) / slots * per + (s > 1 ? ATTN_SPLIT_COST_TILES : 0);
+        if (s > 1 && per < min_tiles) break;
+        long long cost = (ctas * s + slots - 1) / slots * per + (s > 1 ? cost_tiles : 0);
         if (s == 1 || cost < best) {
             best = cost;
             pick = s;
         }
     }
     return pick;
+}
+
+static inline int attn_split_parts(long long ctas, long long max_tiles, int sms, int ctas_per_sm)
+{
+    return attn_split_parts_with(ctas, max_tiles, sms, ctas_per_sm, ATTN_SPLIT_MAX, ATTN_SPLIT_MIN_TILES,
+                                 ATTN_SPLIT_COST_TILES);
+}
+
+/* Tiles of part `part` of a CTA walking `tiles` tiles in `parts` parts (the kernel's split:
+ * ceil(tiles / parts) a part, the last ones shorter or empty). */
+static inline long long attn_split_part_tiles(long long tiles, int parts, int part)
+{
+    long long per = (tiles + parts - 1) / parts, lo = per * part;
+    return lo >= tiles ? 0 : tiles - lo < per ? tiles - lo : per;
 }
 
 #endif /* ATTN_SPLIT_H */

@@ -41,6 +41,7 @@
 #include <string.h>
 #include "cost.h"
 #include "heat.h"
+#include "../kernels/attn_split.h"
 
 /* ---- features ------------------------------------------------------------ */
 
@@ -60,6 +61,9 @@ static fam_t law_family(const char *law, int *bm, int *bn, int *occ)
     if (!strcmp(law, "attn.fp8_bridge")) { *occ = 8; return FAM_BRIDGE; } /* or the profile's fp8_expand */
     return FAM_OTHER;
 }
+
+/* The fast path's law: its kernel may split its walk (v8, prefill_parts) */
+static int law_splits(const char *law) { return !strncmp(law, "attn.prefill_bm32.", 18); }
 
 int cost_law_ncoef(const char *law)
 {
@@ -93,13 +97,17 @@ int cost_law_knee(const char *law, int *a, int *b)
 
 cost_hw_t cost_hw_of(const profile_t *p)
 {
-    cost_hw_t hw = { 0, 0, 0, 0, 0 };
+    cost_hw_t hw = { 0, 0, 0, 0, 0, 0, 0, 0, 0 };
     if (p) {
         hw.sms = p->sms;
         hw.flops = p->peak_fp16_tflops * 1e12;
         hw.bw = p->mem_bw_gbs * 1e9;
         hw.expand_tokens = p->expand_cta_tokens;
         hw.expand_occ = p->expand_ctas_per_sm;
+        hw.split_max = p->split_max;
+        hw.split_min_tiles = p->split_min_tiles;
+        hw.split_cost_tiles = p->split_cost_tiles;
+        hw.split_occ = p->split_ctas_per_sm;
     }
     return hw;
 }
@@ -115,13 +123,14 @@ static double waves(double ctas, int occ, const cost_hw_t *hw)
 /* The tiles a prefill call's critical path waits behind other CTAs: the busiest SM's tiles
  * when the CTAs go out in launch order to whichever SM frees first (list scheduling on S
  * SMs, a CTA's time its tiles), less the longest CTA's own (tiles_max, a term of its own).
- * kernels/attn_prefill.cu launches grid (M-tiles, 1, rows x heads): a row's heads one after
- * another, each its M-tiles in order.  The kernels are SM-bound (kernels/NOTES.md v6: a
+ * kernels/attn_prefill.cu launches grid (M-tiles, parts, rows x heads): a row's heads one
+ * after another, each its parts (the fast path's split walk, v8; else 1), each its M-tiles
+ * in order.  The kernels are SM-bound (kernels/NOTES.md v6: a
  * second co-resident CTA adds 1.18x, not 2x), so an SM's CTAs add up; with more CTAs than
  * SMs the last SM to finish sets the time, and causal rows give CTAs of unlike length (a
  * q = 1568 row's M-tiles walk 39..51 tiles at 6.5K context), which whole rounds of the
  * longest CTA overstate.  0 when every CTA has an SM of its own, or the SMs are unknown. */
-static double prefill_sched(int bm, int bn, const kseg_t *segs, int nseg, long rows_mult, double heads,
+static double prefill_sched(int bm, int bn, int parts, const kseg_t *segs, int nseg, long rows_mult, double heads,
                             const cost_hw_t *hw, double ctas, double mx)
 {
     if (!hw || hw->sms <= 0 || ctas <= hw->sms) return 0;
@@ -131,12 +140,16 @@ static double prefill_sched(int bm, int bn, const kseg_t *segs, int nseg, long r
     for (int i = 0; i < n; i++) sm[i] = 0;
     for (long rm = 0; rm < rows_mult; rm++)
         for (int s = 0; s < nseg; s++)
-            for (int h = 0; h < (int)heads; h++) {
+            for (int h = 0; h < (int)heads; h++)
+            for (int part = 0; part < parts; part++) {
                 long prefix = segs[s].seq_len - segs[s].q, mt = cdiv(segs[s].q, bm);
                 for (long i = 0; i < mt; i++) {
                     long last = (i + 1) * bm < segs[s].q ? (i + 1) * bm : segs[s].q;
+                    long t = (long)attn_split_part_tiles(cdiv(prefix + last, bn), parts, part);
+                    if (t == 0)
+                        continue;   /* an empty part: it writes its partial and is gone */
                     /* the SM that frees first (the heap's root) takes the next CTA */
-                    double v = sm[0] + (double)cdiv(prefix + last, bn);
+                    double v = sm[0] + (double)t;
                     int k = 0;
                     for (;;) {
                         int c = 2 * k + 1;
@@ -175,8 +188,19 @@ static void prefill_row(int bm, int bn, int q, long seq_len, double *tot, double
 #define BRIDGE_PAGE_TOKENS 784
 static int expand_tokens(const cost_hw_t *hw) { return hw && hw->expand_tokens > 0 ? hw->expand_tokens : BRIDGE_PAGE_TOKENS; }
 
-static void attn_features(fam_t fam, int bm, int bn, int occ, const kseg_t *segs, int nseg, long rows_mult,
-                          const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
+/* v8: the parts the fast prefill kernel splits its CTAs' walk into (kernels/attn_split.h, with
+ * the constants and occupancy its profile recorded); 1 for the other kernels and for profiles
+ * of kernels that do not split */
+static int prefill_parts(int split, double ctas, double mx, const cost_hw_t *hw)
+{
+    if (!split || !hw || hw->split_max <= 0 || hw->sms <= 0)
+        return 1;
+    return attn_split_parts_with((long long)ctas, (long long)mx, hw->sms, hw->split_occ, hw->split_max,
+                                 hw->split_min_tiles, hw->split_cost_tiles);
+}
+
+static void attn_features(fam_t fam, int bm, int bn, int occ, int split, const kseg_t *segs, int nseg,
+                          long rows_mult, const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
     double tot = 0, mx = 0, ctas = 0, uniq = 0, depth = 0, run = 0;
     long maxlen = 0;
@@ -230,7 +254,11 @@ static void attn_features(fam_t fam, int bm, int bn, int occ, const kseg_t *segs
     feat[2] = mx;
     feat[3] = ctas * heads * rm;
     if (fam == FAM_PREFILL) {
-        feat[4] = prefill_sched(bm, bn, segs, nseg, rows_mult, heads, hw, feat[3], mx);
+        /* split in parts: the same tiles, parts x the CTAs, the longest walk a part's */
+        int parts = prefill_parts(split, feat[3], mx, hw);
+        feat[2] = (double)attn_split_part_tiles((long long)mx, parts, 0);
+        feat[3] *= parts;
+        feat[4] = prefill_sched(bm, bn, parts, segs, nseg, rows_mult, heads, hw, feat[3], feat[2]);
         return;
     }
     /* decode: partitions of P tokens, a CTA each, then a reduce kernel whose CTA walks
@@ -249,7 +277,7 @@ int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
     int bm, bn, occ;
     fam_t fam = law_family(law, &bm, &bn, &occ);
     if (fam == FAM_OTHER) return -1;
-    attn_features(fam, bm, bn, occ, call->segs, call->nseg, 1, r, hw, feat);
+    attn_features(fam, bm, bn, occ, law_splits(law), call->segs, call->nseg, 1, r, hw, feat);
     return 0;
 }
 
@@ -320,9 +348,9 @@ int cost_point_features(const char *law, const double *row, const model_t *m,
             if (seg.q > 64) return -1;
             for (int t = 0; t < seg.q; t++)
                 ex[t] = (kseg_t){ 0, 1, seg.seq_len - seg.q + 1 + t };
-            attn_features(fam, bm, bn, occ, ex, seg.q, (long)row[0], r, hw, feat);
+            attn_features(fam, bm, bn, occ, law_splits(law), ex, seg.q, (long)row[0], r, hw, feat);
         } else {
-            attn_features(fam, bm, bn, occ, &seg, 1, (long)row[0], r, hw, feat);
+            attn_features(fam, bm, bn, occ, law_splits(law), &seg, 1, (long)row[0], r, hw, feat);
         }
         return 0;
     }

@@ -98,6 +98,9 @@ typedef struct cost_hw {
     double bw;                    /* bytes/s */
     int expand_tokens, expand_occ; /* the fp8 expansion kernel: tokens per CTA, CTAs per SM
                                       (0: v5's kernel, a CTA per 784-token page, 8 per SM) */
+    int split_max, split_min_tiles, split_cost_tiles, split_occ;
+                                  /* the fast prefill kernel's split (kernels/attn_split.h):
+                                     split_max 0 = it does not split (kernels before v8) */
 } cost_hw_t;
 
 /* The hardware facts of a profile (p may be NULL: all unknown). */

@@ -24,6 +24,12 @@
  *                                     # optional (both keys): the fp8 bridge's expansion
  *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;
  *                                     # absent = v5's kernel (784, 8)
+ *     prefill_split: {max_parts: 4, min_tiles: 8, cost_tiles: 4, ctas_per_sm: 1}
+ *                                     # optional (all four keys): the fast prefill kernel
+ *                                     # splits its CTAs' walk (kernels/attn_split.h's rule
+ *                                     # with these constants); parts 1 .. 64, tiles 1 ..
+ *                                     # 2^20 and 0 .. 2^20, CTAs per SM 1 .. 64; absent = it
+ *                                     # does not split (kernels before v8)
  *   laws:                             # list (may be empty); names unique
  *     - name: attn.prefill_bm32.fp16  # required, < 48 chars
  *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..8 finite numbers
@@ -53,11 +59,13 @@
 static const char *const top_keys[] = {"profile", "laws", NULL};
 static const char *const meta_keys[] = {
     "gpu", "sms", "mem_gib", "mem_bw_gbs", "peak_fp16_tflops", "tp", "model", "toolkit",
-    "driver", "date", "revision", "method", "calib_seconds", "sm_clock_mhz", "sustained", "fp8_expand", NULL};
+    "driver", "date", "revision", "method", "calib_seconds", "sm_clock_mhz", "sustained", "fp8_expand",
+    "prefill_split", NULL};
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", NULL};
 static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", NULL};
+static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
 static const char *const fit_keys[] = {"median_rel", "max_rel", NULL};
 
@@ -106,6 +114,18 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         if (yd_strict_map(e, ex, xp, expand_keys) ||
             yd_get_int(e, ex, xp, "cta_tokens", YD_REQ, 1, 1 << 20, &p->expand_cta_tokens) < 0 ||
             yd_get_int(e, ex, xp, "ctas_per_sm", YD_REQ, 1, 64, &p->expand_ctas_per_sm) < 0)
+            return -1;
+    }
+    yd_node_t *sp = NULL;
+    if (yd_get_node(e, m, pp, "prefill_split", YD_OPT, YD_MAP, &sp) < 0)
+        return -1;
+    if (sp) {
+        const char *xp = "profile.prefill_split";
+        if (yd_strict_map(e, sp, xp, split_keys) ||
+            yd_get_int(e, sp, xp, "max_parts", YD_REQ, 1, 64, &p->split_max) < 0 ||
+            yd_get_int(e, sp, xp, "min_tiles", YD_REQ, 1, 1 << 20, &p->split_min_tiles) < 0 ||
+            yd_get_int(e, sp, xp, "cost_tiles", YD_REQ, 0, 1 << 20, &p->split_cost_tiles) < 0 ||
+            yd_get_int(e, sp, xp, "ctas_per_sm", YD_REQ, 1, 64, &p->split_ctas_per_sm) < 0)
             return -1;
     }
     return 0;
@@ -327,6 +347,9 @@ int prof_save(const char *path, const profile_t *p)
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
     if (p->expand_cta_tokens > 0 && p->expand_ctas_per_sm > 0)
         fprintf(f, "  fp8_expand: {cta_tokens: %d, ctas_per_sm: %d}\n", p->expand_cta_tokens, p->expand_ctas_per_sm);
+    if (p->split_max > 0)
+        fprintf(f, "  prefill_split: {max_parts: %d, min_tiles: %d, cost_tiles: %d, ctas_per_sm: %d}\n", p->split_max,
+                p->split_min_tiles, p->split_cost_tiles, p->split_ctas_per_sm);
     fputs(p->nlaws ? "laws:\n" : "laws: []\n", f);
     for (int i = 0; i < p->nlaws; i++) {
         const prof_law_t *l = &p->laws[i];

@@ -52,6 +52,9 @@ typedef struct profile {
     double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
     int expand_cta_tokens;         /* the fp8 bridge's expansion kernel: tokens per CTA and */
     int expand_ctas_per_sm;        /* CTAs per SM (0 = not recorded: v5's kernel, 784 and 8) */
+    int split_max, split_min_tiles, split_cost_tiles, split_ctas_per_sm;
+                                   /* the fast prefill kernel's split of its walk (kernels/
+                                      attn_split.h; split_max 0 = not recorded: it does not split) */
     int nlaws;
     prof_law_t *laws;              /* owned */
     int laws_line, laws_col;       /* where `laws:` stands in the file (0 if not loaded from one) */

@@ -14,6 +14,7 @@
 
 #include "../calib/calib.h"
 #include "attn.h"
+#include "attn_split.h"
 #include "cost.h"
 #include "fit.h"
 #include "profile.h"
@@ -23,7 +24,8 @@ static model_t ref_model;
 static model_rank_t ref_rank;
 /* the fake GPU's SMs and ceilings (fake_describe): what the fit's features see */
 /* the fake GPU's facts as the profile calib writes records them (fp8_expand: this build's kernel) */
-static const cost_hw_t fake_hw = { 100, 500e12, 3000e9, ATTN_BRIDGE_CTA_TOKENS, ATTN_BRIDGE_CTAS_PER_SM };
+static const cost_hw_t fake_hw = { 100, 500e12, 3000e9, ATTN_BRIDGE_CTA_TOKENS, ATTN_BRIDGE_CTAS_PER_SM,
+                                    ATTN_SPLIT_MAX, ATTN_SPLIT_MIN_TILES, ATTN_SPLIT_COST_TILES, 1 };
 
 static void load_model(void)
 {
@@ -665,6 +667,35 @@ START_TEST(driver_error_names_the_job)
 }
 END_TEST
 
+START_TEST(driver_records_the_split)
+{
+    /* the profile records the fast path's split rule (kernels/attn_split.h) the kernels run; a
+     * forced ATTN_PREFILL_SPLIT would make that a lie: refused; an A/B kernel that does not split
+     * (ATTN_PREFILL_VAR) is recorded as not splitting */
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.smoke = 1;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    ck_assert_int_eq(p.split_max, ATTN_SPLIT_MAX);
+    ck_assert_int_eq(p.split_min_tiles, ATTN_SPLIT_MIN_TILES);
+    ck_assert_int_eq(p.split_cost_tiles, ATTN_SPLIT_COST_TILES);
+    ck_assert_int_eq(p.split_ctas_per_sm, 1);
+    prof_free(&p);
+    setenv("ATTN_PREFILL_VAR", "v7x", 1);
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    unsetenv("ATTN_PREFILL_VAR");
+    ck_assert_int_eq(p.split_max, 0);
+    prof_free(&p);
+    setenv("ATTN_PREFILL_SPLIT", "2", 1);
+    int rc = calib_run(&o, &ft, &ref_model, &p, NULL, err);
+    unsetenv("ATTN_PREFILL_SPLIT");
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, "ATTN_PREFILL_SPLIT=2") != NULL, "%s", err);
+}
+END_TEST
+
 START_TEST(driver_keep_going)
 {
     calib_opts_t o;
@@ -897,6 +928,7 @@ static Suite *calib_suite(void)
     tcase_add_test(tc, driver_progress_line);
     tcase_add_test(tc, driver_skips_unsupported);
     tcase_add_test(tc, driver_error_names_the_job);
+    tcase_add_test(tc, driver_records_the_split);
     tcase_add_test(tc, driver_keep_going);
     tcase_add_test(tc, driver_budget_cuts);
     tcase_add_test(tc, refit_gives_the_fit_back);

@@ -284,6 +284,40 @@ START_TEST(features_of_items_match_points)
 }
 END_TEST
 
+START_TEST(prefill_split_parts)
+{
+    /* v8: a profile of the fast kernel that splits its walk (kernels/attn_split.h) prices the
+     * parts it runs: q = 784 at 104000 on the H200 (24 heads at TP1): 600 CTAs of <= 813 tiles;
+     * whole rounds x the longest part: 5 x 813 = 4065, 10 x 407 + 4 = 4074, 14 x 271 + 4 = 3798,
+     * 19 x 204 + 4 = 3880 -> 3 parts: the same tiles, 1800 CTAs, 271 the longest; the busiest
+     * SM 3783 tiles (a replica in Python of the list schedule with the parts in launch order) */
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    double f[PROF_MAX_COEF], g[PROF_MAX_COEF];
+    cost_hw_t split = { 132, 7.5e14, 4.2e12, 0, 0, 4, 8, 4, 1 }, plain = { 132, 7.5e14, 4.2e12, 0, 0 };
+    double p[4] = { 1, 784, 104000, 784 };
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p, &M, &r, &split, f), 0);
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p, &M, &r, &plain, g), 0);
+    ck_assert_double_eq(f[1], g[1]);
+    ck_assert_double_eq(f[1], 486072);
+    ck_assert_double_eq(g[3], 600);
+    ck_assert_double_eq(f[3], 1800);
+    ck_assert_double_eq(g[2], 813);
+    ck_assert_double_eq(f[2], 271);
+    ck_assert_double_eq(f[4], 3783 - 271);
+    /* the other prefill kernels never split */
+    ck_assert_int_eq(cost_point_features("attn.prefill_generic.fp16", p, &M, &r, &split, f), 0);
+    ck_assert_int_eq(cost_point_features("attn.prefill_generic.fp16", p, &M, &r, &plain, g), 0);
+    for (int j = 0; j < 5; j++) ck_assert_double_eq(f[j], g[j]);
+    /* q = 2816 at 131072: 88 x 24 = 2112 CTAs fill exactly 16 rounds: 16 x 1024 against 32 x 512 + 4,
+     * 48 x 342 + 4, 64 x 256 + 4: no split */
+    double p2[4] = { 1, 2816, 131072, 784 };
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p2, &M, &r, &split, f), 0);
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p2, &M, &r, &plain, g), 0);
+    for (int j = 0; j < 5; j++) ck_assert_double_eq(f[j], g[j]);
+}
+END_TEST
+
 START_TEST(prefill_queue_tiles)
 {
     /* the prefill laws' queue_tiles: the busiest SM's tiles with the CTAs dispatched in launch
@@ -433,6 +467,7 @@ int main(void)
     tcase_add_test(tc, features_of_items_match_points);
     tcase_add_test(tc, roofline_pair_prices_the_larger);
     tcase_add_test(tc, prefill_queue_tiles);
+    tcase_add_test(tc, prefill_split_parts);
     tcase_add_test(tc, decode_mixture_is_its_parts_one_launch);
     suite_add_tcase(s, tc);
     return check_run(s);

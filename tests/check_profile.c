@@ -67,6 +67,10 @@ static void fill_profile(profile_t *p)
     p->sm_clock_mhz = 1980;
     p->expand_cta_tokens = 98;
     p->expand_ctas_per_sm = 4;
+    p->split_max = 4;
+    p->split_min_tiles = 8;
+    p->split_cost_tiles = 0;
+    p->split_ctas_per_sm = 2;
 
     prof_law_t l;
     memset(&l, 0, sizeof l);
@@ -127,6 +131,10 @@ static void assert_same(const profile_t *a, const profile_t *b)
     ck_assert(same_bits(a->sm_clock_mhz, b->sm_clock_mhz));
     ck_assert_int_eq(a->expand_cta_tokens, b->expand_cta_tokens);
     ck_assert_int_eq(a->expand_ctas_per_sm, b->expand_ctas_per_sm);
+    ck_assert_int_eq(a->split_max, b->split_max);
+    ck_assert_int_eq(a->split_min_tiles, b->split_min_tiles);
+    ck_assert_int_eq(a->split_cost_tiles, b->split_cost_tiles);
+    ck_assert_int_eq(a->split_ctas_per_sm, b->split_ctas_per_sm);
     ck_assert_int_eq(a->nlaws, b->nlaws);
     for (int i = 0; i < a->nlaws; i++) {
         const prof_law_t *x = &a->laws[i], *y = &b->laws[i];
@@ -284,6 +292,14 @@ static const bad_t bads[] = {
     {META "laws:\n  - {name: a, coef: [1], columns: [x, t_s], points: [1, 2]}\n",
      ":4:54: laws[0].points[0]: expected a list, got \"1\""},
     {META "laws: {a: 1}\n", ":3:7: laws: expected a list, got a mapping"},
+    {META "  prefill_split: {max_parts: 0, min_tiles: 8, cost_tiles: 4, ctas_per_sm: 1}\nlaws: []\n",
+     ":3:30: profile.prefill_split.max_parts: expected"},
+    {META "  prefill_split: {max_parts: 4, min_tiles: 8, cost_tiles: 4}\nlaws: []\n",
+     ":3:18: profile.prefill_split: missing required key \"ctas_per_sm\""},
+    {META "  prefill_split: {max_parts: 4, min_tiles: 8, cost_tiles: -1, ctas_per_sm: 1}\nlaws: []\n",
+     ":3:59: profile.prefill_split.cost_tiles: expected"},
+    {META "  prefill_split: {max_parts: 4, min_tiles: 8, cost_tiles: 4, ctas_per_sm: 1, parts: 3}\nlaws: []\n",
+     "profile.prefill_split.parts: unknown key \"parts\""},
     {META "laws: [\n", ": syntax error:"},
     {"", ":1:1: empty document"},
 };
