@@ -736,6 +736,14 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
     if (pm->p->sms > 0 && cost_point_features(l->name, pb, pm->m, &pm->r, &pm->hw, fb) == 0
         && cost_point_features(l->name, pa, pm->m, &pm->r, &pm->hw, fa) == 0) {
         double sms = pm->p->sms, wv_b = ceil(fb[3] / sms), wv_a = ceil(fa[3] / sms), wv = ceil(feat[3] / sms);
+        if (pm->hw.split_max > 0) {
+            /* v8 profiles: the fast path's parts differ in length from one q to the next (a
+             * q = 64 chunk at 240K walks 2 parts of 938 tiles, q = 96 3 of 625), so waves
+             * are no measure: the busiest SM's tiles are (tiles_max + queue_tiles) */
+            wv_b = fb[2] + fb[4];
+            wv_a = fa[2] + fa[4];
+            wv = feat[2] + feat[4];
+        }
         if (wv_a > wv_b) w = (wv - wv_b) / (wv_a - wv_b);
     }
     *t = tb + w * (ta - tb);
