@@ -14,6 +14,11 @@
  *                    that frees first, less tiles_max: what the critical path waits behind
  *                    (prefill_sched; 0 while the CTAs fit the SMs); profiles fitted before
  *                    it have 4 coefficients and price as before
+ *    v8: the fast path (attn.prefill_bm32) splits each CTA's walk in parts where its CTAs
+ *    would leave SMs idle (kernels/attn_split.h's rule, with the profile's prefill_split
+ *    constants and CTAs an SM): tiles_total stays, ctas counts the parts, tiles_max is the
+ *    longest part's, queue_tiles schedules the parts; a profile without prefill_split
+ *    prices an unsplit kernel
  *  decode kernels (XQA, scalar), split-K: partition P = 256 tokens (1024 when
  *    seq_len >= 32768), a CTA per (row, head, partition), then a reduce kernel whose CTA
  *    walks every partition of its row; O = the CTAs an SM holds (XQA fp16 1, fp8 2,

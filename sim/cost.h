@@ -14,7 +14,8 @@
  *   attn.prefill_bm32.fp16      rows,q,seq_len,page,t_s   [1, tiles_total, tiles_max_cta, ctas, queue_tiles]
  *                               (queue_tiles: the busiest SM's tiles, CTAs dispatched in launch
  *                               order, less tiles_max_cta; a profile with 4 coefficients has no
- *                               such term)
+ *                               such term; with the profile's prefill_split, of the parts the
+ *                               kernel splits its CTAs' walk into: kernels/attn_split.h)
  *   attn.prefill_generic.fp16   (BM32/BN64)                same
  *   attn.prefill_lowsmem.fp16   (BM16/BN128)               same
  *   attn.prefill_generic.fp8 / attn.prefill_lowsmem.fp8    same (in-kernel dequantisation)
