@@ -187,7 +187,7 @@ static int solve_from_figures(const ctx_t *c, const char *law, double *coef, con
     for (int i = 0; i < c->nfig; i++) {
         if (strcmp(c->fig[i].law, law)) continue;
         double row[4] = { 1, c->fig[i].q, c->fig[i].seq_len, c->fig[i].page }, f[PROF_MAX_COEF];
-        cost_hw_t hw = { c->sms, c->peak_tflops * 1e12, c->bw_gbs * 1e9 };
+        cost_hw_t hw = { .sms = c->sms, .flops = c->peak_tflops * 1e12, .bw = c->bw_gbs * 1e9 };
         if (cost_point_features(law, row, &c->model, &c->rank, &hw, f) < 0) return -1;
         double fixed = 0;
         for (int k = 0; k < cost_law_ncoef(law); k++) {

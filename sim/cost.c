@@ -102,7 +102,7 @@ int cost_law_knee(const char *law, int *a, int *b)
 
 cost_hw_t cost_hw_of(const profile_t *p)
 {
-    cost_hw_t hw = { 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+    cost_hw_t hw = { 0 };
     if (p) {
         hw.sms = p->sms;
         hw.flops = p->peak_fp16_tflops * 1e12;

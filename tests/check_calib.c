@@ -24,8 +24,10 @@ static model_t ref_model;
 static model_rank_t ref_rank;
 /* the fake GPU's SMs and ceilings (fake_describe): what the fit's features see */
 /* the fake GPU's facts as the profile calib writes records them (fp8_expand: this build's kernel) */
-static const cost_hw_t fake_hw = { 100, 500e12, 3000e9, ATTN_BRIDGE_CTA_TOKENS, ATTN_BRIDGE_CTAS_PER_SM,
-                                    ATTN_SPLIT_MAX, ATTN_SPLIT_MIN_TILES, ATTN_SPLIT_COST_TILES, 1 };
+static const cost_hw_t fake_hw = { .sms = 100, .flops = 500e12, .bw = 3000e9,
+                                    .expand_tokens = ATTN_BRIDGE_CTA_TOKENS, .expand_occ = ATTN_BRIDGE_CTAS_PER_SM,
+                                    .split_max = ATTN_SPLIT_MAX, .split_min_tiles = ATTN_SPLIT_MIN_TILES,
+                                    .split_cost_tiles = ATTN_SPLIT_COST_TILES, .split_occ = 1 };
 
 static void load_model(void)
 {

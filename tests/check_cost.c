@@ -240,6 +240,60 @@ START_TEST(measured_grid_prices_chunks_by_waves)
 }
 END_TEST
 
+START_TEST(measured_grid_prices_split_chunks_by_busiest_sm)
+{
+    /* v8: a profile whose fast kernel splits its walk (prefill_split) blends an unmeasured q
+     * between the measured ones by the busiest SM's tiles (tiles_max + queue_tiles), not by
+     * waves. At 240000 (1875 tiles a CTA, 24 heads at TP1, 132 SMs), from a replica in Python
+     * of attn_split.h and the list schedule: q = 64: 2 parts, busiest 938; q = 96: 3 parts of
+     * 625, 216 on 132 SMs, busiest 1250; q = 160: 120 CTAs, whole, 1875; q = 192: 4 parts,
+     * 2343; q = 256: 2 parts, 2813 */
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    p.split_max = 4;
+    p.split_min_tiles = 8;
+    p.split_cost_tiles = 4;
+    p.split_ctas_per_sm = 1;
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "attn.prefill_bm32.fp16");
+    l.ncoef = 4;
+    l.coef[1] = 1e-7;
+    l.ncols = 5;
+    double pts[4][5] = { { 1, 64, 1024, 784, 1e-4 }, { 1, 64, 262144, 784, 1e-2 },
+                         { 1, 256, 1024, 784, 2e-4 }, { 1, 256, 262144, 784, 2e-2 } };
+    l.pts = &pts[0][0];
+    l.npts = 4;
+    l.fit_median_rel = l.fit_max_rel = -1;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+                       .fp8_bridge_page = 784 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    double L = 240000, f = (L - 1024) / (262144 - 1024);
+    double t64 = 1e-4 + (1e-2 - 1e-4) * f, t256 = 2e-4 + (2e-2 - 2e-4) * f;
+    struct { int q; double busy; } cases[] = { { 64, 938 }, { 96, 1250 }, { 160, 1875 }, { 192, 2343 }, { 256, 2813 } };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        kseg_t rows[1] = { { 0, cases[i].q, (long)L } };
+        ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
+        ck_assert_int_eq(plan.calls[0].route, ROUTE_PREFILL_BM32);
+        cost_step_t in = { &plan, NULL, cases[i].q, 1, 0, 1, 0 };
+        cost_breakdown_t o;
+        ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+        double want = t64 + (cases[i].busy - 938) / (2813 - 938) * (t256 - t64);
+        ck_assert_msg(fabs(o.attn / (M.n_full_attn * want) - 1) < 1e-9, "q=%d: %g vs %g", cases[i].q,
+                      o.attn / M.n_full_attn, want);
+    }
+    route_plan_free(&plan);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 START_TEST(features_of_items_match_points)
 {
     /* the simulator's items and calib's points of one shape have one feature vector (the
@@ -247,7 +301,7 @@ START_TEST(features_of_items_match_points)
      * wise (one request: its rows read the same pages), two decode rows of two requests */
     model_rank_t r;
     model_rank(&M, 1, &r);
-    cost_hw_t hw = { 132, 7.5e14, 4.2e12 };
+    cost_hw_t hw = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12 };
     route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
                        .fp8_bridge_page = 784 };
     route_plan_t plan;
@@ -294,7 +348,9 @@ START_TEST(prefill_split_parts)
     model_rank_t r;
     model_rank(&M, 1, &r);
     double f[PROF_MAX_COEF], g[PROF_MAX_COEF];
-    cost_hw_t split = { 132, 7.5e14, 4.2e12, 0, 0, 4, 8, 4, 1 }, plain = { 132, 7.5e14, 4.2e12, 0, 0 };
+    cost_hw_t split = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12, .split_max = 4, .split_min_tiles = 8,
+                       .split_cost_tiles = 4, .split_occ = 1 },
+              plain = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12 };
     double p[4] = { 1, 784, 104000, 784 };
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p, &M, &r, &split, f), 0);
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p, &M, &r, &plain, g), 0);
@@ -327,14 +383,14 @@ START_TEST(prefill_queue_tiles)
     model_rank(&M, 1, &r);
     double f[PROF_MAX_COEF];
     /* bm32 q = 64 fresh: 2 M-tiles of 1 tile, x 24 heads = 48 equal CTAs; on 4 SMs 12 each */
-    cost_hw_t hw4 = { 4, 0, 0, 0, 0 };
+    cost_hw_t hw4 = { .sms = 4 };
     double p1[4] = { 1, 64, 64, 784 };
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p1, &M, &r, &hw4, f), 0);
     ck_assert_double_eq(f[3], 48);
     ck_assert_double_eq(f[2], 1);
     ck_assert_double_eq(f[4], 12 - 1);
     /* generic (BN64) q = 64 at 128: CTAs of 2 tiles, 48 on 5 SMs: the busiest holds 10 */
-    cost_hw_t hw5 = { 5, 0, 0, 0, 0 };
+    cost_hw_t hw5 = { .sms = 5 };
     double p2[4] = { 1, 64, 128, 784 };
     ck_assert_int_eq(cost_point_features("attn.prefill_generic.fp16", p2, &M, &r, &hw5, f), 0);
     ck_assert_double_eq(f[4], 20 - 2);
@@ -344,14 +400,14 @@ START_TEST(prefill_queue_tiles)
     ck_assert_double_eq(f[4], 24 - 1);
     /* the H200's 132 SMs, q = 1568 at 6502: 1176 CTAs of 39..51 tiles (a replica in Python
      * of the list schedule gives 426 on the busiest SM) */
-    cost_hw_t h200 = { 132, 7.5e14, 4.2e12, 0, 0 };
+    cost_hw_t h200 = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12 };
     double p4[4] = { 1, 1568, 6502, 784 };
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p4, &M, &r, &h200, f), 0);
     ck_assert_double_eq(f[2], 51);
     ck_assert_double_eq(f[4], 426 - 51);
     /* CTAs that fit the SMs, or unknown SMs: 0 */
     double p5[4] = { 1, 784, 100000, 784 };   /* 600 CTAs */
-    cost_hw_t big = { 600, 0, 0, 0, 0 };
+    cost_hw_t big = { .sms = 600 };
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p5, &M, &r, &big, f), 0);
     ck_assert_double_eq(f[4], 0);
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p5, &M, &r, NULL, f), 0);
@@ -464,6 +520,7 @@ int main(void)
     tcase_add_test(tc, missing_laws_are_errors);
     tcase_add_test(tc, grid_leave_one_out);
     tcase_add_test(tc, measured_grid_prices_chunks_by_waves);
+    tcase_add_test(tc, measured_grid_prices_split_chunks_by_busiest_sm);
     tcase_add_test(tc, features_of_items_match_points);
     tcase_add_test(tc, roofline_pair_prices_the_larger);
     tcase_add_test(tc, prefill_queue_tiles);

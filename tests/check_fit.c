@@ -34,7 +34,7 @@ static double nrand(void) /* ~N(0,1): sum of 12 uniforms */
 static model_t ref_model;
 static model_rank_t ref_rank;
 /* an H200-like GPU: waves and the GEMM roofline need its SMs and ceilings */
-static const cost_hw_t ref_hw = { 132, 7.5e14, 4.2e12 };
+static const cost_hw_t ref_hw = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12 };
 
 static void load_model(void)
 {
@@ -425,7 +425,8 @@ START_TEST(bridge_expand_kernel)
     /* the bridge's walk follows the expansion kernel the profile names (fp8_expand): v5's
      * (no fields: a CTA per 784-token page, 8 per SM) or v6's (98 tokens a CTA, 8 per SM) */
     double heads = ref_rank.kv_heads, f[PROF_MAX_COEF];
-    cost_hw_t v5 = { 132, 700e12, 4e12, 0, 0 }, v6 = { 132, 700e12, 4e12, 98, 8 };
+    cost_hw_t v5 = { .sms = 132, .flops = 700e12, .bw = 4e12 },
+              v6 = { .sms = 132, .flops = 700e12, .bw = 4e12, .expand_tokens = 98, .expand_occ = 8 };
     double shortr[4] = { 1, 784, 20000, 784 }, longr[4] = { 1, 784, 262144, 784 };
     ck_assert_int_eq(cost_point_features("attn.fp8_bridge", shortr, &ref_model, &ref_rank, &v5, f), 0);
     ck_assert_double_eq(f[2], 784 * heads);             /* 26 CTAs: one wave of a page each */
@@ -468,7 +469,7 @@ static int knee_points(double *pts, const double *coef, const cost_hw_t *hw)
 START_TEST(bridge_knee)
 {
     /* the knee's feature: the expansion CTAs the busiest SM holds at once */
-    cost_hw_t v6 = { 132, 7.5e14, 4.2e12, 98, 8 };
+    cost_hw_t v6 = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12, .expand_tokens = 98, .expand_occ = 8 };
     double f[PROF_MAX_COEF], heads = ref_rank.kv_heads;
     static const struct { double tokens, sm; } kf[] = { { 12040, 1 }, { 16384, 2 }, { 30339, 3 }, { 41285, 4 },
                                                         { 76450, 6 }, { 262144, 8 } };
