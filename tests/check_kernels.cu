@@ -247,8 +247,12 @@ static Suite *kernels_suite(void) {
 }
 
 int main(void) {
-    if (!attn_gpu_available()) printf("no CUDA device: GPU kernel tests skipped (CPU checks run)\n");
+    int gpu = attn_gpu_available();
+    if (!gpu) printf("no CUDA device: GPU kernel tests skipped (CPU checks run)\n");
     SRunner *sr = srunner_create(kernels_suite());
+    /* CUDA does not survive fork(): once this process has touched the device (above), Check's
+     * forked children fail with "initialization error"; with a GPU the tests run in-process */
+    if (gpu) srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_NORMAL);
     int nf = srunner_ntests_failed(sr);
     srunner_free(sr);
