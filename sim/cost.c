@@ -80,7 +80,8 @@ int cost_law_ncoef(const char *law)
     default: break;
     }
     if (!strcmp(law, "gdn")) return 7;
-    if (!strcmp(law, "gemm") || !strcmp(law, "elementwise") || !strcmp(law, "step")) return 4;
+    if (!strcmp(law, "elementwise")) return 5;
+    if (!strcmp(law, "gemm") || !strcmp(law, "step")) return 4;
     if (!strcmp(law, "allreduce")) return 2;
     return 0;
 }
@@ -327,13 +328,19 @@ static void gdn_features(double tokens, double seqs, const model_t *m, const mod
 
 /* elementwise (calib's proxy): two RMSNorms, a 256-thread CTA per token, then SiLU-mul
  * over the MLP width, a thread per two elements in at most 4096 CTAs (grid-stride); 8
- * such CTAs fit an SM.  Launch-bound below a few hundred tokens: the waves carry it. */
+ * such CTAs fit an SM.  Launch-bound below a few hundred tokens: the waves carry it.
+ * feat[4]: 1 once the SiLU grid needs a second wave.  Every H200 session measured a step
+ * there that the waves do not price: 16 -> 32 tokens (544 -> 1088 CTAs, 1056 an wave)
+ * +4.1..5.0 us, 32 -> 64 (three waves, twice the elements) +1.2..1.9 us; without the term
+ * the 32-token point missed its law by 10.5..12.9% in every profile (calib/README.md).
+ * A profile fitted before it (4 coefficients) prices as before. */
 static void elem_features(double tokens, const model_rank_t *r, const cost_hw_t *hw, double *feat)
 {
     double silu = fmin(ceil(tokens * (double)(r->mlp_down_k / 2) / 256), 4096);
     feat[1] = tokens;
     feat[2] = waves(tokens, 8, hw);
     feat[3] = waves(silu, 8, hw);
+    feat[4] = feat[3] > 1 ? 1 : 0;
 }
 
 int cost_point_features(const char *law, const double *row, const model_t *m,

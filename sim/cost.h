@@ -29,7 +29,9 @@
  *                               roofline = max(flops / GEMM ceiling, bytes / copy ceiling))
  *   gdn                         tokens,seqs,t_s           [1, tokens, seqs, chunks, short_waves, long_row,
  *                               tokens] (one GDN layer's core; roofline pair 5, 6)
- *   elementwise                 tokens,t_s                [1, tokens, norm_waves, silu_waves]
+ *   elementwise                 tokens,t_s                [1, tokens, norm_waves, silu_waves,
+ *                                                          silu_waves > 1] (a profile with 4
+ *                                                          coefficients has no such term)
  *                               (one layer's norms etc.)
  *   allreduce                   bytes,t_s                 [1, bytes]           (one all-reduce, TP>1)
  *   step                        rows,t_s                  [1, rows, eager, eager_passes] (per-step host

@@ -176,7 +176,7 @@ static void fake_init(void)
         } else if (!strcmp(nm, "gdn")) {
             c[0] = 1.5e-5; c[1] = 1e-7; c[2] = 3e-6; c[3] = 2e-6; c[4] = 4e-6; c[5] = 5e-7; c[6] = 3e-7;
         } else if (!strcmp(nm, "elementwise")) {
-            c[0] = 4e-6; c[1] = 1.5e-8; c[2] = 2e-6; c[3] = 1e-6;
+            c[0] = 4e-6; c[1] = 1.5e-8; c[2] = 2e-6; c[3] = 1e-6; c[4] = 3e-6;
         }
     }
     ft.name = "fake";

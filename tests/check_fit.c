@@ -171,7 +171,7 @@ static const law_case_t law_cases[] = {
     { "attn.fp8_bridge", 5, { 4e-6, 5e-11, 5e-8, 2e-10 } },
     { "gemm", 5, { 6e-6, 1.4e-15, 2.6e-13, 0.3 } },
     { "gdn", 3, { 1.2e-5, 1e-8, 4e-6, 2e-6, 3e-6, 5e-7, 4e-7 } },
-    { "elementwise", 2, { 3e-6, 2e-8, 2e-6, 1e-6 } },
+    { "elementwise", 2, { 3e-6, 2e-8, 2e-6, 1e-6, 3e-6 } },
 };
 
 /* The known law's value on a feature vector (prof_eval: its roofline pair a max). */
@@ -554,9 +554,14 @@ START_TEST(law_without_hw)
     ck_assert_double_eq(l.coef[3], 0);
     double feat[PROF_MAX_COEF];
     ck_assert_int_eq(cost_point_features("elementwise", pts, &ref_model, &ref_rank, NULL, feat), 0);
-    ck_assert(feat[2] == 0 && feat[3] == 0);
+    ck_assert(feat[2] == 0 && feat[3] == 0 && feat[4] == 0);
     ck_assert_int_eq(cost_point_features("elementwise", pts, &ref_model, &ref_rank, &ref_hw, feat), 0);
-    ck_assert(feat[2] == 1 && feat[3] == 1);
+    ck_assert(feat[2] == 1 && feat[3] == 1 && feat[4] == 0);
+    /* the SiLU grid's second wave: 32 tokens x 34 CTAs = 1088 > 132 x 8 */
+    ck_assert_int_eq(cost_point_features("elementwise", (double[]){ 16 }, &ref_model, &ref_rank, &ref_hw, feat), 0);
+    ck_assert(feat[3] == 1 && feat[4] == 0);
+    ck_assert_int_eq(cost_point_features("elementwise", (double[]){ 32 }, &ref_model, &ref_rank, &ref_hw, feat), 0);
+    ck_assert(feat[3] == 2 && feat[4] == 1);
     ck_assert_int_eq(cost_point_features("gemm", (double[]){ 1, 5120, 5120, 2 }, &ref_model, &ref_rank, NULL, feat), 0);
     ck_assert_double_eq(feat[3], 0);
 }
