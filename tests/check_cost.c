@@ -188,13 +188,19 @@ START_TEST(grid_leave_one_out)
 }
 END_TEST
 
-START_TEST(measured_grid_prices_chunks_by_waves)
+/* bm32 points at q = 64 and q = 256, seq_len 1024 and 262144, times linear in seq_len and twice
+ * as long at q = 256: the measured grid the chunk sizes between are priced from. split: the
+ * profile records the fast kernel's split rule (prefill_split) */
+static cost_model_t *chunk_grid_model(profile_t *p, int split)
 {
-    /* bm32 points at q = 64 (48 CTAs at TP1: one wave on 132 SMs) and q = 256 (192 CTAs:
-     * two waves), seq_len 1024 and 262144; times linear in seq_len */
-    profile_t p;
-    synthetic(&p, 0);
-    p.sms = 132;
+    synthetic(p, 0);
+    p->sms = 132;
+    if (split) {
+        p->split_max = 4;
+        p->split_min_tiles = 8;
+        p->split_cost_tiles = 4;
+        p->split_ctas_per_sm = 1;
+    }
     prof_law_t l;
     memset(&l, 0, sizeof l);
     snprintf(l.name, sizeof l.name, "attn.prefill_bm32.fp16");
@@ -206,14 +212,36 @@ START_TEST(measured_grid_prices_chunks_by_waves)
     l.pts = &pts[0][0];
     l.npts = 4;
     l.fit_median_rel = l.fit_max_rel = -1;
-    ck_assert_int_eq(prof_put(&p, &l), 0);
+    ck_assert_int_eq(prof_put(p, &l), 0);
     char err[COST_ERR_MAX];
-    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    cost_model_t *cm = cost_profile_new(p, &M, 1, err);
     ck_assert_msg(cm != NULL, "%s", err);
+    return cm;
+}
+
+/* one prefill row of q tokens at seq_len L through the router and the model: its attention
+ * seconds a layer */
+static double chunk_attn(cost_model_t *cm, int q, double L)
+{
     route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
                        .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
+    kseg_t rows[1] = { { 0, q, (long)L } };
+    ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
+    ck_assert_int_eq(plan.calls[0].route, ROUTE_PREFILL_BM32);
+    cost_step_t in = { &plan, NULL, q, 1, 0, 1, 0 };
+    cost_breakdown_t o;
+    ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+    route_plan_free(&plan);
+    return o.attn / M.n_full_attn;
+}
+
+START_TEST(measured_grid_prices_chunks_by_waves)
+{
+    /* q = 64 is 48 CTAs at TP1 (one wave on 132 SMs), q = 256 192 CTAs (two waves) */
+    profile_t p;
+    cost_model_t *cm = chunk_grid_model(&p, 0);
     double L = 131584;                      /* half way along the seq_len axis */
     double t64 = 1e-4 + (1e-2 - 1e-4) * (L - 1024) / (262144 - 1024);
     double t256 = 2 * t64;
@@ -225,16 +253,9 @@ START_TEST(measured_grid_prices_chunks_by_waves)
         { 192, t256 },                      /* 144 CTAs: the second wave */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        kseg_t rows[1] = { { 0, cases[i].q, (long)L } };
-        ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
-        ck_assert_int_eq(plan.calls[0].route, ROUTE_PREFILL_BM32);
-        cost_step_t in = { &plan, NULL, cases[i].q, 1, 0, 1, 0 };
-        cost_breakdown_t o;
-        ck_assert_int_eq(cm->step(cm, &in, &o), 0);
-        ck_assert_msg(fabs(o.attn / (M.n_full_attn * cases[i].want) - 1) < 1e-9, "q=%d: %g vs %g", cases[i].q,
-                      o.attn / M.n_full_attn, cases[i].want);
+        double t = chunk_attn(cm, cases[i].q, L);
+        ck_assert_msg(fabs(t / cases[i].want - 1) < 1e-9, "q=%d: %g vs %g", cases[i].q, t, cases[i].want);
     }
-    route_plan_free(&plan);
     cost_free(cm);
     prof_free(&p);
 }
@@ -249,46 +270,14 @@ START_TEST(measured_grid_prices_split_chunks_by_busiest_sm)
      * 625, 216 on 132 SMs, busiest 1250; q = 160: 120 CTAs, whole, 1875; q = 192: 4 parts,
      * 2343; q = 256: 2 parts, 2813 */
     profile_t p;
-    synthetic(&p, 0);
-    p.sms = 132;
-    p.split_max = 4;
-    p.split_min_tiles = 8;
-    p.split_cost_tiles = 4;
-    p.split_ctas_per_sm = 1;
-    prof_law_t l;
-    memset(&l, 0, sizeof l);
-    snprintf(l.name, sizeof l.name, "attn.prefill_bm32.fp16");
-    l.ncoef = 4;
-    l.coef[1] = 1e-7;
-    l.ncols = 5;
-    double pts[4][5] = { { 1, 64, 1024, 784, 1e-4 }, { 1, 64, 262144, 784, 1e-2 },
-                         { 1, 256, 1024, 784, 2e-4 }, { 1, 256, 262144, 784, 2e-2 } };
-    l.pts = &pts[0][0];
-    l.npts = 4;
-    l.fit_median_rel = l.fit_max_rel = -1;
-    ck_assert_int_eq(prof_put(&p, &l), 0);
-    char err[COST_ERR_MAX];
-    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
-    ck_assert_msg(cm != NULL, "%s", err);
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
-                       .fp8_bridge_page = 784 };
-    route_plan_t plan;
-    route_plan_init(&plan);
+    cost_model_t *cm = chunk_grid_model(&p, 1);
     double L = 240000, f = (L - 1024) / (262144 - 1024);
     double t64 = 1e-4 + (1e-2 - 1e-4) * f, t256 = 2e-4 + (2e-2 - 2e-4) * f;
     struct { int q; double busy; } cases[] = { { 64, 938 }, { 96, 1250 }, { 160, 1875 }, { 192, 2343 }, { 256, 2813 } };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        kseg_t rows[1] = { { 0, cases[i].q, (long)L } };
-        ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
-        ck_assert_int_eq(plan.calls[0].route, ROUTE_PREFILL_BM32);
-        cost_step_t in = { &plan, NULL, cases[i].q, 1, 0, 1, 0 };
-        cost_breakdown_t o;
-        ck_assert_int_eq(cm->step(cm, &in, &o), 0);
-        double want = t64 + (cases[i].busy - 938) / (2813 - 938) * (t256 - t64);
-        ck_assert_msg(fabs(o.attn / (M.n_full_attn * want) - 1) < 1e-9, "q=%d: %g vs %g", cases[i].q,
-                      o.attn / M.n_full_attn, want);
+        double t = chunk_attn(cm, cases[i].q, L), want = t64 + (cases[i].busy - 938) / (2813 - 938) * (t256 - t64);
+        ck_assert_msg(fabs(t / want - 1) < 1e-9, "q=%d: %g vs %g", cases[i].q, t, want);
     }
-    route_plan_free(&plan);
     cost_free(cm);
     prof_free(&p);
 }
