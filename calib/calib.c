@@ -531,14 +531,13 @@ done:
 
 /* What the cost model must know of the kernels this build times (written into the profile):
  * the fp8 expansion's CTAs, and the fast prefill path's split rule (kernels/attn_split.h; its
- * CTAs per SM from the timer's describe, 1 where it does not say). ATTN_PREFILL_VAR / _PIPE
- * select A/B kernels that do not split: then the profile says so. */
+ * CTAs per SM from the timer's describe, 1 where it does not say). Under an A/B kernel that
+ * does not split (attn_fast_ab_env; v3's pipe counted as fitting) the profile says so. */
 static void kernel_facts(profile_t *p)
 {
     p->expand_cta_tokens = ATTN_BRIDGE_CTA_TOKENS;
     p->expand_ctas_per_sm = ATTN_BRIDGE_CTAS_PER_SM;
-    const char *var = getenv("ATTN_PREFILL_VAR"), *pipe = getenv("ATTN_PREFILL_PIPE");
-    if ((var && *var) || (pipe && pipe[0] == '1')) {
+    if (attn_fast_ab_env(1)) {
         p->split_max = p->split_min_tiles = p->split_cost_tiles = p->split_ctas_per_sm = 0;
         return;
     }

@@ -136,6 +136,19 @@ static int cfg_occupancy() {
     }
 }
 
+// the parts configuration I of route R splits this batch into (1 for a configuration without
+// KVSPLIT; 0 on a bad ATTN_PREFILL_SPLIT)
+template <int R, int I, bool FP8>
+static int cfg_parts(const attn_batch *b) {
+    if constexpr (I >= attn_cfg_list(R).n) {
+        return 1;
+    } else {
+        constexpr KCfg c = attn_cfg(R, I);
+        if constexpr ((c.plan & PL_KVSPLIT) != 0) return split_parts(b, c.mr, c.bn, cfg_occupancy<R, I, FP8>());
+        return 1;
+    }
+}
+
 // configuration I of route R's list; a KVSPLIT configuration (the fast path, v8) in the parts
 // split_parts picks, its partials in ws
 template <int R, int I, bool FP8>
@@ -145,24 +158,9 @@ static int launch_cfg(const AttnParams &p, int rows, int max_q, cudaStream_t s, 
         return ATTN_ESMEM;
     } else {
         constexpr KCfg c = attn_cfg(R, I);
-        int parts = 1;
-        if constexpr ((c.plan & PL_KVSPLIT) != 0) {
-            parts = split_parts(b, c.mr, c.bn, cfg_occupancy<R, I, FP8>());
-            if (parts < 1) return ATTN_EINVAL;
-        }
+        int parts = cfg_parts<R, I, FP8>(b);
+        if (parts < 1) return ATTN_EINVAL;
         return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, FP8>(p, rows, max_q, s, parts, b, ws, ws_bytes);
-    }
-}
-
-// the parts configuration I of route R splits this batch into (1 for a configuration without KVSPLIT)
-template <int R, int I, bool FP8>
-static int cfg_parts(const attn_batch *b) {
-    if constexpr (I >= attn_cfg_list(R).n) {
-        return 1;
-    } else {
-        constexpr KCfg c = attn_cfg(R, I);
-        if constexpr ((c.plan & PL_KVSPLIT) != 0) return split_parts(b, c.mr, c.bn, cfg_occupancy<R, I, FP8>());
-        return 1;
     }
 }
 
@@ -202,6 +200,13 @@ static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int
     return ATTN_EINVAL;
 }
 
+// attn_fast_ab_env (attn_split.h) on this device's per-block limit; *var: ATTN_PREFILL_VAR's name
+static int fast_ab_choice(int limit, const char **var) {
+    int ab = attn_fast_ab_env(limit >= attn_cfg_bytes(ATTN_FAST_PIPE_V3));
+    if (ab == 2 && var) *var = getenv("ATTN_PREFILL_VAR");
+    return ab;
+}
+
 // route R on the configuration that fits this device
 template <int R, bool FP8>
 static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t s, const attn_batch *b, void *ws,
@@ -213,11 +218,12 @@ static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t
          * lean softmax; 9.57 vs v6's 11.34 ms at q=784/104K, NOTES.md v7). v3's pipelined configuration stays
          * selectable with ATTN_PREFILL_PIPE=1 where it fits, the A/B variants with ATTN_PREFILL_VAR. */
         constexpr KCfg c = ATTN_FAST_PIPE_V3;
-        const char *e = getenv("ATTN_PREFILL_PIPE");
-        if (e && e[0] == '1' && limit >= attn_cfg_bytes(c))
-            return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, false>(p, rows, max_q, s);
-        const char *v = getenv("ATTN_PREFILL_VAR");
-        if (v && *v) return launch_prefill_var(v, limit, p, rows, max_q, s);
+        const char *v = nullptr;
+        switch (fast_ab_choice(limit, &v)) {
+        case 1: return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, false>(p, rows, max_q, s);
+        case 2: return launch_prefill_var(v, limit, p, rows, max_q, s);
+        default: break;
+        }
     }
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
     switch (attn_cfg_pick(R, limit)) {
@@ -243,11 +249,7 @@ int attn_fast_ctas_per_sm(void) {
 // device (0: a bad ATTN_PREFILL_SPLIT); v3's pipe and the A/B variants do not split
 static int fast_parts(const attn_batch *b) {
     int limit = attn_smem_budget();
-    if (limit < 0) return 1;
-    const char *e = getenv("ATTN_PREFILL_PIPE");
-    if (e && e[0] == '1' && limit >= attn_cfg_bytes(ATTN_FAST_PIPE_V3)) return 1;
-    const char *v = getenv("ATTN_PREFILL_VAR");
-    if (v && *v) return 1;
+    if (limit < 0 || fast_ab_choice(limit, nullptr)) return 1;
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
     switch (attn_cfg_pick(ATTN_PREFILL_FAST, limit)) {
     case 0: return cfg_parts<ATTN_PREFILL_FAST, 0, false>(b);

@@ -93,6 +93,17 @@ START_TEST(test_split_parts) {
     ck_assert_int_eq(attn_split_parts(300, 813, 132, 2), 4);
     ck_assert_int_eq(attn_split_parts(0, 813, 132, 1), 1);
     ck_assert_int_eq(attn_split_parts(300, 813, 0, 1), 1);
+    /* the A/B kernels that take the split fast path's place, from the environment */
+    unsetenv("ATTN_PREFILL_PIPE");
+    unsetenv("ATTN_PREFILL_VAR");
+    ck_assert_int_eq(attn_fast_ab_env(1), 0);
+    setenv("ATTN_PREFILL_PIPE", "1", 1);
+    ck_assert_int_eq(attn_fast_ab_env(1), 1);
+    ck_assert_int_eq(attn_fast_ab_env(0), 0); /* v3's pipe does not fit: the default runs */
+    setenv("ATTN_PREFILL_VAR", "v7x", 1);
+    ck_assert_int_eq(attn_fast_ab_env(0), 2);
+    unsetenv("ATTN_PREFILL_PIPE");
+    unsetenv("ATTN_PREFILL_VAR");
 }
 END_TEST
 
