@@ -44,8 +44,8 @@ static const calib_law_spec_t law_table[] = {
       "paged decode scalar (split-K, a CTA per q head) + reduce, fp8_e5m2 KV; q>1 = token-wise expansion" },
     { "attn.fp8_bridge", CK_FP8_EXPAND, 1, 5, ATTN_COLS,
       "fp8 bridge expansion alone: every page of the row's fp8 cache to an fp16 workspace (page 784)" },
-    { "gemm", CK_GEMM, 0, 5, { "m", "n", "k", "wb", "t_s" },
-      "cuBLAS GemmEx fp16 x fp16 -> fp16, fp32 accumulate, C = A W^T, the model's per-rank shapes" },
+    { "gemm", CK_GEMM, 0, 8, { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" },
+      "cuBLAS GemmEx fp16, fp32 accumulate, C = A W^T, the model's per-rank shapes; tile/splits: cuBLASLt's pick" },
     { "gdn", CK_GDN, 0, 3, { "tokens", "seqs", "t_s" },
       "GDN core proxy: causal conv1d + L2 norm + gated delta rule, 128x128 fp32 state per v head; "
       "tokens = one long row + seqs-1 one-token rows" },
@@ -604,6 +604,17 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
                 fprintf(progress, "%scalib: time budget %.0fs spent; %d most expensive points not measured\n",
                         tty ? "\n" : "", o->budget_s, nbudget);
             break;
+        }
+        if (j->kernel == CK_GEMM && t->gemm_choice) {
+            double ch[3] = { 0, 0, 0 };
+            int gc = t->gemm_choice(t, j, ch);
+            if (gc < 0) {
+                job_label(j, label, sizeof label);
+                snprintf(err, 256, "%.100s: %.150s", label, t->err);
+                goto fail;
+            }
+            if (gc == 0 && ch[0] >= 1 && ch[1] >= 1 && ch[2] >= 1)
+                memcpy(&jobs[i].x[4], ch, sizeof ch);
         }
         double ts = 0;
         int iters = 0, reps = 0;

@@ -76,6 +76,12 @@ struct calib_timer {
      * timestamps; *sec = elapsed / iters.  1 = the kernel refused the shape before
      * launching anything (honoured on the first run of a job only: skip it). */
     int (*run)(calib_timer_t *t, const calib_job_t *j, int iters, double *sec);
+    /* The kernel a GEMM job runs where the library picks it by shape (cuBLAS: its tile along
+     * n and along m, and its split of k -> choice[0..2]), recorded with the job's point
+     * (the gemm law's tile_n, tile_m, splits columns).  0, 1 (not known: the point records
+     * 0s, and the law prices it by its first four terms), or -1 with err filled.  May be
+     * NULL (never known). */
+    int (*gemm_choice)(calib_timer_t *t, const calib_job_t *j, double choice[3]);
     /* Fill the profile's hardware metadata (gpu, sms, memory, clocks, driver, toolkit). */
     void (*describe)(calib_timer_t *t, profile_t *p);
     /* The SM clock now, in MHz: 0, or -1 where it cannot be read (then the sustained-load

@@ -42,13 +42,21 @@ else
 CALIB_HOST_LIBS := $(LIBS)
 endif
 
-$(BUILD)/calib/calib_gpu.o: calib/calib_gpu.cu calib/calib.h calib/gpuclock.h kernels/attn.h $(wildcard sim/*.h)
+# cuBLASLt's tile ids -> shapes, from this toolkit's header (calib_gpu.cu's gemm_choice)
+$(BUILD)/calib/lt_tiles.h: $(CUDA)/include/cublasLt.h
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -c $< -o $@
+	sed -n 's/^ *CUBLASLT_MATMUL_TILE_\([0-9]*\)x\([0-9]*\) *= *\([0-9]*\) *,.*/{\3, \1, \2},/p' $< > $@.tmp
+	@test -s $@.tmp || { echo "calib: no CUBLASLT_MATMUL_TILE_* ids in $<"; rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
+
+$(BUILD)/calib/calib_gpu.o: calib/calib_gpu.cu calib/calib.h calib/gpuclock.h kernels/attn.h $(wildcard sim/*.h) \
+		$(BUILD)/calib/lt_tiles.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -I$(BUILD)/calib -c $< -o $@
 
 bin/calib: $(BUILD)/calib/main.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
 	@mkdir -p bin
-	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublas $(CUDA_LIBS) $(CALIB_HOST_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublasLt -lcublas $(CUDA_LIBS) $(CALIB_HOST_LIBS)
 
 calib: bin/calib
 	@mkdir -p calib/profiles

@@ -19,10 +19,17 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
+#include <cublasLt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* cuBLASLt's tile ids and their shapes, {id, rows, cols}, generated from this toolkit's
+ * cublasLt.h at build time (calib/calib.mk) */
+static const int lt_tiles[][3] = {
+#include "lt_tiles.h"
+};
 
 extern "C" {
 #include "model.h"
@@ -341,6 +348,7 @@ typedef struct {
 typedef struct {
     cudaEvent_t e0, e1;
     cublasHandle_t blas;
+    cublasLtHandle_t lt;        /* for gemm_choice's heuristic query only */
     cudaDeviceProp prop;
     model_t m;
     model_rank_t r;
@@ -551,6 +559,62 @@ static int run_gemm(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i
                      (int)j->k, &beta, g->cbuf.base, CUDA_R_16F, (int)j->n, CUBLAS_COMPUTE_32F,
                      CUBLAS_GEMM_DEFAULT));
     return 0;
+}
+
+/* The kernel cublasGemmEx runs for a job: cuBLAS (12 and later) picks it by asking
+ * cuBLASLt's heuristic for the same problem -- fp16 A, B, C, fp32 compute and scale,
+ * C[n x m] = W^T[n x k] A[k x m] in cuBLASLt's column-major terms, at most the handle's
+ * default workspace (32 MiB on sm_90: the heuristic call in cuBLASLt's log of a GemmEx
+ * carries that limit) -- and runs its first answer.  We ask the same and report that
+ * answer's tile (rows along n, columns along m) and split of k.  On the H200 the answer
+ * matched the kernel cuBLASLt's log shows GemmEx running at every shape compared
+ * (calib/README.md).  1 when the heuristic has no answer or the tile id is not in this
+ * toolkit's table. */
+static int gpu_gemm_choice(calib_timer_t *t, const calib_job_t *j, double choice[3])
+{
+    gpu_t *g = (gpu_t *)t->impl;
+    if (!g->lt)
+        return 1;
+    cublasLtMatmulDesc_t d = NULL;
+    cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+    cublasLtMatmulPreference_t pr = NULL;
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    size_t ws = (size_t)32 << 20, wr = 0;
+    cublasLtMatmulHeuristicResult_t res;
+    int nres = 0, tile = -1, splits = 1, rc = 1;
+    memset(&res, 0, sizeof res);
+    if (cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F) ||
+        cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) ||
+        cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) ||
+        cublasLtMatrixLayoutCreate(&la, CUDA_R_16F, (uint64_t)j->k, (uint64_t)j->n, (int64_t)j->k) ||
+        cublasLtMatrixLayoutCreate(&lb, CUDA_R_16F, (uint64_t)j->k, (uint64_t)j->m, (int64_t)j->k) ||
+        cublasLtMatrixLayoutCreate(&lc, CUDA_R_16F, (uint64_t)j->n, (uint64_t)j->m, (int64_t)j->n) ||
+        cublasLtMatmulPreferenceCreate(&pr) ||
+        cublasLtMatmulPreferenceSetAttribute(pr, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws)) {
+        snprintf(t->err, sizeof t->err, "cuBLASLt: cannot describe the GEMM");
+        rc = -1;
+        goto done;
+    }
+    if (cublasLtMatmulAlgoGetHeuristic(g->lt, d, la, lb, lc, lc, pr, 1, &res, &nres) || nres < 1 ||
+        res.state != CUBLAS_STATUS_SUCCESS)
+        goto done;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&res.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &wr) ||
+        cublasLtMatmulAlgoConfigGetAttribute(&res.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits, sizeof splits, &wr))
+        goto done;
+    for (size_t i = 0; i < sizeof lt_tiles / sizeof lt_tiles[0]; i++)
+        if (lt_tiles[i][0] == tile) {
+            choice[0] = lt_tiles[i][1];
+            choice[1] = lt_tiles[i][2];
+            choice[2] = splits > 1 ? splits : 1;
+            rc = 0;
+        }
+done:
+    if (pr) cublasLtMatmulPreferenceDestroy(pr);
+    if (lc) cublasLtMatrixLayoutDestroy(lc);
+    if (lb) cublasLtMatrixLayoutDestroy(lb);
+    if (la) cublasLtMatrixLayoutDestroy(la);
+    if (d) cublasLtMatmulDescDestroy(d);
+    return rc;
 }
 
 /* GDN job buffers: x (conv input) and a/b from abuf, y and o from cbuf, states from sbuf */
@@ -783,6 +847,8 @@ static void gpu_destroy(calib_timer_t *t)
         gpuclock_close(&g->nvml);
         if (g->blas)
             cublasDestroy(g->blas);
+        if (g->lt)
+            cublasLtDestroy(g->lt);
         cudaEventDestroy(g->e0);
         cudaEventDestroy(g->e1);
         free(g);
@@ -809,6 +875,7 @@ extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
     t->prepare = gpu_prepare;
     t->run = gpu_run;
     t->describe = gpu_describe;
+    t->gemm_choice = gpu_gemm_choice;
     t->clock = gpu_clock;
     t->destroy = gpu_destroy;
     g->sbuf.f32 = 1;
@@ -827,6 +894,8 @@ extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
         gpu_destroy(t);
         return NULL;
     }
+    if (cublasLtCreate(&g->lt) != CUBLAS_STATUS_SUCCESS)
+        g->lt = NULL; /* the GEMM points then record no kernel choice (0s) */
     return t;
 }
 

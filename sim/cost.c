@@ -76,12 +76,14 @@ int cost_law_ncoef(const char *law)
     switch (law_family(law, &bm, &bn, &occ)) {
     case FAM_PREFILL: return 5;
     case FAM_BRIDGE: return 6;
-    case FAM_DECODE_XQA: case FAM_DECODE_SCALAR: return 8;
+    case FAM_DECODE_XQA: return 9;
+    case FAM_DECODE_SCALAR: return 8;
     default: break;
     }
     if (!strcmp(law, "gdn")) return 7;
     if (!strcmp(law, "elementwise")) return 5;
-    if (!strcmp(law, "gemm") || !strcmp(law, "step")) return 4;
+    if (!strcmp(law, "gemm")) return 8;
+    if (!strcmp(law, "step")) return 4;
     if (!strcmp(law, "allreduce")) return 2;
     return 0;
 }
@@ -274,6 +276,15 @@ static void attn_features(fam_t fam, int bm, int bn, int occ, int split, const k
     feat[6] = depth;                                     /* the reduce's partitions per row */
     feat[7] = waves(feat[3], 1, hw) * mx;                /* the busiest SM's partitions (co-resident
                                                             CTAs share its issue and load slots) */
+    /* XQA (2 CTAs an SM): an odd number of them (3, 5, ...) on the busiest SM leaves its
+     * last one alone, with no second CTA to hide its loads behind.  In every H200 session
+     * the shapes with 3 on the busiest SM were under-priced by 7-10% (the law's largest
+     * errors, fp16 and fp8); the term takes fp16's maximum from 8.8-10.4% to 7.2-8.8%
+     * (calib/README.md).  A profile with 8 coefficients prices as before. */
+    if (fam == FAM_DECODE_XQA) {
+        double w1 = waves(feat[3], 1, hw);
+        feat[8] = w1 > 1 && fmod(w1, 2) == 1 ? mx : 0;
+    }
 }
 
 int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
@@ -294,12 +305,33 @@ static double gemm_bytes(double mm, double n, double k, double wb)
 
 /* gemm: cuBLAS runs either weight-streaming (small m) or tensor-core bound (large m);
  * the roofline feature is the larger of the two times at the GPU's measured ceilings,
- * and flops / bytes add what the two do not overlap. */
-static void gemm_features(double mm, double n, double k, double wb, const cost_hw_t *hw, double *feat)
+ * and flops / bytes add what the two do not overlap.
+ * feat[4..7] price the kernel cuBLAS picks, cfg = {tile_n, tile_m, splits} (calib records
+ * it with every point: the cuBLASLt heuristic that cublasGemmEx consults; NULL or
+ * tile_n 0: unknown, those terms 0).  cuBLAS's choice is what makes time fall as m
+ * grows: at (n, k) = (5120, 6144) m = 64 takes a 96x64 tile split 2 ways over k and m =
+ * 96 a 128x96 tile split 3 ways, 24.6 and 26.2 us, where m = 48 (64x48, whole k) takes
+ * 20.1 and m = 128 (96x64, whole k) 21.8 -- no law rising with m gets within 11% of
+ * both (calib/README.md).  [4] 1 when the kernel splits k (its partial sums are reduced
+ * after it), [5] the busiest SM's padded tile FLOPs (a CTA an SM, the tiles in rounds)
+ * against the bytes at the copy ceiling, [6] the fp32 partial sums a split writes and
+ * the reduction reads, [7] the weight bytes once per column of tiles along m (each
+ * re-streams its rows of W).  A profile with 4 coefficients prices as before. */
+static void gemm_features(double mm, double n, double k, double wb, const double *cfg, const cost_hw_t *hw,
+                          double *feat)
 {
     feat[1] = 2.0 * mm * n * k;
     feat[2] = gemm_bytes(mm, n, k, wb);
     feat[3] = hw && hw->flops > 0 && hw->bw > 0 ? fmax(feat[1] / hw->flops, feat[2] / hw->bw) : 0;
+    if (!cfg || !(cfg[0] > 0 && cfg[1] > 0 && cfg[2] >= 1)) return;
+    double tn = cfg[0], tm = cfg[1], s = cfg[2], mt = ceil(mm / tm);
+    feat[4] = s > 1 ? 1 : 0;
+    if (hw && hw->sms > 0 && hw->flops > 0 && hw->bw > 0) {
+        double ctas = ceil(n / tn) * mt * s, rounds = ceil(ctas / hw->sms);
+        feat[5] = fmax(rounds * 2.0 * tn * tm * (k / s) / (hw->flops / hw->sms), feat[2] / hw->bw);
+    }
+    feat[6] = s > 1 ? 4.0 * mm * n * s : 0;
+    feat[7] = wb * n * k * mt;
 }
 
 /* gdn (calib's proxy, calib/calib_gpu.cu): a conv kernel over every token, then the
@@ -346,6 +378,12 @@ static void elem_features(double tokens, const model_rank_t *r, const cost_hw_t 
 int cost_point_features(const char *law, const double *row, const model_t *m,
                         const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
+    return cost_point_features_n(law, row, 0, m, r, hw, feat);
+}
+
+int cost_point_features_n(const char *law, const double *row, int ncols, const model_t *m,
+                          const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
+{
     (void)m;
     int bm, bn, occ;
     fam_t fam = law_family(law, &bm, &bn, &occ);
@@ -367,8 +405,8 @@ int cost_point_features(const char *law, const double *row, const model_t *m,
         return 0;
     }
     feat[0] = 1;
-    if (!strcmp(law, "gemm")) {                /* m, n, k, wb */
-        gemm_features(row[0], row[1], row[2], row[3], hw, feat);
+    if (!strcmp(law, "gemm")) {                /* m, n, k, wb[, tile_n, tile_m, splits] */
+        gemm_features(row[0], row[1], row[2], row[3], ncols >= GEMM_COLS_CFG ? row + 4 : NULL, hw, feat);
     } else if (!strcmp(law, "gdn")) {          /* tokens, seqs */
         gdn_features(row[0], row[1], m, r, hw, feat);
     } else if (!strcmp(law, "elementwise")) {  /* tokens */
@@ -518,7 +556,7 @@ int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank
     switch (it->kind) {
     case CI_ATTN: case CI_BRIDGE:
         return cost_attn_features(cost_item_law(it, name, sizeof name), it->call, m, r, hw, feat);
-    case CI_GEMM: gemm_features(it->m, it->n, it->k, it->wb, hw, feat); return 0;
+    case CI_GEMM: gemm_features(it->m, it->n, it->k, it->wb, NULL, hw, feat); return 0;
     case CI_GDN: gdn_features(it->tokens, it->seqs, m, r, hw, feat); return 0;
     case CI_ELEM: elem_features(it->tokens, r, hw, feat); return 0;
     case CI_ALLREDUCE: feat[1] = it->bytes; return 0;
@@ -572,6 +610,8 @@ typedef struct {
     double *arena;
     double heat;                  /* the sustained-load state h after the last step (heat.h) */
     double heat_mean;             /* h's mean over the last step priced */
+    struct { double m, n, k, wb; int pt; } gemm_memo[16]; /* gemm_choice()'s recent answers */
+    int gemm_nmemo, gemm_next;
 } pm_t;
 
 /* The axis column of a law's points (-1: none). */
@@ -588,9 +628,16 @@ static int cmp_pair(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-static int same_key(const double *row, const double *key, int ncols, int axis)
+/* The columns that name a group: every column but t_s -- but a gemm point's kernel choice
+ * (tile_n, tile_m, splits) is a fact measured with it, not part of its shape. */
+static int law_nkeys(const prof_law_t *l)
 {
-    for (int c = 0; c < ncols - 1; c++)
+    return !strcmp(l->name, "gemm") && l->ncols > 5 ? 4 : l->ncols - 1;
+}
+
+static int same_key(const double *row, const double *key, int nkeys, int axis)
+{
+    for (int c = 0; c < nkeys; c++)
         if (c != axis && row[c] != key[c]) return 0;
     return 1;
 }
@@ -617,7 +664,7 @@ static int grid_index(pm_t *pm)
             const double *row = l->pts + (size_t)i * nc;
             int seen = 0;
             for (int g = 0; g < pm->ngrid && !seen; g++)
-                seen = pm->grid[g].law == li && same_key(row, pm->grid[g].key, nc, axis);
+                seen = pm->grid[g].law == li && same_key(row, pm->grid[g].key, law_nkeys(l), axis);
             if (seen) continue;
             grid_t *gr = &pm->grid[pm->ngrid++];
             gr->law = li;
@@ -625,7 +672,7 @@ static int grid_index(pm_t *pm)
             int np = 0;
             for (int j = i; j < l->npts; j++) {
                 const double *rj = l->pts + (size_t)j * nc;
-                if (!same_key(rj, gr->key, nc, axis)) continue;
+                if (!same_key(rj, gr->key, law_nkeys(l), axis)) continue;
                 pairs[3 * np] = rj[axis];
                 pairs[3 * np + 1] = rj[nc - 1];
                 pairs[3 * np + 2] = (double)j;
@@ -689,7 +736,7 @@ static int group_eval(const pm_t *pm, const prof_law_t *l, const grid_t *gr, dou
     if (x <= gr->ax[0] || x >= gr->ax[hi]) {
         int e = x <= gr->ax[0] ? 0 : 1;
         double fe[PROF_MAX_COEF];
-        if (cost_point_features(l->name, gr->edge[e], pm->m, &pm->r, &pm->hw, fe) < 0) return -1;
+        if (cost_point_features_n(l->name, gr->edge[e], l->ncols, pm->m, &pm->r, &pm->hw, fe) < 0) return -1;
         double le = prof_eval(l, fe), te = gr->t[e ? hi : 0];
         *t = le > 0 ? prof_eval(l, feat) * te / le : te;
         return 0;
@@ -723,7 +770,7 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
         const grid_t *gr = &pm->grid[g];
         if (gr->law != li) continue;
         /* the bridge's expansion depends on the sequence only */
-        if (it->kind == CI_BRIDGE || same_key(row, gr->key, l->ncols, axis))
+        if (it->kind == CI_BRIDGE || same_key(row, gr->key, law_nkeys(l), axis))
             return group_eval(pm, l, gr, x, feat, t) == 0;
         /* neighbours: measured chunks, and the q = 1 row of the prefill kernels (the same
          * CTA walking the same keys with one live row: a short final chunk whose tiles
@@ -771,6 +818,43 @@ typedef struct {
 
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp);
 
+/* The kernel cuBLAS would pick for a GEMM item, where the gemm law's points record it
+ * (GEMM_COLS_CFG columns): that of the law's nearest point, by |ln m - ln m'| + |ln n - ln
+ * n'| + |ln k - ln k'| among the points of the item's weight bytes (all of them if none
+ * has those; ties: the first).  Inside a measured shape the points price the item
+ * (grid_price) and this choice is no matter; it prices one beyond the shape's largest m
+ * (the nearest point is that end's) and shapes calib did not measure (a TP degree or a
+ * model of other widths: cuBLAS's pick for the nearest measured shape).  The point's
+ * index, or -1 when the law records no choice. */
+static int gemm_choice(pm_t *pm, const prof_law_t *l, const cost_item_t *it)
+{
+    if (l->ncols < GEMM_COLS_CFG || l->npts < 1 || !(it->m >= 1 && it->n >= 1 && it->k >= 1)) return -1;
+    for (int i = 0; i < pm->gemm_nmemo; i++)
+        if (pm->gemm_memo[i].m == it->m && pm->gemm_memo[i].n == it->n && pm->gemm_memo[i].k == it->k &&
+            pm->gemm_memo[i].wb == it->wb)
+            return pm->gemm_memo[i].pt;
+    int best = -1, same_wb = 0;
+    double bd = INFINITY, lm = log(it->m), ln = log(it->n), lk = log(it->k);
+    for (int i = 0; i < l->npts; i++)
+        same_wb |= l->pts[(size_t)i * l->ncols + 3] == it->wb;
+    for (int i = 0; i < l->npts; i++) {
+        const double *row = l->pts + (size_t)i * l->ncols;
+        if ((same_wb && row[3] != it->wb) || !(row[0] >= 1 && row[1] >= 1 && row[2] >= 1)) continue;
+        double d = fabs(log(row[0]) - lm) + fabs(log(row[1]) - ln) + fabs(log(row[2]) - lk);
+        if (d < bd) {
+            bd = d;
+            best = i;
+        }
+    }
+    int slot = pm->gemm_nmemo < 16 ? pm->gemm_nmemo++ : pm->gemm_next++ % 16;
+    pm->gemm_memo[slot].m = it->m;
+    pm->gemm_memo[slot].n = it->n;
+    pm->gemm_memo[slot].k = it->k;
+    pm->gemm_memo[slot].wb = it->wb;
+    pm->gemm_memo[slot].pt = best;
+    return best;
+}
+
 /* One item's calibrated seconds (x count); *grid: priced from measured points; *lp its
  * law (NULL when the profile has none and the item is optional).  0 / -1 (err set). */
 static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
@@ -792,6 +876,10 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     if (cost_item_features(it, pm->m, &pm->r, &pm->hw, feat) < 0) {
         snprintf(cm->err, sizeof cm->err, "cannot compute the features of law \"%s\"", law);
         return -1;
+    }
+    if (it->kind == CI_GEMM) {
+        int pt = gemm_choice(pm, l, it);
+        if (pt >= 0) gemm_features(it->m, it->n, it->k, it->wb, l->pts + (size_t)pt * l->ncols + 4, &pm->hw, feat);
     }
     double t;
     if (split_decode(cm, it, sec, grid, lp)) return *sec < 0 ? -1 : 0;
@@ -1147,7 +1235,7 @@ int cost_grid_loo(const prof_law_t *l, double *median, double *maxe, int *n)
         int np = 0;
         for (int j = i; j < l->npts; j++) {
             const double *rj = l->pts + (size_t)j * nc;
-            if (done[j] || !same_key(rj, key, nc, axis)) continue;
+            if (done[j] || !same_key(rj, key, law_nkeys(l), axis)) continue;
             done[j] = 1;
             xt[2 * np] = rj[axis];
             xt[2 * np + 1] = rj[nc - 1];

@@ -20,13 +20,20 @@
  *   attn.prefill_lowsmem.fp16   (BM16/BN128)               same
  *   attn.prefill_generic.fp8 / attn.prefill_lowsmem.fp8    same (in-kernel dequantisation)
  *   attn.decode_xqa.fp16/.fp8   rows,q,seq_len,page,t_s   [1, kv_tokens_total, part_tokens_max, ctas,
- *                               kv_tokens_unique, wave_tokens, reduce_depth, sm_tokens]
- *   attn.decode_scalar.fp16/.fp8                           same, per q head
+ *                               kv_tokens_unique, wave_tokens, reduce_depth, sm_tokens,
+ *                               lone_tokens] (lone: part_tokens_max where the busiest SM holds an
+ *                               odd number > 1 of CTAs; a profile with 8 coefficients has no such term)
+ *   attn.decode_scalar.fp16/.fp8                           the first 8, per q head
  *   attn.fp8_bridge             rows,q,seq_len,page,t_s   [1, expanded_tokens, page_walk, expanded_tokens,
  *                               expanded_tokens, sm_ctas] (roofline pair 2, 3; knee 4 on 5)
- *   gemm                        m,n,k,wb,t_s              [1, flops, bytes, roofline]  (wb: bytes per weight
- *                               element; bytes = 2(mk + mn) + wb*nk; calib measures fp16, wb = 2;
- *                               roofline = max(flops / GEMM ceiling, bytes / copy ceiling))
+ *   gemm                        m,n,k,wb[,tile_n,tile_m,splits],t_s
+ *                               [1, flops, bytes, roofline, split, tile_roofline, partial_bytes,
+ *                               weight_stream]  (wb: bytes per weight element; bytes = 2(mk + mn) +
+ *                               wb*nk; calib measures fp16, wb = 2; roofline = max(flops / GEMM
+ *                               ceiling, bytes / copy ceiling); the last four from the kernel cuBLAS
+ *                               picked (tile, split-K), recorded with each point; an item is priced
+ *                               with the choice at the law's nearest point; points without it and
+ *                               4-coefficient profiles price with the first four)
  *   gdn                         tokens,seqs,t_s           [1, tokens, seqs, chunks, short_waves, long_row,
  *                               tokens] (one GDN layer's core; roofline pair 5, 6)
  *   elementwise                 tokens,t_s                [1, tokens, norm_waves, silu_waves,
@@ -157,6 +164,12 @@ int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
  * be NULL (unknown).  0, or -1 for an unknown law name or an impossible point. */
 int cost_point_features(const char *law, const double *row, const model_t *m,
                         const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF]);
+/* The same for a row of ncols columns (t_s included; 0: the law's base columns alone): a
+ * gemm row of GEMM_COLS_CFG columns carries the kernel cuBLAS picked (tile_n, tile_m,
+ * splits), which prices its last four features. */
+#define GEMM_COLS_CFG 8
+int cost_point_features_n(const char *law, const double *row, int ncols, const model_t *m,
+                          const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF]);
 /* Leave-one-out error of a law's measured grid along its axis (each interior point
  * predicted from its two neighbours): median and max relative error over *n points
  * (NAN and 0 when the law has no grid).  0, or -1 out of memory. */

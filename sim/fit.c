@@ -171,7 +171,7 @@ int fit_law_errors(const prof_law_t *law, const model_t *m, const model_rank_t *
     for (int i = 0; i < law->npts; i++) {
         const double *row = law->pts + (size_t)i * law->ncols;
         double feat[PROF_MAX_COEF] = {0};
-        if (cost_point_features(law->name, row, m, r, hw, feat) < 0) {
+        if (cost_point_features_n(law->name, row, law->ncols, m, r, hw, feat) < 0) {
             free(rel);
             return -1;
         }
@@ -207,7 +207,7 @@ int fit_law_residuals(const prof_law_t *law, const model_t *m, const model_rank_
     for (int i = 0; i < law->npts; i++) {
         const double *row = law->pts + (size_t)i * law->ncols;
         double feat[PROF_MAX_COEF] = {0};
-        if (cost_point_features(law->name, row, m, r, hw, feat) < 0)
+        if (cost_point_features_n(law->name, row, law->ncols, m, r, hw, feat) < 0)
             return -1;
         double t = row[law->ncols - 1], pr = prof_eval(law, feat);
         out[i] = (fit_resid_t){ i, t, pr, t > 0 ? (pr - t) / t : INFINITY };
@@ -406,7 +406,7 @@ int fit_law_hw(prof_law_t *law, const model_t *m, const model_rank_t *r, const c
     for (int i = 0; i < n; i++) {
         const double *row = law->pts + (size_t)i * law->ncols;
         double feat[PROF_MAX_COEF] = {0};
-        if (cost_point_features(law->name, row, m, r, hw, feat) < 0)
+        if (cost_point_features_n(law->name, row, law->ncols, m, r, hw, feat) < 0)
             goto fail;
         double t = row[law->ncols - 1];
         if (!(t > 0) || !isfinite(t))

@@ -14,7 +14,7 @@
 #ifndef PACESIM_PROFILE_H
 #define PACESIM_PROFILE_H
 
-#define PROF_MAX_COEF 8
+#define PROF_MAX_COEF 10
 #define PROF_MAX_COLS 8
 #define PROF_ERR_MAX 1024
 

@@ -13,7 +13,7 @@ $(BUILD)/sim/replay_gpu.o: sim/replay_gpu.cu $(wildcard sim/*.h) kernels/attn.h 
 	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -c $< -o $@
 bin/pacesim-gpu: $(BUILD)/sim/replay_gpu.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
 	@mkdir -p bin
-	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublas $(CUDA_LIBS) $(REPLAY_HOST_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublasLt -lcublas $(CUDA_LIBS) $(REPLAY_HOST_LIBS)
 replay-gpu: bin/pacesim-gpu
 # make replay [REPLAY_OUT=replay-out] [REPLAY_131K=0]: every scenarios/h200-*.yaml replayed on
 # this machine's GPU, priced by its profile (calib/replay_h200.sh): per scenario the report,

@@ -53,9 +53,22 @@ typedef struct {
     int slow_always;                  /* or every one (a shape that is slow, not a disturbance) */
     int slow_count, slow_now, slow_seen;
     double slow_x[PROF_MAX_COLS];
+    int gemm_choices;                 /* the fake library picks GEMM kernels (fake_gemm_pick) */
+    int choice_fails;                 /* gemm_choice() fails */
+    long choices;                     /* gemm_choice() calls */
     long prepares, runs, launches, setups;
     int last_iters;
 } fake_t;
+
+/* The fake library's kernel for a GEMM (tile_n, tile_m, splits): like cuBLAS's, not
+ * monotone in m -- k split 3 ways for few rows on narrow outputs, 2 ways up to 64 rows,
+ * then whole k on wider tiles. */
+static void fake_gemm_pick(const calib_job_t *j, double *c)
+{
+    c[0] = j->n > 30000 ? 256 : 128;
+    c[1] = j->m <= 16 ? 16 : j->m <= 64 ? 64 : j->m <= 256 ? 96 : 128;
+    c[2] = j->n <= 6144 && j->m <= 64 ? (j->m <= 8 ? 3 : 2) : 1;
+}
 
 /* The known law of calib law index li on a feature vector (prof_eval: roofline pairs). */
 static double known_law(const double *coef, const char *name, const double *feat)
@@ -72,8 +85,25 @@ static double fake_law(const fake_t *f, const calib_job_t *j)
 {
     const calib_law_spec_t *ls = &calib_laws(NULL)[j->law];
     double feat[PROF_MAX_COEF];
-    ck_assert_int_eq(cost_point_features(ls->name, j->x, f->m, &f->r, &fake_hw, feat), 0);
+    double row[PROF_MAX_COLS] = { 0 };
+    memcpy(row, j->x, (size_t)(ls->ncols - 1) * sizeof *row);
+    if (j->kernel == CK_GEMM && f->gemm_choices) /* the job's x holds what calib recorded; this is the truth */
+        fake_gemm_pick(j, row + 4);
+    ck_assert_int_eq(cost_point_features_n(ls->name, row, ls->ncols, f->m, &f->r, &fake_hw, feat), 0);
     return known_law(f->coef[j->law], ls->name, feat);
+}
+
+static int fake_gemm_choice(calib_timer_t *t, const calib_job_t *j, double choice[3])
+{
+    fake_t *f = t->impl;
+    ck_assert_int_eq(j->kernel, CK_GEMM);
+    f->choices++;
+    if (f->choice_fails) {
+        snprintf(t->err, sizeof t->err, "fake: no heuristic");
+        return -1;
+    }
+    fake_gemm_pick(j, choice);
+    return 0;
 }
 
 static int fake_setup(calib_timer_t *t, const model_t *m, const model_rank_t *r)
@@ -168,11 +198,12 @@ static void fake_init(void)
             c[0] = 6e-6; c[1] = 2e-9 * (1 + 0.1 * i); c[2] = 6e-8; c[3] = 3e-9;
         } else if (!strncmp(nm, "attn.decode", 11)) {
             c[0] = 8e-6; c[1] = 1.5e-11 * (1 + 0.1 * i); c[2] = 1e-8; c[3] = 4e-9;
-            c[4] = 1e-11; c[5] = 2e-8; c[6] = 5e-8; c[7] = 6e-9;
+            c[4] = 1e-11; c[5] = 2e-8; c[6] = 5e-8; c[7] = 6e-9; c[8] = strstr(nm, "xqa") ? 1.5e-8 : 0;
         } else if (!strcmp(nm, "attn.fp8_bridge")) {
             c[0] = 5e-6; c[1] = 6e-11; c[2] = 4e-8; c[3] = 2e-10;
         } else if (!strcmp(nm, "gemm")) {
-            c[0] = 7e-6; c[1] = 1.6e-15; c[2] = 2.5e-13; c[3] = 0.2;
+            c[0] = 7e-6; c[1] = 1.6e-15; c[2] = 2.5e-13; c[3] = 0.2; c[4] = 2e-6; c[5] = 0.3; c[6] = 6e-13;
+            c[7] = 1.2e-14;
         } else if (!strcmp(nm, "gdn")) {
             c[0] = 1.5e-5; c[1] = 1e-7; c[2] = 3e-6; c[3] = 2e-6; c[4] = 4e-6; c[5] = 5e-7; c[6] = 3e-7;
         } else if (!strcmp(nm, "elementwise")) {
@@ -185,6 +216,8 @@ static void fake_init(void)
     ft.prepare = fake_prepare;
     ft.run = fake_run;
     ft.describe = fake_describe;
+    ft.gemm_choice = fake_gemm_choice;
+    fk.gemm_choices = 1;
     ft.destroy = fake_destroy;
 }
 
@@ -450,7 +483,7 @@ static void check_recovered(const profile_t *p, double tol_pred, double tol_med)
         for (int i = 0; i < law->npts; i++) {
             const double *row = law->pts + (size_t)i * law->ncols;
             double feat[PROF_MAX_COEF];
-            ck_assert_int_eq(cost_point_features(law->name, row, &ref_model, &ref_rank, &fake_hw, feat), 0);
+            ck_assert_int_eq(cost_point_features_n(law->name, row, law->ncols, &ref_model, &ref_rank, &fake_hw, feat), 0);
             double truth = known_law(fk.coef[l], law->name, feat), pred = prof_eval(law, feat);
             ck_assert_msg(fabs(pred / truth - 1) < tol_pred, "%s point %d: %g vs %g", law->name, i, pred, truth);
         }
@@ -666,6 +699,57 @@ START_TEST(driver_error_names_the_job)
     ck_assert_int_eq(calib_run(&o, &ft, &ref_model, &p, NULL, err), -1);
     ck_assert_msg(strstr(err, "fake: launch failed") != NULL, "%s", err);
     ck_assert_msg(strstr(err, "=") != NULL, "%s", err); /* the shape is named */
+}
+END_TEST
+
+/* calib asks the timer which kernel each GEMM runs and records it with the point; a timer
+ * that cannot say records 0s (the law's first four terms price those points); a failing
+ * question stops the run with the job named */
+START_TEST(driver_records_gemm_choice)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.quiet = 1;
+    o.only = "gemm";
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    const prof_law_t *g = prof_find(&p, "gemm");
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(g->ncols, GEMM_COLS_CFG);
+    ck_assert_str_eq(g->cols[4], "tile_n");
+    ck_assert_str_eq(g->cols[6], "splits");
+    ck_assert_int_eq(fk.choices, g->npts);
+    int split = 0, whole = 0;
+    for (int i = 0; i < g->npts; i++) {
+        const double *row = g->pts + (size_t)i * g->ncols;
+        calib_job_t j = { .kernel = CK_GEMM, .m = (long)row[0], .n = (long)row[1], .k = (long)row[2] };
+        double want[3];
+        fake_gemm_pick(&j, want);
+        ck_assert(row[4] == want[0] && row[5] == want[1] && row[6] == want[2]);
+        split += row[6] > 1;
+        whole += row[6] == 1;
+    }
+    ck_assert(split > 0 && whole > 0);
+    ck_assert_double_lt(g->fit_max_rel, 1e-6);
+    prof_free(&p);
+
+    /* no choice known: 0s, and a fake library with no choices fits by the first four terms */
+    fk.gemm_choices = 0;
+    ft.gemm_choice = NULL;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    g = prof_find(&p, "gemm");
+    for (int i = 0; i < g->npts; i++)
+        ck_assert(g->pts[(size_t)i * g->ncols + 4] == 0 && g->pts[(size_t)i * g->ncols + 6] == 0);
+    for (int c = 4; c < g->ncoef; c++)
+        ck_assert_double_eq(g->coef[c], 0);
+    ck_assert_double_lt(g->fit_max_rel, 1e-6);
+    prof_free(&p);
+
+    ft.gemm_choice = fake_gemm_choice;
+    fk.choice_fails = 1;
+    ck_assert_int_eq(calib_run(&o, &ft, &ref_model, &p, NULL, err), -1);
+    ck_assert_msg(strstr(err, "gemm") && strstr(err, "fake: no heuristic"), "%s", err);
 }
 END_TEST
 
@@ -930,6 +1014,7 @@ static Suite *calib_suite(void)
     tcase_add_test(tc, driver_progress_line);
     tcase_add_test(tc, driver_skips_unsupported);
     tcase_add_test(tc, driver_error_names_the_job);
+    tcase_add_test(tc, driver_records_gemm_choice);
     tcase_add_test(tc, driver_records_the_split);
     tcase_add_test(tc, driver_keep_going);
     tcase_add_test(tc, driver_budget_cuts);

@@ -464,6 +464,60 @@ START_TEST(roofline_pair_prices_the_larger)
 }
 END_TEST
 
+/* A gemm law whose points record cuBLAS's kernel (tile_n, tile_m, splits) prices an item
+ * inside a measured shape from the points, and elsewhere with the kernel of the law's
+ * nearest point (log distance in m, n, k): its weight re-streamed per column of tiles. */
+START_TEST(gemm_prices_by_nearest_choice)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "gemm");
+    l.ncoef = cost_law_ncoef("gemm");
+    ck_assert_int_eq(l.ncoef, 8);
+    l.coef[0] = 5e-6;
+    l.coef[7] = 1e-14; /* s per weight byte streamed */
+    const char *cols[] = { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" };
+    l.ncols = 8;
+    for (int c = 0; c < 8; c++) snprintf(l.cols[c], sizeof l.cols[c], "%s", cols[c]);
+    double wb = M.weight_bytes_per_param, W = wb * 5120 * 6144;
+    double pts[3][8] = { { 1, 5120, 6144, wb, 128, 16, 3, 0 }, { 64, 5120, 6144, wb, 96, 64, 2, 0 },
+                         { 128, 5120, 6144, wb, 96, 64, 1, 0 } };
+    pts[0][7] = 5e-6 + 1e-14 * W;
+    pts[1][7] = 5e-6 + 1e-14 * W * 1.2; /* measured off the law: the points price inside */
+    pts[2][7] = 5e-6 + 1e-14 * W * 2 * 1.1;
+    l.npts = 3;
+    l.pts = &pts[0][0];
+    l.fit_median_rel = l.fit_max_rel = -1;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    double sec;
+    int grid;
+    /* inside the shape: between its m = 64 and m = 128 points */
+    cost_item_t in = { .kind = CI_GEMM, .m = 96, .n = 5120, .k = 6144, .wb = wb, .count = 1, .part = CP_LINEAR };
+    ck_assert_int_eq(cost_profile_item(cm, &in, &sec, &grid), 0);
+    ck_assert_int_eq(grid, 1);
+    ck_assert_double_eq_tol(sec, (pts[1][7] + pts[2][7]) / 2, 1e-15);
+    /* a shape not measured (half the width): the m = 128 point is nearest (its 96x64
+     * tile, 2 columns of tiles at m = 100) */
+    cost_item_t other = { .kind = CI_GEMM, .m = 100, .n = 2560, .k = 6144, .wb = wb, .count = 1, .part = CP_LINEAR };
+    ck_assert_int_eq(cost_profile_item(cm, &other, &sec, &grid), 0);
+    ck_assert_int_eq(grid, 0);
+    ck_assert_double_eq_tol(sec, 5e-6 + 1e-14 * wb * 2560 * 6144 * 2, 1e-15);
+    /* past the shape's largest m: the law (with the end point's tile) scaled to meet it */
+    cost_item_t big = { .kind = CI_GEMM, .m = 512, .n = 5120, .k = 6144, .wb = wb, .count = 1, .part = CP_LINEAR };
+    ck_assert_int_eq(cost_profile_item(cm, &big, &sec, &grid), 0);
+    ck_assert_int_eq(grid, 1);
+    double law_x = 5e-6 + 1e-14 * W * 8, law_end = 5e-6 + 1e-14 * W * 2;
+    ck_assert_double_eq_tol(sec, law_x * pts[2][7] / law_end, 1e-15);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 /* A decode call holding two requests costs its requests' calls priced one by one, less
  * one launch's constant: with a law linear in per-row terms, exactly the law on the whole. */
 START_TEST(decode_mixture_is_its_parts_one_launch)
@@ -512,6 +566,7 @@ int main(void)
     tcase_add_test(tc, measured_grid_prices_split_chunks_by_busiest_sm);
     tcase_add_test(tc, features_of_items_match_points);
     tcase_add_test(tc, roofline_pair_prices_the_larger);
+    tcase_add_test(tc, gemm_prices_by_nearest_choice);
     tcase_add_test(tc, prefill_queue_tiles);
     tcase_add_test(tc, prefill_split_parts);
     tcase_add_test(tc, decode_mixture_is_its_parts_one_launch);

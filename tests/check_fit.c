@@ -166,10 +166,10 @@ typedef struct {
 static const law_case_t law_cases[] = {
     { "attn.prefill_bm32.fp16", 5, { 8e-6, 1.5e-9, 4e-8, 2e-9, 3e-8 } },
     { "attn.prefill_generic.fp16", 5, { 6e-6, 3e-9, 9e-8, 1e-9, 5e-8 } },
-    { "attn.decode_xqa.fp16", 5, { 1e-5, 2e-11, 1e-8, 5e-9, 1e-11, 3e-8, 5e-8, 1e-8 } },
+    { "attn.decode_xqa.fp16", 5, { 1e-5, 2e-11, 1e-8, 5e-9, 1e-11, 3e-8, 5e-8, 1e-8, 2e-8 } },
     { "attn.decode_scalar.fp8", 5, { 7e-6, 1e-11, 2e-8, 3e-9, 2e-11, 3e-8, 2e-7, 4e-9 } },
     { "attn.fp8_bridge", 5, { 4e-6, 5e-11, 5e-8, 2e-10 } },
-    { "gemm", 5, { 6e-6, 1.4e-15, 2.6e-13, 0.3 } },
+    { "gemm", 8, { 6e-6, 1.4e-15, 2.6e-13, 0.3, 2e-6, 0.4, 7e-13, 1.5e-14 } },
     { "gdn", 3, { 1.2e-5, 1e-8, 4e-6, 2e-6, 3e-6, 5e-7, 4e-7 } },
     { "elementwise", 2, { 3e-6, 2e-8, 2e-6, 1e-6, 3e-6 } },
 };
@@ -223,6 +223,11 @@ static int make_points(const law_case_t *lc, double *pts, int cap)
                 p[1] = shapes[s][0];
                 p[2] = shapes[s][1];
                 p[3] = 2;
+                /* a stand-in for cuBLAS's pick (tile_n, tile_m, splits), not monotone in m:
+                 * narrow k-split tiles for small m on the narrow shape, wider ones after */
+                p[4] = shapes[s][0] > 30000 ? 256 : 128;
+                p[5] = mm <= 16 ? 16 : mm <= 64 ? 64 : mm <= 256 ? 96 : 128;
+                p[6] = shapes[s][0] == 5120 && mm <= 64 ? (mm <= 8 ? 3 : 2) : 1;
                 n++;
             }
     } else if (!strcmp(lc->law, "gdn")) {
@@ -241,7 +246,7 @@ static int make_points(const law_case_t *lc, double *pts, int cap)
     }
     for (int i = 0; i < n; i++) {
         double feat[PROF_MAX_COEF], *p = pts + (size_t)i * lc->ncols;
-        ck_assert_int_eq(cost_point_features(lc->law, p, &ref_model, &ref_rank, &ref_hw, feat), 0);
+        ck_assert_int_eq(cost_point_features_n(lc->law, p, lc->ncols, &ref_model, &ref_rank, &ref_hw, feat), 0);
         p[lc->ncols - 1] = known(lc, feat);
     }
     return n;
@@ -250,7 +255,7 @@ static int make_points(const law_case_t *lc, double *pts, int cap)
 static void init_law(prof_law_t *l, const law_case_t *lc, double *pts, int n)
 {
     static const char *acols[] = { "rows", "q", "seq_len", "page", "t_s" };
-    static const char *gcols[] = { "m", "n", "k", "wb", "t_s" };
+    static const char *gcols[] = { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" };
     static const char *dcols[] = { "tokens", "seqs", "t_s" };
     static const char *ecols[] = { "tokens", "t_s" };
     const char **cols = !strncmp(lc->law, "attn.", 5) ? acols : !strcmp(lc->law, "gemm") ? gcols
@@ -271,7 +276,7 @@ static double pred_err(const prof_law_t *l, const law_case_t *lc)
     double mx = 0;
     for (int i = 0; i < l->npts; i++) {
         double feat[PROF_MAX_COEF];
-        cost_point_features(lc->law, l->pts + (size_t)i * l->ncols, &ref_model, &ref_rank, &ref_hw, feat);
+        cost_point_features_n(lc->law, l->pts + (size_t)i * l->ncols, l->ncols, &ref_model, &ref_rank, &ref_hw, feat);
         double a = prof_eval(l, feat), b = known(lc, feat);
         mx = fmax(mx, fabs(a - b) / b);
     }
@@ -281,7 +286,7 @@ static double pred_err(const prof_law_t *l, const law_case_t *lc)
 START_TEST(law_exact)
 {
     const law_case_t *lc = &law_cases[_i];
-    static double pts[512 * 5];
+    static double pts[512 * PROF_MAX_COLS];
     prof_law_t l;
     int n = make_points(lc, pts, 512);
     init_law(&l, lc, pts, n);
@@ -300,7 +305,7 @@ START_TEST(law_noisy)
     /* 1% multiplicative noise: predictions within 3% of the known law everywhere,
      * and the median residual about the noise level */
     const law_case_t *lc = &law_cases[_i];
-    static double pts[512 * 5];
+    static double pts[512 * PROF_MAX_COLS];
     prof_law_t l;
     int n = make_points(lc, pts, 512);
     rng_state = 11 + (uint64_t)_i;
@@ -321,7 +326,7 @@ START_TEST(law_well_posed_coefs)
     static const int idx[] = { 0, 1, 3, 4, 5, 6, 7 }; /* prefill (queue_tiles too), scalar decode, bridge, gemm, gdn, elementwise */
     for (size_t k = 0; k < sizeof idx / sizeof *idx; k++) {
         const law_case_t *lc = &law_cases[idx[k]];
-        static double pts[512 * 5];
+        static double pts[512 * PROF_MAX_COLS];
         prof_law_t l;
         int n = make_points(lc, pts, 512);
         init_law(&l, lc, pts, n);
@@ -333,7 +338,7 @@ START_TEST(law_well_posed_coefs)
     /* fp16 XQA runs one CTA per SM: its wave_tokens and sm_tokens are one feature, and only
      * their sum is determined; every other coefficient comes back */
     const law_case_t *lc = &law_cases[2];
-    static double pts[512 * 5];
+    static double pts[512 * PROF_MAX_COLS];
     prof_law_t l;
     int n = make_points(lc, pts, 512);
     init_law(&l, lc, pts, n);
@@ -567,6 +572,55 @@ START_TEST(law_without_hw)
 }
 END_TEST
 
+/* gemm's kernel-choice terms and XQA's lone CTA, by hand */
+START_TEST(choice_and_lone_features)
+{
+    double f[PROF_MAX_COEF], per_sm = 7.5e14 / 132;
+    /* m = 64 on a 96x64 tile split 2 ways over k: 54 x 1 x 2 = 108 CTAs, one round; the
+     * bytes at the copy ceiling outlast the tile's FLOPs */
+    double r1[] = { 64, 5120, 6144, 2, 96, 64, 2, 1e-5 };
+    double bytes = 2.0 * (64 * 6144 + 64 * 5120) + 2.0 * 5120 * 6144;
+    ck_assert_int_eq(cost_point_features_n("gemm", r1, 8, &ref_model, &ref_rank, &ref_hw, f), 0);
+    ck_assert_double_eq(f[2], bytes);
+    ck_assert_double_eq(f[4], 1);
+    ck_assert_double_eq_tol(f[5], bytes / 4.2e12, 1e-18);
+    ck_assert_double_eq(f[6], 4.0 * 64 * 5120 * 2);
+    ck_assert_double_eq(f[7], 2.0 * 5120 * 6144);
+    /* m = 4096 on 320x128 tiles, whole k: 16 x 32 = 512 CTAs, 4 rounds of the tile's FLOPs */
+    double r2[] = { 4096, 5120, 6144, 2, 320, 128, 1, 1e-4 };
+    ck_assert_int_eq(cost_point_features_n("gemm", r2, 8, &ref_model, &ref_rank, &ref_hw, f), 0);
+    ck_assert_double_eq(f[4], 0);
+    ck_assert_double_eq_tol(f[5], 4 * 2.0 * 320 * 128 * 6144 / per_sm, 1e-15);
+    ck_assert_double_eq(f[6], 0);
+    ck_assert_double_eq(f[7], 2.0 * 5120 * 6144 * 32);
+    /* the base columns alone, or an unknown choice (tile 0): the four old features */
+    ck_assert_int_eq(cost_point_features("gemm", r1, &ref_model, &ref_rank, &ref_hw, f), 0);
+    ck_assert(f[3] > 0 && f[4] == 0 && f[5] == 0 && f[6] == 0 && f[7] == 0);
+    double r0[] = { 64, 5120, 6144, 2, 0, 0, 0, 1e-5 };
+    ck_assert_int_eq(cost_point_features_n("gemm", r0, 8, &ref_model, &ref_rank, &ref_hw, f), 0);
+    ck_assert(f[3] > 0 && f[4] == 0 && f[5] == 0 && f[6] == 0 && f[7] == 0);
+    ck_assert_int_eq(cost_point_features_n("gemm", r1, 8, &ref_model, &ref_rank, NULL, f), 0);
+    ck_assert(f[3] == 0 && f[4] == 1 && f[5] == 0 && f[7] > 0); /* no SMs, no ceilings: no rounds */
+    /* XQA at 41,285 tokens: 41 partitions of 1024 x 4 kv heads = 164 CTAs a row; 2 rows put
+     * 3 on the busiest of 132 SMs (the last alone), 1 row 2, 3 rows 4 */
+    ck_assert_int_eq(ref_rank.kv_heads, 4);
+    int want[] = { 0, 1024, 0 };
+    for (int rows = 1; rows <= 3; rows++) {
+        ck_assert_int_eq(cost_point_features("attn.decode_xqa.fp16", (double[]){ rows, 1, 41285, 784 }, &ref_model,
+                                             &ref_rank, &ref_hw, f), 0);
+        ck_assert_double_eq(f[7], ceil(rows * 164 / 132.0) * 1024);
+        ck_assert_double_eq(f[8], want[rows - 1]);
+    }
+    /* 5 on the busiest SM: lone again; the scalar kernel has no such term */
+    ck_assert_int_eq(cost_point_features("attn.decode_xqa.fp8", (double[]){ 4, 1, 41285, 784 }, &ref_model, &ref_rank,
+                                         &ref_hw, f), 0);
+    ck_assert_double_eq(f[8], 1024);
+    ck_assert_int_eq(cost_point_features("attn.decode_scalar.fp16", (double[]){ 2, 1, 41285, 784 }, &ref_model,
+                                         &ref_rank, &ref_hw, f), 0);
+    ck_assert_double_eq(f[8], 0);
+}
+END_TEST
+
 START_TEST(law_errors)
 {
     double pts[2 * 2] = { 1, 1e-5, 2, 0 }; /* a zero time */
@@ -605,7 +659,7 @@ START_TEST(profile_round_trip)
     snprintf(p.model, sizeof p.model, "%s", ref_model.name);
     rng_state = 99;
     for (size_t k = 0; k < sizeof law_cases / sizeof *law_cases; k++) {
-        static double pts[512 * 5];
+        static double pts[512 * PROF_MAX_COLS];
         prof_law_t l;
         int n = make_points(&law_cases[k], pts, 512);
         for (int i = 0; i < n; i++)
@@ -668,6 +722,7 @@ static Suite *fit_suite(void)
     tcase_add_test(tc, law_without_hw);
     tcase_add_test(tc, bridge_expand_kernel);
     tcase_add_test(tc, bridge_knee);
+    tcase_add_test(tc, choice_and_lone_features);
     tcase_add_test(tc, law_errors);
     tcase_add_test(tc, law_residuals);
     tcase_add_test(tc, profile_round_trip);
