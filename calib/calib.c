@@ -277,9 +277,16 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
     /* the fp8 bridge's expansion over the prefix length */
     for (int c = 0; c < nctx; c++)
         add_attn(&jv, CK_FP8_EXPAND, 1, 1, 784, ctx[c], 1568);
-    if (!o->smoke)
+    if (!o->smoke) {
         for (int c = 0; c + 1 < nctx; c++) /* midpoints */
             add_attn(&jv, CK_FP8_EXPAND, 1, 1, 784, lround(sqrt((double)ctx[c] * ctx[c + 1])), 1568);
+        /* and three between the midpoints 30,339 and 41,285, where on an H200 the busiest SM
+         * goes from 3 of the expansion's CTAs at once to 4 and every token gets dearer (the
+         * law's knee, calib/README.md): 337, 368 and 404 CTAs of 98 tokens on 132 SMs */
+        static const long knee[] = { 33000, 36000, 39500 };
+        for (int c = 0; c < N(knee); c++)
+            add_attn(&jv, CK_FP8_EXPAND, 1, 1, 784, knee[c], 1568);
+    }
 
     /* GEMMs of the model's per-rank shapes x token count */
     static const long ms_full[] = { 1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192,
