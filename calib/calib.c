@@ -514,6 +514,8 @@ static int recheck_law(const calib_opts_t *o, calib_timer_t *t, const model_t *m
     for (int i = 0; i < b->n && n < cap && fabs(res[i].rel) > thr; i++) {
         int pi = res[i].index, ji = b->job[pi];
         double v[3] = { res[i].t, 0, 0 };
+        if (t->idle) /* the grid ended with its heaviest points: from rest, as the first timing */
+            t->idle(t, CALIB_SETTLE_MAX);
         for (int k = 1; k < 3; k++)
             if (calib_measure(t, o, &jobs[ji], &v[k], NULL, NULL) != 0) {
                 n = -1;
@@ -571,7 +573,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     double *jt = NULL;            /* each job's measured seconds (NAN: not measured) */
     ptbuf_t pb[NLAWS];
     model_rank_t r;
-    double t0 = now_s(), last_print = -1e9;
+    double t0 = now_s(), last_print = -1e9, busy = 0; /* busy: the last job's time on the card */
     int tty = progress && isatty(fileno(progress));
 
     memset(pb, 0, sizeof pb);
@@ -623,9 +625,14 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             if (gc == 0 && ch[0] >= 1 && ch[1] >= 1 && ch[2] >= 1)
                 memcpy(&jobs[i].x[4], ch, sizeof ch);
         }
+        if (t->idle && busy > CALIB_SETTLE_MIN)
+            t->idle(t, fmin(CALIB_SETTLE_FRAC * busy, CALIB_SETTLE_MAX));
+        busy = 0;
         double ts = 0;
         int iters = 0, reps = 0;
         int mr = calib_measure(t, o, j, &ts, &iters, &reps);
+        if (mr == 0)
+            busy = ts * (2.0 + (double)iters * reps); /* warm-up, estimate, the timings */
         job_label(j, label, sizeof label);
         if (mr < 0 && o->keep_going) {
             nfail++;

@@ -82,6 +82,8 @@ struct calib_timer {
      * 0s, and the law prices it by its first four terms), or -1 with err filled.  May be
      * NULL (never known). */
     int (*gemm_choice)(calib_timer_t *t, const calib_job_t *j, double choice[3]);
+    /* Let the card rest this long with nothing queued (calib's settle, below).  May be NULL. */
+    void (*idle)(calib_timer_t *t, double seconds);
     /* Fill the profile's hardware metadata (gpu, sms, memory, clocks, driver, toolkit). */
     void (*describe)(calib_timer_t *t, profile_t *p);
     /* The SM clock now, in MHz: 0, or -1 where it cannot be read (then the sustained-load
@@ -120,6 +122,17 @@ typedef struct calib_opts {
  * disturbance (another tenant, a clock dip) then costs the profile nothing: in session G two
  * prefill points of one shape came out 11% slow while their third page and every shape
  * around them agreed within 0.5%. */
+/* Settling.  A card under load lowers its clock within ~0.1 s and recovers within ~0.02 s
+ * of light load (the H200's sustained-load probes), and a latency-bound kernel's time follows
+ * the clock: session K's second look, run right after the grid's heaviest points, re-timed
+ * the GDN proxy's 256- and 784-token rows 19% slower than their first timings (session L,
+ * 0-4%).  So a point is measured from rest: before each job whose predecessor kept the card
+ * busy longer than CALIB_SETTLE_MIN, the timer idles CALIB_SETTLE_FRAC of that time (at most
+ * CALIB_SETTLE_MAX), and CALIB_SETTLE_MAX before each point the second look re-times.  The
+ * sustained-load probes (sustain.h) price the hot card from there. */
+#define CALIB_SETTLE_MIN 0.02
+#define CALIB_SETTLE_FRAC 0.25
+#define CALIB_SETTLE_MAX 0.1
 #define CALIB_RECHECK_FACTOR 3.0
 #define CALIB_RECHECK_MIN 0.05
 

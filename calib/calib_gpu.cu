@@ -20,10 +20,12 @@
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
 #include <cublasLt.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* cuBLASLt's tile ids and their shapes, {id, rows, cols}, generated from this toolkit's
  * cublasLt.h at build time (calib/calib.mk) */
@@ -820,6 +822,20 @@ static void gpu_describe(calib_timer_t *t, profile_t *p)
             g->clock_mhz[0], g->nclock > 1 ? g->clock_mhz[1] : 0, g->bw_gbs, g->peak_tflops);
 }
 
+/* calib's settle: nothing queued, the host asleep */
+static void gpu_idle(calib_timer_t *t, double seconds)
+{
+    (void)t;
+    cudaDeviceSynchronize();
+    if (!(seconds > 0))
+        return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)seconds;
+    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
 static int gpu_clock(calib_timer_t *t, double *mhz)
 {
     return gpuclock_read(&((gpu_t *)t->impl)->nvml, mhz, NULL, NULL);
@@ -876,6 +892,7 @@ extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
     t->run = gpu_run;
     t->describe = gpu_describe;
     t->gemm_choice = gpu_gemm_choice;
+    t->idle = gpu_idle;
     t->clock = gpu_clock;
     t->destroy = gpu_destroy;
     g->sbuf.f32 = 1;

@@ -57,6 +57,11 @@ typedef struct {
     int choice_fails;                 /* gemm_choice() fails */
     long choices;                     /* gemm_choice() calls */
     long prepares, runs, launches, setups;
+    double busy;                      /* seconds on the card since the last prepare() */
+    double last_idle;                 /* idle() since the last prepare(): its seconds, or 0 */
+    long idles, idle_missed, idle_wrong; /* idle() calls; jobs after a busy one not rested; bad lengths */
+    int retime_prepares;              /* prepare() of the slow point after its first timing... */
+    double retime_idle;               /* ...and the rest before the first of them */
     int last_iters;
 } fake_t;
 
@@ -120,6 +125,9 @@ static int fake_prepare(calib_timer_t *t, const calib_job_t *j)
     fake_t *f = t->impl;
     f->prepares++;
     f->slow_now = 0;
+    /* calib rests the card after a job that kept it busy (calib.h, CALIB_SETTLE_*) */
+    if (f->busy > CALIB_SETTLE_MIN && !(f->last_idle >= fmin(CALIB_SETTLE_FRAC * f->busy, CALIB_SETTLE_MAX) - 1e-12))
+        f->idle_missed++;
     if ((int)j->law == f->slow_law) {
         const calib_law_spec_t *ls = &calib_laws(NULL)[j->law];
         size_t nx = (size_t)(ls->ncols - 1) * sizeof(double);
@@ -127,10 +135,14 @@ static int fake_prepare(calib_timer_t *t, const calib_job_t *j)
             memcpy(f->slow_x, j->x, nx);
             f->slow_seen = 1;
             f->slow_now = 1;
-        } else if (f->slow_always && f->slow_seen && !memcmp(f->slow_x, j->x, nx)) {
-            f->slow_now = 1;
+        } else if (f->slow_seen && !memcmp(f->slow_x, j->x, nx)) {
+            if (!f->retime_prepares++)
+                f->retime_idle = f->last_idle;
+            f->slow_now = f->slow_always;
         }
     }
+    f->busy = 0;
+    f->last_idle = 0;
     if ((int)j->kernel == f->skip_kernel) {
         snprintf(t->err, sizeof t->err, "fake: not here");
         return 1;
@@ -156,7 +168,17 @@ static int fake_run(calib_timer_t *t, const calib_job_t *j, int iters, double *s
     if (f->slow_now)
         s *= f->slow_factor;
     *sec = s;
+    f->busy += s * iters;
     return 0;
+}
+
+static void fake_idle(calib_timer_t *t, double seconds)
+{
+    fake_t *f = t->impl;
+    f->idles++;
+    f->last_idle = seconds;
+    if (!(seconds > 0 && seconds <= CALIB_SETTLE_MAX))
+        f->idle_wrong++;
 }
 
 static void fake_describe(calib_timer_t *t, profile_t *p)
@@ -217,6 +239,7 @@ static void fake_init(void)
     ft.run = fake_run;
     ft.describe = fake_describe;
     ft.gemm_choice = fake_gemm_choice;
+    ft.idle = fake_idle;
     fk.gemm_choices = 1;
     ft.destroy = fake_destroy;
 }
@@ -503,6 +526,11 @@ START_TEST(driver_recovers_known_laws)
     fclose(prog);
     ck_assert_int_eq(fk.setups, 1);
     check_recovered(&p, 1e-6, 1e-6);
+    /* every job after a busy one began from rest, none rested long */
+    ck_assert_int_gt(fk.idles, 0);
+    ck_assert_int_lt(fk.idles, fk.prepares);
+    ck_assert_int_eq(fk.idle_missed, 0);
+    ck_assert_int_eq(fk.idle_wrong, 0);
     /* exact data: coefficients themselves come back where the grid determines them */
     int nl;
     const calib_law_spec_t *ls = calib_laws(&nl);
@@ -601,6 +629,12 @@ START_TEST(driver_second_look)
         double ratio = slow_point_ratio(&p, li, &retimed);
         ck_assert_msg(fabs(ratio - cases[c].want) < 1e-9, "case %zu: %g", c, ratio);
         ck_assert_int_eq(retimed, cases[c].retimed);
+        /* re-timed from rest: the grid ended with its heaviest points */
+        if (cases[c].retimed) {
+            ck_assert_int_eq(fk.retime_prepares, 2);
+            ck_assert_double_eq(fk.retime_idle, CALIB_SETTLE_MAX);
+        }
+        ck_assert_int_eq(fk.idle_missed, 0);
         /* every other point is exact, so the law comes back wherever the point is not slow */
         if (cases[c].want == 1.0)
             check_recovered(&p, 1e-6, 1e-6);
