@@ -82,7 +82,7 @@ int cost_law_ncoef(const char *law)
     }
     if (!strcmp(law, "gdn")) return 7;
     if (!strcmp(law, "elementwise")) return 5;
-    if (!strcmp(law, "gemm")) return 10;
+    if (!strcmp(law, "gemm")) return 9;
     if (!strcmp(law, "step")) return 4;
     if (!strcmp(law, "allreduce")) return 2;
     return 0;
@@ -93,7 +93,6 @@ int cost_law_roof(const char *law, int *a, int *b)
     int bm, bn, occ;
     if (law_family(law, &bm, &bn, &occ) == FAM_BRIDGE) { *a = 2; *b = 3; return 1; }
     if (!strcmp(law, "gdn")) { *a = 5; *b = 6; return 1; }
-    if (!strcmp(law, "gemm")) { *a = 8; *b = 9; return 1; }
     return 0;
 }
 
@@ -307,7 +306,7 @@ static double gemm_bytes(double mm, double n, double k, double wb)
 /* gemm: cuBLAS runs either weight-streaming (small m) or tensor-core bound (large m);
  * the roofline feature is the larger of the two times at the GPU's measured ceilings,
  * and flops / bytes add what the two do not overlap.
- * feat[4..9] price the kernel cuBLAS picks, cfg = {tile_n, tile_m, splits} (calib records
+ * feat[4..8] price the kernel cuBLAS picks, cfg = {tile_n, tile_m, splits} (calib records
  * it with every point: the cuBLASLt heuristic that cublasGemmEx consults; NULL or
  * tile_n 0: unknown, those terms 0).  cuBLAS's choice is what makes time fall as m
  * grows: at (n, k) = (5120, 6144) m = 64 takes a 96x64 tile split 2 ways over k and m =
@@ -317,12 +316,16 @@ static double gemm_bytes(double mm, double n, double k, double wb)
  * after it), [5] the busiest SM's padded tile FLOPs (a CTA an SM, the tiles in rounds)
  * against the bytes at the copy ceiling, [6] the fp32 partial sums a split writes and
  * the reduction reads, [7] the weight bytes once per column of tiles along m (each
- * re-streams its rows of W), and the roofline pair [8] (= [5]) against [9] the operand
- * bytes the busiest SM loads (its rounds x a tile's rows of W and of A over its share of
- * k): where those loads outlast the tile work, the SM's load rate from the L2 sets the
- * time (the fit puts that rate at ~91 GB/s an SM on the H200: m = 192 at (5120, 10240), a
- * 128x64 tile over all of k, 42.7 us where the other terms gave 37.9).  A profile with 4
- * coefficients prices as before. */
+ * re-streams its rows of W), [8] [5] with the tile at least 128 wide along m: Hopper's
+ * tensor cores (wgmma, N = the tile's m side) reach their rate from N = 128, and a narrower
+ * tile takes about as long as a 128-wide one (sessions K, L, M: the MLP up projection at m =
+ * 192, a 448x64 tile in two rounds, 129-132 us where [5] alone priced 114-121; the term takes
+ * the law's maximum there from 11.3 / 8.8 / 10.1% to 6.5 / 5.0 / 7.8%, the medians alike).
+ * A profile with 4 coefficients prices as before.  (Tried: a
+ * roofline pair of [5] against the busiest SM's operand loads.  It fitted m = 192 at (5120,
+ * 10240), 42.7 us in session K's grid, which session M's grid timed at 42.4 us and its
+ * second look, from a 0.1 s rest, at 38.5 us -- the clock, not the loads -- and it made
+ * sessions L's and M's fits worse (8.8 -> 9.6%, 10.1 -> 11.5%): not kept.) */
 static void gemm_features(double mm, double n, double k, double wb, const double *cfg, const cost_hw_t *hw,
                           double *feat)
 {
@@ -335,8 +338,7 @@ static void gemm_features(double mm, double n, double k, double wb, const double
     if (hw && hw->sms > 0 && hw->flops > 0 && hw->bw > 0) {
         double ctas = ceil(n / tn) * mt * s, rounds = ceil(ctas / hw->sms);
         feat[5] = fmax(rounds * 2.0 * tn * tm * (k / s) / (hw->flops / hw->sms), feat[2] / hw->bw);
-        feat[8] = feat[5];
-        feat[9] = rounds * (tn * wb + tm * 2.0) * (k / s);
+        feat[8] = fmax(rounds * 2.0 * tn * fmax(tm, 128) * (k / s) / (hw->flops / hw->sms), feat[2] / hw->bw);
     }
     feat[6] = s > 1 ? 4.0 * mm * n * s : 0;
     feat[7] = wb * n * k * mt;

@@ -28,10 +28,11 @@
  *                               expanded_tokens, sm_ctas] (roofline pair 2, 3; knee 4 on 5)
  *   gemm                        m,n,k,wb[,tile_n,tile_m,splits],t_s
  *                               [1, flops, bytes, roofline, split, tile_roofline, partial_bytes,
- *                               weight_stream, tile_roofline, sm_load_bytes] (roofline pair 8, 9)
+ *                               weight_stream, tile_roofline_128] (tile_roofline_128: the tile
+ *                               at least 128 wide along m)
  *                               (wb: bytes per weight element; bytes = 2(mk + mn) +
  *                               wb*nk; calib measures fp16, wb = 2; roofline = max(flops / GEMM
- *                               ceiling, bytes / copy ceiling); the last six from the kernel cuBLAS
+ *                               ceiling, bytes / copy ceiling); the last five from the kernel cuBLAS
  *                               picked (tile, split-K), recorded with each point; an item is priced
  *                               with the choice at the law's nearest point; points without it and
  *                               4-coefficient profiles price with the first four)
@@ -167,7 +168,7 @@ int cost_point_features(const char *law, const double *row, const model_t *m,
                         const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF]);
 /* The same for a row of ncols columns (t_s included; 0: the law's base columns alone): a
  * gemm row of GEMM_COLS_CFG columns carries the kernel cuBLAS picked (tile_n, tile_m,
- * splits), which prices its last six features. */
+ * splits), which prices its last five features. */
 #define GEMM_COLS_CFG 8
 int cost_point_features_n(const char *law, const double *row, int ncols, const model_t *m,
                           const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF]);

@@ -475,7 +475,7 @@ START_TEST(gemm_prices_by_nearest_choice)
     memset(&l, 0, sizeof l);
     snprintf(l.name, sizeof l.name, "gemm");
     l.ncoef = cost_law_ncoef("gemm");
-    ck_assert_int_eq(l.ncoef, 10);
+    ck_assert_int_eq(l.ncoef, 9);
     l.coef[0] = 5e-6;
     l.coef[7] = 1e-14; /* s per weight byte streamed */
     const char *cols[] = { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" };
