@@ -912,7 +912,7 @@ static int refit_main(const char *in, const char *out, const model_t *m, int tp,
 {
     profile_t p;
     char perr[PROF_ERR_MAX], err[256];
-    if (prof_load(in, &p, perr) < 0) {
+    if (prof_load_any(in, &p, perr) < 0) {
         fprintf(stderr, "calib: %s\n", perr);
         return 2;
     }

@@ -131,7 +131,7 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
     return 0;
 }
 
-static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t *l)
+static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t *l, int strict)
 {
     char path[YD_PATH_MAX], ip[YD_PATH_MAX];
     yd_node_t *coef, *cols = NULL, *pts = NULL, *fit = NULL, *sus = NULL;
@@ -157,6 +157,11 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
     if (coef->n < 1 || coef->n > PROF_MAX_COEF)
         return yd_fail(e, coef, path, "expected 1 to %d coefficients, got %d", PROF_MAX_COEF,
                        coef->n);
+    int want = cost_law_ncoef(l->name);
+    if (strict && want > 0 && coef->n > want)
+        return yd_fail(e, coef, path,
+                       "law \"%s\" has %d coefficients in this revision, got %d (a profile of another revision: "
+                       "bin/calib --refit refits its laws from its points)", l->name, want, coef->n);
     l->ncoef = coef->n;
     for (int i = 0; i < coef->n; i++)
         if (yd_as_double(e, coef->vals[i], yd_path_idx(ip, path, i), -INFINITY, INFINITY, 0,
@@ -209,7 +214,7 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
     return 0;
 }
 
-int prof_load(const char *path, profile_t *out, char err[PROF_ERR_MAX])
+static int load_profile(const char *path, profile_t *out, char err[PROF_ERR_MAX], int strict)
 {
     yd_err_t e;
     yd_err_init(&e, err, PROF_ERR_MAX);
@@ -248,7 +253,7 @@ int prof_load(const char *path, profile_t *out, char err[PROF_ERR_MAX])
             char lp[YD_PATH_MAX];
             yd_path_idx(lp, "laws", i);
             out->nlaws = i + 1;
-            if (load_law(&e, laws->vals[i], lp, &out->laws[i]))
+            if (load_law(&e, laws->vals[i], lp, &out->laws[i], strict))
                 goto fail;
             for (int j = 0; j < i; j++)
                 if (!strcmp(out->laws[j].name, out->laws[i].name)) {
@@ -307,6 +312,16 @@ static int law_finite(const prof_law_t *l)
         if (!isfinite(l->pts[i]))
             return 0;
     return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel) && isfinite(l->hot) && isfinite(l->heat);
+}
+
+int prof_load(const char *path, profile_t *out, char err[PROF_ERR_MAX])
+{
+    return load_profile(path, out, err, 1);
+}
+
+int prof_load_any(const char *path, profile_t *out, char err[PROF_ERR_MAX])
+{
+    return load_profile(path, out, err, 0);
 }
 
 int prof_save(const char *path, const profile_t *p)

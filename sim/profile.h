@@ -63,6 +63,10 @@ typedef struct profile {
 /* Read a profile.  0, or -1 with "file:line:col: key: message" in err.
  * On success the caller frees with prof_free(). */
 int prof_load(const char *path, profile_t *out, char err[PROF_ERR_MAX]);
+/* The same, but a law of this revision's (cost_law_ncoef) with more coefficients than its
+ * form has -- a profile of another revision, which prof_load refuses -- is read as it is:
+ * for calib --refit, which refits such laws from their points. */
+int prof_load_any(const char *path, profile_t *out, char err[PROF_ERR_MAX]);
 /* Write a profile (all laws, points, metadata).  0 or -1 (errno set). */
 int prof_save(const char *path, const profile_t *p);
 void prof_free(profile_t *p);

@@ -921,7 +921,15 @@ START_TEST(refit_command_line)
     close(fd);
     for (int i = 0; i < p.nlaws; i++)
         p.laws[i].coef[0] += 1; /* a stale law */
+    prof_law_t *gl = NULL;        /* and one of another revision's form: a coefficient too many */
+    for (int i = 0; i < p.nlaws; i++)
+        if (!strcmp(p.laws[i].name, "gemm")) gl = &p.laws[i];
+    ck_assert_ptr_nonnull(gl);
+    gl->coef[gl->ncoef++] = 0.5;
     ck_assert_int_eq(prof_save(in, &p), 0);
+    ck_assert_int_eq(prof_load(in, &q, perr), -1); /* refused for pricing... */
+    ck_assert_msg(strstr(perr, "calib --refit") != NULL, "%s", perr);
+    gl->ncoef--;
     char *argv[] = { "calib", "--refit", in, "--model", "models/qwen3.8-27b.yaml", "--out", out, NULL };
     FILE *keep = stdout;
     stdout = tmpfile(); /* the fit table */
@@ -940,6 +948,7 @@ START_TEST(refit_command_line)
         ck_assert_int_eq(memcmp(b->pts, a->pts, (size_t)a->npts * a->ncols * sizeof(double)), 0);
         if (a->npts)
             ck_assert_double_eq_tol(b->coef[0], a->coef[0] - 1, 1e-3); /* refit, not copied */
+        ck_assert_int_le(b->ncoef, cost_law_ncoef(b->name) > 0 ? cost_law_ncoef(b->name) : PROF_MAX_COEF);
     }
     prof_free(&q);
     /* a profile of another model or TP degree is refused */

@@ -94,9 +94,10 @@ static void fill_profile(profile_t *p)
     l.pts = pts;
     ck_assert_int_eq(prof_put(p, &l), 0);
 
-    prof_law_t d;                       /* every coefficient a law may have */
+    prof_law_t d;                       /* every coefficient a law may have (a name of no law
+                                           of this revision's: the loader checks known laws' counts) */
     memset(&d, 0, sizeof d);
-    snprintf(d.name, sizeof d.name, "attn.decode_xqa.fp16");
+    snprintf(d.name, sizeof d.name, "future.law");
     d.ncoef = PROF_MAX_COEF;
     for (int i = 0; i < PROF_MAX_COEF; i++)
         d.coef[i] = (i + 1) * 1.0e-9 / 3.0;
@@ -302,6 +303,9 @@ static const bad_t bads[] = {
      "profile.prefill_split.parts: unknown key \"parts\""},
     {META "laws: [\n", ": syntax error:"},
     {"", ":1:1: empty document"},
+    /* more coefficients than this revision's law has: a profile of another revision */
+    {META "laws:\n  - name: gemm\n    coef: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n",
+     ":5:11: laws[0].coef: law \"gemm\" has 9 coefficients in this revision, got 10"},
 };
 
 START_TEST(bad_profiles)

@@ -13,8 +13,10 @@
 #                                                    calib's second look)
 #   j/  2026-11-29 13:42 UTC, 12 scenarios (live)   calib/profiles/h200-j.yaml (v8: the fast path's
 #                                                    split walk; kernels/NOTES.md v8)
-#   m/  2026-11-29 14:42 UTC, 12 scenarios (live)   calib/profiles/h200.yaml (v8; gemm points with
-#                                                    cuBLAS's kernel, every point from rest)
+#   m/  2026-11-29 14:42 UTC, 12 scenarios (live)   calib/profiles/h200-m.yaml (v8; gemm points with
+#                                                    cuBLAS's kernel, every point from rest; its laws
+#                                                    refit at the gemm law's 128-wide tile term)
+#   n/  2026-11-29 14:51 UTC, 12 scenarios (live)   calib/profiles/h200.yaml (v8; this revision's laws)
 # `pacesim rescore` prices the same steps with the current model and the session's profile;
 # issue #8's target must hold for every recording: median step error under 5% per step
 # type, every measurement window within 5%.  Then the recorded model's own checks: a
@@ -24,7 +26,7 @@ bin=${PACESIM:-bin/pacesim}
 fail=0 pass=0
 for session in a:calib/profiles/h200-a.yaml c:calib/profiles/h200-c.yaml e:calib/profiles/h200-e.yaml \
                f:calib/profiles/h200-e.yaml g:calib/profiles/h200-g.yaml h:calib/profiles/h200-h.yaml \
-               j:calib/profiles/h200-j.yaml m:calib/profiles/h200.yaml; do
+               j:calib/profiles/h200-j.yaml m:calib/profiles/h200-m.yaml n:calib/profiles/h200.yaml; do
     dir=tests/data/replay/${session%%:*} prof=$PWD/${session#*:}
     for f in "$dir"/*.steps.csv; do
         n=$(basename "$f" .steps.csv)
