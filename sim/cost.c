@@ -642,7 +642,7 @@ static int cmp_pair(const void *a, const void *b)
  * (tile_n, tile_m, splits) is a fact measured with it, not part of its shape. */
 static int law_nkeys(const prof_law_t *l)
 {
-    return !strcmp(l->name, "gemm") && l->ncols > 5 ? 4 : l->ncols - 1;
+    return !strcmp(l->name, "gemm") && l->ncols >= GEMM_COLS_CFG ? 4 : l->ncols - 1;
 }
 
 static int same_key(const double *row, const double *key, int nkeys, int axis)

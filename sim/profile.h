@@ -9,8 +9,9 @@
  * A law keeps the raw points it was fitted on (columns named per law, the last one
  * is always "t_s"), the fit's median/max relative error against those points, and
  * its provenance (measured by calib on a named GPU, or derived from a cited figure).
- * Invariant after prof_load(): every law has 1..PROF_MAX_COEF finite coefficients
- * and every point row has exactly ncols finite values. */
+ * Invariant after prof_load(): every law has 1..PROF_MAX_COEF finite coefficients (a law of
+ * cost.h's no more than its form has: cost_law_ncoef) and every point row has exactly ncols
+ * finite values. */
 #ifndef PACESIM_PROFILE_H
 #define PACESIM_PROFILE_H
 
