@@ -133,3 +133,6 @@ check-valgrind: bin/pacesim
 
 # -- ground truth: the cost model against an H200 replay's recorded step times ----------
 EXTRA_TESTS += tests/rescore.sh
+
+# -- reference outputs byte for byte (tests/golden.sh; --update regenerates tests/data/golden/)
+EXTRA_TESTS += tests/golden.sh
