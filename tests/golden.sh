@@ -41,16 +41,11 @@ cases() {
     echo "bench-trace|run scenarios/bench-trace.yaml --csv @/bench-trace.csv"
     echo "validate|validate ${ref[*]}"
     for p in calib/profiles/*.yaml; do echo "profile-$(basename "$p" .yaml)|profile $p"; done
+    for d in tests/data/replay/*/; do d=${d%/}; echo "profile-replay-${d##*/}|profile $d/profile.yaml"; done
 }
 
-# rescore: every recording with the profile its set was measured with (the set's own
-# profile.yaml where it has one)
-set_profile() {
-    local d=$1 s=${1##*/}
-    if [ -f "$d/profile.yaml" ]; then echo "$PWD/$d/profile.yaml"; return; fi
-    case $s in f) s=e ;; n) echo "$PWD/calib/profiles/h200.yaml"; return ;; esac
-    echo "$PWD/calib/profiles/h200-$s.yaml"
-}
+# rescore: every recording with the profile its set was measured with, the set's profile.yaml
+set_profile() { echo "$PWD/$1/profile.yaml"; }
 
 run_case() {  # NAME COMMAND...
     local name=$1; shift

@@ -1,37 +1,30 @@
 #!/usr/bin/env bash
-# rescore.sh: the cost model against ground truth, with no GPU.  tests/data/replay/<session>/
-# holds the step times GPU replays measured on an H200 (pacesim-gpu replay --steps, the
-# scenarios/h200-*.yaml named by the file, B's output cut to 8 tokens), each session with the
-# profile calib measured in it (README "Ground truth"):
-#   a/  2026-11-29 10:22 UTC, 14 scenarios          calib/profiles/h200-a.yaml
-#   c/  2026-11-29 10:47 UTC,  6 scenarios (live)   calib/profiles/h200-c.yaml
-#   e/  2026-11-29 11:35 UTC, 12 scenarios (live)   calib/profiles/h200-e.yaml (v6 kernels)
-#   f/  2026-11-29 11:41 UTC, B = 131K, 2 scenarios  calib/profiles/h200-e.yaml (session E's: another
-#                                                    device session, the v6 kernels)
-#   g/  2026-11-29 12:27 UTC, 12 scenarios (live)   calib/profiles/h200-g.yaml (v7 kernels)
-#   h/  2026-11-29 12:49 UTC, 12 scenarios (live)   calib/profiles/h200-h.yaml (v7 + the lean softmax;
-#                                                    calib's second look)
-#   j/  2026-11-29 13:42 UTC, 12 scenarios (live)   calib/profiles/h200-j.yaml (v8: the fast path's
-#                                                    split walk; kernels/NOTES.md v8)
-#   m/  2026-11-29 14:42 UTC, 12 scenarios (live)   calib/profiles/h200-m.yaml (v8; gemm points with
-#                                                    cuBLAS's kernel, every point from rest; its laws
-#                                                    refit at the gemm law's 128-wide tile term)
-#   n/  2026-11-29 14:51 UTC, 12 scenarios (live)   calib/profiles/h200.yaml (v8; this revision's laws)
-# `pacesim rescore` prices the same steps with the current model and the session's profile;
+# rescore.sh: the cost model against ground truth, with no GPU.  Each set under
+# tests/data/replay/<set>/ holds the step times GPU replays measured on an H200 (pacesim-gpu
+# replay --steps of the scenarios/h200-*.yaml the file is named after, B's output cut to 8
+# tokens) and, as profile.yaml, the profile calib measured in the same GPU session, which prices
+# them.  A recording named <scenario>-paceN is the base scenario run with
+# env.VLLM_1CAT_PREFILL_PACE_STEPS=N.  The sets:
+#   h200-current/  the twelve B = 16K scenarios (fp16 and fp8 KV, MTP off and MTP4, baseline
+#                  and PREFIX_DECODE_ROWS=1, fp16 no-MTP also at PACE_STEPS 4 and 8), replayed
+#                  live after calib wrote profile.yaml, a copy of calib/profiles/h200.yaml
+#   h200-b131k/    the two B = 131K scenarios (fp16, no MTP, baseline and PREFIX_DECODE_ROWS=1),
+#                  on a device session of its own, priced by that card's earlier profile
+# `pacesim rescore` prices the same steps with the current model and the set's profile;
 # issue #8's target must hold for every recording: median step error under 5% per step
 # type, every measurement window within 5%.  Then the recorded model's own checks: a
 # recording of another scenario, a malformed file, a missing one.
 set -u
 bin=${PACESIM:-bin/pacesim}
 fail=0 pass=0
-for session in a:calib/profiles/h200-a.yaml c:calib/profiles/h200-c.yaml e:calib/profiles/h200-e.yaml \
-               f:calib/profiles/h200-e.yaml g:calib/profiles/h200-g.yaml h:calib/profiles/h200-h.yaml \
-               j:calib/profiles/h200-j.yaml m:calib/profiles/h200-m.yaml n:calib/profiles/h200.yaml; do
-    dir=tests/data/replay/${session%%:*} prof=$PWD/${session#*:}
+for dir in tests/data/replay/*/; do
+    dir=${dir%/} prof=$PWD/${dir%/}/profile.yaml
     for f in "$dir"/*.steps.csv; do
         n=$(basename "$f" .steps.csv)
-        out=$("$bin" rescore "scenarios/$n.yaml" --measured "$f" --set workload.requests.B.output_tokens=8 \
-              --set "profile=$prof" 2>&1)
+        base=${n%-pace[0-9]*} pace=()
+        [ "$base" != "$n" ] && pace=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${n##*-pace}")
+        out=$("$bin" rescore "scenarios/$base.yaml" --measured "$f" --set workload.requests.B.output_tokens=8 \
+              --set "profile=$prof" "${pace[@]}" 2>&1)
         rc=$?
         bad=$(printf '%s\n' "$out" | awk '
             /^   (decode|mixed|prefill) / { m = $5; sub(/%/, "", m); if (m + 0 >= 5) print $1 " median " $5 }
@@ -54,9 +47,10 @@ expect() {  # expect RC PATTERN DESCRIPTION -- ARGS...
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-r=tests/data/replay/a/h200-fp16-nomtp-b16k-baseline.steps.csv
+r=tests/data/replay/h200-current/h200-fp16-nomtp-b16k-baseline.steps.csv
 expect 1 "not the recorded scenario" "another scenario's recording is refused" -- \
-    rescore scenarios/h200-fp16-nomtp-b16k-pdr-pace4.yaml --measured $r --set workload.requests.B.output_tokens=8
+    rescore scenarios/h200-fp16-nomtp-b16k-pdr.yaml --measured $r --set workload.requests.B.output_tokens=8 \
+    --set env.VLLM_1CAT_PREFILL_PACE_STEPS=4
 expect 1 "not the recorded scenario" "a run longer than its recording is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r
 sed '3s/decode/decoed/' $r > "$tmp/bad.csv"
