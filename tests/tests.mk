@@ -136,3 +136,4 @@ EXTRA_TESTS += tests/rescore.sh
 
 # -- reference outputs byte for byte (tests/golden.sh; --update regenerates tests/data/golden/)
 EXTRA_TESTS += tests/golden.sh
+EXTRA_TESTS += tests/doc_keys.sh
