@@ -186,57 +186,95 @@ static int poisson_arrival(engine_t *e, double t)
     return schedule_next_poisson(e, t);
 }
 
-/* Read the next trace row and schedule its arrival.  Rows:
- * arrival_s,prompt_tokens,output_tokens[,cached_tokens]; '#' comments, one header. */
-static int trace_next(engine_t *e)
+/* A trace being read: the file, the line last read, the last arrival time. */
+typedef struct trace_rd {
+    FILE *f;
+    long line;
+    double last;
+} trace_rd_t;
+
+/* Read the next request row of a trace into *t and row[] (prompt, output, cached).
+ * Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens]; '#' comments, one header.
+ * 1 a row, 0 the end, ENG_EINPUT a malformed or impossible row (e->err names the line). */
+static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
 {
     char line[512];
-    while (fgets(line, sizeof line, e->trace)) {
-        e->trace_line++;
-        if (!strchr(line, '\n') && !feof(e->trace)) {
-            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: line too long", e->s->trace_path, e->trace_line);
-            return -1;
+    while (fgets(line, sizeof line, rd->f)) {
+        rd->line++;
+        if (!strchr(line, '\n') && !feof(rd->f)) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: line too long", e->s->trace_path, rd->line);
+            return ENG_EINPUT;
         }
         char *p = line;
         while (*p == ' ' || *p == '\t') p++;
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
-        if (e->trace_line == 1 && strncmp(p, "arrival", 7) == 0) continue;
-        double t;
+        if (rd->line == 1 && strncmp(p, "arrival", 7) == 0) continue;
         long pr, out, ca = 0;
         int got, used = 0;
-        got = sscanf(p, "%lf,%ld,%ld%n,%ld%n", &t, &pr, &out, &used, &ca, &used);
+        got = sscanf(p, "%lf,%ld,%ld%n,%ld%n", t, &pr, &out, &used, &ca, &used);
         char *rest = p + used;
         while (*rest == ' ' || *rest == '\r' || *rest == '\n' || *rest == '\t') rest++;
         if (got < 3 || *rest) {
             snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens]",
-                     e->s->trace_path, e->trace_line);
-            return -1;
+                     e->s->trace_path, rd->line);
+            return ENG_EINPUT;
         }
-        if (!isfinite(t) || t < 0 || t < e->trace_last || pr < 1 || out < 1 || ca < 0 || ca > pr
+        if (!isfinite(*t) || *t < 0 || *t < rd->last || pr < 1 || out < 1 || ca < 0 || ca > pr
             || pr > e->s->engine.max_model_len || out > e->s->engine.max_model_len - pr) {
             snprintf(e->err, ENG_ERR_MAX,
                      "%s:%ld:1: trace: invalid row (arrivals must be >= 0 and non-decreasing, "
                      "prompt and output >= 1, 0 <= cached <= prompt, prompt + output <= max_model_len %ld)",
-                     e->s->trace_path, e->trace_line, e->s->engine.max_model_len);
-            return -1;
+                     e->s->trace_path, rd->line, e->s->engine.max_model_len);
+            return ENG_EINPUT;
         }
         long need = request_blocks(e, pr, out);
         if (need > e->capacity) {
             snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: the request needs %ld KV blocks of %d tokens but the cache holds %ld",
-                     e->s->trace_path, e->trace_line, need, e->block, e->capacity);
-            return -1;
+                     e->s->trace_path, rd->line, need, e->block, e->capacity);
+            return ENG_EINPUT;
         }
-        e->trace_last = t;
-        e->trace_row[0] = pr;
-        e->trace_row[1] = out;
-        e->trace_row[2] = ca;
-        return push_ev(e, t, EVT_SOURCE, SRC_TRACE);
+        rd->last = *t;
+        row[0] = pr;
+        row[1] = out;
+        row[2] = ca;
+        return 1;
     }
-    if (ferror(e->trace)) {
+    if (ferror(rd->f)) {
         snprintf(e->err, ENG_ERR_MAX, "%s: trace: read error: %s", e->s->trace_path, strerror(errno));
-        return -1;
+        return ENG_EINPUT;
     }
     return 0;
+}
+
+/* Read the next trace row and schedule its arrival (nothing at the end of the trace). */
+static int trace_next(engine_t *e)
+{
+    trace_rd_t rd = { e->trace, e->trace_line, e->trace_last };
+    double t;
+    int got = trace_read(e, &rd, &t, e->trace_row);
+    e->trace_line = rd.line;
+    e->trace_last = rd.last;
+    return got <= 0 ? got : push_ev(e, t, EVT_SOURCE, SRC_TRACE);
+}
+
+static FILE *trace_open(engine_t *e)
+{
+    FILE *f = fopen(e->s->trace_path, "r");
+    if (!f) snprintf(e->err, ENG_ERR_MAX, "%s: cannot open trace: %s", e->s->trace_path, strerror(errno));
+    return f;
+}
+
+int engine_check_trace(engine_t *e)
+{
+    if (!e->s->trace_path[0]) return 0;
+    trace_rd_t rd = { trace_open(e), 0, 0 };
+    if (!rd.f) return ENG_EINPUT;
+    double t;
+    long row[3];
+    int got;
+    while ((got = trace_read(e, &rd, &t, row)) > 0) {}
+    fclose(rd.f);
+    return got < 0 ? ENG_EINPUT : 0;
 }
 
 /* ---- triggers ---------------------------------------------------------------- */
@@ -401,12 +439,7 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     }
     if (s->poisson.enabled && schedule_next_poisson(e, s->poisson.start_s) < 0) return -1;
     if (s->trace_path[0]) {
-        e->trace = fopen(s->trace_path, "r");
-        if (!e->trace) {
-            snprintf(e->err, ENG_ERR_MAX, "%s: cannot open trace: %s", s->trace_path, strerror(errno));
-            return -1;
-        }
-        if (trace_next(e) < 0) return -1;
+        if (!(e->trace = trace_open(e)) || trace_next(e) < 0) return -1;
     }
     return metrics_init(e);
 }
@@ -639,11 +672,12 @@ int engine_run(engine_t *e)
 {
     const scenario_t *s = e->s;
     event_t ev;
+    int rc;
     for (;;) {
         /* arrivals due now */
         while (evq_peek(&e->q) && evq_peek(&e->q)->time <= e->now) {
             evq_pop(&e->q, &ev);
-            if (handle_event(e, &ev) < 0) return -1;
+            if ((rc = handle_event(e, &ev)) < 0) return rc;
             if (check_triggers(e) < 0) return -1;
         }
         if (check_triggers(e) < 0) return -1;
@@ -738,7 +772,7 @@ int engine_run(engine_t *e)
                 return -1;
             }
             if (ev.kind == EVT_STEP_END) break;
-            if (handle_event(e, &ev) < 0) return -1;
+            if ((rc = handle_event(e, &ev)) < 0) return rc;
         }
         if (advance_clock(e, t_end) < 0) return -1;   /* dt > 0 */
         if (apply_step(e, n, t_end) < 0) return -1;

@@ -21,6 +21,10 @@
 
 #define ENG_ERR_MAX 1024
 
+/* What engine_run and engine_check_trace return on failure: ENG_EFAIL a runtime failure
+ * (an invariant, the cost model, memory), ENG_EINPUT bad input (a malformed trace row). */
+enum { ENG_EFAIL = -1, ENG_EINPUT = -2 };
+
 typedef enum { RQ_PENDING = 0, RQ_WAITING, RQ_RUNNING, RQ_DONE, RQ_FREE } rq_state_t;
 
 typedef struct req {
@@ -129,9 +133,12 @@ struct engine {
 /* Set up a run.  Borrows s and cost (they outlive the engine).  0, or -1 with
  * e->err set.  engine_free() releases what engine_init acquired, also after failure. */
 int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof);
-/* Run to the stop rule.  0, or -1 with e->err set (cost model failure, invariant
- * violation, malformed trace line). */
+/* Run to the stop rule.  0, or ENG_EFAIL / ENG_EINPUT with e->err set. */
 int engine_run(engine_t *e);
+/* Read the scenario's whole trace (from its start, on a handle of its own) with the checks
+ * the run applies to each row as it arrives.  0, or ENG_EINPUT with e->err set as the run
+ * would set it.  After engine_init (the checks need the KV capacity). */
+int engine_check_trace(engine_t *e);
 void engine_free(engine_t *e);
 
 /* Name of a request for output: the explicit id, or "p<serial>"/"t<serial>". */

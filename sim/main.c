@@ -22,6 +22,7 @@
 #include <errno.h>
 #include "replay.h"
 #include "runner.h"
+#include "setup.h"
 #include "sweep.h"
 #include "trace.h"
 
@@ -127,42 +128,20 @@ static int parse_count(const char *opt, const char *v, long min, long *out)
     return 0;
 }
 
+/* pacesim validate: each file assembled as `run` assembles it (setup.h), and its whole
+ * trace read; so it refuses what `run` refuses, with the same message. */
 static int validate_files(const char **files, int nf, const char **sets, int ns)
 {
     int rc = 0;
     for (int i = 0; i < nf; i++) {
-        scenario_t s;
-        char err[SCN_ERR_MAX];
-        if (scn_load(files[i], sets, ns, &s, err) < 0) {
-            fprintf(stderr, "%s\n", err);
+        setup_t u;
+        if (setup_open(&u, files[i], sets, ns) < 0 || setup_check_trace(&u) < 0) {
+            fprintf(stderr, "%s\n", u.err);
             rc = 2;
-            continue;
+        } else {
+            printf("%s: ok (%s)\n", files[i], u.s.name);
         }
-        if (s.profile_path[0]) {
-            profile_t p;
-            char perr[PROF_ERR_MAX];
-            if (prof_load(s.profile_path, &p, perr) < 0) {
-                fprintf(stderr, "%s\n", perr);
-                rc = 2;
-                scn_free(&s);
-                continue;
-            }
-            /* the laws this scenario will need are there */
-            char cerr[COST_ERR_MAX];
-            model_rank_t rk;
-            int tp = s.engine.tensor_parallel_size;
-            int group = model_rank(&s.model, tp, &rk) == 0 ? rk.group : 1;
-            int bad = cost_profile_check(&p, &s.model, tp, s.engine.kv_cache_dtype, group, cerr) < 0;
-            prof_free(&p);
-            if (bad) {
-                fprintf(stderr, "%s\n", cerr);
-                rc = 2;
-                scn_free(&s);
-                continue;
-            }
-        }
-        printf("%s: ok (%s)\n", files[i], s.name);
-        scn_free(&s);
+        setup_close(&u);
     }
     return rc;
 }

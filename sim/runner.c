@@ -1,17 +1,13 @@
 /* runner.c: one scenario run end to end, and its reports.  See runner.h. */
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
-#include <gsl/gsl_errno.h>
 #include "runner.h"
+#include "setup.h"
 
 typedef struct {
     FILE *f;
     const runner_hooks_t *h;
 } steps_ctx_t;
-
-static pthread_once_t gsl_once = PTHREAD_ONCE_INIT;
-static void gsl_quiet(void) { gsl_set_error_handler_off(); }
 
 const char *report_row_route(const route_plan_t *p, int req, char *buf, size_t n)
 {
@@ -87,81 +83,39 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
                    run_result_t *res)
 {
     FILE *steps_out = h ? h->steps_out : NULL;
-    scenario_t s;
-    profile_t prof;
-    engine_t e;
-    cost_model_t *cm = NULL;
-    char err[SCN_ERR_MAX];
-    int have_prof = 0, have_eng = 0;
+    setup_t u;
 
     memset(res, 0, sizeof *res);
-    memset(&prof, 0, sizeof prof);
     snprintf(res->path, sizeof res->path, "%s", path);
-    pthread_once(&gsl_once, gsl_quiet);   /* GSL's handler is process-global: set it once */
-    if (scn_load(path, sets, nsets, &s, err) < 0) {
+    if (setup_open(&u, path, sets, nsets) < 0) {
         res->rc = 2;
-        snprintf(res->err, sizeof res->err, "%s", err);
-        return;
-    }
-    copy_settings(res, &s);
-    if (s.profile_path[0]) {
-        char perr[PROF_ERR_MAX];
-        if (prof_load(s.profile_path, &prof, perr) < 0) {
-            res->rc = 2;
-            snprintf(res->err, sizeof res->err, "%s", perr);
-            goto out;
-        }
-        have_prof = 1;
-        snprintf(res->gpu, sizeof res->gpu, "%s", prof.gpu);
-        char cerr[COST_ERR_MAX];
-        model_rank_t rk;
-        int group = model_rank(&s.model, s.engine.tensor_parallel_size, &rk) == 0 ? rk.group : 1;
-        if (cost_profile_check(&prof, &s.model, s.engine.tensor_parallel_size, s.engine.kv_cache_dtype, group, cerr) == 0)
-            cm = cost_profile_new(&prof, &s.model, s.engine.tensor_parallel_size, cerr);
-        if (!cm) {
-            res->rc = 2;
-            snprintf(res->err, sizeof res->err, "%s", cerr);
-            goto out;
-        }
-    } else {
-        snprintf(res->gpu, sizeof res->gpu, "analytic %.0f TFLOP/s %.2f TB/s", s.analytic_tflops, s.analytic_tbps);
-        cm = cost_analytic_new(&s.model, s.engine.tensor_parallel_size, s.analytic_tflops, s.analytic_tbps);
-        if (!cm) {
-            res->rc = 2;
-            snprintf(res->err, sizeof res->err, "%s: cannot build the analytic cost model", path);
-            goto out;
-        }
-    }
-    have_eng = 1;
-    steps_ctx_t sc = { steps_out, h };
-    if (engine_init(&e, &s, cm, have_prof ? &prof : NULL) < 0) {
-        res->rc = 2;
-        snprintf(res->err, sizeof res->err, "%s", e.err);
+        snprintf(res->err, sizeof res->err, "%s", u.err);
         goto out;
     }
-    res->block = e.block;
+    copy_settings(res, &u.s);
+    snprintf(res->gpu, sizeof res->gpu, "%s", u.hw);
+    engine_t *e = &u.e;
+    steps_ctx_t sc = { steps_out, h };
+    res->block = e->block;
     if (steps_out || (h && h->on_step)) {
-        e.observer = run_observer;
-        e.observer_ctx = &sc;
+        e->observer = run_observer;
+        e->observer_ctx = &sc;
     }
     if (steps_out) {
         fprintf(steps_out, "step,t_start_s,dur_s,type,rows,tokens,attn_s,linear_s,gdn_s,elementwise_s,"
                            "allreduce_s,overhead_s,mtp_s,detail\n");
     }
-    int erc = engine_run(&e);
-    if (h && h->on_end) h->on_end(h->ctx, &e);
+    int erc = engine_run(e);
+    if (h && h->on_end) h->on_end(h->ctx, e);
     if (erc < 0) {
-        res->rc = strstr(e.err, "trace:") ? 2 : 1;
-        snprintf(res->err, sizeof res->err, "%s", e.err);
+        res->rc = erc == ENG_EINPUT ? 2 : 1;
+        snprintf(res->err, sizeof res->err, "%s", e->err);
         goto out;
     }
-    res->sum = e.sum;
-    for (int i = 0; i < res->nwin; i++) res->win_val[i] = e.win[i].value;
+    res->sum = e->sum;
+    for (int i = 0; i < res->nwin; i++) res->win_val[i] = e->win[i].value;
 out:
-    if (have_eng) engine_free(&e);
-    cost_free(cm);
-    if (have_prof) prof_free(&prof);
-    scn_free(&s);
+    setup_close(&u);
 }
 
 void report_num(FILE *f, double v)

@@ -1,0 +1,49 @@
+/* setup: the one way from a scenario file to an engine ready to run, for every command
+ * that runs or checks a scenario (run, validate, rescore, bench, the GPU replay).
+ *
+ * setup_open() loads the scenario (with its --set overrides) and its profile, checks that
+ * the profile has every law the scenario needs, builds the cost model (the profile's, or
+ * the analytic stand-in when the scenario names none) and sets up the engine, which sizes
+ * the KV cache, checks that every request can fit in it, opens the trace and reads its
+ * first row.  Invariant: whatever setup_open() refuses, every command refuses, with the
+ * same one-line message and exit status 2; whatever it accepts, `run` accepts up to its
+ * first step.  `pacesim validate` is setup_open() plus setup_check_trace().
+ * Ownership: the setup owns its scenario, profile, cost model and engine; setup_close()
+ * frees them, also after a failed setup_open(). */
+#ifndef PACESIM_SETUP_H
+#define PACESIM_SETUP_H
+
+#include "cost.h"
+#include "engine.h"
+#include "profile.h"
+#include "scenario.h"
+
+#define SETUP_ERR_MAX 1024        /* >= SCN_ERR_MAX, PROF_ERR_MAX, COST_ERR_MAX, ENG_ERR_MAX */
+
+typedef struct setup {
+    scenario_t s;
+    profile_t prof;               /* valid when has_prof */
+    cost_model_t *cost;           /* the profile's model, or the analytic one (owned) */
+    engine_t e;                   /* set up, not yet run; priced by cost */
+    char hw[96];                  /* the profile's GPU, or "analytic N TFLOP/s X TB/s" */
+    int has_scn, has_prof, has_eng;
+    char err[SETUP_ERR_MAX];      /* one line after a failure */
+} setup_t;
+
+/* Assemble path with overrides sets[0..nsets) ("key.path=value").  0, or -1 with u->err
+ * set: the input is refused (exit status 2).  Call setup_close() in both cases. */
+int setup_open(setup_t *u, const char *path, const char *const *sets, int nsets);
+/* What only reading the whole trace finds (a malformed row, a request that can never fit
+ * in the KV cache), with the messages a run gives when it reaches the row; a run reads
+ * each row only when the previous one arrives.  0 (also with no trace), or -1 with u->err. */
+int setup_check_trace(setup_t *u);
+/* A second, fresh cost model like u->cost (models keep state from step to step), for a
+ * second engine of the same scenario.  NULL with u->err set.  The caller frees it with
+ * cost_free(), after the engines it prices. */
+cost_model_t *setup_cost_new(setup_t *u);
+/* A second engine of the scenario priced by cost (borrowed).  0, or -1 with e->err set;
+ * engine_free(e) in both cases. */
+int setup_engine(const setup_t *u, cost_model_t *cost, engine_t *e);
+void setup_close(setup_t *u);
+
+#endif
