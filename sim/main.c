@@ -463,35 +463,28 @@ static int cmd_rescore(int argc, char **argv)
         fprintf(stderr, "pacesim: rescore needs a scenario and --measured STEPS.csv (a replay's --steps file)\n");
         return 2;
     }
-    scenario_t s;
-    profile_t p;
-    char err[SCN_ERR_MAX > PROF_ERR_MAX ? SCN_ERR_MAX : PROF_ERR_MAX], cerr[COST_ERR_MAX];
-    if (scn_load(file, sets, ns, &s, err) < 0) {
-        fprintf(stderr, "%s\n", err);
-        return 2;
-    }
-    if (!s.profile_path[0] || prof_load(s.profile_path, &p, err) < 0) {
-        fprintf(stderr, "%s\n", s.profile_path[0] ? err : "pacesim: rescore needs the scenario's profile (the prediction)");
-        scn_free(&s);
-        return 2;
-    }
-    int tp = s.engine.tensor_parallel_size, rc = 0;
-    cost_model_t *pm = cost_profile_new(&p, &s.model, tp, cerr), *pm2 = cost_profile_new(&p, &s.model, tp, cerr);
-    cost_model_t *rm = pm2 ? replay_recorded_new(measured, pm2, cerr) : NULL;
-    engine_t ep, eg;
-    memset(&ep, 0, sizeof ep);
+    setup_t u;
+    cost_model_t *pm2 = NULL, *rm = NULL;
+    engine_t eg;
+    char cerr[COST_ERR_MAX];
+    int rc = 0;
     memset(&eg, 0, sizeof eg);
-    if (!pm || !rm) {
-        fprintf(stderr, "%s\n", cerr);
+    if (setup_open(&u, file, sets, ns) < 0 || !u.has_prof) {
+        fprintf(stderr, "%s\n", u.has_scn && !u.has_prof ? "pacesim: rescore needs the scenario's profile (the prediction)" : u.err);
         rc = 2;
         goto done;
     }
-    if (engine_init(&ep, &s, pm, &p) < 0 || engine_run(&ep) < 0) {
-        fprintf(stderr, "%s\n", ep.err);
+    if (!(pm2 = setup_cost_new(&u)) || !(rm = replay_recorded_new(measured, pm2, cerr))) {
+        fprintf(stderr, "%s\n", pm2 ? cerr : u.err);
+        rc = 2;
+        goto done;
+    }
+    if (engine_run(&u.e) < 0) {
+        fprintf(stderr, "%s\n", u.e.err);
         rc = 1;
         goto done;
     }
-    if (engine_init(&eg, &s, rm, &p) < 0 || engine_run(&eg) < 0) {
+    if (setup_engine(&u, rm, &eg) < 0 || engine_run(&eg) < 0) {
         fprintf(stderr, "%s: %s\n", measured, eg.err);
         rc = 1;
         goto done;
@@ -508,15 +501,12 @@ static int cmd_rescore(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    if (replay_report(stdout, &s, file, p.gpu, rec, n, &ep, &eg) < 0) rc = 1;
+    if (replay_report(stdout, &u.s, file, u.prof.gpu, rec, n, &u.e, &eg) < 0) rc = 1;
 done:
-    engine_free(&ep);
     engine_free(&eg);
     if (rm) cost_free(rm);
-    if (pm) cost_free(pm);
-    if (pm2) cost_free(pm2);
-    prof_free(&p);
-    scn_free(&s);
+    cost_free(pm2);
+    setup_close(&u);
     return rc;
 }
 

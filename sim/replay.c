@@ -82,6 +82,17 @@ int replay_steps_csv(const char *path, const replay_rec_t *rec, long n)
     return fclose(f);
 }
 
+cost_model_t *replay_model_new(const char *name, void *impl, replay_step_fn step, void (*destroy)(cost_model_t *cm))
+{
+    cost_model_t *cm = calloc(1, sizeof *cm);
+    if (!cm) return NULL;
+    cm->name = name;
+    cm->impl = impl;
+    cm->step = step;
+    cm->destroy = destroy;
+    return cm;
+}
+
 /* ---- the recorded model ---------------------------------------------------------- */
 
 typedef struct {
@@ -160,19 +171,15 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         snprintf(err, COST_ERR_MAX, "%s: cannot open the recording: %s", csv, strerror(errno));
         return NULL;
     }
-    cost_model_t *cm = calloc(1, sizeof *cm);
     rm_t *r = calloc(1, sizeof *r);
+    cost_model_t *cm = r ? replay_model_new("recorded", r, rm_step, rm_destroy) : NULL;
     char line[1024], hdr[1024];
     long cap = 0, ln = 1;
     int ct = -1, cm_ = -1, ca = -1;
-    if (!cm || !r) {
+    if (!cm) {
         snprintf(err, COST_ERR_MAX, "out of memory");
         goto fail;
     }
-    cm->impl = r;
-    cm->name = "recorded";
-    cm->step = rm_step;
-    cm->destroy = rm_destroy;
     r->pred = pred;
     if (!fgets(line, sizeof line, f)) {
         snprintf(err, COST_ERR_MAX, "%s:1: empty: not a replay's --steps file", csv);
@@ -235,11 +242,8 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
     return cm;
 fail:
     fclose(f);
-    if (cm && r) rm_destroy(cm);
-    else {
-        free(cm);
-        free(r);
-    }
+    if (cm) rm_destroy(cm);
+    else free(r);
     return NULL;
 }
 

@@ -48,6 +48,11 @@ int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gp
 /* Every step as a CSV row (the --steps file `pacesim rescore` reads back).  0 / -1. */
 int replay_steps_csv(const char *path, const replay_rec_t *rec, long n);
 
+/* A replay's cost model around impl: name (static), step, destroy (frees impl and the
+ * model).  NULL out of memory (impl is then the caller's to free). */
+typedef int (*replay_step_fn)(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *out);
+cost_model_t *replay_model_new(const char *name, void *impl, replay_step_fn step, void (*destroy)(cost_model_t *cm));
+
 /* The recorded model (pacesim rescore): step i costs what a replay's --steps file says
  * step i measured, and pred (borrowed) prices it beside; a step whose type differs from
  * the recording's, or one past its end, is an error (not the recorded scenario).  NULL

@@ -22,6 +22,7 @@ extern "C" {
 #include "engine.h"
 #include "replay.h"
 #include "scenario.h"
+#include "setup.h"
 }
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -435,17 +436,14 @@ extern "C" const replay_rec_t *replay_records(const cost_model_t *cm, long *n)
 extern "C" cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,
                                         char err[COST_ERR_MAX])
 {
-    cost_model_t *cm = (cost_model_t *)calloc(1, sizeof *cm);
     gm_t *g = (gm_t *)calloc(1, sizeof *g);
+    cost_model_t *cm = g ? replay_model_new("gpu", g, gm_step, gm_destroy) : NULL;
     char terr[256];
-    if (!cm || !g) {
+    if (!cm) {
+        free(g);
         snprintf(err, COST_ERR_MAX, "out of memory");
         return NULL;
     }
-    cm->impl = g;
-    cm->name = "gpu";
-    cm->step = gm_step;
-    cm->destroy = gm_destroy;
     g->m = m;
     g->page = page;
     g->kv_fp8 = kv_fp8;
@@ -479,43 +477,6 @@ extern "C" cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int 
 
 /* ---- bin/pacesim-gpu ------------------------------------------------------------ */
 
-static int run_one(const scenario_t *s, const profile_t *p, int gpu, cost_model_t **gm_out, FILE *items,
-                   engine_t *e, char *err, size_t errn)
-{
-    char cerr[COST_ERR_MAX];
-    cost_model_t *pm = cost_profile_new(p, &s->model, s->engine.tensor_parallel_size, cerr);
-    if (!pm) {
-        snprintf(err, errn, "%s", cerr);
-        return -1;
-    }
-    cost_model_t *cm = pm;
-    if (gpu && getenv("PACESIM_REPLAY_DRY")) {
-        /* plumbing check with no GPU: the "measured" run is priced by the profile too */
-        gpu = 0;
-    } else if (gpu) {
-        int kvb = s->engine.kv_cache_dtype == KV_FP8_E5M2 ? 1 : 2;
-        int K = s->engine.spec_mtp ? s->engine.num_speculative_tokens : 0;
-        int page = s->engine.block_size > 0 ? s->engine.block_size
-                                            : model_block_size(&s->model, s->engine.tensor_parallel_size, kvb, K);
-        cm = replay_gpu_new(&s->model, s->engine.tensor_parallel_size, page, kvb == 1, pm, cerr);
-        if (!cm) {
-            snprintf(err, errn, "%s", cerr);
-            cost_free(pm);
-            return -1;
-        }
-        *gm_out = cm;
-        replay_items_log(cm, items);
-    } else if (items) {
-        fclose(items);
-    }
-    if (engine_init(e, s, cm, p) < 0 || engine_run(e) < 0) {
-        snprintf(err, errn, "%s", e->err);
-        return -1;
-    }
-    if (!gpu) cost_free(pm);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     const char *file = NULL, *steps = NULL, *items = NULL, *sets[64];
@@ -538,37 +499,64 @@ int main(int argc, char **argv)
         fprintf(stderr, "pacesim-gpu: no scenario\n");
         return 2;
     }
-    scenario_t s;
-    profile_t p;
-    char err[2048];
-    if (scn_load(file, sets, ns, &s, err) < 0) {
-        fprintf(stderr, "%s\n", err);
+    setup_t u;
+    if (setup_open(&u, file, sets, ns) < 0 || !u.has_prof) {
+        fprintf(stderr, "%s\n", u.has_scn && !u.has_prof ? "replay needs a profile (the prediction)" : u.err);
+        setup_close(&u);
         return 2;
     }
-    if (!s.profile_path[0] || prof_load(s.profile_path, &p, err) < 0) {
-        fprintf(stderr, "%s\n", s.profile_path[0] ? err : "replay needs a profile (the prediction)");
-        return 2;
-    }
-    engine_t ep, eg;
-    cost_model_t *gm = NULL;
     FILE *fi = NULL;
     if (items && !(fi = fopen(items, "w"))) {
         fprintf(stderr, "pacesim-gpu: %s: %s\n", items, strerror(errno));
+        setup_close(&u);
         return 2;
     }
-    if (run_one(&s, &p, 0, NULL, NULL, &ep, err, sizeof err) < 0 || run_one(&s, &p, 1, &gm, fi, &eg, err, sizeof err) < 0) {
-        fprintf(stderr, "%s\n", err);
-        return 1;
-    }
+    engine_t eg;
+    memset(&eg, 0, sizeof eg);
+    cost_model_t *pm = NULL, *gm = NULL;
+    char cerr[COST_ERR_MAX];
+    int rc = 0;
     long n = 0;
-    const replay_rec_t *rec = gm ? replay_records(gm, &n) : NULL;
+    const replay_rec_t *rec;
+    /* the prediction: the setup's engine, priced by the profile */
+    if (engine_run(&u.e) < 0) {
+        fprintf(stderr, "%s\n", u.e.err);
+        rc = 1;
+        goto done;
+    }
+    /* the measurement: the GPU, with a fresh profile model pricing each step beside it;
+     * PACESIM_REPLAY_DRY checks the plumbing with no GPU: that profile model alone */
+    if (!(pm = setup_cost_new(&u))) {
+        fprintf(stderr, "%s\n", u.err);
+        rc = 1;
+        goto done;
+    }
+    if (!getenv("PACESIM_REPLAY_DRY")) {
+        const scn_engine_t *en = &u.s.engine;
+        if (!(gm = replay_gpu_new(&u.s.model, en->tensor_parallel_size, u.e.block, en->kv_cache_dtype == KV_FP8_E5M2, pm,
+                                  cerr))) {
+            fprintf(stderr, "%s\n", cerr);
+            rc = 1;
+            goto done;
+        }
+        replay_items_log(gm, fi);    /* the model closes it */
+        fi = NULL;
+    }
+    if (setup_engine(&u, gm ? gm : pm, &eg) < 0 || engine_run(&eg) < 0) {
+        fprintf(stderr, "%s\n", eg.err);
+        rc = 1;
+        goto done;
+    }
+    rec = gm ? replay_records(gm, &n) : NULL;
     if (steps && replay_steps_csv(steps, rec, n) < 0) {
         fprintf(stderr, "pacesim-gpu: %s: %s\n", steps, strerror(errno));
-        return 1;
+        rc = 1;
+        goto done;
     }
-    if (replay_report(stdout, &s, file, p.gpu, rec, n, &ep, &eg) < 0) {
+    if (replay_report(stdout, &u.s, file, u.prof.gpu, rec, n, &u.e, &eg) < 0) {
         fprintf(stderr, "pacesim-gpu: out of memory\n");
-        return 1;
+        rc = 1;
+        goto done;
     }
     if (gm) {
         const gm_t *g = (const gm_t *)gm->impl;
@@ -576,10 +564,11 @@ int main(int argc, char **argv)
                              g->clk_sum / g->clk_n, g->clk_min);
         else printf("   SM clock: NVML not available\n");
     }
-    engine_free(&ep);
+done:
     engine_free(&eg);
     cost_free(gm);
-    prof_free(&p);
-    scn_free(&s);
-    return 0;
+    cost_free(pm);
+    if (fi) fclose(fi);
+    setup_close(&u);
+    return rc;
 }

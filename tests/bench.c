@@ -3,7 +3,7 @@
  *
  *   bench SCENARIO [--set key.path=value]... [--label NAME]
  *
- * Runs one scenario (loaded, costed and stepped exactly as `pacesim run` does) with a
+ * Runs one scenario (assembled by setup.h and stepped exactly as `pacesim run` does) with a
  * step observer and prints one line:
  *   label requests steps request_steps wall_s req_per_s request_steps_per_s
  *   first_tenth_rs_per_s last_tenth_rs_per_s slowdown peak_rss_mib peak_pool
@@ -15,9 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <gsl/gsl_errno.h>
-#include "engine.h"
-#include "profile.h"
+#include "setup.h"
 
 #define MAX_SETS 32
 #define CHUNK 4096                 /* steps per checkpoint */
@@ -87,49 +85,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench SCENARIO [--set key.path=value]... [--label NAME]\n");
         return 2;
     }
-    gsl_set_error_handler_off();
-    scenario_t s;
-    profile_t prof;
-    engine_t e;
-    cost_model_t *cm = NULL;
-    char err[SCN_ERR_MAX];
-    int rc = 0, have_prof = 0;
+    setup_t u;
+    int rc = 0;
     bench_t b = { 0 };
-    memset(&prof, 0, sizeof prof);
-    if (scn_load(path, sets, nsets, &s, err) < 0) {
-        fprintf(stderr, "%s\n", err);
+    if (setup_open(&u, path, sets, nsets) < 0) {
+        fprintf(stderr, "%s\n", u.err);
+        setup_close(&u);
         return 2;
     }
-    if (s.profile_path[0]) {
-        char perr[PROF_ERR_MAX], cerr[COST_ERR_MAX];
-        if (prof_load(s.profile_path, &prof, perr) < 0) {
-            fprintf(stderr, "%s\n", perr);
-            scn_free(&s);
-            return 2;
-        }
-        have_prof = 1;
-        cm = cost_profile_new(&prof, &s.model, s.engine.tensor_parallel_size, cerr);
-        if (!cm) fprintf(stderr, "%s\n", cerr);
-    } else {
-        cm = cost_analytic_new(&s.model, s.engine.tensor_parallel_size, s.analytic_tflops, s.analytic_tbps);
-        if (!cm) fprintf(stderr, "%s: cannot build the analytic cost model\n", path);
-    }
-    if (!cm) {
-        rc = 2;
-        goto out;
-    }
-    if (engine_init(&e, &s, cm, have_prof ? &prof : NULL) < 0) {
-        fprintf(stderr, "%s\n", e.err);
-        engine_free(&e);
-        rc = 2;
-        goto out;
-    }
-    e.observer = on_step;
-    e.observer_ctx = &b;
+    engine_t *e = &u.e;
+    e->observer = on_step;
+    e->observer_ctx = &b;
     double t0 = now_s();
-    if (engine_run(&e) < 0) {
-        fprintf(stderr, "%s\n", e.err);
-        rc = 1;
+    int erc = engine_run(e);
+    if (erc < 0) {
+        fprintf(stderr, "%s\n", e->err);
+        rc = erc == ENG_EINPUT ? 2 : 1;
     }
     double wall = now_s() - t0;
     if (!rc) {
@@ -143,16 +114,12 @@ int main(int argc, char **argv)
         printf("%-12s requests %ld steps %ld request_steps %ld wall_s %.3f req_per_s %.0f "
                "request_steps_per_s %.0f first_tenth %.0f last_tenth %.0f slowdown %.3f peak_rss_mib %.1f "
                "peak_pool %ld\n",
-               label ? label : s.name, e.sum.requests_finished, b.steps, b.rows, wall,
-               (double)e.sum.requests_finished / wall, (double)b.rows / wall, first, last,
-               last > 0 ? first / last : 0.0, peak_rss_mib(), e.sum.peak_pool);
+               label ? label : u.s.name, e->sum.requests_finished, b.steps, b.rows, wall,
+               (double)e->sum.requests_finished / wall, (double)b.rows / wall, first, last,
+               last > 0 ? first / last : 0.0, peak_rss_mib(), e->sum.peak_pool);
     }
-    engine_free(&e);
-out:
     free(b.t);
     free(b.r);
-    cost_free(cm);
-    if (have_prof) prof_free(&prof);
-    scn_free(&s);
+    setup_close(&u);
     return rc;
 }
