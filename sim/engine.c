@@ -7,10 +7,15 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
-#include "engine.h"
+#include "engine_int.h"
 
-#define SRC_POISSON 1
-#define SRC_TRACE 2
+/* event_t.a of an EVT_SOURCE event: which generator's next request is due */
+enum { SRC_POISSON = 1, SRC_TRACE = 2 };
+
+#define GIB 1073741824.0
+#define ENG_MEM_GIB 80.0          /* device memory without a profile's mem_gib (the analytic stand-in) */
+#define ENG_ACT_GIB 2.0           /* activations and workspaces, as vLLM's profiling run leaves them */
+#define ENG_MAX_BLOCKS 1e15       /* KV capacity cap: a profile's huge mem_gib must not overflow a long */
 
 /* ---- request pool ---------------------------------------------------------- */
 
@@ -38,8 +43,8 @@ static int pool_alloc(engine_t *e)
     r->idx = slot;
     r->explicit_idx = -1;
     r->serial = e->serial++;
-    for (int k = 0; k < EV__N; k++) r->t_ev[k] = -1;
-    r->t_last_tok = -1;
+    for (int k = 0; k < EV__N; k++) r->t_ev[k] = ENG_T_NONE;
+    r->t_last_tok = ENG_T_NONE;
     r->state = RQ_PENDING;
     return slot;
 }
@@ -48,6 +53,14 @@ static void pool_release(engine_t *e, int slot)
 {
     e->pool[slot].state = RQ_FREE;
     e->free_slots[e->nfree++] = slot;
+}
+
+double engine_window(const engine_t *e, int i) { return e->win[i].value; }
+
+const char *engine_step_type_name(step_type_t t)
+{
+    static const char *const names[] = { "any", "decode", "mixed", "prefill" };
+    return t >= STEP_ANY && t <= STEP_PREFILL_ONLY ? names[t] : "?";
 }
 
 const char *engine_req_name(const engine_t *e, int slot, char *buf, size_t n)
@@ -296,7 +309,7 @@ static int check_triggers(engine_t *e)
     for (int i = 0; i < s->n_requests; i++) {
         const scn_trigger_t *tg = &s->requests[i].arrival;
         int slot = e->explicit_slot[i];
-        if (tg->kind == TRIG_TIME || e->pool[slot].state != RQ_PENDING || e->pool[slot].t_ev[EV_ARRIVAL] == -2)
+        if (tg->kind == TRIG_TIME || e->pool[slot].state != RQ_PENDING || e->pool[slot].t_ev[EV_ARRIVAL] == ENG_T_ARMED)
             continue;
         int ref = e->trigger_ref[i];
         if (ref < 0) continue;
@@ -305,7 +318,7 @@ static int check_triggers(engine_t *e)
                                                   : rr->t_ev[tg->event] >= 0;
         if (!fire) continue;
         if (tg->delay_s > 0) {
-            e->pool[slot].t_ev[EV_ARRIVAL] = -2;   /* armed: arrival event queued */
+            e->pool[slot].t_ev[EV_ARRIVAL] = ENG_T_ARMED;
             if (push_ev(e, e->now + tg->delay_s, EVT_ARRIVAL, slot) < 0) return -1;
         } else if (fire_arrival(e, slot, e->now) < 0) {
             return -1;
@@ -327,7 +340,7 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     e->cost = cost;
     const scn_engine_t *eng = &s->engine;
     int tp = eng->tensor_parallel_size;
-    int kvb = eng->kv_cache_dtype == KV_FP8_E5M2 ? 1 : 2;
+    int kvb = eng->kv_cache_dtype == KV_FP8_E5M2 ? 1 : 2;   /* bytes per KV element */
     e->spec_k = eng->spec_mtp ? eng->num_speculative_tokens : 0;
     e->block = eng->block_size > 0 ? eng->block_size : model_block_size(&s->model, tp, kvb, e->spec_k);
     model_rank_t rk;
@@ -343,19 +356,20 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     if (eng->num_gpu_blocks > 0) {
         e->capacity = eng->num_gpu_blocks;
     } else {
-        double mem = (prof && prof->mem_gib > 0 ? prof->mem_gib : 80.0) * 1073741824.0 * eng->gpu_memory_utilization;
+        double mem_gib = prof && prof->mem_gib > 0 ? prof->mem_gib : ENG_MEM_GIB;
+        double mem = mem_gib * GIB * eng->gpu_memory_utilization;
         double weights = rk.params * s->model.weight_bytes_per_param;
-        double act = 2.0 * 1073741824.0;  /* activations and workspaces, as vLLM's profiling run leaves */
+        double act = ENG_ACT_GIB * GIB;
         double cap = floor((mem - weights - act) / block_bytes);
         if (!(cap >= 1)) {
             snprintf(e->err, ENG_ERR_MAX,
                      "%s:%d:%d: engine: the model's weights (%.1f GiB per rank) leave no room for a KV cache in %.1f GiB x %.2f;"
                      " set engine.num_gpu_blocks or use more tensor parallelism",
-                     s->path, s->engine_line, s->engine_col, weights / 1073741824.0, prof ? prof->mem_gib : 80.0,
+                     s->path, s->engine_line, s->engine_col, weights / GIB, mem_gib,
                      eng->gpu_memory_utilization);
             return -1;
         }
-        e->capacity = cap < 1e15 ? (long)cap : (long)1e15;   /* a profile's huge mem_gib must not overflow */
+        e->capacity = cap < ENG_MAX_BLOCKS ? (long)cap : (long)ENG_MAX_BLOCKS;
     }
     e->sum.block_size = e->block;
     e->sum.capacity_blocks = e->capacity;
@@ -391,9 +405,9 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         .page = e->block,
         .kv_dtype = eng->kv_cache_dtype,
         .group = rk.group,
-        .xqa_min_group = 2,
-        .xqa_min_ctx = 1,
-        .fp8_bridge_page = 784,
+        .xqa_min_group = ROUTE_XQA_MIN_GROUP,
+        .xqa_min_ctx = ROUTE_XQA_MIN_CTX,
+        .fp8_bridge_page = ROUTE_NATIVE_PAGE,
     };
     e->rng_acc = gsl_rng_alloc(gsl_rng_mt19937);
     e->rng_wl = gsl_rng_alloc(gsl_rng_mt19937);
@@ -406,6 +420,7 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         snprintf(e->err, ENG_ERR_MAX, "out of memory");
         return -1;
     }
+    /* two streams of one seed: MTP acceptance, and the workload's draws */
     gsl_rng_set(e->rng_acc, s->seed * 2 + 1);
     gsl_rng_set(e->rng_wl, s->seed * 2 + 2);
 
@@ -582,7 +597,7 @@ static step_type_t classify(const step_row_t *rows, int n)
 static int stop_reached(const engine_t *e)
 {
     const scn_stop_t *st = &e->s->stop;
-    if (st->kind == 1) {
+    if (st->kind == STOP_AT_EVENT) {
         for (int i = 0; i < e->s->n_requests; i++)
             if (!strcmp(e->s->requests[i].id, st->ref))
                 return e->pool[e->explicit_slot[i]].t_ev[st->event] >= 0;
@@ -601,7 +616,7 @@ static int pending_explicit(const engine_t *e)
 static int handle_event(engine_t *e, const event_t *ev)
 {
     if (ev->kind == EVT_ARRIVAL) {
-        e->pool[ev->a].t_ev[EV_ARRIVAL] = -1;
+        e->pool[ev->a].t_ev[EV_ARRIVAL] = ENG_T_NONE;
         return fire_arrival(e, ev->a, ev->time);   /* arrived at its event time */
     }
     if (ev->kind == EVT_SOURCE && ev->a == SRC_POISSON) return poisson_arrival(e, ev->time);
@@ -802,7 +817,7 @@ int engine_run(engine_t *e)
     }
     /* end-of-run invariants */
     if (check_invariants(e) < 0) return -1;
-    if (s->stop.kind == 0 && !e->sum.stopped_by_time && !e->sum.stopped_by_steps) {
+    if (s->stop.kind == STOP_ALL_FINISHED && !e->sum.stopped_by_time && !e->sum.stopped_by_steps) {
         if (e->used_blocks != 0) {
             snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld KV blocks still held after every request finished", e->used_blocks);
             return -1;

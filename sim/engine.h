@@ -25,6 +25,8 @@
  * (an invariant, the cost model, memory), ENG_EINPUT bad input (a malformed trace row). */
 enum { ENG_EFAIL = -1, ENG_EINPUT = -2 };
 
+#define ENG_T_NONE (-1.0)         /* a request's event time before the event */
+
 typedef enum { RQ_PENDING = 0, RQ_WAITING, RQ_RUNNING, RQ_DONE, RQ_FREE } rq_state_t;
 
 typedef struct req {
@@ -40,7 +42,7 @@ typedef struct req {
     long computed_fresh;          /* prompt tokens computed (not from the cache), all admissions */
     long cache_hit;               /* prompt tokens taken from the prefix cache, last admission */
     double acc_carry;             /* fractional accepted drafts (mean acceptance model) */
-    double t_ev[EV__N];           /* event times, -1 = not yet */
+    double t_ev[EV__N];           /* event times, ENG_T_NONE (< 0) = not yet */
     double t_last_tok, itl_sum;
     long itl_n;
     long preemptions;
@@ -70,14 +72,6 @@ typedef struct step_rec {
 
 typedef struct engine engine_t;
 typedef void (*step_observer_fn)(void *ctx, const engine_t *e, const step_rec_t *st);
-
-typedef struct win_state {
-    double value;                 /* result (NAN if undefined) */
-    double acc, t_from, t_to;
-    long count;
-    int closed;
-    int from_slot, to_slot, req_slot;  /* -1: unbounded / all requests */
-} win_state_t;
 
 typedef struct run_summary {
     long steps, steps_by_type[4];
@@ -123,7 +117,7 @@ struct engine {
     int cap_rows;
     route_plan_t plan, draft_plan;
     /* results */
-    win_state_t *win;
+    struct win_state *win;        /* metrics.c's windows (engine_int.h); engine_window() reads one */
     run_summary_t sum;
     step_observer_fn observer;
     void *observer_ctx;
@@ -144,16 +138,9 @@ void engine_free(engine_t *e);
 /* Name of a request for output: the explicit id, or "p<serial>"/"t<serial>". */
 const char *engine_req_name(const engine_t *e, int slot, char *buf, size_t n);
 
-/* Room for one more request in the waiting ring (either end).  0, or -1 out of memory. */
-int engine_waitq_reserve(engine_t *e);
-
-/* sched.c: fill e->rows for the next step; returns the row count (0 = nothing
- * schedulable) or -1 on error.  Implements SPEC's scheduler and pacing rule. */
-int sched_step(engine_t *e, int *preempted);
-
-/* metrics.c */
-int metrics_init(engine_t *e);
-void metrics_on_step(engine_t *e, const step_rec_t *st);
-void metrics_finish(engine_t *e);
+/* The value of the scenario's measurement window i after the run (NAN: undefined). */
+double engine_window(const engine_t *e, int i);
+/* A step type's name in the steps CSVs: "any", "decode", "mixed", "prefill". */
+const char *engine_step_type_name(step_type_t t);
 
 #endif

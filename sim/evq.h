@@ -9,7 +9,9 @@
 
 #include <stdint.h>
 
-typedef enum { EVT_ARRIVAL = 0, EVT_STEP_END, EVT_TRIGGER, EVT_SOURCE } evt_kind_t;
+/* EVT_ARRIVAL: explicit request a arrives; EVT_STEP_END: the running step ends;
+ * EVT_SOURCE: generator a (engine.c's SRC_*) has its next request due. */
+typedef enum { EVT_ARRIVAL = 0, EVT_STEP_END, EVT_SOURCE } evt_kind_t;
 
 typedef struct event {
     double time;

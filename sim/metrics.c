@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine.h"
+#include "engine_int.h"
 
 static int slot_of(const engine_t *e, const char *id)
 {

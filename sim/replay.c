@@ -7,8 +7,6 @@
 #include "engine.h"
 #include "replay.h"
 
-static const char *const tname[] = { "any", "decode", "mixed", "prefill" };
-
 int replay_log_add(replay_log_t *log, const replay_rec_t *r)
 {
     if (log->n == log->cap) {
@@ -58,12 +56,12 @@ int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gp
         replay_stats_t st;
         if (replay_stats(rec, n, ty, &st) < 0) return -1;
         if (st.n)
-            fprintf(f, "   %-10s %6ld %14.4f %14.4f %9.1f%% %9.1f%%\n", tname[ty], st.n, st.predicted, st.measured,
-                    100 * st.median, 100 * st.max);
+            fprintf(f, "   %-10s %6ld %14.4f %14.4f %9.1f%% %9.1f%%\n", engine_step_type_name(ty), st.n, st.predicted,
+                    st.measured, 100 * st.median, 100 * st.max);
     }
     fprintf(f, "   %-18s %14s %14s %9s\n", "window", "predicted", "measured", "error");
     for (int i = 0; i < s->n_windows; i++) {
-        double a = ep->win[i].value, b = eg->win[i].value;
+        double a = engine_window(ep, i), b = engine_window(eg, i);
         fprintf(f, "   %-18s %14.4f %14.4f %+8.1f%%\n", s->windows[i].name, a, b, b != 0 ? 100 * (a / b - 1) : 0.0);
     }
     fprintf(f, "   steps %ld / %ld (profile run / measured run)\n", ep->sum.steps, eg->sum.steps);
@@ -76,8 +74,8 @@ int replay_steps_csv(const char *path, const replay_rec_t *rec, long n)
     if (!f) return -1;
     fprintf(f, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons\n");
     for (long i = 0; i < n; i++)
-        fprintf(f, "%ld,%s,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%#llx\n", rec[i].no, tname[rec[i].type], rec[i].predicted,
-                rec[i].measured, rec[i].pred_attn, rec[i].meas_attn, rec[i].clock_mhz, rec[i].power_w,
+        fprintf(f, "%ld,%s,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%#llx\n", rec[i].no, engine_step_type_name(rec[i].type),
+                rec[i].predicted, rec[i].measured, rec[i].pred_attn, rec[i].meas_attn, rec[i].clock_mhz, rec[i].power_w,
                 rec[i].clock_why);
     return fclose(f);
 }
@@ -126,7 +124,7 @@ static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     }
     if (r->type[i] != ty) {
         snprintf(cm->err, sizeof cm->err, "step %ld is %s here but %s in the recording: not the recorded scenario?",
-                 i + 1, tname[ty], tname[r->type[i]]);
+                 i + 1, engine_step_type_name(ty), engine_step_type_name(r->type[i]));
         return -1;
     }
     /* the measured time, split as the prediction splits it (attention as recorded) */
@@ -216,7 +214,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
             char *end;
             if (c == ct) {
                 for (int q = STEP_DECODE_ONLY; q <= STEP_PREFILL_ONLY; q++)
-                    if (!strcmp(tok, tname[q])) ty = q;
+                    if (!strcmp(tok, engine_step_type_name(q))) ty = q;
             } else if (c == cm_ || c == ca) {
                 double v = strtod(tok, &end);
                 if (end == tok || *end) v = NAN;

@@ -41,7 +41,7 @@ typedef struct {
     int page, kv_fp8;
     calib_timer_t *t;
     cost_model_t *pred;
-    pool_t pool_eng, pool16;      /* the engine's cache (page, dtype); an fp16 784-page one for bridges */
+    pool_t pool_eng, pool16;      /* the engine's cache (page, dtype); an fp16 one of ROUTE_NATIVE_PAGE for bridges */
     int *perm;                    /* a random permutation of the pool's blocks */
     int nblocks;
     void *q, *out, *ws;
@@ -63,8 +63,6 @@ typedef struct {
     FILE *items;                  /* --items: every item, predicted beside measured (may be NULL) */
     int cur_type;                 /* the step being run: STEP_DECODE_ONLY / MIXED / PREFILL_ONLY */
 } gm_t;
-
-static const char *const step_tname[] = { "any", "decode", "mixed", "prefill" };
 
 /* One line of the --items log: the item's law and shape, its count, the profile's price
  * (and whether measured points gave it) beside the GPU's. */
@@ -91,7 +89,8 @@ static void item_log(gm_t *g, const cost_item_t *it, double meas)
         d = k->page;
     }
     }
-    fprintf(g->items, "%ld,%s,%s%s,%g,%g,%g,%g,%g,%.9g,%.9g,%d\n", g->log.n + 1, step_tname[g->cur_type], law,
+    fprintf(g->items, "%ld,%s,%s%s,%g,%g,%g,%g,%g,%.9g,%.9g,%d\n", g->log.n + 1,
+            engine_step_type_name((step_type_t)g->cur_type), law,
             it->kind == CI_BRIDGE ? ".expand" : "", a, b, c, d, it->count, pred, meas, grid);
 }
 
@@ -233,7 +232,7 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
         break;
     default: route = c->variant == VAR_BM16_BN128 ? ATTN_PREFILL_LOWSMEM : ATTN_PREFILL_GENERIC;
     }
-    if (route == ATTN_PREFILL_FAST && p->kv.page != 784) flags |= ATTN_F_ANY_PAGE;
+    if (route == ATTN_PREFILL_FAST && p->kv.page != ROUTE_NATIVE_PAGE) flags |= ATTN_F_ANY_PAGE;
     int pg = p->kv.page, rows = c->nseg, maxp = 0;
     for (int i = 0; i < rows; i++) {
         int np = (int)((c->segs[i].seq_len + pg - 1) / pg);
@@ -467,7 +466,7 @@ extern "C" cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int 
     clock_open(g);
     if (cudaEventCreate(&g->e0) != cudaSuccess || cudaEventCreate(&g->e1) != cudaSuccess
         || pool_make(cm, g, &g->pool_eng, kv_fp8 ? ATTN_FP8_E5M2 : ATTN_FP16, page) < 0
-        || (kv_fp8 && pool_make(cm, g, &g->pool16, ATTN_FP16, 784) < 0)) {
+        || (kv_fp8 && pool_make(cm, g, &g->pool16, ATTN_FP16, ROUTE_NATIVE_PAGE) < 0)) {
         snprintf(err, COST_ERR_MAX, "%s", cm->err[0] ? cm->err : "CUDA events");
         gm_destroy(cm);
         return NULL;

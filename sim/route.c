@@ -47,14 +47,17 @@ static int plan_reserve(route_plan_t *p, int ncalls, int nseg)
     return 0;
 }
 
+/* The generic kernel's tile for a q-row: the low-smem BM=16 one for 1 < q < 32. */
+static kvariant_t generic_variant(int q) { return q > 1 && q < ROUTE_BM32_MIN_Q ? VAR_BM16_BN128 : VAR_BM32_BN64; }
+
 route_t route_prefill_kernel(const route_cfg_t *cfg, int q, int page, kvariant_t *variant)
 {
-    int fast_page = page == 784 || (cfg->bm32_any_page && page % 16 == 0);
-    if (q >= 32 && fast_page) {
+    int fast_page = page == ROUTE_NATIVE_PAGE || (cfg->bm32_any_page && page % 16 == 0);
+    if (q >= ROUTE_BM32_MIN_Q && fast_page) {
         *variant = VAR_BM32_BN128;
         return ROUTE_PREFILL_BM32;
     }
-    *variant = (q > 1 && q < 32) ? VAR_BM16_BN128 : VAR_BM32_BN64;
+    *variant = generic_variant(q);
     return ROUTE_PREFILL_GENERIC;
 }
 
@@ -72,7 +75,7 @@ static void add_prefill_call(const route_cfg_t *cfg, route_plan_t *p, const kseg
     c->segs[0] = *row;
     c->nseg = 1;
     p->nseg_used++;
-    if (cfg->kv_dtype == KV_FP8_E5M2 && row->q >= 32) {
+    if (cfg->kv_dtype == KV_FP8_E5M2 && row->q >= ROUTE_BM32_MIN_Q) {
         /* bridge: expand the whole sequence to an fp16 workspace, run the fp16 kernel */
         c->route = ROUTE_FP8_BRIDGE;
         c->kv_dtype = KV_FP16;
@@ -86,7 +89,7 @@ static void add_prefill_call(const route_cfg_t *cfg, route_plan_t *p, const kseg
     if (cfg->kv_dtype == KV_FP8_E5M2) {
         /* in-kernel dequantisation exists only for the generic kernels */
         c->route = ROUTE_PREFILL_GENERIC;
-        c->variant = (row->q > 1 && row->q < 32) ? VAR_BM16_BN128 : VAR_BM32_BN64;
+        c->variant = generic_variant(row->q);
     } else {
         c->route = route_prefill_kernel(cfg, row->q, cfg->page, &c->variant);
     }

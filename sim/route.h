@@ -23,6 +23,11 @@
 
 #include "scenario.h"
 
+#define ROUTE_NATIVE_PAGE 784     /* the page the BM32 fast path is built for; the fp8 bridge's workspace page */
+#define ROUTE_BM32_MIN_Q 32       /* query tokens that fill a BM=32 tile: the fast path and the bridge need them */
+#define ROUTE_XQA_MIN_GROUP 2     /* the GQA group from which decode calls take XQA */
+#define ROUTE_XQA_MIN_CTX 1       /* ... and the longest context from which they do */
+
 typedef enum {
     ROUTE_PREFILL_GENERIC = 0,
     ROUTE_PREFILL_BM32,
@@ -57,9 +62,9 @@ typedef struct route_cfg {
     int page;                  /* block size */
     kv_dtype_t kv_dtype;
     int group;                 /* GQA group per rank */
-    int xqa_min_group;         /* (2) */
-    long xqa_min_ctx;          /* (1) */
-    int fp8_bridge_page;       /* (784) */
+    int xqa_min_group;         /* (ROUTE_XQA_MIN_GROUP) */
+    long xqa_min_ctx;          /* (ROUTE_XQA_MIN_CTX) */
+    int fp8_bridge_page;       /* (ROUTE_NATIVE_PAGE) */
 } route_cfg_t;
 
 typedef struct route_plan {

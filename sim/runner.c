@@ -26,9 +26,8 @@ const char *report_row_route(const route_plan_t *p, int req, char *buf, size_t n
 
 static void steps_row(FILE *f, const engine_t *e, const step_rec_t *st)
 {
-    static const char *const tname[] = { "any", "decode", "mixed", "prefill" };
     fprintf(f, "%ld,%.9g,%.9g,%s,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", st->no, st->t0, st->dt,
-            tname[st->type], st->nrows, st->tokens, st->cost.attn, st->cost.linear, st->cost.gdn,
+            engine_step_type_name(st->type), st->nrows, st->tokens, st->cost.attn, st->cost.linear, st->cost.gdn,
             st->cost.elementwise, st->cost.allreduce, st->cost.overhead, st->cost.mtp);
     for (int i = 0; i < st->nrows; i++) {
         char nb[32], rb[64];
@@ -113,7 +112,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         goto out;
     }
     res->sum = e->sum;
-    for (int i = 0; i < res->nwin; i++) res->win_val[i] = e->win[i].value;
+    for (int i = 0; i < res->nwin; i++) res->win_val[i] = engine_window(e, i);
 out:
     setup_close(&u);
 }

@@ -118,8 +118,9 @@ typedef struct scn_window {
     double reference;             /* published value (reference: block) */
 } scn_window_t;
 
+typedef enum { STOP_ALL_FINISHED = 0, STOP_AT_EVENT = 1 } stop_kind_t;
 typedef struct scn_stop {
-    int kind;                     /* 0: all requests finished; 1: request ref reaches event */
+    int kind;                     /* stop_kind_t: all requests finished, or request ref reaches event */
     char ref[SCN_ID_MAX];
     req_event_t event;
     double max_time_s;            /* safety limit (0 = none); reaching it is reported */

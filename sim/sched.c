@@ -17,7 +17,7 @@
  *    one token is always computed. */
 #include <stdio.h>
 #include <string.h>
-#include "engine.h"
+#include "engine_int.h"
 
 static long cdivl(long a, long b) { return (a + b - 1) / b; }
 

@@ -1,0 +1,35 @@
+/* engine_int: what the engine's own files (engine.c, sched.c, metrics.c) share and no
+ * other module uses: the scheduler's and the metrics' entry points, the waiting ring's
+ * growth, and the measurement windows' running state.  Include it only from those files
+ * and from the Check suites that test them; everything else reads engine.h. */
+#ifndef PACESIM_ENGINE_INT_H
+#define PACESIM_ENGINE_INT_H
+
+#include "engine.h"
+
+/* t_ev[EV_ARRIVAL] of a request whose delayed trigger has fired: its arrival event is
+ * queued, so the trigger must not fire again. */
+#define ENG_T_ARMED (-2.0)
+
+typedef struct win_state {
+    double value;                 /* result (NAN if undefined) */
+    double acc, t_from, t_to;
+    long count;
+    int closed;
+    int from_slot, to_slot, req_slot;  /* -1: unbounded / all requests */
+} win_state_t;
+
+/* Room for one more request in the waiting ring (either end).  0, or -1 out of memory. */
+int engine_waitq_reserve(engine_t *e);
+
+/* sched.c: fill e->rows for the next step; returns the row count (0 = nothing
+ * schedulable) or -1 on error.  Implements SPEC's scheduler and pacing rule. */
+int sched_step(engine_t *e, int *preempted);
+
+/* metrics.c: the windows' state set up (0, or -1 out of memory with e->err), updated
+ * after every step, and their values computed at the end of the run. */
+int metrics_init(engine_t *e);
+void metrics_on_step(engine_t *e, const step_rec_t *st);
+void metrics_finish(engine_t *e);
+
+#endif
