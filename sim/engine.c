@@ -627,7 +627,7 @@ static int handle_event(engine_t *e, const event_t *ev)
     return 0;
 }
 
-/* The full invariant check (SPEC: a violation is an error, never a warning): every
+/* The full invariant check (a violation is an error, never a warning): every
  * request that arrived is finished, running or waiting, exactly once; the running list
  * and the waiting queue agree with the requests' states; KV blocks in use are the sum of
  * what running requests hold and within capacity.  O(pool): at the end of every run,

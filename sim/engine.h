@@ -9,7 +9,10 @@
  * they finish, so memory follows the requests in flight, not the trace length.
  * Invariants (checked at the end of every run, per step with -DPACESIM_DEBUG): the
  * clock never goes back; KV blocks in use <= capacity; every finished request emitted
- * exactly its output tokens; no request is lost or duplicated. */
+ * exactly its output tokens; no request is lost or duplicated.
+ * The engine's fields are here so that callers can hold an engine by value and observers
+ * (trace.c, the Check suites) can read its state; only engine.c, sched.c and metrics.c
+ * write them, and what those three share besides is in engine_int.h. */
 #ifndef PACESIM_ENGINE_H
 #define PACESIM_ENGINE_H
 
@@ -86,7 +89,7 @@ typedef struct run_summary {
     long capacity_blocks, peak_blocks;
 } run_summary_t;
 
-struct engine {
+struct engine {                   /* read-only outside engine.c, sched.c, metrics.c */
     const scenario_t *s;
     cost_model_t *cost;
     route_cfg_t rcfg;

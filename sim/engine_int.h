@@ -23,7 +23,7 @@ typedef struct win_state {
 int engine_waitq_reserve(engine_t *e);
 
 /* sched.c: fill e->rows for the next step; returns the row count (0 = nothing
- * schedulable) or -1 on error.  Implements SPEC's scheduler and pacing rule. */
+ * schedulable) or -1 on error.  The rules: docs/reference-system.md, "The scheduler". */
 int sched_step(engine_t *e, int *preempted);
 
 /* metrics.c: the windows' state set up (0, or -1 out of memory with e->err), updated

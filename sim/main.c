@@ -78,7 +78,7 @@ static void usage(FILE *f)
           "profile   a profile's metadata and, per law, its points, the fit's error against them and\n"
           "          the measured grid's leave-one-out error (what prices items inside the grid)\n"
           "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"
-          "          nvcc build; README \"Ground truth\")\n"
+          "          nvcc build; docs/validation.md, \"H200: GPU replays\")\n"
           "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
           "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
           "          per window predicted beside measured (--set as given to the replay)\n"

@@ -1,4 +1,5 @@
-/* route: which attention kernel each row of a step takes (SPEC "Attention routing").
+/* route: which attention kernel each row of a step takes (docs/reference-system.md,
+ * "Attention routing in a mixed batch").
  *
  * Input: the step's rows (q tokens at the end of a sequence of seq_len tokens) and the
  * engine/env settings.  Output: a plan -- the ordered list of kernel calls one

@@ -1,5 +1,5 @@
-/* runner: load a scenario (+ overrides), load its profile, build the cost model, run
- * the engine, and keep the results; plus the three outputs (table, CSV, steps CSV).
+/* runner: one scenario run -- assembled by setup.h (scenario + overrides, profile, cost
+ * model, engine), run, and its results kept; plus the three outputs (table, CSV, steps CSV).
  *
  * run_result_t owns copies of everything it reports, so it outlives the scenario.
  * rc: 0 ok, 2 bad input (scenario, profile, trace), 1 runtime failure (an invariant,

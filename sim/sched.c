@@ -1,5 +1,5 @@
-/* sched.c: one engine step's scheduling decision (SPEC §1 "Scheduler" and "The
- * pacing knob"), vLLM-v1 style.
+/* sched.c: one engine step's scheduling decision, vLLM-v1 style (docs/reference-system.md,
+ * "The scheduler (one engine step)").
  *
  *  - current_step += 1; pacing is active this step iff PACE_STEPS > 0 and some
  *    running request has finished its prompt (is decoding).

@@ -9,7 +9,7 @@
 # Both commands assemble a scenario the same way (sim/setup.h) and validate reads the whole
 # trace, so every case is refused by both alike.  "# modes: run" limits a case to `run`: only
 # for what a run can meet at some simulated time and nothing before it can (the case's header
-# says why); no case needs it now.
+# says why); no case needs it.
 # "# expect: ok" marks a case that must run (exit 0): the catalogue's accepted edge cases.
 # PACESIM=path/to/pacesim selects the binary (the ASan build reuses this script);
 # BAD_SHOW=1 prints every message.

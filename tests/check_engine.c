@@ -74,7 +74,8 @@ START_TEST(windows_are_consistent)
 }
 END_TEST
 
-/* The published V100 tables (SPEC §1): the scenario files carry the values. */
+/* The published V100 tables (docs/reference-system.md, "The published measurements"): the
+ * scenario files carry the values. */
 static const struct { const char *file; long mixed; } published[] = {
     { "scenarios/v100-fp16-nomtp-b16k-baseline.yaml", 21 },
     { "scenarios/v100-fp16-nomtp-b131k-baseline.yaml", 168 },

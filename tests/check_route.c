@@ -104,7 +104,7 @@ START_TEST(small_q_batch_expands)
     c.group = 1;
     ck_assert_int_eq(route_step(&c, rows, 2, &p), 0);
     ck_assert_int_eq(p.calls[0].route, ROUTE_DECODE_SCALAR);
-    /* SMALLQ_DECODE_MAX_Q = 4: the q=5 row no longer counts as small */
+    /* SMALLQ_DECODE_MAX_Q = 4: the q=5 row does not count as small */
     c = cfg(0, 0, 816, KV_FP16);
     c.smallq_max_q = 4;
     ck_assert_int_eq(route_step(&c, rows, 2, &p), 0);
@@ -129,7 +129,8 @@ START_TEST(fresh_prompts_only)
 }
 END_TEST
 
-/* SPEC §1: 784 / 816 / 1568 / 1616 for the reference model at TP2 */
+/* docs/reference-system.md, "Block size and chunk alignment": 784 / 816 / 1568 / 1616 for the
+ * reference model at TP2 */
 START_TEST(block_sizes)
 {
     model_t m;

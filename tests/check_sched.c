@@ -1,5 +1,6 @@
-/* check_sched: the scheduler's rules (SPEC §1): budget and order, block-aligned chunks,
- * MTP budget and acceptance, preemption, and the pacing rule with its anchor. */
+/* check_sched: the scheduler's rules (docs/reference-system.md): budget and order,
+ * block-aligned chunks, MTP budget and acceptance, preemption, and the pacing rule with its
+ * anchor. */
 #include "check_core.h"
 #include "runner.h"
 #include "check_run.h"
