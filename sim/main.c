@@ -470,7 +470,8 @@ static int cmd_rescore(int argc, char **argv)
     int rc = 0;
     memset(&eg, 0, sizeof eg);
     if (setup_open(&u, file, sets, ns) < 0 || !u.has_prof) {
-        fprintf(stderr, "%s\n", u.has_scn && !u.has_prof ? "pacesim: rescore needs the scenario's profile (the prediction)" : u.err);
+        const char *none = "pacesim: rescore needs the scenario's profile (the prediction)";
+        fprintf(stderr, "%s\n", u.has_scn && !u.s.profile_path[0] ? none : u.err);
         rc = 2;
         goto done;
     }

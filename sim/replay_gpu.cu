@@ -500,7 +500,7 @@ int main(int argc, char **argv)
     }
     setup_t u;
     if (setup_open(&u, file, sets, ns) < 0 || !u.has_prof) {
-        fprintf(stderr, "%s\n", u.has_scn && !u.has_prof ? "replay needs a profile (the prediction)" : u.err);
+        fprintf(stderr, "%s\n", u.has_scn && !u.s.profile_path[0] ? "replay needs a profile (the prediction)" : u.err);
         setup_close(&u);
         return 2;
     }
