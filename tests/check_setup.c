@@ -88,12 +88,12 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("setup");
     TCase *tc = tcase_create("assembly");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, refused_as_run_refuses, 0, (int)(sizeof refused / sizeof *refused));
     tcase_add_test(tc, accepted_with_its_parts);
     tcase_add_test(tc, second_engine_steps_as_the_first);
+    Suite *s = suite_create("setup");
     suite_add_tcase(s, tc);
     return check_run(s);
 }
