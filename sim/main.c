@@ -443,12 +443,13 @@ static int cmd_profile(int argc, char **argv)
  * step what the replay measured), and the replay's report comes out of the two. */
 static int cmd_rescore(int argc, char **argv)
 {
-    const char *file = NULL, *measured = NULL, *steps = NULL, *sets[64];
+    enum { MAX_SETS = 64 };
+    const char *file = NULL, *measured = NULL, *steps = NULL, *sets[MAX_SETS];
     int ns = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--set") && i + 1 < argc) {
-            if (ns == 64) {
-                fprintf(stderr, "pacesim: rescore: at most 64 --set\n");
+            if (ns == MAX_SETS) {
+                fprintf(stderr, "pacesim: rescore: at most %d --set\n", MAX_SETS);
                 return 2;
             }
             sets[ns++] = argv[++i];
