@@ -11,6 +11,7 @@
 #include "calib.h"
 #include "sustain.h"
 #include "cost.h"
+#include "law.h"
 #include "attn.h"
 #include "attn_split.h"
 #include "fit.h"
@@ -22,43 +23,54 @@
 
 /* ---- the laws ------------------------------------------------------------- */
 
-#define ATTN_COLS { "rows", "q", "seq_len", "page", "t_s" }
-static const calib_law_spec_t law_table[] = {
-    { "attn.prefill_bm32.fp16", CK_PREFILL_FAST, 0, 5, ATTN_COLS,
+static calib_law_spec_t law_table[] = {
+    { .law = LAW_PREFILL_BM32_FP16, .kernel = CK_PREFILL_FAST, .fp8 = 0, .what =
       "paged prefill, BM32/BN128 pipelined fast path, fp16 KV, one row per call" },
-    { "attn.prefill_generic.fp16", CK_PREFILL_GENERIC, 0, 5, ATTN_COLS,
+    { .law = LAW_PREFILL_GENERIC_FP16, .kernel = CK_PREFILL_GENERIC, .fp8 = 0, .what =
       "paged prefill, generic BM32/BN64, fp16 KV, one row per call" },
-    { "attn.prefill_lowsmem.fp16", CK_PREFILL_LOWSMEM, 0, 5, ATTN_COLS,
+    { .law = LAW_PREFILL_LOWSMEM_FP16, .kernel = CK_PREFILL_LOWSMEM, .fp8 = 0, .what =
       "paged prefill, low-smem BM16/BN128, fp16 KV, one row per call" },
-    { "attn.prefill_generic.fp8", CK_PREFILL_GENERIC, 1, 5, ATTN_COLS,
+    { .law = LAW_PREFILL_GENERIC_FP8, .kernel = CK_PREFILL_GENERIC, .fp8 = 1, .what =
       "paged prefill, generic BM32/BN64, fp8_e5m2 KV dequantised in kernel, one row per call" },
-    { "attn.prefill_lowsmem.fp8", CK_PREFILL_LOWSMEM, 1, 5, ATTN_COLS,
+    { .law = LAW_PREFILL_LOWSMEM_FP8, .kernel = CK_PREFILL_LOWSMEM, .fp8 = 1, .what =
       "paged prefill, low-smem BM16/BN128, fp8_e5m2 KV dequantised in kernel, one row per call" },
-    { "attn.decode_xqa.fp16", CK_DECODE_XQA, 0, 5, ATTN_COLS,
+    { .law = LAW_DECODE_XQA_FP16, .kernel = CK_DECODE_XQA, .fp8 = 0, .what =
       "paged decode XQA (split-K, a CTA per kv head) + reduce, fp16 KV; q>1 = token-wise expansion" },
-    { "attn.decode_xqa.fp8", CK_DECODE_XQA, 1, 5, ATTN_COLS,
+    { .law = LAW_DECODE_XQA_FP8, .kernel = CK_DECODE_XQA, .fp8 = 1, .what =
       "paged decode XQA (split-K, a CTA per kv head) + reduce, fp8_e5m2 KV; q>1 = token-wise expansion" },
-    { "attn.decode_scalar.fp16", CK_DECODE_SCALAR, 0, 5, ATTN_COLS,
+    { .law = LAW_DECODE_SCALAR_FP16, .kernel = CK_DECODE_SCALAR, .fp8 = 0, .what =
       "paged decode scalar (split-K, a CTA per q head) + reduce, fp16 KV; q>1 = token-wise expansion" },
-    { "attn.decode_scalar.fp8", CK_DECODE_SCALAR, 1, 5, ATTN_COLS,
+    { .law = LAW_DECODE_SCALAR_FP8, .kernel = CK_DECODE_SCALAR, .fp8 = 1, .what =
       "paged decode scalar (split-K, a CTA per q head) + reduce, fp8_e5m2 KV; q>1 = token-wise expansion" },
-    { "attn.fp8_bridge", CK_FP8_EXPAND, 1, 5, ATTN_COLS,
+    { .law = LAW_FP8_BRIDGE, .kernel = CK_FP8_EXPAND, .fp8 = 1, .what =
       "fp8 bridge expansion alone: every page of the row's fp8 cache to an fp16 workspace (page 784)" },
-    { "gemm", CK_GEMM, 0, 8, { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" },
+    { .law = LAW_GEMM, .kernel = CK_GEMM, .fp8 = 0, .what =
       "cuBLAS GemmEx fp16, fp32 accumulate, C = A W^T, the model's per-rank shapes; tile/splits: cuBLASLt's pick" },
-    { "gdn", CK_GDN, 0, 3, { "tokens", "seqs", "t_s" },
+    { .law = LAW_GDN, .kernel = CK_GDN, .fp8 = 0, .what =
       "GDN core proxy: causal conv1d + L2 norm + gated delta rule, 128x128 fp32 state per v head; "
       "tokens = one long row + seqs-1 one-token rows" },
-    { "elementwise", CK_ELEM, 0, 2, { "tokens", "t_s" },
+    { .law = LAW_ELEMENTWISE, .kernel = CK_ELEM, .fp8 = 0, .what =
       "one layer's elementwise proxy: 2 x (residual add + RMSNorm over hidden) + SiLU-mul over the MLP width" },
 };
 #define NLAWS ((int)(sizeof law_table / sizeof law_table[0]))
 
 const calib_law_spec_t *calib_laws(int *n)
 {
+    for (int i = 0; i < NLAWS; i++) {
+        const law_form_t *f = law_form(law_table[i].law);
+        law_table[i].name = f->name;
+        law_table[i].ncols = f->ncols;
+        law_table[i].cols = f->cols;
+    }
     if (n)
         *n = NLAWS;
     return law_table;
+}
+
+/* Law l of the table, its names and columns filled in. */
+static const calib_law_spec_t *law_spec(int l)
+{
+    return &calib_laws(NULL)[l];
 }
 
 /* ---- options -------------------------------------------------------------- */
@@ -352,7 +364,7 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
     int n = 0;
     for (int i = 0; i < jv.n; i++) {
         calib_job_t *j = &jv.v[i];
-        if (j->law < 0 || !law_selected(o, law_table[j->law].name))
+        if (j->law < 0 || !law_selected(o, law_spec(j->law)->name))
             continue;
         j->est_s = estimate(j, m, r);
         jv.v[n++] = *j;
@@ -431,7 +443,7 @@ static double now_s(void)
 
 static void job_label(const calib_job_t *j, char *buf, size_t n)
 {
-    const char *law = law_table[j->law].name;
+    const char *law = law_spec(j->law)->name;
     switch (j->kernel) {
     case CK_GEMM:
         snprintf(buf, n, "%s %s m=%ld n=%ld k=%ld", law, j->what, j->m, j->n, j->k);
@@ -491,15 +503,12 @@ static int pt_add(ptbuf_t *b, int ncols, const double *x, double t, int job)
 static int recheck_law(const calib_opts_t *o, calib_timer_t *t, const model_t *m, const model_rank_t *r,
                        const cost_hw_t *hw, int l, const calib_job_t *jobs, double *jt, ptbuf_t *b, FILE *progress)
 {
-    const calib_law_spec_t *ls = &law_table[l];
+    const calib_law_spec_t *ls = law_spec(l);
     prof_law_t law;
-    memset(&law, 0, sizeof law);
-    snprintf(law.name, sizeof law.name, "%s", ls->name);
-    law.ncols = ls->ncols;
+    prof_law_init(&law, law_form(ls->law));
     law.npts = b->n;
     law.pts = b->pts;
-    int ncoef = cost_law_ncoef(ls->name);
-    if (ncoef < 1 || b->n < 3 * ncoef || fit_law_hw(&law, m, r, hw) < 0)
+    if (law.ncoef < 1 || b->n < 3 * law.ncoef || fit_law_hw(&law, m, r, hw) < 0)
         return 0; /* too few points to tell an outlier from the law */
     fit_resid_t *res = malloc((size_t)b->n * sizeof *res);
     double *abs_rel = malloc((size_t)b->n * sizeof *abs_rel);
@@ -604,7 +613,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
 
     for (int i = 0; i < njobs; i++) {
         const calib_job_t *j = &jobs[i];
-        const calib_law_spec_t *ls = &law_table[j->law];
+        const calib_law_spec_t *ls = law_spec(j->law);
         double el = now_s() - t0;
         char label[160];
         if (o->budget_s > 0 && el > o->budget_s) {
@@ -691,7 +700,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         for (int l = 0; l < NLAWS; l++) {
             int n = recheck_law(o, t, m, &r, &hw, l, jobs, jt, &pb[l], progress);
             if (n < 0) {
-                snprintf(err, 256, "second look at %s: %.200s", law_table[l].name, t->err);
+                snprintf(err, 256, "second look at %s: %.200s", law_spec(l)->name, t->err);
                 goto fail;
             }
             nrecheck += n;
@@ -733,20 +742,15 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
              o->long_point_s * 1e3, njobs - nskip - nbudget - nfail, nskip, nfail, nbudget, nrecheck,
              CALIB_RECHECK_FACTOR, 100 * CALIB_RECHECK_MIN);
     for (int l = 0; l < NLAWS; l++) {
-        const calib_law_spec_t *ls = &law_table[l];
+        const calib_law_spec_t *ls = law_spec(l);
         if (pb[l].n == 0)
             continue;
         prof_law_t law;
-        memset(&law, 0, sizeof law);
-        snprintf(law.name, sizeof law.name, "%s", ls->name);
+        prof_law_init(&law, law_form(ls->law));
         snprintf(law.provenance, sizeof law.provenance, "measured by calib on %s, %s, tp %d (%d q/%d kv heads, %d GDN v heads): %s",
                  out->gpu, out->date, o->tp, r.q_heads, r.kv_heads, r.gdn_v_heads, ls->what);
-        law.ncols = ls->ncols;
-        for (int c = 0; c < ls->ncols; c++)
-            snprintf(law.cols[c], sizeof law.cols[c], "%s", ls->cols[c]);
         law.npts = pb[l].n;
         law.pts = pb[l].pts;
-        law.fit_median_rel = law.fit_max_rel = -1;
         if (sus.ok && l < SUSTAIN_MAX_LAWS && isfinite(sus.hot[l]) && isfinite(sus.heat[l])) {
             law.has_sustained = 1;   /* the profile's range: a probe outside it is clamped */
             law.hot = fmin(5.0, fmax(0.5, sus.hot[l]));
@@ -765,16 +769,10 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     /* the engine's per-step host overhead is not a kernel: calib cannot time it */
     if (!prof_find(out, "step")) {
         prof_law_t law;
-        memset(&law, 0, sizeof law);
-        snprintf(law.name, sizeof law.name, "step");
-        law.ncoef = cost_law_ncoef("step");
+        prof_law_init(&law, law_form(LAW_STEP));
         snprintf(law.provenance, sizeof law.provenance,
                  "not measured: the serving engine's per-step host overhead is no kernel calib can time; "
                  "0 here, set it from an engine trace of this GPU");
-        law.ncols = 2;
-        snprintf(law.cols[0], sizeof law.cols[0], "rows");
-        snprintf(law.cols[1], sizeof law.cols[1], "t_s");
-        law.fit_median_rel = law.fit_max_rel = -1;
         if (prof_put(out, &law) < 0) {
             snprintf(err, 256, "out of memory");
             goto fail;
@@ -809,7 +807,7 @@ int calib_refit(profile_t *p, const model_t *m, char err[256])
         prof_law_t *l = &p->laws[i];
         if (l->npts == 0)
             continue; /* figures or assumptions, not points: nothing to refit */
-        if (cost_law_ncoef(l->name) < 1) {
+        if (law_ncoef(l->name) < 1) {
             snprintf(err, 256, "%s: no such law in this revision", l->name);
             return -1;
         }

@@ -52,15 +52,17 @@ typedef struct calib_job {
 } calib_job_t;
 
 typedef struct calib_law_spec {
-    const char *name;             /* a law name of cost.h */
+    law_id_t law;                 /* the law's form in the catalogue (sim/law.h) */
     calib_kernel_t kernel;
     int fp8;
-    int ncols;                    /* including t_s */
-    const char *cols[PROF_MAX_COLS];
     const char *what;             /* one line for the provenance */
+    const char *name;             /* the form's name, */
+    int ncols;                    /*   its point columns (t_s included), */
+    const char *const *cols;      /*   and their names */
 } calib_law_spec_t;
 
-/* The laws calib measures (a static table), and how many. */
+/* The laws calib measures (a static table, its names and columns the catalogue's), and
+ * how many. */
 const calib_law_spec_t *calib_laws(int *n);
 
 /* The timer a driver calls.  Each function returns 0, or -1 with err filled;

@@ -155,24 +155,24 @@ fail:
 static void put(profile_t *p, const char *name, const double *coef, const char *prov, const figure_t *pts, int npts)
 {
     prof_law_t l;
-    memset(&l, 0, sizeof l);
-    snprintf(l.name, sizeof l.name, "%s", name);
-    l.ncoef = cost_law_ncoef(name);
+    prof_law_init(&l, law_find(name));
     for (int i = 0; i < l.ncoef; i++) l.coef[i] = coef[i];
     snprintf(l.provenance, sizeof l.provenance, "%s", prov);
-    l.fit_median_rel = l.fit_max_rel = -1;
     double *rows = NULL;
-    if (npts > 0) {
-        static const char *const cols[] = { "rows", "q", "seq_len", "page", "t_s" };
-        l.ncols = 5;
-        for (int i = 0; i < 5; i++) snprintf(l.cols[i], sizeof l.cols[i], "%s", cols[i]);
-        rows = malloc((size_t)npts * 5 * sizeof *rows);
+    if (npts > 0) {                    /* attention figures: a point each */
+        rows = malloc((size_t)npts * l.ncols * sizeof *rows);
         for (int i = 0; i < npts; i++) {
-            double *r = rows + 5 * i;
-            r[0] = 1; r[1] = pts[i].q; r[2] = pts[i].seq_len; r[3] = pts[i].page; r[4] = pts[i].t;
+            double *r = rows + (size_t)l.ncols * i;
+            r[ATTN_COL_ROWS] = 1;
+            r[ATTN_COL_Q] = pts[i].q;
+            r[ATTN_COL_SEQ_LEN] = pts[i].seq_len;
+            r[ATTN_COL_PAGE] = pts[i].page;
+            r[l.ncols - 1] = pts[i].t;
         }
         l.npts = npts;
         l.pts = rows;
+    } else {
+        l.ncols = 0;                   /* figures and assumptions, no points: no columns */
     }
     prof_put(p, &l);
     free(rows);
@@ -190,7 +190,7 @@ static int solve_from_figures(const ctx_t *c, const char *law, double *coef, con
         cost_hw_t hw = { .sms = c->sms, .flops = c->peak_tflops * 1e12, .bw = c->bw_gbs * 1e9 };
         if (cost_point_features(law, row, &c->model, &c->rank, &hw, f) < 0) return -1;
         double fixed = 0;
-        for (int k = 0; k < cost_law_ncoef(law); k++) {
+        for (int k = 0; k < law_ncoef(law); k++) {
             int isfree = 0;
             for (int j = 0; j < nfree; j++) isfree |= freeidx[j] == k;
             if (!isfree) fixed += coef[k] * f[k];

@@ -46,61 +46,39 @@
 #include <string.h>
 #include "cost.h"
 #include "heat.h"
+#include "law.h"
 #include "../kernels/attn_split.h"
 
 /* ---- features ------------------------------------------------------------ */
 
-typedef enum { FAM_PREFILL, FAM_DECODE_XQA, FAM_DECODE_SCALAR, FAM_BRIDGE, FAM_OTHER } fam_t;
-
-/* A law's family; prefill tiles bm x bn; occ = CTAs of its kernel an SM holds on sm_90
- * (kernels/NOTES.md v5: XQA 2, fp16 and fp8; scalar: 78 registers x 256 threads = 3). */
-static fam_t law_family(const char *law, int *bm, int *bn, int *occ)
+/* The catalogue's attention families (their kernels' tiles and occupancy: law.h). */
+static int attn_family(const law_form_t *f)
 {
-    *bm = *bn = 0;
-    *occ = 1;
-    if (!strncmp(law, "attn.prefill_bm32.", 18)) { *bm = 32; *bn = 128; return FAM_PREFILL; }
-    if (!strncmp(law, "attn.prefill_generic.", 21)) { *bm = 32; *bn = 64; return FAM_PREFILL; }
-    if (!strncmp(law, "attn.prefill_lowsmem.", 21)) { *bm = 16; *bn = 128; return FAM_PREFILL; }
-    if (!strncmp(law, "attn.decode_xqa.", 16)) { *occ = 2; return FAM_DECODE_XQA; }
-    if (!strncmp(law, "attn.decode_scalar.", 19)) { *occ = 3; return FAM_DECODE_SCALAR; }
-    if (!strcmp(law, "attn.fp8_bridge")) { *occ = 8; return FAM_BRIDGE; } /* or the profile's fp8_expand */
-    return FAM_OTHER;
+    return f && (f->family == LF_PREFILL || f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ||
+                 f->family == LF_BRIDGE);
 }
-
-/* The fast path's law: its kernel may split its walk (v8, prefill_parts) */
-static int law_splits(const char *law) { return !strncmp(law, "attn.prefill_bm32.", 18); }
 
 int cost_law_ncoef(const char *law)
 {
-    int bm, bn, occ;
-    switch (law_family(law, &bm, &bn, &occ)) {
-    case FAM_PREFILL: return 5;
-    case FAM_BRIDGE: return 6;
-    case FAM_DECODE_XQA: return 9;
-    case FAM_DECODE_SCALAR: return 8;
-    default: break;
-    }
-    if (!strcmp(law, "gdn")) return 7;
-    if (!strcmp(law, "elementwise")) return 5;
-    if (!strcmp(law, "gemm")) return 9;
-    if (!strcmp(law, "step")) return 4;
-    if (!strcmp(law, "allreduce")) return 2;
-    return 0;
+    return law_ncoef(law);
 }
 
 int cost_law_roof(const char *law, int *a, int *b)
 {
-    int bm, bn, occ;
-    if (law_family(law, &bm, &bn, &occ) == FAM_BRIDGE) { *a = 2; *b = 3; return 1; }
-    if (!strcmp(law, "gdn")) { *a = 5; *b = 6; return 1; }
-    return 0;
+    const law_form_t *f = law_find(law);
+    if (!f || f->roof_a < 0) return 0;
+    *a = f->roof_a;
+    *b = f->roof_b;
+    return 1;
 }
 
 int cost_law_knee(const char *law, int *a, int *b)
 {
-    int bm, bn, occ;
-    if (law_family(law, &bm, &bn, &occ) == FAM_BRIDGE) { *a = 4; *b = 5; return 1; }
-    return 0;
+    const law_form_t *f = law_find(law);
+    if (!f || f->knee_a < 0) return 0;
+    *a = f->knee_a;
+    *b = f->knee_b;
+    return 1;
 }
 
 cost_hw_t cost_hw_of(const profile_t *p)
@@ -207,9 +185,11 @@ static int prefill_parts(int split, double ctas, double mx, const cost_hw_t *hw)
                                  hw->split_min_tiles, hw->split_cost_tiles);
 }
 
-static void attn_features(fam_t fam, int bm, int bn, int occ, int split, const kseg_t *segs, int nseg,
-                          long rows_mult, const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
+static void attn_features(const law_form_t *f, const kseg_t *segs, int nseg, long rows_mult, const model_rank_t *r,
+                          const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
+    law_family_t fam = f->family;
+    int bm = f->tile_m, bn = f->tile_n, occ = f->ctas_per_sm, split = f->splits;
     double tot = 0, mx = 0, ctas = 0, uniq = 0, depth = 0, run = 0;
     long maxlen = 0;
     for (int s = 0; s < PROF_MAX_COEF; s++) feat[s] = 0;
@@ -217,9 +197,9 @@ static void attn_features(fam_t fam, int bm, int bn, int occ, int split, const k
     for (int i = 0; i < nseg; i++) {
         long L = segs[i].seq_len;
         if (L > maxlen) maxlen = L;
-        if (fam == FAM_PREFILL) {
+        if (fam == LF_PREFILL) {
             prefill_row(bm, bn, segs[i].q, L, &tot, &mx, &ctas);
-        } else if (fam == FAM_BRIDGE) {
+        } else if (fam == LF_BRIDGE) {
             tot += (double)L;
             ctas += (double)cdiv(L, expand_tokens(hw));
         } else {
@@ -242,10 +222,10 @@ static void attn_features(fam_t fam, int bm, int bn, int occ, int split, const k
             }
         }
     }
-    double heads = fam == FAM_PREFILL || fam == FAM_DECODE_SCALAR ? r->q_heads : r->kv_heads;
+    double heads = fam == LF_PREFILL || fam == LF_DECODE_SCALAR ? r->q_heads : r->kv_heads;
     double rm = (double)rows_mult;
     feat[1] = tot * heads * rm;
-    if (fam == FAM_BRIDGE) {
+    if (fam == LF_BRIDGE) {
         /* the roofline pair: a CTA's walk over its tokens (latency-bound, one wave of CTAs
          * per step of it) against the bytes every CTA moves together */
         int et = expand_tokens(hw), eo = hw && hw->expand_occ > 0 ? hw->expand_occ : occ;
@@ -261,7 +241,7 @@ static void attn_features(fam_t fam, int bm, int bn, int occ, int split, const k
     }
     feat[2] = mx;
     feat[3] = ctas * heads * rm;
-    if (fam == FAM_PREFILL) {
+    if (fam == LF_PREFILL) {
         /* split in parts: the same tiles, parts x the CTAs, the longest walk a part's */
         int parts = prefill_parts(split, feat[3], mx, hw);
         feat[2] = (double)attn_split_part_tiles((long long)mx, parts, 0);
@@ -281,7 +261,7 @@ static void attn_features(fam_t fam, int bm, int bn, int occ, int split, const k
      * the shapes with 3 on the busiest SM were under-priced by 7-10% (the law's largest
      * errors, fp16 and fp8); the term takes fp16's maximum from 8.8-10.4% to 7.2-8.8%
      * (calib/README.md).  A profile with 8 coefficients prices as before. */
-    if (fam == FAM_DECODE_XQA) {
+    if (fam == LF_DECODE_XQA) {
         double w1 = waves(feat[3], 1, hw);
         feat[8] = w1 > 1 && fmod(w1, 2) == 1 ? mx : 0;
     }
@@ -291,10 +271,9 @@ int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
                        const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
     (void)m;
-    int bm, bn, occ;
-    fam_t fam = law_family(law, &bm, &bn, &occ);
-    if (fam == FAM_OTHER) return -1;
-    attn_features(fam, bm, bn, occ, law_splits(law), call->segs, call->nseg, 1, r, hw, feat);
+    const law_form_t *f = law_find(law);
+    if (!attn_family(f)) return -1;
+    attn_features(f, call->segs, call->nseg, 1, r, hw, feat);
     return 0;
 }
 
@@ -395,38 +374,38 @@ int cost_point_features_n(const char *law, const double *row, int ncols, const m
                           const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
     (void)m;
-    int bm, bn, occ;
-    fam_t fam = law_family(law, &bm, &bn, &occ);
+    const law_form_t *f = law_find(law);
     for (int i = 0; i < PROF_MAX_COEF; i++) feat[i] = 0;
-    if (fam != FAM_OTHER) {                    /* rows, q, seq_len, page */
-        kseg_t seg = { -1, (int)row[1], (long)row[2] };
-        if (seg.q < 1 || seg.seq_len < seg.q || row[0] < 1) return -1;
-        if (fam == FAM_DECODE_XQA || fam == FAM_DECODE_SCALAR) {
+    if (!f) return -1;
+    if (attn_family(f)) {                      /* rows, q, seq_len, page */
+        kseg_t seg = { -1, (int)row[ATTN_COL_Q], (long)row[ATTN_COL_SEQ_LEN] };
+        long rows = (long)row[ATTN_COL_ROWS];
+        if (seg.q < 1 || seg.seq_len < seg.q || row[ATTN_COL_ROWS] < 1) return -1;
+        if (f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR) {
             /* a point with q > 1 is a small-q call: its token-wise expansion (one request,
              * rows of it read the same pages); the point's rows are distinct requests */
             kseg_t ex[64];
             if (seg.q > 64) return -1;
             for (int t = 0; t < seg.q; t++)
                 ex[t] = (kseg_t){ 0, 1, seg.seq_len - seg.q + 1 + t };
-            attn_features(fam, bm, bn, occ, law_splits(law), ex, seg.q, (long)row[0], r, hw, feat);
+            attn_features(f, ex, seg.q, rows, r, hw, feat);
         } else {
-            attn_features(fam, bm, bn, occ, law_splits(law), &seg, 1, (long)row[0], r, hw, feat);
+            attn_features(f, &seg, 1, rows, r, hw, feat);
         }
         return 0;
     }
-    feat[0] = 1;
-    if (!strcmp(law, "gemm")) {                /* m, n, k, wb[, tile_n, tile_m, splits] */
-        gemm_features(row[0], row[1], row[2], row[3], ncols >= GEMM_COLS_CFG ? row + 4 : NULL, hw, feat);
-    } else if (!strcmp(law, "gdn")) {          /* tokens, seqs */
-        gdn_features(row[0], row[1], m, r, hw, feat);
-    } else if (!strcmp(law, "elementwise")) {  /* tokens */
-        elem_features(row[0], r, hw, feat);
-    } else if (!strcmp(law, "allreduce") || !strcmp(law, "step")) {
-        feat[1] = row[0];
-    } else {
-        return -1;
+    feat[FEAT_ONE] = 1;
+    switch (f->family) {
+    case LF_GEMM:                              /* m, n, k, wb[, tile_n, tile_m, splits] */
+        gemm_features(row[GEMM_COL_M], row[GEMM_COL_N], row[GEMM_COL_K], row[GEMM_COL_WB],
+                      law_has_facts(f, ncols) ? row + GEMM_COL_TILE_N : NULL, hw, feat);
+        return 0;
+    case LF_GDN: gdn_features(row[GDN_COL_TOKENS], row[GDN_COL_SEQS], m, r, hw, feat); return 0;
+    case LF_ELEMENTWISE: elem_features(row[0], r, hw, feat); return 0;
+    case LF_ALLREDUCE: feat[ALLREDUCE_BYTES] = row[0]; return 0;
+    case LF_STEP: feat[STEP_ROWS] = row[0]; return 0;
+    default: return -1;
     }
-    return 0;
 }
 
 /* Tensor-core FLOPs of one attention call: QK^T and PV of every row's q tokens over its
@@ -624,12 +603,11 @@ typedef struct {
     int gemm_nmemo, gemm_next;
 } pm_t;
 
-/* The axis column of a law's points (-1: none). */
+/* The axis column of a law's points (-1: none, or a law not in the catalogue). */
 static int law_axis(const char *name)
 {
-    if (!strcmp(name, "gemm") || !strcmp(name, "gdn") || !strcmp(name, "elementwise")) return 0;
-    if (!strncmp(name, "attn.", 5)) return 2;
-    return -1;
+    const law_form_t *f = law_find(name);
+    return f ? f->axis : -1;
 }
 
 static int cmp_pair(const void *a, const void *b)
@@ -638,11 +616,11 @@ static int cmp_pair(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* The columns that name a group: every column but t_s -- but a gemm point's kernel choice
- * (tile_n, tile_m, splits) is a fact measured with it, not part of its shape. */
+/* The columns that name a group: every column but t_s -- but facts measured with a point
+ * (a gemm point's kernel choice: tile_n, tile_m, splits) are not part of its shape. */
 static int law_nkeys(const prof_law_t *l)
 {
-    return !strcmp(l->name, "gemm") && l->ncols >= GEMM_COLS_CFG ? 4 : l->ncols - 1;
+    return law_shape_cols(law_find(l->name), l->ncols);
 }
 
 static int same_key(const double *row, const double *key, int nkeys, int axis)
@@ -838,7 +816,7 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
  * index, or -1 when the law records no choice. */
 static int gemm_choice(pm_t *pm, const prof_law_t *l, const cost_item_t *it)
 {
-    if (l->ncols < GEMM_COLS_CFG || l->npts < 1 || !(it->m >= 1 && it->n >= 1 && it->k >= 1)) return -1;
+    if (!law_has_facts(law_form(LAW_GEMM), l->ncols) || l->npts < 1 || !(it->m >= 1 && it->n >= 1 && it->k >= 1)) return -1;
     for (int i = 0; i < pm->gemm_nmemo; i++)
         if (pm->gemm_memo[i].m == it->m && pm->gemm_memo[i].n == it->n && pm->gemm_memo[i].k == it->k &&
             pm->gemm_memo[i].wb == it->wb)

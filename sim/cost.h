@@ -57,6 +57,7 @@
 #ifndef PACESIM_COST_H
 #define PACESIM_COST_H
 
+#include "law.h"
 #include "model.h"
 #include "profile.h"
 #include "route.h"
@@ -169,7 +170,7 @@ int cost_point_features(const char *law, const double *row, const model_t *m,
 /* The same for a row of ncols columns (t_s included; 0: the law's base columns alone): a
  * gemm row of GEMM_COLS_CFG columns carries the kernel cuBLAS picked (tile_n, tile_m,
  * splits), which prices its last five features. */
-#define GEMM_COLS_CFG 8
+#define GEMM_COLS_CFG LAW_GEMM_NCOLS
 int cost_point_features_n(const char *law, const double *row, int ncols, const model_t *m,
                           const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF]);
 /* Leave-one-out error of a law's measured grid along its axis (each interior point

@@ -15,8 +15,10 @@
 #ifndef PACESIM_PROFILE_H
 #define PACESIM_PROFILE_H
 
-#define PROF_MAX_COEF 10
-#define PROF_MAX_COLS 8
+#include "law.h"
+
+#define PROF_MAX_COEF 10               /* coefficients a law may have in a file */
+#define PROF_MAX_COLS LAW_MAX_COLS
 #define PROF_ERR_MAX 1024
 
 typedef struct prof_law {
@@ -72,6 +74,9 @@ int prof_load_any(const char *path, profile_t *out, char err[PROF_ERR_MAX]);
 int prof_save(const char *path, const profile_t *p);
 void prof_free(profile_t *p);
 
+/* An empty law of form f (law.h): its name, its coefficients (all 0), its columns; no
+ * points, provenance or sustained-load probe, not fitted. */
+void prof_law_init(prof_law_t *l, const law_form_t *f);
 /* The law called name, or NULL. */
 const prof_law_t *prof_find(const profile_t *p, const char *name);
 /* Add (or replace) a law; copies pts.  0 or -1 on allocation failure. */
