@@ -186,10 +186,10 @@ static void add_attn(jobvec_t *jv, calib_kernel_t k, int fp8, int rows, int q, l
     j->q = q;
     j->seq_len = seq_len;
     j->page = page;
-    j->x[0] = rows;
-    j->x[1] = q;
-    j->x[2] = (double)seq_len;
-    j->x[3] = page;
+    j->x[ATTN_COL_ROWS] = rows;
+    j->x[ATTN_COL_Q] = q;
+    j->x[ATTN_COL_SEQ_LEN] = (double)seq_len;
+    j->x[ATTN_COL_PAGE] = page;
 }
 
 static void add_gemm(jobvec_t *jv, const char *what, long mm, long n, long k)
@@ -203,10 +203,10 @@ static void add_gemm(jobvec_t *jv, const char *what, long mm, long n, long k)
     j->m = mm;
     j->n = n;
     j->k = k;
-    j->x[0] = (double)mm;
-    j->x[1] = (double)n;
-    j->x[2] = (double)k;
-    j->x[3] = 2; /* fp16 weights */
+    j->x[GEMM_COL_M] = (double)mm;
+    j->x[GEMM_COL_N] = (double)n;
+    j->x[GEMM_COL_K] = (double)k;
+    j->x[GEMM_COL_WB] = 2; /* fp16 weights */
 }
 
 /* Prefill rows: q tokens at the end of max(ctx, q) for every ctx, plus the fresh prompt
@@ -339,8 +339,8 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
                 j->law = law_index(CK_GDN, 0);
                 j->seqs = sq[a];
                 j->tokens = lr[b] + sq[a] - 1;
-                j->x[0] = (double)j->tokens;
-                j->x[1] = sq[a];
+                j->x[GDN_COL_TOKENS] = (double)j->tokens;
+                j->x[GDN_COL_SEQS] = sq[a];
             }
     }
     /* one layer's elementwise work */
@@ -632,7 +632,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
                 goto fail;
             }
             if (gc == 0 && ch[0] >= 1 && ch[1] >= 1 && ch[2] >= 1)
-                memcpy(&jobs[i].x[4], ch, sizeof ch);
+                memcpy(&jobs[i].x[GEMM_COL_TILE_N], ch, sizeof ch);
         }
         if (t->idle && busy > CALIB_SETTLE_MIN)
             t->idle(t, fmin(CALIB_SETTLE_FRAC * busy, CALIB_SETTLE_MAX));

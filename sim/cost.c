@@ -185,85 +185,104 @@ static int prefill_parts(int split, double ctas, double mx, const cost_hw_t *hw)
                                  hw->split_min_tiles, hw->split_cost_tiles);
 }
 
-static void attn_features(const law_form_t *f, const kseg_t *segs, int nseg, long rows_mult, const model_rank_t *r,
-                          const cost_hw_t *hw, double feat[PROF_MAX_COEF])
+/* prefill: every CTA's tiles, the longest, the CTAs, and the queue behind the longest */
+static void prefill_features(const law_form_t *f, const kseg_t *segs, int nseg, long rows_mult, double heads,
+                             const cost_hw_t *hw, double *feat)
 {
-    law_family_t fam = f->family;
-    int bm = f->tile_m, bn = f->tile_n, occ = f->ctas_per_sm, split = f->splits;
-    double tot = 0, mx = 0, ctas = 0, uniq = 0, depth = 0, run = 0;
-    long maxlen = 0;
-    for (int s = 0; s < PROF_MAX_COEF; s++) feat[s] = 0;
-    feat[0] = 1;
+    double tot = 0, mx = 0, ctas = 0, rm = (double)rows_mult;
+    for (int i = 0; i < nseg; i++) prefill_row(f->tile_m, f->tile_n, segs[i].q, segs[i].seq_len, &tot, &mx, &ctas);
+    feat[PREFILL_TILES_TOTAL] = tot * heads * rm;
+    /* split in parts: the same tiles, parts x the CTAs, the longest walk a part's */
+    double c = ctas * heads * rm;
+    int parts = prefill_parts(f->splits, c, mx, hw);
+    feat[PREFILL_TILES_MAX] = (double)attn_split_part_tiles((long long)mx, parts, 0);
+    feat[PREFILL_CTAS] = c * parts;
+    feat[PREFILL_QUEUE_TILES] = prefill_sched(f->tile_m, f->tile_n, parts, segs, nseg, rows_mult, heads, hw,
+                                              feat[PREFILL_CTAS], feat[PREFILL_TILES_MAX]);
+}
+
+/* decode: partitions of P tokens, a CTA each, then a reduce kernel whose CTA walks every
+ * partition of its row */
+static void decode_features(const law_form_t *f, const kseg_t *segs, int nseg, long rows_mult, double heads,
+                            const cost_hw_t *hw, double *feat)
+{
+    double tot = 0, mx = 0, ctas = 0, uniq = 0, depth = 0, run = 0, rm = (double)rows_mult;
     for (int i = 0; i < nseg; i++) {
-        long L = segs[i].seq_len;
-        if (L > maxlen) maxlen = L;
-        if (fam == LF_PREFILL) {
-            prefill_row(bm, bn, segs[i].q, L, &tot, &mx, &ctas);
-        } else if (fam == LF_BRIDGE) {
-            tot += (double)L;
-            ctas += (double)cdiv(L, expand_tokens(hw));
-        } else {
-            long P = L >= 32768 ? 1024 : 256;
-            tot += (double)L;
-            ctas += (double)cdiv(L, P);
-            double pm = (double)(L < P ? L : P);
-            if (pm > mx) mx = pm;
-            if ((double)cdiv(L, P) > depth) depth = (double)cdiv(L, P);
-            /* a request's rows (a small-q row expanded token-wise, consecutive in the call)
-             * read the same pages: its longest row counts once (req < 0: a row of its own) */
-            if (i > 0 && segs[i].req >= 0 && segs[i].req == segs[i - 1].req) {
-                if ((double)L > run) {
-                    uniq += (double)L - run;
-                    run = (double)L;
-                }
-            } else {
-                uniq += (double)L;
+        long L = segs[i].seq_len, P = L >= 32768 ? 1024 : 256;
+        tot += (double)L;
+        ctas += (double)cdiv(L, P);
+        double pm = (double)(L < P ? L : P);
+        if (pm > mx) mx = pm;
+        if ((double)cdiv(L, P) > depth) depth = (double)cdiv(L, P);
+        /* a request's rows (a small-q row expanded token-wise, consecutive in the call)
+         * read the same pages: its longest row counts once (req < 0: a row of its own) */
+        if (i > 0 && segs[i].req >= 0 && segs[i].req == segs[i - 1].req) {
+            if ((double)L > run) {
+                uniq += (double)L - run;
                 run = (double)L;
             }
+        } else {
+            uniq += (double)L;
+            run = (double)L;
         }
     }
-    double heads = fam == LF_PREFILL || fam == LF_DECODE_SCALAR ? r->q_heads : r->kv_heads;
-    double rm = (double)rows_mult;
-    feat[1] = tot * heads * rm;
-    if (fam == LF_BRIDGE) {
-        /* the roofline pair: a CTA's walk over its tokens (latency-bound, one wave of CTAs
-         * per step of it) against the bytes every CTA moves together */
-        int et = expand_tokens(hw), eo = hw && hw->expand_occ > 0 ? hw->expand_occ : occ;
-        double w = hw && hw->sms > 0 ? waves(ctas * rm, eo, hw) : 1;
-        feat[2] = w * (double)(maxlen < et ? maxlen : et) * heads;
-        feat[3] = feat[1];
-        /* the knee: every token again, priced only where the busiest SM holds more of the
-         * expansion's CTAs at once (its first wave) than the fitted knee coef[5]; v6's kernel
-         * streams at ~3.4 TB/s with up to 3 CTAs an SM and ~2.6 TB/s from 4 (calib/README.md) */
-        feat[4] = feat[1];
-        feat[5] = hw && hw->sms > 0 ? ceil(fmin(ctas * rm, (double)hw->sms * eo) / hw->sms) : 0;
-        return;
-    }
-    feat[2] = mx;
-    feat[3] = ctas * heads * rm;
-    if (fam == LF_PREFILL) {
-        /* split in parts: the same tiles, parts x the CTAs, the longest walk a part's */
-        int parts = prefill_parts(split, feat[3], mx, hw);
-        feat[2] = (double)attn_split_part_tiles((long long)mx, parts, 0);
-        feat[3] *= parts;
-        feat[4] = prefill_sched(bm, bn, parts, segs, nseg, rows_mult, heads, hw, feat[3], feat[2]);
-        return;
-    }
-    /* decode: partitions of P tokens, a CTA each, then a reduce kernel whose CTA walks
-     * every partition of its row */
-    feat[4] = uniq * heads * rm;                         /* KV read from memory, repeats from L2 */
-    feat[5] = waves(feat[3], occ, hw) * mx;              /* each wave of CTAs streams a partition */
-    feat[6] = depth;                                     /* the reduce's partitions per row */
-    feat[7] = waves(feat[3], 1, hw) * mx;                /* the busiest SM's partitions (co-resident
+    double c = ctas * heads * rm;
+    feat[DECODE_KV_TOKENS] = tot * heads * rm;
+    feat[DECODE_PART_TOKENS_MAX] = mx;
+    feat[DECODE_CTAS] = c;
+    feat[DECODE_KV_UNIQUE] = uniq * heads * rm;          /* KV read from memory, repeats from L2 */
+    feat[DECODE_WAVE_TOKENS] = waves(c, f->ctas_per_sm, hw) * mx; /* each wave of CTAs streams a partition */
+    feat[DECODE_REDUCE_DEPTH] = depth;                   /* the reduce's partitions per row */
+    feat[DECODE_SM_TOKENS] = waves(c, 1, hw) * mx;       /* the busiest SM's partitions (co-resident
                                                             CTAs share its issue and load slots) */
     /* XQA (2 CTAs an SM): an odd number of them (3, 5, ...) on the busiest SM leaves its
      * last one alone, with no second CTA to hide its loads behind.  In every H200 session
      * the shapes with 3 on the busiest SM were under-priced by 7-10% (the law's largest
      * errors, fp16 and fp8); the term takes fp16's maximum from 8.8-10.4% to 7.2-8.8%
      * (calib/README.md).  A profile with 8 coefficients prices as before. */
-    if (fam == LF_DECODE_XQA) {
-        double w1 = waves(feat[3], 1, hw);
-        feat[8] = w1 > 1 && fmod(w1, 2) == 1 ? mx : 0;
+    if (f->family == LF_DECODE_XQA) {
+        double w1 = waves(c, 1, hw);
+        feat[DECODE_LONE_TOKENS] = w1 > 1 && fmod(w1, 2) == 1 ? mx : 0;
+    }
+}
+
+/* the fp8 bridge's expansion: every token, a CTA's walk, and the CTAs an SM holds */
+static void bridge_features(const law_form_t *f, const kseg_t *segs, int nseg, long rows_mult, double heads,
+                            const cost_hw_t *hw, double *feat)
+{
+    double tot = 0, ctas = 0, rm = (double)rows_mult;
+    long maxlen = 0;
+    for (int i = 0; i < nseg; i++) {
+        long L = segs[i].seq_len;
+        if (L > maxlen) maxlen = L;
+        tot += (double)L;
+        ctas += (double)cdiv(L, expand_tokens(hw));
+    }
+    feat[BRIDGE_EXPANDED] = tot * heads * rm;
+    /* the roofline pair: a CTA's walk over its tokens (latency-bound, one wave of CTAs
+     * per step of it) against the bytes every CTA moves together */
+    int et = expand_tokens(hw), eo = hw && hw->expand_occ > 0 ? hw->expand_occ : f->ctas_per_sm;
+    double w = hw && hw->sms > 0 ? waves(ctas * rm, eo, hw) : 1;
+    feat[BRIDGE_PAGE_WALK] = w * (double)(maxlen < et ? maxlen : et) * heads;
+    feat[BRIDGE_EXPANDED_BW] = feat[BRIDGE_EXPANDED];
+    /* the knee: every token again, priced only where the busiest SM holds more of the
+     * expansion's CTAs at once (its first wave) than the fitted knee coef[5]; v6's kernel
+     * streams at ~3.4 TB/s with up to 3 CTAs an SM and ~2.6 TB/s from 4 (calib/README.md) */
+    feat[BRIDGE_EXPANDED_KNEE] = feat[BRIDGE_EXPANDED];
+    feat[BRIDGE_SM_CTAS] = hw && hw->sms > 0 ? ceil(fmin(ctas * rm, (double)hw->sms * eo) / hw->sms) : 0;
+}
+
+/* An attention law's features for rows segs (x rows_mult identical copies). */
+static void attn_features(const law_form_t *f, const kseg_t *segs, int nseg, long rows_mult, const model_rank_t *r,
+                          const cost_hw_t *hw, double feat[PROF_MAX_COEF])
+{
+    for (int s = 0; s < PROF_MAX_COEF; s++) feat[s] = 0;
+    feat[FEAT_ONE] = 1;
+    double heads = f->family == LF_PREFILL || f->family == LF_DECODE_SCALAR ? r->q_heads : r->kv_heads;
+    switch (f->family) {
+    case LF_PREFILL: prefill_features(f, segs, nseg, rows_mult, heads, hw, feat); break;
+    case LF_BRIDGE: bridge_features(f, segs, nseg, rows_mult, heads, hw, feat); break;
+    default: decode_features(f, segs, nseg, rows_mult, heads, hw, feat); break;
     }
 }
 
@@ -305,22 +324,25 @@ static double gemm_bytes(double mm, double n, double k, double wb)
  * 10240), 42.7 us in session K's grid, which session M's grid timed at 42.4 us and its
  * second look, from a 0.1 s rest, at 38.5 us -- the clock, not the loads -- and it made
  * sessions L's and M's fits worse (8.8 -> 9.6%, 10.1 -> 11.5%): not kept.) */
-static void gemm_features(double mm, double n, double k, double wb, const double *cfg, const cost_hw_t *hw,
+static void gemm_features(double mm, double n, double k, double wb, const double *pick, const cost_hw_t *hw,
                           double *feat)
 {
-    feat[1] = 2.0 * mm * n * k;
-    feat[2] = gemm_bytes(mm, n, k, wb);
-    feat[3] = hw && hw->flops > 0 && hw->bw > 0 ? fmax(feat[1] / hw->flops, feat[2] / hw->bw) : 0;
-    if (!cfg || !(cfg[0] > 0 && cfg[1] > 0 && cfg[2] >= 1)) return;
-    double tn = cfg[0], tm = cfg[1], s = cfg[2], mt = ceil(mm / tm);
-    feat[4] = s > 1 ? 1 : 0;
+    feat[GEMM_FLOPS] = 2.0 * mm * n * k;
+    feat[GEMM_BYTES] = gemm_bytes(mm, n, k, wb);
+    feat[GEMM_ROOFLINE] = hw && hw->flops > 0 && hw->bw > 0
+                          ? fmax(feat[GEMM_FLOPS] / hw->flops, feat[GEMM_BYTES] / hw->bw) : 0;
+    if (!pick) return;
+    double tn = pick[GEMM_COL_TILE_N], tm = pick[GEMM_COL_TILE_M], s = pick[GEMM_COL_SPLITS];
+    if (!(tn > 0 && tm > 0 && s >= 1)) return;
+    double mt = ceil(mm / tm);
+    feat[GEMM_SPLIT] = s > 1 ? 1 : 0;
     if (hw && hw->sms > 0 && hw->flops > 0 && hw->bw > 0) {
-        double ctas = ceil(n / tn) * mt * s, rounds = ceil(ctas / hw->sms);
-        feat[5] = fmax(rounds * 2.0 * tn * tm * (k / s) / (hw->flops / hw->sms), feat[2] / hw->bw);
-        feat[8] = fmax(rounds * 2.0 * tn * fmax(tm, 128) * (k / s) / (hw->flops / hw->sms), feat[2] / hw->bw);
+        double ctas = ceil(n / tn) * mt * s, rounds = ceil(ctas / hw->sms), copy = feat[GEMM_BYTES] / hw->bw;
+        feat[GEMM_TILE_ROOFLINE] = fmax(rounds * 2.0 * tn * tm * (k / s) / (hw->flops / hw->sms), copy);
+        feat[GEMM_TILE_ROOFLINE_128] = fmax(rounds * 2.0 * tn * fmax(tm, 128) * (k / s) / (hw->flops / hw->sms), copy);
     }
-    feat[6] = s > 1 ? 4.0 * mm * n * s : 0;
-    feat[7] = wb * n * k * mt;
+    feat[GEMM_PARTIAL_BYTES] = s > 1 ? 4.0 * mm * n * s : 0;
+    feat[GEMM_WEIGHT_STREAM] = wb * n * k * mt;
 }
 
 /* gdn (calib's proxy, calib/calib_gpu.cu): a conv kernel over every token, then the
@@ -339,12 +361,12 @@ static void gdn_features(double tokens, double seqs, const model_t *m, const mod
         slots = 8.0 * hw->sms - per_seq;
         if (slots < per_seq) slots = 8.0 * hw->sms;
     }
-    feat[1] = tokens;
-    feat[2] = seqs;
-    feat[3] = ceil(lng / 16);                            /* chunk stagings on the critical path */
-    feat[4] = slots > 0 && seqs > 1 ? ceil((seqs - 1) * per_seq / slots) : 0;
-    feat[5] = lng;
-    feat[6] = tokens;
+    feat[GDN_TOKENS] = tokens;
+    feat[GDN_SEQS] = seqs;
+    feat[GDN_CHUNKS] = ceil(lng / 16);                   /* chunk stagings on the critical path */
+    feat[GDN_SHORT_WAVES] = slots > 0 && seqs > 1 ? ceil((seqs - 1) * per_seq / slots) : 0;
+    feat[GDN_LONG_ROW] = lng;
+    feat[GDN_TOKENS_BW] = tokens;
 }
 
 /* elementwise (calib's proxy): two RMSNorms, a 256-thread CTA per token, then SiLU-mul
@@ -358,10 +380,10 @@ static void gdn_features(double tokens, double seqs, const model_t *m, const mod
 static void elem_features(double tokens, const model_rank_t *r, const cost_hw_t *hw, double *feat)
 {
     double silu = fmin(ceil(tokens * (double)(r->mlp_down_k / 2) / 256), 4096);
-    feat[1] = tokens;
-    feat[2] = waves(tokens, 8, hw);
-    feat[3] = waves(silu, 8, hw);
-    feat[4] = feat[3] > 1 ? 1 : 0;
+    feat[ELEM_TOKENS] = tokens;
+    feat[ELEM_NORM_WAVES] = waves(tokens, 8, hw);
+    feat[ELEM_SILU_WAVES] = waves(silu, 8, hw);
+    feat[ELEM_SILU_SECOND_WAVE] = feat[ELEM_SILU_WAVES] > 1 ? 1 : 0;
 }
 
 int cost_point_features(const char *law, const double *row, const model_t *m,
@@ -398,12 +420,12 @@ int cost_point_features_n(const char *law, const double *row, int ncols, const m
     switch (f->family) {
     case LF_GEMM:                              /* m, n, k, wb[, tile_n, tile_m, splits] */
         gemm_features(row[GEMM_COL_M], row[GEMM_COL_N], row[GEMM_COL_K], row[GEMM_COL_WB],
-                      law_has_facts(f, ncols) ? row + GEMM_COL_TILE_N : NULL, hw, feat);
+                      law_has_facts(f, ncols) ? row : NULL, hw, feat);
         return 0;
     case LF_GDN: gdn_features(row[GDN_COL_TOKENS], row[GDN_COL_SEQS], m, r, hw, feat); return 0;
-    case LF_ELEMENTWISE: elem_features(row[0], r, hw, feat); return 0;
-    case LF_ALLREDUCE: feat[ALLREDUCE_BYTES] = row[0]; return 0;
-    case LF_STEP: feat[STEP_ROWS] = row[0]; return 0;
+    case LF_ELEMENTWISE: elem_features(row[0], r, hw, feat); return 0;   /* tokens */
+    case LF_ALLREDUCE: feat[ALLREDUCE_BYTES] = row[0]; return 0;         /* bytes */
+    case LF_STEP: feat[STEP_ROWS] = row[0]; return 0;                    /* rows */
     default: return -1;
     }
 }
@@ -541,15 +563,19 @@ int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank
 {
     char name[64];
     for (int i = 0; i < PROF_MAX_COEF; i++) feat[i] = 0;
-    feat[0] = 1;
+    feat[FEAT_ONE] = 1;
     switch (it->kind) {
     case CI_ATTN: case CI_BRIDGE:
         return cost_attn_features(cost_item_law(it, name, sizeof name), it->call, m, r, hw, feat);
     case CI_GEMM: gemm_features(it->m, it->n, it->k, it->wb, NULL, hw, feat); return 0;
     case CI_GDN: gdn_features(it->tokens, it->seqs, m, r, hw, feat); return 0;
     case CI_ELEM: elem_features(it->tokens, r, hw, feat); return 0;
-    case CI_ALLREDUCE: feat[1] = it->bytes; return 0;
-    case CI_STEP: feat[1] = it->seqs; feat[2] = it->eager; feat[3] = it->eager_passes; return 0;
+    case CI_ALLREDUCE: feat[ALLREDUCE_BYTES] = it->bytes; return 0;
+    case CI_STEP:
+        feat[STEP_ROWS] = it->seqs;
+        feat[STEP_EAGER] = it->eager;
+        feat[STEP_EAGER_PASSES] = it->eager_passes;
+        return 0;
     }
     return -1;
 }
@@ -695,8 +721,13 @@ static int grid_index(pm_t *pm)
 static int item_row(const cost_item_t *it, double *row)
 {
     switch (it->kind) {
-    case CI_GEMM: row[0] = it->m; row[1] = it->n; row[2] = it->k; row[3] = it->wb; return 1;
-    case CI_GDN: row[0] = it->tokens; row[1] = it->seqs; return 1;
+    case CI_GEMM:
+        row[GEMM_COL_M] = it->m;
+        row[GEMM_COL_N] = it->n;
+        row[GEMM_COL_K] = it->k;
+        row[GEMM_COL_WB] = it->wb;
+        return 1;
+    case CI_GDN: row[GDN_COL_TOKENS] = it->tokens; row[GDN_COL_SEQS] = it->seqs; return 1;
     case CI_ELEM: row[0] = it->tokens; return 1;
     case CI_ATTN: case CI_BRIDGE: {
         const kcall_t *c = it->call;
@@ -706,10 +737,10 @@ static int item_row(const cost_item_t *it, double *row)
         long maxlen = 0;
         for (int i = 0; i < c->nseg; i++)
             if (c->segs[i].seq_len > maxlen) maxlen = c->segs[i].seq_len;
-        row[0] = 1;
-        row[1] = c->route == ROUTE_DECODE_XQA || c->route == ROUTE_DECODE_SCALAR ? c->nseg : c->segs[0].q;
-        row[2] = (double)maxlen;
-        row[3] = c->page;
+        row[ATTN_COL_ROWS] = 1;
+        row[ATTN_COL_Q] = c->route == ROUTE_DECODE_XQA || c->route == ROUTE_DECODE_SCALAR ? c->nseg : c->segs[0].q;
+        row[ATTN_COL_SEQ_LEN] = (double)maxlen;
+        row[ATTN_COL_PAGE] = c->page;
         return 1;
     }
     default: return 0;
@@ -753,7 +784,7 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
     double x = row[axis];
     const grid_t *below = NULL, *above = NULL;
     int chunk = it->kind == CI_ATTN && it->call->route != ROUTE_DECODE_XQA && it->call->route != ROUTE_DECODE_SCALAR
-                && row[1] >= 32;
+                && row[ATTN_COL_Q] >= 32;
     for (int g = 0; g < pm->ngrid; g++) {
         const grid_t *gr = &pm->grid[g];
         if (gr->law != li) continue;
@@ -763,9 +794,11 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
         /* neighbours: measured chunks, and the q = 1 row of the prefill kernels (the same
          * CTA walking the same keys with one live row: a short final chunk whose tiles
          * still fit one wave costs what that row costs) */
-        if (!chunk || gr->key[0] != row[0] || gr->key[3] != row[3] || (gr->key[1] < 32 && gr->key[1] != 1)) continue;
-        if (gr->key[1] < row[1] && (!below || gr->key[1] > below->key[1])) below = gr;
-        if (gr->key[1] > row[1] && (!above || gr->key[1] < above->key[1])) above = gr;
+        if (!chunk || gr->key[ATTN_COL_ROWS] != row[ATTN_COL_ROWS] || gr->key[ATTN_COL_PAGE] != row[ATTN_COL_PAGE]) continue;
+        double gq = gr->key[ATTN_COL_Q], q = row[ATTN_COL_Q];
+        if (gq < 32 && gq != 1) continue;
+        if (gq < q && (!below || gq > below->key[ATTN_COL_Q])) below = gr;
+        if (gq > q && (!above || gq < above->key[ATTN_COL_Q])) above = gr;
     }
     if (!below || !above) return 0;
     double tb, ta;
@@ -777,19 +810,20 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
     double fb[PROF_MAX_COEF], fa[PROF_MAX_COEF], pb[PROF_MAX_COLS], pa[PROF_MAX_COLS];
     memcpy(pb, row, sizeof pb);
     memcpy(pa, row, sizeof pa);
-    pb[1] = below->key[1];
-    pa[1] = above->key[1];
-    double w = (row[1] - below->key[1]) / (above->key[1] - below->key[1]);
+    pb[ATTN_COL_Q] = below->key[ATTN_COL_Q];
+    pa[ATTN_COL_Q] = above->key[ATTN_COL_Q];
+    double w = (row[ATTN_COL_Q] - pb[ATTN_COL_Q]) / (pa[ATTN_COL_Q] - pb[ATTN_COL_Q]);
     if (pm->p->sms > 0 && cost_point_features(l->name, pb, pm->m, &pm->r, &pm->hw, fb) == 0
         && cost_point_features(l->name, pa, pm->m, &pm->r, &pm->hw, fa) == 0) {
-        double sms = pm->p->sms, wv_b = ceil(fb[3] / sms), wv_a = ceil(fa[3] / sms), wv = ceil(feat[3] / sms);
+        double sms = pm->p->sms, wv_b = ceil(fb[PREFILL_CTAS] / sms), wv_a = ceil(fa[PREFILL_CTAS] / sms),
+               wv = ceil(feat[PREFILL_CTAS] / sms);
         if (pm->hw.split_max > 0) {
             /* v8 profiles: the fast path's parts differ in length from one q to the next (a
              * q = 64 chunk at 240K walks 2 parts of 938 tiles, q = 96 3 of 625), so waves
              * are no measure: the busiest SM's tiles are (tiles_max + queue_tiles) */
-            wv_b = fb[2] + fb[4];
-            wv_a = fa[2] + fa[4];
-            wv = feat[2] + feat[4];
+            wv_b = fb[PREFILL_TILES_MAX] + fb[PREFILL_QUEUE_TILES];
+            wv_a = fa[PREFILL_TILES_MAX] + fa[PREFILL_QUEUE_TILES];
+            wv = feat[PREFILL_TILES_MAX] + feat[PREFILL_QUEUE_TILES];
         }
         if (wv_a > wv_b) w = (wv - wv_b) / (wv_a - wv_b);
     }
@@ -824,11 +858,12 @@ static int gemm_choice(pm_t *pm, const prof_law_t *l, const cost_item_t *it)
     int best = -1, same_wb = 0;
     double bd = INFINITY, lm = log(it->m), ln = log(it->n), lk = log(it->k);
     for (int i = 0; i < l->npts; i++)
-        same_wb |= l->pts[(size_t)i * l->ncols + 3] == it->wb;
+        same_wb |= l->pts[(size_t)i * l->ncols + GEMM_COL_WB] == it->wb;
     for (int i = 0; i < l->npts; i++) {
         const double *row = l->pts + (size_t)i * l->ncols;
-        if ((same_wb && row[3] != it->wb) || !(row[0] >= 1 && row[1] >= 1 && row[2] >= 1)) continue;
-        double d = fabs(log(row[0]) - lm) + fabs(log(row[1]) - ln) + fabs(log(row[2]) - lk);
+        double rm = row[GEMM_COL_M], rn = row[GEMM_COL_N], rk = row[GEMM_COL_K];
+        if ((same_wb && row[GEMM_COL_WB] != it->wb) || !(rm >= 1 && rn >= 1 && rk >= 1)) continue;
+        double d = fabs(log(rm) - lm) + fabs(log(rn) - ln) + fabs(log(rk) - lk);
         if (d < bd) {
             bd = d;
             best = i;
@@ -867,7 +902,7 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     }
     if (it->kind == CI_GEMM) {
         int pt = gemm_choice(pm, l, it);
-        if (pt >= 0) gemm_features(it->m, it->n, it->k, it->wb, l->pts + (size_t)pt * l->ncols + 4, &pm->hw, feat);
+        if (pt >= 0) gemm_features(it->m, it->n, it->k, it->wb, l->pts + (size_t)pt * l->ncols, &pm->hw, feat);
     }
     double t;
     if (split_decode(cm, it, sec, grid, lp)) return *sec < 0 ? -1 : 0;
@@ -922,7 +957,7 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
             *sec = -1;
             break;
         }
-        if (parts++ && *lp) t -= (*lp)->coef[0] * it->count;   /* one launch, not one per part */
+        if (parts++ && *lp) t -= (*lp)->coef[FEAT_ONE] * it->count;   /* one launch, not one per part */
         *sec += t > 0 ? t : 0;
         *grid &= g;
     }
