@@ -250,7 +250,7 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
     static const int pages16[] = { 784, 816, 1568 }, pages8[] = { 1568, 1616 };
     static const int q_fast[] = { 64, 256, 784, 816, 1568, 2048 };
     /* generic: the q = 1 row (one CTA per head walking the context) and the chunks.  A final
-     * partial chunk (32 < q < 784) is left out on purpose: no law of cost.h's form fits both
+     * partial chunk (32 < q < 784) is left out on purpose: no law of the catalogue's form fits both
      * that regime and q = 1, and q = 1 is what the mixed steps are made of. */
     static const int q_gen[] = { 1, 784, 816, 1568, 2048 };
     static const int q_low[] = { 2, 5, 16 };
@@ -549,8 +549,9 @@ done:
 
 /* What the cost model must know of the kernels this build times (written into the profile):
  * the fp8 expansion's CTAs, and the fast prefill path's split rule (kernels/attn_split.h; its
- * CTAs per SM from the timer's describe, 1 where it does not say). Under an A/B kernel that
- * does not split (attn_fast_ab_env; v3's pipe counted as fitting) the profile says so. */
+ * CTAs per SM from the timer's describe, 1 where it does not say).  Under an A/B kernel that
+ * does not split (attn_fast_ab_env, the pipelined one taken to fit the device) the profile
+ * records no split. */
 static void kernel_facts(profile_t *p)
 {
     p->expand_cta_tokens = ATTN_BRIDGE_CTA_TOKENS;

@@ -233,7 +233,7 @@ static int build_profile(const ctx_t *c, const double *par, profile_t *p, char *
     figure_t used[MAXFIG];
     int nu;
     /* coefficient vectors: the terms each law's family has beyond these stay 0 (the V100
-     * has figures for the forms below, not points for the rest of cost.h's features) */
+     * has figures for the forms below, not points for the rest of the catalogue's features: sim/law.h) */
     double co[PROF_MAX_COEF];
     char prov[320];
     const int f12[] = { PREFILL_TILES_TOTAL, PREFILL_TILES_MAX }, f1[] = { PREFILL_TILES_TOTAL };

@@ -1,45 +1,13 @@
 /* cost_feat.c: the feature functions that give every law of the catalogue (law.h) its
- * meaning -- the same for calib's fit and for the simulator's prices (cost.h).
+ * meaning, for a profile point (cost_point_features_n) and for a step's item
+ * (cost_item_features).
  *
- * Attention features, per kernel call (rows are (q, seq_len); H = q heads per rank,
- * Hkv = kv heads per rank):
- *  prefill kernels (tile BM x BN): a row's M-tile i covers queries up to
- *    min(q, (i+1)BM) and so walks kv_len_i = (seq_len - q) + min(q, (i+1)BM) keys in
- *    ceil(kv_len_i / BN) tiles; each M-tile is one CTA per q head.
- *      tiles_total = H * sum_rows sum_i ceil(kv_len_i/BN)   (throughput term)
- *      tiles_max   = max over CTAs of its tiles             (critical path: a q=1 row
- *                                                            is one CTA walking it all)
- *      ctas        = H * sum_rows ceil(q/BM)
- *      queue_tiles = the busiest SM's tiles, the CTAs dispatched in launch order to the SM
- *                    that frees first, less tiles_max: what the critical path waits behind
- *                    (prefill_sched; 0 while the CTAs fit the SMs); profiles fitted before
- *                    it have 4 coefficients and price as before
- *    v8: the fast path (attn.prefill_bm32) splits each CTA's walk in parts where its CTAs
- *    would leave SMs idle (kernels/attn_split.h's rule, with the profile's prefill_split
- *    constants and CTAs an SM): tiles_total stays, ctas counts the parts, tiles_max is the
- *    longest part's, queue_tiles schedules the parts; a profile without prefill_split
- *    prices an unsplit kernel
- *  decode kernels (XQA, scalar), split-K: partition P = 256 tokens (1024 when
- *    seq_len >= 32768), a CTA per (row, head, partition), then a reduce kernel whose CTA
- *    walks every partition of its row; O = the CTAs an SM holds (XQA fp16 1, fp8 2,
- *    scalar 3), S = the GPU's SMs:
- *      kv_tokens_total  = sum_rows seq_len * Hkv (XQA: a CTA serves its whole GQA group)
- *                         or * H (scalar: every q head re-reads)
- *      part_tokens_max  = min(P, longest seq_len)
- *      ctas             = sum_rows ceil(seq_len/P) * (Hkv or H)
- *      kv_tokens_unique = the same over requests' longest rows: the rows of a small-q
- *                         row expanded token-wise read the same pages (L2 serves repeats)
- *      wave_tokens      = ceil(ctas / (S O)) * part_tokens_max (each wave streams a partition)
- *      reduce_depth     = max_rows ceil(seq_len/P)
- *      sm_tokens        = ceil(ctas / S) * part_tokens_max (the busiest SM's partitions)
- *  fp8 bridge: expanded_tokens = sum_rows seq_len * Hkv; page_walk = ceil(ctas / (S O)) *
- *    min(T, longest seq_len) * Hkv, ctas = sum_rows ceil(seq_len / T), T tokens a CTA and
- *    O CTAs an SM from the profile's fp8_expand (v5's kernel without it: 784, 8); the law is
- *    c0 + c1 expanded + max(c2 page_walk, c3 expanded) + c4 expanded [sm_ctas > c5], where
- *    sm_ctas = ceil(min(ctas, S O) / S), the expansion CTAs the busiest SM holds at once,
- *    and c5 is a knee fitted by scan (cost_law_knee): past it every token costs c4 more.
- * GEMM, GDN and elementwise features are defined with their functions below.
- */
+ * Invariant: calib's fit and the simulator's prices call these same functions, so a
+ * fitted coefficient means one thing everywhere; a point and an item of one shape get the
+ * same features; a feature that needs a hardware fact the profile does not record (cost_hw_t
+ * field 0) is 0, so its coefficient is never fitted.  A profile whose law has fewer
+ * coefficients than its form (prof_eval stops at ncoef) prices without the later terms:
+ * each family's features are listed so that every such prefix is a complete law. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +15,47 @@
 #include "cost.h"
 #include "law.h"
 #include "../kernels/attn_split.h"
+
+/* Attention features, per kernel call (rows are (q, seq_len); H = q heads per rank,
+ * Hkv = kv heads per rank):
+ *  prefill kernels (tile BM x BN): a row's M-tile i covers queries up to
+ *    min(q, (i+1)BM) and so walks kv_len_i = (seq_len - q) + min(q, (i+1)BM) keys in
+ *    ceil(kv_len_i / BN) tiles; each M-tile is one CTA per q head.
+ *      PREFILL_TILES_TOTAL = H * sum_rows sum_i ceil(kv_len_i/BN)  (throughput term)
+ *      PREFILL_TILES_MAX   = max over CTAs of its tiles            (critical path: a q=1
+ *                                                                   row is one CTA walking it all)
+ *      PREFILL_CTAS        = H * sum_rows ceil(q/BM)
+ *      PREFILL_QUEUE_TILES = the busiest SM's tiles, the CTAs dispatched in launch order to
+ *                            the SM that frees first, less tiles_max: what the critical path
+ *                            waits behind (prefill_sched; 0 while the CTAs fit the SMs); a
+ *                            profile whose prefill laws have 4 coefficients has no queue term
+ *    The fast path (attn.prefill_bm32) splits each CTA's walk in parts where its CTAs
+ *    would leave SMs idle (kernels/attn_split.h's rule, with the profile's prefill_split
+ *    constants and CTAs an SM): tiles_total stays, ctas counts the parts, tiles_max is the
+ *    longest part's, queue_tiles schedules the parts; a profile without prefill_split
+ *    prices an unsplit kernel.
+ *  decode kernels (XQA, scalar), split-K: partition P = 256 tokens (1024 when
+ *    seq_len >= 32768), a CTA per (row, head, partition), then a reduce kernel whose CTA
+ *    walks every partition of its row; O = the CTAs an SM holds (XQA 2, scalar 3: law.c),
+ *    S = the GPU's SMs:
+ *      DECODE_KV_TOKENS       = sum_rows seq_len * Hkv (XQA: a CTA serves its whole GQA
+ *                               group) or * H (scalar: every q head re-reads)
+ *      DECODE_PART_TOKENS_MAX = min(P, longest seq_len)
+ *      DECODE_CTAS            = sum_rows ceil(seq_len/P) * (Hkv or H)
+ *      DECODE_KV_UNIQUE       = the same over requests' longest rows: the rows of a small-q
+ *                               row expanded token-wise read the same pages (L2 serves repeats)
+ *      DECODE_WAVE_TOKENS     = ceil(ctas / (S O)) * part_tokens_max (each wave streams a partition)
+ *      DECODE_REDUCE_DEPTH    = max_rows ceil(seq_len/P)
+ *      DECODE_SM_TOKENS       = ceil(ctas / S) * part_tokens_max (the busiest SM's partitions)
+ *      DECODE_LONE_TOKENS     = XQA only: part_tokens_max where the busiest SM holds an odd
+ *                               number > 1 of CTAs
+ *  fp8 bridge: BRIDGE_EXPANDED = sum_rows seq_len * Hkv; BRIDGE_PAGE_WALK = ceil(ctas / (S O))
+ *    * min(T, longest seq_len) * Hkv, ctas = sum_rows ceil(seq_len / T), T tokens a CTA and
+ *    O CTAs an SM from the profile's fp8_expand (784 and 8 where it records none); the law is
+ *    c0 + c1 expanded + max(c2 page_walk, c3 expanded) + c4 expanded [sm_ctas > c5], where
+ *    BRIDGE_SM_CTAS = ceil(min(ctas, S O) / S), the expansion CTAs the busiest SM holds at
+ *    once, and c5 is a knee fitted by scan (cost_law_knee): past it every token costs c4 more.
+ * GEMM, GDN and elementwise features are defined with their functions below. */
 
 /* The catalogue's attention families (their kernels' tiles and occupancy: law.h). */
 static int attn_family(const law_form_t *f)
@@ -107,9 +116,9 @@ static double waves(double ctas, int occ, const cost_hw_t *hw)
  * when the CTAs go out in launch order to whichever SM frees first (list scheduling on S
  * SMs, a CTA's time its tiles), less the longest CTA's own (tiles_max, a term of its own).
  * kernels/attn_prefill.cu launches grid (M-tiles, parts, rows x heads): a row's heads one
- * after another, each its parts (the fast path's split walk, v8; else 1), each its M-tiles
- * in order.  The kernels are SM-bound (kernels/NOTES.md v6: a
- * second co-resident CTA adds 1.18x, not 2x), so an SM's CTAs add up; with more CTAs than
+ * after another, each its parts (the fast path's split walk; else 1), each its M-tiles
+ * in order.  The kernels are SM-bound (kernels/NOTES.md: a second co-resident CTA adds
+ * 1.18x, not 2x), so an SM's CTAs add up; with more CTAs than
  * SMs the last SM to finish sets the time, and causal rows give CTAs of unlike length (a
  * q = 1568 row's M-tiles walk 39..51 tiles at 6.5K context), which whole rounds of the
  * longest CTA overstate.  0 when every CTA has an SM of its own, or the SMs are unknown. */
@@ -166,14 +175,14 @@ static void prefill_row(int bm, int bn, int q, long seq_len, double *tot, double
 
 /* The fp8 bridge's expansion runs a 256-thread CTA per expand_tokens tokens of a 784-token
  * destination page, each covering every kv head, expand_occ per SM: the profile's
- * fp8_expand (kernels/attn.h ATTN_BRIDGE_*: 98, 8); a profile without it was measured
- * with v5's kernel, one CTA per page, 8 per SM. */
+ * fp8_expand (kernels/attn.h ATTN_BRIDGE_*: 98, 8); a profile without fp8_expand prices a
+ * kernel of one CTA per page, 8 per SM. */
 #define BRIDGE_PAGE_TOKENS 784
 static int expand_tokens(const cost_hw_t *hw) { return hw && hw->expand_tokens > 0 ? hw->expand_tokens : BRIDGE_PAGE_TOKENS; }
 
-/* v8: the parts the fast prefill kernel splits its CTAs' walk into (kernels/attn_split.h, with
+/* The parts the fast prefill kernel splits its CTAs' walk into (kernels/attn_split.h, with
  * the constants and occupancy its profile recorded); 1 for the other kernels and for profiles
- * of kernels that do not split */
+ * without prefill_split (their kernel does not split) */
 static int prefill_parts(int split, double ctas, double mx, const cost_hw_t *hw)
 {
     if (!split || !hw || hw->split_max <= 0 || hw->sms <= 0)
@@ -233,10 +242,10 @@ static void decode_features(const law_form_t *f, const kseg_t *segs, int nseg, l
     feat[DECODE_SM_TOKENS] = waves(c, 1, hw) * mx;       /* the busiest SM's partitions (co-resident
                                                             CTAs share its issue and load slots) */
     /* XQA (2 CTAs an SM): an odd number of them (3, 5, ...) on the busiest SM leaves its
-     * last one alone, with no second CTA to hide its loads behind.  In every H200 session
-     * the shapes with 3 on the busiest SM were under-priced by 7-10% (the law's largest
-     * errors, fp16 and fp8); the term takes fp16's maximum from 8.8-10.4% to 7.2-8.8%
-     * (calib/README.md).  A profile with 8 coefficients prices as before. */
+     * last one alone, with no second CTA to hide its loads behind.  Without this term the
+     * H200's shapes with 3 on the busiest SM are under-priced by 7-10% (the law's largest
+     * errors, fp16 and fp8); with it fp16's maximum is 7.2-8.8% (calib/README.md).  A
+     * profile whose decode law has 8 coefficients has no such term. */
     if (f->family == LF_DECODE_XQA) {
         double w1 = waves(c, 1, hw);
         feat[DECODE_LONE_TOKENS] = w1 > 1 && fmod(w1, 2) == 1 ? mx : 0;
@@ -263,8 +272,9 @@ static void bridge_features(const law_form_t *f, const kseg_t *segs, int nseg, l
     feat[BRIDGE_PAGE_WALK] = w * (double)(maxlen < et ? maxlen : et) * heads;
     feat[BRIDGE_EXPANDED_BW] = feat[BRIDGE_EXPANDED];
     /* the knee: every token again, priced only where the busiest SM holds more of the
-     * expansion's CTAs at once (its first wave) than the fitted knee coef[5]; v6's kernel
-     * streams at ~3.4 TB/s with up to 3 CTAs an SM and ~2.6 TB/s from 4 (calib/README.md) */
+     * expansion's CTAs at once (its first wave) than the fitted threshold coef[BRIDGE_SM_CTAS];
+     * the kernel streams at ~3.4 TB/s with up to 3 CTAs an SM and ~2.6 TB/s from 4
+     * (calib/README.md) */
     feat[BRIDGE_EXPANDED_KNEE] = feat[BRIDGE_EXPANDED];
     feat[BRIDGE_SM_CTAS] = hw && hw->sms > 0 ? ceil(fmin(ctas * rm, (double)hw->sms * eo) / hw->sms) : 0;
 }
@@ -299,28 +309,28 @@ static double gemm_bytes(double mm, double n, double k, double wb)
 }
 
 /* gemm: cuBLAS runs either weight-streaming (small m) or tensor-core bound (large m);
- * the roofline feature is the larger of the two times at the GPU's measured ceilings,
- * and flops / bytes add what the two do not overlap.
- * feat[4..8] price the kernel cuBLAS picks, cfg = {tile_n, tile_m, splits} (calib records
- * it with every point: the cuBLASLt heuristic that cublasGemmEx consults; NULL or
- * tile_n 0: unknown, those terms 0).  cuBLAS's choice is what makes time fall as m
- * grows: at (n, k) = (5120, 6144) m = 64 takes a 96x64 tile split 2 ways over k and m =
- * 96 a 128x96 tile split 3 ways, 24.6 and 26.2 us, where m = 48 (64x48, whole k) takes
- * 20.1 and m = 128 (96x64, whole k) 21.8 -- no law rising with m gets within 11% of
- * both (calib/README.md).  [4] 1 when the kernel splits k (its partial sums are reduced
- * after it), [5] the busiest SM's padded tile FLOPs (a CTA an SM, the tiles in rounds)
- * against the bytes at the copy ceiling, [6] the fp32 partial sums a split writes and
- * the reduction reads, [7] the weight bytes once per column of tiles along m (each
- * re-streams its rows of W), [8] [5] with the tile at least 128 wide along m: Hopper's
- * tensor cores (wgmma, N = the tile's m side) reach their rate from N = 128, and a narrower
- * tile takes about as long as a 128-wide one (sessions K, L, M: the MLP up projection at m =
- * 192, a 448x64 tile in two rounds, 129-132 us where [5] alone priced 114-121; the term takes
- * the law's maximum there from 11.3 / 8.8 / 10.1% to 6.5 / 5.0 / 7.8%, the medians alike).
- * A profile with 4 coefficients prices as before.  (Tried: a
- * roofline pair of [5] against the busiest SM's operand loads.  It fitted m = 192 at (5120,
- * 10240), 42.7 us in session K's grid, which session M's grid timed at 42.4 us and its
- * second look, from a 0.1 s rest, at 38.5 us -- the clock, not the loads -- and it made
- * sessions L's and M's fits worse (8.8 -> 9.6%, 10.1 -> 11.5%): not kept.) */
+ * GEMM_ROOFLINE is the larger of the two times at the GPU's measured ceilings, and
+ * GEMM_FLOPS / GEMM_BYTES add what the two do not overlap.
+ * The features from GEMM_SPLIT on price the kernel cuBLAS picks, from pick, a point row
+ * that records it (tile_n, tile_m, splits: calib records the cuBLASLt heuristic that
+ * cublasGemmEx consults with every point; NULL or tile_n 0: unknown, those terms 0).
+ * cuBLAS's choice is what makes time fall as m grows: at (n, k) = (5120, 6144) m = 64
+ * takes a 96x64 tile split 2 ways over k and m = 96 a 128x96 tile split 3 ways, 24.6 and
+ * 26.2 us, where m = 48 (64x48, whole k) takes 20.1 and m = 128 (96x64, whole k) 21.8 --
+ * no law rising with m gets within 11% of both (calib/README.md).
+ *   GEMM_SPLIT: 1 when the kernel splits k (its partial sums are reduced after it);
+ *   GEMM_TILE_ROOFLINE: the busiest SM's padded tile FLOPs (a CTA an SM, the tiles in
+ *     rounds) against the bytes at the copy ceiling;
+ *   GEMM_PARTIAL_BYTES: the fp32 partial sums a split writes and the reduction reads;
+ *   GEMM_WEIGHT_STREAM: the weight bytes once per column of tiles along m (each re-streams
+ *     its rows of W);
+ *   GEMM_TILE_ROOFLINE_128: GEMM_TILE_ROOFLINE with the tile at least 128 wide along m:
+ *     Hopper's tensor cores (wgmma, N = the tile's m side) reach their rate from N = 128,
+ *     and a narrower tile takes about as long as a 128-wide one (on the H200 the MLP up
+ *     projection at m = 192, a 448x64 tile in two rounds, takes 129-132 us where
+ *     GEMM_TILE_ROOFLINE alone prices 114-121; with the term the law's maximum error there
+ *     is 5.0-7.8%, not 8.8-11.3%, the medians alike).
+ * A profile whose gemm law has 4 coefficients prices with the first four alone. */
 static void gemm_features(double mm, double n, double k, double wb, const double *pick, const cost_hw_t *hw,
                           double *feat)
 {
@@ -369,11 +379,11 @@ static void gdn_features(double tokens, double seqs, const model_t *m, const mod
 /* elementwise (calib's proxy): two RMSNorms, a 256-thread CTA per token, then SiLU-mul
  * over the MLP width, a thread per two elements in at most 4096 CTAs (grid-stride); 8
  * such CTAs fit an SM.  Launch-bound below a few hundred tokens: the waves carry it.
- * feat[4]: 1 once the SiLU grid needs a second wave.  Every H200 session measured a step
- * there that the waves do not price: 16 -> 32 tokens (544 -> 1088 CTAs, 1056 an wave)
+ * ELEM_SILU_SECOND_WAVE: 1 once the SiLU grid needs a second wave.  The H200 takes a step
+ * there that the waves do not price: 16 -> 32 tokens (544 -> 1088 CTAs, 1056 a wave)
  * +4.1..5.0 us, 32 -> 64 (three waves, twice the elements) +1.2..1.9 us; without the term
- * the 32-token point missed its law by 10.5..12.9% in every profile (calib/README.md).
- * A profile fitted before it (4 coefficients) prices as before. */
+ * the 32-token point misses its law by 10.5..12.9% in every H200 profile (calib/README.md).
+ * A profile whose elementwise law has 4 coefficients has no such term. */
 static void elem_features(double tokens, const model_rank_t *r, const cost_hw_t *hw, double *feat)
 {
     double silu = fmin(ceil(tokens * (double)(r->mlp_down_k / 2) / 256), 4096);

@@ -131,9 +131,10 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
         double sms = pm->p->sms, wv_b = ceil(fb[PREFILL_CTAS] / sms), wv_a = ceil(fa[PREFILL_CTAS] / sms),
                wv = ceil(feat[PREFILL_CTAS] / sms);
         if (pm->hw.split_max > 0) {
-            /* v8 profiles: the fast path's parts differ in length from one q to the next (a
-             * q = 64 chunk at 240K walks 2 parts of 938 tiles, q = 96 3 of 625), so waves
-             * are no measure: the busiest SM's tiles are (tiles_max + queue_tiles) */
+            /* a profile whose fast path splits its walk (prefill_split): the parts differ in
+             * length from one q to the next (a q = 64 chunk at 240K walks 2 parts of 938
+             * tiles, q = 96 3 of 625), so waves are no measure: the busiest SM's tiles are
+             * (tiles_max + queue_tiles) */
             wv_b = fb[PREFILL_TILES_MAX] + fb[PREFILL_QUEUE_TILES];
             wv_a = fa[PREFILL_TILES_MAX] + fa[PREFILL_QUEUE_TILES];
             wv = feat[PREFILL_TILES_MAX] + feat[PREFILL_QUEUE_TILES];
@@ -239,8 +240,8 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
  * make: the kernel is bandwidth-bound and its CTAs fill the GPU either way, so the bytes'
  * times add, but it launches once (one main kernel, one reduce), so every part after the
  * first gives back the law's per-call constant c0.  (calib measures identical rows only;
- * the law on the whole mixture was 10-16% high on the H200 replays, the parts' sum within
- * 2%.)  1 if the item was such a call (*sec its price, -1 on error), else 0. */
+ * on the H200 replays the law on the whole mixture prices 10-16% high, the parts' sum
+ * within 2%.)  1 if the item was such a call (*sec its price, -1 on error), else 0. */
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
 {
     const kcall_t *c = it->call;

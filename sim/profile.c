@@ -1,4 +1,5 @@
-/* profile.c: read and write hardware profiles.  See profile.h.
+/* profile.c: read and write hardware profiles.  See profile.h; the law forms a profile's
+ * laws are checked against are the catalogue's (law.h).
  *
  * File format (YAML; prof_save writes exactly this, prof_load accepts nothing else):
  *
@@ -23,16 +24,18 @@
  *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 8}
  *                                     # optional (both keys): the fp8 bridge's expansion
  *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;
- *                                     # absent = v5's kernel (784, 8)
+ *                                     # absent = a CTA per 784-token page, 8 per SM
  *     prefill_split: {max_parts: 4, min_tiles: 8, cost_tiles: 4, ctas_per_sm: 1}
  *                                     # optional (all four keys): the fast prefill kernel
  *                                     # splits its CTAs' walk (kernels/attn_split.h's rule
  *                                     # with these constants); parts 1 .. 64, tiles 1 ..
  *                                     # 2^20 and 0 .. 2^20, CTAs per SM 1 .. 64; absent = it
- *                                     # does not split (kernels before v8)
+ *                                     # does not split
  *   laws:                             # list (may be empty); names unique
  *     - name: attn.prefill_bm32.fp16  # required, < 48 chars
- *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..8 finite numbers
+ *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..10 finite numbers; a law of the
+ *                                     # catalogue (sim/law.h) no more than its form has
+ *                                     # (prof_load_any: any number)
  *       provenance: "measured by calib on NVIDIA H200, 2026-11-29"   # optional
  *       fit: {median_rel: 0.012, max_rel: 0.041}   # optional (both keys); absent = -1
  *       columns: [rows, q, seq_len, page, t_s]     # optional; 1..8 names < 16 chars,
