@@ -402,7 +402,6 @@ int cost_point_features(const char *law, const double *row, const model_t *m,
 int cost_point_features_n(const char *law, const double *row, int ncols, const model_t *m,
                           const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
-    (void)m;
     const law_form_t *f = law_find(law);
     for (int i = 0; i < PROF_MAX_COEF; i++) feat[i] = 0;
     if (!f) return -1;
