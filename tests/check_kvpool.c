@@ -468,6 +468,73 @@ START_TEST(hybrid_spec_blocks)
 }
 END_TEST
 
+/* With a drafter, a resend resumes one block earlier (attention drops its last matched
+ * block, the Mamba search starts one block before), and retention 0 keeps the snapshot
+ * at num_prompt_tokens - 1 - block for it: without it the resend would miss. */
+START_TEST(hybrid_eagle_resend)
+{
+    for (int k = 0; k < 2; k++) {
+        kvpool_cfg_t c = kvpool_cfg_hybrid(40, BS, 1);
+        c.eagle = 1;
+        c.retention = k ? 0 : KVPOOL_RETAIN_ALL;
+        kvpool_t *p = kvpool_create(&c);
+        ck_assert_ptr_nonnull(p);
+        kvpool_seq_t *s = seq_span(p, 6, 0, 103);
+        prefill(p, s, 103, NULL);
+        ck_assert_int_eq(stats(p).cached - 6, k ? 2 : 6);    /* retention 0: blocks 4 and 5 */
+        kvpool_release(p, s);
+        kvpool_seq_t *again = seq_span(p, 6, 0, 103);
+        ck_assert_int_eq(kvpool_lookup(p, again, 103), 80);
+        kvpool_seq_free(p, s); kvpool_seq_free(p, again);
+        kvpool_free(p);
+    }
+}
+END_TEST
+
+/* Caching off and the state held for a sequence's life (mamba_cache_mode none): a
+ * sequence holds cdiv(tokens + lookahead, block) attention blocks plus one block per
+ * Mamba group, the accounting sim/sched.c's blocks_for() uses today. */
+START_TEST(count_model_equivalence)
+{
+    kvpool_cfg_t c = kvpool_cfg_hybrid(200, BS, 3);
+    c.enable_caching = 0;
+    c.mamba_align = 0;
+    kvpool_t *p = kvpool_create(&c);
+    ck_assert_ptr_nonnull(p);
+    kvpool_seq_t *s[3];
+    long have[3] = { 0 }, total = 0;
+    for (int i = 0; i < 3; i++) s[i] = seq_span(p, (uint64_t)i, 0, 1000);
+    unsigned rng = 7;
+    for (int step = 0; step < 300; step++) {
+        int i = step % 3;
+        rng = rng * 1103515245u + 12345u;
+        long grow = 1 + (long)((rng >> 16) % 40), la = (long)((rng >> 8) % 3);
+        long held_before = kvpool_seq_blocks(s[i]);
+        int rc = kvpool_allocate(p, s[i], have[i], have[i] + grow, la, have[i] + grow);
+        long want = (have[i] + grow + la + BS - 1) / BS + 3;
+        if (want < held_before) want = held_before;     /* blocks never shrink while held */
+        if (rc == KVPOOL_SHORT) {
+            ck_assert_int_gt(total - held_before + want, 200);
+            kvpool_release(p, s[i]);                    /* preempted: starts over */
+            total -= held_before;
+            have[i] = 0;
+            continue;
+        }
+        ck_assert_int_eq(rc, 0);
+        ck_assert_int_eq(kvpool_seq_blocks(s[i]), want);
+        total += want - held_before;
+        have[i] += grow;
+        kvpool_stats_t st = stats(p);
+        ck_assert_int_eq(st.in_use[KVPOOL_ATTN] + st.in_use[KVPOOL_MAMBA], total);
+        ck_assert_int_eq(st.free_blocks, 200 - total);
+        ck_assert_int_eq(st.cached, 0);
+    }
+    for (int i = 0; i < 3; i++) kvpool_seq_free(p, s[i]);
+    assert_ok(p);
+    kvpool_free(p);
+}
+END_TEST
+
 /* The fork's test_mamba_align_retention_end_to_end: a 103-token prompt prefilled in
  * 16-token chunks keeps 6 / 1 / 3 snapshots hashed under None / 0 / 32; a resend hits
  * 96 in every case; a sibling sharing 48 tokens resumes at 48 / 0 / 32. */
@@ -715,6 +782,8 @@ int main(void)
     tcase_add_test(tc, hybrid_align_snapshots);
     tcase_add_test(tc, hybrid_snapshot_same_step_defers);
     tcase_add_test(tc, hybrid_spec_blocks);
+    tcase_add_test(tc, hybrid_eagle_resend);
+    tcase_add_test(tc, count_model_equivalence);
     tcase_add_loop_test(tc, retention_interval, 0, (int)(sizeof retention_cases / sizeof retention_cases[0]));
     tcase_add_test(tc, retention_reuses_unhashed_first);
     tcase_add_test(tc, retention_config_rules);
