@@ -143,6 +143,42 @@ static const char *const attn_keys[] = {"q_heads", "kv_heads", "head_dim", "outp
 static const char *const gdn_keys[] = {"key_heads", "value_heads", "key_head_dim",
     "value_head_dim", "conv_kernel", "state_bytes", "conv_bytes", NULL};
 
+/* The derived shapes fit (model_check()); the message names the key that sets them. */
+static int check_model(yd_err_t *e, const yd_node_t *m, const char *mp, const model_t *md)
+{
+    char kp[YD_PATH_MAX], sp[YD_PATH_MAX];
+    const yd_node_t *attn = yd_map_get(m, "attention"), *gdn = yd_map_get(m, "gdn");
+    switch (model_check(md)) {
+    case MODEL_OK:
+        return 0;
+    case MODEL_E_NO_ATTN:
+        return yd_fail(e, yd_map_get(m, "full_attention_layers"),
+                       yd_path(kp, mp, "full_attention_layers"),
+                       "at least 1 (the KV cache is sized by the full-attention layers), got 0");
+    case MODEL_E_ATTN_WIDTH:
+        return yd_fail(e, attn, yd_path(kp, mp, "attention"),
+                       "heads x head_dim (%d x %d) too large (the qkv width must fit %d)",
+                       md->n_q_heads, md->head_dim, INT_MAX);
+    case MODEL_E_MLP_WIDTH:
+        return yd_fail(e, yd_map_get(m, "intermediate"), yd_path(kp, mp, "intermediate"),
+                       "at most %d (the gate+up width, 2 x intermediate, must fit %d), got %d",
+                       INT_MAX / 2, INT_MAX, md->intermediate);
+    case MODEL_E_GDN_WIDTH:
+        return yd_fail(e, gdn, yd_path(kp, mp, "gdn"),
+                       "heads x head dims too large (the conv and in_proj widths must fit %d)",
+                       INT_MAX);
+    case MODEL_E_GDN_PAGE:
+        return yd_fail(e, gdn, yd_path(kp, mp, "gdn"),
+                       "the recurrent state of one layer and one request exceeds 2^48 bytes");
+    case MODEL_E_BLOCK:
+        yd_path(sp, mp, "gdn");
+        return yd_fail(e, gdn, sp,
+                       "the recurrent state is too large for the attention page: the derived "
+                       "block size would exceed %d tokens", MODEL_BLOCK_MAX);
+    }
+    return yd_fail(e, m, mp, "invalid model shapes");
+}
+
 static int parse_model(yd_err_t *e, const yd_node_t *m, const char *mp, model_t *md)
 {
     char ap[YD_PATH_MAX], gp[YD_PATH_MAX], kp[YD_PATH_MAX];
@@ -183,7 +219,7 @@ static int parse_model(yd_err_t *e, const yd_node_t *m, const char *mp, model_t 
         if (md->n_gdn > 0)
             return yd_fail(e, m, mp, "missing required key \"gdn\" (the model has %d GDN layers)",
                            md->n_gdn);
-        return 0;
+        return check_model(e, m, mp, md);
     }
     if (yd_strict_map(e, gdn, gp, gdn_keys) ||
         yd_get_int(e, gdn, gp, "key_heads", YD_REQ, POS, &md->gdn_k_heads) < 0 ||
@@ -194,7 +230,7 @@ static int parse_model(yd_err_t *e, const yd_node_t *m, const char *mp, model_t 
         yd_get_int(e, gdn, gp, "state_bytes", YD_REQ, 1, 8, &md->gdn_state_bytes) < 0 ||
         yd_get_int(e, gdn, gp, "conv_bytes", YD_REQ, 1, 8, &md->gdn_conv_bytes) < 0)
         return -1;
-    return 0;
+    return check_model(e, m, mp, md);
 }
 
 static int load_model_file(yd_err_t *e, const char *path, model_t *out)
