@@ -701,7 +701,17 @@ yd_doc_t *yd_load(const char *path, yd_err_t *e)
         err_set(e, "%s: %s", path, why);
         return NULL;
     }
-    size_t cap = 1 << 16, len = 0;
+    /* sized by the file (which yd_open_input made sure is regular); never more than
+     * YD_FILE_MAX + 1 bytes, the one past the limit telling a too-large file */
+    struct stat st;
+    int sized = fstat(fileno(f), &st) == 0 && st.st_size > 0;
+    if (sized && st.st_size > YD_FILE_MAX) {
+        fclose(f);
+        err_set(e, "%s: file too large (more than %ld MiB)", path, YD_FILE_MAX >> 20);
+        return NULL;
+    }
+    size_t cap = sized ? (size_t)st.st_size + 1 : 1 << 16;
+    size_t len = 0;
     char *buf = malloc(cap);
     if (!buf) {
         fclose(f);
@@ -710,13 +720,14 @@ yd_doc_t *yd_load(const char *path, yd_err_t *e)
     }
     for (;;) {
         if (len == cap) {
-            if (cap > (size_t)YD_FILE_MAX) {
+            if (cap >= (size_t)YD_FILE_MAX + 1) {
                 free(buf);
                 fclose(f);
                 err_set(e, "%s: file too large (more than %ld MiB)", path, YD_FILE_MAX >> 20);
                 return NULL;
             }
-            char *nb = realloc(buf, cap * 2);
+            size_t nc = cap * 2 < (size_t)YD_FILE_MAX + 1 ? cap * 2 : (size_t)YD_FILE_MAX + 1;
+            char *nb = realloc(buf, nc);
             if (!nb) {
                 free(buf);
                 fclose(f);
@@ -724,7 +735,7 @@ yd_doc_t *yd_load(const char *path, yd_err_t *e)
                 return NULL;
             }
             buf = nb;
-            cap *= 2;
+            cap = nc;
         }
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;

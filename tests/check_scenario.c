@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "scenario.h"
@@ -570,6 +571,55 @@ START_TEST(ydoc_too_big)
 }
 END_TEST
 
+START_TEST(ydoc_node_limit)
+{
+    /* a flow list of YD_NODES_MAX + 10 items: refused at the first node past the limit */
+    size_t n = (size_t)YD_NODES_MAX + 10, o = 0;
+    char *text = malloc(2 * n + 8);
+    ck_assert_ptr_nonnull(text);
+    text[o++] = '[';
+    for (size_t i = 0; i < n; i++) {
+        text[o++] = '0';
+        text[o++] = ',';
+    }
+    text[o - 1] = ']';
+    char buf[1024];
+    yd_err_t e;
+    yd_err_init(&e, buf, sizeof buf);
+    yd_doc_t *d = yd_load_string("many", text, o, &e);
+    free(text);
+    ck_assert_ptr_null(d);
+    char want[128];
+    snprintf(want, sizeof want, "many:1:%ld: more than %ld YAML nodes", 2 * YD_NODES_MAX, YD_NODES_MAX);
+    ck_assert_msg(strstr(buf, want), "%s", buf);
+}
+END_TEST
+
+START_TEST(ydoc_fifo)
+{
+    /* a FIFO without a writer as a model or a scenario: refused at once, no blocking */
+    mk_tmpdir();
+    char path[128];
+    snprintf(path, sizeof path, "%s/model.yaml", tmpdir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    alarm(10);
+    model_t m;
+    char err[SCN_ERR_MAX];
+    int rc = scn_load_model(path, &m, err);
+    scenario_t s;
+    char err2[SCN_ERR_MAX];
+    int rc2 = scn_load(path, NULL, 0, &s, err2);
+    alarm(0);
+    char want[256];
+    snprintf(want, sizeof want, "%s: cannot read: not a regular file", path);
+    rm_tmpdir();
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, want), "%s", err);
+    ck_assert_int_eq(rc2, -1);
+    ck_assert_msg(strstr(err2, want), "%s", err2);
+}
+END_TEST
+
 START_TEST(ydoc_random_junk)
 {
     /* binary junk never crashes: each attempt gives a document or one error line */
@@ -727,6 +777,8 @@ static Suite *scenario_suite(void)
     tcase_add_loop_test(ty, ydoc_bad, 0, (int)(sizeof bad_docs / sizeof bad_docs[0]));
     tcase_add_test(ty, ydoc_big_map_duplicate);
     tcase_add_test(ty, ydoc_too_big);
+    tcase_add_test(ty, ydoc_node_limit);
+    tcase_add_test(ty, ydoc_fifo);
     tcase_add_test(ty, ydoc_random_junk);
     tcase_add_loop_test(ty, ydoc_int, 0, (int)(sizeof ints / sizeof ints[0]));
     tcase_add_loop_test(ty, ydoc_double, 0, (int)(sizeof dbls / sizeof dbls[0]));
