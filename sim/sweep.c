@@ -120,11 +120,12 @@ static int push_val(char ***vals, int *n, int *cap, const char *s, size_t len)
     return 0;
 }
 
-/* The whole of [s, s+len) is a decimal integer (optional sign). */
+/* The whole of [s, s+len) is a decimal integer (optional '-'), within a long. */
 static int parse_long(const char *s, size_t len, long *out)
 {
     char buf[32];
     if (len == 0 || len >= sizeof buf) return -1;
+    if (!isdigit((unsigned char)s[s[0] == '-' && len > 1])) return -1;   /* no blanks or '+' first */
     memcpy(buf, s, len);
     buf[len] = 0;
     char *end;
