@@ -27,7 +27,7 @@
  *                | {after: ID, decoded: N (>= 0, <= what ID emits: its output,
  *                   cut at max_model_len), delay_s: >=0}
  *                | {after: ID, event: arrival|admitted|first_token|finished, delay_s: >=0}
- *     poisson: {rate_per_s: >0, count: >0, start_s: >=0 (0), prompt: DIST, output: DIST,
+ *     poisson: {rate_per_s: >0, count: 1..10^7, start_s: >=0 (0), prompt: DIST, output: DIST,
  *               cached_frac: DIST (fixed or uniform within [0,1]; default 0)}
  *       DIST: NUMBER (fixed)
  *           | {dist: fixed, value: V}      | {dist: uniform, low: A, high: B}
@@ -691,7 +691,7 @@ static int parse_poisson(yd_err_t *e, const yd_node_t *m, scn_poisson_t *p)
     yd_node_t *pr, *out, *cf = NULL;
     if (yd_strict_map(e, m, pp, keys) ||
         yd_get_double(e, m, pp, "rate_per_s", YD_REQ, POS_NUM, &p->rate_per_s) < 0 ||
-        yd_get_long(e, m, pp, "count", YD_REQ, POSL, &p->count) < 0 ||
+        yd_get_long(e, m, pp, "count", YD_REQ, 1, SCN_MAX_POISSON, &p->count) < 0 ||
         yd_get_double(e, m, pp, "start_s", YD_OPT, NONNEG_NUM, &p->start_s) < 0 ||
         yd_get_node(e, m, pp, "prompt", YD_REQ, YD_ANY, &pr) < 0 ||
         yd_get_node(e, m, pp, "output", YD_REQ, YD_ANY, &out) < 0 ||

@@ -18,6 +18,7 @@
 #define SCN_ERR_MAX 1024
 #define SCN_MAX_SEQS (1 << 20)       /* engine.max_num_seqs upper bound (the engine sizes arrays by it) */
 #define SCN_MAX_WINDOWS 32           /* measure windows (a run reports at most this many) */
+#define SCN_MAX_POISSON 10000000L    /* workload.poisson.count upper bound (a burst queues them all) */
 
 typedef enum { KV_FP16 = 0, KV_FP8_E5M2 = 1 } kv_dtype_t;
 
@@ -85,7 +86,7 @@ typedef struct scn_dist {
 typedef struct scn_poisson {
     int enabled;
     double rate_per_s;            /* > 0 */
-    long count;                   /* requests to generate */
+    long count;                   /* requests to generate (1..SCN_MAX_POISSON) */
     double start_s;
     scn_dist_t prompt, output, cached_frac; /* cached_frac in [0,1] of the prompt */
 } scn_poisson_t;
