@@ -1304,7 +1304,7 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
         fclose(f);
     }
     if (rc < 2 && hdr) {
-        if (by_point) qsort(rows, (size_t)nrows, sizeof *rows, mrow_cmp);
+        if (by_point && nrows > 1) qsort(rows, (size_t)nrows, sizeof *rows, mrow_cmp);
         fputs(hdr, out);
         for (long i = 0; i < nrows; i++) fputs(rows[i].line, out);
         if (out_check(out, err, "the merged CSV") < 0 && !rc) rc = 1;
