@@ -993,7 +993,11 @@ int scn_load(const char *path, const char *const *overrides, int n_overrides,
     yd_err_init(&e, err, SCN_ERR_MAX);
     memset(out, 0, sizeof *out);
     if (strlen(path) >= sizeof out->path) {
-        snprintf(err, SCN_ERR_MAX, "%.64s...: path too long", path);
+        snprintf(err, SCN_ERR_MAX, "%.64s...: path too long (at most %d characters)", path,
+                 SCN_PATH_MAX - 1);
+        for (char *c = err; *c; c++)      /* one line, whatever the path holds */
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = '?';
         return -1;
     }
     snprintf(out->path, sizeof out->path, "%s", path);

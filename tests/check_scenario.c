@@ -669,6 +669,24 @@ START_TEST(many_requests_linear)
 }
 END_TEST
 
+START_TEST(messages_one_line)
+{
+    /* a path with line breaks, too long or missing: the message stays one line */
+    char path[SCN_PATH_MAX + 40];
+    memset(path, 'a', sizeof path - 1);
+    path[sizeof path - 1] = 0;
+    path[5] = '\n';
+    path[30] = '\r';
+    scenario_t s;
+    char err[SCN_ERR_MAX];
+    ck_assert_int_eq(scn_load(path, NULL, 0, &s, err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "path too long"));
+    ck_assert_ptr_null(strpbrk(err, "\r\n"));
+    ck_assert_int_eq(scn_load("no\nsuch.yaml", NULL, 0, &s, err), -1);
+    ck_assert_str_eq(err, "no?such.yaml: cannot open: No such file or directory");
+}
+END_TEST
+
 START_TEST(dist_round_clamps)
 {
     scn_dist_t d = {.kind = DIST_LOGNORMAL, .a = 700, .b = 1};
@@ -848,6 +866,7 @@ static Suite *scenario_suite(void)
     tcase_set_timeout(tl, 30);
     tcase_add_test(tl, many_requests_linear);
     tcase_add_test(tl, dist_round_clamps);
+    tcase_add_test(tl, messages_one_line);
     suite_add_tcase(s, tl);
     TCase *ty = tcase_create("ydoc");
     tcase_set_timeout(ty, 30);

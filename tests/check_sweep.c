@@ -451,6 +451,12 @@ START_TEST(merge_malformed)
     ck_assert_str_eq(o, "point,k,scenario\n0,0,\"a,b\"\n1,1,\"two\nlines\"\n");
     free(o);
     free(e);
+    /* a header alone merges to the header */
+    const char ho[] = "point,k\n";
+    ck_assert_int_eq(merge_one(write_tmp(dir, "h.csv", ho, sizeof ho - 1), &o, &e), 0);
+    ck_assert_str_eq(o, ho);
+    free(o);
+    free(e);
     /* binary junk */
     const char junk[] = "point,k\n0,\x01\x02\x00zz\n";
     ck_assert_int_eq(merge_one(write_tmp(dir, "j.csv", junk, sizeof junk - 1), &o, &e), 2);
@@ -492,8 +498,8 @@ START_TEST(merge_malformed)
     ck_assert_msg(strstr(e, "not a regular file"), "%s", e);
     free(o);
     free(e);
-    const char *names[] = { "q.csv", "j.csv", "s.csv", "p.csv", "o.csv", "l.csv", "fifo.csv" };
-    for (int i = 0; i < 7; i++) {
+    const char *names[] = { "q.csv", "h.csv", "j.csv", "s.csv", "p.csv", "o.csv", "l.csv", "fifo.csv" };
+    for (int i = 0; i < 8; i++) {
         char p[300];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         unlink(p);
