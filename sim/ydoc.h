@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define YD_FILE_MAX (64L * 1024 * 1024)  /* refuse bigger input files */
+#define YD_FILE_MAX (16L * 1024 * 1024)  /* refuse bigger input files (about YD_NODES_MAX nodes of YAML) */
 #define YD_NODES_MAX 1000000L            /* refuse documents of more nodes (memory bound) */
 #define YD_EXPAND_MAX 1000000L           /* nodes reachable through aliases */
 #define YD_DEPTH_MAX 512                 /* nesting depth */

@@ -564,7 +564,7 @@ START_TEST(ydoc_too_big)
     yd_err_init(&e, buf, sizeof buf);
     yd_doc_t *d = yd_load(path, &e);
     char want[256];
-    snprintf(want, sizeof want, "%s: file too large (more than 64 MiB)", path);
+    snprintf(want, sizeof want, "%s: file too large (more than %ld MiB)", path, YD_FILE_MAX >> 20);
     rm_tmpdir();
     ck_assert_ptr_null(d);
     ck_assert_str_eq(buf, want);
