@@ -551,12 +551,21 @@ static void emit(emitter_t *E, long j, job_out_t *o)
     if (o->steps && cfg->steps) {
         char buf[65536];
         size_t k;
-        rewind(o->steps);
-        while ((k = fread(buf, 1, sizeof buf, o->steps)) > 0)
-            if (fwrite(buf, 1, k, cfg->steps) != k) break;
-        if (ferror(o->steps)) {
-            fprintf(cfg->err, "pacesim: reading back the steps CSV of run %ld: %s\n", j, strerror(errno));
+        /* the run's rows went to a temporary file: a full disk there is a write error too
+         * (checked before rewind, which clears the error indicator) */
+        errno = 0;
+        if (fflush(o->steps) != 0 || ferror(o->steps)) {
+            fprintf(cfg->err, "pacesim: writing the steps CSV of run %ld (temporary file): %s\n", j,
+                    errno ? strerror(errno) : "write error");
             if (E->rc < 1) E->rc = 1;
+        } else {
+            rewind(o->steps);
+            while ((k = fread(buf, 1, sizeof buf, o->steps)) > 0)
+                if (fwrite(buf, 1, k, cfg->steps) != k) break;
+            if (ferror(o->steps)) {
+                fprintf(cfg->err, "pacesim: reading back the steps CSV of run %ld: %s\n", j, strerror(errno));
+                if (E->rc < 1) E->rc = 1;
+            }
         }
     }
     if (o->steps) fclose(o->steps);
