@@ -5,16 +5,13 @@
 # a CPU-only build never needs nvcc.
 .PHONY: kernels kernels-portability bench-kernels
 
-NVCC_PATH := $(shell command -v $(NVCC) 2>/dev/null)
 ifneq ($(NVCC_PATH),)
-CUDA       ?= $(patsubst %/bin/,%,$(dir $(NVCC_PATH)))
 KDIR       := $(BUILD)/kernels
 KERN_CU    := attn_api attn_prefill attn_decode
 KERN_C     := ref validate
 KERN_HDR   := kernels/attn.h kernels/attn_common.cuh kernels/validate.h
 KERN_OBJ   := $(KERN_CU:%=$(KDIR)/%.o) $(KERN_C:%=$(KDIR)/%.o)
 ATTN_LIB   := $(KDIR)/libattn.a
-CUDA_LIBS  := -L$(CUDA)/lib64 -lcudart_static -ldl -lpthread -lrt -lstdc++ -lm
 PORT_ARCH  ?= sm_75
 
 kernels: $(ATTN_LIB)
@@ -55,8 +52,8 @@ kernels-portability: $(KERN_CU:%=$(KDIR)/port/%.o)
 	@sh kernels/check_smem.sh $(PORT_ARCH) $(KERN_CU:%=$(KDIR)/port/%.ptxas)
 	@echo "kernels: compiled for $(CUDA_ARCH) and $(PORT_ARCH)"
 
-GPU_TEST_BIN += bin/check_kernels
-test: bin/check_kernels kernels-portability
+CUDA_TEST_BIN += bin/check_kernels
+test-cuda: bin/check_kernels kernels-portability
 
 bench-kernels: bin/bench_kernels
 	@python3 kernels/peers.py > $(BUILD)/peers.txt 2>$(BUILD)/peers.log || echo "peers: PyTorch not usable, peer columns empty"
