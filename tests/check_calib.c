@@ -791,8 +791,7 @@ END_TEST
 START_TEST(driver_records_the_split)
 {
     /* the profile records the fast path's split rule (kernels/attn_split.h) the kernels run; a
-     * forced ATTN_PREFILL_SPLIT would make that a lie: refused; an A/B kernel that does not split
-     * (ATTN_PREFILL_VAR) is recorded as not splitting */
+     * forced ATTN_PREFILL_SPLIT would make that a lie: refused */
     calib_opts_t o;
     profile_t p;
     char err[256];
@@ -803,11 +802,6 @@ START_TEST(driver_records_the_split)
     ck_assert_int_eq(p.split_min_tiles, ATTN_SPLIT_MIN_TILES);
     ck_assert_int_eq(p.split_cost_tiles, ATTN_SPLIT_COST_TILES);
     ck_assert_int_eq(p.split_ctas_per_sm, 1);
-    prof_free(&p);
-    setenv("ATTN_PREFILL_VAR", "v7x", 1);
-    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
-    unsetenv("ATTN_PREFILL_VAR");
-    ck_assert_int_eq(p.split_max, 0);
     prof_free(&p);
     setenv("ATTN_PREFILL_SPLIT", "2", 1);
     int rc = calib_run(&o, &ft, &ref_model, &p, NULL, err);
