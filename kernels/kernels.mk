@@ -1,8 +1,9 @@
 # kernels.mk -- the CUDA attention kernels (kernels/attn.h), included by the top Makefile.
 # Builds build/kernels/libattn.a with $(NVCC) $(NVCCFLAGS) (CUDA_ARCH from the Makefile),
 # bin/bench_kernels and bin/check_kernels (a GPU test suite: skips its GPU cases with a
-# message when no device is present). When nvcc is missing everything CUDA is skipped:
-# a CPU-only build never needs nvcc.
+# message when no device is present; make test-cuda runs it and kernels-portability),
+# make kernels-sm70 (the kernels assembled for sm_70), and kernels/dev/ (dev.mk: the A/B
+# programs). When nvcc is missing everything CUDA is skipped: a CPU-only build never needs nvcc.
 .PHONY: kernels kernels-portability kernels-sm70 bench-kernels dev-kernels kernels-text
 
 ifneq ($(NVCC_PATH),)
@@ -40,7 +41,7 @@ bin/check_kernels: $(KDIR)/check_kernels.o $(ATTN_LIB)
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CUDA_LIBS)
 
-# every kernel also compiles for an older target (sm_75 stands in for sm_70 on CUDA 13), with
+# every kernel also compiles for an older target (sm_75, the oldest CUDA 13 compiles for), with
 # ptxas's report checked: static smem as the host counts it (kernels/check_smem.sh; the dynamic
 # part per arch is checked in tests/check_kernels.cu from the same constants), spills listed
 $(KDIR)/port/%.o: kernels/%.cu $(KERN_HDR) kernels/check_smem.sh
