@@ -49,7 +49,7 @@ ifeq ($(FIRST_PASS),yes)
 .DEFAULT_GOAL := setup-then
 setup-then: setup
 	@$(MAKE) --no-print-directory SETUP=done $(MAKECMDGOALS)
-$(filter-out setup setup-then,$(GOALS)): setup-then ; @:
+$(filter-out setup setup-plots setup-then,$(GOALS)): setup-then ; @:
 else
 
 # -- link flags, every binary's, in one place -------------------------------------

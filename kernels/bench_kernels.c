@@ -234,12 +234,12 @@ static int bench(const char *peers_path) {
     bench_one("q=1 on prefill ctx 240000 p1568", ATTN_PREFILL_GENERIC, 1, 1568, 0, 1, 240000, 0, NULL);
     t_fast_784 = bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
     { /* the same launch unsplit (the reference grid), so the table shows what the split buys */
-        const char *was = getenv("ATTN_PREFILL_SPLIT");
+        const char *prev = getenv("ATTN_PREFILL_SPLIT");
         char keep[16];
-        snprintf(keep, sizeof keep, "%s", was ? was : "");
+        snprintf(keep, sizeof keep, "%s", prev ? prev : "");
         env_set("ATTN_PREFILL_SPLIT", "1");
         bench_one("prefill q=784 ctx 104000 p784 unsplit", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
-        env_set("ATTN_PREFILL_SPLIT", was ? keep : NULL);
+        env_set("ATTN_PREFILL_SPLIT", prev ? keep : NULL);
     }
     bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_GENERIC, 0, 784, 0, 784, 104000, 0, "q784_104000");
     bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_LOWSMEM, 0, 784, 0, 784, 104000, 0, "q784_104000");

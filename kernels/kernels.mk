@@ -53,7 +53,7 @@ kernels-portability: $(KERN_CU:%=$(KDIR)/port/%.o)
 	@sh kernels/check_smem.sh $(PORT_ARCH) $(KERN_CU:%=$(KDIR)/port/%.ptxas)
 	@echo "kernels: compiled for $(CUDA_ARCH) and $(PORT_ARCH)"
 
-# sm_70 (V100): CUDA 13's nvcc no longer targets it, but its PTX for compute_75 (ISA 9.0), retargeted
+# sm_70 (V100): CUDA 13's nvcc does not target it, but its PTX for compute_75 (ISA 9.0), retargeted
 # to .target sm_70 / .version 8.8, assembles with CUDA 12.9's ptxas (PyPI nvidia-cuda-nvcc-cu12,
 # fetched into $(SM70_DIR) with pip when missing). kernels/check_sm70.sh reports registers, shared
 # memory and spills per kernel and fails on a spill, or on more than 96 KB of shared memory a block,
