@@ -157,12 +157,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("route");
-    TCase *tc = tcase_create("core");
-    tcase_add_loop_test(tc, mixed_batch_routes, 0, (int)(sizeof cases / sizeof *cases));
-    tcase_add_test(tc, small_q_batch_expands);
-    tcase_add_test(tc, fresh_prompts_only);
-    tcase_add_test(tc, block_sizes);
-    suite_add_tcase(s, tc);
-    return check_run(s);
+    const check_test_t tests[] = {
+        CHECK_LOOP(mixed_batch_routes, CHECK_N(cases)), CHECK_TEST(small_q_batch_expands),
+        CHECK_TEST(fresh_prompts_only), CHECK_TEST(block_sizes)};
+    return check_main("route", "core", tests, CHECK_N(tests), 0, NULL);
 }

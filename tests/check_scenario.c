@@ -1,6 +1,7 @@
 /* check_scenario: the scenario/model loader and the YAML layer under it (ydoc).
  * Run from the repository root (paths like scenarios/default.yaml are relative). */
 #include <check.h>
+#include "check_run.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -849,45 +850,21 @@ START_TEST(ydoc_bool_enum_str)
 }
 END_TEST
 
-static Suite *scenario_suite(void)
-{
-    Suite *s = suite_create("scenario");
-    TCase *tc = tcase_create("load");
-    tcase_add_test(tc, default_loads);
-    tcase_add_test(tc, model_file_loads);
-    tcase_add_test(tc, names);
-    tcase_add_test(tc, deterministic);
-    tcase_add_test(tc, override_forms);
-    tcase_add_loop_test(tc, override_bad, 0, (int)(sizeof bad_sets / sizeof bad_sets[0]));
-    tcase_add_loop_test(tc, bad_scenarios, 0, (int)(sizeof bads / sizeof bads[0]));
-    tcase_add_loop_test(tc, good_scenarios, 0, (int)(sizeof goods / sizeof goods[0]));
-    suite_add_tcase(s, tc);
-    TCase *tl = tcase_create("scale");
-    tcase_set_timeout(tl, 30);
-    tcase_add_test(tl, many_requests_linear);
-    tcase_add_test(tl, dist_round_clamps);
-    tcase_add_test(tl, messages_one_line);
-    suite_add_tcase(s, tl);
-    TCase *ty = tcase_create("ydoc");
-    tcase_set_timeout(ty, 30);
-    tcase_add_loop_test(ty, ydoc_bad, 0, (int)(sizeof bad_docs / sizeof bad_docs[0]));
-    tcase_add_test(ty, ydoc_big_map_duplicate);
-    tcase_add_test(ty, ydoc_too_big);
-    tcase_add_test(ty, ydoc_node_limit);
-    tcase_add_test(ty, ydoc_fifo);
-    tcase_add_test(ty, ydoc_random_junk);
-    tcase_add_loop_test(ty, ydoc_int, 0, (int)(sizeof ints / sizeof ints[0]));
-    tcase_add_loop_test(ty, ydoc_double, 0, (int)(sizeof dbls / sizeof dbls[0]));
-    tcase_add_test(ty, ydoc_bool_enum_str);
-    suite_add_tcase(s, ty);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(scenario_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const check_test_t load[] = {
+        CHECK_TEST(default_loads), CHECK_TEST(model_file_loads), CHECK_TEST(names), CHECK_TEST(deterministic),
+        CHECK_TEST(override_forms), CHECK_LOOP(override_bad, CHECK_N(bad_sets)),
+        CHECK_LOOP(bad_scenarios, CHECK_N(bads)), CHECK_LOOP(good_scenarios, CHECK_N(goods))};
+    const check_test_t ydoc[] = {
+        CHECK_LOOP(ydoc_bad, CHECK_N(bad_docs)), CHECK_TEST(ydoc_big_map_duplicate), CHECK_TEST(ydoc_too_big),
+        CHECK_TEST(ydoc_node_limit), CHECK_TEST(ydoc_fifo), CHECK_TEST(ydoc_random_junk), CHECK_LOOP(ydoc_int, CHECK_N(ints)),
+        CHECK_LOOP(ydoc_double, CHECK_N(dbls)), CHECK_TEST(ydoc_bool_enum_str)};
+    const check_test_t scale[] = {
+        CHECK_TEST(many_requests_linear), CHECK_TEST(dist_round_clamps), CHECK_TEST(messages_one_line)};
+    Suite *s = suite_create("scenario");
+    check_case(s, "load", load, CHECK_N(load), 0, NULL);
+    check_case(s, "scale", scale, CHECK_N(scale), 30, NULL);
+    check_case(s, "ydoc", ydoc, CHECK_N(ydoc), 30, NULL);
+    return check_run(s);
 }

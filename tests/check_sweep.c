@@ -2,6 +2,7 @@
  * every -j, per-point runs merged back into the sweep's CSV, the objective, and the
  * trace's JSON string escaping.  Run from the repository root. */
 #include <check.h>
+#include "check_run.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -627,41 +628,21 @@ START_TEST(run_limits)
 }
 END_TEST
 
-static Suite *sweep_suite(void)
-{
-    Suite *s = suite_create("sweep");
-    TCase *tv = tcase_create("values");
-    tcase_add_loop_test(tv, value_lists, 0, (int)(sizeof lists / sizeof lists[0]));
-    tcase_add_test(tv, axes_and_points);
-    suite_add_tcase(s, tv);
-    TCase *tr = tcase_create("runs");
-    tcase_set_timeout(tr, 60);
-    tcase_add_test(tr, jobs_identical);
-    tcase_add_test(tr, plain_runs_unchanged);
-    tcase_add_test(tr, merge_equals_sweep);
-    tcase_add_test(tr, live_objective);
-    suite_add_tcase(s, tr);
-    TCase *to = tcase_create("objective");
-    tcase_add_test(to, objective);
-    tcase_add_loop_test(to, objective_bad, 0, (int)(sizeof bad_obj / sizeof bad_obj[0]));
-    tcase_add_test(to, json_strings);
-    suite_add_tcase(s, to);
-    TCase *tb = tcase_create("robustness");
-    tcase_set_timeout(tb, 60);
-    tcase_add_test(tb, csv_quoting);
-    tcase_add_test(tb, merge_malformed);
-    tcase_add_test(tb, best_malformed);
-    tcase_add_test(tb, write_errors);
-    tcase_add_test(tb, run_limits);
-    suite_add_tcase(s, tb);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(sweep_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const check_test_t values[] = {CHECK_LOOP(value_lists, CHECK_N(lists)), CHECK_TEST(axes_and_points)};
+    const check_test_t runs[] = {
+        CHECK_TEST(jobs_identical), CHECK_TEST(plain_runs_unchanged), CHECK_TEST(merge_equals_sweep),
+        CHECK_TEST(live_objective)};
+    const check_test_t objective_tests[] = {
+        CHECK_TEST(objective), CHECK_LOOP(objective_bad, CHECK_N(bad_obj)), CHECK_TEST(json_strings)};
+    Suite *s = suite_create("sweep");
+    check_case(s, "values", values, CHECK_N(values), 0, NULL);
+    check_case(s, "runs", runs, CHECK_N(runs), 60, NULL);
+    check_case(s, "objective", objective_tests, CHECK_N(objective_tests), 0, NULL);
+    const check_test_t robustness[] = {
+        CHECK_TEST(csv_quoting), CHECK_TEST(merge_malformed), CHECK_TEST(best_malformed), CHECK_TEST(write_errors),
+        CHECK_TEST(run_limits)};
+    check_case(s, "robustness", robustness, CHECK_N(robustness), 60, NULL);
+    return check_run(s);
 }
