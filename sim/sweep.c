@@ -243,6 +243,7 @@ static void prog_step(prog_t *p, const engine_t *e, const step_rec_t *st)
 typedef struct job_out {
     run_result_t *res;
     FILE *steps;                  /* buffered steps CSV (parallel runs), or NULL */
+    FILE *requests;               /* buffered requests CSV (parallel runs), or NULL */
     int done;
 } job_out_t;
 
@@ -300,7 +301,9 @@ static void run_job(pool_t *P, long j, prog_t *prog)
         runner_hooks_t h = { 0 };
         single_ctx_t sc = { cfg->hooks, prog };
         if (P->buffer_steps && cfg->steps && !(o->steps = tmpfile())) ok = 0;
+        if (P->buffer_steps && cfg->requests && !(o->requests = tmpfile())) ok = 0;
         h.steps_out = P->buffer_steps ? o->steps : cfg->steps;
+        h.requests_out = P->buffer_steps ? o->requests : cfg->requests;
         if (ok && P->njobs == 1 && (cfg->hooks || (prog && prog->on))) {
             h.on_step = single_step;
             h.on_end = single_end;
@@ -442,6 +445,14 @@ static void emit(emitter_t *E, long j, job_out_t *o)
     }
     if (o->steps) fclose(o->steps);
     o->steps = NULL;
+    if (o->requests && cfg->requests) {
+        char buf[65536];
+        size_t k;
+        rewind(o->requests);
+        while ((k = fread(buf, 1, sizeof buf, o->requests)) > 0) fwrite(buf, 1, k, cfg->requests);
+    }
+    if (o->requests) fclose(o->requests);
+    o->requests = NULL;
     free(o->res);
     o->res = NULL;
 }
@@ -479,7 +490,7 @@ int sweep_run(const sweep_cfg_t *cfg)
     pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs };
     int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs;
     if (nthreads > E.njobs) nthreads = (int)E.njobs;
-    P.buffer_steps = nthreads > 1;
+    P.buffer_steps = nthreads > 1;   /* the steps and requests CSVs */
     P.out = calloc((size_t)E.njobs, sizeof *P.out);
     pthread_t *th = calloc((size_t)nthreads, sizeof *th);
     if (!P.out || !th) {

@@ -60,6 +60,7 @@ typedef struct sweep_cfg {
     FILE *table;                  /* NULL: quiet */
     FILE *csv;                    /* NULL: no CSV */
     FILE *steps;                  /* NULL: no steps CSV */
+    FILE *requests;               /* NULL: no requests CSV (one row per request) */
     FILE *err;                    /* error lines (stderr) */
     FILE *best;                   /* where the objective's answer goes */
     int progress;                 /* draw a progress bar on stderr */
