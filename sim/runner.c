@@ -334,24 +334,69 @@ void report_table(FILE *f, const run_result_t *r)
     if (hasref && r->ref_off[0]) fprintf(f, "   %s\n", r->ref_off);
 }
 
-void report_csv_header(FILE *f, const run_result_t *r)
+void report_csv_field(FILE *f, const char *s)
+{
+    if (!s[strcspn(s, ",\"\r\n")]) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void report_csv_header_cols(FILE *f, const char *const *wins, int nwins)
 {
     fprintf(f, "scenario,file,profile,tp,block,kv_cache_dtype,num_speculative_tokens,max_num_batched_tokens,"
                "max_num_seqs,PACE_STEPS,PREFIX_DECODE_ROWS,SMALLQ_DECODE_MAX_Q,D256_BM32_ANY_PAGE,seed,"
                "steps,mixed_steps,preemptions,makespan_s");
-    for (int i = 0; i < r->nwin; i++) fprintf(f, ",%s", r->win_name[i]);
+    for (int i = 0; i < nwins; i++) {
+        fputc(',', f);
+        report_csv_field(f, wins[i]);
+    }
     fputc('\n', f);
+}
+
+void report_csv_row_cols(FILE *f, const run_result_t *r, const char *const *wins, int nwins)
+{
+    report_csv_field(f, r->name);
+    fputc(',', f);
+    report_csv_field(f, r->path);
+    fputc(',', f);
+    report_csv_field(f, r->profile);
+    fprintf(f, ",%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%llu,%ld,%ld,%ld,", r->tp, r->block, kv_name(r->kv), r->spec_k,
+            r->budget, r->max_seqs, r->pace, r->pdr, r->smallq, r->anypage, (unsigned long long)r->seed, r->sum.steps,
+            r->sum.steps_by_type[STEP_MIXED], r->sum.preemptions);
+    report_num(f, r->sum.makespan);
+    for (int k = 0; k < nwins; k++) {
+        fputc(',', f);
+        for (int i = 0; i < r->nwin; i++)
+            if (!strcmp(r->win_name[i], wins[k])) {
+                report_num(f, r->win_val[i]);
+                break;
+            }
+    }
+    fputc('\n', f);
+}
+
+/* r's own window names, for the one-run CSV. */
+static int own_cols(const run_result_t *r, const char *cols[RUN_MAX_WIN])
+{
+    for (int i = 0; i < r->nwin; i++) cols[i] = r->win_name[i];
+    return r->nwin;
+}
+
+void report_csv_header(FILE *f, const run_result_t *r)
+{
+    const char *cols[RUN_MAX_WIN];
+    report_csv_header_cols(f, cols, own_cols(r, cols));
 }
 
 void report_csv_row(FILE *f, const run_result_t *r)
 {
-    fprintf(f, "%s,%s,%s,%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%llu,%ld,%ld,%ld,", r->name, r->path, r->profile, r->tp,
-            r->block, kv_name(r->kv), r->spec_k, r->budget, r->max_seqs, r->pace, r->pdr, r->smallq, r->anypage,
-            (unsigned long long)r->seed, r->sum.steps, r->sum.steps_by_type[STEP_MIXED], r->sum.preemptions);
-    report_num(f, r->sum.makespan);
-    for (int i = 0; i < r->nwin; i++) {
-        fputc(',', f);
-        report_num(f, r->win_val[i]);
-    }
-    fputc('\n', f);
+    const char *cols[RUN_MAX_WIN];
+    report_csv_row_cols(f, r, cols, own_cols(r, cols));
 }

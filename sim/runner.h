@@ -61,8 +61,15 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
                    run_result_t *res);
 
 void report_table(FILE *f, const run_result_t *r);
+/* The CSV (RFC 4180): settings and summary columns, then one per window of r. */
 void report_csv_header(FILE *f, const run_result_t *r);
 void report_csv_row(FILE *f, const run_result_t *r);
+/* The same with the given window columns (the union of several runs'): a window of r not
+ * among them is left out, one r does not have is empty. */
+void report_csv_header_cols(FILE *f, const char *const *wins, int nwins);
+void report_csv_row_cols(FILE *f, const run_result_t *r, const char *const *wins, int nwins);
+/* A CSV field: as is, or in double quotes (quotes doubled) when it holds , " CR or LF. */
+void report_csv_field(FILE *f, const char *s);
 /* The header line of the steps CSV and of the requests CSV, after prefix (NULL: none). */
 void report_steps_header(FILE *f, const char *prefix);
 void report_requests_header(FILE *f, const char *prefix);
