@@ -101,8 +101,9 @@ static void requests_rest(const steps_ctx_t *c, const engine_t *e)
     }
 }
 
-/* A digest of what a scenario's results depend on: everything but its name, description,
- * reference values and where things are written (FNV-1a over the loaded fields). */
+/* A digest of what a scenario's simulation depends on: everything but its name,
+ * description, measure windows and reference values (FNV-1a over the loaded fields).
+ * A window's definition is compared on its own (same_window). */
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
@@ -134,24 +135,35 @@ static uint64_t scn_digest(const scenario_t *s)
     }
     FNV(h, s->poisson);
     h = fnv(h, s->trace_path, strlen(s->trace_path) + 1);
-    FNV(h, s->n_windows);
-    for (int i = 0; i < s->n_windows; i++) {
-        const scn_window_t *w = &s->windows[i];
-        FNV(h, w->name);
-        FNV(h, w->kind);
-        FNV(h, w->request);
-        FNV(h, w->step_type);
-        FNV(h, w->stat);
-        FNV(h, w->from);
-        FNV(h, w->to);
-    }
     FNV(h, s->stop);
     return h;
 }
 
+static uint64_t win_digest(const scn_window_t *w)
+{
+    uint64_t h = 14695981039346656037ULL;
+    FNV(h, w->kind);
+    FNV(h, w->request);
+    FNV(h, w->step_type);
+    FNV(h, w->stat);
+    FNV(h, w->from);
+    FNV(h, w->to);
+    return h;
+}
+
+/* Window i of eff is the file's window of that name as written. */
+static int same_window(const scenario_t *base, const scenario_t *eff, int i)
+{
+    for (int j = 0; j < base->n_windows; j++)
+        if (!strcmp(base->windows[j].name, eff->windows[i].name))
+            return win_digest(&base->windows[j]) == win_digest(&eff->windows[i]);
+    return 0;
+}
+
 /* Whether the overrides leave the configuration the reference values belong to (the
- * file as written); if not, res->ref_off says which keys changed it.  A file that does
- * not load without its overrides (or memory running out) counts as changed. */
+ * file as written); if not, res->ref_off says which keys changed it.  A window whose own
+ * definition was changed loses its reference alone.  A file that does not load without
+ * its overrides (or memory running out) counts as changed. */
 static void check_reference(run_result_t *res, const char *path, const char *const *sets, int nsets,
                             const scenario_t *eff)
 {
@@ -160,19 +172,22 @@ static void check_reference(run_result_t *res, const char *path, const char *con
     char err[SCN_ERR_MAX];
     int loaded = scn_load(path, NULL, 0, &base, err) == 0;
     uint64_t d0 = loaded ? scn_digest(&base) : 0;
+    int same = loaded && scn_digest(eff) == d0;
+    for (int i = 0; same && i < res->nwin; i++)
+        if (res->win_has_ref[i] && !same_window(&base, eff, i)) res->win_has_ref[i] = 0;
     if (loaded) scn_free(&base);
-    if (loaded && scn_digest(eff) == d0) return;
+    if (same) return;
     size_t o = (size_t)snprintf(res->ref_off, sizeof res->ref_off, "published values not shown: the run is not the "
                                                                     "configuration they belong to (changed by");
     int named = 0;
     for (int i = 0; i < nsets && loaded; i++) {
         scenario_t one;
-        int same = scn_load(path, sets + i, 1, &one, err) == 0;
-        if (same) {
-            same = scn_digest(&one) == d0;
+        int unchanged = scn_load(path, sets + i, 1, &one, err) == 0;
+        if (unchanged) {
+            unchanged = scn_digest(&one) == d0;
             scn_free(&one);
         }
-        if (!same && o < sizeof res->ref_off) {
+        if (!unchanged && o < sizeof res->ref_off) {
             const char *eq = strchr(sets[i], '=');
             int klen = eq ? (int)(eq - sets[i]) : (int)strlen(sets[i]);
             o += (size_t)snprintf(res->ref_off + o, sizeof res->ref_off - o, "%s %.*s", named ? "," : "", klen, sets[i]);

@@ -214,6 +214,13 @@ START_TEST(published_only_for_its_configuration)
     ck_assert(r->rc == 0);
     ck_assert_msg(!r->ref_off[0], "%s", r->ref_off);
     ck_assert(table_has(r, " error\n"));
+    /* a window added, or one redefined: the others keep their figures */
+    const char *win[] = { "measure.x={kind: e2e, stat: p99}", "measure.b_prefill_s={kind: duration}" };
+    runner_run("scenarios/default.yaml", win, 2, NULL, r);
+    ck_assert(r->rc == 0);
+    ck_assert_msg(!r->ref_off[0], "%s", r->ref_off);
+    ck_assert(r->win_has_ref[0] && !r->win_has_ref[1]);   /* a_tok_s kept, b_prefill_s not */
+    ck_assert(table_has(r, " error\n"));
     /* another pacing value: the figures are for another configuration */
     const char *other[] = { "name=renamed", "env.VLLM_1CAT_PREFILL_PACE_STEPS=4" };
     runner_run("scenarios/default.yaml", other, 2, NULL, r);
