@@ -11,6 +11,7 @@
 #include "calib.h"
 #include "sustain.h"
 #include "cost.h"
+#include "law.h"
 #include "attn.h"
 #include "attn_split.h"
 #include "fit.h"
@@ -22,43 +23,54 @@
 
 /* ---- the laws ------------------------------------------------------------- */
 
-#define ATTN_COLS { "rows", "q", "seq_len", "page", "t_s" }
-static const calib_law_spec_t law_table[] = {
-    { "attn.prefill_bm32.fp16", CK_PREFILL_FAST, 0, 5, ATTN_COLS,
+static calib_law_spec_t law_table[] = {
+    { .law = LAW_PREFILL_BM32_FP16, .kernel = CK_PREFILL_FAST, .fp8 = 0, .what =
       "paged prefill, BM32/BN128 pipelined fast path, fp16 KV, one row per call" },
-    { "attn.prefill_generic.fp16", CK_PREFILL_GENERIC, 0, 5, ATTN_COLS,
+    { .law = LAW_PREFILL_GENERIC_FP16, .kernel = CK_PREFILL_GENERIC, .fp8 = 0, .what =
       "paged prefill, generic BM32/BN64, fp16 KV, one row per call" },
-    { "attn.prefill_lowsmem.fp16", CK_PREFILL_LOWSMEM, 0, 5, ATTN_COLS,
+    { .law = LAW_PREFILL_LOWSMEM_FP16, .kernel = CK_PREFILL_LOWSMEM, .fp8 = 0, .what =
       "paged prefill, low-smem BM16/BN128, fp16 KV, one row per call" },
-    { "attn.prefill_generic.fp8", CK_PREFILL_GENERIC, 1, 5, ATTN_COLS,
+    { .law = LAW_PREFILL_GENERIC_FP8, .kernel = CK_PREFILL_GENERIC, .fp8 = 1, .what =
       "paged prefill, generic BM32/BN64, fp8_e5m2 KV dequantised in kernel, one row per call" },
-    { "attn.prefill_lowsmem.fp8", CK_PREFILL_LOWSMEM, 1, 5, ATTN_COLS,
+    { .law = LAW_PREFILL_LOWSMEM_FP8, .kernel = CK_PREFILL_LOWSMEM, .fp8 = 1, .what =
       "paged prefill, low-smem BM16/BN128, fp8_e5m2 KV dequantised in kernel, one row per call" },
-    { "attn.decode_xqa.fp16", CK_DECODE_XQA, 0, 5, ATTN_COLS,
+    { .law = LAW_DECODE_XQA_FP16, .kernel = CK_DECODE_XQA, .fp8 = 0, .what =
       "paged decode XQA (split-K, a CTA per kv head) + reduce, fp16 KV; q>1 = token-wise expansion" },
-    { "attn.decode_xqa.fp8", CK_DECODE_XQA, 1, 5, ATTN_COLS,
+    { .law = LAW_DECODE_XQA_FP8, .kernel = CK_DECODE_XQA, .fp8 = 1, .what =
       "paged decode XQA (split-K, a CTA per kv head) + reduce, fp8_e5m2 KV; q>1 = token-wise expansion" },
-    { "attn.decode_scalar.fp16", CK_DECODE_SCALAR, 0, 5, ATTN_COLS,
+    { .law = LAW_DECODE_SCALAR_FP16, .kernel = CK_DECODE_SCALAR, .fp8 = 0, .what =
       "paged decode scalar (split-K, a CTA per q head) + reduce, fp16 KV; q>1 = token-wise expansion" },
-    { "attn.decode_scalar.fp8", CK_DECODE_SCALAR, 1, 5, ATTN_COLS,
+    { .law = LAW_DECODE_SCALAR_FP8, .kernel = CK_DECODE_SCALAR, .fp8 = 1, .what =
       "paged decode scalar (split-K, a CTA per q head) + reduce, fp8_e5m2 KV; q>1 = token-wise expansion" },
-    { "attn.fp8_bridge", CK_FP8_EXPAND, 1, 5, ATTN_COLS,
+    { .law = LAW_FP8_BRIDGE, .kernel = CK_FP8_EXPAND, .fp8 = 1, .what =
       "fp8 bridge expansion alone: every page of the row's fp8 cache to an fp16 workspace (page 784)" },
-    { "gemm", CK_GEMM, 0, 8, { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" },
+    { .law = LAW_GEMM, .kernel = CK_GEMM, .fp8 = 0, .what =
       "cuBLAS GemmEx fp16, fp32 accumulate, C = A W^T, the model's per-rank shapes; tile/splits: cuBLASLt's pick" },
-    { "gdn", CK_GDN, 0, 3, { "tokens", "seqs", "t_s" },
+    { .law = LAW_GDN, .kernel = CK_GDN, .fp8 = 0, .what =
       "GDN core proxy: causal conv1d + L2 norm + gated delta rule, 128x128 fp32 state per v head; "
       "tokens = one long row + seqs-1 one-token rows" },
-    { "elementwise", CK_ELEM, 0, 2, { "tokens", "t_s" },
+    { .law = LAW_ELEMENTWISE, .kernel = CK_ELEM, .fp8 = 0, .what =
       "one layer's elementwise proxy: 2 x (residual add + RMSNorm over hidden) + SiLU-mul over the MLP width" },
 };
 #define NLAWS ((int)(sizeof law_table / sizeof law_table[0]))
 
 const calib_law_spec_t *calib_laws(int *n)
 {
+    for (int i = 0; i < NLAWS; i++) {
+        const law_form_t *f = law_form(law_table[i].law);
+        law_table[i].name = f->name;
+        law_table[i].ncols = f->ncols;
+        law_table[i].cols = f->cols;
+    }
     if (n)
         *n = NLAWS;
     return law_table;
+}
+
+/* Law l of the table, its names and columns filled in. */
+static const calib_law_spec_t *law_spec(int l)
+{
+    return &calib_laws(NULL)[l];
 }
 
 /* ---- options -------------------------------------------------------------- */
@@ -174,10 +186,10 @@ static void add_attn(jobvec_t *jv, calib_kernel_t k, int fp8, int rows, int q, l
     j->q = q;
     j->seq_len = seq_len;
     j->page = page;
-    j->x[0] = rows;
-    j->x[1] = q;
-    j->x[2] = (double)seq_len;
-    j->x[3] = page;
+    j->x[ATTN_COL_ROWS] = rows;
+    j->x[ATTN_COL_Q] = q;
+    j->x[ATTN_COL_SEQ_LEN] = (double)seq_len;
+    j->x[ATTN_COL_PAGE] = page;
 }
 
 static void add_gemm(jobvec_t *jv, const char *what, long mm, long n, long k)
@@ -191,10 +203,10 @@ static void add_gemm(jobvec_t *jv, const char *what, long mm, long n, long k)
     j->m = mm;
     j->n = n;
     j->k = k;
-    j->x[0] = (double)mm;
-    j->x[1] = (double)n;
-    j->x[2] = (double)k;
-    j->x[3] = 2; /* fp16 weights */
+    j->x[GEMM_COL_M] = (double)mm;
+    j->x[GEMM_COL_N] = (double)n;
+    j->x[GEMM_COL_K] = (double)k;
+    j->x[GEMM_COL_WB] = 2; /* fp16 weights */
 }
 
 /* Prefill rows: q tokens at the end of max(ctx, q) for every ctx, plus the fresh prompt
@@ -238,7 +250,7 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
     static const int pages16[] = { 784, 816, 1568 }, pages8[] = { 1568, 1616 };
     static const int q_fast[] = { 64, 256, 784, 816, 1568, 2048 };
     /* generic: the q = 1 row (one CTA per head walking the context) and the chunks.  A final
-     * partial chunk (32 < q < 784) is left out on purpose: no law of cost.h's form fits both
+     * partial chunk (32 < q < 784) is left out on purpose: no law of the catalogue's form fits both
      * that regime and q = 1, and q = 1 is what the mixed steps are made of. */
     static const int q_gen[] = { 1, 784, 816, 1568, 2048 };
     static const int q_low[] = { 2, 5, 16 };
@@ -327,8 +339,8 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
                 j->law = law_index(CK_GDN, 0);
                 j->seqs = sq[a];
                 j->tokens = lr[b] + sq[a] - 1;
-                j->x[0] = (double)j->tokens;
-                j->x[1] = sq[a];
+                j->x[GDN_COL_TOKENS] = (double)j->tokens;
+                j->x[GDN_COL_SEQS] = sq[a];
             }
     }
     /* one layer's elementwise work */
@@ -352,7 +364,7 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
     int n = 0;
     for (int i = 0; i < jv.n; i++) {
         calib_job_t *j = &jv.v[i];
-        if (j->law < 0 || !law_selected(o, law_table[j->law].name))
+        if (j->law < 0 || !law_selected(o, law_spec(j->law)->name))
             continue;
         j->est_s = estimate(j, m, r);
         jv.v[n++] = *j;
@@ -431,7 +443,7 @@ static double now_s(void)
 
 static void job_label(const calib_job_t *j, char *buf, size_t n)
 {
-    const char *law = law_table[j->law].name;
+    const char *law = law_spec(j->law)->name;
     switch (j->kernel) {
     case CK_GEMM:
         snprintf(buf, n, "%s %s m=%ld n=%ld k=%ld", law, j->what, j->m, j->n, j->k);
@@ -491,15 +503,12 @@ static int pt_add(ptbuf_t *b, int ncols, const double *x, double t, int job)
 static int recheck_law(const calib_opts_t *o, calib_timer_t *t, const model_t *m, const model_rank_t *r,
                        const cost_hw_t *hw, int l, const calib_job_t *jobs, double *jt, ptbuf_t *b, FILE *progress)
 {
-    const calib_law_spec_t *ls = &law_table[l];
+    const calib_law_spec_t *ls = law_spec(l);
     prof_law_t law;
-    memset(&law, 0, sizeof law);
-    snprintf(law.name, sizeof law.name, "%s", ls->name);
-    law.ncols = ls->ncols;
+    prof_law_init(&law, law_form(ls->law));
     law.npts = b->n;
     law.pts = b->pts;
-    int ncoef = cost_law_ncoef(ls->name);
-    if (ncoef < 1 || b->n < 3 * ncoef || fit_law_hw(&law, m, r, hw) < 0)
+    if (law.ncoef < 1 || b->n < 3 * law.ncoef || fit_law_hw(&law, m, r, hw) < 0)
         return 0; /* too few points to tell an outlier from the law */
     fit_resid_t *res = malloc((size_t)b->n * sizeof *res);
     double *abs_rel = malloc((size_t)b->n * sizeof *abs_rel);
@@ -540,8 +549,9 @@ done:
 
 /* What the cost model must know of the kernels this build times (written into the profile):
  * the fp8 expansion's CTAs, and the fast prefill path's split rule (kernels/attn_split.h; its
- * CTAs per SM from the timer's describe, 1 where it does not say). Under an A/B kernel that
- * does not split (attn_fast_ab_env; v3's pipe counted as fitting) the profile says so. */
+ * CTAs per SM from the timer's describe, 1 where it does not say).  Under an A/B kernel that
+ * does not split (attn_fast_ab_env, the pipelined one taken to fit the device) the profile
+ * records no split. */
 static void kernel_facts(profile_t *p)
 {
     p->expand_cta_tokens = ATTN_BRIDGE_CTA_TOKENS;
@@ -604,7 +614,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
 
     for (int i = 0; i < njobs; i++) {
         const calib_job_t *j = &jobs[i];
-        const calib_law_spec_t *ls = &law_table[j->law];
+        const calib_law_spec_t *ls = law_spec(j->law);
         double el = now_s() - t0;
         char label[160];
         if (o->budget_s > 0 && el > o->budget_s) {
@@ -623,7 +633,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
                 goto fail;
             }
             if (gc == 0 && ch[0] >= 1 && ch[1] >= 1 && ch[2] >= 1)
-                memcpy(&jobs[i].x[4], ch, sizeof ch);
+                memcpy(&jobs[i].x[GEMM_COL_TILE_N], ch, sizeof ch);
         }
         if (t->idle && busy > CALIB_SETTLE_MIN)
             t->idle(t, fmin(CALIB_SETTLE_FRAC * busy, CALIB_SETTLE_MAX));
@@ -691,7 +701,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         for (int l = 0; l < NLAWS; l++) {
             int n = recheck_law(o, t, m, &r, &hw, l, jobs, jt, &pb[l], progress);
             if (n < 0) {
-                snprintf(err, 256, "second look at %s: %.200s", law_table[l].name, t->err);
+                snprintf(err, 256, "second look at %s: %.200s", law_spec(l)->name, t->err);
                 goto fail;
             }
             nrecheck += n;
@@ -733,20 +743,15 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
              o->long_point_s * 1e3, njobs - nskip - nbudget - nfail, nskip, nfail, nbudget, nrecheck,
              CALIB_RECHECK_FACTOR, 100 * CALIB_RECHECK_MIN);
     for (int l = 0; l < NLAWS; l++) {
-        const calib_law_spec_t *ls = &law_table[l];
+        const calib_law_spec_t *ls = law_spec(l);
         if (pb[l].n == 0)
             continue;
         prof_law_t law;
-        memset(&law, 0, sizeof law);
-        snprintf(law.name, sizeof law.name, "%s", ls->name);
+        prof_law_init(&law, law_form(ls->law));
         snprintf(law.provenance, sizeof law.provenance, "measured by calib on %s, %s, tp %d (%d q/%d kv heads, %d GDN v heads): %s",
                  out->gpu, out->date, o->tp, r.q_heads, r.kv_heads, r.gdn_v_heads, ls->what);
-        law.ncols = ls->ncols;
-        for (int c = 0; c < ls->ncols; c++)
-            snprintf(law.cols[c], sizeof law.cols[c], "%s", ls->cols[c]);
         law.npts = pb[l].n;
         law.pts = pb[l].pts;
-        law.fit_median_rel = law.fit_max_rel = -1;
         if (sus.ok && l < SUSTAIN_MAX_LAWS && isfinite(sus.hot[l]) && isfinite(sus.heat[l])) {
             law.has_sustained = 1;   /* the profile's range: a probe outside it is clamped */
             law.hot = fmin(5.0, fmax(0.5, sus.hot[l]));
@@ -765,16 +770,10 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     /* the engine's per-step host overhead is not a kernel: calib cannot time it */
     if (!prof_find(out, "step")) {
         prof_law_t law;
-        memset(&law, 0, sizeof law);
-        snprintf(law.name, sizeof law.name, "step");
-        law.ncoef = cost_law_ncoef("step");
+        prof_law_init(&law, law_form(LAW_STEP));
         snprintf(law.provenance, sizeof law.provenance,
                  "not measured: the serving engine's per-step host overhead is no kernel calib can time; "
                  "0 here, set it from an engine trace of this GPU");
-        law.ncols = 2;
-        snprintf(law.cols[0], sizeof law.cols[0], "rows");
-        snprintf(law.cols[1], sizeof law.cols[1], "t_s");
-        law.fit_median_rel = law.fit_max_rel = -1;
         if (prof_put(out, &law) < 0) {
             snprintf(err, 256, "out of memory");
             goto fail;
@@ -809,7 +808,7 @@ int calib_refit(profile_t *p, const model_t *m, char err[256])
         prof_law_t *l = &p->laws[i];
         if (l->npts == 0)
             continue; /* figures or assumptions, not points: nothing to refit */
-        if (cost_law_ncoef(l->name) < 1) {
+        if (law_ncoef(l->name) < 1) {
             snprintf(err, 256, "%s: no such law in this revision", l->name);
             return -1;
         }

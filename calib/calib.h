@@ -52,15 +52,17 @@ typedef struct calib_job {
 } calib_job_t;
 
 typedef struct calib_law_spec {
-    const char *name;             /* a law name of cost.h */
+    law_id_t law;                 /* the law's form in the catalogue (sim/law.h) */
     calib_kernel_t kernel;
     int fp8;
-    int ncols;                    /* including t_s */
-    const char *cols[PROF_MAX_COLS];
     const char *what;             /* one line for the provenance */
+    const char *name;             /* the form's name, */
+    int ncols;                    /*   its point columns (t_s included), */
+    const char *const *cols;      /*   and their names */
 } calib_law_spec_t;
 
-/* The laws calib measures (a static table), and how many. */
+/* The laws calib measures (a static table, its names and columns the catalogue's), and
+ * how many. */
 const calib_law_spec_t *calib_laws(int *n);
 
 /* The timer a driver calls.  Each function returns 0, or -1 with err filled;
@@ -119,14 +121,14 @@ typedef struct calib_opts {
  * and by at least CALIB_RECHECK_MIN (at most a tenth of the law's points, the farthest first)
  * is timed twice more, and the median of its three timings replaces it -- the one it had
  * included, so a point whose first timing was right stays where it was.  A transient
- * disturbance (another tenant, a clock dip) then costs the profile nothing: in session G two
- * prefill points of one shape came out 11% slow while their third page and every shape
+ * disturbance (another tenant, a clock dip) then costs the profile nothing: on the H200 two
+ * prefill points of one shape have come out 11% slow while their third page and every shape
  * around them agreed within 0.5%. */
 /* Settling.  A card under load lowers its clock within ~0.1 s and recovers within ~0.02 s
  * of light load (the H200's sustained-load probes), and a latency-bound kernel's time follows
- * the clock: session K's second look, run right after the grid's heaviest points, re-timed
- * the GDN proxy's 256- and 784-token rows 19% slower than their first timings (session L,
- * 0-4%).  So a point is measured from rest: before each job whose predecessor kept the card
+ * the clock: a second look run right after the grid's heaviest points can re-time the GDN
+ * proxy's 256- and 784-token rows up to 19% slower than their first timings (0-4% in
+ * another calibration).  So a point is measured from rest: before each job whose predecessor kept the card
  * busy longer than CALIB_SETTLE_MIN, the timer idles CALIB_SETTLE_FRAC of that time (at most
  * CALIB_SETTLE_MAX), and CALIB_SETTLE_MAX before each point the second look re-times.  The
  * sustained-load probes (sustain.h) price the hot card from there. */
@@ -159,10 +161,10 @@ int calib_measure(calib_timer_t *t, const calib_opts_t *o, const calib_job_t *j,
 int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
               FILE *progress, char err[256]);
 
-/* Refit every law of p that has points, from those points, with this revision's law
- * forms, p's SMs and ceilings (cost_hw_of) and model m at p's TP degree -- no GPU.  Points
- * and metadata are left as they are; each refit law's provenance says so (with the
- * revision).  0, or -1 with err filled (the law whose fit failed). */
+/* Refit every law of p that has points, from those points, with the catalogue's law forms
+ * (sim/law.h), p's SMs and ceilings (cost_hw_of) and model m at p's TP degree -- no GPU.
+ * Points and metadata are left as they are; each refit law's provenance says so (with the
+ * build's git revision).  0, or -1 with err filled (the law whose fit failed). */
 int calib_refit(profile_t *p, const model_t *m, char err[256]);
 
 /* The fit table: law, points, median and max relative error, coefficients. */

@@ -155,24 +155,24 @@ fail:
 static void put(profile_t *p, const char *name, const double *coef, const char *prov, const figure_t *pts, int npts)
 {
     prof_law_t l;
-    memset(&l, 0, sizeof l);
-    snprintf(l.name, sizeof l.name, "%s", name);
-    l.ncoef = cost_law_ncoef(name);
+    prof_law_init(&l, law_find(name));
     for (int i = 0; i < l.ncoef; i++) l.coef[i] = coef[i];
     snprintf(l.provenance, sizeof l.provenance, "%s", prov);
-    l.fit_median_rel = l.fit_max_rel = -1;
     double *rows = NULL;
-    if (npts > 0) {
-        static const char *const cols[] = { "rows", "q", "seq_len", "page", "t_s" };
-        l.ncols = 5;
-        for (int i = 0; i < 5; i++) snprintf(l.cols[i], sizeof l.cols[i], "%s", cols[i]);
-        rows = malloc((size_t)npts * 5 * sizeof *rows);
+    if (npts > 0) {                    /* attention figures: a point each */
+        rows = malloc((size_t)npts * l.ncols * sizeof *rows);
         for (int i = 0; i < npts; i++) {
-            double *r = rows + 5 * i;
-            r[0] = 1; r[1] = pts[i].q; r[2] = pts[i].seq_len; r[3] = pts[i].page; r[4] = pts[i].t;
+            double *r = rows + (size_t)l.ncols * i;
+            r[ATTN_COL_ROWS] = 1;
+            r[ATTN_COL_Q] = pts[i].q;
+            r[ATTN_COL_SEQ_LEN] = pts[i].seq_len;
+            r[ATTN_COL_PAGE] = pts[i].page;
+            r[l.ncols - 1] = pts[i].t;
         }
         l.npts = npts;
         l.pts = rows;
+    } else {
+        l.ncols = 0;                   /* figures and assumptions, no points: no columns */
     }
     prof_put(p, &l);
     free(rows);
@@ -186,11 +186,12 @@ static int solve_from_figures(const ctx_t *c, const char *law, double *coef, con
     int n = 0;
     for (int i = 0; i < c->nfig; i++) {
         if (strcmp(c->fig[i].law, law)) continue;
-        double row[4] = { 1, c->fig[i].q, c->fig[i].seq_len, c->fig[i].page }, f[PROF_MAX_COEF];
+        double row[4] = { [ATTN_COL_ROWS] = 1, [ATTN_COL_Q] = c->fig[i].q, [ATTN_COL_SEQ_LEN] = c->fig[i].seq_len,
+                          [ATTN_COL_PAGE] = c->fig[i].page }, f[PROF_MAX_COEF];
         cost_hw_t hw = { .sms = c->sms, .flops = c->peak_tflops * 1e12, .bw = c->bw_gbs * 1e9 };
         if (cost_point_features(law, row, &c->model, &c->rank, &hw, f) < 0) return -1;
         double fixed = 0;
-        for (int k = 0; k < cost_law_ncoef(law); k++) {
+        for (int k = 0; k < law_ncoef(law); k++) {
             int isfree = 0;
             for (int j = 0; j < nfree; j++) isfree |= freeidx[j] == k;
             if (!isfree) fixed += coef[k] * f[k];
@@ -232,27 +233,28 @@ static int build_profile(const ctx_t *c, const double *par, profile_t *p, char *
     figure_t used[MAXFIG];
     int nu;
     /* coefficient vectors: the terms each law's family has beyond these stay 0 (the V100
-     * has figures for the forms below, not points for the rest of cost.h's features) */
+     * has figures for the forms below, not points for the rest of the catalogue's features: sim/law.h) */
     double co[PROF_MAX_COEF];
     char prov[320];
-    const int f12[] = { 1, 2 }, f1[] = { 1 };
+    const int f12[] = { PREFILL_TILES_TOTAL, PREFILL_TILES_MAX }, f1[] = { PREFILL_TILES_TOTAL };
 
     /* generic BM32/BN64: throughput and critical-path coefficients from two figures */
     nu = 0;
-    memcpy(co, (double[PROF_MAX_COEF]){ L }, sizeof co);
+    memcpy(co, (double[PROF_MAX_COEF]){ [PREFILL_ONE] = L }, sizeof co);
     if (solve_from_figures(c, "attn.prefill_generic.fp16", co, f12, 2, used, &nu) < 0) {
         snprintf(msg, msgn, "cannot solve attn.prefill_generic.fp16 from its figures");
         return -1;
     }
-    double gen_c1 = co[1], gen_c2 = co[2];
+    double gen_c1 = co[PREFILL_TILES_TOTAL], gen_c2 = co[PREFILL_TILES_MAX];
     put(p, "attn.prefill_generic.fp16", co,
         "c1 (per tile) and c2 (per critical-path tile) solved from SPEC §1: 58 ms (q=1, 240K) and 104.4 ms "
         "(q=784, 104K, slow path); c0 = assumed launch", used, nu);
-    double g8[PROF_MAX_COEF] = { L, gen_c1 * c->fp8_factor, gen_c2 * c->fp8_factor, 0 };
+    double g8[PROF_MAX_COEF] = { [PREFILL_ONE] = L, [PREFILL_TILES_TOTAL] = gen_c1 * c->fp8_factor,
+                                 [PREFILL_TILES_MAX] = gen_c2 * c->fp8_factor };
     put(p, "attn.prefill_generic.fp8", g8, "fp16 generic x assumed fp8_dequant_factor (in-kernel e5m2 dequantisation)", NULL, 0);
 
     nu = 0;
-    memcpy(co, (double[PROF_MAX_COEF]){ L }, sizeof co);
+    memcpy(co, (double[PROF_MAX_COEF]){ [PREFILL_ONE] = L }, sizeof co);
     if (solve_from_figures(c, "attn.prefill_bm32.fp16", co, f1, 1, used, &nu) < 0) {
         snprintf(msg, msgn, "cannot solve attn.prefill_bm32.fp16");
         return -1;
@@ -260,11 +262,12 @@ static int build_profile(const ctx_t *c, const double *par, profile_t *p, char *
     put(p, "attn.prefill_bm32.fp16", co, "c1 solved from SPEC §1: 43.99 ms (q=784, 104K, page 784); c0 = assumed launch",
         used, nu);
 
-    double lo[PROF_MAX_COEF] = { L, gen_c1, par[2], 0 };
+    double lo[PROF_MAX_COEF] = { [PREFILL_ONE] = L, [PREFILL_TILES_TOTAL] = gen_c1, [PREFILL_TILES_MAX] = par[2] };
     snprintf(prov, sizeof prov, "c1 = generic's per-tile cost (same FLOPs per tile); c2 FITTED (p2) on the MTP4 "
                                 "baseline cells; c0 = assumed launch");
     put(p, "attn.prefill_lowsmem.fp16", lo, prov, NULL, 0);
-    double lo8[PROF_MAX_COEF] = { L, gen_c1 * c->fp8_factor, par[2] * c->fp8_factor, 0 };
+    double lo8[PROF_MAX_COEF] = { [PREFILL_ONE] = L, [PREFILL_TILES_TOTAL] = gen_c1 * c->fp8_factor,
+                                  [PREFILL_TILES_MAX] = par[2] * c->fp8_factor };
     put(p, "attn.prefill_lowsmem.fp8", lo8, "fp16 low-smem x assumed fp8_dequant_factor", NULL, 0);
 
     /* XQA: passes through the published 1.8 ms; the split fixed/per-token is p3 */
@@ -273,37 +276,42 @@ static int build_profile(const ctx_t *c, const double *par, profile_t *p, char *
         snprintf(msg, msgn, "no attn.decode_xqa.fp16 figure");
         return -1;
     }
-    double xr[4] = { 1, xf->q, xf->seq_len, xf->page }, xfeat[PROF_MAX_COEF];
+    double xr[4] = { [ATTN_COL_ROWS] = 1, [ATTN_COL_Q] = xf->q, [ATTN_COL_SEQ_LEN] = xf->seq_len,
+                     [ATTN_COL_PAGE] = xf->page }, xfeat[PROF_MAX_COEF];
     cost_hw_t hw = cost_hw_of(p);
     cost_point_features("attn.decode_xqa.fp16", xr, &c->model, &c->rank, &hw, xfeat);
-    double xq[PROF_MAX_COEF] = { (1 - par[3]) * xf->t, par[3] * xf->t / xfeat[1], 0, 0 };
+    double xq[PROF_MAX_COEF] = { [DECODE_ONE] = (1 - par[3]) * xf->t,
+                                 [DECODE_KV_TOKENS] = par[3] * xf->t / xfeat[DECODE_KV_TOKENS] };
     put(p, "attn.decode_xqa.fp16", xq, "through SPEC §1's 1.8 ms (q=1, 240K); per-token share FITTED (p3) on the "
                                        "one/two-request MTP4 decode-step figures", (figure_t[]){ *xf }, 1);
-    double xq8[PROF_MAX_COEF] = { xq[0], xq[1] * 0.5, 0, 0 };
+    double xq8[PROF_MAX_COEF] = { [DECODE_ONE] = xq[DECODE_ONE], [DECODE_KV_TOKENS] = xq[DECODE_KV_TOKENS] * 0.5 };
     put(p, "attn.decode_xqa.fp8", xq8, "fp16 XQA with half the KV bytes per token (assumed bandwidth-bound)", NULL, 0);
     put(p, "attn.decode_scalar.fp16", xq, "assumed: XQA's coefficients, but every q head re-reads its KV (features x group)",
         NULL, 0);
     put(p, "attn.decode_scalar.fp8", xq8, "assumed: fp8 XQA's coefficients, per q head", NULL, 0);
-    double br[PROF_MAX_COEF] = { L, c->bridge_bytes / bw, 0, 0 };
+    double br[PROF_MAX_COEF] = { [BRIDGE_ONE] = L, [BRIDGE_EXPANDED] = c->bridge_bytes / bw };
     put(p, "attn.fp8_bridge", br, "assumed: bridge_bytes_per_token_head at datasheet bandwidth; c0 = launch", NULL, 0);
 
-    double gm[PROF_MAX_COEF] = { L, par[0], 1.0 / bw, 0 };
+    double gm[PROF_MAX_COEF] = { [GEMM_ONE] = L, [GEMM_FLOPS] = par[0], [GEMM_BYTES] = 1.0 / bw };
     snprintf(prov, sizeof prov, "c1 FITTED (p0, = %.1f effective TFLOP/s) on the no-MTP baseline cells; "
                                 "c2 = 1/datasheet bandwidth; c0 = launch", 1e-12 / par[0]);
     put(p, "gemm", gm, prov, NULL, 0);
     const model_rank_t *r = &c->rank;
     const model_t *m = &c->model;
-    double gd[PROF_MAX_COEF] = { 3 * L, 8.0 * r->gdn_v_heads * m->gdn_head_dim_k * m->gdn_head_dim_v / (c->fp32_tflops * 1e12),
-                     2.0 * r->gdn_v_heads * m->gdn_head_dim_k * m->gdn_head_dim_v * m->gdn_state_bytes / bw, 0 };
+    double gd[PROF_MAX_COEF] = {
+        [GDN_ONE] = 3 * L,
+        [GDN_TOKENS] = 8.0 * r->gdn_v_heads * m->gdn_head_dim_k * m->gdn_head_dim_v / (c->fp32_tflops * 1e12),
+        [GDN_SEQS] = 2.0 * r->gdn_v_heads * m->gdn_head_dim_k * m->gdn_head_dim_v * m->gdn_state_bytes / bw };
     put(p, "gdn", gd, "assumed: gated delta rule FLOPs at datasheet fp32 rate + state read/write per sequence at "
                       "datasheet bandwidth; 3 launches", NULL, 0);
-    double el[PROF_MAX_COEF] = { 6 * L, c->elem_passes * m->hidden * 2.0 / bw, 0, 0 };
+    double el[PROF_MAX_COEF] = { [ELEM_ONE] = 6 * L, [ELEM_TOKENS] = c->elem_passes * m->hidden * 2.0 / bw };
     put(p, "elementwise", el, "assumed: elementwise_passes over tokens x hidden fp16 at datasheet bandwidth; 6 launches",
         NULL, 0);
-    double ar[PROF_MAX_COEF] = { c->ar_alpha, 1.0 / c->ar_bps, 0, 0 };
+    double ar[PROF_MAX_COEF] = { [ALLREDUCE_ONE] = c->ar_alpha, [ALLREDUCE_BYTES] = 1.0 / c->ar_bps };
     put(p, "allreduce", ar, "assumed: NCCL ring over PCIe 3.0 x16, 2 GPUs (alpha, 1/bandwidth)", NULL, 0);
     double per_pass = (c->mixed_hi - c->mixed_lo) / 4.0;
-    double st[PROF_MAX_COEF] = { par[1], 0, c->mixed_lo - per_pass, per_pass };
+    double st[PROF_MAX_COEF] = { [STEP_ONE] = par[1], [STEP_EAGER] = c->mixed_lo - per_pass,
+                                 [STEP_EAGER_PASSES] = per_pass };
     put(p, "step", st, "c0 FITTED (p1) on the baseline cells and the decode-step figures; c2 (per eager "
                        "step) and c3 (per eager MTP draft pass) from SPEC §1's 0.15-0.23 s unattributed "
                        "per mixed step (low end no-MTP, high end MTP4)", NULL, 0);

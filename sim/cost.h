@@ -1,62 +1,26 @@
 /* cost: what one engine step costs, in seconds.
  *
  * The engine asks one interface, cost_model_t.step(), for a step's duration given the
- * step's routed attention plan and token counts.  Implementations are swappable:
- * the profile model (laws fitted by calib or derived from published figures), an
- * analytic roofline model (no profile), and the GPU replay (runs the step for real).
- *
- * Profile laws (names; point columns; features -- every law is linear in its features,
- * except that a law may name one "roofline pair" (a, b) whose two terms combine as
- * max(c_a f_a, c_b f_b): the larger of two costs that overlap; cost_law_roof()), and a law
- * may name one "knee" (a, b): c_a f_a counts only where f_b > c_b, c_b a threshold the fit
- * picks among the points' values of f_b, not a multiplier (cost_law_knee(); a profile whose
- * coefficients stop before b has no knee term)):
- *   attn.prefill_bm32.fp16      rows,q,seq_len,page,t_s   [1, tiles_total, tiles_max_cta, ctas, queue_tiles]
- *                               (queue_tiles: the busiest SM's tiles, CTAs dispatched in launch
- *                               order, less tiles_max_cta; a profile with 4 coefficients has no
- *                               such term; with the profile's prefill_split, of the parts the
- *                               kernel splits its CTAs' walk into: kernels/attn_split.h)
- *   attn.prefill_generic.fp16   (BM32/BN64)                same
- *   attn.prefill_lowsmem.fp16   (BM16/BN128)               same
- *   attn.prefill_generic.fp8 / attn.prefill_lowsmem.fp8    same (in-kernel dequantisation)
- *   attn.decode_xqa.fp16/.fp8   rows,q,seq_len,page,t_s   [1, kv_tokens_total, part_tokens_max, ctas,
- *                               kv_tokens_unique, wave_tokens, reduce_depth, sm_tokens,
- *                               lone_tokens] (lone: part_tokens_max where the busiest SM holds an
- *                               odd number > 1 of CTAs; a profile with 8 coefficients has no such term)
- *   attn.decode_scalar.fp16/.fp8                           the first 8, per q head
- *   attn.fp8_bridge             rows,q,seq_len,page,t_s   [1, expanded_tokens, page_walk, expanded_tokens,
- *                               expanded_tokens, sm_ctas] (roofline pair 2, 3; knee 4 on 5)
- *   gemm                        m,n,k,wb[,tile_n,tile_m,splits],t_s
- *                               [1, flops, bytes, roofline, split, tile_roofline, partial_bytes,
- *                               weight_stream, tile_roofline_128] (tile_roofline_128: the tile
- *                               at least 128 wide along m)
- *                               (wb: bytes per weight element; bytes = 2(mk + mn) +
- *                               wb*nk; calib measures fp16, wb = 2; roofline = max(flops / GEMM
- *                               ceiling, bytes / copy ceiling); the last five from the kernel cuBLAS
- *                               picked (tile, split-K), recorded with each point; an item is priced
- *                               with the choice at the law's nearest point; points without it and
- *                               4-coefficient profiles price with the first four)
- *   gdn                         tokens,seqs,t_s           [1, tokens, seqs, chunks, short_waves, long_row,
- *                               tokens] (one GDN layer's core; roofline pair 5, 6)
- *   elementwise                 tokens,t_s                [1, tokens, norm_waves, silu_waves,
- *                                                          silu_waves > 1] (a profile with 4
- *                                                          coefficients has no such term)
- *                               (one layer's norms etc.)
- *   allreduce                   bytes,t_s                 [1, bytes]           (one all-reduce, TP>1)
- *   step                        rows,t_s                  [1, rows, eager, eager_passes] (per-step host
- *                               overhead; eager = 1 for a step holding a prompt chunk (no CUDA graph),
- *                               eager_passes = its MTP draft passes; points give rows only)
- * cost.c defines every feature (and why it is there).  Waves and the GEMM roofline need
- * the GPU's SM count and ceilings (cost_hw_t, from the profile's metadata).
- * "rows" in attention points = identical rows (q, seq_len) in one call; kv heads, q
- * heads and head_dim come from the model at the profile's TP degree.
- * A step = overhead + sum over full-attention layers of the plan's calls + per layer
- * GEMMs/GDN/elementwise for the step's tokens + lm_head for sampled tokens + 2
- * all-reduces per layer (TP>1) + the MTP draft passes (first pass: one full-attention
- * layer over every scheduled token, same plan; K-1 more: one token per decoding row). */
+ * step's routed attention plan and token counts.  Implementations are swappable: the
+ * profile model (cost_profile.c: laws fitted by calib or derived from published figures),
+ * an analytic roofline model (cost_analytic.c: no profile), and the GPU replay
+ * (replay_gpu.cu: runs the step for real).  All three price the items of one step
+ * decomposition, cost_enumerate() (cost.c):
+ *   a step = overhead + sum over full-attention layers of the plan's calls + per layer
+ *   GEMMs/GDN/elementwise for the step's tokens + lm_head for sampled tokens + 2
+ *   all-reduces per layer (TP>1) + the MTP draft passes (first pass: one full-attention
+ *   layer over every scheduled token, same plan; K-1 more: one token per decoding row).
+ * Each item is priced by one law of the catalogue (law.h: names, point columns, named
+ * features, roofline pairs and knees); cost_feat.c defines every feature and why it is
+ * there.  Waves and the GEMM roofline need the GPU's SM count and ceilings (cost_hw_t, from
+ * the profile's metadata).  "rows" in attention points = identical rows (q, seq_len) in
+ * one call; kv heads, q heads and head_dim come from the model at the profile's TP degree.
+ * Invariant: a law's features are computed by the same functions for calib's fit and for
+ * the simulator's prices, so a fitted coefficient means one thing everywhere. */
 #ifndef PACESIM_COST_H
 #define PACESIM_COST_H
 
+#include "law.h"
 #include "model.h"
 #include "profile.h"
 #include "route.h"
@@ -109,10 +73,10 @@ typedef struct cost_hw {
     double flops;                 /* FLOP/s */
     double bw;                    /* bytes/s */
     int expand_tokens, expand_occ; /* the fp8 expansion kernel: tokens per CTA, CTAs per SM
-                                      (0: v5's kernel, a CTA per 784-token page, 8 per SM) */
+                                      (0: not recorded, a CTA per 784-token page, 8 per SM) */
     int split_max, split_min_tiles, split_cost_tiles, split_occ;
                                   /* the fast prefill kernel's split (kernels/attn_split.h):
-                                     split_max 0 = it does not split (kernels before v8) */
+                                     split_max 0 = not recorded: it does not split */
 } cost_hw_t;
 
 /* The hardware facts of a profile (p may be NULL: all unknown). */
@@ -153,7 +117,7 @@ int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int 
  * the profile: 0, or -1 with "path:line:col: laws: no law ..." in err. */
 int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,
                        char err[COST_ERR_MAX]);
-/* Roofline model from peak numbers (documented in cost.c). */
+/* Roofline model from peak numbers (documented in cost_analytic.c). */
 cost_model_t *cost_analytic_new(const model_t *m, int tp, double tflops, double tbps);
 void cost_free(cost_model_t *cm);
 
@@ -166,23 +130,23 @@ int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
  * be NULL (unknown).  0, or -1 for an unknown law name or an impossible point. */
 int cost_point_features(const char *law, const double *row, const model_t *m,
                         const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF]);
-/* The same for a row of ncols columns (t_s included; 0: the law's base columns alone): a
+/* The same for a row of ncols columns (t_s included; 0: the law's shape columns alone): a
  * gemm row of GEMM_COLS_CFG columns carries the kernel cuBLAS picked (tile_n, tile_m,
- * splits), which prices its last five features. */
-#define GEMM_COLS_CFG 8
+ * splits), which prices its features from GEMM_SPLIT on (law.h). */
+#define GEMM_COLS_CFG LAW_GEMM_NCOLS
 int cost_point_features_n(const char *law, const double *row, int ncols, const model_t *m,
                           const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF]);
 /* Leave-one-out error of a law's measured grid along its axis (each interior point
  * predicted from its two neighbours): median and max relative error over *n points
  * (NAN and 0 when the law has no grid).  0, or -1 out of memory. */
 int cost_grid_loo(const prof_law_t *l, double *median, double *maxe, int *n);
-/* Number of coefficients a law has (0 if unknown). */
+/* The catalogue's (law.h) number of coefficients of a law (0 if unknown). */
 int cost_law_ncoef(const char *law);
-/* The law's roofline pair: 1 and the two feature indices *a < *b whose terms combine as
- * max(c_a f_a, c_b f_b), or 0 when every term adds. */
+/* The law's roofline pair (law.h): 1 and the two feature indices *a < *b whose terms
+ * combine as max(c_a f_a, c_b f_b), or 0 when every term adds. */
 int cost_law_roof(const char *law, int *a, int *b);
-/* The law's knee: 1 and the feature indices *a, *b (term a counts only where feature b
- * exceeds coefficient b, a fitted threshold), or 0 when it has none. */
+/* The law's knee (law.h): 1 and the feature indices *a, *b (term a counts only where
+ * feature b exceeds coefficient b, a fitted threshold), or 0 when it has none. */
 int cost_law_knee(const char *law, int *a, int *b);
 
 #endif

@@ -7,6 +7,7 @@
 #include <gsl/gsl_multifit.h>
 #include "cost.h"
 #include "fit.h"
+#include "law.h"
 
 /* Solve on the columns listed in act[0..na); coef of the others is left untouched. */
 static int solve_active(const double *X, const double *y, const double *w, int n, int p,
@@ -161,7 +162,7 @@ static int cmp_double(const void *a, const void *b)
 int fit_law_errors(const prof_law_t *law, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
                    double *median_rel, double *max_rel)
 {
-    int nc = cost_law_ncoef(law->name);
+    int nc = law_ncoef(law->name);
     if (nc < 1 || law->npts < 1 || law->ncols < 1)
         return -1;
     double *rel = malloc((size_t)law->npts * sizeof *rel);
@@ -202,7 +203,7 @@ static int cmp_resid(const void *a, const void *b)
 int fit_law_residuals(const prof_law_t *law, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
                       fit_resid_t *out)
 {
-    if (cost_law_ncoef(law->name) < 1 || law->npts < 1 || law->ncols < 1 || !law->pts || !out)
+    if (law_ncoef(law->name) < 1 || law->npts < 1 || law->ncols < 1 || !law->pts || !out)
         return -1;
     for (int i = 0; i < law->npts; i++) {
         const double *row = law->pts + (size_t)i * law->ncols;
@@ -312,9 +313,9 @@ done:
 static int fit_plain(const double *X, const double *y, const double *w, int n, int p, const char *law,
                      double *coef)
 {
-    int ra, rb;
-    if (cost_law_roof(law, &ra, &rb) && rb < p)
-        return fit_roof(X, y, w, n, p, ra, rb, coef);
+    const law_form_t *f = law_find(law);
+    if (f && f->roof_a >= 0 && f->roof_b < p)
+        return fit_roof(X, y, w, n, p, f->roof_a, f->roof_b, coef);
     return fit_linear_nonneg(X, y, w, n, p, coef, NULL);
 }
 
@@ -322,8 +323,9 @@ static int fit_plain(const double *X, const double *y, const double *w, int n, i
 static double chisq_of(const double *Z, const double *y, const double *w, int n, int p, const char *law,
                        const double *coef)
 {
-    int ra = -1, rb = -1;
-    if (!cost_law_roof(law, &ra, &rb) || rb >= p)
+    const law_form_t *f = law_find(law);
+    int ra = f ? f->roof_a : -1, rb = f ? f->roof_b : -1;
+    if (rb >= p)
         ra = rb = -1;
     double chi = 0;
     for (int i = 0; i < n; i++) {
@@ -393,7 +395,7 @@ int fit_law(prof_law_t *law, const model_t *m, const model_rank_t *r)
 int fit_law_hw(prof_law_t *law, const model_t *m, const model_rank_t *r, const cost_hw_t *hw)
 {
     int rc = -1;
-    int nc = cost_law_ncoef(law->name);
+    int nc = law_ncoef(law->name);
     int n = law->npts;
     double *X = NULL, *y = NULL, *w = NULL;
     if (nc < 1 || nc > PROF_MAX_COEF || n < 1 || law->ncols < 1 || !law->pts)
@@ -416,9 +418,9 @@ int fit_law_hw(prof_law_t *law, const model_t *m, const model_rank_t *r, const c
         w[i] = 1.0 / (t * t); /* least squares on relative error */
     }
     double coef[PROF_MAX_COEF] = {0};
-    int ka, kb;
-    if (cost_law_knee(law->name, &ka, &kb) && kb < nc) {
-        if (fit_knee(X, y, w, n, nc, law->name, ka, kb, coef) < 0)
+    const law_form_t *f = law_find(law->name);
+    if (f && f->knee_a >= 0 && f->knee_b < nc) {
+        if (fit_knee(X, y, w, n, nc, law->name, f->knee_a, f->knee_b, coef) < 0)
             goto fail;
     } else if (fit_plain(X, y, w, n, nc, law->name, coef) < 0) {
         goto fail;

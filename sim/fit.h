@@ -3,9 +3,10 @@
  * Every law is linear in its coefficients, t = sum_i coef[i] * feat[i], with the
  * features of a point computed by cost_point_features() -- the same function the
  * simulator prices a step with, so a fitted coefficient means one thing everywhere --
- * except a law's roofline pair (a, b) (cost_law_roof()), max(c_a f_a, c_b f_b).  For a
- * fixed ratio rho = c_b / c_a that law is linear again (one column max(f_a, rho f_b)),
- * so fit_law() scans rho over 8 decades and refines the best by golden section.
+ * except a law's roofline pair (a, b) (law.h), max(c_a f_a, c_b f_b).  For a fixed ratio
+ * rho = c_b / c_a that law is linear again (one column max(f_a, rho f_b)), so fit_law()
+ * scans rho over 8 decades and refines the best by golden section; a law's knee (law.h)
+ * is fitted by trying every threshold among the points' values.
  * fit_law() minimises the relative error (weights 1/t^2) and keeps every coefficient
  * non-negative: a feature whose coefficient comes out negative is dropped (coef 0) and
  * the rest refitted, one feature at a time (a simple active set).  Features that are
@@ -34,7 +35,7 @@ int fit_linear_nonneg(const double *X, const double *y, const double *w, int n, 
 
 /* Fit law->coef from law->pts (the last column is t_s) with features from
  * cost_point_features(law->name, row, m, r, hw, .); hw (may be NULL: unknown) is the
- * profile's cost_hw_of().  Sets ncoef = cost_law_ncoef(name), coef, fit_median_rel and
+ * profile's cost_hw_of().  Sets ncoef = law_ncoef(name), coef, fit_median_rel and
  * fit_max_rel.  0, or -1 (unknown law, no points, a non-positive time, GSL failure). */
 int fit_law_hw(prof_law_t *law, const model_t *m, const model_rank_t *r, const cost_hw_t *hw);
 

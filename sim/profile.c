@@ -1,4 +1,5 @@
-/* profile.c: read and write hardware profiles.  See profile.h.
+/* profile.c: read and write hardware profiles.  See profile.h; the law forms a profile's
+ * laws are checked against are the catalogue's (law.h).
  *
  * File format (YAML; prof_save writes exactly this, prof_load accepts nothing else):
  *
@@ -23,16 +24,18 @@
  *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 8}
  *                                     # optional (both keys): the fp8 bridge's expansion
  *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;
- *                                     # absent = v5's kernel (784, 8)
+ *                                     # absent = a CTA per 784-token page, 8 per SM
  *     prefill_split: {max_parts: 4, min_tiles: 8, cost_tiles: 4, ctas_per_sm: 1}
  *                                     # optional (all four keys): the fast prefill kernel
  *                                     # splits its CTAs' walk (kernels/attn_split.h's rule
  *                                     # with these constants); parts 1 .. 64, tiles 1 ..
  *                                     # 2^20 and 0 .. 2^20, CTAs per SM 1 .. 64; absent = it
- *                                     # does not split (kernels before v8)
+ *                                     # does not split
  *   laws:                             # list (may be empty); names unique
  *     - name: attn.prefill_bm32.fp16  # required, < 48 chars
- *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..8 finite numbers
+ *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..10 finite numbers; a law of the
+ *                                     # catalogue (sim/law.h) no more than its form has
+ *                                     # (prof_load_any: any number)
  *       provenance: "measured by calib on NVIDIA H200, 2026-11-29"   # optional
  *       fit: {median_rel: 0.012, max_rel: 0.041}   # optional (both keys); absent = -1
  *       columns: [rows, q, seq_len, page, t_s]     # optional; 1..8 names < 16 chars,
@@ -53,7 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
+#include "law.h"
 #include "ydoc.h"
 
 static const char *const top_keys[] = {"profile", "laws", NULL};
@@ -157,7 +160,7 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
     if (coef->n < 1 || coef->n > PROF_MAX_COEF)
         return yd_fail(e, coef, path, "expected 1 to %d coefficients, got %d", PROF_MAX_COEF,
                        coef->n);
-    int want = cost_law_ncoef(l->name);
+    int want = law_ncoef(l->name);
     if (strict && want > 0 && coef->n > want)
         return yd_fail(e, coef, path,
                        "law \"%s\" has %d coefficients in this revision, got %d (a profile of another revision: "
@@ -417,6 +420,17 @@ void prof_free(profile_t *p)
     memset(p, 0, sizeof *p);
 }
 
+void prof_law_init(prof_law_t *l, const law_form_t *f)
+{
+    memset(l, 0, sizeof *l);
+    snprintf(l->name, sizeof l->name, "%s", f->name);
+    l->ncoef = f->ncoef;
+    l->ncols = f->ncols;
+    for (int c = 0; c < f->ncols; c++)
+        snprintf(l->cols[c], sizeof l->cols[c], "%s", f->cols[c]);
+    l->fit_median_rel = l->fit_max_rel = -1;
+}
+
 const prof_law_t *prof_find(const profile_t *p, const char *name)
 {
     for (int i = 0; p && i < p->nlaws; i++)
@@ -456,11 +470,10 @@ int prof_put(profile_t *p, const prof_law_t *law)
 
 double prof_eval(const prof_law_t *l, const double *feat)
 {
-    int a = -1, b = -1, ka = -1, kb = -1;
-    if (!cost_law_roof(l->name, &a, &b) || b >= l->ncoef)
+    const law_form_t *f = law_find(l->name);
+    int a = f ? f->roof_a : -1, b = f ? f->roof_b : -1, ka = f ? f->knee_a : -1, kb = f ? f->knee_b : -1;
+    if (b >= l->ncoef)
         a = b = -1;
-    if (!cost_law_knee(l->name, &ka, &kb))
-        ka = kb = -1;
     double t = 0;
     for (int i = 0; i < l->ncoef; i++)
         if (i != a && i != b && i != ka && i != kb)

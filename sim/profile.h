@@ -2,25 +2,27 @@
  *
  * A profile is metadata plus a list of named laws.  Each law is linear in its
  * coefficients, t = sum_i coef[i] * feature[i] (seconds), except for a law's roofline
- * pair (cost_law_roof()), whose two terms combine as their max; the features of a shape
- * are computed by cost_point_features() / cost_item_features() (sim/cost.h) -- the same
- * functions for calib's fit and for the simulator's prediction, so a profile means one
- * thing.
+ * pair, whose two terms combine as their max, and its knee (sim/law.h, the catalogue of
+ * law forms); the features of a shape are computed by cost_point_features() /
+ * cost_item_features() (sim/cost.h) -- the same functions for calib's fit and for the
+ * simulator's prediction, so a profile means one thing.
  * A law keeps the raw points it was fitted on (columns named per law, the last one
  * is always "t_s"), the fit's median/max relative error against those points, and
  * its provenance (measured by calib on a named GPU, or derived from a cited figure).
  * Invariant after prof_load(): every law has 1..PROF_MAX_COEF finite coefficients (a law of
- * cost.h's no more than its form has: cost_law_ncoef) and every point row has exactly ncols
+ * the catalogue no more than its form has: law_ncoef) and every point row has exactly ncols
  * finite values. */
 #ifndef PACESIM_PROFILE_H
 #define PACESIM_PROFILE_H
 
-#define PROF_MAX_COEF 10
-#define PROF_MAX_COLS 8
+#include "law.h"
+
+#define PROF_MAX_COEF 10               /* coefficients a law may have in a file */
+#define PROF_MAX_COLS LAW_MAX_COLS
 #define PROF_ERR_MAX 1024
 
 typedef struct prof_law {
-    char name[48];                 /* see cost.h for the known names */
+    char name[48];                 /* see law.h for the known names */
     int ncoef;
     double coef[PROF_MAX_COEF];
     char provenance[320];
@@ -52,7 +54,7 @@ typedef struct profile {
     double clock_cold_mhz, clock_hot_mhz;   /* settled under a light load / the heater */
     double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
     int expand_cta_tokens;         /* the fp8 bridge's expansion kernel: tokens per CTA and */
-    int expand_ctas_per_sm;        /* CTAs per SM (0 = not recorded: v5's kernel, 784 and 8) */
+    int expand_ctas_per_sm;        /* CTAs per SM (0 = not recorded: 784 and 8) */
     int split_max, split_min_tiles, split_cost_tiles, split_ctas_per_sm;
                                    /* the fast prefill kernel's split of its walk (kernels/
                                       attn_split.h; split_max 0 = not recorded: it does not split) */
@@ -64,21 +66,26 @@ typedef struct profile {
 /* Read a profile.  0, or -1 with "file:line:col: key: message" in err.
  * On success the caller frees with prof_free(). */
 int prof_load(const char *path, profile_t *out, char err[PROF_ERR_MAX]);
-/* The same, but a law of this revision's (cost_law_ncoef) with more coefficients than its
- * form has -- a profile of another revision, which prof_load refuses -- is read as it is:
- * for calib --refit, which refits such laws from their points. */
+/* The same, but a law of the catalogue with more coefficients than its form has (law_ncoef)
+ * -- which prof_load refuses -- is read as it is: for calib --refit, which refits such laws
+ * from their points. */
 int prof_load_any(const char *path, profile_t *out, char err[PROF_ERR_MAX]);
 /* Write a profile (all laws, points, metadata).  0 or -1 (errno set). */
 int prof_save(const char *path, const profile_t *p);
 void prof_free(profile_t *p);
 
+/* An empty law of form f (law.h): its name, its coefficients (all 0), its columns; no
+ * points, provenance or sustained-load probe, not fitted. */
+void prof_law_init(prof_law_t *l, const law_form_t *f);
 /* The law called name, or NULL. */
 const prof_law_t *prof_find(const profile_t *p, const char *name);
 /* Add (or replace) a law; copies pts.  0 or -1 on allocation failure. */
 int prof_put(profile_t *p, const prof_law_t *law);
 
 /* Evaluate a law on a feature vector (ncoef values): the sum of coef[i] * feat[i], its
- * roofline pair (if any) taken as max(coef[a] feat[a], coef[b] feat[b]). */
+ * roofline pair (if any) taken as max(coef[a] feat[a], coef[b] feat[b]), its knee (if
+ * any) adding coef[a] feat[a] only where feat[b] > coef[b].  Terms past ncoef are absent:
+ * a law with fewer coefficients than its form prices without them. */
 double prof_eval(const prof_law_t *l, const double *feat);
 
 #endif

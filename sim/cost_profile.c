@@ -1,0 +1,445 @@
+/* cost_profile.c: the profile cost model -- every item of a step priced by its law, from
+ * the law's measured points where calib measured its shape and by the fitted law elsewhere,
+ * at the card's sustained-load clock (heat.h).
+ *
+ * An item whose group of points exists (cost_grid.h) is priced by piecewise-linear
+ * interpolation along the law's axis, and beyond the group's ends by the law scaled to meet
+ * the end point.  The reference model's shapes are what calib measures, so inside the grid
+ * an item costs what was measured; the law carries the rest (other shapes, heterogeneous
+ * batches, profiles without points).  Invariant: a model borrows its profile and model and
+ * prices an item from them alone, plus the heat state its previous steps left. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cost.h"
+#include "cost_grid.h"
+#include "heat.h"
+#include "law.h"
+
+typedef struct {
+    const profile_t *p;
+    const model_t *m;
+    model_rank_t r;
+    cost_hw_t hw;                 /* the profile's SMs and ceilings (features) */
+    cost_grid_t grid;             /* the laws' measured points */
+    double heat;                  /* the sustained-load state h after the last step (heat.h) */
+    double heat_mean;             /* h's mean over the last step priced */
+    struct { double m, n, k, wb; int pt; } gemm_memo[16]; /* gemm_choice()'s recent answers */
+    int gemm_nmemo, gemm_next;
+} pm_t;
+
+/* The point row an item would be, in its law's columns: 1, or 0 if it has none (a
+ * batch of unlike rows). */
+static int item_row(const cost_item_t *it, double *row)
+{
+    switch (it->kind) {
+    case CI_GEMM:
+        row[GEMM_COL_M] = it->m;
+        row[GEMM_COL_N] = it->n;
+        row[GEMM_COL_K] = it->k;
+        row[GEMM_COL_WB] = it->wb;
+        return 1;
+    case CI_GDN: row[GDN_COL_TOKENS] = it->tokens; row[GDN_COL_SEQS] = it->seqs; return 1;
+    case CI_ELEM: row[0] = it->tokens; return 1;
+    case CI_ATTN: case CI_BRIDGE: {
+        const kcall_t *c = it->call;
+        /* one request's rows (a prefill row, or a small-q row expanded token-wise) */
+        for (int i = 1; i < c->nseg; i++)
+            if (c->segs[i].req != c->segs[0].req) return 0;
+        long maxlen = 0;
+        for (int i = 0; i < c->nseg; i++)
+            if (c->segs[i].seq_len > maxlen) maxlen = c->segs[i].seq_len;
+        row[ATTN_COL_ROWS] = 1;
+        row[ATTN_COL_Q] = c->route == ROUTE_DECODE_XQA || c->route == ROUTE_DECODE_SCALAR ? c->nseg : c->segs[0].q;
+        row[ATTN_COL_SEQ_LEN] = (double)maxlen;
+        row[ATTN_COL_PAGE] = c->page;
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+/* One group's price at axis value x for an item with features feat: interpolation
+ * inside the group's range, the law scaled to meet the end point outside it.  0 / -1. */
+static int group_eval(const pm_t *pm, const prof_law_t *l, const cost_grid_group_t *gr, double x, const double *feat, double *t)
+{
+    int lo = 0, hi = gr->npts - 1;
+    if (x <= gr->ax[0] || x >= gr->ax[hi]) {
+        int e = x <= gr->ax[0] ? 0 : 1;
+        double fe[PROF_MAX_COEF];
+        if (cost_point_features_n(l->name, gr->edge[e], l->ncols, pm->m, &pm->r, &pm->hw, fe) < 0) return -1;
+        double le = prof_eval(l, fe), te = gr->t[e ? hi : 0];
+        *t = le > 0 ? prof_eval(l, feat) * te / le : te;
+        return 0;
+    }
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (gr->ax[mid] <= x) lo = mid;
+        else hi = mid;
+    }
+    double w = (x - gr->ax[lo]) / (gr->ax[hi] - gr->ax[lo]);
+    *t = gr->t[lo] + w * (gr->t[hi] - gr->t[lo]);
+    return 0;
+}
+
+/* Price it from measured points: its own group if calib measured its shape; for a
+ * prefill chunk (q >= 32) whose q was not measured, between the two nearest measured
+ * query sizes of the same rows and page (chunks, or the kernel's q = 1 row below them),
+ * weighted by the GPU waves the q adds (below).
+ * 1 and *t, or 0 (no measured neighbourhood: the law prices it). */
+static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t)
+{
+    const prof_law_t *l = &pm->p->laws[li];
+    int axis = cost_grid_axis(l);
+    double row[PROF_MAX_COLS] = { 0 };
+    if (axis < 0 || !item_row(it, row)) return 0;
+    double x = row[axis];
+    const cost_grid_group_t *below = NULL, *above = NULL;
+    int chunk = it->kind == CI_ATTN && it->call->route != ROUTE_DECODE_XQA && it->call->route != ROUTE_DECODE_SCALAR
+                && row[ATTN_COL_Q] >= 32;
+    for (int g = 0; g < pm->grid.n; g++) {
+        const cost_grid_group_t *gr = &pm->grid.g[g];
+        if (gr->law != li) continue;
+        /* the bridge's expansion depends on the sequence only */
+        if (it->kind == CI_BRIDGE || cost_grid_same_key(row, gr->key, cost_grid_nkeys(l), axis))
+            return group_eval(pm, l, gr, x, feat, t) == 0;
+        /* neighbours: measured chunks, and the q = 1 row of the prefill kernels (the same
+         * CTA walking the same keys with one live row: a short final chunk whose tiles
+         * still fit one wave costs what that row costs) */
+        if (!chunk || gr->key[ATTN_COL_ROWS] != row[ATTN_COL_ROWS] || gr->key[ATTN_COL_PAGE] != row[ATTN_COL_PAGE]) continue;
+        double gq = gr->key[ATTN_COL_Q], q = row[ATTN_COL_Q];
+        if (gq < 32 && gq != 1) continue;
+        if (gq < q && (!below || gq > below->key[ATTN_COL_Q])) below = gr;
+        if (gq > q && (!above || gq < above->key[ATTN_COL_Q])) above = gr;
+    }
+    if (!below || !above) return 0;
+    double tb, ta;
+    if (group_eval(pm, l, below, x, feat, &tb) < 0 || group_eval(pm, l, above, x, feat, &ta) < 0) return 0;
+    if (x < below->ax[0] || x < above->ax[0]) return 0;   /* a chunk shorter than a measured one's context */
+    /* blend in waves, not in q: query tiles that still fit on idle SMs add no time, so
+     * the weight is how many of the waves between the two measured sizes this q adds
+     * (waves = ceil(CTAs / SMs); CTAs from the law's features) */
+    double fb[PROF_MAX_COEF], fa[PROF_MAX_COEF], pb[PROF_MAX_COLS], pa[PROF_MAX_COLS];
+    memcpy(pb, row, sizeof pb);
+    memcpy(pa, row, sizeof pa);
+    pb[ATTN_COL_Q] = below->key[ATTN_COL_Q];
+    pa[ATTN_COL_Q] = above->key[ATTN_COL_Q];
+    double w = (row[ATTN_COL_Q] - pb[ATTN_COL_Q]) / (pa[ATTN_COL_Q] - pb[ATTN_COL_Q]);
+    if (pm->p->sms > 0 && cost_point_features(l->name, pb, pm->m, &pm->r, &pm->hw, fb) == 0
+        && cost_point_features(l->name, pa, pm->m, &pm->r, &pm->hw, fa) == 0) {
+        double sms = pm->p->sms, wv_b = ceil(fb[PREFILL_CTAS] / sms), wv_a = ceil(fa[PREFILL_CTAS] / sms),
+               wv = ceil(feat[PREFILL_CTAS] / sms);
+        if (pm->hw.split_max > 0) {
+            /* a profile whose fast path splits its walk (prefill_split): the parts differ in
+             * length from one q to the next (a q = 64 chunk at 240K walks 2 parts of 938
+             * tiles, q = 96 3 of 625), so waves are no measure: the busiest SM's tiles are
+             * (tiles_max + queue_tiles) */
+            wv_b = fb[PREFILL_TILES_MAX] + fb[PREFILL_QUEUE_TILES];
+            wv_a = fa[PREFILL_TILES_MAX] + fa[PREFILL_QUEUE_TILES];
+            wv = feat[PREFILL_TILES_MAX] + feat[PREFILL_QUEUE_TILES];
+        }
+        if (wv_a > wv_b) w = (wv - wv_b) / (wv_a - wv_b);
+    }
+    *t = tb + w * (ta - tb);
+    return 1;
+}
+
+typedef struct {
+    cost_model_t *cm;
+    cost_breakdown_t *o;
+    int pass;                     /* 0: calibrated prices summed; 1: priced at the heat state */
+    double total, heat_w;         /* pass 0: seconds, and seconds x the law's heat */
+} pm_ctx_t;
+
+static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp);
+
+/* The kernel cuBLAS would pick for a GEMM item, where the gemm law's points record it
+ * (GEMM_COLS_CFG columns): that of the law's nearest point, by |ln m - ln m'| + |ln n - ln
+ * n'| + |ln k - ln k'| among the points of the item's weight bytes (all of them if none
+ * has those; ties: the first).  Inside a measured shape the points price the item
+ * (grid_price) and this choice is no matter; it prices one beyond the shape's largest m
+ * (the nearest point is that end's) and shapes calib did not measure (a TP degree or a
+ * model of other widths: cuBLAS's pick for the nearest measured shape).  The point's
+ * index, or -1 when the law records no choice. */
+static int gemm_choice(pm_t *pm, const prof_law_t *l, const cost_item_t *it)
+{
+    if (!law_has_facts(law_form(LAW_GEMM), l->ncols) || l->npts < 1 || !(it->m >= 1 && it->n >= 1 && it->k >= 1)) return -1;
+    for (int i = 0; i < pm->gemm_nmemo; i++)
+        if (pm->gemm_memo[i].m == it->m && pm->gemm_memo[i].n == it->n && pm->gemm_memo[i].k == it->k &&
+            pm->gemm_memo[i].wb == it->wb)
+            return pm->gemm_memo[i].pt;
+    int best = -1, same_wb = 0;
+    double bd = INFINITY, lm = log(it->m), ln = log(it->n), lk = log(it->k);
+    for (int i = 0; i < l->npts; i++)
+        same_wb |= l->pts[(size_t)i * l->ncols + GEMM_COL_WB] == it->wb;
+    for (int i = 0; i < l->npts; i++) {
+        const double *row = l->pts + (size_t)i * l->ncols;
+        double rm = row[GEMM_COL_M], rn = row[GEMM_COL_N], rk = row[GEMM_COL_K];
+        if ((same_wb && row[GEMM_COL_WB] != it->wb) || !(rm >= 1 && rn >= 1 && rk >= 1)) continue;
+        double d = fabs(log(rm) - lm) + fabs(log(rn) - ln) + fabs(log(rk) - lk);
+        if (d < bd) {
+            bd = d;
+            best = i;
+        }
+    }
+    int slot = pm->gemm_nmemo < 16 ? pm->gemm_nmemo++ : pm->gemm_next++ % 16;
+    pm->gemm_memo[slot].m = it->m;
+    pm->gemm_memo[slot].n = it->n;
+    pm->gemm_memo[slot].k = it->k;
+    pm->gemm_memo[slot].wb = it->wb;
+    pm->gemm_memo[slot].pt = best;
+    return best;
+}
+
+/* One item's calibrated seconds (x count); *grid: priced from measured points; *lp its
+ * law (NULL when the profile has none and the item is optional).  0 / -1 (err set). */
+static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
+{
+    pm_t *pm = cm->impl;
+    char name[64];
+    double feat[PROF_MAX_COEF];
+    const char *law = cost_item_law(it, name, sizeof name);
+    const prof_law_t *l = prof_find(pm->p, law);
+    *sec = 0;
+    *grid = 0;
+    *lp = l;
+    if (!l) {
+        /* elementwise work is optional in a profile (folded into the others) */
+        if (it->kind == CI_ELEM) return 0;
+        snprintf(cm->err, sizeof cm->err, "profile has no law \"%s\" (needed by this scenario)", law);
+        return -1;
+    }
+    int pt = it->kind == CI_GEMM ? gemm_choice(pm, l, it) : -1, rc;
+    if (pt >= 0) {
+        /* the item's shape, with the kernel cuBLAS picked at its law's nearest point */
+        double row[PROF_MAX_COLS];
+        memcpy(row, l->pts + (size_t)pt * l->ncols, (size_t)l->ncols * sizeof *row);
+        row[GEMM_COL_M] = it->m;
+        row[GEMM_COL_N] = it->n;
+        row[GEMM_COL_K] = it->k;
+        row[GEMM_COL_WB] = it->wb;
+        rc = cost_point_features_n(law, row, l->ncols, pm->m, &pm->r, &pm->hw, feat);
+    } else {
+        rc = cost_item_features(it, pm->m, &pm->r, &pm->hw, feat);
+    }
+    if (rc < 0) {
+        snprintf(cm->err, sizeof cm->err, "cannot compute the features of law \"%s\"", law);
+        return -1;
+    }
+    double t;
+    if (split_decode(cm, it, sec, grid, lp)) return *sec < 0 ? -1 : 0;
+    *grid = grid_price(pm, (int)(l - pm->p->laws), it, feat, &t);
+    if (!*grid) t = prof_eval(l, feat);
+    *sec = (t > 0 ? t : 0) * it->count;
+    return 0;
+}
+
+/* A decode call over several requests (their rows in one launch) costs what its
+ * requests' calls would cost one by one, less the fixed cost of the launches it does not
+ * make: the kernel is bandwidth-bound and its CTAs fill the GPU either way, so the bytes'
+ * times add, but it launches once (one main kernel, one reduce), so every part after the
+ * first gives back the law's per-call constant c0.  (calib measures identical rows only;
+ * on the H200 replays the law on the whole mixture prices 10-16% high, the parts' sum
+ * within 2%.)  1 if the item was such a call (*sec its price, -1 on error), else 0. */
+static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
+{
+    const kcall_t *c = it->call;
+    if (it->kind != CI_ATTN || (c->route != ROUTE_DECODE_XQA && c->route != ROUTE_DECODE_SCALAR) || c->nseg < 2)
+        return 0;
+    int mixed = 0;
+    for (int i = 1; i < c->nseg; i++) mixed |= c->segs[i].req != c->segs[0].req;
+    if (!mixed) return 0;
+    kseg_t *seg = malloc((size_t)c->nseg * sizeof *seg);
+    char *done = calloc((size_t)c->nseg, 1);
+    int g = 1, parts = 0;
+    *sec = 0;
+    *grid = 1;
+    if (!seg || !done) {
+        snprintf(cm->err, sizeof cm->err, "out of memory");
+        free(seg);
+        free(done);
+        *sec = -1;
+        return 1;
+    }
+    for (int i = 0; i < c->nseg; i++) {
+        if (done[i]) continue;
+        int n = 0;
+        for (int j = i; j < c->nseg; j++)
+            if (!done[j] && c->segs[j].req == c->segs[i].req) {
+                seg[n++] = c->segs[j];
+                done[j] = 1;
+            }
+        kcall_t sub = *c;
+        sub.segs = seg;
+        sub.nseg = n;
+        cost_item_t one = *it;
+        one.call = &sub;
+        double t;
+        if (pm_item(cm, &one, &t, &g, lp) < 0) {
+            *sec = -1;
+            break;
+        }
+        if (parts++ && *lp) t -= (*lp)->coef[FEAT_ONE] * it->count;   /* one launch, not one per part */
+        *sec += t > 0 ? t : 0;
+        *grid &= g;
+    }
+    free(seg);
+    free(done);
+    return 1;
+}
+
+/* How hard an item of `sec` seconds (x count) loads the card, 0..1 (heat.h): tensor-core
+ * work (GEMMs, attention) by its FLOP rate over the calibrated fp16 peak, which is the
+ * heater's own rate (a GEMM at m = 1 is bandwidth-bound and cool, one at m = 2048 runs
+ * near peak); work with no FLOP count (GDN core, elementwise, the fp8 expansion) by its
+ * law's measured heat. */
+static double item_heat(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec)
+{
+    double fl = cost_item_flops(it, pm->m, &pm->r);
+    if (fl > 0 && pm->p->peak_fp16_tflops > 0 && sec > 0) {
+        double u = fl * it->count / sec / (pm->p->peak_fp16_tflops * 1e12);
+        return u < 1 ? u : 1;
+    }
+    return l && l->has_sustained ? l->heat : 0;
+}
+
+/* The sustained-load factor of a law's item at heat state h (heat.h). */
+static double hot_factor(const pm_t *pm, const prof_law_t *l, double h)
+{
+    if (!l || !l->has_sustained || !pm->p->has_sustained || h <= 0) return 1.0;
+    return heat_factor(l->hot, h, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
+}
+
+int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid)
+{
+    const prof_law_t *l;
+    if (pm_item(cm, it, sec, grid, &l) < 0) return -1;
+    *sec *= hot_factor(cm->impl, l, ((pm_t *)cm->impl)->heat_mean);
+    return 0;
+}
+
+static int pm_price(void *vctx, const cost_item_t *it)
+{
+    pm_ctx_t *x = vctx;
+    double sec;
+    int grid;
+    const prof_law_t *l;
+    if (pm_item(x->cm, it, &sec, &grid, &l) < 0) return -1;
+    if (x->pass == 0) {
+        x->total += sec;
+        x->heat_w += sec * item_heat((pm_t *)x->cm->impl, it, l, sec);
+        return 0;
+    }
+    cost_breakdown_add(x->o, it, sec * hot_factor(x->cm->impl, l, ((pm_t *)x->cm->impl)->heat_mean));
+    return 0;
+}
+
+/* With a profile that has the sustained-load probes: a first pass prices the items at
+ * their calibrated times, whose heat-weighted share is the step's target; the state
+ * follows it over the step's length (heat_step) and a second pass prices every item at
+ * the state's mean over the step.  Without them: one pass, calibrated times. */
+static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
+{
+    pm_t *pm = cm->impl;
+    memset(o, 0, sizeof *o);
+    pm_ctx_t x = { cm, o, 1, 0, 0 };
+    if (pm->p->has_sustained) {
+        x.pass = 0;
+        if (cost_enumerate(pm->m, &pm->r, in, pm_price, &x) < 0) return -1;
+        double c = x.total > 0 ? x.heat_w / x.total : 0;
+        pm->heat_mean = heat_step(&pm->heat, c, x.total, pm->p->tau_up_s, pm->p->tau_down_s);
+        x.pass = 1;
+    }
+    return cost_enumerate(pm->m, &pm->r, in, pm_price, &x);
+}
+
+static void pm_destroy(cost_model_t *cm)
+{
+    pm_t *pm = cm->impl;
+    cost_grid_free(&pm->grid);
+    free(pm);
+    free(cm);
+}
+
+/* "path:line:col: laws" or "path: laws" */
+static void laws_where(const profile_t *p, char *buf, size_t n)
+{
+    if (p->laws_line > 0) snprintf(buf, n, "%s:%d:%d: laws", p->path, p->laws_line, p->laws_col);
+    else snprintf(buf, n, "%s: laws", p->path);
+}
+
+int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,
+                       char err[COST_ERR_MAX])
+{
+    static const char *const fp16[] = { "attn.prefill_bm32.fp16", "attn.prefill_generic.fp16",
+                                        "attn.prefill_lowsmem.fp16", NULL };
+    static const char *const fp8[] = { "attn.prefill_generic.fp8", "attn.prefill_lowsmem.fp8", "attn.fp8_bridge",
+                                       "attn.prefill_bm32.fp16", NULL };
+    char where[600];
+    laws_where(p, where, sizeof where);
+    const char *const *need = kv == KV_FP8_E5M2 ? fp8 : fp16;
+    for (int i = 0; need[i]; i++)
+        if (!prof_find(p, need[i])) {
+            snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (kv_cache_dtype %s needs it)", where, need[i],
+                     kv == KV_FP8_E5M2 ? "fp8_e5m2" : "fp16");
+            return -1;
+        }
+    char dec[48];
+    snprintf(dec, sizeof dec, "attn.decode_%s.%s", group >= 2 ? "xqa" : "scalar", kv == KV_FP8_E5M2 ? "fp8" : "fp16");
+    if (!prof_find(p, dec)) {
+        snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (the decode rows need it)", where, dec);
+        return -1;
+    }
+    cost_model_t *cm = cost_profile_new(p, m, tp, err);
+    if (!cm) return -1;
+    cost_free(cm);
+    return 0;
+}
+
+cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[COST_ERR_MAX])
+{
+    char where[600];
+    laws_where(p, where, sizeof where);
+    cost_model_t *cm = calloc(1, sizeof *cm);
+    pm_t *pm = calloc(1, sizeof *pm);
+    if (!cm || !pm) {
+        snprintf(err, COST_ERR_MAX, "out of memory");
+        goto fail;
+    }
+    pm->p = p;
+    pm->m = m;
+    pm->hw = cost_hw_of(p);
+    if (model_rank(m, tp, &pm->r) < 0) {
+        snprintf(err, COST_ERR_MAX, "tensor_parallel_size %d does not divide the model's heads", tp);
+        goto fail;
+    }
+    static const char *const need[] = { "gemm", "step" };
+    for (size_t i = 0; i < sizeof need / sizeof *need; i++)
+        if (!prof_find(p, need[i])) {
+            snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (every step needs it)", where, need[i]);
+            goto fail;
+        }
+    if (m->n_gdn > 0 && !prof_find(p, "gdn")) {
+        snprintf(err, COST_ERR_MAX, "%s: no law \"gdn\" (the model has GDN layers)", where);
+        goto fail;
+    }
+    if (tp > 1 && !prof_find(p, "allreduce")) {
+        snprintf(err, COST_ERR_MAX, "%s: no law \"allreduce\" (tensor_parallel_size %d)", where, tp);
+        goto fail;
+    }
+    if (cost_grid_build(&pm->grid, p->laws, p->nlaws) < 0) {
+        snprintf(err, COST_ERR_MAX, "out of memory");
+        goto fail;
+    }
+    cm->name = "profile";
+    cm->step = pm_step;
+    cm->destroy = pm_destroy;
+    cm->impl = pm;
+    return cm;
+fail:
+    free(pm);
+    free(cm);
+    return NULL;
+}
+

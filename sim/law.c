@@ -1,0 +1,86 @@
+/* law.c: the catalogue of cost-law forms (see law.h).
+ *
+ * One row per law; the feature names spell out each family's enum in law.h, in order, so
+ * a row's ncoef is how many of them it has.  Nothing else in the tree lists law names,
+ * columns, coefficient counts, roofline pairs or knees. */
+#include <string.h>
+#include "law.h"
+
+static const char *const prefill_feats[] = { "1", "tiles_total", "tiles_max", "ctas", "queue_tiles" };
+static const char *const decode_feats[] = { "1", "kv_tokens", "part_tokens_max", "ctas", "kv_tokens_unique",
+                                            "wave_tokens", "reduce_depth", "sm_tokens", "lone_tokens" };
+static const char *const bridge_feats[] = { "1", "expanded_tokens", "page_walk", "expanded_tokens",
+                                            "expanded_tokens", "sm_ctas" };
+static const char *const gemm_feats[] = { "1", "flops", "bytes", "roofline", "split", "tile_roofline",
+                                          "partial_bytes", "weight_stream", "tile_roofline_128" };
+static const char *const gdn_feats[] = { "1", "tokens", "seqs", "chunks", "short_waves", "long_row", "tokens" };
+static const char *const elem_feats[] = { "1", "tokens", "norm_waves", "silu_waves", "silu_second_wave" };
+static const char *const allreduce_feats[] = { "1", "bytes" };
+static const char *const step_feats[] = { "1", "rows", "eager", "eager_passes" };
+
+#define ATTN_COLS 5, { "rows", "q", "seq_len", "page", "t_s" }, 4, ATTN_COL_SEQ_LEN
+#define NO_ROOF -1, -1
+#define NO_KNEE -1, -1
+#define PREFILL(id, name, bm, bn, split) \
+    { id, name, LF_PREFILL, ATTN_COLS, PREFILL__N, prefill_feats, NO_ROOF, NO_KNEE, bm, bn, 1, split }
+/* decode: the CTAs an SM holds on sm_90 (XQA 2, fp16 and fp8; scalar: 78 registers x 256
+ * threads = 3); decode_scalar has no lone-CTA term (its SMs hold an odd number by design) */
+#define XQA(id, name) \
+    { id, name, LF_DECODE_XQA, ATTN_COLS, DECODE__N, decode_feats, NO_ROOF, NO_KNEE, 0, 0, 2, 0 }
+#define SCALAR(id, name) \
+    { id, name, LF_DECODE_SCALAR, ATTN_COLS, DECODE_LONE_TOKENS, decode_feats, NO_ROOF, NO_KNEE, 0, 0, 3, 0 }
+
+static const law_form_t forms[LAW__N] = {
+    PREFILL(LAW_PREFILL_BM32_FP16, "attn.prefill_bm32.fp16", 32, 128, 1),
+    PREFILL(LAW_PREFILL_GENERIC_FP16, "attn.prefill_generic.fp16", 32, 64, 0),
+    PREFILL(LAW_PREFILL_LOWSMEM_FP16, "attn.prefill_lowsmem.fp16", 16, 128, 0),
+    PREFILL(LAW_PREFILL_GENERIC_FP8, "attn.prefill_generic.fp8", 32, 64, 0),
+    PREFILL(LAW_PREFILL_LOWSMEM_FP8, "attn.prefill_lowsmem.fp8", 16, 128, 0),
+    XQA(LAW_DECODE_XQA_FP16, "attn.decode_xqa.fp16"),
+    XQA(LAW_DECODE_XQA_FP8, "attn.decode_xqa.fp8"),
+    SCALAR(LAW_DECODE_SCALAR_FP16, "attn.decode_scalar.fp16"),
+    SCALAR(LAW_DECODE_SCALAR_FP8, "attn.decode_scalar.fp8"),
+    /* the expansion kernel: 8 CTAs an SM where the profile records no fp8_expand */
+    { LAW_FP8_BRIDGE, "attn.fp8_bridge", LF_BRIDGE, ATTN_COLS, BRIDGE__N, bridge_feats,
+      BRIDGE_PAGE_WALK, BRIDGE_EXPANDED_BW, BRIDGE_EXPANDED_KNEE, BRIDGE_SM_CTAS, 0, 0, 8, 0 },
+    { LAW_GEMM, "gemm", LF_GEMM, LAW_GEMM_NCOLS, { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" }, 4, GEMM_COL_M,
+      GEMM__N, gemm_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0 },
+    { LAW_GDN, "gdn", LF_GDN, 3, { "tokens", "seqs", "t_s" }, 2, GDN_COL_TOKENS, GDN__N, gdn_feats,
+      GDN_LONG_ROW, GDN_TOKENS_BW, NO_KNEE, 0, 0, 0, 0 },
+    { LAW_ELEMENTWISE, "elementwise", LF_ELEMENTWISE, 2, { "tokens", "t_s" }, 1, 0, ELEM__N, elem_feats,
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0 },
+    { LAW_ALLREDUCE, "allreduce", LF_ALLREDUCE, 2, { "bytes", "t_s" }, 1, -1, ALLREDUCE__N, allreduce_feats,
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0 },
+    { LAW_STEP, "step", LF_STEP, 2, { "rows", "t_s" }, 1, -1, STEP__N, step_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0 },
+};
+
+_Static_assert(DECODE__N <= LAW_MAX_FEAT && GEMM__N <= LAW_MAX_FEAT, "LAW_MAX_FEAT is the most features a law has");
+
+const law_form_t *law_form(law_id_t id)
+{
+    return id >= 0 && id < LAW__N ? &forms[id] : NULL;
+}
+
+const law_form_t *law_find(const char *name)
+{
+    for (int i = 0; i < LAW__N; i++)
+        if (!strcmp(forms[i].name, name))
+            return &forms[i];
+    return NULL;
+}
+
+int law_ncoef(const char *name)
+{
+    const law_form_t *f = law_find(name);
+    return f ? f->ncoef : 0;
+}
+
+int law_has_facts(const law_form_t *f, int ncols)
+{
+    return f && f->nshape < f->ncols - 1 && ncols >= f->ncols;
+}
+
+int law_shape_cols(const law_form_t *f, int ncols)
+{
+    return law_has_facts(f, ncols) ? f->nshape : ncols - 1;
+}

@@ -1,0 +1,151 @@
+/* law: the catalogue of cost-law forms -- every law a profile may hold, in one table.
+ *
+ * A law form is its name, its family (which feature function gives it meaning), the
+ * columns of its measured points, the column its grid interpolates along, its named
+ * features (one coefficient each), and the terms that do not simply add: a "roofline pair"
+ * (a, b) whose two terms combine as max(c_a f_a, c_b f_b), and a "knee" (a, b) whose term a
+ * counts only where f_b > c_b (c_b a threshold the fit picks, not a multiplier).  The cost
+ * model's features, the profile loader, the fitter and calib all read this table, so a law
+ * means one thing everywhere.  Invariant: feature index i of a law is the i-th name of its
+ * family's enum below, and a law's ncoef is that enum's count (or fewer, for decode_scalar).
+ * The feature functions themselves (and why each feature is there) are in cost_feat.c. */
+#ifndef PACESIM_LAW_H
+#define PACESIM_LAW_H
+
+#define LAW_MAX_COLS 8                 /* point columns, t_s included */
+#define LAW_GEMM_NCOLS 8               /* gemm's: its shape, the kernel cuBLAS picked, t_s */
+
+typedef enum {
+    LAW_PREFILL_BM32_FP16 = 0,         /* attn.prefill_bm32.fp16    the fast path, BM32/BN128 */
+    LAW_PREFILL_GENERIC_FP16,          /* attn.prefill_generic.fp16 BM32/BN64 */
+    LAW_PREFILL_LOWSMEM_FP16,          /* attn.prefill_lowsmem.fp16 BM16/BN128 */
+    LAW_PREFILL_GENERIC_FP8,           /* ...fp8: fp8_e5m2 KV dequantised in the kernel */
+    LAW_PREFILL_LOWSMEM_FP8,
+    LAW_DECODE_XQA_FP16,               /* attn.decode_xqa.*: split-K, a CTA per kv head */
+    LAW_DECODE_XQA_FP8,
+    LAW_DECODE_SCALAR_FP16,            /* attn.decode_scalar.*: split-K, a CTA per q head */
+    LAW_DECODE_SCALAR_FP8,
+    LAW_FP8_BRIDGE,                    /* attn.fp8_bridge: the fp8 cache expanded to fp16 */
+    LAW_GEMM,                          /* one cuBLAS GEMM */
+    LAW_GDN,                           /* one GDN layer's core */
+    LAW_ELEMENTWISE,                   /* one layer's norms and SiLU-mul */
+    LAW_ALLREDUCE,                     /* one all-reduce (TP > 1) */
+    LAW_STEP,                          /* the engine's per-step host overhead */
+    LAW__N
+} law_id_t;
+
+typedef enum {
+    LF_PREFILL = 0, LF_DECODE_XQA, LF_DECODE_SCALAR, LF_BRIDGE, LF_GEMM, LF_GDN, LF_ELEMENTWISE,
+    LF_ALLREDUCE, LF_STEP
+} law_family_t;
+
+/* ---- features, per family: index into a feature vector (and its coefficient) ---- */
+enum {                                 /* every family's feature 0 is the constant 1 */
+    FEAT_ONE = 0
+};
+enum prefill_feat {                    /* rows, q, seq_len, page -> */
+    PREFILL_ONE = 0,
+    PREFILL_TILES_TOTAL,               /* KV tiles walked by every CTA */
+    PREFILL_TILES_MAX,                 /* the longest CTA's (part's) tiles: the critical path */
+    PREFILL_CTAS,                      /* CTAs (parts of CTAs, where the kernel splits its walk) */
+    PREFILL_QUEUE_TILES,               /* tiles the critical path waits behind on the busiest SM */
+    PREFILL__N
+};
+enum decode_feat {                     /* rows, q, seq_len, page -> */
+    DECODE_ONE = 0,
+    DECODE_KV_TOKENS,                  /* KV tokens read, x kv heads (XQA) or q heads (scalar) */
+    DECODE_PART_TOKENS_MAX,            /* the longest partition's tokens */
+    DECODE_CTAS,                       /* partitions x heads */
+    DECODE_KV_UNIQUE,                  /* KV tokens of requests' longest rows (repeats from L2) */
+    DECODE_WAVE_TOKENS,                /* waves of CTAs x the partition a wave streams */
+    DECODE_REDUCE_DEPTH,               /* the reduce's partitions per row */
+    DECODE_SM_TOKENS,                  /* the busiest SM's partitions' tokens */
+    DECODE_LONE_TOKENS,                /* XQA: a lone CTA on the busiest SM (decode_scalar stops before it) */
+    DECODE__N
+};
+enum bridge_feat {                     /* rows, q, seq_len, page -> */
+    BRIDGE_ONE = 0,
+    BRIDGE_EXPANDED,                   /* tokens expanded x kv heads */
+    BRIDGE_PAGE_WALK,                  /* roofline pair with BRIDGE_EXPANDED_BW: a CTA's walk */
+    BRIDGE_EXPANDED_BW,                /*   against the bytes every CTA moves together */
+    BRIDGE_EXPANDED_KNEE,              /* knee on BRIDGE_SM_CTAS: every token again, past it */
+    BRIDGE_SM_CTAS,                    /* the expansion's CTAs the busiest SM holds at once */
+    BRIDGE__N
+};
+enum gemm_feat {                       /* m, n, k, wb, tile_n, tile_m, splits -> */
+    GEMM_ONE = 0,
+    GEMM_FLOPS,
+    GEMM_BYTES,
+    GEMM_ROOFLINE,                     /* max(flops / GEMM ceiling, bytes / copy ceiling) */
+    GEMM_SPLIT,                        /* 1 when cuBLAS's kernel splits k */
+    GEMM_TILE_ROOFLINE,                /* the busiest SM's padded tile FLOPs against the bytes */
+    GEMM_PARTIAL_BYTES,                /* the fp32 partial sums a split writes and reads */
+    GEMM_WEIGHT_STREAM,                /* the weights once per column of tiles along m */
+    GEMM_TILE_ROOFLINE_128,            /* GEMM_TILE_ROOFLINE, the tile at least 128 wide along m */
+    GEMM__N
+};
+enum gdn_feat {                        /* tokens, seqs -> */
+    GDN_ONE = 0,
+    GDN_TOKENS,
+    GDN_SEQS,
+    GDN_CHUNKS,                        /* chunk stagings on the long row's critical path */
+    GDN_SHORT_WAVES,                   /* waves of the one-token rows' CTAs beside the long row */
+    GDN_LONG_ROW,                      /* roofline pair with GDN_TOKENS_BW: the long row's walk */
+    GDN_TOKENS_BW,                     /*   against the throughput of every token */
+    GDN__N
+};
+enum elementwise_feat {                /* tokens -> */
+    ELEM_ONE = 0,
+    ELEM_TOKENS,
+    ELEM_NORM_WAVES,
+    ELEM_SILU_WAVES,
+    ELEM_SILU_SECOND_WAVE,             /* 1 once the SiLU grid needs a second wave */
+    ELEM__N
+};
+enum allreduce_feat { ALLREDUCE_ONE = 0, ALLREDUCE_BYTES, ALLREDUCE__N };   /* bytes -> */
+enum step_feat {                       /* rows -> (an item also knows eager, eager_passes) */
+    STEP_ONE = 0,
+    STEP_ROWS,
+    STEP_EAGER,                        /* 1 for a step holding a prompt chunk (no CUDA graph) */
+    STEP_EAGER_PASSES,                 /* its MTP draft passes */
+    STEP__N
+};
+#define LAW_MAX_FEAT 9                 /* the most features a law has (decode, gemm) */
+
+/* ---- point columns, per family ---- */
+enum attn_col { ATTN_COL_ROWS = 0, ATTN_COL_Q, ATTN_COL_SEQ_LEN, ATTN_COL_PAGE };
+enum gemm_col { GEMM_COL_M = 0, GEMM_COL_N, GEMM_COL_K, GEMM_COL_WB, GEMM_COL_TILE_N, GEMM_COL_TILE_M, GEMM_COL_SPLITS };
+enum gdn_col { GDN_COL_TOKENS = 0, GDN_COL_SEQS };
+
+typedef struct law_form {
+    law_id_t id;
+    const char *name;
+    law_family_t family;
+    int ncols;                         /* point columns, t_s (always the last) included */
+    const char *cols[LAW_MAX_COLS];
+    int nshape;                        /* the first nshape columns name a point's shape; any after
+                                          them (before t_s) are facts measured with it */
+    int axis;                          /* the column a grid of points interpolates along (-1: none) */
+    int ncoef;                         /* features, and so coefficients */
+    const char *const *feat;           /* their names (ncoef of them) */
+    int roof_a, roof_b;                /* the roofline pair, a < b (-1: none) */
+    int knee_a, knee_b;                /* the knee (-1: none) */
+    int tile_m, tile_n;                /* prefill: the kernel's tile (BM, BN) */
+    int ctas_per_sm;                   /* attention: its kernel's CTAs an SM holds on sm_90 */
+    int splits;                        /* prefill: the kernel may split its CTAs' walk in parts */
+} law_form_t;
+
+/* The form of law id (id < LAW__N). */
+const law_form_t *law_form(law_id_t id);
+/* The form called name, or NULL for a name not in the catalogue. */
+const law_form_t *law_find(const char *name);
+/* The number of coefficients of law name (0 if it is not in the catalogue). */
+int law_ncoef(const char *name);
+/* 1 when a row of ncols columns (t_s included) of law f carries, after its shape, the facts
+ * measured with it (f has such columns and the row has all of f's), else 0. */
+int law_has_facts(const law_form_t *f, int ncols);
+/* The columns that name the shape of a row of ncols columns (t_s included): f's shape
+ * columns when the row carries facts, else every column but t_s. */
+int law_shape_cols(const law_form_t *f, int ncols);
+
+#endif

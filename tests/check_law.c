@@ -1,0 +1,115 @@
+/* check_law: the catalogue of law forms (sim/law.c) -- every row well formed (ids in
+ * order, columns ending in t_s, roofline pairs and knees inside the law's features), the
+ * lookups and cost.h's views of it agreeing, and each law's feature function filling its
+ * features and nothing past them.  Run from the repository root. */
+#include <check.h>
+#include "check_run.h"
+#include <string.h>
+#include "cost.h"
+#include "law.h"
+#include "scenario.h"
+
+START_TEST(forms_are_well_formed)
+{
+    const law_form_t *f = law_form((law_id_t)_i);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->id, _i);
+    ck_assert_ptr_eq(law_find(f->name), f);
+    ck_assert_int_eq(law_ncoef(f->name), f->ncoef);
+    ck_assert_int_eq(cost_law_ncoef(f->name), f->ncoef);
+    ck_assert(f->ncols >= 2 && f->ncols <= LAW_MAX_COLS);
+    ck_assert_str_eq(f->cols[f->ncols - 1], "t_s");
+    ck_assert(f->nshape >= 1 && f->nshape <= f->ncols - 1);
+    ck_assert(f->axis >= -1 && f->axis < f->nshape);
+    ck_assert(f->ncoef >= 1 && f->ncoef <= LAW_MAX_FEAT && LAW_MAX_FEAT <= PROF_MAX_COEF);
+    ck_assert_str_eq(f->feat[FEAT_ONE], "1");
+    for (int i = 0; i < f->ncoef; i++) ck_assert_ptr_nonnull(f->feat[i]);
+    int a = -9, b = -9;
+    if (f->roof_a < 0) {
+        ck_assert_int_eq(f->roof_b, -1);
+        ck_assert_int_eq(cost_law_roof(f->name, &a, &b), 0);
+    } else {
+        ck_assert(f->roof_a > 0 && f->roof_a < f->roof_b && f->roof_b < f->ncoef);
+        ck_assert_int_eq(cost_law_roof(f->name, &a, &b), 1);
+        ck_assert(a == f->roof_a && b == f->roof_b);
+    }
+    if (f->knee_a < 0) {
+        ck_assert_int_eq(f->knee_b, -1);
+        ck_assert_int_eq(cost_law_knee(f->name, &a, &b), 0);
+    } else {
+        ck_assert(f->knee_a > 0 && f->knee_b > 0 && f->knee_a != f->knee_b && f->knee_b < f->ncoef);
+        ck_assert_int_eq(cost_law_knee(f->name, &a, &b), 1);
+        ck_assert(a == f->knee_a && b == f->knee_b);
+    }
+    int attn = f->family == LF_PREFILL || f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ||
+               f->family == LF_BRIDGE;
+    ck_assert_int_eq(attn, !strncmp(f->name, "attn.", 5));
+    if (attn) ck_assert(f->ctas_per_sm >= 1 && f->axis == ATTN_COL_SEQ_LEN && f->ncols == 5);
+    if (f->family == LF_PREFILL) ck_assert(f->tile_m > 0 && f->tile_n > 0);
+}
+END_TEST
+
+START_TEST(lookups)
+{
+    ck_assert_ptr_null(law_find("attn.prefill_bm32.fp8"));
+    ck_assert_ptr_null(law_find(""));
+    ck_assert_ptr_null(law_form(LAW__N));
+    ck_assert_int_eq(law_ncoef("no.such.law"), 0);
+    ck_assert_int_eq(cost_law_ncoef("no.such.law"), 0);
+    /* a gemm row of every column carries cuBLAS's pick after its shape; a shorter one none */
+    const law_form_t *g = law_form(LAW_GEMM), *x = law_form(LAW_DECODE_XQA_FP16);
+    ck_assert_int_eq(GEMM_COLS_CFG, g->ncols);
+    ck_assert_int_eq(law_has_facts(g, g->ncols), 1);
+    ck_assert_int_eq(law_shape_cols(g, g->ncols), g->nshape);
+    ck_assert_int_eq(law_has_facts(g, g->nshape + 1), 0);
+    ck_assert_int_eq(law_shape_cols(g, g->nshape + 1), g->nshape);
+    ck_assert_int_eq(law_has_facts(x, x->ncols), 0);
+    ck_assert_int_eq(law_shape_cols(x, x->ncols), x->ncols - 1);
+    ck_assert_int_eq(law_shape_cols(NULL, 3), 2);
+}
+END_TEST
+
+/* Each law's feature function sets its constant and leaves every feature past its
+ * coefficients 0 (decode_scalar's form stops before the lone-CTA term XQA has). */
+START_TEST(features_stop_at_ncoef)
+{
+    model_t m;
+    model_rank_t r;
+    char err[1024];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &m, err) == 0, "%s", err);
+    ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+    cost_hw_t hw = { .sms = 132, .flops = 700e12, .bw = 4e12 };
+    const law_form_t *f = law_form((law_id_t)_i);
+    double row[LAW_MAX_COLS] = { 0 }, feat[PROF_MAX_COEF];
+    switch (f->family) {
+    case LF_GEMM:
+        row[GEMM_COL_M] = 192, row[GEMM_COL_N] = 5120, row[GEMM_COL_K] = 5120, row[GEMM_COL_WB] = 2;
+        row[GEMM_COL_TILE_N] = 64, row[GEMM_COL_TILE_M] = 64, row[GEMM_COL_SPLITS] = 2;
+        break;
+    case LF_GDN: row[GDN_COL_TOKENS] = 800, row[GDN_COL_SEQS] = 17; break;
+    case LF_ALLREDUCE: row[0] = 1e6; break;
+    case LF_ELEMENTWISE: case LF_STEP: row[0] = 64; break;
+    default:   /* attention: 6 rows of a q-token query at 140K context */
+        row[ATTN_COL_ROWS] = 6, row[ATTN_COL_Q] = f->family == LF_PREFILL ? 784 : 1;
+        row[ATTN_COL_SEQ_LEN] = 140000, row[ATTN_COL_PAGE] = 784;
+        break;
+    }
+    ck_assert_int_eq(cost_point_features_n(f->name, row, f->ncols, &m, &r, &hw, feat), 0);
+    ck_assert_double_eq(feat[FEAT_ONE], 1);
+    int live = 0;
+    for (int i = 1; i < f->ncoef; i++) live += feat[i] != 0;
+    ck_assert_msg(live > 0, "%s: no feature but the constant", f->name);
+    for (int i = f->ncoef; i < PROF_MAX_COEF; i++) ck_assert_double_eq(feat[i], 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("law");
+    TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, forms_are_well_formed, 0, LAW__N);
+    tcase_add_test(tc, lookups);
+    tcase_add_loop_test(tc, features_stop_at_ncoef, 0, LAW__N);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
