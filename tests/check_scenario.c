@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "scenario.h"
@@ -563,10 +564,149 @@ START_TEST(ydoc_too_big)
     yd_err_init(&e, buf, sizeof buf);
     yd_doc_t *d = yd_load(path, &e);
     char want[256];
-    snprintf(want, sizeof want, "%s: file too large (more than 64 MiB)", path);
+    snprintf(want, sizeof want, "%s: file too large (more than %ld MiB)", path, YD_FILE_MAX >> 20);
     rm_tmpdir();
     ck_assert_ptr_null(d);
     ck_assert_str_eq(buf, want);
+}
+END_TEST
+
+START_TEST(ydoc_node_limit)
+{
+    /* a flow list of YD_NODES_MAX + 10 items: refused at the first node past the limit */
+    size_t n = (size_t)YD_NODES_MAX + 10, o = 0;
+    char *text = malloc(2 * n + 8);
+    ck_assert_ptr_nonnull(text);
+    text[o++] = '[';
+    for (size_t i = 0; i < n; i++) {
+        text[o++] = '0';
+        text[o++] = ',';
+    }
+    text[o - 1] = ']';
+    char buf[1024];
+    yd_err_t e;
+    yd_err_init(&e, buf, sizeof buf);
+    yd_doc_t *d = yd_load_string("many", text, o, &e);
+    free(text);
+    ck_assert_ptr_null(d);
+    char want[128];
+    snprintf(want, sizeof want, "many:1:%ld: more than %ld YAML nodes", 2 * YD_NODES_MAX, YD_NODES_MAX);
+    ck_assert_msg(strstr(buf, want), "%s", buf);
+}
+END_TEST
+
+START_TEST(ydoc_fifo)
+{
+    /* a FIFO without a writer as a model or a scenario: refused at once, no blocking */
+    mk_tmpdir();
+    char path[128];
+    snprintf(path, sizeof path, "%s/model.yaml", tmpdir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    alarm(10);
+    model_t m;
+    char err[SCN_ERR_MAX];
+    int rc = scn_load_model(path, &m, err);
+    scenario_t s;
+    char err2[SCN_ERR_MAX];
+    int rc2 = scn_load(path, NULL, 0, &s, err2);
+    alarm(0);
+    char want[256];
+    snprintf(want, sizeof want, "%s: cannot read: not a regular file", path);
+    rm_tmpdir();
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, want), "%s", err);
+    ck_assert_int_eq(rc2, -1);
+    ck_assert_msg(strstr(err2, want), "%s", err2);
+}
+END_TEST
+
+/* ---- scale and clamping ------------------------------------------------------------ */
+
+/* 40000 requests, each triggered by the one before (one chain), and a cycle among the
+ * last three of another 40000: loading is linear in the requests (the tcase timeout is
+ * the bound; a quadratic id lookup and cycle walk take minutes here). */
+START_TEST(many_requests_linear)
+{
+    mk_tmpdir();
+    enum { N = 40000 };
+    size_t cap = (size_t)N * 100 + 4096, o = 0;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    o += (size_t)snprintf(text + o, cap - o,
+                          "name: x\nmodel: %s/models/qwen3.8-27b.yaml\n"
+                          "hardware: {analytic: {tflops: 100, tbps: 2}}\n"
+                          "engine: {max_model_len: 65536, tensor_parallel_size: 2}\n"
+                          "workload:\n  requests:\n    - {id: R0, prompt_tokens: 100, output_tokens: 4}\n",
+                          getcwd((char[512]){0}, 512));
+    for (int i = 1; i < N; i++)
+        o += (size_t)snprintf(text + o, cap - o,
+                              "    - {id: R%d, prompt_tokens: 100, output_tokens: 4, arrival: {after: R%d, decoded: 2}}\n",
+                              i, i - 1);
+    scenario_t s;
+    char err[SCN_ERR_MAX];
+    int rc = scn_load(write_tmp("chain.yaml", text), NULL, 0, &s, err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_int_eq(s.n_requests, N);
+    ck_assert_int_eq(scn_find_request(&s, "R39999"), N - 1);
+    ck_assert_int_eq(s.requests[N - 1].arrival.ref_idx, N - 2);
+    ck_assert_int_eq(scn_find_request(&s, "R40000"), -1);
+    scn_free(&s);
+    /* R1 now waits for the last one: a cycle through all N, reported at R1 */
+    char *r1 = strstr(text, "after: R0,");
+    ck_assert_ptr_nonnull(r1);
+    char *fixed = malloc(cap + 16);
+    ck_assert_ptr_nonnull(fixed);
+    size_t pre = (size_t)(r1 - text) + 7;
+    memcpy(fixed, text, pre);
+    snprintf(fixed + pre, cap + 16 - pre, "R39999%s", r1 + 9);
+    rc = scn_load(write_tmp("cycle.yaml", fixed), NULL, 0, &s, err);
+    free(fixed);
+    free(text);
+    rm_tmpdir();
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, "workload.requests[1].arrival.after: arrival triggers form a cycle: R1 -> R39999 -> R39998"),
+                  "%s", err);
+}
+END_TEST
+
+START_TEST(messages_one_line)
+{
+    /* a path with line breaks, too long or missing: the message stays one line */
+    char path[SCN_PATH_MAX + 40];
+    memset(path, 'a', sizeof path - 1);
+    path[sizeof path - 1] = 0;
+    path[5] = '\n';
+    path[30] = '\r';
+    scenario_t s;
+    char err[SCN_ERR_MAX];
+    ck_assert_int_eq(scn_load(path, NULL, 0, &s, err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "path too long"));
+    ck_assert_ptr_null(strpbrk(err, "\r\n"));
+    ck_assert_int_eq(scn_load("no\nsuch.yaml", NULL, 0, &s, err), -1);
+    ck_assert_str_eq(err, "no?such.yaml: cannot open: No such file or directory");
+}
+END_TEST
+
+START_TEST(dist_round_clamps)
+{
+    scn_dist_t d = {.kind = DIST_LOGNORMAL, .a = 700, .b = 1};
+    /* a huge draw saturates at the top instead of wrapping to a 1-token prompt */
+    ck_assert_int_eq(scn_dist_round(&d, 1e300), LONG_MAX);
+    ck_assert_int_eq(scn_dist_round(&d, INFINITY), LONG_MAX);
+    ck_assert_int_eq(scn_dist_round(&d, 9.3e18), LONG_MAX);
+    ck_assert_int_eq(scn_dist_round(&d, NAN), 1);
+    ck_assert_int_eq(scn_dist_round(&d, -5), 1);
+    ck_assert_int_eq(scn_dist_round(&d, 0.4), 1);
+    ck_assert_int_eq(scn_dist_round(&d, 1234.5), 1235);   /* lround: half away from zero */
+    ck_assert_int_eq(scn_dist_round(&d, 1234.49), 1234);
+    d.min = 100;
+    d.max = 5000;
+    ck_assert_int_eq(scn_dist_round(&d, 1e300), 5000);
+    ck_assert_int_eq(scn_dist_round(&d, 4999.6), 5000);
+    ck_assert_int_eq(scn_dist_round(&d, 99.6), 100);
+    ck_assert_int_eq(scn_dist_round(&d, 12.0), 100);
+    ck_assert_int_eq(scn_dist_round(&d, NAN), 100);
+    ck_assert_int_eq(scn_dist_round(&d, 777.2), 777);
 }
 END_TEST
 
@@ -722,11 +862,19 @@ static Suite *scenario_suite(void)
     tcase_add_loop_test(tc, bad_scenarios, 0, (int)(sizeof bads / sizeof bads[0]));
     tcase_add_loop_test(tc, good_scenarios, 0, (int)(sizeof goods / sizeof goods[0]));
     suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("scale");
+    tcase_set_timeout(tl, 30);
+    tcase_add_test(tl, many_requests_linear);
+    tcase_add_test(tl, dist_round_clamps);
+    tcase_add_test(tl, messages_one_line);
+    suite_add_tcase(s, tl);
     TCase *ty = tcase_create("ydoc");
     tcase_set_timeout(ty, 30);
     tcase_add_loop_test(ty, ydoc_bad, 0, (int)(sizeof bad_docs / sizeof bad_docs[0]));
     tcase_add_test(ty, ydoc_big_map_duplicate);
     tcase_add_test(ty, ydoc_too_big);
+    tcase_add_test(ty, ydoc_node_limit);
+    tcase_add_test(ty, ydoc_fifo);
     tcase_add_test(ty, ydoc_random_junk);
     tcase_add_loop_test(ty, ydoc_int, 0, (int)(sizeof ints / sizeof ints[0]));
     tcase_add_loop_test(ty, ydoc_double, 0, (int)(sizeof dbls / sizeof dbls[0]));
