@@ -574,6 +574,34 @@ static char *csv_text(const emitter_t *E, long j, const run_result_t *r, int hea
     return buf;
 }
 
+/* A parallel run's buffered steps or requests CSV (*tmp) appended to out, then closed. */
+static void copy_back(emitter_t *E, long j, FILE **tmp, FILE *out, const char *what)
+{
+    const sweep_cfg_t *cfg = E->cfg;
+    if (*tmp && out) {
+        char buf[65536];
+        size_t k;
+        /* the run's rows went to a temporary file: a full disk there is a write error too
+         * (checked before rewind, which clears the error indicator) */
+        errno = 0;
+        if (fflush(*tmp) != 0 || ferror(*tmp)) {
+            fprintf(cfg->err, "pacesim: writing the %s CSV of run %ld (temporary file): %s\n", what, j,
+                    errno ? strerror(errno) : "write error");
+            if (E->rc < 1) E->rc = 1;
+        } else {
+            rewind(*tmp);
+            while ((k = fread(buf, 1, sizeof buf, *tmp)) > 0)
+                if (fwrite(buf, 1, k, out) != k) break;
+            if (ferror(*tmp)) {
+                fprintf(cfg->err, "pacesim: reading back the %s CSV of run %ld: %s\n", what, j, strerror(errno));
+                if (E->rc < 1) E->rc = 1;
+            }
+        }
+    }
+    if (*tmp) fclose(*tmp);
+    *tmp = NULL;
+}
+
 static void emit(emitter_t *E, long j, job_out_t *o)
 {
     const sweep_cfg_t *cfg = E->cfg;
@@ -627,41 +655,8 @@ static void emit(emitter_t *E, long j, job_out_t *o)
             }
         }
     }
-    if (o->steps && cfg->steps) {
-        char buf[65536];
-        size_t k;
-        /* the run's rows went to a temporary file: a full disk there is a write error too
-         * (checked before rewind, which clears the error indicator) */
-        errno = 0;
-        if (fflush(o->steps) != 0 || ferror(o->steps)) {
-            fprintf(cfg->err, "pacesim: writing the steps CSV of run %ld (temporary file): %s\n", j,
-                    errno ? strerror(errno) : "write error");
-            if (E->rc < 1) E->rc = 1;
-        } else {
-            rewind(o->steps);
-            while ((k = fread(buf, 1, sizeof buf, o->steps)) > 0)
-                if (fwrite(buf, 1, k, cfg->steps) != k) break;
-            if (ferror(o->steps)) {
-                fprintf(cfg->err, "pacesim: reading back the steps CSV of run %ld: %s\n", j, strerror(errno));
-                if (E->rc < 1) E->rc = 1;
-            }
-        }
-    }
-    if (o->steps) fclose(o->steps);
-    o->steps = NULL;
-    if (o->requests && cfg->requests) {
-        char buf[65536];
-        size_t k;
-        rewind(o->requests);
-        while ((k = fread(buf, 1, sizeof buf, o->requests)) > 0)
-            if (fwrite(buf, 1, k, cfg->requests) != k) break;
-        if (ferror(o->requests)) {
-            fprintf(cfg->err, "pacesim: reading back the requests CSV of run %ld: %s\n", j, strerror(errno));
-            if (E->rc < 1) E->rc = 1;
-        }
-    }
-    if (o->requests) fclose(o->requests);
-    o->requests = NULL;
+    copy_back(E, j, &o->steps, cfg->steps, "steps");
+    copy_back(E, j, &o->requests, cfg->requests, "requests");
     free(o->res);
     o->res = NULL;
 }
