@@ -91,8 +91,9 @@ bin/pacesim: $(BUILD)/sim/main.o $(BUILD)/libsim.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# the built-in experiment as a PACE_STEPS sweep: the trade-off table, its CSV and PNG
 run: bin/pacesim
-	./bin/pacesim run scenarios/default.yaml
+	@plots/tradeoff.sh scenarios/default.yaml
 
 # -- tests: `make test` (CPU only) and `make test-cuda` (tests/tests.mk) --------
 include tests/tests.mk

@@ -38,7 +38,8 @@
  *     WINDOW: {kind: K, request: ID|"*", type: T, from: MARK, to: MARK}; per kind:
  *       rate, tokens: request (an ID) required; from, to optional
  *       duration: from, to optional        steps: type required; from, to optional
- *       ttft, tpot, itl: request optional (ID or "*", default "*")
+ *       ttft, tpot, itl, e2e, queueing: request optional (ID or "*", default "*"),
+ *         stat: mean|p50|p90|p99 (mean)
  *       throughput: nothing else
  *     T: any|decode_only|mixed|prefill_only
  *     MARK: start (from only) | end (to only) | ID.EVENT
@@ -71,11 +72,28 @@
 static const char *const event_names[] = {"arrival", "admitted", "first_token", "finished", NULL};
 static const char *const step_names[] = {"any", "decode_only", "mixed", "prefill_only", NULL};
 static const char *const win_names[] = {"rate", "duration", "ttft", "tpot", "itl",
-                                        "steps", "tokens", "throughput", NULL};
+                                        "steps", "tokens", "throughput", "e2e", "queueing", NULL};
+static const char *const stat_names[] = {"mean", "p50", "p90", "p99", NULL};
 
 const char *scn_event_name(req_event_t e)
 {
     return e >= 0 && e < EV__N ? event_names[e] : "?";
+}
+
+const char *scn_stat_name(win_stat_t t)
+{
+    return t >= STAT_MEAN && t < STAT__N ? stat_names[t] : "?";
+}
+
+double scn_stat_quantile(win_stat_t t)
+{
+    static const double q[STAT__N] = {NAN, 0.50, 0.90, 0.99};
+    return t >= STAT_MEAN && t < STAT__N ? q[t] : NAN;
+}
+
+int scn_win_is_latency(win_kind_t k)
+{
+    return k == WIN_TTFT || k == WIN_TPOT || k == WIN_ITL || k == WIN_E2E || k == WIN_QUEUEING;
 }
 
 const char *scn_step_type_name(step_type_t t)
@@ -776,13 +794,14 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
 {
     static const char *const k_req_range[] = {"kind", "request", "from", "to", NULL};
     static const char *const k_range[] = {"kind", "from", "to", NULL};
-    static const char *const k_req[] = {"kind", "request", NULL};
+    static const char *const k_req[] = {"kind", "request", "stat", NULL};
     static const char *const k_steps[] = {"kind", "type", "from", "to", NULL};
     static const char *const k_none[] = {"kind", NULL};
     static const char *const *const keys[WIN__N] = {
         [WIN_RATE] = k_req_range, [WIN_DURATION] = k_range, [WIN_TTFT] = k_req,
         [WIN_TPOT] = k_req, [WIN_ITL] = k_req, [WIN_STEPS] = k_steps,
-        [WIN_TOKENS] = k_req_range, [WIN_THROUGHPUT] = k_none};
+        [WIN_TOKENS] = k_req_range, [WIN_THROUGHPUT] = k_none, [WIN_E2E] = k_req,
+        [WIN_QUEUEING] = k_req};
     char kp[YD_PATH_MAX], why[48];
     int kind, t;
     yd_node_t *rq = NULL, *from = NULL, *to = NULL;
@@ -794,7 +813,7 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
         return -1;
     w->kind = (win_kind_t)kind;
     int need_req = kind == WIN_RATE || kind == WIN_TOKENS;
-    int star_ok = kind == WIN_TTFT || kind == WIN_TPOT || kind == WIN_ITL;
+    int star_ok = scn_win_is_latency((win_kind_t)kind);
     if (yd_get_node(e, m, wp, "request", need_req ? YD_REQ : YD_OPT, YD_SCALAR, &rq) < 0)
         return -1;
     if (star_ok)
@@ -812,6 +831,12 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
         if (yd_get_enum(e, m, wp, "type", YD_REQ, step_names, &t) < 0)
             return -1;
         w->step_type = (step_type_t)t;
+    }
+    if (star_ok) {
+        t = STAT_MEAN;
+        if (yd_get_enum(e, m, wp, "stat", YD_OPT, stat_names, &t) < 0)
+            return -1;
+        w->stat = (win_stat_t)t;
     }
     if (yd_get_node(e, m, wp, "from", YD_OPT, YD_ANY, &from) < 0 ||
         yd_get_node(e, m, wp, "to", YD_OPT, YD_ANY, &to) < 0 ||

@@ -100,8 +100,13 @@ typedef enum {
     WIN_STEPS,       /* number of steps of `step_type` within [from, to] */
     WIN_TOKENS,      /* tokens emitted by `request` within [from, to] */
     WIN_THROUGHPUT,  /* total emitted tokens / makespan */
+    WIN_E2E,         /* finished - arrival, of `request` or over all ("*") */
+    WIN_QUEUEING,    /* first admission - arrival, of `request` or over all ("*") */
     WIN__N
 } win_kind_t;
+
+/* What a latency window (ttft, tpot, itl, e2e, queueing) reports over its requests. */
+typedef enum { STAT_MEAN = 0, STAT_P50, STAT_P90, STAT_P99, STAT__N } win_stat_t;
 
 typedef enum { STEP_ANY = 0, STEP_DECODE_ONLY, STEP_MIXED, STEP_PREFILL_ONLY } step_type_t;
 
@@ -116,6 +121,7 @@ typedef struct scn_window {
     win_kind_t kind;
     char request[SCN_ID_MAX];     /* "" or "*" = all requests where the kind allows */
     step_type_t step_type;
+    win_stat_t stat;              /* latency kinds: mean (default) or a percentile */
     scn_mark_t from, to;
     int has_reference;
     double reference;             /* published value (reference: block) */
@@ -183,5 +189,10 @@ long scn_dist_round(const scn_dist_t *d, double x);
 
 const char *scn_event_name(req_event_t e);
 const char *scn_step_type_name(step_type_t t);
+/* "mean", "p50", "p90", "p99"; and the quantile of a percentile (NAN for the mean). */
+const char *scn_stat_name(win_stat_t t);
+double scn_stat_quantile(win_stat_t t);
+/* 1 for the latency kinds (ttft, tpot, itl, e2e, queueing): per request, with a stat. */
+int scn_win_is_latency(win_kind_t k);
 
 #endif

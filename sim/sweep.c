@@ -343,6 +343,7 @@ static void prog_step(prog_t *p, const engine_t *e, const step_rec_t *st)
 typedef struct job_out {
     run_result_t *res;
     FILE *steps;                  /* buffered steps CSV (parallel runs), or NULL */
+    FILE *requests;               /* buffered requests CSV (parallel runs), or NULL */
     int done;
 } job_out_t;
 
@@ -400,7 +401,16 @@ static void run_job(pool_t *P, long j, prog_t *prog)
         runner_hooks_t h = { 0 };
         single_ctx_t sc = { cfg->hooks, prog };
         if (P->buffer_steps && cfg->steps && !(o->steps = tmpfile())) ok = 0;
+        if (P->buffer_steps && cfg->requests && !(o->requests = tmpfile())) ok = 0;
         h.steps_out = P->buffer_steps ? o->steps : cfg->steps;
+        h.requests_out = P->buffer_steps ? o->requests : cfg->requests;
+        char prefix[48];
+        if (P->njobs > 1) {         /* one header (sweep_run's), rows led by run (and point) */
+            if (naxes) snprintf(prefix, sizeof prefix, "%ld,%ld,", j, cfg->point_base + j);
+            else snprintf(prefix, sizeof prefix, "%ld,", j);
+            h.no_header = 1;
+            h.row_prefix = prefix;
+        }
         if (ok && P->njobs == 1 && (cfg->hooks || (prog && prog->on))) {
             h.on_step = single_step;
             h.on_end = single_end;
@@ -445,7 +455,68 @@ typedef struct emitter {
     int naxes;
     int header_done, rc;
     sweep_best_t *best;
+    char **cols;                  /* the CSV's window columns: the union over the runs */
+    int ncols, capcols;
 } emitter_t;
+
+static int add_col(emitter_t *E, const char *name)
+{
+    for (int i = 0; i < E->ncols; i++)
+        if (!strcmp(E->cols[i], name)) return 0;
+    if (E->ncols == E->capcols) {
+        int nc = E->capcols ? 2 * E->capcols : 32;
+        char **n = realloc(E->cols, (size_t)nc * sizeof *n);
+        if (!n) return -1;
+        E->cols = n;
+        E->capcols = nc;
+    }
+    if (!(E->cols[E->ncols] = strdup(name))) return -1;
+    E->ncols++;
+    return 0;
+}
+
+/* The CSV's window columns before any run: every window of every file (with the --set
+ * overrides), in order of first appearance; with a swept key under `measure`, of every
+ * point.  A file that does not load adds none (its runs fail, and write no row).  So the
+ * CSV has one header, and every row its width, whatever windows each run has.
+ * 0, or -1 out of memory. */
+static int csv_columns(emitter_t *E)
+{
+    const sweep_cfg_t *cfg = E->cfg;
+    const sweep_t *sw = cfg->sw;
+    int per_point = 0;
+    for (int a = 0; a < E->naxes; a++) per_point |= !strncmp(sw->axes[a].key, "measure", 7);
+    long np = per_point ? E->npoints : 1;
+    const char **sets = malloc(((size_t)cfg->nsets + (size_t)E->naxes + 1) * sizeof *sets);
+    char **own = calloc((size_t)E->naxes + 1, sizeof *own);
+    int *sel = calloc((size_t)E->naxes + 1, sizeof *sel);
+    int rc = sets && own && sel ? 0 : -1;
+    for (int f = 0; f < cfg->nfiles && !rc; f++)
+        for (long p = 0; p < np && !rc; p++) {
+            int ns = 0;
+            for (int i = 0; i < cfg->nsets; i++) sets[ns++] = cfg->sets[i];
+            if (per_point) {
+                sweep_point(sw, p, sel);
+                for (int a = 0; a < E->naxes && !rc; a++) {
+                    size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[sel[a]]) + 2;
+                    free(own[a]);
+                    if (!(own[a] = malloc(len))) { rc = -1; break; }
+                    snprintf(own[a], len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
+                    sets[ns++] = own[a];
+                }
+            }
+            scenario_t s;
+            char err[SCN_ERR_MAX];
+            if (rc || scn_load(cfg->files[f], sets, ns, &s, err) < 0) continue;
+            for (int w = 0; w < s.n_windows && !rc; w++) rc = add_col(E, s.windows[w].name);
+            scn_free(&s);
+        }
+    for (int a = 0; own && a < E->naxes; a++) free(own[a]);
+    free(own);
+    free(sets);
+    free(sel);
+    return rc;
+}
 
 static void point_label(FILE *f, const sweep_t *sw, long p)
 {
@@ -458,6 +529,14 @@ static void point_label(FILE *f, const sweep_t *sw, long p)
         fputc('=', f);
         put_clean(f, sw->axes[a].vals[sel[a]]);
     }
+}
+
+static void emitter_free_cols(emitter_t *E)
+{
+    for (int i = 0; i < E->ncols; i++) free(E->cols[i]);
+    free(E->cols);
+    E->cols = NULL;
+    E->ncols = E->capcols = 0;
 }
 
 /* The CSV header or row of job j into a malloc'd string (NULL on failure). */
@@ -486,13 +565,41 @@ static char *csv_text(const emitter_t *E, long j, const run_result_t *r, int hea
         }
         fputc(',', m);
     }
-    if (header) report_csv_header(m, r);
-    else report_csv_row(m, r);
+    if (header) report_csv_header_cols(m, (const char *const *)E->cols, E->ncols);
+    else report_csv_row_cols(m, r, (const char *const *)E->cols, E->ncols);
     if (fclose(m) != 0) {
         free(buf);
         return NULL;
     }
     return buf;
+}
+
+/* A parallel run's buffered steps or requests CSV (*tmp) appended to out, then closed. */
+static void copy_back(emitter_t *E, long j, FILE **tmp, FILE *out, const char *what)
+{
+    const sweep_cfg_t *cfg = E->cfg;
+    if (*tmp && out) {
+        char buf[65536];
+        size_t k;
+        /* the run's rows went to a temporary file: a full disk there is a write error too
+         * (checked before rewind, which clears the error indicator) */
+        errno = 0;
+        if (fflush(*tmp) != 0 || ferror(*tmp)) {
+            fprintf(cfg->err, "pacesim: writing the %s CSV of run %ld (temporary file): %s\n", what, j,
+                    errno ? strerror(errno) : "write error");
+            if (E->rc < 1) E->rc = 1;
+        } else {
+            rewind(*tmp);
+            while ((k = fread(buf, 1, sizeof buf, *tmp)) > 0)
+                if (fwrite(buf, 1, k, out) != k) break;
+            if (ferror(*tmp)) {
+                fprintf(cfg->err, "pacesim: reading back the %s CSV of run %ld: %s\n", what, j, strerror(errno));
+                if (E->rc < 1) E->rc = 1;
+            }
+        }
+    }
+    if (*tmp) fclose(*tmp);
+    *tmp = NULL;
 }
 
 static void emit(emitter_t *E, long j, job_out_t *o)
@@ -548,28 +655,8 @@ static void emit(emitter_t *E, long j, job_out_t *o)
             }
         }
     }
-    if (o->steps && cfg->steps) {
-        char buf[65536];
-        size_t k;
-        /* the run's rows went to a temporary file: a full disk there is a write error too
-         * (checked before rewind, which clears the error indicator) */
-        errno = 0;
-        if (fflush(o->steps) != 0 || ferror(o->steps)) {
-            fprintf(cfg->err, "pacesim: writing the steps CSV of run %ld (temporary file): %s\n", j,
-                    errno ? strerror(errno) : "write error");
-            if (E->rc < 1) E->rc = 1;
-        } else {
-            rewind(o->steps);
-            while ((k = fread(buf, 1, sizeof buf, o->steps)) > 0)
-                if (fwrite(buf, 1, k, cfg->steps) != k) break;
-            if (ferror(o->steps)) {
-                fprintf(cfg->err, "pacesim: reading back the steps CSV of run %ld: %s\n", j, strerror(errno));
-                if (E->rc < 1) E->rc = 1;
-            }
-        }
-    }
-    if (o->steps) fclose(o->steps);
-    o->steps = NULL;
+    copy_back(E, j, &o->steps, cfg->steps, "steps");
+    copy_back(E, j, &o->requests, cfg->requests, "requests");
     free(o->res);
     o->res = NULL;
 }
@@ -608,16 +695,28 @@ int sweep_run(const sweep_cfg_t *cfg)
             return 2;
         }
     }
+    if ((cfg->csv || E.best) && csv_columns(&E) < 0) {
+        fprintf(cfg->err, "pacesim: out of memory\n");
+        sweep_best_free(E.best);
+        emitter_free_cols(&E);
+        return 1;
+    }
+    if (E.njobs > 1) {              /* several runs: one header, rows led by run (and point) */
+        const char *pre = E.naxes ? "run,point," : "run,";
+        if (cfg->steps) report_steps_header(cfg->steps, pre);
+        if (cfg->requests) report_requests_header(cfg->requests, pre);
+    }
     pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs };
     int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs;
     if (nthreads > E.njobs) nthreads = (int)E.njobs;
-    P.buffer_steps = nthreads > 1;
+    P.buffer_steps = nthreads > 1;   /* the steps and requests CSVs */
     P.out = calloc((size_t)E.njobs, sizeof *P.out);
     pthread_t *th = calloc((size_t)nthreads, sizeof *th);
     if (!P.out || !th) {
         free(P.out);
         free(th);
         sweep_best_free(E.best);
+        emitter_free_cols(&E);
         fprintf(cfg->err, "pacesim: out of memory\n");
         return 1;
     }
@@ -675,10 +774,13 @@ int sweep_run(const sweep_cfg_t *cfg)
     }
     free(th);
     free(P.out);
+    emitter_free_cols(&E);
     /* a full disk or a closed pipe is a failed run, not a silent short output */
     int werr = out_check(cfg->table, cfg->err, "the table");
     werr |= cfg->csv != cfg->table ? out_check(cfg->csv, cfg->err, "the CSV") : 0;
     werr |= cfg->steps != cfg->table && cfg->steps != cfg->csv ? out_check(cfg->steps, cfg->err, "the steps CSV") : 0;
+    werr |= cfg->requests != cfg->table && cfg->requests != cfg->csv && cfg->requests != cfg->steps
+                ? out_check(cfg->requests, cfg->err, "the requests CSV") : 0;
     werr |= cfg->best != cfg->table && cfg->best != cfg->csv && cfg->best != cfg->steps && cfg->best != cfg->err
                 ? out_check(cfg->best, cfg->err, "the objective's answer") : 0;
     if (werr && E.rc < 1) E.rc = 1;

@@ -6,7 +6,11 @@
  * any thread, but tables, CSV rows, steps rows and error lines are written strictly in
  * job order by one thread, so the output depends on the inputs only, never on -j.
  * The CSV of a sweep is runner's CSV with a leading `point` column (global index) and one
- * column per swept key, named by its key path.  CSV is RFC 4180: a field holding a comma,
+ * column per swept key, named by its key path.  Its window columns are the union of every
+ * run's windows, known before the first run (from the scenarios as loaded), so several
+ * runs write one header and rows of its width, empty where a run lacks a window.  The
+ * steps and requests CSVs of several runs have one header and lead with `run` (the job
+ * index, 0-based, in output order) and, in a sweep, `point`.  CSV is RFC 4180: a field holding a comma,
  * a quote or a line break is quoted on write (sweep_csv_field) and unquoted on read.
  * Every output stream is flushed and checked at the end: a write error is a failure
  * (rc 1), never a silently short file.
@@ -65,6 +69,7 @@ typedef struct sweep_cfg {
     FILE *table;                  /* NULL: quiet */
     FILE *csv;                    /* NULL: no CSV */
     FILE *steps;                  /* NULL: no steps CSV */
+    FILE *requests;               /* NULL: no requests CSV (one row per request) */
     FILE *err;                    /* error lines (stderr) */
     FILE *best;                   /* where the objective's answer goes */
     int progress;                 /* draw a progress bar on stderr */

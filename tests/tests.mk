@@ -172,3 +172,5 @@ EXTRA_TESTS += tests/rescore.sh
 # -- reference outputs byte for byte (tests/golden.sh; --update regenerates tests/data/golden/)
 EXTRA_TESTS += tests/golden.sh
 EXTRA_TESTS += tests/doc_keys.sh
+# -- outputs: every --help, CSV shapes and quoting, steps/requests of several runs, make run's table
+EXTRA_TESTS += tests/outputs.sh
