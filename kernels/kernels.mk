@@ -79,7 +79,7 @@ $(KDIR)/sm70/launches.txt: kernels/sm70_launches.cu $(KERN_HDR)
 	./$(KDIR)/sm70/launches > $@
 kernels-sm70: $(KERN_CU:%=$(KDIR)/sm70/%.ptxas) $(KDIR)/sm70/launches.txt
 	@sh kernels/check_smem.sh sm_70 $(KERN_CU:%=$(KDIR)/sm70/%.ptxas)
-	@sh kernels/check_sm70.sh $(KDIR)/sm70/launches.txt $(KERN_CU:%=$(KDIR)/sm70/%.ptxas)
+	@sh kernels/check_sm70.sh $(KDIR)/sm70/launches.txt kernels/sm70_spills.txt $(KERN_CU:%=$(KDIR)/sm70/%.ptxas)
 
 CUDA_TEST_BIN += bin/check_kernels
 test-cuda: bin/check_kernels kernels-portability
