@@ -62,13 +62,13 @@ START_TEST(decode_step_adds_up)
         ck_assert_msg(cm != NULL, "%s", err);
         model_rank_t r;
         model_rank(&M, tp, &r);
-        route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+        route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, 
                            .fp8_bridge_page = 784 };
         route_plan_t plan;
         route_plan_init(&plan);
         kseg_t rows[1] = { { 0, 1, 100000 } };
         ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
-        cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0 };
+        cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0, 0 };
         cost_breakdown_t o;
         ck_assert_int_eq(cm->step(cm, &in, &o), 0);
         double xqa = 2e-5 + 1e-9 * 100000.0 * r.kv_heads;
@@ -101,7 +101,7 @@ START_TEST(mixed_step_pays_the_q1_walk)
     char err[COST_ERR_MAX];
     cost_model_t *cm = cost_profile_new(&p, &M, 2, err);
     ck_assert_ptr_nonnull(cm);
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6,
                        .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
@@ -111,7 +111,7 @@ START_TEST(mixed_step_pays_the_q1_walk)
     for (int pdr = 0; pdr < 2; pdr++) {
         rc.prefix_decode_rows = pdr;
         ck_assert_int_eq(route_step(&rc, rows, 2, &plan), 0);
-        cost_step_t in = { &plan, NULL, 785, 2, 1, 2, 0 };
+        cost_step_t in = { &plan, NULL, 785, 2, 1, 2, 0, 0 };
         ck_assert_int_eq(cm->step(cm, &in, &o[pdr]), 0);
         t[pdr] = o[pdr].total;
     }
@@ -141,13 +141,13 @@ START_TEST(missing_laws_are_errors)
     ck_assert_ptr_nonnull(strstr(err, "allreduce"));
     /* fp8 laws absent: the step fails with the law's name */
     cm = cost_profile_new(&p, &M, 1, err);
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 1568, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 1568, .group = 6,
                        .kv_dtype = KV_FP8_E5M2, .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
-    kseg_t rows[1] = { { 0, 1, 5000 } };
+    kseg_t rows[1] = { { 0, 1, 20000 } };          /* fp8 XQA from 16,384 tokens (route.h) */
     route_step(&rc, rows, 1, &plan);
-    cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0 };
+    cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0, 0 };
     cost_breakdown_t o;
     ck_assert_int_eq(cm->step(cm, &in, &o), -1);
     ck_assert_ptr_nonnull(strstr(cm->err, "attn.decode_xqa.fp8"));
@@ -223,14 +223,14 @@ static cost_model_t *chunk_grid_model(profile_t *p, int split)
  * seconds a layer */
 static double chunk_attn(cost_model_t *cm, int q, double L)
 {
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6,
                        .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
     kseg_t rows[1] = { { 0, q, (long)L } };
     ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
     ck_assert_int_eq(plan.calls[0].route, ROUTE_PREFILL_BM32);
-    cost_step_t in = { &plan, NULL, q, 1, 0, 1, 0 };
+    cost_step_t in = { &plan, NULL, q, 1, 0, 1, 0, 0 };
     cost_breakdown_t o;
     ck_assert_int_eq(cm->step(cm, &in, &o), 0);
     route_plan_free(&plan);
@@ -291,7 +291,7 @@ START_TEST(features_of_items_match_points)
     model_rank_t r;
     model_rank(&M, 1, &r);
     cost_hw_t hw = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12 };
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group,
                        .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
@@ -402,7 +402,7 @@ START_TEST(prefill_queue_tiles)
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p5, &M, &r, NULL, f), 0);
     ck_assert_double_eq(f[4], 0);
     /* the feature of an item is the feature of its point */
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group,
                        .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
@@ -529,7 +529,7 @@ START_TEST(decode_mixture_is_its_parts_one_launch)
     ck_assert_msg(cm != NULL, "%s", err);
     model_rank_t r;
     model_rank(&M, 1, &r);
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group,
                        .fp8_bridge_page = 784 };
     kseg_t both[2] = { { 0, 1, 240000 }, { 1, 1, 16384 } };
     double part[2], whole = 0;

@@ -10,7 +10,7 @@
 static route_cfg_t cfg(int pdr, int anypage, int page, kv_dtype_t kv)
 {
     return (route_cfg_t){ .smallq_max_q = 16, .prefix_decode_rows = pdr, .bm32_any_page = anypage, .page = page,
-                          .kv_dtype = kv, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1, .fp8_bridge_page = 784 };
+                          .kv_dtype = kv, .group = 6, .fp8_bridge_page = 784 };
 }
 
 /* where did request `req` go: route of its (first) call and how many segments it has there */
