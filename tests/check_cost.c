@@ -94,6 +94,118 @@ START_TEST(decode_step_adds_up)
 }
 END_TEST
 
+static int count_draft_gemms(void *ctx, const cost_item_t *it)
+{
+    double *m = ctx;       /* [0]: spec_k - 1, [1]: the m of the draft passes' GEMMs, [2]: how many */
+    if (it->kind == CI_GEMM && it->part == CP_MTP && it->count == m[0]) {
+        m[1] = it->m;
+        m[2]++;
+    }
+    return 0;
+}
+
+START_TEST(host_terms_and_draft_rows)
+{
+    /* the step law's host terms: a re-sent token list (c4 per token id) and the decode-rows
+     * expansion per full-attention layer (c5); MTP passes 2..K over every scheduled row */
+    profile_t p;
+    synthetic(&p, 1);
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "step");
+    l.ncoef = cost_law_ncoef("step");
+    ck_assert_int_eq(l.ncoef, STEP__N);
+    l.coef[STEP_ONE] = 1e-3;
+    l.coef[STEP_EAGER] = 0.1;
+    l.coef[STEP_EAGER_PASSES] = 0.02;
+    l.coef[STEP_RESENT_TOKENS] = 1e-6;
+    l.coef[STEP_HOST_EXPANSIONS] = 1e-4;
+    l.fit_median_rel = l.fit_max_rel = -1;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 2, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 816, .group = 6, .fp8_bridge_page = 784, .prefix_decode_rows = 1 };
+    route_plan_t plan, draft;
+    route_plan_init(&plan);
+    route_plan_init(&draft);
+    kseg_t rows[2] = { { 0, 5, 240005 }, { 1, 816, 816 * 3 } };
+    kseg_t drows[2] = { { 0, 1, 240005 }, { 1, 1, 816 * 3 } };
+    ck_assert_int_eq(route_step(&rc, rows, 2, &plan), 0);
+    ck_assert_int_eq(route_step(&rc, drows, 2, &draft), 0);
+    cost_step_t in = { &plan, &draft, 821, 2, 1, 5, 4, 131072 };
+    cost_breakdown_t o;
+    ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+    ck_assert_double_eq_tol(o.overhead, 1e-3 + 0.1 + 4 * 0.02 + 131072 * 1e-6 + M.n_full_attn * 1e-4, 1e-12);
+    /* without the decode-rows path (PREFIX_DECODE_ROWS=0): no host expansion */
+    rc.prefix_decode_rows = 0;
+    ck_assert_int_eq(route_step(&rc, rows, 2, &plan), 0);
+    in.resent_tokens = 0;
+    ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+    ck_assert_double_eq_tol(o.overhead, 1e-3 + 0.1 + 4 * 0.02, 1e-12);
+    /* the draft passes' GEMMs run over both rows (the prefilling one too), K - 1 times */
+    double seen[3] = { 3, 0, 0 };
+    model_rank_t r;
+    ck_assert_int_eq(model_rank(&M, 2, &r), 0);
+    ck_assert_int_eq(cost_enumerate(&M, &r, &in, count_draft_gemms, seen), 0);
+    ck_assert_double_eq(seen[1], 2);
+    ck_assert(seen[2] > 0);
+    route_plan_free(&plan);
+    route_plan_free(&draft);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+START_TEST(fork_laws_fall_back)
+{
+    /* a profile without the pipelined low-smem law prices that call by the low-smem law; one
+     * without the split-D law prices a split-D call by the BM32 law and is not a profile of
+     * the fork's kernels; holding attn.prefill_splitd.fp16 makes it one */
+    profile_t p;
+    synthetic(&p, 1);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 2, err);
+    ck_assert_ptr_nonnull(cm);
+    ck_assert_int_eq(cost_profile_fork_kernels(&p), 0);
+    ck_assert_int_eq(cost_profile_fork_kernels(NULL), 0);
+    kseg_t seg = { 0, 5, 100005 };
+    kcall_t a = { .route = ROUTE_PREFILL_GENERIC, .variant = VAR_BM16_BN128, .kv_dtype = KV_FP16, .page = 784,
+                  .nseg = 1, .segs = &seg }, b = a;
+    b.pipelined = 1;
+    char name[64];
+    cost_item_t ia = { .kind = CI_ATTN, .call = &a, .count = 1, .part = CP_ATTN }, ib = ia;
+    ib.call = &b;
+    ck_assert_str_eq(cost_item_law(&ib, name, sizeof name), "attn.prefill_lowsmem_pipe.fp16");
+    double ta, tb;
+    int g;
+    ck_assert_int_eq(cost_profile_item(cm, &ia, &ta, &g), 0);
+    ck_assert_int_eq(cost_profile_item(cm, &ib, &tb, &g), 0);
+    ck_assert(ta > 0);
+    ck_assert_double_eq(ta, tb);
+    /* split-D (BM64/BN32) priced by the BM32 law, with the BM32 kernel's tiles */
+    kseg_t chunk = { 0, 1568, 1568 * 4 };
+    kcall_t d = { .route = ROUTE_FP8_BRIDGE, .variant = VAR_BM64_BN32, .kv_dtype = KV_FP16, .page = 784,
+                  .nseg = 1, .segs = &chunk }, e = d;
+    e.variant = VAR_BM32_BN128;
+    cost_item_t id = { .kind = CI_ATTN, .call = &d, .count = 1, .part = CP_ATTN }, ie = id;
+    ie.call = &e;
+    ck_assert_str_eq(cost_item_law(&id, name, sizeof name), "attn.prefill_splitd.fp16");
+    ck_assert_int_eq(cost_profile_item(cm, &id, &ta, &g), 0);
+    ck_assert_int_eq(cost_profile_item(cm, &ie, &tb, &g), 0);
+    ck_assert_double_eq(ta, tb);
+    cost_free(cm);
+    law(&p, "attn.prefill_splitd.fp16", 1e-5, 1e-7, 0, 0);
+    ck_assert_int_eq(cost_profile_fork_kernels(&p), 1);
+    cm = cost_profile_new(&p, &M, 2, err);
+    ck_assert_ptr_nonnull(cm);
+    ck_assert_int_eq(cost_profile_item(cm, &id, &ta, &g), 0);
+    ck_assert(ta != tb);            /* its own law and tiles now */
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 START_TEST(mixed_step_pays_the_q1_walk)
 {
     profile_t p;
@@ -560,6 +672,8 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, decode_step_adds_up);
     tcase_add_test(tc, mixed_step_pays_the_q1_walk);
+    tcase_add_test(tc, host_terms_and_draft_rows);
+    tcase_add_test(tc, fork_laws_fall_back);
     tcase_add_test(tc, missing_laws_are_errors);
     tcase_add_test(tc, grid_leave_one_out);
     tcase_add_test(tc, measured_grid_prices_chunks_by_waves);

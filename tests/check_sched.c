@@ -265,6 +265,26 @@ START_TEST(preemption_recomputes_newest)
 }
 END_TEST
 
+START_TEST(lookahead_on_every_allocation)
+{
+    /* allocate_slots(num_lookahead_tokens = K) on admission and on every running row: a
+     * 1024-token first chunk with MTP4 holds 1028 slots, so two 1024-token blocks */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    const char *body =
+        "engine: {max_num_batched_tokens: 1024, max_num_seqs: 4, tensor_parallel_size: 2, block_size: 1024,"
+        " speculative_config: {method: mtp, num_speculative_tokens: 4}}\n"
+        "mtp_acceptance: {mean_accepted: 2}\n"
+        "workload:\n  requests:\n"
+        "    - {id: X, prompt_tokens: 4096, output_tokens: 4, arrival: 0}\n"
+        "stop: {when: all_finished, max_steps: 2}\n";
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    ck_assert_int_eq(rec.rows[0][0].seq_len, 1024);
+    ck_assert_int_eq(rec.rows[1][0].seq_len, 2048);
+    ck_assert_int_eq(e.pool[e.explicit_slot[0]].blocks, 3 + e.gdn_blocks);   /* 2048 + 4 slots */
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
 START_TEST(prefix_cache_hits_whole_blocks)
 {
     engine_t e; scenario_t s; cost_model_t *cm;
@@ -315,6 +335,7 @@ int main(void)
     tcase_add_test(tc, mtp_budget_and_mean_acceptance);
     tcase_add_test(tc, mtp_per_position_acceptance_seeded);
     tcase_add_test(tc, preemption_recomputes_newest);
+    tcase_add_test(tc, lookahead_on_every_allocation);
     tcase_add_test(tc, prefix_cache_hits_whole_blocks);
     tcase_add_test(tc, preemption_into_a_full_waiting_queue);
     suite_add_tcase(s, tc);
