@@ -110,6 +110,22 @@ START_TEST(v100_published_table)
 }
 END_TEST
 
+START_TEST(paced_window_steps)
+{
+    /* PACE_STEPS=4 (scheduler.py: next_decode_eligible_step = current_step + N, the admitting
+     * chunk unpaced): B's 161 chunks land at s, s+1, s+5, ..., s+1+4*159, so B's window holds
+     * 2 + 4*159 steps, 3 decode-only ones between two paced chunks */
+    run_result_t *r = malloc(sizeof *r);
+    const char *sets[] = { "measure.all_steps={kind: steps, type: any, from: B.admitted, to: B.first_token}" };
+    runner_run("scenarios/v100-fp16-mtp4-b131k-pdr-pace4.yaml", sets, 1, NULL, r);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    long chunks = (long)win(r, "mixed_steps");
+    ck_assert_int_eq(chunks, (131072 + 815) / 816);
+    ck_assert_int_eq((long)win(r, "all_steps"), 2 + 4 * (chunks - 2));
+    free(r);
+}
+END_TEST
+
 START_TEST(the_fix_only_removes_cost)
 {
     /* PREFIX_DECODE_ROWS=1 does not change A's step count during B's prefill */
@@ -134,6 +150,7 @@ int main(void)
     tcase_add_test(tc, windows_are_consistent);
     tcase_add_loop_test(tc, v100_published_table, 0, (int)(sizeof published / sizeof *published));
     tcase_add_test(tc, the_fix_only_removes_cost);
+    tcase_add_test(tc, paced_window_steps);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
