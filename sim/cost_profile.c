@@ -409,11 +409,15 @@ int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t 
                      kv == KV_FP8_E5M2 ? "fp8_e5m2" : "fp16");
             return -1;
         }
+    /* the decode gates (route_decode_xqa): groups 4, 6 and 8 may take XQA, and every group
+     * the scalar kernel (short contexts, other groups) */
     char dec[48];
-    snprintf(dec, sizeof dec, "attn.decode_%s.%s", group >= 2 ? "xqa" : "scalar", kv == KV_FP8_E5M2 ? "fp8" : "fp16");
-    if (!prof_find(p, dec)) {
-        snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (the decode rows need it)", where, dec);
-        return -1;
+    for (int k = group == 4 || group == 6 || group == 8 ? 0 : 1; k < 2; k++) {
+        snprintf(dec, sizeof dec, "attn.decode_%s.%s", k == 0 ? "xqa" : "scalar", kv == KV_FP8_E5M2 ? "fp8" : "fp16");
+        if (!prof_find(p, dec)) {
+            snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (the decode rows need it)", where, dec);
+            return -1;
+        }
     }
     cost_model_t *cm = cost_profile_new(p, m, tp, err);
     if (!cm) return -1;

@@ -206,6 +206,34 @@ START_TEST(fork_laws_fall_back)
 }
 END_TEST
 
+START_TEST(decode_laws_the_gates_need)
+{
+    /* route_decode_xqa: group 6 may take XQA or (short contexts) scalar, so a profile needs
+     * both; group 2 never takes XQA, so it needs the scalar law alone */
+    profile_t p;
+    synthetic(&p, 1);
+    char err[COST_ERR_MAX];
+    ck_assert_int_eq(cost_profile_check(&p, &M, 2, KV_FP16, 6, err), 0);
+    profile_t q;
+    memset(&q, 0, sizeof q);
+    snprintf(q.path, sizeof q.path, "synthetic");
+    for (int i = 0; i < p.nlaws; i++)
+        if (strcmp(p.laws[i].name, "attn.decode_scalar.fp16")) ck_assert_int_eq(prof_put(&q, &p.laws[i]), 0);
+    ck_assert_int_eq(cost_profile_check(&q, &M, 2, KV_FP16, 6, err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "attn.decode_scalar.fp16"));
+    prof_free(&q);
+    memset(&q, 0, sizeof q);
+    snprintf(q.path, sizeof q.path, "synthetic");
+    for (int i = 0; i < p.nlaws; i++)
+        if (strcmp(p.laws[i].name, "attn.decode_xqa.fp16")) ck_assert_int_eq(prof_put(&q, &p.laws[i]), 0);
+    ck_assert_int_eq(cost_profile_check(&q, &M, 2, KV_FP16, 2, err), 0);
+    ck_assert_int_eq(cost_profile_check(&q, &M, 2, KV_FP16, 6, err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "attn.decode_xqa.fp16"));
+    prof_free(&q);
+    prof_free(&p);
+}
+END_TEST
+
 START_TEST(mixed_step_pays_the_q1_walk)
 {
     profile_t p;
@@ -674,6 +702,7 @@ int main(void)
     tcase_add_test(tc, mixed_step_pays_the_q1_walk);
     tcase_add_test(tc, host_terms_and_draft_rows);
     tcase_add_test(tc, fork_laws_fall_back);
+    tcase_add_test(tc, decode_laws_the_gates_need);
     tcase_add_test(tc, missing_laws_are_errors);
     tcase_add_test(tc, grid_leave_one_out);
     tcase_add_test(tc, measured_grid_prices_chunks_by_waves);
