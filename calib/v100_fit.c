@@ -289,9 +289,13 @@ static int build_profile(const ctx_t *c, const double *par, profile_t *p, char *
         "unpipelined (the fork's kernel off page 784); c2 FITTED (p2) on the MTP4 baseline cells; c1 solved from SPEC "
         "§1's 104.4 ms (q=784, 104K, page 816, the slow path); c0 = assumed launch", used, nu);
 
-    double sd[PROF_MAX_COEF] = { [PREFILL_ONE] = L, [PREFILL_TILES_TOTAL] = bm32_c1 };
-    put(p, "attn.prefill_splitd.fp16", sd, "assumed: the BM32 phase kernel's cost per tile (same tile area, both "
-                                          "pipelined tensor-core kernels); c0 = assumed launch", NULL, 0);
+    /* split-D: the BM32 phase kernel's cost per unit of tile area (BM x BN, law.c) */
+    const law_form_t *fs = law_form(LAW_PREFILL_SPLITD_FP16), *fb = law_form(LAW_PREFILL_BM32_FP16);
+    double area = (double)(fs->tile_m * fs->tile_n) / (fb->tile_m * fb->tile_n);
+    double sd[PROF_MAX_COEF] = { [PREFILL_ONE] = L, [PREFILL_TILES_TOTAL] = bm32_c1 * area };
+    put(p, "attn.prefill_splitd.fp16", sd, "assumed: the BM32 phase kernel's c1 per unit of tile area (BM64 x BN32 "
+                                          "against BM32 x BN128; both pipelined tensor-core kernels); c0 = assumed "
+                                          "launch", NULL, 0);
 
     /* XQA: passes through the published 1.8 ms; the split fixed/per-token is p3 */
     const figure_t *xf = find_fig(c, "attn.decode_xqa.fp16");
