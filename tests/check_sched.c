@@ -2,6 +2,7 @@
  * block-aligned chunks, MTP budget and acceptance, preemption, and the pacing rule with its
  * anchor. */
 #include "check_core.h"
+#include "engine_int.h"
 #include "runner.h"
 #include "check_run.h"
 
@@ -49,6 +50,43 @@ START_TEST(pacing_anchor)
     ck_assert_int_eq(st[3], 11);
     ck_assert_int_eq(next, 15);
     ck_assert_int_eq(e.pool[e.explicit_slot[1]].next_eligible, 15);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(gate_holds_every_running_request)
+{
+    /* scheduler.py checks current_step < next_decode_eligible_step for every running
+     * request, decoders too (a gate set before a preemption outlives it): D, decoding, under
+     * a gate is skipped; P, due at step 15, is scheduled */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_engine(pacing_body(4, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
+    int d = e.explicit_slot[0], pslot = e.explicit_slot[1], pre = 0;
+    ck_assert_int_eq(e.step_no, 14);
+    e.pool[d].next_eligible = e.step_no + 3;
+    int n = sched_step(&e, &pre);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(e.rows[0].req, pslot);
+    ck_assert_int_eq(e.rows[0].prefill, 1);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(pacing_active_by_prompt_computed)
+{
+    /* pace_prefills = any(num_computed_tokens >= num_prompt_tokens): a request whose prompt is
+     * computed counts as decoding even while it replays output tokens after a preemption
+     * (computed < prompt + emitted), so P's chunk beside it is paced (gate at step + 4) */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_engine(pacing_body(4, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
+    int d = e.explicit_slot[0], pslot = e.explicit_slot[1], pre = 0;
+    e.pool[d].target = e.pool[d].computed + 10;       /* replaying: a prefill row, prompt done */
+    int n = sched_step(&e, &pre);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(e.rows[0].prefill, 1);
+    ck_assert_int_eq(e.rows[0].q, 10);
+    ck_assert_int_eq(e.pool[d].next_eligible, 0);     /* a row past the prompt sets no gate */
+    ck_assert_int_eq(e.pool[pslot].next_eligible, e.step_no + 4);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -336,6 +374,8 @@ int main(void)
     tcase_add_test(tc, mtp_per_position_acceptance_seeded);
     tcase_add_test(tc, preemption_recomputes_newest);
     tcase_add_test(tc, lookahead_on_every_allocation);
+    tcase_add_test(tc, gate_holds_every_running_request);
+    tcase_add_test(tc, pacing_active_by_prompt_computed);
     tcase_add_test(tc, prefix_cache_hits_whole_blocks);
     tcase_add_test(tc, preemption_into_a_full_waiting_queue);
     suite_add_tcase(s, tc);
