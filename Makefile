@@ -1,4 +1,9 @@
-# pacesim -- one build: all, run, test, bench, calib, plots, clean.
+# pacesim -- one build. User-facing targets:
+#   make [all]        bin/pacesim                  make run        the default scenario
+#   make test         CPU-only suites and scripts  make test-cuda  the CUDA builds and their tests
+#   make kernels-sm70 the kernels assembled for sm_70 (ptxas report checked)
+#   make bench, calib, plots, replay, gpu-bundle, bench-kernels, v100-profile,
+#   make check-asan, check-fuzz, check-valgrind   make setup   make clean
 # User settings first (override on the command line: make CUDA_ARCH=sm_70).
 CC        ?= cc
 OPT       ?= -O2
@@ -10,28 +15,15 @@ SAN       ?=
 DEB_PKGS  := libgsl-dev libyaml-dev check pkg-config parallel
 PLOT_PKGS := gnuplot-nox
 
-# ---------------------------------------------------------------------------
-CFLAGS  += -std=c11 $(OPT) -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-           -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation \
-           -MMD -MP -Isim $(SAN)
-LDFLAGS += $(SAN)
-LIBS    := -lyaml -lgsl -lgslcblas -lm
-CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread)
-
-BUILD   := build
-SIM_SRC := $(filter-out sim/main.c,$(wildcard sim/*.c))
-SIM_OBJ := $(SIM_SRC:%.c=$(BUILD)/%.o)
-TEST_SRC := $(wildcard tests/check_*.c)
-TEST_BIN := $(TEST_SRC:tests/%.c=bin/%)
-# kernel/calib makefiles may append to these
-GPU_TEST_BIN :=
-EXTRA_TESTS  :=
-
-.PHONY: all run test bench clean setup setup-plots calib plots
-all: bin/pacesim
-
-# -- set-up on a fresh machine ---------------------------------------------
-$(BUILD)/.setup-ok:
+# -- set-up on a fresh machine -------------------------------------------------
+# `make setup` installs the missing DEB_PKGS (apt-get, through sudo when not root). The user-facing
+# targets (SETUP_GOALS) run it first and then themselves in a sub-make (SETUP=done), so that even
+# with -j nothing compiles before the packages are there. Build targets (bin/..., build/...) never
+# call it.
+SETUP_GOALS := all run test test-cuda bench calib plots plots-readme replay gpu-bundle bench-kernels \
+               v100-profile kernels-sm70 check-asan check-fuzz fuzz check-valgrind calib-allreduce
+.PHONY: setup setup-plots
+setup:
 	@missing=""; \
 	for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -40,14 +32,55 @@ $(BUILD)/.setup-ok:
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi \
 	  || { echo "setup: could not install$$missing (run as root: apt-get install -y$$missing)"; exit 1; }; \
 	fi
-	@mkdir -p $(BUILD) && touch $@
-setup: $(BUILD)/.setup-ok
 setup-plots: setup
 	@dpkg -s $(PLOT_PKGS) >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq $(PLOT_PKGS); else sudo apt-get install -y -qq $(PLOT_PKGS); fi; }
 
+GOALS := $(or $(MAKECMDGOALS),all)
+ifneq ($(SETUP),done)
+ifneq ($(filter $(SETUP_GOALS),$(GOALS)),)
+FIRST_PASS := yes
+endif
+endif
+
+ifeq ($(FIRST_PASS),yes)
+# -- first pass: `make setup`, then the goals again with the packages there ------
+.PHONY: setup-then $(filter-out setup setup-plots,$(GOALS))
+.DEFAULT_GOAL := setup-then
+setup-then: setup
+	@$(MAKE) --no-print-directory SETUP=done $(MAKECMDGOALS)
+$(filter-out setup setup-plots setup-then,$(GOALS)): setup-then ; @:
+else
+
+# -- link flags, every binary's, in one place -------------------------------------
+# LIBS: the simulator (libyaml, GSL, the sweep's thread pool); LIBS_STATIC the same with GSL and
+# libyaml linked in (CALIB_STATIC=1 / REPLAY_STATIC=1: a GPU machine without the packages).
+LIBS        := -lyaml -lgsl -lgslcblas -lm -lpthread
+LIBS_STATIC := -Wl,-Bstatic -lyaml -lgsl -lgslcblas -Wl,-Bdynamic -lm -lpthread
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread)
+CHECK_LIBS_STATIC := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic
+# the CUDA toolkit's (CUDA: the folder above nvcc's bin/)
+NVCC_PATH   := $(shell command -v $(NVCC) 2>/dev/null)
+CUDA        ?= $(patsubst %/bin/,%,$(dir $(NVCC_PATH)))
+CUDA_LIBS    = -L$(CUDA)/lib64 -lcudart_static -ldl -lpthread -lrt -lstdc++ -lm
+CUBLAS_LIBS  = -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublasLt -lcublas
+NCCL_LIBS   := -lnccl
+
+# ---------------------------------------------------------------------------
+CFLAGS  += -std=c11 $(OPT) -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+           -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation \
+           -MMD -MP -Isim $(SAN)
+LDFLAGS += $(SAN)
+
+BUILD   := build
+SIM_SRC := $(filter-out sim/main.c,$(wildcard sim/*.c))
+SIM_OBJ := $(SIM_SRC:%.c=$(BUILD)/%.o)
+
+.PHONY: all run test test-cuda bench clean calib plots
+all: bin/pacesim
+
 # -- the simulator -----------------------------------------------------------
-$(BUILD)/%.o: %.c | $(BUILD)/.setup-ok
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -58,30 +91,17 @@ bin/pacesim: $(BUILD)/sim/main.o $(BUILD)/libsim.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# the built-in experiment as a PACE_STEPS sweep: the trade-off table, its CSV and PNG
 run: bin/pacesim
-	./bin/pacesim run scenarios/default.yaml
+	@plots/tradeoff.sh scenarios/default.yaml
 
-# -- tests -------------------------------------------------------------------
-bin/check_%: $(BUILD)/tests/check_%.o $(BUILD)/libsim.a
-	@mkdir -p bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
-
-$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/.setup-ok
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests -c $< -o $@
-
-test: bin/pacesim $(TEST_BIN) $(GPU_TEST_BIN)
-	@fail=0; for t in $(TEST_BIN) $(GPU_TEST_BIN); do \
-	  echo "== $$t"; CK_FORK=yes ./$$t || fail=1; done; \
-	for t in $(EXTRA_TESTS); do echo "== $$t"; $$t || fail=1; done; \
-	if [ $$fail = 0 ]; then echo "all test suites passed"; else echo "SOME TEST SUITES FAILED"; exit 1; fi
-
--include kernels/kernels.mk
--include calib/calib.mk
--include calib/allreduce.mk
--include sim/replay.mk
--include tests/tests.mk
--include plots/plots.mk
+# -- tests: `make test` (CPU only) and `make test-cuda` (tests/tests.mk) --------
+include tests/tests.mk
+include kernels/kernels.mk
+include calib/calib.mk
+include calib/allreduce.mk
+include sim/replay.mk
+include plots/plots.mk
 
 clean:
 	rm -rf $(BUILD) bin
@@ -95,3 +115,5 @@ bin/v100fit: $(BUILD)/calib/v100_fit.o $(BUILD)/libsim.a
 v100-profile: bin/v100fit
 	./bin/v100fit calib/v100_figures.yaml -o calib/profiles/v100-pcie-32gb-tp2.yaml
 .PHONY: v100-profile
+
+endif

@@ -7,12 +7,12 @@ NCCL_INC := $(firstword $(wildcard $(CUDA)/include/nccl.h /usr/local/include/ncc
 ifneq ($(NCCL_INC),)
 bin/calib_allreduce: $(BUILD)/calib/allreduce_gpu.o $(BUILD)/calib/allreduce.o $(BUILD)/libsim.a
 	@mkdir -p bin
-	$(NVCC) -arch=$(CUDA_ARCH) -o $@ $^ -lnccl $(LIBS)
+	$(NVCC) -arch=$(CUDA_ARCH) -o $@ $^ $(NCCL_LIBS) $(LIBS)
 $(BUILD)/calib/allreduce_gpu.o: calib/allreduce_gpu.cu calib/allreduce.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Isim -Icalib -I$(dir $(NCCL_INC)) -c $< -o $@
 calib-allreduce: bin/calib_allreduce
-test: bin/calib_allreduce
+test-cuda: bin/calib_allreduce
 endif
 endif
 bin/check_allreduce: $(BUILD)/tests/check_allreduce.o $(BUILD)/calib/allreduce.o $(BUILD)/libsim.a

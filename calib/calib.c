@@ -549,17 +549,11 @@ done:
 
 /* What the cost model must know of the kernels this build times (written into the profile):
  * the fp8 expansion's CTAs, and the fast prefill path's split rule (kernels/attn_split.h; its
- * CTAs per SM from the timer's describe, 1 where it does not say).  Under an A/B kernel that
- * does not split (attn_fast_ab_env, the pipelined one taken to fit the device) the profile
- * records no split. */
+ * CTAs per SM from the timer's describe, 1 where it does not say). */
 static void kernel_facts(profile_t *p)
 {
     p->expand_cta_tokens = ATTN_BRIDGE_CTA_TOKENS;
     p->expand_ctas_per_sm = ATTN_BRIDGE_CTAS_PER_SM;
-    if (attn_fast_ab_env(1)) {
-        p->split_max = p->split_min_tiles = p->split_cost_tiles = p->split_ctas_per_sm = 0;
-        return;
-    }
     p->split_max = ATTN_SPLIT_MAX;
     p->split_min_tiles = ATTN_SPLIT_MIN_TILES;
     p->split_cost_tiles = ATTN_SPLIT_COST_TILES;

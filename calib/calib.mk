@@ -8,7 +8,6 @@
 # Without nvcc nothing here touches the CPU build.
 .PHONY: calib
 
-NVCC_PATH   ?= $(shell command -v $(NVCC) 2>/dev/null)
 CALIB_MODEL ?= models/qwen3.8-27b.yaml
 CALIB_TP    ?= 1
 CALIB_ARGS  ?=
@@ -36,11 +35,6 @@ bin/check_calib: $(BUILD)/tests/check_calib.o $(BUILD)/calib/calib.o $(BUILD)/ca
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
 ifneq ($(NVCC_PATH),)
-ifeq ($(CALIB_STATIC),1)
-CALIB_HOST_LIBS := -Wl,-Bstatic -lyaml -lgsl -lgslcblas -Wl,-Bdynamic -lm
-else
-CALIB_HOST_LIBS := $(LIBS)
-endif
 
 # cuBLASLt's tile ids -> shapes, from this toolkit's header (calib_gpu.cu's gemm_choice)
 $(BUILD)/calib/lt_tiles.h: $(CUDA)/include/cublasLt.h
@@ -56,8 +50,9 @@ $(BUILD)/calib/calib_gpu.o: calib/calib_gpu.cu calib/calib.h calib/gpuclock.h ke
 
 bin/calib: $(BUILD)/calib/main.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
 	@mkdir -p bin
-	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublasLt -lcublas $(CUDA_LIBS) $(CALIB_HOST_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUBLAS_LIBS) $(CUDA_LIBS) $(if $(filter 1,$(CALIB_STATIC)),$(LIBS_STATIC),$(LIBS))
 
+test-cuda: bin/calib
 calib: bin/calib
 	@mkdir -p calib/profiles
 	./bin/calib --model $(CALIB_MODEL) --tp $(CALIB_TP) --out calib/profiles/$(GPU).yaml $(CALIB_ARGS)

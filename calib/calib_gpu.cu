@@ -200,6 +200,15 @@ __global__ void gdn_conv_kernel(const half *x, const half *w, const half *cs, ha
  * rows qr*16 .. qr*16+15 of that column in registers.  Per token:
  * S <- g S; delta = beta (v - S^T k); S <- S + k delta^T; o = S^T q / sqrt(128).
  * Dot products run in 4 partial sums, then 3 shuffles across the 8 lanes of a column. */
+/* a dot product's 4 partial sums added, then across the 8 lanes of a column (the column's 128 rows) */
+static __device__ __forceinline__ float gdn_lanes8_sum(float p0, float p1, float p2, float p3)
+{
+    float v = (p0 + p1) + (p2 + p3);
+    v += __shfl_xor_sync(0xffffffffu, v, 1);
+    v += __shfl_xor_sync(0xffffffffu, v, 2);
+    v += __shfl_xor_sync(0xffffffffu, v, 4);
+    return v;
+}
 #define GDN_CB 16   /* columns per CTA */
 #define GDN_RP 20   /* padded floats per 16-row group in shared memory (bank-conflict free) */
 __global__ void __launch_bounds__(128) gdn_rec_kernel(const half *y, const half *a, const half *b, float *st,
@@ -251,10 +260,7 @@ __global__ void __launch_bounds__(128) gdn_rec_kernel(const half *y, const half 
                 p2 += R[4 * u + 2] * kk[u].z;
                 p3 += R[4 * u + 3] * kk[u].w;
             }
-            float kS = (p0 + p1) + (p2 + p3);
-            kS += __shfl_xor_sync(0xffffffffu, kS, 1);
-            kS += __shfl_xor_sync(0xffffffffu, kS, 2);
-            kS += __shfl_xor_sync(0xffffffffu, kS, 4);
+            float kS = gdn_lanes8_sum(p0, p1, p2, p3);
             float delta = bs[tt] * (vs[tt][cl] - g * kS);
             p0 = p1 = p2 = p3 = 0;
 #pragma unroll
@@ -268,10 +274,7 @@ __global__ void __launch_bounds__(128) gdn_rec_kernel(const half *y, const half 
                 p2 += R[4 * u + 2] * qq[u].z;
                 p3 += R[4 * u + 3] * qq[u].w;
             }
-            float ov = (p0 + p1) + (p2 + p3);
-            ov += __shfl_xor_sync(0xffffffffu, ov, 1);
-            ov += __shfl_xor_sync(0xffffffffu, ov, 2);
-            ov += __shfl_xor_sync(0xffffffffu, ov, 4);
+            float ov = gdn_lanes8_sum(p0, p1, p2, p3);
             if (qr == 0)
                 os[tt][cl] = ov * oscale;
         }

@@ -31,7 +31,7 @@ extern "C" {
 /* The fp8 bridge's expansion kernel: a 256-thread CTA per ATTN_BRIDGE_CTA_TOKENS tokens of a
  * 784-token destination page (all kv heads), ATTN_BRIDGE_CTAS_PER_SM of them per SM (32
  * registers). calib records both in the profile (fp8_expand), the cost model's bridge law
- * counts its CTAs and waves with them. v5's kernel was a CTA per page, 8 per SM. */
+ * counts its CTAs and waves with them. */
 #define ATTN_BRIDGE_CTA_TOKENS 98
 #define ATTN_BRIDGE_CTAS_PER_SM 8
 
@@ -60,7 +60,7 @@ enum attn_route {
     ATTN_PREFILL_FAST,        /* "BM32 phase": BM=32 BN=128, K/V staged through registers into smem, pipelined;
                                  fp16 only; page 784, or any multiple of 16 with ATTN_F_ANY_PAGE, else ATTN_EPAGE;
                                  grid (ceil(M/32), parts, B*H): each CTA's walk in parts where its CTAs would leave
-                                 SMs idle (v8, attn_split.h), + a merge kernel (partials in the workspace) */
+                                 SMs idle (attn_split.h), + a merge kernel (partials in the workspace) */
     ATTN_FP8_BRIDGE,          /* fp8 cache: expand all pages of each row to an fp16 workspace (page 784), then FAST */
     ATTN_FP8_EXPAND,          /* the expansion of ATTN_FP8_BRIDGE alone (writes the workspace; out untouched) */
     ATTN_DECODE_XQA,          /* split-K decode, grid (rows, kv_heads, partitions), one CTA per kv head serving its
@@ -71,7 +71,7 @@ enum attn_route {
     ATTN_NUM_ROUTES
 };
 
-/* v8: the CTAs an SM holds of the fast prefill kernel this device runs (the occupancy calculator;
+/* The CTAs an SM holds of the fast prefill kernel this device runs (the occupancy calculator;
  * kernels/attn_split.h's rule takes it), or a negative ATTN_E* code. calib records it in the profile.
  * The fast path splits each CTA's walk over the keys in parts by that rule; env ATTN_PREFILL_SPLIT=N
  * (1..8) forces N parts (A/B and validation; 1 = the reference launch). */

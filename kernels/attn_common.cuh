@@ -16,12 +16,12 @@
 // issued at the top of the iteration and both stored after PV, so a whole tile stays in
 // flight during the whole compute), PHASE (one smem tile for K and V, like SHARED, but
 // pipelined through registers: V of this tile is issued at the top and stored after S,
-// K of the next tile issued then and stored after PV; the fast path on every GPU since v4
-// (faster than PIPE on the H200 too), and every route on 64 KB GPUs (sm_75)).
+// K of the next tile issued then and stored after PV; the fast path on every GPU (faster than
+// PIPE on the H200 too), and every route on 64 KB GPUs (sm_75)).
 // Plan flags shrink the smem further: PALIAS (P written into the S rows it replaces),
 // SALIAS (S lives in the K/V tile between the S MMA and the softmax; PHASE only).
-// EARLYK (PIPE2 as in v3: the next K stored right after S; kept for A/B timing only, env
-// ATTN_DECODE_EARLYK=1, never in a configuration list).
+// EARLYK (PIPE2 with the next K stored right after S) and SSPLIT are in no configuration
+// the library runs: kernels/dev/ times them against the chosen ones.
 // Which configuration runs is chosen per device at launch (attn_cfg_pick: the first of the
 // route's list that fits cudaDevAttrMaxSharedMemoryPerBlockOptin); the lists are below.
 // fp8_e5m2 KV is dequantised while staging: half(raw << 8) * scale.
@@ -38,13 +38,14 @@
 enum { KV_GENERIC = 0, KV_SHARED = 1, KV_PIPE = 2, KV_PIPE2 = 3, KV_PHASE = 4 };
 enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16, PL_QREG = 32, PL_SPAD = 64,
        PL_ASKIP = 128, PL_LEANSM = 8192, PL_EX2 = 16384, PL_KVSPLIT = 32768 };
-// (bits 256..4096 were v7 A/B flags that lost and were taken out: FEXP, PVPIPE, QREG2, FULLT, RSHFL,
-// kernels/NOTES.md v7; the numbers of the flags kept, hence the kernels' names, stay as measured)
+// (bits 256..4096 are unused: kernels/NOTES.md v7 lists the flags measured there and not kept; the
+// flags' values, hence the kernels' mangled names, are those the measurements name)
 
-// v7 (prefill fast path; Nsight Compute on v6 at q=784/104K: the L1/shared data pipe 73% busy while the
-// SMs are active, warps stalled on shared-memory results 35% of the time, 4660 shared wavefronts per
-// 128-key tile, of which Q's fragment loads 1024, S's fp32 store and the softmax's reads 512 with a
-// 2-way bank conflict each, the O rescale's alpha loads 128):
+// The prefill fast path's flags (Nsight Compute on the phase kernel with S in the K/V tile at
+// q=784/104K: the L1/shared data pipe 73% busy while the SMs are active, warps stalled on
+// shared-memory results 35% of the time, 4660 shared wavefronts per 128-key tile, of which Q's
+// fragment loads 1024, S's fp32 store and the softmax's reads 512 with a 2-way bank conflict each,
+// the O rescale's alpha loads 128; kernels/NOTES.md v7):
 //   QREG  Q's fragments of one row tile held in registers for the whole KV walk; warp w computes S for
 //         row tile w / (8 / RT) and two column tiles, loading only K (MR 32 x BN 128 only)
 //   LEANSM the softmax of a tile that every row sees whole (all its keys before the first row's
@@ -55,7 +56,6 @@ enum { PL_PALIAS = 1, PL_SALIAS = 2, PL_EARLYK = 4, PL_SSPLIT = 8, PL_NOL1 = 16,
 //   SPAD  S rows padded to BN + 8 floats (8 banks a row: the store and the softmax's reads conflict-free)
 //   ASKIP the O rescale skipped by a warp when no row's running maximum moved in this tile (one
 //         vote on the 32 alphas: after the first tiles of a long walk it almost never moves)
-// v8 (prefill fast path):
 //   KVSPLIT a prefill CTA walks part blockIdx.y of gridDim.y of its keys (whole BN tiles, the parts
 //         as equal as tiles allow) and, when gridDim.y > 1, writes its rows' unnormalised partials
 //         (O, m, l) like a decode partition for the merge kernel (attn_prefill.cu); gridDim.y = 1
@@ -68,7 +68,7 @@ __device__ __forceinline__ float ex2_ftz(float x) {
     return y;
 }
 
-// NOL1 (v6 A/B): K/V loads bypass L1 (ld.global.nc.L1::no_allocate, PTX 7.4, sm_70 and up): every
+// NOL1: K/V loads bypass L1 (ld.global.nc.L1::no_allocate, PTX 7.4, sm_70 and up): every
 // K/V byte is read once per CTA, so an L1 line only displaces others
 __device__ __forceinline__ uint4 ldg_nol1(const uint4 *ptr) {
     uint4 r;
@@ -77,7 +77,7 @@ __device__ __forceinline__ uint4 ldg_nol1(const uint4 *ptr) {
     return r;
 }
 
-// SSPLIT (v5, decode A/B variants only): when the S tile has fewer 16x16 tiles than the CTA has
+// SSPLIT (kernels/dev/ decode variants only): when the S tile has fewer 16x16 tiles than the CTA has
 // warps (XQA: MR 16 x BN 64 = 4 tiles), KS = 8 / tiles warps share each S tile, each over 1/KS of
 // D, into KS partial S buffers the softmax adds: all 8 warps work and the HMMA chains are KS x shorter.
 __host__ __device__ constexpr int attn_sks(int MR, int BN, int PLAN) {
@@ -210,7 +210,7 @@ struct Smem {
 
 // --- configurations per route ----------------------------------------------------------
 // A route's list, preferred first; the launcher takes the first whose smem fits the device.
-// occ: CTAs per SM in __launch_bounds__ (decode list entry 0: a default, see attn_decode.cu).
+// occ: CTAs per SM in __launch_bounds__.
 struct KCfg { int mr, bn, mode, plan, occ; };
 
 #define ATTN_CFG_MAX 3
@@ -225,12 +225,12 @@ __host__ __device__ constexpr KCfgList attn_cfg_list(int route) {
                                      {16, 64, KV_SHARED, 0, 1}}}            // 48.5 KB: sm_75 (BN halved)
          : route == 2 || route == 3
                       ? KCfgList{2, {{32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2 | PL_KVSPLIT, 1},
-                                                                            // 92.5 KB: every arch >= 96 KB (v7: 9.57
-                                                                            // ms vs v6's 11.34 at q=784/104K on the
-                                                                            // H200; v4: v6's 11.40 vs v3's PIPE 12.42;
-                                                                            // v8: the walk split, attn_split.h)
+                                                                            // 92.5 KB: every arch >= 96 KB (9.57 ms
+                                                                            // unsplit at q=784/104K on the H200, S in
+                                                                            // the K/V tile alone 11.34, PIPE 12.42;
+                                                                            // the walk split: attn_split.h)
                                      {32, 64, KV_PHASE, PL_PALIAS | PL_KVSPLIT, 1}}} // 59 KB: sm_75 (BN halved)
-         : route == 5 ? KCfgList{2, {{16, 64, KV_PIPE2, 0, 2},              // 81.5 KB (fp16 runs occ 1: attn_decode.cu)
+         : route == 5 ? KCfgList{2, {{16, 64, KV_PIPE2, 0, 1},              // 81.5 KB
                                      {16, 64, KV_PHASE, 0, 1}}}             // 48.5 KB: sm_75
          : route == 7 ? KCfgList{3, {{32, 64, KV_PIPE2, 0, 1},              // 96.5 KB
                                      {32, 64, KV_PIPE2, PL_PALIAS, 1},      // 92 KB: sm_70
@@ -255,8 +255,15 @@ struct ScalarSmem { float m[8], l[8]; float o[8][ATTN_D]; };
 #define ATTN_REDUCE_STATIC_SMEM 3200 // decode_reduce_kernel: red4[3][D/4] float4 + red[8]
 static_assert((sizeof(ScalarSmem) + 127) / 128 * 128 == ATTN_SCALAR_STATIC_SMEM, "scalar static smem");
 static_assert((3 * ATTN_D * 4 + 8 * 4 + 127) / 128 * 128 == ATTN_REDUCE_STATIC_SMEM, "reduce static smem");
-// v3's fast-path configuration (175 KB: sm_90 / sm_10x only), for A/B timing: env ATTN_PREFILL_PIPE=1
-constexpr KCfg ATTN_FAST_PIPE_V3 = {32, 128, KV_PIPE, 0, 1};
+// The decode routes where two of their CTAs fit an SM (sm_80 and up; attn_decode.cu decode_pick): one
+// K/V tile, the K/V loads skipping L1, 2 CTAs per SM. XQA "phasena" 48.5 KB, small-q "phase2na" 59 KB.
+constexpr KCfg ATTN_XQA_TWO_PER_SM = {16, 64, KV_PHASE, PL_NOL1, 2};
+constexpr KCfg ATTN_SMALLQ_TWO_PER_SM = {32, 64, KV_PHASE, PL_NOL1, 2};
+// whether a decode route runs its two-per-SM configuration `two`: where the list's entry 0 fits a
+// block (pick == 0) and two CTAs of `two` fit an SM of per_sm bytes (0: not known, taken as fitting)
+__host__ __device__ constexpr bool attn_two_per_sm(KCfg two, int pick, int limit, int per_sm) {
+    return pick == 0 && attn_cfg_bytes(two) <= limit && (per_sm <= 0 || 2 * (attn_cfg_bytes(two) + 1024) <= per_sm);
+}
 static_assert(attn_cfg_pick(2, 98304) == 0 && attn_cfg_pick(2, 65536) == 1, "fast path: BN128 down to 96 KB");
 
 // --- the tile engine -------------------------------------------------------------------
@@ -400,7 +407,7 @@ attn_wmma_kernel(AttnParams p) {
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         stage_load<BN, FP8, NA>(st, vb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sV, p.v_scale);
-    } else if (MODE == KV_PIPE2 && EARLYK) { // v3
+    } else if (MODE == KV_PIPE2 && EARLYK) {
         stage_load<BN, FP8, NA>(st, kb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
         stage_load<BN, FP8, NA>(st, vb, sOff);
@@ -736,5 +743,15 @@ int attn_prefill_launch(int route, const struct attn_kv *kv, const struct attn_b
                         void *out, float sm_scale, void *ws, size_t ws_bytes, int flags, cudaStream_t s);
 int attn_decode_launch(int route, const struct attn_kv *kv, const struct attn_batch *b, const void *q,
                        void *out, float sm_scale, void *ws, size_t ws_bytes, cudaStream_t s);
+// attn_decode_launch with its main kernel given (kernels/dev/ times other configurations of the
+// engine through it): k (nullptr: the library's choice) with smem bytes of dynamic shared memory
+// on the route's grid (the scalar route ignores k), then the partitions' reduce: AUTO as the
+// library chooses, ROWS the per-(row, head) reduce, COMBINE the quarter-of-d combine, NONE none
+// (timing only: out is not written).
+typedef void (*attn_kernel_t)(AttnParams);
+enum { ATTN_REDUCE_AUTO = 0, ATTN_REDUCE_ROWS, ATTN_REDUCE_COMBINE, ATTN_REDUCE_NONE };
+int attn_decode_launch_with(int route, attn_kernel_t k, int smem, int reduce, const struct attn_kv *kv,
+                            const struct attn_batch *b, const void *q, void *out, float sm_scale, void *ws,
+                            size_t ws_bytes, cudaStream_t s);
 size_t attn_prefill_ws_bytes(int route, const struct attn_kv *kv, const struct attn_batch *b);
 size_t attn_decode_ws_bytes(int route, const struct attn_kv *kv, const struct attn_batch *b);

@@ -12,15 +12,12 @@
 //            MR = 32 rows = (q token, group head) pairs per CTA, causal at the tail
 //            (q=5 x group 6 = 30 rows: one pass over the KV for all of them).
 // fp8_e5m2 KV is dequantised while staging (half(raw << 8) * scale).
-// XQA and small-q take the first configuration of their list (attn_common.cuh) that fits the
-// device's shared memory per block: PIPE2 (sm_70 and up; small-q with P over S on sm_70),
-// PHASE (one K/V tile, sm_75). Same grid, same MR and BN on every device.
+// XQA and small-q run, where two of its CTAs fit an SM (sm_80 and up), their one-K/V-tile
+// configuration at 2 CTAs per SM (attn_common.cuh ATTN_*_TWO_PER_SM); elsewhere the first
+// configuration of their list that fits the device's shared memory per block: PIPE2 (sm_70;
+// small-q with P over S), PHASE (one K/V tile, sm_75). Same grid, same MR and BN on every device.
 #include "attn.h"
 #include "attn_common.cuh"
-#include <stdlib.h>
-#include <string.h>
-
-typedef void (*attn_kernel_t)(AttnParams);
 
 static int np_max(const attn_batch *b) {
     int np = 1;
@@ -203,13 +200,13 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
     }
 }
 
-// v6 combine (rows of >= 64 partitions; ATTN_DECODE_REDUCE=v5|wide forces one): grid (rows, H, max_q x 4),
+// the combine (rows of >= 64 partitions): grid (rows, H, max_q x 4),
 // each CTA one quarter of d (64 columns = 16 float4) for one (row, head, q token), so 4x the CTAs of
-// v5's and 16 partition groups of 16 threads: a 240K row's 235 partitions are ~15 per thread, two
-// batches of 8 loads in flight where v5 walked ~59 per thread in 8 dependent batches.
+// the reduce's and 16 partition groups of 16 threads: a 240K row's 235 partitions are ~15 per thread,
+// two batches of 8 loads in flight where the reduce walks ~59 per thread in 8 dependent batches.
 // Dynamic smem only: [15 x 16 float4 group sums][8 floats][np weights].
 #define ATTN_COMBINE_DS 4
-#define ATTN_COMBINE_MIN_NP 64 // partitions of the longest row from which the combine runs (else v5's)
+#define ATTN_COMBINE_MIN_NP 64 // partitions of the longest row from which the combine runs (else the reduce)
 __host__ __device__ constexpr int attn_combine_smem(int np) { return 15 * 16 * 16 + 8 * 4 + np * 4; }
 __global__ void __launch_bounds__(ATTN_NT) decode_combine_kernel(AttnParams p) {
     extern __shared__ float4 dsm4[];
@@ -257,156 +254,39 @@ __global__ void __launch_bounds__(ATTN_NT) decode_combine_kernel(AttnParams p) {
     }
 }
 
-// configuration I of route R's list, OCC CTAs per SM in its launch bounds
-template <int R, int I, bool FP8, int OCC>
+// configuration I of route R's list, at the CTAs per SM of its entry (c.occ) in its launch bounds
+template <int R, int I, bool FP8>
 static attn_kernel_t decode_kernel() {
     if constexpr (I >= attn_cfg_list(R).n) {
         return nullptr;
     } else {
         constexpr KCfg c = attn_cfg(R, I);
-        return attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, true, OCC>;
+        return attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, true, c.occ>;
     }
 }
 
-// v5 A/B variants of XQA entry 0 (env ATTN_DECODE_XQA=<name>; NOTES.md "v5 plan"). Each keeps the
-// grid, MR = 16, the partitions and the reduce; they differ in BN, staging and the S split
-// (PL_SSPLIT: all 8 warps share S over slices of D, see attn_common.cuh):
-//   v4     : BN64 PIPE2 (the default; same as no variable)
-//   split  : BN64 PIPE2, S split (2 D halves)
-//   bn32   : BN32 PIPE2 (K+V of the next 32 tokens in flight: 32 staging registers instead of 64, so
-//            128 registers hold it without spills -> 2 CTAs/SM), S split (4 D quarters); 46.6 KB
-//   bn32n  : bn32 without the S split (2 warps do S)
-//   pipe   : BN64 PIPE (next K issued before S and stored after it, next V issued then and stored
-//            after PV: one 32-register stage), S split
-//   phase  : BN64 PHASE (the sm_75 entry: one K/V smem tile, one stage; 48.5 KB), no split
-//   phases : phase with the S split
-//   phasena: phase with the K/V loads skipping L1 (PL_NOL1; v6: the default, fp16 and fp8)
-// CTAs per SM: 2 unless ATTN_DECODE_OCC=1|2|3 (3 only for the <= 53 KB variants); lowered to what
-// the SM's shared memory holds (sm_70: 96 KB per SM).
-struct XqaVariant { const char *name; KCfg c; };
-static const XqaVariant xqa_variants[] = {
-    {"split", {16, 64, KV_PIPE2, PL_SSPLIT, 2}}, {"bn32", {16, 32, KV_PIPE2, PL_SSPLIT, 2}},
-    {"bn32n", {16, 32, KV_PIPE2, 0, 2}},         {"pipe", {16, 64, KV_PIPE, PL_SSPLIT, 2}},
-    {"phase", {16, 64, KV_PHASE, 0, 2}},         {"phases", {16, 64, KV_PHASE, PL_SSPLIT, 2}},
-    {"phasena", {16, 64, KV_PHASE, PL_NOL1, 2}},
-};
-#define XQA_NVAR ((int)(sizeof xqa_variants / sizeof xqa_variants[0]))
-
-template <int V, bool FP8, int OCC>
-static attn_kernel_t xqa_variant_kernel() {
-    constexpr KCfg c = V == 0 ? KCfg{16, 64, KV_PIPE2, PL_SSPLIT, 2} : V == 1 ? KCfg{16, 32, KV_PIPE2, PL_SSPLIT, 2}
-                     : V == 2 ? KCfg{16, 32, KV_PIPE2, 0, 2}         : V == 3 ? KCfg{16, 64, KV_PIPE, PL_SSPLIT, 2}
-                     : V == 4 ? KCfg{16, 64, KV_PHASE, 0, 2}         : V == 5 ? KCfg{16, 64, KV_PHASE, PL_SSPLIT, 2}
-                                                                     : KCfg{16, 64, KV_PHASE, PL_NOL1, 2};
-    return attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, true, OCC>;
-}
-template <int V, bool FP8>
-static attn_kernel_t xqa_variant_occ(int occ) {
-    if constexpr (V == 1 || V == 2 || V >= 4) {
-        if (occ >= 3) return xqa_variant_kernel<V, FP8, 3>();
-    }
-    return occ <= 1 ? xqa_variant_kernel<V, FP8, 1>() : xqa_variant_kernel<V, FP8, 2>();
-}
-
-// the variant ATTN_DECODE_XQA names if it fits `limit` (kernel; its smem in *smem_out), else nullptr
-template <bool FP8>
-static attn_kernel_t xqa_variant(int limit, int *smem_out) {
-    // default (v6, NOTES.md): "phasena" at 2 CTAs/SM for fp16 and fp8 (v5's phase with the K/V loads
-    // skipping L1: 0.137-0.140 vs 0.140-0.143 ms fp16 at 240K, fp8 p1568 0.129-0.130 vs v4's
-    // 0.133-0.134, two A/B runs); only where two of its CTAs fit an SM, else v4's entry 0 as before.
-    // ATTN_DECODE_XQA=v4 (any unknown name) keeps v4's kernel.
-    const char *v = getenv("ATTN_DECODE_XQA");
-    int dflt = !v || !v[0];
-    if (dflt) v = "phasena";
-    for (int vi = 0; vi < XQA_NVAR; vi++) {
-        const KCfg c = xqa_variants[vi].c;
-        if (strcmp(v, xqa_variants[vi].name)) continue;
-        int smem = attn_cfg_bytes(c);
-        if (smem > limit) return nullptr;
-        const char *oe = getenv("ATTN_DECODE_OCC");
-        int occ = oe && oe[0] >= '1' && oe[0] <= '3' ? oe[0] - '0' : c.occ;
-        if (occ == 3 && smem > 53 * 1024) occ = 2;
-        int per_sm = attn_smem_per_sm();
-        while (occ > 1 && per_sm > 0 && occ * (smem + 1024) > per_sm) occ--;
-        if (dflt && occ < 2) return nullptr;
-        *smem_out = smem;
-        switch (vi) {
-        case 0: return xqa_variant_occ<0, FP8>(occ);
-        case 1: return xqa_variant_occ<1, FP8>(occ);
-        case 2: return xqa_variant_occ<2, FP8>(occ);
-        case 3: return xqa_variant_occ<3, FP8>(occ);
-        case 4: return xqa_variant_occ<4, FP8>(occ);
-        case 5: return xqa_variant_occ<5, FP8>(occ);
-        default: return xqa_variant_occ<6, FP8>(occ);
-        }
-    }
-    return nullptr;
-}
-
-// small-q on GPUs where two CTAs fit an SM (v6, NOTES.md): one K/V tile (PHASE), 2 CTAs per SM, K/V
-// loads skipping L1 ("phase2na"; q=5 240K 0.167-0.168 vs the list's PIPE2 entry at 1 CTA/SM
-// 0.207-0.208 ms, two A/B runs). ATTN_DECODE_SMALLQ=phase2 (L1 not skipped) or =v5 (the list's
-// entry 0) for A/B; nullptr = the list's entry 0.
-template <bool FP8>
-static attn_kernel_t smallq_variant(int limit, int *smem_out) {
-    const char *v = getenv("ATTN_DECODE_SMALLQ");
-    if (!v || !v[0]) v = "phase2na";
-    constexpr KCfg b = {32, 64, KV_PHASE, 0, 2}, c = {32, 64, KV_PHASE, PL_NOL1, 2};
-    static_assert(attn_cfg_bytes(b) == attn_cfg_bytes(c), "same plan");
-    int per_sm = attn_smem_per_sm();
-    if ((!strcmp(v, "phase2") || !strcmp(v, "phase2na")) && attn_cfg_bytes(b) <= limit &&
-        (per_sm <= 0 || 2 * (attn_cfg_bytes(b) + 1024) <= per_sm)) {
-        *smem_out = attn_cfg_bytes(b);
-        return v[6] ? attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, true, 2>
-                    : attn_wmma_kernel<b.mr, b.bn, b.mode, b.plan, FP8, true, 2>;
-    }
-    return nullptr;
-}
-
+// The main kernel of WMMA decode route R on this device, its dynamic smem in *smem: where the
+// list's entry 0 fits a block and two CTAs of the route's one-K/V-tile configuration fit an SM
+// (attn_common.cuh ATTN_*_TWO_PER_SM: sm_80 and up), that configuration at 2 CTAs per SM; else the
+// first entry of the route's list that fits, at 1 CTA per SM (sm_70: 96 KB per SM holds one).
+// NOTES.md v5, v6: XQA fp16 0.137-0.140 ms at 240K against the list's entry 0's 0.171 (1 CTA per
+// SM: at the 128-register cap of 2 it spills), small-q q=5 0.167-0.168 against 0.207-0.208.
 template <int R, bool FP8>
-static int launch_wmma_decode(const AttnParams &p, int rows, int kv_heads, int np, cudaStream_t s) {
-    int limit = attn_smem_budget();
-    if (limit < 0) return ATTN_ECUDA;
-    int i = attn_cfg_pick(R, limit);
-    if (i < 0) return ATTN_ESMEM;
-    const KCfg c = attn_cfg_list(R).c[i];
-    int smem = attn_cfg_bytes(c);
-    attn_kernel_t k;
-    static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
-    if (i == 0) {
-        // entry 0: CTAs per SM as measured (NOTES.md v4): small-q 1 (no register cap), XQA fp16 1
-        // (0.171 vs 0.184 ms at 240K: the 128-register cap spills), XQA fp8 2 (0.138 vs 0.172:
-        // no spill, the second CTA hides the dequant); ATTN_DECODE_OCC=1|2 overrides (bench);
-        // 1 where two CTAs' smem does not fit an SM (sm_70: 96 KB per SM)
-        const char *occ = getenv("ATTN_DECODE_OCC");
-        int def_one = R == ATTN_DECODE_XQA ? !FP8 : c.occ == 1;
-        int one = occ && (occ[0] == '1' || occ[0] == '2') ? occ[0] == '1' : def_one;
-        int per_sm = attn_smem_per_sm();
-        if (per_sm > 0 && 2 * (smem + 1024) > per_sm) one = 1;
-        k = one ? decode_kernel<R, 0, FP8, 1>() : decode_kernel<R, 0, FP8, 2>();
-        const char *ek = getenv("ATTN_DECODE_EARLYK"); // A/B timing of the v3 K store (fp16 XQA only)
-        if (R == ATTN_DECODE_XQA && !FP8 && ek && ek[0] == '1') {
-            constexpr KCfg c0 = attn_cfg(ATTN_DECODE_XQA, 0);
-            static_assert(c0.mode == KV_PIPE2 && c0.plan == 0, "EARLYK variant of XQA entry 0");
-            k = one ? attn_wmma_kernel<c0.mr, c0.bn, KV_PIPE2, PL_EARLYK, false, true, 1>
-                    : attn_wmma_kernel<c0.mr, c0.bn, KV_PIPE2, PL_EARLYK, false, true, 2>;
-        }
-    } else {
-        k = i == 1 ? decode_kernel<R, 1, FP8, 1>() : decode_kernel<R, 2, FP8, 1>();
+static attn_kernel_t decode_pick(int limit, int *smem) {
+    constexpr KCfg two = R == ATTN_DECODE_XQA ? ATTN_XQA_TWO_PER_SM : ATTN_SMALLQ_TWO_PER_SM;
+    int i = attn_cfg_pick(R, limit), per_sm = attn_smem_per_sm();
+    if (i < 0) return nullptr;
+    if (attn_two_per_sm(two, i, limit, per_sm)) {
+        *smem = attn_cfg_bytes(two);
+        return attn_wmma_kernel<two.mr, two.bn, two.mode, two.plan, FP8, true, two.occ>;
     }
-    if (!k) return ATTN_ESMEM;
-    int vsmem = 0;
-    attn_kernel_t kv5 = R == ATTN_DECODE_XQA && i == 0 ? xqa_variant<FP8>(limit, &vsmem) : nullptr;
-    if (R == ATTN_DECODE_SMALLQ && i == 0) kv5 = smallq_variant<FP8>(limit, &vsmem);
-    if (kv5) { k = kv5; smem = vsmem; }
-    if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
-    dim3 grid(rows, kv_heads * p.nchunks, np);
-    k<<<grid, ATTN_NT, smem, s>>>(p);
-    return cuda_check(cudaGetLastError());
+    static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
+    *smem = attn_cfg_bytes(attn_cfg_list(R).c[i]);
+    return i == 0 ? decode_kernel<R, 0, FP8>() : i == 1 ? decode_kernel<R, 1, FP8>() : decode_kernel<R, 2, FP8>();
 }
 
-int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const void *q, void *out,
-                       float sm_scale, void *ws, size_t ws_bytes, cudaStream_t s) {
+int attn_decode_launch_with(int route, attn_kernel_t k, int smem, int reduce, const attn_kv *kv, const attn_batch *b,
+                            const void *q, void *out, float sm_scale, void *ws, size_t ws_bytes, cudaStream_t s) {
     if (ws_bytes < attn_decode_ws_bytes(route, kv, b) || !ws) return ATTN_EWS;
     if (route == ATTN_DECODE_SMALLQ ? b->max_q > 16 : b->max_q != 1) return ATTN_ESHAPE;
     AttnParams p;
@@ -417,32 +297,36 @@ int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const 
     p.ws_o = (float *)ws;
     p.ws_m = p.ws_o + slots * ATTN_D;
     p.ws_l = p.ws_m + slots;
-    int fp8 = kv->dtype == ATTN_FP8_E5M2, err;
+    int fp8 = kv->dtype == ATTN_FP8_E5M2;
     if (route == ATTN_DECODE_SCALAR) {
         dim3 grid(b->num_rows, b->num_q_heads, np);
         if (fp8) decode_scalar_kernel<true><<<grid, ATTN_NT, 0, s>>>(p);
         else decode_scalar_kernel<false><<<grid, ATTN_NT, 0, s>>>(p);
-        err = cuda_check(cudaGetLastError());
     } else {
         int mr = route == ATTN_DECODE_XQA ? 16 : 32;
         p.nchunks = (b->max_q * p.group + mr - 1) / mr;
         static_assert(attn_cfg(ATTN_DECODE_XQA, 0).mr == 16 && attn_cfg(ATTN_DECODE_XQA, 1).mr == 16 &&
-                      attn_cfg(ATTN_DECODE_SMALLQ, 0).mr == 32 && attn_cfg(ATTN_DECODE_SMALLQ, 2).mr == 32,
+                      ATTN_XQA_TWO_PER_SM.mr == 16 && attn_cfg(ATTN_DECODE_SMALLQ, 0).mr == 32 &&
+                      attn_cfg(ATTN_DECODE_SMALLQ, 2).mr == 32 && ATTN_SMALLQ_TWO_PER_SM.mr == 32,
                       "every configuration of a decode route keeps its MR (the grid depends on it)");
-        if (mr == 16) err = fp8 ? launch_wmma_decode<ATTN_DECODE_XQA, true>(p, b->num_rows, kv->kv_heads, np, s)
-                                : launch_wmma_decode<ATTN_DECODE_XQA, false>(p, b->num_rows, kv->kv_heads, np, s);
-        else err = fp8 ? launch_wmma_decode<ATTN_DECODE_SMALLQ, true>(p, b->num_rows, kv->kv_heads, np, s)
-                       : launch_wmma_decode<ATTN_DECODE_SMALLQ, false>(p, b->num_rows, kv->kv_heads, np, s);
+        if (!k) { // the library's choice
+            int limit = attn_smem_budget();
+            if (limit < 0) return ATTN_ECUDA;
+            k = route == ATTN_DECODE_XQA ? (fp8 ? decode_pick<ATTN_DECODE_XQA, true>(limit, &smem)
+                                                : decode_pick<ATTN_DECODE_XQA, false>(limit, &smem))
+                                         : (fp8 ? decode_pick<ATTN_DECODE_SMALLQ, true>(limit, &smem)
+                                                : decode_pick<ATTN_DECODE_SMALLQ, false>(limit, &smem));
+            if (!k) return ATTN_ESMEM;
+        }
+        if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
+        dim3 grid(b->num_rows, kv->kv_heads * p.nchunks, np);
+        k<<<grid, ATTN_NT, smem, s>>>(p);
     }
-    if (err) return err;
-    const char *ab = getenv("ATTN_AB_SKIP_REDUCE"); // timing A/B only: the output is NOT written
-    if (ab && ab[0] == '1') return 0;
-    // the v6 combine where a row has many partitions (its 4x CTAs shorten a long walk), v5's reduce
-    // where it has few (4x the CTAs of nearly no work: 16 rows x q=5 at 1K is 7680 CTAs); the
-    // ATTN_DECODE_REDUCE=v5|wide A/B knob forces one
-    const char *rv = getenv("ATTN_DECODE_REDUCE");
-    int use_v5 = rv && !strcmp(rv, "v5") ? 1 : rv && !strcmp(rv, "wide") ? 0 : np < ATTN_COMBINE_MIN_NP;
-    if (use_v5) {
+    int err = cuda_check(cudaGetLastError());
+    if (err || reduce == ATTN_REDUCE_NONE) return err;
+    // the combine where a row has many partitions (its 4x CTAs shorten a long walk), the reduce
+    // where it has few (4x the CTAs of nearly no work: 16 rows x q=5 at 1K is 7680 CTAs)
+    if (reduce == ATTN_REDUCE_ROWS || (reduce == ATTN_REDUCE_AUTO && np < ATTN_COMBINE_MIN_NP)) {
         int rsmem = np * (int)sizeof(float);
         if (rsmem + ATTN_REDUCE_STATIC_SMEM > 48 * 1024) return ATTN_ESHAPE; // np > ~11500 partitions
         dim3 rgrid(b->num_rows, b->num_q_heads, b->max_q);
@@ -454,4 +338,9 @@ int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const 
     dim3 cgrid(b->num_rows, b->num_q_heads, b->max_q * ATTN_COMBINE_DS);
     decode_combine_kernel<<<cgrid, ATTN_NT, csmem, s>>>(p);
     return cuda_check(cudaGetLastError());
+}
+
+int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const void *q, void *out,
+                       float sm_scale, void *ws, size_t ws_bytes, cudaStream_t s) {
+    return attn_decode_launch_with(route, nullptr, 0, ATTN_REDUCE_AUTO, kv, b, q, out, sm_scale, ws, ws_bytes, s);
 }

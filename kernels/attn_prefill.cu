@@ -7,24 +7,22 @@
 // Launch: grid (ceil(max_q / BM), 1, rows * H), 256 threads; every q head walks the keys
 // 0 .. (its last row's position) of its kv head h / group, so a q = 1 row is H CTAs each
 // walking the whole context serially (the pathology the decode route removes).
-// v8: the fast path's grid is (ceil(max_q / BM), S, rows * H): each CTA's walk in S parts
+// The fast path's grid is (ceil(max_q / BM), S, rows * H): each CTA's walk in S parts
 // (kernels/attn_split.h says how many: 1 unless the CTAs leave a round of SMs mostly idle),
 // then a merge kernel (log-sum-exp over the parts' partials, a warp per token and head).
 // fp8 KV: generic and low-smem dequantise while staging; the bridge first expands every
 // page of each row into an fp16 workspace laid out with page 784 and an identity block
 // table, then runs the fp16 fast kernel on it.
-// CPU reference: kernels/ref.c. Validate + time: kernels/bench_kernels.cu.
+// CPU reference: kernels/ref.c. Validate + time: kernels/bench_kernels.c; the fast path's A/B
+// variants: kernels/dev/prefill_ab.cu.
 #include "attn.h"
 #include "attn_common.cuh"
+#include "attn_expand.cuh"
 #include "attn_split.h"
 #include <stdlib.h>
 #include <string.h>
 
-#define BRIDGE_PAGE 784
-
-typedef void (*attn_kernel_t)(AttnParams);
-
-// v8: the merge of a split fast-path launch (p.np_max parts): a warp per (token, head), lane l the
+// the merge of a split fast-path launch (p.np_max parts): a warp per (token, head), lane l the
 // columns 8l .. 8l + 7; out = sum_i 2^(m_i - M) O_i / sum_i 2^(m_i - M) l_i (an empty part: m = -inf)
 __global__ void __launch_bounds__(ATTN_NT) prefill_merge_kernel(AttnParams p, int n) {
     int th = blockIdx.x * (ATTN_NT / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -50,7 +48,7 @@ __global__ void __launch_bounds__(ATTN_NT) prefill_merge_kernel(AttnParams p, in
     *(uint4 *)(p.out + (size_t)th * ATTN_D + 8 * lane) = pk;
 }
 
-// v8: parts a KVSPLIT kernel's CTAs walk for this batch on this device (attn_split.h), or the
+// parts a KVSPLIT kernel's CTAs walk for this batch on this device (attn_split.h), or the
 // ATTN_PREFILL_SPLIT=N override (1..8, A/B and validation); 0 on a bad override. occ: the kernel's
 // CTAs an SM (the occupancy calculator, capped by a forced shared-memory budget's per-SM share).
 static int split_parts(const attn_batch *b, int mr, int bn, int occ) {
@@ -149,7 +147,7 @@ static int cfg_parts(const attn_batch *b) {
     }
 }
 
-// configuration I of route R's list; a KVSPLIT configuration (the fast path, v8) in the parts
+// configuration I of route R's list; a KVSPLIT configuration (the fast path) in the parts
 // split_parts picks, its partials in ws
 template <int R, int I, bool FP8>
 static int launch_cfg(const AttnParams &p, int rows, int max_q, cudaStream_t s, const attn_batch *b, void *ws,
@@ -164,67 +162,12 @@ static int launch_cfg(const AttnParams &p, int rows, int max_q, cudaStream_t s, 
     }
 }
 
-// the fast path's A/B variants (env ATTN_PREFILL_VAR; kernels/NOTES.md v6, v7): same grid and BM,
-// other staging / CTAs per SM. An unknown name or one that does not fit is an error, not the default.
-template <int MR, int BN, int MODE, int PLAN, int OCC>
-static int launch_var_if(const char *v, const char *name, int limit, const AttnParams &p, int rows, int max_q,
-                         cudaStream_t s, int *rc) {
-    if (strcmp(v, name)) return 0;
-    *rc = limit >= attn_cfg_bytes(KCfg{MR, BN, MODE, PLAN, OCC})
-              ? launch_tiles<MR, BN, MODE, PLAN, OCC, false>(p, rows, max_q, s)
-              : ATTN_ESMEM;
-    return 1;
-}
-static int launch_prefill_var(const char *v, int limit, const AttnParams &p, int rows, int max_q, cudaStream_t s) {
-    int rc = ATTN_EINVAL;
-    if (launch_var_if<32, 128, KV_SHARED, 0, 2>(v, "shared2", limit, p, rows, max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_SHARED, PL_NOL1, 2>(v, "shared2na", limit, p, rows, max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_NOL1, 1>(v, "na", limit, p, rows, max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG, 1>(v, "v7q", limit, p, rows, max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_SPAD | PL_ASKIP, 1>(v, "v7s", limit, p, rows, max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS, 1>(v, "v6", limit, p, rows, max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP, 1>(v, "v7ns", limit, p, rows, max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM, 1>(v, "v7m", limit, p, rows,
-                                                                                                max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP, 1>(v, "v7", limit, p, rows, max_q, s,
-                                                                                    &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM, 1>(v, "v7nsm", limit, p, rows, max_q, s,
-                                                                                    &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1>(v, "v7nsmx", limit, p, rows,
-                                                                                             max_q, s, &rc) ||
-        launch_var_if<32, 128, KV_PHASE, PL_SALIAS | PL_QREG | PL_SPAD | PL_ASKIP | PL_LEANSM | PL_EX2, 1>(
-            v, "v7x", limit, p, rows, max_q, s, &rc) || // v7's default as calibrated in session H, unsplit
-        launch_var_if<32, 64, KV_PHASE, PL_SALIAS, 2>(v, "phase64x2", limit, p, rows, max_q, s, &rc) ||
-        launch_var_if<32, 64, KV_PHASE, PL_SALIAS | PL_NOL1, 2>(v, "phase64x2na", limit, p, rows, max_q, s, &rc))
-        return rc;
-    return ATTN_EINVAL;
-}
-
-// attn_fast_ab_env (attn_split.h) on this device's per-block limit; *var: ATTN_PREFILL_VAR's name
-static int fast_ab_choice(int limit, const char **var) {
-    int ab = attn_fast_ab_env(limit >= attn_cfg_bytes(ATTN_FAST_PIPE_V3));
-    if (ab == 2 && var) *var = getenv("ATTN_PREFILL_VAR");
-    return ab;
-}
-
 // route R on the configuration that fits this device
 template <int R, bool FP8>
 static int launch_prefill(const AttnParams &p, int rows, int max_q, cudaStream_t s, const attn_batch *b, void *ws,
                           size_t ws_bytes) {
     int limit = attn_smem_budget();
     if (limit < 0) return ATTN_ECUDA;
-    if constexpr (R == ATTN_PREFILL_FAST && !FP8) {
-        /* The table's pick is the default: v7's (Q in registers, padded S, skipped rescales, the
-         * lean softmax; 9.57 vs v6's 11.34 ms at q=784/104K, NOTES.md v7). v3's pipelined configuration stays
-         * selectable with ATTN_PREFILL_PIPE=1 where it fits, the A/B variants with ATTN_PREFILL_VAR. */
-        constexpr KCfg c = ATTN_FAST_PIPE_V3;
-        const char *v = nullptr;
-        switch (fast_ab_choice(limit, &v)) {
-        case 1: return launch_tiles<c.mr, c.bn, c.mode, c.plan, c.occ, false>(p, rows, max_q, s);
-        case 2: return launch_prefill_var(v, limit, p, rows, max_q, s);
-        default: break;
-        }
-    }
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
     switch (attn_cfg_pick(R, limit)) {
     case 0: return launch_cfg<R, 0, FP8>(p, rows, max_q, s, b, ws, ws_bytes);
@@ -246,10 +189,10 @@ int attn_fast_ctas_per_sm(void) {
 }
 
 // the parts the fast kernel launch_prefill<ATTN_PREFILL_FAST> runs splits this batch into on this
-// device (0: a bad ATTN_PREFILL_SPLIT); v3's pipe and the A/B variants do not split
+// device (0: a bad ATTN_PREFILL_SPLIT)
 static int fast_parts(const attn_batch *b) {
     int limit = attn_smem_budget();
-    if (limit < 0 || fast_ab_choice(limit, nullptr)) return 1;
+    if (limit < 0) return 1;
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
     switch (attn_cfg_pick(ATTN_PREFILL_FAST, limit)) {
     case 0: return cfg_parts<ATTN_PREFILL_FAST, 0, false>(b);
@@ -257,87 +200,6 @@ static int fast_parts(const attn_batch *b) {
     case 2: return cfg_parts<ATTN_PREFILL_FAST, 2, false>(b);
     default: return 1;
     }
-}
-
-// expand one eighth of a destination page (98 of its 784 tokens, all kv heads) of one row from fp8
-// to fp16: grid (pages x BRIDGE_PARTS, rows), U 16-byte chunks (2U loads) in flight a thread. v6:
-// v5 ran one CTA per page (a ~100-step latency chain: a flat ~75 us for 2 kv heads below ~30K tokens,
-// 2-40 CTAs on 132 SMs). Measured (kernels/results/bench_v6_expand.txt, 2 kv heads, ms at 4K / 16K /
-// 41K / 104K / 262K tokens): v5 0.076 / 0.081 / 0.090 / 0.119 / 0.240; 8 parts U=1 8 per SM (the
-// default) 0.016 / 0.023 / 0.052 / 0.126 / 0.311; 8 parts U=4 4 per SM 0.017 / 0.029 / 0.065 / 0.135
-// / 0.316. Splitting wins below ~100K and loses beyond (v5's one resident CTA per page streams a
-// whole page); attn.h's ATTN_BRIDGE_* say which kernel runs to calib and the cost model.
-#define BRIDGE_PARTS (BRIDGE_PAGE / ATTN_BRIDGE_CTA_TOKENS)
-static_assert(BRIDGE_PARTS * ATTN_BRIDGE_CTA_TOKENS == BRIDGE_PAGE, "whole tokens per part");
-__device__ __forceinline__ void fp8_expand16(uint4 raw, half2 sc, half *d) {
-    uint4 a, b;
-    a.x = fp8x2_to_half2(raw.x, 0x1404, sc); a.y = fp8x2_to_half2(raw.x, 0x3424, sc);
-    a.z = fp8x2_to_half2(raw.y, 0x1404, sc); a.w = fp8x2_to_half2(raw.y, 0x3424, sc);
-    b.x = fp8x2_to_half2(raw.z, 0x1404, sc); b.y = fp8x2_to_half2(raw.z, 0x3424, sc);
-    b.z = fp8x2_to_half2(raw.w, 0x1404, sc); b.w = fp8x2_to_half2(raw.w, 0x3424, sc);
-    *(uint4 *)d = a;
-    *(uint4 *)(d + 8) = b;
-}
-template <int PARTS, int U, int OCC>
-__global__ void __launch_bounds__(256, OCC)
-fp8_expand_kernel(const uint8_t *k8, const uint8_t *v8, half *k16, half *v16, int *bt16, const int *block_table,
-                  int max_pages, int page, const int *seq_len, int kv_heads, int mp16, float k_scale, float v_scale) {
-    constexpr int CT = BRIDGE_PAGE / PARTS; // tokens per CTA
-    int r = blockIdx.y, pg = blockIdx.x / PARTS, part = blockIdx.x % PARTS;
-    int L = seq_len[r];
-    int p0 = pg * BRIDGE_PAGE, t0 = p0 + part * CT; // the page's and this part's first token
-    if (t0 >= L) return;
-    int dblk = r * mp16 + pg;
-    if (part == 0 && threadIdx.x == 0) bt16[dblk] = dblk;
-    int ntok = min(CT, L - t0);
-    int cpt = kv_heads * (ATTN_D / 16); // 16-byte fp8 chunks per token
-    int n = ntok * cpt;
-    half2 ks = __float2half2_rn(k_scale), vs = __float2half2_rn(v_scale);
-    const int *bt_row = block_table + (size_t)r * max_pages;
-    for (int base = threadIdx.x; base < n; base += U * 256) {
-        uint4 kr[U], vr[U];
-        size_t dst[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            int idx = base + u * 256;
-            dst[u] = ~(size_t)0;
-            if (idx < n) {
-                int tok = idx / cpt, c = idx % cpt;
-                int t = t0 + tok, pi = t / page, slot = t - pi * page;
-                size_t src = ((size_t)bt_row[pi] * page + slot) * kv_heads * ATTN_D + c * 16;
-                dst[u] = ((size_t)dblk * BRIDGE_PAGE + (t - p0)) * kv_heads * ATTN_D + c * 16;
-                kr[u] = __ldg((const uint4 *)(k8 + src));
-                vr[u] = __ldg((const uint4 *)(v8 + src));
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (dst[u] == ~(size_t)0) continue;
-            fp8_expand16(kr[u], ks, k16 + dst[u]);
-            fp8_expand16(vr[u], vs, v16 + dst[u]);
-        }
-    }
-}
-
-// the expansion's launch: the default (attn.h ATTN_BRIDGE_*: 8 parts, one chunk in flight, 8 per SM),
-// or an A/B variant (env ATTN_EXPAND_VAR: v5 = a CTA per page; p8u4 = 8 parts, four chunks, 4 per SM)
-typedef void (*expand_kernel_t)(const uint8_t *, const uint8_t *, half *, half *, int *, const int *, int, int,
-                                const int *, int, int, float, float);
-static expand_kernel_t expand_pick(int *parts) {
-    const char *v = getenv("ATTN_EXPAND_VAR");
-    if (v && !strcmp(v, "v5")) { *parts = 1; return fp8_expand_kernel<1, 1, 8>; }
-    if (v && !strcmp(v, "p8u4")) { *parts = 8; return fp8_expand_kernel<8, 4, 4>; }
-    *parts = BRIDGE_PARTS;
-    return fp8_expand_kernel<BRIDGE_PARTS, 1, ATTN_BRIDGE_CTAS_PER_SM>;
-}
-
-static int bridge_pages(const attn_batch *b) { return (b->max_seq + BRIDGE_PAGE - 1) / BRIDGE_PAGE; }
-
-// the bridge's expansion workspace (fp16 K, V and the identity block table), 256-byte aligned
-static size_t bridge_ws_bytes(const attn_kv *kv, const attn_batch *b) {
-    size_t blocks = (size_t)b->num_rows * bridge_pages(b);
-    size_t half_bytes = blocks * BRIDGE_PAGE * kv->kv_heads * ATTN_D * 2;
-    return (2 * half_bytes + blocks * sizeof(int) + 255) / 256 * 256;
 }
 
 size_t attn_prefill_ws_bytes(int route, const attn_kv *kv, const attn_batch *b) {
@@ -369,25 +231,19 @@ int attn_prefill_launch(int route, const attn_kv *kv, const attn_batch *b, const
     case ATTN_FP8_EXPAND: {
         if (!fp8) return ATTN_ESHAPE;
         if (ws_bytes < attn_prefill_ws_bytes(route, kv, b)) return ATTN_EWS;
-        int mp16 = bridge_pages(b);
-        size_t blocks = (size_t)b->num_rows * mp16;
-        size_t nhalf = blocks * BRIDGE_PAGE * kv->kv_heads * ATTN_D;
-        half *k16 = (half *)ws, *v16 = k16 + nhalf;
-        int *bt16 = (int *)(v16 + nhalf);
-        int parts;
-        expand_kernel_t ek = expand_pick(&parts);
-        dim3 grid(mp16 * parts, b->num_rows);
-        ek<<<grid, 256, 0, s>>>((const uint8_t *)kv->k, (const uint8_t *)kv->v, k16, v16, bt16,
-                                               (const int *)b->d_block_table, b->max_pages, kv->page,
-                                               (const int *)b->d_seq_len, kv->kv_heads, mp16, kv->k_scale,
-                                               kv->v_scale);
+        BridgeWs w = bridge_ws(kv, b, ws);
+        // the expansion (attn.h ATTN_BRIDGE_*: 8 parts a page, one chunk in flight, 8 per SM)
+        dim3 grid(w.pages * BRIDGE_PARTS, b->num_rows);
+        fp8_expand_kernel<BRIDGE_PARTS, 1, ATTN_BRIDGE_CTAS_PER_SM><<<grid, 256, 0, s>>>(
+            (const uint8_t *)kv->k, (const uint8_t *)kv->v, w.k16, w.v16, w.bt16, (const int *)b->d_block_table,
+            b->max_pages, kv->page, (const int *)b->d_seq_len, kv->kv_heads, w.pages, kv->k_scale, kv->v_scale);
         if (cuda_check(cudaGetLastError())) return ATTN_ECUDA;
         if (route == ATTN_FP8_EXPAND) return 0;
-        p.k = k16;
-        p.v = v16;
+        p.k = w.k16;
+        p.v = w.v16;
         p.page = BRIDGE_PAGE;
-        p.block_table = bt16;
-        p.max_pages = mp16;
+        p.block_table = w.bt16;
+        p.max_pages = w.pages;
         size_t ews = bridge_ws_bytes(kv, b); // the split's partials follow the expansion
         return launch_prefill<ATTN_PREFILL_FAST, false>(p, b->num_rows, b->max_q, s, b, (char *)ws + ews, ws_bytes - ews);
     }

@@ -1,5 +1,5 @@
 /* attn_split.h: how many parts the prefill fast path splits each CTA's walk over the keys
- * into (v8, kernels/NOTES.md). Plain C, no CUDA: the launcher (attn_prefill.cu) and the
+ * into (kernels/NOTES.md v8). Plain C, no CUDA: the launcher (attn_prefill.cu) and the
  * cost model (sim/cost.c) call the same function, so what the simulator prices is what the
  * kernel runs.
  *
@@ -58,17 +58,6 @@ static inline long long attn_split_part_tiles(long long tiles, int parts, int pa
 {
     long long per = (tiles + parts - 1) / parts, lo = per * part;
     return lo >= tiles ? 0 : tiles - lo < per ? tiles - lo : per;
-}
-
-/* The fast path's A/B kernels, which take the default's place and do not split (read from the
- * environment; calib's host logic asks this too, with no CUDA library linked): 1 = v3's pipelined
- * configuration (ATTN_PREFILL_PIPE=1, where it fits the device: pipe_fits), 2 = a variant named
- * by ATTN_PREFILL_VAR; 0 = the default, which splits. */
-static inline int attn_fast_ab_env(int pipe_fits)
-{
-    const char *e = getenv("ATTN_PREFILL_PIPE"), *v = getenv("ATTN_PREFILL_VAR");
-    if (e && e[0] == '1' && pipe_fits) return 1;
-    return v && *v ? 2 : 0;
 }
 
 #endif /* ATTN_SPLIT_H */

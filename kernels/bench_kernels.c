@@ -1,16 +1,13 @@
 /* bench_kernels -- validate and time the paged attention kernels on the GPU at hand.
  *   bench_kernels --validate [--long]    correctness table (float64 reference), exit 1 on failure
  *   bench_kernels --bench [--peers F]    timing table: shape, ours, peer, ratio, % of roofline
- *   bench_kernels --xqa-ab [--peers F]   v5: the XQA variants (ATTN_DECODE_XQA) x CTAs per SM, one table
- *   bench_kernels --v6-ab [--peers F]    v6: XQA / combine / small-q / prefill-rounds A/B, one table
- *   bench_kernels --expand-ab            v6: the fp8 expansion variants (ATTN_EXPAND_VAR) x prefix
- *   bench_kernels --prefill-ab           v7: the prefill fast path's variants (ATTN_PREFILL_VAR), twice
  *   --smem-limit N   run the configurations a GPU with N bytes of smem per block gets (98304 = sm_70,
  *                    65536 = sm_75; same as env ATTN_SMEM_LIMIT); --filter A,B  validate / bench only
  *                    the cases whose route name (bench: or label) contains A or B
  * Shapes are the reference system's per-rank layer: 12 q heads, 2 kv heads, D = 256.
  * The peers file (kernels/peers.py writes it) holds "key value" lines: copy_TBps, gemm_tflops,
- * flash_q<Q>_<CTX>, cudnn_q<Q>_<CTX> in ms. Needs only the CUDA runtime (no Check). */
+ * flash_q<Q>_<CTX>, cudnn_q<Q>_<CTX> in ms. Needs only the CUDA runtime (no Check). The kernels'
+ * A/B variants (other configurations of the tile engine) are timed by kernels/dev/. */
 #include "attn.h"
 #include "validate.h"
 #include <math.h>
@@ -99,7 +96,7 @@ static int validate(int long_ctx) {
             /* the fused small-q route agrees with the expanded XQA route (same token order) */
         }
     }
-    /* v8: one row whose CTAs leave a round of SMs idle, so the fast path splits its walk (auto:
+    /* one row whose CTAs leave a round of SMs idle, so the fast path splits its walk (auto:
      * 3 parts on 132 SMs at q = 784, 2 for the bridge's q = 1568; kernels/attn_split.h) */
     {
         int q784[1] = {784}, s17[1] = {784 + 16384}, q1568[1] = {1568}, s21[1] = {1568 + 20000};
@@ -166,7 +163,7 @@ static int wanted(const char *label, int route) {
     return 0;
 }
 static double t_xqa_q1, t_smallq_q5, t_generic_q1, t_fast_784, t_flash_784;
-static void ab_env(const char *k, const char *v);
+static void env_set(const char *k, const char *v);
 
 /* time one route on one shape; prints a table row; returns ms (or -1) */
 static double bench_one(const char *label, int route, int dtype, int page, int flags, int q_len, int seq,
@@ -226,22 +223,6 @@ static int bench(const char *peers_path) {
     printf("|---|---|---|---|---|---|---|---|---|---|\n");
     t_xqa_q1 = bench_one("decode q=1 ctx 240000 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
     bench_one("decode q=1 ctx 240000 p784", ATTN_DECODE_SCALAR, 0, 784, 0, 1, 240000, 0, "q1_240000");
-    setenv("ATTN_DECODE_OCC", "1", 1);
-    bench_one("decode q=1 ctx 240000 p784 occ1", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
-    bench_one("decode q=1 ctx 240000 p1568 occ1", ATTN_DECODE_XQA, 1, 1568, 0, 1, 240000, 0, NULL);
-    bench_one("decode q=1 ctx 131072 p784 occ1", ATTN_DECODE_XQA, 0, 784, 0, 1, 131072, 0, "q1_131072");
-    bench_one("verify q=5 ctx 240000 p816 occ1", ATTN_DECODE_SMALLQ, 0, 816, 0, 5, 240000, 0, "q5_240000");
-    setenv("ATTN_DECODE_OCC", "2", 1);
-    bench_one("decode q=1 ctx 240000 p784 occ2", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
-    bench_one("verify q=5 ctx 240000 p816 occ2", ATTN_DECODE_SMALLQ, 0, 816, 0, 5, 240000, 0, "q5_240000");
-    /* A/B: v4's late K store undone (v3's K store after S), both occupancies (the v3 reduce's A/B
-     * is in kernels/NOTES.md v4; the kernel is gone) */
-    setenv("ATTN_DECODE_EARLYK", "1", 1);
-    bench_one("A/B v3 K store: decode q=1 240000 occ2", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
-    setenv("ATTN_DECODE_OCC", "1", 1);
-    bench_one("A/B v3 K store: decode q=1 240000 occ1", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
-    unsetenv("ATTN_DECODE_EARLYK");
-    unsetenv("ATTN_DECODE_OCC");
     bench_one("decode q=1 ctx 240000 p1568", ATTN_DECODE_XQA, 1, 1568, 0, 1, 240000, 0, NULL);
     bench_one("decode q=1 ctx 131072 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 131072, 0, "q1_131072");
     bench_one("decode q=1 ctx 16384 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 16384, 0, NULL);
@@ -252,17 +233,14 @@ static int bench(const char *peers_path) {
     t_generic_q1 = bench_one("q=1 on prefill ctx 240000 p784", ATTN_PREFILL_GENERIC, 0, 784, 0, 1, 240000, 0, "q1_240000");
     bench_one("q=1 on prefill ctx 240000 p1568", ATTN_PREFILL_GENERIC, 1, 1568, 0, 1, 240000, 0, NULL);
     t_fast_784 = bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
-    { /* v8: the same launch unsplit (the reference grid), so the table shows what the split buys */
-        const char *was = getenv("ATTN_PREFILL_SPLIT");
+    { /* the same launch unsplit (the reference grid), so the table shows what the split buys */
+        const char *prev = getenv("ATTN_PREFILL_SPLIT");
         char keep[16];
-        snprintf(keep, sizeof keep, "%s", was ? was : "");
-        ab_env("ATTN_PREFILL_SPLIT", "1");
+        snprintf(keep, sizeof keep, "%s", prev ? prev : "");
+        env_set("ATTN_PREFILL_SPLIT", "1");
         bench_one("prefill q=784 ctx 104000 p784 unsplit", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
-        ab_env("ATTN_PREFILL_SPLIT", was ? keep : NULL);
+        env_set("ATTN_PREFILL_SPLIT", prev ? keep : NULL);
     }
-    setenv("ATTN_PREFILL_PIPE", "1", 1); /* A/B: v3's 175 KB two-tile configuration */
-    bench_one("A/B v3 pipe: prefill q=784 ctx 104000 p784", ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
-    unsetenv("ATTN_PREFILL_PIPE");
     bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_GENERIC, 0, 784, 0, 784, 104000, 0, "q784_104000");
     bench_one("prefill q=784 ctx 104000 p784", ATTN_PREFILL_LOWSMEM, 0, 784, 0, 784, 104000, 0, "q784_104000");
     bench_one("prefill q=816 ctx 104000 p816 any", ATTN_PREFILL_FAST, 0, 816, ATTN_F_ANY_PAGE, 816, 104000, 0, NULL);
@@ -301,173 +279,7 @@ static int bench(const char *peers_path) {
     return 0;
 }
 
-/* An A/B table's head: the peers file's ceilings (or the defaults) and the column titles. */
-static void ab_header(const char *peers_path) {
-    load_peers(peers_path);
-    copy_tbps = peer("copy_TBps", 4.24);
-    mma_tflops = peer("gemm_tflops", 700);
-    printf("ceilings: copy %.2f TB/s (%s); 80%% of copy for the fp16 240K bytes = %.4f ms\n", copy_tbps,
-           npeers ? "measured this run" : "default", 2.0 * KVH * 240000 * D * 2 / (copy_tbps * 1e9) / 0.8);
-    printf("| %-34s | %-15s | %-4s | %9s | %8s | %8s | %6s | %8s | %8s | %6s |\n", "shape (12q/2kv, D256)", "route",
-           "kv", "ours ms", "flash ms", "cudnn ms", "ratio", "FLOP ms", "byte ms", "roof");
-    printf("|---|---|---|---|---|---|---|---|---|---|\n");
-}
-
-/* v5 A/B of the XQA variants (env ATTN_DECODE_XQA, attn_decode.cu) x CTAs per SM (ATTN_DECODE_OCC),
- * all in one run against the same ceilings; the default rows (no variable) come first and last so
- * drift within the run shows. */
-static int bench_xqa_ab(const char *peers_path) {
-    static const char *vars[] = {"v4", "split", "bn32", "bn32n", "pipe", "phase", "phases"};
-    char label[96];
-    ab_header(peers_path);
-    unsetenv("ATTN_DECODE_XQA");
-    unsetenv("ATTN_DECODE_OCC");
-    double t1 = bench_one("default: decode q=1 240000 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
-    bench_one("default: decode q=1 240000 p1568", ATTN_DECODE_XQA, 1, 1568, 0, 1, 240000, 0, NULL);
-    bench_one("default: decode q=1 131072 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 131072, 0, "q1_131072");
-    double t5 = bench_one("default: verify q=5 240000 p816", ATTN_DECODE_SMALLQ, 0, 816, 0, 5, 240000, 0, "q5_240000");
-    for (int v = 0; v < (int)(sizeof vars / sizeof vars[0]); v++) {
-        setenv("ATTN_DECODE_XQA", vars[v], 1);
-        for (int occ = 1; occ <= 3; occ++) {
-            if (occ == 3 && (v < 2 || v == 4)) continue; /* occ3 only for the <= 53 KB variants */
-            char o[2] = {(char)('0' + occ), 0};
-            setenv("ATTN_DECODE_OCC", o, 1);
-            snprintf(label, sizeof label, "%s occ%d: q=1 240000 p784", vars[v], occ);
-            bench_one(label, ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
-            snprintf(label, sizeof label, "%s occ%d: q=1 240000 p1568", vars[v], occ);
-            bench_one(label, ATTN_DECODE_XQA, 1, 1568, 0, 1, 240000, 0, NULL);
-            snprintf(label, sizeof label, "%s occ%d: q=1 131072 p784", vars[v], occ);
-            bench_one(label, ATTN_DECODE_XQA, 0, 784, 0, 1, 131072, 0, "q1_131072");
-        }
-    }
-    unsetenv("ATTN_DECODE_XQA");
-    unsetenv("ATTN_DECODE_OCC");
-    double t2 = bench_one("default again: decode q=1 240000 p784", ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
-    if (t1 > 0 && t2 > 0 && t5 > 0)
-        printf("default XQA fp16 240K: %.1f%% / %.1f%% of copy (first / last row); q=5 small-q / q=1: %.2fx\n",
-               100 * 2.0 * KVH * 240000 * D * 2 / (t1 * 1e9) / copy_tbps,
-               100 * 2.0 * KVH * 240000 * D * 2 / (t2 * 1e9) / copy_tbps, t5 / t1);
-    return 0;
-}
-
-/* v6 A/B (kernels/NOTES.md v6), one run against the same ceilings, default rows first and last
- * (drift): XQA default (phasena + the v6 combine) beside v5's phase, v5's reduce and no reduce at
- * all (ATTN_AB_SKIP_REDUCE: timing only, the output is not written); small-q default (phase2na)
- * beside phase2 and v5's PIPE2 entry; the prefill fast path's rounds (q=704 is 22 x 12 = 264 CTAs,
- * 2 rounds of 132 at 1 CTA/SM; q=784 is 300, 3 rounds) and ATTN_PREFILL_VAR=shared2 (2 per SM). */
-static void ab_env(const char *k, const char *v) { if (v) setenv(k, v, 1); else unsetenv(k); }
-
-/* the fast path's three A/B rows under the current ATTN_PREFILL_VAR: q=784 (300 CTAs, 3 rounds of
- * 132 at 1 CTA/SM), q=704 (264 CTAs, 2 rounds) at 104K, q=2048 at 131K */
-static void prefill_rounds_rows(const char *name, const char *again) {
-    char label[128];
-    snprintf(label, sizeof label, "%s: q784 104K%s", name, again);
-    bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 784, 104000, 0, "q784_104000");
-    snprintf(label, sizeof label, "%s: q704 104K%s", name, again);
-    bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 704, 104000, 0, NULL);
-    snprintf(label, sizeof label, "%s: q2048 131K%s", name, again);
-    bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 2048, 131072, 0, "q2048_131072");
-    snprintf(label, sizeof label, "%s: q784 16K%s", name, again);
-    bench_one(label, ATTN_PREFILL_FAST, 0, 784, 0, 784, 16384, 0, NULL);
-    snprintf(label, sizeof label, "%s: bridge q1568 104K%s", name, again);
-    bench_one(label, ATTN_FP8_BRIDGE, 1, 1568, 0, 1568, 104000, 0, NULL);
-}
-static int bench_v6_ab(const char *peers_path) {
-    static const struct { const char *name, *xqa, *red, *skip; } dv[] = {
-        {"xqa default", NULL, NULL, NULL}, {"xqa phase (v5)", "phase", NULL, NULL},
-        {"xqa reduce v5", NULL, "v5", NULL}, {"xqa NO reduce", NULL, NULL, "1"}};
-    static const char *sv[] = {NULL, "phase2", "v5"};
-    static const char *pv[] = {NULL, "shared2"};
-    char label[128];
-    ab_header(peers_path);
-    for (int pass = 0; pass < 2; pass++) {
-        const char *ag = pass ? " (again)" : "";
-        for (int i = 0; i < (int)(sizeof dv / sizeof dv[0]); i++) {
-            ab_env("ATTN_DECODE_XQA", dv[i].xqa);
-            ab_env("ATTN_DECODE_REDUCE", dv[i].red);
-            ab_env("ATTN_AB_SKIP_REDUCE", dv[i].skip);
-            snprintf(label, sizeof label, "%s: q1 240K%s", dv[i].name, ag);
-            bench_one(label, ATTN_DECODE_XQA, 0, 784, 0, 1, 240000, 0, "q1_240000");
-            snprintf(label, sizeof label, "%s: q1 131K%s", dv[i].name, ag);
-            bench_one(label, ATTN_DECODE_XQA, 0, 784, 0, 1, 131072, 0, "q1_131072");
-            snprintf(label, sizeof label, "%s: q1 240K fp8%s", dv[i].name, ag);
-            bench_one(label, ATTN_DECODE_XQA, 1, 1568, 0, 1, 240000, 0, NULL);
-        }
-        ab_env("ATTN_DECODE_XQA", NULL);
-        ab_env("ATTN_DECODE_REDUCE", NULL);
-        ab_env("ATTN_AB_SKIP_REDUCE", NULL);
-        for (int i = 0; i < (int)(sizeof sv / sizeof sv[0]); i++) {
-            const char *n = sv[i] ? sv[i] : "default";
-            ab_env("ATTN_DECODE_SMALLQ", sv[i]);
-            snprintf(label, sizeof label, "smallq %s: q5 240K%s", n, ag);
-            bench_one(label, ATTN_DECODE_SMALLQ, 0, 816, 0, 5, 240000, 0, "q5_240000");
-            snprintf(label, sizeof label, "smallq %s: q16 240K%s", n, ag);
-            bench_one(label, ATTN_DECODE_SMALLQ, 0, 816, 0, 16, 240000, 0, "q16_240000");
-        }
-        ab_env("ATTN_DECODE_SMALLQ", NULL);
-        for (int i = 0; i < (int)(sizeof pv / sizeof pv[0]); i++) {
-            ab_env("ATTN_PREFILL_VAR", pv[i]);
-            prefill_rounds_rows(pv[i] ? pv[i] : "fast default", ag);
-        }
-        ab_env("ATTN_PREFILL_VAR", NULL);
-    }
-    return 0;
-}
-
-/* v7 A/B of the prefill fast path's variants (env ATTN_PREFILL_VAR, attn_prefill.cu
- * launch_prefill_var; a comma-separated list in env PREFILL_AB_VARS, "-" = the default, NAME=VALUE
- * = the default under that environment variable, e.g. ATTN_PREFILL_SPLIT=2), twice */
-static int bench_prefill_ab(const char *peers_path) {
-    const char *list = getenv("PREFILL_AB_VARS");
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", list ? list : "-,na,shared2,shared2na,phase64x2,phase64x2na");
-    ab_header(peers_path);
-    for (int pass = 0; pass < 2; pass++) {
-        char work[512];
-        memcpy(work, buf, sizeof work);
-        for (char *sv = NULL, *v = strtok_r(work, ",", &sv); v; v = strtok_r(NULL, ",", &sv)) {
-            int dflt = !strcmp(v, "-");
-            char *eq = strchr(v, '=');
-            if (eq) { /* NAME=VALUE: the default kernel under that knob */
-                *eq = 0;
-                ab_env(v, eq + 1);
-                *eq = '=';
-            } else {
-                ab_env("ATTN_PREFILL_VAR", dflt ? NULL : v);
-            }
-            prefill_rounds_rows(dflt ? "fast default" : v, pass ? " (again)" : "");
-            if (eq) {
-                *eq = 0;
-                ab_env(v, NULL);
-                *eq = '=';
-            }
-        }
-    }
-    ab_env("ATTN_PREFILL_VAR", NULL);
-    return 0;
-}
-
-/* v6 A/B of the fp8 expansion (env ATTN_EXPAND_VAR, attn_prefill.cu expand_pick): the route
- * ATTN_FP8_EXPAND alone at prefixes short to long, each variant, twice */
-static int bench_expand_ab(const char *peers_path) {
-    static const char *ev[] = {NULL, "v5", "p8u4"};
-    static const int lens[] = {4096, 12040, 16384, 41285, 104032, 262144};
-    char label[128];
-    load_peers(peers_path);
-    copy_tbps = peer("copy_TBps", 4.24);
-    mma_tflops = peer("gemm_tflops", 700);
-    printf("ceilings: copy %.2f TB/s\n", copy_tbps);
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < (int)(sizeof ev / sizeof ev[0]); i++) {
-            ab_env("ATTN_EXPAND_VAR", ev[i]);
-            for (int l = 0; l < (int)(sizeof lens / sizeof lens[0]); l++) {
-                snprintf(label, sizeof label, "expand %s: %d%s", ev[i] ? ev[i] : "default", lens[l], pass ? " (again)" : "");
-                bench_one(label, ATTN_FP8_EXPAND, 1, 1568, 0, 784, lens[l], 0, NULL);
-            }
-        }
-    ab_env("ATTN_EXPAND_VAR", NULL);
-    return 0;
-}
+static void env_set(const char *k, const char *v) { if (v) setenv(k, v, 1); else unsetenv(k); }
 
 int main(int argc, char **argv) {
     int do_val = 0, do_bench = 0, long_ctx = 0;
@@ -475,16 +287,12 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--validate")) do_val = 1;
         else if (!strcmp(argv[i], "--bench")) do_bench = 1;
-        else if (!strcmp(argv[i], "--xqa-ab")) do_bench = 2;
-        else if (!strcmp(argv[i], "--v6-ab")) do_bench = 3;
-        else if (!strcmp(argv[i], "--expand-ab")) do_bench = 4;
-        else if (!strcmp(argv[i], "--prefill-ab")) do_bench = 5;
         else if (!strcmp(argv[i], "--long")) long_ctx = 1;
         else if (!strcmp(argv[i], "--peers") && i + 1 < argc) peers = argv[++i];
         else if (!strcmp(argv[i], "--smem-limit") && i + 1 < argc) attn_set_smem_limit(atoi(argv[++i]));
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--validate [--long]] [--bench|--xqa-ab|--v6-ab|--expand-ab|--prefill-ab [--peers FILE] [--filter A,B]] [--smem-limit N]\n",
+            fprintf(stderr, "usage: %s [--validate [--long]] [--bench [--peers FILE]] [--filter A,B] [--smem-limit N]\n",
                     argv[0]);
             return 2;
         }
@@ -497,10 +305,6 @@ int main(int argc, char **argv) {
     int rc = 0;
     print_tiles();
     if (do_val) rc |= validate(long_ctx);
-    if (do_bench == 5) rc |= bench_prefill_ab(peers);
-    else if (do_bench == 4) rc |= bench_expand_ab(peers);
-    else if (do_bench == 3) rc |= bench_v6_ab(peers);
-    else if (do_bench == 2) rc |= bench_xqa_ab(peers);
-    else if (do_bench) rc |= bench(peers);
+    if (do_bench) rc |= bench(peers);
     return rc;
 }

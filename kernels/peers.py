@@ -27,7 +27,7 @@ x = torch.empty(4 * 1024**3, dtype=torch.uint8, device=dev); y = torch.empty_lik
 t = bench(lambda: y.copy_(x), 10)
 print('copy_TBps', 2 * x.numel() / t / 1e9, flush=True)
 del x, y
-if '--copy-only' in sys.argv:  # v5: the ceiling alone (~5 s); the caller appends older peer rows
+if '--copy-only' in sys.argv:  # the ceiling alone (~5 s); the caller appends older peer rows
     sys.exit(0)
 a = torch.randn(8192, 8192, device=dev, dtype=torch.float16); b = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
 print('gemm_tflops', 2 * 8192**3 / bench(lambda: a @ b, 10) / 1e9, flush=True)

@@ -1,8 +1,11 @@
 # plots.mk -- `make plots`: the pacing trade-off of the V100 reference experiment, its
-# Pareto frontier and per-step timelines, drawn with gnuplot from pacesim's CSVs into
-# plots/out/ (git-ignored) as PNG and SVG.  Included by the top Makefile.
+# Pareto frontier, per-step timelines and a Poisson run's latency percentiles, drawn with
+# gnuplot from pacesim's CSVs into plots/out/ (git-ignored) as PNG (and SVG for the first
+# two).  `make run` draws the built-in experiment's own trade-off (plots/tradeoff.sh).
+# Included by the top Makefile.
 #   make plots                 everything below
-#   make plots-readme          refresh the one committed image, plots/tradeoff-v100-b16k.png
+#   make plots-readme          refresh the committed images the README shows: plots/tradeoff-v100-b16k.png,
+#                              plots/tradeoff-default.png (make run's) and plots/latency-poisson.png
 PLOT_OUT  := plots/out
 GNUPLOT   ?= gnuplot
 # every configuration of the B=16K experiment except the fixed-pace files (pacing is swept)
@@ -15,9 +18,13 @@ PLOT_TL_CFG := baseline pdr
 PLOT_TL_PACE := 0 4
 PLOT_STEPS := $(foreach c,$(PLOT_TL_CFG),$(foreach p,$(PLOT_TL_PACE),$(PLOT_OUT)/steps-fp16-nomtp-b16k-$(c)-pace$(p).csv))
 PLOT_IMGS := $(foreach x,png svg,$(PLOT_OUT)/tradeoff-v100-b16k.$(x) $(PLOT_OUT)/timeline-v100-fp16-b16k.$(x))
+# latency percentiles: the Poisson bench scenario cut to PLOT_POISSON_N requests
+PLOT_POISSON_N := 5000
+PLOT_REQS := $(PLOT_OUT)/requests-poisson.csv
+PLOT_IMGS += $(PLOT_OUT)/latency-poisson.png
 
 .PHONY: plots plots-readme
-.SECONDARY: $(PLOT_STEPS)
+.SECONDARY: $(PLOT_STEPS) $(PLOT_REQS)
 plots: setup-plots $(PLOT_IMGS)
 	@echo "plots: $(PLOT_IMGS)"
 
@@ -40,6 +47,16 @@ $(PLOT_OUT)/tradeoff-v100-b16k.%: $(PLOT_SWEEP) $(PLOT_FRONT) plots/tradeoff.gp 
 $(PLOT_OUT)/timeline-v100-fp16-b16k.%: $(PLOT_STEPS) plots/timeline.gp | setup-plots
 	$(GNUPLOT) -e "files='$(PLOT_STEPS)'; out='$@'; fmt='$*'" plots/timeline.gp
 
-# The README's image: a smaller PNG of the trade-off (the one committed generated image).
-plots-readme: $(PLOT_SWEEP) $(PLOT_FRONT) plots/tradeoff.gp | setup-plots
+$(PLOT_REQS): bin/pacesim scenarios/bench-poisson-100k.yaml
+	@mkdir -p $(PLOT_OUT)
+	./bin/pacesim run scenarios/bench-poisson-100k.yaml --set workload.poisson.count=$(PLOT_POISSON_N) --requests $@ --quiet
+
+$(PLOT_OUT)/latency-poisson.png: $(PLOT_REQS) plots/latency.gp | setup-plots
+	$(GNUPLOT) -e "csv='$(PLOT_REQS)'; out='$@'; title='Poisson, $(PLOT_POISSON_N) requests (scenarios/bench-poisson-100k.yaml)'" plots/latency.gp
+
+# The README's images (the committed generated images): a smaller PNG of the trade-off,
+# make run's trade-off and the latency percentiles.
+plots-readme: $(PLOT_SWEEP) $(PLOT_FRONT) plots/tradeoff.gp $(PLOT_OUT)/latency-poisson.png | setup-plots
 	$(GNUPLOT) -e "csv='$(PLOT_SWEEP)'; frontier='$(PLOT_FRONT)'; out='plots/tradeoff-v100-b16k.png'; fmt='png'; width=900; height=600" plots/tradeoff.gp
+	plots/tradeoff.sh scenarios/default.yaml >/dev/null && cp $(PLOT_OUT)/tradeoff-default.png plots/tradeoff-default.png
+	cp $(PLOT_OUT)/latency-poisson.png plots/latency-poisson.png

@@ -1,6 +1,8 @@
 # tradeoff.gp: resident decoder A's rate during B's prefill against B's prefill time,
-# one curve per configuration (scenario), one labelled point per pacing value, and the
-# Pareto frontier over all of them.
+# one curve per configuration (scenario), one point per pacing value, and the Pareto
+# frontier over all of them.  The pacing values label the first configuration's points only
+# (alternately below and above its curve), so no two labels overlap; every curve runs
+# through the same values in the same order, left to right.
 #   gnuplot -e "csv='sweep.csv'; frontier='frontier.dat'; out='x.png'; fmt='png'" plots/tradeoff.gp
 if (!exists("csv")) csv = 'plots/out/sweep-v100-b16k.csv'
 if (!exists("frontier")) frontier = 'plots/out/pareto-v100-b16k.dat'
@@ -23,7 +25,7 @@ set datafile columnheaders
 names = system("awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i==\"scenario\")c=i;next}!s[$c]++{printf \"%s \", $c}' ".csv)
 nice(n) = system("echo ".n." | sed -e 's/^v100-//; s/-b16k//; s/-nomtp//; s/-mtp4/ MTP4/; s/-baseline$/ baseline/; s/-pdr-anypage$/ PDR=1 ANY_PAGE=1/; s/-pdr$/ PDR=1/'")
 
-set title "Pacing trade-off, 2x V100 TP2: A resident at 240K and decoding, B arrives with a 16K prompt\nlabels: VLLM_1CAT_PREFILL_PACE_STEPS (0 = no pacing; 1 is the same as 0, a chunk every step)\nPDR = VLLM_FLASH_V100_PREFILL_PREFIX_DECODE_ROWS, ANY_PAGE = ..._PREFILL_D256_BM32_ANY_PAGE"
+set title "Pacing trade-off, 2x V100 TP2: A resident at 240K and decoding, B arrives with a 16K prompt\nlabels: VLLM_1CAT_PREFILL_PACE_STEPS on the first curve (0 = no pacing; 1 is the same as 0); the others in the same order\nPDR = VLLM_FLASH_V100_PREFILL_PREFIX_DECODE_ROWS, ANY_PAGE = ..._PREFILL_D256_BM32_ANY_PAGE"
 set xlabel "B prefill time (admission to first token), s"
 set ylabel "A decode rate during B's prefill, tok/s"
 set grid back lc rgb '#dddddd'
@@ -41,5 +43,7 @@ sel(i, v) = (strcol('scenario') eq word(names, i)) ? v : NaN
 plot frontier using 1:2 with lines lw 12 lc rgb '#d0d0d0' title 'Pareto frontier over all configurations', \
      for [i=1:n] csv using (sel(i, column(xcol))):(column(ycol)) with linespoints pt 7 ps 0.9 lw 2 \
          lc rgb col[(i-1)%8+1] title nice(word(names, i)), \
-     for [i=1:n] csv using (sel(i, column(xcol))):(column(ycol)):(strcol(pcol) eq '1' ? '' : strcol(pcol)) with labels \
-         offset char 0.7,0.45 font ',8' tc rgb col[(i-1)%8+1] notitle
+     csv using (sel(1, column(xcol))):(column(ycol)):(strcol(pcol) eq '1' ? '' : strcol(pcol)) every 2 with labels \
+         offset char 0.8,-0.8 font ',9' tc rgb col[1] notitle, \
+     csv using (sel(1, column(xcol))):(column(ycol)):(strcol(pcol) eq '1' ? '' : strcol(pcol)) every 2::1 with labels \
+         offset char -0.8,0.8 font ',9' tc rgb col[1] notitle

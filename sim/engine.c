@@ -57,6 +57,13 @@ static void pool_release(engine_t *e, int slot)
 
 double engine_window(const engine_t *e, int i) { return e->win[i].value; }
 
+int engine_window_dist(const engine_t *e, int i, win_dist_t *d)
+{
+    if (!e->win[i].lat) return 0;
+    *d = e->win[i].dist;
+    return 1;
+}
+
 const char *engine_step_type_name(step_type_t t)
 {
     static const char *const names[] = { "any", "decode", "mixed", "prefill" };
@@ -471,7 +478,7 @@ void engine_free(engine_t *e)
     free(e->waitq);
     free(e->rows);
     free(e->segs);
-    free(e->win);
+    metrics_free(e);
     route_plan_free(&e->plan);
     route_plan_free(&e->draft_plan);
     evq_free(&e->q);
@@ -529,6 +536,8 @@ static int finish_request(engine_t *e, int run_pos)
     }
     S->itl_sum += r->itl_sum;
     S->itl_n += r->itl_n;
+    if (metrics_on_finish(e, r) < 0) return -1;
+    if (e->on_finish) e->on_finish(e->on_finish_ctx, e, r);
     return 0;
 }
 
@@ -566,6 +575,7 @@ static int apply_step(engine_t *e, int n, double t_end)
             if (r->t_last_tok >= 0) {
                 r->itl_sum += t_end - r->t_last_tok;
                 r->itl_n++;
+                if (metrics_on_itl(e, t_end - r->t_last_tok) < 0) return -1;
             }
             r->t_last_tok = t_end;
             r->emitted += tok;

@@ -74,6 +74,13 @@ typedef struct step_rec {
     int preempted;                /* requests preempted while scheduling this step */
 } step_rec_t;
 
+/* A latency window's distribution over its requests (engine_window_dist). */
+typedef struct win_dist {
+    long n;                       /* values (requests; token gaps for itl) */
+    double mean, p50, p90, p99;
+    int exact;                    /* 1: exact percentiles; 0: quant.h's sketch (QUANT_REL_ERR) */
+} win_dist_t;
+
 typedef struct engine engine_t;
 typedef void (*step_observer_fn)(void *ctx, const engine_t *e, const step_rec_t *st);
 
@@ -125,6 +132,9 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     run_summary_t sum;
     step_observer_fn observer;
     void *observer_ctx;
+    /* called as each request finishes (generated ones before their slot is freed) */
+    void (*on_finish)(void *ctx, const engine_t *e, const req_t *r);
+    void *on_finish_ctx;
     char err[ENG_ERR_MAX];
 };
 
@@ -144,6 +154,9 @@ const char *engine_req_name(const engine_t *e, int slot, char *buf, size_t n);
 
 /* The value of the scenario's measurement window i after the run (NAN: undefined). */
 double engine_window(const engine_t *e, int i);
+/* Window i's distribution over all requests (a latency kind with request "*"): 1 and *d
+ * filled after the run, else 0. */
+int engine_window_dist(const engine_t *e, int i, win_dist_t *d);
 /* A step type's name in the steps CSVs: "any", "decode", "mixed", "prefill". */
 const char *engine_step_type_name(step_type_t t);
 

@@ -6,6 +6,7 @@
 #define PACESIM_ENGINE_INT_H
 
 #include "engine.h"
+#include "quant.h"
 
 /* t_ev[EV_ARRIVAL] of a request whose delayed trigger has fired: its arrival event is
  * queued, so the trigger must not fire again. */
@@ -17,6 +18,8 @@ typedef struct win_state {
     long count;
     int closed;
     int from_slot, to_slot, req_slot;  /* -1: unbounded / all requests */
+    quant_t *lat;                 /* a latency window over all requests: its values, else NULL */
+    win_dist_t dist;              /* lat's summary, after the run */
 } win_state_t;
 
 /* Room for one more request in the waiting ring (either end).  0, or -1 out of memory. */
@@ -31,5 +34,11 @@ int sched_step(engine_t *e, int *preempted);
 int metrics_init(engine_t *e);
 void metrics_on_step(engine_t *e, const step_rec_t *st);
 void metrics_finish(engine_t *e);
+/* A request finished (its ttft, tpot, e2e and queueing values), a token gap (itl) went
+ * by: added to the latency windows over all requests.  0, or -1 out of memory (e->err). */
+int metrics_on_finish(engine_t *e, const req_t *r);
+int metrics_on_itl(engine_t *e, double gap);
+/* Releases what metrics_init acquired (also after a failed init). */
+void metrics_free(engine_t *e);
 
 #endif

@@ -1,7 +1,7 @@
 /* main.c: the pacesim command line.
  *
  *   pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]
- *               [--csv OUT] [--steps OUT] [--trace OUT.json] [--quiet] [--no-progress]
+ *               [--csv OUT] [--steps OUT] [--requests OUT] [--trace OUT.json] [--quiet] [--no-progress]
  *               [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]
  *   pacesim points FILE... [--set ...] --sweep ... [-o DIR]   one command line per point
  *   pacesim merge CSV... [-o OUT]                              join per-point CSVs
@@ -10,7 +10,7 @@
  *   pacesim profile PROFILE.yaml...                            what a profile holds, how well
  *   pacesim rescore FILE --measured STEPS.csv [--set ...]     a GPU replay re-priced, no GPU
  *   pacesim replay FILE --gpu [...]                            bin/pacesim-gpu (the GPU build)
- *   pacesim --help | --version
+ *   pacesim --help | --version | COMMAND --help
  *
  * Exit codes: 0 ok, 1 runtime failure, 2 bad input (usage, scenario, profile). */
 #include <ctype.h>
@@ -30,60 +30,92 @@
 #define PACESIM_VERSION "0.1.0"
 #endif
 
+/* The help of each command: its synopsis lines, then what it does and its options. */
+typedef struct cmd_help {
+    const char *name, *synopsis, *body;
+} cmd_help_t;
+
+static const cmd_help_t helps[] = {
+    { "run",
+      "pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]\n"
+      "                   [--csv OUT] [--steps OUT] [--requests OUT] [--trace OUT.json] [--quiet] [--no-progress]\n"
+      "                   [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]\n",
+      "run       simulate each scenario; print a result table per run (with the published\n"
+      "          value and relative error for windows that carry a reference, while the run is\n"
+      "          the file's configuration as written; latency windows over all requests also\n"
+      "          get n, mean, p50, p90, p99).  Scenario keys: docs/scenarios.md\n"
+      "  --set key.path=value   override any scenario key, e.g.\n"
+      "                         --set env.VLLM_1CAT_PREFILL_PACE_STEPS=4\n"
+      "                         --set workload.requests.B.prompt_tokens=131072\n"
+      "  --sweep key.path=LIST  run every combination of the swept keys (the first --sweep is\n"
+      "                         the outer loop; files outside all of them).  LIST: values and\n"
+      "                         integer ranges, comma-separated: 0,1,2  1..16  1..16:2  0,4..8\n"
+      "                         The CSV gains a `point` column and one column per swept key.\n"
+      "  -j N, --jobs N         runs in parallel (default: online CPUs); output is identical\n"
+      "                         for every N\n"
+      "  --csv OUT              one row per run: settings + a column per measurement window\n"
+      "                         (RFC 4180; several runs: one header, the union of their columns)\n"
+      "  --steps OUT            one row per engine step: time, duration, cost breakdown, rows\n"
+      "                         with q, context and kernel route (one file; several runs: one\n"
+      "                         header and a leading `run` column, and `point` with --sweep)\n"
+      "  --requests OUT         one row per request: id, arrival, admitted, first token,\n"
+      "                         finished (s; empty: not reached), prompt, cached, output and\n"
+      "                         emitted tokens, preemptions, TTFT, TPOT (finished requests as\n"
+      "                         they finish, then the rest; several runs as --steps)\n"
+      "  --trace OUT.json       the timeline of a single run in Chrome Trace Event format (open\n"
+      "                         in ui.perfetto.dev or chrome://tracing)\n"
+      "  --objective max:COL    after the runs, print the point of each file that maximises\n"
+      "                         (min:COL minimises) CSV column COL ...\n"
+      "  --constraint EXPR      ... among the points where EXPR holds: COL<=RHS (or <, >=, >),\n"
+      "                         RHS a number, base, K*base, base*K, base+K or base-K; base is\n"
+      "                         COL at the file's first point (every swept key at its first\n"
+      "                         value), e.g. --constraint 'b_prefill_s<=1.10*base'\n"
+      "  --point-index N        number the first run N (the `point` column; used by `points`)\n"
+      "  --quiet                no table on stdout\n"
+      "  --no-progress          no progress bar (it is drawn only when stderr is a terminal)\n" },
+    { "points", "pacesim points FILE... [--set ...] [--sweep ...] [-o DIR]\n",
+      "points    print one `pacesim run` command per point (for GNU parallel, a cluster...);\n"
+      "          each writes DIR/point-NNNN.csv (-o DIR, default points); then\n"
+      "          `pacesim merge DIR/point-*.csv > all.csv` gives the CSV of the local sweep\n" },
+    { "merge", "pacesim merge CSV... [-o OUT]\n", "merge     join per-point CSVs: one header, rows in point order\n" },
+    { "best", "pacesim best CSV --objective max:COL|min:COL [--constraint EXPR]...\n",
+      "best      apply --objective/--constraint to a sweep CSV (e.g. a merged one); see run\n" },
+    { "validate", "pacesim validate FILE... [--set key.path=value]...\n",
+      "validate  load and check scenarios (and their profiles) without running them\n" },
+    { "profile", "pacesim profile PROFILE.yaml...\n",
+      "profile   a profile's metadata and, per law, its points, the fit's error against them and\n"
+      "          the measured grid's leave-one-out error (what prices items inside the grid)\n" },
+    { "rescore", "pacesim rescore FILE --measured STEPS.csv [--set key.path=value]... [--steps OUT]\n",
+      "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
+      "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
+      "          per window predicted beside measured (--set as given to the replay)\n" },
+    { "replay", "pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT]\n",
+      "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"
+      "          nvcc build; docs/validation.md, \"H200: GPU replays\")\n" },
+};
+#define NHELPS ((int)(sizeof helps / sizeof helps[0]))
+
 static void usage(FILE *f)
 {
-    fputs("usage: pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]\n"
-          "                   [--csv OUT] [--steps OUT] [--trace OUT.json] [--quiet] [--no-progress]\n"
-          "                   [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]\n"
-          "       pacesim points FILE... [--set ...] [--sweep ...] [-o DIR]\n"
-          "       pacesim merge CSV... [-o OUT]\n"
-          "       pacesim best CSV --objective max:COL|min:COL [--constraint EXPR]...\n"
-          "       pacesim validate FILE...\n"
-          "       pacesim profile PROFILE.yaml...\n"
-          "       pacesim rescore FILE --measured STEPS.csv [--set key.path=value]... [--steps OUT]\n"
-          "       pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT]\n"
-          "       pacesim --help | --version\n"
-          "\n"
-          "run       simulate each scenario; print a result table per run (with the published\n"
-          "          value and relative error for windows that carry a reference)\n"
-          "  --set key.path=value   override any scenario key, e.g.\n"
-          "                         --set env.VLLM_1CAT_PREFILL_PACE_STEPS=4\n"
-          "                         --set workload.requests.B.prompt_tokens=131072\n"
-          "  --sweep key.path=LIST  run every combination of the swept keys (the first --sweep is\n"
-          "                         the outer loop; files outside all of them).  LIST: values and\n"
-          "                         integer ranges, comma-separated: 0,1,2  1..16  1..16:2  0,4..8\n"
-          "                         The CSV gains a `point` column and one column per swept key.\n"
-          "  -j N, --jobs N         runs in parallel (default: online CPUs); output is identical\n"
-          "                         for every N\n"
-          "  --csv OUT              one row per run: settings + a column per measurement window\n"
-          "  --steps OUT            one row per engine step: time, duration, cost breakdown, rows\n"
-          "                         with q, context and kernel route (one file; several runs append)\n"
-          "  --trace OUT.json       the timeline of a single run in Chrome Trace Event format (open\n"
-          "                         in ui.perfetto.dev or chrome://tracing)\n"
-          "  --objective max:COL    after the runs, print the point of each file that maximises\n"
-          "                         (min:COL minimises) CSV column COL ...\n"
-          "  --constraint EXPR      ... among the points where EXPR holds: COL<=RHS (or <, >=, >),\n"
-          "                         RHS a number, base, K*base, base*K, base+K or base-K; base is\n"
-          "                         COL at the file's first point (every swept key at its first\n"
-          "                         value), e.g. --constraint 'b_prefill_s<=1.10*base'\n"
-          "  --point-index N        number the first run N (the `point` column; used by `points`)\n"
-          "  --quiet                no table on stdout\n"
-          "  --no-progress          no progress bar (it is drawn only when stderr is a terminal)\n"
-          "points    print one `pacesim run` command per point (for GNU parallel, a cluster...);\n"
-          "          each writes DIR/point-NNNN.csv (-o DIR, default points); then\n"
-          "          `pacesim merge DIR/point-*.csv > all.csv` gives the CSV of the local sweep\n"
-          "merge     join per-point CSVs: one header, rows in point order\n"
-          "best      apply --objective/--constraint to a sweep CSV (e.g. a merged one)\n"
-          "validate  load and check scenarios (and their profiles) without running them\n"
-          "profile   a profile's metadata and, per law, its points, the fit's error against them and\n"
-          "          the measured grid's leave-one-out error (what prices items inside the grid)\n"
-          "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"
-          "          nvcc build; docs/validation.md, \"H200: GPU replays\")\n"
-          "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
-          "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
-          "          per window predicted beside measured (--set as given to the replay)\n"
-          "\n"
-          "Exit status: 0 ok, 1 runtime failure, 2 bad input.\n", f);
+    for (int i = 0; i < NHELPS; i++) fprintf(f, "%s%s", i ? "       " : "usage: ", helps[i].synopsis);
+    fputs("       pacesim COMMAND --help | pacesim --help | --version\n\n", f);
+    for (int i = 0; i < NHELPS; i++) fputs(helps[i].body, f);
+    fputs("\nExit status: 0 ok, 1 runtime failure, 2 bad input.\n", f);
+}
+
+/* `pacesim CMD --help` (or -h anywhere among its arguments): that command's help on stdout. */
+static int command_help(const char *cmd, int argc, char **argv)
+{
+    int asked = 0;
+    for (int i = 0; i < argc; i++) asked |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+    if (!asked) return 0;
+    for (int i = 0; i < NHELPS; i++)
+        if (!strcmp(helps[i].name, cmd)) {
+            printf("usage: %s\n%s\nScenario keys: docs/scenarios.md.  Exit status: 0 ok, 1 runtime failure, "
+                   "2 bad input.\n", helps[i].synopsis, helps[i].body);
+            return 1;
+        }
+    return 0;
 }
 
 static FILE *open_out(const char *path)
@@ -230,18 +262,19 @@ static int cmd_run(int argc, char **argv, int cmd)
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     const char **cons = calloc((size_t)argc + 1, sizeof *cons);
-    const char *csv = NULL, *steps = NULL, *trace = NULL, *objective = NULL, *outdir = "points";
+    const char *csv = NULL, *steps = NULL, *requests = NULL, *trace = NULL, *objective = NULL, *outdir = "points";
     int nf = 0, ns = 0, nc = 0, quiet = 0, progress = isatty(2), rc = 0;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
     sweep_t sw = { 0 };
-    FILE *fc = NULL, *fs = NULL;
+    FILE *fc = NULL, *fs = NULL, *fr = NULL;
     trace_t *tr = NULL;
     if (!files || !sets || !cons) { rc = 1; goto out; }
     if (jobs < 1) jobs = 1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         static const char *const valued[] = { "--set", "--csv", "--steps", "--sweep", "-j", "--jobs", "--trace",
-                                              "--point-index", "--objective", "--constraint", "-o", "--out", NULL };
+                                              "--point-index", "--objective", "--constraint", "-o", "--out",
+                                              "--requests", NULL };
         const char *v = NULL, *opt = a;
         char optbuf[32];
         for (int k = 0; valued[k]; k++) {
@@ -291,6 +324,8 @@ static int cmd_run(int argc, char **argv, int cmd)
                 csv = v;
             } else if (!strcmp(opt, "--steps")) {
                 steps = v;
+            } else if (!strcmp(opt, "--requests")) {
+                requests = v;
             } else if (!strcmp(opt, "--trace")) {
                 trace = v;
             } else if (!strcmp(opt, "--objective")) {
@@ -342,6 +377,7 @@ static int cmd_run(int argc, char **argv, int cmd)
     }
     if (csv && !(fc = open_out(csv))) { rc = 2; goto out; }
     if (steps && !(fs = open_out(steps))) { rc = 2; goto out; }
+    if (requests && !(fr = open_out(requests))) { rc = 2; goto out; }
     runner_hooks_t th = { 0 };
     if (trace) {
         char err[256];
@@ -354,7 +390,7 @@ static int cmd_run(int argc, char **argv, int cmd)
     }
     sweep_cfg_t cfg = {
         .files = files, .nfiles = nf, .sets = sets, .nsets = ns, .sw = &sw, .point_base = point_base,
-        .jobs = (int)jobs, .table = quiet ? NULL : stdout, .csv = fc, .steps = fs, .err = stderr,
+        .jobs = (int)jobs, .table = quiet ? NULL : stdout, .csv = fc, .steps = fs, .requests = fr, .err = stderr,
         .best = fc == stdout ? stderr : stdout, .progress = progress, .hooks = tr ? &th : NULL,
         .objective = objective, .constraints = cons, .nconstraints = nc,
     };
@@ -365,6 +401,7 @@ out:
     if (tr) trace_close(tr);
     if (fc && fc != stdout) fclose(fc);
     if (fs && fs != stdout) fclose(fs);
+    if (fr && fr != stdout) fclose(fr);
     sweep_free(&sw);
     free(files);
     free(sets);
@@ -549,7 +586,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || (!strcmp(cmd, "help") && argc == 2)) {
         usage(stdout);
         return 0;
     }
@@ -557,6 +594,11 @@ int main(int argc, char **argv)
         printf("pacesim %s\n", PACESIM_VERSION);
         return 0;
     }
+    if (!strcmp(cmd, "help") && argc > 2) {
+        char *h[] = { "--help" };
+        if (command_help(argv[2], 1, h)) return 0;
+    }
+    if (command_help(cmd, argc - 2, argv + 2)) return 0;
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2, CMD_RUN);
     if (!strcmp(cmd, "validate")) return cmd_run(argc - 2, argv + 2, CMD_VALIDATE);
     if (!strcmp(cmd, "points")) return cmd_run(argc - 2, argv + 2, CMD_POINTS);

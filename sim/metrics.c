@@ -4,7 +4,13 @@
  * that schedules the first chunk; first_token and finished at the end of the step
  * that produces them.  A step belongs to a window iff it ends after `from` and no
  * later than `to`; tokens and steps are counted over those steps.  A window whose
- * marks were never reached is undefined (NAN), never zero. */
+ * marks were never reached is undefined (NAN), never zero.
+ * A latency window (ttft, tpot, itl, e2e, queueing) over all requests keeps its values in
+ * a quant_t (quant.h: exact up to QUANT_EXACT_MAX values, a sketch with relative error
+ * QUANT_REL_ERR past that): a request's ttft, tpot (output > 1), e2e and queueing when it
+ * finishes, every token gap (itl) as it happens, including gaps of requests still running
+ * at the stop.  Its value is the window's stat: the mean (ttft, tpot, itl: over finished
+ * requests, the run summary's sums) or a percentile of those values. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +39,68 @@ int metrics_init(engine_t *e)
         ws->from_slot = w->from.is_set ? slot_of(e, w->from.ref) : -1;
         ws->to_slot = w->to.is_set ? slot_of(e, w->to.ref) : -1;
         ws->req_slot = slot_of(e, w->request);
+        if (scn_win_is_latency(w->kind) && ws->req_slot < 0) {
+            if (!(ws->lat = malloc(sizeof *ws->lat))) {
+                snprintf(e->err, ENG_ERR_MAX, "out of memory");
+                return -1;
+            }
+            quant_init(ws->lat, 0);
+        }
     }
+    return 0;
+}
+
+void metrics_free(engine_t *e)
+{
+    if (!e->win) return;
+    for (int i = 0; e->s && i < e->s->n_windows; i++)
+        if (e->win[i].lat) {
+            quant_free(e->win[i].lat);
+            free(e->win[i].lat);
+        }
+    free(e->win);
+    e->win = NULL;
+}
+
+/* A finished request's value for a latency kind other than itl (NAN: none). */
+static double req_latency(win_kind_t k, const req_t *r)
+{
+    const double *t = r->t_ev;
+    switch (k) {
+    case WIN_TTFT:
+        return t[EV_FIRST_TOKEN] >= 0 ? t[EV_FIRST_TOKEN] - t[EV_ARRIVAL] : NAN;
+    case WIN_TPOT:
+        return t[EV_FIRST_TOKEN] >= 0 && t[EV_FINISHED] >= 0 && r->output > 1
+                   ? (t[EV_FINISHED] - t[EV_FIRST_TOKEN]) / (double)(r->output - 1) : NAN;
+    case WIN_E2E:
+        return t[EV_FINISHED] >= 0 ? t[EV_FINISHED] - t[EV_ARRIVAL] : NAN;
+    case WIN_QUEUEING:
+        return t[EV_ADMITTED] >= 0 ? t[EV_ADMITTED] - t[EV_ARRIVAL] : NAN;
+    default:
+        return NAN;
+    }
+}
+
+static int lat_add(engine_t *e, quant_t *q, double v)
+{
+    if (isnan(v) || quant_add(q, v) == 0) return 0;
+    snprintf(e->err, ENG_ERR_MAX, "out of memory");
+    return -1;
+}
+
+int metrics_on_finish(engine_t *e, const req_t *r)
+{
+    for (int i = 0; i < e->s->n_windows; i++) {
+        win_kind_t k = e->s->windows[i].kind;
+        if (e->win[i].lat && k != WIN_ITL && lat_add(e, e->win[i].lat, req_latency(k, r)) < 0) return -1;
+    }
+    return 0;
+}
+
+int metrics_on_itl(engine_t *e, double gap)
+{
+    for (int i = 0; i < e->s->n_windows; i++)
+        if (e->win[i].lat && e->s->windows[i].kind == WIN_ITL && lat_add(e, e->win[i].lat, gap) < 0) return -1;
     return 0;
 }
 
@@ -125,8 +192,20 @@ void metrics_finish(engine_t *e)
         case WIN_THROUGHPUT:
             if (S->makespan > 0) ws->value = (double)S->tokens_emitted / S->makespan;
             break;
+        case WIN_E2E:
+        case WIN_QUEUEING:
+            if (r) ws->value = req_latency(w->kind, r);
+            else if (ws->lat) ws->value = quant_mean(ws->lat);
+            break;
         default:
             break;
+        }
+        if (ws->lat) {
+            quant_t *q = ws->lat;
+            ws->dist = (win_dist_t){ .n = q->n, .mean = quant_mean(q), .p50 = quant_quantile(q, 0.50),
+                                     .p90 = quant_quantile(q, 0.90), .p99 = quant_quantile(q, 0.99),
+                                     .exact = quant_is_exact(q) };
+            if (w->stat != STAT_MEAN) ws->value = quant_quantile(q, scn_stat_quantile(w->stat));
         }
     }
 }

@@ -3,7 +3,9 @@
  * Only what prices a step or sizes a cache is kept: layer counts, hidden and MLP
  * widths, attention heads, GDN (gated delta net) shapes, weight precision.  Per-rank
  * shapes are derived for a tensor-parallel degree by model_rank(); the hybrid "align"
- * block size by model_block_size().  Invariant: n_full_attn + n_gdn == n_layers. */
+ * block size by model_block_size().  Invariant: n_full_attn + n_gdn == n_layers; for a
+ * model model_check() accepts, every shape, page and block size below fits its type for
+ * any tensor-parallel degree and up to MODEL_SPEC_MAX speculative tokens. */
 #ifndef PACESIM_MODEL_H
 #define PACESIM_MODEL_H
 
@@ -37,6 +39,23 @@ typedef struct model_rank {
     double params;                         /* parameters per rank (incl. lm_head, one MTP layer excluded) */
 } model_rank_t;
 
+#define MODEL_SPEC_MAX 15        /* most MTP conv slots a GDN page is sized for */
+#define MODEL_BLOCK_MAX (1 << 24) /* largest derived block size (tokens) */
+
+/* What model_check() found out of range. */
+typedef enum {
+    MODEL_OK = 0,
+    MODEL_E_NO_ATTN,        /* no full-attention layer: nothing sizes the KV cache */
+    MODEL_E_ATTN_WIDTH,     /* q/kv heads x head_dim (x2 with the output gate) past INT_MAX */
+    MODEL_E_MLP_WIDTH,      /* 2 x intermediate past INT_MAX */
+    MODEL_E_GDN_WIDTH,      /* GDN conv channels / in_proj width past INT_MAX */
+    MODEL_E_GDN_PAGE,       /* GDN state + conv state per layer per request past 2^48 bytes */
+    MODEL_E_BLOCK           /* derived block size past MODEL_BLOCK_MAX */
+} model_err_t;
+
+/* Check that the model's derived shapes fit (see model_err_t). */
+model_err_t model_check(const model_t *m);
+
 /* 0 on success, -1 if tp does not divide the heads. */
 int model_rank(const model_t *m, int tp, model_rank_t *out);
 
@@ -46,7 +65,8 @@ long model_attn_bytes_per_token(const model_t *m, int tp, int kv_bytes);
 /* GDN page bytes per layer per request on one rank, with num_spec MTP conv slots. */
 long model_gdn_page_bytes(const model_t *m, int tp, int num_spec);
 
-/* Hybrid align block size: 16 * ceil(gdn_page / (16 * attn_bytes_per_token)). */
+/* Hybrid align block size: 16 * ceil(gdn_page / (16 * attn_bytes_per_token)); 16 (vLLM's
+ * default) for a model without GDN layers. */
 int model_block_size(const model_t *m, int tp, int kv_bytes, int num_spec);
 
 #endif

@@ -3,17 +3,12 @@
 # and libyaml statically for a machine without them (the device machine).
 ifneq ($(NVCC_PATH),)
 REPLAY_STATIC ?= 0
-ifeq ($(REPLAY_STATIC),1)
-REPLAY_HOST_LIBS := -Wl,-Bstatic -lyaml -lgsl -lgslcblas -Wl,-Bdynamic -lm
-else
-REPLAY_HOST_LIBS := $(LIBS)
-endif
 $(BUILD)/sim/replay_gpu.o: sim/replay_gpu.cu $(wildcard sim/*.h) kernels/attn.h calib/calib.h calib/gpuclock.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -c $< -o $@
 bin/pacesim-gpu: $(BUILD)/sim/replay_gpu.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)
 	@mkdir -p bin
-	$(CC) $(LDFLAGS) -o $@ $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublasLt -lcublas $(CUDA_LIBS) $(REPLAY_HOST_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUBLAS_LIBS) $(CUDA_LIBS) $(if $(filter 1,$(REPLAY_STATIC)),$(LIBS_STATIC),$(LIBS))
 replay-gpu: bin/pacesim-gpu
 # make replay [REPLAY_OUT=replay-out] [REPLAY_131K=0]: every scenarios/h200-*.yaml replayed on
 # this machine's GPU, priced by its profile (calib/replay_h200.sh): per scenario the report,
@@ -22,8 +17,8 @@ REPLAY_OUT ?= replay-out
 REPLAY_131K ?= 1
 replay: bin/pacesim-gpu
 	REPLAY_131K=$(REPLAY_131K) bash calib/replay_h200.sh $(REPLAY_OUT) bin/pacesim-gpu
-test: bin/pacesim-gpu
-EXTRA_TESTS += tests/replay_dry.sh
+test-cuda: bin/pacesim-gpu
+CUDA_TESTS += tests/replay_dry.sh
 .PHONY: replay-gpu replay
 else
 replay replay-gpu:
@@ -42,6 +37,6 @@ gpu-bundle: bin/bench_kernels $(KDIR)/check_kernels.o $(ATTN_LIB)
 	$(MAKE) bin/pacesim-gpu REPLAY_STATIC=1
 	mkdir -p .gpubundle && cp bin/calib bin/pacesim-gpu bin/bench_kernels .gpubundle/
 	$(CC) $(LDFLAGS) -o .gpubundle/check_kernels $(KDIR)/check_kernels.o $(ATTN_LIB) \
-	    -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic $(CUDA_LIBS)
+	    $(CHECK_LIBS_STATIC) $(CUDA_LIBS)
 	rm -f bin/calib bin/pacesim-gpu
 .PHONY: gpu-bundle

@@ -1,13 +1,17 @@
 /* runner.c: one scenario run end to end, and its reports.  See runner.h. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "runner.h"
+#include "quant.h"
 #include "setup.h"
 
 typedef struct {
-    FILE *f;
+    FILE *f, *req;
     const runner_hooks_t *h;
 } steps_ctx_t;
+
+static const char *prefix_of(const runner_hooks_t *h) { return h && h->row_prefix ? h->row_prefix : ""; }
 
 const char *report_row_route(const route_plan_t *p, int req, char *buf, size_t n)
 {
@@ -24,8 +28,9 @@ const char *report_row_route(const route_plan_t *p, int req, char *buf, size_t n
     return "?";
 }
 
-static void steps_row(FILE *f, const engine_t *e, const step_rec_t *st)
+static void steps_row(FILE *f, const char *prefix, const engine_t *e, const step_rec_t *st)
 {
+    fputs(prefix, f);
     fprintf(f, "%ld,%.9g,%.9g,%s,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", st->no, st->t0, st->dt,
             engine_step_type_name(st->type), st->nrows, st->tokens, st->cost.attn, st->cost.linear, st->cost.gdn,
             st->cost.elementwise, st->cost.allreduce, st->cost.overhead, st->cost.mtp);
@@ -42,13 +47,160 @@ static void steps_row(FILE *f, const engine_t *e, const step_rec_t *st)
 static void run_observer(void *ctx, const engine_t *e, const step_rec_t *st)
 {
     const steps_ctx_t *c = ctx;
-    if (c->f) steps_row(c->f, e, st);
+    if (c->f) steps_row(c->f, prefix_of(c->h), e, st);
     if (c->h && c->h->on_step) c->h->on_step(c->h->ctx, e, st);
+}
+
+void report_steps_header(FILE *f, const char *prefix)
+{
+    fprintf(f, "%sstep,t_start_s,dur_s,type,rows,tokens,attn_s,linear_s,gdn_s,elementwise_s,"
+               "allreduce_s,overhead_s,mtp_s,detail\n", prefix ? prefix : "");
+}
+
+void report_requests_header(FILE *f, const char *prefix)
+{
+    fprintf(f, "%sid,arrival_s,admitted_s,first_token_s,finished_s,prompt_tokens,cached_tokens,output_tokens,"
+               "emitted_tokens,preemptions,ttft_s,tpot_s\n", prefix ? prefix : "");
+}
+
+static void time_field(FILE *f, double t)
+{
+    fputc(',', f);
+    if (t >= 0) fprintf(f, "%.9g", t);
+}
+
+/* One request's row: its event times (empty: not reached), tokens, and its TTFT and TPOT
+ * (vLLM's benchmark definitions; empty where undefined). */
+static void requests_row(FILE *f, const char *prefix, const engine_t *e, const req_t *r)
+{
+    char nb[32];
+    const double *t = r->t_ev;
+    fputs(prefix, f);
+    fputs(engine_req_name(e, r->idx, nb, sizeof nb), f);
+    for (int ev = 0; ev < EV__N; ev++) time_field(f, t[ev]);
+    fprintf(f, ",%ld,%ld,%ld,%ld,%ld", r->prompt, r->cached, r->output, r->emitted, r->preemptions);
+    time_field(f, t[EV_FIRST_TOKEN] >= 0 && t[EV_ARRIVAL] >= 0 ? t[EV_FIRST_TOKEN] - t[EV_ARRIVAL] : -1);
+    time_field(f, t[EV_FINISHED] >= 0 && t[EV_FIRST_TOKEN] >= 0 && r->output > 1
+                      ? (t[EV_FINISHED] - t[EV_FIRST_TOKEN]) / (double)(r->output - 1) : -1);
+    fputc('\n', f);
+}
+
+static void run_on_finish(void *ctx, const engine_t *e, const req_t *r)
+{
+    const steps_ctx_t *c = ctx;
+    requests_row(c->req, prefix_of(c->h), e, r);
+}
+
+/* After the run: the requests that did not finish (in flight at the stop, or never
+ * arrived), in slot order; the finished ones were written as they finished. */
+static void requests_rest(const steps_ctx_t *c, const engine_t *e)
+{
+    for (int i = 0; i < e->npool; i++) {
+        const req_t *r = &e->pool[i];
+        if (r->state != RQ_DONE && r->state != RQ_FREE) requests_row(c->req, prefix_of(c->h), e, r);
+    }
+}
+
+/* A digest of what a scenario's simulation depends on: everything but its name,
+ * description, measure windows and reference values (FNV-1a over the loaded fields).
+ * A window's definition is compared on its own (same_window). */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+#define FNV(h, x) ((h) = fnv((h), &(x), sizeof(x)))
+
+static uint64_t scn_digest(const scenario_t *s)
+{
+    uint64_t h = 14695981039346656037ULL;
+    FNV(h, s->seed);
+    FNV(h, s->model);
+    h = fnv(h, s->profile_path, strlen(s->profile_path) + 1);
+    FNV(h, s->analytic);
+    FNV(h, s->analytic_tflops);
+    FNV(h, s->analytic_tbps);
+    FNV(h, s->engine);
+    FNV(h, s->env);
+    FNV(h, s->accept);
+    FNV(h, s->n_requests);
+    for (int i = 0; i < s->n_requests; i++) {
+        const scn_request_t *r = &s->requests[i];
+        FNV(h, r->id);
+        FNV(h, r->prompt_tokens);
+        FNV(h, r->cached_tokens);
+        FNV(h, r->output_tokens);
+        FNV(h, r->arrival);
+    }
+    FNV(h, s->poisson);
+    h = fnv(h, s->trace_path, strlen(s->trace_path) + 1);
+    FNV(h, s->stop);
+    return h;
+}
+
+static uint64_t win_digest(const scn_window_t *w)
+{
+    uint64_t h = 14695981039346656037ULL;
+    FNV(h, w->kind);
+    FNV(h, w->request);
+    FNV(h, w->step_type);
+    FNV(h, w->stat);
+    FNV(h, w->from);
+    FNV(h, w->to);
+    return h;
+}
+
+/* Window i of eff is the file's window of that name as written. */
+static int same_window(const scenario_t *base, const scenario_t *eff, int i)
+{
+    for (int j = 0; j < base->n_windows; j++)
+        if (!strcmp(base->windows[j].name, eff->windows[i].name))
+            return win_digest(&base->windows[j]) == win_digest(&eff->windows[i]);
+    return 0;
+}
+
+/* Whether the overrides leave the configuration the reference values belong to (the
+ * file as written); if not, res->ref_off says which keys changed it.  A window whose own
+ * definition was changed loses its reference alone.  A file that does not load without
+ * its overrides (or memory running out) counts as changed. */
+static void check_reference(run_result_t *res, const char *path, const char *const *sets, int nsets,
+                            const scenario_t *eff)
+{
+    if (nsets == 0) return;
+    scenario_t base;
+    char err[SCN_ERR_MAX];
+    int loaded = scn_load(path, NULL, 0, &base, err) == 0;
+    uint64_t d0 = loaded ? scn_digest(&base) : 0;
+    int same = loaded && scn_digest(eff) == d0;
+    for (int i = 0; same && i < res->nwin; i++)
+        if (res->win_has_ref[i] && !same_window(&base, eff, i)) res->win_has_ref[i] = 0;
+    if (loaded) scn_free(&base);
+    if (same) return;
+    size_t o = (size_t)snprintf(res->ref_off, sizeof res->ref_off, "published values not shown: the run is not the "
+                                                                    "configuration they belong to (changed by");
+    int named = 0;
+    for (int i = 0; i < nsets && loaded; i++) {
+        scenario_t one;
+        int unchanged = scn_load(path, sets + i, 1, &one, err) == 0;
+        if (unchanged) {
+            unchanged = scn_digest(&one) == d0;
+            scn_free(&one);
+        }
+        if (!unchanged && o < sizeof res->ref_off) {
+            const char *eq = strchr(sets[i], '=');
+            int klen = eq ? (int)(eq - sets[i]) : (int)strlen(sets[i]);
+            o += (size_t)snprintf(res->ref_off + o, sizeof res->ref_off - o, "%s %.*s", named ? "," : "", klen, sets[i]);
+            named = 1;
+        }
+    }
+    if (o < sizeof res->ref_off) snprintf(res->ref_off + o, sizeof res->ref_off - o, "%s)", named ? "" : " the overrides");
 }
 
 static void copy_settings(run_result_t *res, const scenario_t *s)
 {
     snprintf(res->name, sizeof res->name, "%s", s->name);
+    snprintf(res->description, sizeof res->description, "%s", s->description);
     snprintf(res->profile, sizeof res->profile, "%s", s->profile_path[0] ? s->profile_path : "analytic");
     snprintf(res->model, sizeof res->model, "%s", s->model.name);
     snprintf(res->ref_source, sizeof res->ref_source, "%s", s->reference_source);
@@ -92,19 +244,30 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         goto out;
     }
     copy_settings(res, &u.s);
+    check_reference(res, path, sets, nsets, &u.s);
     snprintf(res->gpu, sizeof res->gpu, "%s", u.hw);
+    if (u.has_prof)
+        snprintf(res->cost_model, sizeof res->cost_model, "the profile's kernel-time laws (%d laws; date: %s)",
+                 u.prof.nlaws, u.prof.date);
+    else
+        snprintf(res->cost_model, sizeof res->cost_model, "analytic roofline (no profile)");
     engine_t *e = &u.e;
-    steps_ctx_t sc = { steps_out, h };
+    FILE *req_out = h ? h->requests_out : NULL;
+    steps_ctx_t sc = { steps_out, req_out, h };
     res->block = e->block;
+    res->kv_blocks = e->capacity;
     if (steps_out || (h && h->on_step)) {
         e->observer = run_observer;
         e->observer_ctx = &sc;
     }
-    if (steps_out) {
-        fprintf(steps_out, "step,t_start_s,dur_s,type,rows,tokens,attn_s,linear_s,gdn_s,elementwise_s,"
-                           "allreduce_s,overhead_s,mtp_s,detail\n");
+    if (req_out) {
+        e->on_finish = run_on_finish;
+        e->on_finish_ctx = &sc;
     }
+    if (steps_out && !h->no_header) report_steps_header(steps_out, NULL);
+    if (req_out && !h->no_header) report_requests_header(req_out, NULL);
     int erc = engine_run(e);
+    if (req_out) requests_rest(&sc, e);
     if (h && h->on_end) h->on_end(h->ctx, e);
     if (erc < 0) {
         res->rc = erc == ENG_EINPUT ? 2 : 1;
@@ -112,7 +275,10 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         goto out;
     }
     res->sum = e->sum;
-    for (int i = 0; i < res->nwin; i++) res->win_val[i] = engine_window(e, i);
+    for (int i = 0; i < res->nwin; i++) {
+        res->win_val[i] = engine_window(e, i);
+        res->win_has_dist[i] = engine_window_dist(e, i, &res->win_dist[i]);
+    }
 out:
     setup_close(&u);
 }
@@ -128,14 +294,22 @@ static const char *kv_name(kv_dtype_t k) { return k == KV_FP8_E5M2 ? "fp8_e5m2" 
 void report_table(FILE *f, const run_result_t *r)
 {
     fprintf(f, "== %s  (%s)\n", r->name, r->path);
+    if (r->description[0]) fprintf(f, "   %s\n", r->description);
     fprintf(f, "   model %s, TP%d, block %d, kv %s, MTP %s%.0d, budget %d, max_num_seqs %d, seed %llu\n",
             r->model, r->tp, r->block, kv_name(r->kv), r->spec_k ? "K=" : "off", r->spec_k, r->budget,
             r->max_seqs, (unsigned long long)r->seed);
     fprintf(f, "   profile %s (%s)\n", r->profile, r->gpu);
+    fprintf(f, "   cost model: %s\n", r->cost_model);
+    fprintf(f, "   KV cache: %ld blocks x %d tokens = %ld tokens\n", r->kv_blocks, r->block,
+            r->kv_blocks * (long)r->block);
     fprintf(f, "   PACE_STEPS=%d PREFIX_DECODE_ROWS=%d SMALLQ_DECODE_MAX_Q=%d D256_BM32_ANY_PAGE=%d\n", r->pace,
             r->pdr, r->smallq, r->anypage);
-    int anyref = 0;
-    for (int i = 0; i < r->nwin; i++) anyref |= r->win_has_ref[i];
+    int hasref = 0, anyref = 0, anydist = 0;
+    for (int i = 0; i < r->nwin; i++) {
+        hasref |= r->win_has_ref[i];
+        anydist |= r->win_has_dist[i];
+    }
+    anyref = hasref && !r->ref_off[0];
     fprintf(f, "   %-18s %14s", "window", "simulated");
     if (anyref) fprintf(f, " %12s %9s", "published", "error");
     fputc('\n', f);
@@ -143,12 +317,27 @@ void report_table(FILE *f, const run_result_t *r)
         fprintf(f, "   %-18s ", r->win_name[i]);
         if (isnan(r->win_val[i])) fprintf(f, "%14s", "n/a");
         else fprintf(f, "%14.4f", r->win_val[i]);
-        if (r->win_has_ref[i]) {
+        if (anyref && r->win_has_ref[i]) {
             fprintf(f, " %12.4g", r->win_ref[i]);
             if (!isnan(r->win_val[i]) && r->win_ref[i] != 0)
                 fprintf(f, " %+8.1f%%", 100.0 * (r->win_val[i] - r->win_ref[i]) / r->win_ref[i]);
         }
         fputc('\n', f);
+    }
+    if (anydist) {
+        fprintf(f, "   %-18s %9s %10s %10s %10s %10s\n", "over all requests", "n", "mean", "p50", "p90", "p99");
+        for (int i = 0; i < r->nwin; i++) {
+            const win_dist_t *d = &r->win_dist[i];
+            if (!r->win_has_dist[i]) continue;
+            fprintf(f, "   %-18s %9ld", r->win_name[i], d->n);
+            if (d->n == 0) {
+                fprintf(f, " %10s %10s %10s %10s\n", "n/a", "n/a", "n/a", "n/a");
+                continue;
+            }
+            fprintf(f, " %10.4f %10.4f %10.4f %10.4f", d->mean, d->p50, d->p90, d->p99);
+            if (d->exact) fputs("  exact\n", f);
+            else fprintf(f, "  sketch, within %g%%\n", 100.0 * QUANT_REL_ERR);
+        }
     }
     const run_summary_t *S = &r->sum;
     fprintf(f, "   steps %ld (decode-only %ld, mixed %ld, prefill-only %ld), preemptions %ld, "
@@ -157,26 +346,72 @@ void report_table(FILE *f, const run_result_t *r)
             S->steps_by_type[STEP_PREFILL_ONLY], S->preemptions, S->requests_finished, S->makespan,
             S->stopped_by_time ? " [stopped: max_time_s]" : "", S->stopped_by_steps ? " [stopped: max_steps]" : "");
     if (anyref && r->ref_source[0]) fprintf(f, "   published: %s\n", r->ref_source);
+    if (hasref && r->ref_off[0]) fprintf(f, "   %s\n", r->ref_off);
 }
 
-void report_csv_header(FILE *f, const run_result_t *r)
+void report_csv_field(FILE *f, const char *s)
+{
+    if (!s[strcspn(s, ",\"\r\n")]) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void report_csv_header_cols(FILE *f, const char *const *wins, int nwins)
 {
     fprintf(f, "scenario,file,profile,tp,block,kv_cache_dtype,num_speculative_tokens,max_num_batched_tokens,"
                "max_num_seqs,PACE_STEPS,PREFIX_DECODE_ROWS,SMALLQ_DECODE_MAX_Q,D256_BM32_ANY_PAGE,seed,"
                "steps,mixed_steps,preemptions,makespan_s");
-    for (int i = 0; i < r->nwin; i++) fprintf(f, ",%s", r->win_name[i]);
+    for (int i = 0; i < nwins; i++) {
+        fputc(',', f);
+        report_csv_field(f, wins[i]);
+    }
     fputc('\n', f);
+}
+
+void report_csv_row_cols(FILE *f, const run_result_t *r, const char *const *wins, int nwins)
+{
+    report_csv_field(f, r->name);
+    fputc(',', f);
+    report_csv_field(f, r->path);
+    fputc(',', f);
+    report_csv_field(f, r->profile);
+    fprintf(f, ",%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%llu,%ld,%ld,%ld,", r->tp, r->block, kv_name(r->kv), r->spec_k,
+            r->budget, r->max_seqs, r->pace, r->pdr, r->smallq, r->anypage, (unsigned long long)r->seed, r->sum.steps,
+            r->sum.steps_by_type[STEP_MIXED], r->sum.preemptions);
+    report_num(f, r->sum.makespan);
+    for (int k = 0; k < nwins; k++) {
+        fputc(',', f);
+        for (int i = 0; i < r->nwin; i++)
+            if (!strcmp(r->win_name[i], wins[k])) {
+                report_num(f, r->win_val[i]);
+                break;
+            }
+    }
+    fputc('\n', f);
+}
+
+/* r's own window names, for the one-run CSV. */
+static int own_cols(const run_result_t *r, const char *cols[RUN_MAX_WIN])
+{
+    for (int i = 0; i < r->nwin; i++) cols[i] = r->win_name[i];
+    return r->nwin;
+}
+
+void report_csv_header(FILE *f, const run_result_t *r)
+{
+    const char *cols[RUN_MAX_WIN];
+    report_csv_header_cols(f, cols, own_cols(r, cols));
 }
 
 void report_csv_row(FILE *f, const run_result_t *r)
 {
-    fprintf(f, "%s,%s,%s,%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%llu,%ld,%ld,%ld,", r->name, r->path, r->profile, r->tp,
-            r->block, kv_name(r->kv), r->spec_k, r->budget, r->max_seqs, r->pace, r->pdr, r->smallq, r->anypage,
-            (unsigned long long)r->seed, r->sum.steps, r->sum.steps_by_type[STEP_MIXED], r->sum.preemptions);
-    report_num(f, r->sum.makespan);
-    for (int i = 0; i < r->nwin; i++) {
-        fputc(',', f);
-        report_num(f, r->win_val[i]);
-    }
-    fputc('\n', f);
+    const char *cols[RUN_MAX_WIN];
+    report_csv_row_cols(f, r, cols, own_cols(r, cols));
 }

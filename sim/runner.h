@@ -1,5 +1,6 @@
 /* runner: one scenario run -- assembled by setup.h (scenario + overrides, profile, cost
- * model, engine), run, and its results kept; plus the three outputs (table, CSV, steps CSV).
+ * model, engine), run, and its results kept; plus its outputs (table, CSV, steps CSV,
+ * requests CSV).
  *
  * run_result_t owns copies of everything it reports, so it outlives the scenario.
  * rc: 0 ok, 2 bad input (scenario, profile, trace), 1 runtime failure (an invariant,
@@ -16,6 +17,9 @@ typedef struct run_result {
     int rc;
     char err[1200];
     char path[512], name[128], profile[512], gpu[96], model[64];
+    char description[512];
+    char cost_model[160];         /* what priced the steps: the profile's laws or the roofline */
+    long kv_blocks;               /* KV cache capacity, blocks of `block` tokens */
     /* settings that vary between runs */
     int tp, block, spec_k, budget, max_seqs, pace, pdr, smallq, anypage;
     kv_dtype_t kv;
@@ -26,7 +30,12 @@ typedef struct run_result {
     double win_val[RUN_MAX_WIN];
     int win_has_ref[RUN_MAX_WIN];
     double win_ref[RUN_MAX_WIN];
+    int win_has_dist[RUN_MAX_WIN];
+    win_dist_t win_dist[RUN_MAX_WIN];   /* latency windows over all requests */
     char ref_source[256];
+    /* The reference values belong to the file's configuration as written: "" while this run
+     * is it, else why they are not shown (the --set/--sweep keys that changed it). */
+    char ref_off[512];
     run_summary_t sum;
 } run_result_t;
 
@@ -40,6 +49,9 @@ void runner_run(const char *path, const char *const *sets, int nsets, FILE *step
  * (also after a failed engine_run), while the engine's requests are still readable. */
 typedef struct runner_hooks {
     FILE *steps_out;
+    FILE *requests_out;           /* one CSV row per request (report_requests_header) */
+    int no_header;                /* steps_out/requests_out get rows only (the caller wrote the header) */
+    const char *row_prefix;       /* NULL, or fields written before every steps/requests row ("3,") */
     step_observer_fn on_step;
     void (*on_end)(void *ctx, const engine_t *e);
     void *ctx;
@@ -49,8 +61,18 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
                    run_result_t *res);
 
 void report_table(FILE *f, const run_result_t *r);
+/* The CSV (RFC 4180): settings and summary columns, then one per window of r. */
 void report_csv_header(FILE *f, const run_result_t *r);
 void report_csv_row(FILE *f, const run_result_t *r);
+/* The same with the given window columns (the union of several runs'): a window of r not
+ * among them is left out, one r does not have is empty. */
+void report_csv_header_cols(FILE *f, const char *const *wins, int nwins);
+void report_csv_row_cols(FILE *f, const run_result_t *r, const char *const *wins, int nwins);
+/* A CSV field: as is, or in double quotes (quotes doubled) when it holds , " CR or LF. */
+void report_csv_field(FILE *f, const char *s);
+/* The header line of the steps CSV and of the requests CSV, after prefix (NULL: none). */
+void report_steps_header(FILE *f, const char *prefix);
+void report_requests_header(FILE *f, const char *prefix);
 /* The kernel route of request slot req in a step's plan ("prefill-bm32", "decode-xqa/...",
  * or "?"), written into buf. */
 const char *report_row_route(const route_plan_t *p, int req, char *buf, size_t n);

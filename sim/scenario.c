@@ -24,20 +24,22 @@
  *       - id: [A-Za-z0-9_-]+ (unique)   prompt_tokens: >0   cached_tokens: 0..prompt (0)
  *         output_tokens: >0             prompt + output <= max_model_len
  *         arrival: SECONDS (>= 0, default 0)
- *                | {after: ID, decoded: N (>= 0, <= ID's output), delay_s: >=0}
+ *                | {after: ID, decoded: N (>= 0, <= what ID emits: its output,
+ *                   cut at max_model_len), delay_s: >=0}
  *                | {after: ID, event: arrival|admitted|first_token|finished, delay_s: >=0}
- *     poisson: {rate_per_s: >0, count: >0, start_s: >=0 (0), prompt: DIST, output: DIST,
+ *     poisson: {rate_per_s: >0, count: 1..10^7, start_s: >=0 (0), prompt: DIST, output: DIST,
  *               cached_frac: DIST (fixed or uniform within [0,1]; default 0)}
  *       DIST: NUMBER (fixed)
  *           | {dist: fixed, value: V}      | {dist: uniform, low: A, high: B}
  *           | {dist: lognormal, mu: M, sigma: S (of ln)}  | {dist: exponential, mean: M}
  *           each with optional integer clamps min: N, max: N (0 = none)
  *     trace: PATH.csv (resolved, not read)
- *   measure: {NAME: WINDOW, ...}       NAME: [A-Za-z0-9_-]+
+ *   measure: {NAME: WINDOW, ...}       NAME: [A-Za-z0-9_-]+, at most SCN_MAX_WINDOWS (32)
  *     WINDOW: {kind: K, request: ID|"*", type: T, from: MARK, to: MARK}; per kind:
  *       rate, tokens: request (an ID) required; from, to optional
  *       duration: from, to optional        steps: type required; from, to optional
- *       ttft, tpot, itl: request optional (ID or "*", default "*")
+ *       ttft, tpot, itl, e2e, queueing: request optional (ID or "*", default "*"),
+ *         stat: mean|p50|p90|p99 (mean)
  *       throughput: nothing else
  *     T: any|decode_only|mixed|prefill_only
  *     MARK: start (from only) | end (to only) | ID.EVENT
@@ -46,7 +48,9 @@
  *          max_steps: >=0 (0 = none)}
  *
  * Request ids named by triggers, windows and the stop rule must be explicit requests;
- * triggers may not refer to their own request or form cycles. */
+ * triggers may not refer to their own request or form cycles.  Ids are looked up in a
+ * hash index and cycles found in one pass, so loading is linear in the requests.
+ * Models must pass model_check() (derived shapes that fit their types). */
 #include "scenario.h"
 
 #include <ctype.h>
@@ -68,11 +72,28 @@
 static const char *const event_names[] = {"arrival", "admitted", "first_token", "finished", NULL};
 static const char *const step_names[] = {"any", "decode_only", "mixed", "prefill_only", NULL};
 static const char *const win_names[] = {"rate", "duration", "ttft", "tpot", "itl",
-                                        "steps", "tokens", "throughput", NULL};
+                                        "steps", "tokens", "throughput", "e2e", "queueing", NULL};
+static const char *const stat_names[] = {"mean", "p50", "p90", "p99", NULL};
 
 const char *scn_event_name(req_event_t e)
 {
     return e >= 0 && e < EV__N ? event_names[e] : "?";
+}
+
+const char *scn_stat_name(win_stat_t t)
+{
+    return t >= STAT_MEAN && t < STAT__N ? stat_names[t] : "?";
+}
+
+double scn_stat_quantile(win_stat_t t)
+{
+    static const double q[STAT__N] = {NAN, 0.50, 0.90, 0.99};
+    return t >= STAT_MEAN && t < STAT__N ? q[t] : NAN;
+}
+
+int scn_win_is_latency(win_kind_t k)
+{
+    return k == WIN_TTFT || k == WIN_TPOT || k == WIN_ITL || k == WIN_E2E || k == WIN_QUEUEING;
 }
 
 const char *scn_step_type_name(step_type_t t)
@@ -143,6 +164,42 @@ static const char *const attn_keys[] = {"q_heads", "kv_heads", "head_dim", "outp
 static const char *const gdn_keys[] = {"key_heads", "value_heads", "key_head_dim",
     "value_head_dim", "conv_kernel", "state_bytes", "conv_bytes", NULL};
 
+/* The derived shapes fit (model_check()); the message names the key that sets them. */
+static int check_model(yd_err_t *e, const yd_node_t *m, const char *mp, const model_t *md)
+{
+    char kp[YD_PATH_MAX], sp[YD_PATH_MAX];
+    const yd_node_t *attn = yd_map_get(m, "attention"), *gdn = yd_map_get(m, "gdn");
+    switch (model_check(md)) {
+    case MODEL_OK:
+        return 0;
+    case MODEL_E_NO_ATTN:
+        return yd_fail(e, yd_map_get(m, "full_attention_layers"),
+                       yd_path(kp, mp, "full_attention_layers"),
+                       "at least 1 (the KV cache is sized by the full-attention layers), got 0");
+    case MODEL_E_ATTN_WIDTH:
+        return yd_fail(e, attn, yd_path(kp, mp, "attention"),
+                       "heads x head_dim (%d x %d) too large (the qkv width must fit %d)",
+                       md->n_q_heads, md->head_dim, INT_MAX);
+    case MODEL_E_MLP_WIDTH:
+        return yd_fail(e, yd_map_get(m, "intermediate"), yd_path(kp, mp, "intermediate"),
+                       "at most %d (the gate+up width, 2 x intermediate, must fit %d), got %d",
+                       INT_MAX / 2, INT_MAX, md->intermediate);
+    case MODEL_E_GDN_WIDTH:
+        return yd_fail(e, gdn, yd_path(kp, mp, "gdn"),
+                       "heads x head dims too large (the conv and in_proj widths must fit %d)",
+                       INT_MAX);
+    case MODEL_E_GDN_PAGE:
+        return yd_fail(e, gdn, yd_path(kp, mp, "gdn"),
+                       "the recurrent state of one layer and one request exceeds 2^48 bytes");
+    case MODEL_E_BLOCK:
+        yd_path(sp, mp, "gdn");
+        return yd_fail(e, gdn, sp,
+                       "the recurrent state is too large for the attention page: the derived "
+                       "block size would exceed %d tokens", MODEL_BLOCK_MAX);
+    }
+    return yd_fail(e, m, mp, "invalid model shapes");
+}
+
 static int parse_model(yd_err_t *e, const yd_node_t *m, const char *mp, model_t *md)
 {
     char ap[YD_PATH_MAX], gp[YD_PATH_MAX], kp[YD_PATH_MAX];
@@ -183,7 +240,7 @@ static int parse_model(yd_err_t *e, const yd_node_t *m, const char *mp, model_t 
         if (md->n_gdn > 0)
             return yd_fail(e, m, mp, "missing required key \"gdn\" (the model has %d GDN layers)",
                            md->n_gdn);
-        return 0;
+        return check_model(e, m, mp, md);
     }
     if (yd_strict_map(e, gdn, gp, gdn_keys) ||
         yd_get_int(e, gdn, gp, "key_heads", YD_REQ, POS, &md->gdn_k_heads) < 0 ||
@@ -194,7 +251,7 @@ static int parse_model(yd_err_t *e, const yd_node_t *m, const char *mp, model_t 
         yd_get_int(e, gdn, gp, "state_bytes", YD_REQ, 1, 8, &md->gdn_state_bytes) < 0 ||
         yd_get_int(e, gdn, gp, "conv_bytes", YD_REQ, 1, 8, &md->gdn_conv_bytes) < 0)
         return -1;
-    return 0;
+    return check_model(e, m, mp, md);
 }
 
 static int load_model_file(yd_err_t *e, const char *path, model_t *out)
@@ -372,12 +429,59 @@ static const char *const req_keys[] = {"id", "prompt_tokens", "cached_tokens", "
                                        "arrival", NULL};
 static const char *const trig_keys[] = {"after", "decoded", "event", "delay_s", NULL};
 
+/* Request ids hash into s->req_by_id (linear probing; -1 = empty), so loading n requests,
+ * their triggers and the windows naming them is linear in n. */
+static unsigned id_hash(const char *id)
+{
+    unsigned h = 2166136261u;
+    for (; *id; id++)
+        h = (h ^ (unsigned char)*id) * 16777619u;
+    return h;
+}
+
+int scn_find_request(const scenario_t *s, const char *id)
+{
+    if (!s->req_by_id)
+        return -1;
+    for (unsigned h = id_hash(id) & s->req_by_id_mask;; h = (h + 1) & s->req_by_id_mask) {
+        int i = s->req_by_id[h];
+        if (i < 0 || !strcmp(s->requests[i].id, id))
+            return i;
+    }
+}
+
+/* Add request i (its id is unique) to the index. */
+static void index_request(scenario_t *s, int i)
+{
+    unsigned h = id_hash(s->requests[i].id) & s->req_by_id_mask;
+    while (s->req_by_id[h] >= 0)
+        h = (h + 1) & s->req_by_id_mask;
+    s->req_by_id[h] = i;
+}
+
 static int find_req(const scenario_t *s, const char *id)
 {
-    for (int i = 0; i < s->n_requests; i++)
-        if (!strcmp(s->requests[i].id, id))
-            return i;
-    return -1;
+    return scn_find_request(s, id);
+}
+
+long scn_request_output(const scenario_t *s, int i)
+{
+    const scn_request_t *r = &s->requests[i];
+    long room = s->engine.max_model_len - r->prompt_tokens;
+    return r->output_tokens < room ? r->output_tokens : room > 0 ? room : 1;
+}
+
+long scn_dist_round(const scn_dist_t *d, double x)
+{
+    long lo = d->min > 1 ? d->min : 1, hi = d->max > 0 ? d->max : LONG_MAX;
+    if (hi < lo)
+        hi = lo;
+    if (!(x > (double)lo))                 /* below, or NaN */
+        return lo;
+    if (x >= (double)hi || x >= 9.2e18)    /* (double)LONG_MAX rounds up: stay below it */
+        return hi;
+    long v = lround(x);
+    return v < lo ? lo : v > hi ? hi : v;
 }
 
 static int parse_id(yd_err_t *e, const yd_node_t *n, const char *path, char out[SCN_ID_MAX])
@@ -392,6 +496,7 @@ static int parse_id(yd_err_t *e, const yd_node_t *n, const char *path, char out[
 static int parse_arrival(yd_err_t *e, const yd_node_t *a, const char *path, scn_trigger_t *t)
 {
     memset(t, 0, sizeof *t);
+    t->ref_idx = -1;
     if (a->kind == YD_SCALAR) {
         t->kind = TRIG_TIME;
         return yd_as_double(e, a, path, NONNEG_NUM, &t->time_s);
@@ -425,8 +530,14 @@ static int parse_requests(yd_err_t *e, const yd_node_t *list, scenario_t *s)
     if (!list->n)
         return 0;
     s->requests = calloc((size_t)list->n, sizeof *s->requests);
-    if (!s->requests)
+    unsigned tab = 2;
+    while (tab < 2u * (unsigned)list->n)
+        tab *= 2;
+    s->req_by_id = malloc(tab * sizeof *s->req_by_id);
+    if (!s->requests || !s->req_by_id)
         return yd_fail(e, list, lp, "out of memory");
+    memset(s->req_by_id, 0xff, tab * sizeof *s->req_by_id);   /* all -1 */
+    s->req_by_id_mask = tab - 1;
     for (int i = 0; i < list->n; i++) {
         const yd_node_t *m = list->vals[i];
         scn_request_t *r = &s->requests[i];
@@ -443,6 +554,7 @@ static int parse_requests(yd_err_t *e, const yd_node_t *list, scenario_t *s)
         if (dup >= 0)
             return yd_fail(e, idn, kp, "duplicate request id \"%s\" (also %s[%d])", r->id, lp, dup);
         s->n_requests = i + 1;
+        index_request(s, i);
         if (yd_get_long(e, m, rp, "prompt_tokens", YD_REQ, POSL, &r->prompt_tokens) < 0 ||
             yd_get_long(e, m, rp, "cached_tokens", YD_OPT, 0, r->prompt_tokens, &r->cached_tokens) < 0 ||
             yd_get_long(e, m, rp, "output_tokens", YD_REQ, POSL, &r->output_tokens) < 0 ||
@@ -471,33 +583,58 @@ static int parse_requests(yd_err_t *e, const yd_node_t *list, scenario_t *s)
             return yd_fail(e, an, fp, "no request with id \"%s\"", t->ref);
         if (j == i)
             return yd_fail(e, an, fp, "a request cannot wait for itself");
-        if (t->kind == TRIG_AFTER_DECODED && t->decoded > s->requests[j].output_tokens)
+        t->ref_idx = j;
+        long emits = scn_request_output(s, j);
+        if (t->kind == TRIG_AFTER_DECODED && t->decoded > emits) {
+            if (emits < s->requests[j].output_tokens)
+                return yd_fail(e, yd_map_get(arr, "decoded"), yd_path(fp, ap, "decoded"),
+                               "request %s only emits %ld tokens (its %ld-token prompt leaves that "
+                               "much of engine.max_model_len %ld), got %ld", t->ref, emits,
+                               s->requests[j].prompt_tokens, s->engine.max_model_len, t->decoded);
             return yd_fail(e, yd_map_get(arr, "decoded"), yd_path(fp, ap, "decoded"),
                            "request %s only emits %ld tokens, got %ld", t->ref,
                            s->requests[j].output_tokens, t->decoded);
-    }
-    for (int i = 0; i < s->n_requests; i++) {
-        int j = i, steps = 0;
-        while (s->requests[j].arrival.kind != TRIG_TIME && steps <= s->n_requests) {
-            j = find_req(s, s->requests[j].arrival.ref);
-            steps++;
-            if (j == i) {
-                char rp[YD_PATH_MAX], ap[YD_PATH_MAX], fp[YD_PATH_MAX], chain[256];
-                size_t o = 0;
-                int k = i;
-                chain[0] = '\0';
-                do {
-                    o += (size_t)snprintf(chain + o, o < sizeof chain ? sizeof chain - o : 0,
-                                          "%s -> ", s->requests[k].id);
-                    k = find_req(s, s->requests[k].arrival.ref);
-                } while (k != i && o < sizeof chain);
-                if (o < sizeof chain)
-                    snprintf(chain + o, sizeof chain - o, "%s", s->requests[i].id);
-                yd_path(fp, yd_path(ap, yd_path_idx(rp, lp, i), "arrival"), "after");
-                return yd_fail(e, yd_map_get(yd_map_get(list->vals[i], "arrival"), "after"), fp,
-                               "arrival triggers form a cycle: %s", chain);
-            }
         }
+    }
+    /* cycles: follow each chain of triggers once (0 unseen, 1 on the current walk, 2
+     * done); the message names the cycle member that comes first in the file */
+    char *mark = calloc((size_t)s->n_requests, 1);
+    if (!mark)
+        return yd_fail(e, list, lp, "out of memory");
+    int first = -1;
+    for (int i = 0; i < s->n_requests; i++) {
+        int j = i;
+        while (!mark[j] && s->requests[j].arrival.kind != TRIG_TIME) {
+            mark[j] = 1;
+            j = s->requests[j].arrival.ref_idx;
+        }
+        if (mark[j] == 1) {               /* back on this walk: j is on a cycle */
+            int k = j;
+            do {
+                if (first < 0 || k < first)
+                    first = k;
+                k = s->requests[k].arrival.ref_idx;
+            } while (k != j);
+        }
+        for (int k = i; mark[k] == 1; k = s->requests[k].arrival.ref_idx)
+            mark[k] = 2;
+    }
+    free(mark);
+    if (first >= 0) {
+        char rp[YD_PATH_MAX], ap[YD_PATH_MAX], fp[YD_PATH_MAX], chain[256];
+        size_t o = 0;
+        int k = first;
+        chain[0] = '\0';
+        do {
+            o += (size_t)snprintf(chain + o, o < sizeof chain ? sizeof chain - o : 0, "%s -> ",
+                                  s->requests[k].id);
+            k = s->requests[k].arrival.ref_idx;
+        } while (k != first && o < sizeof chain);
+        if (o < sizeof chain)
+            snprintf(chain + o, sizeof chain - o, "%s", s->requests[first].id);
+        yd_path(fp, yd_path(ap, yd_path_idx(rp, lp, first), "arrival"), "after");
+        return yd_fail(e, yd_map_get(yd_map_get(list->vals[first], "arrival"), "after"), fp,
+                       "arrival triggers form a cycle: %s", chain);
     }
     return 0;
 }
@@ -572,7 +709,7 @@ static int parse_poisson(yd_err_t *e, const yd_node_t *m, scn_poisson_t *p)
     yd_node_t *pr, *out, *cf = NULL;
     if (yd_strict_map(e, m, pp, keys) ||
         yd_get_double(e, m, pp, "rate_per_s", YD_REQ, POS_NUM, &p->rate_per_s) < 0 ||
-        yd_get_long(e, m, pp, "count", YD_REQ, POSL, &p->count) < 0 ||
+        yd_get_long(e, m, pp, "count", YD_REQ, 1, SCN_MAX_POISSON, &p->count) < 0 ||
         yd_get_double(e, m, pp, "start_s", YD_OPT, NONNEG_NUM, &p->start_s) < 0 ||
         yd_get_node(e, m, pp, "prompt", YD_REQ, YD_ANY, &pr) < 0 ||
         yd_get_node(e, m, pp, "output", YD_REQ, YD_ANY, &out) < 0 ||
@@ -657,13 +794,14 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
 {
     static const char *const k_req_range[] = {"kind", "request", "from", "to", NULL};
     static const char *const k_range[] = {"kind", "from", "to", NULL};
-    static const char *const k_req[] = {"kind", "request", NULL};
+    static const char *const k_req[] = {"kind", "request", "stat", NULL};
     static const char *const k_steps[] = {"kind", "type", "from", "to", NULL};
     static const char *const k_none[] = {"kind", NULL};
     static const char *const *const keys[WIN__N] = {
         [WIN_RATE] = k_req_range, [WIN_DURATION] = k_range, [WIN_TTFT] = k_req,
         [WIN_TPOT] = k_req, [WIN_ITL] = k_req, [WIN_STEPS] = k_steps,
-        [WIN_TOKENS] = k_req_range, [WIN_THROUGHPUT] = k_none};
+        [WIN_TOKENS] = k_req_range, [WIN_THROUGHPUT] = k_none, [WIN_E2E] = k_req,
+        [WIN_QUEUEING] = k_req};
     char kp[YD_PATH_MAX], why[48];
     int kind, t;
     yd_node_t *rq = NULL, *from = NULL, *to = NULL;
@@ -675,7 +813,7 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
         return -1;
     w->kind = (win_kind_t)kind;
     int need_req = kind == WIN_RATE || kind == WIN_TOKENS;
-    int star_ok = kind == WIN_TTFT || kind == WIN_TPOT || kind == WIN_ITL;
+    int star_ok = scn_win_is_latency((win_kind_t)kind);
     if (yd_get_node(e, m, wp, "request", need_req ? YD_REQ : YD_OPT, YD_SCALAR, &rq) < 0)
         return -1;
     if (star_ok)
@@ -694,6 +832,12 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
             return -1;
         w->step_type = (step_type_t)t;
     }
+    if (star_ok) {
+        t = STAT_MEAN;
+        if (yd_get_enum(e, m, wp, "stat", YD_OPT, stat_names, &t) < 0)
+            return -1;
+        w->stat = (win_stat_t)t;
+    }
     if (yd_get_node(e, m, wp, "from", YD_OPT, YD_ANY, &from) < 0 ||
         yd_get_node(e, m, wp, "to", YD_OPT, YD_ANY, &to) < 0 ||
         (from && parse_mark(e, s, from, yd_path(kp, wp, "from"), "start", &w->from)) ||
@@ -711,6 +855,12 @@ static int parse_measure(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         return -1;
     if (!m->n)
         return 0;
+    if (m->n > SCN_MAX_WINDOWS) {
+        char wp[YD_PATH_MAX];
+        return yd_fail(e, m->keys[SCN_MAX_WINDOWS], yd_path(wp, "measure", m->keys[SCN_MAX_WINDOWS]->text),
+                       "at most %d measure windows, this is window %d of %d", SCN_MAX_WINDOWS,
+                       SCN_MAX_WINDOWS + 1, m->n);
+    }
     s->windows = calloc((size_t)m->n, sizeof *s->windows);
     if (!s->windows)
         return yd_fail(e, m, "measure", "out of memory");
@@ -868,7 +1018,11 @@ int scn_load(const char *path, const char *const *overrides, int n_overrides,
     yd_err_init(&e, err, SCN_ERR_MAX);
     memset(out, 0, sizeof *out);
     if (strlen(path) >= sizeof out->path) {
-        snprintf(err, SCN_ERR_MAX, "%.64s...: path too long", path);
+        snprintf(err, SCN_ERR_MAX, "%.64s...: path too long (at most %d characters)", path,
+                 SCN_PATH_MAX - 1);
+        for (char *c = err; *c; c++)      /* one line, whatever the path holds */
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = '?';
         return -1;
     }
     snprintf(out->path, sizeof out->path, "%s", path);
@@ -901,8 +1055,10 @@ void scn_free(scenario_t *s)
     if (!s)
         return;
     free(s->requests);
+    free(s->req_by_id);
     free(s->windows);
     s->requests = NULL;
+    s->req_by_id = NULL;
     s->windows = NULL;
     s->n_requests = s->n_windows = 0;
 }

@@ -17,6 +17,8 @@
 #define SCN_PATH_MAX 512
 #define SCN_ERR_MAX 1024
 #define SCN_MAX_SEQS (1 << 20)       /* engine.max_num_seqs upper bound (the engine sizes arrays by it) */
+#define SCN_MAX_WINDOWS 32           /* measure windows (a run reports at most this many) */
+#define SCN_MAX_POISSON 10000000L    /* workload.poisson.count upper bound (a burst queues them all) */
 
 typedef enum { KV_FP16 = 0, KV_FP8_E5M2 = 1 } kv_dtype_t;
 
@@ -59,6 +61,7 @@ typedef struct scn_trigger {
     trig_kind_t kind;
     double time_s;                /* TRIG_TIME: absolute arrival time */
     char ref[SCN_ID_MAX];         /* other request's id */
+    int ref_idx;                  /* its index in scenario_t.requests (-1 for TRIG_TIME) */
     long decoded;                 /* TRIG_AFTER_DECODED: when ref has emitted this many tokens */
     req_event_t event;            /* TRIG_AFTER_EVENT: when ref reaches this event */
     double delay_s;               /* added to the trigger moment */
@@ -75,7 +78,7 @@ typedef struct scn_request {
 
 typedef enum { DIST_FIXED = 0, DIST_UNIFORM, DIST_LOGNORMAL, DIST_EXPONENTIAL } dist_kind_t;
 typedef struct scn_dist {
-    dist_kind_t kind;
+    dist_kind_t kind;                 /* draws go through scn_dist_round() */
     double a, b;                  /* fixed: a; uniform: [a,b]; lognormal: mu=a sigma=b (of ln); exponential: mean a */
     long min, max;                /* clamp (max 0 = none) */
 } scn_dist_t;
@@ -83,7 +86,7 @@ typedef struct scn_dist {
 typedef struct scn_poisson {
     int enabled;
     double rate_per_s;            /* > 0 */
-    long count;                   /* requests to generate */
+    long count;                   /* requests to generate (1..SCN_MAX_POISSON) */
     double start_s;
     scn_dist_t prompt, output, cached_frac; /* cached_frac in [0,1] of the prompt */
 } scn_poisson_t;
@@ -97,8 +100,13 @@ typedef enum {
     WIN_STEPS,       /* number of steps of `step_type` within [from, to] */
     WIN_TOKENS,      /* tokens emitted by `request` within [from, to] */
     WIN_THROUGHPUT,  /* total emitted tokens / makespan */
+    WIN_E2E,         /* finished - arrival, of `request` or over all ("*") */
+    WIN_QUEUEING,    /* first admission - arrival, of `request` or over all ("*") */
     WIN__N
 } win_kind_t;
+
+/* What a latency window (ttft, tpot, itl, e2e, queueing) reports over its requests. */
+typedef enum { STAT_MEAN = 0, STAT_P50, STAT_P90, STAT_P99, STAT__N } win_stat_t;
 
 typedef enum { STEP_ANY = 0, STEP_DECODE_ONLY, STEP_MIXED, STEP_PREFILL_ONLY } step_type_t;
 
@@ -113,6 +121,7 @@ typedef struct scn_window {
     win_kind_t kind;
     char request[SCN_ID_MAX];     /* "" or "*" = all requests where the kind allows */
     step_type_t step_type;
+    win_stat_t stat;              /* latency kinds: mean (default) or a percentile */
     scn_mark_t from, to;
     int has_reference;
     double reference;             /* published value (reference: block) */
@@ -144,6 +153,8 @@ typedef struct scenario {
     scn_accept_t accept;
     int n_requests;
     scn_request_t *requests;           /* owned */
+    int *req_by_id;                    /* owned: open-addressing table of request indices by id */
+    unsigned req_by_id_mask;           /* its size - 1 (a power of two, at least 2 x n_requests) */
     scn_poisson_t poisson;
     int poisson_line, poisson_col;     /* where workload.poisson is written */
     int engine_line, engine_col;       /* where engine is written (1:1 when absent) */
@@ -164,7 +175,24 @@ void scn_free(scenario_t *s);
 /* Load a model YAML file (models/NAME.yaml) on its own. */
 int scn_load_model(const char *path, model_t *out, char err[SCN_ERR_MAX]);
 
+/* Index of the explicit request with this id, or -1 (constant time). */
+int scn_find_request(const scenario_t *s, const char *id);
+
+/* Output tokens request i emits: output_tokens, cut at engine.max_model_len (vLLM's
+ * finish reason "length"; at least 1). */
+long scn_request_output(const scenario_t *s, int i);
+
+/* A drawn value x as a token count within d's clamps: rounded, then at least d->min (and
+ * 1) and at most d->max when set; a value past LONG_MAX (a huge lognormal draw) or +inf
+ * saturates to the upper clamp instead of wrapping, NaN gives the lower one. */
+long scn_dist_round(const scn_dist_t *d, double x);
+
 const char *scn_event_name(req_event_t e);
 const char *scn_step_type_name(step_type_t t);
+/* "mean", "p50", "p90", "p99"; and the quantile of a percentile (NAN for the mean). */
+const char *scn_stat_name(win_stat_t t);
+double scn_stat_quantile(win_stat_t t);
+/* 1 for the latency kinds (ttft, tpot, itl, e2e, queueing): per request, with a stat. */
+int scn_win_is_latency(win_kind_t k);
 
 #endif

@@ -1,5 +1,6 @@
 /* sweep.c: value lists, the point product, the thread pool that runs the jobs, the
  * in-order reporter, the objective over CSV rows and the CSV merge.  See sweep.h. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -9,8 +10,95 @@
 #include <time.h>
 #include <unistd.h>
 #include "sweep.h"
+#include "ydoc.h"
 
 #define SWEEP_MAX_VALUES 100000
+#define SWEEP_MAX_RUNS 100000000L     /* runs of one sweep (and commands `points` prints) */
+
+/* ---- CSV fields and records ------------------------------------------------------ */
+
+void sweep_csv_field(FILE *f, const char *s)
+{
+    if (!s[strcspn(s, ",\"\r\n")]) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Read one CSV record (RFC 4180: a quoted field may hold commas, doubled quotes and
+ * line breaks) into *buf, newline-terminated (one is added to a last record without).
+ * 1 read, 0 end of file, -1 with *why set: a NUL or other control byte (not text), a
+ * record longer than SWEEP_RECORD_MAX, an unterminated quote, a read error. */
+static int csv_record(FILE *f, char **buf, size_t *cap, const char **why)
+{
+    size_t n = 0;
+    int inq = 0, c;
+    while ((c = getc(f)) != EOF) {
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+            *why = "binary data (not a CSV file)";
+            return -1;
+        }
+        if (n + 2 > *cap) {
+            if (*cap >= SWEEP_RECORD_MAX) {
+                *why = "record longer than " SWEEP_RECORD_MAX_TEXT;
+                return -1;
+            }
+            size_t nc = *cap ? 2 * *cap : 4096;
+            if (nc > SWEEP_RECORD_MAX) nc = SWEEP_RECORD_MAX;
+            char *nb = realloc(*buf, nc);
+            if (!nb) {
+                *why = "out of memory";
+                return -1;
+            }
+            *buf = nb;
+            *cap = nc;
+        }
+        (*buf)[n++] = (char)c;
+        if (c == '"') inq = !inq;
+        else if (c == '\n' && !inq) break;
+    }
+    if (ferror(f)) {
+        *why = strerror(errno);
+        return -1;
+    }
+    if (n == 0) return 0;
+    if (inq) {
+        *why = "a quoted field is not closed";
+        return -1;
+    }
+    if ((*buf)[n - 1] != '\n') (*buf)[n++] = '\n';
+    (*buf)[n] = 0;
+    return 1;
+}
+
+/* Flush f and report a write error on it (what: "the CSV", ...); 0 or -1. */
+static int out_check(FILE *f, FILE *err, const char *what)
+{
+    if (!f) return 0;
+    errno = 0;
+    if (fflush(f) == 0 && !ferror(f)) return 0;
+    fprintf(err, "pacesim: writing %s: %s\n", what, errno ? strerror(errno) : "write error");
+    return -1;
+}
+
+/* Print s on one line: control bytes as \n, \r, \t or \xNN (messages stay one line). */
+static void put_clean(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\n') fputs("\\n", f);
+        else if (c == '\r') fputs("\\r", f);
+        else if (c == '\t') fputs("\\t", f);
+        else if (c < 0x20 || c == 0x7f) fprintf(f, "\\x%02x", c);
+        else fputc(c, f);
+    }
+}
 
 /* ---- value lists -------------------------------------------------------------- */
 
@@ -32,11 +120,12 @@ static int push_val(char ***vals, int *n, int *cap, const char *s, size_t len)
     return 0;
 }
 
-/* The whole of [s, s+len) is a decimal integer (optional sign). */
+/* The whole of [s, s+len) is a decimal integer (optional '-'), within a long. */
 static int parse_long(const char *s, size_t len, long *out)
 {
     char buf[32];
     if (len == 0 || len >= sizeof buf) return -1;
+    if (!isdigit((unsigned char)s[s[0] == '-' && len > 1])) return -1;   /* no blanks or '+' first */
     memcpy(buf, s, len);
     buf[len] = 0;
     char *end;
@@ -45,6 +134,13 @@ static int parse_long(const char *s, size_t len, long *out)
     if (errno || *end || end == buf) return -1;
     *out = v;
     return 0;
+}
+
+/* a + off (up) or a - off, for an offset that keeps the result within the range's ends */
+static long offset(long a, unsigned long off, int up)
+{
+    if (off <= LONG_MAX) return up ? a + (long)off : a - (long)off;
+    return up ? (a + LONG_MAX) + (long)(off - LONG_MAX) : (a - LONG_MAX) - (long)(off - LONG_MAX);
 }
 
 void sweep_free_values(char **vals, int n)
@@ -88,12 +184,16 @@ int sweep_values(const char *list, char ***vals_out, int *n_out, char *err, size
             }
         }
         if (range) {
-            long dir = b >= a ? 1 : -1;
-            if ((b - a) / (step * dir) >= SWEEP_MAX_VALUES) {
+            /* in unsigned arithmetic: the distance between two longs and every value's
+             * offset from a fit, even for ends near LONG_MIN / LONG_MAX */
+            unsigned long dist = b >= a ? (unsigned long)b - (unsigned long)a : (unsigned long)a - (unsigned long)b;
+            unsigned long count = dist / (unsigned long)step;
+            if (count >= SWEEP_MAX_VALUES) {
                 snprintf(err, errn, "\"%.*s\": more than %d values", (int)len, p, SWEEP_MAX_VALUES);
                 goto fail;
             }
-            for (long v = a; dir > 0 ? v <= b : v >= b; v += dir * step) {
+            for (unsigned long i = 0; i <= count; i++) {
+                long v = offset(a, i * (unsigned long)step, b >= a);
                 char nb[32];
                 int k = snprintf(nb, sizeof nb, "%ld", v);
                 if (push_val(&vals, &n, &cap, nb, (size_t)k) < 0) {
@@ -243,6 +343,7 @@ static void prog_step(prog_t *p, const engine_t *e, const step_rec_t *st)
 typedef struct job_out {
     run_result_t *res;
     FILE *steps;                  /* buffered steps CSV (parallel runs), or NULL */
+    FILE *requests;               /* buffered requests CSV (parallel runs), or NULL */
     int done;
 } job_out_t;
 
@@ -300,7 +401,16 @@ static void run_job(pool_t *P, long j, prog_t *prog)
         runner_hooks_t h = { 0 };
         single_ctx_t sc = { cfg->hooks, prog };
         if (P->buffer_steps && cfg->steps && !(o->steps = tmpfile())) ok = 0;
+        if (P->buffer_steps && cfg->requests && !(o->requests = tmpfile())) ok = 0;
         h.steps_out = P->buffer_steps ? o->steps : cfg->steps;
+        h.requests_out = P->buffer_steps ? o->requests : cfg->requests;
+        char prefix[48];
+        if (P->njobs > 1) {         /* one header (sweep_run's), rows led by run (and point) */
+            if (naxes) snprintf(prefix, sizeof prefix, "%ld,%ld,", j, cfg->point_base + j);
+            else snprintf(prefix, sizeof prefix, "%ld,", j);
+            h.no_header = 1;
+            h.row_prefix = prefix;
+        }
         if (ok && P->njobs == 1 && (cfg->hooks || (prog && prog->on))) {
             h.on_step = single_step;
             h.on_end = single_end;
@@ -345,14 +455,88 @@ typedef struct emitter {
     int naxes;
     int header_done, rc;
     sweep_best_t *best;
+    char **cols;                  /* the CSV's window columns: the union over the runs */
+    int ncols, capcols;
 } emitter_t;
+
+static int add_col(emitter_t *E, const char *name)
+{
+    for (int i = 0; i < E->ncols; i++)
+        if (!strcmp(E->cols[i], name)) return 0;
+    if (E->ncols == E->capcols) {
+        int nc = E->capcols ? 2 * E->capcols : 32;
+        char **n = realloc(E->cols, (size_t)nc * sizeof *n);
+        if (!n) return -1;
+        E->cols = n;
+        E->capcols = nc;
+    }
+    if (!(E->cols[E->ncols] = strdup(name))) return -1;
+    E->ncols++;
+    return 0;
+}
+
+/* The CSV's window columns before any run: every window of every file (with the --set
+ * overrides), in order of first appearance; with a swept key under `measure`, of every
+ * point.  A file that does not load adds none (its runs fail, and write no row).  So the
+ * CSV has one header, and every row its width, whatever windows each run has.
+ * 0, or -1 out of memory. */
+static int csv_columns(emitter_t *E)
+{
+    const sweep_cfg_t *cfg = E->cfg;
+    const sweep_t *sw = cfg->sw;
+    int per_point = 0;
+    for (int a = 0; a < E->naxes; a++) per_point |= !strncmp(sw->axes[a].key, "measure", 7);
+    long np = per_point ? E->npoints : 1;
+    const char **sets = malloc(((size_t)cfg->nsets + (size_t)E->naxes + 1) * sizeof *sets);
+    char **own = calloc((size_t)E->naxes + 1, sizeof *own);
+    int *sel = calloc((size_t)E->naxes + 1, sizeof *sel);
+    int rc = sets && own && sel ? 0 : -1;
+    for (int f = 0; f < cfg->nfiles && !rc; f++)
+        for (long p = 0; p < np && !rc; p++) {
+            int ns = 0;
+            for (int i = 0; i < cfg->nsets; i++) sets[ns++] = cfg->sets[i];
+            if (per_point) {
+                sweep_point(sw, p, sel);
+                for (int a = 0; a < E->naxes && !rc; a++) {
+                    size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[sel[a]]) + 2;
+                    free(own[a]);
+                    if (!(own[a] = malloc(len))) { rc = -1; break; }
+                    snprintf(own[a], len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
+                    sets[ns++] = own[a];
+                }
+            }
+            scenario_t s;
+            char err[SCN_ERR_MAX];
+            if (rc || scn_load(cfg->files[f], sets, ns, &s, err) < 0) continue;
+            for (int w = 0; w < s.n_windows && !rc; w++) rc = add_col(E, s.windows[w].name);
+            scn_free(&s);
+        }
+    for (int a = 0; own && a < E->naxes; a++) free(own[a]);
+    free(own);
+    free(sets);
+    free(sel);
+    return rc;
+}
 
 static void point_label(FILE *f, const sweep_t *sw, long p)
 {
     int sel[64];
     int n = sw->naxes < 64 ? sw->naxes : 64;
     sweep_point(sw, p, sel);
-    for (int a = 0; a < n; a++) fprintf(f, "%s%s=%s", a ? " " : "", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
+    for (int a = 0; a < n; a++) {
+        if (a) fputc(' ', f);
+        put_clean(f, sw->axes[a].key);
+        fputc('=', f);
+        put_clean(f, sw->axes[a].vals[sel[a]]);
+    }
+}
+
+static void emitter_free_cols(emitter_t *E)
+{
+    for (int i = 0; i < E->ncols; i++) free(E->cols[i]);
+    free(E->cols);
+    E->cols = NULL;
+    E->ncols = E->capcols = 0;
 }
 
 /* The CSV header or row of job j into a malloc'd string (NULL on failure). */
@@ -366,22 +550,56 @@ static char *csv_text(const emitter_t *E, long j, const run_result_t *r, int hea
         const sweep_t *sw = E->cfg->sw;
         if (header) {
             fputs("point", m);
-            for (int a = 0; a < sw->naxes; a++) fprintf(m, ",%s", sw->axes[a].key);
+            for (int a = 0; a < sw->naxes; a++) {
+                fputc(',', m);
+                sweep_csv_field(m, sw->axes[a].key);
+            }
         } else {
             int sel[64];
             sweep_point(sw, j % E->npoints, sel);
             fprintf(m, "%ld", E->cfg->point_base + j);
-            for (int a = 0; a < sw->naxes; a++) fprintf(m, ",%s", sw->axes[a].vals[sel[a]]);
+            for (int a = 0; a < sw->naxes; a++) {
+                fputc(',', m);
+                sweep_csv_field(m, sw->axes[a].vals[sel[a]]);
+            }
         }
         fputc(',', m);
     }
-    if (header) report_csv_header(m, r);
-    else report_csv_row(m, r);
+    if (header) report_csv_header_cols(m, (const char *const *)E->cols, E->ncols);
+    else report_csv_row_cols(m, r, (const char *const *)E->cols, E->ncols);
     if (fclose(m) != 0) {
         free(buf);
         return NULL;
     }
     return buf;
+}
+
+/* A parallel run's buffered steps or requests CSV (*tmp) appended to out, then closed. */
+static void copy_back(emitter_t *E, long j, FILE **tmp, FILE *out, const char *what)
+{
+    const sweep_cfg_t *cfg = E->cfg;
+    if (*tmp && out) {
+        char buf[65536];
+        size_t k;
+        /* the run's rows went to a temporary file: a full disk there is a write error too
+         * (checked before rewind, which clears the error indicator) */
+        errno = 0;
+        if (fflush(*tmp) != 0 || ferror(*tmp)) {
+            fprintf(cfg->err, "pacesim: writing the %s CSV of run %ld (temporary file): %s\n", what, j,
+                    errno ? strerror(errno) : "write error");
+            if (E->rc < 1) E->rc = 1;
+        } else {
+            rewind(*tmp);
+            while ((k = fread(buf, 1, sizeof buf, *tmp)) > 0)
+                if (fwrite(buf, 1, k, out) != k) break;
+            if (ferror(*tmp)) {
+                fprintf(cfg->err, "pacesim: reading back the %s CSV of run %ld: %s\n", what, j, strerror(errno));
+                if (E->rc < 1) E->rc = 1;
+            }
+        }
+    }
+    if (*tmp) fclose(*tmp);
+    *tmp = NULL;
 }
 
 static void emit(emitter_t *E, long j, job_out_t *o)
@@ -395,7 +613,8 @@ static void emit(emitter_t *E, long j, job_out_t *o)
             point_label(cfg->err, cfg->sw, p);
             fputs("): ", cfg->err);
         }
-        fprintf(cfg->err, "%s\n", r->err);
+        put_clean(cfg->err, r->err);
+        fputc('\n', cfg->err);
         if (r->rc > E->rc) E->rc = r->rc;
     } else {
         if (cfg->table) {
@@ -415,7 +634,9 @@ static void emit(emitter_t *E, long j, job_out_t *o)
                     if (cfg->csv) fputs(line, cfg->csv);
                     char berr[SWEEP_ERR_MAX];
                     if (E->best && sweep_best_header(E->best, line, berr, sizeof berr) < 0) {
-                        fprintf(cfg->err, "pacesim: %s\n", berr);
+                        fputs("pacesim: ", cfg->err);
+                        put_clean(cfg->err, berr);
+                        fputc('\n', cfg->err);
                         sweep_best_free(E->best);
                         E->best = NULL;
                         E->rc = 2;
@@ -434,14 +655,8 @@ static void emit(emitter_t *E, long j, job_out_t *o)
             }
         }
     }
-    if (o->steps && cfg->steps) {
-        char buf[65536];
-        size_t k;
-        rewind(o->steps);
-        while ((k = fread(buf, 1, sizeof buf, o->steps)) > 0) fwrite(buf, 1, k, cfg->steps);
-    }
-    if (o->steps) fclose(o->steps);
-    o->steps = NULL;
+    copy_back(E, j, &o->steps, cfg->steps, "steps");
+    copy_back(E, j, &o->requests, cfg->requests, "requests");
     free(o->res);
     o->res = NULL;
 }
@@ -455,11 +670,15 @@ int sweep_run(const sweep_cfg_t *cfg)
         return 2;
     }
     E.npoints = sweep_npoints(cfg->sw);
-    if (cfg->nfiles <= 0 || E.npoints > LONG_MAX / cfg->nfiles || E.npoints * cfg->nfiles > 100000000L) {
-        fprintf(cfg->err, "pacesim: too many runs\n");
+    if (cfg->nfiles <= 0 || E.npoints > LONG_MAX / cfg->nfiles || E.npoints * cfg->nfiles > SWEEP_MAX_RUNS) {
+        fprintf(cfg->err, "pacesim: too many runs (at most %ld)\n", SWEEP_MAX_RUNS);
         return 2;
     }
     E.njobs = E.npoints * cfg->nfiles;
+    if (cfg->point_base < 0 || cfg->point_base > LONG_MAX - E.njobs) {
+        fprintf(cfg->err, "pacesim: --point-index %ld: the runs' indices would pass %ld\n", cfg->point_base, LONG_MAX);
+        return 2;
+    }
     if (cfg->hooks && E.njobs != 1) {
         fprintf(cfg->err, "pacesim: --trace needs exactly one run (one file, one point); this is %ld\n", E.njobs);
         return 2;
@@ -476,16 +695,28 @@ int sweep_run(const sweep_cfg_t *cfg)
             return 2;
         }
     }
+    if ((cfg->csv || E.best) && csv_columns(&E) < 0) {
+        fprintf(cfg->err, "pacesim: out of memory\n");
+        sweep_best_free(E.best);
+        emitter_free_cols(&E);
+        return 1;
+    }
+    if (E.njobs > 1) {              /* several runs: one header, rows led by run (and point) */
+        const char *pre = E.naxes ? "run,point," : "run,";
+        if (cfg->steps) report_steps_header(cfg->steps, pre);
+        if (cfg->requests) report_requests_header(cfg->requests, pre);
+    }
     pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs };
     int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs;
     if (nthreads > E.njobs) nthreads = (int)E.njobs;
-    P.buffer_steps = nthreads > 1;
+    P.buffer_steps = nthreads > 1;   /* the steps and requests CSVs */
     P.out = calloc((size_t)E.njobs, sizeof *P.out);
     pthread_t *th = calloc((size_t)nthreads, sizeof *th);
     if (!P.out || !th) {
         free(P.out);
         free(th);
         sweep_best_free(E.best);
+        emitter_free_cols(&E);
         fprintf(cfg->err, "pacesim: out of memory\n");
         return 1;
     }
@@ -543,7 +774,94 @@ int sweep_run(const sweep_cfg_t *cfg)
     }
     free(th);
     free(P.out);
+    emitter_free_cols(&E);
+    /* a full disk or a closed pipe is a failed run, not a silent short output */
+    int werr = out_check(cfg->table, cfg->err, "the table");
+    werr |= cfg->csv != cfg->table ? out_check(cfg->csv, cfg->err, "the CSV") : 0;
+    werr |= cfg->steps != cfg->table && cfg->steps != cfg->csv ? out_check(cfg->steps, cfg->err, "the steps CSV") : 0;
+    werr |= cfg->requests != cfg->table && cfg->requests != cfg->csv && cfg->requests != cfg->steps
+                ? out_check(cfg->requests, cfg->err, "the requests CSV") : 0;
+    werr |= cfg->best != cfg->table && cfg->best != cfg->csv && cfg->best != cfg->steps && cfg->best != cfg->err
+                ? out_check(cfg->best, cfg->err, "the objective's answer") : 0;
+    if (werr && E.rc < 1) E.rc = 1;
     return E.rc;
+}
+
+/* ---- points ------------------------------------------------------------------- */
+
+/* A word for a POSIX shell: as is when it is plain, else in single quotes. */
+static void shell_word(FILE *f, const char *w)
+{
+    int plain = *w != 0;
+    for (const char *p = w; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("_./=:,+-@%^", *p)) plain = 0;
+    if (plain) {
+        fputs(w, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = w; *p; p++) {
+        if (*p == '\'') fputs("'\\''", f);
+        else fputc(*p, f);
+    }
+    fputc('\'', f);
+}
+
+int sweep_print_points(FILE *out, FILE *err, const char *argv0, const char *const *files, int nf,
+                       const char *const *sets, int ns, const sweep_t *sw, const char *dir)
+{
+    long np = sweep_npoints(sw);
+    if (nf <= 0 || np > SWEEP_MAX_RUNS / nf) {
+        fprintf(err, "pacesim: too many runs (at most %ld)\n", SWEEP_MAX_RUNS);
+        return 2;
+    }
+    long total = np * nf;
+    int width = 4;
+    for (long t = 10000; t <= total - 1 && width < 18; t *= 10) width++;
+    int *sel = calloc((size_t)sw->naxes + 1, sizeof *sel);
+    if (!sel) {
+        fprintf(err, "pacesim: out of memory\n");
+        return 1;
+    }
+    for (int f = 0; f < nf; f++)
+        for (long p = 0; p < np && !ferror(out); p++) {
+            long j = (long)f * np + p;
+            shell_word(out, argv0);
+            fputs(" run ", out);
+            shell_word(out, files[f]);
+            for (int i = 0; i < ns; i++) {
+                fputs(" --set ", out);
+                shell_word(out, sets[i]);
+            }
+            sweep_point(sw, p, sel);
+            for (int a = 0; a < sw->naxes; a++) {
+                fputs(" --sweep ", out);
+                size_t kl = strlen(sw->axes[a].key), vl = strlen(sw->axes[a].vals[sel[a]]);
+                char *kv = malloc(kl + vl + 2);
+                if (!kv) {
+                    free(sel);
+                    fprintf(err, "pacesim: out of memory\n");
+                    return 1;
+                }
+                snprintf(kv, kl + vl + 2, "%s=%s", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
+                shell_word(out, kv);
+                free(kv);
+            }
+            size_t pl = strlen(dir) + 48;
+            char *path = malloc(pl);
+            if (!path) {
+                free(sel);
+                fprintf(err, "pacesim: out of memory\n");
+                return 1;
+            }
+            snprintf(path, pl, "%s/point-%0*ld.csv", dir, width, j);
+            fprintf(out, " --point-index %ld --csv ", j);
+            shell_word(out, path);
+            free(path);
+            fputs(" --quiet -j 1\n", out);
+        }
+    free(sel);
+    return out_check(out, err, "the commands") < 0 ? 1 : 0;
 }
 
 /* ---- the objective ----------------------------------------------------------- */
@@ -586,12 +904,14 @@ static char *trim(char *s)
     return s;
 }
 
+/* A finite decimal number, as the YAML loader takes them: digits, one optional sign,
+ * point and exponent (no hex, inf, nan or blanks). */
 static int parse_num(const char *s, double *v)
 {
     char *end;
-    if (!*s) return -1;
+    if (!*s || s[strspn(s, "0123456789+-.eE")]) return -1;
     *v = strtod(s, &end);
-    return *end || !isfinite(*v) ? -1 : 0;
+    return *end || end == s || !isfinite(*v) ? -1 : 0;
 }
 
 static int parse_cons(cons_t *c, const char *text, char *err, size_t errn)
@@ -641,9 +961,12 @@ static int parse_cons(cons_t *c, const char *text, char *err, size_t errn)
     } else {
         rest = r + 4;
         if (*rest == '*') {               /* base*K */
-            char *end;
-            c->k = strtod(rest + 1, &end);
-            if (end == rest + 1 || !isfinite(c->k)) goto bad;
+            char *end = rest + 1 + strspn(rest + 1, "0123456789.eE");
+            char save = *end;
+            *end = 0;
+            int bad_k = parse_num(rest + 1, &c->k) < 0;
+            *end = save;
+            if (bad_k) goto bad;
             rest = end;
         }
     }
@@ -690,20 +1013,35 @@ fail:
     return NULL;
 }
 
-/* Split a CSV line (no quoting in pacesim's CSV) in place; returns the field count. */
+/* Split a CSV record in place (RFC 4180 quoting: a quoted field loses its quotes and
+ * its doubled quotes become one); returns the field count. */
 static int split(char *line, char **fld, int max)
 {
     int n = 0;
     char *p = line;
     size_t l = strlen(p);
-    while (l && (p[l - 1] == '\n' || p[l - 1] == '\r')) p[--l] = 0;
+    if (l && p[l - 1] == '\n') p[--l] = 0;
+    if (l && p[l - 1] == '\r') p[--l] = 0;
     for (;;) {
-        if (n < max) fld[n] = p;
+        char *start = p, *w;
+        if (*p == '"') {
+            w = p++;
+            for (; *p; p++) {
+                if (*p == '"' && p[1] != '"') { p++; break; }
+                if (*p == '"') p++;
+                *w++ = *p;
+            }
+            while (*p && *p != ',') *w++ = *p++;   /* text after the closing quote: kept */
+        } else {
+            p += strcspn(p, ",");
+            w = p;
+        }
+        char sep = *p;
+        *w = 0;
+        if (n < max) fld[n] = start;
         n++;
-        char *c = strchr(p, ',');
-        if (!c) break;
-        *c = 0;
-        p = c + 1;
+        if (sep != ',') break;
+        p++;
     }
     return n;
 }
@@ -764,14 +1102,18 @@ static double field_num(char **fld, int n, int idx)
     return v;
 }
 
-void sweep_best_row(sweep_best_t *b, const char *line)
+int sweep_best_row(sweep_best_t *b, const char *line)
 {
-    if (!b->ncol) return;
+    int rc = 0;
+    if (!b->ncol) return 0;
     char *copy = strdup(line);
     char **fld = malloc((size_t)b->ncol * sizeof *fld);
     if (!copy || !fld) goto out;
     int n = split(copy, fld, b->ncol);
-    if (n < b->ncol) goto out;
+    if (n != b->ncol) {
+        rc = n;
+        goto out;
+    }
     const char *file = b->file_idx >= 0 ? fld[b->file_idx] : "";
     group_t *g = NULL;
     for (int i = 0; i < b->ng; i++)
@@ -821,6 +1163,7 @@ void sweep_best_row(sweep_best_t *b, const char *line)
 out:
     free(copy);
     free(fld);
+    return rc;
 }
 
 int sweep_best_report(const sweep_best_t *b, FILE *f)
@@ -832,7 +1175,9 @@ int sweep_best_report(const sweep_best_t *b, FILE *f)
     for (int i = 0; i < b->ng; i++) {
         const group_t *g = &b->g[i];
         if (!g->best) {
-            fprintf(f, "  %s: no point satisfies the constraints\n", g->file);
+            fputs("  ", f);
+            put_clean(f, g->file);
+            fputs(": no point satisfies the constraints\n", f);
             missing++;
             continue;
         }
@@ -844,9 +1189,19 @@ int sweep_best_report(const sweep_best_t *b, FILE *f)
             continue;
         }
         split(copy, fld, b->ncol);
-        fprintf(f, "  %s: best", g->file);
-        if (b->point_idx == 0) fprintf(f, " point %s", fld[0]);
-        for (int k = b->keys_from; k < b->keys_to; k++) fprintf(f, " %s=%s", b->hdr[k], fld[k]);
+        fputs("  ", f);
+        put_clean(f, g->file);
+        fputs(": best", f);
+        if (b->point_idx == 0) {
+            fputs(" point ", f);
+            put_clean(f, fld[0]);
+        }
+        for (int k = b->keys_from; k < b->keys_to; k++) {
+            fputc(' ', f);
+            put_clean(f, b->hdr[k]);
+            fputc('=', f);
+            put_clean(f, fld[k]);
+        }
         fprintf(f, "  %s=%.6g", b->obj, g->best_v);
         for (int c = 0; c < b->nc && c < 64; c++)
             fprintf(f, "  %s=%.6g (%s %.6g)", b->c[c].col, g->best_x[c], op_names[b->c[c].op], g->best_rhs[c]);
@@ -855,6 +1210,77 @@ int sweep_best_report(const sweep_best_t *b, FILE *f)
         free(fld);
     }
     return missing;
+}
+
+int sweep_best_files(const char *const *paths, int n, const char *objective, const char *const *cons, int ncons,
+                     FILE *out, FILE *err)
+{
+    int rc = 0;
+    if (!objective) {
+        fprintf(err, "pacesim best: --objective max:COL or min:COL is required\n");
+        return 2;
+    }
+    char *rec = NULL;
+    size_t cap = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        char berr[SWEEP_ERR_MAX];
+        const char *why = NULL;
+        sweep_best_t *b = sweep_best_new(objective, cons, ncons, berr, sizeof berr);
+        if (!b) {
+            fputs("pacesim: ", err);
+            put_clean(err, berr);
+            fputc('\n', err);
+            rc = 2;
+            break;
+        }
+        FILE *f = yd_open_input(paths[i], &why);
+        if (!f) {
+            put_clean(err, paths[i]);
+            fprintf(err, ": %s\n", why);
+            sweep_best_free(b);
+            rc = 2;
+            break;
+        }
+        long line = 0, rows = 0;
+        int got;
+        while ((got = csv_record(f, &rec, &cap, &why)) > 0) {
+            line++;
+            if (line == 1) {
+                if (sweep_best_header(b, rec, berr, sizeof berr) < 0) {
+                    put_clean(err, paths[i]);
+                    fputs(":1: ", err);
+                    put_clean(err, berr);
+                    fputc('\n', err);
+                    rc = 2;
+                    break;
+                }
+            } else {
+                int nf = sweep_best_row(b, rec);
+                if (nf) {
+                    put_clean(err, paths[i]);
+                    fprintf(err, ":%ld: %d fields, the header has %d\n", line, nf, b->ncol);
+                    rc = 2;
+                    break;
+                }
+                rows++;
+            }
+        }
+        if (!rc && got < 0) {
+            put_clean(err, paths[i]);
+            fprintf(err, ":%ld: %s\n", line + 1, why);
+            rc = 2;
+        } else if (!rc && !rows) {
+            put_clean(err, paths[i]);
+            fputs(line ? ": a header but no rows (no point of the sweep ran?)\n" : ": empty (no CSV header)\n", err);
+            rc = 2;
+        }
+        fclose(f);
+        if (!rc) sweep_best_report(b, out);
+        sweep_best_free(b);
+    }
+    free(rec);
+    if (out_check(out, err, "the objective's answer") < 0 && !rc) rc = 1;
+    return rc;
 }
 
 void sweep_best_free(sweep_best_t *b)
@@ -888,72 +1314,115 @@ static int mrow_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The `point` field of a record: a non-negative decimal integer; 0 or -1. */
+static int record_point(const char *rec, long *out)
+{
+    char *end;
+    if (!isdigit((unsigned char)rec[0])) return -1;
+    errno = 0;
+    long v = strtol(rec, &end, 10);
+    if (errno || (*end != ',' && *end != '\n' && *end != '\r')) return -1;
+    *out = v;
+    return 0;
+}
+
 int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
 {
-    char *hdr = NULL;
+    char *hdr = NULL, *rec = NULL;
+    size_t rcap = 0;
     mrow_t *rows = NULL;
     long nrows = 0, cap = 0;
-    int rc = 0;
+    int rc = 0, hdr_fields = 0, by_point = 0;
     for (int i = 0; i < n && rc < 2; i++) {
-        FILE *f = fopen(paths[i], "r");
+        const char *why = NULL;
+        FILE *f = yd_open_input(paths[i], &why);
         if (!f) {
-            fprintf(err, "pacesim merge: %s: %s\n", paths[i], strerror(errno));
+            fputs("pacesim merge: ", err);
+            put_clean(err, paths[i]);
+            fprintf(err, ": %s\n", why);
             rc = 1;
             continue;
         }
-        char *line = NULL;
-        size_t lcap = 0;
-        ssize_t len;
-        int first = 1;
-        while ((len = getline(&line, &lcap, f)) > 0) {
-            if (line[len - 1] != '\n') {          /* a last line without newline */
-                char *nl = realloc(line, (size_t)len + 2);
-                if (!nl) break;
-                line = nl;
-                line[len] = '\n';
-                line[len + 1] = 0;
+        long line = 0;
+        int got;
+        while (rc < 2 && (got = csv_record(f, &rec, &rcap, &why)) > 0) {
+            line++;
+            char *copy = strdup(rec);
+            int nf = copy ? split(copy, NULL, 0) : 0;
+            free(copy);
+            if (!copy) {
+                why = "out of memory";
+                got = -1;
+                break;
             }
-            if (first) {
-                first = 0;
+            if (line == 1) {
                 if (!hdr) {
-                    hdr = strdup(line);
-                } else if (strcmp(hdr, line)) {
-                    fprintf(err, "pacesim merge: %s: its header differs from the first file's\n", paths[i]);
+                    if (!(hdr = strdup(rec))) {
+                        why = "out of memory";
+                        got = -1;
+                        break;
+                    }
+                    hdr_fields = nf;
+                    by_point = !strncmp(hdr, "point,", 6);
+                } else if (strcmp(hdr, rec)) {
+                    fputs("pacesim merge: ", err);
+                    put_clean(err, paths[i]);
+                    fputs(": its header differs from the first file's\n", err);
                     rc = 2;
-                    break;
                 }
                 continue;
+            }
+            long point = 0;
+            if (nf != hdr_fields || (by_point && record_point(rec, &point) < 0)) {
+                fputs("pacesim merge: ", err);
+                put_clean(err, paths[i]);
+                if (nf != hdr_fields) fprintf(err, ":%ld: %d fields, the header has %d\n", line, nf, hdr_fields);
+                else fprintf(err, ":%ld: the point column is not a non-negative integer\n", line);
+                rc = 2;
+                break;
             }
             if (nrows == cap) {
                 long nc = cap ? cap * 2 : 256;
                 mrow_t *nr = realloc(rows, (size_t)nc * sizeof *nr);
                 if (!nr) {
-                    rc = 2;
+                    why = "out of memory";
+                    got = -1;
                     break;
                 }
                 rows = nr;
                 cap = nc;
             }
             rows[nrows].seq = nrows;
-            rows[nrows].point = strtol(line, NULL, 10);
-            rows[nrows].line = strdup(line);
+            rows[nrows].point = point;
+            if (!(rows[nrows].line = strdup(rec))) {
+                why = "out of memory";
+                got = -1;
+                break;
+            }
             nrows++;
         }
-        if (first && rc < 2) {
-            fprintf(err, "pacesim merge: %s: empty (a failed point?), skipped\n", paths[i]);
+        if (rc < 2 && got < 0) {
+            fputs("pacesim merge: ", err);
+            put_clean(err, paths[i]);
+            fprintf(err, ":%ld: %s\n", line + 1, why);
+            rc = 2;
+        } else if (rc < 2 && line == 0) {
+            fputs("pacesim merge: ", err);
+            put_clean(err, paths[i]);
+            fputs(": empty (a failed point?), skipped\n", err);
             rc = 1;
         }
-        free(line);
         fclose(f);
     }
     if (rc < 2 && hdr) {
-        if (!strncmp(hdr, "point,", 6)) qsort(rows, (size_t)nrows, sizeof *rows, mrow_cmp);
+        if (by_point && nrows > 1) qsort(rows, (size_t)nrows, sizeof *rows, mrow_cmp);
         fputs(hdr, out);
-        for (long i = 0; i < nrows; i++)
-            if (rows[i].line) fputs(rows[i].line, out);
+        for (long i = 0; i < nrows; i++) fputs(rows[i].line, out);
+        if (out_check(out, err, "the merged CSV") < 0 && !rc) rc = 1;
     }
     for (long i = 0; i < nrows; i++) free(rows[i].line);
     free(rows);
     free(hdr);
+    free(rec);
     return rc;
 }

@@ -6,7 +6,14 @@
  * any thread, but tables, CSV rows, steps rows and error lines are written strictly in
  * job order by one thread, so the output depends on the inputs only, never on -j.
  * The CSV of a sweep is runner's CSV with a leading `point` column (global index) and one
- * column per swept key, named by its key path.
+ * column per swept key, named by its key path.  Its window columns are the union of every
+ * run's windows, known before the first run (from the scenarios as loaded), so several
+ * runs write one header and rows of its width, empty where a run lacks a window.  The
+ * steps and requests CSVs of several runs have one header and lead with `run` (the job
+ * index, 0-based, in output order) and, in a sweep, `point`.  CSV is RFC 4180: a field holding a comma,
+ * a quote or a line break is quoted on write (sweep_csv_field) and unquoted on read.
+ * Every output stream is flushed and checked at the end: a write error is a failure
+ * (rc 1), never a silently short file.
  *
  * The objective (`max:COL` / `min:COL` under constraints `COL<=1.10*base`) reads CSV
  * rows, so it works on a live sweep and on a merged CSV alike (see sweep_best_*). */
@@ -18,6 +25,8 @@
 
 #define SWEEP_KEY_MAX 256
 #define SWEEP_ERR_MAX 512
+#define SWEEP_RECORD_MAX (1L << 20)          /* longest CSV record merge and best read */
+#define SWEEP_RECORD_MAX_TEXT "1 MiB"
 
 typedef struct sweep_axis {
     char key[SWEEP_KEY_MAX];      /* scenario key path, e.g. env.VLLM_1CAT_PREFILL_PACE_STEPS */
@@ -60,6 +69,7 @@ typedef struct sweep_cfg {
     FILE *table;                  /* NULL: quiet */
     FILE *csv;                    /* NULL: no CSV */
     FILE *steps;                  /* NULL: no steps CSV */
+    FILE *requests;               /* NULL: no requests CSV (one row per request) */
     FILE *err;                    /* error lines (stderr) */
     FILE *best;                   /* where the objective's answer goes */
     int progress;                 /* draw a progress bar on stderr */
@@ -69,9 +79,21 @@ typedef struct sweep_cfg {
     int nconstraints;
 } sweep_cfg_t;
 
-/* Run everything; returns the worst run's rc (0 ok, 1 runtime, 2 bad input), or 2 on
- * a bad objective/constraint or hooks with several jobs (checked before any run). */
+/* Run everything; returns the worst run's rc (0 ok, 1 runtime or a write error on an
+ * output, 2 bad input), or 2 on a bad objective/constraint, hooks with several jobs, more
+ * than 10^8 runs or a point_base whose last index would pass LONG_MAX (checked before
+ * any run). */
 int sweep_run(const sweep_cfg_t *cfg);
+
+/* Write s as one CSV field: as is, or quoted (quotes doubled) when it holds a comma, a
+ * quote or a line break.  For every text column of a CSV that merge and best read back. */
+void sweep_csv_field(FILE *f, const char *s);
+
+/* pacesim points: one `argv0 run FILE --set ... --sweep KEY=V ... --point-index J --csv
+ * DIR/point-NNNN.csv --quiet -j 1` line per (file, point), numbered like the sweep.  0, 1
+ * on a write error (message on err), 2 for more than 10^8 commands. */
+int sweep_print_points(FILE *out, FILE *err, const char *argv0, const char *const *files, int nf,
+                       const char *const *sets, int ns, const sweep_t *sw, const char *dir);
 
 /* -- the objective over CSV rows ------------------------------------------------- */
 typedef struct sweep_best sweep_best_t;
@@ -87,16 +109,26 @@ sweep_best_t *sweep_best_new(const char *objective, const char *const *cons, int
 /* Feed the CSV header line, then each row (with or without the newline).  -1 with
  * err set when a named column is missing. */
 int sweep_best_header(sweep_best_t *b, const char *line, char *err, size_t errn);
-void sweep_best_row(sweep_best_t *b, const char *line);
+int sweep_best_row(sweep_best_t *b, const char *line);    /* 0, or its field count if not the header's */
 /* Print the winner of each group; returns the number of groups without a winner. */
 int sweep_best_report(const sweep_best_t *b, FILE *f);
 void sweep_best_free(sweep_best_t *b);
+
+/* pacesim best: the objective over each CSV file (its own header and groups), reports to
+ * out.  Records are read as RFC 4180 (at most SWEEP_RECORD_MAX bytes each); refused with
+ * exit 2 and "FILE:LINE: message" on err: an unreadable or non-regular file, an empty
+ * file, a header without rows, binary data, a row whose field count is not the header's,
+ * a missing column.  1 on a write error on out. */
+int sweep_best_files(const char *const *paths, int n, const char *objective, const char *const *cons, int ncons,
+                     FILE *out, FILE *err);
 
 /* Join CSVs written by single points of a sweep (pacesim merge): the header once
  * (every non-empty file must carry the same one), then the rows, sorted by the
  * `point` column when the header starts with it (stable; input order otherwise).
  * Empty files (a failed point) are skipped with a warning on err.  0 ok, 1 when a
- * file was empty or unreadable, 2 on mismatched headers. */
+ * file was empty or unreadable or out could not be written, 2 on mismatched headers or a
+ * record that is not the header's shape (binary data, a longer record than
+ * SWEEP_RECORD_MAX, another field count, a `point` that is not an integer). */
 int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err);
 
 #endif

@@ -1,7 +1,10 @@
 /* trace.c: Chrome Trace Event JSON of one run.  See trace.h. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "trace.h"
 
 enum { PH_NONE = 0, PH_PREFILL, PH_DECODE, PH_DONE };
@@ -205,6 +208,22 @@ static void on_end(void *ctx, const engine_t *e)
     meta(t, "thread_name", 0, "engine", 0);
 }
 
+/* Open path for writing without blocking in open() (a FIFO with no reader fails with
+ * ENXIO instead of waiting forever); writes themselves block as usual. */
+static FILE *open_out(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) return NULL;
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        int er = errno;
+        close(fd);
+        errno = er;
+    }
+    return f;
+}
+
 trace_t *trace_open(const char *path, char *err, size_t errn)
 {
     trace_t *t = calloc(1, sizeof *t);
@@ -213,9 +232,16 @@ trace_t *trace_open(const char *path, char *err, size_t errn)
         return NULL;
     }
     t->to_stdout = !strcmp(path, "-");
-    t->f = t->to_stdout ? stdout : fopen(path, "w");
+    t->f = t->to_stdout ? stdout : open_out(path);
     if (!t->f) {
-        snprintf(err, errn, "%s: cannot write the trace", path);
+        int er = errno;
+        char clean[256];
+        size_t o = 0;
+        for (const char *p = path; *p && o + 1 < sizeof clean; p++)   /* the message stays one line */
+            clean[o++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+        clean[o] = 0;
+        snprintf(err, errn, "%s: cannot write the trace: %s", clean,
+                 er == ENXIO ? "a FIFO that no process reads" : strerror(er));
         free(t);
         return NULL;
     }
@@ -234,13 +260,14 @@ int trace_close(trace_t *t)
 {
     if (!t) return 0;
     fputs("\n]}\n", t->f);
-    int rc = ferror(t->f) ? -1 : 0;
-    if (!t->to_stdout) {
-        if (fclose(t->f) != 0) rc = -1;
-    } else {
-        fflush(t->f);
+    errno = 0;
+    int rc = fflush(t->f) != 0 || ferror(t->f) ? -1 : 0;
+    int er = errno;
+    if (!t->to_stdout && fclose(t->f) != 0 && rc == 0) {
+        rc = -1;
+        er = errno;
     }
-    if (rc < 0) fprintf(stderr, "pacesim: error writing the trace\n");
+    if (rc < 0) fprintf(stderr, "pacesim: error writing the trace: %s\n", er ? strerror(er) : "write error");
     free(t->rs);
     free(t);
     return rc;

@@ -19,12 +19,15 @@
 #include "ydoc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 struct yd_doc {
@@ -352,6 +355,15 @@ static int b_oom(builder_t *b)
     return err_set(b->e, "%s: out of memory", b->file);
 }
 
+/* Room for one more node (memory stays bounded whatever the input); 0 or -1. */
+static int b_room(builder_t *b, int line, int col)
+{
+    if (b->d->nnodes < (size_t)YD_NODES_MAX)
+        return 0;
+    return b_fail(b, line, col, "more than %ld YAML nodes (too large for a scenario, model or profile)",
+                  YD_NODES_MAX);
+}
+
 /* Key path of the innermost open container. */
 static void b_path(const builder_t *b, char *out)
 {
@@ -455,6 +467,8 @@ static int b_add(builder_t *b, yd_node_t *v, int line, int col)
         if (v->kind != YD_SCALAR)
             return b_fail(b, line, col, "mapping keys must be scalars, got %s", yd_kind_name(v));
         if (v->line != line || v->col != col) {   /* alias used as a key: own position */
+            if (b_room(b, line, col))
+                return -1;
             yd_node_t *k = node_new(b->d, YD_SCALAR, line, col, b->file, b->origin);
             if (!k || node_set_text(k, v->text, v->len))
                 return b_oom(b);
@@ -496,6 +510,8 @@ static int b_open(builder_t *b, yd_kind_t kind, const char *anchor, int line, in
 {
     if (b->depth >= YD_DEPTH_MAX)
         return b_fail(b, line, col, "nesting deeper than %d levels", YD_DEPTH_MAX);
+    if (b_room(b, line, col))
+        return -1;
     yd_node_t *n = node_new(b->d, kind, line, col, b->file, b->origin);
     if (!n)
         return b_oom(b);
@@ -537,6 +553,8 @@ static int b_event(builder_t *b, yaml_event_t *ev)
             return b_fail(b, line, col, "more than one document (only one is allowed)");
         return 0;
     case YAML_SCALAR_EVENT: {
+        if (b_room(b, line, col))
+            return -1;
         yd_node_t *n = node_new(b->d, YD_SCALAR, line, col, b->file, b->origin);
         if (!n || node_set_text(n, (const char *)ev->data.scalar.value, ev->data.scalar.length))
             return b_oom(b);
@@ -649,14 +667,51 @@ yd_doc_t *yd_load_string(const char *name, const char *text, size_t len, yd_err_
     return parse(name, 0, text, len, e);
 }
 
-yd_doc_t *yd_load(const char *path, yd_err_t *e)
+FILE *yd_open_input(const char *path, const char **why)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        err_set(e, "%s: cannot open: %s", path, strerror(errno));
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    static _Thread_local char buf[128];
+    if (fd < 0) {
+        snprintf(buf, sizeof buf, "cannot open: %s", strerror(errno));
+        *why = buf;
         return NULL;
     }
-    size_t cap = 1 << 16, len = 0;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        *why = S_ISDIR(st.st_mode) ? "cannot read: Is a directory"
+                                   : "cannot read: not a regular file (a FIFO, device or socket)";
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        snprintf(buf, sizeof buf, "cannot open: %s", strerror(errno));
+        *why = buf;
+        close(fd);
+    }
+    return f;
+}
+
+yd_doc_t *yd_load(const char *path, yd_err_t *e)
+{
+    const char *why = NULL;
+    FILE *f = yd_open_input(path, &why);
+    if (!f) {
+        err_set(e, "%s: %s", path, why);
+        return NULL;
+    }
+    /* sized by the file (which yd_open_input made sure is regular); never more than
+     * YD_FILE_MAX + 1 bytes, the one past the limit telling a too-large file */
+    struct stat st;
+    int sized = fstat(fileno(f), &st) == 0 && st.st_size > 0;
+    if (sized && st.st_size > YD_FILE_MAX) {
+        fclose(f);
+        err_set(e, "%s: file too large (more than %ld MiB)", path, YD_FILE_MAX >> 20);
+        return NULL;
+    }
+    size_t cap = sized ? (size_t)st.st_size + 1 : 1 << 16;
+    size_t len = 0;
     char *buf = malloc(cap);
     if (!buf) {
         fclose(f);
@@ -665,13 +720,14 @@ yd_doc_t *yd_load(const char *path, yd_err_t *e)
     }
     for (;;) {
         if (len == cap) {
-            if (cap > (size_t)YD_FILE_MAX) {
+            if (cap >= (size_t)YD_FILE_MAX + 1) {
                 free(buf);
                 fclose(f);
                 err_set(e, "%s: file too large (more than %ld MiB)", path, YD_FILE_MAX >> 20);
                 return NULL;
             }
-            char *nb = realloc(buf, cap * 2);
+            size_t nc = cap * 2 < (size_t)YD_FILE_MAX + 1 ? cap * 2 : (size_t)YD_FILE_MAX + 1;
+            char *nb = realloc(buf, nc);
             if (!nb) {
                 free(buf);
                 fclose(f);
@@ -679,7 +735,7 @@ yd_doc_t *yd_load(const char *path, yd_err_t *e)
                 return NULL;
             }
             buf = nb;
-            cap *= 2;
+            cap = nc;
         }
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;

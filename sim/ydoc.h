@@ -4,7 +4,8 @@
  * map / seq / scalar nodes, each carrying its file, line and column (1-based).  Scalars
  * keep their text and whether they were quoted.  Rejected at load: syntax errors,
  * duplicate mapping keys, non-scalar keys, undefined aliases, alias loops, excessive alias
- * expansion ("billion laughs"), an empty stream, more than one document.  Aliases are
+ * expansion ("billion laughs"), more than YD_NODES_MAX nodes, an empty stream, more than
+ * one document, and anything but a regular file (see yd_open_input).  Aliases are
  * resolved by reference (the tree is then a DAG; every node belongs to the document's
  * arena and is freed with it by yd_free()).
  *
@@ -17,8 +18,10 @@
 #define PACESIM_YDOC_H
 
 #include <stddef.h>
+#include <stdio.h>
 
-#define YD_FILE_MAX (64L * 1024 * 1024)  /* refuse bigger input files */
+#define YD_FILE_MAX (16L * 1024 * 1024)  /* refuse bigger input files (about YD_NODES_MAX nodes of YAML) */
+#define YD_NODES_MAX 1000000L            /* refuse documents of more nodes (memory bound) */
 #define YD_EXPAND_MAX 1000000L           /* nodes reachable through aliases */
 #define YD_DEPTH_MAX 512                 /* nesting depth */
 #define YD_PATH_MAX 256
@@ -60,6 +63,11 @@ yd_doc_t *yd_load(const char *path, yd_err_t *e);
 /* Parse text held in memory; name is used in positions. */
 yd_doc_t *yd_load_string(const char *name, const char *text, size_t len, yd_err_t *e);
 void yd_free(yd_doc_t *d);
+
+/* Open an input file for reading: never blocks in open() (a FIFO without a writer) and
+ * takes regular files only.  NULL with *why set ("No such file or directory", "Is a
+ * directory", "not a regular file (a FIFO, device or socket)"). */
+FILE *yd_open_input(const char *path, const char **why);
 yd_node_t *yd_root(const yd_doc_t *d);
 const char *yd_file(const yd_doc_t *d);
 

@@ -76,10 +76,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("allreduce");
-    TCase *tc = tcase_create("host");
-    tcase_add_test(tc, recovers_alpha_beta);
-    tcase_add_test(tc, timer_failure_is_an_error);
-    suite_add_tcase(s, tc);
-    return check_run(s);
+    const check_test_t tests[] = {CHECK_TEST(recovers_alpha_beta), CHECK_TEST(timer_failure_is_an_error)};
+    return check_main("allreduce", "host", tests, CHECK_N(tests), 0, NULL);
 }

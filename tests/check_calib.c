@@ -3,6 +3,7 @@
  * times come from known laws (through cost_point_features, the simulator's own feature
  * code).  The fitted profile must give the known laws back.  Run from the repo root. */
 #include <check.h>
+#include "check_run.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -790,8 +791,7 @@ END_TEST
 START_TEST(driver_records_the_split)
 {
     /* the profile records the fast path's split rule (kernels/attn_split.h) the kernels run; a
-     * forced ATTN_PREFILL_SPLIT would make that a lie: refused; an A/B kernel that does not split
-     * (ATTN_PREFILL_VAR) is recorded as not splitting */
+     * forced ATTN_PREFILL_SPLIT would make that a lie: refused */
     calib_opts_t o;
     profile_t p;
     char err[256];
@@ -802,11 +802,6 @@ START_TEST(driver_records_the_split)
     ck_assert_int_eq(p.split_min_tiles, ATTN_SPLIT_MIN_TILES);
     ck_assert_int_eq(p.split_cost_tiles, ATTN_SPLIT_COST_TILES);
     ck_assert_int_eq(p.split_ctas_per_sm, 1);
-    prof_free(&p);
-    setenv("ATTN_PREFILL_VAR", "v7x", 1);
-    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
-    unsetenv("ATTN_PREFILL_VAR");
-    ck_assert_int_eq(p.split_max, 0);
     prof_free(&p);
     setenv("ATTN_PREFILL_SPLIT", "2", 1);
     int rc = calib_run(&o, &ft, &ref_model, &p, NULL, err);
@@ -1038,42 +1033,17 @@ START_TEST(refit_residuals)
 }
 END_TEST
 
-static Suite *calib_suite(void)
-{
-    Suite *s = suite_create("calib");
-    TCase *tc = tcase_create("host");
-    tcase_add_checked_fixture(tc, setup_all, NULL);
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, median_cases);
-    tcase_add_test(tc, grid_default);
-    tcase_add_test(tc, grid_smoke_and_only);
-    tcase_add_test(tc, measure_batches_short_runs);
-    tcase_add_test(tc, measure_long_runs);
-    tcase_add_test(tc, measure_median_rejects_outliers);
-    tcase_add_test(tc, measure_skip_and_fail);
-    tcase_add_test(tc, driver_recovers_known_laws);
-    tcase_add_test(tc, driver_noisy_round_trip);
-    tcase_add_test(tc, driver_second_look);
-    tcase_add_test(tc, driver_progress_line);
-    tcase_add_test(tc, driver_skips_unsupported);
-    tcase_add_test(tc, driver_error_names_the_job);
-    tcase_add_test(tc, driver_records_gemm_choice);
-    tcase_add_test(tc, driver_records_the_split);
-    tcase_add_test(tc, driver_keep_going);
-    tcase_add_test(tc, driver_budget_cuts);
-    tcase_add_test(tc, refit_gives_the_fit_back);
-    tcase_add_test(tc, refit_command_line);
-    tcase_add_test(tc, refit_residuals);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
+    const check_test_t tests[] = {
+        CHECK_TEST(median_cases), CHECK_TEST(grid_default), CHECK_TEST(grid_smoke_and_only),
+        CHECK_TEST(measure_batches_short_runs), CHECK_TEST(measure_long_runs),
+        CHECK_TEST(measure_median_rejects_outliers), CHECK_TEST(measure_skip_and_fail),
+        CHECK_TEST(driver_recovers_known_laws), CHECK_TEST(driver_noisy_round_trip),
+        CHECK_TEST(driver_second_look), CHECK_TEST(driver_progress_line), CHECK_TEST(driver_skips_unsupported),
+        CHECK_TEST(driver_error_names_the_job), CHECK_TEST(driver_records_gemm_choice),
+        CHECK_TEST(driver_records_the_split), CHECK_TEST(driver_keep_going), CHECK_TEST(driver_budget_cuts),
+        CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals)};
     gsl_set_error_handler_off();
-    SRunner *sr = srunner_create(calib_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_main("calib", "host", tests, CHECK_N(tests), 60, setup_all);
 }

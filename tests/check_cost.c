@@ -695,24 +695,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("cost");
-    TCase *tc = tcase_create("profile");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_test(tc, decode_step_adds_up);
-    tcase_add_test(tc, mixed_step_pays_the_q1_walk);
-    tcase_add_test(tc, host_terms_and_draft_rows);
-    tcase_add_test(tc, fork_laws_fall_back);
-    tcase_add_test(tc, decode_laws_the_gates_need);
-    tcase_add_test(tc, missing_laws_are_errors);
-    tcase_add_test(tc, grid_leave_one_out);
-    tcase_add_test(tc, measured_grid_prices_chunks_by_waves);
-    tcase_add_test(tc, measured_grid_prices_split_chunks_by_busiest_sm);
-    tcase_add_test(tc, features_of_items_match_points);
-    tcase_add_test(tc, roofline_pair_prices_the_larger);
-    tcase_add_test(tc, gemm_prices_by_nearest_choice);
-    tcase_add_test(tc, prefill_queue_tiles);
-    tcase_add_test(tc, prefill_split_parts);
-    tcase_add_test(tc, decode_mixture_is_its_parts_one_launch);
-    suite_add_tcase(s, tc);
-    return check_run(s);
+    const check_test_t tests[] = {
+        CHECK_TEST(decode_step_adds_up), CHECK_TEST(mixed_step_pays_the_q1_walk),
+        CHECK_TEST(host_terms_and_draft_rows), CHECK_TEST(fork_laws_fall_back),
+        CHECK_TEST(decode_laws_the_gates_need),
+        CHECK_TEST(missing_laws_are_errors), CHECK_TEST(grid_leave_one_out),
+        CHECK_TEST(measured_grid_prices_chunks_by_waves),
+        CHECK_TEST(measured_grid_prices_split_chunks_by_busiest_sm),
+        CHECK_TEST(features_of_items_match_points), CHECK_TEST(roofline_pair_prices_the_larger),
+        CHECK_TEST(gemm_prices_by_nearest_choice), CHECK_TEST(prefill_queue_tiles),
+        CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch)};
+    return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }

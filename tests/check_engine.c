@@ -143,14 +143,9 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("engine");
-    TCase *tc = tcase_create("runs");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, deterministic_output);
-    tcase_add_test(tc, windows_are_consistent);
-    tcase_add_loop_test(tc, v100_published_table, 0, (int)(sizeof published / sizeof *published));
-    tcase_add_test(tc, the_fix_only_removes_cost);
-    tcase_add_test(tc, paced_window_steps);
-    suite_add_tcase(s, tc);
-    return check_run(s);
+    const check_test_t tests[] = {
+        CHECK_TEST(deterministic_output), CHECK_TEST(windows_are_consistent),
+        CHECK_LOOP(v100_published_table, CHECK_N(published)), CHECK_TEST(the_fix_only_removes_cost),
+        CHECK_TEST(paced_window_steps)};
+    return check_main("engine", "runs", tests, CHECK_N(tests), 120, NULL);
 }

@@ -67,11 +67,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("evq");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, orders_by_time);
-    tcase_add_test(tc, equal_times_fifo);
-    tcase_add_test(tc, random_heap_property);
-    suite_add_tcase(s, tc);
-    return check_run(s);
+    const check_test_t tests[] = {
+        CHECK_TEST(orders_by_time), CHECK_TEST(equal_times_fifo), CHECK_TEST(random_heap_property)};
+    return check_main("evq", "core", tests, CHECK_N(tests), 0, NULL);
 }

@@ -2,6 +2,7 @@
  * synthetic points with and without noise, the non-negative active set, and a fitted
  * profile's round trip through prof_save / prof_load.  Run from the repository root. */
 #include <check.h>
+#include "check_run.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -704,41 +705,20 @@ START_TEST(profile_round_trip)
 }
 END_TEST
 
-static Suite *fit_suite(void)
-{
-    Suite *s = suite_create("fit");
-    TCase *tc = tcase_create("linear");
-    tcase_add_test(tc, linear_exact);
-    tcase_add_test(tc, linear_weighted_noise);
-    tcase_add_test(tc, linear_zero_column);
-    tcase_add_test(tc, linear_bad_args);
-    tcase_add_test(tc, nonneg_drops_negative);
-    tcase_add_test(tc, nonneg_all_positive_unchanged);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("law");
-    tcase_add_checked_fixture(tc, load_model, NULL);
-    int nl = (int)(sizeof law_cases / sizeof *law_cases);
-    tcase_add_loop_test(tc, law_exact, 0, nl);
-    tcase_add_loop_test(tc, law_noisy, 0, nl);
-    tcase_add_test(tc, law_well_posed_coefs);
-    tcase_add_test(tc, law_roof_eval);
-    tcase_add_test(tc, law_without_hw);
-    tcase_add_test(tc, bridge_expand_kernel);
-    tcase_add_test(tc, bridge_knee);
-    tcase_add_test(tc, choice_and_lone_features);
-    tcase_add_test(tc, law_errors);
-    tcase_add_test(tc, law_residuals);
-    tcase_add_test(tc, profile_round_trip);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
+    const check_test_t linear[] = {
+        CHECK_TEST(linear_exact), CHECK_TEST(linear_weighted_noise), CHECK_TEST(linear_zero_column),
+        CHECK_TEST(linear_bad_args), CHECK_TEST(nonneg_drops_negative),
+        CHECK_TEST(nonneg_all_positive_unchanged)};
+    const check_test_t law[] = {
+        CHECK_LOOP(law_exact, CHECK_N(law_cases)), CHECK_LOOP(law_noisy, CHECK_N(law_cases)),
+        CHECK_TEST(law_well_posed_coefs), CHECK_TEST(law_roof_eval), CHECK_TEST(law_without_hw),
+        CHECK_TEST(bridge_expand_kernel), CHECK_TEST(bridge_knee), CHECK_TEST(choice_and_lone_features),
+        CHECK_TEST(law_errors), CHECK_TEST(law_residuals), CHECK_TEST(profile_round_trip)};
+    Suite *s = suite_create("fit");
+    check_case(s, "linear", linear, CHECK_N(linear), 0, NULL);
+    check_case(s, "law", law, CHECK_N(law), 0, load_model);
     gsl_set_error_handler_off();
-    SRunner *sr = srunner_create(fit_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

@@ -220,13 +220,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("heat");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, step_settles_and_means);
-    tcase_add_test(tc, tau_of_traces);
-    tcase_add_test(tc, factor_follows_the_clock);
-    tcase_add_test(tc, hot_steps_slow_down_and_cool_off);
-    tcase_add_test(tc, profile_round_trip);
-    suite_add_tcase(s, tc);
-    return check_run(s);
+    const check_test_t tests[] = {
+        CHECK_TEST(step_settles_and_means), CHECK_TEST(tau_of_traces), CHECK_TEST(factor_follows_the_clock),
+        CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(profile_round_trip)};
+    return check_main("heat", "core", tests, CHECK_N(tests), 0, NULL);
 }

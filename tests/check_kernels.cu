@@ -3,6 +3,7 @@
  * CUDA device is present, else skipped with a message. Plain C compiled by nvcc (a .cu
  * name keeps it out of CPU-only builds). */
 #include <check.h>
+#include "check_run.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,17 +94,6 @@ START_TEST(test_split_parts) {
     ck_assert_int_eq(attn_split_parts(300, 813, 132, 2), 4);
     ck_assert_int_eq(attn_split_parts(0, 813, 132, 1), 1);
     ck_assert_int_eq(attn_split_parts(300, 813, 0, 1), 1);
-    /* the A/B kernels that take the split fast path's place, from the environment */
-    unsetenv("ATTN_PREFILL_PIPE");
-    unsetenv("ATTN_PREFILL_VAR");
-    ck_assert_int_eq(attn_fast_ab_env(1), 0);
-    setenv("ATTN_PREFILL_PIPE", "1", 1);
-    ck_assert_int_eq(attn_fast_ab_env(1), 1);
-    ck_assert_int_eq(attn_fast_ab_env(0), 0); /* v3's pipe does not fit: the default runs */
-    setenv("ATTN_PREFILL_VAR", "v7x", 1);
-    ck_assert_int_eq(attn_fast_ab_env(0), 2);
-    unsetenv("ATTN_PREFILL_PIPE");
-    unsetenv("ATTN_PREFILL_VAR");
 }
 END_TEST
 
@@ -235,37 +225,19 @@ START_TEST(test_gpu_smem_limit_table) {
 }
 END_TEST
 
-static Suite *kernels_suite(void) {
-    Suite *s = suite_create("kernels");
-    TCase *cpu = tcase_create("cpu");
-    tcase_add_test(cpu, test_fp16_decode);
-    tcase_add_test(cpu, test_fp8_decode);
-    tcase_add_test(cpu, test_ref_uniform);
-    tcase_add_test(cpu, test_ref_two_keys);
-    tcase_add_test(cpu, test_expand_rows);
-    tcase_add_test(cpu, test_partition);
-    tcase_add_test(cpu, test_split_parts);
-    tcase_add_test(cpu, test_no_device_is_safe);
-    tcase_add_test(cpu, test_smem_fits_every_arch);
-    tcase_add_test(cpu, test_smem_configs);
-    suite_add_tcase(s, cpu);
-    TCase *gpu = tcase_create("gpu");
-    tcase_set_timeout(gpu, 60);
-    tcase_add_loop_test(gpu, test_gpu_route, 0, 3 * NGCASES);
-    tcase_add_test(gpu, test_gpu_smem_limit_table);
-    suite_add_tcase(s, gpu);
-    return s;
-}
-
 int main(void) {
+    const check_test_t cpu[] = {
+        CHECK_TEST(test_fp16_decode),  CHECK_TEST(test_fp8_decode),        CHECK_TEST(test_ref_uniform),
+        CHECK_TEST(test_ref_two_keys), CHECK_TEST(test_expand_rows),       CHECK_TEST(test_partition),
+        CHECK_TEST(test_split_parts),  CHECK_TEST(test_no_device_is_safe), CHECK_TEST(test_smem_fits_every_arch),
+        CHECK_TEST(test_smem_configs)};
+    const check_test_t gpu_cases[] = {CHECK_LOOP(test_gpu_route, 3 * NGCASES), CHECK_TEST(test_gpu_smem_limit_table)};
     int gpu = attn_gpu_available();
     if (!gpu) printf("no CUDA device: GPU kernel tests skipped (CPU checks run)\n");
-    SRunner *sr = srunner_create(kernels_suite());
+    Suite *s = suite_create("kernels");
+    check_case(s, "cpu", cpu, CHECK_N(cpu), 0, NULL);
+    check_case(s, "gpu", gpu_cases, CHECK_N(gpu_cases), 60, NULL);
     /* CUDA does not survive fork(): once this process has touched the device (above), Check's
      * forked children fail with "initialization error"; with a GPU the tests run in-process */
-    if (gpu) srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return check_run_in(s, gpu);
 }

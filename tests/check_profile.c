@@ -1,5 +1,6 @@
 /* check_profile: profile save/load round trip, strict loading, law lookup. */
 #include <check.h>
+#include "check_run.h"
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -350,25 +351,10 @@ START_TEST(minimal_profile)
 }
 END_TEST
 
-static Suite *profile_suite(void)
-{
-    Suite *s = suite_create("profile");
-    TCase *tc = tcase_create("profile");
-    tcase_add_test(tc, round_trip);
-    tcase_add_test(tc, save_refuses_nonfinite);
-    tcase_add_test(tc, find_put_eval);
-    tcase_add_test(tc, missing_file);
-    tcase_add_test(tc, minimal_profile);
-    tcase_add_loop_test(tc, bad_profiles, 0, (int)(sizeof bads / sizeof bads[0]));
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(profile_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const check_test_t tests[] = {
+        CHECK_TEST(round_trip), CHECK_TEST(save_refuses_nonfinite), CHECK_TEST(find_put_eval),
+        CHECK_TEST(missing_file), CHECK_TEST(minimal_profile), CHECK_LOOP(bad_profiles, CHECK_N(bads))};
+    return check_main("profile", "profile", tests, CHECK_N(tests), 0, NULL);
 }

@@ -230,14 +230,9 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("route");
-    TCase *tc = tcase_create("core");
-    tcase_add_loop_test(tc, mixed_batch_routes, 0, (int)(sizeof cases / sizeof *cases));
-    tcase_add_test(tc, small_q_batch_expands);
-    tcase_add_test(tc, fresh_prompts_only);
-    tcase_add_loop_test(tc, fork_dispatch, 0, (int)(sizeof fork_cases / sizeof *fork_cases));
-    tcase_add_loop_test(tc, xqa_gates, 0, (int)(sizeof xqa_cases / sizeof *xqa_cases));
-    tcase_add_test(tc, block_sizes);
-    suite_add_tcase(s, tc);
-    return check_run(s);
+    const check_test_t tests[] = {
+        CHECK_LOOP(mixed_batch_routes, CHECK_N(cases)), CHECK_TEST(small_q_batch_expands),
+        CHECK_TEST(fresh_prompts_only), CHECK_LOOP(fork_dispatch, CHECK_N(fork_cases)),
+        CHECK_LOOP(xqa_gates, CHECK_N(xqa_cases)), CHECK_TEST(block_sizes)};
+    return check_main("route", "core", tests, CHECK_N(tests), 0, NULL);
 }

@@ -1,12 +1,14 @@
 /* check_scenario: the scenario/model loader and the YAML layer under it (ydoc).
  * Run from the repository root (paths like scenarios/default.yaml are relative). */
 #include <check.h>
+#include "check_run.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "scenario.h"
@@ -344,13 +346,13 @@ static const bad_t bads[] = {
      ":7:6: measure.r: missing required key \"request\""},
     {HDR WL "measure:\n  r: {kind: speed}\n",
      ":7:13: measure.r.kind: expected one of rate, duration, ttft, tpot, itl, steps, tokens, "
-     "throughput, got \"speed\""},
+     "throughput, e2e, queueing, got \"speed\""},
     {HDR WL "measure:\n  d: {kind: duration, from: A.admitted, to: Q.first_token}\n",
      ":7:45: measure.d.to: no request with id \"Q\""},
     /* 25 */ {HDR WL "measure:\n  d: {kind: duration, to: A.done}\n",
               ":7:27: measure.d.to: expected end or ID.EVENT"},
     {HDR WL "measure:\n  d: {kind: ttft, type: mixed}\n",
-     ":7:19: measure.d.type: key \"type\" is not used by kind ttft (allowed: kind, request)"},
+     ":7:19: measure.d.type: key \"type\" is not used by kind ttft (allowed: kind, request, stat)"},
     {HDR WL "measure:\n  d: {kind: duration}\nreference:\n  source: x\n  e: 1.0\n",
      ":10:3: reference.e: no measure window named \"e\" (allowed: source, d)"},
     {HDR WL "stop: {when: A.gone}\n", ":6:14: stop.when: expected all_finished or ID.EVENT"},
@@ -563,10 +565,149 @@ START_TEST(ydoc_too_big)
     yd_err_init(&e, buf, sizeof buf);
     yd_doc_t *d = yd_load(path, &e);
     char want[256];
-    snprintf(want, sizeof want, "%s: file too large (more than 64 MiB)", path);
+    snprintf(want, sizeof want, "%s: file too large (more than %ld MiB)", path, YD_FILE_MAX >> 20);
     rm_tmpdir();
     ck_assert_ptr_null(d);
     ck_assert_str_eq(buf, want);
+}
+END_TEST
+
+START_TEST(ydoc_node_limit)
+{
+    /* a flow list of YD_NODES_MAX + 10 items: refused at the first node past the limit */
+    size_t n = (size_t)YD_NODES_MAX + 10, o = 0;
+    char *text = malloc(2 * n + 8);
+    ck_assert_ptr_nonnull(text);
+    text[o++] = '[';
+    for (size_t i = 0; i < n; i++) {
+        text[o++] = '0';
+        text[o++] = ',';
+    }
+    text[o - 1] = ']';
+    char buf[1024];
+    yd_err_t e;
+    yd_err_init(&e, buf, sizeof buf);
+    yd_doc_t *d = yd_load_string("many", text, o, &e);
+    free(text);
+    ck_assert_ptr_null(d);
+    char want[128];
+    snprintf(want, sizeof want, "many:1:%ld: more than %ld YAML nodes", 2 * YD_NODES_MAX, YD_NODES_MAX);
+    ck_assert_msg(strstr(buf, want), "%s", buf);
+}
+END_TEST
+
+START_TEST(ydoc_fifo)
+{
+    /* a FIFO without a writer as a model or a scenario: refused at once, no blocking */
+    mk_tmpdir();
+    char path[128];
+    snprintf(path, sizeof path, "%s/model.yaml", tmpdir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    alarm(10);
+    model_t m;
+    char err[SCN_ERR_MAX];
+    int rc = scn_load_model(path, &m, err);
+    scenario_t s;
+    char err2[SCN_ERR_MAX];
+    int rc2 = scn_load(path, NULL, 0, &s, err2);
+    alarm(0);
+    char want[256];
+    snprintf(want, sizeof want, "%s: cannot read: not a regular file", path);
+    rm_tmpdir();
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, want), "%s", err);
+    ck_assert_int_eq(rc2, -1);
+    ck_assert_msg(strstr(err2, want), "%s", err2);
+}
+END_TEST
+
+/* ---- scale and clamping ------------------------------------------------------------ */
+
+/* 40000 requests, each triggered by the one before (one chain), and a cycle among the
+ * last three of another 40000: loading is linear in the requests (the tcase timeout is
+ * the bound; a quadratic id lookup and cycle walk take minutes here). */
+START_TEST(many_requests_linear)
+{
+    mk_tmpdir();
+    enum { N = 40000 };
+    size_t cap = (size_t)N * 100 + 4096, o = 0;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    o += (size_t)snprintf(text + o, cap - o,
+                          "name: x\nmodel: %s/models/qwen3.8-27b.yaml\n"
+                          "hardware: {analytic: {tflops: 100, tbps: 2}}\n"
+                          "engine: {max_model_len: 65536, tensor_parallel_size: 2}\n"
+                          "workload:\n  requests:\n    - {id: R0, prompt_tokens: 100, output_tokens: 4}\n",
+                          getcwd((char[512]){0}, 512));
+    for (int i = 1; i < N; i++)
+        o += (size_t)snprintf(text + o, cap - o,
+                              "    - {id: R%d, prompt_tokens: 100, output_tokens: 4, arrival: {after: R%d, decoded: 2}}\n",
+                              i, i - 1);
+    scenario_t s;
+    char err[SCN_ERR_MAX];
+    int rc = scn_load(write_tmp("chain.yaml", text), NULL, 0, &s, err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_int_eq(s.n_requests, N);
+    ck_assert_int_eq(scn_find_request(&s, "R39999"), N - 1);
+    ck_assert_int_eq(s.requests[N - 1].arrival.ref_idx, N - 2);
+    ck_assert_int_eq(scn_find_request(&s, "R40000"), -1);
+    scn_free(&s);
+    /* R1 now waits for the last one: a cycle through all N, reported at R1 */
+    char *r1 = strstr(text, "after: R0,");
+    ck_assert_ptr_nonnull(r1);
+    char *fixed = malloc(cap + 16);
+    ck_assert_ptr_nonnull(fixed);
+    size_t pre = (size_t)(r1 - text) + 7;
+    memcpy(fixed, text, pre);
+    snprintf(fixed + pre, cap + 16 - pre, "R39999%s", r1 + 9);
+    rc = scn_load(write_tmp("cycle.yaml", fixed), NULL, 0, &s, err);
+    free(fixed);
+    free(text);
+    rm_tmpdir();
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, "workload.requests[1].arrival.after: arrival triggers form a cycle: R1 -> R39999 -> R39998"),
+                  "%s", err);
+}
+END_TEST
+
+START_TEST(messages_one_line)
+{
+    /* a path with line breaks, too long or missing: the message stays one line */
+    char path[SCN_PATH_MAX + 40];
+    memset(path, 'a', sizeof path - 1);
+    path[sizeof path - 1] = 0;
+    path[5] = '\n';
+    path[30] = '\r';
+    scenario_t s;
+    char err[SCN_ERR_MAX];
+    ck_assert_int_eq(scn_load(path, NULL, 0, &s, err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "path too long"));
+    ck_assert_ptr_null(strpbrk(err, "\r\n"));
+    ck_assert_int_eq(scn_load("no\nsuch.yaml", NULL, 0, &s, err), -1);
+    ck_assert_str_eq(err, "no?such.yaml: cannot open: No such file or directory");
+}
+END_TEST
+
+START_TEST(dist_round_clamps)
+{
+    scn_dist_t d = {.kind = DIST_LOGNORMAL, .a = 700, .b = 1};
+    /* a huge draw saturates at the top instead of wrapping to a 1-token prompt */
+    ck_assert_int_eq(scn_dist_round(&d, 1e300), LONG_MAX);
+    ck_assert_int_eq(scn_dist_round(&d, INFINITY), LONG_MAX);
+    ck_assert_int_eq(scn_dist_round(&d, 9.3e18), LONG_MAX);
+    ck_assert_int_eq(scn_dist_round(&d, NAN), 1);
+    ck_assert_int_eq(scn_dist_round(&d, -5), 1);
+    ck_assert_int_eq(scn_dist_round(&d, 0.4), 1);
+    ck_assert_int_eq(scn_dist_round(&d, 1234.5), 1235);   /* lround: half away from zero */
+    ck_assert_int_eq(scn_dist_round(&d, 1234.49), 1234);
+    d.min = 100;
+    d.max = 5000;
+    ck_assert_int_eq(scn_dist_round(&d, 1e300), 5000);
+    ck_assert_int_eq(scn_dist_round(&d, 4999.6), 5000);
+    ck_assert_int_eq(scn_dist_round(&d, 99.6), 100);
+    ck_assert_int_eq(scn_dist_round(&d, 12.0), 100);
+    ck_assert_int_eq(scn_dist_round(&d, NAN), 100);
+    ck_assert_int_eq(scn_dist_round(&d, 777.2), 777);
 }
 END_TEST
 
@@ -709,37 +850,21 @@ START_TEST(ydoc_bool_enum_str)
 }
 END_TEST
 
-static Suite *scenario_suite(void)
-{
-    Suite *s = suite_create("scenario");
-    TCase *tc = tcase_create("load");
-    tcase_add_test(tc, default_loads);
-    tcase_add_test(tc, model_file_loads);
-    tcase_add_test(tc, names);
-    tcase_add_test(tc, deterministic);
-    tcase_add_test(tc, override_forms);
-    tcase_add_loop_test(tc, override_bad, 0, (int)(sizeof bad_sets / sizeof bad_sets[0]));
-    tcase_add_loop_test(tc, bad_scenarios, 0, (int)(sizeof bads / sizeof bads[0]));
-    tcase_add_loop_test(tc, good_scenarios, 0, (int)(sizeof goods / sizeof goods[0]));
-    suite_add_tcase(s, tc);
-    TCase *ty = tcase_create("ydoc");
-    tcase_set_timeout(ty, 30);
-    tcase_add_loop_test(ty, ydoc_bad, 0, (int)(sizeof bad_docs / sizeof bad_docs[0]));
-    tcase_add_test(ty, ydoc_big_map_duplicate);
-    tcase_add_test(ty, ydoc_too_big);
-    tcase_add_test(ty, ydoc_random_junk);
-    tcase_add_loop_test(ty, ydoc_int, 0, (int)(sizeof ints / sizeof ints[0]));
-    tcase_add_loop_test(ty, ydoc_double, 0, (int)(sizeof dbls / sizeof dbls[0]));
-    tcase_add_test(ty, ydoc_bool_enum_str);
-    suite_add_tcase(s, ty);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(scenario_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const check_test_t load[] = {
+        CHECK_TEST(default_loads), CHECK_TEST(model_file_loads), CHECK_TEST(names), CHECK_TEST(deterministic),
+        CHECK_TEST(override_forms), CHECK_LOOP(override_bad, CHECK_N(bad_sets)),
+        CHECK_LOOP(bad_scenarios, CHECK_N(bads)), CHECK_LOOP(good_scenarios, CHECK_N(goods))};
+    const check_test_t ydoc[] = {
+        CHECK_LOOP(ydoc_bad, CHECK_N(bad_docs)), CHECK_TEST(ydoc_big_map_duplicate), CHECK_TEST(ydoc_too_big),
+        CHECK_TEST(ydoc_node_limit), CHECK_TEST(ydoc_fifo), CHECK_TEST(ydoc_random_junk), CHECK_LOOP(ydoc_int, CHECK_N(ints)),
+        CHECK_LOOP(ydoc_double, CHECK_N(dbls)), CHECK_TEST(ydoc_bool_enum_str)};
+    const check_test_t scale[] = {
+        CHECK_TEST(many_requests_linear), CHECK_TEST(dist_round_clamps), CHECK_TEST(messages_one_line)};
+    Suite *s = suite_create("scenario");
+    check_case(s, "load", load, CHECK_N(load), 0, NULL);
+    check_case(s, "scale", scale, CHECK_N(scale), 30, NULL);
+    check_case(s, "ydoc", ydoc, CHECK_N(ydoc), 30, NULL);
+    return check_run(s);
 }

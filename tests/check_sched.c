@@ -360,24 +360,14 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("sched");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, pacing_anchor);
-    tcase_add_test(tc, pacing_off_is_every_step);
-    tcase_add_test(tc, never_paced_when_nobody_decodes);
-    tcase_add_test(tc, final_chunk_not_paced);
-    tcase_add_loop_test(tc, block_aligned_chunks, 0, (int)(sizeof chunk_cases / sizeof *chunk_cases));
-    tcase_add_test(tc, budget_and_running_first);
-    tcase_add_test(tc, max_num_seqs_limits_admission);
-    tcase_add_test(tc, mtp_budget_and_mean_acceptance);
-    tcase_add_test(tc, mtp_per_position_acceptance_seeded);
-    tcase_add_test(tc, preemption_recomputes_newest);
-    tcase_add_test(tc, lookahead_on_every_allocation);
-    tcase_add_test(tc, gate_holds_every_running_request);
-    tcase_add_test(tc, pacing_active_by_prompt_computed);
-    tcase_add_test(tc, prefix_cache_hits_whole_blocks);
-    tcase_add_test(tc, preemption_into_a_full_waiting_queue);
-    suite_add_tcase(s, tc);
-    return check_run(s);
+    const check_test_t tests[] = {
+        CHECK_TEST(pacing_anchor), CHECK_TEST(pacing_off_is_every_step),
+        CHECK_TEST(never_paced_when_nobody_decodes), CHECK_TEST(final_chunk_not_paced),
+        CHECK_LOOP(block_aligned_chunks, CHECK_N(chunk_cases)), CHECK_TEST(budget_and_running_first),
+        CHECK_TEST(max_num_seqs_limits_admission), CHECK_TEST(mtp_budget_and_mean_acceptance),
+        CHECK_TEST(mtp_per_position_acceptance_seeded), CHECK_TEST(preemption_recomputes_newest),
+        CHECK_TEST(lookahead_on_every_allocation), CHECK_TEST(gate_holds_every_running_request),
+        CHECK_TEST(pacing_active_by_prompt_computed),
+        CHECK_TEST(prefix_cache_hits_whole_blocks), CHECK_TEST(preemption_into_a_full_waiting_queue)};
+    return check_main("sched", "core", tests, CHECK_N(tests), 60, NULL);
 }

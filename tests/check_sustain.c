@@ -154,11 +154,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("sustain");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, recovers_the_card);
-    tcase_add_test(tc, skips_without_a_clock_or_a_drop);
-    suite_add_tcase(s, tc);
-    return check_run(s);
+    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(skips_without_a_clock_or_a_drop)};
+    return check_main("sustain", "core", tests, CHECK_N(tests), 60, NULL);
 }

@@ -2,9 +2,11 @@
  * every -j, per-point runs merged back into the sweep's CSV, the objective, and the
  * trace's JSON string escaping.  Run from the repository root. */
 #include <check.h>
+#include "check_run.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sweep.h"
@@ -42,6 +44,19 @@ static const struct {
     { "1..4:-1", NULL },
     { "1..4:x", NULL },
     { "0..100000000", NULL },
+    /* ends near the limits of a long: no overflow, the last value is exact */
+    { "9223372036854775806..9223372036854775807", "9223372036854775806|9223372036854775807" },
+    { "9223372036854775807..9223372036854775805", "9223372036854775807|9223372036854775806|9223372036854775805" },
+    { "-9223372036854775807..-9223372036854775808", "-9223372036854775807|-9223372036854775808" },
+    { "-9223372036854775808..9223372036854775807:4611686018427387904",
+      "-9223372036854775808|-4611686018427387904|0|4611686018427387904" },
+    { "9223372036854775807..-9223372036854775808:9223372036854775807", "9223372036854775807|0|-9223372036854775807" },
+    { "-9223372036854775808..9223372036854775807", NULL },
+    { "0..9223372036854775807:2", NULL },
+    { "0..9223372036854775808", "0..9223372036854775808" },   /* past a long: not a range */
+    { " 1..3", " 1..3" },                                     /* blanks or '+': not integers */
+    { "+1..3", "+1..3" },
+    { "1..3: 1", NULL },
 };
 
 START_TEST(value_lists)
@@ -363,33 +378,271 @@ START_TEST(json_strings)
 }
 END_TEST
 
-static Suite *sweep_suite(void)
+/* ---- robustness: quoting, write errors, limits, malformed CSVs -------------------- */
+
+static char *csv_field_str(const char *in)
 {
-    Suite *s = suite_create("sweep");
-    TCase *tv = tcase_create("values");
-    tcase_add_loop_test(tv, value_lists, 0, (int)(sizeof lists / sizeof lists[0]));
-    tcase_add_test(tv, axes_and_points);
-    suite_add_tcase(s, tv);
-    TCase *tr = tcase_create("runs");
-    tcase_set_timeout(tr, 60);
-    tcase_add_test(tr, jobs_identical);
-    tcase_add_test(tr, plain_runs_unchanged);
-    tcase_add_test(tr, merge_equals_sweep);
-    tcase_add_test(tr, live_objective);
-    suite_add_tcase(s, tr);
-    TCase *to = tcase_create("objective");
-    tcase_add_test(to, objective);
-    tcase_add_loop_test(to, objective_bad, 0, (int)(sizeof bad_obj / sizeof bad_obj[0]));
-    tcase_add_test(to, json_strings);
-    suite_add_tcase(s, to);
+    char *s = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&s, &n);
+    sweep_csv_field(f, in);
+    fclose(f);
     return s;
 }
 
+START_TEST(csv_quoting)
+{
+    char *s = csv_field_str("plain.yaml");
+    ck_assert_str_eq(s, "plain.yaml");
+    free(s);
+    s = csv_field_str("a,b \"c\"\nd");
+    ck_assert_str_eq(s, "\"a,b \"\"c\"\"\nd\"");
+    free(s);
+    /* quoted fields with commas must not shift the columns the objective reads */
+    char err[SWEEP_ERR_MAX];
+    sweep_best_t *b = sweep_best_new("max:a", NULL, 0, err, sizeof err);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(sweep_best_header(b, "point,k,scenario,file,a\n", err, sizeof err), 0);
+    ck_assert_int_eq(sweep_best_row(b, "0,0,\"s,1\",\"dir,x/f.yaml\",3\n"), 0);
+    ck_assert_int_eq(sweep_best_row(b, "1,\"1,5\",s,\"dir,x/f.yaml\",4\n"), 0);
+    ck_assert_int_eq(sweep_best_row(b, "2,2,s,dir,x/f.yaml,99\n"), 6);   /* unquoted: 6 fields, refused */
+    char *r = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&r, &n);
+    sweep_best_report(b, f);
+    fclose(f);
+    ck_assert_msg(strstr(r, "  dir,x/f.yaml: best point 1 k=1,5  a=4\n"), "%s", r);
+    free(r);
+    sweep_best_free(b);
+}
+END_TEST
+
+static char *write_tmp(const char *dir, const char *name, const char *text, size_t len)
+{
+    static char paths[8][256];
+    static int k;
+    char *p = paths[k++ % 8];
+    snprintf(p, 256, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+    return p;
+}
+
+static int merge_one(const char *path, char **out, char **err)
+{
+    size_t no = 0, ne = 0;
+    FILE *o = open_memstream(out, &no), *e = open_memstream(err, &ne);
+    const char *paths[] = { path };
+    int rc = sweep_merge(paths, 1, o, e);
+    fclose(o);
+    fclose(e);
+    return rc;
+}
+
+START_TEST(merge_malformed)
+{
+    char dir[] = "/tmp/check_sweep.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char *o, *e;
+    /* quoted fields holding a line break are one record; sorted by point */
+    const char q[] = "point,k,scenario\n1,1,\"two\nlines\"\n0,0,\"a,b\"\n";
+    ck_assert_int_eq(merge_one(write_tmp(dir, "q.csv", q, sizeof q - 1), &o, &e), 0);
+    ck_assert_str_eq(o, "point,k,scenario\n0,0,\"a,b\"\n1,1,\"two\nlines\"\n");
+    free(o);
+    free(e);
+    /* a header alone merges to the header */
+    const char ho[] = "point,k\n";
+    ck_assert_int_eq(merge_one(write_tmp(dir, "h.csv", ho, sizeof ho - 1), &o, &e), 0);
+    ck_assert_str_eq(o, ho);
+    free(o);
+    free(e);
+    /* binary junk */
+    const char junk[] = "point,k\n0,\x01\x02\x00zz\n";
+    ck_assert_int_eq(merge_one(write_tmp(dir, "j.csv", junk, sizeof junk - 1), &o, &e), 2);
+    ck_assert_msg(strstr(e, ":2: binary data"), "%s", e);
+    free(o);
+    free(e);
+    /* a row of another shape, a point that is not an integer, an open quote */
+    const char shape[] = "point,k\n0,1,2\n";
+    ck_assert_int_eq(merge_one(write_tmp(dir, "s.csv", shape, sizeof shape - 1), &o, &e), 2);
+    ck_assert_msg(strstr(e, ":2: 3 fields, the header has 2"), "%s", e);
+    free(o);
+    free(e);
+    const char pt[] = "point,k\n0x10,1\n";
+    ck_assert_int_eq(merge_one(write_tmp(dir, "p.csv", pt, sizeof pt - 1), &o, &e), 2);
+    ck_assert_msg(strstr(e, ":2: the point column"), "%s", e);
+    free(o);
+    free(e);
+    const char oq[] = "point,k\n0,\"open\n";
+    ck_assert_int_eq(merge_one(write_tmp(dir, "o.csv", oq, sizeof oq - 1), &o, &e), 2);
+    ck_assert_msg(strstr(e, "quoted field is not closed"), "%s", e);
+    free(o);
+    free(e);
+    /* an endless line stops at SWEEP_RECORD_MAX */
+    size_t big = (size_t)SWEEP_RECORD_MAX + 100;
+    char *longl = malloc(big);
+    ck_assert_ptr_nonnull(longl);
+    memcpy(longl, "point,k\n0,", 10);
+    memset(longl + 10, '7', big - 10);
+    ck_assert_int_eq(merge_one(write_tmp(dir, "l.csv", longl, big), &o, &e), 2);
+    ck_assert_msg(strstr(e, ":2: record longer than"), "%s", e);
+    free(o);
+    free(e);
+    free(longl);
+    /* a FIFO (no writer) is refused at once, not waited on */
+    char fifo[300];
+    snprintf(fifo, sizeof fifo, "%s/fifo.csv", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(merge_one(fifo, &o, &e), 1);
+    ck_assert_msg(strstr(e, "not a regular file"), "%s", e);
+    free(o);
+    free(e);
+    const char *names[] = { "q.csv", "h.csv", "j.csv", "s.csv", "p.csv", "o.csv", "l.csv", "fifo.csv" };
+    for (int i = 0; i < 8; i++) {
+        char p[300];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+END_TEST
+
+static int best_one(const char *path, const char *obj, char **out, char **err)
+{
+    size_t no = 0, ne = 0;
+    FILE *o = open_memstream(out, &no), *e = open_memstream(err, &ne);
+    const char *paths[] = { path };
+    int rc = sweep_best_files(paths, 1, obj, NULL, 0, o, e);
+    fclose(o);
+    fclose(e);
+    return rc;
+}
+
+START_TEST(best_malformed)
+{
+    char dir[] = "/tmp/check_sweep.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char *o, *e;
+    ck_assert_int_eq(best_one(write_tmp(dir, "e.csv", "", 0), "max:a", &o, &e), 2);
+    ck_assert_msg(strstr(e, ": empty"), "%s", e);
+    free(o);
+    free(e);
+    ck_assert_int_eq(best_one(write_tmp(dir, "h.csv", "file,a\n", 7), "max:a", &o, &e), 2);
+    ck_assert_msg(strstr(e, "no rows"), "%s", e);
+    free(o);
+    free(e);
+    /* hex is not a number here (as in YAML): that row has no value and never wins */
+    const char hex[] = "file,a\nf,0x100\nf,3\n";
+    ck_assert_int_eq(best_one(write_tmp(dir, "x.csv", hex, sizeof hex - 1), "max:a", &o, &e), 0);
+    ck_assert_msg(strstr(o, "f: best  a=3\n"), "%s", o);
+    free(o);
+    free(e);
+    const char shape[] = "file,a\nf,1,2\n";
+    ck_assert_int_eq(best_one(write_tmp(dir, "s.csv", shape, sizeof shape - 1), "max:a", &o, &e), 2);
+    ck_assert_msg(strstr(e, "s.csv:2: 3 fields, the header has 2"), "%s", e);
+    free(o);
+    free(e);
+    const char *names[] = { "e.csv", "h.csv", "x.csv", "s.csv" };
+    for (int i = 0; i < 4; i++) {
+        char p[300];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(write_errors)
+{
+    FILE *full = fopen("/dev/full", "w");
+    ck_assert_ptr_nonnull(full);
+    char *es = NULL;
+    size_t ne = 0;
+    FILE *e = open_memstream(&es, &ne);
+    static const char *const files[] = { F_NOMTP };
+    /* the CSV of a run */
+    sweep_cfg_t cfg = { .files = files, .nfiles = 1, .jobs = 1, .csv = full, .err = e };
+    ck_assert_int_eq(sweep_run(&cfg), 1);
+    clearerr(full);
+    /* the steps CSV, written directly and copied from per-job buffers */
+    sweep_cfg_t cs = { .files = files, .nfiles = 1, .jobs = 1, .steps = full, .err = e };
+    ck_assert_int_eq(sweep_run(&cs), 1);
+    clearerr(full);
+    sweep_t sw;
+    mk_sweep(&sw, PACE "=0,4", NULL);
+    sweep_cfg_t cp = { .files = files, .nfiles = 1, .sw = &sw, .jobs = 2, .steps = full, .err = e };
+    ck_assert_int_eq(sweep_run(&cp), 1);
+    clearerr(full);
+    /* points */
+    ck_assert_int_eq(sweep_print_points(full, e, "pacesim", files, 1, NULL, 0, &sw, "pts"), 1);
+    clearerr(full);
+    /* merge and best */
+    char dir[] = "/tmp/check_sweep.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char csv[] = "point,a\n0,1\n";
+    char *p = write_tmp(dir, "w.csv", csv, sizeof csv - 1);
+    const char *paths[] = { p };
+    ck_assert_int_eq(sweep_merge(paths, 1, full, e), 1);
+    clearerr(full);
+    ck_assert_int_eq(sweep_best_files(paths, 1, "max:a", NULL, 0, full, e), 1);
+    fclose(e);
+    ck_assert_msg(strstr(es, "No space left on device"), "%s", es);
+    free(es);
+    fclose(full);
+    unlink(p);
+    rmdir(dir);
+    sweep_free(&sw);
+}
+END_TEST
+
+START_TEST(run_limits)
+{
+    static const char *const files[] = { F_NOMTP };
+    char *es = NULL;
+    size_t ne = 0;
+    FILE *e = open_memstream(&es, &ne);
+    sweep_t sw;
+    mk_sweep(&sw, PACE "=0,4", NULL);
+    /* the second run's index would wrap past LONG_MAX */
+    sweep_cfg_t cfg = { .files = files, .nfiles = 1, .sw = &sw, .point_base = 9223372036854775807L, .jobs = 1,
+                        .err = e };
+    ck_assert_int_eq(sweep_run(&cfg), 2);
+    sweep_free(&sw);
+    /* 10^15 points: refused before printing a single command */
+    mk_sweep(&sw, "a=0..99999", "b=0..99999");
+    char err[SWEEP_ERR_MAX];
+    ck_assert_int_eq(sweep_add(&sw, "c=0..99999", err, sizeof err), 0);
+    char *os = NULL;
+    size_t no = 0;
+    FILE *o = open_memstream(&os, &no);
+    ck_assert_int_eq(sweep_print_points(o, e, "pacesim", files, 1, NULL, 0, &sw, "pts"), 2);
+    fclose(o);
+    ck_assert_uint_eq(no, 0);
+    free(os);
+    fclose(e);
+    ck_assert_msg(strstr(es, "--point-index 9223372036854775807") && strstr(es, "too many runs"), "%s", es);
+    free(es);
+    sweep_free(&sw);
+}
+END_TEST
+
 int main(void)
 {
-    SRunner *sr = srunner_create(sweep_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const check_test_t values[] = {CHECK_LOOP(value_lists, CHECK_N(lists)), CHECK_TEST(axes_and_points)};
+    const check_test_t runs[] = {
+        CHECK_TEST(jobs_identical), CHECK_TEST(plain_runs_unchanged), CHECK_TEST(merge_equals_sweep),
+        CHECK_TEST(live_objective)};
+    const check_test_t objective_tests[] = {
+        CHECK_TEST(objective), CHECK_LOOP(objective_bad, CHECK_N(bad_obj)), CHECK_TEST(json_strings)};
+    Suite *s = suite_create("sweep");
+    check_case(s, "values", values, CHECK_N(values), 0, NULL);
+    check_case(s, "runs", runs, CHECK_N(runs), 60, NULL);
+    check_case(s, "objective", objective_tests, CHECK_N(objective_tests), 0, NULL);
+    const check_test_t robustness[] = {
+        CHECK_TEST(csv_quoting), CHECK_TEST(merge_malformed), CHECK_TEST(best_malformed), CHECK_TEST(write_errors),
+        CHECK_TEST(run_limits)};
+    check_case(s, "robustness", robustness, CHECK_N(robustness), 60, NULL);
+    return check_run(s);
 }

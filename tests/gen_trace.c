@@ -8,10 +8,13 @@
  * clamped to [1, 2048]; cached ~ uniform(0, 0.6) of the prompt -- the same shapes as
  * scenarios/bench-poisson-100k.yaml.  xorshift64* and Box-Muller: the same file for the
  * same arguments on every machine. */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t st = 88172645463325252ULL;
 
@@ -34,27 +37,46 @@ static long clampl(double x, long lo, long hi)
     return v < lo ? lo : v;
 }
 
+/* The whole of s is a decimal integer in [lo, hi]; 0 or -1. */
+static int arg_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
+    long n, seed = 0;
+    char *end;
+    if (argc < 3 || argc > 4) {
         fprintf(stderr, "usage: gen_trace COUNT RATE_PER_S [SEED] > trace.csv\n");
         return 2;
     }
-    long n = atol(argv[1]);
-    double rate = atof(argv[2]);
-    if (argc > 3) st ^= (uint64_t)atoll(argv[3]) * 0x9E3779B97F4A7C15ULL;
-    if (n < 1 || !(rate > 0)) {
-        fprintf(stderr, "gen_trace: COUNT >= 1 and RATE > 0\n");
+    errno = 0;
+    double rate = strtod(argv[2], &end);
+    if (arg_long(argv[1], 1, LONG_MAX, &n) < 0 || !*argv[2] || *end || errno || !(rate > 0) || !isfinite(rate) ||
+        (argc > 3 && arg_long(argv[3], 0, LONG_MAX, &seed) < 0)) {
+        fprintf(stderr, "gen_trace: COUNT an integer >= 1, RATE a finite number > 0, SEED an integer >= 0\n");
         return 2;
     }
+    st ^= (uint64_t)seed * 0x9E3779B97F4A7C15ULL;
+    if (!st) st = 88172645463325252ULL;   /* xorshift must not start at 0 */
     double t = 0;
     printf("arrival_s,prompt_tokens,output_tokens,cached_tokens\n");
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; i < n && !ferror(stdout); i++) {
         t += -log(uni()) / rate;
         long p = clampl(exp(7.0 + 1.0 * gauss()), 16, 16384);
         long o = clampl(exp(5.0 + 0.8 * gauss()), 1, 2048);
         long c = (long)(0.6 * uni() * (double)p);
         printf("%.6f,%ld,%ld,%ld\n", t, p, o, c);
     }
-    return ferror(stdout) ? 1 : 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "gen_trace: writing the trace: %s\n", strerror(errno));
+        return 1;
+    }
+    return 0;
 }

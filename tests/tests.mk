@@ -1,5 +1,41 @@
-# tests.mk -- extra test rules, included by the top Makefile.  Several engineers append
-# here; each block says whose it is.
+# tests.mk -- the tests and their targets, included by the top Makefile.
+#   make test       CPU only (no nvcc, no GPU): every Check suite tests/check_*.c (bin/check_<suite>),
+#                   then every script in EXTRA_TESTS; one summary line, exit 1 if any failed
+#   make test-cuda  the CUDA builds (needs nvcc): the Check suites in CUDA_TEST_BIN (GPU cases skip
+#                   with a message when there is no GPU), the builds other makefiles add as its
+#                   prerequisites (test-cuda: ...), then the scripts in CUDA_TESTS
+# Several engineers append here; each block says whose it is.
+TEST_SRC := $(wildcard tests/check_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=bin/%)
+# kernels/calib/replay makefiles append to these
+CUDA_TEST_BIN :=
+CUDA_TESTS    :=
+EXTRA_TESTS   :=
+
+bin/check_%: $(BUILD)/tests/check_%.o $(BUILD)/libsim.a
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -c $< -o $@
+
+# run_tests SUITES,SCRIPTS,WHAT: each Check suite (CK_FORK=yes), then each script; a summary line
+define run_tests
+	@fail=0; for t in $(1); do echo "== $$t"; CK_FORK=yes ./$$t || fail=1; done; \
+	for t in $(2); do echo "== $$t"; $$t || fail=1; done; \
+	if [ $$fail = 0 ]; then echo "all $(3) passed"; else echo "SOME $(3) FAILED"; exit 1; fi
+endef
+test: bin/pacesim $(TEST_BIN)
+	$(call run_tests,$(TEST_BIN),$(EXTRA_TESTS),test suites)
+ifneq ($(NVCC_PATH),)
+test-cuda: bin/pacesim
+	$(call run_tests,$(CUDA_TEST_BIN),$(CUDA_TESTS),CUDA test suites)
+else
+test-cuda:
+	@echo "test-cuda: nvcc not found (CUDA Toolkit): the CUDA builds and their tests need it" >&2; exit 2
+endif
+.PHONY: test test-cuda
 
 # -- robustness: bad-input catalogue, fuzzing, sanitizers, allocation failure, bench ----
 EXTRA_TESTS += tests/bad_inputs.sh
@@ -24,7 +60,7 @@ ASAN_SIM    := $(SIM_SRC:%.c=$(ASAN_DIR)/%.o)
 # sources of their own and stay in the plain build
 ASAN_SUITES := $(patsubst tests/%.c,$(ASAN_DIR)/bin/%,$(wildcard $(patsubst sim/%.c,tests/check_%.c,$(SIM_SRC))))
 .PHONY: check-asan
-$(ASAN_DIR)/%.o: %.c | $(BUILD)/.setup-ok
+$(ASAN_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -Itests -c $< -o $@
 $(ASAN_DIR)/libsim.a: $(ASAN_SIM)
@@ -88,7 +124,7 @@ FUZZ_SIM     := $(SIM_SRC:%.c=$(FUZZ_DIR)/%.o)
 FUZZ_HAVE    := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { (void)d; return (int)n * 0; }' | \
                   $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
 .PHONY: fuzz check-fuzz
-$(FUZZ_DIR)/%.o: %.c | $(BUILD)/.setup-ok
+$(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/tests/fuzz_%.o $(FUZZ_SIM)
@@ -114,9 +150,8 @@ fuzz check-fuzz:
 	@echo "fuzz: $(FUZZ_CC) with libFuzzer (-fsanitize=fuzzer) not found: fuzzing skipped"
 endif
 
-# -- sweeps and traces (sim/sweep.c, sim/trace.c): the sweep's thread pool uses pthreads;
-# GNU parallel (DEB_PKGS) runs `pacesim points` in sweep_parallel.sh.
-LIBS += -lpthread
+# -- sweeps and traces (sim/sweep.c, sim/trace.c): the sweep's thread pool uses pthreads (in
+# LIBS); GNU parallel (DEB_PKGS) runs `pacesim points` in sweep_parallel.sh.
 EXTRA_TESTS += tests/sweep_parallel.sh tests/trace_check.sh
 
 # valgrind memcheck on the reference scenarios: no invalid access, no leak.
@@ -137,3 +172,5 @@ EXTRA_TESTS += tests/rescore.sh
 # -- reference outputs byte for byte (tests/golden.sh; --update regenerates tests/data/golden/)
 EXTRA_TESTS += tests/golden.sh
 EXTRA_TESTS += tests/doc_keys.sh
+# -- outputs: every --help, CSV shapes and quoting, steps/requests of several runs, make run's table
+EXTRA_TESTS += tests/outputs.sh

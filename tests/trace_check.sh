@@ -51,4 +51,13 @@ done
 $PACESIM run $S --set stop.max_time_s=5 --trace "$tmp/short.json" --quiet >/dev/null 2>&1
 python3 -m json.tool "$tmp/short.json" > /dev/null && echo "  ok   trace of a run stopped early is valid JSON" \
   || { echo "  FAIL trace of a stopped run"; fail=1; }
+# a FIFO nobody reads is refused at once (exit 2), not waited on; a full disk is exit 1
+mkfifo "$tmp/fifo"
+timeout 20 $PACESIM run $S --trace "$tmp/fifo" --quiet >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && echo "  ok   --trace to a FIFO without a reader: exit 2, one line" \
+  || { echo "  FAIL --trace to a FIFO without a reader: exit $rc"; fail=1; }
+if [ -w /dev/full ]; then
+  $PACESIM run $S --trace /dev/full --quiet >/dev/null 2>&1; rc=$?
+  [ $rc = 1 ] && echo "  ok   --trace /dev/full: exit 1" || { echo "  FAIL --trace /dev/full: exit $rc"; fail=1; }
+fi
 exit $fail

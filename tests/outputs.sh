@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# outputs.sh: the shape of what the CLI writes: every command's --help, the CSV of several
+# runs (one header, every row as wide as it, RFC 4180 quoting), the steps and requests CSVs
+# of several runs (one header, a leading run/point column), and make run's trade-off table.
+#   tests/outputs.sh        PACESIM=path overrides bin/pacesim
+set -u
+bin=${PACESIM:-bin/pacesim}
+[ -x "$bin" ] || { echo "outputs: $bin not built"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { echo "  ok   $1"; pass=$((pass + 1)); }
+bad() { echo "  FAIL $1"; fail=$((fail + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+
+# RFC 4180 field counts per record (quoted fields may hold commas, quotes and newlines)
+fields() {
+    awk 'BEGIN { RS = "\0" } {
+        n = length($0); q = 0; f = 1
+        for (i = 1; i <= n; i++) {
+            c = substr($0, i, 1)
+            if (q) { if (c == "\"") { if (substr($0, i + 1, 1) == "\"") i++; else q = 0 } }
+            else if (c == "\"") q = 1
+            else if (c == ",") f++
+            else if (c == "\n") { print f; f = 1 }
+        }
+    }' "$1"
+}
+rectangular() { [ "$(fields "$1" | sort -u | wc -l)" = 1 ]; }
+
+# -- --help: every command, exit 0, its own usage line on stdout
+for c in run points merge best validate profile rescore replay; do
+    out=$("$bin" "$c" --help 2>&1); rc=$?
+    check "$c --help: exit 0 and its usage" test "$rc" = 0 -a "${out#usage: pacesim $c}" != "$out"
+done
+check "help run = run --help" test "$("$bin" help run)" = "$("$bin" run --help)"
+check "--help lists --requests" sh -c "'$bin' --help | grep -q -- --requests"
+
+# -- the CSV of runs with different windows: one header, the union of columns
+"$bin" run scenarios/v100-*.yaml --csv "$tmp/v100.csv" --quiet -j 2 2>/dev/null
+check "several files: one header" test "$(grep -c '^scenario,' "$tmp/v100.csv")" = 1
+check "several files: every row as wide as the header" rectangular "$tmp/v100.csv"
+nfiles=$(ls scenarios/v100-*.yaml | wc -l)
+check "several files: one row per file" test "$(($(wc -l < "$tmp/v100.csv") - 1))" = "$nfiles"
+
+# -- RFC 4180: a field with a comma and a quote is quoted, the row still has the header's width
+"$bin" run scenarios/default.yaml --set 'name=a,b "c"' --csv "$tmp/q.csv" --quiet
+check "quoting: the field is quoted" grep -q '^"a,b ""c""",' "$tmp/q.csv"
+check "quoting: the row as wide as the header" rectangular "$tmp/q.csv"
+
+# -- --steps and --requests of a sweep: one header, run and point columns
+"$bin" run scenarios/default.yaml scenarios/v100-fp16-nomtp-b16k-pdr.yaml --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=0,4 \
+    --steps "$tmp/steps.csv" --requests "$tmp/req.csv" --quiet -j 2
+check "sweep steps: one header, run and point first" test "$(grep -c 'step,t_start_s' "$tmp/steps.csv")" = 1 -a \
+    "$(head -c 15 "$tmp/steps.csv")" = "run,point,step,"
+check "sweep steps: rows of all 4 runs" test "$(cut -d, -f1 "$tmp/steps.csv" | sed 1d | sort -u | tr '\n' ' ')" = "0 1 2 3 "
+check "sweep requests: one header, 2 rows per run" test "$(grep -c '^run,point,id,' "$tmp/req.csv")" = 1 -a \
+    "$(sed 1d "$tmp/req.csv" | wc -l)" = 8
+check "sweep requests: rectangular" rectangular "$tmp/req.csv"
+"$bin" run scenarios/default.yaml --requests "$tmp/one.csv" --quiet
+check "one run: requests without run column" test "$(head -c 3 "$tmp/one.csv")" = "id,"
+
+# -- make run's trade-off table
+GNUPLOT=/nonexistent plots/tradeoff.sh scenarios/default.yaml 0,1,2,4,8,16 "$tmp/plots" > "$tmp/run.txt" 2>&1
+check "trade-off: a row per PACE_STEPS value" test "$(grep -cE '^ +[0-9]+  ' "$tmp/run.txt")" = 6
+check "trade-off: the knee and the CSV" sh -c "grep -q '^knee: ' '$tmp/run.txt' && grep -q '^CSV: $tmp/plots/tradeoff-default.csv' '$tmp/run.txt'"
+
+echo "outputs: $pass passed, $fail failed"
+[ "$fail" = 0 ]
