@@ -3,19 +3,25 @@
  *   bin/v100fit [calib/v100_figures.yaml] [-o calib/profiles/v100-pcie-32gb-tp2.yaml]
  *
  * No V100 is at hand, so the profile is assembled from SPEC §1's kernel figures,
- * datasheet values and stated assumptions (calib/v100_figures.yaml), and five free
+ * datasheet values and stated assumptions (calib/v100_figures.yaml), and six free
  * parameters are fitted -- with GSL's nonlinear least squares, on log ratios --
- * against the published BASELINE cells and two step-level decode figures only, by
- * simulating those scenarios with pacesim's own engine.  Every other published cell
- * is then a prediction.  The free parameters:
+ * against the published BASELINE cells, the two engine-level cells released for
+ * fitting and two step-level decode figures only, by simulating those scenarios with
+ * pacesim's own engine.  Every other published cell is then a prediction.  The profile
+ * prices the reference fork's kernel library (it holds attn.prefill_splitd.fp16, so the
+ * router takes the fork's dispatch: route.h).  The free parameters:
  *   p0  gemm: seconds per FLOP of the dequantise-and-GEMM linear layers
  *   p1  step: fixed host/engine overhead per step
- *   p2  attn.prefill_lowsmem.fp16: seconds per tile on the critical path (the
- *       BM16/BN128 generic variant a 1 < q < 32 row -- the MTP verify row -- takes)
+ *   p2  attn.prefill_lowsmem.fp16: seconds per tile on the critical path of the
+ *       unpipelined low-smem BM16/BN128 kernel (the MTP verify row q = 5 at page 816
+ *       walks one CTA per q head); its per-tile throughput is then solved from the
+ *       published 104.4 ms chunk, which runs on that kernel
  *   p3  attn.decode_xqa.fp16: share of the published 1.8 ms that scales with KV tokens
  *       (the rest is fixed per call); pinned by the one/two-request decode figures
  *   p4  MTP acceptance: mean accepted drafts per step (a workload property, reported
  *       for the MTP scenarios' mtp_acceptance)
+ *   p5  step: host seconds per token id re-sent to the workers (a request's whole token
+ *       list when the previous step did not schedule it: every paced chunk)
  * Fixed-from-figures coefficients are solved exactly from the figures (GSL linear). */
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +38,7 @@
 
 #define MAXFIG 16
 #define MAXCELL 16
-#define NPAR 5
+#define NPAR 6
 
 typedef struct { char law[48]; double q, seq_len, page, t; char source[256]; } figure_t;
 typedef struct { char scenario[512]; char dur[48], steps[48]; double value; char source[256]; } stepfig_t;
@@ -49,7 +55,7 @@ typedef struct {
     figure_t fig[MAXFIG];
     double mixed_lo, mixed_hi;
     char mixed_src[256];
-    double launch, ar_alpha, ar_bps, fp8_factor, bridge_bytes, elem_passes;
+    double launch, ar_alpha, ar_bps, fp8_factor, bridge_bytes, elem_passes, pdr_host;
     int nstep;
     stepfig_t stepfig[4];
     int ncell;
@@ -73,12 +79,13 @@ static int load_figures(ctx_t *c, const char *path, char *err, size_t errn)
     yd_node_t *root = yd_root(d), *g, *a, *kf, *sf, *bc;
     char mp[512], pb[YD_PATH_MAX];
     static const char *const top[] = { "gpu", "model", "tp", "kernel_figures", "assumptions", "step_figures",
-                                       "baseline_cells", "mixed_overhead", NULL };
+                                       "baseline_cells", "released_cells", "mixed_overhead", NULL };
     static const char *const mk[] = { "no_mtp_s", "mtp4_s", "source", NULL };
     yd_node_t *mo;
     static const char *const gk[] = { "name", "sms", "mem_gib", "mem_bw_gbs", "peak_fp16_tflops", "fp32_tflops", NULL };
     static const char *const ak[] = { "launch_s", "allreduce_alpha_s", "allreduce_bytes_per_s", "fp8_dequant_factor",
-                                      "bridge_bytes_per_token_head", "elementwise_passes", NULL };
+                                      "bridge_bytes_per_token_head", "elementwise_passes",
+                                      "decode_rows_host_s_per_layer", NULL };
     static const char *const fk[] = { "law", "q", "seq_len", "page", "t_s", "source", NULL };
     static const char *const sk[] = { "scenario", "duration", "steps", "value", "source", NULL };
     const char *slash = strrchr(path, '/');
@@ -101,7 +108,8 @@ static int load_figures(ctx_t *c, const char *path, char *err, size_t errn)
         || yd_get_double(&e, a, "assumptions", "allreduce_bytes_per_s", YD_REQ, 0, 1e15, YD_LO_OPEN, &c->ar_bps) < 0
         || yd_get_double(&e, a, "assumptions", "fp8_dequant_factor", YD_REQ, 0, 100, YD_LO_OPEN, &c->fp8_factor) < 0
         || yd_get_double(&e, a, "assumptions", "bridge_bytes_per_token_head", YD_REQ, 0, 1e6, 0, &c->bridge_bytes) < 0
-        || yd_get_double(&e, a, "assumptions", "elementwise_passes", YD_REQ, 0, 1e3, 0, &c->elem_passes) < 0)
+        || yd_get_double(&e, a, "assumptions", "elementwise_passes", YD_REQ, 0, 1e3, 0, &c->elem_passes) < 0
+        || yd_get_double(&e, a, "assumptions", "decode_rows_host_s_per_layer", YD_REQ, 0, 1, 0, &c->pdr_host) < 0)
         goto fail;
     if (yd_get_node(&e, root, "", "mixed_overhead", YD_REQ, YD_MAP, &mo) < 0
         || yd_strict_map(&e, mo, "mixed_overhead", mk) < 0
@@ -137,11 +145,16 @@ static int load_figures(ctx_t *c, const char *path, char *err, size_t errn)
             goto fail;
         resolve(x->scenario, sizeof x->scenario, c->dir, mp);
     }
-    if (yd_get_node(&e, root, "", "baseline_cells", YD_REQ, YD_SEQ, &bc) < 0) goto fail;
-    for (int i = 0; i < yd_len(bc) && i < MAXCELL; i++) {
-        yd_path_idx(pb, "baseline_cells", i);
-        if (yd_as_str(&e, bc->vals[i], pb, mp, sizeof mp) < 0) goto fail;
-        resolve(c->cell[c->ncell++], 512, c->dir, mp);
+    static const char *const cells[] = { "baseline_cells", "released_cells" };
+    for (int k = 0; k < 2; k++) {
+        if (yd_get_node(&e, root, "", cells[k], YD_REQ, YD_SEQ, &bc) < 0) goto fail;
+        for (int i = 0; i < yd_len(bc) && c->ncell < MAXCELL; i++) {
+            yd_path_idx(pb, cells[k], i);
+            char full[512];
+            if (yd_as_str(&e, bc->vals[i], pb, mp, sizeof mp) < 0) goto fail;
+            resolve(full, sizeof full, c->dir, mp);
+            memcpy(c->cell[c->ncell++], full, sizeof full);
+        }
     }
     yd_free(d);
     return 0;
@@ -228,7 +241,8 @@ static int build_profile(const ctx_t *c, const double *par, profile_t *p, char *
     snprintf(p->driver, sizeof p->driver, "n/a");
     snprintf(p->method, sizeof p->method,
              "derived by bin/v100fit from SPEC §1 published figures + datasheet + stated assumptions "
-             "(calib/v100_figures.yaml); 5 free parameters fitted on the baseline cells only");
+             "(calib/v100_figures.yaml); the reference fork's kernel library; 6 free parameters fitted on the "
+             "baseline cells and the two released cells only");
     double bw = c->bw_gbs * 1e9, L = c->launch;
     figure_t used[MAXFIG];
     int nu;
@@ -236,21 +250,21 @@ static int build_profile(const ctx_t *c, const double *par, profile_t *p, char *
      * has figures for the forms below, not points for the rest of the catalogue's features: sim/law.h) */
     double co[PROF_MAX_COEF];
     char prov[320];
-    const int f12[] = { PREFILL_TILES_TOTAL, PREFILL_TILES_MAX }, f1[] = { PREFILL_TILES_TOTAL };
 
-    /* generic BM32/BN64: throughput and critical-path coefficients from two figures */
+    /* generic BM32/BN64: in the fork's dispatch only rows of one M-tile take it (fp16 q = 1,
+     * fp8 q < 32): one CTA per q head, so its critical-path coefficient, from the q = 1 figure */
+    const int f1[] = { PREFILL_TILES_TOTAL }, f2[] = { PREFILL_TILES_MAX };
     nu = 0;
     memcpy(co, (double[PROF_MAX_COEF]){ [PREFILL_ONE] = L }, sizeof co);
-    if (solve_from_figures(c, "attn.prefill_generic.fp16", co, f12, 2, used, &nu) < 0) {
+    if (solve_from_figures(c, "attn.prefill_generic.fp16", co, f2, 1, used, &nu) < 0) {
         snprintf(msg, msgn, "cannot solve attn.prefill_generic.fp16 from its figures");
         return -1;
     }
-    double gen_c1 = co[PREFILL_TILES_TOTAL], gen_c2 = co[PREFILL_TILES_MAX];
+    double gen_c2 = co[PREFILL_TILES_MAX];
     put(p, "attn.prefill_generic.fp16", co,
-        "c1 (per tile) and c2 (per critical-path tile) solved from SPEC §1: 58 ms (q=1, 240K) and 104.4 ms "
-        "(q=784, 104K, slow path); c0 = assumed launch", used, nu);
-    double g8[PROF_MAX_COEF] = { [PREFILL_ONE] = L, [PREFILL_TILES_TOTAL] = gen_c1 * c->fp8_factor,
-                                 [PREFILL_TILES_MAX] = gen_c2 * c->fp8_factor };
+        "c2 (per critical-path tile) solved from SPEC §1: 58 ms (q=1, 240K; one CTA per q head); c0 = assumed launch",
+        used, nu);
+    double g8[PROF_MAX_COEF] = { [PREFILL_ONE] = L, [PREFILL_TILES_MAX] = gen_c2 * c->fp8_factor };
     put(p, "attn.prefill_generic.fp8", g8, "fp16 generic x assumed fp8_dequant_factor (in-kernel e5m2 dequantisation)", NULL, 0);
 
     nu = 0;
@@ -259,16 +273,29 @@ static int build_profile(const ctx_t *c, const double *par, profile_t *p, char *
         snprintf(msg, msgn, "cannot solve attn.prefill_bm32.fp16");
         return -1;
     }
+    double bm32_c1 = co[PREFILL_TILES_TOTAL];
     put(p, "attn.prefill_bm32.fp16", co, "c1 solved from SPEC §1: 43.99 ms (q=784, 104K, page 784); c0 = assumed launch",
         used, nu);
 
-    double lo[PROF_MAX_COEF] = { [PREFILL_ONE] = L, [PREFILL_TILES_TOTAL] = gen_c1, [PREFILL_TILES_MAX] = par[2] };
-    snprintf(prov, sizeof prov, "c1 = generic's per-tile cost (same FLOPs per tile); c2 FITTED (p2) on the MTP4 "
-                                "baseline cells; c0 = assumed launch");
-    put(p, "attn.prefill_lowsmem.fp16", lo, prov, NULL, 0);
-    double lo8[PROF_MAX_COEF] = { [PREFILL_ONE] = L, [PREFILL_TILES_TOTAL] = gen_c1 * c->fp8_factor,
-                                  [PREFILL_TILES_MAX] = par[2] * c->fp8_factor };
-    put(p, "attn.prefill_lowsmem.fp8", lo8, "fp16 low-smem x assumed fp8_dequant_factor", NULL, 0);
+    /* low-smem BM16/BN128, unpipelined (pages other than 784): critical path p2, per-tile
+     * throughput solved from the 104.4 ms chunk */
+    nu = 0;
+    memcpy(co, (double[PROF_MAX_COEF]){ [PREFILL_ONE] = L, [PREFILL_TILES_MAX] = par[2] }, sizeof co);
+    if (solve_from_figures(c, "attn.prefill_lowsmem.fp16", co, f1, 1, used, &nu) < 0) {
+        snprintf(msg, msgn, "cannot solve attn.prefill_lowsmem.fp16");
+        return -1;
+    }
+    put(p, "attn.prefill_lowsmem.fp16", co,
+        "unpipelined (the fork's kernel off page 784); c2 FITTED (p2) on the MTP4 baseline cells; c1 solved from SPEC "
+        "§1's 104.4 ms (q=784, 104K, page 816, the slow path); c0 = assumed launch", used, nu);
+
+    /* split-D: the BM32 phase kernel's cost per unit of tile area (BM x BN, law.c) */
+    const law_form_t *fs = law_form(LAW_PREFILL_SPLITD_FP16), *fb = law_form(LAW_PREFILL_BM32_FP16);
+    double area = (double)(fs->tile_m * fs->tile_n) / (fb->tile_m * fb->tile_n);
+    double sd[PROF_MAX_COEF] = { [PREFILL_ONE] = L, [PREFILL_TILES_TOTAL] = bm32_c1 * area };
+    put(p, "attn.prefill_splitd.fp16", sd, "assumed: the BM32 phase kernel's c1 per unit of tile area (BM64 x BN32 "
+                                          "against BM32 x BN128; both pipelined tensor-core kernels); c0 = assumed "
+                                          "launch", NULL, 0);
 
     /* XQA: passes through the published 1.8 ms; the split fixed/per-token is p3 */
     const figure_t *xf = find_fig(c, "attn.decode_xqa.fp16");
@@ -311,10 +338,12 @@ static int build_profile(const ctx_t *c, const double *par, profile_t *p, char *
     put(p, "allreduce", ar, "assumed: NCCL ring over PCIe 3.0 x16, 2 GPUs (alpha, 1/bandwidth)", NULL, 0);
     double per_pass = (c->mixed_hi - c->mixed_lo) / 4.0;
     double st[PROF_MAX_COEF] = { [STEP_ONE] = par[1], [STEP_EAGER] = c->mixed_lo - per_pass,
-                                 [STEP_EAGER_PASSES] = per_pass };
+                                 [STEP_EAGER_PASSES] = per_pass, [STEP_RESENT_TOKENS] = par[5],
+                                 [STEP_HOST_EXPANSIONS] = c->pdr_host };
     put(p, "step", st, "c0 FITTED (p1) on the baseline cells and the decode-step figures; c2 (per eager "
                        "step) and c3 (per eager MTP draft pass) from SPEC §1's 0.15-0.23 s unattributed "
-                       "per mixed step (low end no-MTP, high end MTP4)", NULL, 0);
+                       "per mixed step (low end no-MTP, high end MTP4); c4 (per re-sent token id) FITTED (p5) "
+                       "on the released PACE_STEPS=4 cells; c5 (per decode-rows host expansion) assumed", NULL, 0);
     return 0;
 }
 
@@ -389,6 +418,7 @@ static void unpack(const gsl_vector *x, double *par)
     par[2] = exp(gsl_vector_get(x, 2));
     par[3] = 1.0 / (1.0 + exp(-gsl_vector_get(x, 3)));
     par[4] = 4.0 / (1.0 + exp(-gsl_vector_get(x, 4)));
+    par[5] = exp(gsl_vector_get(x, 5));
 }
 
 static int resid_f(const gsl_vector *x, void *data, gsl_vector *f)
@@ -425,7 +455,7 @@ int main(int argc, char **argv)
     }
     snprintf(c->tmp_profile, sizeof c->tmp_profile, "/tmp/v100fit-%d.yaml", (int)getpid());
 
-    double par0[NPAR] = { 1.0 / 40e12, 0.01, 1.0e-5, 0.5, 3.4 };
+    double par0[NPAR] = { 1.0 / 40e12, 0.01, 1.0e-5, 0.5, 3.4, 1.0e-7 };
     double res[64];
     int n = simulate(c, par0, res, 0);
     if (n < 0) return 1;
@@ -435,6 +465,7 @@ int main(int argc, char **argv)
     gsl_vector_set(x, 2, log(par0[2]));
     gsl_vector_set(x, 3, 0.0);
     gsl_vector_set(x, 4, log(par0[4] / (4 - par0[4])));
+    gsl_vector_set(x, 5, log(par0[5]));
     gsl_multifit_nlinear_fdf fdf = { .f = resid_f, .df = NULL, .fvv = NULL, .n = (size_t)n, .p = NPAR, .params = c };
     gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
     fp.h_df = 3e-2;    /* token counts are integers: difference over visible steps */
@@ -453,6 +484,7 @@ int main(int argc, char **argv)
     printf("  p2 lowsmem crit. tile   %.4g s\n", par[2]);
     printf("  p3 xqa per-token share  %.4f of 1.8 ms\n", par[3]);
     printf("  p4 MTP mean accepted    %.4f drafts/step\n", par[4]);
+    printf("  p5 re-sent token id     %.4g s\n", par[5]);
     printf("fit targets:\n");
     simulate(c, par, res, 1);
     profile_t p;

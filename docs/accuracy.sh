@@ -4,7 +4,7 @@
 #   docs/accuracy.sh            both tables
 #   docs/accuracy.sh v100       the V100 cells against the published measurements
 #   docs/accuracy.sh h200       every H200 recording re-priced by its set's profile
-#   docs/accuracy.sh predict    V100 cells with no published value (predictions)
+#   docs/accuracy.sh predict    every other V100 configuration (predictions, no published value beside them)
 # The V100 rows are `pacesim run` of the scenario (the published values are the scenario's
 # `reference:` block); the H200 rows are `pacesim rescore` exactly as tests/rescore.sh runs
 # it.  A -paceN recording is its base scenario with env.VLLM_1CAT_PREFILL_PACE_STEPS=N.
@@ -15,7 +15,8 @@ what=${1:-all}
 v100() {
     echo "| scenario | A tok/s sim | published | err | B prefill s sim | published | err | mixed steps |"
     echo "|---|---|---|---|---|---|---|---|"
-    for f in scenarios/v100-fp16-{nomtp,mtp4}-b{16k,131k}-{baseline,pdr}.yaml; do
+    for f in scenarios/v100-fp16-{nomtp,mtp4}-b{16k,131k}-{baseline,pdr}.yaml \
+             scenarios/v100-fp16-mtp4-b131k-pdr{,-anypage}-pace4.yaml; do
         "$bin" run "$f" | awk -v f="$(basename "$f" .yaml)" '
             $1 == "a_tok_s"     { a = sprintf("%.2f | %.2f | %s", $2, $3, $4) }
             $1 == "b_prefill_s" { b = sprintf("%.1f | %.1f | %s", $2, $3, $4) }
@@ -24,20 +25,42 @@ v100() {
     done
 }
 
+# Every other configuration of the reference system's published runs: fp16 and fp8 KV, MTP off
+# and 4, each knob combination, PACE_STEPS 0, 4 and 8, B = 16K and 131K.  Pacing and
+# D256_BM32_ANY_PAGE are --set on the base scenario; rows that are a table above are left out.
 predict() {
-    echo "| scenario | settings | A tok/s | B prefill s | mixed steps |"
-    echo "|---|---|---|---|---|"
+    echo "| scenario | settings | A tok/s | B prefill s | mixed steps | steps in the run |"
+    echo "|---|---|---|---|---|---|"
     row() {  # row FILE LABEL [--set ...]
         local f=$1 label=$2; shift 2
         "$bin" run "$f" "$@" | awk -v f="$(basename "$f" .yaml)" -v l="$label" '
             $1 == "a_tok_s" { a = $2 } $1 == "b_prefill_s" { b = $2 } $1 == "mixed_steps" { m = $2 }
-            END { printf "| %s | %s | %.2f | %.1f | %d |\n", f, l, a, b, m }'
+            $1 == "steps" { s = $2 }
+            END { printf "| %s | %s | %.2f | %.1f | %d | %d |\n", f, l, a, b, m, s }'
     }
-    for f in scenarios/v100-fp16-mtp4-b{16k,131k}-pdr-anypage.yaml scenarios/v100-fp8-nomtp-b{16k,131k}-{baseline,pdr}.yaml; do
-        row "$f" "as written"
-    done
-    for f in scenarios/v100-fp16-nomtp-b{16k,131k}-{baseline,pdr}.yaml; do
-        for p in 4 8; do row "$f" "PACE_STEPS=$p" --set "env.VLLM_1CAT_PREFILL_PACE_STEPS=$p"; done
+    local pace=env.VLLM_1CAT_PREFILL_PACE_STEPS any=env.VLLM_FLASH_V100_PREFILL_D256_BM32_ANY_PAGE
+    for b in 16k 131k; do
+        for k in baseline pdr; do
+            for p in 4 8; do row "scenarios/v100-fp16-nomtp-b$b-$k.yaml" "PACE_STEPS=$p" --set "$pace=$p"; done
+        done
+        for k in baseline pdr; do
+            for p in 4 8; do
+                [ "$b$k$p" = 131kpdr4 ] && continue    # a released cell: the table above
+                row "scenarios/v100-fp16-mtp4-b$b-$k.yaml" "PACE_STEPS=$p" --set "$pace=$p"
+            done
+        done
+        for p in 0 4 8; do
+            row "scenarios/v100-fp16-mtp4-b$b-baseline.yaml" "ANY_PAGE=1 PACE_STEPS=$p" --set "$any=1" --set "$pace=$p"
+        done
+        for p in 0 4 8; do
+            [ "$b$p" = 131k4 ] && continue    # a released cell: the table above
+            row "scenarios/v100-fp16-mtp4-b$b-pdr-anypage.yaml" "PACE_STEPS=$p" --set "$pace=$p"
+        done
+        for m in nomtp mtp4; do
+            for k in baseline pdr; do
+                for p in 0 4 8; do row "scenarios/v100-fp8-$m-b$b-$k.yaml" "PACE_STEPS=$p" --set "$pace=$p"; done
+            done
+        done
     done
 }
 
@@ -66,6 +89,6 @@ case $what in
     v100) v100 ;;
     h200) h200 ;;
     predict) predict ;;
-    all) v100; echo; h200 ;;
+    all) v100; echo; predict; echo; h200 ;;
     *) echo "usage: docs/accuracy.sh [v100|h200|predict|all]" >&2; exit 2 ;;
 esac

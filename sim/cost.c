@@ -55,6 +55,19 @@ static void emit_layer(const model_t *m, const model_rank_t *r, int full_attn, d
                                               .part = part == CP_MTP ? CP_MTP : CP_ALLREDUCE });
 }
 
+/* The plan took the decode-rows path (_run_prefill_prefix_decode_rows): a decode call
+ * beside prefill-kernel calls. */
+static int decode_rows_path(const route_plan_t *plan)
+{
+    int dec = 0, pre = 0;
+    for (int i = 0; plan && i < plan->ncalls; i++) {
+        route_t r = plan->calls[i].route;
+        if (r == ROUTE_DECODE_XQA || r == ROUTE_DECODE_SCALAR) dec = 1;
+        else pre = 1;
+    }
+    return dec && pre;
+}
+
 int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *in, cost_item_fn fn, void *ctx)
 {
     int rc = 0;
@@ -64,21 +77,25 @@ int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *i
     emit_layer(m, r, 1, T, seqs, m->n_full_attn, CP_LINEAR, fn, ctx, &rc);
     emit_layer(m, r, 0, T, seqs, m->n_gdn, CP_LINEAR, fn, ctx, &rc);
     emit_gemm((double)in->sampled, (double)r->vocab_n, h, wb, 1, CP_LINEAR, fn, ctx, &rc);
-    /* per-step overhead; steps holding a prompt chunk run eagerly (no CUDA graph) */
+    /* per-step overhead; steps holding a prompt chunk run eagerly (no CUDA graph: not a
+     * uniform decode batch, docs/reference-system.md "CUDA graphs and host work"); the token
+     * lists re-sent; the decode-rows expansion the host rebuilds per full-attention layer */
     double eager = in->rows > in->decode_rows ? 1.0 : 0.0;
     int mtp = in->spec_k > 0 && m->mtp_layers > 0;
     item_emit(fn, ctx, &rc, (cost_item_t){ .kind = CI_STEP, .seqs = seqs, .eager = eager,
-                                           .eager_passes = eager * (mtp ? in->spec_k : 0), .count = 1,
-                                           .part = CP_OVERHEAD });
+                                           .eager_passes = eager * (mtp ? in->spec_k : 0),
+                                           .resent_tokens = (double)in->resent_tokens,
+                                           .host_expansions = decode_rows_path(in->plan) ? m->n_full_attn : 0,
+                                           .count = 1, .part = CP_OVERHEAD });
     if (!mtp) return rc;
     /* MTP pass 1: the MTP layer over every scheduled token (a mixed batch too) */
     emit_plan(in->plan, 1, CP_MTP, fn, ctx, &rc);
     emit_layer(m, r, 1, T, seqs, 1, CP_MTP, fn, ctx, &rc);
     emit_gemm(T, h, 2.0 * h, wb, 1, CP_MTP, fn, ctx, &rc);                       /* eh_proj */
     emit_gemm((double)in->rows, (double)r->vocab_n, h, wb, 1, CP_MTP, fn, ctx, &rc);
-    /* passes 2..K: one token per decoding request */
-    if (in->draft_plan && in->decode_rows > 0 && in->spec_k > 1) {
-        double d = in->decode_rows, k1 = in->spec_k - 1;
+    /* passes 2..K: one token per scheduled request (the draft plan's rows) */
+    if (in->draft_plan && in->rows > 0 && in->spec_k > 1) {
+        double d = in->rows, k1 = in->spec_k - 1;
         emit_plan(in->draft_plan, k1, CP_MTP, fn, ctx, &rc);
         emit_layer(m, r, 1, d, d, k1, CP_MTP, fn, ctx, &rc);
         emit_gemm(d, h, 2.0 * h, wb, k1, CP_MTP, fn, ctx, &rc);
@@ -99,7 +116,9 @@ const char *cost_item_law(const cost_item_t *it, char *buf, size_t n)
         case ROUTE_DECODE_SCALAR: k = "decode_scalar"; break;
         default:
             k = c->variant == VAR_BM32_BN128 ? "prefill_bm32"
-              : c->variant == VAR_BM16_BN128 ? "prefill_lowsmem" : "prefill_generic";
+              : c->variant == VAR_BM64_BN32 ? "prefill_splitd"
+              : c->variant == VAR_BM16_BN128 ? (c->pipelined ? "prefill_lowsmem_pipe" : "prefill_lowsmem")
+              : "prefill_generic";
         }
         snprintf(buf, n, "attn.%s.%s", k, dt);
         return buf;

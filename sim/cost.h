@@ -9,7 +9,8 @@
  *   a step = overhead + sum over full-attention layers of the plan's calls + per layer
  *   GEMMs/GDN/elementwise for the step's tokens + lm_head for sampled tokens + 2
  *   all-reduces per layer (TP>1) + the MTP draft passes (first pass: one full-attention
- *   layer over every scheduled token, same plan; K-1 more: one token per decoding row).
+ *   layer over every scheduled token, same plan; K-1 more: one token per scheduled request,
+ *   prefilling ones included, as EagleSpeculator.multi_step_decode runs them).
  * Each item is priced by one law of the catalogue (law.h: names, point columns, named
  * features, roofline pairs and knees); cost_feat.c defines every feature and why it is
  * there.  Waves and the GEMM roofline need the GPU's SM count and ceilings (cost_hw_t, from
@@ -29,12 +30,14 @@
 
 typedef struct cost_step {
     const route_plan_t *plan;     /* main model attention, one full-attention layer */
-    const route_plan_t *draft_plan; /* MTP passes 2..K: one q=1 row per decoding request (may be NULL) */
+    const route_plan_t *draft_plan; /* MTP passes 2..K: one q=1 row per scheduled request (may be NULL) */
     long tokens;                  /* query tokens scheduled this step (all rows) */
     int rows;                     /* requests scheduled */
     int decode_rows;              /* rows that are decoding (q = 1 + K) */
     long sampled;                 /* positions whose logits are computed (lm_head rows) */
     int spec_k;                   /* MTP drafts per decoding row (0 = off) */
+    long resent_tokens;           /* token ids of the rows whose request the previous step did not
+                                     schedule (their whole token list is sent again) */
 } cost_step_t;
 
 typedef struct cost_breakdown {
@@ -88,6 +91,7 @@ typedef struct cost_item {
     double m, n, k, wb;           /* CI_GEMM: C[m,n] = A[m,k] W[n,k]^T, wb bytes per weight */
     double tokens, seqs;          /* CI_GDN (both), CI_ELEM (tokens), CI_STEP (seqs = rows) */
     double eager, eager_passes;   /* CI_STEP */
+    double resent_tokens, host_expansions; /* CI_STEP (law.h step_feat) */
     double bytes;                 /* CI_ALLREDUCE: one all-reduce's payload */
     double count;                 /* how many times the step runs it (layers, passes) */
     cost_part_t part;             /* breakdown bucket */
@@ -117,6 +121,14 @@ int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int 
  * the profile: 0, or -1 with "path:line:col: laws: no law ..." in err. */
 int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,
                        char err[COST_ERR_MAX]);
+/* 1 when the profile prices the reference fork's kernel library (it holds the law of the
+ * fork-only FA2 split-D kernel, attn.prefill_splitd.fp16), so the router takes the fork's
+ * kernel dispatch (route.h); 0 for calib's profiles of this repo's kernels and for NULL. */
+int cost_profile_fork_kernels(const profile_t *p);
+/* The law that prices an item of law name where the profile has none of that name, or NULL:
+ * attn.prefill_lowsmem_pipe.fp16 -> attn.prefill_lowsmem.fp16, attn.prefill_splitd.fp16
+ * -> attn.prefill_bm32.fp16. */
+const char *cost_law_fallback(const char *law);
 /* Roofline model from peak numbers (documented in cost_analytic.c). */
 cost_model_t *cost_analytic_new(const model_t *m, int tp, double tflops, double tbps);
 void cost_free(cost_model_t *cm);

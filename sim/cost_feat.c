@@ -474,6 +474,8 @@ int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank
         feat[STEP_ROWS] = it->seqs;
         feat[STEP_EAGER] = it->eager;
         feat[STEP_EAGER_PASSES] = it->eager_passes;
+        feat[STEP_RESENT_TOKENS] = it->resent_tokens;
+        feat[STEP_HOST_EXPANSIONS] = it->host_expansions;
         return 0;
     }
     return -1;

@@ -201,6 +201,7 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     double feat[PROF_MAX_COEF];
     const char *law = cost_item_law(it, name, sizeof name);
     const prof_law_t *l = prof_find(pm->p, law);
+    if (!l && cost_law_fallback(law)) l = prof_find(pm->p, law = cost_law_fallback(law));
     *sec = 0;
     *grid = 0;
     *lp = l;
@@ -220,6 +221,11 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
         row[GEMM_COL_K] = it->k;
         row[GEMM_COL_WB] = it->wb;
         rc = cost_point_features_n(law, row, l->ncols, pm->m, &pm->r, &pm->hw, feat);
+    } else if (it->kind == CI_ATTN && law != name) {
+        /* a fallback law: its own kernel's features */
+        for (int i = 0; i < PROF_MAX_COEF; i++) feat[i] = 0;
+        feat[FEAT_ONE] = 1;
+        rc = cost_attn_features(law, it->call, pm->m, &pm->r, &pm->hw, feat);
     } else {
         rc = cost_item_features(it, pm->m, &pm->r, &pm->hw, feat);
     }
@@ -362,6 +368,22 @@ static void pm_destroy(cost_model_t *cm)
     free(cm);
 }
 
+int cost_profile_fork_kernels(const profile_t *p)
+{
+    return p && prof_find(p, law_form(LAW_PREFILL_SPLITD_FP16)->name) != NULL;
+}
+
+const char *cost_law_fallback(const char *law)
+{
+    const law_form_t *f = law_find(law);
+    if (!f) return NULL;
+    switch (f->id) {
+    case LAW_PREFILL_LOWSMEM_PIPE_FP16: return law_form(LAW_PREFILL_LOWSMEM_FP16)->name;
+    case LAW_PREFILL_SPLITD_FP16: return law_form(LAW_PREFILL_BM32_FP16)->name;
+    default: return NULL;
+    }
+}
+
 /* "path:line:col: laws" or "path: laws" */
 static void laws_where(const profile_t *p, char *buf, size_t n)
 {
@@ -374,22 +396,28 @@ int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t 
 {
     static const char *const fp16[] = { "attn.prefill_bm32.fp16", "attn.prefill_generic.fp16",
                                         "attn.prefill_lowsmem.fp16", NULL };
+    /* (the fork's kernels have no fp8 low-smem variant: route.h) */
     static const char *const fp8[] = { "attn.prefill_generic.fp8", "attn.prefill_lowsmem.fp8", "attn.fp8_bridge",
                                        "attn.prefill_bm32.fp16", NULL };
     char where[600];
     laws_where(p, where, sizeof where);
     const char *const *need = kv == KV_FP8_E5M2 ? fp8 : fp16;
+    int fork = cost_profile_fork_kernels(p);
     for (int i = 0; need[i]; i++)
-        if (!prof_find(p, need[i])) {
+        if (!prof_find(p, need[i]) && !(fork && !strcmp(need[i], "attn.prefill_lowsmem.fp8"))) {
             snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (kv_cache_dtype %s needs it)", where, need[i],
                      kv == KV_FP8_E5M2 ? "fp8_e5m2" : "fp16");
             return -1;
         }
+    /* the decode gates (route_decode_xqa): groups 4, 6 and 8 may take XQA, and every group
+     * the scalar kernel (short contexts, other groups) */
     char dec[48];
-    snprintf(dec, sizeof dec, "attn.decode_%s.%s", group >= 2 ? "xqa" : "scalar", kv == KV_FP8_E5M2 ? "fp8" : "fp16");
-    if (!prof_find(p, dec)) {
-        snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (the decode rows need it)", where, dec);
-        return -1;
+    for (int k = group == 4 || group == 6 || group == 8 ? 0 : 1; k < 2; k++) {
+        snprintf(dec, sizeof dec, "attn.decode_%s.%s", k == 0 ? "xqa" : "scalar", kv == KV_FP8_E5M2 ? "fp8" : "fp16");
+        if (!prof_find(p, dec)) {
+            snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (the decode rows need it)", where, dec);
+            return -1;
+        }
     }
     cost_model_t *cm = cost_profile_new(p, m, tp, err);
     if (!cm) return -1;

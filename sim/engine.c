@@ -412,8 +412,7 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         .page = e->block,
         .kv_dtype = eng->kv_cache_dtype,
         .group = rk.group,
-        .xqa_min_group = ROUTE_XQA_MIN_GROUP,
-        .xqa_min_ctx = ROUTE_XQA_MIN_CTX,
+        .fork_kernels = cost_profile_fork_kernels(prof),
         .fp8_bridge_page = ROUTE_NATIVE_PAGE,
     };
     e->rng_acc = gsl_rng_alloc(gsl_rng_mt19937);
@@ -754,26 +753,29 @@ int engine_run(engine_t *e)
             snprintf(e->err, ENG_ERR_MAX, "out of memory (routing)");
             return -1;
         }
-        long sampled = 0;
-        int nd = 0;
+        /* the drafter's passes 2..K: one token per scheduled request, prefilling ones
+         * included (EagleSpeculator.multi_step_decode over num_reqs rows); a request the
+         * previous step did not schedule has its whole token list sent again
+         * (_make_cached_request_data: all_token_ids when not scheduled_in_prev_step) */
+        long sampled = 0, resent = 0;
         for (int i = 0; i < n; i++) {
             const step_row_t *row = &e->rows[i];
-            if (!row->prefill) {
-                sampled += row->q;
-                e->segs[nd++] = (kseg_t){ row->req, 1, row->seq_len };
-            } else if (row->seq_len >= e->pool[row->req].target) {
-                sampled += 1;
-            }
+            req_t *r = &e->pool[row->req];
+            if (!row->prefill) sampled += row->q;
+            else if (row->seq_len >= r->target) sampled += 1;
+            e->segs[i] = (kseg_t){ row->req, 1, row->seq_len };
+            if (r->last_step == 0 || r->last_step != e->step_no - 1) resent += r->prompt + r->emitted;
+            r->last_step = e->step_no;
         }
         const route_plan_t *draft = NULL;
-        if (e->spec_k > 1 && nd > 0) {
-            if (route_step(&e->rcfg, e->segs, nd, &e->draft_plan) < 0) {
+        if (e->spec_k > 1) {
+            if (route_step(&e->rcfg, e->segs, n, &e->draft_plan) < 0) {
                 snprintf(e->err, ENG_ERR_MAX, "out of memory (routing)");
                 return -1;
             }
             draft = &e->draft_plan;
         }
-        cost_step_t cin = { &e->plan, draft, tokens, n, ndec, sampled, e->spec_k };
+        cost_step_t cin = { &e->plan, draft, tokens, n, ndec, sampled, e->spec_k, resent };
         step_rec_t rec = { .no = e->step_no, .t0 = e->now, .type = type, .nrows = n, .tokens = tokens,
                            .rows = e->rows, .plan = &e->plan, .preempted = preempted };
         if (e->cost->step(e->cost, &cin, &rec.cost) < 0) {

@@ -41,6 +41,7 @@ typedef struct req {
     long computed;                /* tokens whose KV exists */
     long emitted;                 /* output tokens emitted */
     long next_eligible;           /* pacing: next step a prefill chunk may be scheduled */
+    long last_step;               /* the step that last scheduled it (0: none) */
     long blocks;                  /* KV blocks held */
     long computed_fresh;          /* prompt tokens computed (not from the cache), all admissions */
     long cache_hit;               /* prompt tokens taken from the prefix cache, last admission */

@@ -16,7 +16,7 @@ static const char *const gemm_feats[] = { "1", "flops", "bytes", "roofline", "sp
 static const char *const gdn_feats[] = { "1", "tokens", "seqs", "chunks", "short_waves", "long_row", "tokens" };
 static const char *const elem_feats[] = { "1", "tokens", "norm_waves", "silu_waves", "silu_second_wave" };
 static const char *const allreduce_feats[] = { "1", "bytes" };
-static const char *const step_feats[] = { "1", "rows", "eager", "eager_passes" };
+static const char *const step_feats[] = { "1", "rows", "eager", "eager_passes", "resent_tokens", "host_expansions" };
 
 #define ATTN_COLS 5, { "rows", "q", "seq_len", "page", "t_s" }, 4, ATTN_COL_SEQ_LEN
 #define NO_ROOF -1, -1
@@ -36,6 +36,8 @@ static const law_form_t forms[LAW__N] = {
     PREFILL(LAW_PREFILL_LOWSMEM_FP16, "attn.prefill_lowsmem.fp16", 16, 128, 0),
     PREFILL(LAW_PREFILL_GENERIC_FP8, "attn.prefill_generic.fp8", 32, 64, 0),
     PREFILL(LAW_PREFILL_LOWSMEM_FP8, "attn.prefill_lowsmem.fp8", 16, 128, 0),
+    PREFILL(LAW_PREFILL_LOWSMEM_PIPE_FP16, "attn.prefill_lowsmem_pipe.fp16", 16, 128, 0),
+    PREFILL(LAW_PREFILL_SPLITD_FP16, "attn.prefill_splitd.fp16", 64, 32, 0),
     XQA(LAW_DECODE_XQA_FP16, "attn.decode_xqa.fp16"),
     XQA(LAW_DECODE_XQA_FP8, "attn.decode_xqa.fp8"),
     SCALAR(LAW_DECODE_SCALAR_FP16, "attn.decode_scalar.fp16"),

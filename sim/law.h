@@ -21,6 +21,10 @@ typedef enum {
     LAW_PREFILL_LOWSMEM_FP16,          /* attn.prefill_lowsmem.fp16 BM16/BN128 */
     LAW_PREFILL_GENERIC_FP8,           /* ...fp8: fp8_e5m2 KV dequantised in the kernel */
     LAW_PREFILL_LOWSMEM_FP8,
+    LAW_PREFILL_LOWSMEM_PIPE_FP16,     /* attn.prefill_lowsmem_pipe.fp16 BM16/BN128, software-pipelined
+                                          (the fork's kernel at page 784); absent: attn.prefill_lowsmem.fp16 */
+    LAW_PREFILL_SPLITD_FP16,           /* attn.prefill_splitd.fp16 the fork's FA2 split-D dense kernel
+                                          BM64/BN32 (fp8 bridge chunks, q >= 1024); absent: the BM32 law */
     LAW_DECODE_XQA_FP16,               /* attn.decode_xqa.*: split-K, a CTA per kv head */
     LAW_DECODE_XQA_FP8,
     LAW_DECODE_SCALAR_FP16,            /* attn.decode_scalar.*: split-K, a CTA per q head */
@@ -103,11 +107,15 @@ enum elementwise_feat {                /* tokens -> */
     ELEM__N
 };
 enum allreduce_feat { ALLREDUCE_ONE = 0, ALLREDUCE_BYTES, ALLREDUCE__N };   /* bytes -> */
-enum step_feat {                       /* rows -> (an item also knows eager, eager_passes) */
+enum step_feat {                       /* rows -> (an item also knows the rest) */
     STEP_ONE = 0,
     STEP_ROWS,
     STEP_EAGER,                        /* 1 for a step holding a prompt chunk (no CUDA graph) */
     STEP_EAGER_PASSES,                 /* its MTP draft passes */
+    STEP_RESENT_TOKENS,                /* token ids re-sent to the workers: the whole token list of
+                                          every scheduled request absent from the previous step */
+    STEP_HOST_EXPANSIONS,              /* full-attention layers whose decode-rows expansion the host
+                                          rebuilds (PREFIX_DECODE_ROWS in a mixed batch) */
     STEP__N
 };
 #define LAW_MAX_FEAT 9                 /* the most features a law has (decode, gemm) */

@@ -15,6 +15,7 @@ const char *route_variant_name(kvariant_t v)
     case VAR_BM32_BN64: return "bm32bn64";
     case VAR_BM16_BN128: return "bm16bn128";
     case VAR_BM32_BN128: return "bm32bn128";
+    case VAR_BM64_BN32: return "bm64bn32";
     default: return "-";
     }
 }
@@ -47,9 +48,12 @@ static int plan_reserve(route_plan_t *p, int ncalls, int nseg)
     return 0;
 }
 
-/* The generic kernel's tile for a q-row: the low-smem BM=16 one for 1 < q < 32. */
+/* This repo's generic kernel's tile for a q-row: the low-smem BM=16 one for 1 < q < 32. */
 static kvariant_t generic_variant(int q) { return q > 1 && q < ROUTE_BM32_MIN_Q ? VAR_BM16_BN128 : VAR_BM32_BN64; }
 
+/* fp16 dispatch (fused_mha_forward_paged.cu, launcher_flash_attention_forward_paged<256>):
+ * M == 1 -> generic; M >= 32 on the fast page -> BM32 phase; every other M > 1 -> the
+ * low-smem kernel in the fork (this repo: generic BM32/BN64 for M >= 32). */
 route_t route_prefill_kernel(const route_cfg_t *cfg, int q, int page, kvariant_t *variant)
 {
     int fast_page = page == ROUTE_NATIVE_PAGE || (cfg->bm32_any_page && page % 16 == 0);
@@ -57,7 +61,7 @@ route_t route_prefill_kernel(const route_cfg_t *cfg, int q, int page, kvariant_t
         *variant = VAR_BM32_BN128;
         return ROUTE_PREFILL_BM32;
     }
-    *variant = generic_variant(q);
+    *variant = cfg->fork_kernels && q > 1 ? VAR_BM16_BN128 : generic_variant(q);
     return ROUTE_PREFILL_GENERIC;
 }
 
@@ -76,22 +80,27 @@ static void add_prefill_call(const route_cfg_t *cfg, route_plan_t *p, const kseg
     c->nseg = 1;
     p->nseg_used++;
     if (cfg->kv_dtype == KV_FP8_E5M2 && row->q >= ROUTE_BM32_MIN_Q) {
-        /* bridge: expand the whole sequence to an fp16 workspace, run the fp16 kernel */
+        /* bridge: expand the whole sequence to an fp16 workspace, run an fp16 kernel on it
+         * (the fork: FA2 split-D dense for q >= 1024, _try_sm70_fa2_d256_prefill) */
         c->route = ROUTE_FP8_BRIDGE;
         c->kv_dtype = KV_FP16;
         c->page = cfg->fp8_bridge_page;
         c->bridge_tokens = row->seq_len;
-        route_prefill_kernel(cfg, row->q, c->page, &c->variant);
+        if (cfg->fork_kernels && row->q >= ROUTE_SPLITD_MIN_Q) c->variant = VAR_BM64_BN32;
+        else route_prefill_kernel(cfg, row->q, c->page, &c->variant);
         return;
     }
     c->kv_dtype = cfg->kv_dtype;
     c->page = cfg->page;
     if (cfg->kv_dtype == KV_FP8_E5M2) {
-        /* in-kernel dequantisation exists only for the generic kernels */
+        /* in-kernel dequantisation: the fork's fp8 instantiation is the generic BM32/BN64
+         * kernel for every M; this repo's has the low-smem variant too */
         c->route = ROUTE_PREFILL_GENERIC;
-        c->variant = generic_variant(row->q);
+        c->variant = cfg->fork_kernels ? VAR_BM32_BN64 : generic_variant(row->q);
     } else {
         c->route = route_prefill_kernel(cfg, row->q, cfg->page, &c->variant);
+        /* use_sw_pipeline_qk/pv: page_block_size == 784 */
+        c->pipelined = c->variant == VAR_BM16_BN128 && cfg->fork_kernels && cfg->page == ROUTE_NATIVE_PAGE;
     }
 }
 
@@ -107,7 +116,24 @@ static void expand_into(kcall_t *c, route_plan_t *p, const kseg_t *row)
     }
 }
 
-static void finish_decode_call(const route_cfg_t *cfg, kcall_t *c)
+/* flash_attn_v100.py: XQA needs q_per_kv in (6, 8), or 4 with a hint >= 32768
+ * (_flash_v100_decode); fp8_e5m2 also a hint >= DECODE_FP8_XQA_MIN_SEQ_LEN and no group 4;
+ * the small-q batch (_smallq_decode_xqa_allowed) a hint >= SMALLQ_DECODE_XQA_MIN_SEQ_LEN
+ * (fp8: at least the fp8 one), groups 6 and 8 only. */
+int route_decode_xqa(const route_cfg_t *cfg, long maxlen, int smallq)
+{
+    int fp8 = cfg->kv_dtype == KV_FP8_E5M2;
+    int g68 = cfg->group == 6 || cfg->group == 8;
+    if (smallq) {
+        long min = fp8 ? ROUTE_FP8_XQA_MIN_CTX : ROUTE_SMALLQ_XQA_MIN_CTX;
+        return g68 && maxlen >= min;
+    }
+    int ok = g68 || (cfg->group == 4 && maxlen >= ROUTE_XQA_LONG_CTX);
+    if (fp8) ok = ok && cfg->group != 4 && maxlen >= ROUTE_FP8_XQA_MIN_CTX;
+    return ok;
+}
+
+static void finish_decode_call(const route_cfg_t *cfg, kcall_t *c, int smallq)
 {
     long maxlen = 0;
     for (int i = 0; i < c->nseg; i++)
@@ -115,8 +141,7 @@ static void finish_decode_call(const route_cfg_t *cfg, kcall_t *c)
     c->kv_dtype = cfg->kv_dtype;
     c->page = cfg->page;
     c->variant = VAR_NONE;
-    c->route = (cfg->group >= cfg->xqa_min_group && maxlen >= cfg->xqa_min_ctx)
-                   ? ROUTE_DECODE_XQA : ROUTE_DECODE_SCALAR;
+    c->route = route_decode_xqa(cfg, maxlen, smallq) ? ROUTE_DECODE_XQA : ROUTE_DECODE_SCALAR;
 }
 
 int route_step(const route_cfg_t *cfg, const kseg_t *rows, int n, route_plan_t *out)
@@ -136,7 +161,7 @@ int route_step(const route_cfg_t *cfg, const kseg_t *rows, int n, route_plan_t *
     if (maxq <= cfg->smallq_max_q) {            /* rule 1: whole batch small-q */
         kcall_t *c = new_call(out);
         for (int i = 0; i < n; i++) expand_into(c, out, &rows[i]);
-        finish_decode_call(cfg, c);
+        finish_decode_call(cfg, c, maxq > 1);   /* q = 1 only: the uniform decode path */
         return 0;
     }
     /* rules 2 and 3: prefill-kernel calls, optionally pulling decode rows out */
@@ -154,7 +179,7 @@ int route_step(const route_cfg_t *cfg, const kseg_t *rows, int n, route_plan_t *
             if (!c) c = new_call(out);
             expand_into(c, out, r);
         }
-        if (c) finish_decode_call(cfg, c);
+        if (c) finish_decode_call(cfg, c, 0);
     }
     return 0;
 }

@@ -12,12 +12,20 @@
  *     PREFIX_DECODE_ROWS=1 rows with 1 <= q <= SMALLQ_DECODE_MAX_Q and context are
  *     expanded into one decode call;
  *  3. else (fresh prompts only): one prefill call per row (varlen, same kernel).
- * A prefill call with fp8 KV and q >= 32 takes the bridge (expand every page to an
- * fp16 workspace of page 784, then the fp16 kernel); other fp8 rows dequantise in
- * kernel.  The fp16 kernel is the BM32 fast path iff q >= 32 and page == 784 (or
- * page % 16 == 0 with D256_BM32_ANY_PAGE=1); otherwise generic: BM=32/BN=64, or the
- * low-smem BM=16/BN=128 variant for 1 < q < 32.  Decode calls use XQA when the GQA
- * group >= route_cfg.xqa_min_group and the longest context >= xqa_min_ctx, else scalar.
+ * Kernel dispatch (route_prefill_kernel, add_prefill_call) follows one of two kernel
+ * libraries (route_cfg.fork_kernels):
+ *  - the reference fork's (flash-attention-v100, launcher_flash_attention_forward_paged),
+ *    which the V100 profile prices: fp16 q = 1 -> generic BM32/BN64; q >= 32 on the fast
+ *    page (784, or page % 16 == 0 with D256_BM32_ANY_PAGE=1) -> BM32 phase; every other
+ *    q > 1 -> low-smem BM16/BN128, its software pipeline on only at page 784; fp8 KV:
+ *    q >= 32 -> the bridge (the whole sequence expanded to an fp16 workspace of page 784),
+ *    then the FA2 split-D dense kernel for q >= 1024 (BM64/BN32, q padded to a multiple of
+ *    64) or the BM32 phase kernel on the workspace below it; q < 32 -> generic BM32/BN64
+ *    dequantising in kernel (the fork has no fp8 low-smem kernel);
+ *  - this repo's (kernels/attn.h), which calib measures and the GPU replay runs: the same,
+ *    except that an fp16 q >= 32 row off the fast page runs the generic BM32/BN64 kernel,
+ *    fp8 rows 1 < q < 32 the fp8 low-smem one, and every bridge chunk the BM32 phase kernel.
+ * Decode calls take XQA or scalar by the fork's gates (route_decode_xqa).
  * Invariant: every query token of every row is in exactly one call. */
 #ifndef PACESIM_ROUTE_H
 #define PACESIM_ROUTE_H
@@ -26,8 +34,10 @@
 
 #define ROUTE_NATIVE_PAGE 784     /* the page the BM32 fast path is built for; the fp8 bridge's workspace page */
 #define ROUTE_BM32_MIN_Q 32       /* query tokens that fill a BM=32 tile: the fast path and the bridge need them */
-#define ROUTE_XQA_MIN_GROUP 2     /* the GQA group from which decode calls take XQA */
-#define ROUTE_XQA_MIN_CTX 1       /* ... and the longest context from which they do */
+#define ROUTE_SPLITD_MIN_Q 1024   /* fp8 bridge chunks from this q run the FA2 split-D dense kernel */
+#define ROUTE_XQA_LONG_CTX 32768  /* group 4 takes XQA from this longest context */
+#define ROUTE_SMALLQ_XQA_MIN_CTX 4096   /* VLLM_FLASH_V100_SMALLQ_DECODE_XQA_MIN_SEQ_LEN */
+#define ROUTE_FP8_XQA_MIN_CTX 16384     /* VLLM_FLASH_V100_DECODE_FP8_XQA_MIN_SEQ_LEN */
 
 typedef enum {
     ROUTE_PREFILL_GENERIC = 0,
@@ -38,7 +48,8 @@ typedef enum {
     ROUTE__N
 } route_t;
 
-typedef enum { VAR_NONE = 0, VAR_BM32_BN64, VAR_BM16_BN128, VAR_BM32_BN128 } kvariant_t;
+typedef enum { VAR_NONE = 0, VAR_BM32_BN64, VAR_BM16_BN128, VAR_BM32_BN128, VAR_BM64_BN32 } kvariant_t;
+/* VAR_BM64_BN32: the FA2 split-D dense kernel (sm70_d256_splitd_n32_dense_fwd) of a bridge chunk */
 
 typedef struct kseg {          /* one row of a call */
     int req;                   /* engine request index (-1 for synthetic) */
@@ -51,6 +62,7 @@ typedef struct kcall {
     kvariant_t variant;        /* tile shape of the prefill kernel (VAR_NONE for decode) */
     kv_dtype_t kv_dtype;       /* dtype the kernel reads (fp16 after a bridge) */
     int page;                  /* page size the kernel sees */
+    int pipelined;             /* VAR_BM16_BN128: its software pipeline is on (fork: page 784 only) */
     int nseg;
     kseg_t *segs;              /* points into the plan's arena */
     long bridge_tokens;        /* ROUTE_FP8_BRIDGE: tokens expanded (the whole sequence) */
@@ -63,8 +75,7 @@ typedef struct route_cfg {
     int page;                  /* block size */
     kv_dtype_t kv_dtype;
     int group;                 /* GQA group per rank */
-    int xqa_min_group;         /* (ROUTE_XQA_MIN_GROUP) */
-    long xqa_min_ctx;          /* (ROUTE_XQA_MIN_CTX) */
+    int fork_kernels;          /* 1: the reference fork's kernel dispatch; 0: this repo's kernels */
     int fp8_bridge_page;       /* (ROUTE_NATIVE_PAGE) */
 } route_cfg_t;
 
@@ -86,5 +97,8 @@ const char *route_name(route_t r);
 const char *route_variant_name(kvariant_t v);
 /* Which fp16 prefill kernel a q-row takes with this config (helper of route_step). */
 route_t route_prefill_kernel(const route_cfg_t *cfg, int q, int page, kvariant_t *variant);
+/* 1 when a decode call whose longest row is maxlen takes XQA: a small-q batch's expansion
+ * (smallq 1) or a uniform/decode-rows call (smallq 0); flash_attn_v100.py's gates. */
+int route_decode_xqa(const route_cfg_t *cfg, long maxlen, int smallq);
 
 #endif

@@ -2,16 +2,18 @@
  * "The scheduler (one engine step)").
  *
  *  - current_step += 1; pacing is active this step iff PACE_STEPS > 0 and some
- *    running request has finished its prompt (is decoding).
- *  - RUNNING requests first, in list order, while budget remains.  A prefilling
- *    request is skipped while current_step < next_eligible.  Its chunk is
+ *    running request has computed its whole prompt (computed >= prompt).
+ *  - RUNNING requests first, in list order, while budget remains.  A running request
+ *    is skipped while current_step < next_eligible (whether pacing is active or not:
+ *    a gate set earlier holds until it expires).  A prefilling request's chunk is
  *    end = min(next block boundary, target, start + budget_left) (align mode: a chunk
  *    never crosses a block boundary).  A decoding request asks for 1 + K tokens.
- *    After a prefill chunk that does not finish the prompt, with pacing active,
+ *    After a row that leaves the prompt unfinished (seq < prompt), with pacing active,
  *    next_eligible = current_step + N.
- *  - KV blocks are allocated as rows are scheduled; when the pool is short the newest
- *    running request is preempted (recompute) and no WAITING request is admitted
- *    this step.
+ *  - KV blocks are allocated as rows are scheduled, each allocation K lookahead slots
+ *    beyond the row (num_lookahead_tokens); when the pool is short the newest running
+ *    request is preempted (recompute; its gate is kept) and no WAITING request is
+ *    admitted this step.
  *  - Then WAITING requests in order while budget and max_num_seqs allow; the
  *    admitting chunk is never paced; prefix-cache hits are whole blocks and at least
  *    one token is always computed. */
@@ -76,7 +78,6 @@ static int preempt_last(engine_t *e)
     free_blocks(e, r);
     r->target = r->prompt + r->emitted;
     r->computed = 0;
-    r->next_eligible = 0;
     r->preemptions++;
     r->state = RQ_WAITING;
     e->sum.preemptions++;
@@ -102,15 +103,15 @@ int sched_step(engine_t *e, int *preempted)
     int pacing = 0;
     if (pace > 0)
         for (int i = 0; i < e->nrun; i++)
-            if (!is_prefilling(&e->pool[e->running[i]])) { pacing = 1; break; }
+            if (e->pool[e->running[i]].computed >= e->pool[e->running[i]].prompt) { pacing = 1; break; }
 
     for (int i = 0; i < e->nrun && budget > 0; i++) {
         int slot = e->running[i];
         req_t *r = &e->pool[slot];
         long q, seq;
         int pre = is_prefilling(r);
+        if (e->step_no < r->next_eligible) continue;
         if (pre) {
-            if (e->step_no < r->next_eligible) continue;
             long end = chunk_end(e, r->computed, r->target, budget);
             q = end - r->computed;
             seq = end;
@@ -120,7 +121,7 @@ int sched_step(engine_t *e, int *preempted)
             seq = r->computed + q;
         }
         if (q <= 0) continue;
-        long hold = seq + (pre ? 0 : e->spec_k);
+        long hold = seq + e->spec_k;
         while (grow_blocks(e, r, hold) < 0) {
             int victim = e->running[e->nrun - 1];
             if (preempt_last(e) < 0) return -1;
@@ -135,7 +136,7 @@ int sched_step(engine_t *e, int *preempted)
         row->seq_len = seq;
         row->prefill = pre;
         budget -= q;
-        if (pre && pacing && seq < r->target) r->next_eligible = e->step_no + pace;
+        if (pacing && seq < r->prompt) r->next_eligible = e->step_no + pace;
     }
 
     if (*preempted) return n;
@@ -144,7 +145,7 @@ int sched_step(engine_t *e, int *preempted)
         req_t *r = &e->pool[slot];
         long hit = prefix_hit(e, r);
         long end = chunk_end(e, hit, r->target, budget);
-        if (grow_blocks(e, r, end) < 0) break;   /* not enough KV: wait */
+        if (grow_blocks(e, r, end + e->spec_k) < 0) break;   /* not enough KV: wait */
         e->wq_head = (e->wq_head + 1) % e->wq_cap;
         e->wq_len--;
         r->computed = hit;

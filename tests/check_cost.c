@@ -62,13 +62,13 @@ START_TEST(decode_step_adds_up)
         ck_assert_msg(cm != NULL, "%s", err);
         model_rank_t r;
         model_rank(&M, tp, &r);
-        route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+        route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, 
                            .fp8_bridge_page = 784 };
         route_plan_t plan;
         route_plan_init(&plan);
         kseg_t rows[1] = { { 0, 1, 100000 } };
         ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
-        cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0 };
+        cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0, 0 };
         cost_breakdown_t o;
         ck_assert_int_eq(cm->step(cm, &in, &o), 0);
         double xqa = 2e-5 + 1e-9 * 100000.0 * r.kv_heads;
@@ -94,6 +94,146 @@ START_TEST(decode_step_adds_up)
 }
 END_TEST
 
+static int count_draft_gemms(void *ctx, const cost_item_t *it)
+{
+    double *m = ctx;       /* [0]: spec_k - 1, [1]: the m of the draft passes' GEMMs, [2]: how many */
+    if (it->kind == CI_GEMM && it->part == CP_MTP && it->count == m[0]) {
+        m[1] = it->m;
+        m[2]++;
+    }
+    return 0;
+}
+
+START_TEST(host_terms_and_draft_rows)
+{
+    /* the step law's host terms: a re-sent token list (c4 per token id) and the decode-rows
+     * expansion per full-attention layer (c5); MTP passes 2..K over every scheduled row */
+    profile_t p;
+    synthetic(&p, 1);
+    prof_law_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "step");
+    l.ncoef = cost_law_ncoef("step");
+    ck_assert_int_eq(l.ncoef, STEP__N);
+    l.coef[STEP_ONE] = 1e-3;
+    l.coef[STEP_EAGER] = 0.1;
+    l.coef[STEP_EAGER_PASSES] = 0.02;
+    l.coef[STEP_RESENT_TOKENS] = 1e-6;
+    l.coef[STEP_HOST_EXPANSIONS] = 1e-4;
+    l.fit_median_rel = l.fit_max_rel = -1;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 2, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 816, .group = 6, .fp8_bridge_page = 784, .prefix_decode_rows = 1 };
+    route_plan_t plan, draft;
+    route_plan_init(&plan);
+    route_plan_init(&draft);
+    kseg_t rows[2] = { { 0, 5, 240005 }, { 1, 816, 816 * 3 } };
+    kseg_t drows[2] = { { 0, 1, 240005 }, { 1, 1, 816 * 3 } };
+    ck_assert_int_eq(route_step(&rc, rows, 2, &plan), 0);
+    ck_assert_int_eq(route_step(&rc, drows, 2, &draft), 0);
+    cost_step_t in = { &plan, &draft, 821, 2, 1, 5, 4, 131072 };
+    cost_breakdown_t o;
+    ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+    ck_assert_double_eq_tol(o.overhead, 1e-3 + 0.1 + 4 * 0.02 + 131072 * 1e-6 + M.n_full_attn * 1e-4, 1e-12);
+    /* without the decode-rows path (PREFIX_DECODE_ROWS=0): no host expansion */
+    rc.prefix_decode_rows = 0;
+    ck_assert_int_eq(route_step(&rc, rows, 2, &plan), 0);
+    in.resent_tokens = 0;
+    ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+    ck_assert_double_eq_tol(o.overhead, 1e-3 + 0.1 + 4 * 0.02, 1e-12);
+    /* the draft passes' GEMMs run over both rows (the prefilling one too), K - 1 times */
+    double seen[3] = { 3, 0, 0 };
+    model_rank_t r;
+    ck_assert_int_eq(model_rank(&M, 2, &r), 0);
+    ck_assert_int_eq(cost_enumerate(&M, &r, &in, count_draft_gemms, seen), 0);
+    ck_assert_double_eq(seen[1], 2);
+    ck_assert(seen[2] > 0);
+    route_plan_free(&plan);
+    route_plan_free(&draft);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+START_TEST(fork_laws_fall_back)
+{
+    /* a profile without the pipelined low-smem law prices that call by the low-smem law; one
+     * without the split-D law prices a split-D call by the BM32 law and is not a profile of
+     * the fork's kernels; holding attn.prefill_splitd.fp16 makes it one */
+    profile_t p;
+    synthetic(&p, 1);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 2, err);
+    ck_assert_ptr_nonnull(cm);
+    ck_assert_int_eq(cost_profile_fork_kernels(&p), 0);
+    ck_assert_int_eq(cost_profile_fork_kernels(NULL), 0);
+    kseg_t seg = { 0, 5, 100005 };
+    kcall_t a = { .route = ROUTE_PREFILL_GENERIC, .variant = VAR_BM16_BN128, .kv_dtype = KV_FP16, .page = 784,
+                  .nseg = 1, .segs = &seg }, b = a;
+    b.pipelined = 1;
+    char name[64];
+    cost_item_t ia = { .kind = CI_ATTN, .call = &a, .count = 1, .part = CP_ATTN }, ib = ia;
+    ib.call = &b;
+    ck_assert_str_eq(cost_item_law(&ib, name, sizeof name), "attn.prefill_lowsmem_pipe.fp16");
+    double ta, tb;
+    int g;
+    ck_assert_int_eq(cost_profile_item(cm, &ia, &ta, &g), 0);
+    ck_assert_int_eq(cost_profile_item(cm, &ib, &tb, &g), 0);
+    ck_assert(ta > 0);
+    ck_assert_double_eq(ta, tb);
+    /* split-D (BM64/BN32) priced by the BM32 law, with the BM32 kernel's tiles */
+    kseg_t chunk = { 0, 1568, 1568 * 4 };
+    kcall_t d = { .route = ROUTE_FP8_BRIDGE, .variant = VAR_BM64_BN32, .kv_dtype = KV_FP16, .page = 784,
+                  .nseg = 1, .segs = &chunk }, e = d;
+    e.variant = VAR_BM32_BN128;
+    cost_item_t id = { .kind = CI_ATTN, .call = &d, .count = 1, .part = CP_ATTN }, ie = id;
+    ie.call = &e;
+    ck_assert_str_eq(cost_item_law(&id, name, sizeof name), "attn.prefill_splitd.fp16");
+    ck_assert_int_eq(cost_profile_item(cm, &id, &ta, &g), 0);
+    ck_assert_int_eq(cost_profile_item(cm, &ie, &tb, &g), 0);
+    ck_assert_double_eq(ta, tb);
+    cost_free(cm);
+    law(&p, "attn.prefill_splitd.fp16", 1e-5, 1e-7, 0, 0);
+    ck_assert_int_eq(cost_profile_fork_kernels(&p), 1);
+    cm = cost_profile_new(&p, &M, 2, err);
+    ck_assert_ptr_nonnull(cm);
+    ck_assert_int_eq(cost_profile_item(cm, &id, &ta, &g), 0);
+    ck_assert(ta != tb);            /* its own law and tiles now */
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+START_TEST(decode_laws_the_gates_need)
+{
+    /* route_decode_xqa: group 6 may take XQA or (short contexts) scalar, so a profile needs
+     * both; group 2 never takes XQA, so it needs the scalar law alone */
+    profile_t p;
+    synthetic(&p, 1);
+    char err[COST_ERR_MAX];
+    ck_assert_int_eq(cost_profile_check(&p, &M, 2, KV_FP16, 6, err), 0);
+    profile_t q;
+    memset(&q, 0, sizeof q);
+    snprintf(q.path, sizeof q.path, "synthetic");
+    for (int i = 0; i < p.nlaws; i++)
+        if (strcmp(p.laws[i].name, "attn.decode_scalar.fp16")) ck_assert_int_eq(prof_put(&q, &p.laws[i]), 0);
+    ck_assert_int_eq(cost_profile_check(&q, &M, 2, KV_FP16, 6, err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "attn.decode_scalar.fp16"));
+    prof_free(&q);
+    memset(&q, 0, sizeof q);
+    snprintf(q.path, sizeof q.path, "synthetic");
+    for (int i = 0; i < p.nlaws; i++)
+        if (strcmp(p.laws[i].name, "attn.decode_xqa.fp16")) ck_assert_int_eq(prof_put(&q, &p.laws[i]), 0);
+    ck_assert_int_eq(cost_profile_check(&q, &M, 2, KV_FP16, 2, err), 0);
+    ck_assert_int_eq(cost_profile_check(&q, &M, 2, KV_FP16, 6, err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "attn.decode_xqa.fp16"));
+    prof_free(&q);
+    prof_free(&p);
+}
+END_TEST
+
 START_TEST(mixed_step_pays_the_q1_walk)
 {
     profile_t p;
@@ -101,7 +241,7 @@ START_TEST(mixed_step_pays_the_q1_walk)
     char err[COST_ERR_MAX];
     cost_model_t *cm = cost_profile_new(&p, &M, 2, err);
     ck_assert_ptr_nonnull(cm);
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6,
                        .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
@@ -111,7 +251,7 @@ START_TEST(mixed_step_pays_the_q1_walk)
     for (int pdr = 0; pdr < 2; pdr++) {
         rc.prefix_decode_rows = pdr;
         ck_assert_int_eq(route_step(&rc, rows, 2, &plan), 0);
-        cost_step_t in = { &plan, NULL, 785, 2, 1, 2, 0 };
+        cost_step_t in = { &plan, NULL, 785, 2, 1, 2, 0, 0 };
         ck_assert_int_eq(cm->step(cm, &in, &o[pdr]), 0);
         t[pdr] = o[pdr].total;
     }
@@ -141,13 +281,13 @@ START_TEST(missing_laws_are_errors)
     ck_assert_ptr_nonnull(strstr(err, "allreduce"));
     /* fp8 laws absent: the step fails with the law's name */
     cm = cost_profile_new(&p, &M, 1, err);
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 1568, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 1568, .group = 6,
                        .kv_dtype = KV_FP8_E5M2, .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
-    kseg_t rows[1] = { { 0, 1, 5000 } };
+    kseg_t rows[1] = { { 0, 1, 20000 } };          /* fp8 XQA from 16,384 tokens (route.h) */
     route_step(&rc, rows, 1, &plan);
-    cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0 };
+    cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0, 0 };
     cost_breakdown_t o;
     ck_assert_int_eq(cm->step(cm, &in, &o), -1);
     ck_assert_ptr_nonnull(strstr(cm->err, "attn.decode_xqa.fp8"));
@@ -223,14 +363,14 @@ static cost_model_t *chunk_grid_model(profile_t *p, int split)
  * seconds a layer */
 static double chunk_attn(cost_model_t *cm, int q, double L)
 {
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6,
                        .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
     kseg_t rows[1] = { { 0, q, (long)L } };
     ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
     ck_assert_int_eq(plan.calls[0].route, ROUTE_PREFILL_BM32);
-    cost_step_t in = { &plan, NULL, q, 1, 0, 1, 0 };
+    cost_step_t in = { &plan, NULL, q, 1, 0, 1, 0, 0 };
     cost_breakdown_t o;
     ck_assert_int_eq(cm->step(cm, &in, &o), 0);
     route_plan_free(&plan);
@@ -291,7 +431,7 @@ START_TEST(features_of_items_match_points)
     model_rank_t r;
     model_rank(&M, 1, &r);
     cost_hw_t hw = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12 };
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group,
                        .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
@@ -402,7 +542,7 @@ START_TEST(prefill_queue_tiles)
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p5, &M, &r, NULL, f), 0);
     ck_assert_double_eq(f[4], 0);
     /* the feature of an item is the feature of its point */
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group,
                        .fp8_bridge_page = 784 };
     route_plan_t plan;
     route_plan_init(&plan);
@@ -529,7 +669,7 @@ START_TEST(decode_mixture_is_its_parts_one_launch)
     ck_assert_msg(cm != NULL, "%s", err);
     model_rank_t r;
     model_rank(&M, 1, &r);
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group,
                        .fp8_bridge_page = 784 };
     kseg_t both[2] = { { 0, 1, 240000 }, { 1, 1, 16384 } };
     double part[2], whole = 0;
@@ -557,6 +697,8 @@ int main(void)
 {
     const check_test_t tests[] = {
         CHECK_TEST(decode_step_adds_up), CHECK_TEST(mixed_step_pays_the_q1_walk),
+        CHECK_TEST(host_terms_and_draft_rows), CHECK_TEST(fork_laws_fall_back),
+        CHECK_TEST(decode_laws_the_gates_need),
         CHECK_TEST(missing_laws_are_errors), CHECK_TEST(grid_leave_one_out),
         CHECK_TEST(measured_grid_prices_chunks_by_waves),
         CHECK_TEST(measured_grid_prices_split_chunks_by_busiest_sm),

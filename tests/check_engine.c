@@ -74,8 +74,9 @@ START_TEST(windows_are_consistent)
 }
 END_TEST
 
-/* The published V100 tables (docs/reference-system.md, "The published measurements"): the
- * scenario files carry the values. */
+/* The published V100 tables (docs/reference-system.md, "The published measurements") and the
+ * two engine-level cells released for fitting (PACE_STEPS=4): the scenario files carry the
+ * values. */
 static const struct { const char *file; long mixed; } published[] = {
     { "scenarios/v100-fp16-nomtp-b16k-baseline.yaml", 21 },
     { "scenarios/v100-fp16-nomtp-b131k-baseline.yaml", 168 },
@@ -85,6 +86,8 @@ static const struct { const char *file; long mixed; } published[] = {
     { "scenarios/v100-fp16-mtp4-b131k-baseline.yaml", 161 },
     { "scenarios/v100-fp16-mtp4-b16k-pdr.yaml", 21 },
     { "scenarios/v100-fp16-mtp4-b131k-pdr.yaml", 161 },
+    { "scenarios/v100-fp16-mtp4-b131k-pdr-pace4.yaml", 161 },
+    { "scenarios/v100-fp16-mtp4-b131k-pdr-anypage-pace4.yaml", 161 },
 };
 
 START_TEST(v100_published_table)
@@ -103,6 +106,22 @@ START_TEST(v100_published_table)
     ck_assert_int_eq(refs, 2);
     ck_assert_int_eq((long)win(r, "mixed_steps"), published[_i].mixed);
     ck_assert_int_eq(r->sum.preemptions, 0);                 /* zero preemptions in every cell */
+    free(r);
+}
+END_TEST
+
+START_TEST(paced_window_steps)
+{
+    /* PACE_STEPS=4 (scheduler.py: next_decode_eligible_step = current_step + N, the admitting
+     * chunk unpaced): B's 161 chunks land at s, s+1, s+5, ..., s+1+4*159, so B's window holds
+     * 2 + 4*159 steps, 3 decode-only ones between two paced chunks */
+    run_result_t *r = malloc(sizeof *r);
+    const char *sets[] = { "measure.all_steps={kind: steps, type: any, from: B.admitted, to: B.first_token}" };
+    runner_run("scenarios/v100-fp16-mtp4-b131k-pdr-pace4.yaml", sets, 1, NULL, r);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    long chunks = (long)win(r, "mixed_steps");
+    ck_assert_int_eq(chunks, (131072 + 815) / 816);
+    ck_assert_int_eq((long)win(r, "all_steps"), 2 + 4 * (chunks - 2));
     free(r);
 }
 END_TEST
@@ -126,6 +145,7 @@ int main(void)
 {
     const check_test_t tests[] = {
         CHECK_TEST(deterministic_output), CHECK_TEST(windows_are_consistent),
-        CHECK_LOOP(v100_published_table, CHECK_N(published)), CHECK_TEST(the_fix_only_removes_cost)};
+        CHECK_LOOP(v100_published_table, CHECK_N(published)), CHECK_TEST(the_fix_only_removes_cost),
+        CHECK_TEST(paced_window_steps)};
     return check_main("engine", "runs", tests, CHECK_N(tests), 120, NULL);
 }

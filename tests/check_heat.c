@@ -125,12 +125,12 @@ typedef struct {
 /* A decode-only step (A at 240K) or a mixed one (A's row + a 2047-token chunk). */
 static void mkstep(stepdef_t *s, int mixed)
 {
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1,
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = 6,
                        .fp8_bridge_page = 784, .prefix_decode_rows = 1 };
     kseg_t rows[2] = { { 0, 1, 240001 }, { 1, 2047, 8192 } };
     route_plan_init(&s->plan);
     ck_assert_int_eq(route_step(&rc, rows, mixed ? 2 : 1, &s->plan), 0);
-    cost_step_t in = { &s->plan, NULL, mixed ? 2048 : 1, mixed ? 2 : 1, 1, mixed ? 2 : 1, 0 };
+    cost_step_t in = { &s->plan, NULL, mixed ? 2048 : 1, mixed ? 2 : 1, 1, mixed ? 2 : 1, 0, 0 };
     s->in = in;
 }
 

@@ -10,7 +10,7 @@
 static route_cfg_t cfg(int pdr, int anypage, int page, kv_dtype_t kv)
 {
     return (route_cfg_t){ .smallq_max_q = 16, .prefix_decode_rows = pdr, .bm32_any_page = anypage, .page = page,
-                          .kv_dtype = kv, .group = 6, .xqa_min_group = 2, .xqa_min_ctx = 1, .fp8_bridge_page = 784 };
+                          .kv_dtype = kv, .group = 6, .fp8_bridge_page = 784 };
 }
 
 /* where did request `req` go: route of its (first) call and how many segments it has there */
@@ -129,6 +129,79 @@ START_TEST(fresh_prompts_only)
 }
 END_TEST
 
+/* The reference fork's dispatch (route.h, fused_mha_forward_paged.cu): one row of q at
+ * 240K context (or a chunk at 5 pages) and what it runs. */
+static const struct {
+    kv_dtype_t kv; int page, anypage, q;
+    route_t route; kvariant_t var; int pipelined, call_page;
+    kvariant_t own;              /* the variant of this repo's kernels (fork_kernels = 0) */
+} fork_cases[] = {
+    /* fp16: q = 1 generic; the MTP verify row and a slow-path chunk on the low-smem
+     * kernel, pipelined only at page 784; the fast path at 784 or with ANY_PAGE */
+    { KV_FP16, 816, 0, 1, ROUTE_PREFILL_GENERIC, VAR_BM32_BN64, 0, 816, VAR_BM32_BN64 },
+    { KV_FP16, 816, 0, 5, ROUTE_PREFILL_GENERIC, VAR_BM16_BN128, 0, 816, VAR_BM16_BN128 },
+    { KV_FP16, 784, 0, 5, ROUTE_PREFILL_GENERIC, VAR_BM16_BN128, 1, 784, VAR_BM16_BN128 },
+    { KV_FP16, 816, 0, 816, ROUTE_PREFILL_GENERIC, VAR_BM16_BN128, 0, 816, VAR_BM32_BN64 },
+    { KV_FP16, 816, 1, 816, ROUTE_PREFILL_BM32, VAR_BM32_BN128, 0, 816, VAR_BM32_BN128 },
+    { KV_FP16, 784, 0, 784, ROUTE_PREFILL_BM32, VAR_BM32_BN128, 0, 784, VAR_BM32_BN128 },
+    /* fp8: in-kernel rows always generic BM32/BN64; bridge chunks of q >= 1024 on the
+     * split-D dense kernel, shorter ones on the BM32 phase kernel of the workspace */
+    { KV_FP8_E5M2, 1568, 0, 5, ROUTE_PREFILL_GENERIC, VAR_BM32_BN64, 0, 1568, VAR_BM16_BN128 },
+    { KV_FP8_E5M2, 1568, 0, 1568, ROUTE_FP8_BRIDGE, VAR_BM64_BN32, 0, 784, VAR_BM32_BN128 },
+    { KV_FP8_E5M2, 1568, 0, 512, ROUTE_FP8_BRIDGE, VAR_BM32_BN128, 0, 784, VAR_BM32_BN128 },
+};
+
+START_TEST(fork_dispatch)
+{
+    route_plan_t p;
+    route_plan_init(&p);
+    route_cfg_t c = cfg(0, fork_cases[_i].anypage, fork_cases[_i].page, fork_cases[_i].kv);
+    c.fork_kernels = 1;
+    int q = fork_cases[_i].q;
+    /* beside a chunk with context, so the row takes the per-sequence prefill loop */
+    kseg_t rows[2] = { { 0, q, 240000 + q }, { 1, 784, 5 * 784 } };
+    ck_assert_int_eq(route_step(&c, rows, 2, &p), 0);
+    const kcall_t *k = &p.calls[0];
+    ck_assert_int_eq(k->segs[0].req, 0);
+    ck_assert_int_eq(k->route, fork_cases[_i].route);
+    ck_assert_int_eq(k->variant, fork_cases[_i].var);
+    ck_assert_int_eq(k->pipelined, fork_cases[_i].pipelined);
+    ck_assert_int_eq(k->page, fork_cases[_i].call_page);
+    /* this repo's kernels: a chunk off the fast path stays on generic BM32/BN64, fp8 rows
+     * below 32 on the low-smem one, bridge chunks on the BM32 phase kernel */
+    c.fork_kernels = 0;
+    ck_assert_int_eq(route_step(&c, rows, 2, &p), 0);
+    ck_assert_int_eq(p.calls[0].variant, fork_cases[_i].own);
+    ck_assert_int_eq(p.calls[0].pipelined, 0);
+    route_plan_free(&p);
+}
+END_TEST
+
+/* flash_attn_v100.py's XQA gates: group, longest context, dtype, and which call */
+static const struct { kv_dtype_t kv; int group; long maxlen; int smallq, xqa; } xqa_cases[] = {
+    { KV_FP16, 6, 1, 0, 1 },            /* uniform / decode rows, fp16: no length gate */
+    { KV_FP16, 8, 1, 0, 1 },
+    { KV_FP16, 2, 240000, 0, 0 },       /* groups other than 6, 8 (4 from 32K): scalar */
+    { KV_FP16, 4, 32767, 0, 0 },
+    { KV_FP16, 4, 32768, 0, 1 },
+    { KV_FP16, 6, 4095, 1, 0 },         /* small-q batch: from 4096 tokens */
+    { KV_FP16, 6, 4096, 1, 1 },
+    { KV_FP16, 4, 240000, 1, 0 },       /* small-q batch: groups 6 and 8 only */
+    { KV_FP8_E5M2, 6, 16383, 0, 0 },    /* fp8_e5m2: from 16384 tokens, never group 4 */
+    { KV_FP8_E5M2, 6, 16384, 0, 1 },
+    { KV_FP8_E5M2, 4, 240000, 0, 0 },
+    { KV_FP8_E5M2, 6, 8192, 1, 0 },
+    { KV_FP8_E5M2, 6, 16384, 1, 1 },
+};
+
+START_TEST(xqa_gates)
+{
+    route_cfg_t c = cfg(0, 0, 784, xqa_cases[_i].kv);
+    c.group = xqa_cases[_i].group;
+    ck_assert_int_eq(route_decode_xqa(&c, xqa_cases[_i].maxlen, xqa_cases[_i].smallq), xqa_cases[_i].xqa);
+}
+END_TEST
+
 /* docs/reference-system.md, "Block size and chunk alignment": 784 / 816 / 1568 / 1616 for the
  * reference model at TP2 */
 START_TEST(block_sizes)
@@ -159,6 +232,7 @@ int main(void)
 {
     const check_test_t tests[] = {
         CHECK_LOOP(mixed_batch_routes, CHECK_N(cases)), CHECK_TEST(small_q_batch_expands),
-        CHECK_TEST(fresh_prompts_only), CHECK_TEST(block_sizes)};
+        CHECK_TEST(fresh_prompts_only), CHECK_LOOP(fork_dispatch, CHECK_N(fork_cases)),
+        CHECK_LOOP(xqa_gates, CHECK_N(xqa_cases)), CHECK_TEST(block_sizes)};
     return check_main("route", "core", tests, CHECK_N(tests), 0, NULL);
 }

@@ -2,6 +2,7 @@
  * block-aligned chunks, MTP budget and acceptance, preemption, and the pacing rule with its
  * anchor. */
 #include "check_core.h"
+#include "engine_int.h"
 #include "runner.h"
 #include "check_run.h"
 
@@ -49,6 +50,43 @@ START_TEST(pacing_anchor)
     ck_assert_int_eq(st[3], 11);
     ck_assert_int_eq(next, 15);
     ck_assert_int_eq(e.pool[e.explicit_slot[1]].next_eligible, 15);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(gate_holds_every_running_request)
+{
+    /* scheduler.py checks current_step < next_decode_eligible_step for every running
+     * request, decoders too (a gate set before a preemption outlives it): D, decoding, under
+     * a gate is skipped; P, due at step 15, is scheduled */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_engine(pacing_body(4, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
+    int d = e.explicit_slot[0], pslot = e.explicit_slot[1], pre = 0;
+    ck_assert_int_eq(e.step_no, 14);
+    e.pool[d].next_eligible = e.step_no + 3;
+    int n = sched_step(&e, &pre);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(e.rows[0].req, pslot);
+    ck_assert_int_eq(e.rows[0].prefill, 1);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(pacing_active_by_prompt_computed)
+{
+    /* pace_prefills = any(num_computed_tokens >= num_prompt_tokens): a request whose prompt is
+     * computed counts as decoding even while it replays output tokens after a preemption
+     * (computed < prompt + emitted), so P's chunk beside it is paced (gate at step + 4) */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_engine(pacing_body(4, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
+    int d = e.explicit_slot[0], pslot = e.explicit_slot[1], pre = 0;
+    e.pool[d].target = e.pool[d].computed + 10;       /* replaying: a prefill row, prompt done */
+    int n = sched_step(&e, &pre);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(e.rows[0].prefill, 1);
+    ck_assert_int_eq(e.rows[0].q, 10);
+    ck_assert_int_eq(e.pool[d].next_eligible, 0);     /* a row past the prompt sets no gate */
+    ck_assert_int_eq(e.pool[pslot].next_eligible, e.step_no + 4);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -265,6 +303,26 @@ START_TEST(preemption_recomputes_newest)
 }
 END_TEST
 
+START_TEST(lookahead_on_every_allocation)
+{
+    /* allocate_slots(num_lookahead_tokens = K) on admission and on every running row: a
+     * 1024-token first chunk with MTP4 holds 1028 slots, so two 1024-token blocks */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    const char *body =
+        "engine: {max_num_batched_tokens: 1024, max_num_seqs: 4, tensor_parallel_size: 2, block_size: 1024,"
+        " speculative_config: {method: mtp, num_speculative_tokens: 4}}\n"
+        "mtp_acceptance: {mean_accepted: 2}\n"
+        "workload:\n  requests:\n"
+        "    - {id: X, prompt_tokens: 4096, output_tokens: 4, arrival: 0}\n"
+        "stop: {when: all_finished, max_steps: 2}\n";
+    ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
+    ck_assert_int_eq(rec.rows[0][0].seq_len, 1024);
+    ck_assert_int_eq(rec.rows[1][0].seq_len, 2048);
+    ck_assert_int_eq(e.pool[e.explicit_slot[0]].blocks, 3 + e.gdn_blocks);   /* 2048 + 4 slots */
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
 START_TEST(prefix_cache_hits_whole_blocks)
 {
     engine_t e; scenario_t s; cost_model_t *cm;
@@ -308,6 +366,8 @@ int main(void)
         CHECK_LOOP(block_aligned_chunks, CHECK_N(chunk_cases)), CHECK_TEST(budget_and_running_first),
         CHECK_TEST(max_num_seqs_limits_admission), CHECK_TEST(mtp_budget_and_mean_acceptance),
         CHECK_TEST(mtp_per_position_acceptance_seeded), CHECK_TEST(preemption_recomputes_newest),
+        CHECK_TEST(lookahead_on_every_allocation), CHECK_TEST(gate_holds_every_running_request),
+        CHECK_TEST(pacing_active_by_prompt_computed),
         CHECK_TEST(prefix_cache_hits_whole_blocks), CHECK_TEST(preemption_into_a_full_waiting_queue)};
     return check_main("sched", "core", tests, CHECK_N(tests), 60, NULL);
 }
