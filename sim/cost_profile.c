@@ -98,16 +98,24 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
     const cost_grid_group_t *below = NULL, *above = NULL;
     int chunk = it->kind == CI_ATTN && it->call->route != ROUTE_DECODE_XQA && it->call->route != ROUTE_DECODE_SCALAR
                 && row[ATTN_COL_Q] >= 32;
-    for (int g = 0; g < pm->grid.n; g++) {
+    int lo, hi;
+    cost_grid_law(&pm->grid, li, &lo, &hi);
+    if (lo == hi) return 0;
+    const cost_grid_group_t *own = cost_grid_find(&pm->grid, li, row, cost_grid_nkeys(l), axis);
+    if (it->kind == CI_BRIDGE) {
+        /* the bridge's expansion depends on the sequence only: the law's group of its first point */
+        own = &pm->grid.g[lo];
+        for (int g = lo + 1; g < hi; g++)
+            if (pm->grid.g[g].first < own->first) own = &pm->grid.g[g];
+    }
+    if (own) return group_eval(pm, l, own, x, feat, t) == 0;
+    if (!chunk) return 0;
+    for (int g = lo; g < hi; g++) {
         const cost_grid_group_t *gr = &pm->grid.g[g];
-        if (gr->law != li) continue;
-        /* the bridge's expansion depends on the sequence only */
-        if (it->kind == CI_BRIDGE || cost_grid_same_key(row, gr->key, cost_grid_nkeys(l), axis))
-            return group_eval(pm, l, gr, x, feat, t) == 0;
         /* neighbours: measured chunks, and the q = 1 row of the prefill kernels (the same
          * CTA walking the same keys with one live row: a short final chunk whose tiles
          * still fit one wave costs what that row costs) */
-        if (!chunk || gr->key[ATTN_COL_ROWS] != row[ATTN_COL_ROWS] || gr->key[ATTN_COL_PAGE] != row[ATTN_COL_PAGE]) continue;
+        if (gr->key[ATTN_COL_ROWS] != row[ATTN_COL_ROWS] || gr->key[ATTN_COL_PAGE] != row[ATTN_COL_PAGE]) continue;
         double gq = gr->key[ATTN_COL_Q], q = row[ATTN_COL_Q];
         if (gq < 32 && gq != 1) continue;
         if (gq < q && (!below || gq > below->key[ATTN_COL_Q])) below = gr;

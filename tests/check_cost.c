@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cost.h"
+#include "cost_grid.h"
 #include "scenario.h"
 
 static model_t M;
@@ -432,6 +433,78 @@ START_TEST(prefill_queue_tiles)
 }
 END_TEST
 
+START_TEST(prefill_tiles_by_periods)
+{
+    /* a prefill row's tiles are summed by periods of BN / BM M-tiles: the same as walking
+     * every M-tile, for each kernel and row shapes around the tiles' edges */
+    static const char *const laws[] = { "attn.prefill_bm32.fp16", "attn.prefill_generic.fp16",
+                                        "attn.prefill_lowsmem.fp16" };
+    static const int bm[] = { 32, 32, 16 }, bn[] = { 128, 64, 128 };
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    for (int k = 0; k < 3; k++)
+        for (long q = 1; q <= 700; q += 13)
+            for (long pre = 0; pre <= 300; pre += 37) {
+                double row[4] = { 1, (double)q, (double)(pre + q), 784 }, f[PROF_MAX_COEF];
+                ck_assert_int_eq(cost_point_features(laws[k], row, &M, &r, NULL, f), 0);
+                double tot = 0, mx = 0;
+                for (long i = 0; i * bm[k] < q; i++) {
+                    long last = (i + 1) * bm[k] < q ? (i + 1) * bm[k] : q;
+                    double t = (double)((pre + last + bn[k] - 1) / bn[k]);
+                    tot += t;
+                    mx = fmax(mx, t);
+                }
+                ck_assert_msg(f[PREFILL_TILES_TOTAL] == tot * r.q_heads && f[PREFILL_TILES_MAX] == mx,
+                              "%s q %ld prefix %ld: %g %g vs %g %g", laws[k], q, pre, f[PREFILL_TILES_TOTAL],
+                              f[PREFILL_TILES_MAX], tot * r.q_heads, mx);
+            }
+    /* the largest point a profile may hold (2^10 rows, q = 2^20 at 2^24): priced at once,
+     * its queue by list scheduling's bound (over 2^20 CTAs) */
+    cost_hw_t h200 = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12, .split_max = 4, .split_min_tiles = 8,
+                       .split_cost_tiles = 4, .split_occ = 1 };
+    double big[4] = { PROF_MAX_ROWS, PROF_MAX_Q, (double)PROF_MAX_SEQ_LEN, 784 }, f[PROF_MAX_COEF];
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", big, &M, &r, &h200, f), 0);
+    ck_assert(f[PREFILL_CTAS] > 1 << 20);
+    double bound = fmin(f[PREFILL_TILES_TOTAL] / 132 + (1 - 1.0 / 132) * f[PREFILL_TILES_MAX],
+                        ceil(f[PREFILL_CTAS] / 132) * f[PREFILL_TILES_MAX]);
+    ck_assert_double_eq(f[PREFILL_QUEUE_TILES], bound - f[PREFILL_TILES_MAX]);
+}
+END_TEST
+
+START_TEST(grid_of_many_points)
+{
+    /* 50,000 gemm points, 500 shapes of 100 m each, in a shuffled order: grouped by sorting
+     * (a pairwise grouping took seconds), every group its shape's m in order, found by its key */
+    static double pts[50000 * 5];
+    int n = 0;
+    for (int i = 0; i < 50000; i++) {
+        int j = (int)(((long)i * 7919) % 50000);    /* 7919 is prime to 50000: a permutation */
+        int shape = j / 100, m = j % 100 + 1;
+        double *p = pts + 5 * n++;
+        p[0] = m, p[1] = 1024 + shape, p[2] = 4096, p[3] = 2, p[4] = 1e-6 * m;
+    }
+    prof_law_t l;
+    prof_law_init(&l, law_form(LAW_GEMM));
+    l.ncols = 5;
+    snprintf(l.cols[4], sizeof l.cols[4], "t_s");
+    l.pts = pts;
+    l.npts = n;
+    cost_grid_t g;
+    ck_assert_int_eq(cost_grid_build(&g, &l, 1), 0);
+    ck_assert_int_eq(g.n, 500);
+    for (int k = 0; k < g.n; k++) {
+        ck_assert_int_eq(g.g[k].npts, 100);
+        ck_assert_double_eq(g.g[k].key[1], 1024 + k);  /* ordered by key */
+        for (int i = 1; i < 100; i++) ck_assert(g.g[k].ax[i] > g.g[k].ax[i - 1]);
+        const cost_grid_group_t *f = cost_grid_find(&g, 0, (double[]){ 7, 1024 + k, 4096, 2 }, 4, 0);
+        ck_assert_ptr_eq(f, &g.g[k]);
+    }
+    ck_assert_ptr_null(cost_grid_find(&g, 0, (double[]){ 7, 1023, 4096, 2 }, 4, 0));
+    ck_assert_ptr_null(cost_grid_find(&g, 1, (double[]){ 7, 1024, 4096, 2 }, 4, 0));
+    cost_grid_free(&g);
+}
+END_TEST
+
 START_TEST(roofline_pair_prices_the_larger)
 {
     /* gdn's pair (long row, tokens): a 2048-token chunk is priced by its walk, 64 one-token
@@ -572,6 +645,8 @@ int main(void)
     tcase_add_test(tc, prefill_queue_tiles);
     tcase_add_test(tc, prefill_split_parts);
     tcase_add_test(tc, decode_mixture_is_its_parts_one_launch);
+    tcase_add_test(tc, prefill_tiles_by_periods);
+    tcase_add_test(tc, grid_of_many_points);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
