@@ -589,6 +589,40 @@ int prof_put(profile_t *p, const prof_law_t *law)
     return 0;
 }
 
+/* 1 when law l (gemm) has a point of shape (n, k). */
+static int gemm_measured(const prof_law_t *l, long n, long k)
+{
+    for (int i = 0; l && l->ncols > GEMM_COL_K && i < l->npts; i++) {
+        const double *row = l->pts + (size_t)i * (size_t)l->ncols;
+        if (row[GEMM_COL_N] == (double)n && row[GEMM_COL_K] == (double)k) return 1;
+    }
+    return 0;
+}
+
+int prof_check_model(const profile_t *p, const model_t *m, int tp, FILE *warn)
+{
+    if (!p->model[0] || (!strcmp(p->model, m->name) && p->tp == tp)) return 0;
+    model_rank_t r;
+    const prof_law_t *g = prof_find(p, "gemm");
+    int same = g && g->npts > 0 && model_rank(m, tp, &r) == 0;
+    if (same) {
+        long h = m->hidden;
+        long shapes[][2] = { { r.attn_qkv_n, h }, { h, r.attn_o_k }, { r.mlp_up_n, h }, { h, r.mlp_down_k },
+                             { r.vocab_n, h }, { r.gdn_in_n, h }, { h, r.gdn_out_k }, { h, 2 * h } };
+        int n = 5 + (m->n_gdn > 0 ? 2 : 0);
+        if (m->mtp_layers > 0) {
+            shapes[n][0] = h;         /* the MTP layer's eh_proj */
+            shapes[n][1] = 2 * h;
+            n++;
+        }
+        for (int i = 0; i < n && same; i++) same = gemm_measured(g, shapes[i][0], shapes[i][1]);
+    }
+    if (same) return 0;
+    fprintf(warn, "warning: %s: profile measured %s at TP %d; this scenario runs %s at TP %d: attention and GEMM "
+            "items are priced by the laws outside their measured shapes\n", p->path, p->model, p->tp, m->name, tp);
+    return 1;
+}
+
 double prof_eval(const prof_law_t *l, const double *feat)
 {
     const law_form_t *f = law_find(l->name);

@@ -18,7 +18,10 @@
 #ifndef PACESIM_PROFILE_H
 #define PACESIM_PROFILE_H
 
+#include <stdio.h>
+
 #include "law.h"
+#include "model.h"
 
 #define PROF_MAX_COEF 10               /* coefficients a law may have in a file */
 #define PROF_MAX_COLS LAW_MAX_COLS
@@ -92,6 +95,14 @@ void prof_law_init(prof_law_t *l, const law_form_t *f);
 const prof_law_t *prof_find(const profile_t *p, const char *name);
 /* Add (or replace) a law; copies pts.  0 or -1 on allocation failure. */
 int prof_put(profile_t *p, const prof_law_t *law);
+
+/* Whether the profile measured the shapes a scenario running model m at TP degree tp
+ * prices: the profile's model (its `model` and `tp`) is m when the names and TP degrees
+ * agree, or when its gemm law's points hold every GEMM shape (n, k) m has per rank at tp
+ * (models are compared by shape: the same widths under another name are the same model).
+ * When they differ, one line on warn ("warning: PATH: profile measured ...") and 1; else
+ * (also for a profile that records no model) 0. */
+int prof_check_model(const profile_t *p, const model_t *m, int tp, FILE *warn);
 
 /* Evaluate a law on a feature vector (ncoef values): the sum of coef[i] * feat[i], its
  * roofline pair (if any) taken as max(coef[a] feat[a], coef[b] feat[b]), its knee (if

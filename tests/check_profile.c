@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "profile.h"
+#include "scenario.h"
 
 static char tmpdir[64];
 
@@ -275,6 +276,59 @@ START_TEST(not_a_regular_file)
 }
 END_TEST
 
+/* the profile's model against a scenario's: by name and TP, else by the GEMM shapes its
+ * points hold; one warning line when they differ */
+START_TEST(model_by_shape)
+{
+    model_t m, fp16;
+    char merr[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &m, merr) == 0, "%s", merr);
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b-fp16.yaml", &fp16, merr) == 0, "%s", merr);
+    ck_assert_str_ne(m.name, fp16.name);
+    profile_t p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.path, sizeof p.path, "h.yaml");
+    snprintf(p.model, sizeof p.model, "%s", m.name);
+    p.tp = 1;
+    model_rank_t r;
+    ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+    long h = m.hidden, nk[][2] = { { r.attn_qkv_n, h }, { h, r.attn_o_k }, { r.gdn_in_n, h }, { h, r.gdn_out_k },
+                                   { r.mlp_up_n, h }, { h, r.mlp_down_k }, { r.vocab_n, h }, { h, 2 * h } };
+    double pts[8 * 5];
+    for (int i = 0; i < 8; i++) {
+        double row[5] = { 64, (double)nk[i][0], (double)nk[i][1], 2, 1e-5 };
+        memcpy(pts + 5 * i, row, sizeof row);
+    }
+    prof_law_t g;
+    prof_law_init(&g, law_form(LAW_GEMM));
+    g.ncols = 5;
+    snprintf(g.cols[4], sizeof g.cols[4], "t_s");
+    g.pts = pts;
+    g.npts = 8;
+    ck_assert_int_eq(prof_put(&p, &g), 0);
+    char buf[1024] = "";
+    FILE *w = fmemopen(buf, sizeof buf, "w");
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(prof_check_model(&p, &m, 1, w), 0);        /* the same name and TP */
+    ck_assert_int_eq(prof_check_model(&p, &fp16, 1, w), 0);     /* another name, the same shapes */
+    fflush(w);
+    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(prof_check_model(&p, &m, 2, w), 1);        /* TP 2: other shapes per rank */
+    fclose(w);
+    ck_assert_str_eq(buf, "warning: h.yaml: profile measured qwen3.8-27b at TP 1; this scenario runs qwen3.8-27b "
+                          "at TP 2: attention and GEMM items are priced by the laws outside their measured shapes\n");
+    /* without the points, another name is another model; no model recorded: nothing compared */
+    w = fmemopen(buf, sizeof buf, "w");
+    p.laws[0].npts = 0;
+    ck_assert_int_eq(prof_check_model(&p, &fp16, 1, w), 1);
+    p.model[0] = 0;
+    ck_assert_int_eq(prof_check_model(&p, &fp16, 2, w), 0);
+    fclose(w);
+    p.laws[0].npts = 8;
+    prof_free(&p);
+}
+END_TEST
+
 #define META "profile:\n  gpu: G\n"               /* lines 1-2 */
 
 typedef struct bad {
@@ -402,6 +456,7 @@ static Suite *profile_suite(void)
     tcase_add_test(tc, find_put_eval);
     tcase_add_test(tc, missing_file);
     tcase_add_test(tc, not_a_regular_file);
+    tcase_add_test(tc, model_by_shape);
     tcase_add_test(tc, minimal_profile);
     tcase_add_loop_test(tc, bad_profiles, 0, (int)(sizeof bads / sizeof bads[0]));
     suite_add_tcase(s, tc);
