@@ -366,6 +366,10 @@ static int load_profile(const char *path, profile_t *out, char err[PROF_ERR_MAX]
     if (!yd_is_null(laws)) {
         if (yd_expect(&e, laws, "laws", YD_SEQ))
             goto fail;
+        if (laws->n > PROF_MAX_LAWS) {     /* bounds the memory and the names' pairwise check */
+            yd_fail(&e, laws, "laws", "at most %d laws, got %d", PROF_MAX_LAWS, laws->n);
+            goto fail;
+        }
         if (laws->n) {
             out->laws = calloc((size_t)laws->n, sizeof *out->laws);
             if (!out->laws) {

@@ -9,12 +9,13 @@
  * A law keeps the raw points it was fitted on (columns named per law, the last one
  * is always "t_s"), the fit's median/max relative error against those points, and
  * its provenance (measured by calib on a named GPU, or derived from a cited figure).
- * Invariant after prof_load(): every law has 1..PROF_MAX_COEF coefficients in [0, 100] (a law
- * of the catalogue no more than its form has, law_ncoef, and not all 0 but for the step
- * law's); a catalogue law's columns are its form's; it has at most PROF_MAX_POINTS points,
- * each row exactly ncols values within its column's range (below; t_s in [1e-9, 1000] s for
- * every law, a law outside the catalogue's other columns finite); metadata within bounds
- * (sms <= 4096, tp <= 1024).  The cost model's work per call is bounded by these. */
+ * Invariant after prof_load(): at most PROF_MAX_LAWS laws; every law has 1..PROF_MAX_COEF
+ * coefficients in [0, 100] (a law of the catalogue no more than its form has, law_ncoef,
+ * and not all 0 but for the step law's); a catalogue law's columns are its form's; a law
+ * has at most PROF_MAX_POINTS points, each row exactly ncols values within its column's
+ * range (below; t_s in [1e-9, 1000] s for every law, a law outside the catalogue's other
+ * columns finite); metadata within bounds (sms <= 4096, tp <= 1024).  The cost model's
+ * work per call is bounded by these. */
 #ifndef PACESIM_PROFILE_H
 #define PACESIM_PROFILE_H
 
@@ -26,6 +27,7 @@
 #define PROF_MAX_COEF 10               /* coefficients a law may have in a file */
 #define PROF_MAX_COLS LAW_MAX_COLS
 #define PROF_ERR_MAX 1024
+#define PROF_MAX_LAWS 1024             /* laws a profile may have (the catalogue has 15) */
 #define PROF_MAX_POINTS 100000         /* points a law may have */
 /* a point's columns (law.h), whole numbers from 1 up to: */
 #define PROF_MAX_ROWS 1024             /* attention rows of one call */
