@@ -428,17 +428,38 @@ static void put_kv_str(FILE *f, const char *ind, const char *k, const char *v)
     fputc('\n', f);
 }
 
-static int law_finite(const prof_law_t *l)
+/* 1 when a row of law form f (NULL: outside the catalogue) is one prof_load accepts. */
+static int row_ok(const law_form_t *f, const double *v, int ncols)
+{
+    for (int j = 0; j < ncols; j++) {
+        double lo, hi;
+        int whole;
+        col_range(f, j, ncols, &lo, &hi, &whole);
+        if (!(v[j] >= lo && v[j] <= hi) || (whole && v[j] != floor(v[j])))
+            return 0;
+    }
+    if (f && (f->family == LF_PREFILL || f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ||
+              f->family == LF_BRIDGE))
+        return v[ATTN_COL_Q] <= v[ATTN_COL_SEQ_LEN];
+    return !f || f->family != LF_GDN || v[GDN_COL_SEQS] <= v[GDN_COL_TOKENS];
+}
+
+/* 1 when prof_load would read the law back: prof_save writes nothing it would refuse. */
+static int law_savable(const prof_law_t *l)
 {
     if (l->ncoef < 1 || l->ncoef > PROF_MAX_COEF || l->ncols < 0 || l->ncols > PROF_MAX_COLS ||
-        l->npts < 0 || (l->npts && (!l->ncols || !l->pts)))
+        l->npts < 0 || l->npts > PROF_MAX_POINTS || (l->npts && (!l->ncols || !l->pts)))
         return 0;
     for (int i = 0; i < l->ncoef; i++)
-        if (!isfinite(l->coef[i]))
+        if (!(l->coef[i] >= 0 && l->coef[i] <= MAX_COEF))
             return 0;
-    for (long i = 0; i < (long)l->npts * l->ncols; i++)
-        if (!isfinite(l->pts[i]))
+    const law_form_t *f = law_find(l->name);
+    for (int i = 0; i < l->npts; i++)
+        if (!row_ok(f, l->pts + (size_t)i * (size_t)l->ncols, l->ncols))
             return 0;
+    int fitted = l->fit_median_rel >= 0 && l->fit_max_rel >= 0;
+    if (fitted && !(l->fit_median_rel <= l->fit_max_rel && l->fit_max_rel <= MAX_REL))
+        return 0;
     return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel) && isfinite(l->hot) && isfinite(l->heat);
 }
 
@@ -462,7 +483,7 @@ int prof_save(const char *path, const profile_t *p)
             return -1;
         }
     for (int i = 0; i < p->nlaws; i++)
-        if (!law_finite(&p->laws[i])) {
+        if (!law_savable(&p->laws[i])) {
             errno = EDOM;
             return -1;
         }

@@ -86,7 +86,8 @@ int prof_load(const char *path, profile_t *out, char err[PROF_ERR_MAX]);
  * -- which prof_load refuses -- is read as it is: for calib --refit, which refits such laws
  * from their points. */
 int prof_load_any(const char *path, profile_t *out, char err[PROF_ERR_MAX]);
-/* Write a profile (all laws, points, metadata).  0 or -1 (errno set). */
+/* Write a profile (all laws, points, metadata).  0 or -1 (errno set; EDOM: a law holds a
+ * value prof_load would refuse, so nothing is written that does not load back). */
 int prof_save(const char *path, const profile_t *p);
 void prof_free(profile_t *p);
 

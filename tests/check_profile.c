@@ -195,7 +195,7 @@ START_TEST(round_trip)
 }
 END_TEST
 
-START_TEST(save_refuses_nonfinite)
+START_TEST(save_refuses_what_load_refuses)
 {
     mk_tmpdir();
     profile_t a;
@@ -204,10 +204,20 @@ START_TEST(save_refuses_nonfinite)
     errno = 0;
     ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
     ck_assert_int_eq(errno, EDOM);
-    a.laws[0].pts[7] = 1;
+    a.laws[0].pts[7] = 240000;
     a.laws[1].coef[1] = INFINITY;
     ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    /* nor anything prof_load would refuse: a negative coefficient, a time of 0, q past seq_len */
+    a.laws[1].coef[1] = -1e-9;
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    ck_assert_int_eq(errno, EDOM);
     a.laws[1].coef[1] = 1;
+    a.laws[0].pts[4] = 0;
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    a.laws[0].pts[4] = 0.00352;
+    a.laws[0].pts[7] = 8;
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    a.laws[0].pts[7] = 240000;
     ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), 0);
     ck_assert_int_eq(prof_save("/nonexistent-dir/x.yaml", &a), -1);
     ck_assert_int_eq(errno, ENOENT);
@@ -452,7 +462,7 @@ static Suite *profile_suite(void)
     Suite *s = suite_create("profile");
     TCase *tc = tcase_create("profile");
     tcase_add_test(tc, round_trip);
-    tcase_add_test(tc, save_refuses_nonfinite);
+    tcase_add_test(tc, save_refuses_what_load_refuses);
     tcase_add_test(tc, find_put_eval);
     tcase_add_test(tc, missing_file);
     tcase_add_test(tc, not_a_regular_file);
