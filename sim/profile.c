@@ -5,19 +5,19 @@
  *
  *   profile:                          # metadata; every key optional except gpu
  *     gpu: "NVIDIA H200"              # string
- *     sms: 132                        # integer >= 0
- *     mem_gib: 139.8                  # number >= 0 (per GPU)
- *     mem_bw_gbs: 4240                # number >= 0
- *     peak_fp16_tflops: 700           # number >= 0
- *     tp: 1                           # integer >= 1 (default 1)
+ *     sms: 132                        # integer 0 .. 4096
+ *     mem_gib: 139.8                  # number 0 .. 1e9 (per GPU), as every number below
+ *     mem_bw_gbs: 4240                # of metadata
+ *     peak_fp16_tflops: 700
+ *     tp: 1                           # integer 1 .. 1024 (default 1)
  *     model: "qwen3.8-27b"            # strings: model toolkit driver date revision method
  *     toolkit: "13.0"
  *     driver: "580.159"
  *     date: "2026-11-29"
  *     revision: "abc1234"
  *     method: "measured by bin/calib ..."
- *     calib_seconds: 212.5            # number >= 0
- *     sm_clock_mhz: 1980              # number >= 0
+ *     calib_seconds: 212.5
+ *     sm_clock_mhz: 1980
  *     sustained: {clock_cold_mhz: 1979, clock_hot_mhz: 1600, tau_up_s: 0.06, tau_down_s: 0.1}
  *                                     # optional (all four keys); clocks > 0 (hot < cold),
  *                                     # time constants > 0 s (sim/heat.h)
@@ -31,17 +31,20 @@
  *                                     # with these constants); parts 1 .. 64, tiles 1 ..
  *                                     # 2^20 and 0 .. 2^20, CTAs per SM 1 .. 64; absent = it
  *                                     # does not split
- *   laws:                             # list (may be empty); names unique
+ *   laws:                             # list (may be empty, at most 1024); names unique
  *     - name: attn.prefill_bm32.fp16  # required, < 48 chars
- *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..10 finite numbers; a law of the
+ *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..10 numbers 0 .. 100; a law of the
  *                                     # catalogue (sim/law.h) no more than its form has
- *                                     # (prof_load_any: any number)
+ *                                     # (prof_load_any: any number), not all 0 (but step's)
  *       provenance: "measured by calib on NVIDIA H200, 2026-11-29"   # optional
- *       fit: {median_rel: 0.012, max_rel: 0.041}   # optional (both keys); absent = -1
+ *       fit: {median_rel: 0.012, max_rel: 0.041}   # optional (both keys), 0 .. 100, median
+ *                                                  # <= max; absent = -1
  *       columns: [rows, q, seq_len, page, t_s]     # optional; 1..8 names < 16 chars,
- *                                                  # the last one "t_s"
- *       points:                                    # optional; needs columns; each row
- *         - [1, 784, 104000, 784, 0.00352]         # exactly len(columns) finite numbers
+ *                                                  # the last one "t_s"; a catalogue law's
+ *                                                  # its form's (check_cols)
+ *       points:                                    # optional; needs columns; at most 100000;
+ *         - [1, 784, 104000, 784, 0.00352]         # each row exactly len(columns) numbers,
+ *                                                  # each in its column's range (col_range)
  *       sustained: {hot: 1.12, heat: 0.3}          # optional (both keys); hot 0.5 .. 5,
  *                                                  # heat 0 .. 1 (sim/heat.h)
  *
@@ -51,7 +54,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +76,6 @@ static const char *const law_sus_keys[] = {"hot", "heat", NULL};
 static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
 static const char *const fit_keys[] = {"median_rel", "max_rel", NULL};
-
-#define NONNEG 0.0, INFINITY, 0
 
 /* ---- the physically meaningful ranges a profile's values are held to at load ----
  * Every value the cost model computes with is bounded here, so that no profile can make a
