@@ -505,6 +505,28 @@ START_TEST(grid_of_many_points)
 }
 END_TEST
 
+START_TEST(grid_loo_is_finite_within_bounds)
+{
+    /* the leave-one-out of a grid whose times swing between the loader's bounds (1 ns and
+     * 1000 s, sim/profile.h) is large but finite: `pacesim profile` never prints inf */
+    double pts[6 * 2];
+    for (int i = 0; i < 6; i++) {
+        pts[2 * i] = i + 1;
+        pts[2 * i + 1] = i % 2 ? 1e3 : 1e-9;
+    }
+    prof_law_t l;
+    prof_law_init(&l, law_form(LAW_ELEMENTWISE));
+    l.pts = pts;
+    l.npts = 6;
+    double med, mx;
+    int n;
+    ck_assert_int_eq(cost_grid_loo(&l, &med, &mx, &n), 0);
+    ck_assert_int_eq(n, 4);
+    ck_assert(isfinite(med) && isfinite(mx) && mx >= med);
+    ck_assert_double_eq_tol(mx, 1e3 / 1e-9 - 1, 1);
+}
+END_TEST
+
 START_TEST(roofline_pair_prices_the_larger)
 {
     /* gdn's pair (long row, tokens): a 2048-token chunk is priced by its walk, 64 one-token
@@ -647,6 +669,7 @@ int main(void)
     tcase_add_test(tc, decode_mixture_is_its_parts_one_launch);
     tcase_add_test(tc, prefill_tiles_by_periods);
     tcase_add_test(tc, grid_of_many_points);
+    tcase_add_test(tc, grid_loo_is_finite_within_bounds);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
