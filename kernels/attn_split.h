@@ -1,6 +1,6 @@
 /* attn_split.h: how many parts the prefill fast path splits each CTA's walk over the keys
- * into (kernels/NOTES.md v8). Plain C, no CUDA: the launcher (attn_prefill.cu) and the
- * cost model (sim/cost.c) call the same function, so what the simulator prices is what the
+ * into (docs/kernels-log.md). Plain C, no CUDA: the launcher (attn_prefill.cu) and the
+ * cost model (sim/cost_feat.c) call the same function, so what the simulator prices is what the
  * kernel runs.
  *
  * The fast path's grid is (ceil(M/32), S, rows x heads): a CTA per (32 query rows, q head)

@@ -122,10 +122,17 @@ static double waves(double ctas, int occ, const cost_hw_t *hw)
  * SMs the last SM to finish sets the time, and causal rows give CTAs of unlike length (a
  * q = 1568 row's M-tiles walk 39..51 tiles at 6.5K context), which whole rounds of the
  * longest CTA overstate.  0 when every CTA has an SM of its own, or the SMs are unknown. */
+#define SCHED_MAX_CTAS (1L << 20)   /* CTAs list-scheduled one by one; past them, the bound */
+
 static double prefill_sched(int bm, int bn, int parts, const kseg_t *segs, int nseg, long rows_mult, double heads,
-                            const cost_hw_t *hw, double ctas, double mx)
+                            const cost_hw_t *hw, double ctas, double mx, double tiles)
 {
     if (!hw || hw->sms <= 0 || ctas <= hw->sms) return 0;
+    /* more CTAs than the schedule walks one by one (a call of over a million CTAs: no
+     * reference shape comes near): list scheduling's bound, the mean SM's tiles plus the
+     * longest CTA's, or whole rounds of the longest, whichever is less */
+    if (ctas > SCHED_MAX_CTAS)
+        return fmin(tiles / hw->sms + (1 - 1.0 / hw->sms) * mx, ceil(ctas / hw->sms) * mx) - mx;
     double stack[1024], *sm = hw->sms <= 1024 ? stack : calloc((size_t)hw->sms, sizeof *sm);
     if (!sm) return (ceil(ctas / hw->sms) - 1) * mx;     /* out of memory: whole rounds of the longest */
     int n = hw->sms;
@@ -160,16 +167,25 @@ static double prefill_sched(int bm, int bn, int parts, const kseg_t *segs, int n
     return busiest - mx;
 }
 
+/* A row's M-tiles: tile j < mt walks prefix + j BM keys, the last one prefix + q (the
+ * longest).  With BN = r BM (every kernel of the catalogue), ceil((prefix + j BM) / BN)
+ * rises by exactly 1 from j to j + r, so the sum over j takes r terms, not q / BM. */
 static void prefill_row(int bm, int bn, int q, long seq_len, double *tot, double *mx, double *ctas)
 {
-    long prefix = seq_len - q;
-    long mt = cdiv(q, bm);
-    for (long i = 0; i < mt; i++) {
-        long last = (i + 1) * bm < q ? (i + 1) * bm : q;
-        long t = cdiv(prefix + last, bn);
-        *tot += (double)t;
-        if ((double)t > *mx) *mx = (double)t;
+    long prefix = seq_len - q, mt = cdiv(q, bm), n = mt - 1, last = cdiv(prefix + q, bn);
+    long long sum = last;
+    if (bn % bm == 0) {
+        long r = bn / bm, full = n / r, rem = n % r;
+        for (long t = 1; t <= r; t++) {
+            long long c = cdiv(prefix + t * bm, bn);
+            sum += full * c + (t <= rem ? c + full : 0);
+        }
+        sum += (long long)r * full * (full - 1) / 2;
+    } else {
+        for (long j = 1; j <= n; j++) sum += cdiv(prefix + j * bm, bn);
     }
+    *tot += (double)sum;
+    if ((double)last > *mx) *mx = (double)last;
     *ctas += (double)mt;
 }
 
@@ -204,7 +220,7 @@ static void prefill_features(const law_form_t *f, const kseg_t *segs, int nseg, 
     feat[PREFILL_TILES_MAX] = (double)attn_split_part_tiles((long long)mx, parts, 0);
     feat[PREFILL_CTAS] = c * parts;
     feat[PREFILL_QUEUE_TILES] = prefill_sched(f->tile_m, f->tile_n, parts, segs, nseg, rows_mult, heads, hw,
-                                              feat[PREFILL_CTAS], feat[PREFILL_TILES_MAX]);
+                                              feat[PREFILL_CTAS], feat[PREFILL_TILES_MAX], feat[PREFILL_TILES_TOTAL]);
 }
 
 /* decode: partitions of P tokens, a CTA each, then a reduce kernel whose CTA walks every

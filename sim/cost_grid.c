@@ -20,17 +20,28 @@ int cost_grid_nkeys(const prof_law_t *l)
     return law_shape_cols(law_find(l->name), l->ncols);
 }
 
-int cost_grid_same_key(const double *row, const double *key, int nkeys, int axis)
+/* One point of a law, for sorting: by its key (the shape columns but the axis), then its
+ * axis value, then its place in the law (so repeats keep the file's order). */
+typedef struct {
+    const double *row;
+    int idx;
+    int nkeys, axis;
+} grid_pt_t;
+
+static int key_cmp(const double *a, const double *b, int nkeys, int axis)
 {
     for (int c = 0; c < nkeys; c++)
-        if (c != axis && row[c] != key[c]) return 0;
-    return 1;
+        if (c != axis && a[c] != b[c]) return a[c] < b[c] ? -1 : 1;
+    return 0;
 }
 
-static int cmp_pair(const void *a, const void *b)
+static int cmp_pt(const void *va, const void *vb)
 {
-    const double *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
+    const grid_pt_t *a = va, *b = vb;
+    int k = key_cmp(a->row, b->row, a->nkeys, a->axis);
+    if (k) return k;
+    if (a->row[a->axis] != b->row[b->axis]) return a->row[a->axis] < b->row[b->axis] ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
 void cost_grid_free(cost_grid_t *g)
@@ -42,19 +53,23 @@ void cost_grid_free(cost_grid_t *g)
     g->n = 0;
 }
 
+/* A law's points sorted (cmp_pt), then cut into groups of one key: O(n log n). */
 int cost_grid_build(cost_grid_t *gs, const prof_law_t *laws, int nlaws)
 {
-    long total = 0;
+    long total = 0, most = 0;
     gs->n = 0;
     gs->g = NULL;
     gs->arena = NULL;
-    for (int i = 0; i < nlaws; i++) total += laws[i].npts;
+    for (int i = 0; i < nlaws; i++) {
+        total += laws[i].npts;
+        if (laws[i].npts > most) most = laws[i].npts;
+    }
     if (total == 0) return 0;
     gs->g = calloc((size_t)total, sizeof *gs->g);
     gs->arena = malloc((size_t)total * 2 * sizeof *gs->arena);
-    double *pairs = malloc((size_t)total * 3 * sizeof *pairs);
-    if (!gs->g || !gs->arena || !pairs) {
-        free(pairs);
+    grid_pt_t *pt = malloc((size_t)most * sizeof *pt);
+    if (!gs->g || !gs->arena || !pt) {
+        free(pt);
         cost_grid_free(gs);
         return -1;
     }
@@ -63,46 +78,67 @@ int cost_grid_build(cost_grid_t *gs, const prof_law_t *laws, int nlaws)
         const prof_law_t *l = &laws[li];
         int axis = cost_grid_axis(l), nc = l->ncols, nkeys = cost_grid_nkeys(l);
         if (axis < 0 || l->npts == 0 || axis >= nc - 1) continue;
-        for (int i = 0; i < l->npts; i++) {
-            const double *row = l->pts + (size_t)i * nc;
-            int seen = 0;
-            for (int g = 0; g < gs->n && !seen; g++)
-                seen = gs->g[g].law == li && cost_grid_same_key(row, gs->g[g].key, nkeys, axis);
-            if (seen) continue;
+        for (int i = 0; i < l->npts; i++)
+            pt[i] = (grid_pt_t){ l->pts + (size_t)i * nc, i, nkeys, axis };
+        qsort(pt, (size_t)l->npts, sizeof *pt, cmp_pt);
+        for (int i = 0; i < l->npts;) {
+            int end = i + 1;
+            while (end < l->npts && key_cmp(pt[end].row, pt[i].row, nkeys, axis) == 0) end++;
             cost_grid_group_t *gr = &gs->g[gs->n++];
             gr->law = li;
-            for (int c = 0; c < nc - 1; c++) gr->key[c] = row[c];
-            int np = 0;
-            for (int j = i; j < l->npts; j++) {
-                const double *rj = l->pts + (size_t)j * nc;
-                if (!cost_grid_same_key(rj, gr->key, nkeys, axis)) continue;
-                pairs[3 * np] = rj[axis];
-                pairs[3 * np + 1] = rj[nc - 1];
-                pairs[3 * np + 2] = (double)j;
-                np++;
-            }
-            qsort(pairs, (size_t)np, 3 * sizeof *pairs, cmp_pair);
             gr->ax = next;
-            gr->t = next + np;
-            next += 2 * np;
-            for (int j = 0; j < np; j++) {
-                double sum = pairs[3 * j + 1];
-                int c = 1, first = j;
-                while (j + 1 < np && pairs[3 * (j + 1)] == pairs[3 * j]) {
-                    sum += pairs[3 * (j + 1) + 1];
+            gr->t = next + (end - i);
+            next += 2 * (end - i);
+            int first = i;                 /* the group's key: its point first in the law */
+            for (int j = i; j < end; j++)
+                if (pt[j].idx < pt[first].idx) first = j;
+            gr->first = pt[first].idx;
+            for (int c = 0; c < nc - 1; c++) gr->key[c] = pt[first].row[c];
+            for (int j = i; j < end; j++) {
+                double sum = pt[j].row[nc - 1];
+                int c = 1, rep = j;
+                while (j + 1 < end && pt[j + 1].row[axis] == pt[j].row[axis]) {
+                    sum += pt[++j].row[nc - 1];
                     c++;
-                    j++;
                 }
-                if (gr->npts == 0) gr->edge[0] = l->pts + (size_t)pairs[3 * first + 2] * nc;
-                gr->edge[1] = l->pts + (size_t)pairs[3 * first + 2] * nc;
-                gr->ax[gr->npts] = pairs[3 * j];
+                if (gr->npts == 0) gr->edge[0] = pt[rep].row;
+                gr->edge[1] = pt[rep].row;
+                gr->ax[gr->npts] = pt[j].row[axis];
                 gr->t[gr->npts] = sum / c;
                 gr->npts++;
             }
+            i = end;
         }
     }
-    free(pairs);
+    free(pt);
     return 0;
+}
+
+/* The first group of law li at or after the place key would take (binary search). */
+static int lower_bound(const cost_grid_t *g, int li, const double *row, int nkeys, int axis)
+{
+    int lo = 0, hi = g->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        const cost_grid_group_t *gr = &g->g[mid];
+        int c = gr->law != li ? (gr->law < li ? -1 : 1) : row ? key_cmp(gr->key, row, nkeys, axis) : 0;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+void cost_grid_law(const cost_grid_t *g, int li, int *lo, int *hi)
+{
+    *lo = lower_bound(g, li, NULL, 0, -1);
+    *hi = lower_bound(g, li + 1, NULL, 0, -1);
+}
+
+const cost_grid_group_t *cost_grid_find(const cost_grid_t *g, int li, const double *row, int nkeys, int axis)
+{
+    int i = lower_bound(g, li, row, nkeys, axis);
+    if (i < g->n && g->g[i].law == li && key_cmp(g->g[i].key, row, nkeys, axis) == 0) return &g->g[i];
+    return NULL;
 }
 
 /* ---- how well the grid predicts itself --------------------------------------

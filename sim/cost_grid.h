@@ -6,7 +6,8 @@
  * times.  The profile model prices an item inside a group by interpolating along the axis
  * (cost_profile.c); cost_grid_loo() (cost.h) says how well a law's groups predict
  * themselves.  Invariant after cost_grid_build(): every group has npts >= 1 strictly
- * increasing axis values, and edge[] point at the law's rows of its first and last. */
+ * increasing axis values, and edge[] point at the law's rows of its first and last; the
+ * groups are sorted by (law, key), one group a key. */
 #ifndef PACESIM_COST_GRID_H
 #define PACESIM_COST_GRID_H
 
@@ -18,6 +19,7 @@ typedef struct cost_grid_group {
     int npts;
     double *ax, *t;               /* sorted by axis, repeats averaged */
     const double *edge[2];        /* the first and last point rows (for extrapolation) */
+    int first;                    /* the group's point first in its law (its key's row) */
 } cost_grid_group_t;
 
 typedef struct cost_grid {
@@ -31,11 +33,15 @@ int cost_grid_axis(const prof_law_t *l);
 /* The columns that name a group of law l's points (law_shape_cols: a gemm point's kernel
  * choice is a fact measured with it, not part of its shape). */
 int cost_grid_nkeys(const prof_law_t *l);
-/* 1 when row's first nkeys columns but the axis equal key's. */
-int cost_grid_same_key(const double *row, const double *key, int nkeys, int axis);
-/* Group the points of laws[0..nlaws) (which must outlive the grid).  0, or -1 out of
- * memory (g then holds nothing).  The caller frees with cost_grid_free(). */
+/* Group the points of laws[0..nlaws) (which must outlive the grid), in O(n log n) for n
+ * points: the groups come ordered by law, then by key.  0, or -1 out of memory (g then
+ * holds nothing).  The caller frees with cost_grid_free(). */
 int cost_grid_build(cost_grid_t *g, const prof_law_t *laws, int nlaws);
+/* The groups of law li: g->g[*lo .. *hi). */
+void cost_grid_law(const cost_grid_t *g, int li, int *lo, int *hi);
+/* The group of law li whose key is row's first nkeys columns but the axis, or NULL: a
+ * binary search. */
+const cost_grid_group_t *cost_grid_find(const cost_grid_t *g, int li, const double *row, int nkeys, int axis);
 void cost_grid_free(cost_grid_t *g);
 
 #endif

@@ -98,16 +98,24 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
     const cost_grid_group_t *below = NULL, *above = NULL;
     int chunk = it->kind == CI_ATTN && it->call->route != ROUTE_DECODE_XQA && it->call->route != ROUTE_DECODE_SCALAR
                 && row[ATTN_COL_Q] >= 32;
-    for (int g = 0; g < pm->grid.n; g++) {
+    int lo, hi;
+    cost_grid_law(&pm->grid, li, &lo, &hi);
+    if (lo == hi) return 0;
+    const cost_grid_group_t *own = cost_grid_find(&pm->grid, li, row, cost_grid_nkeys(l), axis);
+    if (it->kind == CI_BRIDGE) {
+        /* the bridge's expansion depends on the sequence only: the law's group of its first point */
+        own = &pm->grid.g[lo];
+        for (int g = lo + 1; g < hi; g++)
+            if (pm->grid.g[g].first < own->first) own = &pm->grid.g[g];
+    }
+    if (own) return group_eval(pm, l, own, x, feat, t) == 0;
+    if (!chunk) return 0;
+    for (int g = lo; g < hi; g++) {
         const cost_grid_group_t *gr = &pm->grid.g[g];
-        if (gr->law != li) continue;
-        /* the bridge's expansion depends on the sequence only */
-        if (it->kind == CI_BRIDGE || cost_grid_same_key(row, gr->key, cost_grid_nkeys(l), axis))
-            return group_eval(pm, l, gr, x, feat, t) == 0;
         /* neighbours: measured chunks, and the q = 1 row of the prefill kernels (the same
          * CTA walking the same keys with one live row: a short final chunk whose tiles
          * still fit one wave costs what that row costs) */
-        if (!chunk || gr->key[ATTN_COL_ROWS] != row[ATTN_COL_ROWS] || gr->key[ATTN_COL_PAGE] != row[ATTN_COL_PAGE]) continue;
+        if (gr->key[ATTN_COL_ROWS] != row[ATTN_COL_ROWS] || gr->key[ATTN_COL_PAGE] != row[ATTN_COL_PAGE]) continue;
         double gq = gr->key[ATTN_COL_Q], q = row[ATTN_COL_Q];
         if (gq < 32 && gq != 1) continue;
         if (gq < q && (!below || gq > below->key[ATTN_COL_Q])) below = gr;
@@ -241,6 +249,21 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     return 0;
 }
 
+typedef struct { int req, idx; } seg_ref_t;   /* a row: its request, its place in the call */
+
+static int cmp_seg_ref(const void *va, const void *vb)
+{
+    const seg_ref_t *a = va, *b = vb;
+    if (a->req != b->req) return a->req < b->req ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static int cmp_first(const void *va, const void *vb)   /* parts by their first row's place */
+{
+    const seg_ref_t *a = va, *b = vb;
+    return (a->req > b->req) - (a->req < b->req);
+}
+
 /* A decode call over several requests (their rows in one launch) costs what its
  * requests' calls would cost one by one, less the fixed cost of the launches it does not
  * make: the kernel is bandwidth-bound and its CTAs fill the GPU either way, so the bytes'
@@ -256,26 +279,31 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     int mixed = 0;
     for (int i = 1; i < c->nseg; i++) mixed |= c->segs[i].req != c->segs[0].req;
     if (!mixed) return 0;
+    /* the requests' rows, grouped in O(n log n): sorted by request, then by place; the
+     * parts go in the order of their first rows */
     kseg_t *seg = malloc((size_t)c->nseg * sizeof *seg);
-    char *done = calloc((size_t)c->nseg, 1);
-    int g = 1, parts = 0;
+    seg_ref_t *ref = malloc((size_t)c->nseg * sizeof *ref);
+    seg_ref_t *part = malloc((size_t)c->nseg * sizeof *part);  /* a request: .req its first row's place,
+                                                                  .idx where its rows start in ref */
+    int g = 1, parts = 0, nparts = 0;
     *sec = 0;
     *grid = 1;
-    if (!seg || !done) {
+    if (!seg || !ref || !part) {
         snprintf(cm->err, sizeof cm->err, "out of memory");
         free(seg);
-        free(done);
+        free(ref);
+        free(part);
         *sec = -1;
         return 1;
     }
-    for (int i = 0; i < c->nseg; i++) {
-        if (done[i]) continue;
-        int n = 0;
-        for (int j = i; j < c->nseg; j++)
-            if (!done[j] && c->segs[j].req == c->segs[i].req) {
-                seg[n++] = c->segs[j];
-                done[j] = 1;
-            }
+    for (int i = 0; i < c->nseg; i++) ref[i] = (seg_ref_t){ c->segs[i].req, i };
+    qsort(ref, (size_t)c->nseg, sizeof *ref, cmp_seg_ref);
+    for (int i = 0; i < c->nseg; i++)
+        if (i == 0 || ref[i].req != ref[i - 1].req) part[nparts++] = (seg_ref_t){ ref[i].idx, i };
+    qsort(part, (size_t)nparts, sizeof *part, cmp_first);
+    for (int p = 0; p < nparts; p++) {
+        int n = 0, r0 = part[p].idx;
+        for (int j = r0; j < c->nseg && ref[j].req == ref[r0].req; j++) seg[n++] = c->segs[ref[j].idx];
         kcall_t sub = *c;
         sub.segs = seg;
         sub.nseg = n;
@@ -291,7 +319,8 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
         *grid &= g;
     }
     free(seg);
-    free(done);
+    free(ref);
+    free(part);
     return 1;
 }
 

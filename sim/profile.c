@@ -5,19 +5,19 @@
  *
  *   profile:                          # metadata; every key optional except gpu
  *     gpu: "NVIDIA H200"              # string
- *     sms: 132                        # integer >= 0
- *     mem_gib: 139.8                  # number >= 0 (per GPU)
- *     mem_bw_gbs: 4240                # number >= 0
- *     peak_fp16_tflops: 700           # number >= 0
- *     tp: 1                           # integer >= 1 (default 1)
+ *     sms: 132                        # integer 0 .. 4096
+ *     mem_gib: 139.8                  # number 0 .. 1e9 (per GPU), as every number below
+ *     mem_bw_gbs: 4240                # of metadata
+ *     peak_fp16_tflops: 700
+ *     tp: 1                           # integer 1 .. 1024 (default 1)
  *     model: "qwen3.8-27b"            # strings: model toolkit driver date revision method
  *     toolkit: "13.0"
  *     driver: "580.159"
  *     date: "2026-11-29"
  *     revision: "abc1234"
  *     method: "measured by bin/calib ..."
- *     calib_seconds: 212.5            # number >= 0
- *     sm_clock_mhz: 1980              # number >= 0
+ *     calib_seconds: 212.5
+ *     sm_clock_mhz: 1980
  *     sustained: {clock_cold_mhz: 1979, clock_hot_mhz: 1600, tau_up_s: 0.06, tau_down_s: 0.1}
  *                                     # optional (all four keys); clocks > 0 (hot < cold),
  *                                     # time constants > 0 s (sim/heat.h)
@@ -31,17 +31,20 @@
  *                                     # with these constants); parts 1 .. 64, tiles 1 ..
  *                                     # 2^20 and 0 .. 2^20, CTAs per SM 1 .. 64; absent = it
  *                                     # does not split
- *   laws:                             # list (may be empty); names unique
+ *   laws:                             # list (may be empty, at most 1024); names unique
  *     - name: attn.prefill_bm32.fp16  # required, < 48 chars
- *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..10 finite numbers; a law of the
+ *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..10 numbers 0 .. 100; a law of the
  *                                     # catalogue (sim/law.h) no more than its form has
- *                                     # (prof_load_any: any number)
+ *                                     # (prof_load_any: any number), not all 0 (but step's)
  *       provenance: "measured by calib on NVIDIA H200, 2026-11-29"   # optional
- *       fit: {median_rel: 0.012, max_rel: 0.041}   # optional (both keys); absent = -1
+ *       fit: {median_rel: 0.012, max_rel: 0.041}   # optional (both keys), 0 .. 100, median
+ *                                                  # <= max; absent = -1
  *       columns: [rows, q, seq_len, page, t_s]     # optional; 1..8 names < 16 chars,
- *                                                  # the last one "t_s"
- *       points:                                    # optional; needs columns; each row
- *         - [1, 784, 104000, 784, 0.00352]         # exactly len(columns) finite numbers
+ *                                                  # the last one "t_s"; a catalogue law's
+ *                                                  # its form's (check_cols)
+ *       points:                                    # optional; needs columns; at most 100000;
+ *         - [1, 784, 104000, 784, 0.00352]         # each row exactly len(columns) numbers,
+ *                                                  # each in its column's range (col_range)
  *       sustained: {hot: 1.12, heat: 0.3}          # optional (both keys); hot 0.5 .. 5,
  *                                                  # heat 0 .. 1 (sim/heat.h)
  *
@@ -50,11 +53,13 @@
 #include "profile.h"
 
 #include <errno.h>
-#include <limits.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "law.h"
 #include "ydoc.h"
@@ -72,26 +77,36 @@ static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles",
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
 static const char *const fit_keys[] = {"median_rel", "max_rel", NULL};
 
-#define NONNEG 0.0, INFINITY, 0
+/* ---- the physically meaningful ranges a profile's values are held to at load ----
+ * Every value the cost model computes with is bounded here, so that no profile can make a
+ * feature loop run long, a price overflow, or a law price work at 0 s or less. */
+#define MAX_SMS 4096                   /* SMs of one GPU */
+#define MAX_TP 1024                    /* tensor-parallel degree */
+#define MAX_META 1e9                   /* GiB, GB/s, TFLOP/s, MHz, seconds of metadata */
+#define MAX_COEF 100.0                 /* a coefficient: s per unit of its feature, a roofline
+                                          multiplier, or a knee's CTAs an SM */
+#define MAX_REL 100.0                  /* a fit's relative error (10000%) */
+#define T_MIN 1e-9                     /* a measured time, s: no kernel is faster than 1 ns */
+#define T_MAX 1e3                      /* ... and none of one call or step slower than 1000 s */
 
 static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
 {
     const char *pp = "profile";
     if (yd_strict_map(e, m, pp, meta_keys) ||
         yd_get_str(e, m, pp, "gpu", YD_REQ, p->gpu, sizeof p->gpu) < 0 ||
-        yd_get_int(e, m, pp, "sms", YD_OPT, 0, INT_MAX, &p->sms) < 0 ||
-        yd_get_double(e, m, pp, "mem_gib", YD_OPT, NONNEG, &p->mem_gib) < 0 ||
-        yd_get_double(e, m, pp, "mem_bw_gbs", YD_OPT, NONNEG, &p->mem_bw_gbs) < 0 ||
-        yd_get_double(e, m, pp, "peak_fp16_tflops", YD_OPT, NONNEG, &p->peak_fp16_tflops) < 0 ||
-        yd_get_int(e, m, pp, "tp", YD_OPT, 1, INT_MAX, &p->tp) < 0 ||
+        yd_get_int(e, m, pp, "sms", YD_OPT, 0, MAX_SMS, &p->sms) < 0 ||
+        yd_get_double(e, m, pp, "mem_gib", YD_OPT, 0.0, MAX_META, 0, &p->mem_gib) < 0 ||
+        yd_get_double(e, m, pp, "mem_bw_gbs", YD_OPT, 0.0, MAX_META, 0, &p->mem_bw_gbs) < 0 ||
+        yd_get_double(e, m, pp, "peak_fp16_tflops", YD_OPT, 0.0, MAX_META, 0, &p->peak_fp16_tflops) < 0 ||
+        yd_get_int(e, m, pp, "tp", YD_OPT, 1, MAX_TP, &p->tp) < 0 ||
         yd_get_str(e, m, pp, "model", YD_OPT, p->model, sizeof p->model) < 0 ||
         yd_get_str(e, m, pp, "toolkit", YD_OPT, p->toolkit, sizeof p->toolkit) < 0 ||
         yd_get_str(e, m, pp, "driver", YD_OPT, p->driver, sizeof p->driver) < 0 ||
         yd_get_str(e, m, pp, "date", YD_OPT, p->date, sizeof p->date) < 0 ||
         yd_get_str(e, m, pp, "revision", YD_OPT, p->revision, sizeof p->revision) < 0 ||
         yd_get_str(e, m, pp, "method", YD_OPT, p->method, sizeof p->method) < 0 ||
-        yd_get_double(e, m, pp, "calib_seconds", YD_OPT, NONNEG, &p->calib_seconds) < 0 ||
-        yd_get_double(e, m, pp, "sm_clock_mhz", YD_OPT, NONNEG, &p->sm_clock_mhz) < 0)
+        yd_get_double(e, m, pp, "calib_seconds", YD_OPT, 0.0, MAX_META, 0, &p->calib_seconds) < 0 ||
+        yd_get_double(e, m, pp, "sm_clock_mhz", YD_OPT, 0.0, MAX_META, 0, &p->sm_clock_mhz) < 0)
         return -1;
     yd_node_t *sus = NULL;
     if (yd_get_node(e, m, pp, "sustained", YD_OPT, YD_MAP, &sus) < 0)
@@ -99,10 +114,10 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
     if (sus) {
         const char *sp = "profile.sustained";
         if (yd_strict_map(e, sus, sp, card_sus_keys) ||
-            yd_get_double(e, sus, sp, "clock_cold_mhz", YD_REQ, 0.0, INFINITY, YD_LO_OPEN, &p->clock_cold_mhz) < 0 ||
-            yd_get_double(e, sus, sp, "clock_hot_mhz", YD_REQ, 0.0, INFINITY, YD_LO_OPEN, &p->clock_hot_mhz) < 0 ||
-            yd_get_double(e, sus, sp, "tau_up_s", YD_REQ, 0.0, INFINITY, YD_LO_OPEN, &p->tau_up_s) < 0 ||
-            yd_get_double(e, sus, sp, "tau_down_s", YD_REQ, 0.0, INFINITY, YD_LO_OPEN, &p->tau_down_s) < 0)
+            yd_get_double(e, sus, sp, "clock_cold_mhz", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->clock_cold_mhz) < 0 ||
+            yd_get_double(e, sus, sp, "clock_hot_mhz", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->clock_hot_mhz) < 0 ||
+            yd_get_double(e, sus, sp, "tau_up_s", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->tau_up_s) < 0 ||
+            yd_get_double(e, sus, sp, "tau_down_s", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->tau_down_s) < 0)
             return -1;
         if (!(p->clock_hot_mhz < p->clock_cold_mhz))
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
@@ -131,6 +146,87 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
             yd_get_int(e, sp, xp, "ctas_per_sm", YD_REQ, 1, 64, &p->split_ctas_per_sm) < 0)
             return -1;
     }
+    return 0;
+}
+
+/* The range of column c (of ncols, t_s last) of a point of law form f (NULL: a law outside
+ * the catalogue, whose columns but t_s are only finite); *whole: the value counts something.
+ * The bounds keep every feature's loops and products finite (cost_feat.c): a prefill call's
+ * M-tiles are q / 16 at most, a decode point expands into at most 64 rows. */
+static void col_range(const law_form_t *f, int c, int ncols, double *lo, double *hi, int *whole)
+{
+    *lo = -INFINITY, *hi = INFINITY, *whole = 0;
+    if (c == ncols - 1) {
+        *lo = T_MIN, *hi = T_MAX;
+        return;
+    }
+    if (!f) return;
+    *whole = 1;
+    *lo = 1;
+    switch (f->family) {
+    case LF_PREFILL: case LF_DECODE_XQA: case LF_DECODE_SCALAR: case LF_BRIDGE:
+        *hi = c == ATTN_COL_ROWS ? PROF_MAX_ROWS
+            : c == ATTN_COL_Q ? (f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ? 64 : PROF_MAX_Q)
+            : c == ATTN_COL_SEQ_LEN ? PROF_MAX_SEQ_LEN : PROF_MAX_PAGE;
+        return;
+    case LF_GEMM:
+        if (c == GEMM_COL_WB) {
+            *lo = 0, *hi = 8, *whole = 0;
+        } else if (c >= GEMM_COL_TILE_N) {
+            *lo = 0;
+            *hi = c == GEMM_COL_SPLITS ? 1024 : 65536;
+        } else {
+            *hi = PROF_MAX_DIM;
+        }
+        return;
+    case LF_ALLREDUCE: *hi = PROF_MAX_DIM * PROF_MAX_DIM; return;
+    default: *hi = PROF_MAX_DIM; return;     /* gdn tokens, seqs; elementwise tokens; step rows */
+    }
+}
+
+/* A point row's values against its columns' ranges, and the ones that relate columns (an
+ * attention row's q within its seq_len, a gdn point's sequences within its tokens). */
+static int check_row(yd_err_t *e, const yd_node_t *row, const char *ip, const law_form_t *f, const double *v, int ncols)
+{
+    char vp[YD_PATH_MAX];
+    for (int j = 0; j < ncols; j++) {
+        double lo, hi;
+        int whole;
+        col_range(f, j, ncols, &lo, &hi, &whole);
+        if (!(v[j] >= lo && v[j] <= hi) || (whole && v[j] != floor(v[j])))
+            return yd_fail(e, row->vals[j], yd_path_idx(vp, ip, j), "%s must be a %s in [%g, %g], got %g",
+                           j == ncols - 1 ? "t_s (seconds)" : "this column", whole ? "whole number" : "number", lo,
+                           hi, v[j]);
+    }
+    if (!f) return 0;
+    if ((f->family == LF_PREFILL || f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ||
+         f->family == LF_BRIDGE) && v[ATTN_COL_Q] > v[ATTN_COL_SEQ_LEN])
+        return yd_fail(e, row->vals[ATTN_COL_Q], yd_path_idx(vp, ip, ATTN_COL_Q),
+                       "q (%g) must not exceed seq_len (%g)", v[ATTN_COL_Q], v[ATTN_COL_SEQ_LEN]);
+    if (f->family == LF_GDN && v[GDN_COL_SEQS] > v[GDN_COL_TOKENS])
+        return yd_fail(e, row->vals[GDN_COL_SEQS], yd_path_idx(vp, ip, GDN_COL_SEQS),
+                       "seqs (%g) must not exceed tokens (%g)", v[GDN_COL_SEQS], v[GDN_COL_TOKENS]);
+    return 0;
+}
+
+/* A catalogue law's columns are its form's (law.h), or, for a form whose rows may carry
+ * facts measured with the shape (gemm), its shape columns and t_s. */
+static int check_cols(yd_err_t *e, const yd_node_t *cols, const char *path, const law_form_t *f, const prof_law_t *l)
+{
+    char ip[YD_PATH_MAX], list[200] = "";
+    int short_ok = f->nshape < f->ncols - 1, want = l->ncols == f->nshape + 1 && short_ok ? f->nshape + 1 : f->ncols;
+    for (int c = 0; c < f->ncols; c++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", c ? ", " : "", f->cols[c]);
+    if (l->ncols != want) {
+        if (short_ok)
+            return yd_fail(e, cols, path, "law \"%s\" has the columns [%s] (or its first %d and t_s), got %d",
+                           l->name, list, f->nshape, l->ncols);
+        return yd_fail(e, cols, path, "law \"%s\" has the columns [%s], got %d", l->name, list, l->ncols);
+    }
+    for (int c = 0; c < want - 1; c++)
+        if (strcmp(l->cols[c], f->cols[c]))
+            return yd_fail(e, cols->vals[c], yd_path_idx(ip, path, c), "law \"%s\": column %d is \"%s\", got \"%s\"",
+                           l->name, c, f->cols[c], l->cols[c]);
     return 0;
 }
 
@@ -166,16 +262,25 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
                        "law \"%s\" has %d coefficients in this revision, got %d (a profile of another revision: "
                        "bin/calib --refit refits its laws from its points)", l->name, want, coef->n);
     l->ncoef = coef->n;
-    for (int i = 0; i < coef->n; i++)
-        if (yd_as_double(e, coef->vals[i], yd_path_idx(ip, path, i), -INFINITY, INFINITY, 0,
-                         &l->coef[i]))
+    int nonzero = 0;
+    for (int i = 0; i < coef->n; i++) {
+        if (yd_as_double(e, coef->vals[i], yd_path_idx(ip, path, i), 0.0, MAX_COEF, 0, &l->coef[i]))
             return -1;
+        nonzero |= l->coef[i] != 0;
+    }
+    /* every kernel and transfer takes time; only the host's per-step overhead may be 0 */
+    const law_form_t *form = law_find(l->name);
+    if (form && form->family != LF_STEP && !nonzero)
+        return yd_fail(e, coef, path, "every coefficient is 0: law \"%s\" would price its work at 0 s", l->name);
     if (fit) {
         yd_path(path, lp, "fit");
         if (yd_strict_map(e, fit, path, fit_keys) ||
-            yd_get_double(e, fit, path, "median_rel", YD_REQ, NONNEG, &l->fit_median_rel) < 0 ||
-            yd_get_double(e, fit, path, "max_rel", YD_REQ, NONNEG, &l->fit_max_rel) < 0)
+            yd_get_double(e, fit, path, "median_rel", YD_REQ, 0.0, MAX_REL, 0, &l->fit_median_rel) < 0 ||
+            yd_get_double(e, fit, path, "max_rel", YD_REQ, 0.0, MAX_REL, 0, &l->fit_max_rel) < 0)
             return -1;
+        if (l->fit_median_rel > l->fit_max_rel)
+            return yd_fail(e, yd_map_get(fit, "median_rel"), yd_path(ip, path, "median_rel"),
+                           "must not exceed max_rel (%g), got %g", l->fit_max_rel, l->fit_median_rel);
     }
     if (cols) {
         yd_path(path, lp, "columns");
@@ -189,11 +294,15 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
         if (l->ncols && strcmp(l->cols[l->ncols - 1], "t_s"))
             return yd_fail(e, cols->vals[l->ncols - 1], yd_path_idx(ip, path, l->ncols - 1),
                            "the last column must be \"t_s\", got \"%s\"", l->cols[l->ncols - 1]);
+        if (form && l->ncols && check_cols(e, cols, path, form, l))
+            return -1;
     }
     if (pts && pts->n) {
         yd_path(path, lp, "points");
         if (!l->ncols)
             return yd_fail(e, pts, path, "points need columns");
+        if (pts->n > PROF_MAX_POINTS)
+            return yd_fail(e, pts, path, "at most %d points a law, got %d", PROF_MAX_POINTS, pts->n);
         l->pts = malloc((size_t)pts->n * (size_t)l->ncols * sizeof *l->pts);
         if (!l->pts)
             return yd_fail(e, pts, path, "out of memory");
@@ -205,12 +314,14 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
             if (row->n != l->ncols)
                 return yd_fail(e, row, ip, "expected %d values (one per column), got %d",
                                l->ncols, row->n);
+            double *v = &l->pts[(size_t)i * (size_t)l->ncols];
             for (int j = 0; j < row->n; j++) {
                 char vp[YD_PATH_MAX];
-                if (yd_as_double(e, row->vals[j], yd_path_idx(vp, ip, j), -INFINITY, INFINITY, 0,
-                                 &l->pts[(size_t)i * (size_t)l->ncols + (size_t)j]))
+                if (yd_as_double(e, row->vals[j], yd_path_idx(vp, ip, j), -INFINITY, INFINITY, 0, &v[j]))
                     return -1;
             }
+            if (check_row(e, row, ip, form, v, l->ncols))
+                return -1;
             l->npts = i + 1;
         }
     }
@@ -224,12 +335,22 @@ static int load_profile(const char *path, profile_t *out, char err[PROF_ERR_MAX]
     memset(out, 0, sizeof *out);
     out->tp = 1;
     snprintf(out->path, sizeof out->path, "%s", path);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* opened without blocking (a FIFO with no writer would wait forever), and only a
+     * regular file is read */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
         snprintf(err, PROF_ERR_MAX, "%s: cannot open profile: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
         return -1;
     }
-    fclose(f);
+    close(fd);
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, PROF_ERR_MAX, "%s: cannot read: %s", path,
+                 S_ISDIR(st.st_mode) ? strerror(EISDIR)
+                 : S_ISFIFO(st.st_mode) ? "not a regular file (a FIFO)" : "not a regular file (a device or socket)");
+        return -1;
+    }
     yd_doc_t *d = yd_load(path, &e);
     if (!d)
         return -1;
@@ -245,6 +366,10 @@ static int load_profile(const char *path, profile_t *out, char err[PROF_ERR_MAX]
     if (!yd_is_null(laws)) {
         if (yd_expect(&e, laws, "laws", YD_SEQ))
             goto fail;
+        if (laws->n > PROF_MAX_LAWS) {     /* bounds the memory and the names' pairwise check */
+            yd_fail(&e, laws, "laws", "at most %d laws, got %d", PROF_MAX_LAWS, laws->n);
+            goto fail;
+        }
         if (laws->n) {
             out->laws = calloc((size_t)laws->n, sizeof *out->laws);
             if (!out->laws) {
@@ -303,17 +428,38 @@ static void put_kv_str(FILE *f, const char *ind, const char *k, const char *v)
     fputc('\n', f);
 }
 
-static int law_finite(const prof_law_t *l)
+/* 1 when a row of law form f (NULL: outside the catalogue) is one prof_load accepts. */
+static int row_ok(const law_form_t *f, const double *v, int ncols)
+{
+    for (int j = 0; j < ncols; j++) {
+        double lo, hi;
+        int whole;
+        col_range(f, j, ncols, &lo, &hi, &whole);
+        if (!(v[j] >= lo && v[j] <= hi) || (whole && v[j] != floor(v[j])))
+            return 0;
+    }
+    if (f && (f->family == LF_PREFILL || f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ||
+              f->family == LF_BRIDGE))
+        return v[ATTN_COL_Q] <= v[ATTN_COL_SEQ_LEN];
+    return !f || f->family != LF_GDN || v[GDN_COL_SEQS] <= v[GDN_COL_TOKENS];
+}
+
+/* 1 when prof_load would read the law back: prof_save writes nothing it would refuse. */
+static int law_savable(const prof_law_t *l)
 {
     if (l->ncoef < 1 || l->ncoef > PROF_MAX_COEF || l->ncols < 0 || l->ncols > PROF_MAX_COLS ||
-        l->npts < 0 || (l->npts && (!l->ncols || !l->pts)))
+        l->npts < 0 || l->npts > PROF_MAX_POINTS || (l->npts && (!l->ncols || !l->pts)))
         return 0;
     for (int i = 0; i < l->ncoef; i++)
-        if (!isfinite(l->coef[i]))
+        if (!(l->coef[i] >= 0 && l->coef[i] <= MAX_COEF))
             return 0;
-    for (long i = 0; i < (long)l->npts * l->ncols; i++)
-        if (!isfinite(l->pts[i]))
+    const law_form_t *f = law_find(l->name);
+    for (int i = 0; i < l->npts; i++)
+        if (!row_ok(f, l->pts + (size_t)i * (size_t)l->ncols, l->ncols))
             return 0;
+    int fitted = l->fit_median_rel >= 0 && l->fit_max_rel >= 0;
+    if (fitted && !(l->fit_median_rel <= l->fit_max_rel && l->fit_max_rel <= MAX_REL))
+        return 0;
     return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel) && isfinite(l->hot) && isfinite(l->heat);
 }
 
@@ -337,7 +483,7 @@ int prof_save(const char *path, const profile_t *p)
             return -1;
         }
     for (int i = 0; i < p->nlaws; i++)
-        if (!law_finite(&p->laws[i])) {
+        if (!law_savable(&p->laws[i])) {
             errno = EDOM;
             return -1;
         }
@@ -466,6 +612,40 @@ int prof_put(profile_t *p, const prof_law_t *law)
     if (!n)
         slot->npts = 0;
     return 0;
+}
+
+/* 1 when law l (gemm) has a point of shape (n, k). */
+static int gemm_measured(const prof_law_t *l, long n, long k)
+{
+    for (int i = 0; l && l->ncols > GEMM_COL_K && i < l->npts; i++) {
+        const double *row = l->pts + (size_t)i * (size_t)l->ncols;
+        if (row[GEMM_COL_N] == (double)n && row[GEMM_COL_K] == (double)k) return 1;
+    }
+    return 0;
+}
+
+int prof_check_model(const profile_t *p, const model_t *m, int tp, FILE *warn)
+{
+    if (!p->model[0] || (!strcmp(p->model, m->name) && p->tp == tp)) return 0;
+    model_rank_t r;
+    const prof_law_t *g = prof_find(p, "gemm");
+    int same = g && g->npts > 0 && model_rank(m, tp, &r) == 0;
+    if (same) {
+        long h = m->hidden;
+        long shapes[][2] = { { r.attn_qkv_n, h }, { h, r.attn_o_k }, { r.mlp_up_n, h }, { h, r.mlp_down_k },
+                             { r.vocab_n, h }, { r.gdn_in_n, h }, { h, r.gdn_out_k }, { h, 2 * h } };
+        int n = 5 + (m->n_gdn > 0 ? 2 : 0);
+        if (m->mtp_layers > 0) {
+            shapes[n][0] = h;         /* the MTP layer's eh_proj */
+            shapes[n][1] = 2 * h;
+            n++;
+        }
+        for (int i = 0; i < n && same; i++) same = gemm_measured(g, shapes[i][0], shapes[i][1]);
+    }
+    if (same) return 0;
+    fprintf(warn, "warning: %s: profile measured %s at TP %d; this scenario runs %s at TP %d: attention and GEMM "
+            "items are priced by the laws outside their measured shapes\n", p->path, p->model, p->tp, m->name, tp);
+    return 1;
 }
 
 double prof_eval(const prof_law_t *l, const double *feat)

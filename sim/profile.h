@@ -9,17 +9,33 @@
  * A law keeps the raw points it was fitted on (columns named per law, the last one
  * is always "t_s"), the fit's median/max relative error against those points, and
  * its provenance (measured by calib on a named GPU, or derived from a cited figure).
- * Invariant after prof_load(): every law has 1..PROF_MAX_COEF finite coefficients (a law of
- * the catalogue no more than its form has: law_ncoef) and every point row has exactly ncols
- * finite values. */
+ * Invariant after prof_load(): at most PROF_MAX_LAWS laws; every law has 1..PROF_MAX_COEF
+ * coefficients in [0, 100] (a law of the catalogue no more than its form has, law_ncoef,
+ * and not all 0 but for the step law's); a catalogue law's columns are its form's; a law
+ * has at most PROF_MAX_POINTS points, each row exactly ncols values within its column's
+ * range (below; t_s in [1e-9, 1000] s for every law, a law outside the catalogue's other
+ * columns finite); metadata within bounds (sms <= 4096, tp <= 1024).  The cost model's
+ * work per call is bounded by these. */
 #ifndef PACESIM_PROFILE_H
 #define PACESIM_PROFILE_H
 
+#include <stdio.h>
+
 #include "law.h"
+#include "model.h"
 
 #define PROF_MAX_COEF 10               /* coefficients a law may have in a file */
 #define PROF_MAX_COLS LAW_MAX_COLS
 #define PROF_ERR_MAX 1024
+#define PROF_MAX_LAWS 1024             /* laws a profile may have (the catalogue has 15) */
+#define PROF_MAX_POINTS 100000         /* points a law may have */
+/* a point's columns (law.h), whole numbers from 1 up to: */
+#define PROF_MAX_ROWS 1024             /* attention rows of one call */
+#define PROF_MAX_Q (1 << 20)           /* a prefill or bridge row's query tokens (decode: 64) */
+#define PROF_MAX_SEQ_LEN (1L << 24)    /* a row's context, and its q at most that */
+#define PROF_MAX_PAGE (1 << 20)        /* tokens a KV page */
+#define PROF_MAX_DIM (1L << 24)        /* gemm m, n, k; gdn tokens and seqs; elementwise
+                                          tokens; step rows; allreduce bytes: its square */
 
 typedef struct prof_law {
     char name[48];                 /* see law.h for the known names */
@@ -70,7 +86,8 @@ int prof_load(const char *path, profile_t *out, char err[PROF_ERR_MAX]);
  * -- which prof_load refuses -- is read as it is: for calib --refit, which refits such laws
  * from their points. */
 int prof_load_any(const char *path, profile_t *out, char err[PROF_ERR_MAX]);
-/* Write a profile (all laws, points, metadata).  0 or -1 (errno set). */
+/* Write a profile (all laws, points, metadata).  0 or -1 (errno set; EDOM: a law holds a
+ * value prof_load would refuse, so nothing is written that does not load back). */
 int prof_save(const char *path, const profile_t *p);
 void prof_free(profile_t *p);
 
@@ -81,6 +98,14 @@ void prof_law_init(prof_law_t *l, const law_form_t *f);
 const prof_law_t *prof_find(const profile_t *p, const char *name);
 /* Add (or replace) a law; copies pts.  0 or -1 on allocation failure. */
 int prof_put(profile_t *p, const prof_law_t *law);
+
+/* Whether the profile measured the shapes a scenario running model m at TP degree tp
+ * prices: the profile's model (its `model` and `tp`) is m when the names and TP degrees
+ * agree, or when its gemm law's points hold every GEMM shape (n, k) m has per rank at tp
+ * (models are compared by shape: the same widths under another name are the same model).
+ * When they differ, one line on warn ("warning: PATH: profile measured ...") and 1; else
+ * (also for a profile that records no model) 0. */
+int prof_check_model(const profile_t *p, const model_t *m, int tp, FILE *warn);
 
 /* Evaluate a law on a feature vector (ncoef values): the sum of coef[i] * feat[i], its
  * roofline pair (if any) taken as max(coef[a] feat[a], coef[b] feat[b]), its knee (if

@@ -55,6 +55,7 @@ int setup_open(setup_t *u, const char *path, const char *const *sets, int nsets)
         snprintf(u->err, sizeof u->err, "%s", u->e.err);
         return -1;
     }
+    if (u->has_prof) prof_check_model(&u->prof, &s->model, s->engine.tensor_parallel_size, stderr);
     return 0;
 }
 

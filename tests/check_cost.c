@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cost.h"
+#include "cost_grid.h"
 #include "scenario.h"
 
 static model_t M;
@@ -345,7 +346,7 @@ static cost_model_t *chunk_grid_model(profile_t *p, int split)
     memset(&l, 0, sizeof l);
     snprintf(l.name, sizeof l.name, "attn.prefill_bm32.fp16");
     l.ncoef = 4;
-    l.coef[1] = 1e-7;                       /* the law only prices what the grid lacks */
+    l.coef[PREFILL_TILES_TOTAL] = 1e-7;     /* the law only prices what the grid lacks */
     l.ncols = 5;
     double pts[4][5] = { { 1, 64, 1024, 784, 1e-4 }, { 1, 64, 262144, 784, 1e-2 },
                          { 1, 256, 1024, 784, 2e-4 }, { 1, 256, 262144, 784, 2e-2 } };
@@ -403,7 +404,7 @@ END_TEST
 
 START_TEST(measured_grid_prices_split_chunks_by_busiest_sm)
 {
-    /* v8: a profile whose fast kernel splits its walk (prefill_split) blends an unmeasured q
+    /* a profile whose fast kernel splits its walk (prefill_split) blends an unmeasured q
      * between the measured ones by the busiest SM's tiles (tiles_max + queue_tiles), not by
      * waves. At 240000 (1875 tiles a CTA, 24 heads at TP1, 132 SMs), from a replica in Python
      * of attn_split.h and the list schedule: q = 64: 2 parts, busiest 938; q = 96: 3 parts of
@@ -450,8 +451,8 @@ START_TEST(features_of_items_match_points)
         for (int j = 0; j < cost_law_ncoef("attn.decode_xqa.fp16"); j++)
             ck_assert_msg(fi[j] == fp[j], "case %zu feature %d: %g vs %g", i, j, fi[j], fp[j]);
         /* unique KV tokens: one request's longest row / every request's */
-        ck_assert_double_eq(fp[4], 100000.0 * r.kv_heads);
-        ck_assert(fp[1] >= fp[4]);
+        ck_assert_double_eq(fp[DECODE_KV_UNIQUE], 100000.0 * r.kv_heads);
+        ck_assert(fp[DECODE_KV_TOKENS] >= fp[DECODE_KV_UNIQUE]);
     }
     /* gemm: the roofline at the profile's ceilings; unknown ceilings give 0 */
     cost_item_t g = { .kind = CI_GEMM, .m = 2048, .n = 5120, .k = 6144, .wb = 2, .count = 1 };
@@ -459,17 +460,17 @@ START_TEST(features_of_items_match_points)
     ck_assert_int_eq(cost_item_features(&g, &M, &r, &hw, f), 0);
     ck_assert_int_eq(cost_point_features("gemm", row, &M, &r, &hw, fp), 0);
     double fl = 2.0 * 2048 * 5120 * 6144, by = 2.0 * (2048.0 * 6144 + 2048.0 * 5120) + 2.0 * 5120 * 6144;
-    ck_assert_double_eq_tol(f[3], fmax(fl / 7.5e14, by / 4.2e12), 1e-18);
-    for (int j = 0; j < 4; j++) ck_assert_double_eq(f[j], fp[j]);
+    ck_assert_double_eq_tol(f[GEMM_ROOFLINE], fmax(fl / 7.5e14, by / 4.2e12), 1e-18);
+    for (int j = 0; j < GEMM_SPLIT; j++) ck_assert_double_eq(f[j], fp[j]);
     ck_assert_int_eq(cost_item_features(&g, &M, &r, NULL, f), 0);
-    ck_assert_double_eq(f[3], 0);
+    ck_assert_double_eq(f[GEMM_ROOFLINE], 0);
     route_plan_free(&plan);
 }
 END_TEST
 
 START_TEST(prefill_split_parts)
 {
-    /* v8: a profile of the fast kernel that splits its walk (kernels/attn_split.h) prices the
+    /* a profile of the fast kernel that splits its walk (kernels/attn_split.h) prices the
      * parts it runs: q = 784 at 104000 on the H200 (24 heads at TP1): 600 CTAs of <= 813 tiles;
      * whole rounds x the longest part: 5 x 813 = 4065, 10 x 407 + 4 = 4074, 14 x 271 + 4 = 3798,
      * 19 x 204 + 4 = 3880 -> 3 parts: the same tiles, 1800 CTAs, 271 the longest; the busiest
@@ -483,23 +484,23 @@ START_TEST(prefill_split_parts)
     double p[4] = { 1, 784, 104000, 784 };
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p, &M, &r, &split, f), 0);
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p, &M, &r, &plain, g), 0);
-    ck_assert_double_eq(f[1], g[1]);
-    ck_assert_double_eq(f[1], 486072);
-    ck_assert_double_eq(g[3], 600);
-    ck_assert_double_eq(f[3], 1800);
-    ck_assert_double_eq(g[2], 813);
-    ck_assert_double_eq(f[2], 271);
-    ck_assert_double_eq(f[4], 3783 - 271);
+    ck_assert_double_eq(f[PREFILL_TILES_TOTAL], g[PREFILL_TILES_TOTAL]);
+    ck_assert_double_eq(f[PREFILL_TILES_TOTAL], 486072);
+    ck_assert_double_eq(g[PREFILL_CTAS], 600);
+    ck_assert_double_eq(f[PREFILL_CTAS], 1800);
+    ck_assert_double_eq(g[PREFILL_TILES_MAX], 813);
+    ck_assert_double_eq(f[PREFILL_TILES_MAX], 271);
+    ck_assert_double_eq(f[PREFILL_QUEUE_TILES], 3783 - 271);
     /* the other prefill kernels never split */
     ck_assert_int_eq(cost_point_features("attn.prefill_generic.fp16", p, &M, &r, &split, f), 0);
     ck_assert_int_eq(cost_point_features("attn.prefill_generic.fp16", p, &M, &r, &plain, g), 0);
-    for (int j = 0; j < 5; j++) ck_assert_double_eq(f[j], g[j]);
+    for (int j = 0; j < PREFILL__N; j++) ck_assert_double_eq(f[j], g[j]);
     /* q = 2816 at 131072: 88 x 24 = 2112 CTAs fill exactly 16 rounds: 16 x 1024 against 32 x 512 + 4,
      * 48 x 342 + 4, 64 x 256 + 4: no split */
     double p2[4] = { 1, 2816, 131072, 784 };
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p2, &M, &r, &split, f), 0);
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p2, &M, &r, &plain, g), 0);
-    for (int j = 0; j < 5; j++) ck_assert_double_eq(f[j], g[j]);
+    for (int j = 0; j < PREFILL__N; j++) ck_assert_double_eq(f[j], g[j]);
 }
 END_TEST
 
@@ -507,7 +508,7 @@ START_TEST(prefill_queue_tiles)
 {
     /* the prefill laws' queue_tiles: the busiest SM's tiles with the CTAs dispatched in launch
      * order to the SM that frees first, less the longest CTA's tiles; 0 while the CTAs fit the
-     * SMs or the SMs are unknown; a 4-coefficient law (a profile fitted before it) ignores it */
+     * SMs or the SMs are unknown; a law of 4 coefficients (no queue term) prices without it */
     model_rank_t r;
     model_rank(&M, 1, &r);
     double f[PROF_MAX_COEF];
@@ -515,32 +516,32 @@ START_TEST(prefill_queue_tiles)
     cost_hw_t hw4 = { .sms = 4 };
     double p1[4] = { 1, 64, 64, 784 };
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p1, &M, &r, &hw4, f), 0);
-    ck_assert_double_eq(f[3], 48);
-    ck_assert_double_eq(f[2], 1);
-    ck_assert_double_eq(f[4], 12 - 1);
+    ck_assert_double_eq(f[PREFILL_CTAS], 48);
+    ck_assert_double_eq(f[PREFILL_TILES_MAX], 1);
+    ck_assert_double_eq(f[PREFILL_QUEUE_TILES], 12 - 1);
     /* generic (BN64) q = 64 at 128: CTAs of 2 tiles, 48 on 5 SMs: the busiest holds 10 */
     cost_hw_t hw5 = { .sms = 5 };
     double p2[4] = { 1, 64, 128, 784 };
     ck_assert_int_eq(cost_point_features("attn.prefill_generic.fp16", p2, &M, &r, &hw5, f), 0);
-    ck_assert_double_eq(f[4], 20 - 2);
+    ck_assert_double_eq(f[PREFILL_QUEUE_TILES], 20 - 2);
     /* two identical rows: twice the CTAs */
     double p3[4] = { 2, 64, 64, 784 };
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p3, &M, &r, &hw4, f), 0);
-    ck_assert_double_eq(f[4], 24 - 1);
+    ck_assert_double_eq(f[PREFILL_QUEUE_TILES], 24 - 1);
     /* the H200's 132 SMs, q = 1568 at 6502: 1176 CTAs of 39..51 tiles (a replica in Python
      * of the list schedule gives 426 on the busiest SM) */
     cost_hw_t h200 = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12 };
     double p4[4] = { 1, 1568, 6502, 784 };
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p4, &M, &r, &h200, f), 0);
-    ck_assert_double_eq(f[2], 51);
-    ck_assert_double_eq(f[4], 426 - 51);
+    ck_assert_double_eq(f[PREFILL_TILES_MAX], 51);
+    ck_assert_double_eq(f[PREFILL_QUEUE_TILES], 426 - 51);
     /* CTAs that fit the SMs, or unknown SMs: 0 */
     double p5[4] = { 1, 784, 100000, 784 };   /* 600 CTAs */
     cost_hw_t big = { .sms = 600 };
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p5, &M, &r, &big, f), 0);
-    ck_assert_double_eq(f[4], 0);
+    ck_assert_double_eq(f[PREFILL_QUEUE_TILES], 0);
     ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", p5, &M, &r, NULL, f), 0);
-    ck_assert_double_eq(f[4], 0);
+    ck_assert_double_eq(f[PREFILL_QUEUE_TILES], 0);
     /* the feature of an item is the feature of its point */
     route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group,
                        .fp8_bridge_page = 784 };
@@ -558,15 +559,111 @@ START_TEST(prefill_queue_tiles)
     for (int j = 0; j < cost_law_ncoef(ln); j++)
         ck_assert_double_eq(fi[j], fp[j]);
     route_plan_free(&plan);
-    /* a law with 4 coefficients prices as before: no fifth term */
+    /* a law with 4 coefficients prices with its four terms: no fifth */
     prof_law_t l;
     memset(&l, 0, sizeof l);
     snprintf(l.name, sizeof l.name, "attn.prefill_bm32.fp16");
     l.ncoef = 4;
-    l.coef[0] = 3e-6, l.coef[1] = 2e-8, l.coef[2] = 2e-6, l.coef[3] = 2e-8, l.coef[4] = 1; /* stray: unused */
+    l.coef[PREFILL_ONE] = 3e-6, l.coef[PREFILL_TILES_TOTAL] = 2e-8, l.coef[PREFILL_TILES_MAX] = 2e-6;
+    l.coef[PREFILL_CTAS] = 2e-8, l.coef[PREFILL_QUEUE_TILES] = 1; /* stray: unused */
     ck_assert_int_eq(cost_point_features(l.name, p4, &M, &r, &h200, f), 0);
-    ck_assert_double_eq(prof_eval(&l, f), 3e-6 + 2e-8 * f[1] + 2e-6 * f[2] + 2e-8 * f[3]);
+    ck_assert_double_eq(prof_eval(&l, f),
+                        3e-6 + 2e-8 * f[PREFILL_TILES_TOTAL] + 2e-6 * f[PREFILL_TILES_MAX] + 2e-8 * f[PREFILL_CTAS]);
     ck_assert_int_eq(cost_law_ncoef(l.name), 5);
+}
+END_TEST
+
+START_TEST(prefill_tiles_by_periods)
+{
+    /* a prefill row's tiles are summed by periods of BN / BM M-tiles: the same as walking
+     * every M-tile, for each kernel and row shapes around the tiles' edges */
+    static const char *const laws[] = { "attn.prefill_bm32.fp16", "attn.prefill_generic.fp16",
+                                        "attn.prefill_lowsmem.fp16" };
+    static const int bm[] = { 32, 32, 16 }, bn[] = { 128, 64, 128 };
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    for (int k = 0; k < 3; k++)
+        for (long q = 1; q <= 700; q += 13)
+            for (long pre = 0; pre <= 300; pre += 37) {
+                double row[4] = { 1, (double)q, (double)(pre + q), 784 }, f[PROF_MAX_COEF];
+                ck_assert_int_eq(cost_point_features(laws[k], row, &M, &r, NULL, f), 0);
+                double tot = 0, mx = 0;
+                for (long i = 0; i * bm[k] < q; i++) {
+                    long last = (i + 1) * bm[k] < q ? (i + 1) * bm[k] : q;
+                    double t = (double)((pre + last + bn[k] - 1) / bn[k]);
+                    tot += t;
+                    mx = fmax(mx, t);
+                }
+                ck_assert_msg(f[PREFILL_TILES_TOTAL] == tot * r.q_heads && f[PREFILL_TILES_MAX] == mx,
+                              "%s q %ld prefix %ld: %g %g vs %g %g", laws[k], q, pre, f[PREFILL_TILES_TOTAL],
+                              f[PREFILL_TILES_MAX], tot * r.q_heads, mx);
+            }
+    /* the largest point a profile may hold (2^10 rows, q = 2^20 at 2^24): priced at once,
+     * its queue by list scheduling's bound (over 2^20 CTAs) */
+    cost_hw_t h200 = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12, .split_max = 4, .split_min_tiles = 8,
+                       .split_cost_tiles = 4, .split_occ = 1 };
+    double big[4] = { PROF_MAX_ROWS, PROF_MAX_Q, (double)PROF_MAX_SEQ_LEN, 784 }, f[PROF_MAX_COEF];
+    ck_assert_int_eq(cost_point_features("attn.prefill_bm32.fp16", big, &M, &r, &h200, f), 0);
+    ck_assert(f[PREFILL_CTAS] > 1 << 20);
+    double bound = fmin(f[PREFILL_TILES_TOTAL] / 132 + (1 - 1.0 / 132) * f[PREFILL_TILES_MAX],
+                        ceil(f[PREFILL_CTAS] / 132) * f[PREFILL_TILES_MAX]);
+    ck_assert_double_eq(f[PREFILL_QUEUE_TILES], bound - f[PREFILL_TILES_MAX]);
+}
+END_TEST
+
+START_TEST(grid_of_many_points)
+{
+    /* 50,000 gemm points, 500 shapes of 100 m each, in a shuffled order: grouped by sorting
+     * (a pairwise grouping took seconds), every group its shape's m in order, found by its key */
+    static double pts[50000 * 5];
+    int n = 0;
+    for (int i = 0; i < 50000; i++) {
+        int j = (int)(((long)i * 7919) % 50000);    /* 7919 is prime to 50000: a permutation */
+        int shape = j / 100, m = j % 100 + 1;
+        double *p = pts + 5 * n++;
+        p[0] = m, p[1] = 1024 + shape, p[2] = 4096, p[3] = 2, p[4] = 1e-6 * m;
+    }
+    prof_law_t l;
+    prof_law_init(&l, law_form(LAW_GEMM));
+    l.ncols = 5;
+    snprintf(l.cols[4], sizeof l.cols[4], "t_s");
+    l.pts = pts;
+    l.npts = n;
+    cost_grid_t g;
+    ck_assert_int_eq(cost_grid_build(&g, &l, 1), 0);
+    ck_assert_int_eq(g.n, 500);
+    for (int k = 0; k < g.n; k++) {
+        ck_assert_int_eq(g.g[k].npts, 100);
+        ck_assert_double_eq(g.g[k].key[1], 1024 + k);  /* ordered by key */
+        for (int i = 1; i < 100; i++) ck_assert(g.g[k].ax[i] > g.g[k].ax[i - 1]);
+        const cost_grid_group_t *f = cost_grid_find(&g, 0, (double[]){ 7, 1024 + k, 4096, 2 }, 4, 0);
+        ck_assert_ptr_eq(f, &g.g[k]);
+    }
+    ck_assert_ptr_null(cost_grid_find(&g, 0, (double[]){ 7, 1023, 4096, 2 }, 4, 0));
+    ck_assert_ptr_null(cost_grid_find(&g, 1, (double[]){ 7, 1024, 4096, 2 }, 4, 0));
+    cost_grid_free(&g);
+}
+END_TEST
+
+START_TEST(grid_loo_is_finite_within_bounds)
+{
+    /* the leave-one-out of a grid whose times swing between the loader's bounds (1 ns and
+     * 1000 s, sim/profile.h) is large but finite: `pacesim profile` never prints inf */
+    double pts[6 * 2];
+    for (int i = 0; i < 6; i++) {
+        pts[2 * i] = i + 1;
+        pts[2 * i + 1] = i % 2 ? 1e3 : 1e-9;
+    }
+    prof_law_t l;
+    prof_law_init(&l, law_form(LAW_ELEMENTWISE));
+    l.pts = pts;
+    l.npts = 6;
+    double med, mx;
+    int n;
+    ck_assert_int_eq(cost_grid_loo(&l, &med, &mx, &n), 0);
+    ck_assert_int_eq(n, 4);
+    ck_assert(isfinite(med) && isfinite(mx) && mx >= med);
+    ck_assert_double_eq_tol(mx, 1e3 / 1e-9 - 1, 1);
 }
 END_TEST
 
@@ -583,8 +680,8 @@ START_TEST(roofline_pair_prices_the_larger)
     l.ncoef = cost_law_ncoef("gdn");
     ck_assert_int_eq(l.ncoef, 7);
     l.coef[0] = 1e-5;
-    l.coef[5] = 1e-6; /* per token of the long row */
-    l.coef[6] = 2e-7; /* per token, throughput */
+    l.coef[GDN_LONG_ROW] = 1e-6; /* per token of the long row */
+    l.coef[GDN_TOKENS_BW] = 2e-7; /* per token, throughput */
     l.fit_median_rel = l.fit_max_rel = -1;
     ck_assert_int_eq(prof_put(&p, &l), 0);
     char err[COST_ERR_MAX];
@@ -617,7 +714,7 @@ START_TEST(gemm_prices_by_nearest_choice)
     l.ncoef = cost_law_ncoef("gemm");
     ck_assert_int_eq(l.ncoef, 9);
     l.coef[0] = 5e-6;
-    l.coef[7] = 1e-14; /* s per weight byte streamed */
+    l.coef[GEMM_WEIGHT_STREAM] = 1e-14; /* s per weight byte streamed */
     const char *cols[] = { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" };
     l.ncols = 8;
     for (int c = 0; c < 8; c++) snprintf(l.cols[c], sizeof l.cols[c], "%s", cols[c]);
@@ -704,6 +801,8 @@ int main(void)
         CHECK_TEST(measured_grid_prices_split_chunks_by_busiest_sm),
         CHECK_TEST(features_of_items_match_points), CHECK_TEST(roofline_pair_prices_the_larger),
         CHECK_TEST(gemm_prices_by_nearest_choice), CHECK_TEST(prefill_queue_tiles),
-        CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch)};
+        CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch),
+        CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
+        CHECK_TEST(grid_loo_is_finite_within_bounds)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }

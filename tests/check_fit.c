@@ -345,10 +345,11 @@ START_TEST(law_well_posed_coefs)
     init_law(&l, lc, pts, n);
     ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), 0);
     for (int j = 0; j < l.ncoef; j++)
-        if (j != 5 && j != 7)
+        if (j != DECODE_WAVE_TOKENS && j != DECODE_SM_TOKENS)
             ck_assert_msg(fabs(l.coef[j] / lc->coef[j] - 1) < 1e-6, "%s coef %d: %g vs %g", lc->law, j, l.coef[j],
                           lc->coef[j]);
-    ck_assert_double_eq_tol((l.coef[5] + l.coef[7]) / (lc->coef[5] + lc->coef[7]), 1, 1e-6);
+    ck_assert_double_eq_tol((l.coef[DECODE_WAVE_TOKENS] + l.coef[DECODE_SM_TOKENS]) /
+                                (lc->coef[DECODE_WAVE_TOKENS] + lc->coef[DECODE_SM_TOKENS]), 1, 1e-6);
 }
 END_TEST
 
@@ -409,17 +410,17 @@ START_TEST(law_roof_eval)
     double c[4] = { 1, 2, 3, 5 }, f[PROF_MAX_COEF] = { 1, 10, 100, 50 };
     memcpy(l.coef, c, sizeof c);
     ck_assert_double_eq(prof_eval(&l, f), 1 + 20 + fmax(300, 250));
-    f[3] = 70;
+    f[BRIDGE_EXPANDED_BW] = 70;
     ck_assert_double_eq(prof_eval(&l, f), 1 + 20 + 350);
     int a, b;
     ck_assert_int_eq(cost_law_roof("attn.fp8_bridge", &a, &b), 1);
-    ck_assert(a == 2 && b == 3);
+    ck_assert(a == BRIDGE_PAGE_WALK && b == BRIDGE_EXPANDED_BW);
     ck_assert_int_eq(cost_law_roof("gdn", &a, &b), 1);
-    ck_assert(a == 5 && b == 6);
+    ck_assert(a == GDN_LONG_ROW && b == GDN_TOKENS_BW);
     ck_assert_int_eq(cost_law_roof("gemm", &a, &b), 0);
     snprintf(l.name, sizeof l.name, "gemm");
     ck_assert_double_eq(prof_eval(&l, f), 1 + 20 + 300 + 350);
-    /* a profile written before the pair existed (fewer coefficients): plain sum */
+    /* a law with fewer coefficients than its pair needs: a plain sum */
     snprintf(l.name, sizeof l.name, "attn.fp8_bridge");
     l.ncoef = 2;
     ck_assert_double_eq(prof_eval(&l, f), 21);
@@ -428,29 +429,29 @@ END_TEST
 
 START_TEST(bridge_expand_kernel)
 {
-    /* the bridge's walk follows the expansion kernel the profile names (fp8_expand): v5's
-     * (no fields: a CTA per 784-token page, 8 per SM) or v6's (98 tokens a CTA, 8 per SM) */
+    /* the bridge's walk follows the expansion kernel the profile names (fp8_expand): none
+     * recorded (a CTA per 784-token page, 8 per SM) or 98 tokens a CTA, 8 per SM */
     double heads = ref_rank.kv_heads, f[PROF_MAX_COEF];
-    cost_hw_t v5 = { .sms = 132, .flops = 700e12, .bw = 4e12 },
-              v6 = { .sms = 132, .flops = 700e12, .bw = 4e12, .expand_tokens = 98, .expand_occ = 8 };
+    cost_hw_t page = { .sms = 132, .flops = 700e12, .bw = 4e12 },
+              cta98 = { .sms = 132, .flops = 700e12, .bw = 4e12, .expand_tokens = 98, .expand_occ = 8 };
     double shortr[4] = { 1, 784, 20000, 784 }, longr[4] = { 1, 784, 262144, 784 };
-    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", shortr, &ref_model, &ref_rank, &v5, f), 0);
-    ck_assert_double_eq(f[2], 784 * heads);             /* 26 CTAs: one wave of a page each */
-    ck_assert_double_eq(f[1], 20000 * heads);
-    ck_assert_double_eq(f[3], f[1]);
-    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", shortr, &ref_model, &ref_rank, &v6, f), 0);
-    ck_assert_double_eq(f[2], 98 * heads);              /* 205 CTAs of 98 tokens: one wave of 1056 */
-    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", longr, &ref_model, &ref_rank, &v5, f), 0);
-    ck_assert_double_eq(f[2], 784 * heads);             /* 335 CTAs <= 1056 slots */
-    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", longr, &ref_model, &ref_rank, &v6, f), 0);
-    ck_assert_double_eq(f[2], 3 * 98 * heads);          /* 2675 CTAs: 3 waves of 1056 */
-    v6.expand_occ = 4;
-    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", longr, &ref_model, &ref_rank, &v6, f), 0);
-    ck_assert_double_eq(f[2], 6 * 98 * heads);          /* 4 an SM: 6 waves of 528 */
+    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", shortr, &ref_model, &ref_rank, &page, f), 0);
+    ck_assert_double_eq(f[BRIDGE_PAGE_WALK], 784 * heads);             /* 26 CTAs: one wave of a page each */
+    ck_assert_double_eq(f[BRIDGE_EXPANDED], 20000 * heads);
+    ck_assert_double_eq(f[BRIDGE_EXPANDED_BW], f[BRIDGE_EXPANDED]);
+    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", shortr, &ref_model, &ref_rank, &cta98, f), 0);
+    ck_assert_double_eq(f[BRIDGE_PAGE_WALK], 98 * heads);              /* 205 CTAs of 98 tokens: one wave of 1056 */
+    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", longr, &ref_model, &ref_rank, &page, f), 0);
+    ck_assert_double_eq(f[BRIDGE_PAGE_WALK], 784 * heads);             /* 335 CTAs <= 1056 slots */
+    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", longr, &ref_model, &ref_rank, &cta98, f), 0);
+    ck_assert_double_eq(f[BRIDGE_PAGE_WALK], 3 * 98 * heads);          /* 2675 CTAs: 3 waves of 1056 */
+    cta98.expand_occ = 4;
+    ck_assert_int_eq(cost_point_features("attn.fp8_bridge", longr, &ref_model, &ref_rank, &cta98, f), 0);
+    ck_assert_double_eq(f[BRIDGE_PAGE_WALK], 6 * 98 * heads);          /* 4 an SM: 6 waves of 528 */
 }
 END_TEST
 
-/* v6's expansion on calib's bridge grid (19 prefixes, 1K..262K) and shorter ones, times
+/* the 98-token expansion on calib's bridge grid (19 prefixes, 1K..262K) and shorter ones, times
  * from a known bridge law with a knee at 3 expansion CTAs an SM (the H200's: 30K tokens are
  * 312 CTAs, 3 on the busiest SM; 41K 424, 4) */
 static int knee_points(double *pts, const double *coef, const cost_hw_t *hw)
@@ -475,32 +476,32 @@ static int knee_points(double *pts, const double *coef, const cost_hw_t *hw)
 START_TEST(bridge_knee)
 {
     /* the knee's feature: the expansion CTAs the busiest SM holds at once */
-    cost_hw_t v6 = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12, .expand_tokens = 98, .expand_occ = 8 };
+    cost_hw_t cta98 = { .sms = 132, .flops = 7.5e14, .bw = 4.2e12, .expand_tokens = 98, .expand_occ = 8 };
     double f[PROF_MAX_COEF], heads = ref_rank.kv_heads;
     static const struct { double tokens, sm; } kf[] = { { 12040, 1 }, { 16384, 2 }, { 30339, 3 }, { 41285, 4 },
                                                         { 76450, 6 }, { 262144, 8 } };
     for (size_t i = 0; i < sizeof kf / sizeof *kf; i++) {
         double row[4] = { 1, 784, kf[i].tokens, 1568 };
-        ck_assert_int_eq(cost_point_features("attn.fp8_bridge", row, &ref_model, &ref_rank, &v6, f), 0);
-        ck_assert_msg(f[5] == kf[i].sm, "%g tokens: %g CTAs an SM", kf[i].tokens, f[5]);
-        ck_assert_double_eq(f[4], kf[i].tokens * heads);
+        ck_assert_int_eq(cost_point_features("attn.fp8_bridge", row, &ref_model, &ref_rank, &cta98, f), 0);
+        ck_assert_msg(f[BRIDGE_SM_CTAS] == kf[i].sm, "%g tokens: %g CTAs an SM", kf[i].tokens, f[BRIDGE_SM_CTAS]);
+        ck_assert_double_eq(f[BRIDGE_EXPANDED_KNEE], kf[i].tokens * heads);
     }
     ck_assert_int_eq(cost_point_features("attn.fp8_bridge", (double[]){ 1, 784, 262144, 1568 }, &ref_model, &ref_rank,
                                          NULL, f), 0);
-    ck_assert_double_eq(f[5], 0); /* no SM count: never past the knee */
+    ck_assert_double_eq(f[BRIDGE_SM_CTAS], 0); /* no SM count: never past the knee */
     int a, b;
     ck_assert_int_eq(cost_law_knee("attn.fp8_bridge", &a, &b), 1);
-    ck_assert(a == 4 && b == 5);
+    ck_assert(a == BRIDGE_EXPANDED_KNEE && b == BRIDGE_SM_CTAS);
     ck_assert_int_eq(cost_law_knee("gdn", &a, &b), 0);
 
     /* the fit recovers every coefficient and the knee, exactly and with 1% noise */
     static const double truth[6] = { 1.4e-5, 5e-11, 2.5e-8, 3.4e-10, 2e-10, 3 };
     static double pts[64 * 5];
     law_case_t lc = { "attn.fp8_bridge", 5, { 0 } };
-    int n = knee_points(pts, truth, &v6);
+    int n = knee_points(pts, truth, &cta98);
     prof_law_t l;
     init_law(&l, &lc, pts, n);
-    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &v6), 0);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &cta98), 0);
     ck_assert_int_eq(l.ncoef, 6);
     for (int j = 0; j < 6; j++)
         ck_assert_msg(fabs(l.coef[j] / truth[j] - 1) < 1e-6, "coef %d: %g vs %g", j, l.coef[j], truth[j]);
@@ -509,29 +510,30 @@ START_TEST(bridge_knee)
     for (int i = 0; i < n; i++)
         pts[5 * i + 4] *= 1 + 0.01 * nrand();
     init_law(&l, &lc, pts, n);
-    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &v6), 0);
-    ck_assert_double_eq(l.coef[5], 3);
-    ck_assert_msg(fabs(l.coef[4] / truth[4] - 1) < 0.15, "knee slope %g", l.coef[4]);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &cta98), 0);
+    ck_assert_double_eq(l.coef[BRIDGE_SM_CTAS], 3);
+    ck_assert_msg(fabs(l.coef[BRIDGE_EXPANDED_KNEE] / truth[BRIDGE_EXPANDED_KNEE] - 1) < 0.15, "knee slope %g",
+                  l.coef[BRIDGE_EXPANDED_KNEE]);
     ck_assert(l.fit_max_rel < 0.05);
 
     /* a law without a knee: none is invented (c4 = c5 = 0), the rest comes back */
     static const double flat[6] = { 1.4e-5, 5e-11, 2.5e-8, 3.4e-10, 0, 0 };
-    n = knee_points(pts, flat, &v6);
+    n = knee_points(pts, flat, &cta98);
     init_law(&l, &lc, pts, n);
-    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &v6), 0);
-    ck_assert(l.coef[4] == 0 && l.coef[5] == 0);
+    ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &cta98), 0);
+    ck_assert(l.coef[BRIDGE_EXPANDED_KNEE] == 0 && l.coef[BRIDGE_SM_CTAS] == 0);
     for (int j = 0; j < 4; j++)
         ck_assert_msg(fabs(l.coef[j] / flat[j] - 1) < 1e-6, "coef %d: %g vs %g", j, l.coef[j], flat[j]);
 
-    /* evaluation: the term counts past the knee only; a profile written before the knee
-     * (4 coefficients) prices as before */
+    /* evaluation: the term counts past the knee only; a law of 4 coefficients (no knee
+     * term) prices with its first four */
     memset(&l, 0, sizeof l);
     snprintf(l.name, sizeof l.name, "attn.fp8_bridge");
     l.ncoef = 6;
     double c[6] = { 1, 2, 3, 5, 7, 3 }, g[PROF_MAX_COEF] = { 1, 10, 100, 50, 10, 3 };
     memcpy(l.coef, c, sizeof c);
     ck_assert_double_eq(prof_eval(&l, g), 1 + 20 + 300);
-    g[5] = 4;
+    g[BRIDGE_SM_CTAS] = 4;
     ck_assert_double_eq(prof_eval(&l, g), 1 + 20 + 300 + 70);
     l.ncoef = 4;
     ck_assert_double_eq(prof_eval(&l, g), 1 + 20 + 300);
@@ -556,20 +558,20 @@ START_TEST(law_without_hw)
     ck_assert_int_eq(fit_law(&l, &ref_model, &ref_rank), 0);
     ck_assert_double_eq_tol(l.coef[0], 3e-6, 1e-15);
     ck_assert_double_eq_tol(l.coef[1], 2e-8, 1e-17);
-    ck_assert_double_eq(l.coef[2], 0);
-    ck_assert_double_eq(l.coef[3], 0);
+    ck_assert_double_eq(l.coef[ELEM_NORM_WAVES], 0);
+    ck_assert_double_eq(l.coef[ELEM_SILU_WAVES], 0);
     double feat[PROF_MAX_COEF];
     ck_assert_int_eq(cost_point_features("elementwise", pts, &ref_model, &ref_rank, NULL, feat), 0);
-    ck_assert(feat[2] == 0 && feat[3] == 0 && feat[4] == 0);
+    ck_assert(feat[ELEM_NORM_WAVES] == 0 && feat[ELEM_SILU_WAVES] == 0 && feat[ELEM_SILU_SECOND_WAVE] == 0);
     ck_assert_int_eq(cost_point_features("elementwise", pts, &ref_model, &ref_rank, &ref_hw, feat), 0);
-    ck_assert(feat[2] == 1 && feat[3] == 1 && feat[4] == 0);
+    ck_assert(feat[ELEM_NORM_WAVES] == 1 && feat[ELEM_SILU_WAVES] == 1 && feat[ELEM_SILU_SECOND_WAVE] == 0);
     /* the SiLU grid's second wave: 32 tokens x 34 CTAs = 1088 > 132 x 8 */
     ck_assert_int_eq(cost_point_features("elementwise", (double[]){ 16 }, &ref_model, &ref_rank, &ref_hw, feat), 0);
-    ck_assert(feat[3] == 1 && feat[4] == 0);
+    ck_assert(feat[ELEM_SILU_WAVES] == 1 && feat[ELEM_SILU_SECOND_WAVE] == 0);
     ck_assert_int_eq(cost_point_features("elementwise", (double[]){ 32 }, &ref_model, &ref_rank, &ref_hw, feat), 0);
-    ck_assert(feat[3] == 2 && feat[4] == 1);
+    ck_assert(feat[ELEM_SILU_WAVES] == 2 && feat[ELEM_SILU_SECOND_WAVE] == 1);
     ck_assert_int_eq(cost_point_features("gemm", (double[]){ 1, 5120, 5120, 2 }, &ref_model, &ref_rank, NULL, feat), 0);
-    ck_assert_double_eq(feat[3], 0);
+    ck_assert_double_eq(feat[GEMM_ROOFLINE], 0);
 }
 END_TEST
 
@@ -582,29 +584,33 @@ START_TEST(choice_and_lone_features)
     double r1[] = { 64, 5120, 6144, 2, 96, 64, 2, 1e-5 };
     double bytes = 2.0 * (64 * 6144 + 64 * 5120) + 2.0 * 5120 * 6144;
     ck_assert_int_eq(cost_point_features_n("gemm", r1, 8, &ref_model, &ref_rank, &ref_hw, f), 0);
-    ck_assert_double_eq(f[2], bytes);
-    ck_assert_double_eq(f[4], 1);
-    ck_assert_double_eq_tol(f[5], bytes / 4.2e12, 1e-18);
-    ck_assert_double_eq(f[6], 4.0 * 64 * 5120 * 2);
-    ck_assert_double_eq(f[7], 2.0 * 5120 * 6144);
+    ck_assert_double_eq(f[GEMM_BYTES], bytes);
+    ck_assert_double_eq(f[GEMM_SPLIT], 1);
+    ck_assert_double_eq_tol(f[GEMM_TILE_ROOFLINE], bytes / 4.2e12, 1e-18);
+    ck_assert_double_eq(f[GEMM_PARTIAL_BYTES], 4.0 * 64 * 5120 * 2);
+    ck_assert_double_eq(f[GEMM_WEIGHT_STREAM], 2.0 * 5120 * 6144);
     /* the tile padded to 128 along m: 2 x 96 x 128 x 3072 at an SM's share of the peak */
-    ck_assert_double_eq_tol(f[8], fmax(2.0 * 96 * 128 * 3072 / per_sm, bytes / 4.2e12), 1e-18);
+    ck_assert_double_eq_tol(f[GEMM_TILE_ROOFLINE_128], fmax(2.0 * 96 * 128 * 3072 / per_sm, bytes / 4.2e12), 1e-18);
     /* m = 4096 on 320x128 tiles, whole k: 16 x 32 = 512 CTAs, 4 rounds of the tile's FLOPs */
     double r2[] = { 4096, 5120, 6144, 2, 320, 128, 1, 1e-4 };
     ck_assert_int_eq(cost_point_features_n("gemm", r2, 8, &ref_model, &ref_rank, &ref_hw, f), 0);
-    ck_assert_double_eq(f[4], 0);
-    ck_assert_double_eq_tol(f[5], 4 * 2.0 * 320 * 128 * 6144 / per_sm, 1e-15);
-    ck_assert_double_eq(f[6], 0);
-    ck_assert_double_eq(f[7], 2.0 * 5120 * 6144 * 32);
-    ck_assert_double_eq(f[8], f[5]); /* 128 wide already */
-    /* the base columns alone, or an unknown choice (tile 0): the four old features */
+    ck_assert_double_eq(f[GEMM_SPLIT], 0);
+    ck_assert_double_eq_tol(f[GEMM_TILE_ROOFLINE], 4 * 2.0 * 320 * 128 * 6144 / per_sm, 1e-15);
+    ck_assert_double_eq(f[GEMM_PARTIAL_BYTES], 0);
+    ck_assert_double_eq(f[GEMM_WEIGHT_STREAM], 2.0 * 5120 * 6144 * 32);
+    ck_assert_double_eq(f[GEMM_TILE_ROOFLINE_128], f[GEMM_TILE_ROOFLINE]); /* 128 wide already */
+    /* the base columns alone, or an unknown choice (tile 0): the first four features only */
     ck_assert_int_eq(cost_point_features("gemm", r1, &ref_model, &ref_rank, &ref_hw, f), 0);
-    ck_assert(f[3] > 0 && f[4] == 0 && f[5] == 0 && f[6] == 0 && f[7] == 0 && f[8] == 0);
+    ck_assert(f[GEMM_ROOFLINE] > 0 && f[GEMM_SPLIT] == 0 && f[GEMM_TILE_ROOFLINE] == 0 && f[GEMM_PARTIAL_BYTES] == 0 &&
+              f[GEMM_WEIGHT_STREAM] == 0 && f[GEMM_TILE_ROOFLINE_128] == 0);
     double r0[] = { 64, 5120, 6144, 2, 0, 0, 0, 1e-5 };
     ck_assert_int_eq(cost_point_features_n("gemm", r0, 8, &ref_model, &ref_rank, &ref_hw, f), 0);
-    ck_assert(f[3] > 0 && f[4] == 0 && f[5] == 0 && f[6] == 0 && f[7] == 0);
+    ck_assert(f[GEMM_ROOFLINE] > 0 && f[GEMM_SPLIT] == 0 && f[GEMM_TILE_ROOFLINE] == 0 && f[GEMM_PARTIAL_BYTES] == 0 &&
+              f[GEMM_WEIGHT_STREAM] == 0);
     ck_assert_int_eq(cost_point_features_n("gemm", r1, 8, &ref_model, &ref_rank, NULL, f), 0);
-    ck_assert(f[3] == 0 && f[4] == 1 && f[5] == 0 && f[7] > 0 && f[8] == 0); /* no SMs, no ceilings: no rounds */
+    /* no SMs, no ceilings: no rounds */
+    ck_assert(f[GEMM_ROOFLINE] == 0 && f[GEMM_SPLIT] == 1 && f[GEMM_TILE_ROOFLINE] == 0 && f[GEMM_WEIGHT_STREAM] > 0 &&
+              f[GEMM_TILE_ROOFLINE_128] == 0);
     /* XQA at 41,285 tokens: 41 partitions of 1024 x 4 kv heads = 164 CTAs a row; 2 rows put
      * 3 on the busiest of 132 SMs (the last alone), 1 row 2, 3 rows 4 */
     ck_assert_int_eq(ref_rank.kv_heads, 4);
@@ -612,16 +618,16 @@ START_TEST(choice_and_lone_features)
     for (int rows = 1; rows <= 3; rows++) {
         ck_assert_int_eq(cost_point_features("attn.decode_xqa.fp16", (double[]){ rows, 1, 41285, 784 }, &ref_model,
                                              &ref_rank, &ref_hw, f), 0);
-        ck_assert_double_eq(f[7], ceil(rows * 164 / 132.0) * 1024);
-        ck_assert_double_eq(f[8], want[rows - 1]);
+        ck_assert_double_eq(f[DECODE_SM_TOKENS], ceil(rows * 164 / 132.0) * 1024);
+        ck_assert_double_eq(f[DECODE_LONE_TOKENS], want[rows - 1]);
     }
     /* 5 on the busiest SM: lone again; the scalar kernel has no such term */
     ck_assert_int_eq(cost_point_features("attn.decode_xqa.fp8", (double[]){ 4, 1, 41285, 784 }, &ref_model, &ref_rank,
                                          &ref_hw, f), 0);
-    ck_assert_double_eq(f[8], 1024);
+    ck_assert_double_eq(f[DECODE_LONE_TOKENS], 1024);
     ck_assert_int_eq(cost_point_features("attn.decode_scalar.fp16", (double[]){ 2, 1, 41285, 784 }, &ref_model,
                                          &ref_rank, &ref_hw, f), 0);
-    ck_assert_double_eq(f[8], 0);
+    ck_assert_double_eq(f[DECODE_LONE_TOKENS], 0);
 }
 END_TEST
 

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "profile.h"
+#include "scenario.h"
 
 static char tmpdir[64];
 
@@ -78,7 +80,7 @@ static void fill_profile(profile_t *p)
     snprintf(l.name, sizeof l.name, "attn.prefill_bm32.fp16");
     l.ncoef = 4;
     l.coef[0] = 1.0 / 3.0;
-    l.coef[1] = -2e-8;
+    l.coef[1] = 2e-8;
     l.coef[2] = -0.0;
     l.coef[3] = DBL_MIN / 4;          /* subnormal */
     snprintf(l.provenance, sizeof l.provenance, "measured by calib on NVIDIA H200, 2026-11-29");
@@ -91,7 +93,7 @@ static void fill_profile(profile_t *p)
     l.npts = 3;
     double pts[15] = {1, 784, 104000, 784, 0.00352,
                       2, 16, 240000, 784, 0.1 + 0.2,
-                      3, 1, 1e300, DBL_MAX, 5e-324};
+                      3, 1, 262144, 784, 1e-9};
     l.pts = pts;
     ck_assert_int_eq(prof_put(p, &l), 0);
 
@@ -103,6 +105,13 @@ static void fill_profile(profile_t *p)
     for (int i = 0; i < PROF_MAX_COEF; i++)
         d.coef[i] = (i + 1) * 1.0e-9 / 3.0;
     d.fit_median_rel = d.fit_max_rel = -1;
+    d.ncols = 3;                        /* its columns but t_s: any finite values */
+    snprintf(d.cols[0], sizeof d.cols[0], "x");
+    snprintf(d.cols[1], sizeof d.cols[1], "y");
+    snprintf(d.cols[2], sizeof d.cols[2], "t_s");
+    d.npts = 2;
+    double dpts[6] = {1e300, DBL_MAX, 1e-9, 5e-324, -0.0, 1000};
+    d.pts = dpts;
     ck_assert_int_eq(prof_put(p, &d), 0);
 
     prof_law_t g;                       /* derived from a figure: no points, no fit */
@@ -187,7 +196,7 @@ START_TEST(round_trip)
 }
 END_TEST
 
-START_TEST(save_refuses_nonfinite)
+START_TEST(save_refuses_what_load_refuses)
 {
     mk_tmpdir();
     profile_t a;
@@ -196,10 +205,20 @@ START_TEST(save_refuses_nonfinite)
     errno = 0;
     ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
     ck_assert_int_eq(errno, EDOM);
-    a.laws[0].pts[7] = 1;
+    a.laws[0].pts[7] = 240000;
     a.laws[1].coef[1] = INFINITY;
     ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    /* nor anything prof_load would refuse: a negative coefficient, a time of 0, q past seq_len */
+    a.laws[1].coef[1] = -1e-9;
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    ck_assert_int_eq(errno, EDOM);
     a.laws[1].coef[1] = 1;
+    a.laws[0].pts[4] = 0;
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    a.laws[0].pts[4] = 0.00352;
+    a.laws[0].pts[7] = 8;
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    a.laws[0].pts[7] = 240000;
     ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), 0);
     ck_assert_int_eq(prof_save("/nonexistent-dir/x.yaml", &a), -1);
     ck_assert_int_eq(errno, ENOENT);
@@ -247,6 +266,80 @@ START_TEST(missing_file)
 }
 END_TEST
 
+/* a FIFO with no writer or a directory is refused at once, not waited on or read */
+START_TEST(not_a_regular_file)
+{
+    mk_tmpdir();
+    const char *fifo = tmp_path("fifo.yaml");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    char want[300], path[256];
+    snprintf(path, sizeof path, "%s", fifo);
+    profile_t p;
+    char err[PROF_ERR_MAX];
+    ck_assert_int_eq(prof_load(path, &p, err), -1);
+    snprintf(want, sizeof want, "%s: cannot read: not a regular file (a FIFO)", path);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_eq(prof_load(tmpdir, &p, err), -1);
+    snprintf(want, sizeof want, "%s: cannot read: %s", tmpdir, strerror(EISDIR));
+    ck_assert_str_eq(err, want);
+    ck_assert_ptr_null(p.laws);
+    rm_tmpdir();
+}
+END_TEST
+
+/* the profile's model against a scenario's: by name and TP, else by the GEMM shapes its
+ * points hold; one warning line when they differ */
+START_TEST(model_by_shape)
+{
+    model_t m, fp16;
+    char merr[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &m, merr) == 0, "%s", merr);
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b-fp16.yaml", &fp16, merr) == 0, "%s", merr);
+    ck_assert_str_ne(m.name, fp16.name);
+    profile_t p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.path, sizeof p.path, "h.yaml");
+    snprintf(p.model, sizeof p.model, "%s", m.name);
+    p.tp = 1;
+    model_rank_t r;
+    ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+    long h = m.hidden, nk[][2] = { { r.attn_qkv_n, h }, { h, r.attn_o_k }, { r.gdn_in_n, h }, { h, r.gdn_out_k },
+                                   { r.mlp_up_n, h }, { h, r.mlp_down_k }, { r.vocab_n, h }, { h, 2 * h } };
+    double pts[8 * 5];
+    for (int i = 0; i < 8; i++) {
+        double row[5] = { 64, (double)nk[i][0], (double)nk[i][1], 2, 1e-5 };
+        memcpy(pts + 5 * i, row, sizeof row);
+    }
+    prof_law_t g;
+    prof_law_init(&g, law_form(LAW_GEMM));
+    g.ncols = 5;
+    snprintf(g.cols[4], sizeof g.cols[4], "t_s");
+    g.pts = pts;
+    g.npts = 8;
+    ck_assert_int_eq(prof_put(&p, &g), 0);
+    char buf[1024] = "";
+    FILE *w = fmemopen(buf, sizeof buf, "w");
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(prof_check_model(&p, &m, 1, w), 0);        /* the same name and TP */
+    ck_assert_int_eq(prof_check_model(&p, &fp16, 1, w), 0);     /* another name, the same shapes */
+    fflush(w);
+    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(prof_check_model(&p, &m, 2, w), 1);        /* TP 2: other shapes per rank */
+    fclose(w);
+    ck_assert_str_eq(buf, "warning: h.yaml: profile measured qwen3.8-27b at TP 1; this scenario runs qwen3.8-27b "
+                          "at TP 2: attention and GEMM items are priced by the laws outside their measured shapes\n");
+    /* without the points, another name is another model; no model recorded: nothing compared */
+    w = fmemopen(buf, sizeof buf, "w");
+    p.laws[0].npts = 0;
+    ck_assert_int_eq(prof_check_model(&p, &fp16, 1, w), 1);
+    p.model[0] = 0;
+    ck_assert_int_eq(prof_check_model(&p, &fp16, 2, w), 0);
+    fclose(w);
+    p.laws[0].npts = 8;
+    prof_free(&p);
+}
+END_TEST
+
 #define META "profile:\n  gpu: G\n"               /* lines 1-2 */
 
 typedef struct bad {
@@ -260,17 +353,17 @@ static const bad_t bads[] = {
     {"profile:\n  sms: 1\nlaws: []\n", ":2:3: profile: missing required key \"gpu\""},
     {META "laws: []\nextra: 1\n", ":4:1: extra: unknown key \"extra\" (allowed: profile, laws)"},
     {META, ":1:1: missing required key \"laws\""},
-    {META "  sms: -1\nlaws: []\n", ":3:8: profile.sms: expected a non-negative integer, got \"-1\""},
+    {META "  sms: -1\nlaws: []\n", ":3:8: profile.sms: expected an integer in [0, 4096], got \"-1\""},
     /* 5 */ {META "  mem_gib: .inf\nlaws: []\n",
-             ":3:12: profile.mem_gib: expected a non-negative number, got \".inf\""},
-    {META "  tp: 0\nlaws: []\n", ":3:7: profile.tp: expected a positive integer, got \"0\""},
+             ":3:12: profile.mem_gib: expected a number in [0, 1e+09], got \".inf\""},
+    {META "  tp: 0\nlaws: []\n", ":3:7: profile.tp: expected an integer in [1, 1024], got \"0\""},
     {META "laws:\n  - name: a\n    coef: []\n", ":5:11: laws[0].coef: expected 1 to 10 coefficients, got 0"},
     {META "laws:\n  - name: a\n    coef: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n",
      ":5:11: laws[0].coef: expected 1 to 10 coefficients, got 11"},
     {META "laws:\n  - name: a\n    coef: [1, nan]\n",
-     ":5:15: laws[0].coef[1]: expected a finite number, got \"nan\""},
+     ":5:15: laws[0].coef[1]: expected a number in [0, 100], got \"nan\""},
     /* 10 */ {META "laws:\n  - name: a\n    coef: [1e999]\n",
-              ":5:12: laws[0].coef[0]: expected a finite number, got \"1e999\""},
+              ":5:12: laws[0].coef[0]: expected a number in [0, 100], got \"1e999\""},
     {META "laws:\n  - coef: [1]\n", ":4:5: laws[0]: missing required key \"name\""},
     {META "laws:\n  - {name: a, coef: [1]}\n  - {name: a, coef: [2]}\n",
      ":5:12: laws[1].name: duplicate law name \"a\" (also laws[0])"},
@@ -304,6 +397,20 @@ static const bad_t bads[] = {
      "profile.prefill_split.parts: unknown key \"parts\""},
     {META "laws: [\n", ": syntax error:"},
     {"", ":1:1: empty document"},
+    /* degenerate laws and points: refused where they stand */
+    {META "laws:\n  - {name: gdn, coef: [1e-6, -1e-9]}\n", ":4:30: laws[0].coef[1]: expected a number in [0, 100]"},
+    {META "laws:\n  - {name: elementwise, coef: [0, 0]}\n", ":4:31: laws[0].coef: every coefficient is 0"},
+    {META "laws:\n  - {name: step, coef: [0, 0]}\n  - {name: x, coef: [1], fit: {median_rel: 0.2, max_rel: 0.1}}\n",
+     ":5:44: laws[1].fit.median_rel: must not exceed max_rel (0.1), got 0.2"},
+    {META "laws:\n  - {name: gdn, coef: [1], columns: [tokens, t_s]}\n",
+     ":4:37: laws[0].columns: law \"gdn\" has the columns [tokens, seqs, t_s], got 2"},
+    {META "laws:\n  - {name: gdn, coef: [1], columns: [tokens, seqs, t_s], points: [[4, 8, 1e-5]]}\n",
+     ":4:71: laws[0].points[0][1]: seqs (8) must not exceed tokens (4)"},
+    {META "laws:\n  - {name: x, coef: [1], columns: [a, t_s], points: [[1, 0]]}\n",
+     ":4:58: laws[0].points[0][1]: t_s (seconds) must be a number in [1e-09, 1000], got 0"},
+    {META "laws:\n  - {name: attn.decode_xqa.fp16, coef: [1], columns: [rows, q, seq_len, page, t_s], "
+     "points: [[1, 65, 1024, 784, 1e-5]]}\n",
+     "laws[0].points[0][1]: this column must be a whole number in [1, 64], got 65"},
     /* more coefficients than this revision's law has: a profile of another revision */
     {META "laws:\n  - name: gemm\n    coef: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n",
      ":5:11: laws[0].coef: law \"gemm\" has 9 coefficients in this revision, got 10"},
@@ -354,7 +461,8 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {
-        CHECK_TEST(round_trip), CHECK_TEST(save_refuses_nonfinite), CHECK_TEST(find_put_eval),
-        CHECK_TEST(missing_file), CHECK_TEST(minimal_profile), CHECK_LOOP(bad_profiles, CHECK_N(bads))};
+        CHECK_TEST(round_trip), CHECK_TEST(save_refuses_what_load_refuses), CHECK_TEST(find_put_eval),
+        CHECK_TEST(missing_file), CHECK_TEST(not_a_regular_file), CHECK_TEST(model_by_shape),
+        CHECK_TEST(minimal_profile), CHECK_LOOP(bad_profiles, CHECK_N(bads))};
     return check_main("profile", "profile", tests, CHECK_N(tests), 0, NULL);
 }
