@@ -163,6 +163,11 @@ static int schedule_next_poisson(engine_t *e, double after)
 
 static int make_generated(engine_t *e, long prompt, long output, long cached, double t)
 {
+    if (prompt < 1 || output < 1) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: a generated request of %ld prompt and %ld output tokens",
+                 prompt, output);
+        return -1;
+    }
     int slot = pool_alloc(e);
     if (slot < 0) {
         snprintf(e->err, ENG_ERR_MAX, "out of memory (requests)");
@@ -385,6 +390,15 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
             return -1;
         }
     }
+    /* a generated request has at least one prompt and one output token (a request with
+     * no output has no first token: every latency window would be meaningless) */
+    if (s->poisson.enabled && s->engine.max_model_len < 2) {
+        snprintf(e->err, ENG_ERR_MAX,
+                 "%s:%d:%d: workload.poisson: engine.max_model_len %ld leaves no room for a generated request"
+                 " (one prompt and one output token at least)",
+                 s->path, s->poisson_line, s->poisson_col, s->engine.max_model_len);
+        return -1;
+    }
     /* the largest request the Poisson generator can draw must fit too */
     if (s->poisson.enabled) {
         long pmax = dist_max(&s->poisson.prompt), omax = dist_max(&s->poisson.output);
@@ -516,9 +530,9 @@ static int finish_request(engine_t *e, int run_pos)
     set_event(e, r, EV_FINISHED, e->now);
     run_summary_t *S = &e->sum;
     S->requests_finished++;
-    if (r->emitted != r->output) {
-        snprintf(e->err, ENG_ERR_MAX, "invariant violated: request %ld finished with %ld of %ld tokens",
-                 r->serial, r->emitted, r->output);
+    if (r->emitted != r->output || r->t_ev[EV_FIRST_TOKEN] < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: request %ld finished with %ld of %ld tokens%s",
+                 r->serial, r->emitted, r->output, r->t_ev[EV_FIRST_TOKEN] < 0 ? " and no first token" : "");
         return -1;
     }
     double ttft = r->t_ev[EV_FIRST_TOKEN] - r->t_ev[EV_ARRIVAL];
@@ -672,6 +686,28 @@ static int check_invariants(engine_t *e)
     return 0;
 }
 
+/* After a schedule() that scheduled nothing and preempted nothing: if a running request
+ * waits for its pacing gate (next_eligible), the steps until the nearest gate opens are
+ * empty too, and the reference counts every one (current_step += 1 on each schedule()
+ * call, docs/reference-system.md, "The scheduler").  An empty step launches nothing (the
+ * model runner returns at once when no token is scheduled), so it costs no time, and
+ * with the clock and every request unchanged those steps are all alike: current_step
+ * jumps to the step before the gate opens, at most PACE_STEPS - 1 steps on.  1 if it
+ * jumped (schedule again now), 0 if no request waits for a gate. */
+static int empty_steps(engine_t *e)
+{
+    long gate = LONG_MAX;
+    for (int i = 0; i < e->nrun; i++) {
+        const req_t *r = &e->pool[e->running[i]];
+        if (r->computed < r->target && r->next_eligible > e->step_no && r->next_eligible < gate)
+            gate = r->next_eligible;
+    }
+    if (gate == LONG_MAX) return 0;
+    e->sum.empty_steps += gate - e->step_no;   /* this step and the ones skipped */
+    e->step_no = gate - 1;
+    return 1;
+}
+
 /* The virtual clock only moves forward. */
 static int advance_clock(engine_t *e, double t)
 {
@@ -713,6 +749,11 @@ int engine_run(engine_t *e)
         int preempted = 0;
         int n = sched_step(e, &preempted);
         if (n < 0) return -1;
+        if (n == 0 && preempted) {       /* the requests preempted wait; schedule again now */
+            e->sum.empty_steps++;
+            continue;
+        }
+        if (n == 0 && empty_steps(e)) continue;
         if (n == 0) {
             /* nothing runnable (KV exhausted with nothing to preempt) */
             const event_t *nx = evq_peek(&e->q);
