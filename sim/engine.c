@@ -461,10 +461,22 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         return -1;
     }
     for (int i = 0; i < s->n_requests; i++) {
+        const scn_request_t *sr = &s->requests[i];
         e->trigger_ref[i] = -1;
         for (int j = 0; j < s->n_requests; j++)
-            if (s->requests[i].arrival.kind != TRIG_TIME && !strcmp(s->requests[j].id, s->requests[i].arrival.ref))
+            if (sr->arrival.kind != TRIG_TIME && !strcmp(s->requests[j].id, sr->arrival.ref))
                 e->trigger_ref[i] = e->explicit_slot[j];
+        /* generation stops at max_model_len: a trigger waiting for more decoded tokens than
+         * its reference can emit would never fire */
+        int ref = e->trigger_ref[i];
+        if (sr->arrival.kind == TRIG_AFTER_DECODED && ref >= 0 && sr->arrival.decoded > e->pool[ref].output) {
+            snprintf(e->err, ENG_ERR_MAX,
+                     "%s:%d:%d: workload.requests[%d].arrival: request %s waits for %ld tokens decoded by %s, which"
+                     " emits only %ld (its prompt of %ld tokens leaves that much of engine.max_model_len %ld)",
+                     s->path, sr->line, sr->col, i, sr->id, sr->arrival.decoded, sr->arrival.ref, e->pool[ref].output,
+                     e->pool[ref].prompt, s->engine.max_model_len);
+            return -1;
+        }
     }
     if (s->poisson.enabled && schedule_next_poisson(e, s->poisson.start_s) < 0) return -1;
     if (s->trace_path[0]) {
