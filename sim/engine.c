@@ -15,6 +15,7 @@ enum { SRC_POISSON = 1, SRC_TRACE = 2 };
 #define GIB 1073741824.0
 #define ENG_MEM_GIB 80.0          /* device memory without a profile's mem_gib (the analytic stand-in) */
 #define ENG_ACT_GIB 2.0           /* activations and workspaces, as vLLM's profiling run leaves them */
+#define ENG_BLOCK_DEFAULT 16      /* vLLM's block size for a model with no GDN layers */
 #define ENG_MAX_BLOCKS 1e15       /* KV capacity cap: a profile's huge mem_gib must not overflow a long */
 
 /* ---- request pool ---------------------------------------------------------- */
@@ -347,7 +348,11 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     int tp = eng->tensor_parallel_size;
     int kvb = eng->kv_cache_dtype == KV_FP8_E5M2 ? 1 : 2;   /* bytes per KV element */
     e->spec_k = eng->spec_mtp ? eng->num_speculative_tokens : 0;
-    e->block = eng->block_size > 0 ? eng->block_size : model_block_size(&s->model, tp, kvb, e->spec_k);
+    /* the block size: as set; else a hybrid model's align size (a block's KV as large as
+     * one request's GDN state); a model without GDN layers has no state to align to and
+     * takes vLLM's default block of 16 tokens */
+    e->block = eng->block_size > 0 ? eng->block_size
+               : s->model.n_gdn > 0 ? model_block_size(&s->model, tp, kvb, e->spec_k) : ENG_BLOCK_DEFAULT;
     model_rank_t rk;
     if (model_rank(&s->model, tp, &rk) < 0) {
         snprintf(e->err, ENG_ERR_MAX, "%s: engine.tensor_parallel_size %d does not divide the model's heads", s->path, tp);

@@ -422,6 +422,46 @@ START_TEST(preemption_recomputes_prompt_and_output)
 }
 END_TEST
 
+START_TEST(dense_model_blocks_and_chunks)
+{
+    /* no GDN layers: block 16 (vLLM's default; the align rule has no state to size it by)
+     * and prompt chunks cut by the budget only */
+    const char *path = "/tmp/pacesim-check-dense.yaml";
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("name: dense\nhardware: {analytic: {tflops: 100, tbps: 2}}\n"
+          "model: {name: d, layers: 8, full_attention_layers: 8, hidden: 1024, intermediate: 4096, vocab: 32000,"
+          " weight_bytes_per_param: 2, attention: {q_heads: 16, kv_heads: 4, head_dim: 64}}\n"
+          "engine: {max_num_batched_tokens: 500, max_num_seqs: 4, max_model_len: 8192}\n"
+          "workload:\n  requests:\n    - {id: A, prompt_tokens: 1234, output_tokens: 3}\n", f);
+    ck_assert_int_eq(fclose(f), 0);
+    char err[SCN_ERR_MAX];
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_msg(scn_load(path, NULL, 0, &s, err) == 0, "%s", err);
+    cm = cost_analytic_new(&s.model, s.engine.tensor_parallel_size, s.analytic_tflops, s.analytic_tbps);
+    ck_assert_int_eq(engine_init(&e, &s, cm, NULL), 0);
+    memset(&rec, 0, sizeof rec);
+    e.observer = record_step;
+    e.observer_ctx = &rec;
+    ck_assert_msg(engine_run(&e) == 0, "%s", e.err);
+    ck_assert_int_eq(e.block, 16);
+    long done = 0;
+    int chunks = 0;
+    for (int k = 0; k < rec.n; k++)
+        if (rec.rows[k][0].prefill) {
+            long want = 1234 - done < 500 ? 1234 - done : 500;
+            ck_assert_int_eq(rec.rows[k][0].q, want);
+            done += rec.rows[k][0].q;
+            chunks++;
+        }
+    ck_assert_int_eq(done, 1234);
+    ck_assert_int_eq(chunks, 3);                     /* ceil(1234 / 500) */
+    ck_assert_int_eq(e.sum.requests_finished, 1);
+    done_engine(&e, &s, cm);
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sched");
@@ -441,6 +481,7 @@ int main(void)
     tcase_add_test(tc, preemption_into_a_full_waiting_queue);
     tcase_add_test(tc, pacing_gate_outlives_the_decoder);
     tcase_add_test(tc, preemption_recomputes_prompt_and_output);
+    tcase_add_test(tc, dense_model_blocks_and_chunks);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
