@@ -212,6 +212,55 @@ typedef struct trace_rd {
     double last;
 } trace_rd_t;
 
+/* A trace row's fields: arrival_s a plain decimal number (no hex, inf, nan; zero or
+ * normal, not subnormal), then two or three token counts of decimal digits, separated by
+ * commas, none empty (blanks around a field are ignored).  0, or -1 malformed. */
+static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca)
+{
+    char buf[512];
+    size_t n = strlen(p);
+    while (n && (p[n - 1] == '\n' || p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
+    if (n >= sizeof buf) return -1;
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    char *f[5];
+    int nf = 0;
+    for (char *q = buf;; q++) {
+        if (nf == 5) return -1;
+        f[nf++] = q;
+        if (!(q = strchr(q, ','))) break;
+        *q = 0;
+    }
+    if (nf < 3 || nf > 4) return -1;
+    for (int i = 0; i < nf; i++) {   /* blanks around a field are allowed */
+        while (*f[i] == ' ' || *f[i] == '\t') f[i]++;
+        size_t l = strlen(f[i]);
+        while (l && (f[i][l - 1] == ' ' || f[i][l - 1] == '\t')) f[i][--l] = 0;
+    }
+    const char *d = f[0];
+    int digits = 0;
+    if (*d == '+' || *d == '-') d++;
+    while (*d >= '0' && *d <= '9') d++, digits++;
+    if (*d == '.')
+        for (d++; *d >= '0' && *d <= '9'; d++) digits++;
+    if (digits && (*d == 'e' || *d == 'E')) {
+        d++;
+        if (*d == '+' || *d == '-') d++;
+        if (!(*d >= '0' && *d <= '9')) return -1;
+        while (*d >= '0' && *d <= '9') d++;
+    }
+    if (!digits || *d) return -1;
+    errno = 0;
+    *t = strtod(f[0], NULL);
+    if (errno == ERANGE || (*t != 0 && !isnormal(*t))) return -1;
+    long *v[3] = { pr, out, ca };
+    for (int i = 1; i < nf; i++) {
+        if (!f[i][0] || strspn(f[i], "0123456789") != strlen(f[i]) || strlen(f[i]) > 18) return -1;
+        *v[i - 1] = strtol(f[i], NULL, 10);
+    }
+    return 0;
+}
+
 /* Read the next request row of a trace into *t and row[] (prompt, output, cached).
  * Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens]; '#' comments, one header.
  * 1 a row, 0 the end, ENG_EINPUT a malformed or impossible row (e->err names the line). */
@@ -229,11 +278,7 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
         if (rd->line == 1 && strncmp(p, "arrival", 7) == 0) continue;
         long pr, out, ca = 0;
-        int got, used = 0;
-        got = sscanf(p, "%lf,%ld,%ld%n,%ld%n", t, &pr, &out, &used, &ca, &used);
-        char *rest = p + used;
-        while (*rest == ' ' || *rest == '\r' || *rest == '\n' || *rest == '\t') rest++;
-        if (got < 3 || *rest) {
+        if (trace_fields(p, t, &pr, &out, &ca) < 0) {
             snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens]",
                      e->s->trace_path, rd->line);
             return ENG_EINPUT;
