@@ -304,7 +304,7 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
         return 1;
     }
     if (ferror(rd->f)) {
-        snprintf(e->err, ENG_ERR_MAX, "%s: trace: read error: %s", e->s->trace_path, strerror(errno));
+        snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: read error: %s", e->s->trace_path, rd->line + 1, strerror(errno));
         return ENG_EINPUT;
     }
     return 0;
@@ -531,6 +531,12 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     if (s->poisson.enabled && schedule_next_poisson(e, s->poisson.start_s) < 0) return -1;
     if (s->trace_path[0]) {
         if (!(e->trace = trace_open(e)) || trace_next(e) < 0) return -1;
+        /* a trace with no request row, and nothing else to run: no requests at all */
+        if (!evq_peek(&e->q) && !s->n_requests && !s->poisson.enabled) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: no request rows (expected arrival_s,prompt_tokens,"
+                     "output_tokens[,cached_tokens])", s->trace_path, e->trace_line + 1);
+            return -1;
+        }
     }
     return metrics_init(e);
 }
