@@ -16,6 +16,8 @@ enum { SRC_POISSON = 1, SRC_TRACE = 2 };
 #define ENG_MEM_GIB 80.0          /* device memory without a profile's mem_gib (the analytic stand-in) */
 #define ENG_ACT_GIB 2.0           /* activations and workspaces, as vLLM's profiling run leaves them */
 #define ENG_BLOCK_DEFAULT 16      /* vLLM's block size for a model with no GDN layers */
+#define ENG_MAX_TIME_S 1e7        /* latest arrival (116 days): the clock's double resolves 2e-9 s there, a millisecond step to 1e-6 */
+#define ENG_STEP_RTOL 1e-6        /* how much of a step's duration the clock may lose to rounding */
 #define ENG_MAX_BLOCKS 1e15       /* KV capacity cap: a profile's huge mem_gib must not overflow a long */
 
 /* ---- request pool ---------------------------------------------------------- */
@@ -291,6 +293,11 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
                      e->s->trace_path, rd->line, e->s->engine.max_model_len);
             return ENG_EINPUT;
         }
+        if (*t > ENG_MAX_TIME_S) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: arrival %g s is past %g s (the simulated clock would lose"
+                     " the steps' durations)", e->s->trace_path, rd->line, *t, ENG_MAX_TIME_S);
+            return ENG_EINPUT;
+        }
         long need = request_blocks(e, pr, out);
         if (need > e->capacity) {
             snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: the request needs %ld KV blocks of %d tokens but the cache holds %ld",
@@ -428,9 +435,18 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     }
     e->sum.block_size = e->block;
     e->sum.capacity_blocks = e->capacity;
-    /* every explicit request must fit in the pool on its own, or it would wait forever */
+    /* every explicit request must fit in the pool on its own, or it would wait forever;
+     * and arrive in time for the clock to resolve its steps */
     for (int i = 0; i < s->n_requests; i++) {
         const scn_request_t *sr = &s->requests[i];
+        double at = sr->arrival.kind == TRIG_TIME ? sr->arrival.time_s : sr->arrival.delay_s;
+        if (at > ENG_MAX_TIME_S) {
+            snprintf(e->err, ENG_ERR_MAX,
+                     "%s:%d:%d: workload.requests[%d].arrival: %s %g s is past %g s (the simulated clock would lose the"
+                     " steps' durations)", s->path, sr->line, sr->col, i,
+                     sr->arrival.kind == TRIG_TIME ? "the arrival" : "the delay", at, ENG_MAX_TIME_S);
+            return -1;
+        }
         long need = request_blocks(e, sr->prompt_tokens, sr->output_tokens);
         if (need > e->capacity) {
             snprintf(e->err, ENG_ERR_MAX,
@@ -447,6 +463,11 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
                  "%s:%d:%d: workload.poisson: engine.max_model_len %ld leaves no room for a generated request"
                  " (one prompt and one output token at least)",
                  s->path, s->poisson_line, s->poisson_col, s->engine.max_model_len);
+        return -1;
+    }
+    if (s->poisson.enabled && s->poisson.start_s > ENG_MAX_TIME_S) {
+        snprintf(e->err, ENG_ERR_MAX, "%s:%d:%d: workload.poisson.start_s: %g s is past %g s (the simulated clock would"
+                 " lose the steps' durations)", s->path, s->poisson_line, s->poisson_col, s->poisson.start_s, ENG_MAX_TIME_S);
         return -1;
     }
     /* the largest request the Poisson generator can draw must fit too */
@@ -887,6 +908,12 @@ int engine_run(engine_t *e)
             return -1;
         }
         double t_end = e->now + rec.dt;
+        /* a clock far from 0 rounds a short step away (TTFT 0 at 1e15 s): refuse the run */
+        if (!(fabs((t_end - e->now) - rec.dt) <= ENG_STEP_RTOL * rec.dt)) {
+            snprintf(e->err, ENG_ERR_MAX, "%s: at %.17g s the simulated clock cannot hold a step of %g s (requests"
+                     " arrive too late: keep arrivals within %g s)", s->path, e->now, rec.dt, ENG_MAX_TIME_S);
+            return -1;
+        }
         /* the step's end is an event like the others: arrivals due before it (or at the
          * same time, queued earlier) are handled first, in (time, seq) order */
         if (push_ev(e, t_end, EVT_STEP_END, 0) < 0) return -1;
