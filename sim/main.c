@@ -157,7 +157,7 @@ static int validate_files(const char **files, int nf, const char **sets, int ns)
             fprintf(stderr, "%s\n", u.err);
             rc = 2;
         } else {
-            printf("%s: ok (%s)\n", files[i], u.s.name);
+            setup_msg(stdout, "%s: ok (%s)", files[i], u.s.name);
         }
         setup_close(&u);
     }
