@@ -94,10 +94,7 @@ static long request_blocks(const engine_t *e, long prompt, long output)
 static long dist_max(const scn_dist_t *d)
 {
     double hi = d->kind == DIST_FIXED ? d->a : d->kind == DIST_UNIFORM ? d->b : INFINITY;
-    long v = hi < 9e18 ? lround(hi) : LONG_MAX;
-    if (v < d->min) v = d->min;
-    if (d->max > 0 && v > d->max) v = d->max;
-    return v < 1 ? 1 : v;
+    return scn_dist_round(d, hi);
 }
 
 /* ---- waiting queue ---------------------------------------------------------- */
@@ -135,10 +132,7 @@ static long draw_dist(gsl_rng *rng, const scn_dist_t *d)
     case DIST_EXPONENTIAL: x = gsl_ran_exponential(rng, d->a); break;
     default: x = d->a;
     }
-    long v = lround(x);
-    if (v < d->min) v = d->min;
-    if (d->max > 0 && v > d->max) v = d->max;
-    return v;
+    return scn_dist_round(d, x);    /* saturates at the clamp: a huge draw is never wrapped */
 }
 
 static double draw_frac(gsl_rng *rng, const scn_dist_t *d)
@@ -379,6 +373,7 @@ static int check_triggers(engine_t *e)
         int ref = e->trigger_ref[i];
         if (ref < 0) continue;
         const req_t *rr = &e->pool[ref];
+        if (rr->t_ev[EV_ARRIVAL] < 0) continue;   /* the reference has not arrived: nothing to follow yet */
         int fire = tg->kind == TRIG_AFTER_DECODED ? rr->emitted >= tg->decoded
                                                   : rr->t_ev[tg->event] >= 0;
         if (!fire) continue;
@@ -537,23 +532,11 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         snprintf(e->err, ENG_ERR_MAX, "out of memory");
         return -1;
     }
+    /* the loader resolved each trigger's reference (ref_idx) and refused one waiting for more
+     * decoded tokens than its reference emits under max_model_len */
     for (int i = 0; i < s->n_requests; i++) {
-        const scn_request_t *sr = &s->requests[i];
-        e->trigger_ref[i] = -1;
-        for (int j = 0; j < s->n_requests; j++)
-            if (sr->arrival.kind != TRIG_TIME && !strcmp(s->requests[j].id, sr->arrival.ref))
-                e->trigger_ref[i] = e->explicit_slot[j];
-        /* generation stops at max_model_len: a trigger waiting for more decoded tokens than
-         * its reference can emit would never fire */
-        int ref = e->trigger_ref[i];
-        if (sr->arrival.kind == TRIG_AFTER_DECODED && ref >= 0 && sr->arrival.decoded > e->pool[ref].output) {
-            snprintf(e->err, ENG_ERR_MAX,
-                     "%s:%d:%d: workload.requests[%d].arrival: request %s waits for %ld tokens decoded by %s, which"
-                     " emits only %ld (its prompt of %ld tokens leaves that much of engine.max_model_len %ld)",
-                     s->path, sr->line, sr->col, i, sr->id, sr->arrival.decoded, sr->arrival.ref, e->pool[ref].output,
-                     e->pool[ref].prompt, s->engine.max_model_len);
-            return -1;
-        }
+        const scn_trigger_t *t = &s->requests[i].arrival;
+        e->trigger_ref[i] = t->kind != TRIG_TIME && t->ref_idx >= 0 ? e->explicit_slot[t->ref_idx] : -1;
     }
     if (s->poisson.enabled && schedule_next_poisson(e, s->poisson.start_s) < 0) return -1;
     if (s->trace_path[0]) {
