@@ -208,7 +208,8 @@ typedef struct attn_varlen_plan attn_varlen_plan;
 /* The counts of a varlen launch, host only: entries = M-tiles of all rows, ctas = entries x
  * kv_heads, tiles = KV tiles all CTAs walk, max_tiles = the longest CTA's walk (the critical
  * path), busiest_sm_tiles = the tiles of the SM that gets the most when the CTAs, longest first,
- * each go to the least loaded of sms x ctas_per_sm slots (0 when sms or ctas_per_sm is 0). */
+ * each go to the least loaded of sms x ctas_per_sm slots (slot i on SM i % sms, ties to the lower
+ * slot; 0 when sms or ctas_per_sm is 0). */
 typedef struct attn_varlen_shape {
     long long entries, ctas, tiles, max_tiles, busiest_sm_tiles;
 } attn_varlen_shape;

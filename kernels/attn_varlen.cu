@@ -329,9 +329,10 @@ int attn_varlen_count(int num_rows, const int *q_len, const int *seq_len, int gr
     out->ctas = (long long)n * kv_heads;
     out->entries = n;
     // the busiest SM: CTAs in grid order (longest first), each to the least loaded of
-    // sms * ctas_per_sm slots; an SM's load is the sum of its slots' tiles
+    // sms * ctas_per_sm slots (ties to the lower slot); an SM's load is the sum of its slots'
+    // tiles (sim/cost_feat.c's varlen features place them the same way)
     if (sms > 0 && ctas_per_sm > 0 && n > 0) {
-        // sorted descending (insertion into a counting order: walks are small integers)
+        // CTAs per walk length (walks are small integers), taken longest first
         int maxw = out->max_tiles;
         long long *cnt = (long long *)calloc((size_t)maxw + 1, sizeof(long long));
         int slots = sms * ctas_per_sm;
@@ -345,9 +346,9 @@ int attn_varlen_count(int num_rows, const int *q_len, const int *seq_len, int gr
                     if (load[s] < load[best]) best = s;
                 load[best] += w;
             }
-        for (int s = 0; s < sms; s++) {
+        for (int s = 0; s < sms; s++) { // slot i is on SM i % sms: the first CTAs spread over the SMs
             long long t = 0;
-            for (int c = 0; c < ctas_per_sm; c++) t += load[s * ctas_per_sm + c];
+            for (int c = 0; c < ctas_per_sm; c++) t += load[c * sms + s];
             if (t > out->busiest_sm_tiles) out->busiest_sm_tiles = t;
         }
         free(cnt);
