@@ -924,8 +924,22 @@ static int run_moe(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
         g->blas, g->moe_ta, g->moe_tb, g->moe_m, g->moe_n,
         g->moe_k, g->moe_alpha, (const void *const *)p, CUDA_R_16F, g->moe_k, (const void *const *)(p + a), CUDA_R_16F,
         g->moe_k, g->moe_beta, p + 2 * a, CUDA_R_16F, g->moe_m, a, g->moe_one, CUBLAS_COMPUTE_32F);
-    if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE) {
-        snprintf(t->err, sizeof t->err, "cublasGemmGroupedBatchedEx: status %d (fp16, fp32 compute)", (int)st);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) {
+        /* a library without the grouped GEMM: equal groups (uniform routing) are one batched GEMM */
+        int equal = 1;
+        for (int e = 1; e < a; e++) equal &= g->moe_n[e] == g->moe_n[0];
+        if (!equal) {
+            snprintf(t->err, sizeof t->err, "cublasGemmGroupedBatchedEx not supported here, groups unequal");
+            return 1;
+        }
+        const float alpha = 1.f, beta = 0.f;
+        st = cublasGemmBatchedEx(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, g->moe_m[0], g->moe_n[0], g->moe_k[0], &alpha,
+                                 (const void *const *)p, CUDA_R_16F, g->moe_k[0], (const void *const *)(p + a),
+                                 CUDA_R_16F, g->moe_k[0], &beta, p + 2 * a, CUDA_R_16F, g->moe_m[0], a,
+                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    }
+    if (st == CUBLAS_STATUS_INVALID_VALUE || st == CUBLAS_STATUS_NOT_SUPPORTED) {
+        snprintf(t->err, sizeof t->err, "cuBLAS grouped/batched GEMM: status %d (fp16, fp32 compute)", (int)st);
         return 1;
     }
     CKB(st);

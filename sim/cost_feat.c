@@ -293,11 +293,14 @@ static void attn_features(const law_form_t *f, const kseg_t *segs, int nseg, lon
     }
 }
 
+static int varlen_call_features(const law_form_t *f, const kcall_t *call, const model_t *m, const model_rank_t *r,
+                                const cost_hw_t *hw, double feat[PROF_MAX_COEF]);
+
 int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
                        const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
-    (void)m;
     const law_form_t *f = law_find(law);
+    if (f && f->family == LF_VARLEN) return varlen_call_features(f, call, m, r, hw, feat);
     if (!attn_family(f)) return -1;
     attn_features(f, call->segs, call->nseg, 1, r, hw, feat);
     return 0;
@@ -497,6 +500,22 @@ static int varlen_point_features(const law_form_t *f, const double *row, const m
         return -1;
     varlen_rows_t rows[2] = { { 1, ctx, nd }, { cq, cp + cq, nc } };
     varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, 2, f->ctas_per_sm, hw, feat);
+    return 0;
+}
+
+/* a call's rows (a step's mixed batch) on the varlen kernel: one launch over all of them */
+static int varlen_call_features(const law_form_t *f, const kcall_t *call, const model_t *m, const model_rank_t *r,
+                                const cost_hw_t *hw, double feat[PROF_MAX_COEF])
+{
+    for (int s = 0; s < PROF_MAX_COEF; s++) feat[s] = 0;
+    feat[FEAT_ONE] = 1;
+    if (!call || !m || !r || r->kv_heads < 1 || r->q_heads % r->kv_heads || call->nseg < 1) return -1;
+    varlen_rows_t *rows = malloc((size_t)call->nseg * sizeof *rows);
+    if (!rows) return -1;
+    for (int i = 0; i < call->nseg; i++)
+        rows[i] = (varlen_rows_t){ call->segs[i].q, call->segs[i].seq_len, 1 };
+    varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, call->nseg, f->ctas_per_sm, hw, feat);
+    free(rows);
     return 0;
 }
 

@@ -165,6 +165,12 @@ START_TEST(varlen_features_by_hand)
     ck_assert_double_eq(feat[VARLEN_TILES_TOTAL], 144);
     ck_assert_double_eq(feat[VARLEN_TILES_MAX], 16);
     ck_assert_double_eq(feat[VARLEN_SM_TILES], 72);
+    /* a step's call of the same rows prices the same */
+    kseg_t segs[3] = { { 0, 1, 1000 }, { 1, 8, 108 }, { 2, 1, 1000 } };
+    kcall_t call = { .nseg = 3, .segs = segs, .page = 16 };
+    double cf[PROF_MAX_COEF];
+    ck_assert_int_eq(cost_attn_features("attn.varlen.fp16", &call, &m, &r, &hw, cf), 0);
+    for (int i = 0; i < PROF_MAX_COEF; i++) ck_assert_double_eq(cf[i], feat[i]);
     hw.sms = 0; /* no SM count recorded: no placement */
     ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), 0);
     ck_assert_double_eq(feat[VARLEN_SM_TILES], 0);
