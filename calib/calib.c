@@ -318,7 +318,7 @@ static void varlen_grid(jobvec_t *jv, int smoke)
 
 /* The MoE expert GEMMs' grid (with --moe E,TOPK,WIDTH): the up projection (gate and up fused,
  * n = 2 x width / tp, k = hidden) and the down projection (n = hidden, k = width / tp) over
- * tokens 1 .. 4096, uniform, and skewed (Zipf 1.0) from 16 tokens.  24 points (smoke: 4). */
+ * tokens 1 .. 4096, uniform, and skewed (Zipf 1.0) from 16 tokens.  28 points (smoke: 4). */
 static void moe_grid(jobvec_t *jv, const calib_opts_t *o, const model_t *m)
 {
     static const long tok_f[] = { 1, 4, 16, 64, 256, 1024, 2048, 4096 }, tok_s[] = { 16, 1024 };
