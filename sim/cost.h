@@ -89,6 +89,7 @@ typedef struct cost_item {
     cost_item_kind_t kind;
     const kcall_t *call;          /* CI_ATTN, CI_BRIDGE */
     double m, n, k, wb;           /* CI_GEMM: C[m,n] = A[m,k] W[n,k]^T, wb bytes per weight */
+    int moe;                      /* CI_GEMM: 1 for a group of routed experts (count = experts x layers) */
     double tokens, seqs;          /* CI_GDN (both), CI_ELEM (tokens), CI_STEP (seqs = rows) */
     double eager, eager_passes;   /* CI_STEP */
     double resent_tokens, host_expansions; /* CI_STEP (law.h step_feat) */

@@ -28,7 +28,7 @@ static double am_call(const am_t *a, const cost_item_t *it)
 {
     const model_t *m = a->m;
     const kcall_t *c = it->call;
-    double D = m->head_dim, kvb = c->kv_dtype == KV_FP8_E5M2 ? 1 : 2;
+    double D = m->head_dim, kvb = kv_is_fp8(c->kv_dtype) ? 1 : 2;
     double fl = cost_item_flops(it, m, &a->r), by = 0, serial = 0;
     for (int i = 0; i < c->nseg; i++) {
         double L = (double)c->segs[i].seq_len;

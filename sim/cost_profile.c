@@ -430,19 +430,19 @@ int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t 
                                        "attn.prefill_bm32.fp16", NULL };
     char where[600];
     laws_where(p, where, sizeof where);
-    const char *const *need = kv == KV_FP8_E5M2 ? fp8 : fp16;
+    const char *const *need = kv_is_fp8(kv) ? fp8 : fp16;
     int fork = cost_profile_fork_kernels(p);
     for (int i = 0; need[i]; i++)
         if (!prof_find(p, need[i]) && !(fork && !strcmp(need[i], "attn.prefill_lowsmem.fp8"))) {
             snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (kv_cache_dtype %s needs it)", where, need[i],
-                     kv == KV_FP8_E5M2 ? "fp8_e5m2" : "fp16");
+                     kv == KV_FP8_E5M2 ? "fp8_e5m2" : kv == KV_FP8_E4M3 ? "fp8_e4m3" : "fp16");
             return -1;
         }
     /* the decode gates (route_decode_xqa): groups 4, 6 and 8 may take XQA, and every group
      * the scalar kernel (short contexts, other groups) */
     char dec[48];
     for (int k = group == 4 || group == 6 || group == 8 ? 0 : 1; k < 2; k++) {
-        snprintf(dec, sizeof dec, "attn.decode_%s.%s", k == 0 ? "xqa" : "scalar", kv == KV_FP8_E5M2 ? "fp8" : "fp16");
+        snprintf(dec, sizeof dec, "attn.decode_%s.%s", k == 0 ? "xqa" : "scalar", kv_is_fp8(kv) ? "fp8" : "fp16");
         if (!prof_find(p, dec)) {
             snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (the decode rows need it)", where, dec);
             return -1;

@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include <limits.h>
+#include <math.h>
 
 model_err_t model_check(const model_t *m)
 {
@@ -12,7 +13,8 @@ model_err_t model_check(const model_t *m)
     if ((double)m->n_q_heads * hd * (m->attn_output_gate ? 2 : 1) + 2.0 * m->n_kv_heads * hd > INT_MAX ||
         2.0 * m->n_kv_heads * hd * 2 * 16 > INT_MAX)
         return MODEL_E_ATTN_WIDTH;
-    if (2.0 * m->intermediate > INT_MAX)
+    if (2.0 * m->intermediate > INT_MAX || 2.0 * m->moe_inter > INT_MAX ||
+        2.0 * m->moe_shared * m->moe_shared_inter > INT_MAX)
         return MODEL_E_MLP_WIDTH;
     if (m->n_gdn < 1)
         return MODEL_OK;
@@ -57,8 +59,57 @@ int model_rank(const model_t *m, int tp, model_rank_t *r)
     double attn = h * (double)r->attn_qkv_n + (double)r->attn_o_k * h;
     double gdn = h * (double)r->gdn_in_n + (double)r->gdn_out_k * h;
     double mlp = h * (double)r->mlp_up_n + (double)r->mlp_down_k * h;
-    r->params = m->n_full_attn * attn + m->n_gdn * gdn + m->n_layers * mlp + h * (double)r->vocab_n;
+    /* experts are split over the ranks like a dense MLP (vLLM's default, no expert parallelism) */
+    r->moe_up_n = 2L * m->moe_inter / tp;
+    r->moe_down_k = (long)m->moe_inter / tp;
+    r->moe_shared_up_n = 2L * m->moe_shared * m->moe_shared_inter / tp;
+    r->moe_shared_down_k = (long)m->moe_shared * m->moe_shared_inter / tp;
+    double moe = (double)m->moe_experts * (h * (double)r->moe_up_n + (double)r->moe_down_k * h) +
+                 h * (double)r->moe_shared_up_n + (double)r->moe_shared_down_k * h + h * m->moe_experts;
+    int n_moe = model_moe_layers(m);
+    r->params = m->n_full_attn * attn + m->n_gdn * gdn + (m->n_layers - n_moe) * mlp + n_moe * moe +
+                h * (double)r->vocab_n;
     return 0;
+}
+
+int model_moe_layers(const model_t *m)
+{
+    int n = 0;
+    if (m->moe_experts < 1 || m->moe_step < 1) return 0;
+    for (int i = m->moe_first_dense; i < m->n_layers; i++)
+        if ((i + 1) % m->moe_step == 0) n++;
+    return n;
+}
+
+void model_moe_spread(const model_t *m, long tokens, long *out)
+{
+    int E = m->moe_experts;
+    long total = tokens * m->moe_topk;
+    if (m->moe_skew <= 0) {
+        for (int i = 0; i < E; i++) out[i] = total / E + (i < total % E ? 1 : 0);
+        return;
+    }
+    double hsum = 0;
+    for (int i = 0; i < E; i++) hsum += pow(i + 1.0, -m->moe_skew);
+    long left = total;
+    for (int i = 0; i < E; i++) {
+        long t = (long)floor((double)total * pow(i + 1.0, -m->moe_skew) / hsum);
+        if (t > tokens) t = tokens;
+        if (t > left) t = left;
+        out[i] = t;
+        left -= t;
+    }
+    /* the rounding remainder and what the cap turned away: one token at a time to the
+     * most popular experts with room (an expert sees a token at most once) */
+    while (left > 0) {
+        int moved = 0;
+        for (int i = 0; i < E && left > 0; i++)
+            if (out[i] < tokens) { out[i]++; left--; moved = 1; }
+        if (!moved) break;                 /* topk <= E makes this unreachable */
+    }
+    /* keep the order descending after the top-up */
+    for (int i = 1; i < E; i++)
+        for (int j = i; j > 0 && out[j] > out[j - 1]; j--) { long t = out[j]; out[j] = out[j - 1]; out[j - 1] = t; }
 }
 
 long model_attn_bytes_per_token(const model_t *m, int tp, int kv_bytes)

@@ -22,6 +22,14 @@ typedef struct model {
     int gdn_conv_bytes;                    /* bytes per conv state element (2 = fp16) */
     double weight_bytes_per_param;         /* 2 = fp16, 0.5625 = NVFP4 incl. scales */
     int mtp_layers;                        /* native MTP module depth (1) */
+    /* mixture of experts (model.moe); moe_experts 0 = every MLP is dense.  Layer i (0-based)
+     * is sparse iff i >= moe_first_dense and (i + 1) % moe_step == 0 (Qwen's
+     * decoder_sparse_step; DeepSeek's first_k_dense_replace). */
+    int moe_experts, moe_topk, moe_shared;  /* routed experts, experts per token, shared experts */
+    int moe_inter, moe_shared_inter;        /* expert width (moe_intermediate_size), shared expert width */
+    int moe_first_dense, moe_step;
+    double moe_skew;                       /* Zipf exponent of the tokens over experts (0 = uniform) */
+    int n_moe;                             /* sparse layers (derived by model_moe_layers) */
 } model_t;
 
 /* What one tensor-parallel rank holds. */
@@ -36,22 +44,34 @@ typedef struct model_rank {
     long gdn_in_n, gdn_out_k;              /* in_proj (qkv + z + b + a) out width; out_proj in width */
     long mlp_up_n, mlp_down_k;             /* gate+up out width; down in width */
     long vocab_n;                          /* lm_head out width */
-    double params;                         /* parameters per rank (incl. lm_head, one MTP layer excluded) */
+    long moe_up_n, moe_down_k;             /* one expert's gate+up out width and down in width */
+    long moe_shared_up_n, moe_shared_down_k; /* all shared experts together */
+    double params;                         /* parameters per rank (incl. lm_head and every expert, the MTP layer excluded) */
 } model_rank_t;
 
 #define MODEL_SPEC_MAX 15        /* most MTP conv slots a GDN page is sized for */
 #define MODEL_BLOCK_MAX (1 << 24) /* largest derived block size (tokens) */
+#define MODEL_MOE_MAX 4096        /* most routed experts */
 
 /* What model_check() found out of range. */
 typedef enum {
     MODEL_OK = 0,
     MODEL_E_NO_ATTN,        /* no full-attention layer: nothing sizes the KV cache */
     MODEL_E_ATTN_WIDTH,     /* q/kv heads x head_dim (x2 with the output gate) past INT_MAX */
-    MODEL_E_MLP_WIDTH,      /* 2 x intermediate past INT_MAX */
+    MODEL_E_MLP_WIDTH,      /* 2 x intermediate (or an expert's, the shared experts') past INT_MAX */
     MODEL_E_GDN_WIDTH,      /* GDN conv channels / in_proj width past INT_MAX */
     MODEL_E_GDN_PAGE,       /* GDN state + conv state per layer per request past 2^48 bytes */
     MODEL_E_BLOCK           /* derived block size past MODEL_BLOCK_MAX */
 } model_err_t;
+
+/* Sparse (MoE) layers of the model by its moe_first_dense / moe_step rule (0 without MoE). */
+int model_moe_layers(const model_t *m);
+
+/* Tokens each routed expert receives when `tokens` tokens each pick moe_topk experts:
+ * uniform (counts differ by at most one, the larger first), or Zipf with exponent
+ * moe_skew (expert i gets a share proportional to (i+1)^-skew, at most `tokens`).  Writes
+ * moe_experts counts in descending order into out; they sum to tokens x moe_topk. */
+void model_moe_spread(const model_t *m, long tokens, long *out);
 
 /* Check that the model's derived shapes fit (see model_err_t). */
 model_err_t model_check(const model_t *m);

@@ -16,7 +16,17 @@
  *    admitted this step.
  *  - Then WAITING requests in order while budget and max_num_seqs allow; the
  *    admitting chunk is never paced; prefix-cache hits are whole blocks and at least
- *    one token is always computed. */
+ *    one token is always computed.
+ * The chunk boundary applies only where e->align (a model with GDN layers and
+ * mamba_cache_mode align); any other model's chunk is limited by the budget alone.
+ * engine.scheduler upstream follows vLLM v1's Scheduler.schedule() instead
+ * (docs/reference-system.md, "Upstream vLLM v1"): no pacing; a chunk is
+ * min(remaining, long_prefill_token_threshold, budget left), cut down to a block boundary
+ * in align mode (_mamba_block_aligned_split); at most max_num_partial_prefills prompt
+ * chunks a step, of them max_long_partial_prefills of requests whose remaining prompt
+ * exceeds the threshold; enable_chunked_prefill false admits a waiting request only when
+ * its whole prompt fits the budget left; scheduling_policy priority admits the waiting
+ * request of lowest (priority, arrival) first and preempts the running one of highest. */
 #include <stdio.h>
 #include <string.h>
 #include "engine_int.h"
@@ -32,6 +42,17 @@ static int is_prefilling(const req_t *r) { return r->computed < r->target; }
 
 static long chunk_end(const engine_t *e, long start, long target, long budget)
 {
+    if (e->s->engine.scheduler == SCHED_UPSTREAM) {
+        long thr = e->s->engine.long_prefill_token_threshold;
+        long end = target;
+        if (thr > 0 && start + thr < end) end = start + thr;
+        if (start + budget < end) end = start + budget;
+        /* _mamba_block_aligned_split: a chunk that does not finish the prompt ends on a
+         * block boundary (0 tokens when none is in reach) */
+        if (e->align && end < target) end = end / e->block * e->block > start ? end / e->block * e->block : start;
+        return end;
+    }
+    if (!e->align) return start + budget < target ? start + budget : target;
     long boundary = (start / e->block + 1) * e->block;
     long end = boundary < target ? boundary : target;
     if (start + budget < end) end = start + budget;
@@ -67,12 +88,54 @@ static int waitq_push_front(engine_t *e, int slot)
 
 /* Preempt the newest running request (recompute): back to the front of WAITING.
  * 0, or -1 out of memory (nothing changed). */
+static long req_priority(const engine_t *e, const req_t *r)
+{
+    return r->explicit_idx >= 0 ? e->s->requests[r->explicit_idx].priority : 0;
+}
+
+static int priority_policy(const engine_t *e)
+{
+    return e->s->engine.scheduler == SCHED_UPSTREAM && e->s->engine.scheduling_policy == POLICY_PRIORITY;
+}
+
+/* The running request preemption takes: the newest (FCFS), or under the priority policy
+ * the one of highest priority value, the newest among equals (vLLM: max by (priority,
+ * arrival_time)).  It is moved to the end of the running list. */
+static void pick_victim(engine_t *e)
+{
+    if (!priority_policy(e) || e->nrun < 2) return;
+    int best = e->nrun - 1;
+    for (int i = e->nrun - 2; i >= 0; i--)
+        if (req_priority(e, &e->pool[e->running[i]]) > req_priority(e, &e->pool[e->running[best]])) best = i;
+    int slot = e->running[best];
+    memmove(&e->running[best], &e->running[best + 1], (size_t)(e->nrun - 1 - best) * sizeof *e->running);
+    e->running[e->nrun - 1] = slot;
+}
+
+/* Under the priority policy, bring the waiting request of lowest (priority, queue order)
+ * to the head of the ring (vLLM's PriorityRequestQueue pops that one first). */
+static void waitq_pick(engine_t *e)
+{
+    if (!priority_policy(e) || e->wq_len < 2) return;
+    int best = 0;
+    long bp = req_priority(e, &e->pool[e->waitq[e->wq_head]]);
+    for (int i = 1; i < e->wq_len; i++) {
+        long p = req_priority(e, &e->pool[e->waitq[(e->wq_head + i) % e->wq_cap]]);
+        if (p < bp) { bp = p; best = i; }
+    }
+    for (int i = best; i > 0; i--) {             /* keep the others in order */
+        int a = (e->wq_head + i) % e->wq_cap, b = (e->wq_head + i - 1) % e->wq_cap;
+        int t = e->waitq[a]; e->waitq[a] = e->waitq[b]; e->waitq[b] = t;
+    }
+}
+
 static int preempt_last(engine_t *e)
 {
     if (engine_waitq_reserve(e) < 0) {
         snprintf(e->err, ENG_ERR_MAX, "out of memory (waiting queue)");
         return -1;
     }
+    pick_victim(e);
     int slot = e->running[--e->nrun];
     req_t *r = &e->pool[slot];
     free_blocks(e, r);
@@ -91,12 +154,42 @@ static long prefix_hit(const engine_t *e, const req_t *r)
     return c / e->block * e->block;
 }
 
+/* upstream: one more prompt chunk of a request with `rem` tokens left is allowed under
+ * max_num_partial_prefills / max_long_partial_prefills (long: rem past the threshold). */
+static int prefill_slot(const scn_engine_t *eng, long rem, int partial, int partial_long)
+{
+    int lng = eng->long_prefill_token_threshold > 0 && rem > eng->long_prefill_token_threshold;
+    return partial < eng->max_num_partial_prefills && (!lng || partial_long < eng->max_long_partial_prefills);
+}
+
+static void count_prefill(const scn_engine_t *eng, long rem, int *partial, int *partial_long)
+{
+    (*partial)++;
+    if (eng->long_prefill_token_threshold > 0 && rem > eng->long_prefill_token_threshold) (*partial_long)++;
+}
+
+/* A row already scheduled this step whose request was just preempted: removed, its
+ * tokens back in the budget. */
+static void drop_row(engine_t *e, int *n, int slot, long *budget)
+{
+    for (int k = 0; k < *n; k++)
+        if (e->rows[k].req == slot) {
+            *budget += e->rows[k].q;
+            memmove(&e->rows[k], &e->rows[k + 1], (size_t)(*n - 1 - k) * sizeof *e->rows);
+            (*n)--;
+            return;
+        }
+}
+
 int sched_step(engine_t *e, int *preempted)
 {
     const scn_engine_t *eng = &e->s->engine;
-    long pace = e->s->env.pace_steps;
+    int upstream = eng->scheduler == SCHED_UPSTREAM;
+    long pace = upstream ? 0 : e->s->env.pace_steps;
     long budget = eng->max_num_batched_tokens;
-    int n = 0;
+    long thr = eng->long_prefill_token_threshold;
+    int n = 0, partial = 0, partial_long = 0;   /* upstream: prompt chunks scheduled, long ones */
+    int i_victim;
     *preempted = 0;
     e->step_no++;
 
@@ -111,6 +204,7 @@ int sched_step(engine_t *e, int *preempted)
         long q, seq;
         int pre = is_prefilling(r);
         if (e->step_no < r->next_eligible) continue;
+        if (pre && upstream && !prefill_slot(eng, r->target - r->computed, partial, partial_long)) continue;
         if (pre) {
             long end = chunk_end(e, r->computed, r->target, budget);
             q = end - r->computed;
@@ -123,12 +217,17 @@ int sched_step(engine_t *e, int *preempted)
         if (q <= 0) continue;
         long hold = seq + e->spec_k;
         while (grow_blocks(e, r, hold) < 0) {
+            pick_victim(e);
             int victim = e->running[e->nrun - 1];
+            for (i_victim = 0; e->running[i_victim] != victim; i_victim++) {}
             if (preempt_last(e) < 0) return -1;
             (*preempted)++;
             if (victim == slot) { r = NULL; break; }
+            /* a victim ahead of us in the list (priority policy) shifts us back by one */
+            if (i_victim < i) { i--; drop_row(e, &n, victim, &budget); }
         }
         if (!r) break;                 /* we preempted ourselves: stop here */
+        if (pre && upstream) count_prefill(eng, r->target - r->computed, &partial, &partial_long);
         step_row_t *row = &e->rows[n++];
         memset(row, 0, sizeof *row);
         row->req = slot;
@@ -141,10 +240,18 @@ int sched_step(engine_t *e, int *preempted)
 
     if (*preempted) return n;
     while (e->wq_len > 0 && budget > 0 && e->nrun < eng->max_num_seqs) {
+        waitq_pick(e);
         int slot = e->waitq[e->wq_head];
         req_t *r = &e->pool[slot];
         long hit = prefix_hit(e, r);
+        if (upstream) {
+            long rem = r->target - hit;
+            long want = thr > 0 && rem > thr ? thr : rem;
+            if (!eng->enable_chunked_prefill && want > budget) break;   /* the whole prompt or nothing */
+            if (!prefill_slot(eng, rem, partial, partial_long)) break;
+        }
         long end = chunk_end(e, hit, r->target, budget);
+        if (end <= hit) break;                                 /* align: no boundary within the budget */
         if (grow_blocks(e, r, end + e->spec_k) < 0) break;   /* not enough KV: wait */
         e->wq_head = (e->wq_head + 1) % e->wq_cap;
         e->wq_len--;
@@ -160,6 +267,7 @@ int sched_step(engine_t *e, int *preempted)
         row->prefill = 1;
         row->admitted = 1;
         budget -= end - hit;
+        if (upstream) count_prefill(eng, r->target - hit, &partial, &partial_long);
     }
     return n;
 }
