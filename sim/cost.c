@@ -52,10 +52,11 @@ static void emit_moe(const model_t *m, const model_rank_t *r, double mm, double 
         while (j < m->moe_experts && spread[j] == spread[i]) j++;
         double t = (double)spread[i], g = j - i;
         if (t > 0) {
+            int lead = i == 0 ? 2 : 1;     /* the busiest group stands for the grouped call's launch */
             item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_GEMM, .m = t, .n = (double)r->moe_up_n, .k = h, .wb = wb,
-                                                  .count = g * count, .part = part, .moe = 1 });
+                                                  .count = g * count, .part = part, .moe = lead, .experts = g });
             item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_GEMM, .m = t, .n = h, .k = (double)r->moe_down_k, .wb = wb,
-                                                  .count = g * count, .part = part, .moe = 1 });
+                                                  .count = g * count, .part = part, .moe = lead, .experts = g });
         }
         i = j;
     }
