@@ -19,8 +19,8 @@
  *     scheduler: fork|upstream (fork)       mamba_cache_mode: align|none|all (align)
  *     attention_backend: fork|varlen (fork)
  *     upstream only: enable_chunked_prefill: bool (true), long_prefill_token_threshold: >=0
- *       (0 = none), max_num_partial_prefills: >0 (1), max_long_partial_prefills: 1..that (1),
- *       scheduling_policy: fcfs|priority (fcfs)
+ *       (0 = none), max_num_partial_prefills: 1, max_long_partial_prefills: 1 (vLLM v1 accepts
+ *       no other value), scheduling_policy: fcfs|priority (fcfs)
  *   env: the four knobs of scn_env_t, integers (SMALLQ >= 1; the two switches 0/1)
  *   mtp_acceptance: {mean_accepted: 0..K} | {per_position: [K values in 0..1]}
  *                   (required when speculative_config is set)
@@ -385,10 +385,15 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     g->mamba_cache_mode = (mamba_mode_t)mm;
     g->scheduling_policy = (sched_policy_t)pol;
     g->attention_backend = (attn_backend_t)be;
-    if (g->max_long_partial_prefills > g->max_num_partial_prefills)
-        return yd_fail(e, yd_map_get(m, "max_long_partial_prefills"), "engine.max_long_partial_prefills",
-                       "at most max_num_partial_prefills (%d), got %d", g->max_num_partial_prefills,
-                       g->max_long_partial_prefills);
+    /* vLLM (EngineArgs._check_feature_supported) refuses anything but 1 for either:
+     * "NotImplementedError: Concurrent Partial Prefill is not supported"; v1's scheduler has
+     * no partial-prefill limit, so 1 means none here too */
+    static const char *const partial[] = {"max_num_partial_prefills", "max_long_partial_prefills", NULL};
+    for (int i = 0; partial[i]; i++)
+        if ((i ? g->max_long_partial_prefills : g->max_num_partial_prefills) != 1)
+            return yd_fail(e, yd_map_get(m, partial[i]), yd_path(kp, ep, partial[i]),
+                           "only 1 (vLLM v1 refuses others: Concurrent Partial Prefill is not supported), got %d",
+                           i ? g->max_long_partial_prefills : g->max_num_partial_prefills);
     if (g->scheduler == SCHED_FORK) {
         /* the fork's scheduler has none of upstream's knobs: a set one would be ignored */
         static const char *const up_only[] = {"long_prefill_token_threshold", "max_num_partial_prefills",

@@ -53,8 +53,8 @@ typedef struct scn_engine {
     mamba_mode_t mamba_cache_mode;/* align (default for models with GDN layers) | none | all */
     int enable_chunked_prefill;   /* bool (true) */
     long long_prefill_token_threshold; /* 0 = none (upstream: a chunk's cap) */
-    int max_num_partial_prefills; /* upstream: prefills in flight at once (1) */
-    int max_long_partial_prefills;/* upstream: of which long ones (1) */
+    int max_num_partial_prefills; /* 1 (vLLM v1 refuses any other value; no limit) */
+    int max_long_partial_prefills;/* 1 (likewise) */
     sched_policy_t scheduling_policy; /* fcfs (default) | priority */
     attn_backend_t attention_backend; /* fork (default) | varlen */
 } scn_engine_t;

@@ -22,10 +22,9 @@
  * engine.scheduler upstream follows vLLM v1's Scheduler.schedule() instead
  * (docs/reference-system.md, "Upstream vLLM v1"): no pacing; a chunk is
  * min(remaining, long_prefill_token_threshold, budget left), cut down to a block boundary
- * in align mode (_mamba_block_aligned_split); at most max_num_partial_prefills prompt
- * chunks a step, of them max_long_partial_prefills of requests whose remaining prompt
- * exceeds the threshold; enable_chunked_prefill false admits a waiting request only when
- * its whole prompt fits the budget left; scheduling_policy priority admits the waiting
+ * in align mode (_mamba_block_aligned_split); no limit on the prompts chunked in one step
+ * (v1 has none: max_num_partial_prefills must stay 1); enable_chunked_prefill false
+ * admits a waiting request only when its whole (threshold-capped) prompt fits the budget left; scheduling_policy priority admits the waiting
  * request of lowest (priority, arrival) first and preempts the running one of highest. */
 #include <stdio.h>
 #include <string.h>
@@ -154,20 +153,6 @@ static long prefix_hit(const engine_t *e, const req_t *r)
     return c / e->block * e->block;
 }
 
-/* upstream: one more prompt chunk of a request with `rem` tokens left is allowed under
- * max_num_partial_prefills / max_long_partial_prefills (long: rem past the threshold). */
-static int prefill_slot(const scn_engine_t *eng, long rem, int partial, int partial_long)
-{
-    int lng = eng->long_prefill_token_threshold > 0 && rem > eng->long_prefill_token_threshold;
-    return partial < eng->max_num_partial_prefills && (!lng || partial_long < eng->max_long_partial_prefills);
-}
-
-static void count_prefill(const scn_engine_t *eng, long rem, int *partial, int *partial_long)
-{
-    (*partial)++;
-    if (eng->long_prefill_token_threshold > 0 && rem > eng->long_prefill_token_threshold) (*partial_long)++;
-}
-
 /* A row already scheduled this step whose request was just preempted: removed, its
  * tokens back in the budget. */
 static void drop_row(engine_t *e, int *n, int slot, long *budget)
@@ -188,7 +173,7 @@ int sched_step(engine_t *e, int *preempted)
     long pace = upstream ? 0 : e->s->env.pace_steps;
     long budget = eng->max_num_batched_tokens;
     long thr = eng->long_prefill_token_threshold;
-    int n = 0, partial = 0, partial_long = 0;   /* upstream: prompt chunks scheduled, long ones */
+    int n = 0;
     int i_victim;
     *preempted = 0;
     e->step_no++;
@@ -204,7 +189,6 @@ int sched_step(engine_t *e, int *preempted)
         long q, seq;
         int pre = is_prefilling(r);
         if (e->step_no < r->next_eligible) continue;
-        if (pre && upstream && !prefill_slot(eng, r->target - r->computed, partial, partial_long)) continue;
         if (pre) {
             long end = chunk_end(e, r->computed, r->target, budget);
             q = end - r->computed;
@@ -227,7 +211,6 @@ int sched_step(engine_t *e, int *preempted)
             if (i_victim < i) { i--; drop_row(e, &n, victim, &budget); }
         }
         if (!r) break;                 /* we preempted ourselves: stop here */
-        if (pre && upstream) count_prefill(eng, r->target - r->computed, &partial, &partial_long);
         step_row_t *row = &e->rows[n++];
         memset(row, 0, sizeof *row);
         row->req = slot;
@@ -248,7 +231,6 @@ int sched_step(engine_t *e, int *preempted)
             long rem = r->target - hit;
             long want = thr > 0 && rem > thr ? thr : rem;
             if (!eng->enable_chunked_prefill && want > budget) break;   /* the whole prompt or nothing */
-            if (!prefill_slot(eng, rem, partial, partial_long)) break;
         }
         long end = chunk_end(e, hit, r->target, budget);
         if (end <= hit) break;                                 /* align: no boundary within the budget */
@@ -267,7 +249,6 @@ int sched_step(engine_t *e, int *preempted)
         row->prefill = 1;
         row->admitted = 1;
         budget -= end - hit;
-        if (upstream) count_prefill(eng, r->target - hit, &partial, &partial_long);
     }
     return n;
 }

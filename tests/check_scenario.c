@@ -389,8 +389,9 @@ static const bad_t bads[] = {
      ":4:76: workload.poisson.cached_frac: expected a number in [0, 1], got \"1.5\""},
     {"model: models/qwen3.8-27b.yaml\nprofile: p.yaml\nmodel: x\n" WL,
      ":3:1: model: duplicate key \"model\" (first at line 1)"},
-    {HDR WL "engine: {scheduler: upstream, max_num_partial_prefills: 2, max_long_partial_prefills: 3}\n",
-     ":6:87: engine.max_long_partial_prefills: at most max_num_partial_prefills (2), got 3"},
+    {HDR WL "engine: {scheduler: upstream, max_num_partial_prefills: 2}\n",
+     ":6:57: engine.max_num_partial_prefills: only 1 (vLLM v1 refuses others: Concurrent Partial Prefill is "
+     "not supported), got 2"},
     {HDR WL "engine: {enable_chunked_prefill: false}\n",
      ":6:34: engine.enable_chunked_prefill: false needs engine.scheduler: upstream (the fork always chunks)"},
     {HDR WL "engine: {scheduler: vllm}\n",
