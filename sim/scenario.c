@@ -349,9 +349,6 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     g->enable_chunked_prefill = 1;
     g->max_num_partial_prefills = 1;
     g->max_long_partial_prefills = 1;
-    /* vLLM: align for hybrid models with prefix caching; a model without recurrent layers
-     * has no mamba cache, so the mode is moot (sched.c aligns only where n_gdn > 0) */
-    g->mamba_cache_mode = MAMBA_ALIGN;
     yd_node_t *m = yd_map_get(root, "engine");
     s->engine_line = m ? m->line : 1;
     s->engine_col = m ? m->col : 1;
@@ -382,7 +379,14 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         yd_get_enum(e, m, ep, "attention_backend", YD_OPT, backend_names, &be) < 0)
         return -1;
     g->scheduler = (sched_kind_t)sk;
-    g->mamba_cache_mode = (mamba_mode_t)mm;
+    /* absent: the fork aligns every hybrid model's chunks; vLLM
+     * (HybridAttentionMambaModelConfig.verify_and_update_config) picks align with prefix
+     * caching, none without.  A model without recurrent layers has no mamba cache: the mode
+     * is moot there (sched.c aligns only where n_gdn > 0). */
+    if (yd_map_get(m, "mamba_cache_mode"))
+        g->mamba_cache_mode = (mamba_mode_t)mm;
+    else
+        g->mamba_cache_mode = g->scheduler == SCHED_UPSTREAM && !g->enable_prefix_caching ? MAMBA_NONE : MAMBA_ALIGN;
     g->scheduling_policy = (sched_policy_t)pol;
     g->attention_backend = (attn_backend_t)be;
     /* vLLM (EngineArgs._check_feature_supported) refuses anything but 1 for either:
