@@ -738,6 +738,7 @@ int engine_run(engine_t *e)
         int preempted = 0;
         int n = sched_step(e, &preempted);
         if (n < 0) return -1;
+        if (n == 0 && preempted) continue;   /* the preemption freed blocks: schedule again (vLLM: an empty step) */
         if (n == 0) {
             /* nothing runnable (KV exhausted with nothing to preempt) */
             const event_t *nx = evq_peek(&e->q);

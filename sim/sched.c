@@ -97,31 +97,39 @@ static int priority_policy(const engine_t *e)
     return e->s->engine.scheduler == SCHED_UPSTREAM && e->s->engine.scheduling_policy == POLICY_PRIORITY;
 }
 
+/* (priority, arrival) of a: below (-1), equal (0) or above (1) that of b. */
+static int prio_cmp(const engine_t *e, const req_t *a, const req_t *b)
+{
+    long pa = req_priority(e, a), pb = req_priority(e, b);
+    if (pa != pb) return pa < pb ? -1 : 1;
+    double ta = a->t_ev[EV_ARRIVAL], tb = b->t_ev[EV_ARRIVAL];
+    return ta < tb ? -1 : ta > tb ? 1 : 0;
+}
+
 /* The running request preemption takes: the newest (FCFS), or under the priority policy
- * the one of highest priority value, the newest among equals (vLLM: max by (priority,
- * arrival_time)).  It is moved to the end of the running list. */
+ * the one of highest (priority, arrival) (vLLM: max(self.running, key=lambda r:
+ * (r.priority, r.arrival_time)), the later in the list among equals).  It is moved to the
+ * end of the running list. */
 static void pick_victim(engine_t *e)
 {
     if (!priority_policy(e) || e->nrun < 2) return;
     int best = e->nrun - 1;
     for (int i = e->nrun - 2; i >= 0; i--)
-        if (req_priority(e, &e->pool[e->running[i]]) > req_priority(e, &e->pool[e->running[best]])) best = i;
+        if (prio_cmp(e, &e->pool[e->running[i]], &e->pool[e->running[best]]) > 0) best = i;
     int slot = e->running[best];
     memmove(&e->running[best], &e->running[best + 1], (size_t)(e->nrun - 1 - best) * sizeof *e->running);
     e->running[e->nrun - 1] = slot;
 }
 
-/* Under the priority policy, bring the waiting request of lowest (priority, queue order)
- * to the head of the ring (vLLM's PriorityRequestQueue pops that one first). */
+/* Under the priority policy, bring the waiting request of lowest (priority, arrival) to
+ * the head of the ring (vLLM's PriorityRequestQueue, a heap on that key, pops it first). */
 static void waitq_pick(engine_t *e)
 {
     if (!priority_policy(e) || e->wq_len < 2) return;
     int best = 0;
-    long bp = req_priority(e, &e->pool[e->waitq[e->wq_head]]);
-    for (int i = 1; i < e->wq_len; i++) {
-        long p = req_priority(e, &e->pool[e->waitq[(e->wq_head + i) % e->wq_cap]]);
-        if (p < bp) { bp = p; best = i; }
-    }
+    for (int i = 1; i < e->wq_len; i++)
+        if (prio_cmp(e, &e->pool[e->waitq[(e->wq_head + i) % e->wq_cap]],
+                     &e->pool[e->waitq[(e->wq_head + best) % e->wq_cap]]) < 0) best = i;
     for (int i = best; i > 0; i--) {             /* keep the others in order */
         int a = (e->wq_head + i) % e->wq_cap, b = (e->wq_head + i - 1) % e->wq_cap;
         int t = e->waitq[a]; e->waitq[a] = e->waitq[b]; e->waitq[b] = t;

@@ -515,6 +515,31 @@ START_TEST(upstream_priority_admission)
 }
 END_TEST
 
+/* Upstream under KV pressure: FCFS preempts the newest running request, the priority
+ * policy the one of highest priority value (here the older one). */
+START_TEST(upstream_priority_preemption)
+{
+    static const char *const pol[] = { "fcfs", "priority" };
+    for (int k = 0; k < 2; k++) {
+        char body[768];
+        snprintf(body, sizeof body,
+                 "engine: {scheduler: upstream, scheduling_policy: %s, max_num_batched_tokens: 2048,"
+                 " max_num_seqs: 4, num_gpu_blocks: 24}\n"
+                 "workload:\n  requests:\n"
+                 "    - {id: A, prompt_tokens: 160, output_tokens: 100, priority: 9}\n"
+                 "    - {id: B, prompt_tokens: 160, output_tokens: 100, priority: 0, arrival: {after: A, decoded: 2}}\n",
+                 pol[k]);
+        engine_t e; scenario_t s; cost_model_t *cm;
+        ck_assert_int_eq(run_model("llama-3.1-8b", body, &e, &s, &cm), 0);
+        long pa = e.pool[e.explicit_slot[0]].preemptions, pb = e.pool[e.explicit_slot[1]].preemptions;
+        ck_assert_int_gt(e.sum.preemptions, 0);
+        if (k == 0) { ck_assert_int_eq(pa, 0); ck_assert_int_gt(pb, 0); }
+        else { ck_assert_int_gt(pa, 0); ck_assert_int_eq(pb, 0); }
+        done_engine(&e, &s, cm);
+    }
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -527,6 +552,7 @@ int main(void)
         CHECK_TEST(pacing_active_by_prompt_computed),
         CHECK_TEST(prefix_cache_hits_whole_blocks), CHECK_TEST(preemption_into_a_full_waiting_queue),
         CHECK_TEST(dense_chunks_by_budget), CHECK_TEST(upstream_threshold),
-        CHECK_TEST(upstream_no_chunked_prefill), CHECK_TEST(upstream_priority_admission)};
+        CHECK_TEST(upstream_no_chunked_prefill), CHECK_TEST(upstream_priority_admission),
+        CHECK_TEST(upstream_priority_preemption)};
     return check_main("sched", "core", tests, CHECK_N(tests), 60, NULL);
 }
