@@ -427,6 +427,11 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         return yd_fail(e, yd_map_get(m, "tensor_parallel_size"), "engine.tensor_parallel_size",
                        "%d does not divide the model's heads (q %d, kv %d, gdn key %d, gdn value %d)",
                        tp, md->n_q_heads, md->n_kv_heads, md->gdn_k_heads, md->gdn_v_heads);
+    /* experts are split over the ranks (no expert parallelism): each one's width must divide */
+    if (md->moe_experts > 0 && (md->moe_inter % tp || (md->moe_shared > 0 && md->moe_shared_inter % tp)))
+        return yd_fail(e, yd_map_get(m, "tensor_parallel_size"), "engine.tensor_parallel_size",
+                       "%d does not divide the model's expert widths (expert %d, shared %d)", tp, md->moe_inter,
+                       md->moe_shared_inter);
     if (spec && !yd_is_null(spec)) {
         const char *sp = "engine.speculative_config";
         static const char *const methods[] = {"mtp", NULL};

@@ -396,6 +396,16 @@ static const bad_t bads[] = {
      ":6:34: engine.enable_chunked_prefill: false needs engine.scheduler: upstream (the fork always chunks)"},
     {HDR WL "engine: {scheduler: vllm}\n",
      ":6:21: engine.scheduler: expected one of fork, upstream, got \"vllm\""},
+    {"model: {name: x, layers: 2, full_attention_layers: 2, hidden: 64, intermediate: 64, vocab: 10,"
+     " attention: {q_heads: 4, kv_heads: 2, head_dim: 16}, weight_bytes_per_param: 2,"
+     " moe: {experts: 8, experts_per_token: 9, expert_intermediate: 30}}\n"
+     "hardware: {analytic: {tflops: 1, tbps: 1}}\n" WL,
+     ":1:212: model.moe.experts_per_token: at most experts (8), got 9"},
+    {"model: {name: x, layers: 2, full_attention_layers: 2, hidden: 64, intermediate: 64, vocab: 10,"
+     " attention: {q_heads: 4, kv_heads: 2, head_dim: 16}, weight_bytes_per_param: 2,"
+     " moe: {experts: 8, experts_per_token: 2, expert_intermediate: 30}}\n"
+     "hardware: {analytic: {tflops: 1, tbps: 1}}\n" WL "engine: {tensor_parallel_size: 4}\n",
+     ":6:32: engine.tensor_parallel_size: 4 does not divide the model's expert widths (expert 30, shared 30)"},
     {HDR WL "    - {id: B, prompt_tokens: 10, output_tokens: 1, priority: x}\n",
      ":6:62: workload.requests[1].priority: expected an integer, got \"x\""},
 };
