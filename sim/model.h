@@ -1,9 +1,11 @@
 /* model: a model architecture as the simulator sees it (models/NAME.yaml).
  *
  * Only what prices a step or sizes a cache is kept: layer counts, hidden and MLP
- * widths, attention heads, GDN (gated delta net) shapes, weight precision.  Per-rank
- * shapes are derived for a tensor-parallel degree by model_rank(); the hybrid "align"
- * block size by model_block_size().  Invariant: n_full_attn + n_gdn == n_layers; for a
+ * widths, attention heads, GDN (gated delta net) shapes, MoE experts, weight precision.
+ * Per-rank shapes are derived for a tensor-parallel degree by model_rank(); the hybrid
+ * "align" block size by model_block_size(); the tokens each expert receives by
+ * model_moe_spread().  Invariant: n_full_attn + n_gdn == n_layers, n_moe ==
+ * model_moe_layers(); for a
  * model model_check() accepts, every shape, page and block size below fits its type for
  * any tensor-parallel degree and up to MODEL_SPEC_MAX speculative tokens. */
 #ifndef PACESIM_MODEL_H
