@@ -418,11 +418,12 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     };
     /* chunks end on block boundaries only where a recurrent state is cached per block */
     e->align = s->model.n_gdn > 0 && eng->mamba_cache_mode == MAMBA_ALIGN;
-    if (prof && e->rcfg.varlen && !prof_find(prof, "attn.varlen.fp16")) {
+    const char *varlen_law = kv_is_fp8(eng->kv_cache_dtype) ? "attn.varlen.fp8" : "attn.varlen.fp16";
+    if (prof && e->rcfg.varlen && !prof_find(prof, varlen_law)) {
         snprintf(e->err, ENG_ERR_MAX,
-                 "%s:%d:%d: engine.attention_backend: profile %s lacks attn.varlen.fp16: run calib with the varlen"
+                 "%s:%d:%d: engine.attention_backend: profile %s lacks %s: run calib with the varlen"
                  " attention timer (kernels/attn_varlen.cu), or use attention_backend: fork",
-                 s->path, s->engine_line, s->engine_col, prof->path);
+                 s->path, s->engine_line, s->engine_col, prof->path, varlen_law);
         return -1;
     }
     if (prof && s->model.n_moe > 0 && !prof_find(prof, "gemm.moe.fp16"))
