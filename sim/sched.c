@@ -7,7 +7,7 @@
  *    is skipped while current_step < next_eligible (whether pacing is active or not:
  *    a gate set earlier holds until it expires).  A prefilling request's chunk is
  *    end = min(next block boundary, target, start + budget_left) (align mode: a chunk
- *    never crosses a block boundary).  A decoding request asks for 1 + K tokens.
+ *    never crosses a block boundary; a model without GDN layers is not aligned).  A decoding request asks for 1 + K tokens.
  *    After a row that leaves the prompt unfinished (seq < prompt), with pacing active,
  *    next_eligible = current_step + N.
  *  - KV blocks are allocated as rows are scheduled, each allocation K lookahead slots
@@ -39,6 +39,10 @@ static long blocks_for(const engine_t *e, long tokens)
 
 static int is_prefilling(const req_t *r) { return r->computed < r->target; }
 
+/* A chunk's end: the target, cut by the budget; where e->align (a hybrid model, GDN layers,
+ * in mamba_cache_mode align) also by the next block boundary (a GDN state is kept per
+ * block).  A model without GDN layers has no state to align, and vLLM splits its prompts by
+ * budget only.  Upstream: the threshold caps the chunk, and align cuts it back to a boundary. */
 static long chunk_end(const engine_t *e, long start, long target, long budget)
 {
     if (e->s->engine.scheduler == SCHED_UPSTREAM) {
