@@ -33,8 +33,9 @@ static void emit_gemm(double mm, double n, double k, double wb, double count, co
 
 /* One sparse layer's MLP for mm tokens, `count` times: the router, the shared experts
  * (dense over every token), and the routed experts as a grouped GEMM -- the tokens spread
- * over the experts (model_moe_spread), experts with equal counts one item each (an expert
- * that receives no token reads no weight). */
+ * over the experts as law gemm.moe.fp16 spreads them (law_moe_counts: uniform, or Zipf by
+ * moe_skew), experts with equal counts one item each (an expert that receives no token
+ * reads no weight); the busiest group (moe 2) carries the layer's tokens for the law. */
 static void emit_moe(const model_t *m, const model_rank_t *r, double mm, double count, cost_part_t part,
                      cost_item_fn fn, void *ctx, int *rc)
 {
@@ -46,7 +47,7 @@ static void emit_moe(const model_t *m, const model_rank_t *r, double mm, double 
         emit_gemm(mm, (double)r->moe_shared_up_n, h, wb, count, part, fn, ctx, rc);
         emit_gemm(mm, h, (double)r->moe_shared_down_k, wb, count, part, fn, ctx, rc);
     }
-    model_moe_spread(m, (long)mm, spread);
+    if (law_moe_counts((long)mm, m->moe_experts, m->moe_topk, m->moe_skew, spread) < 0) return;  /* model_check bounds them */
     for (int i = 0; i < m->moe_experts && *rc == 0;) {
         int j = i;
         while (j < m->moe_experts && spread[j] == spread[i]) j++;
@@ -54,9 +55,11 @@ static void emit_moe(const model_t *m, const model_rank_t *r, double mm, double 
         if (t > 0) {
             int lead = i == 0 ? 2 : 1;     /* the busiest group stands for the grouped call's launch */
             item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_GEMM, .m = t, .n = (double)r->moe_up_n, .k = h, .wb = wb,
-                                                  .count = g * count, .part = part, .moe = lead, .experts = g });
+                                                  .count = g * count, .part = part, .moe = lead, .experts = g,
+                                                  .tokens = mm });
             item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_GEMM, .m = t, .n = h, .k = (double)r->moe_down_k, .wb = wb,
-                                                  .count = g * count, .part = part, .moe = lead, .experts = g });
+                                                  .count = g * count, .part = part, .moe = lead, .experts = g,
+                                                  .tokens = mm });
         }
         i = j;
     }

@@ -213,6 +213,27 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     *sec = 0;
     *grid = 0;
     *lp = l;
+    const prof_law_t *lm = it->kind == CI_GEMM && it->moe ? prof_find(pm->p, "gemm.moe.fp16") : NULL;
+    if (lm) {
+        /* routed experts with the grouped-GEMM law: the busiest group prices the layer's
+         * launch (count / experts layers), the other groups are in it */
+        *lp = lm;
+        if (it->moe != 2) return 0;
+        double row[PROF_MAX_COLS] = { 0 };
+        row[MOE_COL_TOKENS] = it->tokens;
+        row[MOE_COL_EXPERTS] = pm->m->moe_experts;
+        row[MOE_COL_TOPK] = pm->m->moe_topk;
+        row[MOE_COL_N] = it->n;
+        row[MOE_COL_K] = it->k;
+        row[MOE_COL_SKEW] = pm->m->moe_skew;
+        if (cost_point_features("gemm.moe.fp16", row, pm->m, &pm->r, &pm->hw, feat) < 0) {
+            snprintf(cm->err, sizeof cm->err, "cannot compute the features of law \"gemm.moe.fp16\"");
+            return -1;
+        }
+        double t = prof_eval(lm, feat);
+        *sec = (t > 0 ? t : 0) * it->count / it->experts;
+        return 0;
+    }
     if (!l) {
         /* elementwise work is optional in a profile (folded into the others) */
         if (it->kind == CI_ELEM) return 0;

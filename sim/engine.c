@@ -508,7 +508,7 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     }
     if (prof && s->model.n_moe > 0 && !prof_find(prof, "gemm.moe.fp16"))
         fprintf(stderr, "warning: %s: profile %s has no law gemm.moe.fp16: the routed experts are priced by the"
-                " dense gemm law, one GEMM per routed expert\n", s->path, prof->path);
+                " dense gemm law, one GEMM per routed expert (calib --moe measures it)\n", s->path, prof->path);
     if (prof && eng->kv_cache_dtype == KV_FP8_E4M3)
         fprintf(stderr, "warning: %s: kv_cache_dtype fp8_e4m3: priced with the fp8_e5m2 laws (no e4m3 law in %s;"
                 " decode takes the scalar kernel, the fork has no e4m3 XQA)\n", s->path, prof->path);

@@ -2,7 +2,6 @@
 #include "model.h"
 
 #include <limits.h>
-#include <math.h>
 
 model_err_t model_check(const model_t *m)
 {
@@ -79,37 +78,6 @@ int model_moe_layers(const model_t *m)
     for (int i = m->moe_first_dense; i < m->n_layers; i++)
         if ((i + 1) % m->moe_step == 0) n++;
     return n;
-}
-
-void model_moe_spread(const model_t *m, long tokens, long *out)
-{
-    int E = m->moe_experts;
-    long total = tokens * m->moe_topk;
-    if (m->moe_skew <= 0) {
-        for (int i = 0; i < E; i++) out[i] = total / E + (i < total % E ? 1 : 0);
-        return;
-    }
-    double hsum = 0;
-    for (int i = 0; i < E; i++) hsum += pow(i + 1.0, -m->moe_skew);
-    long left = total;
-    for (int i = 0; i < E; i++) {
-        long t = (long)floor((double)total * pow(i + 1.0, -m->moe_skew) / hsum);
-        if (t > tokens) t = tokens;
-        if (t > left) t = left;
-        out[i] = t;
-        left -= t;
-    }
-    /* the rounding remainder and what the cap turned away: one token at a time to the
-     * most popular experts with room (an expert sees a token at most once) */
-    while (left > 0) {
-        int moved = 0;
-        for (int i = 0; i < E && left > 0; i++)
-            if (out[i] < tokens) { out[i]++; left--; moved = 1; }
-        if (!moved) break;                 /* topk <= E makes this unreachable */
-    }
-    /* keep the order descending after the top-up */
-    for (int i = 1; i < E; i++)
-        for (int j = i; j > 0 && out[j] > out[j - 1]; j--) { long t = out[j]; out[j] = out[j - 1]; out[j - 1] = t; }
 }
 
 long model_attn_bytes_per_token(const model_t *m, int tp, int kv_bytes)

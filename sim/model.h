@@ -3,8 +3,7 @@
  * Only what prices a step or sizes a cache is kept: layer counts, hidden and MLP
  * widths, attention heads, GDN (gated delta net) shapes, MoE experts, weight precision.
  * Per-rank shapes are derived for a tensor-parallel degree by model_rank(); the hybrid
- * "align" block size by model_block_size(); the tokens each expert receives by
- * model_moe_spread().  Invariant: n_full_attn + n_gdn == n_layers, n_moe ==
+ * "align" block size by model_block_size().  Invariant: n_full_attn + n_gdn == n_layers, n_moe ==
  * model_moe_layers(); for a
  * model model_check() accepts, every shape, page and block size below fits its type for
  * any tensor-parallel degree and up to MODEL_SPEC_MAX speculative tokens. */
@@ -30,7 +29,7 @@ typedef struct model {
     int moe_experts, moe_topk, moe_shared;  /* routed experts, experts per token, shared experts */
     int moe_inter, moe_shared_inter;        /* expert width (moe_intermediate_size), shared expert width */
     int moe_first_dense, moe_step;
-    double moe_skew;                       /* Zipf exponent of the tokens over experts (0 = uniform) */
+    double moe_skew;                       /* Zipf exponent of the tokens over experts (0 = uniform; law_moe_counts) */
     int n_moe;                             /* sparse layers (derived by model_moe_layers) */
 } model_t;
 
@@ -53,7 +52,7 @@ typedef struct model_rank {
 
 #define MODEL_SPEC_MAX 15        /* most MTP conv slots a GDN page is sized for */
 #define MODEL_BLOCK_MAX (1 << 24) /* largest derived block size (tokens) */
-#define MODEL_MOE_MAX 4096        /* most routed experts */
+#define MODEL_MOE_MAX 1024        /* most routed experts (LAW_MOE_MAX_EXPERTS: law_moe_counts spreads tokens over them) */
 
 /* What model_check() found out of range. */
 typedef enum {
@@ -68,12 +67,6 @@ typedef enum {
 
 /* Sparse (MoE) layers of the model by its moe_first_dense / moe_step rule (0 without MoE). */
 int model_moe_layers(const model_t *m);
-
-/* Tokens each routed expert receives when `tokens` tokens each pick moe_topk experts:
- * uniform (counts differ by at most one, the larger first), or Zipf with exponent
- * moe_skew (expert i gets a share proportional to (i+1)^-skew, at most `tokens`).  Writes
- * moe_experts counts in descending order into out; they sum to tokens x moe_topk. */
-void model_moe_spread(const model_t *m, long tokens, long *out);
 
 /* Check that the model's derived shapes fit (see model_err_t). */
 model_err_t model_check(const model_t *m);

@@ -10,9 +10,8 @@
  *  - every library scenario (scenarios/lib/) runs on the H200 profile and on the roofline
  *    stand-in, or -- the varlen backend without its law in the profile -- is refused with
  *    one message naming the missing law;
- *  - MoE: model_moe_spread conserves the token-expert assignments, caps an expert at one
- *    assignment per token and orders the experts; a skewed spread never touches more
- *    experts than the uniform one. */
+ *  - MoE: a step's routed-expert items hold every token-expert assignment once per sparse
+ *    layer and one grouped launch per layer and GEMM, uniform or skewed. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -133,29 +132,37 @@ START_TEST(decode_step_above_physical_floors)
 }
 END_TEST
 
-START_TEST(moe_spread)
+typedef struct { double assigned, launches, up_n; } moe_tally_t;
+static int moe_item(void *ctx, const cost_item_t *it)
 {
-    model_t m = load("models/qwen3-30b-a3b.yaml");
-    static long out[MODEL_MOE_MAX];
+    moe_tally_t *t = ctx;
+    if (it->kind != CI_GEMM || !it->moe) return 0;
+    if (it->n == t->up_n) t->assigned += it->m * it->count;   /* gate+up: every assignment once */
+    if (it->moe == 2) t->launches += it->count / it->experts;
+    return 0;
+}
+
+/* The routed experts of a step: the items hold every token-expert assignment exactly once
+ * per sparse layer (tokens x experts_per_token), and one grouped launch per layer for each
+ * of the two GEMMs, uniform or skewed. */
+START_TEST(moe_items_conserve_assignments)
+{
+    const char *paths[] = { "models/qwen3-30b-a3b.yaml", "models/qwen3-next-80b-a3b.yaml" };
     const long tokens[] = { 1, 3, 16, 100, 4096 };
     const double skews[] = { 0, 0.5, 1.0, 2.0, 8.0 };
-    for (int ti = 0; ti < CHECK_N(tokens); ti++) {
-        long uniform_used = 0;
-        for (int si = 0; si < CHECK_N(skews); si++) {
-            m.moe_skew = skews[si];
-            model_moe_spread(&m, tokens[ti], out);
-            long sum = 0, used = 0;
-            for (int i = 0; i < m.moe_experts; i++) {
-                sum += out[i];
-                used += out[i] > 0;
-                ck_assert_int_le(out[i], tokens[ti]);
-                if (i) ck_assert_int_le(out[i], out[i - 1]);
+    for (int pi = 0; pi < 2; pi++) {
+        model_t m = load(paths[pi]);
+        model_rank_t r;
+        ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+        for (int ti = 0; ti < CHECK_N(tokens); ti++)
+            for (int si = 0; si < CHECK_N(skews); si++) {
+                m.moe_skew = skews[si];
+                cost_step_t in = { .tokens = tokens[ti], .rows = 1, .sampled = 1 };
+                moe_tally_t t = { 0, 0, (double)r.moe_up_n };
+                ck_assert_int_eq(cost_enumerate(&m, &r, &in, moe_item, &t), 0);
+                ck_assert_double_eq_tol(t.assigned, (double)tokens[ti] * m.moe_topk * m.n_moe, 1e-6);
+                ck_assert_double_eq_tol(t.launches, 2.0 * m.n_moe, 1e-9);
             }
-            ck_assert_int_eq(sum, tokens[ti] * m.moe_topk);
-            if (skews[si] == 0) uniform_used = used;
-            ck_assert_int_le(used, uniform_used);
-            if (skews[si] == 0) ck_assert_int_le(out[0] - out[m.moe_experts - 1], 1);   /* uniform */
-        }
     }
 }
 END_TEST
@@ -194,6 +201,6 @@ int main(void)
 {
     const check_test_t tests[] = { CHECK_LOOP(published_parameter_count, CHECK_N(lib)),
                                    CHECK_LOOP(decode_step_above_physical_floors, CHECK_N(steps)),
-                                   CHECK_TEST(moe_spread), CHECK_LOOP(library_scenarios_run, CHECK_N(scen)) };
+                                   CHECK_TEST(moe_items_conserve_assignments), CHECK_LOOP(library_scenarios_run, CHECK_N(scen)) };
     return check_main("models", "core", tests, CHECK_N(tests), 60, NULL);
 }
