@@ -9,7 +9,9 @@
  *    term is that many times larger);
  *  - every library scenario (scenarios/lib/) runs on the H200 profile and on the roofline
  *    stand-in, or -- the varlen backend without its law in the profile -- is refused with
- *    one message naming the missing law;
+ *    one message naming the missing law, and runs on a profile that has it
+ *    (tests/data/profiles/h200-varlen-moe.yaml: the H200 profile plus the two laws with
+ *    hand-set coefficients, a fixture for the pricing path);
  *  - MoE: a step's routed-expert items hold every token-expert assignment once per sparse
  *    layer and one grouped launch per layer and GEMM, uniform or skewed. */
 #include <check.h>
@@ -189,6 +191,12 @@ START_TEST(library_scenarios_run)
     if (scen[_i].varlen) {
         ck_assert_int_eq(r->rc, 2);
         ck_assert_msg(strstr(r->err, "lacks attn.varlen.fp16") != NULL, "%s", r->err);
+        /* a profile with the two laws (a fixture: hand-set coefficients) prices the step's
+         * one varlen call and the grouped expert GEMMs */
+        const char *fx[] = { "workload.poisson.count=40", "profile=../../tests/data/profiles/h200-varlen-moe.yaml" };
+        runner_run(scen[_i].path, fx, 2, NULL, r);
+        ck_assert_msg(r->rc == 0, "%s (fixture profile): %s", scen[_i].path, r->err);
+        ck_assert_int_eq(r->sum.requests_finished, 40);
     } else {
         ck_assert_msg(r->rc == 0, "%s (H200 profile): %s", scen[_i].path, r->err);
         ck_assert_int_eq(r->sum.requests_finished, 40);
