@@ -114,6 +114,16 @@ int   attn_set_smem_limit(int bytes);
 /* The current device's compute capability and per-block opt-in smem limit; 0 or ATTN_E*. */
 int   attn_device_smem(int *major, int *minor, int *optin_bytes);
 
+/* --- shapes: head_dim and GQA group (the kernels are instantiated for head_dim 64, 128, 256) ---
+ * attn_shape_ok: 0 when route runs head_dim with group q heads per kv head (1..16), ATTN_ESHAPE
+ * when not, ATTN_EINVAL for a bad route; needs no GPU (attn_run checks the same). The _hd forms
+ * of attn_route_tiles / attn_smem_bytes / attn_fast_ctas_per_sm take head_dim (the plain forms
+ * mean 256); ATTN_ESHAPE for another head_dim. */
+int   attn_shape_ok(int route, int head_dim, int group);
+int   attn_route_tiles_hd(int route, int head_dim, int smem_limit, attn_tiles *t);
+int   attn_smem_bytes_hd(int route, int head_dim, int major, int minor);
+int   attn_fast_ctas_per_sm_hd(int head_dim);
+
 typedef struct attn_kv {
     int dtype;                /* ATTN_FP16 or ATTN_FP8_E5M2 */
     int num_blocks, page, kv_heads, head_dim;
@@ -196,16 +206,6 @@ double attn_fp8e5m2_to_double(uint8_t raw, float scale); /* half(raw << 8) * sca
  * *bad gets the count of non-finite outputs among them. */
 int   attn_check_output(const attn_kv *kv, const attn_batch *b, const void *q, const void *out,
                         float sm_scale, int max_samples, uint64_t seed, double *rel_err, long *bad);
-
-/* --- shapes: head_dim and GQA group (the kernels are instantiated for head_dim 64, 128, 256) ---
- * attn_shape_ok: 0 when route runs head_dim with group q heads per kv head (1..16), ATTN_ESHAPE
- * when not, ATTN_EINVAL for a bad route; needs no GPU (attn_run checks the same). The _hd forms
- * of attn_route_tiles / attn_smem_bytes / attn_fast_ctas_per_sm take head_dim (the plain forms
- * mean 256); ATTN_ESHAPE for another head_dim. */
-int   attn_shape_ok(int route, int head_dim, int group);
-int   attn_route_tiles_hd(int route, int head_dim, int smem_limit, attn_tiles *t);
-int   attn_smem_bytes_hd(int route, int head_dim, int major, int minor);
-int   attn_fast_ctas_per_sm_hd(int head_dim);
 
 #ifdef __cplusplus
 }
