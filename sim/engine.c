@@ -1,10 +1,13 @@
 /* engine.c: the step loop, arrivals, triggers and the effects of a step.
  * See engine.h for the design and its invariants. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "engine_int.h"
@@ -208,7 +211,8 @@ static int poisson_arrival(engine_t *e, double t)
     return schedule_next_poisson(e, t);
 }
 
-/* A trace being read: the file, the line last read, the last arrival time. */
+/* A trace being read: the file, the line last read, the last arrival time (-1 before the
+ * header or first row: a header is the first line that is not a comment or blank). */
 typedef struct trace_rd {
     FILE *f;
     long line;
@@ -265,7 +269,8 @@ static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca)
 }
 
 /* Read the next request row of a trace into *t and row[] (prompt, output, cached).
- * Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens]; '#' comments, one header.
+ * Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens]; '#' comments and blank
+ * lines anywhere, an optional header (a line starting "arrival") before the first row.
  * 1 a row, 0 the end, ENG_EINPUT a malformed or impossible row (e->err names the line). */
 static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
 {
@@ -279,7 +284,10 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
         char *p = line;
         while (*p == ' ' || *p == '\t') p++;
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
-        if (rd->line == 1 && strncmp(p, "arrival", 7) == 0) continue;
+        if (rd->last < 0 && strncmp(p, "arrival", 7) == 0) {   /* the header: before any row */
+            rd->last = 0;
+            continue;
+        }
         long pr, out, ca = 0;
         if (trace_fields(p, t, &pr, &out, &ca) < 0) {
             snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens]",
@@ -329,17 +337,32 @@ static int trace_next(engine_t *e)
     return got <= 0 ? got : push_ev(e, t, EVT_SOURCE, SRC_TRACE);
 }
 
+/* Open the trace without blocking in open() (a FIFO with no writer would wait forever):
+ * only a regular file is read. */
 static FILE *trace_open(engine_t *e)
 {
-    FILE *f = fopen(e->s->trace_path, "r");
-    if (!f) snprintf(e->err, ENG_ERR_MAX, "%s: cannot open trace: %s", e->s->trace_path, strerror(errno));
+    const char *path = e->s->trace_path;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), fl = -1;
+    struct stat st;
+    FILE *f = NULL;
+    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(e->err, ENG_ERR_MAX, "%s: cannot open trace: %s", path,
+                 S_ISDIR(st.st_mode) ? "Is a directory" : "not a regular file (a FIFO, device or socket)");
+        close(fd);
+        return NULL;
+    }
+    if (fd >= 0 && (fl = fcntl(fd, F_GETFL)) >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0) f = fdopen(fd, "r");
+    if (!f) {
+        snprintf(e->err, ENG_ERR_MAX, "%s: cannot open trace: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+    }
     return f;
 }
 
 int engine_check_trace(engine_t *e)
 {
     if (!e->s->trace_path[0]) return 0;
-    trace_rd_t rd = { trace_open(e), 0, 0 };
+    trace_rd_t rd = { trace_open(e), 0, -1 };
     if (!rd.f) return ENG_EINPUT;
     double t;
     long row[3];
@@ -540,6 +563,7 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     }
     if (s->poisson.enabled && schedule_next_poisson(e, s->poisson.start_s) < 0) return -1;
     if (s->trace_path[0]) {
+        e->trace_last = -1;
         if (!(e->trace = trace_open(e)) || trace_next(e) < 0) return -1;
         /* a trace with no request row, and nothing else to run: no requests at all */
         if (!evq_peek(&e->q) && !s->n_requests && !s->poisson.enabled) {
