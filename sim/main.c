@@ -129,7 +129,7 @@ static FILE *open_out(const char *path)
     if (!f) {
         int er = errno;
         if (fd >= 0) close(fd);
-        if (er == ENXIO) setup_msg(stderr, "%s: cannot write: a FIFO with no reader", path);
+        if (er == ENXIO) setup_msg(stderr, "%s: cannot write: a FIFO that no process reads", path);
         else setup_msg(stderr, "%s: %s", path, strerror(er));
     }
     return f;
