@@ -83,6 +83,17 @@ check "-j: the message" grep -q -- "-j 99999999999999999999: expected an integer
 check "--point-index past the range of long refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml \
     --point-index 99999999999999999999
 
+# -- a trace's header may follow comments and blank lines; a second header after a row is refused
+{ echo '# a comment before the header'; echo; cat scenarios/bench-trace.csv; } > "$tmp/commented.csv"
+"$bin" run scenarios/bench-trace.yaml --quiet --csv "$tmp/plain.csv"
+"$bin" run scenarios/bench-trace.yaml --quiet --set "workload.trace=$tmp/commented.csv" --csv "$tmp/commented-run.csv"
+check "trace: comments before the header, same results" test "$(cut -d, -f4- "$tmp/plain.csv")" = \
+    "$(cut -d, -f4- "$tmp/commented-run.csv" 2>/dev/null)"
+{ cat scenarios/bench-trace.csv; echo 'arrival_s,prompt_tokens,output_tokens'; } > "$tmp/twohead.csv"
+check "trace: a header after a row refused" one_line_2 "$tmp/err" "$bin" validate scenarios/bench-trace.yaml \
+    --set "workload.trace=$tmp/twohead.csv"
+check "trace: the message has the line" grep -q "twohead.csv:22:1: trace:" "$tmp/err"
+
 # -- make run's trade-off table
 GNUPLOT=/nonexistent plots/tradeoff.sh scenarios/default.yaml 0,1,2,4,8,16 "$tmp/plots" > "$tmp/run.txt" 2>&1
 check "trade-off: a row per PACE_STEPS value" test "$(grep -cE '^ +[0-9]+  ' "$tmp/run.txt")" = 6
