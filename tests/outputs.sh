@@ -83,6 +83,10 @@ check "-j: the message" grep -q -- "-j 99999999999999999999: expected an integer
 check "--point-index past the range of long refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml \
     --point-index 99999999999999999999
 
+check "validate: a profile path with a newline, one line" one_line_2 "$tmp/err" "$bin" validate scenarios/default.yaml \
+    --set 'profile="a\nb.yaml"'
+check "validate: the path's newline as ?" grep -q 'a?b.yaml: cannot open profile' "$tmp/err"
+
 # -- a trace's header may follow comments and blank lines; a second header after a row is refused
 { echo '# a comment before the header'; echo; cat scenarios/bench-trace.csv; } > "$tmp/commented.csv"
 "$bin" run scenarios/bench-trace.yaml --quiet --csv "$tmp/plain.csv"
