@@ -103,6 +103,7 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     cost_model_t *cost;
     route_cfg_t rcfg;
     int block, spec_k;
+    int align;                    /* 1: prompt chunks end on block boundaries (hybrid, mamba_cache_mode align) */
     long capacity, used_blocks, gdn_blocks;
     req_t *pool;
     int npool, cap_pool;
