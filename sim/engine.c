@@ -1,10 +1,13 @@
 /* engine.c: the step loop, arrivals, triggers and the effects of a step.
  * See engine.h for the design and its invariants. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "engine_int.h"
@@ -208,7 +211,8 @@ static int poisson_arrival(engine_t *e, double t)
     return schedule_next_poisson(e, t);
 }
 
-/* A trace being read: the file, the line last read, the last arrival time. */
+/* A trace being read: the file, the line last read, the last arrival time (-1 before the
+ * header or first row: a header is the first line that is not a comment or blank). */
 typedef struct trace_rd {
     FILE *f;
     long line;
@@ -265,7 +269,8 @@ static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca)
 }
 
 /* Read the next request row of a trace into *t and row[] (prompt, output, cached).
- * Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens]; '#' comments, one header.
+ * Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens]; '#' comments and blank
+ * lines anywhere, an optional header (a line starting "arrival") before the first row.
  * 1 a row, 0 the end, ENG_EINPUT a malformed or impossible row (e->err names the line). */
 static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
 {
@@ -279,7 +284,10 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
         char *p = line;
         while (*p == ' ' || *p == '\t') p++;
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
-        if (rd->line == 1 && strncmp(p, "arrival", 7) == 0) continue;
+        if (rd->last < 0 && strncmp(p, "arrival", 7) == 0) {   /* the header: before any row */
+            rd->last = 0;
+            continue;
+        }
         long pr, out, ca = 0;
         if (trace_fields(p, t, &pr, &out, &ca) < 0) {
             snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens]",
@@ -329,17 +337,32 @@ static int trace_next(engine_t *e)
     return got <= 0 ? got : push_ev(e, t, EVT_SOURCE, SRC_TRACE);
 }
 
+/* Open the trace without blocking in open() (a FIFO with no writer would wait forever):
+ * only a regular file is read. */
 static FILE *trace_open(engine_t *e)
 {
-    FILE *f = fopen(e->s->trace_path, "r");
-    if (!f) snprintf(e->err, ENG_ERR_MAX, "%s: cannot open trace: %s", e->s->trace_path, strerror(errno));
+    const char *path = e->s->trace_path;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), fl = -1;
+    struct stat st;
+    FILE *f = NULL;
+    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(e->err, ENG_ERR_MAX, "%s: cannot open trace: %s", path,
+                 S_ISDIR(st.st_mode) ? "Is a directory" : "not a regular file (a FIFO, device or socket)");
+        close(fd);
+        return NULL;
+    }
+    if (fd >= 0 && (fl = fcntl(fd, F_GETFL)) >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0) f = fdopen(fd, "r");
+    if (!f) {
+        snprintf(e->err, ENG_ERR_MAX, "%s: cannot open trace: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+    }
     return f;
 }
 
 int engine_check_trace(engine_t *e)
 {
     if (!e->s->trace_path[0]) return 0;
-    trace_rd_t rd = { trace_open(e), 0, 0 };
+    trace_rd_t rd = { trace_open(e), 0, -1 };
     if (!rd.f) return ENG_EINPUT;
     double t;
     long row[3];
@@ -358,32 +381,72 @@ static int fire_arrival(engine_t *e, int slot, double t)
     r->state = RQ_WAITING;
     r->t_ev[EV_ARRIVAL] = t;
     e->n_arrived++;
+    if (r->explicit_idx >= 0)   /* its dependents can fire from now on: each is queued once */
+        for (int k = e->trig_first[r->explicit_idx]; k < e->trig_first[r->explicit_idx + 1]; k++)
+            e->trig_new[e->n_trig_new++] = e->trig_dep[k];
     return waitq_push_back(e, slot) < 0 ? (snprintf(e->err, ENG_ERR_MAX, "out of memory"), -1) : 0;
 }
 
-/* After a step (or an arrival), release explicit requests whose trigger now holds. */
+static void heap_push(int *h, int *n, int v)
+{
+    int i = (*n)++;
+    for (; i > 0 && h[(i - 1) / 2] > v; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+    h[i] = v;
+}
+
+static int heap_pop(int *h, int *n)
+{
+    int top = h[0], v = h[--*n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0) h[i] = v;
+    return top;
+}
+
+/* After a step (or an arrival), release explicit requests whose trigger now holds, in
+ * request order: one released here can release a later one in the same pass (an earlier
+ * one at the next check).  Only requests whose reference has arrived are looked at
+ * (trig_live and trig_new), so a step costs what can fire, not every request. */
 static int check_triggers(engine_t *e)
 {
     const scenario_t *s = e->s;
-    for (int i = 0; i < s->n_requests; i++) {
+    int *h = e->trig_heap, nh = 0, nlive = 0;
+    for (int k = 0; k < e->n_trig_live; k++) heap_push(h, &nh, e->trig_live[k]);
+    for (int k = 0; k < e->n_trig_new; k++) heap_push(h, &nh, e->trig_new[k]);
+    e->n_trig_new = 0;
+    while (nh > 0) {
+        int i = heap_pop(h, &nh);
         const scn_trigger_t *tg = &s->requests[i].arrival;
         int slot = e->explicit_slot[i];
-        if (tg->kind == TRIG_TIME || e->pool[slot].state != RQ_PENDING || e->pool[slot].t_ev[EV_ARRIVAL] == ENG_T_ARMED)
-            continue;
-        int ref = e->trigger_ref[i];
-        if (ref < 0) continue;
-        const req_t *rr = &e->pool[ref];
-        if (rr->t_ev[EV_ARRIVAL] < 0) continue;   /* the reference has not arrived: nothing to follow yet */
+        if (e->pool[slot].state != RQ_PENDING || e->pool[slot].t_ev[EV_ARRIVAL] == ENG_T_ARMED) continue;
+        const req_t *rr = &e->pool[e->trigger_ref[i]];
         int fire = tg->kind == TRIG_AFTER_DECODED ? rr->emitted >= tg->decoded
                                                   : rr->t_ev[tg->event] >= 0;
-        if (!fire) continue;
+        if (!fire) {
+            e->trig_live[nlive++] = i;
+            continue;
+        }
         if (tg->delay_s > 0) {
             e->pool[slot].t_ev[EV_ARRIVAL] = ENG_T_ARMED;
             if (push_ev(e, e->now + tg->delay_s, EVT_ARRIVAL, slot) < 0) return -1;
-        } else if (fire_arrival(e, slot, e->now) < 0) {
-            return -1;
+            continue;
         }
+        if (fire_arrival(e, slot, e->now) < 0) return -1;
+        /* i's dependents after it are looked at in this pass, those before it next time */
+        int keep = 0;
+        for (int k = 0; k < e->n_trig_new; k++) {
+            if (e->trig_new[k] > i) heap_push(h, &nh, e->trig_new[k]);
+            else e->trig_new[keep++] = e->trig_new[k];
+        }
+        e->n_trig_new = keep;
     }
+    e->n_trig_live = nlive;
     return 0;
 }
 
@@ -555,8 +618,27 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         const scn_trigger_t *t = &s->requests[i].arrival;
         e->trigger_ref[i] = t->kind != TRIG_TIME && t->ref_idx >= 0 ? e->explicit_slot[t->ref_idx] : -1;
     }
+    /* each reference's dependents (a counting sort by reference keeps them ascending) */
+    size_t n = (size_t)s->n_requests;
+    if (!(e->trig_first = calloc(5 * n + 2, sizeof *e->trig_first))) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory");
+        return -1;
+    }
+    e->trig_dep = e->trig_first + n + 1;
+    e->trig_live = e->trig_dep + n;
+    e->trig_new = e->trig_live + n;
+    e->trig_heap = e->trig_new + n;
+    for (int i = 0; i < s->n_requests; i++)
+        if (e->trigger_ref[i] >= 0) e->trig_first[s->requests[i].arrival.ref_idx + 1]++;
+    for (size_t r = 0; r < n; r++) e->trig_first[r + 1] += e->trig_first[r];
+    for (int i = 0, *fill = e->trig_heap; i < s->n_requests; i++)   /* trig_heap: fill positions, until the run */
+        if (e->trigger_ref[i] >= 0) {
+            int r = s->requests[i].arrival.ref_idx;
+            e->trig_dep[e->trig_first[r] + fill[r]++] = i;
+        }
     if (s->poisson.enabled && schedule_next_poisson(e, s->poisson.start_s) < 0) return -1;
     if (s->trace_path[0]) {
+        e->trace_last = -1;
         if (!(e->trace = trace_open(e)) || trace_next(e) < 0) return -1;
         /* a trace with no request row, and nothing else to run: no requests at all */
         if (!evq_peek(&e->q) && !s->n_requests && !s->poisson.enabled) {
@@ -577,6 +659,7 @@ void engine_free(engine_t *e)
     free(e->free_slots);
     free(e->explicit_slot);
     free(e->trigger_ref);
+    free(e->trig_first);
     free(e->running);
     free(e->waitq);
     free(e->rows);

@@ -123,6 +123,10 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     double trace_last;
     long trace_row[3];            /* the next trace request: prompt, output, cached */
     int *trigger_ref;             /* scenario request i -> slot of its trigger's reference */
+    int *trig_first, *trig_dep;   /* request r's dependents (ascending): trig_dep[trig_first[r] .. trig_first[r + 1]) */
+    int *trig_live, n_trig_live;  /* triggered requests whose reference has arrived, not fired yet */
+    int *trig_new, n_trig_new;    /* triggered requests whose reference arrived since the last check */
+    int *trig_heap;               /* check_triggers' scratch: a min-heap of request indices */
     long serial;
     /* per-step scratch */
     step_row_t *rows;

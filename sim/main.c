@@ -13,13 +13,13 @@
  *   pacesim --help | --version | COMMAND --help
  *
  * Exit codes: 0 ok, 1 runtime failure, 2 bad input (usage, scenario, profile). */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
 #include <errno.h>
+#include <fcntl.h>
 #include "replay.h"
 #include "runner.h"
 #include "setup.h"
@@ -118,11 +118,20 @@ static int command_help(const char *cmd, int argc, char **argv)
     return 0;
 }
 
+/* Open an output for writing ("-": stdout) without blocking in open(): a FIFO with no
+ * reader fails with ENXIO, reported as such, instead of waiting forever. */
 static FILE *open_out(const char *path)
 {
     if (!strcmp(path, "-")) return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f) setup_msg(stderr, "%s: %s", path, strerror(errno));
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
+    int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        int er = errno;
+        if (fd >= 0) close(fd);
+        if (er == ENXIO) setup_msg(stderr, "%s: cannot write: a FIFO that no process reads", path);
+        else setup_msg(stderr, "%s: %s", path, strerror(er));
+    }
     return f;
 }
 
@@ -148,29 +157,12 @@ enum { CMD_RUN, CMD_VALIDATE, CMD_POINTS, CMD_BEST };
 
 static const char *argv0 = "pacesim";
 
-/* Print a word for a POSIX shell: as is when it is plain, else in single quotes. */
-static void shell_word(FILE *f, const char *w)
-{
-    int plain = *w != 0;
-    for (const char *p = w; *p; p++)
-        if (!isalnum((unsigned char)*p) && !strchr("_./=:,+-@%^", *p)) plain = 0;
-    if (plain) {
-        fputs(w, f);
-        return;
-    }
-    fputc('\'', f);
-    for (const char *p = w; *p; p++) {
-        if (*p == '\'') fputs("'\\''", f);
-        else fputc(*p, f);
-    }
-    fputc('\'', f);
-}
-
 static int parse_count(const char *opt, const char *v, long min, long *out)
 {
     char *end;
+    errno = 0;
     long n = strtol(v, &end, 10);
-    if (!*v || *end || n < min) {
+    if (!*v || *end || errno == ERANGE || n < min) {
         setup_msg(stderr, "pacesim: %s %s: expected an integer >= %ld", opt, v, min);
         return -1;
     }
@@ -192,85 +184,6 @@ static int validate_files(const char **files, int nf, const char **sets, int ns)
             setup_msg(stdout, "%s: ok (%s)", files[i], u.s.name);
         }
         setup_close(&u);
-    }
-    return rc;
-}
-
-/* pacesim points: one `run` command per (file, point), numbered as the local sweep. */
-static int print_points(const char **files, int nf, const char **sets, int ns, const sweep_t *sw, const char *dir)
-{
-    long np = sweep_npoints(sw), total = np * nf;
-    int width = 4;
-    for (long t = 10000; t <= total - 1 && width < 18; t *= 10) width++;
-    int *sel = calloc((size_t)sw->naxes + 1, sizeof *sel);
-    if (!sel) return 1;
-    for (int f = 0; f < nf; f++)
-        for (long p = 0; p < np; p++) {
-            long j = (long)f * np + p;
-            shell_word(stdout, argv0);
-            fputs(" run ", stdout);
-            shell_word(stdout, files[f]);
-            for (int i = 0; i < ns; i++) {
-                fputs(" --set ", stdout);
-                shell_word(stdout, sets[i]);
-            }
-            sweep_point(sw, p, sel);
-            for (int a = 0; a < sw->naxes; a++) {
-                char kv[SWEEP_KEY_MAX + 1024];
-                snprintf(kv, sizeof kv, "%s=%s", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
-                fputs(" --sweep ", stdout);
-                shell_word(stdout, kv);
-            }
-            char out[4096];
-            snprintf(out, sizeof out, "%s/point-%0*ld.csv", dir, width, j);
-            printf(" --point-index %ld --csv ", j);
-            shell_word(stdout, out);
-            fputs(" --quiet -j 1\n", stdout);
-        }
-    free(sel);
-    return 0;
-}
-
-/* pacesim best: the objective over sweep CSVs (each a separate CSV with its header). */
-static int cmd_best(const char **files, int nf, const char *objective, const char **cons, int nc)
-{
-    int rc = 0;
-    if (!objective) {
-        fprintf(stderr, "pacesim best: --objective max:COL or min:COL is required\n");
-        return 2;
-    }
-    for (int i = 0; i < nf && !rc; i++) {
-        char err[SWEEP_ERR_MAX];
-        sweep_best_t *b = sweep_best_new(objective, cons, nc, err, sizeof err);
-        if (!b) {
-            setup_msg(stderr, "pacesim: %s", err);
-            return 2;
-        }
-        FILE *f = fopen(files[i], "r");
-        if (!f) {
-            setup_msg(stderr, "%s: %s", files[i], strerror(errno));
-            sweep_best_free(b);
-            return 2;
-        }
-        char *line = NULL;
-        size_t cap = 0;
-        int first = 1;
-        while (getline(&line, &cap, f) > 0) {
-            if (first) {
-                first = 0;
-                if (sweep_best_header(b, line, err, sizeof err) < 0) {
-                    setup_msg(stderr, "%s: %s", files[i], err);
-                    rc = 2;
-                    break;
-                }
-            } else {
-                sweep_best_row(b, line);
-            }
-        }
-        free(line);
-        fclose(f);
-        if (!rc) sweep_best_report(b, stdout);
-        sweep_best_free(b);
     }
     return rc;
 }
@@ -375,11 +288,11 @@ static int cmd_run(int argc, char **argv, int cmd)
         goto out;
     }
     if (cmd == CMD_POINTS) {
-        rc = print_points(files, nf, sets, ns, &sw, outdir);
+        rc = sweep_print_points(stdout, stderr, argv0, files, nf, sets, ns, &sw, outdir);
         goto out;
     }
     if (cmd == CMD_BEST) {
-        rc = cmd_best(files, nf, objective, cons, nc);
+        rc = sweep_best_files(files, nf, objective, cons, nc, stdout, stderr);
         goto out;
     }
     long njobs = sweep_npoints(&sw) * nf;

@@ -292,14 +292,22 @@ void report_num(FILE *f, double v)
 
 static const char *kv_name(kv_dtype_t k) { return k == KV_FP8_E5M2 ? "fp8_e5m2" : k == KV_FP8_E4M3 ? "fp8_e4m3" : "fp16"; }
 
+/* s in buf with every control character (a newline, a tab...) as '?': a table line stays one line. */
+static const char *table_text(char *buf, size_t n, const char *s)
+{
+    snprintf(buf, n, "%s", s);
+    return setup_msg_line(buf, n);
+}
+
 void report_table(FILE *f, const run_result_t *r)
 {
-    fprintf(f, "== %s  (%s)\n", r->name, r->path);
-    if (r->description[0]) fprintf(f, "   %s\n", r->description);
+    char t1[sizeof r->description], t2[sizeof r->path];
+    fprintf(f, "== %s  (%s)\n", table_text(t1, sizeof t1, r->name), table_text(t2, sizeof t2, r->path));
+    if (r->description[0]) fprintf(f, "   %s\n", table_text(t1, sizeof t1, r->description));
     fprintf(f, "   model %s, TP%d, block %d, kv %s, MTP %s%.0d, budget %d, max_num_seqs %d, seed %llu\n",
-            r->model, r->tp, r->block, kv_name(r->kv), r->spec_k ? "K=" : "off", r->spec_k, r->budget,
+            table_text(t1, sizeof t1, r->model), r->tp, r->block, kv_name(r->kv), r->spec_k ? "K=" : "off", r->spec_k, r->budget,
             r->max_seqs, (unsigned long long)r->seed);
-    fprintf(f, "   profile %s (%s)\n", r->profile, r->gpu);
+    fprintf(f, "   profile %s (%s)\n", table_text(t1, sizeof t1, r->profile), table_text(t2, sizeof t2, r->gpu));
     fprintf(f, "   cost model: %s\n", r->cost_model);
     fprintf(f, "   KV cache: %ld blocks x %d tokens = %ld tokens\n", r->kv_blocks, r->block,
             r->kv_blocks * (long)r->block);

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include "engine.h"
 
-#define RUN_MAX_WIN 32
+#define RUN_MAX_WIN SCN_MAX_WINDOWS   /* a run reports every window its scenario may hold */
 
 typedef struct run_result {
     int rc;

@@ -19,16 +19,7 @@
 
 void sweep_csv_field(FILE *f, const char *s)
 {
-    if (!s[strcspn(s, ",\"\r\n")]) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    report_csv_field(f, s);
 }
 
 /* Read one CSV record (RFC 4180: a quoted field may hold commas, doubled quotes and

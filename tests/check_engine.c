@@ -188,11 +188,130 @@ START_TEST(clock_far_from_zero)
 }
 END_TEST
 
+/* A scenario file in /tmp from a body after the model and hardware lines. */
+static const char *tmp_scenario(const char *tag, const char *body)
+{
+    static char path[96];
+    char cwd[512];
+    snprintf(path, sizeof path, "/tmp/pacesim-%s-%d.yaml", tag, (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    fprintf(f, "name: %s\nmodel: %s/models/qwen3.8-27b.yaml\nhardware: {analytic: {tflops: 100, tbps: 2}}\n%s", tag, cwd,
+            body);
+    ck_assert_int_eq(fclose(f), 0);
+    return path;
+}
+
+/* The arrival times of the explicit requests, read at the end of the run. */
+typedef struct { double arrival[4]; int n; } arrivals_t;
+
+static void end_arrivals(void *ctx, const engine_t *e)
+{
+    arrivals_t *a = ctx;
+    for (a->n = 0; a->n < e->s->n_requests && a->n < 4; a->n++) a->arrival[a->n] = e->pool[e->explicit_slot[a->n]].t_ev[EV_ARRIVAL];
+}
+
+/* `{after: A, decoded: 0}` holds once A has arrived (it has decoded 0 tokens then), not
+ * before: with A arriving at t = 100, B arrives at 100, and C (after B, decoded 0) too. */
+START_TEST(trigger_waits_for_its_reference)
+{
+    const char *path = tmp_scenario("after0", "engine: {tensor_parallel_size: 2}\nworkload:\n  requests:\n"
+                                              "    - {id: A, prompt_tokens: 100, output_tokens: 4, arrival: 100}\n"
+                                              "    - {id: B, prompt_tokens: 100, output_tokens: 4, arrival: {after: A, decoded: 0}}\n"
+                                              "    - {id: C, prompt_tokens: 100, output_tokens: 4, arrival: {after: B, decoded: 0}}\n"
+                                              "measure:\n  ttft: {kind: ttft, request: B}\n");
+    arrivals_t a = { { 0 }, 0 };
+    runner_hooks_t h = { .on_end = end_arrivals, .ctx = &a };
+    run_result_t *r = malloc(sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    runner_run_ex(path, NULL, 0, &h, r);
+    unlink(path);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    ck_assert_int_eq(a.n, 3);
+    ck_assert_double_eq(a.arrival[0], 100);
+    ck_assert_msg(a.arrival[1] >= a.arrival[0] && a.arrival[2] >= a.arrival[1], "A at %g s, B at %g s, C at %g s",
+                  a.arrival[0], a.arrival[1], a.arrival[2]);
+    free(r);
+}
+END_TEST
+
+/* The prompt of every generated request a step saw: n, and the least and largest. */
+typedef struct { long n, lo, hi; } prompts_t;
+
+static void step_prompts(void *ctx, const engine_t *e, const step_rec_t *st)
+{
+    prompts_t *p = ctx;
+    for (int i = 0; i < st->nrows; i++) {
+        const req_t *r = &e->pool[st->rows[i].req];
+        if (r->explicit_idx >= 0 || !st->rows[i].admitted) continue;
+        long v = r->prompt;
+        p->lo = p->n && p->lo < v ? p->lo : v;
+        p->hi = p->n && p->hi > v ? p->hi : v;
+        p->n++;
+    }
+}
+
+/* A lognormal draw far past the clamp (e^60 tokens) saturates at the clamp: the prompt
+ * is `max`, not 1 (nor a wrapped integer). */
+START_TEST(huge_draw_saturates_at_the_clamp)
+{
+    const char *path = tmp_scenario("lognormal", "engine: {tensor_parallel_size: 2, max_model_len: 65536}\nworkload:\n"
+                                                 "  poisson:\n    rate_per_s: 10\n    count: 5\n"
+                                                 "    prompt: {dist: lognormal, mu: 60, sigma: 1, max: 3000}\n"
+                                                 "    output: 4\nmeasure:\n  ttft: {kind: ttft}\n");
+    prompts_t p = { 0, 0, 0 };
+    runner_hooks_t h = { .on_step = step_prompts, .ctx = &p };
+    run_result_t *r = malloc(sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    runner_run_ex(path, NULL, 0, &h, r);
+    unlink(path);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    ck_assert_int_eq(p.n, 5);
+    ck_assert_int_eq(p.lo, 3000);
+    ck_assert_int_eq(p.hi, 3000);
+    free(r);
+}
+END_TEST
+
+/* A chain of 30000 requests, each arriving when the one before has decoded 2 tokens:
+ * the trigger check costs what can fire, not every request every step (the tcase
+ * timeout is the bound: a scan of every request per step takes about a minute here). */
+START_TEST(trigger_chain_linear)
+{
+    enum { N = 30000 };
+    size_t cap = (size_t)N * 100 + 512, o = 0;
+    char *body = malloc(cap);
+    ck_assert_ptr_nonnull(body);
+    o += (size_t)snprintf(body + o, cap - o, "engine: {max_model_len: 65536, tensor_parallel_size: 2}\nworkload:\n"
+                                             "  requests:\n    - {id: R0, prompt_tokens: 100, output_tokens: 4}\n");
+    for (int i = 1; i < N; i++)
+        o += (size_t)snprintf(body + o, cap - o,
+                              "    - {id: R%d, prompt_tokens: 100, output_tokens: 4, arrival: {after: R%d, decoded: 2}}\n",
+                              i, i - 1);
+    snprintf(body + o, cap - o, "measure:\n  ttft: {kind: ttft}\n");
+    const char *path = tmp_scenario("chain", body);
+    free(body);
+    run_result_t *r = malloc(sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    runner_run(path, NULL, 0, NULL, r);
+    unlink(path);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    ck_assert_int_eq(r->sum.requests_finished, N);
+    free(r);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
         CHECK_TEST(deterministic_output), CHECK_TEST(windows_are_consistent),
         CHECK_LOOP(v100_published_table, CHECK_N(published)), CHECK_TEST(the_fix_only_removes_cost),
-        CHECK_TEST(paced_window_steps), CHECK_TEST(clock_far_from_zero)};
-    return check_main("engine", "runs", tests, CHECK_N(tests), 120, NULL);
+        CHECK_TEST(paced_window_steps), CHECK_TEST(clock_far_from_zero), CHECK_TEST(trigger_waits_for_its_reference),
+        CHECK_TEST(huge_draw_saturates_at_the_clamp)};
+    const check_test_t scale[] = { CHECK_TEST(trigger_chain_linear) };
+    Suite *s = suite_create("engine");
+    check_case(s, "runs", tests, CHECK_N(tests), 120, NULL);
+    check_case(s, "scale", scale, CHECK_N(scale), 20, NULL);
+    return check_run(s);
 }

@@ -187,6 +187,49 @@ START_TEST(write_errors_fail_the_command)
 }
 END_TEST
 
+/* An output or the trace being a FIFO that no one opens at the other end: the command
+ * is refused at once (exit 2, one line) instead of waiting in open() forever.  `timeout`
+ * bounds the wait, so a blocking open fails the test (status 124) rather than hanging it.
+ * FIFO stands for the FIFO's path. */
+static const struct { const char *args; const char *fragment; } fifo_cases[] = {
+    { "run scenarios/default.yaml --quiet --csv FIFO", "a FIFO that no process reads" },
+    { "run scenarios/default.yaml --quiet --steps FIFO", "a FIFO that no process reads" },
+    { "run scenarios/default.yaml --quiet --requests FIFO", "a FIFO that no process reads" },
+    { "run scenarios/default.yaml --quiet --trace FIFO", "a FIFO that no process reads" },
+    { "merge tests/data/golden/sweep-b16k.csv -o FIFO", "a FIFO that no process reads" },
+    { "run scenarios/bench-trace.yaml --quiet --set workload.trace=FIFO", "cannot open trace: not a regular file" },
+    { "validate scenarios/bench-trace.yaml --set workload.trace=FIFO", "cannot open trace: not a regular file" },
+};
+
+START_TEST(fifo_without_a_peer_is_refused)
+{
+    const char *bin = getenv("PACESIM") ? getenv("PACESIM") : "bin/pacesim";
+    ck_assert_msg(access(bin, X_OK) == 0, "%s not built", bin);
+    char dir[64] = "/tmp/pacesim-fifo-XXXXXX", fifo[96], err[96], args[512], cmd[1024], line[1200];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/f", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    const char *a = fifo_cases[_i].args, *at = strstr(a, "FIFO");
+    ck_assert_ptr_nonnull(at);
+    snprintf(args, sizeof args, "%.*s%s%s", (int)(at - a), a, fifo, at + 4);
+    snprintf(cmd, sizeof cmd, "timeout 10 %s %s >/dev/null 2>%s", bin, args, err);
+    int st = system(cmd);
+    FILE *f = fopen(err, "r");
+    ck_assert_ptr_nonnull(f);
+    int lines = 0;
+    line[0] = 0;
+    while (fgets(line, sizeof line, f)) lines++;
+    fclose(f);
+    unlink(err);
+    unlink(fifo);
+    rmdir(dir);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d", cmd, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    ck_assert_msg(lines == 1, "%s: %d lines on stderr", cmd, lines);
+    ck_assert_msg(strstr(line, fifo_cases[_i].fragment), "%s: %s", cmd, line);
+}
+END_TEST
+
 int main(void)
 {
     TCase *tc = tcase_create("assembly");
@@ -197,6 +240,7 @@ int main(void)
     tcase_add_test(tc, messages_are_one_line);
     tcase_add_test(tc, user_paths_are_escaped);
     tcase_add_loop_test(tc, write_errors_fail_the_command, 0, (int)(sizeof unwritable / sizeof *unwritable));
+    tcase_add_loop_test(tc, fifo_without_a_peer_is_refused, 0, (int)(sizeof fifo_cases / sizeof *fifo_cases));
     Suite *s = suite_create("setup");
     suite_add_tcase(s, tc);
     return check_run(s);

@@ -60,6 +60,44 @@ check "sweep requests: rectangular" rectangular "$tmp/req.csv"
 "$bin" run scenarios/default.yaml --requests "$tmp/one.csv" --quiet
 check "one run: requests without run column" test "$(head -c 3 "$tmp/one.csv")" = "id,"
 
+# -- a name with a comma, a newline and a tab: quoted in the CSV (still rectangular, best
+#    reads it back), one line in the table
+"$bin" run scenarios/default.yaml --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=0,4 --set 'name="a,b\nc\td"' \
+    --csv "$tmp/nl.csv" > "$tmp/nl.txt"
+check "name with a newline: quoted in the CSV" grep -q '^0,0,"a,b$' "$tmp/nl.csv"
+check "name with a newline: the CSV rectangular" rectangular "$tmp/nl.csv"
+check "name with a newline: one table line" grep -qx '== a,b?c?d  (scenarios/default.yaml)' "$tmp/nl.txt"
+check "name with a newline: best reads the CSV" sh -c "'$bin' best '$tmp/nl.csv' --objective max:steps | grep -q 'best point 1 '"
+
+# -- best and points: a bad input is one line and exit 2 (sweep_best_files, sweep_print_points)
+one_line_2() { local out=$1; shift; "$@" >/dev/null 2>"$out"; [ $? = 2 ] && [ "$(wc -l < "$out")" = 1 ]; }
+: > "$tmp/empty.csv"
+check "best: an empty CSV refused" one_line_2 "$tmp/err" "$bin" best "$tmp/empty.csv" --objective max:steps
+check "best: the message names the file" grep -q "empty.csv.*empty" "$tmp/err"
+printf 'scenario,file,steps\nx,f.yaml,1,2\n' > "$tmp/wide.csv"
+check "best: a row wider than the header refused" one_line_2 "$tmp/err" "$bin" best "$tmp/wide.csv" --objective max:steps
+check "points: more than 10^8 commands refused" one_line_2 "$tmp/err" "$bin" points scenarios/default.yaml \
+    --sweep engine.max_num_seqs=1..100000 --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=1..10000
+check "-j past the range of long refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml -j 99999999999999999999
+check "-j: the message" grep -q -- "-j 99999999999999999999: expected an integer >= 1" "$tmp/err"
+check "--point-index past the range of long refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml \
+    --point-index 99999999999999999999
+
+check "validate: a profile path with a newline, one line" one_line_2 "$tmp/err" "$bin" validate scenarios/default.yaml \
+    --set 'profile="a\nb.yaml"'
+check "validate: the path's newline as ?" grep -q 'a?b.yaml: cannot open profile' "$tmp/err"
+
+# -- a trace's header may follow comments and blank lines; a second header after a row is refused
+{ echo '# a comment before the header'; echo; cat scenarios/bench-trace.csv; } > "$tmp/commented.csv"
+"$bin" run scenarios/bench-trace.yaml --quiet --csv "$tmp/plain.csv"
+"$bin" run scenarios/bench-trace.yaml --quiet --set "workload.trace=$tmp/commented.csv" --csv "$tmp/commented-run.csv"
+check "trace: comments before the header, same results" test "$(cut -d, -f4- "$tmp/plain.csv")" = \
+    "$(cut -d, -f4- "$tmp/commented-run.csv" 2>/dev/null)"
+{ cat scenarios/bench-trace.csv; echo 'arrival_s,prompt_tokens,output_tokens'; } > "$tmp/twohead.csv"
+check "trace: a header after a row refused" one_line_2 "$tmp/err" "$bin" validate scenarios/bench-trace.yaml \
+    --set "workload.trace=$tmp/twohead.csv"
+check "trace: the message has the line" grep -q "twohead.csv:22:1: trace:" "$tmp/err"
+
 # -- make run's trade-off table
 GNUPLOT=/nonexistent plots/tradeoff.sh scenarios/default.yaml 0,1,2,4,8,16 "$tmp/plots" > "$tmp/run.txt" 2>&1
 check "trade-off: a row per PACE_STEPS value" test "$(grep -cE '^ +[0-9]+  ' "$tmp/run.txt")" = 6

@@ -111,7 +111,8 @@ bench-sim: bin/bench bin/gen_trace
 	  $(BENCH_DIR)/t100k.txt $(BENCH_DIR)/t1m.txt
 
 # Fuzzing (libFuzzer, clang): the scenario and profile loaders, seeded from scenarios/,
-# calib/profiles/ and the bad-input catalogue.  make fuzz runs each FUZZ_SECONDS (60);
+# calib/profiles/ and the bad-input catalogue, and the CSV readers of merge and best,
+# seeded from tests/data/golden/.  make fuzz runs each FUZZ_SECONDS (60);
 # make check-fuzz (CI) runs each CHECK_FUZZ_SECONDS (20).  New inputs go to
 # $(FUZZ_DIR)/corpus-*; a crash leaves $(FUZZ_DIR)/crash-* (turn it into a catalogue case).
 FUZZ_CC      ?= clang
@@ -139,12 +140,14 @@ define fuzz_run
 endef
 ifeq ($(FUZZ_HAVE),yes)
 fuzz check-fuzz: SHELL := /bin/bash
-fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_profile
+fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_csv
 	$(call fuzz_run,scenario,$(FUZZ_SECONDS),scenarios tests/data/bad)
 	$(call fuzz_run,profile,$(FUZZ_SECONDS),calib/profiles tests/data/bad/profiles)
-check-fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_profile
+	$(call fuzz_run,csv,$(FUZZ_SECONDS),tests/data/golden)
+check-fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_csv
 	$(call fuzz_run,scenario,$(CHECK_FUZZ_SECONDS),scenarios tests/data/bad)
 	$(call fuzz_run,profile,$(CHECK_FUZZ_SECONDS),calib/profiles tests/data/bad/profiles)
+	$(call fuzz_run,csv,$(CHECK_FUZZ_SECONDS),tests/data/golden)
 else
 fuzz check-fuzz:
 	@echo "fuzz: $(FUZZ_CC) with libFuzzer (-fsanitize=fuzzer) not found: fuzzing skipped"
