@@ -8,6 +8,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "engine_int.h"
+#include "kvpool.h"
 
 /* event_t.a of an EVT_SOURCE event: which generator's next request is due */
 enum { SRC_POISSON = 1, SRC_TRACE = 2 };
@@ -51,6 +52,8 @@ static int pool_alloc(engine_t *e)
 
 static void pool_release(engine_t *e, int slot)
 {
+    kvpool_seq_free(e->kv, e->pool[slot].kv);
+    e->pool[slot].kv = NULL;
     e->pool[slot].state = RQ_FREE;
     e->free_slots[e->nfree++] = slot;
 }
@@ -84,7 +87,97 @@ static long request_blocks(const engine_t *e, long prompt, long output)
 {
     long maxlen = e->s->engine.max_model_len;
     long len = prompt >= maxlen || output > maxlen - prompt ? maxlen : prompt + output;
-    return len / e->block + (len % e->block + e->spec_k + e->block - 1) / e->block + e->gdn_blocks;
+    /* the block pool in align mode holds a superseded state snapshot per GDN group
+     * between a block boundary and the next allocation */
+    long gdn = e->gdn_blocks * (e->s->engine.prefix_pool && e->s->engine.enable_prefix_caching ? 2 : 1);
+    return len / e->block + (len % e->block + e->spec_k + e->block - 1) / e->block + gdn;
+}
+
+/* ---- content for the block pool (prefix_cache_model: pool) ---------------------- */
+
+/* Token identities: a request's own prompt tokens and its outputs are streams of keys of
+ * their own; a named prefix is one stream every request naming it shares. */
+enum { KEY_EXPLICIT_OWN = 1, KEY_EXPLICIT_OUT, KEY_GEN_OWN, KEY_GEN_OUT, KEY_PREFIX };
+
+static uint64_t content_key(uint64_t tag, uint64_t x)
+{
+    uint64_t z = (tag << 56) ^ x ^ 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t name_key(const char *name)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *name; name++) h = (h ^ (unsigned char)*name) * 1099511628211ull;
+    return content_key(KEY_PREFIX, h);
+}
+
+/* A pool sequence for a request with the given runs (one own run when runs is NULL). */
+static int make_seq(engine_t *e, req_t *r, const kvpool_run_t *runs, int nruns, uint64_t own_key,
+                    uint64_t out_key)
+{
+    kvpool_run_t own = { own_key, 0, r->prompt };
+    kvpool_content_t c = { runs ? runs : &own, runs ? nruns : 1, out_key, 0 };
+    r->kv = kvpool_seq_new(e->kv, &c, r->prompt);
+    if (!r->kv) snprintf(e->err, ENG_ERR_MAX, "out of memory (prefix cache)");
+    return r->kv ? 0 : -1;
+}
+
+/* The pool and the explicit requests' sequences: request i's prompt is its prefix's
+ * tokens or the prompt and output of the request it follows, then tokens of its own. */
+static int pool_init(engine_t *e)
+{
+    const scenario_t *s = e->s;
+    const scn_engine_t *eng = &s->engine;
+    if (!eng->prefix_pool) return 0;
+    kvpool_cfg_t c = kvpool_cfg_hybrid(e->capacity, e->block, (int)(e->gdn_blocks < KVPOOL_MAX_GROUPS ? e->gdn_blocks : KVPOOL_MAX_GROUPS));
+    c.enable_caching = eng->enable_prefix_caching;
+    c.mamba_align = eng->enable_prefix_caching;
+    c.eagle = eng->spec_mtp;
+    c.retention = eng->retention < 0 ? KVPOOL_RETAIN_ALL : eng->retention;
+    const char *rule = NULL;
+    if (e->gdn_blocks >= KVPOOL_MAX_GROUPS || kvpool_cfg_check(&c, &rule) < 0) {
+        int at_ret = eng->retention >= 0 && rule && strstr(rule, "retention");
+        snprintf(e->err, ENG_ERR_MAX, "%s:%d:%d: %s: %s (block size %d, %ld GDN state groups)", s->path,
+                 at_ret ? eng->retention_line : s->engine_line, at_ret ? eng->retention_col : s->engine_col,
+                 at_ret ? "engine.prefix_cache_retention_interval" : "engine.prefix_cache_model",
+                 rule ? rule : "more GDN state groups than the pool models (15)", e->block, e->gdn_blocks);
+        return -1;
+    }
+    if (!(e->kv = kvpool_create(&c))) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory (prefix cache)");
+        return -1;
+    }
+    kvpool_run_t **rl = calloc((size_t)s->n_requests + 1, sizeof *rl);
+    int *nr = calloc((size_t)s->n_requests + 1, sizeof *nr);
+    int rc = rl && nr ? 0 : -1;
+    for (int i = 0; i < s->n_requests && !rc; i++) {
+        const scn_request_t *sr = &s->requests[i];
+        req_t *r = &e->pool[e->explicit_slot[i]];
+        int j = sr->follows, base = j >= 0 ? nr[j] + 1 : sr->prefix[0] ? 1 : 0;
+        if (!(rl[i] = malloc(((size_t)base + 1) * sizeof *rl[i]))) { rc = -1; break; }
+        long len = 0;
+        if (j >= 0) {
+            memcpy(rl[i], rl[j], (size_t)nr[j] * sizeof *rl[i]);
+            long out = scn_request_output(s, j);
+            rl[i][nr[j]] = (kvpool_run_t){ content_key(KEY_EXPLICIT_OUT, (uint64_t)j), 0, out };
+            len = s->requests[j].prompt_tokens + out;
+        } else if (sr->prefix[0]) {
+            rl[i][0] = (kvpool_run_t){ name_key(sr->prefix), 0, sr->prefix_tokens };
+            len = sr->prefix_tokens;
+        }
+        nr[i] = base;
+        if (sr->prompt_tokens > len)
+            rl[i][nr[i]++] = (kvpool_run_t){ content_key(KEY_EXPLICIT_OWN, (uint64_t)i), 0, sr->prompt_tokens - len };
+        rc = make_seq(e, r, rl[i], nr[i], 0, content_key(KEY_EXPLICIT_OUT, (uint64_t)i));
+    }
+    for (int i = 0; rl && i < s->n_requests; i++) free(rl[i]);
+    free(rl);
+    free(nr);
+    if (rc < 0 && !e->err[0]) snprintf(e->err, ENG_ERR_MAX, "out of memory (prefix cache)");
+    return rc;
 }
 
 /* The largest value a distribution can draw (LONG_MAX when unbounded). */
@@ -179,6 +272,9 @@ static int make_generated(engine_t *e, long prompt, long output, long cached, do
     r->prompt = r->target = prompt;
     r->output = output;
     r->cached = cached;
+    if (e->kv && make_seq(e, r, NULL, 0, content_key(KEY_GEN_OWN, (uint64_t)r->serial),
+                          content_key(KEY_GEN_OUT, (uint64_t)r->serial)) < 0)
+        return -1;
     r->t_ev[EV_ARRIVAL] = t;
     r->state = RQ_WAITING;
     e->n_arrived++;
@@ -458,6 +554,8 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
             if (s->requests[i].arrival.kind != TRIG_TIME && !strcmp(s->requests[j].id, s->requests[i].arrival.ref))
                 e->trigger_ref[i] = e->explicit_slot[j];
     }
+    int prc = pool_init(e);
+    if (prc < 0) return prc;
     if (s->poisson.enabled && schedule_next_poisson(e, s->poisson.start_s) < 0) return -1;
     if (s->trace_path[0]) {
         if (!(e->trace = trace_open(e)) || trace_next(e) < 0) return -1;
@@ -469,6 +567,8 @@ void engine_free(engine_t *e)
 {
     if (e->rng_acc) gsl_rng_free(e->rng_acc);
     if (e->rng_wl) gsl_rng_free(e->rng_wl);
+    for (int i = 0; i < e->npool && e->pool; i++) kvpool_seq_free(e->kv, e->pool[i].kv);
+    kvpool_free(e->kv);
     if (e->trace) fclose(e->trace);
     free(e->pool);
     free(e->free_slots);
@@ -514,8 +614,7 @@ static int finish_request(engine_t *e, int run_pos)
 {
     int slot = e->running[run_pos];
     req_t *r = &e->pool[slot];
-    e->used_blocks -= r->blocks;
-    r->blocks = 0;
+    sched_release(e, r);
     memmove(&e->running[run_pos], &e->running[run_pos + 1], (size_t)(e->nrun - run_pos - 1) * sizeof(int));
     e->nrun--;
     r->state = RQ_DONE;
@@ -673,7 +772,13 @@ static int check_invariants(engine_t *e)
                  " + %d waiting", e->step_no, e->n_arrived, e->sum.requests_finished, e->nrun, e->wq_len);
         return -1;
     }
-    if (held != e->used_blocks || e->used_blocks < 0 || e->used_blocks > e->capacity) {
+    /* with the block pool a shared block counts once in use and once per holder */
+    const char *what = NULL;
+    if (e->kv && kvpool_check(e->kv, &what) < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: step %ld: prefix cache: %s", e->step_no, what);
+        return -1;
+    }
+    if ((e->kv ? held < e->used_blocks : held != e->used_blocks) || e->used_blocks < 0 || e->used_blocks > e->capacity) {
         snprintf(e->err, ENG_ERR_MAX, "invariant violated: step %ld: %ld KV blocks in use, running requests hold %ld,"
                  " capacity %ld", e->step_no, e->used_blocks, held, e->capacity);
         return -1;
@@ -829,6 +934,18 @@ int engine_run(engine_t *e)
     }
     /* end-of-run invariants */
     if (check_invariants(e) < 0) return -1;
+    if (e->kv) {
+        kvpool_stats_t st;
+        kvpool_get_stats(e->kv, &st);
+        run_summary_t *S = &e->sum;
+        S->pool = 1;
+        S->pc_queries = st.queries;
+        S->pc_query_tokens = st.query_tokens;
+        S->pc_hit_tokens = st.hit_tokens;
+        S->pc_hit_blocks = st.hit_blocks;
+        S->pc_evictions = st.evictions;
+        S->pc_allocated = st.allocated;
+    }
     if (s->stop.kind == STOP_ALL_FINISHED && !e->sum.stopped_by_time && !e->sum.stopped_by_steps) {
         if (e->used_blocks != 0) {
             snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld KV blocks still held after every request finished", e->used_blocks);

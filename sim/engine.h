@@ -51,6 +51,7 @@ typedef struct req {
     long itl_n;
     long preemptions;
     rq_state_t state;
+    struct kvpool_seq *kv;        /* its sequence in e->kv (prefix_cache_model: pool), else NULL */
 } req_t;
 
 typedef struct step_row {         /* one scheduled row */
@@ -95,6 +96,11 @@ typedef struct run_summary {
     long peak_running, peak_pool;
     int block_size;
     long capacity_blocks, peak_blocks;
+    /* prefix_cache_model: pool (sim/kvpool.c's counters at the end of the run) */
+    int pool;
+    long pc_queries, pc_query_tokens, pc_hit_tokens, pc_hit_blocks, pc_evictions, pc_allocated;
+    long peak_attn_blocks, peak_mamba_blocks;
+    long adm_tokens, adm_hit_tokens;  /* over admissions: tokens to compute, tokens from the cache */
 } run_summary_t;
 
 struct engine {                   /* read-only outside engine.c, sched.c, metrics.c */
@@ -103,6 +109,7 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     route_cfg_t rcfg;
     int block, spec_k;
     long capacity, used_blocks, gdn_blocks;
+    struct kvpool *kv;            /* the block pool (prefix_cache_model: pool), else NULL */
     req_t *pool;
     int npool, cap_pool;
     int *free_slots, nfree;

@@ -16,6 +16,9 @@
  *     num_gpu_blocks: >0 (derived when absent)
  *     gpu_memory_utilization: (0, 1] (0.9)
  *     speculative_config: null | {method: mtp, num_speculative_tokens: 1..15}
+ *     prefix_cache_model: count (default: cached_tokens per request) | pool (sim/kvpool.c)
+ *     prefix_cache_retention_interval: null (dense) | 0 | N > 0 (pool only; the engine
+ *       checks N against the block size and the model's GDN layers)
  *   env: the four knobs of scn_env_t, integers (SMALLQ >= 1; the two switches 0/1)
  *   mtp_acceptance: {mean_accepted: 0..K} | {per_position: [K values in 0..1]}
  *                   (required when speculative_config is set)
@@ -23,6 +26,8 @@
  *     requests:
  *       - id: [A-Za-z0-9_-]+ (unique)   prompt_tokens: >0   cached_tokens: 0..prompt (0)
  *         output_tokens: >0             prompt + output <= max_model_len
+ *         prefix: {name: ID, tokens: 1..prompt} | follows: ID (an earlier request; its
+ *           prompt + output <= prompt)   (pool only; cached_tokens is then refused)
  *         arrival: SECONDS (>= 0, default 0)
  *                | {after: ID, decoded: N (>= 0, <= what ID emits: its output,
  *                   cut at max_model_len), delay_s: >=0}
@@ -41,6 +46,8 @@
  *       ttft, tpot, itl, e2e, queueing: request optional (ID or "*", default "*"),
  *         stat: mean|p50|p90|p99 (mean)
  *       throughput: nothing else
+ *       prefix_hit: request optional (ID or "*", default "*")
+ *       evictions: nothing else (the block pool's evictions over the run)
  *     T: any|decode_only|mixed|prefill_only
  *     MARK: start (from only) | end (to only) | ID.EVENT
  *   reference: {source: str, NAME: number, ...}   (NAME: a measure window)
@@ -72,7 +79,8 @@
 static const char *const event_names[] = {"arrival", "admitted", "first_token", "finished", NULL};
 static const char *const step_names[] = {"any", "decode_only", "mixed", "prefill_only", NULL};
 static const char *const win_names[] = {"rate", "duration", "ttft", "tpot", "itl",
-                                        "steps", "tokens", "throughput", "e2e", "queueing", NULL};
+                                        "steps", "tokens", "throughput", "e2e", "queueing",
+                                        "prefix_hit", "evictions", NULL};
 static const char *const stat_names[] = {"mean", "p50", "p90", "p99", NULL};
 
 const char *scn_event_name(req_event_t e)
@@ -282,7 +290,9 @@ int scn_load_model(const char *path, model_t *out, char err[SCN_ERR_MAX])
 
 static const char *const engine_keys[] = {"max_num_batched_tokens", "max_num_seqs",
     "max_model_len", "enable_prefix_caching", "kv_cache_dtype", "tensor_parallel_size",
-    "block_size", "num_gpu_blocks", "gpu_memory_utilization", "speculative_config", NULL};
+    "block_size", "num_gpu_blocks", "gpu_memory_utilization", "speculative_config",
+    "prefix_cache_model", "prefix_cache_retention_interval", NULL};
+static const char *const pc_models[] = {"count", "pool", NULL};
 static const char *const spec_keys[] = {"method", "num_speculative_tokens", NULL};
 static const char *const kv_names[] = {"auto", "fp16", "float16", "fp8_e5m2", "fp8", "fp8_e4m3",
                                        NULL};
@@ -299,6 +309,7 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     g->kv_cache_dtype = KV_FP16;
     g->tensor_parallel_size = 1;
     g->gpu_memory_utilization = 0.9;
+    g->retention = -1;
     yd_node_t *m = yd_map_get(root, "engine");
     s->engine_line = m ? m->line : 1;
     s->engine_col = m ? m->col : 1;
@@ -317,8 +328,19 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         yd_get_long(e, m, ep, "num_gpu_blocks", YD_OPT, POSL, &g->num_gpu_blocks) < 0 ||
         yd_get_double(e, m, ep, "gpu_memory_utilization", YD_OPT, 0.0, 1.0, YD_LO_OPEN,
                       &g->gpu_memory_utilization) < 0 ||
-        yd_get_node(e, m, ep, "speculative_config", YD_OPT, YD_ANY, &spec) < 0)
+        yd_get_node(e, m, ep, "speculative_config", YD_OPT, YD_ANY, &spec) < 0 ||
+        yd_get_enum(e, m, ep, "prefix_cache_model", YD_OPT, pc_models, &g->prefix_pool) < 0)
         return -1;
+    yd_node_t *rn = yd_map_get(m, "prefix_cache_retention_interval");
+    if (rn && !yd_is_null(rn)) {
+        if (yd_as_long(e, rn, "engine.prefix_cache_retention_interval", 0, LONG_MAX, &g->retention))
+            return -1;
+        if (!g->prefix_pool)
+            return yd_fail(e, rn, "engine.prefix_cache_retention_interval",
+                           "needs engine.prefix_cache_model: pool");
+        g->retention_line = rn->line;
+        g->retention_col = rn->col;
+    }
     if (g->max_num_seqs > SCN_MAX_SEQS)
         return yd_fail(e, yd_map_get(m, "max_num_seqs"), "engine.max_num_seqs",
                        "at most %d (the engine sizes its per-step arrays by it), got %d",
@@ -426,7 +448,8 @@ static int parse_accept(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 /* workload                                                                            */
 
 static const char *const req_keys[] = {"id", "prompt_tokens", "cached_tokens", "output_tokens",
-                                       "arrival", NULL};
+                                       "arrival", "prefix", "follows", NULL};
+static const char *const prefix_keys[] = {"name", "tokens", NULL};
 static const char *const trig_keys[] = {"after", "decoded", "event", "delay_s", NULL};
 
 /* Request ids hash into s->req_by_id (linear probing; -1 = empty), so loading n requests,
@@ -522,6 +545,48 @@ static int parse_arrival(yd_err_t *e, const yd_node_t *a, const char *path, scn_
     return 0;
 }
 
+/* Request i's shared content (prefix: or follows:), and cached_tokens against the
+ * prefix-cache model. */
+static int parse_shared(yd_err_t *e, const yd_node_t *m, const char *rp, scenario_t *s, int i)
+{
+    scn_request_t *r = &s->requests[i];
+    char kp[YD_PATH_MAX], fp[YD_PATH_MAX];
+    yd_node_t *pn = yd_map_get(m, "prefix"), *fn = yd_map_get(m, "follows");
+    r->follows = -1;
+    if (s->engine.prefix_pool && yd_map_get(m, "cached_tokens"))
+        return yd_fail(e, yd_map_get(m, "cached_tokens"), yd_path(kp, rp, "cached_tokens"),
+                       "with engine.prefix_cache_model: pool hits come from the cache (use prefix or follows)");
+    if ((pn || fn) && !s->engine.prefix_pool)
+        return yd_fail(e, pn ? pn : fn, yd_path(kp, rp, pn ? "prefix" : "follows"),
+                       "needs engine.prefix_cache_model: pool");
+    if (pn && fn)
+        return yd_fail(e, fn, yd_path(kp, rp, "follows"), "give one of prefix or follows");
+    if (pn) {
+        yd_node_t *nn;
+        yd_path(kp, rp, "prefix");
+        if (yd_strict_map(e, pn, kp, prefix_keys) ||
+            yd_get_node(e, pn, kp, "name", YD_REQ, YD_SCALAR, &nn) < 0 ||
+            parse_id(e, nn, yd_path(fp, kp, "name"), r->prefix) ||
+            yd_get_long(e, pn, kp, "tokens", YD_REQ, 1, r->prompt_tokens, &r->prefix_tokens) < 0)
+            return -1;
+    }
+    if (fn) {
+        char id[SCN_ID_MAX];
+        yd_path(kp, rp, "follows");
+        if (parse_id(e, fn, kp, id))
+            return -1;
+        int j = find_req(s, id);
+        if (j < 0 || j >= i)
+            return yd_fail(e, fn, kp, "expected an earlier request's id, got \"%s\"", id);
+        long len = s->requests[j].prompt_tokens + scn_request_output(s, j);
+        if (len > r->prompt_tokens)
+            return yd_fail(e, fn, kp, "request %s's prompt and output (%ld tokens) exceed this prompt (%ld)",
+                           id, len, r->prompt_tokens);
+        r->follows = j;
+    }
+    return 0;
+}
+
 static int parse_requests(yd_err_t *e, const yd_node_t *list, scenario_t *s)
 {
     const char *lp = "workload.requests";
@@ -561,6 +626,8 @@ static int parse_requests(yd_err_t *e, const yd_node_t *list, scenario_t *s)
             yd_get_node(e, m, rp, "arrival", YD_OPT, YD_ANY, &arr) < 0)
             return -1;
         if (arr && parse_arrival(e, arr, yd_path(kp, rp, "arrival"), &r->arrival))
+            return -1;
+        if (parse_shared(e, m, rp, s, i))
             return -1;
         /* vLLM rejects a prompt longer than max_model_len; generation past it is cut
          * short by the engine (the reference scenario's A decodes near the limit). */
@@ -797,11 +864,12 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
     static const char *const k_req[] = {"kind", "request", "stat", NULL};
     static const char *const k_steps[] = {"kind", "type", "from", "to", NULL};
     static const char *const k_none[] = {"kind", NULL};
+    static const char *const k_req_only[] = {"kind", "request", NULL};
     static const char *const *const keys[WIN__N] = {
         [WIN_RATE] = k_req_range, [WIN_DURATION] = k_range, [WIN_TTFT] = k_req,
         [WIN_TPOT] = k_req, [WIN_ITL] = k_req, [WIN_STEPS] = k_steps,
         [WIN_TOKENS] = k_req_range, [WIN_THROUGHPUT] = k_none, [WIN_E2E] = k_req,
-        [WIN_QUEUEING] = k_req};
+        [WIN_QUEUEING] = k_req, [WIN_PREFIX_HIT] = k_req_only, [WIN_EVICTIONS] = k_none};
     char kp[YD_PATH_MAX], why[48];
     int kind, t;
     yd_node_t *rq = NULL, *from = NULL, *to = NULL;
@@ -813,7 +881,7 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
         return -1;
     w->kind = (win_kind_t)kind;
     int need_req = kind == WIN_RATE || kind == WIN_TOKENS;
-    int star_ok = scn_win_is_latency((win_kind_t)kind);
+    int star_ok = scn_win_is_latency((win_kind_t)kind) || kind == WIN_PREFIX_HIT;
     if (yd_get_node(e, m, wp, "request", need_req ? YD_REQ : YD_OPT, YD_SCALAR, &rq) < 0)
         return -1;
     if (star_ok)
@@ -832,7 +900,7 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
             return -1;
         w->step_type = (step_type_t)t;
     }
-    if (star_ok) {
+    if (scn_win_is_latency((win_kind_t)kind)) {
         t = STAT_MEAN;
         if (yd_get_enum(e, m, wp, "stat", YD_OPT, stat_names, &t) < 0)
             return -1;

@@ -35,6 +35,11 @@ typedef struct scn_engine {
     /* speculative_config */
     int spec_mtp;                 /* method: mtp (1) or none (0) */
     int num_speculative_tokens;   /* K */
+    /* prefix cache: the per-request count (cached_tokens, 0) or the block pool of
+     * sim/kvpool.c (1: shared blocks, LRU eviction, hybrid snapshots) */
+    int prefix_pool;
+    long retention;               /* prefix_cache_retention_interval: -1 null (dense), 0, N */
+    int retention_line, retention_col;
 } scn_engine_t;
 
 typedef struct scn_env {          /* the reference system's env knobs, same spelling in YAML */
@@ -74,6 +79,13 @@ typedef struct scn_request {
     long output_tokens;           /* > 0 */
     scn_trigger_t arrival;
     int line, col;                /* where the request is written (for engine-time messages) */
+    /* shared content (engine.prefix_cache_model: pool): the prompt starts with the first
+     * prefix_tokens tokens of the named prefix (two requests naming it share
+     * min(their prefix_tokens)); or, follows >= 0, with an earlier request's whole prompt
+     * and output (a conversation's next turn).  The rest of the prompt is its own. */
+    char prefix[SCN_ID_MAX];      /* "" none */
+    long prefix_tokens;
+    int follows;                  /* index of an earlier request, or -1 */
 } scn_request_t;
 
 typedef enum { DIST_FIXED = 0, DIST_UNIFORM, DIST_LOGNORMAL, DIST_EXPONENTIAL } dist_kind_t;
@@ -102,6 +114,9 @@ typedef enum {
     WIN_THROUGHPUT,  /* total emitted tokens / makespan */
     WIN_E2E,         /* finished - arrival, of `request` or over all ("*") */
     WIN_QUEUEING,    /* first admission - arrival, of `request` or over all ("*") */
+    WIN_PREFIX_HIT,  /* prompt tokens from the prefix cache / prompt tokens, of `request`'s last
+                      * admission or over every admission ("*") */
+    WIN_EVICTIONS,   /* cached blocks the block pool evicted over the run (prefix_cache_model: pool) */
     WIN__N
 } win_kind_t;
 
