@@ -97,7 +97,7 @@ static long request_blocks(const engine_t *e, long prompt, long output)
 
 /* Token identities: a request's own prompt tokens and its outputs are streams of keys of
  * their own; a named prefix is one stream every request naming it shares. */
-enum { KEY_EXPLICIT_OWN = 1, KEY_EXPLICIT_OUT, KEY_GEN_OWN, KEY_GEN_OUT, KEY_PREFIX };
+enum { KEY_EXPLICIT_OWN = 1, KEY_EXPLICIT_OUT, KEY_GEN_OWN, KEY_GEN_OUT, KEY_PREFIX, KEY_GROUP };
 
 static uint64_t content_key(uint64_t tag, uint64_t x)
 {
@@ -261,7 +261,9 @@ static int schedule_next_poisson(engine_t *e, double after)
     return push_ev(e, t, EVT_SOURCE, SRC_POISSON);
 }
 
-static int make_generated(engine_t *e, long prompt, long output, long cached, double t)
+/* A generated request (Poisson or trace); group >= 0: its prompt starts with the first
+ * ptoks tokens of prefix group `group` (the block pool). */
+static int make_generated(engine_t *e, long prompt, long output, long cached, long group, long ptoks, double t)
 {
     int slot = pool_alloc(e);
     if (slot < 0) {
@@ -272,9 +274,15 @@ static int make_generated(engine_t *e, long prompt, long output, long cached, do
     r->prompt = r->target = prompt;
     r->output = output;
     r->cached = cached;
-    if (e->kv && make_seq(e, r, NULL, 0, content_key(KEY_GEN_OWN, (uint64_t)r->serial),
-                          content_key(KEY_GEN_OUT, (uint64_t)r->serial)) < 0)
-        return -1;
+    if (e->kv) {
+        uint64_t own = content_key(KEY_GEN_OWN, (uint64_t)r->serial);
+        if (ptoks > prompt) ptoks = prompt;
+        kvpool_run_t runs[2] = { { content_key(KEY_GROUP, (uint64_t)group), 0, ptoks }, { own, 0, prompt - ptoks } };
+        int shared = group >= 0 && ptoks > 0;
+        if (make_seq(e, r, shared ? runs : NULL, ptoks < prompt ? 2 : 1, own,
+                     content_key(KEY_GEN_OUT, (uint64_t)r->serial)) < 0)
+            return -1;
+    }
     r->t_ev[EV_ARRIVAL] = t;
     r->state = RQ_WAITING;
     e->n_arrived++;
@@ -297,8 +305,11 @@ static int poisson_arrival(engine_t *e, double t)
         if (output >= maxlen) output = maxlen / 2;
         prompt = maxlen - output;
     }
+    long group = -1;
+    if (p->prefix_groups > 0 && gsl_rng_uniform(e->rng_wl) < p->prefix_share)
+        group = (long)gsl_rng_uniform_int(e->rng_wl, (unsigned long)p->prefix_groups);
     e->poisson_made++;
-    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), t) < 0) return -1;
+    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), group, p->prefix_tokens, t) < 0) return -1;
     return schedule_next_poisson(e, t);
 }
 
@@ -309,10 +320,13 @@ typedef struct trace_rd {
     double last;
 } trace_rd_t;
 
-/* Read the next request row of a trace into *t and row[] (prompt, output, cached).
- * Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens]; '#' comments, one header.
+/* Read the next request row of a trace into *t and row[] (prompt, output, cached, prefix
+ * group, prefix tokens).  Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens
+ * [,prefix_group,prefix_tokens]]; '#' comments, one header.  The prefix columns (the block
+ * pool only): rows of one group (an integer >= 0; -1 none) share their first
+ * min(prefix_tokens) tokens.
  * 1 a row, 0 the end, ENG_EINPUT a malformed or impossible row (e->err names the line). */
-static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
+static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[5])
 {
     char line[512];
     while (fgets(line, sizeof line, rd->f)) {
@@ -325,13 +339,14 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
         while (*p == ' ' || *p == '\t') p++;
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
         if (rd->line == 1 && strncmp(p, "arrival", 7) == 0) continue;
-        long pr, out, ca = 0;
+        long pr, out, ca = 0, grp = -1, pt = 0;
         int got, used = 0;
-        got = sscanf(p, "%lf,%ld,%ld%n,%ld%n", t, &pr, &out, &used, &ca, &used);
+        got = sscanf(p, "%lf,%ld,%ld%n,%ld%n,%ld,%ld%n", t, &pr, &out, &used, &ca, &used, &grp, &pt, &used);
+        if (got == 5) got = 0;         /* a group without its tokens */
         char *rest = p + used;
         while (*rest == ' ' || *rest == '\r' || *rest == '\n' || *rest == '\t') rest++;
         if (got < 3 || *rest) {
-            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens]",
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens[,prefix_group,prefix_tokens]]",
                      e->s->trace_path, rd->line);
             return ENG_EINPUT;
         }
@@ -341,6 +356,12 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
                      "%s:%ld:1: trace: invalid row (arrivals must be >= 0 and non-decreasing, "
                      "prompt and output >= 1, 0 <= cached <= prompt, prompt + output <= max_model_len %ld)",
                      e->s->trace_path, rd->line, e->s->engine.max_model_len);
+            return ENG_EINPUT;
+        }
+        if (got == 6 && (!e->s->engine.prefix_pool || grp < -1 || pt < 0 || pt > pr)) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: %s", e->s->trace_path, rd->line,
+                     !e->s->engine.prefix_pool ? "the prefix_group and prefix_tokens columns need engine.prefix_cache_model: pool"
+                                               : "invalid prefix columns (prefix_group >= -1, 0 <= prefix_tokens <= prompt)");
             return ENG_EINPUT;
         }
         long need = request_blocks(e, pr, out);
@@ -353,6 +374,8 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
         row[0] = pr;
         row[1] = out;
         row[2] = ca;
+        row[3] = grp;
+        row[4] = pt;
         return 1;
     }
     if (ferror(rd->f)) {
@@ -386,7 +409,7 @@ int engine_check_trace(engine_t *e)
     trace_rd_t rd = { trace_open(e), 0, 0 };
     if (!rd.f) return ENG_EINPUT;
     double t;
-    long row[3];
+    long row[5];
     int got;
     while ((got = trace_read(e, &rd, &t, row)) > 0) {}
     fclose(rd.f);
@@ -729,7 +752,7 @@ static int handle_event(engine_t *e, const event_t *ev)
     }
     if (ev->kind == EVT_SOURCE && ev->a == SRC_POISSON) return poisson_arrival(e, ev->time);
     if (ev->kind == EVT_SOURCE && ev->a == SRC_TRACE) {
-        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], ev->time) < 0) return -1;
+        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], e->trace_row[3], e->trace_row[4], ev->time) < 0) return -1;
         return trace_next(e);
     }
     return 0;

@@ -52,6 +52,8 @@ typedef struct req {
     long preemptions;
     rq_state_t state;
     struct kvpool_seq *kv;        /* its sequence in e->kv (prefix_cache_model: pool), else NULL */
+    int kv_same;                  /* 1: kv_lo holds the block windows of its last allocation */
+    long kv_lo[4];                /* (sched.c: an allocation inside the same windows changes nothing) */
 } req_t;
 
 typedef struct step_row {         /* one scheduled row */
@@ -126,7 +128,7 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     FILE *trace;
     long trace_line;
     double trace_last;
-    long trace_row[3];            /* the next trace request: prompt, output, cached */
+    long trace_row[5];            /* the next trace request: prompt, output, cached, prefix group, prefix tokens */
     int *trigger_ref;             /* scenario request i -> slot of its trigger's reference */
     long serial;
     /* per-step scratch */

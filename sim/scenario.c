@@ -33,7 +33,8 @@
  *                   cut at max_model_len), delay_s: >=0}
  *                | {after: ID, event: arrival|admitted|first_token|finished, delay_s: >=0}
  *     poisson: {rate_per_s: >0, count: 1..10^7, start_s: >=0 (0), prompt: DIST, output: DIST,
- *               cached_frac: DIST (fixed or uniform within [0,1]; default 0)}
+ *               cached_frac: DIST (fixed or uniform within [0,1]; default 0),
+ *               prefix: {groups: 1..10^6, tokens: >0, share: [0,1] (1)}  (pool only)}
  *       DIST: NUMBER (fixed)
  *           | {dist: fixed, value: V}      | {dist: uniform, low: A, high: B}
  *           | {dist: lognormal, mu: M, sigma: S (of ln)}  | {dist: exponential, mean: M}
@@ -767,10 +768,11 @@ static int parse_dist(yd_err_t *e, const yd_node_t *n, const char *path, int fra
     return 0;
 }
 
-static int parse_poisson(yd_err_t *e, const yd_node_t *m, scn_poisson_t *p)
+static int parse_poisson(yd_err_t *e, const yd_node_t *m, const scenario_t *s, scn_poisson_t *p)
 {
     static const char *const keys[] = {"rate_per_s", "count", "start_s", "prompt", "output",
-                                       "cached_frac", NULL};
+                                       "cached_frac", "prefix", NULL};
+    static const char *const group_keys[] = {"groups", "tokens", "share", NULL};
     const char *pp = "workload.poisson";
     char kp[YD_PATH_MAX];
     yd_node_t *pr, *out, *cf = NULL;
@@ -785,6 +787,21 @@ static int parse_poisson(yd_err_t *e, const yd_node_t *m, scn_poisson_t *p)
         parse_dist(e, out, yd_path(kp, pp, "output"), 0, &p->output) ||
         (cf && parse_dist(e, cf, yd_path(kp, pp, "cached_frac"), 1, &p->cached_frac)))
         return -1;
+    yd_node_t *pg = yd_map_get(m, "prefix");
+    if (pg) {
+        yd_path(kp, pp, "prefix");
+        p->prefix_share = 1.0;
+        if (!s->engine.prefix_pool)
+            return yd_fail(e, pg, kp, "needs engine.prefix_cache_model: pool");
+        if (yd_strict_map(e, pg, kp, group_keys) ||
+            yd_get_long(e, pg, kp, "groups", YD_REQ, 1, 1000000, &p->prefix_groups) < 0 ||
+            yd_get_long(e, pg, kp, "tokens", YD_REQ, POSL, &p->prefix_tokens) < 0 ||
+            yd_get_double(e, pg, kp, "share", YD_OPT, 0.0, 1.0, 0, &p->prefix_share) < 0)
+            return -1;
+    }
+    if (cf && s->engine.prefix_pool)
+        return yd_fail(e, cf, yd_path(kp, pp, "cached_frac"),
+                       "with engine.prefix_cache_model: pool hits come from the cache (use prefix)");
     p->enabled = 1;
     return 0;
 }
@@ -803,7 +820,7 @@ static int parse_workload(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         return -1;
     if (reqs && !yd_is_null(reqs) && parse_requests(e, reqs, s))
         return -1;
-    if (poi && !yd_is_null(poi) && parse_poisson(e, poi, &s->poisson))
+    if (poi && !yd_is_null(poi) && parse_poisson(e, poi, s, &s->poisson))
         return -1;
     if (poi) {
         s->poisson_line = poi->line;

@@ -101,6 +101,10 @@ typedef struct scn_poisson {
     long count;                   /* requests to generate (1..SCN_MAX_POISSON) */
     double start_s;
     scn_dist_t prompt, output, cached_frac; /* cached_frac in [0,1] of the prompt */
+    /* prefix groups (prefix_cache_model: pool): a share of the requests starts with the
+     * first prefix_tokens tokens of one of prefix_groups prefixes, drawn uniformly */
+    long prefix_groups, prefix_tokens;
+    double prefix_share;
 } scn_poisson_t;
 
 typedef enum {

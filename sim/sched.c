@@ -56,6 +56,7 @@ static void free_blocks(engine_t *e, req_t *r)
 {
     if (e->kv) {
         kvpool_release(e->kv, r->kv);
+        r->kv_same = 0;
         pool_sync(e, r);
         return;
     }
@@ -71,7 +72,18 @@ void sched_release(engine_t *e, req_t *r) { free_blocks(e, r); }
 static int grow_blocks(engine_t *e, req_t *r, long computed, long upto)
 {
     if (e->kv) {
-        int rc = kvpool_allocate(e->kv, r->kv, computed, upto, e->spec_k, r->prompt + r->emitted);
+        /* kvpool_allocate depends on its arguments only through the blocks of computed - 1,
+         * upto - 1, upto + lookahead - 1 and min(upto, known): when all four stay in the
+         * blocks of the last successful call (a decode row inside its block) it would change
+         * nothing, and is skipped */
+        long known = r->prompt + r->emitted, b = e->block;
+        long x[4] = { computed - 1, upto - 1, upto + e->spec_k - 1, upto < known ? upto : known };
+        if (r->kv_same) {
+            int k = 0;
+            while (k < 4 && x[k] >= r->kv_lo[k] && x[k] < r->kv_lo[k] + b) k++;
+            if (k == 4) return 0;
+        }
+        int rc = kvpool_allocate(e->kv, r->kv, computed, upto, e->spec_k, known);
         if (rc == KVPOOL_SHORT || rc == KVPOOL_DEFER) return rc == KVPOOL_SHORT ? -1 : -2;
         if (rc < 0) {
             snprintf(e->err, ENG_ERR_MAX, "%s (prefix cache, request %ld)",
@@ -79,6 +91,8 @@ static int grow_blocks(engine_t *e, req_t *r, long computed, long upto)
             return -3;
         }
         pool_sync(e, r);
+        for (int k = 0; k < 4; k++) r->kv_lo[k] = (x[k] >= 0 ? x[k] / b : -1 - (-1 - x[k]) / b) * b;
+        r->kv_same = 1;
         return 0;
     }
     long need = blocks_for(e, upto + e->spec_k);
