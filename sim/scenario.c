@@ -27,7 +27,7 @@
  *       - id: [A-Za-z0-9_-]+ (unique)   prompt_tokens: >0   cached_tokens: 0..prompt (0)
  *         output_tokens: >0             prompt + output <= max_model_len
  *         prefix: {name: ID, tokens: 1..prompt} | follows: ID (an earlier request; its
- *           prompt + output <= prompt)   (pool only; cached_tokens is then refused)
+ *           prompt + output <= prompt)   (pool only; cached_tokens > 0 is then refused)
  *         arrival: SECONDS (>= 0, default 0)
  *                | {after: ID, decoded: N (>= 0, <= what ID emits: its output,
  *                   cut at max_model_len), delay_s: >=0}
@@ -554,7 +554,7 @@ static int parse_shared(yd_err_t *e, const yd_node_t *m, const char *rp, scenari
     char kp[YD_PATH_MAX], fp[YD_PATH_MAX];
     yd_node_t *pn = yd_map_get(m, "prefix"), *fn = yd_map_get(m, "follows");
     r->follows = -1;
-    if (s->engine.prefix_pool && yd_map_get(m, "cached_tokens"))
+    if (s->engine.prefix_pool && r->cached_tokens > 0)
         return yd_fail(e, yd_map_get(m, "cached_tokens"), yd_path(kp, rp, "cached_tokens"),
                        "with engine.prefix_cache_model: pool hits come from the cache (use prefix or follows)");
     if ((pn || fn) && !s->engine.prefix_pool)
@@ -799,7 +799,7 @@ static int parse_poisson(yd_err_t *e, const yd_node_t *m, const scenario_t *s, s
             yd_get_double(e, pg, kp, "share", YD_OPT, 0.0, 1.0, 0, &p->prefix_share) < 0)
             return -1;
     }
-    if (cf && s->engine.prefix_pool)
+    if (cf && s->engine.prefix_pool && (p->cached_frac.a > 0 || (p->cached_frac.kind == DIST_UNIFORM && p->cached_frac.b > 0)))
         return yd_fail(e, cf, yd_path(kp, pp, "cached_frac"),
                        "with engine.prefix_cache_model: pool hits come from the cache (use prefix)");
     p->enabled = 1;
