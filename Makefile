@@ -21,7 +21,7 @@ PLOT_PKGS := gnuplot-nox
 # with -j nothing compiles before the packages are there. Build targets (bin/..., build/...) never
 # call it.
 SETUP_GOALS := all run test test-cuda bench calib plots plots-readme replay gpu-bundle bench-kernels \
-               v100-profile kernels-sm70 check-asan check-fuzz fuzz check-valgrind calib-allreduce
+               v100-profile kernels-sm70 check-asan check-fuzz check-engine-fuzz fuzz check-valgrind calib-allreduce
 .PHONY: setup setup-plots
 setup:
 	@missing=""; \

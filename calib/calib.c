@@ -51,6 +51,12 @@ static calib_law_spec_t law_table[] = {
       "tokens = one long row + seqs-1 one-token rows" },
     { .law = LAW_ELEMENTWISE, .kernel = CK_ELEM, .fp8 = 0, .what =
       "one layer's elementwise proxy: 2 x (residual add + RMSNorm over hidden) + SiLU-mul over the MLP width" },
+    { .law = LAW_VARLEN_FP16, .kernel = CK_VARLEN, .fp8 = 0, .what =
+      "varlen paged attention (kernels/attn_varlen.cu), one launch over a mixed batch: decode rows (q=1) at ctx "
+      "+ chunks of chunk_q after chunk_prefix, fp16 KV" },
+    { .law = LAW_GEMM_MOE, .kernel = CK_GEMM_MOE, .fp8 = 0, .what =
+      "an MoE layer's expert GEMMs, one cuBLAS grouped GEMM (GemmGroupedBatchedEx, a group per active expert), "
+      "fp16, fp32 accumulate; tokens x topk over experts by law_moe_counts(skew)" },
 };
 #define NLAWS ((int)(sizeof law_table / sizeof law_table[0]))
 
@@ -168,6 +174,17 @@ static double estimate(const calib_job_t *j, const model_t *m, const model_rank_
     case CK_ELEM:
         t = (double)j->tokens * (m->hidden * 12.0 + m->intermediate / (double)r->tp * 6.0) / bw;
         break;
+    case CK_VARLEN: {
+        double keys = (double)j->rows * (double)j->seq_len + (double)j->chunks * j->q * ((double)j->prefix + j->q / 2.0);
+        double kv = ((double)j->rows * (double)j->seq_len + (double)j->chunks * (j->prefix + j->q)) * r->kv_heads * D * 4;
+        t = fmax(4.0 * r->q_heads * D * keys / (flops / 2), kv / bw);
+        break;
+    }
+    case CK_GEMM_MOE: {
+        double a = (double)j->tokens * j->topk, act = fmin((double)j->experts, a);
+        t = fmax(2.0 * a * j->n * j->k / (6 * flops), (2.0 * act * j->n * j->k + 2.0 * a * (j->n + j->k)) / bw);
+        break;
+    }
     default:
         break;
     }
@@ -227,6 +244,95 @@ static void prefill_series(jobvec_t *jv, calib_kernel_t k, int fp8, const int *q
                 last = L;
             }
         }
+}
+
+/* varlen: nd decode rows at ctx plus nc chunks of q new tokens after prefix */
+static void add_varlen(jobvec_t *jv, int nd, long ctx, int nc, int q, long prefix, int page)
+{
+    calib_job_t *j = jv_push(jv);
+    if (!j)
+        return;
+    j->kernel = CK_VARLEN;
+    j->law = law_index(CK_VARLEN, 0);
+    j->rows = nd;
+    j->seq_len = nd > 0 ? ctx : 0;
+    j->chunks = nc;
+    j->q = nc > 0 ? q : 0;
+    j->prefix = nc > 0 ? prefix : 0;
+    j->page = page;
+    j->x[VARLEN_COL_DECODE_ROWS] = nd;
+    j->x[VARLEN_COL_CTX] = (double)j->seq_len;
+    j->x[VARLEN_COL_CHUNKS] = nc;
+    j->x[VARLEN_COL_CHUNK_Q] = j->q;
+    j->x[VARLEN_COL_CHUNK_PREFIX] = (double)j->prefix;
+    j->x[VARLEN_COL_PAGE] = page;
+}
+
+static void add_moe(jobvec_t *jv, const char *what, long tokens, int experts, int topk, long n, long k, double skew)
+{
+    calib_job_t *j = jv_push(jv);
+    if (!j)
+        return;
+    j->kernel = CK_GEMM_MOE;
+    j->law = law_index(CK_GEMM_MOE, 0);
+    j->what = what;
+    j->tokens = tokens;
+    j->experts = experts;
+    j->topk = topk;
+    j->n = n;
+    j->k = k;
+    j->skew = skew;
+    j->x[MOE_COL_TOKENS] = (double)tokens;
+    j->x[MOE_COL_EXPERTS] = experts;
+    j->x[MOE_COL_TOPK] = topk;
+    j->x[MOE_COL_N] = (double)n;
+    j->x[MOE_COL_K] = (double)k;
+    j->x[MOE_COL_SKEW] = skew;
+}
+
+/* The varlen kernel's grid (with --varlen): n decode rows x context pairs (at most 2M KV
+ * tokens a batch) x one chunk of 0 / 512 / 2048 fresh tokens, chunks alone, and a chunk after
+ * a 16K prefix; page 16 (the upstream engine's block).  32 points (smoke: 3). */
+static void varlen_grid(jobvec_t *jv, int smoke)
+{
+    static const struct { int n; long ctx; } dec[] = { { 8, 1024 },  { 8, 8192 },   { 8, 65536 },
+                                                       { 32, 1024 }, { 32, 8192 },  { 32, 32768 },
+                                                       { 128, 1024 }, { 128, 4096 }, { 128, 16384 } };
+    static const int chunk[] = { 0, 512, 2048 };
+    const int page = 16;
+    if (smoke) {
+        add_varlen(jv, 32, 8192, 0, 0, 0, page);
+        add_varlen(jv, 32, 8192, 1, 512, 0, page);
+        add_varlen(jv, 0, 0, 1, 2048, 0, page);
+        return;
+    }
+    for (size_t d = 0; d < sizeof dec / sizeof dec[0]; d++)
+        for (size_t c = 0; c < sizeof chunk / sizeof chunk[0]; c++)
+            add_varlen(jv, dec[d].n, dec[d].ctx, chunk[c] > 0, chunk[c], 0, page);
+    static const int alone[] = { 512, 2048, 8192 };
+    for (size_t c = 0; c < sizeof alone / sizeof alone[0]; c++)
+        add_varlen(jv, 0, 0, 1, alone[c], 0, page);
+    add_varlen(jv, 0, 0, 1, 512, 16384, page);
+    add_varlen(jv, 32, 8192, 1, 512, 16384, page);
+}
+
+/* The MoE expert GEMMs' grid (with --moe E,TOPK,WIDTH): the up projection (gate and up fused,
+ * n = 2 x width / tp, k = hidden) and the down projection (n = hidden, k = width / tp) over
+ * tokens 1 .. 4096, uniform, and skewed (Zipf 1.0) from 16 tokens.  28 points (smoke: 4). */
+static void moe_grid(jobvec_t *jv, const calib_opts_t *o, const model_t *m)
+{
+    static const long tok_f[] = { 1, 4, 16, 64, 256, 1024, 2048, 4096 }, tok_s[] = { 16, 1024 };
+    const long *tok = o->smoke ? tok_s : tok_f;
+    int nt = o->smoke ? 2 : 8;
+    long w = o->moe_width / (o->tp > 0 ? o->tp : 1);
+    for (int i = 0; i < nt; i++) {
+        add_moe(jv, "moe_up", tok[i], o->moe_experts, o->moe_topk, 2 * w, m->hidden, 0);
+        add_moe(jv, "moe_down", tok[i], o->moe_experts, o->moe_topk, m->hidden, w, 0);
+        if (!o->smoke && tok[i] >= 16) {
+            add_moe(jv, "moe_up", tok[i], o->moe_experts, o->moe_topk, 2 * w, m->hidden, 1.0);
+            add_moe(jv, "moe_down", tok[i], o->moe_experts, o->moe_topk, m->hidden, w, 1.0);
+        }
+    }
 }
 
 static int cmp_est(const void *a, const void *b)
@@ -355,6 +461,11 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
         j->tokens = o->smoke ? tok_s[i] : tok_f[i];
         j->x[0] = (double)j->tokens;
     }
+    /* the varlen backend and the MoE expert GEMMs only where asked for (calib_opts_t) */
+    if (o->varlen)
+        varlen_grid(&jv, o->smoke);
+    if (o->moe_experts > 0 && o->moe_topk > 0 && o->moe_width > 0)
+        moe_grid(&jv, o, m);
 #undef N
     if (jv.failed) {
         free(jv.v);
@@ -453,6 +564,14 @@ static void job_label(const calib_job_t *j, char *buf, size_t n)
         break;
     case CK_ELEM:
         snprintf(buf, n, "%s tokens=%ld", law, j->tokens);
+        break;
+    case CK_VARLEN:
+        snprintf(buf, n, "%s decode=%d@%ld chunks=%d q=%d prefix=%ld page=%d", law, j->rows, j->seq_len, j->chunks,
+                 j->q, j->prefix, j->page);
+        break;
+    case CK_GEMM_MOE:
+        snprintf(buf, n, "%s %s tokens=%ld E=%d top%d n=%ld k=%ld skew=%g", law, j->what, j->tokens, j->experts,
+                 j->topk, j->n, j->k, j->skew);
         break;
     default:
         snprintf(buf, n, "%s rows=%d q=%d L=%ld page=%d", law, j->rows, j->q, j->seq_len, j->page);
@@ -886,13 +1005,15 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: calib --model models/<m>.yaml [--tp N] --out calib/profiles/<gpu>.yaml\n"
             "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--no-sustain]\n"
-            "             [--no-recheck] [--quiet]\n"
+            "             [--no-recheck] [--quiet] [--varlen] [--moe E,TOPK,WIDTH]\n"
             "       calib --refit IN.yaml --model models/<m>.yaml [--out OUT.yaml] [--residuals N [--only law,...]]\n"
             "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
             "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
             "profile.  --only keeps laws whose names start with one of the prefixes.  A point far\n"
             "off its law's first fit is timed twice more and keeps the median of its three timings\n"
-            "(--no-recheck: not).\n"
+            "(--no-recheck: not).  --varlen adds the varlen kernel's mixed batches (attn.varlen.fp16),\n"
+            "--moe E,TOPK,WIDTH the expert GEMMs of E experts, top-TOPK routing, WIDTH wide experts\n"
+            "(gemm.moe.fp16, per rank WIDTH / tp); neither runs without its flag.\n"
             "--refit needs no GPU: it refits every law of IN that has points from those points\n"
             "(this revision's law forms, IN's SMs and ceilings, the model at IN's TP degree) and\n"
             "writes OUT (IN may be OUT); points and metadata are kept as they are.  --residuals N\n"
@@ -964,6 +1085,8 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.no_sustain = 1;
         } else if (!strcmp(a, "--no-recheck")) {
             o.no_recheck = 1;
+        } else if (!strcmp(a, "--varlen")) {
+            o.varlen = 1;
         } else if (!v) {
             fprintf(stderr, "calib: %s: missing value\n", a);
             usage(stderr);
@@ -996,6 +1119,17 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
                 o.tp = (int)n, tp_set = 1;
             else
                 o.repeats = o.long_repeats = (int)n;
+            i++;
+        } else if (!strcmp(a, "--moe")) {
+            long e = 0, k = 0, w = 0;
+            int used = 0;
+            if (sscanf(v, "%ld,%ld,%ld%n", &e, &k, &w, &used) != 3 || v[used] || e < 1 || e > LAW_MOE_MAX_EXPERTS ||
+                k < 1 || k > e || w < 1 || w > (1L << 20)) {
+                fprintf(stderr, "calib: --moe: expected EXPERTS,TOPK,WIDTH (1 <= TOPK <= EXPERTS <= %d), got \"%s\"\n",
+                        LAW_MOE_MAX_EXPERTS, v);
+                return 2;
+            }
+            o.moe_experts = (int)e, o.moe_topk = (int)k, o.moe_width = w;
             i++;
         } else if (!strcmp(a, "--budget-s")) {
             errno = 0;
@@ -1034,6 +1168,10 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
     model_rank_t r;
     if (model_rank(&m, o.tp, &r) < 0) {
         fprintf(stderr, "calib: --tp %d does not divide %s's heads\n", o.tp, m.name);
+        return 2;
+    }
+    if (o.moe_width > 0 && o.moe_width % o.tp) {
+        fprintf(stderr, "calib: --tp %d does not divide the expert width %ld\n", o.tp, o.moe_width);
         return 2;
     }
     calib_timer_t *t = mk(err);

@@ -33,6 +33,8 @@ typedef enum {
     CK_GEMM,              /* C[m,n] = A[m,k] W[n,k]^T through cuBLAS, fp16 in, fp32 accumulate */
     CK_GDN,               /* one GDN layer's core: causal conv1d + gated delta rule recurrence */
     CK_ELEM,              /* one layer's elementwise work: 2 RMSNorms (+residual) + SiLU-mul */
+    CK_VARLEN,            /* the varlen kernel over a mixed batch (decode rows + chunks), law attn.varlen.fp16 */
+    CK_GEMM_MOE,          /* an MoE layer's expert GEMMs as one grouped cuBLAS GEMM, law gemm.moe.fp16 */
     CK__N
 } calib_kernel_t;
 
@@ -49,6 +51,14 @@ typedef struct calib_job {
     long tokens;                  /* gdn, elementwise */
     int seqs;                     /* gdn: tokens are split as seqs-1 one-token rows + one long row */
     double est_s;                 /* a rough a-priori time, used only to order the grid */
+    /* varlen: rows decode rows of q = 1 at seq_len, plus chunks rows of q new tokens after
+     * prefix tokens of context; page as above */
+    int chunks;
+    long prefix;
+    /* moe: tokens x topk assignments over experts (law_moe_counts with skew), each expert's
+     * C[m_e, n] = A[m_e, k] W_e[n, k]^T (n, k as gemm) */
+    int experts, topk;
+    double skew;
 } calib_job_t;
 
 typedef struct calib_law_spec {
@@ -114,6 +124,9 @@ typedef struct calib_opts {
     int no_sustain;               /* 1: skip the sustained-load probes (calib/sustain.h; also
                                      skipped by --smoke, --only and timers without a clock) */
     int no_recheck;               /* 1: no second look at the points that stand out (below) */
+    int varlen;                   /* 1: also the varlen kernel's grid (attn.varlen.fp16; --varlen) */
+    int moe_experts, moe_topk;    /* > 0: also the MoE expert GEMMs' grid (gemm.moe.fp16; --moe E,TOPK,WIDTH) */
+    long moe_width;               /*   at this expert width (intermediate size of one expert, before TP) */
 } calib_opts_t;
 
 /* The second look (calib_run, after the grid): per law with at least 3 points a coefficient,

@@ -11,7 +11,12 @@
  *   gdn         a GDN layer's core, proxy kernels below: causal conv1d (width <= 8) + SiLU
  *               + L2 norm of q and k, then the gated delta rule over 128x128 fp32 states
  *               (per value head, per sequence), chunk-staged, states rotated;
- *   elementwise 2 x (residual add + RMSNorm over hidden) + SiLU-mul over the MLP width.
+ *   elementwise 2 x (residual add + RMSNorm over hidden) + SiLU-mul over the MLP width;
+ *   varlen      the varlen kernel (kernels/attn_varlen.cu) over a mixed batch, its own fp16 KV
+ *               pool (any head_dim it takes), block tables and plans rotated like attention's;
+ *   moe         cublasGemmGroupedBatchedEx, a group per active expert (m_e = its tokens by
+ *               law_moe_counts), each C_e = A_e W_e^T as gemm's; all experts' weights, A and C
+ *               rotated through >= 256 MB.
  * Each proxy kernel has a CPU reference (the float64 functions at the bottom) and
  * setup() validates both on a small random case before anything is timed.
  * Ownership: calib_gpu_timer_new() returns a timer the caller ends with t->destroy(t),
@@ -36,6 +41,7 @@ static const int lt_tiles[][3] = {
 extern "C" {
 #include "model.h"
 #include "profile.h"
+#include "law.h"
 }
 #include "calib.h"
 #include "gpuclock.h"
@@ -381,6 +387,17 @@ typedef struct {
     unsigned iter;
     long long *d_sink;
     gpuclock_t nvml;            /* the SM clock for the sustained-load probes (NVML) */
+    /* varlen: its pool, and a plan per rotated batch (g->batch) */
+    attn_kv vl_kv;
+    attn_varlen_plan *vl_plan[NROT];
+    int vl_checked;
+    /* moe: the groups of the current job and their device pointer arrays per rotation set */
+    int moe_groups, moe_sets;
+    int *moe_m, *moe_n, *moe_k, *moe_one;
+    cublasOperation_t *moe_ta, *moe_tb;
+    float *moe_alpha, *moe_beta;
+    void **d_moe_ptr;           /* [sets][3][groups]: A (weights), B (activations), C */
+    size_t moe_ptr_cap;
 } gpu_t;
 
 static int gpu_setup(calib_timer_t *t, const model_t *m, const model_rank_t *r);
@@ -718,6 +735,217 @@ static int run_elem(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i
     return 0;
 }
 
+static void free_plans(gpu_t *g)
+{
+    for (int i = 0; i < NROT; i++) {
+        attn_varlen_plan_free(g->vl_plan[i]);
+        g->vl_plan[i] = NULL;
+    }
+}
+
+static int prepare_varlen(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
+{
+    free_batches(g);
+    free_plans(g);
+    int D = g->m.head_dim, rows = j->rows + j->chunks;
+    if (attn_varlen_config(D, NULL, NULL, NULL) != 0) {
+        snprintf(t->err, sizeof t->err, "the varlen kernel takes head_dim 64, 128 or 256");
+        return 1;
+    }
+    if (rows < 1) {
+        snprintf(t->err, sizeof t->err, "an empty batch");
+        return -1;
+    }
+    int *ql = (int *)malloc(rows * sizeof(int)), *sl = (int *)malloc(rows * sizeof(int));
+    if (!ql || !sl) {
+        free(ql), free(sl);
+        snprintf(t->err, sizeof t->err, "out of memory");
+        return -1;
+    }
+    long need = 0;
+    for (int i = 0; i < rows; i++) {
+        ql[i] = i < j->rows ? 1 : j->q;
+        sl[i] = i < j->rows ? (int)j->seq_len : (int)(j->prefix + j->q);
+        need += (sl[i] + j->page - 1) / j->page;
+    }
+    if (!g->vl_kv.k || g->vl_kv.page != j->page || g->vl_kv.num_blocks < need) {
+        attn_kv_free(&g->vl_kv);
+        long nb = need + need / 2 + 64;
+        int rc = attn_varlen_kv_alloc(&g->vl_kv, (int)nb, j->page, g->r.kv_heads, D, 4242u + (unsigned)j->page);
+        if (rc) {
+            free(ql), free(sl);
+            snprintf(t->err, sizeof t->err, "varlen KV pool of %ld blocks: %s", nb, attn_strerror(rc));
+            return -1;
+        }
+    }
+    double kv_bytes = (double)need * j->page * g->r.kv_heads * D * 2 * 2;
+    double l2 = g->prop.l2CacheSize > 0 ? g->prop.l2CacheSize : 64.0 * 1024 * 1024;
+    g->nrot = (int)ceil(3 * l2 / kv_bytes);
+    if (g->nrot < 4) g->nrot = 4;
+    if (g->nrot > NROT) g->nrot = NROT;
+    for (int i = 0; i < g->nrot; i++) {
+        g->batch[i] = attn_batch_create(&g->vl_kv, rows, ql, sl, g->r.q_heads, NULL, 0, 91u + 131u * i + g->iter);
+        g->vl_plan[i] = g->batch[i] ? attn_varlen_plan_create(&g->vl_kv, g->batch[i]) : NULL;
+        if (!g->vl_plan[i]) {
+            free(ql), free(sl);
+            snprintf(t->err, sizeof t->err, "varlen batch or plan (%d rows, pool %d blocks)", rows, g->vl_kv.num_blocks);
+            return -1;
+        }
+    }
+    free(ql), free(sl);
+    size_t qbytes = (size_t)g->batch[0]->total_q * g->r.q_heads * D * 2;
+    if (rot_fit(t, &g->qbuf, qbytes) < 0 || rot_reserve(t, &g->obuf, qbytes) < 0)
+        return -1;
+    /* the first job: the kernel against the float64 reference */
+    if (!g->vl_checked) {
+        g->vl_checked = 1;
+        void *q = rot_get(&g->qbuf, qbytes, 0);
+        float sc = 1.f / sqrtf((float)D);
+        CKA(attn_fill_bytes(g->obuf.base, qbytes, 0xFF));
+        CKA(attn_varlen_run(g->vl_plan[0], &g->vl_kv, g->batch[0], q, g->obuf.base, sc, NULL));
+        CKA(attn_sync());
+        double rel = 0;
+        long bad = 0;
+        CKA(attn_check_output(&g->vl_kv, g->batch[0], q, g->obuf.base, sc, 64, 5, &rel, &bad));
+        fprintf(stderr, "calib: check %-28s varlen vs float64 reference: rel err %.2e, %ld non-finite\n",
+                calib_laws(NULL)[j->law].name, rel, bad);
+        if (bad || !(rel < 2e-2))
+            fprintf(stderr, "calib: WARNING: varlen fails its reference check (rel err %.3g, %ld non-finite)\n", rel,
+                    bad);
+    }
+    return 0;
+}
+
+static int run_varlen(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
+{
+    (void)j;
+    attn_batch *b = g->batch[i % g->nrot];
+    size_t qbytes = (size_t)b->total_q * g->r.q_heads * g->m.head_dim * 2;
+    int rc = attn_varlen_run(g->vl_plan[i % g->nrot], &g->vl_kv, b, rot_get(&g->qbuf, qbytes, (int)i), g->obuf.base,
+                             1.f / sqrtf((float)g->m.head_dim), NULL);
+    if (rc == ATTN_ESHAPE || rc == ATTN_EINVAL) {
+        snprintf(t->err, sizeof t->err, "varlen refused the shape: %s", attn_strerror(rc));
+        return 1;
+    }
+    CKA(rc);
+    return 0;
+}
+
+/* moe: one rotation set = every expert's weights [E][n][k], the active experts' activations
+ * [sum m_e][k] and outputs [sum m_e][n], contiguous */
+static size_t moe_set_bytes(const calib_job_t *j, size_t *wb, size_t *ab, size_t *cb)
+{
+    size_t a = (size_t)j->tokens * j->topk;
+    *wb = (size_t)j->experts * j->n * j->k * 2;
+    *ab = a * j->k * 2;
+    *cb = a * j->n * 2;
+    return *wb + *ab;
+}
+
+static int prepare_moe(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
+{
+    long cnt[LAW_MOE_MAX_EXPERTS];
+    int active = law_moe_counts(j->tokens, j->experts, j->topk, j->skew, cnt);
+    if (active < 1 || j->n > INT32_MAX || j->k > INT32_MAX) {
+        snprintf(t->err, sizeof t->err, "no expert gets a token");
+        return 1;
+    }
+    size_t wb, ab, cb, set = moe_set_bytes(j, &wb, &ab, &cb);
+    if (rot_fit(t, &g->wbuf, set) < 0 || rot_reserve(t, &g->cbuf, cb) < 0)
+        return -1;
+    int sets = rot_sets(set);
+    free(g->moe_m);
+    g->moe_m = (int *)malloc(4 * (size_t)active * sizeof(int));
+    free(g->moe_alpha);
+    g->moe_alpha = (float *)malloc(2 * (size_t)active * sizeof(float));
+    free(g->moe_ta);
+    g->moe_ta = (cublasOperation_t *)malloc(2 * (size_t)active * sizeof(cublasOperation_t));
+    if (!g->moe_m || !g->moe_alpha || !g->moe_ta) {
+        snprintf(t->err, sizeof t->err, "out of memory");
+        return -1;
+    }
+    g->moe_tb = g->moe_ta + active;
+    g->moe_n = g->moe_m + active, g->moe_k = g->moe_n + active, g->moe_one = g->moe_k + active;
+    g->moe_beta = g->moe_alpha + active;
+    void **h = (void **)malloc((size_t)sets * 3 * active * sizeof(void *));
+    if (!h) {
+        snprintf(t->err, sizeof t->err, "out of memory");
+        return -1;
+    }
+    for (int s = 0; s < sets; s++) {
+        char *base = (char *)rot_get(&g->wbuf, set, s);
+        size_t off = 0;
+        for (int e = 0, gi = 0; e < j->experts; e++) {
+            if (cnt[e] <= 0) continue;
+            if (s == 0) {
+                /* column-major, as gemm's C^T[n x m_e] = W_e^T A_e^T: cuBLAS's m = n, n = m_e */
+                g->moe_m[gi] = (int)j->n;
+                g->moe_n[gi] = (int)cnt[e];
+                g->moe_k[gi] = (int)j->k;
+                g->moe_ta[gi] = CUBLAS_OP_T;
+                g->moe_tb[gi] = CUBLAS_OP_N;
+                g->moe_one[gi] = 1;
+                g->moe_alpha[gi] = 1.f;
+                g->moe_beta[gi] = 0.f;
+            }
+            h[((size_t)s * 3 + 0) * active + gi] = base + (size_t)e * j->n * j->k * 2;
+            h[((size_t)s * 3 + 1) * active + gi] = base + wb + off * j->k * 2;
+            h[((size_t)s * 3 + 2) * active + gi] = (char *)g->cbuf.base + off * j->n * 2;
+            off += (size_t)cnt[e];
+            gi++;
+        }
+    }
+    size_t pb = (size_t)sets * 3 * active * sizeof(void *);
+    if (pb > g->moe_ptr_cap) {
+        if (g->d_moe_ptr) {
+            cudaError_t fe = cudaFree(g->d_moe_ptr);
+            g->d_moe_ptr = NULL;
+            g->moe_ptr_cap = 0;
+            if (fe != cudaSuccess) { free(h); return cuda_fail(t, fe, "cudaFree", __FILE__, __LINE__); }
+        }
+        cudaError_t me = cudaMalloc((void **)&g->d_moe_ptr, pb);
+        if (me != cudaSuccess) { free(h); return cuda_fail(t, me, "cudaMalloc", __FILE__, __LINE__); }
+        g->moe_ptr_cap = pb;
+    }
+    cudaError_t ce = cudaMemcpy(g->d_moe_ptr, h, pb, cudaMemcpyHostToDevice);
+    free(h);
+    if (ce != cudaSuccess) return cuda_fail(t, ce, "cudaMemcpy", __FILE__, __LINE__);
+    g->moe_groups = active;
+    g->moe_sets = sets;
+    return 0;
+}
+
+static int run_moe(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
+{
+    (void)j;
+    int a = g->moe_groups;
+    void **p = g->d_moe_ptr + (size_t)(i % g->moe_sets) * 3 * a;
+    cublasStatus_t st = cublasGemmGroupedBatchedEx(
+        g->blas, g->moe_ta, g->moe_tb, g->moe_m, g->moe_n,
+        g->moe_k, g->moe_alpha, (const void *const *)p, CUDA_R_16F, g->moe_k, (const void *const *)(p + a), CUDA_R_16F,
+        g->moe_k, g->moe_beta, p + 2 * a, CUDA_R_16F, g->moe_m, a, g->moe_one, CUBLAS_COMPUTE_32F);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) {
+        /* a library without the grouped GEMM: equal groups (uniform routing) are one batched GEMM */
+        int equal = 1;
+        for (int e = 1; e < a; e++) equal &= g->moe_n[e] == g->moe_n[0];
+        if (!equal) {
+            snprintf(t->err, sizeof t->err, "cublasGemmGroupedBatchedEx not supported here, groups unequal");
+            return 1;
+        }
+        const float alpha = 1.f, beta = 0.f;
+        st = cublasGemmBatchedEx(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, g->moe_m[0], g->moe_n[0], g->moe_k[0], &alpha,
+                                 (const void *const *)p, CUDA_R_16F, g->moe_k[0], (const void *const *)(p + a),
+                                 CUDA_R_16F, g->moe_k[0], &beta, p + 2 * a, CUDA_R_16F, g->moe_m[0], a,
+                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    }
+    if (st == CUBLAS_STATUS_INVALID_VALUE || st == CUBLAS_STATUS_NOT_SUPPORTED) {
+        snprintf(t->err, sizeof t->err, "cuBLAS grouped/batched GEMM: status %d (fp16, fp32 compute)", (int)st);
+        return 1;
+    }
+    CKB(st);
+    return 0;
+}
+
 static int gpu_prepare(calib_timer_t *t, const calib_job_t *j)
 {
     gpu_t *g = (gpu_t *)t->impl;
@@ -726,6 +954,8 @@ static int gpu_prepare(calib_timer_t *t, const calib_job_t *j)
     case CK_GEMM: return prepare_gemm(t, g, j);
     case CK_GDN: return prepare_gdn(t, g, j);
     case CK_ELEM: return prepare_elem(t, g, j);
+    case CK_VARLEN: return prepare_varlen(t, g, j);
+    case CK_GEMM_MOE: return prepare_moe(t, g, j);
     default: return prepare_attn(t, g, j);
     }
 }
@@ -736,6 +966,8 @@ static int run_once(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i
     case CK_GEMM: return run_gemm(t, g, j, i);
     case CK_GDN: return run_gdn(t, g, j, i);
     case CK_ELEM: return run_elem(t, g, j, i);
+    case CK_VARLEN: return run_varlen(t, g, j, i);
+    case CK_GEMM_MOE: return run_moe(t, g, j, i);
     default: {
         attn_batch *b = g->batch[i % g->nrot];
         size_t qbytes = (size_t)b->total_q * g->r.q_heads * g->m.head_dim * 2;
@@ -851,6 +1083,12 @@ static void gpu_destroy(calib_timer_t *t)
     gpu_t *g = (gpu_t *)t->impl;
     if (g) {
         free_batches(g);
+        free_plans(g);
+        attn_kv_free(&g->vl_kv);
+        free(g->moe_m);
+        free(g->moe_alpha);
+        free(g->moe_ta);
+        cudaFree(g->d_moe_ptr);
         for (int i = 0; i < g->npools; i++)
             attn_kv_free(&g->pools[i].kv);
         rot_t *rs[] = { &g->qbuf, &g->obuf, &g->wbuf, &g->abuf, &g->cbuf, &g->sbuf };

@@ -6,6 +6,7 @@
 #      probes                                                   -> OUT/h200.yaml, calib.txt
 #   2. the reference replays priced by that profile (calib/replay_h200.sh), every step and
 #      item predicted beside measured, the SM clock sampled   -> OUT/replay.txt, replay-steps.tgz
+# CALIB_ARGS are added to calib's (e.g. "--varlen --moe 128,8,768" for the opt-in laws).
 # Usage: calib/gpu_session.sh OUT [BINDIR]   (BINDIR holds calib and pacesim-gpu, e.g. the
 # static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  At most 5 files in OUT.
 set -u
@@ -22,7 +23,7 @@ if [ "${VALIDATE:-0}" = 1 ]; then
     grep -E "cases passed|FAIL" "$work/k/validate.txt" | head -20
 fi
 { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } > "$work/calib.txt" 2>&1
-"$bindir/calib" --model models/qwen3.8-27b.yaml --tp 1 --out "$out/h200.yaml" --keep-going \
+"$bindir/calib" --model models/qwen3.8-27b.yaml --tp 1 --out "$out/h200.yaml" --keep-going ${CALIB_ARGS:-} \
     >> "$work/calib.txt" 2>&1 || echo "calib rc=$?" >> "$work/calib.txt"
 cp "$work/calib.txt" "$out/calib.txt"
 grep -E "sustained|rc=" "$out/calib.txt"

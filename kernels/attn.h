@@ -195,6 +195,55 @@ double attn_fp8e5m2_to_double(uint8_t raw, float scale); /* half(raw << 8) * sca
 int   attn_check_output(const attn_kv *kv, const attn_batch *b, const void *q, const void *out,
                         float sm_scale, int max_samples, uint64_t seed, double *rel_err, long *bad);
 
+/* --- varlen: one launch over a mixed batch (kernels/attn_varlen.cu) ---
+ * Decode rows (q_len 1) and prefill chunks of one batch in one FlashAttention-2 style launch:
+ * a CTA (256 threads) per (M-tile of a row, kv head), its BM query rows the row's (token, q head
+ * of the GQA group) pairs token-major, walking the kv head's keys 0 .. its last token's position
+ * in tiles of BN = 64 (online softmax, causal within the row's new tokens). head_dim 64, 128 or
+ * 256 (BM 64, 64, 32), any GQA group (H % kv_heads == 0), fp16 KV only (fp8: ATTN_ESHAPE), any
+ * page. Same layouts as above (attn_batch, attn_kv); the CTAs run longest walk first from a host
+ * plan made once per batch (like the batch's device copies). */
+typedef struct attn_varlen_plan attn_varlen_plan;
+
+/* The counts of a varlen launch, host only: entries = M-tiles of all rows, ctas = entries x
+ * kv_heads, tiles = KV tiles all CTAs walk, max_tiles = the longest CTA's walk (the critical
+ * path), busiest_sm_tiles = the tiles of the SM that gets the most when the CTAs, longest first,
+ * each go to the least loaded of sms x ctas_per_sm slots (slot i on SM i % sms, ties to the lower
+ * slot; 0 when sms or ctas_per_sm is 0). */
+typedef struct attn_varlen_shape {
+    long long entries, ctas, tiles, max_tiles, busiest_sm_tiles;
+} attn_varlen_shape;
+
+/* BM, BN and dynamic shared memory per block of the head_dim's configuration; ATTN_ESHAPE if none. */
+int   attn_varlen_config(int head_dim, int *bm, int *bn, int *smem_bytes);
+/* Fill *out for rows (q_len, seq_len) (needs no GPU); 0 or ATTN_EINVAL / ATTN_ENOMEM. */
+int   attn_varlen_count(int num_rows, const int *q_len, const int *seq_len, int group, int kv_heads,
+                        int head_dim, int sms, int ctas_per_sm, attn_varlen_shape *out);
+/* CTAs of the head_dim's kernel an SM holds on the current device, or a negative ATTN_E* code. */
+int   attn_varlen_ctas_per_sm(int head_dim);
+/* The plan of a batch (its M-tiles, longest walk first, on the device); NULL on bad shape or memory. */
+attn_varlen_plan *attn_varlen_plan_create(const attn_kv *kv, const attn_batch *b);
+void  attn_varlen_plan_free(attn_varlen_plan *pl);
+/* One launch on stream; asynchronous; 0 or a negative ATTN_E* code. */
+int   attn_varlen_run(const attn_varlen_plan *pl, const attn_kv *kv, const attn_batch *b, const void *q,
+                      void *out, float sm_scale, void *stream);
+/* Median of reps event-timed launches after warmup ones (synchronises). */
+int   attn_varlen_time(const attn_varlen_plan *pl, const attn_kv *kv, const attn_batch *b, const void *q,
+                       void *out, float sm_scale, int warmup, int reps, float *median_ms);
+/* An fp16 KV cache of any supported head_dim, random in [-1, 1); free with attn_kv_free. */
+int   attn_varlen_kv_alloc(attn_kv *kv, int num_blocks, int page, int kv_heads, int head_dim, uint64_t seed);
+
+/* A validation case: rows (q, seq), fresh random inputs, output poisoned (fp16 NaN) before the
+ * run; *unwritten = non-finite output elements, *rel_err vs the float64 reference (ref.c) on
+ * `samples` sampled (row, token, head) triples (<= 0: all). 0 or a negative setup/launch code. */
+#define ATTN_VARLEN_CASE_ROWS 64
+typedef struct attn_varlen_case {
+    int head_dim, kv_heads, group, page, samples;
+    int num_rows;
+    int q[ATTN_VARLEN_CASE_ROWS], seq[ATTN_VARLEN_CASE_ROWS];
+} attn_varlen_case;
+int   attn_varlen_validate(const attn_varlen_case *c, uint64_t seed, double *rel_err, long *unwritten);
+
 #ifdef __cplusplus
 }
 #endif

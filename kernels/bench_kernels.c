@@ -1,6 +1,8 @@
 /* bench_kernels -- validate and time the paged attention kernels on the GPU at hand.
  *   bench_kernels --validate [--long]    correctness table (float64 reference), exit 1 on failure
  *   bench_kernels --bench [--peers F]    timing table: shape, ours, peer, ratio, % of roofline
+ *   --varlen         validate (--validate) / time (--bench) the varlen kernel (attn_varlen.cu) on mixed
+ *                    batches of decode rows and chunks instead of the routes
  *   --smem-limit N   run the configurations a GPU with N bytes of smem per block gets (98304 = sm_70,
  *                    65536 = sm_75; same as env ATTN_SMEM_LIMIT); --filter A,B  validate / bench only
  *                    the cases whose route name (bench: or label) contains A or B
@@ -131,6 +133,139 @@ static int validate(int long_ctx) {
     }
     printf("validate: %d of %d cases passed\n", ncase - nfail, ncase);
     return nfail ? 1 : 0;
+}
+
+/* ---- varlen: mixed batches (decode rows with long contexts together with chunks) ------------ */
+
+static attn_varlen_case vl_mk(int head_dim, int kv_heads, int group, int page, int samples, int n, const int *q,
+                              const int *seq) {
+    attn_varlen_case c;
+    memset(&c, 0, sizeof c);
+    c.head_dim = head_dim; c.kv_heads = kv_heads; c.group = group; c.page = page; c.samples = samples;
+    c.num_rows = n;
+    for (int i = 0; i < n; i++) { c.q[i] = q[i]; c.seq[i] = seq[i]; }
+    return c;
+}
+
+static void vl_run(const char *what, attn_varlen_case c, double tol) {
+    static uint64_t seed = 4321;
+    double rel = 0;
+    long unw = 0;
+    seed += 97;
+    int err = attn_varlen_validate(&c, seed, &rel, &unw);
+    int ok = !err && unw == 0 && rel < tol, dec = 0, tok = 0;
+    for (int r = 0; r < c.num_rows; r++) { dec += c.q[r] == 1; tok += c.q[r]; }
+    ncase++;
+    if (!ok) nfail++;
+    printf("%-4s varlen %-22s D %3d group %2d kvh %d page %4d rows %2d (decode %2d) tokens %5d  rel %.2e  unwritten %ld%s%s\n",
+           ok ? "ok" : "FAIL", what, c.head_dim, c.group, c.kv_heads, c.page, c.num_rows, dec, tok, rel, unw,
+           err ? "  err " : "", err ? attn_strerror(err) : "");
+    fflush(stdout);
+}
+
+static int validate_varlen(int long_ctx) {
+    const double tol = 2e-3;
+    /* decode rows at short, medium and long contexts, a fresh chunk, chunks with a prefix */
+    const int q6[6] = {1, 1, 1, 512, 100, 1}, s6[6] = {50, 5000, 20000, 512, 3000, 1};
+    vl_run("decode+chunks", vl_mk(128, 2, 8, 16, 48, 6, q6, s6), tol);
+    vl_run("decode+chunks", vl_mk(256, 2, 6, 784, 48, 6, q6, s6), tol);
+    vl_run("decode+chunks", vl_mk(64, 4, 1, 32, 48, 6, q6, s6), tol);
+    /* chunk 784 after a 16K prefix among decode rows at 40K (page 784, D 256 as the routes) */
+    const int q4[4] = {1, 784, 37, 1}, s4[4] = {40000, 784 + 16384, 137, 1000};
+    vl_run("chunk784+decode", vl_mk(256, 2, 6, 784, 40, 4, q4, s4), tol);
+    vl_run("chunk784+decode", vl_mk(128, 8, 4, 816, 40, 4, q4, s4), tol);
+    /* GQA 16 (one kv head), page 1; a group of 12 (not a power of two), page 48; MHA on 64 */
+    const int q5[5] = {3, 1, 64, 1, 17}, s5[5] = {3, 700, 64 + 129, 2, 17 + 4000};
+    vl_run("gqa16 page1", vl_mk(128, 1, 16, 1, 40, 5, q5, s5), tol);
+    vl_run("gqa12 page48", vl_mk(256, 1, 12, 48, 40, 5, q5, s5), tol);
+    vl_run("gqa5 page48", vl_mk(64, 2, 5, 48, 40, 5, q5, s5), tol);
+    /* many decode rows (contexts 1 .. ~30K) with two chunks: the shape of a busy step */
+    {
+        int q[40], sq[40];
+        for (int r = 0; r < 38; r++) { q[r] = 1; sq[r] = 1 + (r * 7919) % 30000; }
+        q[38] = 256; sq[38] = 256 + 8192;
+        q[39] = 1000; sq[39] = 1000;
+        vl_run("38 decode+2 chunks", vl_mk(128, 8, 8, 16, 80, 40, q, sq), tol);
+        vl_run("38 decode+2 chunks", vl_mk(256, 2, 4, 784, 80, 40, q, sq), tol);
+    }
+    /* every output of a small mixed batch against the reference (no sampling) */
+    {
+        const int q3[3] = {1, 9, 70}, s3[3] = {333, 9 + 65, 70};
+        vl_run("all outputs", vl_mk(128, 2, 3, 16, 0, 3, q3, s3), tol);
+        vl_run("all outputs", vl_mk(256, 2, 8, 32, 0, 3, q3, s3), tol);
+    }
+    /* shapes the kernel refuses: head_dim 96, an fp8 cache */
+    {
+        int bm = 0, e = attn_varlen_config(96, &bm, NULL, NULL);
+        ncase++;
+        if (e != ATTN_ESHAPE) nfail++;
+        printf("%-4s varlen head_dim 96 returns %d (%s)\n", e == ATTN_ESHAPE ? "ok" : "FAIL", e, attn_strerror(e));
+        attn_kv kv;
+        int q1 = 1, s1 = 100;
+        ncase++;
+        if (attn_kv_alloc_random(&kv, ATTN_FP8_E5M2, 4, 64, KVH, D, 0.5f, 3) == 0) {
+            attn_batch *b = attn_batch_create(&kv, 1, &q1, &s1, H, NULL, 0, 1);
+            attn_varlen_plan *pl = b ? attn_varlen_plan_create(&kv, b) : NULL;
+            void *qd = attn_dev_alloc((size_t)H * D * 2), *o = attn_dev_alloc((size_t)H * D * 2);
+            int e2 = pl && qd && o ? attn_varlen_run(pl, &kv, b, qd, o, 0.0625f, NULL) : ATTN_ENOMEM;
+            printf("%-4s varlen on an fp8 cache returns %d (%s)\n", e2 == ATTN_ESHAPE ? "ok" : "FAIL", e2, attn_strerror(e2));
+            if (e2 != ATTN_ESHAPE) nfail++;
+            attn_dev_free(qd); attn_dev_free(o); attn_varlen_plan_free(pl); attn_batch_free(b); attn_kv_free(&kv);
+        } else {
+            nfail++;
+            printf("FAIL varlen fp8 cache: allocation\n");
+        }
+    }
+    if (long_ctx) {
+        const int ql[3] = {1, 2048, 1}, sl[3] = {240000, 2048 + 100000, 131072};
+        vl_run("long", vl_mk(256, 2, 6, 784, 12, 3, ql, sl), tol);
+        vl_run("long", vl_mk(128, 8, 8, 16, 12, 3, ql, sl), tol);
+    }
+    printf("validate varlen: %d of %d cases passed\n", ncase - nfail, ncase);
+    return nfail ? 1 : 0;
+}
+
+/* time the varlen kernel on mixed batches: n decode rows at ctx plus one chunk of c tokens */
+static int bench_varlen(void) {
+    static const struct { int d, kvh, group, n, ctx, chunk; } cases[] = {
+        {128, 8, 8, 64, 8192, 0},   {128, 8, 8, 64, 8192, 2048}, {128, 8, 8, 256, 4096, 512},
+        {128, 8, 8, 0, 0, 8192},    {256, 2, 6, 64, 32768, 0},   {256, 2, 6, 16, 32768, 2048},
+        {256, 2, 6, 0, 0, 4096},
+    };
+    printf("%-44s %10s %10s %8s\n", "varlen batch", "ms", "TB/s KV", "TFLOP/s");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int d = cases[i].d, n = cases[i].n, rows = n + (cases[i].chunk > 0), page = 16;
+        int *q = malloc(rows * sizeof(int)), *sq = malloc(rows * sizeof(int));
+        long blocks = 4;
+        for (int r = 0; r < n; r++) { q[r] = 1; sq[r] = cases[i].ctx; }
+        if (cases[i].chunk > 0) { q[n] = cases[i].chunk; sq[n] = cases[i].chunk; }
+        for (int r = 0; r < rows; r++) blocks += (sq[r] + page - 1) / page;
+        attn_kv kv;
+        float ms = -1;
+        int err = attn_varlen_kv_alloc(&kv, (int)blocks, page, cases[i].kvh, d, 9);
+        attn_batch *b = err ? NULL : attn_batch_create(&kv, rows, q, sq, cases[i].kvh * cases[i].group, NULL, 0, 3);
+        attn_varlen_plan *pl = b ? attn_varlen_plan_create(&kv, b) : NULL;
+        size_t nq = b ? (size_t)b->total_q * b->num_q_heads * d : 0;
+        void *qd = nq ? attn_dev_alloc(nq * 2) : NULL, *o = nq ? attn_dev_alloc(nq * 2) : NULL;
+        if (pl && qd && o && !attn_fill_half_random(qd, nq, -2.f, 2.f, 5))
+            err = attn_varlen_time(pl, &kv, b, qd, o, 1.f / sqrtf((float)d), 3, 20, &ms);
+        double keys = 0, kvb = 0;
+        for (int r = 0; r < rows; r++) {
+            keys += (double)q[r] * (sq[r] - q[r]) + (double)q[r] * (q[r] + 1) / 2;
+            kvb += 2.0 * cases[i].kvh * sq[r] * d * 2;
+        }
+        char label[64];
+        snprintf(label, sizeof label, "D%d g%d: %d decode @%d + chunk %d", d, cases[i].group, n, cases[i].ctx, cases[i].chunk);
+        if (ms > 0)
+            printf("%-44s %10.4f %10.2f %8.1f\n", label, ms, kvb / (ms * 1e9),
+                   4.0 * cases[i].kvh * cases[i].group * d * keys / (ms * 1e9));
+        else
+            printf("%-44s %10s  %s\n", label, "-", attn_strerror(err));
+        attn_dev_free(qd); attn_dev_free(o); attn_varlen_plan_free(pl); attn_batch_free(b);
+        attn_kv_free(&kv);
+        free(q); free(sq);
+    }
+    return 0;
 }
 
 /* ---- timing -------------------------------------------------------------------------- */
@@ -282,17 +417,18 @@ static int bench(const char *peers_path) {
 static void env_set(const char *k, const char *v) { if (v) setenv(k, v, 1); else unsetenv(k); }
 
 int main(int argc, char **argv) {
-    int do_val = 0, do_bench = 0, long_ctx = 0;
+    int do_val = 0, do_bench = 0, long_ctx = 0, varlen = 0;
     const char *peers = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--validate")) do_val = 1;
         else if (!strcmp(argv[i], "--bench")) do_bench = 1;
         else if (!strcmp(argv[i], "--long")) long_ctx = 1;
+        else if (!strcmp(argv[i], "--varlen")) varlen = 1;
         else if (!strcmp(argv[i], "--peers") && i + 1 < argc) peers = argv[++i];
         else if (!strcmp(argv[i], "--smem-limit") && i + 1 < argc) attn_set_smem_limit(atoi(argv[++i]));
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--validate [--long]] [--bench [--peers FILE]] [--filter A,B] [--smem-limit N]\n",
+            fprintf(stderr, "usage: %s [--validate [--long]] [--bench [--peers FILE]] [--varlen] [--filter A,B] [--smem-limit N]\n",
                     argv[0]);
             return 2;
         }
@@ -303,6 +439,16 @@ int main(int argc, char **argv) {
         return 0;
     }
     int rc = 0;
+    if (varlen) {
+        for (int d = 64; d <= 256; d *= 2) {
+            int bm = 0, bn = 0, smem = 0;
+            attn_varlen_config(d, &bm, &bn, &smem);
+            printf("varlen D %d: BM %d BN %d smem %d, %d CTAs an SM\n", d, bm, bn, smem, attn_varlen_ctas_per_sm(d));
+        }
+        if (do_val) rc |= validate_varlen(long_ctx);
+        if (do_bench) rc |= bench_varlen();
+        return rc;
+    }
     print_tiles();
     if (do_val) rc |= validate(long_ctx);
     if (do_bench) rc |= bench(peers);

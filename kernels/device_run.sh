@@ -3,6 +3,8 @@
 #   STEPS="validate bench" (default; build always runs first), any of:
 #     validate   bench_kernels --validate (LONG=1 adds the 240K / 104K cases)
 #     tiers      --validate again as an sm_70 (96 KB) and an sm_75 (64 KB) GPU would run it
+#     varlen     the varlen kernel: bench_kernels --validate --varlen (LONG=1: + 240K), then
+#                --bench --varlen -> varlen.txt
 #     bench      timing table (FILTER=a,b: only rows whose label or route contains a or b;
 #                PEERS=1 runs kernels/peers.py first, ~1 min, else kernels/results/peers_v3.txt's)
 #     splitval   --validate --filter prefill-bm32,fp8-bridge under ATTN_PREFILL_SPLIT=1..4 (forced parts;
@@ -21,7 +23,7 @@ STEPS=${STEPS:-validate bench}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee $OUT/gpu.txt
 B=/tmp/kb_$$; mkdir -p $B
 t0=$(date +%s)
-for f in attn_api attn_prefill attn_decode; do
+for f in attn_api attn_prefill attn_decode attn_varlen; do
   nvcc -O3 -arch=sm_90 -lineinfo -Xptxas -v -Ikernels -c kernels/$f.cu -o $B/$f.o > $B/$f.log 2>&1 &
 done
 wait
@@ -47,6 +49,10 @@ for step in $STEPS; do
   validate)
     cap "$T_VALIDATE" $B/bench_kernels --validate ${LONG:+--long} 2>&1 | tee $OUT/validate.txt | grep -v "^ok"
     tail -1 $OUT/validate.txt ;;
+  varlen)
+    { cap "$T_VARLEN" $B/bench_kernels --validate --varlen ${LONG:+--long}; echo "validate rc $?";
+      cap "$T_VARLEN" $B/bench_kernels --bench --varlen; } 2>&1 | tee $OUT/varlen.txt | grep -v "^ok"
+    grep -E "cases passed|FAIL" $OUT/varlen.txt ;;
   tiers)
     for lim in 98304 65536; do
       cap "$T_TIERS" $B/bench_kernels --validate --smem-limit $lim 2>&1 | tee $OUT/validate_$lim.txt | grep -v "^ok"

@@ -8,7 +8,7 @@
 
 ifneq ($(NVCC_PATH),)
 KDIR       := $(BUILD)/kernels
-KERN_CU    := attn_api attn_prefill attn_decode
+KERN_CU    := attn_api attn_prefill attn_decode attn_varlen
 KERN_C     := ref validate
 KERN_HDR   := kernels/attn.h kernels/attn_common.cuh kernels/attn_expand.cuh kernels/attn_split.h kernels/validate.h
 KERN_OBJ   := $(KERN_CU:%=$(KDIR)/%.o) $(KERN_C:%=$(KDIR)/%.o)

@@ -309,11 +309,14 @@ static void attn_features(const law_form_t *f, const kseg_t *segs, int nseg, lon
     }
 }
 
+static int varlen_call_features(const law_form_t *f, const kcall_t *call, const model_t *m, const model_rank_t *r,
+                                const cost_hw_t *hw, double feat[PROF_MAX_COEF]);
+
 int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
                        const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
-    (void)m;
     const law_form_t *f = law_find(law);
+    if (f && f->family == LF_VARLEN) return varlen_call_features(f, call, m, r, hw, feat);
     if (!attn_family(f)) return -1;
     attn_features(f, call->segs, call->nseg, 1, r, hw, feat);
     return 0;
@@ -409,6 +412,153 @@ static void elem_features(double tokens, const model_rank_t *r, const cost_hw_t 
     feat[ELEM_SILU_SECOND_WAVE] = feat[ELEM_SILU_WAVES] > 1 ? 1 : 0;
 }
 
+/* ---- attn.varlen.fp16 and gemm.moe.fp16 (law.h) ----------------------------------------- */
+
+/* varlen (kernels/attn_varlen.cu): a row of q new tokens at seq_len is ceil(q x group / BM)
+ * M-tiles (BM query rows = (token, q head of the group) pairs, token-major: BM = 32 for
+ * head_dim 256, else 64), each a CTA per kv head walking keys 0 .. its last token's position,
+ * ceil(keys / BN) tiles.  The launch starts its CTAs longest walk first, each on the least
+ * loaded of sms x occ slots (slot i on SM i % sms, ties to the lower slot: the first CTAs
+ * spread over the SMs), an SM's tiles the sum of its slots' -- the placement
+ * attn_varlen_count makes (kernels/attn.h).
+ *   VARLEN_TILES_TOTAL  every CTA's tiles (throughput: KV streamed, MMAs)
+ *   VARLEN_TILES_MAX    the longest walk (a decode row at a long context is one CTA a kv head)
+ *   VARLEN_CTAS         M-tiles x kv heads (each loads its Q tile and writes its rows)
+ *   VARLEN_SM_TILES     the busiest SM's tiles (0 where the profile records no SMs) */
+typedef struct { long q, seq_len, count; } varlen_rows_t;
+
+static int varlen_bm(int head_dim) { return head_dim >= 256 ? 32 : 64; }
+
+/* one M-tile's walk: tile i of a row of q tokens at seq_len */
+static long varlen_walk(long q, long seq_len, long i, int bm, int group)
+{
+    long last_tok = ((i + 1) * bm - 1) / group;
+    if (last_tok > q - 1) last_tok = q - 1;
+    return cdiv(seq_len - q + last_tok + 1, LAW_VARLEN_BN);
+}
+
+/* the least loaded slot first, ties to the lower index */
+static int slot_less(const double *load, const int *id, int a, int b)
+{
+    return load[a] < load[b] || (load[a] == load[b] && id[a] < id[b]);
+}
+
+static void varlen_features(int head_dim, int group, int kv_heads, const varlen_rows_t *rows, int nrows, int occ,
+                            const cost_hw_t *hw, double *feat)
+{
+    int bm = varlen_bm(head_dim);
+    long maxw = 0;
+    double tot = 0, ctas = 0;
+    for (int g = 0; g < nrows; g++) {
+        if (rows[g].count <= 0 || rows[g].q < 1) continue;
+        long mt = cdiv(rows[g].q * group, bm);
+        for (long i = 0; i < mt; i++) {
+            long w = varlen_walk(rows[g].q, rows[g].seq_len, i, bm, group);
+            tot += (double)w * kv_heads * rows[g].count;
+            if (w > maxw) maxw = w;
+        }
+        ctas += (double)mt * kv_heads * rows[g].count;
+    }
+    feat[VARLEN_TILES_TOTAL] = tot;
+    feat[VARLEN_TILES_MAX] = (double)maxw;
+    feat[VARLEN_CTAS] = ctas;
+    feat[VARLEN_SM_TILES] = 0;
+    int sms = hw ? hw->sms : 0;
+    if (sms <= 0 || occ <= 0 || maxw <= 0) return;
+    /* CTAs per walk length, then longest first onto a heap of slots keyed (load, slot) */
+    double *cnt = calloc((size_t)maxw + 1, sizeof *cnt);
+    int nslot = sms * occ;
+    double *load = calloc((size_t)nslot, sizeof *load);
+    int *id = malloc((size_t)nslot * sizeof *id);
+    if (!cnt || !load || !id) {
+        free(cnt), free(load), free(id);
+        return;
+    }
+    for (int g = 0; g < nrows; g++) {
+        if (rows[g].count <= 0 || rows[g].q < 1) continue;
+        long mt = cdiv(rows[g].q * group, bm);
+        for (long i = 0; i < mt; i++)
+            cnt[varlen_walk(rows[g].q, rows[g].seq_len, i, bm, group)] += (double)kv_heads * rows[g].count;
+    }
+    for (int i = 0; i < nslot; i++) id[i] = i; /* loads all 0, ids ascending: a valid heap */
+    for (long w = maxw; w >= 1; w--)
+        for (double c = 0; c < cnt[w]; c++) {
+            load[0] += (double)w; /* the root is the least loaded slot; sift it down */
+            int k = 0;
+            for (;;) {
+                int a = 2 * k + 1, b = a + 1, m = k;
+                if (a < nslot && slot_less(load, id, a, m)) m = a;
+                if (b < nslot && slot_less(load, id, b, m)) m = b;
+                if (m == k) break;
+                double tl = load[k]; load[k] = load[m]; load[m] = tl;
+                int ti = id[k]; id[k] = id[m]; id[m] = ti;
+                k = m;
+            }
+        }
+    double *sm = calloc((size_t)sms, sizeof *sm), busiest = 0;
+    if (sm) {
+        for (int i = 0; i < nslot; i++) sm[id[i] % sms] += load[i];
+        for (int i = 0; i < sms; i++) busiest = fmax(busiest, sm[i]);
+    }
+    feat[VARLEN_SM_TILES] = busiest;
+    free(sm), free(cnt), free(load), free(id);
+}
+
+/* a point: decode_rows rows of q = 1 at ctx, chunks rows of chunk_q after chunk_prefix */
+static int varlen_point_features(const law_form_t *f, const double *row, const model_t *m, const model_rank_t *r,
+                                 const cost_hw_t *hw, double *feat)
+{
+    long nd = (long)row[VARLEN_COL_DECODE_ROWS], ctx = (long)row[VARLEN_COL_CTX];
+    long nc = (long)row[VARLEN_COL_CHUNKS], cq = (long)row[VARLEN_COL_CHUNK_Q];
+    long cp = (long)row[VARLEN_COL_CHUNK_PREFIX];
+    if (nd < 0 || nc < 0 || nd + nc < 1 || (nd > 0 && ctx < 1) || (nc > 0 && (cq < 1 || cp < 0)) ||
+        !m || !r || r->kv_heads < 1 || r->q_heads % r->kv_heads)
+        return -1;
+    varlen_rows_t rows[2] = { { 1, ctx, nd }, { cq, cp + cq, nc } };
+    varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, 2, f->ctas_per_sm, hw, feat);
+    return 0;
+}
+
+/* a call's rows (a step's mixed batch) on the varlen kernel: one launch over all of them */
+static int varlen_call_features(const law_form_t *f, const kcall_t *call, const model_t *m, const model_rank_t *r,
+                                const cost_hw_t *hw, double feat[PROF_MAX_COEF])
+{
+    for (int s = 0; s < PROF_MAX_COEF; s++) feat[s] = 0;
+    feat[FEAT_ONE] = 1;
+    if (!call || !m || !r || r->kv_heads < 1 || r->q_heads % r->kv_heads || call->nseg < 1) return -1;
+    varlen_rows_t *rows = malloc((size_t)call->nseg * sizeof *rows);
+    if (!rows) return -1;
+    for (int i = 0; i < call->nseg; i++)
+        rows[i] = (varlen_rows_t){ call->segs[i].q, call->segs[i].seq_len, 1 };
+    varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, call->nseg, f->ctas_per_sm, hw, feat);
+    free(rows);
+    return 0;
+}
+
+/* gemm.moe.fp16: the grouped GEMM over the experts law_moe_counts gives tokens; its weight
+ * bytes are the touched experts' (an expert with no token is never read), the roofline
+ * takes the weights and the activations (A in, C out) at the copy ceiling, and the busiest
+ * expert's FLOPs price a skewed spread's longest group. */
+static int moe_point_features(const double *row, const cost_hw_t *hw, double *feat)
+{
+    long tokens = (long)row[MOE_COL_TOKENS], cnt[LAW_MOE_MAX_EXPERTS];
+    int experts = (int)row[MOE_COL_EXPERTS], topk = (int)row[MOE_COL_TOPK];
+    double n = row[MOE_COL_N], k = row[MOE_COL_K];
+    if (!(n >= 1) || !(k >= 1)) return -1;
+    int active = law_moe_counts(tokens, experts, topk, row[MOE_COL_SKEW], cnt);
+    if (active < 0) return -1;
+    long mmax = 0;
+    for (int e = 0; e < experts; e++) mmax = cnt[e] > mmax ? cnt[e] : mmax;
+    double a = (double)tokens * topk;
+    feat[MOE_FLOPS] = 2.0 * a * n * k;
+    feat[MOE_WEIGHT_BYTES] = 2.0 * active * n * k;
+    feat[MOE_ACTIVE] = active;
+    feat[MOE_ROOFLINE] = hw && hw->flops > 0 && hw->bw > 0
+                         ? fmax(feat[MOE_FLOPS] / hw->flops, (feat[MOE_WEIGHT_BYTES] + 2.0 * a * (n + k)) / hw->bw) : 0;
+    feat[MOE_MAX_EXPERT_FLOPS] = 2.0 * (double)mmax * n * k;
+    return 0;
+}
+
 int cost_point_features(const char *law, const double *row, const model_t *m,
                         const model_rank_t *r, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
@@ -448,6 +598,8 @@ int cost_point_features_n(const char *law, const double *row, int ncols, const m
     case LF_ELEMENTWISE: elem_features(row[0], r, hw, feat); return 0;   /* tokens */
     case LF_ALLREDUCE: feat[ALLREDUCE_BYTES] = row[0]; return 0;         /* bytes */
     case LF_STEP: feat[STEP_ROWS] = row[0]; return 0;                    /* rows */
+    case LF_VARLEN: return varlen_point_features(f, row, m, r, hw, feat);
+    case LF_MOE: return moe_point_features(row, hw, feat);
     default: return -1;
     }
 }

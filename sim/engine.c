@@ -16,6 +16,9 @@ enum { SRC_POISSON = 1, SRC_TRACE = 2 };
 #define GIB 1073741824.0
 #define ENG_MEM_GIB 80.0          /* device memory without a profile's mem_gib (the analytic stand-in) */
 #define ENG_ACT_GIB 2.0           /* activations and workspaces, as vLLM's profiling run leaves them */
+#define ENG_BLOCK_DEFAULT 16      /* vLLM's block size for a model with no GDN layers */
+#define ENG_MAX_TIME_S 1e7        /* latest arrival (116 days): the clock's double resolves 2e-9 s there, a millisecond step to 1e-6 */
+#define ENG_STEP_RTOL 1e-6        /* how much of a step's duration the clock may lose to rounding */
 #define ENG_MAX_BLOCKS 1e15       /* KV capacity cap: a profile's huge mem_gib must not overflow a long */
 
 /* ---- request pool ---------------------------------------------------------- */
@@ -184,10 +187,7 @@ static int pool_init(engine_t *e)
 static long dist_max(const scn_dist_t *d)
 {
     double hi = d->kind == DIST_FIXED ? d->a : d->kind == DIST_UNIFORM ? d->b : INFINITY;
-    long v = hi < 9e18 ? lround(hi) : LONG_MAX;
-    if (v < d->min) v = d->min;
-    if (d->max > 0 && v > d->max) v = d->max;
-    return v < 1 ? 1 : v;
+    return scn_dist_round(d, hi);
 }
 
 /* ---- waiting queue ---------------------------------------------------------- */
@@ -225,10 +225,7 @@ static long draw_dist(gsl_rng *rng, const scn_dist_t *d)
     case DIST_EXPONENTIAL: x = gsl_ran_exponential(rng, d->a); break;
     default: x = d->a;
     }
-    long v = lround(x);
-    if (v < d->min) v = d->min;
-    if (d->max > 0 && v > d->max) v = d->max;
-    return v;
+    return scn_dist_round(d, x);    /* saturates at the clamp: a huge draw is never wrapped */
 }
 
 static double draw_frac(gsl_rng *rng, const scn_dist_t *d)
@@ -265,6 +262,11 @@ static int schedule_next_poisson(engine_t *e, double after)
  * ptoks tokens of prefix group `group` (the block pool). */
 static int make_generated(engine_t *e, long prompt, long output, long cached, long group, long ptoks, double t)
 {
+    if (prompt < 1 || output < 1) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: a generated request of %ld prompt and %ld output tokens",
+                 prompt, output);
+        return -1;
+    }
     int slot = pool_alloc(e);
     if (slot < 0) {
         snprintf(e->err, ENG_ERR_MAX, "out of memory (requests)");
@@ -320,6 +322,57 @@ typedef struct trace_rd {
     double last;
 } trace_rd_t;
 
+/* A trace row's fields: arrival_s a plain decimal number (no hex, inf, nan; zero or
+ * normal, not subnormal), then two or three token counts of decimal digits, or five with
+ * the prefix columns (prefix_group may be -1), separated by commas, none empty (blanks
+ * around a field are ignored).  The number of fields (3, 4 or 6), or -1 malformed. */
+static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca, long *grp, long *pt)
+{
+    char buf[512];
+    size_t n = strlen(p);
+    while (n && (p[n - 1] == '\n' || p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
+    if (n >= sizeof buf) return -1;
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    char *f[7];
+    int nf = 0;
+    for (char *q = buf;; q++) {
+        if (nf == 7) return -1;
+        f[nf++] = q;
+        if (!(q = strchr(q, ','))) break;
+        *q = 0;
+    }
+    if (nf < 3 || nf == 5) return -1;
+    for (int i = 0; i < nf; i++) {   /* blanks around a field are allowed */
+        while (*f[i] == ' ' || *f[i] == '\t') f[i]++;
+        size_t l = strlen(f[i]);
+        while (l && (f[i][l - 1] == ' ' || f[i][l - 1] == '\t')) f[i][--l] = 0;
+    }
+    const char *d = f[0];
+    int digits = 0;
+    if (*d == '+' || *d == '-') d++;
+    while (*d >= '0' && *d <= '9') d++, digits++;
+    if (*d == '.')
+        for (d++; *d >= '0' && *d <= '9'; d++) digits++;
+    if (digits && (*d == 'e' || *d == 'E')) {
+        d++;
+        if (*d == '+' || *d == '-') d++;
+        if (!(*d >= '0' && *d <= '9')) return -1;
+        while (*d >= '0' && *d <= '9') d++;
+    }
+    if (!digits || *d) return -1;
+    errno = 0;
+    *t = strtod(f[0], NULL);
+    if (errno == ERANGE || (*t != 0 && !isnormal(*t))) return -1;
+    long *v[5] = { pr, out, ca, grp, pt };
+    for (int i = 1; i < nf; i++) {
+        const char *num = i == 4 && f[i][0] == '-' ? f[i] + 1 : f[i];
+        if (!num[0] || strspn(num, "0123456789") != strlen(num) || strlen(num) > 18) return -1;
+        *v[i - 1] = strtol(f[i], NULL, 10);
+    }
+    return nf;
+}
+
 /* Read the next request row of a trace into *t and row[] (prompt, output, cached, prefix
  * group, prefix tokens).  Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens
  * [,prefix_group,prefix_tokens]]; '#' comments, one header.  The prefix columns (the block
@@ -340,12 +393,8 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[5])
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
         if (rd->line == 1 && strncmp(p, "arrival", 7) == 0) continue;
         long pr, out, ca = 0, grp = -1, pt = 0;
-        int got, used = 0;
-        got = sscanf(p, "%lf,%ld,%ld%n,%ld%n,%ld,%ld%n", t, &pr, &out, &used, &ca, &used, &grp, &pt, &used);
-        if (got == 5) got = 0;         /* a group without its tokens */
-        char *rest = p + used;
-        while (*rest == ' ' || *rest == '\r' || *rest == '\n' || *rest == '\t') rest++;
-        if (got < 3 || *rest) {
+        int got = trace_fields(p, t, &pr, &out, &ca, &grp, &pt);
+        if (got < 0) {
             snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens[,prefix_group,prefix_tokens]]",
                      e->s->trace_path, rd->line);
             return ENG_EINPUT;
@@ -356,6 +405,11 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[5])
                      "%s:%ld:1: trace: invalid row (arrivals must be >= 0 and non-decreasing, "
                      "prompt and output >= 1, 0 <= cached <= prompt, prompt + output <= max_model_len %ld)",
                      e->s->trace_path, rd->line, e->s->engine.max_model_len);
+            return ENG_EINPUT;
+        }
+        if (*t > ENG_MAX_TIME_S) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: arrival %g s is past %g s (the simulated clock would lose"
+                     " the steps' durations)", e->s->trace_path, rd->line, *t, ENG_MAX_TIME_S);
             return ENG_EINPUT;
         }
         if (got == 6 && (!e->s->engine.prefix_pool || grp < -1 || pt < 0 || pt > pr)) {
@@ -379,7 +433,7 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[5])
         return 1;
     }
     if (ferror(rd->f)) {
-        snprintf(e->err, ENG_ERR_MAX, "%s: trace: read error: %s", e->s->trace_path, strerror(errno));
+        snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: read error: %s", e->s->trace_path, rd->line + 1, strerror(errno));
         return ENG_EINPUT;
     }
     return 0;
@@ -440,6 +494,7 @@ static int check_triggers(engine_t *e)
         int ref = e->trigger_ref[i];
         if (ref < 0) continue;
         const req_t *rr = &e->pool[ref];
+        if (rr->t_ev[EV_ARRIVAL] < 0) continue;   /* the reference has not arrived: nothing to follow yet */
         int fire = tg->kind == TRIG_AFTER_DECODED ? rr->emitted >= tg->decoded
                                                   : rr->t_ev[tg->event] >= 0;
         if (!fire) continue;
@@ -468,7 +523,11 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     int tp = eng->tensor_parallel_size;
     int kvb = eng->kv_cache_dtype == KV_FP8_E5M2 ? 1 : 2;   /* bytes per KV element */
     e->spec_k = eng->spec_mtp ? eng->num_speculative_tokens : 0;
-    e->block = eng->block_size > 0 ? eng->block_size : model_block_size(&s->model, tp, kvb, e->spec_k);
+    /* the block size: as set; else a hybrid model's align size (a block's KV as large as
+     * one request's GDN state); a model without GDN layers has no state to align to and
+     * takes vLLM's default block of 16 tokens */
+    e->block = eng->block_size > 0 ? eng->block_size
+               : s->model.n_gdn > 0 ? model_block_size(&s->model, tp, kvb, e->spec_k) : ENG_BLOCK_DEFAULT;
     model_rank_t rk;
     if (model_rank(&s->model, tp, &rk) < 0) {
         snprintf(e->err, ENG_ERR_MAX, "%s: engine.tensor_parallel_size %d does not divide the model's heads", s->path, tp);
@@ -499,9 +558,18 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     }
     e->sum.block_size = e->block;
     e->sum.capacity_blocks = e->capacity;
-    /* every explicit request must fit in the pool on its own, or it would wait forever */
+    /* every explicit request must fit in the pool on its own, or it would wait forever;
+     * and arrive in time for the clock to resolve its steps */
     for (int i = 0; i < s->n_requests; i++) {
         const scn_request_t *sr = &s->requests[i];
+        double at = sr->arrival.kind == TRIG_TIME ? sr->arrival.time_s : sr->arrival.delay_s;
+        if (at > ENG_MAX_TIME_S) {
+            snprintf(e->err, ENG_ERR_MAX,
+                     "%s:%d:%d: workload.requests[%d].arrival: %s %g s is past %g s (the simulated clock would lose the"
+                     " steps' durations)", s->path, sr->line, sr->col, i,
+                     sr->arrival.kind == TRIG_TIME ? "the arrival" : "the delay", at, ENG_MAX_TIME_S);
+            return -1;
+        }
         long need = request_blocks(e, sr->prompt_tokens, sr->output_tokens);
         if (need > e->capacity) {
             snprintf(e->err, ENG_ERR_MAX,
@@ -510,6 +578,20 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
                      s->path, sr->line, sr->col, i, sr->id, need, e->block, e->capacity);
             return -1;
         }
+    }
+    /* a generated request has at least one prompt and one output token (a request with
+     * no output has no first token: every latency window would be meaningless) */
+    if (s->poisson.enabled && s->engine.max_model_len < 2) {
+        snprintf(e->err, ENG_ERR_MAX,
+                 "%s:%d:%d: workload.poisson: engine.max_model_len %ld leaves no room for a generated request"
+                 " (one prompt and one output token at least)",
+                 s->path, s->poisson_line, s->poisson_col, s->engine.max_model_len);
+        return -1;
+    }
+    if (s->poisson.enabled && s->poisson.start_s > ENG_MAX_TIME_S) {
+        snprintf(e->err, ENG_ERR_MAX, "%s:%d:%d: workload.poisson.start_s: %g s is past %g s (the simulated clock would"
+                 " lose the steps' durations)", s->path, s->poisson_line, s->poisson_col, s->poisson.start_s, ENG_MAX_TIME_S);
+        return -1;
     }
     /* the largest request the Poisson generator can draw must fit too */
     if (s->poisson.enabled) {
@@ -571,17 +653,23 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         snprintf(e->err, ENG_ERR_MAX, "out of memory");
         return -1;
     }
+    /* the loader resolved each trigger's reference (ref_idx) and refused one waiting for more
+     * decoded tokens than its reference emits under max_model_len */
     for (int i = 0; i < s->n_requests; i++) {
-        e->trigger_ref[i] = -1;
-        for (int j = 0; j < s->n_requests; j++)
-            if (s->requests[i].arrival.kind != TRIG_TIME && !strcmp(s->requests[j].id, s->requests[i].arrival.ref))
-                e->trigger_ref[i] = e->explicit_slot[j];
+        const scn_trigger_t *t = &s->requests[i].arrival;
+        e->trigger_ref[i] = t->kind != TRIG_TIME && t->ref_idx >= 0 ? e->explicit_slot[t->ref_idx] : -1;
     }
     int prc = pool_init(e);
     if (prc < 0) return prc;
     if (s->poisson.enabled && schedule_next_poisson(e, s->poisson.start_s) < 0) return -1;
     if (s->trace_path[0]) {
         if (!(e->trace = trace_open(e)) || trace_next(e) < 0) return -1;
+        /* a trace with no request row, and nothing else to run: no requests at all */
+        if (!evq_peek(&e->q) && !s->n_requests && !s->poisson.enabled) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: no request rows (expected arrival_s,prompt_tokens,"
+                     "output_tokens[,cached_tokens])", s->trace_path, e->trace_line + 1);
+            return -1;
+        }
     }
     return metrics_init(e);
 }
@@ -644,9 +732,9 @@ static int finish_request(engine_t *e, int run_pos)
     set_event(e, r, EV_FINISHED, e->now);
     run_summary_t *S = &e->sum;
     S->requests_finished++;
-    if (r->emitted != r->output) {
-        snprintf(e->err, ENG_ERR_MAX, "invariant violated: request %ld finished with %ld of %ld tokens",
-                 r->serial, r->emitted, r->output);
+    if (r->emitted != r->output || r->t_ev[EV_FIRST_TOKEN] < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: request %ld finished with %ld of %ld tokens%s",
+                 r->serial, r->emitted, r->output, r->t_ev[EV_FIRST_TOKEN] < 0 ? " and no first token" : "");
         return -1;
     }
     double ttft = r->t_ev[EV_FIRST_TOKEN] - r->t_ev[EV_ARRIVAL];
@@ -809,6 +897,28 @@ static int check_invariants(engine_t *e)
     return 0;
 }
 
+/* After a schedule() that scheduled nothing and preempted nothing: if a running request
+ * waits for its pacing gate (next_eligible), the steps until the nearest gate opens are
+ * empty too, and the reference counts every one (current_step += 1 on each schedule()
+ * call, docs/reference-system.md, "The scheduler").  An empty step launches nothing (the
+ * model runner returns at once when no token is scheduled), so it costs no time, and
+ * with the clock and every request unchanged those steps are all alike: current_step
+ * jumps to the step before the gate opens, at most PACE_STEPS - 1 steps on.  1 if it
+ * jumped (schedule again now), 0 if no request waits for a gate. */
+static int empty_steps(engine_t *e)
+{
+    long gate = LONG_MAX;
+    for (int i = 0; i < e->nrun; i++) {
+        const req_t *r = &e->pool[e->running[i]];
+        if (r->computed < r->target && r->next_eligible > e->step_no && r->next_eligible < gate)
+            gate = r->next_eligible;
+    }
+    if (gate == LONG_MAX) return 0;
+    e->sum.empty_steps += gate - e->step_no;   /* this step and the ones skipped */
+    e->step_no = gate - 1;
+    return 1;
+}
+
 /* The virtual clock only moves forward. */
 static int advance_clock(engine_t *e, double t)
 {
@@ -850,6 +960,11 @@ int engine_run(engine_t *e)
         int preempted = 0;
         int n = sched_step(e, &preempted);
         if (n < 0) return -1;
+        if (n == 0 && preempted) {       /* the requests preempted wait; schedule again now */
+            e->sum.empty_steps++;
+            continue;
+        }
+        if (n == 0 && empty_steps(e)) continue;
         if (n == 0) {
             /* nothing runnable (KV exhausted with nothing to preempt) */
             const event_t *nx = evq_peek(&e->q);
@@ -918,6 +1033,12 @@ int engine_run(engine_t *e)
             return -1;
         }
         double t_end = e->now + rec.dt;
+        /* a clock far from 0 rounds a short step away (TTFT 0 at 1e15 s): refuse the run */
+        if (!(fabs((t_end - e->now) - rec.dt) <= ENG_STEP_RTOL * rec.dt)) {
+            snprintf(e->err, ENG_ERR_MAX, "%s: at %.17g s the simulated clock cannot hold a step of %g s (requests"
+                     " arrive too late: keep arrivals within %g s)", s->path, e->now, rec.dt, ENG_MAX_TIME_S);
+            return -1;
+        }
         /* the step's end is an event like the others: arrivals due before it (or at the
          * same time, queued earlier) are handled first, in (time, seq) order */
         if (push_ev(e, t_end, EVT_STEP_END, 0) < 0) return -1;

@@ -89,6 +89,7 @@ typedef void (*step_observer_fn)(void *ctx, const engine_t *e, const step_rec_t 
 
 typedef struct run_summary {
     long steps, steps_by_type[4];
+    long empty_steps;             /* schedule() calls that scheduled nothing (not in steps) */
     long preemptions;
     long requests_finished, tokens_emitted;
     double makespan;              /* time of the last step end */

@@ -3,6 +3,7 @@
  * One row per law; the feature names spell out each family's enum in law.h, in order, so
  * a row's ncoef is how many of them it has.  Nothing else in the tree lists law names,
  * columns, coefficient counts, roofline pairs or knees. */
+#include <math.h>
 #include <string.h>
 #include "law.h"
 
@@ -17,6 +18,9 @@ static const char *const gdn_feats[] = { "1", "tokens", "seqs", "chunks", "short
 static const char *const elem_feats[] = { "1", "tokens", "norm_waves", "silu_waves", "silu_second_wave" };
 static const char *const allreduce_feats[] = { "1", "bytes" };
 static const char *const step_feats[] = { "1", "rows", "eager", "eager_passes", "resent_tokens", "host_expansions" };
+static const char *const varlen_feats[] = { "1", "tiles_total", "tiles_max", "ctas", "sm_tiles" };
+static const char *const moe_feats[] = { "1", "flops", "weight_bytes", "active_experts", "roofline",
+                                         "max_expert_flops" };
 
 #define ATTN_COLS 5, { "rows", "q", "seq_len", "page", "t_s" }, 4, ATTN_COL_SEQ_LEN
 #define NO_ROOF -1, -1
@@ -54,6 +58,12 @@ static const law_form_t forms[LAW__N] = {
     { LAW_ALLREDUCE, "allreduce", LF_ALLREDUCE, 2, { "bytes", "t_s" }, 1, -1, ALLREDUCE__N, allreduce_feats,
       NO_ROOF, NO_KNEE, 0, 0, 0, 0 },
     { LAW_STEP, "step", LF_STEP, 2, { "rows", "t_s" }, 1, -1, STEP__N, step_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0 },
+    /* varlen: BM from head_dim (law.h), BN 64; 2 CTAs an SM on sm_90 (127 registers x 256 threads) */
+    { LAW_VARLEN_FP16, "attn.varlen.fp16", LF_VARLEN, 7,
+      { "decode_rows", "ctx", "chunks", "chunk_q", "chunk_prefix", "page", "t_s" }, 6, -1, VARLEN__N, varlen_feats,
+      NO_ROOF, NO_KNEE, 0, LAW_VARLEN_BN, 2, 0 },
+    { LAW_GEMM_MOE, "gemm.moe.fp16", LF_MOE, 7, { "tokens", "experts", "topk", "n", "k", "skew", "t_s" }, 6, -1,
+      MOE__N, moe_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0 },
 };
 
 _Static_assert(DECODE__N <= LAW_MAX_FEAT && GEMM__N <= LAW_MAX_FEAT, "LAW_MAX_FEAT is the most features a law has");
@@ -85,4 +95,59 @@ int law_has_facts(const law_form_t *f, int ncols)
 int law_shape_cols(const law_form_t *f, int ncols)
 {
     return law_has_facts(f, ncols) ? f->nshape : ncols - 1;
+}
+
+int law_moe_counts(long tokens, int experts, int topk, double skew, long *counts)
+{
+    if (experts < 1 || experts > LAW_MOE_MAX_EXPERTS || topk < 1 || topk > experts || tokens < 0 ||
+        !(skew >= 0) || !isfinite(skew) || !counts)
+        return -1;
+    double share[LAW_MOE_MAX_EXPERTS], total = (double)tokens * topk, cap = (double)tokens;
+    unsigned char capped[LAW_MOE_MAX_EXPERTS] = { 0 };
+    /* water-filling: shares over the uncapped experts in proportion to their weights, any
+     * above the cap held at it and the excess spread again (at most `experts` rounds) */
+    double left = total;
+    for (int round = 0; round < experts; round++) {
+        double wsum = 0;
+        for (int e = 0; e < experts; e++)
+            if (!capped[e]) wsum += pow(e + 1.0, -skew);
+        int again = 0;
+        for (int e = 0; e < experts; e++)
+            if (!capped[e]) {
+                share[e] = wsum > 0 ? left * pow(e + 1.0, -skew) / wsum : 0;
+                if (share[e] > cap) again = 1;
+            }
+        if (!again) break;
+        for (int e = 0; e < experts; e++)
+            if (!capped[e] && share[e] > cap) {
+                share[e] = cap;
+                capped[e] = 1;
+                left -= cap;
+            }
+    }
+    long sum = 0;
+    for (int e = 0; e < experts; e++) {
+        counts[e] = (long)floor(share[e] + 1e-9);
+        if (counts[e] > tokens) counts[e] = tokens;
+        sum += counts[e];
+    }
+    /* the remainder, one each to the largest fractional parts (ties: the lower expert) */
+    long want = tokens * (long)topk;
+    while (sum < want) {
+        int best = -1;
+        double bf = -1;
+        for (int e = 0; e < experts; e++) {
+            double fr = share[e] - (double)counts[e];
+            if (counts[e] < tokens && fr > bf + 1e-12) {
+                bf = fr;
+                best = e;
+            }
+        }
+        if (best < 0) break;
+        counts[best]++;
+        sum++;
+    }
+    int active = 0;
+    for (int e = 0; e < experts; e++) active += counts[e] > 0;
+    return active;
 }

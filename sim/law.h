@@ -35,12 +35,14 @@ typedef enum {
     LAW_ELEMENTWISE,                   /* one layer's norms and SiLU-mul */
     LAW_ALLREDUCE,                     /* one all-reduce (TP > 1) */
     LAW_STEP,                          /* the engine's per-step host overhead */
+    LAW_VARLEN_FP16,                   /* attn.varlen.fp16: one launch over a mixed batch (attn_varlen.cu) */
+    LAW_GEMM_MOE,                      /* gemm.moe.fp16: an MoE layer's expert GEMMs as one grouped GEMM */
     LAW__N
 } law_id_t;
 
 typedef enum {
     LF_PREFILL = 0, LF_DECODE_XQA, LF_DECODE_SCALAR, LF_BRIDGE, LF_GEMM, LF_GDN, LF_ELEMENTWISE,
-    LF_ALLREDUCE, LF_STEP
+    LF_ALLREDUCE, LF_STEP, LF_VARLEN, LF_MOE
 } law_family_t;
 
 /* ---- features, per family: index into a feature vector (and its coefficient) ---- */
@@ -118,6 +120,45 @@ enum step_feat {                       /* rows -> (an item also knows the rest) 
                                           rebuilds (PREFIX_DECODE_ROWS in a mixed batch) */
     STEP__N
 };
+/* ---- the varlen attention kernel and the MoE expert GEMMs ----
+ * attn.varlen.fp16 (kernels/attn_varlen.cu): a CTA per (M-tile of a row, kv head), its BM query
+ * rows the row's (token, q head of the GQA group) pairs (BM = 32 for head_dim 256, else 64),
+ * walking keys 0 .. its last token's position in tiles of LAW_VARLEN_BN; the CTAs start longest
+ * walk first.  A point is a mixed batch: decode_rows rows of q = 1 at ctx tokens, and chunks rows
+ * of chunk_q new tokens after chunk_prefix tokens of context, KV pages of page tokens. */
+#define LAW_VARLEN_BN 64
+enum varlen_feat {                     /* decode_rows, ctx, chunks, chunk_q, chunk_prefix, page -> */
+    VARLEN_ONE = 0,
+    VARLEN_TILES_TOTAL,                /* KV tiles walked by every CTA */
+    VARLEN_TILES_MAX,                  /* the longest CTA's tiles: the critical path */
+    VARLEN_CTAS,                       /* CTAs: M-tiles x kv heads */
+    VARLEN_SM_TILES,                   /* the busiest SM's tiles, the CTAs longest first to the least loaded slot */
+    VARLEN__N
+};
+enum varlen_col { VARLEN_COL_DECODE_ROWS = 0, VARLEN_COL_CTX, VARLEN_COL_CHUNKS, VARLEN_COL_CHUNK_Q,
+                  VARLEN_COL_CHUNK_PREFIX, VARLEN_COL_PAGE };
+
+/* gemm.moe.fp16: C_e[m_e, n] = A_e[m_e, k] W_e[n, k]^T for every expert e with m_e > 0, one
+ * grouped launch; tokens x topk (token, expert) assignments spread over experts by
+ * law_moe_counts (skew 0: uniform). */
+enum moe_feat {                        /* tokens, experts, topk, n, k, skew -> */
+    MOE_ONE = 0,
+    MOE_FLOPS,                         /* 2 x tokens x topk x n x k */
+    MOE_WEIGHT_BYTES,                  /* the touched experts' weights: active x n x k x 2 */
+    MOE_ACTIVE,                        /* experts with at least one token */
+    MOE_ROOFLINE,                      /* max(flops / GEMM ceiling, (weights + activations) / copy ceiling) */
+    MOE_MAX_EXPERT_FLOPS,              /* the busiest expert's 2 x m_max x n x k */
+    MOE__N
+};
+enum moe_col { MOE_COL_TOKENS = 0, MOE_COL_EXPERTS, MOE_COL_TOPK, MOE_COL_N, MOE_COL_K, MOE_COL_SKEW };
+#define LAW_MOE_MAX_EXPERTS 1024
+
+/* Tokens per expert: tokens x topk assignments over experts in proportion to (e + 1)^-skew
+ * (skew 0: uniform; 1: Zipf), no expert above tokens (a token picks topk distinct experts),
+ * rounded by largest remainder (ties to the lower expert) so the counts sum to tokens x topk.
+ * counts[experts]; returns the experts with a token, or -1 on bad arguments (experts outside
+ * 1..LAW_MOE_MAX_EXPERTS, topk outside 1..experts, tokens < 0, skew < 0 or not finite). */
+int law_moe_counts(long tokens, int experts, int topk, double skew, long *counts);
 #define LAW_MAX_FEAT 9                 /* the most features a law has (decode, gemm) */
 
 /* ---- point columns, per family ---- */

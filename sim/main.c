@@ -122,8 +122,26 @@ static FILE *open_out(const char *path)
 {
     if (!strcmp(path, "-")) return stdout;
     FILE *f = fopen(path, "w");
-    if (!f) perror(path);
+    if (!f) setup_msg(stderr, "%s: %s", path, strerror(errno));
     return f;
+}
+
+/* Close an output (stdout, or "-", is only flushed): a write error (a full device) is
+ * reported in one line and makes the status 1, unless an earlier error (rc != 0) was
+ * reported already.  The new status. */
+static int close_out(FILE *f, const char *name, int rc)
+{
+    if (!f) return rc;
+    int bad = ferror(f) != 0, err = 0;
+    errno = 0;
+    if (fflush(f) != 0) bad = 1, err = errno;
+    if (f != stdout && fclose(f) != 0) {
+        bad = 1;
+        if (!err) err = errno;
+    }
+    if (!bad || rc != 0) return rc;
+    setup_msg(stderr, "pacesim: %s: write error%s%s", f == stdout ? "stdout" : name, err ? ": " : "", err ? strerror(err) : "");
+    return 1;
 }
 
 enum { CMD_RUN, CMD_VALIDATE, CMD_POINTS, CMD_BEST };
@@ -153,7 +171,7 @@ static int parse_count(const char *opt, const char *v, long min, long *out)
     char *end;
     long n = strtol(v, &end, 10);
     if (!*v || *end || n < min) {
-        fprintf(stderr, "pacesim: %s %s: expected an integer >= %ld\n", opt, v, min);
+        setup_msg(stderr, "pacesim: %s %s: expected an integer >= %ld", opt, v, min);
         return -1;
     }
     *out = n;
@@ -171,7 +189,7 @@ static int validate_files(const char **files, int nf, const char **sets, int ns)
             fprintf(stderr, "%s\n", u.err);
             rc = 2;
         } else {
-            printf("%s: ok (%s)\n", files[i], u.s.name);
+            setup_msg(stdout, "%s: ok (%s)", files[i], u.s.name);
         }
         setup_close(&u);
     }
@@ -225,12 +243,12 @@ static int cmd_best(const char **files, int nf, const char *objective, const cha
         char err[SWEEP_ERR_MAX];
         sweep_best_t *b = sweep_best_new(objective, cons, nc, err, sizeof err);
         if (!b) {
-            fprintf(stderr, "pacesim: %s\n", err);
+            setup_msg(stderr, "pacesim: %s", err);
             return 2;
         }
         FILE *f = fopen(files[i], "r");
         if (!f) {
-            perror(files[i]);
+            setup_msg(stderr, "%s: %s", files[i], strerror(errno));
             sweep_best_free(b);
             return 2;
         }
@@ -241,7 +259,7 @@ static int cmd_best(const char **files, int nf, const char *objective, const cha
             if (first) {
                 first = 0;
                 if (sweep_best_header(b, line, err, sizeof err) < 0) {
-                    fprintf(stderr, "%s: %s\n", files[i], err);
+                    setup_msg(stderr, "%s: %s", files[i], err);
                     rc = 2;
                     break;
                 }
@@ -303,7 +321,7 @@ static int cmd_run(int argc, char **argv, int cmd)
         if (v) {
             if (!strcmp(opt, "--set")) {
                 if (!strchr(v, '=')) {
-                    fprintf(stderr, "pacesim: --set %s: expected key.path=value\n", v);
+                    setup_msg(stderr, "pacesim: --set %s: expected key.path=value", v);
                     rc = 2;
                     goto out;
                 }
@@ -311,7 +329,7 @@ static int cmd_run(int argc, char **argv, int cmd)
             } else if (!strcmp(opt, "--sweep")) {
                 char err[SWEEP_ERR_MAX];
                 if (sweep_add(&sw, v, err, sizeof err) < 0) {
-                    fprintf(stderr, "pacesim: %s\n", err);
+                    setup_msg(stderr, "pacesim: %s", err);
                     rc = 2;
                     goto out;
                 }
@@ -340,7 +358,7 @@ static int cmd_run(int argc, char **argv, int cmd)
         } else if (!strcmp(a, "--no-progress")) {
             progress = 0;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "pacesim: unknown option %s (see pacesim --help)\n", a);
+            setup_msg(stderr, "pacesim: unknown option %s (see pacesim --help)", a);
             rc = 2;
             goto out;
         } else {
@@ -382,7 +400,7 @@ static int cmd_run(int argc, char **argv, int cmd)
     if (trace) {
         char err[256];
         if (!(tr = trace_open(trace, err, sizeof err))) {
-            fprintf(stderr, "pacesim: %s\n", err);
+            setup_msg(stderr, "pacesim: %s", err);
             rc = 2;
             goto out;
         }
@@ -399,9 +417,9 @@ static int cmd_run(int argc, char **argv, int cmd)
     tr = NULL;
 out:
     if (tr) trace_close(tr);
-    if (fc && fc != stdout) fclose(fc);
-    if (fs && fs != stdout) fclose(fs);
-    if (fr && fr != stdout) fclose(fr);
+    rc = close_out(fc, csv, rc);
+    rc = close_out(fs, steps, rc);
+    rc = close_out(fr, requests, rc);
     sweep_free(&sw);
     free(files);
     free(sets);
@@ -418,7 +436,7 @@ static int cmd_merge(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) && i + 1 < argc) outp = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "pacesim merge: unknown option %s (see pacesim --help)\n", argv[i]);
+            setup_msg(stderr, "pacesim merge: unknown option %s (see pacesim --help)", argv[i]);
             free(files);
             return 2;
         } else files[nf++] = argv[i];
@@ -434,7 +452,7 @@ static int cmd_merge(int argc, char **argv)
         return 2;
     }
     rc = sweep_merge(files, nf, out, stderr);
-    if (out != stdout && fclose(out) != 0) rc = rc ? rc : 1;
+    rc = close_out(out, outp ? outp : "stdout", rc);
     free(files);
     return rc;
 }
@@ -451,7 +469,7 @@ static int cmd_profile(int argc, char **argv)
         profile_t p;
         char err[PROF_ERR_MAX];
         if (prof_load(argv[i], &p, err) < 0) {
-            fprintf(stderr, "%s\n", err);
+            setup_msg(stderr, "%s", err);
             rc = 2;
             continue;
         }
@@ -493,7 +511,7 @@ static int cmd_rescore(int argc, char **argv)
         } else if (!strcmp(argv[i], "--measured") && i + 1 < argc) measured = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = argv[++i];
         else if (argv[i][0] == '-' || file) {
-            fprintf(stderr, "pacesim: rescore: unexpected argument %s (see pacesim --help)\n", argv[i]);
+            setup_msg(stderr, "pacesim: rescore: unexpected argument %s (see pacesim --help)", argv[i]);
             return 2;
         } else file = argv[i];
     }
@@ -514,29 +532,29 @@ static int cmd_rescore(int argc, char **argv)
         goto done;
     }
     if (!(pm2 = setup_cost_new(&u)) || !(rm = replay_recorded_new(measured, pm2, cerr))) {
-        fprintf(stderr, "%s\n", pm2 ? cerr : u.err);
+        setup_msg(stderr, "%s", pm2 ? cerr : u.err);
         rc = 2;
         goto done;
     }
     if (engine_run(&u.e) < 0) {
-        fprintf(stderr, "%s\n", u.e.err);
+        setup_msg(stderr, "%s", u.e.err);
         rc = 1;
         goto done;
     }
     if (setup_engine(&u, rm, &eg) < 0 || engine_run(&eg) < 0) {
-        fprintf(stderr, "%s: %s\n", measured, eg.err);
+        setup_msg(stderr, "%s: %s", measured, eg.err);
         rc = 1;
         goto done;
     }
     long n, nrec;
     const replay_rec_t *rec = replay_recorded_records(rm, &n, &nrec);
     if (n != nrec) {
-        fprintf(stderr, "%s: the recording has %ld steps, the run %ld: not the recorded scenario?\n", measured, nrec, n);
+        setup_msg(stderr, "%s: the recording has %ld steps, the run %ld: not the recorded scenario?", measured, nrec, n);
         rc = 1;
         goto done;
     }
     if (steps && replay_steps_csv(steps, rec, n) < 0) {
-        fprintf(stderr, "pacesim: %s: %s\n", steps, strerror(errno));
+        setup_msg(stderr, "pacesim: %s: %s", steps, strerror(errno));
         rc = 1;
         goto done;
     }
@@ -558,8 +576,8 @@ static int cmd_replay(int argc, char **argv)
     if (slash) snprintf(path, sizeof path, "%.*s/pacesim-gpu", (int)(slash - argv0), argv0);
     else snprintf(path, sizeof path, "pacesim-gpu");
     if (access(path, X_OK) != 0) {
-        fprintf(stderr, "pacesim: replay needs the GPU build (%s): `make bin/pacesim-gpu` with nvcc; "
-                        "`pacesim rescore` re-prices a recorded replay without one\n", path);
+        setup_msg(stderr, "pacesim: replay needs the GPU build (%s): `make bin/pacesim-gpu` with nvcc; "
+                          "`pacesim rescore` re-prices a recorded replay without one", path);
         return 2;
     }
     char **av = calloc((size_t)argc + 3, sizeof *av);
@@ -572,14 +590,13 @@ static int cmd_replay(int argc, char **argv)
     for (int i = 0; i < argc; i++) av[i + 2] = argv[i];
     fflush(stdout);
     execv(path, av);
-    fprintf(stderr, "pacesim: %s: %s\n", path, strerror(errno));
+    setup_msg(stderr, "pacesim: %s: %s", path, strerror(errno));
     free(av);
     return 1;
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
-    argv0 = argv[0];
     gsl_set_error_handler_off();
     if (argc < 2) {
         usage(stderr);
@@ -607,6 +624,12 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "profile")) return cmd_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "rescore")) return cmd_rescore(argc - 2, argv + 2);
     if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);
-    fprintf(stderr, "pacesim: unknown command \"%s\" (see pacesim --help)\n", cmd);
+    setup_msg(stderr, "pacesim: unknown command \"%s\" (see pacesim --help)", cmd);
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    argv0 = argv[0];
+    return close_out(stdout, "stdout", run_command(argc, argv));
 }

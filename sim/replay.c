@@ -60,9 +60,17 @@ int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gp
                     st.measured, 100 * st.median, 100 * st.max);
     }
     fprintf(f, "   %-18s %14s %14s %9s\n", "window", "predicted", "measured", "error");
+    /* a window undefined in a run (NAN: its marks never reached) is "n/a", as in the run
+     * table, and so is the error when either value is undefined or the measured one is 0 */
     for (int i = 0; i < s->n_windows; i++) {
         double a = engine_window(ep, i), b = engine_window(eg, i);
-        fprintf(f, "   %-18s %14.4f %14.4f %+8.1f%%\n", s->windows[i].name, a, b, b != 0 ? 100 * (a / b - 1) : 0.0);
+        fprintf(f, "   %-18s ", s->windows[i].name);
+        if (isnan(a)) fprintf(f, "%14s ", "n/a");
+        else fprintf(f, "%14.4f ", a);
+        if (isnan(b)) fprintf(f, "%14s ", "n/a");
+        else fprintf(f, "%14.4f ", b);
+        if (isnan(a) || isnan(b) || b == 0) fprintf(f, "%9s\n", "n/a");
+        else fprintf(f, "%+8.1f%%\n", 100 * (a / b - 1));
     }
     fprintf(f, "   steps %ld / %ld (profile run / measured run)\n", ep->sum.steps, eg->sum.steps);
     return 0;
@@ -77,7 +85,9 @@ int replay_steps_csv(const char *path, const replay_rec_t *rec, long n)
         fprintf(f, "%ld,%s,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%#llx\n", rec[i].no, engine_step_type_name(rec[i].type),
                 rec[i].predicted, rec[i].measured, rec[i].pred_attn, rec[i].meas_attn, rec[i].clock_mhz, rec[i].power_w,
                 rec[i].clock_why);
-    return fclose(f);
+    int bad = ferror(f);          /* a write error: errno says why (a full device) */
+    if (fclose(f) != 0) bad = 1;
+    return bad ? -1 : 0;
 }
 
 cost_model_t *replay_model_new(const char *name, void *impl, replay_step_fn step, void (*destroy)(cost_model_t *cm))
@@ -153,13 +163,117 @@ static void rm_destroy(cost_model_t *cm)
     free(cm);
 }
 
-/* The column of name in a CSV header (-1: none). */
-static int col_of(char *hdr, const char *name)
+/* ---- reading a recording back ---------------------------------------------------------
+ * A recording is what replay_steps_csv() writes: a header, then one row per step, fields
+ * separated by commas, none empty.  Every row has the header's field count; `step` counts
+ * 1, 2, ... (the rows are the steps in order); `type` is a step type's name; `measured_s`
+ * (and `meas_attn_s`, when present) a plain decimal number: no hex, inf or nan, nor a
+ * subnormal (no step lasts 1e-310 s: such a value is a damaged file).  The other columns
+ * are not read.  A malformed file is refused at its line and column. */
+
+#define RM_LINE_MAX 4096          /* a row is about 100 characters; a longer line is no recording */
+#define RM_FIELDS_MAX 64
+
+typedef struct {
+    char *fld[RM_FIELDS_MAX];
+    int col[RM_FIELDS_MAX];       /* 1-based column where each field starts */
+    int n;
+} rm_row_t;
+
+/* Split line at commas, in place.  0, or -1: more fields than
+ * RM_FIELDS_MAX (row->col[RM_FIELDS_MAX - 1] then says where the extra one starts). */
+static int rm_split(char *line, rm_row_t *row)
 {
-    int c = 0;
-    for (char *tok = strtok(hdr, ",\r\n"); tok; tok = strtok(NULL, ",\r\n"), c++)
-        if (!strcmp(tok, name)) return c;
-    return -1;
+    row->n = 0;
+    char *p = line;
+    for (;;) {
+        if (row->n == RM_FIELDS_MAX) return -1;
+        row->fld[row->n] = p;
+        row->col[row->n] = (int)(p - line) + 1;
+        row->n++;
+        char *c = strchr(p, ',');
+        if (!c) return 0;
+        *c = 0;
+        p = c + 1;
+    }
+}
+
+/* A plain decimal number (sign, digits, one '.', an optional exponent) that is finite and
+ * zero or normal.  0, or -1. */
+static int rm_decimal(const char *t, double *v)
+{
+    const char *p = t;
+    int digits = 0;
+    if (*p == '+' || *p == '-') p++;
+    while (*p >= '0' && *p <= '9') p++, digits++;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++) digits++;
+    if (!digits) return -1;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return -1;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p) return -1;
+    errno = 0;
+    double x = strtod(t, NULL);
+    if (errno == ERANGE || !isfinite(x) || (x != 0 && !isnormal(x))) return -1;
+    *v = x;
+    return 0;
+}
+
+/* A step number: decimal digits only, at most 18 of them.  0, or -1. */
+static int rm_count(const char *t, long *v)
+{
+    long x = 0;
+    int n = 0;
+    for (; *t >= '0' && *t <= '9'; t++, n++) {
+        if (n == 18) return -1;
+        x = 10 * x + (*t - '0');
+    }
+    if (*t || !n) return -1;
+    *v = x;
+    return 0;
+}
+
+/* Read one line of f into buf (RM_LINE_MAX + 1 bytes), its end of line dropped; what is
+ * read stays bounded whatever the file holds.  1 a line (*len its length), 0 the end, -1 a
+ * read error, -2 a line longer than RM_LINE_MAX, -3 a NUL byte (*len: its offset). */
+static int rm_line(FILE *f, char *buf, size_t *len)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (c == 0) {
+            *len = n;
+            return -3;
+        }
+        if (n == RM_LINE_MAX) return -2;
+        buf[n++] = (char)c;
+    }
+    if (c == EOF && (ferror(f) || n == 0)) return ferror(f) ? -1 : 0;
+    if (n && buf[n - 1] == '\r') n--;
+    buf[n] = 0;
+    *len = n;
+    return 1;
+}
+
+static int rm_grow(rm_t *r, long *cap)
+{
+    if (r->nmeas < *cap) return 0;
+    long c = *cap ? 2 * *cap : 256;
+    double *a = realloc(r->meas, (size_t)c * sizeof *a);
+    if (!a) return -1;
+    r->meas = a;
+    double *b = realloc(r->meas_attn, (size_t)c * sizeof *b);
+    if (!b) return -1;
+    r->meas_attn = b;
+    int *t = realloc(r->type, (size_t)c * sizeof *t);
+    if (!t) return -1;
+    r->type = t;
+    *cap = c;
+    return 0;
 }
 
 cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[COST_ERR_MAX])
@@ -171,69 +285,107 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
     }
     rm_t *r = calloc(1, sizeof *r);
     cost_model_t *cm = r ? replay_model_new("recorded", r, rm_step, rm_destroy) : NULL;
-    char line[1024], hdr[1024];
-    long cap = 0, ln = 1;
-    int ct = -1, cm_ = -1, ca = -1;
+    char line[RM_LINE_MAX + 1], names[RM_LINE_MAX + 1];   /* names: the header's fields */
+    size_t len = 0;
+    long rcap = 0, ln = 0;
+    int cs = -1, ct = -1, cm_ = -1, ca = -1, nhdr = 0, got;
+    rm_row_t row, hdr;
     if (!cm) {
         snprintf(err, COST_ERR_MAX, "out of memory");
         goto fail;
     }
     r->pred = pred;
-    if (!fgets(line, sizeof line, f)) {
-        snprintf(err, COST_ERR_MAX, "%s:1: empty: not a replay's --steps file", csv);
-        goto fail;
-    }
-    memcpy(hdr, line, sizeof hdr);
-    ct = col_of(hdr, "type");
-    memcpy(hdr, line, sizeof hdr);
-    cm_ = col_of(hdr, "measured_s");
-    memcpy(hdr, line, sizeof hdr);
-    ca = col_of(hdr, "meas_attn_s");
-    if (ct < 0 || cm_ < 0) {
-        snprintf(err, COST_ERR_MAX, "%s:1: no %s column: not a replay's --steps file", csv, ct < 0 ? "type" : "measured_s");
-        goto fail;
-    }
-    while (fgets(line, sizeof line, f)) {
+    while ((got = rm_line(f, line, &len)) != 0) {
         ln++;
-        if (line[0] == '\n' || line[0] == '\r') continue;
-        if (r->nmeas == cap) {
-            cap = cap ? 2 * cap : 256;
-            double *a = realloc(r->meas, (size_t)cap * sizeof *a), *b = a ? realloc(r->meas_attn, (size_t)cap * sizeof *b) : NULL;
-            int *t = b ? realloc(r->type, (size_t)cap * sizeof *t) : NULL;
-            if (a) r->meas = a;
-            if (b) r->meas_attn = b;
-            if (t) r->type = t;
-            if (!a || !b || !t) {
-                snprintf(err, COST_ERR_MAX, "out of memory");
+        if (got == -1) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:1: recording: read error: %s", csv, ln, strerror(errno));
+            goto fail;
+        }
+        if (got == -2) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: recording: line longer than %d characters: not a replay's --steps file",
+                     csv, ln, RM_LINE_MAX + 1, RM_LINE_MAX);
+            goto fail;
+        }
+        if (got == -3) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%zu: recording: a NUL byte: not a replay's --steps file", csv, ln, len + 1);
+            goto fail;
+        }
+        if (ln > 1 && len == 0) continue;          /* a blank line */
+        if (ln == 1) memcpy(names, line, len + 1);
+        if (rm_split(line, &row) < 0) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: recording: more than %d fields: not a replay's --steps file", csv, ln,
+                     row.col[RM_FIELDS_MAX - 1], RM_FIELDS_MAX - 1);
+            goto fail;
+        }
+        for (int c = 0; c < row.n; c++)
+            if (!row.fld[c][0]) {
+                snprintf(err, COST_ERR_MAX, "%s:%ld:%d: %s: empty field", csv, ln, row.col[c],
+                         ln == 1 || c >= nhdr ? "recording" : hdr.fld[c]);
                 goto fail;
             }
-        }
-        int c = 0, ty = -1;
-        double m = NAN, at = 0;
-        for (char *tok = strtok(line, ",\r\n"); tok; tok = strtok(NULL, ",\r\n"), c++) {
-            char *end;
-            if (c == ct) {
-                for (int q = STEP_DECODE_ONLY; q <= STEP_PREFILL_ONLY; q++)
-                    if (!strcmp(tok, engine_step_type_name(q))) ty = q;
-            } else if (c == cm_ || c == ca) {
-                double v = strtod(tok, &end);
-                if (end == tok || *end) v = NAN;
-                if (c == cm_) m = v;
-                else at = v;
+        if (ln == 1) {                              /* the header */
+            rm_split(names, &hdr);                  /* as line: it fits */
+            nhdr = row.n;
+            for (int c = 0; c < row.n; c++) {
+                int *which = !strcmp(row.fld[c], "step") ? &cs : !strcmp(row.fld[c], "type") ? &ct
+                             : !strcmp(row.fld[c], "measured_s") ? &cm_ : !strcmp(row.fld[c], "meas_attn_s") ? &ca : NULL;
+                if (which && *which >= 0) {
+                    snprintf(err, COST_ERR_MAX, "%s:1:%d: %s: a second column of that name", csv, row.col[c], row.fld[c]);
+                    goto fail;
+                }
+                if (which) *which = c;
             }
+            if (ct < 0 || cm_ < 0) {
+                snprintf(err, COST_ERR_MAX, "%s:1:1: %s: no such column: not a replay's --steps file", csv,
+                         ct < 0 ? "type" : "measured_s");
+                goto fail;
+            }
+            continue;
         }
-        if (ty < 0 || !(m > 0) || !isfinite(m)) {
-            snprintf(err, COST_ERR_MAX, "%s:%ld: %s", csv, ln,
-                     ty < 0 ? "type: expected decode, mixed or prefill" : "measured_s: expected a positive number");
+        if (row.n != nhdr) {
+            int c = row.n < nhdr ? (int)len + 1 : row.col[nhdr];
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: recording: %d fields, the header has %d", csv, ln, c, row.n, nhdr);
+            goto fail;
+        }
+        if (rm_grow(r, &rcap) < 0) {
+            snprintf(err, COST_ERR_MAX, "out of memory");
+            goto fail;
+        }
+        long no;
+        if (cs >= 0 && (rm_count(row.fld[cs], &no) < 0 || no != r->nmeas + 1)) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: step: expected %ld (the steps in order)", csv, ln, row.col[cs],
+                     r->nmeas + 1);
+            goto fail;
+        }
+        int ty = -1;
+        for (int q = STEP_DECODE_ONLY; q <= STEP_PREFILL_ONLY; q++)
+            if (!strcmp(row.fld[ct], engine_step_type_name(q))) ty = q;
+        if (ty < 0) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: type: expected decode, mixed or prefill", csv, ln, row.col[ct]);
+            goto fail;
+        }
+        double m, at = 0;
+        if (rm_decimal(row.fld[cm_], &m) < 0 || !(m > 0)) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: measured_s: expected a positive decimal number of seconds", csv, ln,
+                     row.col[cm_]);
+            goto fail;
+        }
+        if (ca >= 0 && (rm_decimal(row.fld[ca], &at) < 0 || at < 0)) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: meas_attn_s: expected a decimal number of seconds >= 0", csv, ln,
+                     row.col[ca]);
             goto fail;
         }
         r->type[r->nmeas] = ty;
         r->meas[r->nmeas] = m;
-        r->meas_attn[r->nmeas] = isfinite(at) ? at : 0;
+        r->meas_attn[r->nmeas] = at;
         r->nmeas++;
     }
+    if (ln == 0) {
+        snprintf(err, COST_ERR_MAX, "%s:1:1: recording: empty: not a replay's --steps file", csv);
+        goto fail;
+    }
     if (!r->nmeas) {
-        snprintf(err, COST_ERR_MAX, "%s: no steps recorded", csv);
+        snprintf(err, COST_ERR_MAX, "%s:%ld:1: recording: no steps recorded", csv, ln);
         goto fail;
     }
     fclose(f);

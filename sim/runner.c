@@ -272,6 +272,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
     if (erc < 0) {
         res->rc = erc == ENG_EINPUT ? 2 : 1;
         snprintf(res->err, sizeof res->err, "%s", e->err);
+        setup_msg_line(res->err, sizeof res->err);
         goto out;
     }
     res->sum = e->sum;

@@ -7,7 +7,7 @@
  *    is skipped while current_step < next_eligible (whether pacing is active or not:
  *    a gate set earlier holds until it expires).  A prefilling request's chunk is
  *    end = min(next block boundary, target, start + budget_left) (align mode: a chunk
- *    never crosses a block boundary).  A decoding request asks for 1 + K tokens.
+ *    never crosses a block boundary; a model without GDN layers is not aligned).  A decoding request asks for 1 + K tokens.
  *    After a row that leaves the prompt unfinished (seq < prompt), with pacing active,
  *    next_eligible = current_step + N.
  *  - KV blocks are allocated as rows are scheduled, each allocation K lookahead slots
@@ -31,9 +31,12 @@ static long blocks_for(const engine_t *e, long tokens)
 
 static int is_prefilling(const req_t *r) { return r->computed < r->target; }
 
+/* A chunk's end: the target, cut by the budget; in a hybrid model (GDN layers) also by the
+ * next block boundary (the fork's align mode: a GDN state is kept per block).  A model
+ * without GDN layers has no state to align, and vLLM splits its prompts by budget only. */
 static long chunk_end(const engine_t *e, long start, long target, long budget)
 {
-    long boundary = (start / e->block + 1) * e->block;
+    long boundary = e->s->model.n_gdn > 0 ? (start / e->block + 1) * e->block : target;
     long end = boundary < target ? boundary : target;
     if (start + budget < end) end = start + budget;
     return end;

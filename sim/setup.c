@@ -1,6 +1,7 @@
 /* setup.c: scenario -> profile -> cost model -> engine, once for every command.
  * See setup.h. */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_errno.h>
@@ -35,9 +36,8 @@ static cost_model_t *cost_new(setup_t *u, int check)
     return cm;
 }
 
-int setup_open(setup_t *u, const char *path, const char *const *sets, int nsets)
+static int open_parts(setup_t *u, const char *path, const char *const *sets, int nsets)
 {
-    memset(u, 0, sizeof *u);
     pthread_once(&gsl_once, gsl_quiet);   /* GSL's handler is process-global: set it once */
     if (scn_load(path, sets, nsets, &u->s, u->err) < 0) return -1;
     u->has_scn = 1;
@@ -59,10 +59,21 @@ int setup_open(setup_t *u, const char *path, const char *const *sets, int nsets)
     return 0;
 }
 
+int setup_open(setup_t *u, const char *path, const char *const *sets, int nsets)
+{
+    memset(u, 0, sizeof *u);
+    if (open_parts(u, path, sets, nsets) < 0) {
+        setup_msg_line(u->err, sizeof u->err);
+        return -1;
+    }
+    return 0;
+}
+
 int setup_check_trace(setup_t *u)
 {
     if (engine_check_trace(&u->e) < 0) {
         snprintf(u->err, sizeof u->err, "%s", u->e.err);
+        setup_msg_line(u->err, sizeof u->err);
         return -1;
     }
     return 0;
@@ -86,4 +97,21 @@ void setup_close(setup_t *u)
     if (u->has_scn) scn_free(&u->s);
     u->cost = NULL;
     u->has_eng = u->has_prof = u->has_scn = 0;
+}
+
+char *setup_msg_line(char *msg, size_t size)
+{
+    for (size_t i = 0; i < size && msg[i]; i++)
+        if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f) msg[i] = '?';
+    return msg;
+}
+
+void setup_msg(FILE *f, const char *fmt, ...)
+{
+    char m[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    fprintf(f, "%s\n", setup_msg_line(m, sizeof m));
 }

@@ -13,6 +13,7 @@
 #ifndef PACESIM_SETUP_H
 #define PACESIM_SETUP_H
 
+#include <stdio.h>
 #include "cost.h"
 #include "engine.h"
 #include "profile.h"
@@ -45,5 +46,13 @@ cost_model_t *setup_cost_new(setup_t *u);
  * engine_free(e) in both cases. */
 int setup_engine(const setup_t *u, cost_model_t *cost, engine_t *e);
 void setup_close(setup_t *u);
+
+/* Messages are one line: every control character in msg (a newline or a tab in a path, a
+ * byte of a binary file quoted back) becomes '?', in place (as the scenario loader's
+ * messages have it), within size.  Returns msg.  setup_open() applies it to u->err; the
+ * commands to whatever else they print with a user's text in it. */
+char *setup_msg_line(char *msg, size_t size);
+/* Print one message line to f: fmt formatted, setup_msg_line()'d, then a newline. */
+void setup_msg(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -38,6 +38,12 @@ static void load_model(void)
     ck_assert_int_eq(model_rank(&ref_model, 1, &ref_rank), 0);
 }
 
+/* The laws the grid holds only where asked for (calib_opts_t varlen, moe_*). */
+static int law_gated(const char *name)
+{
+    return !strcmp(name, "attn.varlen.fp16") || !strcmp(name, "gemm.moe.fp16");
+}
+
 /* ---- the fake timer --------------------------------------------------------------- */
 
 typedef struct {
@@ -231,6 +237,10 @@ static void fake_init(void)
             c[0] = 1.5e-5; c[1] = 1e-7; c[2] = 3e-6; c[3] = 2e-6; c[4] = 4e-6; c[5] = 5e-7; c[6] = 3e-7;
         } else if (!strcmp(nm, "elementwise")) {
             c[0] = 4e-6; c[1] = 1.5e-8; c[2] = 2e-6; c[3] = 1e-6; c[4] = 3e-6;
+        } else if (!strcmp(nm, "attn.varlen.fp16")) {
+            c[0] = 5e-6; c[1] = 3e-9; c[2] = 1e-7; c[3] = 2e-9; c[4] = 4e-9;
+        } else if (!strcmp(nm, "gemm.moe.fp16")) {
+            c[0] = 8e-6; c[1] = 1.5e-15; c[2] = 3e-13; c[3] = 1e-7; c[4] = 0.2; c[5] = 1e-15;
         }
     }
     ft.name = "fake";
@@ -313,7 +323,10 @@ START_TEST(grid_default)
             ck_assert(j[i].q > 1 && j[i].q < 32);
     }
     for (int l = 0; l < nl; l++)
-        ck_assert_msg(per_law[l] >= 8, "%s: %d points", ls[l].name, per_law[l]);
+        if (law_gated(ls[l].name))
+            ck_assert_msg(per_law[l] == 0, "%s: %d points without its flag", ls[l].name, per_law[l]);
+        else
+            ck_assert_msg(per_law[l] >= 8, "%s: %d points", ls[l].name, per_law[l]);
     /* what the issue asks the grid to cover */
     static const int chunk_q[] = { 784, 816, 1568, 2048 };
     for (int k = 0; k < 4; k++) {
@@ -383,9 +396,9 @@ START_TEST(grid_smoke_and_only)
     int seen[32] = { 0 };
     for (int i = 0; i < n; i++)
         seen[j[i].law] = 1;
-    calib_laws(&nl);
+    const calib_law_spec_t *sl = calib_laws(&nl);
     for (int l = 0; l < nl; l++)
-        ck_assert_msg(seen[l], "smoke grid misses law %d", l);
+        ck_assert_msg(seen[l] || law_gated(sl[l].name), "smoke grid misses law %d", l);
     free(j);
     o.smoke = 0;
     o.only = "gemm,attn.decode_xqa";
@@ -489,11 +502,24 @@ END_TEST
 
 /* ---- the driver end to end ------------------------------------------------------------------ */
 
-static void check_recovered(const profile_t *p, double tol_pred, double tol_med)
+/* name is one of the comma-separated names of list */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *c = list; c && *c; c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL)
+        if (!strncmp(c, name, n) && (c[n] == ',' || c[n] == 0))
+            return 1;
+    return 0;
+}
+
+/* every law of the default grid (only: the laws named in it instead) came back */
+static void check_recovered_only(const profile_t *p, double tol_pred, double tol_med, const char *only)
 {
     int nl;
     const calib_law_spec_t *ls = calib_laws(&nl);
     for (int l = 0; l < nl; l++) {
+        if (only ? !in_list(only, ls[l].name) : law_gated(ls[l].name))
+            continue; /* not asked for (driver_varlen_moe asks for the gated ones) */
         const prof_law_t *law = prof_find(p, ls[l].name);
         ck_assert_msg(law != NULL, "law %s missing", ls[l].name);
         ck_assert_int_eq(law->ncoef, cost_law_ncoef(ls[l].name));
@@ -512,6 +538,11 @@ static void check_recovered(const profile_t *p, double tol_pred, double tol_med)
             ck_assert_msg(fabs(pred / truth - 1) < tol_pred, "%s point %d: %g vs %g", law->name, i, pred, truth);
         }
     }
+}
+
+static void check_recovered(const profile_t *p, double tol_pred, double tol_med)
+{
+    check_recovered_only(p, tol_pred, tol_med, NULL);
 }
 
 START_TEST(driver_recovers_known_laws)
@@ -1033,6 +1064,105 @@ START_TEST(refit_residuals)
 }
 END_TEST
 
+/* The varlen and MoE grids: only with their flags, tens of points each, their columns the
+ * job's decoded fields, features computable, smoke a handful. */
+START_TEST(grid_varlen_moe)
+{
+    calib_opts_t o;
+    calib_job_t *j;
+    int n, nl;
+    calib_opts_default(&o);
+    o.varlen = 1;
+    o.moe_experts = 128, o.moe_topk = 8, o.moe_width = 768;
+    o.only = "attn.varlen,gemm.moe";
+    ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &j, &n), 0);
+    const calib_law_spec_t *ls = calib_laws(&nl);
+    int nv = 0, nm = 0, skewed = 0, mixed = 0, alone = 0;
+    for (int i = 0; i < n; i++) {
+        double feat[PROF_MAX_COEF];
+        ck_assert_int_eq(cost_point_features(ls[j[i].law].name, j[i].x, &ref_model, &ref_rank, &fake_hw, feat), 0);
+        if (j[i].kernel == CK_VARLEN) {
+            nv++;
+            ck_assert_str_eq(ls[j[i].law].name, "attn.varlen.fp16");
+            ck_assert_double_eq(j[i].x[VARLEN_COL_DECODE_ROWS], j[i].rows);
+            ck_assert_double_eq(j[i].x[VARLEN_COL_CTX], (double)j[i].seq_len);
+            ck_assert_double_eq(j[i].x[VARLEN_COL_CHUNKS], j[i].chunks);
+            ck_assert_double_eq(j[i].x[VARLEN_COL_CHUNK_Q], j[i].q);
+            ck_assert_double_eq(j[i].x[VARLEN_COL_CHUNK_PREFIX], (double)j[i].prefix);
+            ck_assert((double)j[i].rows * j[i].seq_len <= 2097152); /* at most 2M decode KV tokens */
+            mixed += j[i].rows > 0 && j[i].chunks > 0;
+            alone += j[i].rows == 0;
+            ck_assert(feat[VARLEN_TILES_TOTAL] > 0 && feat[VARLEN_SM_TILES] >= feat[VARLEN_TILES_MAX]);
+        } else {
+            ck_assert_int_eq(j[i].kernel, CK_GEMM_MOE);
+            nm++;
+            ck_assert_double_eq(j[i].x[MOE_COL_EXPERTS], 128);
+            ck_assert_double_eq(j[i].x[MOE_COL_TOPK], 8);
+            ck_assert(j[i].n == 2 * 768 || j[i].n == ref_model.hidden);
+            skewed += j[i].skew > 0;
+            ck_assert(feat[MOE_ACTIVE] >= 1 && feat[MOE_ACTIVE] <= 128);
+        }
+    }
+    ck_assert_int_eq(nv, 32);
+    ck_assert_int_eq(nm, 28);
+    ck_assert_int_ge(mixed, 18);
+    ck_assert_int_ge(alone, 4);
+    ck_assert_int_gt(skewed, 0);
+    free(j);
+    o.smoke = 1;
+    ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &j, &n), 0);
+    ck_assert_int_eq(n, 3 + 4);
+    free(j);
+    /* --moe's width is per model: TP 2 halves it */
+    o.smoke = 0;
+    o.tp = 2;
+    o.varlen = 0;
+    ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &j, &n), 0);
+    ck_assert_int_eq(n, 28);
+    for (int i = 0; i < n; i++)
+        ck_assert(j[i].n == 768 || j[i].k == 384);
+    free(j);
+}
+END_TEST
+
+/* The driver over both new laws recovers the known ones; the command line takes --varlen and
+ * --moe E,TOPK,WIDTH and refuses a bad --moe. */
+static calib_timer_t *fake_timer(char err[256])
+{
+    (void)err;
+    return &ft;
+}
+
+START_TEST(driver_varlen_moe)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.quiet = 1;
+    o.varlen = 1;
+    o.moe_experts = 64, o.moe_topk = 6, o.moe_width = 1024;
+    o.only = "attn.varlen,gemm.moe";
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    ck_assert_ptr_nonnull(prof_find(&p, "attn.varlen.fp16"));
+    ck_assert_ptr_nonnull(prof_find(&p, "gemm.moe.fp16"));
+    ck_assert_int_eq(prof_find(&p, "attn.varlen.fp16")->npts, 32);
+    ck_assert_int_eq(prof_find(&p, "gemm.moe.fp16")->npts, 28);
+    check_recovered_only(&p, 1e-6, 1e-6, "attn.varlen.fp16,gemm.moe.fp16");
+    prof_free(&p);
+    FILE *keep_err = stderr;
+    stderr = tmpfile();
+    char *bad[][8] = { { "calib", "--model", "models/qwen3.8-27b.yaml", "--out", "/dev/null", "--moe", "8,9,100", NULL },
+                       { "calib", "--model", "models/qwen3.8-27b.yaml", "--out", "/dev/null", "--moe", "8,2", NULL },
+                       { "calib", "--model", "models/qwen3.8-27b.yaml", "--out", "/dev/null", "--moe", "8,2,0", NULL } };
+    for (int b = 0; b < 3; b++) ck_assert_int_eq(calib_main(7, bad[b], fake_timer), 2);
+    char *odd[] = { "calib", "--model", "models/qwen3.8-27b.yaml", "--tp", "2", "--out", "/dev/null", "--moe", "8,2,101", NULL };
+    ck_assert_int_eq(calib_main(9, odd, fake_timer), 2); /* tp 2 does not divide the width */
+    fclose(stderr);
+    stderr = keep_err;
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -1043,7 +1173,8 @@ int main(void)
         CHECK_TEST(driver_second_look), CHECK_TEST(driver_progress_line), CHECK_TEST(driver_skips_unsupported),
         CHECK_TEST(driver_error_names_the_job), CHECK_TEST(driver_records_gemm_choice),
         CHECK_TEST(driver_records_the_split), CHECK_TEST(driver_keep_going), CHECK_TEST(driver_budget_cuts),
-        CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals)};
+        CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals),
+        CHECK_TEST(grid_varlen_moe), CHECK_TEST(driver_varlen_moe)};
     gsl_set_error_handler_off();
     return check_main("calib", "host", tests, CHECK_N(tests), 60, setup_all);
 }

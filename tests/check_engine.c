@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "runner.h"
 
 static double win(const run_result_t *r, const char *name)
@@ -141,11 +142,57 @@ START_TEST(the_fix_only_removes_cost)
 }
 END_TEST
 
+/* A run far from time 0: a chain of n requests, each arriving `delay` s after the one
+ * before finished.  Arrivals up to ENG_MAX_TIME_S keep their steps' durations; a chain
+ * that carries the clock much further is refused rather than rounding the steps away
+ * (TTFT and TPOT 0). */
+static const char *far_file(int n, const char *delay)
+{
+    static char path[64];
+    char cwd[512];
+    snprintf(path, sizeof path, "/tmp/pacesim-far-%d.yaml", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    fprintf(f, "name: far\nmodel: %s/models/qwen3.8-27b.yaml\nhardware: {analytic: {tflops: 100, tbps: 2}}\n"
+               "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, tensor_parallel_size: 2}\n"
+               "workload:\n  requests:\n    - {id: R0, prompt_tokens: 100, output_tokens: 20}\n", cwd);
+    for (int i = 1; i < n; i++)
+        fprintf(f, "    - {id: R%d, prompt_tokens: 100, output_tokens: 20, arrival: {after: R%d, event: finished,"
+                   " delay_s: %s}}\n", i, i - 1, delay);
+    fprintf(f, "measure:\n  ttft: {kind: ttft, request: R%d}\n  tpot: {kind: tpot, request: R%d}\n"
+               "stop: {max_time_s: 1e18}\n", n - 1, n - 1);
+    ck_assert_int_eq(fclose(f), 0);
+    return path;
+}
+
+START_TEST(clock_far_from_zero)
+{
+    run_result_t *near = malloc(sizeof *near), *far = malloc(sizeof *far);
+    ck_assert(near && far);
+    runner_run(far_file(2, "1"), NULL, 0, NULL, near);
+    ck_assert_msg(near->rc == 0, "%s", near->err);
+    runner_run(far_file(2, "9e6"), NULL, 0, NULL, far);    /* the last at 9e6 s: resolved */
+    ck_assert_msg(far->rc == 0, "%s", far->err);
+    for (int i = 0; i < 2; i++) {
+        ck_assert(near->win_val[i] > 0);
+        ck_assert_msg(fabs(far->win_val[i] / near->win_val[i] - 1) < 1e-4, "%s: %g near 0, %g far", near->win_name[i],
+                      near->win_val[i], far->win_val[i]);
+    }
+    runner_run(far_file(40, "9e6"), NULL, 0, NULL, far);   /* the last at 3.5e8 s: refused */
+    ck_assert_int_eq(far->rc, 1);
+    ck_assert_msg(strstr(far->err, "cannot hold a step"), "%s", far->err);
+    unlink(far_file(1, "1"));
+    free(near);
+    free(far);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
         CHECK_TEST(deterministic_output), CHECK_TEST(windows_are_consistent),
         CHECK_LOOP(v100_published_table, CHECK_N(published)), CHECK_TEST(the_fix_only_removes_cost),
-        CHECK_TEST(paced_window_steps)};
+        CHECK_TEST(paced_window_steps), CHECK_TEST(clock_far_from_zero)};
     return check_main("engine", "runs", tests, CHECK_N(tests), 120, NULL);
 }

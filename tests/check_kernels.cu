@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "attn.h"
 #include "attn_split.h"
 #include "validate.h"
@@ -225,13 +226,83 @@ START_TEST(test_gpu_smem_limit_table) {
 }
 END_TEST
 
+/* varlen (attn_varlen.cu): the configurations fit sm_75's 64 KB a block (hence every arch), an
+ * unsupported head_dim is refused */
+START_TEST(test_varlen_config) {
+    for (int d = 64; d <= 256; d *= 2) {
+        int bm = 0, bn = 0, smem = 0;
+        ck_assert_int_eq(attn_varlen_config(d, &bm, &bn, &smem), 0);
+        ck_assert_int_eq(bn, 64);
+        ck_assert_int_eq(bm, d == 256 ? 32 : 64);
+        ck_assert_msg(smem > 0 && smem <= attn_smem_limit(7, 5), "D %d: %d bytes", d, smem);
+    }
+    ck_assert_int_eq(attn_varlen_config(96, NULL, NULL, NULL), ATTN_ESHAPE);
+    attn_varlen_shape sh;
+    int q = 1, L = 10;
+    ck_assert_int_eq(attn_varlen_count(1, &q, &L, 8, 2, 96, 0, 0, &sh), ATTN_EINVAL);
+}
+END_TEST
+
+/* the launch's counts by hand: D 128 (BM 64, BN 64), group 8, 2 kv heads; row 0: q 1 at 1000 is one
+ * M-tile of 8 rows walking ceil(1000/64) = 16 tiles; row 1: q 16 at 200 is 128 rows = 2 M-tiles,
+ * tokens 0..7 walking keys 0..191 (3 tiles), tokens 8..15 keys 0..199 (4 tiles). CTAs 3 x 2 = 6,
+ * tiles 2 x (16 + 3 + 4) = 46, critical path 16; 2 SMs of one slot, longest first to the least
+ * loaded: 16 | 16, 4 | 4, 3 | 3 -> 23 each. */
+START_TEST(test_varlen_count) {
+    int q[2] = {1, 16}, L[2] = {1000, 200};
+    attn_varlen_shape sh;
+    ck_assert_int_eq(attn_varlen_count(2, q, L, 8, 2, 128, 2, 1, &sh), 0);
+    ck_assert_int_eq(sh.entries, 3);
+    ck_assert_int_eq(sh.ctas, 6);
+    ck_assert_int_eq(sh.tiles, 46);
+    ck_assert_int_eq(sh.max_tiles, 16);
+    ck_assert_int_eq(sh.busiest_sm_tiles, 23);
+    /* one SM of 6 slots holds every CTA: its tiles are all of them */
+    ck_assert_int_eq(attn_varlen_count(2, q, L, 8, 2, 128, 1, 6, &sh), 0);
+    ck_assert_int_eq(sh.busiest_sm_tiles, 46);
+    /* no SM count: no placement */
+    ck_assert_int_eq(attn_varlen_count(2, q, L, 8, 2, 128, 0, 0, &sh), 0);
+    ck_assert_int_eq(sh.busiest_sm_tiles, 0);
+}
+END_TEST
+
+/* GPU: mixed batches (decode rows with chunks) against the float64 reference, each head_dim */
+static const struct { int d, kvh, group, page, n, q[5], seq[5]; } vcases[] = {
+    {128, 2, 8, 16, 5, {1, 1, 300, 40, 1}, {60, 9000, 300, 40 + 2000, 1}},
+    {256, 2, 6, 784, 5, {1, 1, 300, 40, 1}, {60, 9000, 300, 40 + 2000, 1}},
+    {64, 4, 1, 32, 5, {1, 1, 300, 40, 1}, {60, 9000, 300, 40 + 2000, 1}},
+    {128, 1, 16, 1, 3, {1, 17, 2}, {700, 17 + 100, 2}},
+    {256, 1, 12, 48, 3, {1, 17, 2}, {700, 17 + 100, 2}},
+};
+#define NVCASES ((int)(sizeof vcases / sizeof vcases[0]))
+
+START_TEST(test_gpu_varlen) {
+    if (!attn_gpu_available()) return;
+    attn_varlen_case c;
+    memset(&c, 0, sizeof c);
+    c.head_dim = vcases[_i].d;
+    c.kv_heads = vcases[_i].kvh;
+    c.group = vcases[_i].group;
+    c.page = vcases[_i].page;
+    c.samples = 40;
+    c.num_rows = vcases[_i].n;
+    for (int r = 0; r < c.num_rows; r++) { c.q[r] = vcases[_i].q[r]; c.seq[r] = vcases[_i].seq[r]; }
+    double rel = 0;
+    long unw = 0;
+    ck_assert_int_eq(attn_varlen_validate(&c, 500 + _i, &rel, &unw), 0);
+    ck_assert_int_eq(unw, 0);
+    ck_assert_msg(rel < 2e-3, "varlen D %d group %d: rel err %g", c.head_dim, c.group, rel);
+}
+END_TEST
+
 int main(void) {
     const check_test_t cpu[] = {
         CHECK_TEST(test_fp16_decode),  CHECK_TEST(test_fp8_decode),        CHECK_TEST(test_ref_uniform),
         CHECK_TEST(test_ref_two_keys), CHECK_TEST(test_expand_rows),       CHECK_TEST(test_partition),
         CHECK_TEST(test_split_parts),  CHECK_TEST(test_no_device_is_safe), CHECK_TEST(test_smem_fits_every_arch),
-        CHECK_TEST(test_smem_configs)};
-    const check_test_t gpu_cases[] = {CHECK_LOOP(test_gpu_route, 3 * NGCASES), CHECK_TEST(test_gpu_smem_limit_table)};
+        CHECK_TEST(test_smem_configs), CHECK_TEST(test_varlen_config), CHECK_TEST(test_varlen_count)};
+    const check_test_t gpu_cases[] = {CHECK_LOOP(test_gpu_route, 3 * NGCASES), CHECK_TEST(test_gpu_smem_limit_table),
+                                      CHECK_LOOP(test_gpu_varlen, NVCASES)};
     int gpu = attn_gpu_available();
     if (!gpu) printf("no CUDA device: GPU kernel tests skipped (CPU checks run)\n");
     Suite *s = suite_create("kernels");

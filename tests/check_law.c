@@ -43,7 +43,8 @@ START_TEST(forms_are_well_formed)
     }
     int attn = f->family == LF_PREFILL || f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ||
                f->family == LF_BRIDGE;
-    ck_assert_int_eq(attn, !strncmp(f->name, "attn.", 5));
+    ck_assert_int_eq(attn || f->family == LF_VARLEN, !strncmp(f->name, "attn.", 5));
+    if (f->family == LF_VARLEN) ck_assert(f->ctas_per_sm >= 1 && f->tile_n == LAW_VARLEN_BN && f->ncols == 7);
     if (attn) ck_assert(f->ctas_per_sm >= 1 && f->axis == ATTN_COL_SEQ_LEN && f->ncols == 5);
     if (f->family == LF_PREFILL) ck_assert(f->tile_m > 0 && f->tile_n > 0);
 }
@@ -89,6 +90,14 @@ START_TEST(features_stop_at_ncoef)
     case LF_GDN: row[GDN_COL_TOKENS] = 800, row[GDN_COL_SEQS] = 17; break;
     case LF_ALLREDUCE: row[0] = 1e6; break;
     case LF_ELEMENTWISE: case LF_STEP: row[0] = 64; break;
+    case LF_VARLEN:   /* 32 decode rows at 8K with a 512-token chunk after 1K */
+        row[VARLEN_COL_DECODE_ROWS] = 32, row[VARLEN_COL_CTX] = 8192, row[VARLEN_COL_CHUNKS] = 1;
+        row[VARLEN_COL_CHUNK_Q] = 512, row[VARLEN_COL_CHUNK_PREFIX] = 1024, row[VARLEN_COL_PAGE] = 16;
+        break;
+    case LF_MOE:      /* 256 tokens, 128 experts, top-8, skewed */
+        row[MOE_COL_TOKENS] = 256, row[MOE_COL_EXPERTS] = 128, row[MOE_COL_TOPK] = 8;
+        row[MOE_COL_N] = 1536, row[MOE_COL_K] = 4096, row[MOE_COL_SKEW] = 1;
+        break;
     default:   /* attention: 6 rows of a q-token query at 140K context */
         row[ATTN_COL_ROWS] = 6, row[ATTN_COL_Q] = f->family == LF_PREFILL ? 784 : 1;
         row[ATTN_COL_SEQ_LEN] = 140000, row[ATTN_COL_PAGE] = 784;
@@ -103,6 +112,73 @@ START_TEST(features_stop_at_ncoef)
 }
 END_TEST
 
+/* law_moe_counts: uniform spreads tokens x topk evenly (the remainder to the lower experts),
+ * a skew fills the first experts up to the cap of one per token, bad arguments are refused */
+START_TEST(moe_counts)
+{
+    long c[LAW_MOE_MAX_EXPERTS];
+    ck_assert_int_eq(law_moe_counts(10, 8, 2, 0, c), 8);       /* 20 over 8: 3,3,3,3,2,2,2,2 */
+    for (int e = 0; e < 8; e++) ck_assert_int_eq(c[e], e < 4 ? 3 : 2);
+    ck_assert_int_eq(law_moe_counts(1, 64, 4, 0, c), 4);       /* one token touches topk experts */
+    ck_assert_int_eq(c[0] + c[1] + c[2] + c[3], 4);
+    ck_assert_int_eq(law_moe_counts(0, 8, 2, 0, c), 0);
+    /* Zipf over 4 experts of 12 assignments (tokens 6, top-2): shares 5.76, 2.88, 1.92, 1.44;
+     * the first capped at 6 tokens is not reached; largest remainder: 6, 3, 2, 1 */
+    ck_assert_int_eq(law_moe_counts(6, 4, 2, 1.0, c), 4);
+    ck_assert_int_eq(c[0], 6);
+    ck_assert_int_eq(c[1], 3);
+    ck_assert_int_eq(c[2], 2);
+    ck_assert_int_eq(c[3], 1);
+    /* a strong skew (weights 1, 2^-8, ...): the first expert is capped at every token (4 of 8),
+     * the second takes nearly all the rest (3.83 of 4, and the remainder) */
+    ck_assert_int_eq(law_moe_counts(4, 4, 2, 8.0, c), 2);
+    ck_assert_int_eq(c[0], 4);
+    ck_assert_int_eq(c[1], 4);
+    ck_assert_int_eq(law_moe_counts(4, 0, 1, 0, c), -1);
+    ck_assert_int_eq(law_moe_counts(4, 4, 5, 0, c), -1);
+    ck_assert_int_eq(law_moe_counts(4, 4, 1, -1, c), -1);
+    ck_assert_int_eq(law_moe_counts(-1, 4, 1, 0, c), -1);
+}
+END_TEST
+
+/* attn.varlen.fp16's features by hand (kernels/attn.h's attn_varlen_count places CTAs the same
+ * way): a model of head_dim 256 (BM 32), 24 q / 4 kv
+ * heads (group 6); 2 decode rows at 1000 (one M-tile each, ceil(1000/64) = 16 tiles) and a
+ * chunk of 8 after 100 (48 rows: 2 M-tiles; rows 0..31 end at token 5, 106 keys = 2 tiles, rows
+ * 32..47 at token 7, 108 keys = 2 tiles).  CTAs (2 + 2) x 4 = 16; tiles (2 x 16 + 2 + 2) x 4 =
+ * 144; on 2 SMs x 2 slots the eight 16s go two to a slot (32 a slot), the eight 2s two more a
+ * slot: 36 a slot, 72 an SM. */
+START_TEST(varlen_features_by_hand)
+{
+    model_t m;
+    char err[1024];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &m, err) == 0, "%s", err);
+    m.head_dim = 256;
+    model_rank_t r;
+    ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+    r.q_heads = 24, r.kv_heads = 4, r.group = 6;
+    cost_hw_t hw = { .sms = 2, .flops = 700e12, .bw = 4e12 };
+    double row[7] = { 2, 1000, 1, 8, 100, 16, 0 }, feat[PROF_MAX_COEF];
+    ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), 0);
+    ck_assert_double_eq(feat[VARLEN_ONE], 1);
+    ck_assert_double_eq(feat[VARLEN_CTAS], 16);
+    ck_assert_double_eq(feat[VARLEN_TILES_TOTAL], 144);
+    ck_assert_double_eq(feat[VARLEN_TILES_MAX], 16);
+    ck_assert_double_eq(feat[VARLEN_SM_TILES], 72);
+    /* a step's call of the same rows prices the same */
+    kseg_t segs[3] = { { 0, 1, 1000 }, { 1, 8, 108 }, { 2, 1, 1000 } };
+    kcall_t call = { .nseg = 3, .segs = segs, .page = 16 };
+    double cf[PROF_MAX_COEF];
+    ck_assert_int_eq(cost_attn_features("attn.varlen.fp16", &call, &m, &r, &hw, cf), 0);
+    for (int i = 0; i < PROF_MAX_COEF; i++) ck_assert_double_eq(cf[i], feat[i]);
+    hw.sms = 0; /* no SM count recorded: no placement */
+    ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), 0);
+    ck_assert_double_eq(feat[VARLEN_SM_TILES], 0);
+    row[VARLEN_COL_DECODE_ROWS] = 0, row[VARLEN_COL_CHUNKS] = 0; /* an empty batch */
+    ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), -1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("law");
@@ -110,6 +186,8 @@ int main(void)
     tcase_add_loop_test(tc, forms_are_well_formed, 0, LAW__N);
     tcase_add_test(tc, lookups);
     tcase_add_loop_test(tc, features_stop_at_ncoef, 0, LAW__N);
+    tcase_add_test(tc, moe_counts);
+    tcase_add_test(tc, varlen_features_by_hand);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

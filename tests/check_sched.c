@@ -1,6 +1,7 @@
 /* check_sched: the scheduler's rules (docs/reference-system.md): budget and order,
  * block-aligned chunks, MTP budget and acceptance, preemption, and the pacing rule with its
  * anchor. */
+#include <math.h>
 #include "check_core.h"
 #include "engine_int.h"
 #include "runner.h"
@@ -358,6 +359,167 @@ START_TEST(preemption_into_a_full_waiting_queue)
 }
 END_TEST
 
+/* D decodes 3 tokens next to B's paced 16K prefill (PACE_STEPS 8): D finishes while B
+ * waits for its gate, so no request is schedulable until the gate opens; C arrives much
+ * later.  The reference counts every schedule() call as a step, empty ones included. */
+static const char *const decoder_finishes_body =
+    "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, tensor_parallel_size: 2}\n"
+    "env: {VLLM_1CAT_PREFILL_PACE_STEPS: 8}\n"
+    "workload:\n  requests:\n"
+    "    - {id: D, prompt_tokens: 1000, output_tokens: 3, arrival: 0}\n"
+    "    - {id: B, prompt_tokens: 16384, output_tokens: 4, arrival: {after: D, event: first_token}}\n"
+    "    - {id: C, prompt_tokens: 100, output_tokens: 2, arrival: 500}\n";
+
+/* every step's start and duration, beside the recorder */
+static double step_t0[REC_MAX], step_dt[REC_MAX];
+
+static void timed_step(void *ctx, const engine_t *e, const step_rec_t *st)
+{
+    recorder_t *r = ctx;
+    if (r->n < REC_MAX) {
+        step_t0[r->n] = st->t0;
+        step_dt[r->n] = st->dt;
+    }
+    record_step(ctx, e, st);
+}
+
+START_TEST(pacing_gate_outlives_the_decoder)
+{
+    char err[SCN_ERR_MAX];
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(scn_load(scenario_file(decoder_finishes_body), NULL, 0, &s, err), 0);
+    cm = cost_analytic_new(&s.model, s.engine.tensor_parallel_size, s.analytic_tflops, s.analytic_tbps);
+    ck_assert_int_eq(engine_init(&e, &s, cm, NULL), 0);
+    memset(&rec, 0, sizeof rec);
+    e.observer = timed_step;
+    e.observer_ctx = &rec;
+    ck_assert_msg(engine_run(&e) == 0, "%s", e.err);
+    const req_t *b = &e.pool[e.explicit_slot[1]], *c = &e.pool[e.explicit_slot[2]];
+    ck_assert_int_eq(e.sum.requests_finished, 3);
+    /* B is not held back until C arrives */
+    ck_assert(b->t_ev[EV_FIRST_TOKEN] < c->t_ev[EV_ARRIVAL]);
+    /* the step numbers no priced step took are the empty schedule() calls */
+    long gaps = 0;
+    for (int k = 1; k < rec.n; k++) gaps += rec.no[k] - rec.no[k - 1] - 1;
+    ck_assert_int_gt(e.sum.empty_steps, 0);
+    ck_assert_int_eq(gaps, e.sum.empty_steps);
+    /* B's chunks: never more than PACE_STEPS steps apart, and each paced chunk exactly at
+     * the gate its previous chunk set */
+    long st[64], ne[64];
+    int n = 0;
+    for (int k = 0; k < rec.n; k++)
+        for (int i = 0; i < rec.nrows[k]; i++)
+            if (rec.rows[k][i].req == e.explicit_slot[1] && rec.rows[k][i].prefill) {
+                st[n] = rec.no[k];
+                ne[n++] = rec.next_eligible[k][i];
+            }
+    ck_assert_int_ge(n, 2);
+    for (int i = 1; i < n; i++) {
+        ck_assert_int_le(st[i] - st[i - 1], 8);
+        if (ne[i - 1] > st[i - 1]) ck_assert_int_eq(st[i], ne[i - 1]);
+    }
+    /* the empty steps cost no time: from B's arrival to its first token the engine is
+     * busy all along (the steps in between are back to back) */
+    double busy = 0, from = b->t_ev[EV_ARRIVAL], to = b->t_ev[EV_FIRST_TOKEN];
+    for (int k = 0; k < rec.n; k++)
+        if (step_t0[k] >= from && step_t0[k] + step_dt[k] <= to) busy += step_dt[k];
+    ck_assert_msg(fabs(busy - (to - from)) <= 1e-9 * (to - from), "B's TTFT %.9g s, busy %.9g s", to - from, busy);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+/* Every preempted request that is recomputed: its target is its prompt plus the tokens it
+ * had emitted (vLLM recomputes the whole sequence), so at its final recompute chunk the
+ * KV holds prompt + emitted-before tokens.  Counts the chunks checked. */
+typedef struct {
+    long checked, with_output;
+    long bad_seq, bad_prompt, bad_emitted;
+} recompute_t;
+
+static void recompute_step(void *ctx, const engine_t *e, const step_rec_t *st)
+{
+    recompute_t *c = ctx;
+    for (int i = 0; i < st->nrows; i++) {
+        const step_row_t *row = &st->rows[i];
+        const req_t *r = &e->pool[row->req];
+        if (!row->prefill || r->preemptions == 0 || row->seq_len < r->target) continue;
+        long before = r->emitted - row->emitted;   /* emitted before this final chunk */
+        c->checked++;
+        if (before > 0) c->with_output++;
+        if (row->seq_len != r->prompt + before) {
+            c->bad_seq = row->seq_len;
+            c->bad_prompt = r->prompt;
+            c->bad_emitted = before;
+        }
+    }
+}
+
+START_TEST(preemption_recomputes_prompt_and_output)
+{
+    const char *body =
+        "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, tensor_parallel_size: 2,"
+        " block_size: 1024, num_gpu_blocks: 16}\n"
+        "workload:\n  requests:\n"
+        "    - {id: X, prompt_tokens: 4000, output_tokens: 4000, arrival: 0}\n"
+        "    - {id: Y, prompt_tokens: 4000, output_tokens: 4000, arrival: 0.001}\n";
+    char err[SCN_ERR_MAX];
+    engine_t e; scenario_t s; cost_model_t *cm;
+    recompute_t c = { 0 };
+    ck_assert_int_eq(scn_load(scenario_file(body), NULL, 0, &s, err), 0);
+    cm = cost_analytic_new(&s.model, s.engine.tensor_parallel_size, s.analytic_tflops, s.analytic_tbps);
+    ck_assert_int_eq(engine_init(&e, &s, cm, NULL), 0);
+    e.observer = recompute_step;
+    e.observer_ctx = &c;
+    ck_assert_int_eq(engine_run(&e), 0);
+    ck_assert_int_gt(e.sum.preemptions, 0);
+    ck_assert_int_gt(c.with_output, 0);             /* some preempted request was decoding */
+    ck_assert_msg(c.bad_seq == 0, "a recompute ended at %ld tokens, prompt %ld + %ld emitted", c.bad_seq,
+                  c.bad_prompt, c.bad_emitted);
+    ck_assert_int_eq(e.pool[e.explicit_slot[1]].emitted, 4000);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+START_TEST(dense_model_blocks_and_chunks)
+{
+    /* no GDN layers: block 16 (vLLM's default; the align rule has no state to size it by)
+     * and prompt chunks cut by the budget only */
+    const char *path = "/tmp/pacesim-check-dense.yaml";
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("name: dense\nhardware: {analytic: {tflops: 100, tbps: 2}}\n"
+          "model: {name: d, layers: 8, full_attention_layers: 8, hidden: 1024, intermediate: 4096, vocab: 32000,"
+          " weight_bytes_per_param: 2, attention: {q_heads: 16, kv_heads: 4, head_dim: 64}}\n"
+          "engine: {max_num_batched_tokens: 500, max_num_seqs: 4, max_model_len: 8192}\n"
+          "workload:\n  requests:\n    - {id: A, prompt_tokens: 1234, output_tokens: 3}\n", f);
+    ck_assert_int_eq(fclose(f), 0);
+    char err[SCN_ERR_MAX];
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_msg(scn_load(path, NULL, 0, &s, err) == 0, "%s", err);
+    cm = cost_analytic_new(&s.model, s.engine.tensor_parallel_size, s.analytic_tflops, s.analytic_tbps);
+    ck_assert_int_eq(engine_init(&e, &s, cm, NULL), 0);
+    memset(&rec, 0, sizeof rec);
+    e.observer = record_step;
+    e.observer_ctx = &rec;
+    ck_assert_msg(engine_run(&e) == 0, "%s", e.err);
+    ck_assert_int_eq(e.block, 16);
+    long done = 0;
+    int chunks = 0;
+    for (int k = 0; k < rec.n; k++)
+        if (rec.rows[k][0].prefill) {
+            long want = 1234 - done < 500 ? 1234 - done : 500;
+            ck_assert_int_eq(rec.rows[k][0].q, want);
+            done += rec.rows[k][0].q;
+            chunks++;
+        }
+    ck_assert_int_eq(done, 1234);
+    ck_assert_int_eq(chunks, 3);                     /* ceil(1234 / 500) */
+    ck_assert_int_eq(e.sum.requests_finished, 1);
+    done_engine(&e, &s, cm);
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -368,6 +530,8 @@ int main(void)
         CHECK_TEST(mtp_per_position_acceptance_seeded), CHECK_TEST(preemption_recomputes_newest),
         CHECK_TEST(lookahead_on_every_allocation), CHECK_TEST(gate_holds_every_running_request),
         CHECK_TEST(pacing_active_by_prompt_computed),
-        CHECK_TEST(prefix_cache_hits_whole_blocks), CHECK_TEST(preemption_into_a_full_waiting_queue)};
+        CHECK_TEST(prefix_cache_hits_whole_blocks), CHECK_TEST(preemption_into_a_full_waiting_queue),
+        CHECK_TEST(pacing_gate_outlives_the_decoder), CHECK_TEST(preemption_recomputes_prompt_and_output),
+        CHECK_TEST(dense_model_blocks_and_chunks)};
     return check_main("sched", "core", tests, CHECK_N(tests), 60, NULL);
 }

@@ -1,11 +1,16 @@
 /* check_setup: the one assembly path.  What setup_open() (and setup_check_trace(), for
  * validate) refuses, a run refuses with the same line and exit status 2; a second engine of
- * the same setup (rescore, the GPU replay) steps exactly as the first. */
+ * the same setup (rescore, the GPU replay) steps exactly as the first.  And the edge of the
+ * commands: every message is one line (a user's text escaped), and a write error on any
+ * output fails the command ($PACESIM or bin/pacesim, run from the repository root). */
 #include <check.h>
 #include "check_run.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "runner.h"
 #include "setup.h"
 
@@ -86,6 +91,102 @@ START_TEST(second_engine_steps_as_the_first)
 }
 END_TEST
 
+START_TEST(messages_are_one_line)
+{
+    char m[32];
+    snprintf(m, sizeof m, "%s", "plain: text");
+    ck_assert_str_eq(setup_msg_line(m, sizeof m), "plain: text");
+    snprintf(m, sizeof m, "%s", "a\nb\tc\x7f\r");
+    ck_assert_str_eq(setup_msg_line(m, sizeof m), "a?b?c??");
+}
+END_TEST
+
+/* A scenario in a directory whose name holds a newline: what setup_open refuses, and what
+ * the run meets later (a bad trace row), are one line each, the newline escaped. */
+START_TEST(user_paths_are_escaped)
+{
+    char dir[64] = "/tmp/pacesim-nl-XXXXXX", sub[128], path[192], tr[192], cwd[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(sub, sizeof sub, "%s/new\nline", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    snprintf(path, sizeof path, "%s/s.yaml", sub);
+    snprintf(tr, sizeof tr, "%s/t.csv", sub);
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "name: nl\nmodel: %s/models/qwen3.8-27b.yaml\nhardware: {analytic: {tflops: 100, tbps: 2}}\n"
+               "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, tensor_parallel_size: 2}\n"
+               "workload: {trace: t.csv}\n", cwd);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_ptr_nonnull(f = fopen(tr, "w"));
+    fputs("arrival_s,prompt_tokens,output_tokens\n0,100,2\n1,100,oops\n", f);
+    ck_assert_int_eq(fclose(f), 0);
+    run_result_t *r = malloc(sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    runner_run(path, NULL, 0, NULL, r);              /* the bad row is met by the run */
+    ck_assert_int_eq(r->rc, 2);
+    ck_assert_msg(!strchr(r->err, '\n') && strstr(r->err, "new?line/t.csv:3:1: trace"), "%s", r->err);
+    setup_t u;
+    ck_assert_int_eq(setup_open(&u, path, NULL, 0), 0);
+    ck_assert_int_lt(setup_check_trace(&u), 0);      /* validate finds it too */
+    ck_assert_str_eq(u.err, r->err);
+    setup_close(&u);
+    unlink(tr);                                      /* a missing trace: refused by setup_open */
+    ck_assert_int_lt(setup_open(&u, path, NULL, 0), 0);
+    ck_assert_msg(!strchr(u.err, '\n') && strstr(u.err, "new?line/t.csv: cannot open trace"), "%s", u.err);
+    setup_close(&u);
+    unlink(path);
+    ck_assert_int_lt(setup_open(&u, path, NULL, 0), 0);   /* a missing scenario */
+    ck_assert_msg(!strchr(u.err, '\n') && strstr(u.err, "new?line/s.yaml"), "%s", u.err);
+    setup_close(&u);
+    free(r);
+    rmdir(sub);
+    rmdir(dir);
+}
+END_TEST
+
+/* The commands' outputs: a write error (a full device) fails the command with one line on
+ * stderr, whichever output it hits. */
+static const struct { const char *args; const char *fragment; } unwritable[] = {
+    { "run scenarios/default.yaml >/dev/full", "writing the table" },
+    { "run scenarios/default.yaml --quiet --steps /dev/full >/dev/null", "writing the steps CSV" },
+    { "run scenarios/default.yaml scenarios/v100-fp16-mtp4-b16k-pdr.yaml -j 2 --quiet --steps /dev/full", "writing the steps CSV" },
+    { "run scenarios/default.yaml --quiet --steps - >/dev/full", "writing the steps CSV" },
+    { "run scenarios/default.yaml --quiet --csv /dev/full", "writing the CSV" },
+    { "run scenarios/default.yaml --quiet --trace /dev/full", "trace" },
+    { "validate scenarios/default.yaml >/dev/full", "stdout: write error" },
+    { "profile calib/profiles/h200.yaml >/dev/full", "stdout: write error" },
+    { "--help >/dev/full", "stdout: write error" },
+    { "rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --set workload.requests.B.output_tokens=8 --measured "
+      "tests/data/replay/h200-current/h200-fp16-nomtp-b16k-baseline.steps.csv >/dev/full", "stdout: write error" },
+    { "rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --set workload.requests.B.output_tokens=8 --measured "
+      "tests/data/replay/h200-current/h200-fp16-nomtp-b16k-baseline.steps.csv --steps /dev/full >/dev/null", "/dev/full" },
+};
+
+START_TEST(write_errors_fail_the_command)
+{
+    ck_assert_msg(access("/dev/full", W_OK) == 0, "no /dev/full to write to");
+    const char *bin = getenv("PACESIM") ? getenv("PACESIM") : "bin/pacesim";
+    ck_assert_msg(access(bin, X_OK) == 0, "%s not built", bin);
+    char err[64] = "/tmp/pacesim-werr-XXXXXX", cmd[1024], line[1200];
+    int fd = mkstemp(err);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd, "%s %s 2>%s", bin, unwritable[_i].args, err);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s: status %d", cmd, st);
+    FILE *f = fopen(err, "r");
+    ck_assert_ptr_nonnull(f);
+    int lines = 0;
+    line[0] = 0;
+    while (fgets(line, sizeof line, f)) lines++;
+    fclose(f);
+    unlink(err);
+    ck_assert_msg(lines == 1, "%s: %d lines on stderr", cmd, lines);
+    ck_assert_msg(strstr(line, unwritable[_i].fragment), "%s: %s", cmd, line);
+}
+END_TEST
+
 int main(void)
 {
     TCase *tc = tcase_create("assembly");
@@ -93,6 +194,9 @@ int main(void)
     tcase_add_loop_test(tc, refused_as_run_refuses, 0, (int)(sizeof refused / sizeof *refused));
     tcase_add_test(tc, accepted_with_its_parts);
     tcase_add_test(tc, second_engine_steps_as_the_first);
+    tcase_add_test(tc, messages_are_one_line);
+    tcase_add_test(tc, user_paths_are_escaped);
+    tcase_add_loop_test(tc, write_errors_fail_the_command, 0, (int)(sizeof unwritable / sizeof *unwritable));
     Suite *s = suite_create("setup");
     suite_add_tcase(s, tc);
     return check_run(s);

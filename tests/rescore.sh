@@ -54,11 +54,56 @@ expect 1 "not the recorded scenario" "another scenario's recording is refused" -
 expect 1 "not the recorded scenario" "a run longer than its recording is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r
 sed '3s/decode/decoed/' $r > "$tmp/bad.csv"
-expect 2 "bad.csv:3: type" "a malformed recording: file:line and the column" -- \
+expect 2 "bad.csv:3:3: type" "a malformed recording: file:line:col and the column" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/bad.csv" --set workload.requests.B.output_tokens=8
 awk -F, -v OFS=, 'NR == 4 { $4 = -1 } 1' $r > "$tmp/neg.csv"
-expect 2 "neg.csv:4: measured_s" "a negative time: file:line and the column" -- \
+expect 2 "neg.csv:4:[0-9]*: measured_s" "a negative time: file:line:col and the column" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/neg.csv" --set workload.requests.B.output_tokens=8
+# bad_row NAME LINE COLUMN VALUE: the recording with field COLUMN of line LINE set to VALUE
+bad_row() { awk -F, -v OFS=, -v l="$2" -v c="$3" -v v="$4" 'NR == l { $c = v } 1' $r > "$tmp/$1.csv"; }
+# col_of LINE COLUMN: the 1-based character column where that field starts
+col_of() { awk -F, -v l="$1" -v c="$2" 'NR == l { n = 1; for (i = 1; i < c; i++) n += length($i) + 1; print n }' $r; }
+for v in 0x1p-5 1e-310 inf nan 1e999 ' 0.01' 0.01s; do
+    bad_row num 5 4 "$v"
+    expect 2 "num.csv:5:$(col_of 5 4): measured_s" "measured_s \"$v\" is refused at its line and column" -- \
+        rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/num.csv" --set workload.requests.B.output_tokens=8
+done
+bad_row attn 6 6 0X10
+expect 2 "attn.csv:6:$(col_of 6 6): meas_attn_s" "a hex meas_attn_s is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/attn.csv" --set workload.requests.B.output_tokens=8
+bad_row empty 7 3 ''
+expect 2 "empty.csv:7:$(col_of 7 3): predicted_s: empty field" "an empty field is refused, not skipped (no column shifts)" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/empty.csv" --set workload.requests.B.output_tokens=8
+bad_row extra 8 9 '0x4,1'
+expect 2 "extra.csv:8:[0-9]*: recording: 10 fields, the header has 9" "a row with more fields than the header" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/extra.csv" --set workload.requests.B.output_tokens=8
+awk 'NR == 9 { sub(/,[^,]*$/, "") } 1' $r > "$tmp/short.csv"
+expect 2 "short.csv:9:[0-9]*: recording: 8 fields, the header has 9" "a row with fewer fields than the header" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/short.csv" --set workload.requests.B.output_tokens=8
+bad_row order 10 1 12
+expect 2 "order.csv:10:1: step: expected 9" "the steps out of order" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/order.csv" --set workload.requests.B.output_tokens=8
+{ head -n 5 $r; head -c 5000 /dev/zero | tr '\0' 9; echo; tail -n +6 $r; } > "$tmp/long.csv"
+expect 2 "long.csv:6:4097: recording: line longer" "an overlong line is refused at its own line" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/long.csv" --set workload.requests.B.output_tokens=8
+{ head -n 3 $r; printf '3,decode,0.1\0,0.1,0,0,0,0,0\n'; } > "$tmp/nul.csv"
+expect 2 "nul.csv:4:13: recording: a NUL byte" "a NUL byte is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/nul.csv" --set workload.requests.B.output_tokens=8
+printf 'step,type,measured_s,type\n' > "$tmp/dup.csv"
+expect 2 "dup.csv:1:22: type: a second column" "a header naming a column twice" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/dup.csv"
+head -n 1 $r > "$tmp/hdr.csv"
+expect 2 "hdr.csv:1:1: recording: no steps recorded" "a header alone" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/hdr.csv"
+: > "$tmp/zero.csv"
+expect 2 "zero.csv:1:1: recording: empty" "an empty file" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/zero.csv"
+mkdir "$tmp/dir.csv"
+expect 2 "dir.csv:1:1: recording: read error" "a directory" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/dir.csv"
+cp "$tmp/bad.csv" "$tmp/$(printf 'new\nline').csv"
+expect 2 'new?line.csv:3:3: type' "a newline in the recording's path is escaped: one line" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/$(printf 'new\nline').csv" --set workload.requests.B.output_tokens=8
 expect 2 "cannot open the recording" "a missing recording" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/none.csv"
 expect 2 "needs a scenario and --measured" "no --measured" -- rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml

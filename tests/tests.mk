@@ -178,3 +178,16 @@ EXTRA_TESTS += tests/golden.sh
 EXTRA_TESTS += tests/doc_keys.sh
 # -- outputs: every --help, CSV shapes and quoting, steps/requests of several runs, make run's table
 EXTRA_TESTS += tests/outputs.sh
+
+# -- the engine under random valid scenarios (tests/fuzz_engine.c, a plain C program, no
+# libFuzzer): built with ASan + UBSan and -DPACESIM_DEBUG beside check-asan's objects;
+# make check-engine-fuzz runs it ENGINE_FUZZ_SECONDS (30) from seed ENGINE_FUZZ_SEED (1).
+# A failing scenario is kept in $(BUILD)/fuzz-engine/ (its first line repeats it).
+ENGINE_FUZZ_SECONDS ?= 30
+ENGINE_FUZZ_SEED    ?= 1
+.PHONY: check-engine-fuzz
+$(ASAN_DIR)/bin/fuzz_engine: $(ASAN_DIR)/tests/fuzz_engine.o $(ASAN_DIR)/libsim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LIBS)
+check-engine-fuzz: $(ASAN_DIR)/bin/fuzz_engine
+	$(ASAN_ENV) ./$(ASAN_DIR)/bin/fuzz_engine -s $(ENGINE_FUZZ_SEED) -n 100000000 -t $(ENGINE_FUZZ_SECONDS) -d $(BUILD)/fuzz-engine
