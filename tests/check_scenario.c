@@ -254,7 +254,8 @@ static const bad_set_t bad_sets[] = {
     {"engine.max_num_seqs=-3", "--set engine.max_num_seqs: expected a positive integer, got \"-3\""},
     {"engine.foo=1", "--set engine.foo: unknown key \"foo\" (allowed: max_num_batched_tokens, "
      "max_num_seqs, max_model_len, enable_prefix_caching, kv_cache_dtype, tensor_parallel_size, "
-     "block_size, num_gpu_blocks, gpu_memory_utilization, speculative_config)"},
+     "block_size, num_gpu_blocks, gpu_memory_utilization, speculative_config, prefix_cache_model,"
+     " prefix_cache_retention_interval)"},
     {"workload.requests.5.prompt_tokens=1",
      "--set workload.requests.5.prompt_tokens: index 5 out of range (the list has 2 elements)"},
     {"workload.requests.C.prompt_tokens=1",
@@ -346,7 +347,7 @@ static const bad_t bads[] = {
      ":7:6: measure.r: missing required key \"request\""},
     {HDR WL "measure:\n  r: {kind: speed}\n",
      ":7:13: measure.r.kind: expected one of rate, duration, ttft, tpot, itl, steps, tokens, "
-     "throughput, e2e, queueing, got \"speed\""},
+     "throughput, e2e, queueing, prefix_hit, evictions, got \"speed\""},
     {HDR WL "measure:\n  d: {kind: duration, from: A.admitted, to: Q.first_token}\n",
      ":7:45: measure.d.to: no request with id \"Q\""},
     /* 25 */ {HDR WL "measure:\n  d: {kind: duration, to: A.done}\n",
