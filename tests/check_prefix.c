@@ -65,6 +65,27 @@ START_TEST(shared_prefix_shares_blocks)
 }
 END_TEST
 
+START_TEST(system_prompt_held_once)
+{
+    /* shared: 10 blocks of prompt once, then each request's own block (its 100 tokens and
+     * 64 outputs fit in the block after the prefix's) */
+    run_result_t *r = run("tests/data/prefix/sys300.yaml", NULL, 0, NULL);
+    long b = r->block, own = (8100 + 64 + b - 1) / b - 8000 / b;
+    ck_assert_int_le(r->sum.peak_attn_blocks, 8000 / b + 300 * own);
+    ck_assert_int_eq(r->sum.peak_running, 300);
+    ck_assert_int_eq(r->sum.pc_evictions, 0);
+    /* nothing shared: every prompt is computed (the token budget then paces admissions),
+     * finished requests' cached blocks are evicted for the next ones, the run is longer */
+    const char *none[] = { "workload.poisson.prefix.share=0" };
+    run_result_t *q = run("tests/data/prefix/sys300.yaml", none, 1, NULL);
+    ck_assert_double_eq(win(q, "hit"), 0);
+    ck_assert_int_gt(q->sum.pc_evictions, 0);
+    ck_assert_double_gt(q->sum.makespan, 2 * r->sum.makespan);
+    free(r);
+    free(q);
+}
+END_TEST
+
 START_TEST(eviction_under_pressure)
 {
     /* 60 blocks: B's 30,000-token prefill reuses A's cached blocks, so C recomputes */
@@ -163,7 +184,7 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {
-        CHECK_TEST(shared_prefix_shares_blocks), CHECK_TEST(eviction_under_pressure), CHECK_TEST(multi_turn_hit),
+        CHECK_TEST(shared_prefix_shares_blocks), CHECK_TEST(system_prompt_held_once), CHECK_TEST(eviction_under_pressure), CHECK_TEST(multi_turn_hit),
         CHECK_TEST(cliff_by_retention), CHECK_LOOP(pool_without_caching_is_the_count, CHECK_N(same))};
     return check_main("prefix", "runs", tests, CHECK_N(tests), 120, NULL);
 }
