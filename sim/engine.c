@@ -57,6 +57,8 @@ static void pool_release(engine_t *e, int slot)
 {
     kvpool_seq_free(e->kv, e->pool[slot].kv);
     e->pool[slot].kv = NULL;
+    free(e->pool[slot].conv_runs);
+    e->pool[slot].conv_runs = NULL;
     e->pool[slot].state = RQ_FREE;
     e->free_slots[e->nfree++] = slot;
 }
@@ -259,8 +261,10 @@ static int schedule_next_poisson(engine_t *e, double after)
 }
 
 /* A generated request (Poisson or trace); group >= 0: its prompt starts with the first
- * ptoks tokens of prefix group `group` (the block pool). */
-static int make_generated(engine_t *e, long prompt, long output, long cached, long group, long ptoks, double t)
+ * ptoks tokens of prefix group `group` (the block pool); turns > 1: the first turn of a
+ * conversation (the block pool). */
+static int make_generated(engine_t *e, long prompt, long output, long cached, long group, long ptoks, long turns,
+                          double t)
 {
     if (prompt < 1 || output < 1) {
         snprintf(e->err, ENG_ERR_MAX, "invariant violated: a generated request of %ld prompt and %ld output tokens",
@@ -279,11 +283,20 @@ static int make_generated(engine_t *e, long prompt, long output, long cached, lo
     if (e->kv) {
         uint64_t own = content_key(KEY_GEN_OWN, (uint64_t)r->serial);
         if (ptoks > prompt) ptoks = prompt;
-        kvpool_run_t runs[2] = { { content_key(KEY_GROUP, (uint64_t)group), 0, ptoks }, { own, 0, prompt - ptoks } };
         int shared = group >= 0 && ptoks > 0;
-        if (make_seq(e, r, shared ? runs : NULL, ptoks < prompt ? 2 : 1, own,
-                     content_key(KEY_GEN_OUT, (uint64_t)r->serial)) < 0)
-            return -1;
+        kvpool_run_t runs[2] = { { content_key(KEY_GROUP, (uint64_t)group), 0, ptoks }, { own, 0, prompt - ptoks } };
+        if (!shared) runs[0] = runs[1] = (kvpool_run_t){ own, 0, prompt };
+        int nr = shared && ptoks < prompt ? 2 : 1;
+        if (make_seq(e, r, runs, nr, own, content_key(KEY_GEN_OUT, (uint64_t)r->serial)) < 0) return -1;
+        if (turns > 1) {
+            r->turns_left = (int)(turns - 1);
+            if (!(r->conv_runs = malloc(2 * sizeof *r->conv_runs))) {
+                snprintf(e->err, ENG_ERR_MAX, "out of memory (conversations)");
+                return -1;
+            }
+            memcpy(r->conv_runs, runs, (size_t)nr * sizeof *runs);
+            r->conv_nruns = nr;
+        }
     }
     r->t_ev[EV_ARRIVAL] = t;
     r->state = RQ_WAITING;
@@ -311,8 +324,59 @@ static int poisson_arrival(engine_t *e, double t)
     if (p->prefix_groups > 0 && gsl_rng_uniform(e->rng_wl) < p->prefix_share)
         group = (long)gsl_rng_uniform_int(e->rng_wl, (unsigned long)p->prefix_groups);
     e->poisson_made++;
-    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), group, p->prefix_tokens, t) < 0) return -1;
+    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), group, p->prefix_tokens, p->conv_turns, t) < 0)
+        return -1;
     return schedule_next_poisson(e, t);
+}
+
+/* A conversation's turn (slot) finished: its next turn, pending, arrives an exponential time
+ * of mean think_s later; its prompt is this turn's prompt and output, then a new prompt draw.
+ * The conversation ends where the next turn would pass max_model_len or not fit in the pool.
+ * 0, or -1 out of memory. */
+static int next_turn(engine_t *e, int slot)
+{
+    const scn_poisson_t *p = &e->s->poisson;
+    req_t *r = &e->pool[slot];
+    if (r->turns_left <= 0 || !r->conv_runs) return 0;
+    long base = r->prompt + r->output, maxlen = e->s->engine.max_model_len;
+    long add = draw_dist(e->rng_wl, &p->prompt);
+    long output = draw_dist(e->rng_wl, &p->output);
+    double think = p->conv_think_s > 0 ? gsl_ran_exponential(e->rng_wl, p->conv_think_s) : 0;
+    if (add < 1) add = 1;
+    if (output < 1) output = 1;
+    if (add > maxlen - base || output > maxlen - base - add || request_blocks(e, base + add, output) > e->capacity)
+        return 0;
+    int nr = r->conv_nruns + 2, left = r->turns_left - 1;
+    kvpool_run_t *runs = malloc((size_t)nr * sizeof *runs);
+    if (!runs) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory (conversations)");
+        return -1;
+    }
+    memcpy(runs, r->conv_runs, (size_t)r->conv_nruns * sizeof *runs);
+    runs[nr - 2] = (kvpool_run_t){ content_key(KEY_GEN_OUT, (uint64_t)r->serial), 0, r->output };
+    int ns = pool_alloc(e);            /* may move e->pool: r is not used after it */
+    if (ns < 0) {
+        free(runs);
+        snprintf(e->err, ENG_ERR_MAX, "out of memory (requests)");
+        return -1;
+    }
+    req_t *q = &e->pool[ns];
+    uint64_t own = content_key(KEY_GEN_OWN, (uint64_t)q->serial);
+    runs[nr - 1] = (kvpool_run_t){ own, 0, add };
+    q->prompt = q->target = base + add;
+    q->output = output;
+    if (make_seq(e, q, runs, nr, own, content_key(KEY_GEN_OUT, (uint64_t)q->serial)) < 0) {
+        free(runs);
+        return -1;
+    }
+    q->turns_left = left;
+    if (left > 0) {
+        q->conv_runs = runs;
+        q->conv_nruns = nr;
+    } else {
+        free(runs);
+    }
+    return push_ev(e, e->now + think, EVT_ARRIVAL, ns);
 }
 
 /* A trace being read: the file, the line last read, the last arrival time. */
@@ -678,7 +742,10 @@ void engine_free(engine_t *e)
 {
     if (e->rng_acc) gsl_rng_free(e->rng_acc);
     if (e->rng_wl) gsl_rng_free(e->rng_wl);
-    for (int i = 0; i < e->npool && e->pool; i++) kvpool_seq_free(e->kv, e->pool[i].kv);
+    for (int i = 0; i < e->npool && e->pool; i++) {
+        kvpool_seq_free(e->kv, e->pool[i].kv);
+        free(e->pool[i].conv_runs);
+    }
     kvpool_free(e->kv);
     if (e->trace) fclose(e->trace);
     free(e->pool);
@@ -840,7 +907,7 @@ static int handle_event(engine_t *e, const event_t *ev)
     }
     if (ev->kind == EVT_SOURCE && ev->a == SRC_POISSON) return poisson_arrival(e, ev->time);
     if (ev->kind == EVT_SOURCE && ev->a == SRC_TRACE) {
-        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], e->trace_row[3], e->trace_row[4], ev->time) < 0) return -1;
+        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], e->trace_row[3], e->trace_row[4], 1, ev->time) < 0) return -1;
         return trace_next(e);
     }
     return 0;
@@ -1061,8 +1128,10 @@ int engine_run(engine_t *e)
         if (e->observer) e->observer(e->observer_ctx, e, &rec);
         /* free generated requests that finished (explicit ones stay for the windows) */
         for (int i = 0; i < n; i++) {
-            req_t *r = &e->pool[e->rows[i].req];
-            if (r->state == RQ_DONE && r->explicit_idx < 0) pool_release(e, r->idx);
+            int slot = e->rows[i].req;
+            if (e->pool[slot].state != RQ_DONE || e->pool[slot].explicit_idx >= 0) continue;
+            if (next_turn(e, slot) < 0) return -1;
+            pool_release(e, slot);
         }
         if (e->used_blocks < 0 || e->used_blocks > e->capacity) {
             snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld KV blocks in use of %ld", e->used_blocks, e->capacity);

@@ -54,6 +54,9 @@ typedef struct req {
     struct kvpool_seq *kv;        /* its sequence in e->kv (prefix_cache_model: pool), else NULL */
     int kv_same;                  /* 1: kv_lo holds the block windows of its last allocation */
     long kv_lo[4];                /* (sched.c: an allocation inside the same windows changes nothing) */
+    int turns_left;               /* a generated conversation's turns after this one */
+    struct kvpool_run *conv_runs; /* its prompt's content runs (for the next turn), else NULL */
+    int conv_nruns;
 } req_t;
 
 typedef struct step_row {         /* one scheduled row */

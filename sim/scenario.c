@@ -34,7 +34,8 @@
  *                | {after: ID, event: arrival|admitted|first_token|finished, delay_s: >=0}
  *     poisson: {rate_per_s: >0, count: 1..10^7, start_s: >=0 (0), prompt: DIST, output: DIST,
  *               cached_frac: DIST (fixed or uniform within [0,1]; default 0),
- *               prefix: {groups: 1..10^6, tokens: >0, share: [0,1] (1)}  (pool only)}
+ *               prefix: {groups: 1..10^6, tokens: >0, share: [0,1] (1)}  (pool only),
+ *               conversation: {turns: 1..10^4, think_s: >=0 (0)}  (pool only)}
  *       DIST: NUMBER (fixed)
  *           | {dist: fixed, value: V}      | {dist: uniform, low: A, high: B}
  *           | {dist: lognormal, mu: M, sigma: S (of ln)}  | {dist: exponential, mean: M}
@@ -771,8 +772,9 @@ static int parse_dist(yd_err_t *e, const yd_node_t *n, const char *path, int fra
 static int parse_poisson(yd_err_t *e, const yd_node_t *m, const scenario_t *s, scn_poisson_t *p)
 {
     static const char *const keys[] = {"rate_per_s", "count", "start_s", "prompt", "output",
-                                       "cached_frac", "prefix", NULL};
+                                       "cached_frac", "prefix", "conversation", NULL};
     static const char *const group_keys[] = {"groups", "tokens", "share", NULL};
+    static const char *const conv_keys[] = {"turns", "think_s", NULL};
     const char *pp = "workload.poisson";
     char kp[YD_PATH_MAX];
     yd_node_t *pr, *out, *cf = NULL;
@@ -797,6 +799,16 @@ static int parse_poisson(yd_err_t *e, const yd_node_t *m, const scenario_t *s, s
             yd_get_long(e, pg, kp, "groups", YD_REQ, 1, 1000000, &p->prefix_groups) < 0 ||
             yd_get_long(e, pg, kp, "tokens", YD_REQ, POSL, &p->prefix_tokens) < 0 ||
             yd_get_double(e, pg, kp, "share", YD_OPT, 0.0, 1.0, 0, &p->prefix_share) < 0)
+            return -1;
+    }
+    yd_node_t *cv = yd_map_get(m, "conversation");
+    if (cv) {
+        yd_path(kp, pp, "conversation");
+        if (!s->engine.prefix_pool)
+            return yd_fail(e, cv, kp, "needs engine.prefix_cache_model: pool");
+        if (yd_strict_map(e, cv, kp, conv_keys) ||
+            yd_get_long(e, cv, kp, "turns", YD_REQ, 1, 10000, &p->conv_turns) < 0 ||
+            yd_get_double(e, cv, kp, "think_s", YD_OPT, NONNEG_NUM, &p->conv_think_s) < 0)
             return -1;
     }
     if (cf && s->engine.prefix_pool && (p->cached_frac.a > 0 || (p->cached_frac.kind == DIST_UNIFORM && p->cached_frac.b > 0)))

@@ -105,6 +105,11 @@ typedef struct scn_poisson {
      * first prefix_tokens tokens of one of prefix_groups prefixes, drawn uniformly */
     long prefix_groups, prefix_tokens;
     double prefix_share;
+    /* conversations (pool): each generated request is the first of conv_turns turns; a
+     * later turn arrives an exponential time of mean conv_think_s after the last one
+     * finished, its prompt that turn's prompt and output then a new prompt draw */
+    long conv_turns;
+    double conv_think_s;
 } scn_poisson_t;
 
 typedef enum {

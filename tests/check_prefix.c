@@ -86,6 +86,23 @@ START_TEST(system_prompt_held_once)
 }
 END_TEST
 
+START_TEST(generated_conversations_hit)
+{
+    /* 200 conversations of 4 turns, none long enough to end early: a later turn hits its
+     * last turn's prompt and output where they are still cached; without later turns
+     * nothing is shared */
+    run_result_t *r = run("tests/data/prefix/chat.yaml", NULL, 0, NULL);
+    ck_assert_int_eq(r->sum.requests_finished, 200 * 4);
+    ck_assert_double_gt(win(r, "hit"), 0.4);
+    const char *one[] = { "workload.poisson.conversation.turns=1" };
+    run_result_t *q = run("tests/data/prefix/chat.yaml", one, 1, NULL);
+    ck_assert_int_eq(q->sum.requests_finished, 200);
+    ck_assert_double_eq(win(q, "hit"), 0);
+    free(r);
+    free(q);
+}
+END_TEST
+
 START_TEST(eviction_under_pressure)
 {
     /* 60 blocks: B's 30,000-token prefill reuses A's cached blocks, so C recomputes */
@@ -184,7 +201,7 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {
-        CHECK_TEST(shared_prefix_shares_blocks), CHECK_TEST(system_prompt_held_once), CHECK_TEST(eviction_under_pressure), CHECK_TEST(multi_turn_hit),
+        CHECK_TEST(shared_prefix_shares_blocks), CHECK_TEST(system_prompt_held_once), CHECK_TEST(eviction_under_pressure), CHECK_TEST(multi_turn_hit), CHECK_TEST(generated_conversations_hit),
         CHECK_TEST(cliff_by_retention), CHECK_LOOP(pool_without_caching_is_the_count, CHECK_N(same))};
     return check_main("prefix", "runs", tests, CHECK_N(tests), 120, NULL);
 }
