@@ -189,6 +189,7 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
             ev_span(t, "chunk", "request", 1 + r->serial, t0, t1);
             fprintf(t->f, ",\"args\":{\"step\":%ld,\"q\":%d,\"context\":%ld,\"route\":", st->no, row->q, row->seq_len);
             trace_json_str(t->f, report_row_route(st->plan, row->req, rb, sizeof rb));
+            if (e->kv && row->admitted) fprintf(t->f, ",\"cached\":%ld", r->cache_hit);   /* the pool's hit */
             fputs("}}", t->f);
         }
         s->n++;
