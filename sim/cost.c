@@ -31,9 +31,44 @@ static void emit_gemm(double mm, double n, double k, double wb, double count, co
     item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_GEMM, .m = mm, .n = n, .k = k, .wb = wb, .count = count, .part = part });
 }
 
-/* One transformer layer's non-attention work for mm tokens of seqs sequences. */
-static void emit_layer(const model_t *m, const model_rank_t *r, int full_attn, double mm, double seqs, double count,
-                       cost_part_t part, cost_item_fn fn, void *ctx, int *rc)
+/* One sparse layer's MLP for mm tokens, `count` times: the router, the shared experts
+ * (dense over every token), and the routed experts as a grouped GEMM -- the tokens spread
+ * over the experts as law gemm.moe.fp16 spreads them (law_moe_counts: uniform, or Zipf by
+ * moe_skew), experts with equal counts one item each (an expert that receives no token
+ * reads no weight); the busiest group (moe 2) carries the layer's tokens for the law. */
+static void emit_moe(const model_t *m, const model_rank_t *r, double mm, double count, cost_part_t part,
+                     cost_item_fn fn, void *ctx, int *rc)
+{
+    double h = m->hidden, wb = m->weight_bytes_per_param;
+    long spread[MODEL_MOE_MAX];
+    if (mm <= 0) return;
+    emit_gemm(mm, m->moe_experts, h, wb, count, part, fn, ctx, rc);
+    if (m->moe_shared > 0) {
+        emit_gemm(mm, (double)r->moe_shared_up_n, h, wb, count, part, fn, ctx, rc);
+        emit_gemm(mm, h, (double)r->moe_shared_down_k, wb, count, part, fn, ctx, rc);
+    }
+    if (law_moe_counts((long)mm, m->moe_experts, m->moe_topk, m->moe_skew, spread) < 0) return;  /* model_check bounds them */
+    for (int i = 0; i < m->moe_experts && *rc == 0;) {
+        int j = i;
+        while (j < m->moe_experts && spread[j] == spread[i]) j++;
+        double t = (double)spread[i], g = j - i;
+        if (t > 0) {
+            int lead = i == 0 ? 2 : 1;     /* the busiest group stands for the grouped call's launch */
+            item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_GEMM, .m = t, .n = (double)r->moe_up_n, .k = h, .wb = wb,
+                                                  .count = g * count, .part = part, .moe = lead, .experts = g,
+                                                  .tokens = mm });
+            item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_GEMM, .m = t, .n = h, .k = (double)r->moe_down_k, .wb = wb,
+                                                  .count = g * count, .part = part, .moe = lead, .experts = g,
+                                                  .tokens = mm });
+        }
+        i = j;
+    }
+}
+
+/* One transformer layer's non-attention work for mm tokens of seqs sequences; the MLP
+ * dense (mlp 1), sparse (2, emit_moe) or left to the caller (0). */
+static void emit_layer(const model_t *m, const model_rank_t *r, int full_attn, int mlp, double mm, double seqs,
+                       double count, cost_part_t part, cost_item_fn fn, void *ctx, int *rc)
 {
     double h = m->hidden, wb = m->weight_bytes_per_param;
     if (mm <= 0) return;
@@ -46,8 +81,12 @@ static void emit_layer(const model_t *m, const model_rank_t *r, int full_attn, d
         item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_GDN, .tokens = mm, .seqs = seqs, .count = count,
                                               .part = part == CP_MTP ? CP_MTP : CP_GDN });
     }
-    emit_gemm(mm, (double)r->mlp_up_n, h, wb, count, part, fn, ctx, rc);
-    emit_gemm(mm, h, (double)r->mlp_down_k, wb, count, part, fn, ctx, rc);
+    if (mlp == 1) {
+        emit_gemm(mm, (double)r->mlp_up_n, h, wb, count, part, fn, ctx, rc);
+        emit_gemm(mm, h, (double)r->mlp_down_k, wb, count, part, fn, ctx, rc);
+    } else if (mlp == 2) {
+        emit_moe(m, r, mm, count, part, fn, ctx, rc);
+    }
     item_emit(fn, ctx, rc, (cost_item_t){ .kind = CI_ELEM, .tokens = mm, .count = count,
                                           .part = part == CP_MTP ? CP_MTP : CP_ELEM });
     if (r->tp > 1)
@@ -74,8 +113,19 @@ int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *i
     double T = (double)in->tokens, seqs = in->rows, h = m->hidden, wb = m->weight_bytes_per_param;
     /* the main model: attention of every full-attention layer, then each layer's linear work */
     emit_plan(in->plan, m->n_full_attn, CP_ATTN, fn, ctx, &rc);
-    emit_layer(m, r, 1, T, seqs, m->n_full_attn, CP_LINEAR, fn, ctx, &rc);
-    emit_layer(m, r, 0, T, seqs, m->n_gdn, CP_LINEAR, fn, ctx, &rc);
+    if (m->n_moe == 0) {
+        emit_layer(m, r, 1, 1, T, seqs, m->n_full_attn, CP_LINEAR, fn, ctx, &rc);
+        emit_layer(m, r, 0, 1, T, seqs, m->n_gdn, CP_LINEAR, fn, ctx, &rc);
+    } else {
+        /* which layers are sparse is independent of the attention type: the MLPs apart */
+        emit_layer(m, r, 1, 0, T, seqs, m->n_full_attn, CP_LINEAR, fn, ctx, &rc);
+        emit_layer(m, r, 0, 0, T, seqs, m->n_gdn, CP_LINEAR, fn, ctx, &rc);
+        if (m->n_layers > m->n_moe) {
+            emit_gemm(T, (double)r->mlp_up_n, h, wb, m->n_layers - m->n_moe, CP_LINEAR, fn, ctx, &rc);
+            emit_gemm(T, h, (double)r->mlp_down_k, wb, m->n_layers - m->n_moe, CP_LINEAR, fn, ctx, &rc);
+        }
+        if (T > 0) emit_moe(m, r, T, m->n_moe, CP_LINEAR, fn, ctx, &rc);
+    }
     emit_gemm((double)in->sampled, (double)r->vocab_n, h, wb, 1, CP_LINEAR, fn, ctx, &rc);
     /* per-step overhead; steps holding a prompt chunk run eagerly (no CUDA graph: not a
      * uniform decode batch, docs/reference-system.md "CUDA graphs and host work"); the token
@@ -90,14 +140,14 @@ int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *i
     if (!mtp) return rc;
     /* MTP pass 1: the MTP layer over every scheduled token (a mixed batch too) */
     emit_plan(in->plan, 1, CP_MTP, fn, ctx, &rc);
-    emit_layer(m, r, 1, T, seqs, 1, CP_MTP, fn, ctx, &rc);
+    emit_layer(m, r, 1, m->n_moe ? 2 : 1, T, seqs, 1, CP_MTP, fn, ctx, &rc);
     emit_gemm(T, h, 2.0 * h, wb, 1, CP_MTP, fn, ctx, &rc);                       /* eh_proj */
     emit_gemm((double)in->rows, (double)r->vocab_n, h, wb, 1, CP_MTP, fn, ctx, &rc);
     /* passes 2..K: one token per scheduled request (the draft plan's rows) */
     if (in->draft_plan && in->rows > 0 && in->spec_k > 1) {
         double d = in->rows, k1 = in->spec_k - 1;
         emit_plan(in->draft_plan, k1, CP_MTP, fn, ctx, &rc);
-        emit_layer(m, r, 1, d, d, k1, CP_MTP, fn, ctx, &rc);
+        emit_layer(m, r, 1, m->n_moe ? 2 : 1, d, d, k1, CP_MTP, fn, ctx, &rc);
         emit_gemm(d, h, 2.0 * h, wb, k1, CP_MTP, fn, ctx, &rc);
         emit_gemm(d, (double)r->vocab_n, h, wb, k1, CP_MTP, fn, ctx, &rc);
     }
@@ -109,11 +159,12 @@ const char *cost_item_law(const cost_item_t *it, char *buf, size_t n)
     switch (it->kind) {
     case CI_ATTN: {
         const kcall_t *c = it->call;
-        const char *dt = c->kv_dtype == KV_FP8_E5M2 ? "fp8" : "fp16";
+        const char *dt = kv_is_fp8(c->kv_dtype) ? "fp8" : "fp16";
         const char *k;
         switch (c->route) {
         case ROUTE_DECODE_XQA: k = "decode_xqa"; break;
         case ROUTE_DECODE_SCALAR: k = "decode_scalar"; break;
+        case ROUTE_VARLEN: k = "varlen"; break;
         default:
             k = c->variant == VAR_BM32_BN128 ? "prefill_bm32"
               : c->variant == VAR_BM64_BN32 ? "prefill_splitd"

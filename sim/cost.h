@@ -89,7 +89,11 @@ typedef struct cost_item {
     cost_item_kind_t kind;
     const kcall_t *call;          /* CI_ATTN, CI_BRIDGE */
     double m, n, k, wb;           /* CI_GEMM: C[m,n] = A[m,k] W[n,k]^T, wb bytes per weight */
-    double tokens, seqs;          /* CI_GDN (both), CI_ELEM (tokens), CI_STEP (seqs = rows) */
+    int moe;                      /* CI_GEMM: a group of routed experts with equal token counts, one
+                                     expert's GEMM (count = experts x layers): 2 for the busiest
+                                     group of the layer's grouped GEMM, 1 for the others, 0 dense */
+    double experts;               /* CI_GEMM with moe: experts in the group (tokens: the layer's tokens) */
+    double tokens, seqs;          /* CI_GDN (both), CI_ELEM (tokens), CI_STEP (seqs = rows), CI_GEMM moe (tokens) */
     double eager, eager_passes;   /* CI_STEP */
     double resent_tokens, host_expansions; /* CI_STEP (law.h step_feat) */
     double bytes;                 /* CI_ALLREDUCE: one all-reduce's payload */

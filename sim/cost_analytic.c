@@ -4,7 +4,8 @@
  * Every kernel takes max(flops / peak, bytes / bandwidth) + 5 us launch; a prefill-kernel
  * CTA walking its keys alone runs at peak / 100 (one SM of a ~100-SM part), which is what
  * makes a q=1 row on the prefill route slow; elementwise work is 8 passes over tokens x
- * hidden fp16; the bridge reads fp8 and writes fp16; no interconnect (all-reduce 0); 2 ms
+ * hidden fp16; the bridge reads fp8 and writes fp16; the routed experts of a sparse layer
+ * are one grouped GEMM (each expert's roofline, one launch); no interconnect (all-reduce 0); 2 ms
  * of host overhead per step.  Use it to run a scenario before any profile exists.
  * Invariant: a step's price depends on the step alone (the model keeps no state). */
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static double am_call(const am_t *a, const cost_item_t *it)
 {
     const model_t *m = a->m;
     const kcall_t *c = it->call;
-    double D = m->head_dim, kvb = c->kv_dtype == KV_FP8_E5M2 ? 1 : 2;
+    double D = m->head_dim, kvb = kv_is_fp8(c->kv_dtype) ? 1 : 2;
     double fl = cost_item_flops(it, m, &a->r), by = 0, serial = 0;
     for (int i = 0; i < c->nseg; i++) {
         double L = (double)c->segs[i].seq_len;
@@ -62,6 +63,8 @@ static int am_price(void *vctx, const cost_item_t *it)
         double f[PROF_MAX_COEF];                      /* the gemm law's bytes: no hardware needed */
         cost_item_features(it, m, &a->r, NULL, f);
         t = roof(a, cost_item_flops(it, m, &a->r), f[GEMM_BYTES]);
+        /* routed experts: one grouped launch per layer, carried by the busiest group */
+        if (it->moe) t += -5e-6 + (it->moe == 2 ? 5e-6 / it->experts : 0);
         break;
     }
     case CI_GDN:

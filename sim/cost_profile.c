@@ -213,6 +213,27 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     *sec = 0;
     *grid = 0;
     *lp = l;
+    const prof_law_t *lm = it->kind == CI_GEMM && it->moe ? prof_find(pm->p, "gemm.moe.fp16") : NULL;
+    if (lm) {
+        /* routed experts with the grouped-GEMM law: the busiest group prices the layer's
+         * launch (count / experts layers), the other groups are in it */
+        *lp = lm;
+        if (it->moe != 2) return 0;
+        double row[PROF_MAX_COLS] = { 0 };
+        row[MOE_COL_TOKENS] = it->tokens;
+        row[MOE_COL_EXPERTS] = pm->m->moe_experts;
+        row[MOE_COL_TOPK] = pm->m->moe_topk;
+        row[MOE_COL_N] = it->n;
+        row[MOE_COL_K] = it->k;
+        row[MOE_COL_SKEW] = pm->m->moe_skew;
+        if (cost_point_features("gemm.moe.fp16", row, pm->m, &pm->r, &pm->hw, feat) < 0) {
+            snprintf(cm->err, sizeof cm->err, "cannot compute the features of law \"gemm.moe.fp16\"");
+            return -1;
+        }
+        double t = prof_eval(lm, feat);
+        *sec = (t > 0 ? t : 0) * it->count / it->experts;
+        return 0;
+    }
     if (!l) {
         /* elementwise work is optional in a profile (folded into the others) */
         if (it->kind == CI_ELEM) return 0;
@@ -430,19 +451,19 @@ int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t 
                                        "attn.prefill_bm32.fp16", NULL };
     char where[600];
     laws_where(p, where, sizeof where);
-    const char *const *need = kv == KV_FP8_E5M2 ? fp8 : fp16;
+    const char *const *need = kv_is_fp8(kv) ? fp8 : fp16;
     int fork = cost_profile_fork_kernels(p);
     for (int i = 0; need[i]; i++)
         if (!prof_find(p, need[i]) && !(fork && !strcmp(need[i], "attn.prefill_lowsmem.fp8"))) {
             snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (kv_cache_dtype %s needs it)", where, need[i],
-                     kv == KV_FP8_E5M2 ? "fp8_e5m2" : "fp16");
+                     kv == KV_FP8_E5M2 ? "fp8_e5m2" : kv == KV_FP8_E4M3 ? "fp8_e4m3" : "fp16");
             return -1;
         }
     /* the decode gates (route_decode_xqa): groups 4, 6 and 8 may take XQA, and every group
      * the scalar kernel (short contexts, other groups) */
     char dec[48];
     for (int k = group == 4 || group == 6 || group == 8 ? 0 : 1; k < 2; k++) {
-        snprintf(dec, sizeof dec, "attn.decode_%s.%s", k == 0 ? "xqa" : "scalar", kv == KV_FP8_E5M2 ? "fp8" : "fp16");
+        snprintf(dec, sizeof dec, "attn.decode_%s.%s", k == 0 ? "xqa" : "scalar", kv_is_fp8(kv) ? "fp8" : "fp16");
         if (!prof_find(p, dec)) {
             snprintf(err, COST_ERR_MAX, "%s: no law \"%s\" (the decode rows need it)", where, dec);
             return -1;

@@ -86,6 +86,14 @@ const char *engine_req_name(const engine_t *e, int slot, char *buf, size_t n)
     return buf;
 }
 
+/* The block pool caches GDN states: prefix caching on with mamba_cache_mode align (a model
+ * with GDN layers in mode none cannot be prefix-cached, so the pool then caches nothing). */
+static int pool_align(const scenario_t *s)
+{
+    return s->engine.prefix_pool && s->engine.enable_prefix_caching && s->model.n_gdn > 0 &&
+           s->engine.mamba_cache_mode == MAMBA_ALIGN;
+}
+
 /* KV blocks a request of this prompt and output holds at its largest (generation stops
  * at max_model_len); overflow-safe for any values the loader accepts. */
 static long request_blocks(const engine_t *e, long prompt, long output)
@@ -94,7 +102,7 @@ static long request_blocks(const engine_t *e, long prompt, long output)
     long len = prompt >= maxlen || output > maxlen - prompt ? maxlen : prompt + output;
     /* the block pool in align mode holds a superseded state snapshot per GDN group
      * between a block boundary and the next allocation */
-    long gdn = e->gdn_blocks * (e->s->engine.prefix_pool && e->s->engine.enable_prefix_caching ? 2 : 1);
+    long gdn = e->gdn_blocks * (pool_align(e->s) ? 2 : 1);
     return len / e->block + (len % e->block + e->spec_k + e->block - 1) / e->block + gdn;
 }
 
@@ -138,8 +146,8 @@ static int pool_init(engine_t *e)
     const scn_engine_t *eng = &s->engine;
     if (!eng->prefix_pool) return 0;
     kvpool_cfg_t c = kvpool_cfg_hybrid(e->capacity, e->block, (int)(e->gdn_blocks < KVPOOL_MAX_GROUPS ? e->gdn_blocks : KVPOOL_MAX_GROUPS));
-    c.enable_caching = eng->enable_prefix_caching;
-    c.mamba_align = eng->enable_prefix_caching;
+    c.mamba_align = pool_align(s);
+    c.enable_caching = eng->enable_prefix_caching && (s->model.n_gdn == 0 || c.mamba_align);
     c.eagle = eng->spec_mtp;
     c.retention = eng->retention < 0 ? KVPOOL_RETAIN_ALL : eng->retention;
     const char *rule = NULL;
@@ -585,7 +593,7 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     e->cost = cost;
     const scn_engine_t *eng = &s->engine;
     int tp = eng->tensor_parallel_size;
-    int kvb = eng->kv_cache_dtype == KV_FP8_E5M2 ? 1 : 2;   /* bytes per KV element */
+    int kvb = kv_is_fp8(eng->kv_cache_dtype) ? 1 : 2;   /* bytes per KV element */
     e->spec_k = eng->spec_mtp ? eng->num_speculative_tokens : 0;
     /* the block size: as set; else a hybrid model's align size (a block's KV as large as
      * one request's GDN state); a model without GDN layers has no state to align to and
@@ -679,7 +687,24 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         .group = rk.group,
         .fork_kernels = cost_profile_fork_kernels(prof),
         .fp8_bridge_page = ROUTE_NATIVE_PAGE,
+        .varlen = eng->attention_backend == ATTN_BACKEND_VARLEN,
     };
+    /* chunks end on block boundaries only where a recurrent state is cached per block */
+    e->align = s->model.n_gdn > 0 && eng->mamba_cache_mode == MAMBA_ALIGN;
+    const char *varlen_law = kv_is_fp8(eng->kv_cache_dtype) ? "attn.varlen.fp8" : "attn.varlen.fp16";
+    if (prof && e->rcfg.varlen && !prof_find(prof, varlen_law)) {
+        snprintf(e->err, ENG_ERR_MAX,
+                 "%s:%d:%d: engine.attention_backend: profile %s lacks %s: run calib with the varlen"
+                 " attention timer (kernels/attn_varlen.cu), or use attention_backend: fork",
+                 s->path, s->engine_line, s->engine_col, prof->path, varlen_law);
+        return -1;
+    }
+    if (prof && s->model.n_moe > 0 && !prof_find(prof, "gemm.moe.fp16"))
+        fprintf(stderr, "warning: %s: profile %s has no law gemm.moe.fp16: the routed experts are priced by the"
+                " dense gemm law, one GEMM per routed expert (calib --moe measures it)\n", s->path, prof->path);
+    if (prof && eng->kv_cache_dtype == KV_FP8_E4M3)
+        fprintf(stderr, "warning: %s: kv_cache_dtype fp8_e4m3: priced with the fp8_e5m2 laws (no e4m3 law in %s;"
+                " decode takes the scalar kernel, the fork has no e4m3 XQA)\n", s->path, prof->path);
     e->rng_acc = gsl_rng_alloc(gsl_rng_mt19937);
     e->rng_wl = gsl_rng_alloc(gsl_rng_mt19937);
     e->cap_rows = eng->max_num_seqs + 1;

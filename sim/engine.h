@@ -114,6 +114,7 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     cost_model_t *cost;
     route_cfg_t rcfg;
     int block, spec_k;
+    int align;                    /* 1: prompt chunks end on block boundaries (hybrid, mamba_cache_mode align) */
     long capacity, used_blocks, gdn_blocks;
     struct kvpool *kv;            /* the block pool (prefix_cache_model: pool), else NULL */
     req_t *pool;

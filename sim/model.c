@@ -12,7 +12,8 @@ model_err_t model_check(const model_t *m)
     if ((double)m->n_q_heads * hd * (m->attn_output_gate ? 2 : 1) + 2.0 * m->n_kv_heads * hd > INT_MAX ||
         2.0 * m->n_kv_heads * hd * 2 * 16 > INT_MAX)
         return MODEL_E_ATTN_WIDTH;
-    if (2.0 * m->intermediate > INT_MAX)
+    if (2.0 * m->intermediate > INT_MAX || 2.0 * m->moe_inter > INT_MAX ||
+        2.0 * m->moe_shared * m->moe_shared_inter > INT_MAX)
         return MODEL_E_MLP_WIDTH;
     if (m->n_gdn < 1)
         return MODEL_OK;
@@ -57,8 +58,26 @@ int model_rank(const model_t *m, int tp, model_rank_t *r)
     double attn = h * (double)r->attn_qkv_n + (double)r->attn_o_k * h;
     double gdn = h * (double)r->gdn_in_n + (double)r->gdn_out_k * h;
     double mlp = h * (double)r->mlp_up_n + (double)r->mlp_down_k * h;
-    r->params = m->n_full_attn * attn + m->n_gdn * gdn + m->n_layers * mlp + h * (double)r->vocab_n;
+    /* experts are split over the ranks like a dense MLP (vLLM's default, no expert parallelism) */
+    r->moe_up_n = 2L * m->moe_inter / tp;
+    r->moe_down_k = (long)m->moe_inter / tp;
+    r->moe_shared_up_n = 2L * m->moe_shared * m->moe_shared_inter / tp;
+    r->moe_shared_down_k = (long)m->moe_shared * m->moe_shared_inter / tp;
+    double moe = (double)m->moe_experts * (h * (double)r->moe_up_n + (double)r->moe_down_k * h) +
+                 h * (double)r->moe_shared_up_n + (double)r->moe_shared_down_k * h + h * m->moe_experts;
+    int n_moe = model_moe_layers(m);
+    r->params = m->n_full_attn * attn + m->n_gdn * gdn + (m->n_layers - n_moe) * mlp + n_moe * moe +
+                h * (double)r->vocab_n;
     return 0;
+}
+
+int model_moe_layers(const model_t *m)
+{
+    int n = 0;
+    if (m->moe_experts < 1 || m->moe_step < 1) return 0;
+    for (int i = m->moe_first_dense; i < m->n_layers; i++)
+        if ((i + 1) % m->moe_step == 0) n++;
+    return n;
 }
 
 long model_attn_bytes_per_token(const model_t *m, int tp, int kv_bytes)

@@ -1,9 +1,10 @@
 /* model: a model architecture as the simulator sees it (models/NAME.yaml).
  *
  * Only what prices a step or sizes a cache is kept: layer counts, hidden and MLP
- * widths, attention heads, GDN (gated delta net) shapes, weight precision.  Per-rank
- * shapes are derived for a tensor-parallel degree by model_rank(); the hybrid "align"
- * block size by model_block_size().  Invariant: n_full_attn + n_gdn == n_layers; for a
+ * widths, attention heads, GDN (gated delta net) shapes, MoE experts, weight precision.
+ * Per-rank shapes are derived for a tensor-parallel degree by model_rank(); the hybrid
+ * "align" block size by model_block_size().  Invariant: n_full_attn + n_gdn == n_layers, n_moe ==
+ * model_moe_layers(); for a
  * model model_check() accepts, every shape, page and block size below fits its type for
  * any tensor-parallel degree and up to MODEL_SPEC_MAX speculative tokens. */
 #ifndef PACESIM_MODEL_H
@@ -22,6 +23,14 @@ typedef struct model {
     int gdn_conv_bytes;                    /* bytes per conv state element (2 = fp16) */
     double weight_bytes_per_param;         /* 2 = fp16, 0.5625 = NVFP4 incl. scales */
     int mtp_layers;                        /* native MTP module depth (1) */
+    /* mixture of experts (model.moe); moe_experts 0 = every MLP is dense.  Layer i (0-based)
+     * is sparse iff i >= moe_first_dense and (i + 1) % moe_step == 0 (Qwen's
+     * decoder_sparse_step; DeepSeek's first_k_dense_replace). */
+    int moe_experts, moe_topk, moe_shared;  /* routed experts, experts per token, shared experts */
+    int moe_inter, moe_shared_inter;        /* expert width (moe_intermediate_size), shared expert width */
+    int moe_first_dense, moe_step;
+    double moe_skew;                       /* Zipf exponent of the tokens over experts (0 = uniform; law_moe_counts) */
+    int n_moe;                             /* sparse layers (derived by model_moe_layers) */
 } model_t;
 
 /* What one tensor-parallel rank holds. */
@@ -36,22 +45,28 @@ typedef struct model_rank {
     long gdn_in_n, gdn_out_k;              /* in_proj (qkv + z + b + a) out width; out_proj in width */
     long mlp_up_n, mlp_down_k;             /* gate+up out width; down in width */
     long vocab_n;                          /* lm_head out width */
-    double params;                         /* parameters per rank (incl. lm_head, one MTP layer excluded) */
+    long moe_up_n, moe_down_k;             /* one expert's gate+up out width and down in width */
+    long moe_shared_up_n, moe_shared_down_k; /* all shared experts together */
+    double params;                         /* parameters per rank (incl. lm_head and every expert, the MTP layer excluded) */
 } model_rank_t;
 
 #define MODEL_SPEC_MAX 15        /* most MTP conv slots a GDN page is sized for */
 #define MODEL_BLOCK_MAX (1 << 24) /* largest derived block size (tokens) */
+#define MODEL_MOE_MAX 1024        /* most routed experts (LAW_MOE_MAX_EXPERTS: law_moe_counts spreads tokens over them) */
 
 /* What model_check() found out of range. */
 typedef enum {
     MODEL_OK = 0,
     MODEL_E_NO_ATTN,        /* no full-attention layer: nothing sizes the KV cache */
     MODEL_E_ATTN_WIDTH,     /* q/kv heads x head_dim (x2 with the output gate) past INT_MAX */
-    MODEL_E_MLP_WIDTH,      /* 2 x intermediate past INT_MAX */
+    MODEL_E_MLP_WIDTH,      /* 2 x intermediate (or an expert's, the shared experts') past INT_MAX */
     MODEL_E_GDN_WIDTH,      /* GDN conv channels / in_proj width past INT_MAX */
     MODEL_E_GDN_PAGE,       /* GDN state + conv state per layer per request past 2^48 bytes */
     MODEL_E_BLOCK           /* derived block size past MODEL_BLOCK_MAX */
 } model_err_t;
+
+/* Sparse (MoE) layers of the model by its moe_first_dense / moe_step rule (0 without MoE). */
+int model_moe_layers(const model_t *m);
 
 /* Check that the model's derived shapes fit (see model_err_t). */
 model_err_t model_check(const model_t *m);

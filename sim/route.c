@@ -4,7 +4,7 @@
 #include "route.h"
 
 static const char *const route_names[ROUTE__N] = {
-    "prefill-generic", "prefill-bm32", "decode-xqa", "decode-scalar", "fp8-bridge",
+    "prefill-generic", "prefill-bm32", "decode-xqa", "decode-scalar", "fp8-bridge", "varlen",
 };
 
 const char *route_name(route_t r) { return (unsigned)r < ROUTE__N ? route_names[r] : "?"; }
@@ -79,7 +79,7 @@ static void add_prefill_call(const route_cfg_t *cfg, route_plan_t *p, const kseg
     c->segs[0] = *row;
     c->nseg = 1;
     p->nseg_used++;
-    if (cfg->kv_dtype == KV_FP8_E5M2 && row->q >= ROUTE_BM32_MIN_Q) {
+    if (kv_is_fp8(cfg->kv_dtype) && row->q >= ROUTE_BM32_MIN_Q) {
         /* bridge: expand the whole sequence to an fp16 workspace, run an fp16 kernel on it
          * (the fork: FA2 split-D dense for q >= 1024, _try_sm70_fa2_d256_prefill) */
         c->route = ROUTE_FP8_BRIDGE;
@@ -92,7 +92,7 @@ static void add_prefill_call(const route_cfg_t *cfg, route_plan_t *p, const kseg
     }
     c->kv_dtype = cfg->kv_dtype;
     c->page = cfg->page;
-    if (cfg->kv_dtype == KV_FP8_E5M2) {
+    if (kv_is_fp8(cfg->kv_dtype)) {
         /* in-kernel dequantisation: the fork's fp8 instantiation is the generic BM32/BN64
          * kernel for every M; this repo's has the low-smem variant too */
         c->route = ROUTE_PREFILL_GENERIC;
@@ -122,7 +122,8 @@ static void expand_into(kcall_t *c, route_plan_t *p, const kseg_t *row)
  * (fp8: at least the fp8 one), groups 6 and 8 only. */
 int route_decode_xqa(const route_cfg_t *cfg, long maxlen, int smallq)
 {
-    int fp8 = cfg->kv_dtype == KV_FP8_E5M2;
+    int fp8 = kv_is_fp8(cfg->kv_dtype);
+    if (cfg->kv_dtype == KV_FP8_E4M3) return 0;
     int g68 = cfg->group == 6 || cfg->group == 8;
     if (smallq) {
         long min = fp8 ? ROUTE_FP8_XQA_MIN_CTX : ROUTE_SMALLQ_XQA_MIN_CTX;
@@ -158,6 +159,18 @@ int route_step(const route_cfg_t *cfg, const kseg_t *rows, int n, route_plan_t *
     if (plan_reserve(out, n + 1, (int)(qsum > n ? qsum : n) + n) < 0) return -1;
     if (n == 0) return 0;
 
+    if (cfg->varlen) {                          /* rule 0: one varlen call */
+        kcall_t *c = new_call(out);
+        for (int i = 0; i < n; i++) {
+            c->segs[c->nseg++] = rows[i];
+            out->nseg_used++;
+        }
+        c->route = ROUTE_VARLEN;
+        c->variant = VAR_NONE;
+        c->kv_dtype = cfg->kv_dtype;
+        c->page = cfg->page;
+        return 0;
+    }
     if (maxq <= cfg->smallq_max_q) {            /* rule 1: whole batch small-q */
         kcall_t *c = new_call(out);
         for (int i = 0; i < n; i++) expand_into(c, out, &rows[i]);

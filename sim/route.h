@@ -5,6 +5,9 @@
  * engine/env settings.  Output: a plan -- the ordered list of kernel calls one
  * full-attention layer makes -- that the cost model prices and the GPU replay runs.
  * Rules, in order:
+ *  0. attention_backend varlen (upstream FlashAttention / FlashInfer): every row, decode
+ *     rows and prompt chunks alike, is one segment of ONE varlen call (ROUTE_VARLEN, law
+ *     attn.varlen.fp16; the rows keep their q, nothing is expanded);
  *  1. every row has q <= SMALLQ_DECODE_MAX_Q: the whole batch is expanded token-wise
  *     (a row q=K becomes K decode rows of seq_len L-K+1..L) into one decode call;
  *  2. else, if some row has context before its query (seq_len > q): the per-sequence
@@ -25,7 +28,8 @@
  *  - this repo's (kernels/attn.h), which calib measures and the GPU replay runs: the same,
  *    except that an fp16 q >= 32 row off the fast page runs the generic BM32/BN64 kernel,
  *    fp8 rows 1 < q < 32 the fp8 low-smem one, and every bridge chunk the BM32 phase kernel.
- * Decode calls take XQA or scalar by the fork's gates (route_decode_xqa).
+ * Decode calls take XQA or scalar by the fork's gates (route_decode_xqa); fp8_e4m3 KV
+ * routes as fp8_e5m2 except that its decode is always scalar (the fork's XQA reads e5m2 only).
  * Invariant: every query token of every row is in exactly one call. */
 #ifndef PACESIM_ROUTE_H
 #define PACESIM_ROUTE_H
@@ -45,6 +49,7 @@ typedef enum {
     ROUTE_DECODE_XQA,
     ROUTE_DECODE_SCALAR,
     ROUTE_FP8_BRIDGE,
+    ROUTE_VARLEN,              /* attention_backend varlen: the whole batch in one call */
     ROUTE__N
 } route_t;
 
@@ -77,6 +82,7 @@ typedef struct route_cfg {
     int group;                 /* GQA group per rank */
     int fork_kernels;          /* 1: the reference fork's kernel dispatch; 0: this repo's kernels */
     int fp8_bridge_page;       /* (ROUTE_NATIVE_PAGE) */
+    int varlen;                /* engine.attention_backend varlen: rule 0 below */
 } route_cfg_t;
 
 typedef struct route_plan {

@@ -290,7 +290,7 @@ void report_num(FILE *f, double v)
     fprintf(f, "%.6g", v);
 }
 
-static const char *kv_name(kv_dtype_t k) { return k == KV_FP8_E5M2 ? "fp8_e5m2" : "fp16"; }
+static const char *kv_name(kv_dtype_t k) { return k == KV_FP8_E5M2 ? "fp8_e5m2" : k == KV_FP8_E4M3 ? "fp8_e4m3" : "fp16"; }
 
 void report_table(FILE *f, const run_result_t *r)
 {

@@ -10,12 +10,17 @@
  *   engine:
  *     max_num_batched_tokens: >0 (2048)     max_num_seqs: 1..2^20 (256)
  *     max_model_len: >0 (262144)            enable_prefix_caching: bool (true)
- *     kv_cache_dtype: auto|fp16|float16 (fp16) | fp8_e5m2|fp8     (fp8_e4m3: not modelled)
+ *     kv_cache_dtype: auto|fp16|float16 (fp16) | fp8_e5m2 | fp8|fp8_e4m3 (vLLM: fp8 = e4m3)
  *     tensor_parallel_size: >0 (1), divides q_heads, kv_heads (or a multiple), GDN heads
  *     block_size: >=16, multiple of 16 (derived when absent)
  *     num_gpu_blocks: >0 (derived when absent)
  *     gpu_memory_utilization: (0, 1] (0.9)
  *     speculative_config: null | {method: mtp, num_speculative_tokens: 1..15}
+ *     scheduler: fork|upstream (fork)       mamba_cache_mode: align|none|all (align)
+ *     attention_backend: fork|varlen (fork)
+ *     upstream only: enable_chunked_prefill: bool (true), long_prefill_token_threshold: >=0
+ *       (0 = none), max_num_partial_prefills: 1, max_long_partial_prefills: 1 (vLLM v1 accepts
+ *       no other value), scheduling_policy: fcfs|priority (fcfs)
  *     prefix_cache_model: count (default: cached_tokens per request) | pool (sim/kvpool.c)
  *     prefix_cache_retention_interval: null (dense) | 0 | N > 0 (pool only; the engine
  *       checks N against the block size and the model's GDN layers)
@@ -28,6 +33,7 @@
  *         output_tokens: >0             prompt + output <= max_model_len
  *         prefix: {name: ID, tokens: 1..prompt} | follows: ID (an earlier request; its
  *           prompt + output <= prompt)   (pool only; cached_tokens > 0 is then refused)
+ *         priority: int (0; lower first under scheduling_policy: priority)
  *         arrival: SECONDS (>= 0, default 0)
  *                | {after: ID, decoded: N (>= 0, <= what ID emits: its output,
  *                   cut at max_model_len), delay_s: >=0}
@@ -169,7 +175,10 @@ static int keys_only(yd_err_t *e, const yd_node_t *m, const char *path,
 /* model                                                                               */
 
 static const char *const model_keys[] = {"name", "layers", "full_attention_layers", "hidden",
-    "intermediate", "vocab", "attention", "gdn", "weight_bytes_per_param", "mtp_layers", NULL};
+    "intermediate", "vocab", "attention", "gdn", "weight_bytes_per_param", "mtp_layers", "moe", NULL};
+static const char *const moe_keys[] = {"experts", "experts_per_token", "shared_experts",
+    "expert_intermediate", "shared_expert_intermediate", "first_k_dense", "decoder_sparse_step",
+    "skew", NULL};
 static const char *const attn_keys[] = {"q_heads", "kv_heads", "head_dim", "output_gate", NULL};
 static const char *const gdn_keys[] = {"key_heads", "value_heads", "key_head_dim",
     "value_head_dim", "conv_kernel", "state_bytes", "conv_bytes", NULL};
@@ -210,10 +219,33 @@ static int check_model(yd_err_t *e, const yd_node_t *m, const char *mp, const mo
     return yd_fail(e, m, mp, "invalid model shapes");
 }
 
+/* model.moe: routed experts replace the dense MLP of the sparse layers. */
+static int parse_moe(yd_err_t *e, const yd_node_t *m, const char *mp, model_t *md)
+{
+    char kp[YD_PATH_MAX];
+    md->moe_step = 1;
+    if (yd_strict_map(e, m, mp, moe_keys) ||
+        yd_get_int(e, m, mp, "experts", YD_REQ, 1, MODEL_MOE_MAX, &md->moe_experts) < 0 ||
+        yd_get_int(e, m, mp, "experts_per_token", YD_REQ, POS, &md->moe_topk) < 0 ||
+        yd_get_int(e, m, mp, "shared_experts", YD_OPT, 0, 64, &md->moe_shared) < 0 ||
+        yd_get_int(e, m, mp, "expert_intermediate", YD_REQ, POS, &md->moe_inter) < 0 ||
+        yd_get_int(e, m, mp, "first_k_dense", YD_OPT, 0, INT_MAX, &md->moe_first_dense) < 0 ||
+        yd_get_int(e, m, mp, "decoder_sparse_step", YD_OPT, POS, &md->moe_step) < 0 ||
+        yd_get_double(e, m, mp, "skew", YD_OPT, 0.0, 16.0, 0, &md->moe_skew) < 0)
+        return -1;
+    md->moe_shared_inter = md->moe_inter;
+    if (yd_get_int(e, m, mp, "shared_expert_intermediate", YD_OPT, POS, &md->moe_shared_inter) < 0)
+        return -1;
+    if (md->moe_topk > md->moe_experts)
+        return yd_fail(e, yd_map_get(m, "experts_per_token"), yd_path(kp, mp, "experts_per_token"),
+                       "at most experts (%d), got %d", md->moe_experts, md->moe_topk);
+    return 0;
+}
+
 static int parse_model(yd_err_t *e, const yd_node_t *m, const char *mp, model_t *md)
 {
     char ap[YD_PATH_MAX], gp[YD_PATH_MAX], kp[YD_PATH_MAX];
-    yd_node_t *attn, *gdn = NULL;
+    yd_node_t *attn, *gdn = NULL, *moe = NULL;
     memset(md, 0, sizeof *md);
     if (yd_strict_map(e, m, mp, model_keys) ||
         yd_get_str(e, m, mp, "name", YD_REQ, md->name, sizeof md->name) < 0 ||
@@ -226,7 +258,10 @@ static int parse_model(yd_err_t *e, const yd_node_t *m, const char *mp, model_t 
                       &md->weight_bytes_per_param) < 0 ||
         yd_get_int(e, m, mp, "mtp_layers", YD_OPT, 0, 64, &md->mtp_layers) < 0 ||
         yd_get_node(e, m, mp, "attention", YD_REQ, YD_MAP, &attn) < 0 ||
-        yd_get_node(e, m, mp, "gdn", YD_OPT, YD_MAP, &gdn) < 0)
+        yd_get_node(e, m, mp, "gdn", YD_OPT, YD_MAP, &gdn) < 0 ||
+        yd_get_node(e, m, mp, "moe", YD_OPT, YD_MAP, &moe) < 0)
+        return -1;
+    if (moe && parse_moe(e, moe, yd_path(kp, mp, "moe"), md))
         return -1;
     if (md->n_full_attn > md->n_layers)
         return yd_fail(e, yd_map_get(m, "full_attention_layers"),
@@ -234,6 +269,11 @@ static int parse_model(yd_err_t *e, const yd_node_t *m, const char *mp, model_t 
                        "%d full-attention layers but only %d layers", md->n_full_attn,
                        md->n_layers);
     md->n_gdn = md->n_layers - md->n_full_attn;
+    md->n_moe = model_moe_layers(md);
+    if (moe && md->n_moe < 1)
+        return yd_fail(e, moe, yd_path(kp, mp, "moe"),
+                       "no sparse layer: first_k_dense (%d) and decoder_sparse_step (%d) leave all %d layers dense",
+                       md->moe_first_dense, md->moe_step, md->n_layers);
     yd_path(ap, mp, "attention");
     if (yd_strict_map(e, attn, ap, attn_keys) ||
         yd_get_int(e, attn, ap, "q_heads", YD_REQ, POS, &md->n_q_heads) < 0 ||
@@ -293,8 +333,14 @@ int scn_load_model(const char *path, model_t *out, char err[SCN_ERR_MAX])
 static const char *const engine_keys[] = {"max_num_batched_tokens", "max_num_seqs",
     "max_model_len", "enable_prefix_caching", "kv_cache_dtype", "tensor_parallel_size",
     "block_size", "num_gpu_blocks", "gpu_memory_utilization", "speculative_config",
-    "prefix_cache_model", "prefix_cache_retention_interval", NULL};
+    "scheduler", "mamba_cache_mode", "enable_chunked_prefill", "long_prefill_token_threshold",
+    "max_num_partial_prefills", "max_long_partial_prefills", "scheduling_policy",
+    "attention_backend", "prefix_cache_model", "prefix_cache_retention_interval", NULL};
 static const char *const pc_models[] = {"count", "pool", NULL};
+static const char *const sched_names[] = {"fork", "upstream", NULL};
+static const char *const mamba_names[] = {"align", "none", "all", NULL};
+static const char *const policy_names[] = {"fcfs", "priority", NULL};
+static const char *const backend_names[] = {"fork", "varlen", NULL};
 static const char *const spec_keys[] = {"method", "num_speculative_tokens", NULL};
 static const char *const kv_names[] = {"auto", "fp16", "float16", "fp8_e5m2", "fp8", "fp8_e4m3",
                                        NULL};
@@ -311,13 +357,16 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     g->kv_cache_dtype = KV_FP16;
     g->tensor_parallel_size = 1;
     g->gpu_memory_utilization = 0.9;
+    g->enable_chunked_prefill = 1;
+    g->max_num_partial_prefills = 1;
+    g->max_long_partial_prefills = 1;
     g->retention = -1;
     yd_node_t *m = yd_map_get(root, "engine");
     s->engine_line = m ? m->line : 1;
     s->engine_col = m ? m->col : 1;
     if (!m || yd_is_null(m))
         return 0;
-    int kv = 0;
+    int kv = 0, sk = 0, mm = 0, pol = 0, be = 0;
     yd_node_t *spec = NULL;
     if (yd_strict_map(e, m, ep, engine_keys) ||
         yd_get_int(e, m, ep, "max_num_batched_tokens", YD_OPT, POS, &g->max_num_batched_tokens) < 0 ||
@@ -331,6 +380,15 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         yd_get_double(e, m, ep, "gpu_memory_utilization", YD_OPT, 0.0, 1.0, YD_LO_OPEN,
                       &g->gpu_memory_utilization) < 0 ||
         yd_get_node(e, m, ep, "speculative_config", YD_OPT, YD_ANY, &spec) < 0 ||
+        yd_get_enum(e, m, ep, "scheduler", YD_OPT, sched_names, &sk) < 0 ||
+        yd_get_enum(e, m, ep, "mamba_cache_mode", YD_OPT, mamba_names, &mm) < 0 ||
+        yd_get_bool(e, m, ep, "enable_chunked_prefill", YD_OPT, &g->enable_chunked_prefill) < 0 ||
+        yd_get_long(e, m, ep, "long_prefill_token_threshold", YD_OPT, 0, LONG_MAX,
+                    &g->long_prefill_token_threshold) < 0 ||
+        yd_get_int(e, m, ep, "max_num_partial_prefills", YD_OPT, POS, &g->max_num_partial_prefills) < 0 ||
+        yd_get_int(e, m, ep, "max_long_partial_prefills", YD_OPT, POS, &g->max_long_partial_prefills) < 0 ||
+        yd_get_enum(e, m, ep, "scheduling_policy", YD_OPT, policy_names, &pol) < 0 ||
+        yd_get_enum(e, m, ep, "attention_backend", YD_OPT, backend_names, &be) < 0 ||
         yd_get_enum(e, m, ep, "prefix_cache_model", YD_OPT, pc_models, &g->prefix_pool) < 0)
         return -1;
     yd_node_t *rn = yd_map_get(m, "prefix_cache_retention_interval");
@@ -343,14 +401,47 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         g->retention_line = rn->line;
         g->retention_col = rn->col;
     }
+    g->scheduler = (sched_kind_t)sk;
+    /* absent: the fork aligns every hybrid model's chunks; vLLM
+     * (HybridAttentionMambaModelConfig.verify_and_update_config) picks align with prefix
+     * caching, none without.  A model without recurrent layers has no mamba cache: the mode
+     * is moot there (sched.c aligns only where n_gdn > 0). */
+    if (yd_map_get(m, "mamba_cache_mode"))
+        g->mamba_cache_mode = (mamba_mode_t)mm;
+    else
+        g->mamba_cache_mode = g->scheduler == SCHED_UPSTREAM && !g->enable_prefix_caching ? MAMBA_NONE : MAMBA_ALIGN;
+    if (g->prefix_pool && g->mamba_cache_mode == MAMBA_ALL)
+        return yd_fail(e, yd_map_get(m, "mamba_cache_mode"), "engine.mamba_cache_mode",
+                       "all is not modelled by engine.prefix_cache_model: pool (align or none)");
+    g->scheduling_policy = (sched_policy_t)pol;
+    g->attention_backend = (attn_backend_t)be;
+    /* vLLM (EngineArgs._check_feature_supported) refuses anything but 1 for either:
+     * "NotImplementedError: Concurrent Partial Prefill is not supported"; v1's scheduler has
+     * no partial-prefill limit, so 1 means none here too */
+    static const char *const partial[] = {"max_num_partial_prefills", "max_long_partial_prefills", NULL};
+    for (int i = 0; partial[i]; i++)
+        if ((i ? g->max_long_partial_prefills : g->max_num_partial_prefills) != 1)
+            return yd_fail(e, yd_map_get(m, partial[i]), yd_path(kp, ep, partial[i]),
+                           "only 1 (vLLM v1 refuses others: Concurrent Partial Prefill is not supported), got %d",
+                           i ? g->max_long_partial_prefills : g->max_num_partial_prefills);
+    if (g->scheduler == SCHED_FORK) {
+        /* the fork's scheduler has none of upstream's knobs: a set one would be ignored */
+        static const char *const up_only[] = {"long_prefill_token_threshold", "max_num_partial_prefills",
+            "max_long_partial_prefills", "scheduling_policy", NULL};
+        for (int i = 0; up_only[i]; i++)
+            if (yd_map_get(m, up_only[i]))
+                return yd_fail(e, yd_map_get(m, up_only[i]), yd_path(kp, ep, up_only[i]),
+                               "needs engine.scheduler: upstream (the fork's scheduler has no such knob)");
+        if (!g->enable_chunked_prefill)
+            return yd_fail(e, yd_map_get(m, "enable_chunked_prefill"), "engine.enable_chunked_prefill",
+                           "false needs engine.scheduler: upstream (the fork always chunks)");
+    }
     if (g->max_num_seqs > SCN_MAX_SEQS)
         return yd_fail(e, yd_map_get(m, "max_num_seqs"), "engine.max_num_seqs",
                        "at most %d (the engine sizes its per-step arrays by it), got %d",
                        SCN_MAX_SEQS, g->max_num_seqs);
-    if (kv == 5)
-        return yd_fail(e, yd_map_get(m, "kv_cache_dtype"), "engine.kv_cache_dtype",
-                       "fp8_e4m3 is not modelled (use fp8_e5m2)");
-    g->kv_cache_dtype = kv >= 3 ? KV_FP8_E5M2 : KV_FP16;
+    /* vLLM's "fp8" is e4m3 (CacheDType, vllm/config/cache.py) */
+    g->kv_cache_dtype = kv == 3 ? KV_FP8_E5M2 : kv >= 4 ? KV_FP8_E4M3 : KV_FP16;
     if (g->block_size % 16)
         return yd_fail(e, yd_map_get(m, "block_size"), "engine.block_size",
                        "expected a multiple of 16, got %d", g->block_size);
@@ -362,6 +453,11 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         return yd_fail(e, yd_map_get(m, "tensor_parallel_size"), "engine.tensor_parallel_size",
                        "%d does not divide the model's heads (q %d, kv %d, gdn key %d, gdn value %d)",
                        tp, md->n_q_heads, md->n_kv_heads, md->gdn_k_heads, md->gdn_v_heads);
+    /* experts are split over the ranks (no expert parallelism): each one's width must divide */
+    if (md->moe_experts > 0 && (md->moe_inter % tp || (md->moe_shared > 0 && md->moe_shared_inter % tp)))
+        return yd_fail(e, yd_map_get(m, "tensor_parallel_size"), "engine.tensor_parallel_size",
+                       "%d does not divide the model's expert widths (expert %d, shared %d)", tp, md->moe_inter,
+                       md->moe_shared_inter);
     if (spec && !yd_is_null(spec)) {
         const char *sp = "engine.speculative_config";
         static const char *const methods[] = {"mtp", NULL};
@@ -450,7 +546,7 @@ static int parse_accept(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 /* workload                                                                            */
 
 static const char *const req_keys[] = {"id", "prompt_tokens", "cached_tokens", "output_tokens",
-                                       "arrival", "prefix", "follows", NULL};
+                                       "arrival", "priority", "prefix", "follows", NULL};
 static const char *const prefix_keys[] = {"name", "tokens", NULL};
 static const char *const trig_keys[] = {"after", "decoded", "event", "delay_s", NULL};
 
@@ -625,7 +721,8 @@ static int parse_requests(yd_err_t *e, const yd_node_t *list, scenario_t *s)
         if (yd_get_long(e, m, rp, "prompt_tokens", YD_REQ, POSL, &r->prompt_tokens) < 0 ||
             yd_get_long(e, m, rp, "cached_tokens", YD_OPT, 0, r->prompt_tokens, &r->cached_tokens) < 0 ||
             yd_get_long(e, m, rp, "output_tokens", YD_REQ, POSL, &r->output_tokens) < 0 ||
-            yd_get_node(e, m, rp, "arrival", YD_OPT, YD_ANY, &arr) < 0)
+            yd_get_node(e, m, rp, "arrival", YD_OPT, YD_ANY, &arr) < 0 ||
+            yd_get_long(e, m, rp, "priority", YD_OPT, LONG_MIN, LONG_MAX, &r->priority) < 0)
             return -1;
         if (arr && parse_arrival(e, arr, yd_path(kp, rp, "arrival"), &r->arrival))
             return -1;

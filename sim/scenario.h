@@ -20,14 +20,27 @@
 #define SCN_MAX_WINDOWS 32           /* measure windows (a run reports at most this many) */
 #define SCN_MAX_POISSON 10000000L    /* workload.poisson.count upper bound (a burst queues them all) */
 
-typedef enum { KV_FP16 = 0, KV_FP8_E5M2 = 1 } kv_dtype_t;
+typedef enum { KV_FP16 = 0, KV_FP8_E5M2 = 1, KV_FP8_E4M3 = 2 } kv_dtype_t;
+/* 1 for either fp8 KV dtype (one byte per element). */
+static inline int kv_is_fp8(kv_dtype_t d) { return d == KV_FP8_E5M2 || d == KV_FP8_E4M3; }
+
+/* engine.scheduler: the reference fork's step loop (block-aligned chunks for hybrid models,
+ * pacing) or upstream vLLM v1's (docs/reference-system.md, "Upstream vLLM v1"). */
+typedef enum { SCHED_FORK = 0, SCHED_UPSTREAM = 1 } sched_kind_t;
+/* engine.mamba_cache_mode (vLLM's mamba_cache_mode): align = chunks end on block
+ * boundaries so the recurrent state is cached per block; none / all: no alignment. */
+typedef enum { MAMBA_ALIGN = 0, MAMBA_NONE = 1, MAMBA_ALL = 2 } mamba_mode_t;
+typedef enum { POLICY_FCFS = 0, POLICY_PRIORITY = 1 } sched_policy_t;
+/* engine.attention_backend: the fork's per-row routing (route.h) or one varlen call for
+ * the whole batch (FlashAttention / FlashInfer style, law attn.varlen.fp16). */
+typedef enum { ATTN_BACKEND_FORK = 0, ATTN_BACKEND_VARLEN = 1 } attn_backend_t;
 
 typedef struct scn_engine {
     int max_num_batched_tokens;   /* token budget per step (2048) */
     int max_num_seqs;             /* (3 in the reference runs) */
     long max_model_len;           /* (262144) */
     int enable_prefix_caching;    /* bool */
-    kv_dtype_t kv_cache_dtype;    /* "auto"/"fp16" or "fp8_e5m2" */
+    kv_dtype_t kv_cache_dtype;    /* "auto"/"fp16", "fp8_e5m2", "fp8"/"fp8_e4m3" */
     int tensor_parallel_size;     /* 1, 2, 4, ... */
     int block_size;               /* 0 = derive (hybrid align), else override */
     long num_gpu_blocks;          /* 0 = derive from profile memory; else override */
@@ -35,6 +48,15 @@ typedef struct scn_engine {
     /* speculative_config */
     int spec_mtp;                 /* method: mtp (1) or none (0) */
     int num_speculative_tokens;   /* K */
+    /* scheduling (vLLM's SchedulerConfig names) */
+    sched_kind_t scheduler;       /* fork (default) | upstream */
+    mamba_mode_t mamba_cache_mode;/* align (default for models with GDN layers) | none | all */
+    int enable_chunked_prefill;   /* bool (true) */
+    long long_prefill_token_threshold; /* 0 = none (upstream: a chunk's cap) */
+    int max_num_partial_prefills; /* 1 (vLLM v1 refuses any other value; no limit) */
+    int max_long_partial_prefills;/* 1 (likewise) */
+    sched_policy_t scheduling_policy; /* fcfs (default) | priority */
+    attn_backend_t attention_backend; /* fork (default) | varlen */
     /* prefix cache: the per-request count (cached_tokens, 0) or the block pool of
      * sim/kvpool.c (1: shared blocks, LRU eviction, hybrid snapshots) */
     int prefix_pool;
@@ -78,6 +100,7 @@ typedef struct scn_request {
     long cached_tokens;           /* 0..prompt_tokens: already in the prefix cache */
     long output_tokens;           /* > 0 */
     scn_trigger_t arrival;
+    long priority;                /* scheduling_policy priority: lower runs first (0) */
     int line, col;                /* where the request is written (for engine-time messages) */
     /* shared content (engine.prefix_cache_model: pool): the prompt starts with the first
      * prefix_tokens tokens of the named prefix (two requests naming it share

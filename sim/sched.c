@@ -16,7 +16,16 @@
  *    admitted this step.
  *  - Then WAITING requests in order while budget and max_num_seqs allow; the
  *    admitting chunk is never paced; prefix-cache hits are whole blocks and at least
- *    one token is always computed. */
+ *    one token is always computed.
+ * The chunk boundary applies only where e->align (a model with GDN layers and
+ * mamba_cache_mode align); any other model's chunk is limited by the budget alone.
+ * engine.scheduler upstream follows vLLM v1's Scheduler.schedule() instead
+ * (docs/reference-system.md, "Upstream vLLM v1"): no pacing; a chunk is
+ * min(remaining, long_prefill_token_threshold, budget left), cut down to a block boundary
+ * in align mode (_mamba_block_aligned_split); no limit on the prompts chunked in one step
+ * (v1 has none: max_num_partial_prefills must stay 1); enable_chunked_prefill false
+ * admits a waiting request only when its whole (threshold-capped) prompt fits the budget left; scheduling_policy priority admits the waiting
+ * request of lowest (priority, arrival) first and preempts the running one of highest. */
 #include <stdio.h>
 #include <string.h>
 #include "engine_int.h"
@@ -31,12 +40,24 @@ static long blocks_for(const engine_t *e, long tokens)
 
 static int is_prefilling(const req_t *r) { return r->computed < r->target; }
 
-/* A chunk's end: the target, cut by the budget; in a hybrid model (GDN layers) also by the
- * next block boundary (the fork's align mode: a GDN state is kept per block).  A model
- * without GDN layers has no state to align, and vLLM splits its prompts by budget only. */
+/* A chunk's end: the target, cut by the budget; where e->align (a hybrid model, GDN layers,
+ * in mamba_cache_mode align) also by the next block boundary (a GDN state is kept per
+ * block).  A model without GDN layers has no state to align, and vLLM splits its prompts by
+ * budget only.  Upstream: the threshold caps the chunk, and align cuts it back to a boundary. */
 static long chunk_end(const engine_t *e, long start, long target, long budget)
 {
-    long boundary = e->s->model.n_gdn > 0 ? (start / e->block + 1) * e->block : target;
+    if (e->s->engine.scheduler == SCHED_UPSTREAM) {
+        long thr = e->s->engine.long_prefill_token_threshold;
+        long end = target;
+        if (thr > 0 && start + thr < end) end = start + thr;
+        if (start + budget < end) end = start + budget;
+        /* _mamba_block_aligned_split: a chunk that does not finish the prompt ends on a
+         * block boundary (0 tokens when none is in reach) */
+        if (e->align && end < target) end = end / e->block * e->block > start ? end / e->block * e->block : start;
+        return end;
+    }
+    if (!e->align) return start + budget < target ? start + budget : target;
+    long boundary = (start / e->block + 1) * e->block;
     long end = boundary < target ? boundary : target;
     if (start + budget < end) end = start + budget;
     return end;
@@ -118,12 +139,62 @@ static int waitq_push_front(engine_t *e, int slot)
 
 /* Preempt the newest running request (recompute): back to the front of WAITING.
  * 0, or -1 out of memory (nothing changed). */
+static long req_priority(const engine_t *e, const req_t *r)
+{
+    return r->explicit_idx >= 0 ? e->s->requests[r->explicit_idx].priority : 0;
+}
+
+static int priority_policy(const engine_t *e)
+{
+    return e->s->engine.scheduler == SCHED_UPSTREAM && e->s->engine.scheduling_policy == POLICY_PRIORITY;
+}
+
+/* (priority, arrival) of a: below (-1), equal (0) or above (1) that of b. */
+static int prio_cmp(const engine_t *e, const req_t *a, const req_t *b)
+{
+    long pa = req_priority(e, a), pb = req_priority(e, b);
+    if (pa != pb) return pa < pb ? -1 : 1;
+    double ta = a->t_ev[EV_ARRIVAL], tb = b->t_ev[EV_ARRIVAL];
+    return ta < tb ? -1 : ta > tb ? 1 : 0;
+}
+
+/* The running request preemption takes: the newest (FCFS), or under the priority policy
+ * the one of highest (priority, arrival) (vLLM: max(self.running, key=lambda r:
+ * (r.priority, r.arrival_time)), the later in the list among equals).  It is moved to the
+ * end of the running list. */
+static void pick_victim(engine_t *e)
+{
+    if (!priority_policy(e) || e->nrun < 2) return;
+    int best = e->nrun - 1;
+    for (int i = e->nrun - 2; i >= 0; i--)
+        if (prio_cmp(e, &e->pool[e->running[i]], &e->pool[e->running[best]]) > 0) best = i;
+    int slot = e->running[best];
+    memmove(&e->running[best], &e->running[best + 1], (size_t)(e->nrun - 1 - best) * sizeof *e->running);
+    e->running[e->nrun - 1] = slot;
+}
+
+/* Under the priority policy, bring the waiting request of lowest (priority, arrival) to
+ * the head of the ring (vLLM's PriorityRequestQueue, a heap on that key, pops it first). */
+static void waitq_pick(engine_t *e)
+{
+    if (!priority_policy(e) || e->wq_len < 2) return;
+    int best = 0;
+    for (int i = 1; i < e->wq_len; i++)
+        if (prio_cmp(e, &e->pool[e->waitq[(e->wq_head + i) % e->wq_cap]],
+                     &e->pool[e->waitq[(e->wq_head + best) % e->wq_cap]]) < 0) best = i;
+    for (int i = best; i > 0; i--) {             /* keep the others in order */
+        int a = (e->wq_head + i) % e->wq_cap, b = (e->wq_head + i - 1) % e->wq_cap;
+        int t = e->waitq[a]; e->waitq[a] = e->waitq[b]; e->waitq[b] = t;
+    }
+}
+
 static int preempt_last(engine_t *e)
 {
     if (engine_waitq_reserve(e) < 0) {
         snprintf(e->err, ENG_ERR_MAX, "out of memory (waiting queue)");
         return -1;
     }
+    pick_victim(e);
     int slot = e->running[--e->nrun];
     req_t *r = &e->pool[slot];
     free_blocks(e, r);
@@ -149,12 +220,28 @@ static long prefix_hit(engine_t *e, req_t *r)
     return c / e->block * e->block;
 }
 
+/* A row already scheduled this step whose request was just preempted: removed, its
+ * tokens back in the budget. */
+static void drop_row(engine_t *e, int *n, int slot, long *budget)
+{
+    for (int k = 0; k < *n; k++)
+        if (e->rows[k].req == slot) {
+            *budget += e->rows[k].q;
+            memmove(&e->rows[k], &e->rows[k + 1], (size_t)(*n - 1 - k) * sizeof *e->rows);
+            (*n)--;
+            return;
+        }
+}
+
 static int sched_try(engine_t *e, int *preempted)
 {
     const scn_engine_t *eng = &e->s->engine;
-    long pace = e->s->env.pace_steps;
+    int upstream = eng->scheduler == SCHED_UPSTREAM;
+    long pace = upstream ? 0 : e->s->env.pace_steps;
     long budget = eng->max_num_batched_tokens;
+    long thr = eng->long_prefill_token_threshold;
     int n = 0;
+    int i_victim;
     *preempted = 0;
     e->step_no++;
     if (e->kv) kvpool_step_begin(e->kv);
@@ -183,10 +270,14 @@ static int sched_try(engine_t *e, int *preempted)
         int grc;
         while ((grc = grow_blocks(e, r, r->computed, seq)) < 0) {
             if (grc != -1) return -1;
+            pick_victim(e);
             int victim = e->running[e->nrun - 1];
+            for (i_victim = 0; e->running[i_victim] != victim; i_victim++) {}
             if (preempt_last(e) < 0) return -1;
             (*preempted)++;
             if (victim == slot) { r = NULL; break; }
+            /* a victim ahead of us in the list (priority policy) shifts us back by one */
+            if (i_victim < i) { i--; drop_row(e, &n, victim, &budget); }
         }
         if (!r) break;                 /* we preempted ourselves: stop here */
         step_row_t *row = &e->rows[n++];
@@ -201,11 +292,18 @@ static int sched_try(engine_t *e, int *preempted)
 
     if (*preempted) return n;
     while (e->wq_len > 0 && budget > 0 && e->nrun < eng->max_num_seqs) {
+        waitq_pick(e);
         int slot = e->waitq[e->wq_head];
         req_t *r = &e->pool[slot];
         long hit = prefix_hit(e, r);
         if (hit < 0) return -1;
+        if (upstream) {
+            long rem = r->target - hit;
+            long want = thr > 0 && rem > thr ? thr : rem;
+            if (!eng->enable_chunked_prefill && want > budget) break;   /* the whole prompt or nothing */
+        }
         long end = chunk_end(e, hit, r->target, budget);
+        if (end <= hit) break;                                 /* align: no boundary within the budget */
         int grc = grow_blocks(e, r, hit, end);
         if (grc == -3) return -1;
         if (grc < 0) break;            /* not enough KV, or a snapshot of this step: wait */

@@ -192,6 +192,8 @@ static const struct { kv_dtype_t kv; int group; long maxlen; int smallq, xqa; } 
     { KV_FP8_E5M2, 4, 240000, 0, 0 },
     { KV_FP8_E5M2, 6, 8192, 1, 0 },
     { KV_FP8_E5M2, 6, 16384, 1, 1 },
+    { KV_FP8_E4M3, 6, 240000, 0, 0 },   /* fp8_e4m3: the fork's XQA reads e5m2 only: scalar */
+    { KV_FP8_E4M3, 8, 240000, 1, 0 },
 };
 
 START_TEST(xqa_gates)
@@ -228,11 +230,52 @@ START_TEST(block_sizes)
 }
 END_TEST
 
+/* attention_backend varlen (rule 0): a mixed batch -- decode rows, MTP rows and chunks,
+ * with and without context -- is ONE call holding every row as it is (no expansion), for
+ * any dtype and knob. */
+START_TEST(varlen_one_call)
+{
+    const kseg_t rows[] = { { 0, 1, 240001 }, { 1, 5, 4000 }, { 2, 2048, 2048 }, { 3, 700, 9000 } };
+    const kv_dtype_t kvs[] = { KV_FP16, KV_FP8_E5M2, KV_FP8_E4M3 };
+    for (int k = 0; k < 3; k++)
+        for (int pdr = 0; pdr < 2; pdr++) {
+            route_cfg_t c = cfg(pdr, 0, 16, kvs[k]);
+            c.varlen = 1;
+            route_plan_t p;
+            route_plan_init(&p);
+            ck_assert_int_eq(route_step(&c, rows, 4, &p), 0);
+            ck_assert_int_eq(p.ncalls, 1);
+            ck_assert_int_eq(p.calls[0].route, ROUTE_VARLEN);
+            ck_assert_int_eq(p.calls[0].kv_dtype, kvs[k]);
+            ck_assert_int_eq(p.calls[0].nseg, 4);
+            for (int i = 0; i < 4; i++) {
+                ck_assert_int_eq(p.calls[0].segs[i].req, rows[i].req);
+                ck_assert_int_eq(p.calls[0].segs[i].q, rows[i].q);
+                ck_assert_int_eq(p.calls[0].segs[i].seq_len, rows[i].seq_len);
+            }
+            route_plan_free(&p);
+        }
+}
+END_TEST
+
+/* A model without GDN layers: block 16 for every dtype, TP and MTP depth. */
+START_TEST(dense_block_16)
+{
+    model_t m;
+    char err[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/llama-3.1-8b.yaml", &m, err) == 0, "%s", err);
+    for (int tp = 1; tp <= 8; tp *= 2)
+        for (int kvb = 1; kvb <= 2; kvb++)
+            for (int k = 0; k <= 4; k += 4) ck_assert_int_eq(model_block_size(&m, tp, kvb, k), 16);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
         CHECK_LOOP(mixed_batch_routes, CHECK_N(cases)), CHECK_TEST(small_q_batch_expands),
         CHECK_TEST(fresh_prompts_only), CHECK_LOOP(fork_dispatch, CHECK_N(fork_cases)),
-        CHECK_LOOP(xqa_gates, CHECK_N(xqa_cases)), CHECK_TEST(block_sizes)};
+        CHECK_LOOP(xqa_gates, CHECK_N(xqa_cases)), CHECK_TEST(block_sizes), CHECK_TEST(varlen_one_call),
+        CHECK_TEST(dense_block_16)};
     return check_main("route", "core", tests, CHECK_N(tests), 0, NULL);
 }

@@ -254,8 +254,10 @@ static const bad_set_t bad_sets[] = {
     {"engine.max_num_seqs=-3", "--set engine.max_num_seqs: expected a positive integer, got \"-3\""},
     {"engine.foo=1", "--set engine.foo: unknown key \"foo\" (allowed: max_num_batched_tokens, "
      "max_num_seqs, max_model_len, enable_prefix_caching, kv_cache_dtype, tensor_parallel_size, "
-     "block_size, num_gpu_blocks, gpu_memory_utilization, speculative_config, prefix_cache_model,"
-     " prefix_cache_retention_interval)"},
+     "block_size, num_gpu_blocks, gpu_memory_utilization, speculative_config, scheduler, "
+     "mamba_cache_mode, enable_chunked_prefill, long_prefill_token_threshold, max_num_partial_prefills, "
+     "max_long_partial_prefills, scheduling_policy, attention_backend, "
+     "prefix_cache_model, prefix_cache_retention_interval)"},
     {"workload.requests.5.prompt_tokens=1",
      "--set workload.requests.5.prompt_tokens: index 5 out of range (the list has 2 elements)"},
     {"workload.requests.C.prompt_tokens=1",
@@ -307,8 +309,8 @@ static const bad_t bads[] = {
      ":6:25: engine.max_model_len: expected a positive integer, got \"12abc\""},
     /* 5 */ {HDR WL "engine: {max_num_seqs: 99999999999999999999}\n",
              ":6:24: engine.max_num_seqs: expected a positive integer, got \"99999999999999999999\""},
-    {HDR WL "engine: {kv_cache_dtype: fp8_e4m3}\n",
-     ":6:26: engine.kv_cache_dtype: fp8_e4m3 is not modelled (use fp8_e5m2)"},
+    {HDR WL "engine: {scheduling_policy: priority}\n",
+     ":6:29: engine.scheduling_policy: needs engine.scheduler: upstream (the fork's scheduler has no such knob)"},
     {HDR WL "engine: {kv_cache_dtype: int4}\n",
      ":6:26: engine.kv_cache_dtype: expected one of auto, fp16, float16, fp8_e5m2, fp8, fp8_e4m3, "
      "got \"int4\""},
@@ -388,6 +390,25 @@ static const bad_t bads[] = {
      ":4:76: workload.poisson.cached_frac: expected a number in [0, 1], got \"1.5\""},
     {"model: models/qwen3.8-27b.yaml\nprofile: p.yaml\nmodel: x\n" WL,
      ":3:1: model: duplicate key \"model\" (first at line 1)"},
+    {HDR WL "engine: {scheduler: upstream, max_num_partial_prefills: 2}\n",
+     ":6:57: engine.max_num_partial_prefills: only 1 (vLLM v1 refuses others: Concurrent Partial Prefill is "
+     "not supported), got 2"},
+    {HDR WL "engine: {enable_chunked_prefill: false}\n",
+     ":6:34: engine.enable_chunked_prefill: false needs engine.scheduler: upstream (the fork always chunks)"},
+    {HDR WL "engine: {scheduler: vllm}\n",
+     ":6:21: engine.scheduler: expected one of fork, upstream, got \"vllm\""},
+    {"model: {name: x, layers: 2, full_attention_layers: 2, hidden: 64, intermediate: 64, vocab: 10,"
+     " attention: {q_heads: 4, kv_heads: 2, head_dim: 16}, weight_bytes_per_param: 2,"
+     " moe: {experts: 8, experts_per_token: 9, expert_intermediate: 30}}\n"
+     "hardware: {analytic: {tflops: 1, tbps: 1}}\n" WL,
+     ":1:212: model.moe.experts_per_token: at most experts (8), got 9"},
+    {"model: {name: x, layers: 2, full_attention_layers: 2, hidden: 64, intermediate: 64, vocab: 10,"
+     " attention: {q_heads: 4, kv_heads: 2, head_dim: 16}, weight_bytes_per_param: 2,"
+     " moe: {experts: 8, experts_per_token: 2, expert_intermediate: 30}}\n"
+     "hardware: {analytic: {tflops: 1, tbps: 1}}\n" WL "engine: {tensor_parallel_size: 4}\n",
+     ":6:32: engine.tensor_parallel_size: 4 does not divide the model's expert widths (expert 30, shared 30)"},
+    {HDR WL "    - {id: B, prompt_tokens: 10, output_tokens: 1, priority: x}\n",
+     ":6:62: workload.requests[1].priority: expected an integer, got \"x\""},
 };
 
 START_TEST(bad_scenarios)
@@ -478,7 +499,7 @@ START_TEST(good_scenarios)
         ck_assert_str_eq(s.profile_path, "");
         ck_assert_int_eq(s.engine.spec_mtp, 1);
         ck_assert_int_eq(s.engine.num_speculative_tokens, 3);
-        ck_assert_int_eq(s.engine.kv_cache_dtype, KV_FP8_E5M2);
+        ck_assert_int_eq(s.engine.kv_cache_dtype, KV_FP8_E4M3);   /* vLLM's fp8 is e4m3 */
         ck_assert_int_eq(s.engine.block_size, 1616);
         ck_assert_int_eq(s.engine.num_gpu_blocks, 1000);
         ck_assert_int_eq(s.engine.enable_prefix_caching, 0);

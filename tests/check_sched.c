@@ -1,6 +1,7 @@
 /* check_sched: the scheduler's rules (docs/reference-system.md): budget and order,
  * block-aligned chunks, MTP budget and acceptance, preemption, and the pacing rule with its
- * anchor. */
+ * anchor; a dense model's chunks (budget-limited, block 16); upstream vLLM v1's rules
+ * (long_prefill_token_threshold, chunked prefill off, priority). */
 #include <math.h>
 #include "check_core.h"
 #include "engine_int.h"
@@ -359,6 +360,88 @@ START_TEST(preemption_into_a_full_waiting_queue)
 }
 END_TEST
 
+
+/* A scenario on a library model (check_core.h's scenario_file is for the reference model). */
+static int run_model(const char *model, const char *body, engine_t *e, scenario_t *s, cost_model_t **cm)
+{
+    char path[128], err[SCN_ERR_MAX], cwd[512];
+    snprintf(path, sizeof path, "/tmp/pacesim-check-m-%d.yaml", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "name: t\nseed: 7\nmodel: %s/models/%s.yaml\nhardware: {analytic: {tflops: 990, tbps: 4.8}}\n%s",
+            getcwd(cwd, sizeof cwd), model, body);
+    ck_assert_int_eq(fclose(f), 0);
+    if (scn_load(path, NULL, 0, s, err) < 0) { fprintf(stderr, "%s\n", err); return -1; }
+    *cm = cost_analytic_new(&s->model, s->engine.tensor_parallel_size, s->analytic_tflops, s->analytic_tbps);
+    ck_assert_ptr_nonnull(*cm);
+    if (engine_init(e, s, *cm, NULL) < 0) { fprintf(stderr, "%s\n", e->err); return -1; }
+    memset(&rec, 0, sizeof rec);
+    e->observer = record_step;
+    e->observer_ctx = &rec;
+    int rc = engine_run(e);
+    if (rc < 0) fprintf(stderr, "%s\n", e->err);
+    return rc;
+}
+
+/* chunk sizes (q) of request `slot`'s prompt rows, in order */
+static int chunks_of(int slot, long *q)
+{
+    int n = 0;
+    for (int k = 0; k < rec.n; k++)
+        for (int i = 0; i < rec.nrows[k]; i++)
+            if (rec.rows[k][i].req == slot && rec.rows[k][i].prefill) q[n++] = rec.rows[k][i].q;
+    return n;
+}
+
+/* A dense model (no recurrent layers) has block 16 and a chunk the budget allows: a 1K
+ * prompt is one step under both schedulers (vLLM: no block alignment without a mamba
+ * cache); the hybrid model in align mode still stops at each boundary. */
+START_TEST(dense_chunks_by_budget)
+{
+    static const char *const sched[] = { "fork", "upstream" };
+    char body[512];
+    long q[256];
+    for (int k = 0; k < 2; k++) {
+        snprintf(body, sizeof body,
+                 "engine: {scheduler: %s, max_num_batched_tokens: 2048, max_num_seqs: 4}\n"
+                 "workload:\n  requests:\n    - {id: A, prompt_tokens: 1024, output_tokens: 2}\n"
+                 "    - {id: B, prompt_tokens: 5000, output_tokens: 2}\n", sched[k]);
+        engine_t e; scenario_t s; cost_model_t *cm;
+        ck_assert_int_eq(run_model("llama-3.1-8b", body, &e, &s, &cm), 0);
+        ck_assert_int_eq(e.block, 16);
+        ck_assert_int_eq(e.align, 0);
+        ck_assert_int_eq(chunks_of(e.explicit_slot[0], q), 1);
+        ck_assert_int_eq(q[0], 1024);
+        /* B: what the budget leaves next to A (2048 - 1024), then whole budgets */
+        int n = chunks_of(e.explicit_slot[1], q);
+        ck_assert_int_eq(n, 3);
+        ck_assert_int_eq(q[0], 1024);
+        ck_assert_int_eq(q[1], 2048 - 1);         /* A decodes one token beside it */
+        ck_assert_int_eq(q[0] + q[1] + q[2], 5000);
+        done_engine(&e, &s, cm);
+    }
+    /* the hybrid model: mamba_cache_mode none lifts the alignment */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_model("qwen3-next-80b-a3b",
+                               "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, num_gpu_blocks: 400}\n"
+                               "workload:\n  requests:\n    - {id: A, prompt_tokens: 2000, output_tokens: 2}\n",
+                               &e, &s, &cm), 0);
+    ck_assert_int_eq(e.align, 1);
+    int n = chunks_of(e.explicit_slot[0], q);
+    ck_assert_int_eq(n, (2000 + e.block - 1) / e.block);
+    ck_assert_int_eq(q[0], e.block);
+    done_engine(&e, &s, cm);
+    ck_assert_int_eq(run_model("qwen3-next-80b-a3b",
+                               "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, num_gpu_blocks: 400,"
+                               " mamba_cache_mode: none}\n"
+                               "workload:\n  requests:\n    - {id: A, prompt_tokens: 2000, output_tokens: 2}\n",
+                               &e, &s, &cm), 0);
+    ck_assert_int_eq(e.align, 0);
+    ck_assert_int_eq(chunks_of(e.explicit_slot[0], q), 1);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
 /* D decodes 3 tokens next to B's paced 16K prefill (PACE_STEPS 8): D finishes while B
  * waits for its gate, so no request is schedulable until the gate opens; C arrives much
  * later.  The reference counts every schedule() call as a step, empty ones included. */
@@ -426,6 +509,106 @@ START_TEST(pacing_gate_outlives_the_decoder)
     ck_assert_msg(fabs(busy - (to - from)) <= 1e-9 * (to - from), "B's TTFT %.9g s, busy %.9g s", to - from, busy);
     done_engine(&e, &s, cm);
 }
+END_TEST
+
+/* Upstream: a chunk is min(remaining, long_prefill_token_threshold, budget left), and
+ * any number of prompts is chunked in one step (v1 has no partial-prefill limit). */
+START_TEST(upstream_threshold)
+{
+    engine_t e; scenario_t s; cost_model_t *cm;
+    long q[256];
+    ck_assert_int_eq(run_model("llama-3.1-8b",
+                               "engine: {scheduler: upstream, max_num_batched_tokens: 2500, max_num_seqs: 8,"
+                               " long_prefill_token_threshold: 1000}\n"
+                               "workload:\n  requests:\n"
+                               "    - {id: A, prompt_tokens: 2500, output_tokens: 2}\n"
+                               "    - {id: B, prompt_tokens: 2500, output_tokens: 2}\n"
+                               "    - {id: C, prompt_tokens: 2500, output_tokens: 2}\n",
+                               &e, &s, &cm), 0);
+    /* step 1: A and B 1000 each (threshold), C the 500 the budget leaves */
+    ck_assert_int_eq(rec.nrows[0], 3);
+    ck_assert_int_eq(rec.rows[0][0].q, 1000);
+    ck_assert_int_eq(rec.rows[0][1].q, 1000);
+    ck_assert_int_eq(rec.rows[0][2].q, 500);
+    for (int k = 0; k < 3; k++) {
+        int n = chunks_of(e.explicit_slot[k], q);
+        long sum = 0;
+        for (int i = 0; i < n; i++) {
+            ck_assert_int_le(q[i], 1000);
+            sum += q[i];
+        }
+        ck_assert_int_eq(sum, 2500);
+    }
+    for (int k = 0; k < rec.n; k++) ck_assert_int_le(rec.tokens[k], 2500);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+/* Upstream with enable_chunked_prefill false: a waiting prompt is admitted only whole. */
+START_TEST(upstream_no_chunked_prefill)
+{
+    engine_t e; scenario_t s; cost_model_t *cm;
+    long q[16];
+    ck_assert_int_eq(run_model("llama-3.1-8b",
+                               "engine: {scheduler: upstream, enable_chunked_prefill: false,"
+                               " max_num_batched_tokens: 3000, max_num_seqs: 8}\n"
+                               "workload:\n  requests:\n"
+                               "    - {id: A, prompt_tokens: 2000, output_tokens: 4}\n"
+                               "    - {id: B, prompt_tokens: 2000, output_tokens: 4}\n",
+                               &e, &s, &cm), 0);
+    ck_assert_int_eq(rec.nrows[0], 1);                  /* B does not fit beside A */
+    ck_assert_int_eq(chunks_of(e.explicit_slot[1], q), 1);
+    ck_assert_int_eq(q[0], 2000);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+/* Upstream, scheduling_policy priority: the waiting request of lowest priority value is
+ * admitted first, whatever its arrival order. */
+START_TEST(upstream_priority_admission)
+{
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_model("llama-3.1-8b",
+                               "engine: {scheduler: upstream, scheduling_policy: priority,"
+                               " max_num_batched_tokens: 1000, max_num_seqs: 8}\n"
+                               "workload:\n  requests:\n"
+                               "    - {id: A, prompt_tokens: 1000, output_tokens: 2, priority: 5}\n"
+                               "    - {id: B, prompt_tokens: 1000, output_tokens: 2, priority: 1}\n"
+                               "    - {id: C, prompt_tokens: 1000, output_tokens: 2, priority: 3}\n",
+                               &e, &s, &cm), 0);
+    ck_assert_int_eq(rec.rows[0][0].req, e.explicit_slot[1]);
+    ck_assert_int_eq(rec.rows[1][1].req, e.explicit_slot[2]);   /* beside B's decode */
+    double tb = e.pool[e.explicit_slot[1]].t_ev[EV_FIRST_TOKEN], tc = e.pool[e.explicit_slot[2]].t_ev[EV_FIRST_TOKEN],
+           ta = e.pool[e.explicit_slot[0]].t_ev[EV_FIRST_TOKEN];
+    ck_assert(tb < tc && tc < ta);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
+/* Upstream under KV pressure: FCFS preempts the newest running request, the priority
+ * policy the one of highest priority value (here the older one). */
+START_TEST(upstream_priority_preemption)
+{
+    static const char *const pol[] = { "fcfs", "priority" };
+    for (int k = 0; k < 2; k++) {
+        char body[768];
+        snprintf(body, sizeof body,
+                 "engine: {scheduler: upstream, scheduling_policy: %s, max_num_batched_tokens: 2048,"
+                 " max_num_seqs: 4, num_gpu_blocks: 24}\n"
+                 "workload:\n  requests:\n"
+                 "    - {id: A, prompt_tokens: 160, output_tokens: 100, priority: 9}\n"
+                 "    - {id: B, prompt_tokens: 160, output_tokens: 100, priority: 0, arrival: {after: A, decoded: 2}}\n",
+                 pol[k]);
+        engine_t e; scenario_t s; cost_model_t *cm;
+        ck_assert_int_eq(run_model("llama-3.1-8b", body, &e, &s, &cm), 0);
+        long pa = e.pool[e.explicit_slot[0]].preemptions, pb = e.pool[e.explicit_slot[1]].preemptions;
+        ck_assert_int_gt(e.sum.preemptions, 0);
+        if (k == 0) { ck_assert_int_eq(pa, 0); ck_assert_int_gt(pb, 0); }
+        else { ck_assert_int_gt(pa, 0); ck_assert_int_eq(pb, 0); }
+        done_engine(&e, &s, cm);
+    }
+}
+
 END_TEST
 
 /* Every preempted request that is recomputed: its target is its prompt plus the tokens it
@@ -531,6 +714,9 @@ int main(void)
         CHECK_TEST(lookahead_on_every_allocation), CHECK_TEST(gate_holds_every_running_request),
         CHECK_TEST(pacing_active_by_prompt_computed),
         CHECK_TEST(prefix_cache_hits_whole_blocks), CHECK_TEST(preemption_into_a_full_waiting_queue),
+        CHECK_TEST(dense_chunks_by_budget), CHECK_TEST(upstream_threshold),
+        CHECK_TEST(upstream_no_chunked_prefill), CHECK_TEST(upstream_priority_admission),
+        CHECK_TEST(upstream_priority_preemption),
         CHECK_TEST(pacing_gate_outlives_the_decoder), CHECK_TEST(preemption_recomputes_prompt_and_output),
         CHECK_TEST(dense_model_blocks_and_chunks)};
     return check_main("sched", "core", tests, CHECK_N(tests), 60, NULL);
