@@ -486,11 +486,12 @@ static int attn_route_of(calib_kernel_t k)
 static int prepare_attn(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
 {
     free_batches(g);
-    if (g->m.head_dim != 256) {
-        snprintf(t->err, sizeof t->err, "the attention kernels take head_dim 256 only");
+    g->route = attn_route_of(j->kernel);
+    if (g->r.kv_heads <= 0 || g->r.q_heads % g->r.kv_heads ||
+        attn_shape_ok(g->route, g->m.head_dim, g->r.q_heads / g->r.kv_heads)) {
+        snprintf(t->err, sizeof t->err, "the attention kernels take head_dim 64, 128 or 256 and 1..16 q heads a kv head");
         return 1;
     }
-    g->route = attn_route_of(j->kernel);
     g->flags = (j->kernel == CK_PREFILL_FAST && j->page != 784) ? ATTN_F_ANY_PAGE : 0;
     long per_row = (j->seq_len + j->page - 1) / j->page;
     pool_t *p;
@@ -1038,7 +1039,7 @@ static void gpu_describe(calib_timer_t *t, profile_t *p)
         g->clock_mhz[g->nclock++] = mhz;
     snprintf(p->gpu, sizeof p->gpu, "%.95s", g->prop.name);
     p->sms = g->prop.multiProcessorCount;
-    int occ = attn_fast_ctas_per_sm(); /* the fast prefill kernel's CTAs an SM: its split rule takes it */
+    int occ = attn_fast_ctas_per_sm_hd(g->m.head_dim); /* the fast prefill kernel's CTAs an SM: its split rule takes it */
     p->split_ctas_per_sm = occ > 0 ? occ : 0;
     p->mem_gib = (double)g->prop.totalGlobalMem / (1024.0 * 1024 * 1024);
     p->mem_bw_gbs = g->bw_gbs;

@@ -4,7 +4,8 @@
  * its q_len[r] query tokens are the LAST q_len[r] tokens of a sequence of seq_len[r]
  * tokens; query token i (0-based) sits at position pos = seq_len - q_len + i and attends
  * keys 0..pos (prefix context + causal within the chunk). GQA by index: q head h reads
- * kv head h / (num_q_heads / kv_heads). head_dim is 256.
+ * kv head h / (num_q_heads / kv_heads). head_dim 64, 128 or 256 (kv->head_dim), GQA group
+ * (num_q_heads / kv_heads) 1..16, on every route; any other shape is ATTN_ESHAPE (attn_shape_ok).
  *
  * Layouts (all device memory):
  *   KV cache   k, v: [num_blocks, page, kv_heads, head_dim], fp16 or fp8_e5m2 (uint8;
@@ -43,7 +44,8 @@ extern "C" {
 #define ATTN_ENOMEM  -4 /* allocation failed */
 #define ATTN_EPAGE   -5 /* fast path asked for on a page it does not support */
 #define ATTN_EWS     -6 /* workspace too small: see attn_ws_bytes */
-#define ATTN_ESHAPE  -7 /* shape the route does not take (head_dim != 256, q_len != 1 on decode, ...) */
+#define ATTN_ESHAPE  -7 /* shape the route does not take (head_dim not 64/128/256, GQA group not 1..16,
+                           q_len != 1 on decode, ...) */
 #define ATTN_ESMEM   -8 /* no configuration of the route fits the device's shared memory per block */
 
 /* KV cache element types */
@@ -111,6 +113,16 @@ int   attn_smem_bytes(int route, int major, int minor);
 int   attn_set_smem_limit(int bytes);
 /* The current device's compute capability and per-block opt-in smem limit; 0 or ATTN_E*. */
 int   attn_device_smem(int *major, int *minor, int *optin_bytes);
+
+/* --- shapes: head_dim and GQA group (the kernels are instantiated for head_dim 64, 128, 256) ---
+ * attn_shape_ok: 0 when route runs head_dim with group q heads per kv head (1..16), ATTN_ESHAPE
+ * when not, ATTN_EINVAL for a bad route; needs no GPU (attn_run checks the same). The _hd forms
+ * of attn_route_tiles / attn_smem_bytes / attn_fast_ctas_per_sm take head_dim (the plain forms
+ * mean 256); ATTN_ESHAPE for another head_dim. */
+int   attn_shape_ok(int route, int head_dim, int group);
+int   attn_route_tiles_hd(int route, int head_dim, int smem_limit, attn_tiles *t);
+int   attn_smem_bytes_hd(int route, int head_dim, int major, int minor);
+int   attn_fast_ctas_per_sm_hd(int head_dim);
 
 typedef struct attn_kv {
     int dtype;                /* ATTN_FP16 or ATTN_FP8_E5M2 */

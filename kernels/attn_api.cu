@@ -131,8 +131,17 @@ static const char *staging_name(KCfg c) {
     return cache[ncache++].name;
 }
 
-int attn_route_tiles(int route, int smem_limit, attn_tiles *t) {
+int attn_shape_ok(int route, int head_dim, int group) {
+    if (route < 0 || route >= ATTN_NUM_ROUTES) return ATTN_EINVAL;
+    return attn_d_ok(head_dim) && group >= 1 && group <= ATTN_MAX_GROUP ? 0 : ATTN_ESHAPE;
+}
+
+int attn_route_tiles(int route, int smem_limit, attn_tiles *t) { return attn_route_tiles_hd(route, ATTN_D, smem_limit, t); }
+
+int attn_route_tiles_hd(int route, int head_dim, int smem_limit, attn_tiles *t) {
     memset(t, 0, sizeof *t);
+    if (route < 0 || route >= ATTN_NUM_ROUTES) return ATTN_EINVAL;
+    if (!attn_d_ok(head_dim)) return ATTN_ESHAPE;
     switch (route) {
     case ATTN_FP8_EXPAND: // no shared memory
         t->staging = "expand";
@@ -140,17 +149,17 @@ int attn_route_tiles(int route, int smem_limit, attn_tiles *t) {
     case ATTN_DECODE_SCALAR:
         t->bm = 1;
         t->bn = 32; // 8 warps x 4 tokens in flight
-        t->smem_bytes = ATTN_SCALAR_STATIC_SMEM;
+        t->smem_bytes = attn_scalar_static_smem(head_dim);
         t->staging = "registers";
         return t->smem_bytes <= smem_limit ? 0 : ATTN_ESMEM;
     case ATTN_PREFILL_GENERIC: case ATTN_PREFILL_LOWSMEM: case ATTN_PREFILL_FAST: case ATTN_FP8_BRIDGE:
     case ATTN_DECODE_XQA: case ATTN_DECODE_SMALLQ: {
-        int i = attn_cfg_pick(route, smem_limit); // the WMMA kernel has no static smem
+        int i = attn_cfg_pick(route, smem_limit, head_dim); // the WMMA kernel has no static smem
         if (i < 0) return ATTN_ESMEM;
         KCfg c = attn_cfg(route, i);
         t->bm = c.mr;
         t->bn = c.bn;
-        t->smem_bytes = attn_cfg_bytes(c);
+        t->smem_bytes = attn_cfg_bytes(c, head_dim);
         t->staging = staging_name(c);
         return 0;
     }
@@ -159,11 +168,13 @@ int attn_route_tiles(int route, int smem_limit, attn_tiles *t) {
     }
 }
 
-int attn_smem_bytes(int route, int major, int minor) {
+int attn_smem_bytes(int route, int major, int minor) { return attn_smem_bytes_hd(route, ATTN_D, major, minor); }
+
+int attn_smem_bytes_hd(int route, int head_dim, int major, int minor) {
     int lim = attn_smem_limit(major, minor);
     attn_tiles t;
     if (lim <= 0) return ATTN_EINVAL;
-    int e = attn_route_tiles(route, lim, &t);
+    int e = attn_route_tiles_hd(route, head_dim, lim, &t);
     return e ? e : t.smem_bytes;
 }
 
@@ -257,7 +268,7 @@ int attn_kv_alloc_random(attn_kv *kv, int dtype, int num_blocks, int page, int k
                          float scale, uint64_t seed) {
     memset(kv, 0, sizeof *kv);
     if (!attn_gpu_available()) return ATTN_ENODEV;
-    if (num_blocks <= 0 || page <= 0 || kv_heads <= 0 || head_dim != ATTN_D ||
+    if (num_blocks <= 0 || page <= 0 || kv_heads <= 0 || !attn_d_ok(head_dim) ||
         (dtype != ATTN_FP16 && dtype != ATTN_FP8_E5M2))
         return ATTN_EINVAL;
     kv->dtype = dtype;
@@ -429,7 +440,8 @@ size_t attn_ws_bytes(int route, const attn_kv *kv, const attn_batch *b) {
 int attn_run(int route, const attn_kv *kv, const attn_batch *b, const void *q, void *out, float sm_scale,
              void *ws, size_t ws_bytes, int flags, void *stream) {
     if (!kv || !b || !q || !out || route < 0 || route >= ATTN_NUM_ROUTES) return ATTN_EINVAL;
-    if (kv->head_dim != ATTN_D || b->num_q_heads % kv->kv_heads) return ATTN_ESHAPE;
+    if (kv->kv_heads <= 0 || b->num_q_heads % kv->kv_heads) return ATTN_ESHAPE;
+    if (attn_shape_ok(route, kv->head_dim, b->num_q_heads / kv->kv_heads)) return ATTN_ESHAPE;
     cudaStream_t s = (cudaStream_t)stream;
     switch (route) {
     case ATTN_DECODE_XQA:

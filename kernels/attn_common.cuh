@@ -31,7 +31,11 @@
 #include <mma.h>
 #include <stdint.h>
 
-#define ATTN_D 256
+#define ATTN_D 256             // the largest head_dim (and the one every default below means)
+#define ATTN_MAX_GROUP 16      // q heads per kv head the routes take (1 .. 16)
+// head_dim D is a template parameter of every kernel: 64, 128 or 256 (attn_d_ok); the tile
+// configurations are the same for every D, their shared memory (smem_plan) scales with D
+__host__ __device__ constexpr bool attn_d_ok(int d) { return d == 64 || d == 128 || d == 256; }
 #define ATTN_NT 256            // threads per CTA (8 warps)
 #define ATTN_NEG (-1.0e30f)    // finite "minus infinity" for running maxima
 
@@ -105,21 +109,22 @@ struct AttnParams {
 // --- KV tile staging -------------------------------------------------------------------
 
 // a tile of BN tokens of one kv head, as 16-byte global chunks held in registers
-template <int BN, bool FP8>
+template <int BN, bool FP8, int D = ATTN_D>
 struct Stage {
-    static constexpr int CPT = FP8 ? ATTN_D / 16 : ATTN_D / 8; // 16-byte chunks per token
+    static constexpr int CPT = FP8 ? D / 16 : D / 8; // 16-byte chunks per token
     static constexpr int N = BN * CPT / ATTN_NT;
+    static_assert(N >= 1 && N * ATTN_NT == BN * CPT, "whole 16-byte chunks a thread");
     uint4 r[N];
 };
 
 // rows[tok]: the paged-cache row ((block * page + slot) * kv_heads + kvh) of each token of the
 // tile, or -1 past the end; computed two tiles ahead so no block-table load sits in the chain
-template <int BN, bool FP8, bool NA = false>
-__device__ __forceinline__ void stage_load(Stage<BN, FP8> &s, const void *base, const int *rows) {
-    constexpr int CPT = Stage<BN, FP8>::CPT;
-    constexpr int ROWB = FP8 ? ATTN_D : ATTN_D * 2; // bytes per token per head
+template <int BN, bool FP8, bool NA = false, int D = ATTN_D>
+__device__ __forceinline__ void stage_load(Stage<BN, FP8, D> &s, const void *base, const int *rows) {
+    constexpr int CPT = Stage<BN, FP8, D>::CPT;
+    constexpr int ROWB = FP8 ? D : D * 2; // bytes per token per head
 #pragma unroll
-    for (int i = 0; i < Stage<BN, FP8>::N; i++) {
+    for (int i = 0; i < Stage<BN, FP8, D>::N; i++) {
         int idx = threadIdx.x + i * ATTN_NT;
         int tok = idx / CPT, c = idx % CPT;
         int row = rows[tok];
@@ -136,11 +141,11 @@ __device__ __forceinline__ uint32_t fp8x2_to_half2(uint32_t w, uint32_t sel, hal
     return *reinterpret_cast<uint32_t *>(&x);
 }
 
-template <int BN, bool FP8, int LD>
-__device__ __forceinline__ void stage_store(const Stage<BN, FP8> &s, half *sm, float scale) {
-    constexpr int CPT = Stage<BN, FP8>::CPT;
+template <int BN, bool FP8, int LD, int D = ATTN_D>
+__device__ __forceinline__ void stage_store(const Stage<BN, FP8, D> &s, half *sm, float scale) {
+    constexpr int CPT = Stage<BN, FP8, D>::CPT;
 #pragma unroll
-    for (int i = 0; i < Stage<BN, FP8>::N; i++) {
+    for (int i = 0; i < Stage<BN, FP8, D>::N; i++) {
         int idx = threadIdx.x + i * ATTN_NT;
         int tok = idx / CPT, c = idx % CPT;
         if (!FP8) {
@@ -167,13 +172,13 @@ struct SmemPlan {
     int BYTES;                        // dynamic shared memory per block
 };
 
-__host__ __device__ constexpr SmemPlan smem_plan(int MR, int BN, int MODE, int PLAN) {
+__host__ __device__ constexpr SmemPlan smem_plan(int MR, int BN, int MODE, int PLAN, int D = ATTN_D) {
     SmemPlan s{};
-    s.LDQ = ATTN_D + 8;
-    s.LDK = ATTN_D + 8;
+    s.LDQ = D + 8;
+    s.LDK = D + 8;
     s.LDS = (PLAN & PL_SPAD) ? BN + 8 : BN + 4;
     s.LDP = (PLAN & PL_PALIAS) ? 2 * s.LDS : BN + 8; // P rows inside the S rows: same row pitch in bytes
-    s.LDO = ATTN_D + 4;
+    s.LDO = D + 4;
     const bool one = MODE == KV_SHARED || MODE == KV_PHASE; // K and V share one tile
     s.Q = 0;
     s.K = s.Q + MR * s.LDQ * 2;
@@ -189,9 +194,9 @@ __host__ __device__ constexpr SmemPlan smem_plan(int MR, int BN, int MODE, int P
     return s;
 }
 
-template <int MR, int BN, int MODE, int PLAN = 0>
+template <int MR, int BN, int MODE, int PLAN = 0, int D = ATTN_D>
 struct Smem {
-    static constexpr SmemPlan L = smem_plan(MR, BN, MODE, PLAN);
+    static constexpr SmemPlan L = smem_plan(MR, BN, MODE, PLAN, D);
     static constexpr int LDQ = L.LDQ, LDK = L.LDK, LDS = L.LDS, LDP = L.LDP, LDO = L.LDO;
     static constexpr int Q = L.Q, K = L.K, V = L.V, S = L.S, P = L.P, ROW = L.ROW, OFF = L.OFF;
     static constexpr int BYTES = L.BYTES;
@@ -239,30 +244,47 @@ __host__ __device__ constexpr KCfgList attn_cfg_list(int route) {
 }
 
 __host__ __device__ constexpr KCfg attn_cfg(int route, int i) { return attn_cfg_list(route).c[i]; }
-__host__ __device__ constexpr int attn_cfg_bytes(KCfg c) { return smem_plan(c.mr, c.bn, c.mode, c.plan).BYTES; }
+__host__ __device__ constexpr int attn_cfg_bytes(KCfg c, int D = ATTN_D) { return smem_plan(c.mr, c.bn, c.mode, c.plan, D).BYTES; }
 
-// index of the first configuration of a route that fits `limit` bytes of dynamic smem, or -1
-__host__ __device__ constexpr int attn_cfg_pick(int route, int limit) {
+// index of the first configuration of a route that fits `limit` bytes of dynamic smem at head_dim D, or -1
+__host__ __device__ constexpr int attn_cfg_pick(int route, int limit, int D = ATTN_D) {
     for (int i = 0; i < attn_cfg_list(route).n; i++)
-        if (attn_cfg_bytes(attn_cfg(route, i)) <= limit) return i;
+        if (attn_cfg_bytes(attn_cfg(route, i), D) <= limit) return i;
     return -1;
 }
 
 // static smem of the non-WMMA kernels (the WMMA kernel has none: everything is in smem_plan),
 // as ptxas -v reports it (rounded up to 128 bytes); kernels/check_smem.sh checks the reports
-struct ScalarSmem { float m[8], l[8]; float o[8][ATTN_D]; };
-#define ATTN_SCALAR_STATIC_SMEM 8320 // decode_scalar_kernel: ScalarSmem
-#define ATTN_REDUCE_STATIC_SMEM 3200 // decode_reduce_kernel: red4[3][D/4] float4 + red[8]
-static_assert((sizeof(ScalarSmem) + 127) / 128 * 128 == ATTN_SCALAR_STATIC_SMEM, "scalar static smem");
-static_assert((3 * ATTN_D * 4 + 8 * 4 + 127) / 128 * 128 == ATTN_REDUCE_STATIC_SMEM, "reduce static smem");
+// (the _128 / _64 values: the kernels' head_dim 128 and 64 instantiations)
+template <int D = ATTN_D>
+struct ScalarSmem { float m[8], l[8]; float o[8][D]; };
+#define ATTN_SCALAR_STATIC_SMEM 8320     // decode_scalar_kernel: ScalarSmem
+#define ATTN_SCALAR_STATIC_SMEM_128 4224
+#define ATTN_SCALAR_STATIC_SMEM_64 2176
+#define ATTN_REDUCE_STATIC_SMEM 3200     // decode_reduce_kernel: red4[G - 1][D/4] float4 (G = 1024 / D groups) + red[8]
+#define ATTN_REDUCE_STATIC_SMEM_128 3712
+#define ATTN_REDUCE_STATIC_SMEM_64 3968
+__host__ __device__ constexpr int attn_round128(int x) { return (x + 127) / 128 * 128; }
+__host__ __device__ constexpr int attn_reduce_groups(int D) { return ATTN_NT * 4 / D; }
+__host__ __device__ constexpr int attn_reduce_static_smem(int D) {
+    return attn_round128((attn_reduce_groups(D) - 1) * (D / 4) * 16 + 8 * 4);
+}
+static_assert(attn_round128(sizeof(ScalarSmem<256>)) == ATTN_SCALAR_STATIC_SMEM &&
+              attn_round128(sizeof(ScalarSmem<128>)) == ATTN_SCALAR_STATIC_SMEM_128 &&
+              attn_round128(sizeof(ScalarSmem<64>)) == ATTN_SCALAR_STATIC_SMEM_64, "scalar static smem");
+static_assert(attn_reduce_static_smem(256) == ATTN_REDUCE_STATIC_SMEM && attn_reduce_static_smem(128) == ATTN_REDUCE_STATIC_SMEM_128 &&
+              attn_reduce_static_smem(64) == ATTN_REDUCE_STATIC_SMEM_64, "reduce static smem");
+__host__ __device__ constexpr int attn_scalar_static_smem(int D) {
+    return D == 256 ? ATTN_SCALAR_STATIC_SMEM : D == 128 ? ATTN_SCALAR_STATIC_SMEM_128 : ATTN_SCALAR_STATIC_SMEM_64;
+}
 // The decode routes where two of their CTAs fit an SM (sm_80 and up; attn_decode.cu decode_pick): one
 // K/V tile, the K/V loads skipping L1, 2 CTAs per SM. XQA "phasena" 48.5 KB, small-q "phase2na" 59 KB.
 constexpr KCfg ATTN_XQA_TWO_PER_SM = {16, 64, KV_PHASE, PL_NOL1, 2};
 constexpr KCfg ATTN_SMALLQ_TWO_PER_SM = {32, 64, KV_PHASE, PL_NOL1, 2};
 // whether a decode route runs its two-per-SM configuration `two`: where the list's entry 0 fits a
 // block (pick == 0) and two CTAs of `two` fit an SM of per_sm bytes (0: not known, taken as fitting)
-__host__ __device__ constexpr bool attn_two_per_sm(KCfg two, int pick, int limit, int per_sm) {
-    return pick == 0 && attn_cfg_bytes(two) <= limit && (per_sm <= 0 || 2 * (attn_cfg_bytes(two) + 1024) <= per_sm);
+__host__ __device__ constexpr bool attn_two_per_sm(KCfg two, int pick, int limit, int per_sm, int D = ATTN_D) {
+    return pick == 0 && attn_cfg_bytes(two, D) <= limit && (per_sm <= 0 || 2 * (attn_cfg_bytes(two, D) + 1024) <= per_sm);
 }
 static_assert(attn_cfg_pick(2, 98304) == 0 && attn_cfg_pick(2, 65536) == 1, "fast path: BN128 down to 96 KB");
 
@@ -271,11 +293,15 @@ static_assert(attn_cfg_pick(2, 98304) == 0 && attn_cfg_pick(2, 65536) == 1, "fas
 // DEC = false: prefill. blockIdx = (m tile, 0, row*H + head); rows = MR consecutive q tokens.
 // DEC = true : decode.  blockIdx = (row, kvh*nchunks + chunk, partition); rows are
 //              g = chunk*MR + j -> (q token g / group, head kvh*group + g % group).
-template <int MR, int BN, int MODE, int PLAN, bool FP8, bool DEC, int OCC>
+// D: head_dim (64, 128, 256). O is D / 16 column tiles by MR / 16 row tiles of 16x16 accumulators:
+// at D >= 128 warp w owns column tiles w + 8c (c < D / 128) of every row tile; at D = 64 (4 column
+// tiles) warp w owns tile (w / 4, w % 4) (MR 32: all 8 warps; MR 16: warps 0..3, the others idle in PV).
+template <int MR, int BN, int MODE, int PLAN, bool FP8, bool DEC, int OCC, int D = ATTN_D>
 __global__ void __launch_bounds__(ATTN_NT, OCC)
 attn_wmma_kernel(AttnParams p) {
     using namespace nvcuda;
-    using SM = Smem<MR, BN, MODE, PLAN>;
+    static_assert(attn_d_ok(D), "head_dim 64, 128 or 256");
+    using SM = Smem<MR, BN, MODE, PLAN, D>;
     constexpr bool SALIAS = (PLAN & PL_SALIAS) != 0, PALIAS = (PLAN & PL_PALIAS) != 0;
     constexpr bool EARLYK = (PLAN & PL_EARLYK) != 0;
     constexpr bool NA = (PLAN & PL_NOL1) != 0;
@@ -349,14 +375,14 @@ attn_wmma_kernel(AttnParams p) {
         sM[tid] = ATTN_NEG;
         sL[tid] = 0.f;
     }
-    for (int idx = tid; idx < MR * (ATTN_D / 8); idx += ATTN_NT) {
-        int j = idx / (ATTN_D / 8), c = idx % (ATTN_D / 8);
+    for (int idx = tid; idx < MR * (D / 8); idx += ATTN_NT) {
+        int j = idx / (D / 8), c = idx % (D / 8);
         uint4 val = make_uint4(0, 0, 0, 0);
         if (j < nrows) {
             int g = g0 + j, qi, h;
             if (DEC) { qi = g / p.group; h = kvh * p.group + g % p.group; }
             else { qi = g; h = head0; }
-            val = __ldg((const uint4 *)(p.q + ((size_t)(qs + qi) * p.H + h) * ATTN_D) + c);
+            val = __ldg((const uint4 *)(p.q + ((size_t)(qs + qi) * p.H + h) * D) + c);
         }
         *(uint4 *)(sQ + j * SM::LDQ + c * 8) = val;
     }
@@ -384,14 +410,18 @@ attn_wmma_kernel(AttnParams p) {
 
     // QREG: this warp's row tile of Q, all of D, in registers for the whole walk
     typedef wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> FragA;
-    FragA qf[QREG ? ATTN_D / 16 : 1];
+    FragA qf[QREG ? D / 16 : 1];
     if constexpr (QREG) {
         const int rt = warp / (8 / (MR / 16));
 #pragma unroll
-        for (int kk = 0; kk < ATTN_D / 16; kk++) wmma::load_matrix_sync(qf[kk], sQ + rt * 16 * SM::LDQ + kk * 16, SM::LDQ);
+        for (int kk = 0; kk < D / 16; kk++) wmma::load_matrix_sync(qf[kk], sQ + rt * 16 * SM::LDQ + kk * 16, SM::LDQ);
     }
 
-    constexpr int NOT = MR / 16 * (ATTN_D / 16) / 8; // O tiles per warp
+    // O tiles per warp: OCW column tiles of each row tile (D >= 128), or one tile (D = 64)
+    constexpr int ODT = D / 16, OCW = ODT >= 8 ? ODT / 8 : 0;
+    constexpr int NOT = OCW ? MR / 16 * OCW : 1;
+    static_assert(OCW || (ODT == 4 && MR / 16 * ODT <= 8), "D = 64: at most a tile a warp");
+    const bool o_live = OCW || warp < MR / 16 * ODT; // D = 64: this warp owns an O tile
     Acc o[NOT];
 #pragma unroll
     for (int i = 0; i < NOT; i++) wmma::fill_fragment(o[i], 0.f);
@@ -401,7 +431,7 @@ attn_wmma_kernel(AttnParams p) {
     static_assert(TPR <= 32 && CPTH >= 1, "softmax split");
     const void *kb = p.k, *vb = p.v;
 
-    Stage<BN, FP8> st, st2;
+    Stage<BN, FP8, D> st, st2;
     if (MODE == KV_PIPE) {
         stage_load<BN, FP8, NA>(st, kb, sOff);
         stage_store<BN, FP8, SM::LDK>(st, sK, p.k_scale);
@@ -455,7 +485,7 @@ attn_wmma_kernel(AttnParams p) {
 #pragma unroll
             for (int c = 0; c < CPW; c++) wmma::fill_fragment(acc[c], 0.f);
 #pragma unroll
-            for (int kk = 0; kk < ATTN_D / 16; kk++) {
+            for (int kk = 0; kk < D / 16; kk++) {
 #pragma unroll
                 for (int c = 0; c < CPW; c++) {
                     wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
@@ -470,7 +500,7 @@ attn_wmma_kernel(AttnParams p) {
         } else if constexpr (SKS > 1) {
             // split S: warp w computes tile w % TILES over k steps [ks * KSTEP, (ks + 1) * KSTEP) of D
             // into partial buffer ks = w / TILES; two accumulators when the range allows
-            constexpr int CT = BN / 16, TILES = (MR / 16) * CT, KSTEP = ATTN_D / 16 / SKS;
+            constexpr int CT = BN / 16, TILES = (MR / 16) * CT, KSTEP = D / 16 / SKS;
             constexpr int NA = KSTEP >= 2 ? 2 : 1;
             const int tile = warp % TILES, ks = warp / TILES, ct = tile % CT, rt = tile / CT;
             Acc acc[NA];
@@ -501,7 +531,7 @@ attn_wmma_kernel(AttnParams p) {
 #pragma unroll
                 for (int i = 0; i < RPW; i++) { wmma::fill_fragment(acc[i][0], 0.f); wmma::fill_fragment(acc[i][1], 0.f); }
 #pragma unroll 2
-                for (int kk = 0; kk < ATTN_D / 16; kk += 2) {
+                for (int kk = 0; kk < D / 16; kk += 2) {
 #pragma unroll
                     for (int hf = 0; hf < 2; hf++) {
                         wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
@@ -658,22 +688,46 @@ attn_wmma_kernel(AttnParams p) {
             if (rescale) {
 #pragma unroll
                 for (int i = 0; i < NOT; i++) {
-                    int rt = i / 2;
+                    int rt = OCW ? i / OCW : warp / ODT;
 #pragma unroll
                     for (int e = 0; e < NE; e++) o[i].x[e] *= sA[rt * 16 + ((rmap4 >> (4 * e)) & 15)];
                 }
             }
+            if constexpr (OCW == 2) {
 #pragma unroll 2
-            for (int kk = 0; kk < BN / 16; kk++) {
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b0, b1;
-                wmma::load_matrix_sync(b0, sV + kk * 16 * SM::LDK + warp * 16, SM::LDK);
-                wmma::load_matrix_sync(b1, sV + kk * 16 * SM::LDK + (warp + 8) * 16, SM::LDK);
+                for (int kk = 0; kk < BN / 16; kk++) {
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b0, b1;
+                    wmma::load_matrix_sync(b0, sV + kk * 16 * SM::LDK + warp * 16, SM::LDK);
+                    wmma::load_matrix_sync(b1, sV + kk * 16 * SM::LDK + (warp + 8) * 16, SM::LDK);
 #pragma unroll
-                for (int rt = 0; rt < RT; rt++) {
+                    for (int rt = 0; rt < RT; rt++) {
+                        wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+                        wmma::load_matrix_sync(a, sP + rt * 16 * SM::LDP + kk * 16, SM::LDP);
+                        wmma::mma_sync(o[2 * rt], a, b0, o[2 * rt]);
+                        wmma::mma_sync(o[2 * rt + 1], a, b1, o[2 * rt + 1]);
+                    }
+                }
+            } else if constexpr (OCW == 1) { // D = 128: column tile w of every row tile
+#pragma unroll 2
+                for (int kk = 0; kk < BN / 16; kk++) {
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b0;
+                    wmma::load_matrix_sync(b0, sV + kk * 16 * SM::LDK + warp * 16, SM::LDK);
+#pragma unroll
+                    for (int rt = 0; rt < RT; rt++) {
+                        wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+                        wmma::load_matrix_sync(a, sP + rt * 16 * SM::LDP + kk * 16, SM::LDP);
+                        wmma::mma_sync(o[rt], a, b0, o[rt]);
+                    }
+                }
+            } else if (o_live) { // D = 64: tile (w / 4, w % 4)
+                const int rt = warp / ODT, ct = warp % ODT;
+#pragma unroll 2
+                for (int kk = 0; kk < BN / 16; kk++) {
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b0;
                     wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+                    wmma::load_matrix_sync(b0, sV + kk * 16 * SM::LDK + ct * 16, SM::LDK);
                     wmma::load_matrix_sync(a, sP + rt * 16 * SM::LDP + kk * 16, SM::LDP);
-                    wmma::mma_sync(o[2 * rt], a, b0, o[2 * rt]);
-                    wmma::mma_sync(o[2 * rt + 1], a, b1, o[2 * rt + 1]);
+                    wmma::mma_sync(o[0], a, b0, o[0]);
                 }
             }
         }
@@ -691,8 +745,12 @@ attn_wmma_kernel(AttnParams p) {
     if (MODE == KV_PIPE || MODE == KV_PIPE2 || MODE == KV_PHASE) __syncthreads();
 #pragma unroll
     for (int i = 0; i < NOT; i++) {
-        int rt = i / 2, ct = warp + 8 * (i % 2);
-        wmma::store_matrix_sync(sO + rt * 16 * SM::LDO + ct * 16, o[i], SM::LDO, wmma::mem_row_major);
+        if constexpr (OCW) {
+            int rt = i / OCW, ct = warp + 8 * (i % OCW);
+            wmma::store_matrix_sync(sO + rt * 16 * SM::LDO + ct * 16, o[i], SM::LDO, wmma::mem_row_major);
+        } else if (o_live) {
+            wmma::store_matrix_sync(sO + warp / ODT * 16 * SM::LDO + warp % ODT * 16, o[i], SM::LDO, wmma::mem_row_major);
+        }
     }
     __syncthreads();
     for (int j = warp; j < nrows; j += 8) {
@@ -703,17 +761,17 @@ attn_wmma_kernel(AttnParams p) {
         const float *orow = sO + j * SM::LDO;
         if (!DEC && !(KVSPLIT && gridDim.y > 1)) {
             float inv = sL[j] > 0.f ? 1.f / sL[j] : 0.f;
-            for (int d = tid % 32 * 8; d < ATTN_D; d += 256) {
+            for (int d = tid % 32 * 8; d < D; d += 256) {
                 uint4 pk;
                 half2 *ph = (half2 *)&pk;
 #pragma unroll
                 for (int e = 0; e < 4; e++) ph[e] = __floats2half2_rn(orow[d + 2 * e] * inv, orow[d + 2 * e + 1] * inv);
-                *(uint4 *)(p.out + tokh * ATTN_D + d) = pk;
+                *(uint4 *)(p.out + tokh * D + d) = pk;
             }
         } else {
             size_t slot = tokh * p.np_max + part;
-            float *dst = p.ws_o + slot * ATTN_D;
-            for (int d = tid % 32 * 4; d < ATTN_D; d += 128)
+            float *dst = p.ws_o + slot * D;
+            for (int d = tid % 32 * 4; d < D; d += 128)
                 *(float4 *)(dst + d) = make_float4(orow[d], orow[d + 1], orow[d + 2], orow[d + 3]);
             if (tid % 32 == 0) { p.ws_m[slot] = sM[j]; p.ws_l[slot] = sL[j]; }
         }

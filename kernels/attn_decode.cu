@@ -29,17 +29,41 @@ static int np_max(const attn_batch *b) {
 }
 
 size_t attn_decode_ws_bytes(int route, const attn_kv *kv, const attn_batch *b) {
-    (void)kv;
     if (route != ATTN_DECODE_XQA && route != ATTN_DECODE_SCALAR && route != ATTN_DECODE_SMALLQ) return 0;
     size_t slots = (size_t)b->total_q * b->num_q_heads * np_max(b);
-    return slots * (ATTN_D + 2) * sizeof(float) + 256;
+    return slots * (kv->head_dim + 2) * sizeof(float) + 256;
 }
 
-template <bool FP8>
+// E = D / 32 fp16 elements of a 16-byte (D = 256), 8-byte or 4-byte vector, as the words of a uint4
+// (the unused ones 0); fp8: E bytes, expanded to E halves (times sc)
+template <int E>
+__device__ __forceinline__ uint4 ldg_half_vec(const half *src) {
+    if constexpr (E == 8) return __ldg((const uint4 *)src);
+    else if constexpr (E == 4) { uint2 v = __ldg((const uint2 *)src); return make_uint4(v.x, v.y, 0, 0); }
+    else { unsigned v = __ldg((const unsigned *)src); return make_uint4(v, 0, 0, 0); }
+}
+template <int E>
+__device__ __forceinline__ uint4 ldg_fp8_vec(const uint8_t *src, half2 sc) {
+    if constexpr (E == 8) {
+        uint2 k8 = __ldg((const uint2 *)src);
+        return make_uint4(fp8x2_to_half2(k8.x, 0x1404, sc), fp8x2_to_half2(k8.x, 0x3424, sc),
+                          fp8x2_to_half2(k8.y, 0x1404, sc), fp8x2_to_half2(k8.y, 0x3424, sc));
+    } else if constexpr (E == 4) {
+        unsigned k8 = __ldg((const unsigned *)src);
+        return make_uint4(fp8x2_to_half2(k8, 0x1404, sc), fp8x2_to_half2(k8, 0x3424, sc), 0, 0);
+    } else {
+        unsigned k8 = __ldg((const unsigned short *)src);
+        return make_uint4(fp8x2_to_half2(k8, 0x1404, sc), 0, 0, 0);
+    }
+}
+
+// a warp per token stream, lane l the elements E l .. E l + E - 1 of d (E = D / 32)
+template <bool FP8, int D = ATTN_D>
 __global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
-    __shared__ ScalarSmem sm;
+    constexpr int E = D / 32;
+    __shared__ ScalarSmem<D> sm;
     float *sm_m = sm.m, *sm_l = sm.l;
-    float (*sm_o)[ATTN_D] = sm.o;
+    float (*sm_o)[D] = sm.o;
     int r = blockIdx.x, h = blockIdx.y, part = blockIdx.z;
     int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256;
     int lo = part * plen;
@@ -48,18 +72,20 @@ __global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
     int kvh = h / p.group, tok = p.q_start[r];
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int *bt_row = p.block_table + (size_t)r * p.max_pages;
-    float qv[8];
+    float qv[E];
     {
-        uint4 raw = __ldg((const uint4 *)(p.q + ((size_t)tok * p.H + h) * ATTN_D) + lane);
+        uint4 raw;
+        if constexpr (D == 256) raw = __ldg((const uint4 *)(p.q + ((size_t)tok * p.H + h) * ATTN_D) + lane);
+        else raw = ldg_half_vec<E>(p.q + ((size_t)tok * p.H + h) * D + E * lane);
         const half2 *h2 = (const half2 *)&raw;
-        for (int e = 0; e < 4; e++) {
+        for (int e = 0; e < E / 2; e++) {
             float2 f = __half22float2(h2[e]);
             qv[2 * e] = f.x * p.scale_log2;
             qv[2 * e + 1] = f.y * p.scale_log2;
         }
     }
-    float m = ATTN_NEG, l = 0.f, o[8];
-    for (int e = 0; e < 8; e++) o[e] = 0.f;
+    float m = ATTN_NEG, l = 0.f, o[E];
+    for (int e = 0; e < E; e++) o[e] = 0.f;
     half2 ks = __float2half2_rn(p.k_scale), vs = __float2half2_rn(p.v_scale);
     constexpr int U = 4; // tokens in flight per warp
     for (int base = lo + warp; base < hi; base += 8 * U) {
@@ -71,7 +97,15 @@ __global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
             if (t < hi) {
                 int pi = t / p.page, slot = t - pi * p.page;
                 size_t off = ((size_t)bt_row[pi] * p.page + slot) * p.kv_heads + kvh;
-                if (!FP8) {
+                if constexpr (D != 256) {
+                    if (!FP8) {
+                        kr[u] = ldg_half_vec<E>((const half *)p.k + off * D + E * lane);
+                        vr[u] = ldg_half_vec<E>((const half *)p.v + off * D + E * lane);
+                    } else {
+                        kr[u] = ldg_fp8_vec<E>((const uint8_t *)p.k + off * D + E * lane, ks);
+                        vr[u] = ldg_fp8_vec<E>((const uint8_t *)p.v + off * D + E * lane, vs);
+                    }
+                } else if (!FP8) {
                     kr[u] = __ldg((const uint4 *)((const half *)p.k + off * ATTN_D) + lane);
                     vr[u] = __ldg((const uint4 *)((const half *)p.v + off * ATTN_D) + lane);
                 } else {
@@ -89,7 +123,7 @@ __global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
             if (base + 8 * u >= hi) break;
             const half2 *k2 = (const half2 *)&kr[u];
             float s = 0.f;
-            for (int e = 0; e < 4; e++) {
+            for (int e = 0; e < E / 2; e++) {
                 float2 f = __half22float2(k2[e]);
                 s += qv[2 * e] * f.x + qv[2 * e + 1] * f.y;
             }
@@ -97,7 +131,7 @@ __global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
             float mn = fmaxf(m, s), alpha = exp2f(m - mn), pe = exp2f(s - mn);
             l = l * alpha + pe;
             const half2 *v2 = (const half2 *)&vr[u];
-            for (int e = 0; e < 4; e++) {
+            for (int e = 0; e < E / 2; e++) {
                 float2 f = __half22float2(v2[e]);
                 o[2 * e] = o[2 * e] * alpha + pe * f.x;
                 o[2 * e + 1] = o[2 * e + 1] * alpha + pe * f.y;
@@ -106,9 +140,10 @@ __global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
         }
     }
     if (lane == 0) { sm_m[warp] = m; sm_l[warp] = l; }
-    for (int e = 0; e < 8; e++) sm_o[warp][lane * 8 + e] = o[e];
+    for (int e = 0; e < E; e++) sm_o[warp][lane * E + e] = o[e];
     __syncthreads();
     int d = threadIdx.x;
+    if (D < ATTN_NT && d >= D) return; // a thread per element of d
     float M = ATTN_NEG;
     for (int w = 0; w < 8; w++) M = fmaxf(M, sm_m[w]);
     float od = 0.f, lt = 0.f;
@@ -118,7 +153,7 @@ __global__ void __launch_bounds__(ATTN_NT) decode_scalar_kernel(AttnParams p) {
         lt += wt * sm_l[w];
     }
     size_t slot = ((size_t)tok * p.H + h) * p.np_max + part;
-    p.ws_o[slot * ATTN_D + d] = od;
+    p.ws_o[slot * D + d] = od;
     if (d == 0) { p.ws_m[slot] = M; p.ws_l[slot] = lt; }
 }
 
@@ -153,33 +188,36 @@ static __device__ __forceinline__ float partition_weights(const AttnParams &p, s
 // The O sum runs as 4 groups of 64 threads, each thread a float4 column of d, each group every
 // 4th partition with 8 loads in flight (the partials are L2-resident: the loop is L2-latency
 // bound, so its depth is what costs), then the 4 group sums are added through smem.
-__global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
-    extern __shared__ float sw[];
-    __shared__ float red[8];
-    __shared__ float4 red4[3][ATTN_D / 4];
+// (D = 256; G = 1024 / D groups at D = 128, 64). The body, its shared memory given: the head_dim 256
+// kernel is a plain kernel with a dynamic array (sw) of its own, which keeps its machine code byte
+// for byte (as one instantiation of a template sharing sw, ptxas starts sw 128-byte aligned).
+template <int D>
+__device__ __forceinline__ void decode_reduce_body(const AttnParams &p, float *sw, float *red,
+                                                   float4 (*red4)[D / 4]) {
+    constexpr int G = attn_reduce_groups(D);
     int r = blockIdx.x, h = blockIdx.y, qi = blockIdx.z;
     if (qi >= p.q_len[r]) return;
     int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256, np = (L + plen - 1) / plen;
     size_t base = ((size_t)(p.q_start[r] + qi) * p.H + h) * p.np_max;
     int tid = threadIdx.x;
     float den = partition_weights(p, base, np, sw, red);
-    const int c4 = tid % (ATTN_D / 4), grp = tid / (ATTN_D / 4); // 4 groups
-    const float4 *po = (const float4 *)(p.ws_o + base * ATTN_D) + c4;
+    const int c4 = tid % (D / 4), grp = tid / (D / 4); // G groups
+    const float4 *po = (const float4 *)(p.ws_o + base * D) + c4;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
     constexpr int U = 8;
     int i = grp;
-    for (; i + 4 * (U - 1) < np; i += 4 * U) {
+    for (; i + G * (U - 1) < np; i += G * U) {
         float4 v[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) v[u] = po[(size_t)(i + 4 * u) * (ATTN_D / 4)];
+        for (int u = 0; u < U; u++) v[u] = po[(size_t)(i + G * u) * (D / 4)];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            float w = sw[i + 4 * u];
+            float w = sw[i + G * u];
             acc.x += w * v[u].x; acc.y += w * v[u].y; acc.z += w * v[u].z; acc.w += w * v[u].w;
         }
     }
-    for (; i < np; i += 4) {
-        float4 v = po[(size_t)i * (ATTN_D / 4)];
+    for (; i < np; i += G) {
+        float4 v = po[(size_t)i * (D / 4)];
         float w = sw[i];
         acc.x += w * v.x; acc.y += w * v.y; acc.z += w * v.z; acc.w += w * v.w;
     }
@@ -187,7 +225,7 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
     __syncthreads();
     if (grp == 0) {
 #pragma unroll
-        for (int g = 0; g < 3; g++) {
+        for (int g = 0; g < G - 1; g++) {
             float4 v = red4[g][c4];
             acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
         }
@@ -196,37 +234,54 @@ __global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
         uint2 pk;
         pk.x = *(uint32_t *)&lo;
         pk.y = *(uint32_t *)&hi;
-        *(uint2 *)(p.out + (base / p.np_max) * ATTN_D + 4 * c4) = pk;
+        *(uint2 *)(p.out + (base / p.np_max) * D + 4 * c4) = pk;
     }
 }
 
-// the combine (rows of >= 64 partitions): grid (rows, H, max_q x 4),
-// each CTA one quarter of d (64 columns = 16 float4) for one (row, head, q token), so 4x the CTAs of
+__global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel(AttnParams p) {
+    extern __shared__ float sw[];
+    __shared__ float red[8];
+    __shared__ float4 red4[attn_reduce_groups(ATTN_D) - 1][ATTN_D / 4];
+    decode_reduce_body<ATTN_D>(p, sw, red, red4);
+}
+
+// the reduce at head_dim 128 and 64
+template <int D>
+__global__ void __launch_bounds__(ATTN_NT) decode_reduce_kernel_hd(AttnParams p) {
+    extern __shared__ float sw_hd[];
+    __shared__ float red[8];
+    __shared__ float4 red4[attn_reduce_groups(D) - 1][D / 4];
+    decode_reduce_body<D>(p, sw_hd, red, red4);
+}
+
+// the combine (rows of >= 64 partitions): grid (rows, H, max_q x D / 64),
+// each CTA 64 columns of d (16 float4: a quarter at D = 256) for one (row, head, q token), so 4x the CTAs of
 // the reduce's and 16 partition groups of 16 threads: a 240K row's 235 partitions are ~15 per thread,
 // two batches of 8 loads in flight where the reduce walks ~59 per thread in 8 dependent batches.
 // Dynamic smem only: [15 x 16 float4 group sums][8 floats][np weights].
-#define ATTN_COMBINE_DS 4
+#define ATTN_COMBINE_DS(D) ((D) / 64) // CTAs a (row, head, q token)
 #define ATTN_COMBINE_MIN_NP 64 // partitions of the longest row from which the combine runs (else the reduce)
 __host__ __device__ constexpr int attn_combine_smem(int np) { return 15 * 16 * 16 + 8 * 4 + np * 4; }
+template <int D = ATTN_D>
 __global__ void __launch_bounds__(ATTN_NT) decode_combine_kernel(AttnParams p) {
     extern __shared__ float4 dsm4[];
     float4 (*red4)[16] = (float4 (*)[16])dsm4;
     float *red = (float *)(dsm4 + 15 * 16), *sw = red + 8;
-    int r = blockIdx.x, h = blockIdx.y, qi = blockIdx.z / ATTN_COMBINE_DS, ds = blockIdx.z % ATTN_COMBINE_DS;
+    int r = blockIdx.x, h = blockIdx.y, qi = blockIdx.z / ATTN_COMBINE_DS(D), ds = blockIdx.z % ATTN_COMBINE_DS(D);
     if (qi >= p.q_len[r]) return;
     int L = p.seq_len[r], plen = L >= 32768 ? 1024 : 256, np = (L + plen - 1) / plen;
     size_t base = ((size_t)(p.q_start[r] + qi) * p.H + h) * p.np_max;
     int tid = threadIdx.x;
     float den = partition_weights(p, base, np, sw, red);
     const int c4 = tid % 16, grp = tid / 16; // 16 groups of 16 float4 columns
-    const float4 *po = (const float4 *)(p.ws_o + base * ATTN_D) + ds * 16 + c4;
+    const float4 *po = (const float4 *)(p.ws_o + base * D) + ds * 16 + c4;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
     constexpr int U = 8, G = 16;
     int i = grp;
     for (; i + G * (U - 1) < np; i += G * U) {
         float4 v[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) v[u] = po[(size_t)(i + G * u) * (ATTN_D / 4)];
+        for (int u = 0; u < U; u++) v[u] = po[(size_t)(i + G * u) * (D / 4)];
 #pragma unroll
         for (int u = 0; u < U; u++) {
             float w = sw[i + G * u];
@@ -234,7 +289,7 @@ __global__ void __launch_bounds__(ATTN_NT) decode_combine_kernel(AttnParams p) {
         }
     }
     for (; i < np; i += G) {
-        float4 v = po[(size_t)i * (ATTN_D / 4)];
+        float4 v = po[(size_t)i * (D / 4)];
         float w = sw[i];
         acc.x += w * v.x; acc.y += w * v.y; acc.z += w * v.z; acc.w += w * v.w;
     }
@@ -250,18 +305,18 @@ __global__ void __launch_bounds__(ATTN_NT) decode_combine_kernel(AttnParams p) {
         uint2 pk;
         pk.x = *(uint32_t *)&lo;
         pk.y = *(uint32_t *)&hi;
-        *(uint2 *)(p.out + (base / p.np_max) * ATTN_D + ds * 64 + 4 * c4) = pk;
+        *(uint2 *)(p.out + (base / p.np_max) * D + ds * 64 + 4 * c4) = pk;
     }
 }
 
 // configuration I of route R's list, at the CTAs per SM of its entry (c.occ) in its launch bounds
-template <int R, int I, bool FP8>
+template <int R, int I, bool FP8, int D>
 static attn_kernel_t decode_kernel() {
     if constexpr (I >= attn_cfg_list(R).n) {
         return nullptr;
     } else {
         constexpr KCfg c = attn_cfg(R, I);
-        return attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, true, c.occ>;
+        return attn_wmma_kernel<c.mr, c.bn, c.mode, c.plan, FP8, true, c.occ, D>;
     }
 }
 
@@ -271,22 +326,23 @@ static attn_kernel_t decode_kernel() {
 // first entry of the route's list that fits, at 1 CTA per SM (sm_70: 96 KB per SM holds one).
 // NOTES.md v5, v6: XQA fp16 0.137-0.140 ms at 240K against the list's entry 0's 0.171 (1 CTA per
 // SM: at the 128-register cap of 2 it spills), small-q q=5 0.167-0.168 against 0.207-0.208.
-template <int R, bool FP8>
+template <int R, bool FP8, int D>
 static attn_kernel_t decode_pick(int limit, int *smem) {
     constexpr KCfg two = R == ATTN_DECODE_XQA ? ATTN_XQA_TWO_PER_SM : ATTN_SMALLQ_TWO_PER_SM;
-    int i = attn_cfg_pick(R, limit), per_sm = attn_smem_per_sm();
+    int i = attn_cfg_pick(R, limit, D), per_sm = attn_smem_per_sm();
     if (i < 0) return nullptr;
-    if (attn_two_per_sm(two, i, limit, per_sm)) {
-        *smem = attn_cfg_bytes(two);
-        return attn_wmma_kernel<two.mr, two.bn, two.mode, two.plan, FP8, true, two.occ>;
+    if (attn_two_per_sm(two, i, limit, per_sm, D)) {
+        *smem = attn_cfg_bytes(two, D);
+        return attn_wmma_kernel<two.mr, two.bn, two.mode, two.plan, FP8, true, two.occ, D>;
     }
     static_assert(ATTN_CFG_MAX == 3, "one case per list entry");
-    *smem = attn_cfg_bytes(attn_cfg_list(R).c[i]);
-    return i == 0 ? decode_kernel<R, 0, FP8>() : i == 1 ? decode_kernel<R, 1, FP8>() : decode_kernel<R, 2, FP8>();
+    *smem = attn_cfg_bytes(attn_cfg_list(R).c[i], D);
+    return i == 0 ? decode_kernel<R, 0, FP8, D>() : i == 1 ? decode_kernel<R, 1, FP8, D>() : decode_kernel<R, 2, FP8, D>();
 }
 
-int attn_decode_launch_with(int route, attn_kernel_t k, int smem, int reduce, const attn_kv *kv, const attn_batch *b,
-                            const void *q, void *out, float sm_scale, void *ws, size_t ws_bytes, cudaStream_t s) {
+template <int D>
+static int decode_launch_d(int route, attn_kernel_t k, int smem, int reduce, const attn_kv *kv, const attn_batch *b,
+                           const void *q, void *out, float sm_scale, void *ws, size_t ws_bytes, cudaStream_t s) {
     if (ws_bytes < attn_decode_ws_bytes(route, kv, b) || !ws) return ATTN_EWS;
     if (route == ATTN_DECODE_SMALLQ ? b->max_q > 16 : b->max_q != 1) return ATTN_ESHAPE;
     AttnParams p;
@@ -295,13 +351,13 @@ int attn_decode_launch_with(int route, attn_kernel_t k, int smem, int reduce, co
     size_t slots = (size_t)b->total_q * b->num_q_heads * np;
     p.np_max = np;
     p.ws_o = (float *)ws;
-    p.ws_m = p.ws_o + slots * ATTN_D;
+    p.ws_m = p.ws_o + slots * D;
     p.ws_l = p.ws_m + slots;
     int fp8 = kv->dtype == ATTN_FP8_E5M2;
     if (route == ATTN_DECODE_SCALAR) {
         dim3 grid(b->num_rows, b->num_q_heads, np);
-        if (fp8) decode_scalar_kernel<true><<<grid, ATTN_NT, 0, s>>>(p);
-        else decode_scalar_kernel<false><<<grid, ATTN_NT, 0, s>>>(p);
+        if (fp8) decode_scalar_kernel<true, D><<<grid, ATTN_NT, 0, s>>>(p);
+        else decode_scalar_kernel<false, D><<<grid, ATTN_NT, 0, s>>>(p);
     } else {
         int mr = route == ATTN_DECODE_XQA ? 16 : 32;
         p.nchunks = (b->max_q * p.group + mr - 1) / mr;
@@ -312,10 +368,10 @@ int attn_decode_launch_with(int route, attn_kernel_t k, int smem, int reduce, co
         if (!k) { // the library's choice
             int limit = attn_smem_budget();
             if (limit < 0) return ATTN_ECUDA;
-            k = route == ATTN_DECODE_XQA ? (fp8 ? decode_pick<ATTN_DECODE_XQA, true>(limit, &smem)
-                                                : decode_pick<ATTN_DECODE_XQA, false>(limit, &smem))
-                                         : (fp8 ? decode_pick<ATTN_DECODE_SMALLQ, true>(limit, &smem)
-                                                : decode_pick<ATTN_DECODE_SMALLQ, false>(limit, &smem));
+            k = route == ATTN_DECODE_XQA ? (fp8 ? decode_pick<ATTN_DECODE_XQA, true, D>(limit, &smem)
+                                                : decode_pick<ATTN_DECODE_XQA, false, D>(limit, &smem))
+                                         : (fp8 ? decode_pick<ATTN_DECODE_SMALLQ, true, D>(limit, &smem)
+                                                : decode_pick<ATTN_DECODE_SMALLQ, false, D>(limit, &smem));
             if (!k) return ATTN_ESMEM;
         }
         if (attn_set_smem((const void *)k, smem)) return ATTN_ECUDA;
@@ -328,16 +384,29 @@ int attn_decode_launch_with(int route, attn_kernel_t k, int smem, int reduce, co
     // where it has few (4x the CTAs of nearly no work: 16 rows x q=5 at 1K is 7680 CTAs)
     if (reduce == ATTN_REDUCE_ROWS || (reduce == ATTN_REDUCE_AUTO && np < ATTN_COMBINE_MIN_NP)) {
         int rsmem = np * (int)sizeof(float);
-        if (rsmem + ATTN_REDUCE_STATIC_SMEM > 48 * 1024) return ATTN_ESHAPE; // np > ~11500 partitions
+        if (rsmem + attn_reduce_static_smem(D) > 48 * 1024) return ATTN_ESHAPE; // np > ~11300 partitions
         dim3 rgrid(b->num_rows, b->num_q_heads, b->max_q);
-        decode_reduce_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
+        if constexpr (D == ATTN_D) decode_reduce_kernel<<<rgrid, ATTN_NT, rsmem, s>>>(p);
+        else decode_reduce_kernel_hd<D><<<rgrid, ATTN_NT, rsmem, s>>>(p);
         return cuda_check(cudaGetLastError());
     }
     int csmem = attn_combine_smem(np);
     if (csmem > 48 * 1024) return ATTN_ESHAPE; // np > ~11300 partitions
-    dim3 cgrid(b->num_rows, b->num_q_heads, b->max_q * ATTN_COMBINE_DS);
-    decode_combine_kernel<<<cgrid, ATTN_NT, csmem, s>>>(p);
+    dim3 cgrid(b->num_rows, b->num_q_heads, b->max_q * ATTN_COMBINE_DS(D));
+    decode_combine_kernel<D><<<cgrid, ATTN_NT, csmem, s>>>(p);
     return cuda_check(cudaGetLastError());
+}
+
+// k, when given, is a head_dim 256 kernel (kernels/dev/'s configurations)
+int attn_decode_launch_with(int route, attn_kernel_t k, int smem, int reduce, const attn_kv *kv, const attn_batch *b,
+                            const void *q, void *out, float sm_scale, void *ws, size_t ws_bytes, cudaStream_t s) {
+    if (k && kv->head_dim != ATTN_D) return ATTN_ESHAPE;
+    switch (kv->head_dim) {
+    case 64: return decode_launch_d<64>(route, k, smem, reduce, kv, b, q, out, sm_scale, ws, ws_bytes, s);
+    case 128: return decode_launch_d<128>(route, k, smem, reduce, kv, b, q, out, sm_scale, ws, ws_bytes, s);
+    case 256: return decode_launch_d<256>(route, k, smem, reduce, kv, b, q, out, sm_scale, ws, ws_bytes, s);
+    default: return ATTN_ESHAPE;
+    }
 }
 
 int attn_decode_launch(int route, const attn_kv *kv, const attn_batch *b, const void *q, void *out,

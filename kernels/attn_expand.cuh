@@ -28,7 +28,7 @@ __device__ __forceinline__ void fp8_expand16(uint4 raw, half2 sc, half *d) {
     *(uint4 *)d = a;
     *(uint4 *)(d + 8) = b;
 }
-template <int PARTS, int U, int OCC>
+template <int PARTS, int U, int OCC, int D = ATTN_D>
 __global__ void __launch_bounds__(256, OCC)
 fp8_expand_kernel(const uint8_t *k8, const uint8_t *v8, half *k16, half *v16, int *bt16, const int *block_table,
                   int max_pages, int page, const int *seq_len, int kv_heads, int mp16, float k_scale, float v_scale) {
@@ -40,7 +40,7 @@ fp8_expand_kernel(const uint8_t *k8, const uint8_t *v8, half *k16, half *v16, in
     int dblk = r * mp16 + pg;
     if (part == 0 && threadIdx.x == 0) bt16[dblk] = dblk;
     int ntok = min(CT, L - t0);
-    int cpt = kv_heads * (ATTN_D / 16); // 16-byte fp8 chunks per token
+    int cpt = kv_heads * (D / 16); // 16-byte fp8 chunks per token
     int n = ntok * cpt;
     half2 ks = __float2half2_rn(k_scale), vs = __float2half2_rn(v_scale);
     const int *bt_row = block_table + (size_t)r * max_pages;
@@ -54,8 +54,8 @@ fp8_expand_kernel(const uint8_t *k8, const uint8_t *v8, half *k16, half *v16, in
             if (idx < n) {
                 int tok = idx / cpt, c = idx % cpt;
                 int t = t0 + tok, pi = t / page, slot = t - pi * page;
-                size_t src = ((size_t)bt_row[pi] * page + slot) * kv_heads * ATTN_D + c * 16;
-                dst[u] = ((size_t)dblk * BRIDGE_PAGE + (t - p0)) * kv_heads * ATTN_D + c * 16;
+                size_t src = ((size_t)bt_row[pi] * page + slot) * kv_heads * D + c * 16;
+                dst[u] = ((size_t)dblk * BRIDGE_PAGE + (t - p0)) * kv_heads * D + c * 16;
                 kr[u] = __ldg((const uint4 *)(k8 + src));
                 vr[u] = __ldg((const uint4 *)(v8 + src));
             }
@@ -74,7 +74,7 @@ static inline int bridge_pages(const attn_batch *b) { return (b->max_seq + BRIDG
 // the bridge's expansion workspace (fp16 K, V and the identity block table), 256-byte aligned
 static inline size_t bridge_ws_bytes(const attn_kv *kv, const attn_batch *b) {
     size_t blocks = (size_t)b->num_rows * bridge_pages(b);
-    size_t half_bytes = blocks * BRIDGE_PAGE * kv->kv_heads * ATTN_D * 2;
+    size_t half_bytes = blocks * BRIDGE_PAGE * kv->kv_heads * kv->head_dim * 2;
     return (2 * half_bytes + blocks * sizeof(int) + 255) / 256 * 256;
 }
 
@@ -87,7 +87,7 @@ struct BridgeWs {
 static inline BridgeWs bridge_ws(const attn_kv *kv, const attn_batch *b, void *ws) {
     BridgeWs w;
     w.pages = bridge_pages(b);
-    size_t nhalf = (size_t)b->num_rows * w.pages * BRIDGE_PAGE * kv->kv_heads * ATTN_D;
+    size_t nhalf = (size_t)b->num_rows * w.pages * BRIDGE_PAGE * kv->kv_heads * kv->head_dim;
     w.k16 = (half *)ws;
     w.v16 = w.k16 + nhalf;
     w.bt16 = (int *)(w.v16 + nhalf);

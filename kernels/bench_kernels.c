@@ -1,5 +1,8 @@
 /* bench_kernels -- validate and time the paged attention kernels on the GPU at hand.
  *   bench_kernels --validate [--long]    correctness table (float64 reference), exit 1 on failure
+ *   bench_kernels --validate --shapes all  instead: every route at head_dim 64, 128, 256 x GQA groups
+ *                    1, 2, 4, 6, 8, 16 x short / long contexts x fp16 / fp8 (the short ones also as
+ *                    an sm_70 and an sm_75 would run them); --shapes 64 (128, 256): one head_dim
  *   bench_kernels --bench [--peers F]    timing table: shape, ours, peer, ratio, % of roofline
  *   --varlen         validate (--validate) / time (--bench) the varlen kernel (attn_varlen.cu) on mixed
  *                    batches of decode rows and chunks instead of the routes
@@ -50,9 +53,16 @@ static void vrun(const char *what, val_case c, double tol) {
     int ok = !err && !r.err && r.unwritten == 0 && r.rel_err < tol && (r.rel_diff < 0 || r.rel_diff < tol);
     ncase++;
     if (!ok) nfail++;
-    printf("%-4s %-16s %-5s page %4d rows %d q[0..] %5d seq[0] %6d  rel %.2e  diff %9.2e  unwritten %ld%s%s\n",
+    char shape[64] = "";
+    if (c.head_dim || c.group) {
+        int lim = attn_set_smem_limit(0);
+        attn_set_smem_limit(lim);
+        snprintf(shape, sizeof shape, "  D %3d g %2d smem %s", c.head_dim, c.group,
+                 lim == 96 * 1024 ? "sm70" : lim == 64 * 1024 ? "sm75" : lim ? "forced" : "own");
+    }
+    printf("%-4s %-16s %-5s page %4d rows %d q[0..] %5d seq[0] %6d  rel %.2e  diff %9.2e  unwritten %ld%s%s%s\n",
            ok ? "ok" : "FAIL", attn_route_name(c.route), c.dtype ? "fp8" : "fp16", c.page, c.num_rows, c.q[c.num_rows - 1],
-           c.seq[0], r.rel_err, r.rel_diff, r.unwritten, err || r.err ? "  err " : "",
+           c.seq[0], r.rel_err, r.rel_diff, r.unwritten, shape, err || r.err ? "  err " : "",
            err ? attn_strerror(err) : r.err ? attn_strerror(r.err) : "");
     (void)what;
     fflush(stdout);
@@ -268,6 +278,80 @@ static int bench_varlen(void) {
     return 0;
 }
 
+/* Every route at every head_dim and GQA group the kernels take (d: one head_dim, 0: all three):
+ * short contexts (page 16: a page boundary every 16 keys; the fast path with ATTN_F_ANY_PAGE) at
+ * the device's own shared memory and as an sm_70 (96 KB) and an sm_75 (64 KB) run them, long ones
+ * (page 784: several 64/128-key tiles a page; decode past 32768 keys, where partitions are 1024
+ * long, and a row of 79 partitions, where the reduce is the wide combine) at the device's own.
+ * Then the shapes no route takes return ATTN_ESHAPE. */
+static int validate_shapes(int d) {
+    const double tol = 2e-3;
+    static const int dims[3] = {64, 128, 256}, groups[6] = {1, 2, 4, 6, 8, 16}, tiers[3] = {0, 96 * 1024, 64 * 1024};
+    const int pq_s[4] = {1, 5, 37, 200}, ps_s[4] = {1, 45, 137, 500};          /* prefill, short */
+    const int pq_l[3] = {1, 33, 300}, ps_l[3] = {6000, 4133, 5300};            /* prefill, long */
+    const int dq_s[3] = {1, 5, 16}, ds_s[3] = {40, 300, 700};                  /* decode, short */
+    const int xq_l[3] = {1, 1, 1}, sq_l[3] = {5, 16, 1}, ds_l[3] = {5000, 33000, 20000}; /* decode, long */
+    int prev = attn_set_smem_limit(0);
+    for (int di = 0; di < 3; di++) {
+        if (d && dims[di] != d) continue;
+        for (int gi = 0; gi < 6; gi++)
+            for (int ctx = 0; ctx < 2; ctx++)
+                for (int ti = 0; ti < (ctx ? 1 : 3); ti++) {
+                    attn_set_smem_limit(tiers[ti]);
+                    int page = ctx ? 784 : 16, any = ctx ? 0 : ATTN_F_ANY_PAGE, ns = ctx ? 12 : 24;
+                    const int *pq = ctx ? pq_l : pq_s, *ps = ctx ? ps_l : ps_s, np = ctx ? 3 : 4;
+                    val_case cs[11];
+                    int n = 0;
+                    cs[n++] = mk(ATTN_PREFILL_GENERIC, ATTN_FP16, page, 0, np, pq, ps, 0, ns, -1);
+                    cs[n++] = mk(ATTN_PREFILL_LOWSMEM, ATTN_FP16, page, 0, np, pq, ps, 0, ns, -1);
+                    cs[n++] = mk(ATTN_PREFILL_FAST, ATTN_FP16, page, any, np, pq, ps, 0, ns, -1);
+                    cs[n++] = mk(ATTN_PREFILL_GENERIC, ATTN_FP8_E5M2, page, 0, np, pq, ps, 0, ns, -1);
+                    cs[n++] = mk(ATTN_PREFILL_LOWSMEM, ATTN_FP8_E5M2, page, 0, np, pq, ps, 0, ns, -1);
+                    cs[n++] = mk(ATTN_FP8_BRIDGE, ATTN_FP8_E5M2, page, 0, np, pq, ps, 0, ns, -1);
+                    for (int dt = 0; dt < 2; dt++) {
+                        cs[n++] = mk(ATTN_DECODE_XQA, dt, page, 0, 3, ctx ? xq_l : dq_s, ctx ? ds_l : ds_s, 1, ns, -1);
+                        cs[n++] = mk(ATTN_DECODE_SCALAR, dt, page, 0, 3, ctx ? xq_l : dq_s, ctx ? ds_l : ds_s, 1, ns, -1);
+                    }
+                    cs[n++] = mk(ATTN_DECODE_SMALLQ, ATTN_FP16, page, 0, 3, ctx ? sq_l : dq_s, ctx ? ds_l : ds_s, 0, ns, -1);
+                    for (int i = 0; i < n; i++) {
+                        cs[i].head_dim = dims[di];
+                        cs[i].group = groups[gi];
+                        if (i == n - 1 && (gi + ctx) % 2) cs[i].dtype = ATTN_FP8_E5M2; /* small-q: fp16 and fp8 in turn */
+                        vrun("", cs[i], tol);
+                    }
+                }
+    }
+    attn_set_smem_limit(prev);
+    /* shapes no route takes: head_dim 32, 96, 512; a GQA group of 17 or 32 */
+    static const struct { int head_dim, kv_heads, q_heads; } bad[] = {{32, 2, 12}, {96, 2, 12}, {512, 2, 12},
+                                                                      {128, 1, 17}, {64, 2, 64}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        attn_kv kv = {0};
+        int q1 = 1, s1 = 40;
+        kv.dtype = ATTN_FP16;
+        kv.num_blocks = 4;
+        kv.page = 16;
+        kv.kv_heads = bad[i].kv_heads;
+        kv.head_dim = bad[i].head_dim;
+        kv.k_scale = kv.v_scale = 1.f;
+        kv.k = kv.v = attn_dev_alloc(4 * 16 * 2);
+        attn_batch *b = attn_batch_create(&kv, 1, &q1, &s1, bad[i].q_heads, NULL, 0, 1);
+        void *buf = attn_dev_alloc(4096);
+        for (int route = 0; route < ATTN_NUM_ROUTES; route++) {
+            int e = b && buf ? attn_run(route, &kv, b, buf, buf, 0.1f, buf, 4096, ATTN_F_ANY_PAGE, NULL) : ATTN_ENOMEM;
+            ncase++;
+            if (e != ATTN_ESHAPE) nfail++;
+            printf("%-4s %-16s head_dim %d, %d q heads on %d kv heads returns %d (%s)\n", e == ATTN_ESHAPE ? "ok" : "FAIL",
+                   attn_route_name(route), bad[i].head_dim, bad[i].q_heads, bad[i].kv_heads, e, attn_strerror(e));
+        }
+        attn_dev_free(buf);
+        attn_batch_free(b);
+        attn_dev_free(kv.k);
+    }
+    printf("validate: %d of %d cases passed\n", ncase - nfail, ncase);
+    return nfail ? 1 : 0;
+}
+
 /* ---- timing -------------------------------------------------------------------------- */
 
 static char peer_keys[64][64];
@@ -417,7 +501,7 @@ static int bench(const char *peers_path) {
 static void env_set(const char *k, const char *v) { if (v) setenv(k, v, 1); else unsetenv(k); }
 
 int main(int argc, char **argv) {
-    int do_val = 0, do_bench = 0, long_ctx = 0, varlen = 0;
+    int do_val = 0, do_bench = 0, long_ctx = 0, varlen = 0, shapes = -1;
     const char *peers = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--validate")) do_val = 1;
@@ -427,8 +511,17 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--peers") && i + 1 < argc) peers = argv[++i];
         else if (!strcmp(argv[i], "--smem-limit") && i + 1 < argc) attn_set_smem_limit(atoi(argv[++i]));
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+        else if (!strcmp(argv[i], "--shapes") && i + 1 < argc) {
+            const char *v = argv[++i];
+            shapes = !strcmp(v, "all") ? 0 : !strcmp(v, "64") ? 64 : !strcmp(v, "128") ? 128 : !strcmp(v, "256") ? 256 : -2;
+            if (shapes == -2) {
+                fprintf(stderr, "%s: --shapes takes all, 64, 128 or 256, not '%s'\n", argv[0], v);
+                return 2;
+            }
+        }
         else {
-            fprintf(stderr, "usage: %s [--validate [--long]] [--bench [--peers FILE]] [--varlen] [--filter A,B] [--smem-limit N]\n",
+            fprintf(stderr, "usage: %s [--validate [--long | --shapes all|64|128|256]] [--bench [--peers FILE]] [--varlen] "
+                            "[--filter A,B] [--smem-limit N]\n",
                     argv[0]);
             return 2;
         }
@@ -450,7 +543,7 @@ int main(int argc, char **argv) {
         return rc;
     }
     print_tiles();
-    if (do_val) rc |= validate(long_ctx);
+    if (do_val) rc |= shapes >= 0 ? validate_shapes(shapes) : validate(long_ctx);
     if (do_bench) rc |= bench(peers);
     return rc;
 }

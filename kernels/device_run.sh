@@ -5,6 +5,9 @@
 #     tiers      --validate again as an sm_70 (96 KB) and an sm_75 (64 KB) GPU would run it
 #     varlen     the varlen kernel: bench_kernels --validate --varlen (LONG=1: + 240K), then
 #                --bench --varlen -> varlen.txt
+#     shapes     --validate --shapes all: every route at head_dim 64/128/256 x GQA groups 1..16
+#                x short/long contexts x fp16/fp8 (short ones also at the sm_70 / sm_75 limits)
+#                -> validate_shapes.txt
 #     bench      timing table (FILTER=a,b: only rows whose label or route contains a or b;
 #                PEERS=1 runs kernels/peers.py first, ~1 min, else kernels/results/peers_v3.txt's)
 #     splitval   --validate --filter prefill-bm32,fp8-bridge under ATTN_PREFILL_SPLIT=1..4 (forced parts;
@@ -53,6 +56,9 @@ for step in $STEPS; do
     { cap "$T_VARLEN" $B/bench_kernels --validate --varlen ${LONG:+--long}; echo "validate rc $?";
       cap "$T_VARLEN" $B/bench_kernels --bench --varlen; } 2>&1 | tee $OUT/varlen.txt | grep -v "^ok"
     grep -E "cases passed|FAIL" $OUT/varlen.txt ;;
+  shapes)
+    cap "$T_SHAPES" $B/bench_kernels --validate --shapes all 2>&1 | tee $OUT/validate_shapes.txt | grep -v "^ok"
+    tail -1 $OUT/validate_shapes.txt ;;
   tiers)
     for lim in 98304 65536; do
       cap "$T_TIERS" $B/bench_kernels --validate --smem-limit $lim 2>&1 | tee $OUT/validate_$lim.txt | grep -v "^ok"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VAL_H 12
+#define VAL_GROUP 6 /* 12 q heads on 2 kv heads */
 #define VAL_KVH 2
 #define VAL_D 256
 
@@ -23,15 +23,16 @@ int val_run(const val_case *c, uint64_t seed, val_result *res) {
     uint16_t *h1 = NULL, *h2 = NULL;
     memset(res, 0, sizeof *res);
     res->rel_diff = -1;
+    const int nh = VAL_KVH * (c->group > 0 ? c->group : VAL_GROUP), D = c->head_dim > 0 ? c->head_dim : VAL_D;
     long blocks = 4;
     for (int r = 0; r < c->num_rows; r++) blocks += (c->seq[r] + c->page - 1) / c->page;
     float scale = c->dtype == ATTN_FP8_E5M2 ? 0.5f : 1.f;
-    if ((err = attn_kv_alloc_random(&kv, c->dtype, (int)blocks, c->page, VAL_KVH, VAL_D, scale, seed))) return err;
-    b0 = attn_batch_create(&kv, c->num_rows, c->q, c->seq, VAL_H, NULL, 0, seed ^ 0x5eed);
+    if ((err = attn_kv_alloc_random(&kv, c->dtype, (int)blocks, c->page, VAL_KVH, D, scale, seed))) return err;
+    b0 = attn_batch_create(&kv, c->num_rows, c->q, c->seq, nh, NULL, 0, seed ^ 0x5eed);
     if (!b0) { err = ATTN_ENOMEM; goto done; }
     b = c->expand ? attn_batch_expand(b0) : b0;
     if (!b) { err = ATTN_ENOMEM; goto done; }
-    size_t n = (size_t)b->total_q * VAL_H * VAL_D;
+    size_t n = (size_t)b->total_q * nh * D;
     q = attn_dev_alloc(n * 2);
     out = attn_dev_alloc(n * 2);
     size_t wsb = attn_ws_bytes(c->route, &kv, b);
@@ -41,7 +42,7 @@ int val_run(const val_case *c, uint64_t seed, val_result *res) {
     if (!q || !out || (wsb && !ws) || !h1) { err = ATTN_ENOMEM; goto done; }
     if ((err = attn_fill_half_random(q, n, -2.f, 2.f, seed + 7))) goto done;
     if ((err = attn_fill_bytes(out, n * 2, 0xFF))) goto done;
-    float sm = 1.f / sqrtf((float)VAL_D);
+    float sm = 1.f / sqrtf((float)D);
     res->err = attn_run(c->route, &kv, b, q, out, sm, ws, wsb, c->flags, NULL);
     if (res->err) goto done;
     if ((err = attn_sync())) goto done;

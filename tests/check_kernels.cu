@@ -168,6 +168,69 @@ START_TEST(test_smem_configs) {
 }
 END_TEST
 
+/* The shapes the routes take: head_dim 64, 128, 256 and 1..16 q heads per kv head, on every route;
+ * anything else is ATTN_ESHAPE, from attn_shape_ok and from attn_run before any launch (so a host
+ * batch with no device memory behind it is enough) */
+START_TEST(test_shapes) {
+    static const int dims[3] = {64, 128, 256}, bad_dims[5] = {0, 32, 96, 192, 512};
+    for (int route = 0; route < ATTN_NUM_ROUTES; route++) {
+        for (int d = 0; d < 3; d++)
+            for (int g = 1; g <= 16; g++) ck_assert_int_eq(attn_shape_ok(route, dims[d], g), 0);
+        for (int d = 0; d < 5; d++) ck_assert_int_eq(attn_shape_ok(route, bad_dims[d], 6), ATTN_ESHAPE);
+        ck_assert_int_eq(attn_shape_ok(route, 128, 0), ATTN_ESHAPE);
+        ck_assert_int_eq(attn_shape_ok(route, 128, 17), ATTN_ESHAPE);
+    }
+    ck_assert_int_eq(attn_shape_ok(ATTN_NUM_ROUTES, 128, 4), ATTN_EINVAL);
+    ck_assert_int_eq(attn_shape_ok(-1, 128, 4), ATTN_EINVAL);
+    static const struct { int head_dim, kv_heads, q_heads; } bad[] = {{96, 2, 12}, {512, 2, 12}, {32, 1, 8},
+                                                                      {128, 1, 17}, {64, 2, 64}, {256, 4, 6}};
+    int dummy[4] = {0};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        attn_kv kv = {0};
+        attn_batch b = {0};
+        kv.dtype = ATTN_FP16;
+        kv.num_blocks = 1;
+        kv.page = 16;
+        kv.kv_heads = bad[i].kv_heads;
+        kv.head_dim = bad[i].head_dim;
+        kv.k = kv.v = dummy;
+        b.num_rows = 1;
+        b.num_q_heads = bad[i].q_heads;
+        for (int route = 0; route < ATTN_NUM_ROUTES; route++)
+            ck_assert_msg(attn_run(route, &kv, &b, dummy, dummy, 0.1f, dummy, 16, 0, NULL) == ATTN_ESHAPE,
+                          "%s: head_dim %d, %d q heads on %d kv heads not refused", attn_route_name(route),
+                          bad[i].head_dim, bad[i].q_heads, bad[i].kv_heads);
+    }
+}
+END_TEST
+
+/* Shared memory per head_dim: every route fits every listed arch at 64 and 128 as at 256, each
+ * with the same BM (the grid); a head_dim no kernel has is refused */
+START_TEST(test_smem_head_dims) {
+    static const int dims[2] = {64, 128};
+    for (int route = 0; route < ATTN_NUM_ROUTES; route++)
+        for (int d = 0; d < 2; d++)
+            for (size_t a = 0; a < sizeof archs / sizeof archs[0]; a++) {
+                int lim = attn_smem_limit(archs[a][0], archs[a][1]);
+                int b = attn_smem_bytes_hd(route, dims[d], archs[a][0], archs[a][1]);
+                int b256 = attn_smem_bytes_hd(route, 256, archs[a][0], archs[a][1]);
+                ck_assert_msg(b >= 0 && b <= lim, "%s D %d: %d bytes on sm_%d%d (limit %d)", attn_route_name(route),
+                              dims[d], b, archs[a][0], archs[a][1], lim);
+                ck_assert_int_eq(b256, attn_smem_bytes(route, archs[a][0], archs[a][1]));
+                attn_tiles t, t256;
+                ck_assert_int_eq(attn_route_tiles_hd(route, dims[d], lim, &t), 0);
+                ck_assert_int_eq(attn_route_tiles_hd(route, 256, lim, &t256), 0);
+                ck_assert_int_eq(t.bm, t256.bm);
+            }
+    attn_tiles t;
+    ck_assert_int_eq(attn_route_tiles_hd(ATTN_PREFILL_GENERIC, 96, 1 << 20, &t), ATTN_ESHAPE);
+    ck_assert_int_eq(attn_smem_bytes_hd(ATTN_DECODE_XQA, 512, 9, 0), ATTN_ESHAPE);
+    /* the scalar decode's static smem: its o[8][D] floats */
+    ck_assert_int_eq(attn_smem_bytes_hd(ATTN_DECODE_SCALAR, 128, 9, 0), (64 + 8 * 128 * 4 + 127) / 128 * 128);
+    ck_assert_int_eq(attn_smem_bytes_hd(ATTN_DECODE_SCALAR, 64, 9, 0), (64 + 8 * 64 * 4 + 127) / 128 * 128);
+}
+END_TEST
+
 /* GPU cases: small shapes, every route (long contexts live in bench_kernels --validate --long); the
  * decode batches' 20000-token row (79 partitions of 256) takes them through the wide combine */
 static const struct { int route, dtype, page, flags, n, q[4], seq[4], expand; } gcases[] = {
@@ -214,6 +277,43 @@ START_TEST(test_gpu_route) {
     ck_assert_int_eq(res.unwritten, 0);
     ck_assert_msg(res.rel_err < 2e-3, "%s (smem limit %d) rel err %g", attn_route_name(c.route), lim, res.rel_err);
     attn_set_smem_limit(0);
+}
+END_TEST
+
+/* GPU cases at head_dim 64 and 128 and GQA groups 1, 4, 16 (bench_kernels --validate --shapes all
+ * covers every group, long contexts and the sm_70 / sm_75 configurations) */
+static const struct { int route, dtype, page, flags, n, q[4], seq[4], expand; } scases[] = {
+    {ATTN_PREFILL_GENERIC, ATTN_FP16, 16, 0, 3, {1, 5, 100}, {1, 300, 700}, 0},
+    {ATTN_PREFILL_LOWSMEM, ATTN_FP8_E5M2, 16, 0, 3, {1, 5, 100}, {1, 300, 700}, 0},
+    {ATTN_PREFILL_FAST, ATTN_FP16, 16, ATTN_F_ANY_PAGE, 3, {1, 5, 100}, {1, 300, 700}, 0},
+    {ATTN_FP8_BRIDGE, ATTN_FP8_E5M2, 784, 0, 3, {1, 5, 100}, {1, 300, 700}, 0},
+    {ATTN_DECODE_XQA, ATTN_FP16, 16, 0, 3, {1, 5, 1}, {40, 3000, 20000}, 1},
+    {ATTN_DECODE_SCALAR, ATTN_FP8_E5M2, 784, 0, 3, {1, 5, 1}, {40, 3000, 20000}, 1},
+    {ATTN_DECODE_SMALLQ, ATTN_FP16, 816, 0, 3, {1, 5, 16}, {40, 3000, 33000}, 0},
+};
+#define NSCASES ((int)(sizeof scases / sizeof scases[0]))
+static const int sdims[2] = {64, 128}, sgroups[3] = {1, 4, 16};
+
+START_TEST(test_gpu_shapes) {
+    if (!attn_gpu_available()) return;
+    int i = _i % NSCASES, d = sdims[_i / NSCASES % 2], g = sgroups[_i / NSCASES / 2];
+    val_case c = {0};
+    c.route = scases[i].route;
+    c.dtype = scases[i].dtype;
+    c.page = scases[i].page;
+    c.flags = scases[i].flags;
+    c.num_rows = scases[i].n;
+    for (int r = 0; r < c.num_rows; r++) { c.q[r] = scases[i].q[r]; c.seq[r] = scases[i].seq[r]; }
+    c.expand = scases[i].expand;
+    c.samples = 24;
+    c.compare_to = -1;
+    c.head_dim = d;
+    c.group = g;
+    val_result res;
+    ck_assert_int_eq(val_run(&c, 177 + _i, &res), 0);
+    ck_assert_msg(res.err == 0, "%s D %d group %d: %s", attn_route_name(c.route), d, g, attn_strerror(res.err));
+    ck_assert_int_eq(res.unwritten, 0);
+    ck_assert_msg(res.rel_err < 2e-3, "%s D %d group %d: rel err %g", attn_route_name(c.route), d, g, res.rel_err);
 }
 END_TEST
 
@@ -300,9 +400,10 @@ int main(void) {
         CHECK_TEST(test_fp16_decode),  CHECK_TEST(test_fp8_decode),        CHECK_TEST(test_ref_uniform),
         CHECK_TEST(test_ref_two_keys), CHECK_TEST(test_expand_rows),       CHECK_TEST(test_partition),
         CHECK_TEST(test_split_parts),  CHECK_TEST(test_no_device_is_safe), CHECK_TEST(test_smem_fits_every_arch),
-        CHECK_TEST(test_smem_configs), CHECK_TEST(test_varlen_config), CHECK_TEST(test_varlen_count)};
-    const check_test_t gpu_cases[] = {CHECK_LOOP(test_gpu_route, 3 * NGCASES), CHECK_TEST(test_gpu_smem_limit_table),
-                                      CHECK_LOOP(test_gpu_varlen, NVCASES)};
+        CHECK_TEST(test_smem_configs), CHECK_TEST(test_varlen_config), CHECK_TEST(test_varlen_count),
+        CHECK_TEST(test_shapes), CHECK_TEST(test_smem_head_dims)};
+    const check_test_t gpu_cases[] = {CHECK_LOOP(test_gpu_route, 3 * NGCASES), CHECK_LOOP(test_gpu_shapes, 6 * NSCASES),
+                                      CHECK_TEST(test_gpu_smem_limit_table), CHECK_LOOP(test_gpu_varlen, NVCASES)};
     int gpu = attn_gpu_available();
     if (!gpu) printf("no CUDA device: GPU kernel tests skipped (CPU checks run)\n");
     Suite *s = suite_create("kernels");

@@ -7,7 +7,8 @@
 #   bin/dev/expand_ab [NAME,...]    the fp8 bridge's expansion in other shapes
 #   make kernels-text       $(KDIR)/text.txt: a line per kernel of the library (sha256 and size of
 #                           its sm_90 machine code, kernels/dev/cubin_text.py): diff two builds' to
-#                           see which kernels changed a byte
+#                           see which kernels changed a byte; $(KDIR)/text_d256.txt: the head_dim 256
+#                           kernels named as a build without the head_dim parameter names them
 # None of it is in the library, in make test-cuda or in CI.
 .PHONY: dev-kernels kernels-text
 DEV_AB := prefill_ab decode_ab expand_ab
@@ -28,5 +29,6 @@ $(KDIR)/cubin/%.cubin: kernels/%.cu $(KERN_HDR)
 
 kernels-text: $(KERN_CU:%=$(KDIR)/cubin/%.cubin)
 	python3 kernels/dev/cubin_text.py $^ > $(KDIR)/text.txt
+	python3 kernels/dev/cubin_text.py --d256 $^ > $(KDIR)/text_d256.txt
 	@echo "kernels-text: $$(wc -l < $(KDIR)/text.txt) kernels in $(KDIR)/text.txt"
 .SECONDARY: $(DEV_AB:%=$(KDIR)/dev/%.o)
