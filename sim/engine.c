@@ -11,6 +11,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "engine_int.h"
+#include "kvpool.h"
 
 /* event_t.a of an EVT_SOURCE event: which generator's next request is due */
 enum { SRC_POISSON = 1, SRC_TRACE = 2 };
@@ -57,6 +58,10 @@ static int pool_alloc(engine_t *e)
 
 static void pool_release(engine_t *e, int slot)
 {
+    kvpool_seq_free(e->kv, e->pool[slot].kv);
+    e->pool[slot].kv = NULL;
+    free(e->pool[slot].conv_runs);
+    e->pool[slot].conv_runs = NULL;
     e->pool[slot].state = RQ_FREE;
     e->free_slots[e->nfree++] = slot;
 }
@@ -84,13 +89,111 @@ const char *engine_req_name(const engine_t *e, int slot, char *buf, size_t n)
     return buf;
 }
 
+/* The block pool caches GDN states: prefix caching on with mamba_cache_mode align (a model
+ * with GDN layers in mode none cannot be prefix-cached, so the pool then caches nothing). */
+static int pool_align(const scenario_t *s)
+{
+    return s->engine.prefix_pool && s->engine.enable_prefix_caching && s->model.n_gdn > 0 &&
+           s->engine.mamba_cache_mode == MAMBA_ALIGN;
+}
+
 /* KV blocks a request of this prompt and output holds at its largest (generation stops
  * at max_model_len); overflow-safe for any values the loader accepts. */
 static long request_blocks(const engine_t *e, long prompt, long output)
 {
     long maxlen = e->s->engine.max_model_len;
     long len = prompt >= maxlen || output > maxlen - prompt ? maxlen : prompt + output;
-    return len / e->block + (len % e->block + e->spec_k + e->block - 1) / e->block + e->gdn_blocks;
+    /* the block pool in align mode holds a superseded state snapshot per GDN group
+     * between a block boundary and the next allocation */
+    long gdn = e->gdn_blocks * (pool_align(e->s) ? 2 : 1);
+    return len / e->block + (len % e->block + e->spec_k + e->block - 1) / e->block + gdn;
+}
+
+/* ---- content for the block pool (prefix_cache_model: pool) ---------------------- */
+
+/* Token identities: a request's own prompt tokens and its outputs are streams of keys of
+ * their own; a named prefix is one stream every request naming it shares. */
+enum { KEY_EXPLICIT_OWN = 1, KEY_EXPLICIT_OUT, KEY_GEN_OWN, KEY_GEN_OUT, KEY_PREFIX, KEY_GROUP };
+
+static uint64_t content_key(uint64_t tag, uint64_t x)
+{
+    uint64_t z = (tag << 56) ^ x ^ 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t name_key(const char *name)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *name; name++) h = (h ^ (unsigned char)*name) * 1099511628211ull;
+    return content_key(KEY_PREFIX, h);
+}
+
+/* A pool sequence for a request with the given runs (one own run when runs is NULL). */
+static int make_seq(engine_t *e, req_t *r, const kvpool_run_t *runs, int nruns, uint64_t own_key,
+                    uint64_t out_key)
+{
+    kvpool_run_t own = { own_key, 0, r->prompt };
+    kvpool_content_t c = { runs ? runs : &own, runs ? nruns : 1, out_key, 0 };
+    r->kv = kvpool_seq_new(e->kv, &c, r->prompt);
+    if (!r->kv) snprintf(e->err, ENG_ERR_MAX, "out of memory (prefix cache)");
+    return r->kv ? 0 : -1;
+}
+
+/* The pool and the explicit requests' sequences: request i's prompt is its prefix's
+ * tokens or the prompt and output of the request it follows, then tokens of its own. */
+static int pool_init(engine_t *e)
+{
+    const scenario_t *s = e->s;
+    const scn_engine_t *eng = &s->engine;
+    if (!eng->prefix_pool) return 0;
+    kvpool_cfg_t c = kvpool_cfg_hybrid(e->capacity, e->block, (int)(e->gdn_blocks < KVPOOL_MAX_GROUPS ? e->gdn_blocks : KVPOOL_MAX_GROUPS));
+    c.mamba_align = pool_align(s);
+    c.enable_caching = eng->enable_prefix_caching && (s->model.n_gdn == 0 || c.mamba_align);
+    c.eagle = eng->spec_mtp;
+    c.retention = eng->retention < 0 ? KVPOOL_RETAIN_ALL : eng->retention;
+    const char *rule = NULL;
+    if (e->gdn_blocks >= KVPOOL_MAX_GROUPS || kvpool_cfg_check(&c, &rule) < 0) {
+        int at_ret = eng->retention >= 0 && rule && strstr(rule, "retention");
+        snprintf(e->err, ENG_ERR_MAX, "%s:%d:%d: %s: %s (block size %d, %ld GDN state groups)", s->path,
+                 at_ret ? eng->retention_line : s->engine_line, at_ret ? eng->retention_col : s->engine_col,
+                 at_ret ? "engine.prefix_cache_retention_interval" : "engine.prefix_cache_model",
+                 rule ? rule : "more GDN state groups than the pool models (15)", e->block, e->gdn_blocks);
+        return -1;
+    }
+    if (!(e->kv = kvpool_create(&c))) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory (prefix cache)");
+        return -1;
+    }
+    kvpool_run_t **rl = calloc((size_t)s->n_requests + 1, sizeof *rl);
+    int *nr = calloc((size_t)s->n_requests + 1, sizeof *nr);
+    int rc = rl && nr ? 0 : -1;
+    for (int i = 0; i < s->n_requests && !rc; i++) {
+        const scn_request_t *sr = &s->requests[i];
+        req_t *r = &e->pool[e->explicit_slot[i]];
+        int j = sr->follows, base = j >= 0 ? nr[j] + 1 : sr->prefix[0] ? 1 : 0;
+        if (!(rl[i] = malloc(((size_t)base + 1) * sizeof *rl[i]))) { rc = -1; break; }
+        long len = 0;
+        if (j >= 0) {
+            memcpy(rl[i], rl[j], (size_t)nr[j] * sizeof *rl[i]);
+            long out = scn_request_output(s, j);
+            rl[i][nr[j]] = (kvpool_run_t){ content_key(KEY_EXPLICIT_OUT, (uint64_t)j), 0, out };
+            len = s->requests[j].prompt_tokens + out;
+        } else if (sr->prefix[0]) {
+            rl[i][0] = (kvpool_run_t){ name_key(sr->prefix), 0, sr->prefix_tokens };
+            len = sr->prefix_tokens;
+        }
+        nr[i] = base;
+        if (sr->prompt_tokens > len)
+            rl[i][nr[i]++] = (kvpool_run_t){ content_key(KEY_EXPLICIT_OWN, (uint64_t)i), 0, sr->prompt_tokens - len };
+        rc = make_seq(e, r, rl[i], nr[i], 0, content_key(KEY_EXPLICIT_OUT, (uint64_t)i));
+    }
+    for (int i = 0; rl && i < s->n_requests; i++) free(rl[i]);
+    free(rl);
+    free(nr);
+    if (rc < 0 && !e->err[0]) snprintf(e->err, ENG_ERR_MAX, "out of memory (prefix cache)");
+    return rc;
 }
 
 /* The largest value a distribution can draw (LONG_MAX when unbounded). */
@@ -168,7 +271,11 @@ static int schedule_next_poisson(engine_t *e, double after)
     return push_ev(e, t, EVT_SOURCE, SRC_POISSON);
 }
 
-static int make_generated(engine_t *e, long prompt, long output, long cached, double t)
+/* A generated request (Poisson or trace); group >= 0: its prompt starts with the first
+ * ptoks tokens of prefix group `group` (the block pool); turns > 1: the first turn of a
+ * conversation (the block pool). */
+static int make_generated(engine_t *e, long prompt, long output, long cached, long group, long ptoks, long turns,
+                          double t)
 {
     if (prompt < 1 || output < 1) {
         snprintf(e->err, ENG_ERR_MAX, "invariant violated: a generated request of %ld prompt and %ld output tokens",
@@ -184,6 +291,24 @@ static int make_generated(engine_t *e, long prompt, long output, long cached, do
     r->prompt = r->target = prompt;
     r->output = output;
     r->cached = cached;
+    if (e->kv) {
+        uint64_t own = content_key(KEY_GEN_OWN, (uint64_t)r->serial);
+        if (ptoks > prompt) ptoks = prompt;
+        int shared = group >= 0 && ptoks > 0;
+        kvpool_run_t runs[2] = { { content_key(KEY_GROUP, (uint64_t)group), 0, ptoks }, { own, 0, prompt - ptoks } };
+        if (!shared) runs[0] = runs[1] = (kvpool_run_t){ own, 0, prompt };
+        int nr = shared && ptoks < prompt ? 2 : 1;
+        if (make_seq(e, r, runs, nr, own, content_key(KEY_GEN_OUT, (uint64_t)r->serial)) < 0) return -1;
+        if (turns > 1) {
+            r->turns_left = (int)(turns - 1);
+            if (!(r->conv_runs = malloc(2 * sizeof *r->conv_runs))) {
+                snprintf(e->err, ENG_ERR_MAX, "out of memory (conversations)");
+                return -1;
+            }
+            memcpy(r->conv_runs, runs, (size_t)nr * sizeof *runs);
+            r->conv_nruns = nr;
+        }
+    }
     r->t_ev[EV_ARRIVAL] = t;
     r->state = RQ_WAITING;
     e->n_arrived++;
@@ -206,9 +331,63 @@ static int poisson_arrival(engine_t *e, double t)
         if (output >= maxlen) output = maxlen / 2;
         prompt = maxlen - output;
     }
+    long group = -1;
+    if (p->prefix_groups > 0 && gsl_rng_uniform(e->rng_wl) < p->prefix_share)
+        group = (long)gsl_rng_uniform_int(e->rng_wl, (unsigned long)p->prefix_groups);
     e->poisson_made++;
-    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), t) < 0) return -1;
+    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), group, p->prefix_tokens, p->conv_turns, t) < 0)
+        return -1;
     return schedule_next_poisson(e, t);
+}
+
+/* A conversation's turn (slot) finished: its next turn, pending, arrives an exponential time
+ * of mean think_s later; its prompt is this turn's prompt and output, then a new prompt draw.
+ * The conversation ends where the next turn would pass max_model_len or not fit in the pool.
+ * 0, or -1 out of memory. */
+static int next_turn(engine_t *e, int slot)
+{
+    const scn_poisson_t *p = &e->s->poisson;
+    req_t *r = &e->pool[slot];
+    if (r->turns_left <= 0 || !r->conv_runs) return 0;
+    long base = r->prompt + r->output, maxlen = e->s->engine.max_model_len;
+    long add = draw_dist(e->rng_wl, &p->prompt);
+    long output = draw_dist(e->rng_wl, &p->output);
+    double think = p->conv_think_s > 0 ? gsl_ran_exponential(e->rng_wl, p->conv_think_s) : 0;
+    if (add < 1) add = 1;
+    if (output < 1) output = 1;
+    if (add > maxlen - base || output > maxlen - base - add || request_blocks(e, base + add, output) > e->capacity)
+        return 0;
+    int nr = r->conv_nruns + 2, left = r->turns_left - 1;
+    kvpool_run_t *runs = malloc((size_t)nr * sizeof *runs);
+    if (!runs) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory (conversations)");
+        return -1;
+    }
+    memcpy(runs, r->conv_runs, (size_t)r->conv_nruns * sizeof *runs);
+    runs[nr - 2] = (kvpool_run_t){ content_key(KEY_GEN_OUT, (uint64_t)r->serial), 0, r->output };
+    int ns = pool_alloc(e);            /* may move e->pool: r is not used after it */
+    if (ns < 0) {
+        free(runs);
+        snprintf(e->err, ENG_ERR_MAX, "out of memory (requests)");
+        return -1;
+    }
+    req_t *q = &e->pool[ns];
+    uint64_t own = content_key(KEY_GEN_OWN, (uint64_t)q->serial);
+    runs[nr - 1] = (kvpool_run_t){ own, 0, add };
+    q->prompt = q->target = base + add;
+    q->output = output;
+    if (make_seq(e, q, runs, nr, own, content_key(KEY_GEN_OUT, (uint64_t)q->serial)) < 0) {
+        free(runs);
+        return -1;
+    }
+    q->turns_left = left;
+    if (left > 0) {
+        q->conv_runs = runs;
+        q->conv_nruns = nr;
+    } else {
+        free(runs);
+    }
+    return push_ev(e, e->now + think, EVT_ARRIVAL, ns);
 }
 
 /* A trace being read: the file, the line last read, the last arrival time (-1 before the
@@ -220,9 +399,10 @@ typedef struct trace_rd {
 } trace_rd_t;
 
 /* A trace row's fields: arrival_s a plain decimal number (no hex, inf, nan; zero or
- * normal, not subnormal), then two or three token counts of decimal digits, separated by
- * commas, none empty (blanks around a field are ignored).  0, or -1 malformed. */
-static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca)
+ * normal, not subnormal), then two or three token counts of decimal digits, or five with
+ * the prefix columns (prefix_group may be -1), separated by commas, none empty (blanks
+ * around a field are ignored).  The number of fields (3, 4 or 6), or -1 malformed. */
+static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca, long *grp, long *pt)
 {
     char buf[512];
     size_t n = strlen(p);
@@ -230,15 +410,15 @@ static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca)
     if (n >= sizeof buf) return -1;
     memcpy(buf, p, n);
     buf[n] = 0;
-    char *f[5];
+    char *f[7];
     int nf = 0;
     for (char *q = buf;; q++) {
-        if (nf == 5) return -1;
+        if (nf == 7) return -1;
         f[nf++] = q;
         if (!(q = strchr(q, ','))) break;
         *q = 0;
     }
-    if (nf < 3 || nf > 4) return -1;
+    if (nf < 3 || nf == 5) return -1;
     for (int i = 0; i < nf; i++) {   /* blanks around a field are allowed */
         while (*f[i] == ' ' || *f[i] == '\t') f[i]++;
         size_t l = strlen(f[i]);
@@ -260,19 +440,23 @@ static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca)
     errno = 0;
     *t = strtod(f[0], NULL);
     if (errno == ERANGE || (*t != 0 && !isnormal(*t))) return -1;
-    long *v[3] = { pr, out, ca };
+    long *v[5] = { pr, out, ca, grp, pt };
     for (int i = 1; i < nf; i++) {
-        if (!f[i][0] || strspn(f[i], "0123456789") != strlen(f[i]) || strlen(f[i]) > 18) return -1;
+        const char *num = i == 4 && f[i][0] == '-' ? f[i] + 1 : f[i];
+        if (!num[0] || strspn(num, "0123456789") != strlen(num) || strlen(num) > 18) return -1;
         *v[i - 1] = strtol(f[i], NULL, 10);
     }
-    return 0;
+    return nf;
 }
 
-/* Read the next request row of a trace into *t and row[] (prompt, output, cached).
- * Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens]; '#' comments and blank
- * lines anywhere, an optional header (a line starting "arrival") before the first row.
+/* Read the next request row of a trace into *t and row[] (prompt, output, cached, prefix
+ * group, prefix tokens).  Rows: arrival_s,prompt_tokens,output_tokens[,cached_tokens
+ * [,prefix_group,prefix_tokens]]; '#' comments and blank lines anywhere, an optional header
+ * (a line starting "arrival") before the first row.  The prefix columns (the block pool
+ * only): rows of one group (an integer >= 0; -1 none) share their first min(prefix_tokens)
+ * tokens.
  * 1 a row, 0 the end, ENG_EINPUT a malformed or impossible row (e->err names the line). */
-static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
+static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[5])
 {
     char line[512];
     while (fgets(line, sizeof line, rd->f)) {
@@ -288,9 +472,10 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
             rd->last = 0;
             continue;
         }
-        long pr, out, ca = 0;
-        if (trace_fields(p, t, &pr, &out, &ca) < 0) {
-            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens]",
+        long pr, out, ca = 0, grp = -1, pt = 0;
+        int got = trace_fields(p, t, &pr, &out, &ca, &grp, &pt);
+        if (got < 0) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens[,prefix_group,prefix_tokens]]",
                      e->s->trace_path, rd->line);
             return ENG_EINPUT;
         }
@@ -307,6 +492,12 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
                      " the steps' durations)", e->s->trace_path, rd->line, *t, ENG_MAX_TIME_S);
             return ENG_EINPUT;
         }
+        if (got == 6 && (!e->s->engine.prefix_pool || grp < -1 || pt < 0 || pt > pr)) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: %s", e->s->trace_path, rd->line,
+                     !e->s->engine.prefix_pool ? "the prefix_group and prefix_tokens columns need engine.prefix_cache_model: pool"
+                                               : "invalid prefix columns (prefix_group >= -1, 0 <= prefix_tokens <= prompt)");
+            return ENG_EINPUT;
+        }
         long need = request_blocks(e, pr, out);
         if (need > e->capacity) {
             snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: the request needs %ld KV blocks of %d tokens but the cache holds %ld",
@@ -317,6 +508,8 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[3])
         row[0] = pr;
         row[1] = out;
         row[2] = ca;
+        row[3] = grp;
+        row[4] = pt;
         return 1;
     }
     if (ferror(rd->f)) {
@@ -365,7 +558,7 @@ int engine_check_trace(engine_t *e)
     trace_rd_t rd = { trace_open(e), 0, -1 };
     if (!rd.f) return ENG_EINPUT;
     double t;
-    long row[3];
+    long row[5];
     int got;
     while ((got = trace_read(e, &rd, &t, row)) > 0) {}
     fclose(rd.f);
@@ -636,6 +829,8 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
             int r = s->requests[i].arrival.ref_idx;
             e->trig_dep[e->trig_first[r] + fill[r]++] = i;
         }
+    int prc = pool_init(e);
+    if (prc < 0) return prc;
     if (s->poisson.enabled && schedule_next_poisson(e, s->poisson.start_s) < 0) return -1;
     if (s->trace_path[0]) {
         e->trace_last = -1;
@@ -654,6 +849,11 @@ void engine_free(engine_t *e)
 {
     if (e->rng_acc) gsl_rng_free(e->rng_acc);
     if (e->rng_wl) gsl_rng_free(e->rng_wl);
+    for (int i = 0; i < e->npool && e->pool; i++) {
+        kvpool_seq_free(e->kv, e->pool[i].kv);
+        free(e->pool[i].conv_runs);
+    }
+    kvpool_free(e->kv);
     if (e->trace) fclose(e->trace);
     free(e->pool);
     free(e->free_slots);
@@ -700,8 +900,7 @@ static int finish_request(engine_t *e, int run_pos)
 {
     int slot = e->running[run_pos];
     req_t *r = &e->pool[slot];
-    e->used_blocks -= r->blocks;
-    r->blocks = 0;
+    sched_release(e, r);
     memmove(&e->running[run_pos], &e->running[run_pos + 1], (size_t)(e->nrun - run_pos - 1) * sizeof(int));
     e->nrun--;
     r->state = RQ_DONE;
@@ -816,7 +1015,7 @@ static int handle_event(engine_t *e, const event_t *ev)
     }
     if (ev->kind == EVT_SOURCE && ev->a == SRC_POISSON) return poisson_arrival(e, ev->time);
     if (ev->kind == EVT_SOURCE && ev->a == SRC_TRACE) {
-        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], ev->time) < 0) return -1;
+        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], e->trace_row[3], e->trace_row[4], 1, ev->time) < 0) return -1;
         return trace_next(e);
     }
     return 0;
@@ -859,7 +1058,13 @@ static int check_invariants(engine_t *e)
                  " + %d waiting", e->step_no, e->n_arrived, e->sum.requests_finished, e->nrun, e->wq_len);
         return -1;
     }
-    if (held != e->used_blocks || e->used_blocks < 0 || e->used_blocks > e->capacity) {
+    /* with the block pool a shared block counts once in use and once per holder */
+    const char *what = NULL;
+    if (e->kv && kvpool_check(e->kv, &what) < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: step %ld: prefix cache: %s", e->step_no, what);
+        return -1;
+    }
+    if ((e->kv ? held < e->used_blocks : held != e->used_blocks) || e->used_blocks < 0 || e->used_blocks > e->capacity) {
         snprintf(e->err, ENG_ERR_MAX, "invariant violated: step %ld: %ld KV blocks in use, running requests hold %ld,"
                  " capacity %ld", e->step_no, e->used_blocks, held, e->capacity);
         return -1;
@@ -1031,8 +1236,10 @@ int engine_run(engine_t *e)
         if (e->observer) e->observer(e->observer_ctx, e, &rec);
         /* free generated requests that finished (explicit ones stay for the windows) */
         for (int i = 0; i < n; i++) {
-            req_t *r = &e->pool[e->rows[i].req];
-            if (r->state == RQ_DONE && r->explicit_idx < 0) pool_release(e, r->idx);
+            int slot = e->rows[i].req;
+            if (e->pool[slot].state != RQ_DONE || e->pool[slot].explicit_idx >= 0) continue;
+            if (next_turn(e, slot) < 0) return -1;
+            pool_release(e, slot);
         }
         if (e->used_blocks < 0 || e->used_blocks > e->capacity) {
             snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld KV blocks in use of %ld", e->used_blocks, e->capacity);
@@ -1048,6 +1255,18 @@ int engine_run(engine_t *e)
     }
     /* end-of-run invariants */
     if (check_invariants(e) < 0) return -1;
+    if (e->kv) {
+        kvpool_stats_t st;
+        kvpool_get_stats(e->kv, &st);
+        run_summary_t *S = &e->sum;
+        S->pool = 1;
+        S->pc_queries = st.queries;
+        S->pc_query_tokens = st.query_tokens;
+        S->pc_hit_tokens = st.hit_tokens;
+        S->pc_hit_blocks = st.hit_blocks;
+        S->pc_evictions = st.evictions;
+        S->pc_allocated = st.allocated;
+    }
     if (s->stop.kind == STOP_ALL_FINISHED && !e->sum.stopped_by_time && !e->sum.stopped_by_steps) {
         if (e->used_blocks != 0) {
             snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld KV blocks still held after every request finished", e->used_blocks);

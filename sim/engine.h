@@ -51,6 +51,12 @@ typedef struct req {
     long itl_n;
     long preemptions;
     rq_state_t state;
+    struct kvpool_seq *kv;        /* its sequence in e->kv (prefix_cache_model: pool), else NULL */
+    int kv_same;                  /* 1: kv_lo holds the block windows of its last allocation */
+    long kv_lo[4];                /* (sched.c: an allocation inside the same windows changes nothing) */
+    int turns_left;               /* a generated conversation's turns after this one */
+    struct kvpool_run *conv_runs; /* its prompt's content runs (for the next turn), else NULL */
+    int conv_nruns;
 } req_t;
 
 typedef struct step_row {         /* one scheduled row */
@@ -96,6 +102,11 @@ typedef struct run_summary {
     long peak_running, peak_pool;
     int block_size;
     long capacity_blocks, peak_blocks;
+    /* prefix_cache_model: pool (sim/kvpool.c's counters at the end of the run) */
+    int pool;
+    long pc_queries, pc_query_tokens, pc_hit_tokens, pc_hit_blocks, pc_evictions, pc_allocated;
+    long peak_attn_blocks, peak_mamba_blocks;
+    long adm_tokens, adm_hit_tokens;  /* over admissions: tokens to compute, tokens from the cache */
 } run_summary_t;
 
 struct engine {                   /* read-only outside engine.c, sched.c, metrics.c */
@@ -105,6 +116,7 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     int block, spec_k;
     int align;                    /* 1: prompt chunks end on block boundaries (hybrid, mamba_cache_mode align) */
     long capacity, used_blocks, gdn_blocks;
+    struct kvpool *kv;            /* the block pool (prefix_cache_model: pool), else NULL */
     req_t *pool;
     int npool, cap_pool;
     int *free_slots, nfree;
@@ -121,7 +133,7 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     FILE *trace;
     long trace_line;
     double trace_last;
-    long trace_row[3];            /* the next trace request: prompt, output, cached */
+    long trace_row[5];            /* the next trace request: prompt, output, cached, prefix group, prefix tokens */
     int *trigger_ref;             /* scenario request i -> slot of its trigger's reference */
     int *trig_first, *trig_dep;   /* request r's dependents (ascending): trig_dep[trig_first[r] .. trig_first[r + 1]) */
     int *trig_live, n_trig_live;  /* triggered requests whose reference has arrived, not fired yet */

@@ -28,6 +28,8 @@ int engine_waitq_reserve(engine_t *e);
 /* sched.c: fill e->rows for the next step; returns the row count (0 = nothing
  * schedulable) or -1 on error.  The rules: docs/reference-system.md, "The scheduler". */
 int sched_step(engine_t *e, int *preempted);
+/* sched.c: a finished request's KV blocks back to the pool (cached, with the block pool). */
+void sched_release(engine_t *e, req_t *r);
 
 /* metrics.c: the windows' state set up (0, or -1 out of memory with e->err), updated
  * after every step, and their values computed at the end of the run. */

@@ -189,6 +189,16 @@ void metrics_finish(engine_t *e)
                 ws->value = S->itl_sum / (double)S->itl_n;
             }
             break;
+        case WIN_PREFIX_HIT:
+            if (r) {
+                if (r->t_ev[EV_ADMITTED] >= 0) ws->value = (double)r->cache_hit / (double)r->target;
+            } else if (S->adm_tokens > 0) {
+                ws->value = (double)S->adm_hit_tokens / (double)S->adm_tokens;
+            }
+            break;
+        case WIN_EVICTIONS:
+            if (S->pool) ws->value = (double)S->pc_evictions;
+            break;
         case WIN_THROUGHPUT:
             if (S->makespan > 0) ws->value = (double)S->tokens_emitted / S->makespan;
             break;

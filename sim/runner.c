@@ -354,6 +354,13 @@ void report_table(FILE *f, const run_result_t *r)
             S->steps, S->steps_by_type[STEP_DECODE_ONLY], S->steps_by_type[STEP_MIXED],
             S->steps_by_type[STEP_PREFILL_ONLY], S->preemptions, S->requests_finished, S->makespan,
             S->stopped_by_time ? " [stopped: max_time_s]" : "", S->stopped_by_steps ? " [stopped: max_steps]" : "");
+    if (S->pool)
+        fprintf(f, "   prefix cache (block pool): %ld lookups, hit %ld of %ld tokens (%.4f), %ld blocks hit,"
+                   " %ld evictions, %ld blocks allocated; peak in use %ld (attention %ld, GDN state %ld)\n",
+                S->pc_queries, S->pc_hit_tokens, S->pc_query_tokens,
+                S->pc_query_tokens > 0 ? (double)S->pc_hit_tokens / (double)S->pc_query_tokens : 0.0,
+                S->pc_hit_blocks, S->pc_evictions, S->pc_allocated, S->peak_blocks, S->peak_attn_blocks,
+                S->peak_mamba_blocks);
     if (anyref && r->ref_source[0]) fprintf(f, "   published: %s\n", r->ref_source);
     if (hasref && r->ref_off[0]) fprintf(f, "   %s\n", r->ref_off);
 }

@@ -21,6 +21,9 @@
  *     upstream only: enable_chunked_prefill: bool (true), long_prefill_token_threshold: >=0
  *       (0 = none), max_num_partial_prefills: 1, max_long_partial_prefills: 1 (vLLM v1 accepts
  *       no other value), scheduling_policy: fcfs|priority (fcfs)
+ *     prefix_cache_model: count (default: cached_tokens per request) | pool (sim/kvpool.c)
+ *     prefix_cache_retention_interval: null (dense) | 0 | N > 0 (pool only; the engine
+ *       checks N against the block size and the model's GDN layers)
  *   env: the four knobs of scn_env_t, integers (SMALLQ >= 1; the two switches 0/1)
  *   mtp_acceptance: {mean_accepted: 0..K} | {per_position: [K values in 0..1]}
  *                   (required when speculative_config is set)
@@ -28,13 +31,17 @@
  *     requests:
  *       - id: [A-Za-z0-9_-]+ (unique)   prompt_tokens: >0   cached_tokens: 0..prompt (0)
  *         output_tokens: >0             prompt + output <= max_model_len
+ *         prefix: {name: ID, tokens: 1..prompt} | follows: ID (an earlier request; its
+ *           prompt + output <= prompt)   (pool only; cached_tokens > 0 is then refused)
  *         priority: int (0; lower first under scheduling_policy: priority)
  *         arrival: SECONDS (>= 0, default 0)
  *                | {after: ID, decoded: N (>= 0, <= what ID emits: its output,
  *                   cut at max_model_len), delay_s: >=0}
  *                | {after: ID, event: arrival|admitted|first_token|finished, delay_s: >=0}
  *     poisson: {rate_per_s: >0, count: 1..10^7, start_s: >=0 (0), prompt: DIST, output: DIST,
- *               cached_frac: DIST (fixed or uniform within [0,1]; default 0)}
+ *               cached_frac: DIST (fixed or uniform within [0,1]; default 0),
+ *               prefix: {groups: 1..10^6, tokens: >0, share: [0,1] (1)}  (pool only),
+ *               conversation: {turns: 1..10^4, think_s: >=0 (0)}  (pool only)}
  *       DIST: NUMBER (fixed)
  *           | {dist: fixed, value: V}      | {dist: uniform, low: A, high: B}
  *           | {dist: lognormal, mu: M, sigma: S (of ln)}  | {dist: exponential, mean: M}
@@ -47,6 +54,8 @@
  *       ttft, tpot, itl, e2e, queueing: request optional (ID or "*", default "*"),
  *         stat: mean|p50|p90|p99 (mean)
  *       throughput: nothing else
+ *       prefix_hit: request optional (ID or "*", default "*")
+ *       evictions: nothing else (the block pool's evictions over the run)
  *     T: any|decode_only|mixed|prefill_only
  *     MARK: start (from only) | end (to only) | ID.EVENT
  *   reference: {source: str, NAME: number, ...}   (NAME: a measure window)
@@ -78,7 +87,8 @@
 static const char *const event_names[] = {"arrival", "admitted", "first_token", "finished", NULL};
 static const char *const step_names[] = {"any", "decode_only", "mixed", "prefill_only", NULL};
 static const char *const win_names[] = {"rate", "duration", "ttft", "tpot", "itl",
-                                        "steps", "tokens", "throughput", "e2e", "queueing", NULL};
+                                        "steps", "tokens", "throughput", "e2e", "queueing",
+                                        "prefix_hit", "evictions", NULL};
 static const char *const stat_names[] = {"mean", "p50", "p90", "p99", NULL};
 
 const char *scn_event_name(req_event_t e)
@@ -325,7 +335,8 @@ static const char *const engine_keys[] = {"max_num_batched_tokens", "max_num_seq
     "block_size", "num_gpu_blocks", "gpu_memory_utilization", "speculative_config",
     "scheduler", "mamba_cache_mode", "enable_chunked_prefill", "long_prefill_token_threshold",
     "max_num_partial_prefills", "max_long_partial_prefills", "scheduling_policy",
-    "attention_backend", NULL};
+    "attention_backend", "prefix_cache_model", "prefix_cache_retention_interval", NULL};
+static const char *const pc_models[] = {"count", "pool", NULL};
 static const char *const sched_names[] = {"fork", "upstream", NULL};
 static const char *const mamba_names[] = {"align", "none", "all", NULL};
 static const char *const policy_names[] = {"fcfs", "priority", NULL};
@@ -349,6 +360,7 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     g->enable_chunked_prefill = 1;
     g->max_num_partial_prefills = 1;
     g->max_long_partial_prefills = 1;
+    g->retention = -1;
     yd_node_t *m = yd_map_get(root, "engine");
     s->engine_line = m ? m->line : 1;
     s->engine_col = m ? m->col : 1;
@@ -376,8 +388,19 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         yd_get_int(e, m, ep, "max_num_partial_prefills", YD_OPT, POS, &g->max_num_partial_prefills) < 0 ||
         yd_get_int(e, m, ep, "max_long_partial_prefills", YD_OPT, POS, &g->max_long_partial_prefills) < 0 ||
         yd_get_enum(e, m, ep, "scheduling_policy", YD_OPT, policy_names, &pol) < 0 ||
-        yd_get_enum(e, m, ep, "attention_backend", YD_OPT, backend_names, &be) < 0)
+        yd_get_enum(e, m, ep, "attention_backend", YD_OPT, backend_names, &be) < 0 ||
+        yd_get_enum(e, m, ep, "prefix_cache_model", YD_OPT, pc_models, &g->prefix_pool) < 0)
         return -1;
+    yd_node_t *rn = yd_map_get(m, "prefix_cache_retention_interval");
+    if (rn && !yd_is_null(rn)) {
+        if (yd_as_long(e, rn, "engine.prefix_cache_retention_interval", 0, LONG_MAX, &g->retention))
+            return -1;
+        if (!g->prefix_pool)
+            return yd_fail(e, rn, "engine.prefix_cache_retention_interval",
+                           "needs engine.prefix_cache_model: pool");
+        g->retention_line = rn->line;
+        g->retention_col = rn->col;
+    }
     g->scheduler = (sched_kind_t)sk;
     /* absent: the fork aligns every hybrid model's chunks; vLLM
      * (HybridAttentionMambaModelConfig.verify_and_update_config) picks align with prefix
@@ -387,6 +410,9 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         g->mamba_cache_mode = (mamba_mode_t)mm;
     else
         g->mamba_cache_mode = g->scheduler == SCHED_UPSTREAM && !g->enable_prefix_caching ? MAMBA_NONE : MAMBA_ALIGN;
+    if (g->prefix_pool && g->mamba_cache_mode == MAMBA_ALL)
+        return yd_fail(e, yd_map_get(m, "mamba_cache_mode"), "engine.mamba_cache_mode",
+                       "all is not modelled by engine.prefix_cache_model: pool (align or none)");
     g->scheduling_policy = (sched_policy_t)pol;
     g->attention_backend = (attn_backend_t)be;
     /* vLLM (EngineArgs._check_feature_supported) refuses anything but 1 for either:
@@ -520,7 +546,8 @@ static int parse_accept(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 /* workload                                                                            */
 
 static const char *const req_keys[] = {"id", "prompt_tokens", "cached_tokens", "output_tokens",
-                                       "arrival", "priority", NULL};
+                                       "arrival", "priority", "prefix", "follows", NULL};
+static const char *const prefix_keys[] = {"name", "tokens", NULL};
 static const char *const trig_keys[] = {"after", "decoded", "event", "delay_s", NULL};
 
 /* Request ids hash into s->req_by_id (linear probing; -1 = empty), so loading n requests,
@@ -616,6 +643,48 @@ static int parse_arrival(yd_err_t *e, const yd_node_t *a, const char *path, scn_
     return 0;
 }
 
+/* Request i's shared content (prefix: or follows:), and cached_tokens against the
+ * prefix-cache model. */
+static int parse_shared(yd_err_t *e, const yd_node_t *m, const char *rp, scenario_t *s, int i)
+{
+    scn_request_t *r = &s->requests[i];
+    char kp[YD_PATH_MAX], fp[YD_PATH_MAX];
+    yd_node_t *pn = yd_map_get(m, "prefix"), *fn = yd_map_get(m, "follows");
+    r->follows = -1;
+    if (s->engine.prefix_pool && r->cached_tokens > 0)
+        return yd_fail(e, yd_map_get(m, "cached_tokens"), yd_path(kp, rp, "cached_tokens"),
+                       "with engine.prefix_cache_model: pool hits come from the cache (use prefix or follows)");
+    if ((pn || fn) && !s->engine.prefix_pool)
+        return yd_fail(e, pn ? pn : fn, yd_path(kp, rp, pn ? "prefix" : "follows"),
+                       "needs engine.prefix_cache_model: pool");
+    if (pn && fn)
+        return yd_fail(e, fn, yd_path(kp, rp, "follows"), "give one of prefix or follows");
+    if (pn) {
+        yd_node_t *nn;
+        yd_path(kp, rp, "prefix");
+        if (yd_strict_map(e, pn, kp, prefix_keys) ||
+            yd_get_node(e, pn, kp, "name", YD_REQ, YD_SCALAR, &nn) < 0 ||
+            parse_id(e, nn, yd_path(fp, kp, "name"), r->prefix) ||
+            yd_get_long(e, pn, kp, "tokens", YD_REQ, 1, r->prompt_tokens, &r->prefix_tokens) < 0)
+            return -1;
+    }
+    if (fn) {
+        char id[SCN_ID_MAX];
+        yd_path(kp, rp, "follows");
+        if (parse_id(e, fn, kp, id))
+            return -1;
+        int j = find_req(s, id);
+        if (j < 0 || j >= i)
+            return yd_fail(e, fn, kp, "expected an earlier request's id, got \"%s\"", id);
+        long len = s->requests[j].prompt_tokens + scn_request_output(s, j);
+        if (len > r->prompt_tokens)
+            return yd_fail(e, fn, kp, "request %s's prompt and output (%ld tokens) exceed this prompt (%ld)",
+                           id, len, r->prompt_tokens);
+        r->follows = j;
+    }
+    return 0;
+}
+
 static int parse_requests(yd_err_t *e, const yd_node_t *list, scenario_t *s)
 {
     const char *lp = "workload.requests";
@@ -656,6 +725,8 @@ static int parse_requests(yd_err_t *e, const yd_node_t *list, scenario_t *s)
             yd_get_long(e, m, rp, "priority", YD_OPT, LONG_MIN, LONG_MAX, &r->priority) < 0)
             return -1;
         if (arr && parse_arrival(e, arr, yd_path(kp, rp, "arrival"), &r->arrival))
+            return -1;
+        if (parse_shared(e, m, rp, s, i))
             return -1;
         /* vLLM rejects a prompt longer than max_model_len; generation past it is cut
          * short by the engine (the reference scenario's A decodes near the limit). */
@@ -795,10 +866,12 @@ static int parse_dist(yd_err_t *e, const yd_node_t *n, const char *path, int fra
     return 0;
 }
 
-static int parse_poisson(yd_err_t *e, const yd_node_t *m, scn_poisson_t *p)
+static int parse_poisson(yd_err_t *e, const yd_node_t *m, const scenario_t *s, scn_poisson_t *p)
 {
     static const char *const keys[] = {"rate_per_s", "count", "start_s", "prompt", "output",
-                                       "cached_frac", NULL};
+                                       "cached_frac", "prefix", "conversation", NULL};
+    static const char *const group_keys[] = {"groups", "tokens", "share", NULL};
+    static const char *const conv_keys[] = {"turns", "think_s", NULL};
     const char *pp = "workload.poisson";
     char kp[YD_PATH_MAX];
     yd_node_t *pr, *out, *cf = NULL;
@@ -813,6 +886,31 @@ static int parse_poisson(yd_err_t *e, const yd_node_t *m, scn_poisson_t *p)
         parse_dist(e, out, yd_path(kp, pp, "output"), 0, &p->output) ||
         (cf && parse_dist(e, cf, yd_path(kp, pp, "cached_frac"), 1, &p->cached_frac)))
         return -1;
+    yd_node_t *pg = yd_map_get(m, "prefix");
+    if (pg) {
+        yd_path(kp, pp, "prefix");
+        p->prefix_share = 1.0;
+        if (!s->engine.prefix_pool)
+            return yd_fail(e, pg, kp, "needs engine.prefix_cache_model: pool");
+        if (yd_strict_map(e, pg, kp, group_keys) ||
+            yd_get_long(e, pg, kp, "groups", YD_REQ, 1, 1000000, &p->prefix_groups) < 0 ||
+            yd_get_long(e, pg, kp, "tokens", YD_REQ, POSL, &p->prefix_tokens) < 0 ||
+            yd_get_double(e, pg, kp, "share", YD_OPT, 0.0, 1.0, 0, &p->prefix_share) < 0)
+            return -1;
+    }
+    yd_node_t *cv = yd_map_get(m, "conversation");
+    if (cv) {
+        yd_path(kp, pp, "conversation");
+        if (!s->engine.prefix_pool)
+            return yd_fail(e, cv, kp, "needs engine.prefix_cache_model: pool");
+        if (yd_strict_map(e, cv, kp, conv_keys) ||
+            yd_get_long(e, cv, kp, "turns", YD_REQ, 1, 10000, &p->conv_turns) < 0 ||
+            yd_get_double(e, cv, kp, "think_s", YD_OPT, NONNEG_NUM, &p->conv_think_s) < 0)
+            return -1;
+    }
+    if (cf && s->engine.prefix_pool && (p->cached_frac.a > 0 || (p->cached_frac.kind == DIST_UNIFORM && p->cached_frac.b > 0)))
+        return yd_fail(e, cf, yd_path(kp, pp, "cached_frac"),
+                       "with engine.prefix_cache_model: pool hits come from the cache (use prefix)");
     p->enabled = 1;
     return 0;
 }
@@ -831,7 +929,7 @@ static int parse_workload(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         return -1;
     if (reqs && !yd_is_null(reqs) && parse_requests(e, reqs, s))
         return -1;
-    if (poi && !yd_is_null(poi) && parse_poisson(e, poi, &s->poisson))
+    if (poi && !yd_is_null(poi) && parse_poisson(e, poi, s, &s->poisson))
         return -1;
     if (poi) {
         s->poisson_line = poi->line;
@@ -892,11 +990,12 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
     static const char *const k_req[] = {"kind", "request", "stat", NULL};
     static const char *const k_steps[] = {"kind", "type", "from", "to", NULL};
     static const char *const k_none[] = {"kind", NULL};
+    static const char *const k_req_only[] = {"kind", "request", NULL};
     static const char *const *const keys[WIN__N] = {
         [WIN_RATE] = k_req_range, [WIN_DURATION] = k_range, [WIN_TTFT] = k_req,
         [WIN_TPOT] = k_req, [WIN_ITL] = k_req, [WIN_STEPS] = k_steps,
         [WIN_TOKENS] = k_req_range, [WIN_THROUGHPUT] = k_none, [WIN_E2E] = k_req,
-        [WIN_QUEUEING] = k_req};
+        [WIN_QUEUEING] = k_req, [WIN_PREFIX_HIT] = k_req_only, [WIN_EVICTIONS] = k_none};
     char kp[YD_PATH_MAX], why[48];
     int kind, t;
     yd_node_t *rq = NULL, *from = NULL, *to = NULL;
@@ -908,7 +1007,7 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
         return -1;
     w->kind = (win_kind_t)kind;
     int need_req = kind == WIN_RATE || kind == WIN_TOKENS;
-    int star_ok = scn_win_is_latency((win_kind_t)kind);
+    int star_ok = scn_win_is_latency((win_kind_t)kind) || kind == WIN_PREFIX_HIT;
     if (yd_get_node(e, m, wp, "request", need_req ? YD_REQ : YD_OPT, YD_SCALAR, &rq) < 0)
         return -1;
     if (star_ok)
@@ -927,7 +1026,7 @@ static int parse_window(yd_err_t *e, const scenario_t *s, const yd_node_t *m, co
             return -1;
         w->step_type = (step_type_t)t;
     }
-    if (star_ok) {
+    if (scn_win_is_latency((win_kind_t)kind)) {
         t = STAT_MEAN;
         if (yd_get_enum(e, m, wp, "stat", YD_OPT, stat_names, &t) < 0)
             return -1;

@@ -57,6 +57,11 @@ typedef struct scn_engine {
     int max_long_partial_prefills;/* 1 (likewise) */
     sched_policy_t scheduling_policy; /* fcfs (default) | priority */
     attn_backend_t attention_backend; /* fork (default) | varlen */
+    /* prefix cache: the per-request count (cached_tokens, 0) or the block pool of
+     * sim/kvpool.c (1: shared blocks, LRU eviction, hybrid snapshots) */
+    int prefix_pool;
+    long retention;               /* prefix_cache_retention_interval: -1 null (dense), 0, N */
+    int retention_line, retention_col;
 } scn_engine_t;
 
 typedef struct scn_env {          /* the reference system's env knobs, same spelling in YAML */
@@ -97,6 +102,13 @@ typedef struct scn_request {
     scn_trigger_t arrival;
     long priority;                /* scheduling_policy priority: lower runs first (0) */
     int line, col;                /* where the request is written (for engine-time messages) */
+    /* shared content (engine.prefix_cache_model: pool): the prompt starts with the first
+     * prefix_tokens tokens of the named prefix (two requests naming it share
+     * min(their prefix_tokens)); or, follows >= 0, with an earlier request's whole prompt
+     * and output (a conversation's next turn).  The rest of the prompt is its own. */
+    char prefix[SCN_ID_MAX];      /* "" none */
+    long prefix_tokens;
+    int follows;                  /* index of an earlier request, or -1 */
 } scn_request_t;
 
 typedef enum { DIST_FIXED = 0, DIST_UNIFORM, DIST_LOGNORMAL, DIST_EXPONENTIAL } dist_kind_t;
@@ -112,6 +124,15 @@ typedef struct scn_poisson {
     long count;                   /* requests to generate (1..SCN_MAX_POISSON) */
     double start_s;
     scn_dist_t prompt, output, cached_frac; /* cached_frac in [0,1] of the prompt */
+    /* prefix groups (prefix_cache_model: pool): a share of the requests starts with the
+     * first prefix_tokens tokens of one of prefix_groups prefixes, drawn uniformly */
+    long prefix_groups, prefix_tokens;
+    double prefix_share;
+    /* conversations (pool): each generated request is the first of conv_turns turns; a
+     * later turn arrives an exponential time of mean conv_think_s after the last one
+     * finished, its prompt that turn's prompt and output then a new prompt draw */
+    long conv_turns;
+    double conv_think_s;
 } scn_poisson_t;
 
 typedef enum {
@@ -125,6 +146,9 @@ typedef enum {
     WIN_THROUGHPUT,  /* total emitted tokens / makespan */
     WIN_E2E,         /* finished - arrival, of `request` or over all ("*") */
     WIN_QUEUEING,    /* first admission - arrival, of `request` or over all ("*") */
+    WIN_PREFIX_HIT,  /* prompt tokens from the prefix cache / prompt tokens, of `request`'s last
+                      * admission or over every admission ("*") */
+    WIN_EVICTIONS,   /* cached blocks the block pool evicted over the run (prefix_cache_model: pool) */
     WIN__N
 } win_kind_t;
 

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "engine_int.h"
+#include "kvpool.h"
 
 static long cdivl(long a, long b) { return (a + b - 1) / b; }
 
@@ -62,16 +63,63 @@ static long chunk_end(const engine_t *e, long start, long target, long budget)
     return end;
 }
 
+/* The block pool's blocks in use into used_blocks and the peaks (prefix_cache_model: pool). */
+static void pool_sync(engine_t *e, req_t *r)
+{
+    kvpool_stats_t st;
+    kvpool_get_stats(e->kv, &st);
+    r->blocks = kvpool_seq_blocks(r->kv);
+    e->used_blocks = st.in_use[KVPOOL_ATTN] + st.in_use[KVPOOL_MAMBA];
+    if (e->used_blocks > e->sum.peak_blocks) e->sum.peak_blocks = e->used_blocks;
+    if (st.in_use[KVPOOL_ATTN] > e->sum.peak_attn_blocks) e->sum.peak_attn_blocks = st.in_use[KVPOOL_ATTN];
+    if (st.in_use[KVPOOL_MAMBA] > e->sum.peak_mamba_blocks) e->sum.peak_mamba_blocks = st.in_use[KVPOOL_MAMBA];
+}
+
+/* With the block pool a request's blocks go back cached, in vLLM's LRU order. */
 static void free_blocks(engine_t *e, req_t *r)
 {
+    if (e->kv) {
+        kvpool_release(e->kv, r->kv);
+        r->kv_same = 0;
+        pool_sync(e, r);
+        return;
+    }
     e->used_blocks -= r->blocks;
     r->blocks = 0;
 }
 
-/* Take enough blocks for r to hold `tokens`; 0 or -1 if the pool is short. */
-static int grow_blocks(engine_t *e, req_t *r, long tokens)
+void sched_release(engine_t *e, req_t *r) { free_blocks(e, r); }
+
+/* Take enough blocks for r to hold its first `upto` tokens and spec_k lookahead slots,
+ * `computed` of them having KV; 0, -1 if the pool is short, -2 a hybrid hit that must
+ * wait a step (block pool), -3 an error (e->err). */
+static int grow_blocks(engine_t *e, req_t *r, long computed, long upto)
 {
-    long need = blocks_for(e, tokens);
+    if (e->kv) {
+        /* kvpool_allocate depends on its arguments only through the blocks of computed - 1,
+         * upto - 1, upto + lookahead - 1 and min(upto, known): when all four stay in the
+         * blocks of the last successful call (a decode row inside its block) it would change
+         * nothing, and is skipped */
+        long known = r->prompt + r->emitted, b = e->block;
+        long x[4] = { computed - 1, upto - 1, upto + e->spec_k - 1, upto < known ? upto : known };
+        if (r->kv_same) {
+            int k = 0;
+            while (k < 4 && x[k] >= r->kv_lo[k] && x[k] < r->kv_lo[k] + b) k++;
+            if (k == 4) return 0;
+        }
+        int rc = kvpool_allocate(e->kv, r->kv, computed, upto, e->spec_k, known);
+        if (rc == KVPOOL_SHORT || rc == KVPOOL_DEFER) return rc == KVPOOL_SHORT ? -1 : -2;
+        if (rc < 0) {
+            snprintf(e->err, ENG_ERR_MAX, "%s (prefix cache, request %ld)",
+                     rc == KVPOOL_ENOMEM ? "out of memory" : "invariant violated", r->serial);
+            return -3;
+        }
+        pool_sync(e, r);
+        for (int k = 0; k < 4; k++) r->kv_lo[k] = (x[k] >= 0 ? x[k] / b : -1 - (-1 - x[k]) / b) * b;
+        r->kv_same = 1;
+        return 0;
+    }
+    long need = blocks_for(e, upto + e->spec_k);
     if (need <= r->blocks) return 0;
     if (e->used_blocks + (need - r->blocks) > e->capacity) return -1;
     e->used_blocks += need - r->blocks;
@@ -158,8 +206,15 @@ static int preempt_last(engine_t *e)
     return waitq_push_front(e, slot);   /* room reserved above: cannot fail */
 }
 
-static long prefix_hit(const engine_t *e, const req_t *r)
+/* The hit of a waiting request: whole blocks, at most target - 1 tokens; with the block
+ * pool what is cached now (negative: an error in e->err). */
+static long prefix_hit(engine_t *e, req_t *r)
 {
+    if (e->kv) {
+        long hit = kvpool_lookup(e->kv, r->kv, r->target);
+        if (hit < 0) snprintf(e->err, ENG_ERR_MAX, "out of memory (prefix cache lookup)");
+        return hit;
+    }
     if (!e->s->engine.enable_prefix_caching || r->cached <= 0) return 0;
     long c = r->cached < r->target - 1 ? r->cached : r->target - 1;
     return c / e->block * e->block;
@@ -178,7 +233,7 @@ static void drop_row(engine_t *e, int *n, int slot, long *budget)
         }
 }
 
-int sched_step(engine_t *e, int *preempted)
+static int sched_try(engine_t *e, int *preempted)
 {
     const scn_engine_t *eng = &e->s->engine;
     int upstream = eng->scheduler == SCHED_UPSTREAM;
@@ -189,6 +244,7 @@ int sched_step(engine_t *e, int *preempted)
     int i_victim;
     *preempted = 0;
     e->step_no++;
+    if (e->kv) kvpool_step_begin(e->kv);
 
     int pacing = 0;
     if (pace > 0)
@@ -211,8 +267,9 @@ int sched_step(engine_t *e, int *preempted)
             seq = r->computed + q;
         }
         if (q <= 0) continue;
-        long hold = seq + e->spec_k;
-        while (grow_blocks(e, r, hold) < 0) {
+        int grc;
+        while ((grc = grow_blocks(e, r, r->computed, seq)) < 0) {
+            if (grc != -1) return -1;
             pick_victim(e);
             int victim = e->running[e->nrun - 1];
             for (i_victim = 0; e->running[i_victim] != victim; i_victim++) {}
@@ -239,6 +296,7 @@ int sched_step(engine_t *e, int *preempted)
         int slot = e->waitq[e->wq_head];
         req_t *r = &e->pool[slot];
         long hit = prefix_hit(e, r);
+        if (hit < 0) return -1;
         if (upstream) {
             long rem = r->target - hit;
             long want = thr > 0 && rem > thr ? thr : rem;
@@ -246,11 +304,16 @@ int sched_step(engine_t *e, int *preempted)
         }
         long end = chunk_end(e, hit, r->target, budget);
         if (end <= hit) break;                                 /* align: no boundary within the budget */
-        if (grow_blocks(e, r, end + e->spec_k) < 0) break;   /* not enough KV: wait */
+        int grc = grow_blocks(e, r, hit, end);
+        if (grc == -3) return -1;
+        if (grc < 0) break;            /* not enough KV, or a snapshot of this step: wait */
+        if (e->kv) r->cached = hit;    /* the requests CSV's cached_tokens: the pool's hit */
         e->wq_head = (e->wq_head + 1) % e->wq_cap;
         e->wq_len--;
         r->computed = hit;
         r->cache_hit = hit;
+        e->sum.adm_tokens += r->target;
+        e->sum.adm_hit_tokens += hit;
         r->state = RQ_RUNNING;
         e->running[e->nrun++] = slot;
         step_row_t *row = &e->rows[n++];
@@ -261,6 +324,19 @@ int sched_step(engine_t *e, int *preempted)
         row->prefill = 1;
         row->admitted = 1;
         budget -= end - hit;
+    }
+    return n;
+}
+
+int sched_step(engine_t *e, int *preempted)
+{
+    int n = sched_try(e, preempted);
+    if (n == 0 && e->kv) {
+        /* blocks freed unhashed this attempt become reusable when the next step starts:
+         * an empty step is tried once more, as vLLM's next schedule() call would */
+        kvpool_stats_t st;
+        kvpool_get_stats(e->kv, &st);
+        if (st.pending > 0) n = sched_try(e, preempted);
     }
     return n;
 }

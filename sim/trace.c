@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "kvpool.h"
 #include "trace.h"
 
 enum { PH_NONE = 0, PH_PREFILL, PH_DECODE, PH_DONE };
@@ -151,6 +152,16 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
     fputs(",\"ts\":", t->f);
     us(t->f, t1);
     fprintf(t->f, ",\"args\":{\"kv_blocks\":%ld,\"running\":%d,\"waiting\":%d}}", e->used_blocks, e->nrun, e->wq_len);
+    if (e->kv) {                   /* the block pool: its blocks by state, hits and evictions so far */
+        kvpool_stats_t ps;
+        kvpool_get_stats(e->kv, &ps);
+        ev_begin(t, "prefix cache", "C", 0);
+        fputs(",\"ts\":", t->f);
+        us(t->f, t1);
+        fprintf(t->f, ",\"args\":{\"attention_blocks\":%ld,\"gdn_state_blocks\":%ld,\"cached_free_blocks\":%ld,"
+                      "\"hit_tokens\":%ld,\"evictions\":%ld}}",
+                ps.in_use[KVPOOL_ATTN], ps.in_use[KVPOOL_MAMBA], ps.cached_free, ps.hit_tokens, ps.evictions);
+    }
 
     for (int i = 0; i < st->nrows; i++) {
         const step_row_t *row = &st->rows[i];
@@ -178,6 +189,7 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
             ev_span(t, "chunk", "request", 1 + r->serial, t0, t1);
             fprintf(t->f, ",\"args\":{\"step\":%ld,\"q\":%d,\"context\":%ld,\"route\":", st->no, row->q, row->seq_len);
             trace_json_str(t->f, report_row_route(st->plan, row->req, rb, sizeof rb));
+            if (e->kv && row->admitted) fprintf(t->f, ",\"cached\":%ld", r->cache_hit);   /* the pool's hit */
             fputs("}}", t->f);
         }
         s->n++;

@@ -256,7 +256,8 @@ static const bad_set_t bad_sets[] = {
      "max_num_seqs, max_model_len, enable_prefix_caching, kv_cache_dtype, tensor_parallel_size, "
      "block_size, num_gpu_blocks, gpu_memory_utilization, speculative_config, scheduler, "
      "mamba_cache_mode, enable_chunked_prefill, long_prefill_token_threshold, max_num_partial_prefills, "
-     "max_long_partial_prefills, scheduling_policy, attention_backend)"},
+     "max_long_partial_prefills, scheduling_policy, attention_backend, "
+     "prefix_cache_model, prefix_cache_retention_interval)"},
     {"workload.requests.5.prompt_tokens=1",
      "--set workload.requests.5.prompt_tokens: index 5 out of range (the list has 2 elements)"},
     {"workload.requests.C.prompt_tokens=1",
@@ -348,7 +349,7 @@ static const bad_t bads[] = {
      ":7:6: measure.r: missing required key \"request\""},
     {HDR WL "measure:\n  r: {kind: speed}\n",
      ":7:13: measure.r.kind: expected one of rate, duration, ttft, tpot, itl, steps, tokens, "
-     "throughput, e2e, queueing, got \"speed\""},
+     "throughput, e2e, queueing, prefix_hit, evictions, got \"speed\""},
     {HDR WL "measure:\n  d: {kind: duration, from: A.admitted, to: Q.first_token}\n",
      ":7:45: measure.d.to: no request with id \"Q\""},
     /* 25 */ {HDR WL "measure:\n  d: {kind: duration, to: A.done}\n",

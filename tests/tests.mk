@@ -88,7 +88,8 @@ check-asan: $(ASAN_DIR)/bin/pacesim $(ASAN_DIR)/bin/check_alloc $(ASAN_SUITES)
 -include $(shell find $(ASAN_DIR) -name '*.d' 2>/dev/null)
 
 # Scale and speed (make bench): the 100K-request Poisson bench, a 1M-request CSV trace
-# generated at bench time (never committed), and memory for 100K vs 1M trace requests.
+# generated at bench time (never committed), memory for 100K vs 1M trace requests, and the 1M
+# trace with 64 prefix groups (70% of the rows share 1024 tokens) on the block pool.
 BENCH_DIR ?= $(BUILD)/bench
 .PHONY: bench-sim
 bin/bench: $(BUILD)/tests/bench.o $(BUILD)/libsim.a
@@ -105,6 +106,9 @@ bench-sim: bin/bench bin/gen_trace
 	./bin/bench scenarios/bench-poisson-100k.yaml --label poisson-100k
 	./bin/bench scenarios/bench-trace.yaml --set workload.trace=$(abspath $(BENCH_DIR))/trace-100k.csv --label trace-100k | tee $(BENCH_DIR)/t100k.txt
 	./bin/bench scenarios/bench-trace.yaml --set workload.trace=$(abspath $(BENCH_DIR))/trace-1m.csv --label trace-1m | tee $(BENCH_DIR)/t1m.txt
+	./bin/gen_trace 1000000 5 1 --prefix 64,1024,0.7 > $(BENCH_DIR)/trace-1m-prefix.csv
+	./bin/bench scenarios/bench-trace.yaml --set workload.trace=$(abspath $(BENCH_DIR))/trace-1m-prefix.csv \
+	  --set engine.prefix_cache_model=pool --label trace-1m-pool
 	@awk '/peak_rss_mib/ { for (i = 1; i < NF; i++) if ($$i == "peak_rss_mib") r[FILENAME] = $$(i + 1) } \
 	  END { a = r["$(BENCH_DIR)/t100k.txt"]; b = r["$(BENCH_DIR)/t1m.txt"]; \
 	        printf "memory: peak RSS %.1f MiB (100K trace requests) vs %.1f MiB (1M): ratio %.2f\n", a, b, b / a }' \
