@@ -264,13 +264,23 @@ static int cmp_first(const void *va, const void *vb)   /* parts by their first r
     return (a->req > b->req) - (a->req < b->req);
 }
 
-/* A decode call over several requests (their rows in one launch) costs what its
- * requests' calls would cost one by one, less the fixed cost of the launches it does not
- * make: the kernel is bandwidth-bound and its CTAs fill the GPU either way, so the bytes'
- * times add, but it launches once (one main kernel, one reduce), so every part after the
- * first gives back the law's per-call constant c0.  (calib measures identical rows only;
- * on the H200 replays the law on the whole mixture prices 10-16% high, the parts' sum
- * within 2%.)  1 if the item was such a call (*sec its price, -1 on error), else 0. */
+/* A decode call over several requests is ONE launch whose CTAs share the SMs.  Its
+ * requests fall in two kinds, by the CTAs each would launch alone (DECODE_CTAS against the
+ * SMs x the CTAs an SM holds, a wave):
+ *  - a request that fills a wave by itself (a long context: 240K at partition 1024 is 235
+ *    partitions x the heads) is bandwidth-bound: its bytes' time adds to the call's, and
+ *    the launch gives back the law's per-call constant c0 of every part after the first
+ *    (on the H200 replays of two 240K requests the parts' sum is within 2%, the law on the
+ *    whole mixture 10-16% high);
+ *  - the requests that do not (short contexts, latency-bound) share the launch's waves:
+ *    together they are one part, priced on their union by the law's features (kv_tokens,
+ *    ctas, waves, the busiest SM's tokens: cost_feat.c), anchored to the measured many-row
+ *    points (pack_anchor).  Summing them instead prices 60 requests of ~600 tokens at 9x
+ *    what the GPU takes.
+ * A call with one part of each kind, or one request, costs what the old per-part rule did.
+ * 1 if the item was a multi-request decode call (*sec its price, -1 on error), else 0. */
+static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t);
+
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
 {
     const kcall_t *c = it->call;
@@ -279,20 +289,22 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     int mixed = 0;
     for (int i = 1; i < c->nseg; i++) mixed |= c->segs[i].req != c->segs[0].req;
     if (!mixed) return 0;
+    pm_t *pm = cm->impl;
     /* the requests' rows, grouped in O(n log n): sorted by request, then by place; the
      * parts go in the order of their first rows */
-    kseg_t *seg = malloc((size_t)c->nseg * sizeof *seg);
+    kseg_t *seg = malloc((size_t)c->nseg * sizeof *seg), *pack = malloc((size_t)c->nseg * sizeof *pack);
     seg_ref_t *ref = malloc((size_t)c->nseg * sizeof *ref);
     seg_ref_t *part = malloc((size_t)c->nseg * sizeof *part);  /* a request: .req its first row's place,
                                                                   .idx where its rows start in ref */
-    int g = 1, parts = 0, nparts = 0;
+    int g = 1, parts = 0, nparts = 0, npack = 0, packed = 0;
     *sec = 0;
     *grid = 1;
-    if (!seg || !ref || !part) {
+    if (!seg || !ref || !part || !pack) {
         snprintf(cm->err, sizeof cm->err, "out of memory");
         free(seg);
         free(ref);
         free(part);
+        free(pack);
         *sec = -1;
         return 1;
     }
@@ -301,18 +313,65 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     for (int i = 0; i < c->nseg; i++)
         if (i == 0 || ref[i].req != ref[i - 1].req) part[nparts++] = (seg_ref_t){ ref[i].idx, i };
     qsort(part, (size_t)nparts, sizeof *part, cmp_first);
+    char name[64];
+    const law_form_t *f = law_find(cost_item_law(it, name, sizeof name));
+    double wave = f && pm->hw.sms > 0 ? (double)pm->hw.sms * f->ctas_per_sm : 0;
+    /* pass 0: the requests that do not fill a wave alone, gathered (in call order) */
     for (int p = 0; p < nparts; p++) {
         int n = 0, r0 = part[p].idx;
         for (int j = r0; j < c->nseg && ref[j].req == ref[r0].req; j++) seg[n++] = c->segs[ref[j].idx];
         kcall_t sub = *c;
         sub.segs = seg;
         sub.nseg = n;
-        cost_item_t one = *it;
-        one.call = &sub;
+        double ft[PROF_MAX_COEF];
+        if (wave > 0 && cost_attn_features(f->name, &sub, pm->m, &pm->r, &pm->hw, ft) == 0 && ft[DECODE_CTAS] < wave) {
+            memcpy(pack + npack, seg, (size_t)n * sizeof *seg);
+            npack += n;
+            packed++;
+            part[p].req = -1;      /* priced with the pack */
+        }
+    }
+    if (packed < 2) {              /* nothing shares: every request is a part */
+        npack = 0;
+        for (int p = 0; p < nparts; p++) part[p].req = 0;
+    }
+    for (int p = 0; p <= nparts && *sec >= 0; p++) {
+        kcall_t sub = *c;
         double t;
-        if (pm_item(cm, &one, &t, &g, lp) < 0) {
-            *sec = -1;
-            break;
+        if (p == nparts) {         /* the latency-bound requests, one part */
+            if (!npack) break;
+            sub.segs = pack;
+            sub.nseg = npack;
+            cost_item_t one = *it;
+            one.call = &sub;
+            double ft[PROF_MAX_COEF];
+            const prof_law_t *l = prof_find(pm->p, f->name);
+            *lp = l;
+            if (!l) {
+                snprintf(cm->err, sizeof cm->err, "profile has no law \"%s\" (needed by this scenario)", f->name);
+                *sec = -1;
+                break;
+            }
+            if (cost_item_features(&one, pm->m, &pm->r, &pm->hw, ft) < 0) {
+                snprintf(cm->err, sizeof cm->err, "cannot compute the features of law \"%s\"", f->name);
+                *sec = -1;
+                break;
+            }
+            g = pack_anchor(pm, (int)(l - pm->p->laws), &one, ft, &t);
+            if (!g) t = prof_eval(l, ft);
+            t = (t > 0 ? t : 0) * it->count;
+        } else {
+            if (part[p].req < 0) continue;
+            int n = 0, r0 = part[p].idx;
+            for (int j = r0; j < c->nseg && ref[j].req == ref[r0].req; j++) seg[n++] = c->segs[ref[j].idx];
+            sub.segs = seg;
+            sub.nseg = n;
+            cost_item_t one = *it;
+            one.call = &sub;
+            if (pm_item(cm, &one, &t, &g, lp) < 0) {
+                *sec = -1;
+                break;
+            }
         }
         if (parts++ && *lp) t -= (*lp)->coef[FEAT_ONE] * it->count;   /* one launch, not one per part */
         *sec += t > 0 ? t : 0;
@@ -321,6 +380,63 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     free(seg);
     free(ref);
     free(part);
+    free(pack);
+    return 1;
+}
+
+/* The pack of latency-bound decode requests (split_decode) priced by the law on their
+ * union, scaled to meet calib's identical-row points of the same q and page at the pack's
+ * request count and mean context: the grid's time there over the law's (interpolated in
+ * rows between the two nearest measured row counts, and along seq_len within each).  A
+ * pack whose requests have unlike q, or no measured rows around it, is the law's alone.
+ * 1 and *t, or 0. */
+static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t)
+{
+    const prof_law_t *l = &pm->p->laws[li];
+    const kcall_t *c = it->call;
+    /* requests: runs of one req; each's rows (q) and longest row */
+    int nreq = 0, q = -1, run = 0;
+    double sum_len = 0, cur = 0;
+    for (int i = 0; i <= c->nseg; i++) {
+        if (i == c->nseg || (i > 0 && c->segs[i].req != c->segs[i - 1].req)) {
+            if (q >= 0 && q != run) return 0;
+            q = run;
+            sum_len += cur;
+            nreq++;
+            run = 0;
+            cur = 0;
+            if (i == c->nseg) break;
+        }
+        run++;
+        if ((double)c->segs[i].seq_len > cur) cur = (double)c->segs[i].seq_len;
+    }
+    double L = floor(sum_len / nreq + 0.5);
+    int lo, hi;
+    cost_grid_law(&pm->grid, li, &lo, &hi);
+    const cost_grid_group_t *below = NULL, *above = NULL;
+    for (int g = lo; g < hi; g++) {
+        const cost_grid_group_t *gr = &pm->grid.g[g];
+        if (gr->key[ATTN_COL_Q] != q || gr->key[ATTN_COL_PAGE] != c->page) continue;
+        if (L < gr->ax[0] || L > gr->ax[gr->npts - 1]) continue;   /* inside its contexts only */
+        double r = gr->key[ATTN_COL_ROWS];
+        if (r <= nreq && (!below || r > below->key[ATTN_COL_ROWS])) below = gr;
+        if (r >= nreq && (!above || r < above->key[ATTN_COL_ROWS])) above = gr;
+    }
+    if (!below || !above) return 0;
+    double gb, ga, fb[PROF_MAX_COEF], fa[PROF_MAX_COEF], row[PROF_MAX_COLS] = { 0 };
+    row[ATTN_COL_Q] = q;
+    row[ATTN_COL_SEQ_LEN] = L;
+    row[ATTN_COL_PAGE] = c->page;
+    row[ATTN_COL_ROWS] = below->key[ATTN_COL_ROWS];
+    if (cost_point_features(l->name, row, pm->m, &pm->r, &pm->hw, fb) < 0 || group_eval(pm, l, below, L, fb, &gb) < 0) return 0;
+    row[ATTN_COL_ROWS] = above->key[ATTN_COL_ROWS];
+    if (cost_point_features(l->name, row, pm->m, &pm->r, &pm->hw, fa) < 0 || group_eval(pm, l, above, L, fa, &ga) < 0) return 0;
+    double lb = prof_eval(l, fb), la = prof_eval(l, fa);
+    if (!(lb > 0 && la > 0)) return 0;
+    double rb = below->key[ATTN_COL_ROWS], ra = above->key[ATTN_COL_ROWS];
+    double w = ra > rb ? (nreq - rb) / (ra - rb) : 0;
+    double ratio = (1 - w) * (gb / lb) + w * (ga / la);
+    *t = prof_eval(l, feat) * ratio;
     return 1;
 }
 
