@@ -27,6 +27,19 @@ typedef struct {
     double heat_mean;             /* h's mean over the last step priced */
     struct { double m, n, k, wb; int pt; } gemm_memo[16]; /* gemm_choice()'s recent answers */
     int gemm_nmemo, gemm_next;
+    /* the profile's envelope (profile.h): per law its points' ranges, the gemm shapes
+     * measured (n, k, wb and their largest m), and what the run priced outside it */
+    int env;                      /* 1: the profile records an envelope */
+    int shape_out;                /* the run's attention shape or TP degree is not the envelope's */
+    char shape_why[128];
+    double (*lo)[PROF_MAX_COLS], (*hi)[PROF_MAX_COLS];
+    int *nk;
+    double (*gemm_nk)[4];         /* n, k, wb, largest m */
+    int ngemm_nk;
+    long *out_n;                  /* per law: items priced outside, */
+    double *out_s;                /*   their seconds, */
+    char (*out_why)[128];         /*   the first one's reason */
+    double total_s;               /* every item's seconds */
 } pm_t;
 
 /* The point row an item would be, in its law's columns: 1, or 0 if it has none (a
@@ -243,7 +256,9 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     }
     double t;
     if (split_decode(cm, it, sec, grid, lp)) return *sec < 0 ? -1 : 0;
-    *grid = grid_price(pm, (int)(l - pm->p->laws), it, feat, &t);
+    /* another shape's attention points never price this run's: the law does */
+    *grid = pm->shape_out && (it->kind == CI_ATTN || it->kind == CI_BRIDGE) ? 0
+                                                                          : grid_price(pm, (int)(l - pm->p->laws), it, feat, &t);
     if (!*grid) t = prof_eval(l, feat);
     *sec = (t > 0 ? t : 0) * it->count;
     return 0;
@@ -357,7 +372,7 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
                 *sec = -1;
                 break;
             }
-            g = pack_anchor(pm, (int)(l - pm->p->laws), &one, ft, &t);
+            g = pm->shape_out ? 0 : pack_anchor(pm, (int)(l - pm->p->laws), &one, ft, &t);
             if (!g) t = prof_eval(l, ft);
             t = (t > 0 ? t : 0) * it->count;
         } else {
@@ -470,6 +485,73 @@ int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int 
     return 0;
 }
 
+/* Whether an item lies outside its law's measured envelope: 1 with the reason in why,
+ * else 0 (also for a profile that records none, and for the step and all-reduce laws). */
+static int env_outside(const pm_t *pm, int li, const cost_item_t *it, char *why, size_t n)
+{
+    if (!pm->env || li < 0) return 0;
+    const double *hi = pm->hi[li];
+    int nk = pm->nk[li];
+    switch (it->kind) {
+    case CI_ATTN: case CI_BRIDGE: {
+        if (pm->shape_out) {
+            snprintf(why, n, "%s", pm->shape_why);
+            return 1;
+        }
+        if (nk < 3) return 0;
+        const kcall_t *c = it->call;
+        long maxlen = 0;
+        int reqs = 0, run = 0, q = 0;
+        for (int i = 0; i < c->nseg; i++) {
+            if (c->segs[i].seq_len > maxlen) maxlen = c->segs[i].seq_len;
+            if (i == 0 || c->segs[i].req != c->segs[i - 1].req || c->segs[i].req < 0) {
+                reqs++;
+                run = 0;
+            }
+            run++;
+            int qi = c->route == ROUTE_DECODE_XQA || c->route == ROUTE_DECODE_SCALAR ? run : c->segs[i].q;
+            if (qi > q) q = qi;
+        }
+        if (it->kind == CI_ATTN && reqs > hi[ATTN_COL_ROWS]) {
+            snprintf(why, n, "%d requests in a call, measured up to %g", reqs, hi[ATTN_COL_ROWS]);
+            return 1;
+        }
+        if (it->kind == CI_ATTN && q > hi[ATTN_COL_Q]) {
+            snprintf(why, n, "q %d, measured up to %g", q, hi[ATTN_COL_Q]);
+            return 1;
+        }
+        if ((double)maxlen > hi[ATTN_COL_SEQ_LEN]) {
+            snprintf(why, n, "seq_len %ld, measured up to %g", maxlen, hi[ATTN_COL_SEQ_LEN]);
+            return 1;
+        }
+        return 0;
+    }
+    case CI_GEMM:
+        for (int i = 0; i < pm->ngemm_nk; i++)
+            if (pm->gemm_nk[i][0] == it->n && pm->gemm_nk[i][1] == it->k && pm->gemm_nk[i][2] == it->wb) {
+                if (it->m <= pm->gemm_nk[i][3]) return 0;
+                snprintf(why, n, "m %g of %g x %g, measured up to %g", it->m, it->n, it->k, pm->gemm_nk[i][3]);
+                return 1;
+            }
+        snprintf(why, n, "shape n %g x k %g (%g bytes a weight) not measured", it->n, it->k, it->wb);
+        return 1;
+    case CI_GDN:
+        if (nk >= 2 && (it->tokens > hi[GDN_COL_TOKENS] || it->seqs > hi[GDN_COL_SEQS])) {
+            snprintf(why, n, "%g tokens in %g sequences, measured up to %g in %g", it->tokens, it->seqs,
+                     hi[GDN_COL_TOKENS], hi[GDN_COL_SEQS]);
+            return 1;
+        }
+        return 0;
+    case CI_ELEM:
+        if (nk >= 1 && it->tokens > hi[0]) {
+            snprintf(why, n, "%g tokens, measured up to %g", it->tokens, hi[0]);
+            return 1;
+        }
+        return 0;
+    default: return 0;
+    }
+}
+
 static int pm_price(void *vctx, const cost_item_t *it)
 {
     pm_ctx_t *x = vctx;
@@ -482,7 +564,92 @@ static int pm_price(void *vctx, const cost_item_t *it)
         x->heat_w += sec * item_heat((pm_t *)x->cm->impl, it, l, sec);
         return 0;
     }
-    cost_breakdown_add(x->o, it, sec * hot_factor(x->cm->impl, l, ((pm_t *)x->cm->impl)->heat_mean));
+    pm_t *pm = x->cm->impl;
+    double s = sec * hot_factor(x->cm->impl, l, pm->heat_mean);
+    if (pm->env) {
+        char why[128];
+        int li = l ? (int)(l - pm->p->laws) : -1;
+        pm->total_s += s;
+        if (env_outside(pm, li, it, why, sizeof why)) {
+            if (!pm->out_n[li]++) snprintf(pm->out_why[li], sizeof pm->out_why[li], "%s", why);
+            pm->out_s[li] += s;
+        }
+    }
+    cost_breakdown_add(x->o, it, s);
+    return 0;
+}
+
+/* The run's envelope warnings (profile.h): one stderr line per law that priced items
+ * outside its measured envelope, and the share of step time they hold.  Nothing when
+ * every item was inside, or the profile records no envelope. */
+static void env_report(const pm_t *pm)
+{
+    if (!pm->env || !(pm->total_s > 0)) return;
+    double out = 0;
+    for (int li = 0; li < pm->p->nlaws; li++) {
+        if (!pm->out_n[li]) continue;
+        out += pm->out_s[li];
+        fprintf(stderr, "warning: %s priced outside its measured envelope (%s): %ld items, %.1f%% of step time by the law's extrapolation\n",
+                pm->p->laws[li].name, pm->out_why[li], pm->out_n[li], 100 * pm->out_s[li] / pm->total_s);
+    }
+    if (out > 0)
+        fprintf(stderr, "warning: %s: %.1f%% of step time priced outside the profile's measured envelope\n", pm->p->path,
+                100 * out / pm->total_s);
+}
+
+static void env_free(pm_t *pm)
+{
+    free(pm->lo);
+    free(pm->hi);
+    free(pm->nk);
+    free(pm->gemm_nk);
+    free(pm->out_n);
+    free(pm->out_s);
+    free(pm->out_why);
+}
+
+/* The envelope's tables (pm->env): every law's ranges, the gemm shapes measured.  0 / -1. */
+static int env_init(pm_t *pm, int tp)
+{
+    const profile_t *p = pm->p;
+    if (!p->has_envelope) return 0;
+    int nl = p->nlaws > 0 ? p->nlaws : 1;
+    pm->lo = calloc((size_t)nl, sizeof *pm->lo);
+    pm->hi = calloc((size_t)nl, sizeof *pm->hi);
+    pm->nk = calloc((size_t)nl, sizeof *pm->nk);
+    pm->out_n = calloc((size_t)nl, sizeof *pm->out_n);
+    pm->out_s = calloc((size_t)nl, sizeof *pm->out_s);
+    pm->out_why = calloc((size_t)nl, sizeof *pm->out_why);
+    if (!pm->lo || !pm->hi || !pm->nk || !pm->out_n || !pm->out_s || !pm->out_why) return -1;
+    for (int li = 0; li < p->nlaws; li++) pm->nk[li] = prof_law_range(&p->laws[li], pm->lo[li], pm->hi[li]);
+    const prof_law_t *g = prof_find(p, "gemm");
+    if (g && g->npts > 0 && g->ncols > GEMM_COL_WB) {
+        pm->gemm_nk = calloc((size_t)g->npts, sizeof *pm->gemm_nk);
+        if (!pm->gemm_nk) return -1;
+        for (int i = 0; i < g->npts; i++) {
+            const double *row = g->pts + (size_t)i * g->ncols;
+            int j = 0;
+            while (j < pm->ngemm_nk && !(pm->gemm_nk[j][0] == row[GEMM_COL_N] && pm->gemm_nk[j][1] == row[GEMM_COL_K] &&
+                                         pm->gemm_nk[j][2] == row[GEMM_COL_WB]))
+                j++;
+            if (j == pm->ngemm_nk) {
+                pm->gemm_nk[j][0] = row[GEMM_COL_N];
+                pm->gemm_nk[j][1] = row[GEMM_COL_K];
+                pm->gemm_nk[j][2] = row[GEMM_COL_WB];
+                pm->gemm_nk[j][3] = 0;
+                pm->ngemm_nk++;
+            }
+            if (row[GEMM_COL_M] > pm->gemm_nk[j][3]) pm->gemm_nk[j][3] = row[GEMM_COL_M];
+        }
+    }
+    if (p->env_tp != tp || p->env_q_heads != pm->r.q_heads || p->env_kv_heads != pm->r.kv_heads ||
+        p->env_head_dim != pm->m->head_dim) {
+        pm->shape_out = 1;
+        snprintf(pm->shape_why, sizeof pm->shape_why, "%d q/%d kv heads, head_dim %d at TP%d; measured %d/%d, %d at TP%d",
+                 pm->r.q_heads, pm->r.kv_heads, pm->m->head_dim, tp, p->env_q_heads, p->env_kv_heads,
+                 p->env_head_dim, p->env_tp);
+    }
+    pm->env = 1;
     return 0;
 }
 
@@ -508,6 +675,8 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 static void pm_destroy(cost_model_t *cm)
 {
     pm_t *pm = cm->impl;
+    env_report(pm);
+    env_free(pm);
     cost_grid_free(&pm->grid);
     free(pm);
     free(cm);
@@ -598,10 +767,11 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
         goto fail;
     }
     if (tp > 1 && !prof_find(p, "allreduce")) {
-        snprintf(err, COST_ERR_MAX, "%s: no law \"allreduce\" (tensor_parallel_size %d)", where, tp);
+        snprintf(err, COST_ERR_MAX, "%s: no law \"allreduce\" (tensor_parallel_size %d: measure it with bin/calib_allreduce)",
+                 where, tp);
         goto fail;
     }
-    if (cost_grid_build(&pm->grid, p->laws, p->nlaws) < 0) {
+    if (cost_grid_build(&pm->grid, p->laws, p->nlaws) < 0 || env_init(pm, tp) < 0) {
         snprintf(err, COST_ERR_MAX, "out of memory");
         goto fail;
     }
@@ -611,6 +781,10 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
     cm->impl = pm;
     return cm;
 fail:
+    if (pm) {
+        env_free(pm);
+        cost_grid_free(&pm->grid);
+    }
     free(pm);
     free(cm);
     return NULL;
