@@ -286,6 +286,31 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
                         add_attn(&jv, k, f, rows[a], q_dec[b], ctx[c], f ? 1568 : 784);
                 }
         }
+    /* the serving envelope: decode calls of many requests (a batch's decode rows share one
+     * launch, cost_profile.c's pack), at short and middle contexts, q = 1 and the MTP verify
+     * rows (q = 3: MTP2, q = 5: MTP4); the rows' KV held to 1M tokens a call */
+    if (!o->smoke) {
+        static const int rows_v[] = { 32, 64, 128, 256 }, q_v[] = { 1, 3, 5 };
+        static const long ctx_v[] = { 128, 256, 512, 1024, 2048, 4096, 8192, 16384 }, ctx_short[] = { 128, 256, 512 };
+        for (int f = 0; f <= 1; f++)
+            for (int kk = 0; kk < 2; kk++) {
+                calib_kernel_t k = kk ? CK_DECODE_SCALAR : CK_DECODE_XQA;
+                int page = f ? 1568 : 784;
+                for (int a = 0; a < N(rows_v); a++)
+                    for (int b = 0; b < N(q_v); b++)
+                        for (int c = 0; c < N(ctx_v); c++)
+                            if ((long)rows_v[a] * ctx_v[c] <= (1L << 20))
+                                add_attn(&jv, k, f, rows_v[a], q_v[b], ctx_v[c], page);
+                /* the reference rows (1..16) below 1K, and at q = 3 */
+                for (int a = 0; a < nrows; a++) {
+                    for (int b = 0; b < N(q_dec); b++)
+                        for (int c = 0; c < N(ctx_short); c++)
+                            add_attn(&jv, k, f, rows[a], q_dec[b], ctx_short[c], page);
+                    for (int c = 0; c < N(ctx_v); c++)
+                        add_attn(&jv, k, f, rows[a], 3, ctx_v[c], page);
+                }
+            }
+    }
     /* the fp8 bridge's expansion over the prefix length */
     for (int c = 0; c < nctx; c++)
         add_attn(&jv, CK_FP8_EXPAND, 1, 1, 784, ctx[c], 1568);
@@ -322,6 +347,13 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
         if (shapes[s].need && shapes[s].n > 0 && shapes[s].k > 0)
             for (int i = 0; i < nm && ms[i] <= shapes[s].max_m; i++)
                 add_gemm(&jv, shapes[s].what, ms[i], shapes[s].n, shapes[s].k);
+    /* the serving envelope: a step's tokens at budgets up to 16K */
+    static const long ms_serve[] = { 6144, 8192, 12288, 16384 };
+    if (!o->smoke)
+        for (int s = 0; s < N(shapes); s++)
+            if (shapes[s].need && shapes[s].n > 0 && shapes[s].k > 0)
+                for (int i = 0; i < N(ms_serve) && ms_serve[i] <= shapes[s].max_m; i++)
+                    add_gemm(&jv, shapes[s].what, ms_serve[i], shapes[s].n, shapes[s].k);
 
     /* the GDN core: seqs x the long row's tokens */
     if (m->n_gdn > 0) {
@@ -342,10 +374,36 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
                 j->x[GDN_COL_TOKENS] = (double)j->tokens;
                 j->x[GDN_COL_SEQS] = sq[a];
             }
+        /* the serving envelope: many sequences (a batch's decode rows beside a chunk) */
+        static const int seqs_v[] = { 32, 64, 128, 256 };
+        static const long long_v[] = { 1, 16, 256, 2048, 8192 };
+        for (int a = 0; a < (o->smoke ? 0 : N(seqs_v)); a++)
+            for (int b = 0; b < N(long_v); b++) {
+                calib_job_t *j = jv_push(&jv);
+                if (!j)
+                    break;
+                j->kernel = CK_GDN;
+                j->law = law_index(CK_GDN, 0);
+                j->seqs = seqs_v[a];
+                j->tokens = long_v[b] + seqs_v[a] - 1;
+                j->x[GDN_COL_TOKENS] = (double)j->tokens;
+                j->x[GDN_COL_SEQS] = seqs_v[a];
+            }
     }
     /* one layer's elementwise work */
     static const long tok_f[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 784, 1024, 1568, 2048, 3072, 4096 };
     static const long tok_s[] = { 1, 64, 2048 };
+    /* the serving envelope: batch sizes between them, and budgets up to 16K */
+    static const long tok_v[] = { 3, 6, 12, 24, 48, 96, 192, 384, 6144, 8192, 12288, 16384 };
+    for (int i = 0; i < (o->smoke ? 0 : N(tok_v)); i++) {
+        calib_job_t *j = jv_push(&jv);
+        if (!j)
+            break;
+        j->kernel = CK_ELEM;
+        j->law = law_index(CK_ELEM, 0);
+        j->tokens = tok_v[i];
+        j->x[0] = (double)j->tokens;
+    }
     for (int i = 0; i < (o->smoke ? N(tok_s) : N(tok_f)); i++) {
         calib_job_t *j = jv_push(&jv);
         if (!j)
@@ -726,6 +784,13 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     }
     snprintf(out->model, sizeof out->model, "%s", m->name);
     out->tp = o->tp;
+    /* the envelope: the per-rank attention shape the grid measured (its points' ranges are
+     * the rest of it, profile.h) */
+    out->has_envelope = 1;
+    out->env_tp = o->tp;
+    out->env_q_heads = r.q_heads;
+    out->env_kv_heads = r.kv_heads;
+    out->env_head_dim = m->head_dim;
     utc_date(out->date, sizeof out->date);
     snprintf(out->revision, sizeof out->revision, "%s", PACESIM_REV);
     snprintf(out->method, sizeof out->method,
