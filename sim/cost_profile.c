@@ -527,6 +527,7 @@ static int env_outside(const pm_t *pm, int li, const cost_item_t *it, char *why,
         return 0;
     }
     case CI_GEMM:
+        if (!pm->ngemm_nk) return 0;  /* a law without points has no measured range */
         for (int i = 0; i < pm->ngemm_nk; i++)
             if (pm->gemm_nk[i][0] == it->n && pm->gemm_nk[i][1] == it->k && pm->gemm_nk[i][2] == it->wb) {
                 if (it->m <= pm->gemm_nk[i][3]) return 0;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cost.h"
 #include "cost_grid.h"
 #include "scenario.h"
@@ -790,6 +791,102 @@ START_TEST(decode_mixture_is_its_parts_one_launch)
 }
 END_TEST
 
+/* Many latency-bound requests in one decode call share its launch: the call costs the law
+ * on their union (no points: no anchor), far less than the sum of the requests one by one. */
+START_TEST(decode_pack_is_one_launch)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    enum { N = 60 };
+    kseg_t rows[N];
+    double sum = 0, whole, t;
+    int grid;
+    for (int i = 0; i < N; i++) rows[i] = (kseg_t){ i, 1, 500 + 5 * i };
+    for (int i = 0; i <= N; i++) {
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, i < N ? &rows[i] : rows, i < N ? 1 : N, &plan), 0);
+        ck_assert_int_eq(plan.ncalls, 1);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+        if (i < N) sum += t;
+        else {
+            whole = t;
+            double f[PROF_MAX_COEF];
+            ck_assert_int_eq(cost_item_features(&it, &M, &r, &(cost_hw_t){ .sms = 132 }, f), 0);
+            const prof_law_t *l = prof_find(&p, cost_item_law(&it, (char[64]){ 0 }, 64));
+            ck_assert_ptr_nonnull(l);
+            ck_assert_double_eq_tol(whole, prof_eval(l, f), 1e-15);
+        }
+        route_plan_free(&plan);
+    }
+    ck_assert_msg(whole < 0.5 * sum, "one launch %g s, the parts' sum %g s", whole, sum);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+/* A profile whose envelope is another attention shape: the run ends with the law's warning
+ * line on stderr, naming the shapes and the share of step time. */
+START_TEST(envelope_warns_outside)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    p.has_envelope = 1;
+    p.env_tp = 1;
+    p.env_q_heads = r.q_heads;
+    p.env_kv_heads = r.kv_heads * 2;
+    p.env_head_dim = M.head_dim;
+    char err[COST_ERR_MAX];
+    for (int outside = 0; outside < 2; outside++) {
+        p.env_kv_heads = outside ? r.kv_heads * 2 : r.kv_heads;
+        cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+        ck_assert_msg(cm != NULL, "%s", err);
+        route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+        kseg_t row = { 0, 1, 4096 };
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, &row, 1, &plan), 0);
+        cost_step_t in = { .plan = &plan, .tokens = 1, .rows = 1, .decode_rows = 1, .sampled = 1 };
+        cost_breakdown_t o;
+        ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+        char path[] = "/tmp/check_cost_envXXXXXX";
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        fflush(stderr);
+        int saved = dup(2);
+        dup2(fd, 2);
+        cost_free(cm);
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        char buf[2048] = { 0 };
+        lseek(fd, 0, SEEK_SET);
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        unlink(path);
+        route_plan_free(&plan);
+        if (!outside) {
+            ck_assert_int_eq((int)n, 0);
+            continue;
+        }
+        ck_assert_msg(strstr(buf, "warning: attn.decode_") && strstr(buf, "priced outside its measured envelope") &&
+                          strstr(buf, "1 items") && strstr(buf, "of step time by the law's extrapolation"),
+                      "stderr: %s", buf);
+    }
+    prof_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -803,6 +900,7 @@ int main(void)
         CHECK_TEST(gemm_prices_by_nearest_choice), CHECK_TEST(prefill_queue_tiles),
         CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch),
         CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
-        CHECK_TEST(grid_loo_is_finite_within_bounds)};
+        CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch),
+        CHECK_TEST(envelope_warns_outside)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }
