@@ -117,6 +117,10 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
 /* The price of one item (seconds, already x count) by a model cost_profile_new made;
  * *grid is 1 when measured points priced it, 0 when the fitted law did.  0 / -1. */
 int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid);
+/* The share of the step time a model cost_profile_new made has priced so far outside its
+ * profile's measured envelope (profile.h), 0..1; 0 inside it, for a profile that records no
+ * envelope, and for any other model (or NULL). */
+double cost_profile_outside_share(const cost_model_t *cm);
 /* Every law a scenario with this model, TP degree, KV dtype and GQA group needs is in
  * the profile: 0, or -1 with "path:line:col: laws: no law ..." in err. */
 int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,

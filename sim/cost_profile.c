@@ -174,6 +174,7 @@ typedef struct {
 } pm_ctx_t;
 
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp);
+static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o);
 
 /* The kernel cuBLAS would pick for a GEMM item, where the gemm law's points record it
  * (GEMM_COLS_CFG columns): that of the law's nearest point, by |ln m - ln m'| + |ln n - ln
@@ -596,6 +597,16 @@ static void env_report(const pm_t *pm)
     if (out > 0)
         fprintf(stderr, "warning: %s: %.1f%% of step time priced outside the profile's measured envelope\n", pm->p->path,
                 100 * out / pm->total_s);
+}
+
+double cost_profile_outside_share(const cost_model_t *cm)
+{
+    if (!cm || cm->step != pm_step) return 0;
+    const pm_t *pm = cm->impl;
+    if (!pm->env || !(pm->total_s > 0)) return 0;
+    double out = 0;
+    for (int li = 0; li < pm->p->nlaws; li++) out += pm->out_s[li];
+    return out / pm->total_s;
 }
 
 static void env_free(pm_t *pm)

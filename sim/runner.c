@@ -275,6 +275,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         goto out;
     }
     res->sum = e->sum;
+    res->env_outside = cost_profile_outside_share(u.cost);
     for (int i = 0; i < res->nwin; i++) {
         res->win_val[i] = engine_window(e, i);
         res->win_has_dist[i] = engine_window_dist(e, i, &res->win_dist[i]);
@@ -345,6 +346,9 @@ void report_table(FILE *f, const run_result_t *r)
             S->steps, S->steps_by_type[STEP_DECODE_ONLY], S->steps_by_type[STEP_MIXED],
             S->steps_by_type[STEP_PREFILL_ONLY], S->preemptions, S->requests_finished, S->makespan,
             S->stopped_by_time ? " [stopped: max_time_s]" : "", S->stopped_by_steps ? " [stopped: max_steps]" : "");
+    if (r->env_outside > 0)
+        fprintf(f, "   envelope: %.1f%% of step time priced outside the profile's measured envelope (the laws' extrapolation)\n",
+                100 * r->env_outside);
     if (anyref && r->ref_source[0]) fprintf(f, "   published: %s\n", r->ref_source);
     if (hasref && r->ref_off[0]) fprintf(f, "   %s\n", r->ref_off);
 }
