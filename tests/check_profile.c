@@ -68,6 +68,11 @@ static void fill_profile(profile_t *p)
     snprintf(p->method, sizeof p->method, "measured by bin/calib: ünïcode, 'quotes', #hash\nline2");
     p->calib_seconds = 212.5;
     p->sm_clock_mhz = 1980;
+    p->has_envelope = 1;
+    p->env_tp = 2;
+    p->env_q_heads = 12;
+    p->env_kv_heads = 2;
+    p->env_head_dim = 256;
     p->expand_cta_tokens = 98;
     p->expand_ctas_per_sm = 4;
     p->split_max = 4;
@@ -132,6 +137,11 @@ static void assert_same(const profile_t *a, const profile_t *b)
     ck_assert(same_bits(a->mem_bw_gbs, b->mem_bw_gbs));
     ck_assert(same_bits(a->peak_fp16_tflops, b->peak_fp16_tflops));
     ck_assert_int_eq(a->tp, b->tp);
+    ck_assert_int_eq(a->has_envelope, b->has_envelope);
+    ck_assert_int_eq(a->env_tp, b->env_tp);
+    ck_assert_int_eq(a->env_q_heads, b->env_q_heads);
+    ck_assert_int_eq(a->env_kv_heads, b->env_kv_heads);
+    ck_assert_int_eq(a->env_head_dim, b->env_head_dim);
     ck_assert_str_eq(a->model, b->model);
     ck_assert_str_eq(a->toolkit, b->toolkit);
     ck_assert_str_eq(a->driver, b->driver);
