@@ -624,7 +624,13 @@ static void env_free(pm_t *pm)
 static int env_init(pm_t *pm, int tp)
 {
     const profile_t *p = pm->p;
-    if (!p->has_envelope) return 0;
+    if (!p->has_envelope) {
+        /* no envelope recorded: the profile's model and TP degree say whether its attention
+         * points are this run's shape (prof_check_model); when they are not, the laws price
+         * every attention item, as that check's warning says */
+        pm->shape_out = prof_check_model(p, pm->m, tp, NULL);
+        return 0;
+    }
     int nl = p->nlaws > 0 ? p->nlaws : 1;
     pm->lo = calloc((size_t)nl, sizeof *pm->lo);
     pm->hi = calloc((size_t)nl, sizeof *pm->hi);

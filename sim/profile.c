@@ -667,7 +667,7 @@ int prof_check_model(const profile_t *p, const model_t *m, int tp, FILE *warn)
         for (int i = 0; i < n && same; i++) same = gemm_measured(g, shapes[i][0], shapes[i][1]);
     }
     if (same) return 0;
-    fprintf(warn, "warning: %s: profile measured %s at TP %d; this scenario runs %s at TP %d: attention and GEMM "
+    if (warn) fprintf(warn, "warning: %s: profile measured %s at TP %d; this scenario runs %s at TP %d: attention and GEMM "
             "items are priced by the laws outside their measured shapes\n", p->path, p->model, p->tp, m->name, tp);
     return 1;
 }

@@ -110,8 +110,8 @@ int prof_put(profile_t *p, const prof_law_t *law);
  * prices: the profile's model (its `model` and `tp`) is m when the names and TP degrees
  * agree, or when its gemm law's points hold every GEMM shape (n, k) m has per rank at tp
  * (models are compared by shape: the same widths under another name are the same model).
- * When they differ, one line on warn ("warning: PATH: profile measured ...") and 1; else
- * (also for a profile that records no model) 0. */
+ * When they differ, one line on warn ("warning: PATH: profile measured ...", none when warn
+ * is NULL) and 1; else (also for a profile that records no model) 0. */
 int prof_check_model(const profile_t *p, const model_t *m, int tp, FILE *warn);
 
 /* The envelope of law l's points: per shape column (law_shape_cols) the least and the
