@@ -287,27 +287,37 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
                 }
         }
     /* the serving envelope: decode calls of many requests (a batch's decode rows share one
-     * launch, cost_profile.c's pack), at short and middle contexts, q = 1 and the MTP verify
-     * rows (q = 3: MTP2, q = 5: MTP4); the rows' KV held to 1M tokens a call */
+     * launch, cost_profile.c's pack) at short and middle contexts (a call's KV held to 1M
+     * tokens), at the KV page the engine takes for each MTP depth (model_block_size: no MTP,
+     * MTP2, MTP4), with q = 1 (decode rows; the draft passes) and the depth's verify rows
+     * (q = 1 + K, expanded token-wise); the reference row counts (1..16) too, below 1K at the
+     * reference pages and over the short contexts at the others */
     if (!o->smoke) {
-        static const int rows_v[] = { 32, 64, 128, 256 }, q_v[] = { 1, 3, 5 };
-        static const long ctx_v[] = { 128, 256, 512, 1024, 2048, 4096, 8192, 16384 }, ctx_short[] = { 128, 256, 512 };
+        static const int rows_v[] = { 32, 64, 128, 256 }, spec_v[] = { 0, 2, 4 };
+        static const long ctx_v[] = { 128, 512, 1024, 2048, 4096, 8192, 16384 };
+        static const long ctx_ref[] = { 128, 512, 2048, 8192 }, ctx_short[] = { 128, 512 };
         for (int f = 0; f <= 1; f++)
             for (int kk = 0; kk < 2; kk++) {
                 calib_kernel_t k = kk ? CK_DECODE_SCALAR : CK_DECODE_XQA;
-                int page = f ? 1568 : 784;
-                for (int a = 0; a < N(rows_v); a++)
-                    for (int b = 0; b < N(q_v); b++)
-                        for (int c = 0; c < N(ctx_v); c++)
-                            if ((long)rows_v[a] * ctx_v[c] <= (1L << 20))
-                                add_attn(&jv, k, f, rows_v[a], q_v[b], ctx_v[c], page);
-                /* the reference rows (1..16) below 1K, and at q = 3 */
-                for (int a = 0; a < nrows; a++) {
-                    for (int b = 0; b < N(q_dec); b++)
-                        for (int c = 0; c < N(ctx_short); c++)
-                            add_attn(&jv, k, f, rows[a], q_dec[b], ctx_short[c], page);
-                    for (int c = 0; c < N(ctx_v); c++)
-                        add_attn(&jv, k, f, rows[a], 3, ctx_v[c], page);
+                int ref_page = f ? 1568 : 784, done[N(spec_v)] = { 0 };
+                for (int sv = 0; sv < N(spec_v); sv++) {
+                    int K = spec_v[sv], page = model_block_size(m, o->tp, f ? 1 : 2, K);
+                    done[sv] = page;
+                    int dup = 0;
+                    for (int e = 0; e < sv; e++) dup |= done[e] == page && spec_v[e] == K;
+                    if (dup || page < 1) continue;
+                    int qs[2] = { 1, 1 + K }, nq = K ? 2 : 1;
+                    for (int b = 0; b < nq; b++) {
+                        for (int a = 0; a < N(rows_v); a++)
+                            for (int c = 0; c < N(ctx_v); c++)
+                                if ((long)rows_v[a] * ctx_v[c] <= (1L << 20))
+                                    add_attn(&jv, k, f, rows_v[a], qs[b], ctx_v[c], page);
+                        /* the reference grid holds q 1 and 5 at the reference page from 1K */
+                        int ref = page == ref_page && (qs[b] == 1 || qs[b] == 5);
+                        for (int a = 0; a < nrows; a++)
+                            for (int c = 0; c < (ref ? N(ctx_short) : N(ctx_ref)); c++)
+                                add_attn(&jv, k, f, rows[a], qs[b], ref ? ctx_short[c] : ctx_ref[c], page);
+                    }
                 }
             }
     }

@@ -333,12 +333,19 @@ START_TEST(grid_default)
     }
     ck_assert(has_job(j, n, "attn.fp8_bridge", -1, 262144, -1, 1));
     /* the serving envelope: decode calls of up to 256 requests at short contexts, q 1/3/5 */
-    for (int r = 32; r <= 256; r *= 2) {
-        ck_assert(has_job(j, n, "attn.decode_xqa.fp16", 1, 128, 784, r));
-        ck_assert(has_job(j, n, "attn.decode_xqa.fp8", 3, 4096, 1568, r));
-        ck_assert(has_job(j, n, "attn.decode_scalar.fp16", 5, 2048, 784, r));
+    int pg16[5], pg8[5];   /* the engine's KV page at MTP depth K (model_block_size) */
+    for (int K = 0; K <= 4; K++) {
+        pg16[K] = model_block_size(&ref_model, 1, 2, K);
+        pg8[K] = model_block_size(&ref_model, 1, 1, K);
     }
-    ck_assert(has_job(j, n, "attn.decode_xqa.fp16", 3, 16384, 784, 64));
+    for (int r = 32; r <= 256; r *= 2) {
+        ck_assert(has_job(j, n, "attn.decode_xqa.fp16", 1, 128, pg16[0], r));
+        ck_assert(has_job(j, n, "attn.decode_xqa.fp8", 3, 4096, pg8[2], r));
+        ck_assert(has_job(j, n, "attn.decode_xqa.fp8", 1, 4096, pg8[2], r));
+        ck_assert(has_job(j, n, "attn.decode_scalar.fp16", 5, 2048, pg16[4], r));
+    }
+    ck_assert(has_job(j, n, "attn.decode_xqa.fp16", 3, 16384, pg16[2], 64));
+    ck_assert(has_job(j, n, "attn.decode_xqa.fp16", 5, 2048, pg16[4], 4));
     ck_assert(has_job(j, n, "attn.decode_scalar.fp8", 1, 128, 1568, 1));
     for (int i = 0; i < n; i++)   /* a call's KV held to 1M tokens */
         if ((j[i].kernel == CK_DECODE_XQA || j[i].kernel == CK_DECODE_SCALAR) && j[i].rows > 16)
