@@ -833,6 +833,64 @@ START_TEST(decode_pack_is_one_launch)
 }
 END_TEST
 
+/* The pack is anchored to the measured many-row points: where calib's identical-row calls
+ * of 32 and 64 requests took 2x and 3x the law, a call of 48 requests at the same context
+ * costs 2.5x the law on its union. */
+START_TEST(decode_pack_meets_measured_rows)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    cost_hw_t hw = { .sms = 132 };
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    static const char *const names[] = { "attn.decode_xqa.fp16", "attn.decode_scalar.fp16" };
+    for (int k = 0; k < 2; k++) {
+        prof_law_t l = *prof_find(&p, names[k]);
+        double pts[2 * 2 * 5];
+        int n = 0;
+        l.ncols = 5;
+        static const char *const cols[] = { "rows", "q", "seq_len", "page", "t_s" };
+        for (int c = 0; c < 5; c++) snprintf(l.cols[c], sizeof l.cols[c], "%s", cols[c]);
+        for (int rr = 32; rr <= 64; rr *= 2)
+            for (long L = 256; L <= 1024; L *= 4) {
+                double *row = pts + 5 * n++, f[PROF_MAX_COEF];
+                row[0] = rr;
+                row[1] = 1;
+                row[2] = (double)L;
+                row[3] = 784;
+                ck_assert_int_eq(cost_point_features(l.name, row, &M, &r, &hw, f), 0);
+                row[4] = prof_eval(&l, f) * (rr == 32 ? 2 : 3);
+            }
+        l.npts = n;
+        l.pts = pts;
+        ck_assert_int_eq(prof_put(&p, &l), 0);
+    }
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    enum { N = 48 };
+    kseg_t rows[N];
+    for (int i = 0; i < N; i++) rows[i] = (kseg_t){ i, 1, 512 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    ck_assert_int_eq(route_step(&rc, rows, N, &plan), 0);
+    ck_assert_int_eq(plan.ncalls, 1);
+    cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+    double t, f[PROF_MAX_COEF];
+    int grid;
+    ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+    ck_assert_int_eq(grid, 1);
+    ck_assert_int_eq(cost_item_features(&it, &M, &r, &hw, f), 0);
+    const prof_law_t *l = prof_find(&p, cost_item_law(&it, (char[64]){ 0 }, 64));
+    ck_assert_double_eq_tol(t, 2.5 * prof_eval(l, f), 1e-12 * t);
+    route_plan_free(&plan);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 /* A profile whose envelope is another attention shape: the run ends with the law's warning
  * line on stderr, naming the shapes and the share of step time. */
 START_TEST(envelope_warns_outside)
@@ -900,7 +958,7 @@ int main(void)
         CHECK_TEST(gemm_prices_by_nearest_choice), CHECK_TEST(prefill_queue_tiles),
         CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch),
         CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
-        CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch),
+        CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch), CHECK_TEST(decode_pack_meets_measured_rows),
         CHECK_TEST(envelope_warns_outside)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }
