@@ -945,6 +945,35 @@ START_TEST(envelope_warns_outside)
 }
 END_TEST
 
+/* A law fitted on 256-wide heads prices narrower ones by what they move: a 128-wide model's
+ * token and tile features are half the reference's, its CTAs and reduce depth the same. */
+START_TEST(features_scale_with_head_dim)
+{
+    model_t m2 = M;
+    m2.head_dim = 128;
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    cost_hw_t hw = { .sms = 132 };
+    static const char *const laws[] = { "attn.decode_xqa.fp16", "attn.prefill_generic.fp16", "attn.fp8_bridge" };
+    double row[] = { 4, 1, 20000, 784 }, chunk[] = { 1, 784, 20000, 784 };
+    for (int k = 0; k < 3; k++) {
+        double a[PROF_MAX_COEF], b[PROF_MAX_COEF];
+        const double *x = k == 0 ? row : chunk;
+        ck_assert_int_eq(cost_point_features(laws[k], x, &M, &r, &hw, a), 0);
+        ck_assert_int_eq(cost_point_features(laws[k], x, &m2, &r, &hw, b), 0);
+        ck_assert_double_eq(b[0], a[0]);
+        int scaled[] = { k == 0 ? DECODE_KV_TOKENS : k == 1 ? PREFILL_TILES_TOTAL : BRIDGE_EXPANDED,
+                         k == 0 ? DECODE_SM_TOKENS : k == 1 ? PREFILL_TILES_MAX : BRIDGE_PAGE_WALK };
+        int kept = k == 0 ? DECODE_CTAS : k == 1 ? PREFILL_CTAS : BRIDGE_SM_CTAS;
+        for (int i = 0; i < 2; i++) {
+            ck_assert_double_gt(a[scaled[i]], 0);
+            ck_assert_double_eq(b[scaled[i]], a[scaled[i]] / 2);
+        }
+        ck_assert_double_eq(b[kept], a[kept]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -959,6 +988,6 @@ int main(void)
         CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch),
         CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
         CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch), CHECK_TEST(decode_pack_meets_measured_rows),
-        CHECK_TEST(envelope_warns_outside)};
+        CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }
