@@ -428,6 +428,15 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
         free(jv.v);
         return -1;
     }
+    /* attention points record the per-rank shape they ran (the grid's key: sim/law.h) */
+    for (int i = 0; i < jv.n; i++) {
+        calib_job_t *j = &jv.v[i];
+        if (j->kernel <= CK_FP8_EXPAND) {
+            j->x[ATTN_COL_Q_HEADS] = r->q_heads;
+            j->x[ATTN_COL_KV_HEADS] = r->kv_heads;
+            j->x[ATTN_COL_HEAD_DIM] = m->head_dim;
+        }
+    }
     /* keep the selected laws, estimate, order cheapest first */
     int n = 0;
     for (int i = 0; i < jv.n; i++) {

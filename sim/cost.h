@@ -15,7 +15,9 @@
  * features, roofline pairs and knees); cost_feat.c defines every feature and why it is
  * there.  Waves and the GEMM roofline need the GPU's SM count and ceilings (cost_hw_t, from
  * the profile's metadata).  "rows" in attention points = identical rows (q, seq_len) in
- * one call; kv heads, q heads and head_dim come from the model at the profile's TP degree.
+ * one call; kv heads, q heads and head_dim are the point's own where it records them
+ * (law.h's attention columns; its grid group is then of that shape), else the model's at
+ * the run's TP degree.
  * Invariant: a law's features are computed by the same functions for calib's fit and for
  * the simulator's prices, so a fitted coefficient means one thing everywhere. */
 #ifndef PACESIM_COST_H

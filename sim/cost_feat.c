@@ -449,10 +449,21 @@ int cost_point_features_n(const char *law, const double *row, int ncols, const m
     const law_form_t *f = law_find(law);
     for (int i = 0; i < PROF_MAX_COEF; i++) feat[i] = 0;
     if (!f) return -1;
-    if (attn_family(f)) {                      /* rows, q, seq_len, page */
+    if (attn_family(f)) {                      /* rows, q, seq_len, page[, q_heads, kv_heads, head_dim] */
         kseg_t seg = { -1, (int)row[ATTN_COL_Q], (long)row[ATTN_COL_SEQ_LEN] };
         long rows = (long)row[ATTN_COL_ROWS];
         if (seg.q < 1 || seg.seq_len < seg.q || row[ATTN_COL_ROWS] < 1) return -1;
+        /* a row that records its shape is priced at it; else at the model's, per rank */
+        model_rank_t rs = *r;
+        int hd = m ? m->head_dim : 0;
+        if (law_has_facts(f, ncols)) {
+            if (!(row[ATTN_COL_Q_HEADS] >= 1 && row[ATTN_COL_KV_HEADS] >= 1 && row[ATTN_COL_HEAD_DIM] >= 1)) return -1;
+            rs.q_heads = (int)row[ATTN_COL_Q_HEADS];
+            rs.kv_heads = (int)row[ATTN_COL_KV_HEADS];
+            hd = (int)row[ATTN_COL_HEAD_DIM];
+            rs.group = rs.q_heads / rs.kv_heads;
+        }
+        r = &rs;
         if (f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR) {
             /* a point with q > 1 is a small-q call: its token-wise expansion (one request,
              * rows of it read the same pages); the point's rows are distinct requests */
@@ -460,9 +471,9 @@ int cost_point_features_n(const char *law, const double *row, int ncols, const m
             if (seg.q > 64) return -1;
             for (int t = 0; t < seg.q; t++)
                 ex[t] = (kseg_t){ 0, 1, seg.seq_len - seg.q + 1 + t };
-            attn_features(f, ex, seg.q, rows, r, m ? m->head_dim : 0, hw, feat);
+            attn_features(f, ex, seg.q, rows, r, hd, hw, feat);
         } else {
-            attn_features(f, &seg, 1, rows, r, m ? m->head_dim : 0, hw, feat);
+            attn_features(f, &seg, 1, rows, r, hd, hw, feat);
         }
         return 0;
     }

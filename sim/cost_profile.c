@@ -73,6 +73,24 @@ static int item_row(const cost_item_t *it, double *row)
     }
 }
 
+/* The run's per-rank attention shape in a point row's shape columns (a law whose points
+ * record theirs keys its groups by it: only points of this shape price this run's items). */
+static void row_shape(const pm_t *pm, double *row)
+{
+    row[ATTN_COL_Q_HEADS] = pm->r.q_heads;
+    row[ATTN_COL_KV_HEADS] = pm->r.kv_heads;
+    row[ATTN_COL_HEAD_DIM] = pm->m->head_dim;
+}
+
+/* Whether group gr of law l is of the run's attention shape (always, for a law whose
+ * points do not record one). */
+static int group_shape_is(const prof_law_t *l, const cost_grid_group_t *gr, const double *row)
+{
+    if (cost_grid_nkeys(l) <= ATTN_COL_HEAD_DIM) return 1;
+    return gr->key[ATTN_COL_Q_HEADS] == row[ATTN_COL_Q_HEADS] && gr->key[ATTN_COL_KV_HEADS] == row[ATTN_COL_KV_HEADS] &&
+           gr->key[ATTN_COL_HEAD_DIM] == row[ATTN_COL_HEAD_DIM];
+}
+
 /* One group's price at axis value x for an item with features feat: interpolation
  * inside the group's range, the law scaled to meet the end point outside it.  0 / -1. */
 static int group_eval(const pm_t *pm, const prof_law_t *l, const cost_grid_group_t *gr, double x, const double *feat, double *t)
@@ -107,6 +125,7 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
     int axis = cost_grid_axis(l);
     double row[PROF_MAX_COLS] = { 0 };
     if (axis < 0 || !item_row(it, row)) return 0;
+    if (it->kind == CI_ATTN || it->kind == CI_BRIDGE) row_shape(pm, row);
     double x = row[axis];
     const cost_grid_group_t *below = NULL, *above = NULL;
     int chunk = it->kind == CI_ATTN && it->call->route != ROUTE_DECODE_XQA && it->call->route != ROUTE_DECODE_SCALAR
@@ -116,10 +135,11 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
     if (lo == hi) return 0;
     const cost_grid_group_t *own = cost_grid_find(&pm->grid, li, row, cost_grid_nkeys(l), axis);
     if (it->kind == CI_BRIDGE) {
-        /* the bridge's expansion depends on the sequence only: the law's group of its first point */
-        own = &pm->grid.g[lo];
-        for (int g = lo + 1; g < hi; g++)
-            if (pm->grid.g[g].first < own->first) own = &pm->grid.g[g];
+        /* the bridge's expansion depends on the sequence only: the law's group of its first
+         * point (of the run's shape) */
+        own = NULL;
+        for (int g = lo; g < hi; g++)
+            if (group_shape_is(l, &pm->grid.g[g], row) && (!own || pm->grid.g[g].first < own->first)) own = &pm->grid.g[g];
     }
     if (own) return group_eval(pm, l, own, x, feat, t) == 0;
     if (!chunk) return 0;
@@ -128,7 +148,9 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
         /* neighbours: measured chunks, and the q = 1 row of the prefill kernels (the same
          * CTA walking the same keys with one live row: a short final chunk whose tiles
          * still fit one wave costs what that row costs) */
-        if (gr->key[ATTN_COL_ROWS] != row[ATTN_COL_ROWS] || gr->key[ATTN_COL_PAGE] != row[ATTN_COL_PAGE]) continue;
+        if (gr->key[ATTN_COL_ROWS] != row[ATTN_COL_ROWS] || gr->key[ATTN_COL_PAGE] != row[ATTN_COL_PAGE] ||
+            !group_shape_is(l, gr, row))
+            continue;
         double gq = gr->key[ATTN_COL_Q], q = row[ATTN_COL_Q];
         if (gq < 32 && gq != 1) continue;
         if (gq < q && (!below || gq > below->key[ATTN_COL_Q])) below = gr;
@@ -426,13 +448,14 @@ static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *fe
         run++;
         if ((double)c->segs[i].seq_len > cur) cur = (double)c->segs[i].seq_len;
     }
-    double L = floor(sum_len / nreq + 0.5);
+    double L = floor(sum_len / nreq + 0.5), shape[PROF_MAX_COLS] = { 0 };
+    row_shape(pm, shape);
     int lo, hi;
     cost_grid_law(&pm->grid, li, &lo, &hi);
     const cost_grid_group_t *below = NULL, *above = NULL;
     for (int g = lo; g < hi; g++) {
         const cost_grid_group_t *gr = &pm->grid.g[g];
-        if (gr->key[ATTN_COL_Q] != q || gr->key[ATTN_COL_PAGE] != c->page) continue;
+        if (gr->key[ATTN_COL_Q] != q || gr->key[ATTN_COL_PAGE] != c->page || !group_shape_is(l, gr, shape)) continue;
         if (L < gr->ax[0] || L > gr->ax[gr->npts - 1]) continue;   /* inside its contexts only */
         double r = gr->key[ATTN_COL_ROWS];
         if (r <= nreq && (!below || r > below->key[ATTN_COL_ROWS])) below = gr;
@@ -440,6 +463,7 @@ static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *fe
     }
     if (!below || !above) return 0;
     double gb, ga, fb[PROF_MAX_COEF], fa[PROF_MAX_COEF], row[PROF_MAX_COLS] = { 0 };
+    row_shape(pm, row);
     row[ATTN_COL_Q] = q;
     row[ATTN_COL_SEQ_LEN] = L;
     row[ATTN_COL_PAGE] = c->page;
@@ -660,8 +684,21 @@ static int env_init(pm_t *pm, int tp)
             if (row[GEMM_COL_M] > pm->gemm_nk[j][3]) pm->gemm_nk[j][3] = row[GEMM_COL_M];
         }
     }
-    if (p->env_tp != tp || p->env_q_heads != pm->r.q_heads || p->env_kv_heads != pm->r.kv_heads ||
-        p->env_head_dim != pm->m->head_dim) {
+    /* the run's shape is measured where the envelope's is it, or where an attention law's
+     * points record it (per rank: a TP degree's heads are the shape the kernels run) */
+    int measured = p->env_tp == tp && p->env_q_heads == pm->r.q_heads && p->env_kv_heads == pm->r.kv_heads &&
+                   p->env_head_dim == pm->m->head_dim;
+    for (int li = 0; li < p->nlaws && !measured; li++) {
+        const prof_law_t *l = &p->laws[li];
+        const law_form_t *f = law_find(l->name);
+        if (!f || !f->shape_facts || f->family == LF_GEMM || !law_has_facts(f, l->ncols)) continue;
+        for (int i = 0; i < l->npts && !measured; i++) {
+            const double *row = l->pts + (size_t)i * l->ncols;
+            measured = row[ATTN_COL_Q_HEADS] == pm->r.q_heads && row[ATTN_COL_KV_HEADS] == pm->r.kv_heads &&
+                       row[ATTN_COL_HEAD_DIM] == pm->m->head_dim;
+        }
+    }
+    if (!measured) {
         pm->shape_out = 1;
         snprintf(pm->shape_why, sizeof pm->shape_why, "%d q/%d kv heads, head_dim %d at TP%d; measured %d/%d, %d at TP%d",
                  pm->r.q_heads, pm->r.kv_heads, pm->m->head_dim, tp, p->env_q_heads, p->env_kv_heads,

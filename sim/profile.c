@@ -48,7 +48,12 @@
  *                                                  # <= max; absent = -1
  *       columns: [rows, q, seq_len, page, t_s]     # optional; 1..8 names < 16 chars,
  *                                                  # the last one "t_s"; a catalogue law's
- *                                                  # its form's (check_cols)
+ *                                                  # its form's (check_cols): an attention
+ *                                                  # law's [rows, q, seq_len, page, q_heads,
+ *                                                  # kv_heads, head_dim, t_s] (the per-rank
+ *                                                  # shape each point ran, 1 .. 4096; part of
+ *                                                  # its grid key) or its first 4 and t_s (of
+ *                                                  # the profile's model)
  *       points:                                    # optional; needs columns; at most 100000;
  *         - [1, 784, 104000, 784, 0.00352]         # each row exactly len(columns) numbers,
  *                                                  # each in its column's range (col_range)
@@ -188,7 +193,7 @@ static void col_range(const law_form_t *f, int c, int ncols, double *lo, double 
     case LF_PREFILL: case LF_DECODE_XQA: case LF_DECODE_SCALAR: case LF_BRIDGE:
         *hi = c == ATTN_COL_ROWS ? PROF_MAX_ROWS
             : c == ATTN_COL_Q ? (f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ? 64 : PROF_MAX_Q)
-            : c == ATTN_COL_SEQ_LEN ? PROF_MAX_SEQ_LEN : PROF_MAX_PAGE;
+            : c == ATTN_COL_SEQ_LEN ? PROF_MAX_SEQ_LEN : c == ATTN_COL_PAGE ? PROF_MAX_PAGE : PROF_MAX_HEADS;
         return;
     case LF_GEMM:
         if (c == GEMM_COL_WB) {

@@ -34,6 +34,7 @@
 #define PROF_MAX_Q (1 << 20)           /* a prefill or bridge row's query tokens (decode: 64) */
 #define PROF_MAX_SEQ_LEN (1L << 24)    /* a row's context, and its q at most that */
 #define PROF_MAX_PAGE (1 << 20)        /* tokens a KV page */
+#define PROF_MAX_HEADS 4096            /* attention q heads, kv heads, head_dim per rank */
 #define PROF_MAX_DIM (1L << 24)        /* gemm m, n, k; gdn tokens and seqs; elementwise
                                           tokens; step rows; allreduce bytes: its square */
 

@@ -974,6 +974,64 @@ START_TEST(features_scale_with_head_dim)
 }
 END_TEST
 
+/* Points that record their shape price only items of that shape: one decode law measured at
+ * the reference heads (2x the law) and at 32 q / 8 kv heads, head_dim 128 (3x) prices each
+ * model's call from its own points, and a model of a third shape by the law. */
+START_TEST(grid_keys_points_by_shape)
+{
+    model_t m2 = M, m3 = M;
+    m2.n_q_heads = 32, m2.n_kv_heads = 8, m2.head_dim = 128;
+    m3.n_q_heads = 16, m3.n_kv_heads = 8, m3.head_dim = 64;
+    const model_t *ms[] = { &M, &m2, &m3 };
+    model_rank_t rk[3];
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(model_rank(ms[i], 1, &rk[i]), 0);
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    cost_hw_t hw = { .sms = 132 };
+    static const char *const names[] = { "attn.decode_xqa.fp16", "attn.decode_scalar.fp16" };
+    for (int k = 0; k < 2; k++) {
+        prof_law_t l = *prof_find(&p, names[k]);
+        prof_law_init(&l, law_find(names[k]));
+        for (int c = 0; c < l.ncoef; c++) l.coef[c] = prof_find(&p, names[k])->coef[c];
+        double pts[2 * 2 * 8];
+        int n = 0;
+        for (int s = 0; s < 2; s++)
+            for (long L = 1024; L <= 4096; L *= 4) {
+                double *row = pts + 8 * n++, f[PROF_MAX_COEF];
+                row[0] = 1, row[1] = 1, row[2] = (double)L, row[3] = 784;
+                row[4] = rk[s].q_heads, row[5] = rk[s].kv_heads, row[6] = ms[s]->head_dim;
+                ck_assert_int_eq(cost_point_features_n(l.name, row, 8, &M, &rk[0], &hw, f), 0);
+                row[7] = prof_eval(&l, f) * (s ? 3 : 2);
+            }
+        l.npts = n;
+        l.pts = pts;
+        ck_assert_int_eq(prof_put(&p, &l), 0);
+    }
+    for (int s = 0; s < 3; s++) {
+        char err[COST_ERR_MAX];
+        cost_model_t *cm = cost_profile_new(&p, ms[s], 1, err);
+        ck_assert_msg(cm != NULL, "%s", err);
+        route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = rk[s].group, .fp8_bridge_page = 784 };
+        kseg_t row = { 0, 1, 1024 };
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, &row, 1, &plan), 0);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        double t, f[PROF_MAX_COEF];
+        int grid;
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+        ck_assert_int_eq(cost_item_features(&it, ms[s], &rk[s], &hw, f), 0);
+        const prof_law_t *l = prof_find(&p, cost_item_law(&it, (char[64]){ 0 }, 64));
+        ck_assert_int_eq(grid, s < 2);
+        ck_assert_double_eq_tol(t, (s == 0 ? 2 : s == 1 ? 3 : 1) * prof_eval(l, f), 1e-12 * t);
+        route_plan_free(&plan);
+        cost_free(cm);
+    }
+    prof_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -988,6 +1046,7 @@ int main(void)
         CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch),
         CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
         CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch), CHECK_TEST(decode_pack_meets_measured_rows),
-        CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim)};
+        CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim),
+        CHECK_TEST(grid_keys_points_by_shape)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }

@@ -219,6 +219,8 @@ START_TEST(envelope_ranges)
     p.env_head_dim = 256;
     prof_law_t l;
     prof_law_init(&l, law_form(LAW_DECODE_XQA_FP16));
+    l.ncols = 5;   /* the short form: rows, q, seq_len, page, t_s */
+    snprintf(l.cols[4], sizeof l.cols[4], "t_s");
     double pts[] = { 4, 1, 1024, 784, 1e-5, 256, 5, 128, 816, 2e-5, 32, 3, 65536, 800, 3e-5 };
     l.npts = 3;
     l.pts = pts;
