@@ -392,6 +392,41 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
                         add_attn(&jv, k, f, rows[a], q_dec[b], ctx[c], f ? 1568 : 784);
                 }
         }
+    /* the serving envelope: decode calls of many requests (a batch's decode rows share one
+     * launch, cost_profile.c's pack) at short and middle contexts (a call's KV held to 1M
+     * tokens), at the KV page the engine takes for each MTP depth (model_block_size: no MTP,
+     * MTP2, MTP4), with q = 1 (decode rows; the draft passes) and the depth's verify rows
+     * (q = 1 + K, expanded token-wise); the reference row counts (1..16) too, below 1K at the
+     * reference pages and over the short contexts at the others */
+    if (!o->smoke) {
+        static const int rows_v[] = { 32, 64, 128, 256 }, spec_v[] = { 0, 2, 4 };
+        static const long ctx_v[] = { 128, 512, 1024, 2048, 4096, 8192, 16384 };
+        static const long ctx_ref[] = { 128, 512, 2048, 8192 }, ctx_short[] = { 128, 512 };
+        for (int f = 0; f <= 1; f++)
+            for (int kk = 0; kk < 2; kk++) {
+                calib_kernel_t k = kk ? CK_DECODE_SCALAR : CK_DECODE_XQA;
+                int ref_page = f ? 1568 : 784, done[N(spec_v)] = { 0 };
+                for (int sv = 0; sv < N(spec_v); sv++) {
+                    int K = spec_v[sv], page = model_block_size(m, o->tp, f ? 1 : 2, K);
+                    done[sv] = page;
+                    int dup = 0;
+                    for (int e = 0; e < sv; e++) dup |= done[e] == page && spec_v[e] == K;
+                    if (dup || page < 1) continue;
+                    int qs[2] = { 1, 1 + K }, nq = K ? 2 : 1;
+                    for (int b = 0; b < nq; b++) {
+                        for (int a = 0; a < N(rows_v); a++)
+                            for (int c = 0; c < N(ctx_v); c++)
+                                if ((long)rows_v[a] * ctx_v[c] <= (1L << 20))
+                                    add_attn(&jv, k, f, rows_v[a], qs[b], ctx_v[c], page);
+                        /* the reference grid holds q 1 and 5 at the reference page from 1K */
+                        int ref = page == ref_page && (qs[b] == 1 || qs[b] == 5);
+                        for (int a = 0; a < nrows; a++)
+                            for (int c = 0; c < (ref ? N(ctx_short) : N(ctx_ref)); c++)
+                                add_attn(&jv, k, f, rows[a], qs[b], ref ? ctx_short[c] : ctx_ref[c], page);
+                    }
+                }
+            }
+    }
     /* the fp8 bridge's expansion over the prefix length */
     for (int c = 0; c < nctx; c++)
         add_attn(&jv, CK_FP8_EXPAND, 1, 1, 784, ctx[c], 1568);
@@ -428,6 +463,13 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
         if (shapes[s].need && shapes[s].n > 0 && shapes[s].k > 0)
             for (int i = 0; i < nm && ms[i] <= shapes[s].max_m; i++)
                 add_gemm(&jv, shapes[s].what, ms[i], shapes[s].n, shapes[s].k);
+    /* the serving envelope: a step's tokens at budgets up to 16K */
+    static const long ms_serve[] = { 6144, 8192, 12288, 16384 };
+    if (!o->smoke)
+        for (int s = 0; s < N(shapes); s++)
+            if (shapes[s].need && shapes[s].n > 0 && shapes[s].k > 0)
+                for (int i = 0; i < N(ms_serve) && ms_serve[i] <= shapes[s].max_m; i++)
+                    add_gemm(&jv, shapes[s].what, ms_serve[i], shapes[s].n, shapes[s].k);
 
     /* the GDN core: seqs x the long row's tokens */
     if (m->n_gdn > 0) {
@@ -448,10 +490,36 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
                 j->x[GDN_COL_TOKENS] = (double)j->tokens;
                 j->x[GDN_COL_SEQS] = sq[a];
             }
+        /* the serving envelope: many sequences (a batch's decode rows beside a chunk) */
+        static const int seqs_v[] = { 32, 64, 128, 256 };
+        static const long long_v[] = { 1, 16, 256, 2048, 8192 };
+        for (int a = 0; a < (o->smoke ? 0 : N(seqs_v)); a++)
+            for (int b = 0; b < N(long_v); b++) {
+                calib_job_t *j = jv_push(&jv);
+                if (!j)
+                    break;
+                j->kernel = CK_GDN;
+                j->law = law_index(CK_GDN, 0);
+                j->seqs = seqs_v[a];
+                j->tokens = long_v[b] + seqs_v[a] - 1;
+                j->x[GDN_COL_TOKENS] = (double)j->tokens;
+                j->x[GDN_COL_SEQS] = seqs_v[a];
+            }
     }
     /* one layer's elementwise work */
     static const long tok_f[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 784, 1024, 1568, 2048, 3072, 4096 };
     static const long tok_s[] = { 1, 64, 2048 };
+    /* the serving envelope: batch sizes between them, and budgets up to 16K */
+    static const long tok_v[] = { 3, 6, 12, 24, 48, 96, 192, 384, 6144, 8192, 12288, 16384 };
+    for (int i = 0; i < (o->smoke ? 0 : N(tok_v)); i++) {
+        calib_job_t *j = jv_push(&jv);
+        if (!j)
+            break;
+        j->kernel = CK_ELEM;
+        j->law = law_index(CK_ELEM, 0);
+        j->tokens = tok_v[i];
+        j->x[0] = (double)j->tokens;
+    }
     for (int i = 0; i < (o->smoke ? N(tok_s) : N(tok_f)); i++) {
         calib_job_t *j = jv_push(&jv);
         if (!j)
@@ -470,6 +538,15 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
     if (jv.failed) {
         free(jv.v);
         return -1;
+    }
+    /* attention points record the per-rank shape they ran (the grid's key: sim/law.h) */
+    for (int i = 0; i < jv.n; i++) {
+        calib_job_t *j = &jv.v[i];
+        if (j->kernel <= CK_FP8_EXPAND) {
+            j->x[ATTN_COL_Q_HEADS] = r->q_heads;
+            j->x[ATTN_COL_KV_HEADS] = r->kv_heads;
+            j->x[ATTN_COL_HEAD_DIM] = m->head_dim;
+        }
     }
     /* keep the selected laws, estimate, order cheapest first */
     int n = 0;
@@ -845,6 +922,13 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     }
     snprintf(out->model, sizeof out->model, "%s", m->name);
     out->tp = o->tp;
+    /* the envelope: the per-rank attention shape the grid measured (its points' ranges are
+     * the rest of it, profile.h) */
+    out->has_envelope = 1;
+    out->env_tp = o->tp;
+    out->env_q_heads = r.q_heads;
+    out->env_kv_heads = r.kv_heads;
+    out->env_head_dim = m->head_dim;
     utc_date(out->date, sizeof out->date);
     snprintf(out->revision, sizeof out->revision, "%s", PACESIM_REV);
     snprintf(out->method, sizeof out->method,

@@ -646,6 +646,10 @@ static size_t gdn_state_bytes(const gpu_t *g, int seqs)
     return (size_t)seqs * g->r.gdn_v_heads * GDN_D * GDN_D * 4;
 }
 
+/* the sequences one GDN job may hold (a step's rows: the engine's max_num_seqs, at most
+ * an attention call's PROF_MAX_ROWS); conv states are allocated for all of them */
+#define GDN_MAX_SEQS PROF_MAX_ROWS
+
 static int gdn_ready(calib_timer_t *t, gpu_t *g)
 {
     if (g->m.gdn_head_dim_k != GDN_D || g->m.gdn_head_dim_v != GDN_D || g->m.gdn_conv_kernel < 2 ||
@@ -671,14 +675,14 @@ static int prepare_gdn(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
         if (g->d_cu)
             CK(cudaFree(g->d_cu));
         g->d_cu = NULL;
-        CK(cudaMalloc(&g->d_cu, 64 * sizeof(int)));
-        g->cu_cap = 64;
-        if (S + 1 > 64) {
-            snprintf(t->err, sizeof t->err, "at most 63 sequences");
+        CK(cudaMalloc(&g->d_cu, (GDN_MAX_SEQS + 1) * sizeof(int)));
+        g->cu_cap = GDN_MAX_SEQS + 1;
+        if (S > GDN_MAX_SEQS) {
+            snprintf(t->err, sizeof t->err, "at most %d sequences", GDN_MAX_SEQS);
             return 1;
         }
     }
-    int cu[64];
+    int cu[GDN_MAX_SEQS + 1];
     cu[0] = 0; /* one long row first, then seqs-1 one-token rows */
     cu[1] = (int)(T - (S - 1));
     for (int s = 2; s <= S; s++)
@@ -1336,11 +1340,11 @@ static int gpu_setup(calib_timer_t *t, const model_t *m, const model_rank_t *r)
     /* fixed small buffers: conv weights and states, norm weights */
     int C = r->gdn_conv_dim > 0 ? r->gdn_conv_dim : 128, W = m->gdn_conv_kernel > 1 ? m->gdn_conv_kernel : 2;
     CK(cudaMalloc(&g->conv_w, (size_t)C * W * 2));
-    CK(cudaMalloc(&g->conv_s, (size_t)64 * C * (W - 1) * 2));
-    CK(cudaMalloc(&g->conv_sn, (size_t)64 * C * (W - 1) * 2));
+    CK(cudaMalloc(&g->conv_s, (size_t)GDN_MAX_SEQS * C * (W - 1) * 2));
+    CK(cudaMalloc(&g->conv_sn, (size_t)GDN_MAX_SEQS * C * (W - 1) * 2));
     CK(cudaMalloc(&g->norm_w, (size_t)m->hidden * 2));
     CKA(attn_fill_half_random(g->conv_w, (size_t)C * W, -0.5f, 0.5f, 11));
-    CKA(attn_fill_half_random(g->conv_s, (size_t)64 * C * (W - 1), -1.f, 1.f, 12));
+    CKA(attn_fill_half_random(g->conv_s, (size_t)GDN_MAX_SEQS * C * (W - 1), -1.f, 1.f, 12));
     CKA(attn_fill_half_random(g->norm_w, (size_t)m->hidden, 0.5f, 1.5f, 13));
     CK(cudaDeviceSynchronize());
 

@@ -4,11 +4,14 @@
 #      included (kernels/device_run.sh; needs nvcc there)    -> OUT/kernels.tgz
 #   1. bin/calib: a fresh profile for the kernels of this build, with the sustained-load
 #      probes                                                   -> OUT/h200.yaml, calib.txt
-#   2. the reference replays priced by that profile (calib/replay_h200.sh), every step and
+#   2. (SERVE=1) the batched serving replays (calib/replay_serve.sh), priced by that profile
+#                                                               -> OUT/serve.txt, serve-steps.tgz
+#   3. the reference replays priced by that profile (calib/replay_h200.sh), every step and
 #      item predicted beside measured, the SM clock sampled   -> OUT/replay.txt, replay-steps.tgz
+#      (REPLAY_REF=0 skips them)
 # CALIB_ARGS are added to calib's (e.g. "--varlen --moe 128,8,768" for the opt-in laws).
 # Usage: calib/gpu_session.sh OUT [BINDIR]   (BINDIR holds calib and pacesim-gpu, e.g. the
-# static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  At most 5 files in OUT.
+# static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  At most 7 files in OUT.
 set -u
 out=${1:?usage: gpu_session.sh OUT [BINDIR]}
 bindir=${2:-bin}
@@ -27,8 +30,15 @@ fi
     >> "$work/calib.txt" 2>&1 || echo "calib rc=$?" >> "$work/calib.txt"
 cp "$work/calib.txt" "$out/calib.txt"
 grep -E "sustained|rc=" "$out/calib.txt"
-PROFILE=$out/h200.yaml REPLAY_131K=${REPLAY_131K:-1} \
-    bash calib/replay_h200.sh "$work/r" "$bindir/pacesim-gpu" > "$out/replay.txt" 2>&1
-{ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } >> "$out/replay.txt" 2>&1
-tar czf "$out/replay-steps.tgz" -C "$work" r
+if [ "${SERVE:-0}" = 1 ]; then
+    PROFILE=$out/h200.yaml bash calib/replay_serve.sh "$work/s" "$bindir/pacesim-gpu" > "$out/serve.txt" 2>&1
+    cp "$out/h200.yaml" "$work/s/profile.yaml"
+    tar czf "$out/serve-steps.tgz" -C "$work" s
+fi
+if [ "${REPLAY_REF:-1}" = 1 ]; then
+    PROFILE=$out/h200.yaml REPLAY_131K=${REPLAY_131K:-1} \
+        bash calib/replay_h200.sh "$work/r" "$bindir/pacesim-gpu" > "$out/replay.txt" 2>&1
+    { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } >> "$out/replay.txt" 2>&1
+    tar czf "$out/replay-steps.tgz" -C "$work" r
+fi
 rm -rf "$work"

@@ -15,7 +15,9 @@
  * features, roofline pairs and knees); cost_feat.c defines every feature and why it is
  * there.  Waves and the GEMM roofline need the GPU's SM count and ceilings (cost_hw_t, from
  * the profile's metadata).  "rows" in attention points = identical rows (q, seq_len) in
- * one call; kv heads, q heads and head_dim come from the model at the profile's TP degree.
+ * one call; kv heads, q heads and head_dim are the point's own where it records them
+ * (law.h's attention columns; its grid group is then of that shape), else the model's at
+ * the run's TP degree.
  * Invariant: a law's features are computed by the same functions for calib's fit and for
  * the simulator's prices, so a fitted coefficient means one thing everywhere. */
 #ifndef PACESIM_COST_H
@@ -121,6 +123,10 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
 /* The price of one item (seconds, already x count) by a model cost_profile_new made;
  * *grid is 1 when measured points priced it, 0 when the fitted law did.  0 / -1. */
 int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid);
+/* The share of the step time a model cost_profile_new made has priced so far outside its
+ * profile's measured envelope (profile.h), 0..1; 0 inside it, for a profile that records no
+ * envelope, and for any other model (or NULL). */
+double cost_profile_outside_share(const cost_model_t *cm);
 /* Every law a scenario with this model, TP degree, KV dtype and GQA group needs is in
  * the profile: 0, or -1 with "path:line:col: laws: no law ..." in err. */
 int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,

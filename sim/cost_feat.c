@@ -295,9 +295,37 @@ static void bridge_features(const law_form_t *f, const kseg_t *segs, int nseg, l
     feat[BRIDGE_SM_CTAS] = hw && hw->sms > 0 ? ceil(fmin(ctas * rm, (double)hw->sms * eo) / hw->sms) : 0;
 }
 
-/* An attention law's features for rows segs (x rows_mult identical copies). */
+/* The head size the attention features count their tokens and tiles in: a token or tile of
+ * a head_dim D head is D / ATTN_FEAT_HEAD_DIM of one (its bytes and FLOPs are D-wide), so a law
+ * fitted on the reference model's 256-wide heads prices a 64- or 128-wide model's calls by what
+ * they move and compute.  CTAs, the reduce's depth and the knee's CTAs an SM are counts, not
+ * scaled.  (At head_dim 256 nothing is scaled: a reference model's features are as before.) */
+#define ATTN_FEAT_HEAD_DIM 256
+
+static void head_dim_scale(const law_form_t *f, int head_dim, double feat[PROF_MAX_COEF])
+{
+    if (head_dim <= 0 || head_dim == ATTN_FEAT_HEAD_DIM) return;
+    double d = (double)head_dim / ATTN_FEAT_HEAD_DIM;
+    static const int prefill_w[] = { PREFILL_TILES_TOTAL, PREFILL_TILES_MAX, PREFILL_QUEUE_TILES };
+    static const int decode_w[] = { DECODE_KV_TOKENS, DECODE_PART_TOKENS_MAX, DECODE_KV_UNIQUE, DECODE_WAVE_TOKENS,
+                                    DECODE_SM_TOKENS, DECODE_LONE_TOKENS };
+    static const int bridge_w[] = { BRIDGE_EXPANDED, BRIDGE_PAGE_WALK, BRIDGE_EXPANDED_BW, BRIDGE_EXPANDED_KNEE };
+    const int *w = decode_w;
+    int n = (int)(sizeof decode_w / sizeof *decode_w);
+    if (f->family == LF_PREFILL) {
+        w = prefill_w;
+        n = (int)(sizeof prefill_w / sizeof *prefill_w);
+    } else if (f->family == LF_BRIDGE) {
+        w = bridge_w;
+        n = (int)(sizeof bridge_w / sizeof *bridge_w);
+    }
+    for (int i = 0; i < n; i++) feat[w[i]] *= d;
+}
+
+/* An attention law's features for rows segs (x rows_mult identical copies); head_dim 0 =
+ * the reference width (nothing scaled). */
 static void attn_features(const law_form_t *f, const kseg_t *segs, int nseg, long rows_mult, const model_rank_t *r,
-                          const cost_hw_t *hw, double feat[PROF_MAX_COEF])
+                          int head_dim, const cost_hw_t *hw, double feat[PROF_MAX_COEF])
 {
     for (int s = 0; s < PROF_MAX_COEF; s++) feat[s] = 0;
     feat[FEAT_ONE] = 1;
@@ -307,6 +335,7 @@ static void attn_features(const law_form_t *f, const kseg_t *segs, int nseg, lon
     case LF_BRIDGE: bridge_features(f, segs, nseg, rows_mult, heads, hw, feat); break;
     default: decode_features(f, segs, nseg, rows_mult, heads, hw, feat); break;
     }
+    head_dim_scale(f, head_dim, feat);
 }
 
 static int varlen_call_features(const law_form_t *f, const kcall_t *call, const model_t *m, const model_rank_t *r,
@@ -318,7 +347,7 @@ int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
     const law_form_t *f = law_find(law);
     if (f && f->family == LF_VARLEN) return varlen_call_features(f, call, m, r, hw, feat);
     if (!attn_family(f)) return -1;
-    attn_features(f, call->segs, call->nseg, 1, r, hw, feat);
+    attn_features(f, call->segs, call->nseg, 1, r, m ? m->head_dim : 0, hw, feat);
     return 0;
 }
 
@@ -571,10 +600,21 @@ int cost_point_features_n(const char *law, const double *row, int ncols, const m
     const law_form_t *f = law_find(law);
     for (int i = 0; i < PROF_MAX_COEF; i++) feat[i] = 0;
     if (!f) return -1;
-    if (attn_family(f)) {                      /* rows, q, seq_len, page */
+    if (attn_family(f)) {                      /* rows, q, seq_len, page[, q_heads, kv_heads, head_dim] */
         kseg_t seg = { -1, (int)row[ATTN_COL_Q], (long)row[ATTN_COL_SEQ_LEN] };
         long rows = (long)row[ATTN_COL_ROWS];
         if (seg.q < 1 || seg.seq_len < seg.q || row[ATTN_COL_ROWS] < 1) return -1;
+        /* a row that records its shape is priced at it; else at the model's, per rank */
+        model_rank_t rs = *r;
+        int hd = m ? m->head_dim : 0;
+        if (law_has_facts(f, ncols)) {
+            if (!(row[ATTN_COL_Q_HEADS] >= 1 && row[ATTN_COL_KV_HEADS] >= 1 && row[ATTN_COL_HEAD_DIM] >= 1)) return -1;
+            rs.q_heads = (int)row[ATTN_COL_Q_HEADS];
+            rs.kv_heads = (int)row[ATTN_COL_KV_HEADS];
+            hd = (int)row[ATTN_COL_HEAD_DIM];
+            rs.group = rs.q_heads / rs.kv_heads;
+        }
+        r = &rs;
         if (f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR) {
             /* a point with q > 1 is a small-q call: its token-wise expansion (one request,
              * rows of it read the same pages); the point's rows are distinct requests */
@@ -582,9 +622,9 @@ int cost_point_features_n(const char *law, const double *row, int ncols, const m
             if (seg.q > 64) return -1;
             for (int t = 0; t < seg.q; t++)
                 ex[t] = (kseg_t){ 0, 1, seg.seq_len - seg.q + 1 + t };
-            attn_features(f, ex, seg.q, rows, r, hw, feat);
+            attn_features(f, ex, seg.q, rows, r, hd, hw, feat);
         } else {
-            attn_features(f, &seg, 1, rows, r, hw, feat);
+            attn_features(f, &seg, 1, rows, r, hd, hw, feat);
         }
         return 0;
     }

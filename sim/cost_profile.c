@@ -27,6 +27,19 @@ typedef struct {
     double heat_mean;             /* h's mean over the last step priced */
     struct { double m, n, k, wb; int pt; } gemm_memo[16]; /* gemm_choice()'s recent answers */
     int gemm_nmemo, gemm_next;
+    /* the profile's envelope (profile.h): per law its points' ranges, the gemm shapes
+     * measured (n, k, wb and their largest m), and what the run priced outside it */
+    int env;                      /* 1: the profile records an envelope */
+    int shape_out;                /* the run's attention shape or TP degree is not the envelope's */
+    char shape_why[128];
+    double (*lo)[PROF_MAX_COLS], (*hi)[PROF_MAX_COLS];
+    int *nk;
+    double (*gemm_nk)[4];         /* n, k, wb, largest m */
+    int ngemm_nk;
+    long *out_n;                  /* per law: items priced outside, */
+    double *out_s;                /*   their seconds, */
+    char (*out_why)[128];         /*   the first one's reason */
+    double total_s;               /* every item's seconds */
 } pm_t;
 
 /* The point row an item would be, in its law's columns: 1, or 0 if it has none (a
@@ -58,6 +71,24 @@ static int item_row(const cost_item_t *it, double *row)
     }
     default: return 0;
     }
+}
+
+/* The run's per-rank attention shape in a point row's shape columns (a law whose points
+ * record theirs keys its groups by it: only points of this shape price this run's items). */
+static void row_shape(const pm_t *pm, double *row)
+{
+    row[ATTN_COL_Q_HEADS] = pm->r.q_heads;
+    row[ATTN_COL_KV_HEADS] = pm->r.kv_heads;
+    row[ATTN_COL_HEAD_DIM] = pm->m->head_dim;
+}
+
+/* Whether group gr of law l is of the run's attention shape (always, for a law whose
+ * points do not record one). */
+static int group_shape_is(const prof_law_t *l, const cost_grid_group_t *gr, const double *row)
+{
+    if (cost_grid_nkeys(l) <= ATTN_COL_HEAD_DIM) return 1;
+    return gr->key[ATTN_COL_Q_HEADS] == row[ATTN_COL_Q_HEADS] && gr->key[ATTN_COL_KV_HEADS] == row[ATTN_COL_KV_HEADS] &&
+           gr->key[ATTN_COL_HEAD_DIM] == row[ATTN_COL_HEAD_DIM];
 }
 
 /* One group's price at axis value x for an item with features feat: interpolation
@@ -94,6 +125,7 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
     int axis = cost_grid_axis(l);
     double row[PROF_MAX_COLS] = { 0 };
     if (axis < 0 || !item_row(it, row)) return 0;
+    if (it->kind == CI_ATTN || it->kind == CI_BRIDGE) row_shape(pm, row);
     double x = row[axis];
     const cost_grid_group_t *below = NULL, *above = NULL;
     int chunk = it->kind == CI_ATTN && it->call->route != ROUTE_DECODE_XQA && it->call->route != ROUTE_DECODE_SCALAR
@@ -103,10 +135,11 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
     if (lo == hi) return 0;
     const cost_grid_group_t *own = cost_grid_find(&pm->grid, li, row, cost_grid_nkeys(l), axis);
     if (it->kind == CI_BRIDGE) {
-        /* the bridge's expansion depends on the sequence only: the law's group of its first point */
-        own = &pm->grid.g[lo];
-        for (int g = lo + 1; g < hi; g++)
-            if (pm->grid.g[g].first < own->first) own = &pm->grid.g[g];
+        /* the bridge's expansion depends on the sequence only: the law's group of its first
+         * point (of the run's shape) */
+        own = NULL;
+        for (int g = lo; g < hi; g++)
+            if (group_shape_is(l, &pm->grid.g[g], row) && (!own || pm->grid.g[g].first < own->first)) own = &pm->grid.g[g];
     }
     if (own) return group_eval(pm, l, own, x, feat, t) == 0;
     if (!chunk) return 0;
@@ -115,7 +148,9 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
         /* neighbours: measured chunks, and the q = 1 row of the prefill kernels (the same
          * CTA walking the same keys with one live row: a short final chunk whose tiles
          * still fit one wave costs what that row costs) */
-        if (gr->key[ATTN_COL_ROWS] != row[ATTN_COL_ROWS] || gr->key[ATTN_COL_PAGE] != row[ATTN_COL_PAGE]) continue;
+        if (gr->key[ATTN_COL_ROWS] != row[ATTN_COL_ROWS] || gr->key[ATTN_COL_PAGE] != row[ATTN_COL_PAGE] ||
+            !group_shape_is(l, gr, row))
+            continue;
         double gq = gr->key[ATTN_COL_Q], q = row[ATTN_COL_Q];
         if (gq < 32 && gq != 1) continue;
         if (gq < q && (!below || gq > below->key[ATTN_COL_Q])) below = gr;
@@ -161,6 +196,7 @@ typedef struct {
 } pm_ctx_t;
 
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp);
+static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o);
 
 /* The kernel cuBLAS would pick for a GEMM item, where the gemm law's points record it
  * (GEMM_COLS_CFG columns): that of the law's nearest point, by |ln m - ln m'| + |ln n - ln
@@ -264,7 +300,9 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     }
     double t;
     if (split_decode(cm, it, sec, grid, lp)) return *sec < 0 ? -1 : 0;
-    *grid = grid_price(pm, (int)(l - pm->p->laws), it, feat, &t);
+    /* another shape's attention points never price this run's: the law does */
+    *grid = pm->shape_out && (it->kind == CI_ATTN || it->kind == CI_BRIDGE) ? 0
+                                                                          : grid_price(pm, (int)(l - pm->p->laws), it, feat, &t);
     if (!*grid) t = prof_eval(l, feat);
     *sec = (t > 0 ? t : 0) * it->count;
     return 0;
@@ -285,13 +323,23 @@ static int cmp_first(const void *va, const void *vb)   /* parts by their first r
     return (a->req > b->req) - (a->req < b->req);
 }
 
-/* A decode call over several requests (their rows in one launch) costs what its
- * requests' calls would cost one by one, less the fixed cost of the launches it does not
- * make: the kernel is bandwidth-bound and its CTAs fill the GPU either way, so the bytes'
- * times add, but it launches once (one main kernel, one reduce), so every part after the
- * first gives back the law's per-call constant c0.  (calib measures identical rows only;
- * on the H200 replays the law on the whole mixture prices 10-16% high, the parts' sum
- * within 2%.)  1 if the item was such a call (*sec its price, -1 on error), else 0. */
+/* A decode call over several requests is ONE launch whose CTAs share the SMs.  Its
+ * requests fall in two kinds, by the CTAs each would launch alone (DECODE_CTAS against the
+ * SMs x the CTAs an SM holds, a wave):
+ *  - a request that fills a wave by itself (a long context: 240K at partition 1024 is 235
+ *    partitions x the heads) is bandwidth-bound: its bytes' time adds to the call's, and
+ *    the launch gives back the law's per-call constant c0 of every part after the first
+ *    (on the H200 replays of two 240K requests the parts' sum is within 2%, the law on the
+ *    whole mixture 10-16% high);
+ *  - the requests that do not (short contexts, latency-bound) share the launch's waves:
+ *    together they are one part, priced on their union by the law's features (kv_tokens,
+ *    ctas, waves, the busiest SM's tokens: cost_feat.c), anchored to the measured many-row
+ *    points (pack_anchor).  Summing them instead prices 60 requests of ~600 tokens at 9x
+ *    what the GPU takes.
+ * A call with one part of each kind, or one request, costs what the old per-part rule did.
+ * 1 if the item was a multi-request decode call (*sec its price, -1 on error), else 0. */
+static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t);
+
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
 {
     const kcall_t *c = it->call;
@@ -300,20 +348,22 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     int mixed = 0;
     for (int i = 1; i < c->nseg; i++) mixed |= c->segs[i].req != c->segs[0].req;
     if (!mixed) return 0;
+    pm_t *pm = cm->impl;
     /* the requests' rows, grouped in O(n log n): sorted by request, then by place; the
      * parts go in the order of their first rows */
-    kseg_t *seg = malloc((size_t)c->nseg * sizeof *seg);
+    kseg_t *seg = malloc((size_t)c->nseg * sizeof *seg), *pack = malloc((size_t)c->nseg * sizeof *pack);
     seg_ref_t *ref = malloc((size_t)c->nseg * sizeof *ref);
     seg_ref_t *part = malloc((size_t)c->nseg * sizeof *part);  /* a request: .req its first row's place,
                                                                   .idx where its rows start in ref */
-    int g = 1, parts = 0, nparts = 0;
+    int g = 1, parts = 0, nparts = 0, npack = 0, packed = 0;
     *sec = 0;
     *grid = 1;
-    if (!seg || !ref || !part) {
+    if (!seg || !ref || !part || !pack) {
         snprintf(cm->err, sizeof cm->err, "out of memory");
         free(seg);
         free(ref);
         free(part);
+        free(pack);
         *sec = -1;
         return 1;
     }
@@ -322,18 +372,65 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     for (int i = 0; i < c->nseg; i++)
         if (i == 0 || ref[i].req != ref[i - 1].req) part[nparts++] = (seg_ref_t){ ref[i].idx, i };
     qsort(part, (size_t)nparts, sizeof *part, cmp_first);
+    char name[64];
+    const law_form_t *f = law_find(cost_item_law(it, name, sizeof name));
+    double wave = f && pm->hw.sms > 0 ? (double)pm->hw.sms * f->ctas_per_sm : 0;
+    /* pass 0: the requests that do not fill a wave alone, gathered (in call order) */
     for (int p = 0; p < nparts; p++) {
         int n = 0, r0 = part[p].idx;
         for (int j = r0; j < c->nseg && ref[j].req == ref[r0].req; j++) seg[n++] = c->segs[ref[j].idx];
         kcall_t sub = *c;
         sub.segs = seg;
         sub.nseg = n;
-        cost_item_t one = *it;
-        one.call = &sub;
+        double ft[PROF_MAX_COEF];
+        if (wave > 0 && cost_attn_features(f->name, &sub, pm->m, &pm->r, &pm->hw, ft) == 0 && ft[DECODE_CTAS] < wave) {
+            memcpy(pack + npack, seg, (size_t)n * sizeof *seg);
+            npack += n;
+            packed++;
+            part[p].req = -1;      /* priced with the pack */
+        }
+    }
+    if (packed < 2) {              /* nothing shares: every request is a part */
+        npack = 0;
+        for (int p = 0; p < nparts; p++) part[p].req = 0;
+    }
+    for (int p = 0; p <= nparts && *sec >= 0; p++) {
+        kcall_t sub = *c;
         double t;
-        if (pm_item(cm, &one, &t, &g, lp) < 0) {
-            *sec = -1;
-            break;
+        if (p == nparts) {         /* the latency-bound requests, one part */
+            if (!npack) break;
+            sub.segs = pack;
+            sub.nseg = npack;
+            cost_item_t one = *it;
+            one.call = &sub;
+            double ft[PROF_MAX_COEF];
+            const prof_law_t *l = prof_find(pm->p, f->name);
+            *lp = l;
+            if (!l) {
+                snprintf(cm->err, sizeof cm->err, "profile has no law \"%s\" (needed by this scenario)", f->name);
+                *sec = -1;
+                break;
+            }
+            if (cost_item_features(&one, pm->m, &pm->r, &pm->hw, ft) < 0) {
+                snprintf(cm->err, sizeof cm->err, "cannot compute the features of law \"%s\"", f->name);
+                *sec = -1;
+                break;
+            }
+            g = pm->shape_out ? 0 : pack_anchor(pm, (int)(l - pm->p->laws), &one, ft, &t);
+            if (!g) t = prof_eval(l, ft);
+            t = (t > 0 ? t : 0) * it->count;
+        } else {
+            if (part[p].req < 0) continue;
+            int n = 0, r0 = part[p].idx;
+            for (int j = r0; j < c->nseg && ref[j].req == ref[r0].req; j++) seg[n++] = c->segs[ref[j].idx];
+            sub.segs = seg;
+            sub.nseg = n;
+            cost_item_t one = *it;
+            one.call = &sub;
+            if (pm_item(cm, &one, &t, &g, lp) < 0) {
+                *sec = -1;
+                break;
+            }
         }
         if (parts++ && *lp) t -= (*lp)->coef[FEAT_ONE] * it->count;   /* one launch, not one per part */
         *sec += t > 0 ? t : 0;
@@ -342,6 +439,65 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     free(seg);
     free(ref);
     free(part);
+    free(pack);
+    return 1;
+}
+
+/* The pack of latency-bound decode requests (split_decode) priced by the law on their
+ * union, scaled to meet calib's identical-row points of the same q and page at the pack's
+ * request count and mean context: the grid's time there over the law's (interpolated in
+ * rows between the two nearest measured row counts, and along seq_len within each).  A
+ * pack whose requests have unlike q, or no measured rows around it, is the law's alone.
+ * 1 and *t, or 0. */
+static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t)
+{
+    const prof_law_t *l = &pm->p->laws[li];
+    const kcall_t *c = it->call;
+    /* requests: runs of one req; each's rows (q) and longest row */
+    int nreq = 0, q = -1, run = 0;
+    double sum_len = 0, cur = 0;
+    for (int i = 0; i <= c->nseg; i++) {
+        if (i == c->nseg || (i > 0 && c->segs[i].req != c->segs[i - 1].req)) {
+            if (q >= 0 && q != run) return 0;
+            q = run;
+            sum_len += cur;
+            nreq++;
+            run = 0;
+            cur = 0;
+            if (i == c->nseg) break;
+        }
+        run++;
+        if ((double)c->segs[i].seq_len > cur) cur = (double)c->segs[i].seq_len;
+    }
+    double L = floor(sum_len / nreq + 0.5), shape[PROF_MAX_COLS] = { 0 };
+    row_shape(pm, shape);
+    int lo, hi;
+    cost_grid_law(&pm->grid, li, &lo, &hi);
+    const cost_grid_group_t *below = NULL, *above = NULL;
+    for (int g = lo; g < hi; g++) {
+        const cost_grid_group_t *gr = &pm->grid.g[g];
+        if (gr->key[ATTN_COL_Q] != q || gr->key[ATTN_COL_PAGE] != c->page || !group_shape_is(l, gr, shape)) continue;
+        if (L < gr->ax[0] || L > gr->ax[gr->npts - 1]) continue;   /* inside its contexts only */
+        double r = gr->key[ATTN_COL_ROWS];
+        if (r <= nreq && (!below || r > below->key[ATTN_COL_ROWS])) below = gr;
+        if (r >= nreq && (!above || r < above->key[ATTN_COL_ROWS])) above = gr;
+    }
+    if (!below || !above) return 0;
+    double gb, ga, fb[PROF_MAX_COEF], fa[PROF_MAX_COEF], row[PROF_MAX_COLS] = { 0 };
+    row_shape(pm, row);
+    row[ATTN_COL_Q] = q;
+    row[ATTN_COL_SEQ_LEN] = L;
+    row[ATTN_COL_PAGE] = c->page;
+    row[ATTN_COL_ROWS] = below->key[ATTN_COL_ROWS];
+    if (cost_point_features(l->name, row, pm->m, &pm->r, &pm->hw, fb) < 0 || group_eval(pm, l, below, L, fb, &gb) < 0) return 0;
+    row[ATTN_COL_ROWS] = above->key[ATTN_COL_ROWS];
+    if (cost_point_features(l->name, row, pm->m, &pm->r, &pm->hw, fa) < 0 || group_eval(pm, l, above, L, fa, &ga) < 0) return 0;
+    double lb = prof_eval(l, fb), la = prof_eval(l, fa);
+    if (!(lb > 0 && la > 0)) return 0;
+    double rb = below->key[ATTN_COL_ROWS], ra = above->key[ATTN_COL_ROWS];
+    double w = ra > rb ? (nreq - rb) / (ra - rb) : 0;
+    double ratio = (1 - w) * (gb / lb) + w * (ga / la);
+    *t = prof_eval(l, feat) * ratio;
     return 1;
 }
 
@@ -375,6 +531,74 @@ int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int 
     return 0;
 }
 
+/* Whether an item lies outside its law's measured envelope: 1 with the reason in why,
+ * else 0 (also for a profile that records none, and for the step and all-reduce laws). */
+static int env_outside(const pm_t *pm, int li, const cost_item_t *it, char *why, size_t n)
+{
+    if (!pm->env || li < 0) return 0;
+    const double *hi = pm->hi[li];
+    int nk = pm->nk[li];
+    switch (it->kind) {
+    case CI_ATTN: case CI_BRIDGE: {
+        if (pm->shape_out) {
+            snprintf(why, n, "%s", pm->shape_why);
+            return 1;
+        }
+        if (nk < 3) return 0;
+        const kcall_t *c = it->call;
+        long maxlen = 0;
+        int reqs = 0, run = 0, q = 0;
+        for (int i = 0; i < c->nseg; i++) {
+            if (c->segs[i].seq_len > maxlen) maxlen = c->segs[i].seq_len;
+            if (i == 0 || c->segs[i].req != c->segs[i - 1].req || c->segs[i].req < 0) {
+                reqs++;
+                run = 0;
+            }
+            run++;
+            int qi = c->route == ROUTE_DECODE_XQA || c->route == ROUTE_DECODE_SCALAR ? run : c->segs[i].q;
+            if (qi > q) q = qi;
+        }
+        if (it->kind == CI_ATTN && reqs > hi[ATTN_COL_ROWS]) {
+            snprintf(why, n, "%d requests in a call, measured up to %g", reqs, hi[ATTN_COL_ROWS]);
+            return 1;
+        }
+        if (it->kind == CI_ATTN && q > hi[ATTN_COL_Q]) {
+            snprintf(why, n, "q %d, measured up to %g", q, hi[ATTN_COL_Q]);
+            return 1;
+        }
+        if ((double)maxlen > hi[ATTN_COL_SEQ_LEN]) {
+            snprintf(why, n, "seq_len %ld, measured up to %g", maxlen, hi[ATTN_COL_SEQ_LEN]);
+            return 1;
+        }
+        return 0;
+    }
+    case CI_GEMM:
+        if (!pm->ngemm_nk) return 0;  /* a law without points has no measured range */
+        for (int i = 0; i < pm->ngemm_nk; i++)
+            if (pm->gemm_nk[i][0] == it->n && pm->gemm_nk[i][1] == it->k && pm->gemm_nk[i][2] == it->wb) {
+                if (it->m <= pm->gemm_nk[i][3]) return 0;
+                snprintf(why, n, "m %g of %g x %g, measured up to %g", it->m, it->n, it->k, pm->gemm_nk[i][3]);
+                return 1;
+            }
+        snprintf(why, n, "shape n %g x k %g (%g bytes a weight) not measured", it->n, it->k, it->wb);
+        return 1;
+    case CI_GDN:
+        if (nk >= 2 && (it->tokens > hi[GDN_COL_TOKENS] || it->seqs > hi[GDN_COL_SEQS])) {
+            snprintf(why, n, "%g tokens in %g sequences, measured up to %g in %g", it->tokens, it->seqs,
+                     hi[GDN_COL_TOKENS], hi[GDN_COL_SEQS]);
+            return 1;
+        }
+        return 0;
+    case CI_ELEM:
+        if (nk >= 1 && it->tokens > hi[0]) {
+            snprintf(why, n, "%g tokens, measured up to %g", it->tokens, hi[0]);
+            return 1;
+        }
+        return 0;
+    default: return 0;
+    }
+}
+
 static int pm_price(void *vctx, const cost_item_t *it)
 {
     pm_ctx_t *x = vctx;
@@ -387,7 +611,121 @@ static int pm_price(void *vctx, const cost_item_t *it)
         x->heat_w += sec * item_heat((pm_t *)x->cm->impl, it, l, sec);
         return 0;
     }
-    cost_breakdown_add(x->o, it, sec * hot_factor(x->cm->impl, l, ((pm_t *)x->cm->impl)->heat_mean));
+    pm_t *pm = x->cm->impl;
+    double s = sec * hot_factor(x->cm->impl, l, pm->heat_mean);
+    if (pm->env) {
+        char why[128];
+        int li = l ? (int)(l - pm->p->laws) : -1;
+        pm->total_s += s;
+        if (env_outside(pm, li, it, why, sizeof why)) {
+            if (!pm->out_n[li]++) snprintf(pm->out_why[li], sizeof pm->out_why[li], "%s", why);
+            pm->out_s[li] += s;
+        }
+    }
+    cost_breakdown_add(x->o, it, s);
+    return 0;
+}
+
+/* The run's envelope warnings (profile.h): one stderr line per law that priced items
+ * outside its measured envelope, and the share of step time they hold.  Nothing when
+ * every item was inside, or the profile records no envelope. */
+static void env_report(const pm_t *pm)
+{
+    if (!pm->env || !(pm->total_s > 0)) return;
+    double out = 0;
+    for (int li = 0; li < pm->p->nlaws; li++) {
+        if (!pm->out_n[li]) continue;
+        out += pm->out_s[li];
+        fprintf(stderr, "warning: %s priced outside its measured envelope (%s): %ld items, %.1f%% of step time by the law's extrapolation\n",
+                pm->p->laws[li].name, pm->out_why[li], pm->out_n[li], 100 * pm->out_s[li] / pm->total_s);
+    }
+    if (out > 0)
+        fprintf(stderr, "warning: %s: %.1f%% of step time priced outside the profile's measured envelope\n", pm->p->path,
+                100 * out / pm->total_s);
+}
+
+double cost_profile_outside_share(const cost_model_t *cm)
+{
+    if (!cm || cm->step != pm_step) return 0;
+    const pm_t *pm = cm->impl;
+    if (!pm->env || !(pm->total_s > 0)) return 0;
+    double out = 0;
+    for (int li = 0; li < pm->p->nlaws; li++) out += pm->out_s[li];
+    return out / pm->total_s;
+}
+
+static void env_free(pm_t *pm)
+{
+    free(pm->lo);
+    free(pm->hi);
+    free(pm->nk);
+    free(pm->gemm_nk);
+    free(pm->out_n);
+    free(pm->out_s);
+    free(pm->out_why);
+}
+
+/* The envelope's tables (pm->env): every law's ranges, the gemm shapes measured.  0 / -1. */
+static int env_init(pm_t *pm, int tp)
+{
+    const profile_t *p = pm->p;
+    if (!p->has_envelope) {
+        /* no envelope recorded: the profile's model and TP degree say whether its attention
+         * points are this run's shape (prof_check_model); when they are not, the laws price
+         * every attention item, as that check's warning says */
+        pm->shape_out = prof_check_model(p, pm->m, tp, NULL);
+        return 0;
+    }
+    int nl = p->nlaws > 0 ? p->nlaws : 1;
+    pm->lo = calloc((size_t)nl, sizeof *pm->lo);
+    pm->hi = calloc((size_t)nl, sizeof *pm->hi);
+    pm->nk = calloc((size_t)nl, sizeof *pm->nk);
+    pm->out_n = calloc((size_t)nl, sizeof *pm->out_n);
+    pm->out_s = calloc((size_t)nl, sizeof *pm->out_s);
+    pm->out_why = calloc((size_t)nl, sizeof *pm->out_why);
+    if (!pm->lo || !pm->hi || !pm->nk || !pm->out_n || !pm->out_s || !pm->out_why) return -1;
+    for (int li = 0; li < p->nlaws; li++) pm->nk[li] = prof_law_range(&p->laws[li], pm->lo[li], pm->hi[li]);
+    const prof_law_t *g = prof_find(p, "gemm");
+    if (g && g->npts > 0 && g->ncols > GEMM_COL_WB) {
+        pm->gemm_nk = calloc((size_t)g->npts, sizeof *pm->gemm_nk);
+        if (!pm->gemm_nk) return -1;
+        for (int i = 0; i < g->npts; i++) {
+            const double *row = g->pts + (size_t)i * g->ncols;
+            int j = 0;
+            while (j < pm->ngemm_nk && !(pm->gemm_nk[j][0] == row[GEMM_COL_N] && pm->gemm_nk[j][1] == row[GEMM_COL_K] &&
+                                         pm->gemm_nk[j][2] == row[GEMM_COL_WB]))
+                j++;
+            if (j == pm->ngemm_nk) {
+                pm->gemm_nk[j][0] = row[GEMM_COL_N];
+                pm->gemm_nk[j][1] = row[GEMM_COL_K];
+                pm->gemm_nk[j][2] = row[GEMM_COL_WB];
+                pm->gemm_nk[j][3] = 0;
+                pm->ngemm_nk++;
+            }
+            if (row[GEMM_COL_M] > pm->gemm_nk[j][3]) pm->gemm_nk[j][3] = row[GEMM_COL_M];
+        }
+    }
+    /* the run's shape is measured where the envelope's is it, or where an attention law's
+     * points record it (per rank: a TP degree's heads are the shape the kernels run) */
+    int measured = p->env_tp == tp && p->env_q_heads == pm->r.q_heads && p->env_kv_heads == pm->r.kv_heads &&
+                   p->env_head_dim == pm->m->head_dim;
+    for (int li = 0; li < p->nlaws && !measured; li++) {
+        const prof_law_t *l = &p->laws[li];
+        const law_form_t *f = law_find(l->name);
+        if (!f || !f->shape_facts || f->family == LF_GEMM || !law_has_facts(f, l->ncols)) continue;
+        for (int i = 0; i < l->npts && !measured; i++) {
+            const double *row = l->pts + (size_t)i * l->ncols;
+            measured = row[ATTN_COL_Q_HEADS] == pm->r.q_heads && row[ATTN_COL_KV_HEADS] == pm->r.kv_heads &&
+                       row[ATTN_COL_HEAD_DIM] == pm->m->head_dim;
+        }
+    }
+    if (!measured) {
+        pm->shape_out = 1;
+        snprintf(pm->shape_why, sizeof pm->shape_why, "%d q/%d kv heads, head_dim %d at TP%d; measured %d/%d, %d at TP%d",
+                 pm->r.q_heads, pm->r.kv_heads, pm->m->head_dim, tp, p->env_q_heads, p->env_kv_heads,
+                 p->env_head_dim, p->env_tp);
+    }
+    pm->env = 1;
     return 0;
 }
 
@@ -413,6 +751,8 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 static void pm_destroy(cost_model_t *cm)
 {
     pm_t *pm = cm->impl;
+    env_report(pm);
+    env_free(pm);
     cost_grid_free(&pm->grid);
     free(pm);
     free(cm);
@@ -503,10 +843,11 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
         goto fail;
     }
     if (tp > 1 && !prof_find(p, "allreduce")) {
-        snprintf(err, COST_ERR_MAX, "%s: no law \"allreduce\" (tensor_parallel_size %d)", where, tp);
+        snprintf(err, COST_ERR_MAX, "%s: no law \"allreduce\" (tensor_parallel_size %d: measure it with bin/calib_allreduce)",
+                 where, tp);
         goto fail;
     }
-    if (cost_grid_build(&pm->grid, p->laws, p->nlaws) < 0) {
+    if (cost_grid_build(&pm->grid, p->laws, p->nlaws) < 0 || env_init(pm, tp) < 0) {
         snprintf(err, COST_ERR_MAX, "out of memory");
         goto fail;
     }
@@ -516,6 +857,10 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
     cm->impl = pm;
     return cm;
 fail:
+    if (pm) {
+        env_free(pm);
+        cost_grid_free(&pm->grid);
+    }
     free(pm);
     free(cm);
     return NULL;

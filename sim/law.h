@@ -162,7 +162,10 @@ int law_moe_counts(long tokens, int experts, int topk, double skew, long *counts
 #define LAW_MAX_FEAT 9                 /* the most features a law has (decode, gemm) */
 
 /* ---- point columns, per family ---- */
-enum attn_col { ATTN_COL_ROWS = 0, ATTN_COL_Q, ATTN_COL_SEQ_LEN, ATTN_COL_PAGE };
+enum attn_col { ATTN_COL_ROWS = 0, ATTN_COL_Q, ATTN_COL_SEQ_LEN, ATTN_COL_PAGE,
+                /* the per-rank shape the point was measured at (optional in a file: a row of the
+                 * first four columns and t_s is of the profile's own model at its TP degree) */
+                ATTN_COL_Q_HEADS, ATTN_COL_KV_HEADS, ATTN_COL_HEAD_DIM };
 enum gemm_col { GEMM_COL_M = 0, GEMM_COL_N, GEMM_COL_K, GEMM_COL_WB, GEMM_COL_TILE_N, GEMM_COL_TILE_M, GEMM_COL_SPLITS };
 enum gdn_col { GDN_COL_TOKENS = 0, GDN_COL_SEQS };
 
@@ -182,6 +185,8 @@ typedef struct law_form {
     int tile_m, tile_n;                /* prefill: the kernel's tile (BM, BN) */
     int ctas_per_sm;                   /* attention: its kernel's CTAs an SM holds on sm_90 */
     int splits;                        /* prefill: the kernel may split its CTAs' walk in parts */
+    int shape_facts;                   /* 1: the columns after nshape (attention: the heads and head
+                                          size) are part of a point's shape, its grid key */
 } law_form_t;
 
 /* The form of law id (id < LAW__N). */
@@ -194,7 +199,8 @@ int law_ncoef(const char *name);
  * measured with it (f has such columns and the row has all of f's), else 0. */
 int law_has_facts(const law_form_t *f, int ncols);
 /* The columns that name the shape of a row of ncols columns (t_s included): f's shape
- * columns when the row carries facts, else every column but t_s. */
+ * columns when the row carries facts (and those facts too where f's are shape_facts), else
+ * every column but t_s. */
 int law_shape_cols(const law_form_t *f, int ncols);
 
 #endif

@@ -400,6 +400,7 @@ static int cmd_profile(int argc, char **argv)
             if (cost_grid_loo(l, &med, &mx, &n) == 0 && n > 0) printf(" %12.1f%% / %6.1f%%  (%d)\n", 100 * med, 100 * mx, n);
             else printf(" %24s\n", "-");
         }
+        if (p.has_envelope) prof_envelope_print(stdout, &p);
         prof_free(&p);
     }
     return rc;

@@ -31,6 +31,13 @@
  *                                     # with these constants); parts 1 .. 64, tiles 1 ..
  *                                     # 2^20 and 0 .. 2^20, CTAs per SM 1 .. 64; absent = it
  *                                     # does not split
+ *     envelope: {tp: 1, q_heads: 24, kv_heads: 4, head_dim: 256}
+ *                                     # optional (all four keys, 1 .. 4096 each; tp <= 1024):
+ *                                     # the per-rank attention shape and TP degree calib
+ *                                     # measured; with it every law's envelope is its points'
+ *                                     # ranges (prof_law_range) and an item outside is priced
+ *                                     # by the law's extrapolation, with a warning; absent =
+ *                                     # no envelope recorded (nothing is checked)
  *   laws:                             # list (may be empty, at most 1024); names unique
  *     - name: attn.prefill_bm32.fp16  # required, < 48 chars
  *       coef: [1.0e-5, 2.0e-8, 0, 0]  # required, 1..10 numbers 0 .. 100; a law of the
@@ -41,7 +48,12 @@
  *                                                  # <= max; absent = -1
  *       columns: [rows, q, seq_len, page, t_s]     # optional; 1..8 names < 16 chars,
  *                                                  # the last one "t_s"; a catalogue law's
- *                                                  # its form's (check_cols)
+ *                                                  # its form's (check_cols): an attention
+ *                                                  # law's [rows, q, seq_len, page, q_heads,
+ *                                                  # kv_heads, head_dim, t_s] (the per-rank
+ *                                                  # shape each point ran, 1 .. 4096; part of
+ *                                                  # its grid key) or its first 4 and t_s (of
+ *                                                  # the profile's model)
  *       points:                                    # optional; needs columns; at most 100000;
  *         - [1, 784, 104000, 784, 0.00352]         # each row exactly len(columns) numbers,
  *                                                  # each in its column's range (col_range)
@@ -68,7 +80,7 @@ static const char *const top_keys[] = {"profile", "laws", NULL};
 static const char *const meta_keys[] = {
     "gpu", "sms", "mem_gib", "mem_bw_gbs", "peak_fp16_tflops", "tp", "model", "toolkit",
     "driver", "date", "revision", "method", "calib_seconds", "sm_clock_mhz", "sustained", "fp8_expand",
-    "prefill_split", NULL};
+    "prefill_split", "envelope", NULL};
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", NULL};
 static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", NULL};
@@ -76,6 +88,7 @@ static const char *const law_sus_keys[] = {"hot", "heat", NULL};
 static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
 static const char *const fit_keys[] = {"median_rel", "max_rel", NULL};
+static const char *const env_keys[] = {"tp", "q_heads", "kv_heads", "head_dim", NULL};
 
 /* ---- the physically meaningful ranges a profile's values are held to at load ----
  * Every value the cost model computes with is bounded here, so that no profile can make a
@@ -134,6 +147,19 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
             yd_get_int(e, ex, xp, "ctas_per_sm", YD_REQ, 1, 64, &p->expand_ctas_per_sm) < 0)
             return -1;
     }
+    yd_node_t *en = NULL;
+    if (yd_get_node(e, m, pp, "envelope", YD_OPT, YD_MAP, &en) < 0)
+        return -1;
+    if (en) {
+        const char *xp = "profile.envelope";
+        if (yd_strict_map(e, en, xp, env_keys) ||
+            yd_get_int(e, en, xp, "tp", YD_REQ, 1, MAX_TP, &p->env_tp) < 0 ||
+            yd_get_int(e, en, xp, "q_heads", YD_REQ, 1, 4096, &p->env_q_heads) < 0 ||
+            yd_get_int(e, en, xp, "kv_heads", YD_REQ, 1, 4096, &p->env_kv_heads) < 0 ||
+            yd_get_int(e, en, xp, "head_dim", YD_REQ, 1, 4096, &p->env_head_dim) < 0)
+            return -1;
+        p->has_envelope = 1;
+    }
     yd_node_t *sp = NULL;
     if (yd_get_node(e, m, pp, "prefill_split", YD_OPT, YD_MAP, &sp) < 0)
         return -1;
@@ -167,7 +193,7 @@ static void col_range(const law_form_t *f, int c, int ncols, double *lo, double 
     case LF_PREFILL: case LF_DECODE_XQA: case LF_DECODE_SCALAR: case LF_BRIDGE:
         *hi = c == ATTN_COL_ROWS ? PROF_MAX_ROWS
             : c == ATTN_COL_Q ? (f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ? 64 : PROF_MAX_Q)
-            : c == ATTN_COL_SEQ_LEN ? PROF_MAX_SEQ_LEN : PROF_MAX_PAGE;
+            : c == ATTN_COL_SEQ_LEN ? PROF_MAX_SEQ_LEN : c == ATTN_COL_PAGE ? PROF_MAX_PAGE : PROF_MAX_HEADS;
         return;
     case LF_GEMM:
         if (c == GEMM_COL_WB) {
@@ -509,6 +535,9 @@ int prof_save(const char *path, const profile_t *p)
     if (p->has_sustained)
         fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g}\n",
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
+    if (p->has_envelope)
+        fprintf(f, "  envelope: {tp: %d, q_heads: %d, kv_heads: %d, head_dim: %d}\n", p->env_tp, p->env_q_heads,
+                p->env_kv_heads, p->env_head_dim);
     if (p->expand_cta_tokens > 0 && p->expand_ctas_per_sm > 0)
         fprintf(f, "  fp8_expand: {cta_tokens: %d, ctas_per_sm: %d}\n", p->expand_cta_tokens, p->expand_ctas_per_sm);
     if (p->split_max > 0)
@@ -643,7 +672,7 @@ int prof_check_model(const profile_t *p, const model_t *m, int tp, FILE *warn)
         for (int i = 0; i < n && same; i++) same = gemm_measured(g, shapes[i][0], shapes[i][1]);
     }
     if (same) return 0;
-    fprintf(warn, "warning: %s: profile measured %s at TP %d; this scenario runs %s at TP %d: attention and GEMM "
+    if (warn) fprintf(warn, "warning: %s: profile measured %s at TP %d; this scenario runs %s at TP %d: attention and GEMM "
             "items are priced by the laws outside their measured shapes\n", p->path, p->model, p->tp, m->name, tp);
     return 1;
 }
@@ -663,4 +692,38 @@ double prof_eval(const prof_law_t *l, const double *feat)
     if (ka >= 0 && kb < l->ncoef && feat[kb] > l->coef[kb]) /* no knee coefficient: no term */
         t += l->coef[ka] * feat[ka];
     return t;
+}
+
+int prof_law_range(const prof_law_t *l, double lo[PROF_MAX_COLS], double hi[PROF_MAX_COLS])
+{
+    const law_form_t *f = law_find(l->name);
+    int nk = f ? law_shape_cols(f, l->ncols) : l->ncols - 1;
+    if (l->npts < 1 || nk < 1) return 0;
+    for (int c = 0; c < nk; c++) lo[c] = hi[c] = l->pts[c];
+    for (int i = 1; i < l->npts; i++)
+        for (int c = 0; c < nk; c++) {
+            double v = l->pts[(size_t)i * (size_t)l->ncols + (size_t)c];
+            if (v < lo[c]) lo[c] = v;
+            if (v > hi[c]) hi[c] = v;
+        }
+    return nk;
+}
+
+void prof_envelope_print(FILE *f, const profile_t *p)
+{
+    if (!p->has_envelope) {
+        fprintf(f, "   envelope: not recorded (prices are not checked against one)\n");
+        return;
+    }
+    fprintf(f, "   envelope: TP%d, per rank %d q heads, %d kv heads, head_dim %d; per law, its points' ranges:\n",
+            p->env_tp, p->env_q_heads, p->env_kv_heads, p->env_head_dim);
+    for (int k = 0; k < p->nlaws; k++) {
+        const prof_law_t *l = &p->laws[k];
+        double lo[PROF_MAX_COLS], hi[PROF_MAX_COLS];
+        int nk = prof_law_range(l, lo, hi);
+        if (!nk) continue;
+        fprintf(f, "   %-28s", l->name);
+        for (int c = 0; c < nk; c++) fprintf(f, " %s %g..%g", l->cols[c], lo[c], hi[c]);
+        fprintf(f, "\n");
+    }
 }

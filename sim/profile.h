@@ -34,6 +34,7 @@
 #define PROF_MAX_Q (1 << 20)           /* a prefill or bridge row's query tokens (decode: 64) */
 #define PROF_MAX_SEQ_LEN (1L << 24)    /* a row's context, and its q at most that */
 #define PROF_MAX_PAGE (1 << 20)        /* tokens a KV page */
+#define PROF_MAX_HEADS 4096            /* attention q heads, kv heads, head_dim per rank */
 #define PROF_MAX_DIM (1L << 24)        /* gemm m, n, k; gdn tokens and seqs; elementwise
                                           tokens; step rows; allreduce bytes: its square */
 
@@ -74,6 +75,13 @@ typedef struct profile {
     int split_max, split_min_tiles, split_cost_tiles, split_ctas_per_sm;
                                    /* the fast prefill kernel's split of its walk (kernels/
                                       attn_split.h; split_max 0 = not recorded: it does not split) */
+    int has_envelope;              /* the shapes calib measured (its `envelope`): a law's points */
+    int env_tp, env_q_heads, env_kv_heads, env_head_dim; /* cover these per-rank attention heads and
+                                                          head size at this TP degree; an item
+                                                          outside them, or past its law's points'
+                                                          ranges (prof_law_range), is priced by
+                                                          the law's extrapolation (cost_profile.c
+                                                          warns); 0 = no envelope recorded */
     int nlaws;
     prof_law_t *laws;              /* owned */
     int laws_line, laws_col;       /* where `laws:` stands in the file (0 if not loaded from one) */
@@ -103,9 +111,15 @@ int prof_put(profile_t *p, const prof_law_t *law);
  * prices: the profile's model (its `model` and `tp`) is m when the names and TP degrees
  * agree, or when its gemm law's points hold every GEMM shape (n, k) m has per rank at tp
  * (models are compared by shape: the same widths under another name are the same model).
- * When they differ, one line on warn ("warning: PATH: profile measured ...") and 1; else
- * (also for a profile that records no model) 0. */
+ * When they differ, one line on warn ("warning: PATH: profile measured ...", none when warn
+ * is NULL) and 1; else (also for a profile that records no model) 0. */
 int prof_check_model(const profile_t *p, const model_t *m, int tp, FILE *warn);
+
+/* The envelope of law l's points: per shape column (law_shape_cols) the least and the
+ * greatest value measured, in lo[] and hi[].  The number of shape columns (0: no points). */
+int prof_law_range(const prof_law_t *l, double lo[PROF_MAX_COLS], double hi[PROF_MAX_COLS]);
+/* `pacesim profile`'s envelope section: the shapes measured and every law's ranges. */
+void prof_envelope_print(FILE *f, const profile_t *p);
 
 /* Evaluate a law on a feature vector (ncoef values): the sum of coef[i] * feat[i], its
  * roofline pair (if any) taken as max(coef[a] feat[a], coef[b] feat[b]), its knee (if

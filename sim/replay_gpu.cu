@@ -62,6 +62,8 @@ typedef struct {
     long clk_n;
     FILE *items;                  /* --items: every item, predicted beside measured (may be NULL) */
     int cur_type;                 /* the step being run: STEP_DECODE_ONLY / MIXED / PREFILL_ONLY */
+    long max_model_len;           /* the scenario's longest request (tokens) */
+    double kv_tokens;             /* the engine's KV capacity (tokens) */
 } gm_t;
 
 /* One line of the --items log: the item's law and shape, its count, the profile's price
@@ -189,10 +191,12 @@ static int first_time(gm_t *g, double a, double b, double c, double d, double e,
 
 static int pool_make(cost_model_t *cm, gm_t *g, pool_t *p, int dtype, int page)
 {
-    /* enough blocks for the longest request twice over (max_model_len 262144 at page 16 would be big:
-       pages below 256 get a proportionally larger pool but are capped at 48 GiB of KV) */
-    long per_req = (262144 + page - 1) / page + 1;
-    long blocks = 4 * per_req;
+    /* the scenario's KV memory: the engine's capacity (as tokens, at this pool's page), and
+     * at least the longest request (max_model_len) four times over, so that every running
+     * request's pages are its own as in the engine's cache (capped at 48 GiB of KV) */
+    long per_req = (g->max_model_len + page - 1) / page + 1;
+    long blocks = 4 * per_req, eng = (long)((g->kv_tokens + page - 1) / page) + 1;
+    if (eng > blocks) blocks = eng;
     double bytes = (double)blocks * page * g->r.kv_heads * g->m->head_dim * (dtype == ATTN_FP8_E5M2 ? 1 : 2) * 2;
     if (bytes > 48.0 * (1ul << 30)) blocks = (long)(blocks * (48.0 * (1ul << 30) / bytes));
     int rc = attn_kv_alloc_random(&p->kv, dtype, (int)blocks, page, g->r.kv_heads, g->m->head_dim, 1.0f, 99);
@@ -432,8 +436,19 @@ extern "C" const replay_rec_t *replay_records(const cost_model_t *cm, long *n)
     return g->log.rec;
 }
 
+static cost_model_t *replay_gpu_sized(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,
+                                      long max_model_len, double kv_tokens, char err[COST_ERR_MAX]);
+
 extern "C" cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,
                                         char err[COST_ERR_MAX])
+{
+    return replay_gpu_sized(m, tp, page, kv_fp8, pred, 262144, 0, err);
+}
+
+/* replay_gpu_new with the KV pool sized from the scenario: its max_model_len and the
+ * engine's capacity in tokens. */
+static cost_model_t *replay_gpu_sized(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,
+                                      long max_model_len, double kv_tokens, char err[COST_ERR_MAX])
 {
     gm_t *g = (gm_t *)calloc(1, sizeof *g);
     cost_model_t *cm = g ? replay_model_new("gpu", g, gm_step, gm_destroy) : NULL;
@@ -444,6 +459,8 @@ extern "C" cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int 
         return NULL;
     }
     g->m = m;
+    g->max_model_len = max_model_len > 0 ? max_model_len : 262144;
+    g->kv_tokens = kv_tokens;
     g->page = page;
     g->kv_fp8 = kv_fp8;
     g->pred = pred;
@@ -532,8 +549,8 @@ int main(int argc, char **argv)
     }
     if (!getenv("PACESIM_REPLAY_DRY")) {
         const scn_engine_t *en = &u.s.engine;
-        if (!(gm = replay_gpu_new(&u.s.model, en->tensor_parallel_size, u.e.block, en->kv_cache_dtype == KV_FP8_E5M2, pm,
-                                  cerr))) {
+        if (!(gm = replay_gpu_sized(&u.s.model, en->tensor_parallel_size, u.e.block, en->kv_cache_dtype == KV_FP8_E5M2,
+                                    pm, en->max_model_len, (double)u.e.capacity * u.e.block, cerr))) {
             fprintf(stderr, "%s\n", cerr);
             rc = 1;
             goto done;

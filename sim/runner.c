@@ -276,6 +276,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         goto out;
     }
     res->sum = e->sum;
+    res->env_outside = cost_profile_outside_share(u.cost);
     for (int i = 0; i < res->nwin; i++) {
         res->win_val[i] = engine_window(e, i);
         res->win_has_dist[i] = engine_window_dist(e, i, &res->win_dist[i]);
@@ -361,6 +362,9 @@ void report_table(FILE *f, const run_result_t *r)
                 S->pc_query_tokens > 0 ? (double)S->pc_hit_tokens / (double)S->pc_query_tokens : 0.0,
                 S->pc_hit_blocks, S->pc_evictions, S->pc_allocated, S->peak_blocks, S->peak_attn_blocks,
                 S->peak_mamba_blocks);
+    if (r->env_outside > 0)
+        fprintf(f, "   envelope: %.1f%% of step time priced outside the profile's measured envelope (the laws' extrapolation)\n",
+                100 * r->env_outside);
     if (anyref && r->ref_source[0]) fprintf(f, "   published: %s\n", r->ref_source);
     if (hasref && r->ref_off[0]) fprintf(f, "   %s\n", r->ref_off);
 }

@@ -36,6 +36,8 @@ typedef struct run_result {
     /* The reference values belong to the file's configuration as written: "" while this run
      * is it, else why they are not shown (the --set/--sweep keys that changed it). */
     char ref_off[512];
+    double env_outside;           /* share of step time the profile priced outside its measured
+                                     envelope (cost_profile_outside_share); 0 inside or without one */
     run_summary_t sum;
 } run_result_t;
 

@@ -345,6 +345,31 @@ START_TEST(grid_default)
         ck_assert(has_job(j, n, "attn.decode_xqa.fp8", 5, -1, -1, r));
     }
     ck_assert(has_job(j, n, "attn.fp8_bridge", -1, 262144, -1, 1));
+    /* the serving envelope: decode calls of up to 256 requests at short contexts, q 1/3/5 */
+    int pg16[5], pg8[5];   /* the engine's KV page at MTP depth K (model_block_size) */
+    for (int K = 0; K <= 4; K++) {
+        pg16[K] = model_block_size(&ref_model, 1, 2, K);
+        pg8[K] = model_block_size(&ref_model, 1, 1, K);
+    }
+    for (int r = 32; r <= 256; r *= 2) {
+        ck_assert(has_job(j, n, "attn.decode_xqa.fp16", 1, 128, pg16[0], r));
+        ck_assert(has_job(j, n, "attn.decode_xqa.fp8", 3, 4096, pg8[2], r));
+        ck_assert(has_job(j, n, "attn.decode_xqa.fp8", 1, 4096, pg8[2], r));
+        ck_assert(has_job(j, n, "attn.decode_scalar.fp16", 5, 2048, pg16[4], r));
+    }
+    ck_assert(has_job(j, n, "attn.decode_xqa.fp16", 3, 16384, pg16[2], 64));
+    ck_assert(has_job(j, n, "attn.decode_xqa.fp16", 5, 2048, pg16[4], 4));
+    ck_assert(has_job(j, n, "attn.decode_scalar.fp8", 1, 128, 1568, 1));
+    for (int i = 0; i < n; i++)   /* a call's KV held to 1M tokens */
+        if ((j[i].kernel == CK_DECODE_XQA || j[i].kernel == CK_DECODE_SCALAR) && j[i].rows > 16)
+            ck_assert_int_le((long)j[i].rows * j[i].seq_len, 1L << 20);
+    int big_m = 0, many_seqs = 0, big_elem = 0;
+    for (int i = 0; i < n; i++) {
+        big_m |= j[i].kernel == CK_GEMM && j[i].m == 16384 && j[i].n == ref_rank.mlp_up_n;
+        many_seqs |= j[i].kernel == CK_GDN && j[i].seqs == 256;
+        big_elem |= j[i].kernel == CK_ELEM && j[i].tokens == 16384;
+    }
+    ck_assert(big_m && many_seqs && big_elem);
     /* context log-spaced 1K .. 256K: at least 8 distinct values on one series */
     int nctx = 0;
     for (int i = 0; i < n; i++)
@@ -577,6 +602,12 @@ START_TEST(driver_recovers_known_laws)
     ck_assert_int_eq(p.sms, 100);
     ck_assert_int_eq(p.tp, 1);
     ck_assert_str_eq(p.model, "qwen3.8-27b");
+    /* the envelope: the per-rank attention shape the grid measured */
+    ck_assert_int_eq(p.has_envelope, 1);
+    ck_assert_int_eq(p.env_tp, 1);
+    ck_assert_int_eq(p.env_q_heads, ref_rank.q_heads);
+    ck_assert_int_eq(p.env_kv_heads, ref_rank.kv_heads);
+    ck_assert_int_eq(p.env_head_dim, ref_model.head_dim);
     ck_assert_str_eq(p.driver, "fake 1.0");
     ck_assert_int_eq((int)strlen(p.date), 20);
     ck_assert(p.revision[0] != 0);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cost.h"
 #include "cost_grid.h"
 #include "scenario.h"
@@ -790,6 +791,247 @@ START_TEST(decode_mixture_is_its_parts_one_launch)
 }
 END_TEST
 
+/* Many latency-bound requests in one decode call share its launch: the call costs the law
+ * on their union (no points: no anchor), far less than the sum of the requests one by one. */
+START_TEST(decode_pack_is_one_launch)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    enum { N = 60 };
+    kseg_t rows[N];
+    double sum = 0, whole, t;
+    int grid;
+    for (int i = 0; i < N; i++) rows[i] = (kseg_t){ i, 1, 500 + 5 * i };
+    for (int i = 0; i <= N; i++) {
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, i < N ? &rows[i] : rows, i < N ? 1 : N, &plan), 0);
+        ck_assert_int_eq(plan.ncalls, 1);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+        if (i < N) sum += t;
+        else {
+            whole = t;
+            double f[PROF_MAX_COEF];
+            ck_assert_int_eq(cost_item_features(&it, &M, &r, &(cost_hw_t){ .sms = 132 }, f), 0);
+            const prof_law_t *l = prof_find(&p, cost_item_law(&it, (char[64]){ 0 }, 64));
+            ck_assert_ptr_nonnull(l);
+            ck_assert_double_eq_tol(whole, prof_eval(l, f), 1e-15);
+        }
+        route_plan_free(&plan);
+    }
+    ck_assert_msg(whole < 0.5 * sum, "one launch %g s, the parts' sum %g s", whole, sum);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+/* The pack is anchored to the measured many-row points: where calib's identical-row calls
+ * of 32 and 64 requests took 2x and 3x the law, a call of 48 requests at the same context
+ * costs 2.5x the law on its union. */
+START_TEST(decode_pack_meets_measured_rows)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    cost_hw_t hw = { .sms = 132 };
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    static const char *const names[] = { "attn.decode_xqa.fp16", "attn.decode_scalar.fp16" };
+    for (int k = 0; k < 2; k++) {
+        prof_law_t l = *prof_find(&p, names[k]);
+        double pts[2 * 2 * 5];
+        int n = 0;
+        l.ncols = 5;
+        static const char *const cols[] = { "rows", "q", "seq_len", "page", "t_s" };
+        for (int c = 0; c < 5; c++) snprintf(l.cols[c], sizeof l.cols[c], "%s", cols[c]);
+        for (int rr = 32; rr <= 64; rr *= 2)
+            for (long L = 256; L <= 1024; L *= 4) {
+                double *row = pts + 5 * n++, f[PROF_MAX_COEF];
+                row[0] = rr;
+                row[1] = 1;
+                row[2] = (double)L;
+                row[3] = 784;
+                ck_assert_int_eq(cost_point_features(l.name, row, &M, &r, &hw, f), 0);
+                row[4] = prof_eval(&l, f) * (rr == 32 ? 2 : 3);
+            }
+        l.npts = n;
+        l.pts = pts;
+        ck_assert_int_eq(prof_put(&p, &l), 0);
+    }
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    enum { N = 48 };
+    kseg_t rows[N];
+    for (int i = 0; i < N; i++) rows[i] = (kseg_t){ i, 1, 512 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    ck_assert_int_eq(route_step(&rc, rows, N, &plan), 0);
+    ck_assert_int_eq(plan.ncalls, 1);
+    cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+    double t, f[PROF_MAX_COEF];
+    int grid;
+    ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+    ck_assert_int_eq(grid, 1);
+    ck_assert_int_eq(cost_item_features(&it, &M, &r, &hw, f), 0);
+    const prof_law_t *l = prof_find(&p, cost_item_law(&it, (char[64]){ 0 }, 64));
+    ck_assert_double_eq_tol(t, 2.5 * prof_eval(l, f), 1e-12 * t);
+    route_plan_free(&plan);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+/* A profile whose envelope is another attention shape: the run ends with the law's warning
+ * line on stderr, naming the shapes and the share of step time. */
+START_TEST(envelope_warns_outside)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    p.has_envelope = 1;
+    p.env_tp = 1;
+    p.env_q_heads = r.q_heads;
+    p.env_kv_heads = r.kv_heads * 2;
+    p.env_head_dim = M.head_dim;
+    char err[COST_ERR_MAX];
+    for (int outside = 0; outside < 2; outside++) {
+        p.env_kv_heads = outside ? r.kv_heads * 2 : r.kv_heads;
+        cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+        ck_assert_msg(cm != NULL, "%s", err);
+        route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+        kseg_t row = { 0, 1, 4096 };
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, &row, 1, &plan), 0);
+        cost_step_t in = { .plan = &plan, .tokens = 1, .rows = 1, .decode_rows = 1, .sampled = 1 };
+        cost_breakdown_t o;
+        ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+        char path[] = "/tmp/check_cost_envXXXXXX";
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        fflush(stderr);
+        int saved = dup(2);
+        dup2(fd, 2);
+        cost_free(cm);
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        char buf[2048] = { 0 };
+        lseek(fd, 0, SEEK_SET);
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        unlink(path);
+        route_plan_free(&plan);
+        if (!outside) {
+            ck_assert_int_eq((int)n, 0);
+            continue;
+        }
+        ck_assert_msg(strstr(buf, "warning: attn.decode_") && strstr(buf, "priced outside its measured envelope") &&
+                          strstr(buf, "1 items") && strstr(buf, "of step time by the law's extrapolation"),
+                      "stderr: %s", buf);
+    }
+    prof_free(&p);
+}
+END_TEST
+
+/* A law fitted on 256-wide heads prices narrower ones by what they move: a 128-wide model's
+ * token and tile features are half the reference's, its CTAs and reduce depth the same. */
+START_TEST(features_scale_with_head_dim)
+{
+    model_t m2 = M;
+    m2.head_dim = 128;
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    cost_hw_t hw = { .sms = 132 };
+    static const char *const laws[] = { "attn.decode_xqa.fp16", "attn.prefill_generic.fp16", "attn.fp8_bridge" };
+    double row[] = { 4, 1, 20000, 784 }, chunk[] = { 1, 784, 20000, 784 };
+    for (int k = 0; k < 3; k++) {
+        double a[PROF_MAX_COEF], b[PROF_MAX_COEF];
+        const double *x = k == 0 ? row : chunk;
+        ck_assert_int_eq(cost_point_features(laws[k], x, &M, &r, &hw, a), 0);
+        ck_assert_int_eq(cost_point_features(laws[k], x, &m2, &r, &hw, b), 0);
+        ck_assert_double_eq(b[0], a[0]);
+        int scaled[] = { k == 0 ? DECODE_KV_TOKENS : k == 1 ? PREFILL_TILES_TOTAL : BRIDGE_EXPANDED,
+                         k == 0 ? DECODE_SM_TOKENS : k == 1 ? PREFILL_TILES_MAX : BRIDGE_PAGE_WALK };
+        int kept = k == 0 ? DECODE_CTAS : k == 1 ? PREFILL_CTAS : BRIDGE_SM_CTAS;
+        for (int i = 0; i < 2; i++) {
+            ck_assert_double_gt(a[scaled[i]], 0);
+            ck_assert_double_eq(b[scaled[i]], a[scaled[i]] / 2);
+        }
+        ck_assert_double_eq(b[kept], a[kept]);
+    }
+}
+END_TEST
+
+/* Points that record their shape price only items of that shape: one decode law measured at
+ * the reference heads (2x the law) and at 32 q / 8 kv heads, head_dim 128 (3x) prices each
+ * model's call from its own points, and a model of a third shape by the law. */
+START_TEST(grid_keys_points_by_shape)
+{
+    model_t m2 = M, m3 = M;
+    m2.n_q_heads = 32, m2.n_kv_heads = 8, m2.head_dim = 128;
+    m3.n_q_heads = 16, m3.n_kv_heads = 8, m3.head_dim = 64;
+    const model_t *ms[] = { &M, &m2, &m3 };
+    model_rank_t rk[3];
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(model_rank(ms[i], 1, &rk[i]), 0);
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    cost_hw_t hw = { .sms = 132 };
+    static const char *const names[] = { "attn.decode_xqa.fp16", "attn.decode_scalar.fp16" };
+    for (int k = 0; k < 2; k++) {
+        prof_law_t l = *prof_find(&p, names[k]);
+        prof_law_init(&l, law_find(names[k]));
+        for (int c = 0; c < l.ncoef; c++) l.coef[c] = prof_find(&p, names[k])->coef[c];
+        double pts[2 * 2 * 8];
+        int n = 0;
+        for (int s = 0; s < 2; s++)
+            for (long L = 1024; L <= 4096; L *= 4) {
+                double *row = pts + 8 * n++, f[PROF_MAX_COEF];
+                row[0] = 1, row[1] = 1, row[2] = (double)L, row[3] = 784;
+                row[4] = rk[s].q_heads, row[5] = rk[s].kv_heads, row[6] = ms[s]->head_dim;
+                ck_assert_int_eq(cost_point_features_n(l.name, row, 8, &M, &rk[0], &hw, f), 0);
+                row[7] = prof_eval(&l, f) * (s ? 3 : 2);
+            }
+        l.npts = n;
+        l.pts = pts;
+        ck_assert_int_eq(prof_put(&p, &l), 0);
+    }
+    for (int s = 0; s < 3; s++) {
+        char err[COST_ERR_MAX];
+        cost_model_t *cm = cost_profile_new(&p, ms[s], 1, err);
+        ck_assert_msg(cm != NULL, "%s", err);
+        route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = rk[s].group, .fp8_bridge_page = 784 };
+        kseg_t row = { 0, 1, 1024 };
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, &row, 1, &plan), 0);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        double t, f[PROF_MAX_COEF];
+        int grid;
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+        ck_assert_int_eq(cost_item_features(&it, ms[s], &rk[s], &hw, f), 0);
+        const prof_law_t *l = prof_find(&p, cost_item_law(&it, (char[64]){ 0 }, 64));
+        ck_assert_int_eq(grid, s < 2);
+        ck_assert_double_eq_tol(t, (s == 0 ? 2 : s == 1 ? 3 : 1) * prof_eval(l, f), 1e-12 * t);
+        route_plan_free(&plan);
+        cost_free(cm);
+    }
+    prof_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -803,6 +1045,8 @@ int main(void)
         CHECK_TEST(gemm_prices_by_nearest_choice), CHECK_TEST(prefill_queue_tiles),
         CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch),
         CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
-        CHECK_TEST(grid_loo_is_finite_within_bounds)};
+        CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch), CHECK_TEST(decode_pack_meets_measured_rows),
+        CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim),
+        CHECK_TEST(grid_keys_points_by_shape)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }

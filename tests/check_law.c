@@ -45,7 +45,7 @@ START_TEST(forms_are_well_formed)
                f->family == LF_BRIDGE;
     ck_assert_int_eq(attn || f->family == LF_VARLEN, !strncmp(f->name, "attn.", 5));
     if (f->family == LF_VARLEN) ck_assert(f->ctas_per_sm >= 1 && f->tile_n == LAW_VARLEN_BN && f->ncols == 7);
-    if (attn) ck_assert(f->ctas_per_sm >= 1 && f->axis == ATTN_COL_SEQ_LEN && f->ncols == 5);
+    if (attn) ck_assert(f->ctas_per_sm >= 1 && f->axis == ATTN_COL_SEQ_LEN && f->ncols == 8 && f->nshape == 4 && f->shape_facts);
     if (f->family == LF_PREFILL) ck_assert(f->tile_m > 0 && f->tile_n > 0);
 }
 END_TEST
@@ -64,8 +64,12 @@ START_TEST(lookups)
     ck_assert_int_eq(law_shape_cols(g, g->ncols), g->nshape);
     ck_assert_int_eq(law_has_facts(g, g->nshape + 1), 0);
     ck_assert_int_eq(law_shape_cols(g, g->nshape + 1), g->nshape);
-    ck_assert_int_eq(law_has_facts(x, x->ncols), 0);
+    /* an attention row of every column records the shape it ran, part of its key; a row of
+     * the first four and t_s is of the profile's model */
+    ck_assert_int_eq(law_has_facts(x, x->ncols), 1);
     ck_assert_int_eq(law_shape_cols(x, x->ncols), x->ncols - 1);
+    ck_assert_int_eq(law_has_facts(x, x->nshape + 1), 0);
+    ck_assert_int_eq(law_shape_cols(x, x->nshape + 1), x->nshape);
     ck_assert_int_eq(law_shape_cols(NULL, 3), 2);
 }
 END_TEST
@@ -101,6 +105,7 @@ START_TEST(features_stop_at_ncoef)
     default:   /* attention: 6 rows of a q-token query at 140K context */
         row[ATTN_COL_ROWS] = 6, row[ATTN_COL_Q] = f->family == LF_PREFILL ? 784 : 1;
         row[ATTN_COL_SEQ_LEN] = 140000, row[ATTN_COL_PAGE] = 784;
+        row[ATTN_COL_Q_HEADS] = r.q_heads, row[ATTN_COL_KV_HEADS] = r.kv_heads, row[ATTN_COL_HEAD_DIM] = m.head_dim;
         break;
     }
     ck_assert_int_eq(cost_point_features_n(f->name, row, f->ncols, &m, &r, &hw, feat), 0);

@@ -68,6 +68,11 @@ static void fill_profile(profile_t *p)
     snprintf(p->method, sizeof p->method, "measured by bin/calib: ünïcode, 'quotes', #hash\nline2");
     p->calib_seconds = 212.5;
     p->sm_clock_mhz = 1980;
+    p->has_envelope = 1;
+    p->env_tp = 2;
+    p->env_q_heads = 12;
+    p->env_kv_heads = 2;
+    p->env_head_dim = 256;
     p->expand_cta_tokens = 98;
     p->expand_ctas_per_sm = 4;
     p->split_max = 4;
@@ -132,6 +137,11 @@ static void assert_same(const profile_t *a, const profile_t *b)
     ck_assert(same_bits(a->mem_bw_gbs, b->mem_bw_gbs));
     ck_assert(same_bits(a->peak_fp16_tflops, b->peak_fp16_tflops));
     ck_assert_int_eq(a->tp, b->tp);
+    ck_assert_int_eq(a->has_envelope, b->has_envelope);
+    ck_assert_int_eq(a->env_tp, b->env_tp);
+    ck_assert_int_eq(a->env_q_heads, b->env_q_heads);
+    ck_assert_int_eq(a->env_kv_heads, b->env_kv_heads);
+    ck_assert_int_eq(a->env_head_dim, b->env_head_dim);
     ck_assert_str_eq(a->model, b->model);
     ck_assert_str_eq(a->toolkit, b->toolkit);
     ck_assert_str_eq(a->driver, b->driver);
@@ -193,6 +203,49 @@ START_TEST(round_trip)
     ck_assert_int_eq(c.nlaws, 0);
     ck_assert_ptr_null(c.laws);
     rm_tmpdir();
+}
+END_TEST
+
+/* The envelope as `pacesim profile` shows it: the shape measured, every law with points its
+ * shape columns' ranges (a gemm row's kernel choice is not a range), none for a law without. */
+START_TEST(envelope_ranges)
+{
+    profile_t p;
+    memset(&p, 0, sizeof p);
+    p.has_envelope = 1;
+    p.env_tp = 2;
+    p.env_q_heads = 12;
+    p.env_kv_heads = 2;
+    p.env_head_dim = 256;
+    prof_law_t l;
+    prof_law_init(&l, law_form(LAW_DECODE_XQA_FP16));
+    l.ncols = 5;   /* the short form: rows, q, seq_len, page, t_s */
+    snprintf(l.cols[4], sizeof l.cols[4], "t_s");
+    double pts[] = { 4, 1, 1024, 784, 1e-5, 256, 5, 128, 816, 2e-5, 32, 3, 65536, 800, 3e-5 };
+    l.npts = 3;
+    l.pts = pts;
+    l.coef[0] = 1e-5;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    prof_law_init(&l, law_form(LAW_ELEMENTWISE));
+    l.coef[0] = 1e-6;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    double lo[PROF_MAX_COLS], hi[PROF_MAX_COLS];
+    ck_assert_int_eq(prof_law_range(&p.laws[0], lo, hi), 4);
+    ck_assert_double_eq(lo[0], 4);
+    ck_assert_double_eq(hi[0], 256);
+    ck_assert_double_eq(lo[2], 128);
+    ck_assert_double_eq(hi[2], 65536);
+    ck_assert_double_eq(hi[3], 816);
+    ck_assert_int_eq(prof_law_range(&p.laws[1], lo, hi), 0);
+    char buf[2048] = { 0 };
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    ck_assert_ptr_nonnull(f);
+    prof_envelope_print(f, &p);
+    fclose(f);
+    ck_assert_msg(strstr(buf, "envelope: TP2, per rank 12 q heads, 2 kv heads, head_dim 256") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "rows 4..256 q 1..5 seq_len 128..65536 page 784..816") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "elementwise") == NULL, "%s", buf);
+    prof_free(&p);
 }
 END_TEST
 
@@ -461,7 +514,7 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {
-        CHECK_TEST(round_trip), CHECK_TEST(save_refuses_what_load_refuses), CHECK_TEST(find_put_eval),
+        CHECK_TEST(round_trip), CHECK_TEST(envelope_ranges), CHECK_TEST(save_refuses_what_load_refuses), CHECK_TEST(find_put_eval),
         CHECK_TEST(missing_file), CHECK_TEST(not_a_regular_file), CHECK_TEST(model_by_shape),
         CHECK_TEST(minimal_profile), CHECK_LOOP(bad_profiles, CHECK_N(bads))};
     return check_main("profile", "profile", tests, CHECK_N(tests), 0, NULL);

@@ -21,9 +21,10 @@ for dir in tests/data/replay/*/; do
     dir=${dir%/} prof=$PWD/${dir%/}/profile.yaml
     for f in "$dir"/*.steps.csv; do
         n=$(basename "$f" .steps.csv)
-        base=${n%-pace[0-9]*} pace=()
+        base=${n%-pace[0-9]*} pace=() cut=(--set workload.requests.B.output_tokens=8)
         [ "$base" != "$n" ] && pace=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${n##*-pace}")
-        out=$("$bin" rescore "scenarios/$base.yaml" --measured "$f" --set workload.requests.B.output_tokens=8 \
+        case $n in h200-serve-*) cut=() ;; esac   # serving recordings: the scenario as it is
+        out=$("$bin" rescore "scenarios/$base.yaml" --measured "$f" "${cut[@]}" \
               --set "profile=$prof" "${pace[@]}" 2>&1)
         rc=$?
         bad=$(printf '%s\n' "$out" | awk '
