@@ -206,6 +206,19 @@ static void col_range(const law_form_t *f, int c, int ncols, double *lo, double 
         }
         return;
     case LF_ALLREDUCE: *hi = PROF_MAX_DIM * PROF_MAX_DIM; return;
+    case LF_VARLEN:                      /* decode rows, context, chunks, chunk q, prefix: 0 = none */
+        *lo = c == VARLEN_COL_PAGE ? 1 : 0;
+        *hi = c == VARLEN_COL_PAGE ? PROF_MAX_PAGE
+            : c == VARLEN_COL_CTX || c == VARLEN_COL_CHUNK_PREFIX ? PROF_MAX_SEQ_LEN
+            : c == VARLEN_COL_CHUNK_Q ? PROF_MAX_Q : PROF_MAX_ROWS;
+        return;
+    case LF_MOE:
+        if (c == MOE_COL_SKEW) {         /* the Zipf exponent of tokens over experts: 0 = uniform */
+            *lo = 0, *hi = 8, *whole = 0;
+        } else {
+            *hi = PROF_MAX_DIM;
+        }
+        return;
     default: *hi = PROF_MAX_DIM; return;     /* gdn tokens, seqs; elementwise tokens; step rows */
     }
 }

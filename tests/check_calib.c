@@ -4,6 +4,7 @@
  * code).  The fitted profile must give the known laws back.  Run from the repo root. */
 #include <check.h>
 #include "check_run.h"
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1180,6 +1181,20 @@ START_TEST(driver_varlen_moe)
     ck_assert_int_eq(prof_find(&p, "attn.varlen.fp16")->npts, 32);
     ck_assert_int_eq(prof_find(&p, "gemm.moe.fp16")->npts, 28);
     check_recovered_only(&p, 1e-6, 1e-6, "attn.varlen.fp16,gemm.moe.fp16");
+    /* what calib measured is a profile prof_save writes and prof_load reads back (decode rows,
+     * chunks and prefixes of 0, a skew of 0 are points of these grids) */
+    char path[] = "/tmp/pacesim-vlmoe-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(prof_save(path, &p) == 0, "prof_save: %s", strerror(errno));
+    profile_t back;
+    char perr[PROF_ERR_MAX];
+    ck_assert_msg(prof_load(path, &back, perr) == 0, "%s", perr);
+    ck_assert_int_eq(prof_find(&back, "attn.varlen.fp16")->npts, 32);
+    ck_assert_int_eq(prof_find(&back, "gemm.moe.fp16")->npts, 28);
+    prof_free(&back);
+    unlink(path);
     prof_free(&p);
     FILE *keep_err = stderr;
     stderr = tmpfile();
@@ -1194,6 +1209,30 @@ START_TEST(driver_varlen_moe)
 }
 END_TEST
 
+/* The whole grid calib measures on a GPU (every law, the opt-in ones too) is a profile that
+ * prof_save writes and prof_load reads back. */
+START_TEST(driver_full_grid_saves)
+{
+    calib_opts_t o;
+    profile_t p, back;
+    char err[256], perr[PROF_ERR_MAX], path[] = "/tmp/pacesim-full-XXXXXX";
+    calib_opts_default(&o);
+    o.quiet = 1;
+    o.varlen = 1;
+    o.moe_experts = 128, o.moe_topk = 8, o.moe_width = 768;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(prof_save(path, &p) == 0, "prof_save: %s", strerror(errno));
+    ck_assert_msg(prof_load(path, &back, perr) == 0, "%s", perr);
+    ck_assert_int_eq(back.nlaws, p.nlaws);
+    prof_free(&back);
+    prof_free(&p);
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -1205,7 +1244,7 @@ int main(void)
         CHECK_TEST(driver_error_names_the_job), CHECK_TEST(driver_records_gemm_choice),
         CHECK_TEST(driver_records_the_split), CHECK_TEST(driver_keep_going), CHECK_TEST(driver_budget_cuts),
         CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals),
-        CHECK_TEST(grid_varlen_moe), CHECK_TEST(driver_varlen_moe)};
+        CHECK_TEST(grid_varlen_moe), CHECK_TEST(driver_varlen_moe), CHECK_TEST(driver_full_grid_saves)};
     gsl_set_error_handler_off();
     return check_main("calib", "host", tests, CHECK_N(tests), 60, setup_all);
 }
