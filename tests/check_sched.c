@@ -74,6 +74,29 @@ START_TEST(gate_holds_every_running_request)
 }
 END_TEST
 
+START_TEST(preemption_keeps_the_gate)
+{
+    /* _preempt_request frees the blocks and resets num_computed_tokens but leaves
+     * next_decode_eligible_step alone: P, gated to step 17 and preempted for D's next block,
+     * waits with its gate */
+    engine_t e; scenario_t s; cost_model_t *cm;
+    ck_assert_int_eq(run_engine(pacing_body(4, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
+    int d = e.explicit_slot[0], pslot = e.explicit_slot[1], pre = 0;
+    ck_assert_int_eq(e.running[e.nrun - 1], pslot);             /* P is the newest running */
+    long gate = e.step_no + 3;
+    e.pool[pslot].next_eligible = gate;
+    e.pool[d].blocks--;                                         /* D needs one more block ... */
+    e.used_blocks--;
+    e.capacity = e.used_blocks;                                 /* ... and the pool has none */
+    sched_step(&e, &pre);
+    ck_assert_int_eq(pre, 1);
+    ck_assert_int_eq(e.pool[pslot].state, RQ_WAITING);
+    ck_assert_int_eq(e.pool[pslot].preemptions, 1);
+    ck_assert_int_eq(e.pool[pslot].next_eligible, gate);
+    done_engine(&e, &s, cm);
+}
+END_TEST
+
 START_TEST(pacing_active_by_prompt_computed)
 {
     /* pace_prefills = any(num_computed_tokens >= num_prompt_tokens): a request whose prompt is
@@ -711,7 +734,7 @@ int main(void)
         CHECK_LOOP(block_aligned_chunks, CHECK_N(chunk_cases)), CHECK_TEST(budget_and_running_first),
         CHECK_TEST(max_num_seqs_limits_admission), CHECK_TEST(mtp_budget_and_mean_acceptance),
         CHECK_TEST(mtp_per_position_acceptance_seeded), CHECK_TEST(preemption_recomputes_newest),
-        CHECK_TEST(lookahead_on_every_allocation), CHECK_TEST(gate_holds_every_running_request),
+        CHECK_TEST(lookahead_on_every_allocation), CHECK_TEST(gate_holds_every_running_request), CHECK_TEST(preemption_keeps_the_gate),
         CHECK_TEST(pacing_active_by_prompt_computed),
         CHECK_TEST(prefix_cache_hits_whole_blocks), CHECK_TEST(preemption_into_a_full_waiting_queue),
         CHECK_TEST(dense_chunks_by_budget), CHECK_TEST(upstream_threshold),
