@@ -132,6 +132,10 @@ static uint64_t scn_digest(const scenario_t *s)
         FNV(h, r->cached_tokens);
         FNV(h, r->output_tokens);
         FNV(h, r->arrival);
+        FNV(h, r->priority);
+        FNV(h, r->prefix);
+        FNV(h, r->prefix_tokens);
+        FNV(h, r->follows);
     }
     FNV(h, s->poisson);
     h = fnv(h, s->trace_path, strlen(s->trace_path) + 1);
