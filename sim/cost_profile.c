@@ -626,6 +626,14 @@ static int pm_price(void *vctx, const cost_item_t *it)
     return 0;
 }
 
+/* A share as a percentage with one decimal; a share that rounds to 0.0 says so. */
+static const char *pct(char *buf, size_t n, double share)
+{
+    if (share < 0.0005) snprintf(buf, n, "under 0.1%%");
+    else snprintf(buf, n, "%.1f%%", 100 * share);
+    return buf;
+}
+
 /* The run's envelope warnings (profile.h): one stderr line per law that priced items
  * outside its measured envelope, and the share of step time they hold.  Nothing when
  * every item was inside, or the profile records no envelope. */
@@ -636,12 +644,15 @@ static void env_report(const pm_t *pm)
     for (int li = 0; li < pm->p->nlaws; li++) {
         if (!pm->out_n[li]) continue;
         out += pm->out_s[li];
-        fprintf(stderr, "warning: %s priced outside its measured envelope (%s): %ld items, %.1f%% of step time by the law's extrapolation\n",
-                pm->p->laws[li].name, pm->out_why[li], pm->out_n[li], 100 * pm->out_s[li] / pm->total_s);
+        char share[32];
+        fprintf(stderr, "warning: %s priced outside its measured envelope (%s): %ld items, %s of step time by the law's extrapolation\n",
+                pm->p->laws[li].name, pm->out_why[li], pm->out_n[li], pct(share, sizeof share, pm->out_s[li] / pm->total_s));
     }
-    if (out > 0)
-        fprintf(stderr, "warning: %s: %.1f%% of step time priced outside the profile's measured envelope\n", pm->p->path,
-                100 * out / pm->total_s);
+    if (out > 0) {
+        char share[32];
+        fprintf(stderr, "warning: %s: %s of step time priced outside the profile's measured envelope\n", pm->p->path,
+                pct(share, sizeof share, out / pm->total_s));
+    }
 }
 
 double cost_profile_outside_share(const cost_model_t *cm)
