@@ -152,6 +152,9 @@ typedef struct calib_opts {
 #define CALIB_RECHECK_MIN 0.05
 
 void calib_opts_default(calib_opts_t *o);
+/* The MoE grid's shape from the model (its experts, top-k and expert width) where the model
+ * has MoE layers and no --moe set one. */
+void calib_opts_model(calib_opts_t *o, const model_t *m);
 
 /* The grid for model m at rank shapes r (caller frees *jobs).  Jobs come ordered by
  * est_s, cheapest first, so a budget cut drops the most expensive points.  0 / -1. */
