@@ -914,7 +914,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     /* the card under sustained load (calib/sustain.h), over the points just measured */
     calib_sustain_t sus;
     memset(&sus, 0, sizeof sus);
-    if (!o->no_sustain && !o->smoke && !o->only && nbudget == 0) {
+    if (!o->no_sustain && !o->smoke && (!o->only || o->sustain) && nbudget == 0) {
         if (calib_sustain(t, jobs, jt, njobs, NLAWS < SUSTAIN_MAX_LAWS ? NLAWS : SUSTAIN_MAX_LAWS, &sus, progress) < 0) {
             snprintf(err, 256, "sustained-load probes: %.200s", t->err);
             goto fail;
@@ -1102,7 +1102,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: calib --model models/<m>.yaml [--tp N] --out calib/profiles/<gpu>.yaml\n"
             "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--no-sustain]\n"
-            "             [--no-recheck] [--quiet] [--varlen] [--moe E,TOPK,WIDTH]\n"
+            "             [--sustain] [--no-recheck] [--quiet] [--varlen] [--moe E,TOPK,WIDTH]\n"
             "       calib --refit IN.yaml --model models/<m>.yaml [--out OUT.yaml] [--residuals N [--only law,...]]\n"
             "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
             "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
@@ -1111,6 +1111,8 @@ static void usage(FILE *f)
             "(--no-recheck: not).  --varlen adds the varlen kernel's mixed batches (attn.varlen.fp16),\n"
             "--moe E,TOPK,WIDTH the expert GEMMs of E experts, top-TOPK routing, WIDTH wide experts\n"
             "(gemm.moe.fp16, per rank WIDTH / tp; a model with moe: gives them without --moe).\n"
+            "--sustain runs the sustained-load probes with --only too (it needs attn.decode_xqa.fp16\n"
+            "and gemm among the laws).\n"
             "--refit needs no GPU: it refits every law of IN that has points from those points\n"
             "(this revision's law forms, IN's SMs and ceilings, the model at IN's TP degree) and\n"
             "writes OUT (IN may be OUT); points and metadata are kept as they are.  --residuals N\n"
@@ -1178,6 +1180,8 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.quiet = 1;
         } else if (!strcmp(a, "--keep-going")) {
             o.keep_going = 1;
+        } else if (!strcmp(a, "--sustain")) {
+            o.sustain = 1;
         } else if (!strcmp(a, "--no-sustain")) {
             o.no_sustain = 1;
         } else if (!strcmp(a, "--no-recheck")) {

@@ -123,6 +123,8 @@ typedef struct calib_opts {
                                      measuring); what was measured is still fitted and returned */
     int no_sustain;               /* 1: skip the sustained-load probes (calib/sustain.h; also
                                      skipped by --smoke, --only and timers without a clock) */
+    int sustain;                  /* 1: the probes even with only (--sustain; the selected laws must
+                                     hold an fp16 XQA decode point and a GEMM, sustain.h) */
     int no_recheck;               /* 1: no second look at the points that stand out (below) */
     int varlen;                   /* 1: also the varlen kernel's grid (attn.varlen.fp16; --varlen) */
     int moe_experts, moe_topk;    /* > 0: also the MoE expert GEMMs' grid (gemm.moe.fp16; --moe E,TOPK,WIDTH) */
