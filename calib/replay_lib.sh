@@ -18,8 +18,11 @@ laws=attn.prefill_bm32.fp16,attn.prefill_generic.fp16,attn.prefill_lowsmem.fp16,
 laws=$laws,attn.decode_scalar.fp16,attn.varlen,gemm,elementwise
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+{ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date -u; } \
+    > "$logs/gpu.txt" 2>&1
 status=0
 for pair in llama-3.1-8b:h200-llama8b-poisson qwen3-30b-a3b:h200-qwen3-30b-a3b-poisson; do
     m=${pair%%:*} scn=${pair#*:}
