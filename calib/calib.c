@@ -92,6 +92,15 @@ void calib_opts_default(calib_opts_t *o)
     o->long_repeats = 3;
 }
 
+void calib_opts_model(calib_opts_t *o, const model_t *m)
+{
+    if (m->n_moe > 0 && m->moe_experts > 0 && o->moe_experts == 0) {
+        o->moe_experts = m->moe_experts;
+        o->moe_topk = m->moe_topk;
+        o->moe_width = m->moe_inter;
+    }
+}
+
 static int law_selected(const calib_opts_t *o, const char *name)
 {
     if (!o->only || !*o->only)
@@ -454,8 +463,12 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
         { "o_proj", h, r->attn_o_k, m->n_full_attn > 0, 1L << 30 },
         { "gdn_in", r->gdn_in_n, h, m->n_gdn > 0, 1L << 30 },
         { "gdn_out", h, r->gdn_out_k, m->n_gdn > 0, 1L << 30 },
-        { "mlp_up", r->mlp_up_n, h, 1, 1L << 30 },
-        { "mlp_down", h, r->mlp_down_k, 1, 1L << 30 },
+        { "mlp_up", r->mlp_up_n, h, m->n_layers > m->n_moe, 1L << 30 },
+        { "mlp_down", h, r->mlp_down_k, m->n_layers > m->n_moe, 1L << 30 },
+        /* a sparse layer's dense GEMMs: the router (not sharded) and the shared experts */
+        { "router", m->moe_experts, h, m->n_moe > 0, 1L << 30 },
+        { "shared_up", r->moe_shared_up_n, h, m->n_moe > 0 && m->moe_shared > 0, 1L << 30 },
+        { "shared_down", h, r->moe_shared_down_k, m->n_moe > 0 && m->moe_shared > 0, 1L << 30 },
         { "lm_head", r->vocab_n, h, 1, 512 },
         { "mtp_eh", h, 2 * h, m->mtp_layers > 0, 1L << 30 },
     };
@@ -901,7 +914,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     /* the card under sustained load (calib/sustain.h), over the points just measured */
     calib_sustain_t sus;
     memset(&sus, 0, sizeof sus);
-    if (!o->no_sustain && !o->smoke && !o->only && nbudget == 0) {
+    if (!o->no_sustain && !o->smoke && (!o->only || o->sustain) && nbudget == 0) {
         if (calib_sustain(t, jobs, jt, njobs, NLAWS < SUSTAIN_MAX_LAWS ? NLAWS : SUSTAIN_MAX_LAWS, &sus, progress) < 0) {
             snprintf(err, 256, "sustained-load probes: %.200s", t->err);
             goto fail;
@@ -1089,7 +1102,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: calib --model models/<m>.yaml [--tp N] --out calib/profiles/<gpu>.yaml\n"
             "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--no-sustain]\n"
-            "             [--no-recheck] [--quiet] [--varlen] [--moe E,TOPK,WIDTH]\n"
+            "             [--sustain] [--no-recheck] [--quiet] [--varlen] [--moe E,TOPK,WIDTH]\n"
             "       calib --refit IN.yaml --model models/<m>.yaml [--out OUT.yaml] [--residuals N [--only law,...]]\n"
             "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
             "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
@@ -1097,7 +1110,9 @@ static void usage(FILE *f)
             "off its law's first fit is timed twice more and keeps the median of its three timings\n"
             "(--no-recheck: not).  --varlen adds the varlen kernel's mixed batches (attn.varlen.fp16),\n"
             "--moe E,TOPK,WIDTH the expert GEMMs of E experts, top-TOPK routing, WIDTH wide experts\n"
-            "(gemm.moe.fp16, per rank WIDTH / tp); neither runs without its flag.\n"
+            "(gemm.moe.fp16, per rank WIDTH / tp; a model with moe: gives them without --moe).\n"
+            "--sustain runs the sustained-load probes with --only too (it needs attn.decode_xqa.fp16\n"
+            "and gemm among the laws).\n"
             "--refit needs no GPU: it refits every law of IN that has points from those points\n"
             "(this revision's law forms, IN's SMs and ceilings, the model at IN's TP degree) and\n"
             "writes OUT (IN may be OUT); points and metadata are kept as they are.  --residuals N\n"
@@ -1165,6 +1180,8 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.quiet = 1;
         } else if (!strcmp(a, "--keep-going")) {
             o.keep_going = 1;
+        } else if (!strcmp(a, "--sustain")) {
+            o.sustain = 1;
         } else if (!strcmp(a, "--no-sustain")) {
             o.no_sustain = 1;
         } else if (!strcmp(a, "--no-recheck")) {
@@ -1254,6 +1271,7 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
         fprintf(stderr, "calib: --tp %d does not divide %s's heads\n", o.tp, m.name);
         return 2;
     }
+    calib_opts_model(&o, &m);
     if (o.moe_width > 0 && o.moe_width % o.tp) {
         fprintf(stderr, "calib: --tp %d does not divide the expert width %ld\n", o.tp, o.moe_width);
         return 2;

@@ -123,6 +123,8 @@ typedef struct calib_opts {
                                      measuring); what was measured is still fitted and returned */
     int no_sustain;               /* 1: skip the sustained-load probes (calib/sustain.h; also
                                      skipped by --smoke, --only and timers without a clock) */
+    int sustain;                  /* 1: the probes even with only (--sustain; the selected laws must
+                                     hold an fp16 XQA decode point and a GEMM, sustain.h) */
     int no_recheck;               /* 1: no second look at the points that stand out (below) */
     int varlen;                   /* 1: also the varlen kernel's grid (attn.varlen.fp16; --varlen) */
     int moe_experts, moe_topk;    /* > 0: also the MoE expert GEMMs' grid (gemm.moe.fp16; --moe E,TOPK,WIDTH) */
@@ -152,6 +154,9 @@ typedef struct calib_opts {
 #define CALIB_RECHECK_MIN 0.05
 
 void calib_opts_default(calib_opts_t *o);
+/* The MoE grid's shape from the model (its experts, top-k and expert width) where the model
+ * has MoE layers and no --moe set one. */
+void calib_opts_model(calib_opts_t *o, const model_t *m);
 
 /* The grid for model m at rank shapes r (caller frees *jobs).  Jobs come ordered by
  * est_s, cheapest first, so a budget cut drops the most expensive points.  0 / -1. */

@@ -64,6 +64,8 @@ typedef struct {
     int cur_type;                 /* the step being run: STEP_DECODE_ONLY / MIXED / PREFILL_ONLY */
     long max_model_len;           /* the scenario's longest request (tokens) */
     double kv_tokens;             /* the engine's KV capacity (tokens) */
+    int moe_grouped;              /* routed experts run as one grouped GEMM per layer (the
+                                     profile has gemm.moe.fp16); else one GEMM per group */
 } gm_t;
 
 /* One line of the --items log: the item's law and shape, its count, the profile's price
@@ -225,8 +227,9 @@ static int pool_make(cost_model_t *cm, gm_t *g, pool_t *p, int dtype, int page)
 static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only, double n, double *sec)
 {
     pool_t *p = &g->pool_eng;
-    int route, flags = 0;
+    int route, flags = 0, varlen = c->route == ROUTE_VARLEN;
     switch (c->route) {
+    case ROUTE_VARLEN: route = -1; break;   /* attn_varlen_run: the whole batch in one launch */
     case ROUTE_DECODE_XQA: route = ATTN_DECODE_XQA; break;
     case ROUTE_DECODE_SCALAR: route = ATTN_DECODE_SCALAR; break;
     case ROUTE_PREFILL_BM32: route = ATTN_PREFILL_FAST; break;
@@ -235,6 +238,10 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
         if (!expand_only) p = &g->pool16;
         break;
     default: route = c->variant == VAR_BM16_BN128 ? ATTN_PREFILL_LOWSMEM : ATTN_PREFILL_GENERIC;
+    }
+    if (varlen && p->kv.dtype != ATTN_FP16) {
+        snprintf(cm->err, sizeof cm->err, "the varlen attention kernel reads an fp16 KV cache only");
+        return -1;
     }
     if (route == ATTN_PREFILL_FAST && p->kv.page != ROUTE_NATIVE_PAGE) flags |= ATTN_F_ANY_PAGE;
     int pg = p->kv.page, rows = c->nseg, maxp = 0;
@@ -275,24 +282,37 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
         CK(cudaMalloc(&g->out, g->q_cap));
         attn_fill_half_random(g->q, g->q_cap / 2, -1.f, 1.f, 3);
     }
-    size_t need = attn_ws_bytes(route, &p->kv, b);
-    if (need > g->ws_cap) {
-        cudaFree(g->ws);
-        g->ws_cap = need + need / 4;
-        CK(cudaMalloc(&g->ws, g->ws_cap));
+    attn_varlen_plan *pl = NULL;
+    if (varlen) {
+        /* the host plan is made once per batch, like the batch's device copies: not timed */
+        if (!(pl = attn_varlen_plan_create(&p->kv, b))) {
+            attn_batch_free(b);
+            snprintf(cm->err, sizeof cm->err, "varlen attention: no plan for a batch of %d rows", rows);
+            return -1;
+        }
+    } else {
+        size_t need = attn_ws_bytes(route, &p->kv, b);
+        if (need > g->ws_cap) {
+            cudaFree(g->ws);
+            g->ws_cap = need + need / 4;
+            CK(cudaMalloc(&g->ws, g->ws_cap));
+        }
     }
     int reps = (int)lround(n);
     int rc = 0;
-    if (first_time(g, 100 + route, flags, p->kv.page, rows, maxp, (double)totq))
-        rc = attn_run(route, &p->kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
+    if (first_time(g, varlen ? 99 : 100 + route, flags, p->kv.page, rows, maxp, (double)totq))
+        rc = varlen ? attn_varlen_run(pl, &p->kv, b, g->q, g->out, 1.f / 16, NULL)
+                    : attn_run(route, &p->kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
     CK(cudaEventRecord(g->e0, 0));
     for (int k = 0; k < reps && !rc; k++)
-        rc = attn_run(route, &p->kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
+        rc = varlen ? attn_varlen_run(pl, &p->kv, b, g->q, g->out, 1.f / 16, NULL)
+                    : attn_run(route, &p->kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
     CK(cudaEventRecord(g->e1, 0));
     CK(cudaEventSynchronize(g->e1));
+    attn_varlen_plan_free(pl);
     attn_batch_free(b);
     if (rc) {
-        snprintf(cm->err, sizeof cm->err, "%s: %s", attn_route_name(route), attn_strerror(rc));
+        snprintf(cm->err, sizeof cm->err, "%s: %s", varlen ? "varlen" : attn_route_name(route), attn_strerror(rc));
         return -1;
     }
     float ms;
@@ -341,6 +361,20 @@ static int gm_item(void *vctx, const cost_item_t *it)
     case CI_ATTN: if (run_attn(cm, g, it->call, 0, it->count, &sec) < 0) return -1; break;
     case CI_BRIDGE: if (run_attn(cm, g, it->call, 1, it->count, &sec) < 0) return -1; break;
     case CI_GEMM:
+        if (it->moe && g->moe_grouped) {
+            /* routed experts: the layer's grouped GEMM, run once per layer for the busiest
+             * group (the layer's tokens spread over the experts as law_moe_counts spreads
+             * them, as the item's groups are); the other groups are in that call */
+            if (it->moe != 2) break;
+            j.kernel = CK_GEMM_MOE;
+            j.tokens = (long)it->tokens;
+            j.experts = g->m->moe_experts;
+            j.topk = g->m->moe_topk;
+            j.skew = g->m->moe_skew;
+            j.n = (long)it->n; j.k = (long)it->k;
+            if (run_job(cm, g, &j, it->count / it->experts, &sec) < 0) return -1;
+            break;
+        }
         j.kernel = CK_GEMM;
         j.m = (long)it->m; j.n = (long)it->n; j.k = (long)it->k;
         if (run_job(cm, g, &j, it->count, &sec) < 0) return -1;
@@ -437,18 +471,19 @@ extern "C" const replay_rec_t *replay_records(const cost_model_t *cm, long *n)
 }
 
 static cost_model_t *replay_gpu_sized(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,
-                                      long max_model_len, double kv_tokens, char err[COST_ERR_MAX]);
+                                      long max_model_len, double kv_tokens, int moe_grouped, char err[COST_ERR_MAX]);
 
 extern "C" cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,
                                         char err[COST_ERR_MAX])
 {
-    return replay_gpu_sized(m, tp, page, kv_fp8, pred, 262144, 0, err);
+    return replay_gpu_sized(m, tp, page, kv_fp8, pred, 262144, 0, 0, err);
 }
 
 /* replay_gpu_new with the KV pool sized from the scenario: its max_model_len and the
- * engine's capacity in tokens. */
+ * engine's capacity in tokens; moe_grouped: the routed experts of a MoE layer run as one
+ * grouped GEMM (as law gemm.moe.fp16 prices them), else one GEMM per group of experts. */
 static cost_model_t *replay_gpu_sized(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,
-                                      long max_model_len, double kv_tokens, char err[COST_ERR_MAX])
+                                      long max_model_len, double kv_tokens, int moe_grouped, char err[COST_ERR_MAX])
 {
     gm_t *g = (gm_t *)calloc(1, sizeof *g);
     cost_model_t *cm = g ? replay_model_new("gpu", g, gm_step, gm_destroy) : NULL;
@@ -464,6 +499,7 @@ static cost_model_t *replay_gpu_sized(const model_t *m, int tp, int page, int kv
     g->page = page;
     g->kv_fp8 = kv_fp8;
     g->pred = pred;
+    g->moe_grouped = m->moe_experts > 0 && moe_grouped;
     if (model_rank(m, tp, &g->r) < 0) {
         snprintf(err, COST_ERR_MAX, "tensor_parallel_size %d does not divide the model's heads", tp);
         gm_destroy(cm);
@@ -550,7 +586,8 @@ int main(int argc, char **argv)
     if (!getenv("PACESIM_REPLAY_DRY")) {
         const scn_engine_t *en = &u.s.engine;
         if (!(gm = replay_gpu_sized(&u.s.model, en->tensor_parallel_size, u.e.block, en->kv_cache_dtype == KV_FP8_E5M2,
-                                    pm, en->max_model_len, (double)u.e.capacity * u.e.block, cerr))) {
+                                    pm, en->max_model_len, (double)u.e.capacity * u.e.block,
+                                    prof_find(&u.prof, "gemm.moe.fp16") != NULL, cerr))) {
             fprintf(stderr, "%s\n", cerr);
             rc = 1;
             goto done;

@@ -124,7 +124,7 @@ static int fake_setup(calib_timer_t *t, const model_t *m, const model_rank_t *r)
     fake_t *f = t->impl;
     f->setups++;
     ck_assert_ptr_eq(m, f->m);
-    ck_assert_int_eq(r->q_heads, 24);
+    ck_assert_int_eq(r->q_heads, f->r.q_heads);
     return 0;
 }
 
@@ -1233,6 +1233,85 @@ START_TEST(driver_full_grid_saves)
 }
 END_TEST
 
+/* The library's models (a dense one, an MoE one; no GDN layers): calib's grid takes every
+ * GEMM and elementwise shape from the model and has no GDN job, the MoE grid comes from the
+ * model's moe: keys without --moe, and the fake driver's profile round-trips. */
+START_TEST(driver_library_models)
+{
+    static const char *const files[] = { "models/llama-3.1-8b.yaml", "models/qwen3-30b-a3b.yaml" };
+    for (int f = 0; f < 2; f++) {
+        model_t m;
+        model_rank_t r;
+        char serr[SCN_ERR_MAX], err[256], perr[PROF_ERR_MAX], path[] = "/tmp/check_calib.XXXXXX";
+        ck_assert_msg(scn_load_model(files[f], &m, serr) == 0, "%s", serr);
+        ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+        ck_assert_int_eq(m.n_gdn, 0);
+        calib_opts_t o;
+        calib_opts_default(&o);
+        o.quiet = 1;
+        o.varlen = 1;
+        calib_opts_model(&o, &m);
+        ck_assert_int_eq(o.moe_experts, m.moe_experts);
+        ck_assert_int_eq(o.moe_topk, m.n_moe ? m.moe_topk : 0);
+        calib_job_t *j;
+        int n, nmoe = 0, nvar = 0, nelem = 0, nrouter = 0;
+        ck_assert_int_eq(calib_grid_build(&o, &m, &r, &j, &n), 0);
+        for (int i = 0; i < n; i++) {
+            ck_assert_int_ne(j[i].kernel, CK_GDN);
+            if (j[i].kernel == CK_GEMM) {
+                /* each GEMM is one of the model's shapes */
+                long h = m.hidden;
+                int ok = (j[i].n == r.attn_qkv_n && j[i].k == h) || (j[i].n == h && j[i].k == r.attn_o_k)
+                         || (j[i].n == r.vocab_n && j[i].k == h)
+                         || (m.n_layers > m.n_moe && ((j[i].n == r.mlp_up_n && j[i].k == h)
+                                                      || (j[i].n == h && j[i].k == r.mlp_down_k)))
+                         || (m.n_moe > 0 && j[i].n == m.moe_experts && j[i].k == h);
+                ck_assert_msg(ok, "%s: gemm %s n=%ld k=%ld is none of the model's shapes", files[f], j[i].what,
+                              j[i].n, j[i].k);
+                nrouter += m.n_moe > 0 && j[i].n == m.moe_experts;
+            } else if (j[i].kernel == CK_GEMM_MOE) {
+                ck_assert_int_eq(j[i].experts, m.moe_experts);
+                ck_assert_int_eq(j[i].topk, m.moe_topk);
+                ck_assert(j[i].n == r.moe_up_n || j[i].k == r.moe_down_k);
+                nmoe++;
+            } else if (j[i].kernel == CK_VARLEN) {
+                nvar++;
+            } else if (j[i].kernel == CK_ELEM) {
+                nelem++;
+            }
+        }
+        ck_assert_int_gt(nvar, 0);
+        ck_assert_int_gt(nelem, 0);
+        ck_assert_int_eq(nmoe > 0, m.n_moe > 0);
+        ck_assert_int_eq(nrouter > 0, m.n_moe > 0);
+        free(j);
+        fake_init();
+        fk.m = &m;
+        fk.r = r;
+        profile_t p, q;
+        ck_assert_msg(calib_run(&o, &ft, &m, &p, NULL, err) == 0, "%s: %s", files[f], err);
+        ck_assert_ptr_null(prof_find(&p, "gdn"));
+        ck_assert_ptr_nonnull(prof_find(&p, "attn.varlen.fp16"));
+        ck_assert_int_eq(prof_find(&p, "gemm.moe.fp16") != NULL, m.n_moe > 0);
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_msg(prof_save(path, &p) == 0, "prof_save: %s", strerror(errno));
+        ck_assert_msg(prof_load(path, &q, perr) == 0, "%s: %s", files[f], perr);
+        ck_assert_int_eq(q.nlaws, p.nlaws);
+        for (int i = 0; i < p.nlaws; i++) {
+            const prof_law_t *b = prof_find(&q, p.laws[i].name);
+            ck_assert_ptr_nonnull(b);
+            ck_assert_int_eq(b->npts, p.laws[i].npts);
+        }
+        unlink(path);
+        prof_free(&p);
+        prof_free(&q);
+    }
+    fake_init();
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -1244,7 +1323,8 @@ int main(void)
         CHECK_TEST(driver_error_names_the_job), CHECK_TEST(driver_records_gemm_choice),
         CHECK_TEST(driver_records_the_split), CHECK_TEST(driver_keep_going), CHECK_TEST(driver_budget_cuts),
         CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals),
-        CHECK_TEST(grid_varlen_moe), CHECK_TEST(driver_varlen_moe), CHECK_TEST(driver_full_grid_saves)};
+        CHECK_TEST(grid_varlen_moe), CHECK_TEST(driver_varlen_moe), CHECK_TEST(driver_full_grid_saves),
+        CHECK_TEST(driver_library_models)};
     gsl_set_error_handler_off();
     return check_main("calib", "host", tests, CHECK_N(tests), 60, setup_all);
 }

@@ -11,6 +11,16 @@ for f in scenarios/h200-fp16-nomtp-b16k-baseline.yaml scenarios/h200-fp8-mtp4-b1
     if [ -n "$bad" ] || ! printf '%s\n' "$out" | grep -q 'mixed_steps'; then echo "FAIL $f:"; printf '%s\n' "$out"; fail=1
     else echo "  ok   $f: windows agree ($(printf '%s\n' "$out" | awk '/^   b_prefill_s /{print $2}') s)"; fi
 done
+# the library's replay targets (upstream scheduler, varlen attention; a dense and an MoE model)
+# with a profile that has the varlen and MoE laws: every window and the step count agree
+for f in scenarios/lib/h200-llama8b-poisson.yaml scenarios/lib/h200-qwen3-30b-a3b-poisson.yaml; do
+    out=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$f" --set profile=../../tests/data/profiles/h200-varlen-moe.yaml 2>/dev/null) \
+        || { echo "FAIL $f: rc=$?"; fail=1; continue; }
+    bad=$(printf '%s\n' "$out" | awk '/^   (ttft_p50|tpot_p50|itl_p50|throughput) /{ n++; if ($2 != $3 || $2 == 0) print }
+                                       /^   steps /{ s = ($2 == $4 && $2 > 0) } END { if (n != 4 || !s) print "windows", n, "steps", s }')
+    if [ -n "$bad" ]; then echo "FAIL $f:"; printf '%s\n' "$out"; fail=1
+    else echo "  ok   $f: windows agree ($(printf '%s\n' "$out" | awk '/^   steps /{print $2}') steps)"; fi
+done
 "$bin" replay 2>/dev/null; [ $? = 2 ] || { echo "FAIL usage exit"; fail=1; }
 # `pacesim replay FILE --gpu` is pacesim-gpu's replay; without the GPU build, one clear line
 a=$(PACESIM_REPLAY_DRY=1 bin/pacesim replay scenarios/h200-fp8-mtp4-b16k-pdr.yaml --gpu --set workload.requests.B.output_tokens=8 | grep '^   b_prefill_s')

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # rescore.sh: the cost model against ground truth, with no GPU.  Each set under
 # tests/data/replay/<set>/ holds the step times GPU replays measured on an H200 (pacesim-gpu
-# replay --steps of the scenarios/h200-*.yaml the file is named after, B's output cut to 8
-# tokens) and, as profile.yaml, the profile calib measured in the same GPU session, which prices
+# replay --steps of the scenarios/h200-*.yaml, or scenarios/lib/h200-*.yaml, the file is named
+# after, B's output cut to 8 tokens but for the serving ones: h200-serve-*, and the library's
+# h200-llama8b-* and h200-qwen3-30b-a3b-*) and, as profile.yaml, the profile calib measured in the same GPU session, which prices
 # them.  A recording named <scenario>-paceN is the base scenario run with
 # env.VLLM_1CAT_PREFILL_PACE_STEPS=N.  The sets:
 #   h200-current/  the twelve B = 16K scenarios (fp16 and fp8 KV, MTP off and MTP4, baseline
@@ -32,8 +33,10 @@ for dir in tests/data/replay/*/; do
         n=$(basename "$f" .steps.csv)
         base=${n%-pace[0-9]*} pace=() cut=(--set workload.requests.B.output_tokens=8)
         [ "$base" != "$n" ] && pace=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${n##*-pace}")
-        case $n in h200-serve-*) cut=() ;; esac   # serving recordings: the scenario as it is
-        out=$("$bin" rescore "scenarios/$base.yaml" --measured "$f" "${cut[@]}" \
+        case $n in h200-serve-*|h200-llama8b-*|h200-qwen3-30b-a3b-*) cut=() ;; esac   # serving recordings: the scenario as it is
+        scn=scenarios/$base.yaml
+        [ -f "$scn" ] || scn=scenarios/lib/$base.yaml   # the library's replay targets
+        out=$("$bin" rescore "$scn" --measured "$f" "${cut[@]}" \
               --set "profile=$prof" "${pace[@]}" 2>&1)
         rc=$?
         bad=$(printf '%s\n' "$out" | awk -v tmed="$tmed" -v twin="$twin" '
