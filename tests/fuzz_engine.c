@@ -115,7 +115,7 @@ static void gen_model(rng_t *r, gen_t *g)
         memset(m, 0, sizeof *m);
         snprintf(m->name, sizeof m->name, "fz");
         m->n_layers = (int)rint_in(r, 1, 48);
-        m->n_full_attn = rchance(r, 0.1) ? 0 : (int)rint_in(r, 1, m->n_layers);
+        m->n_full_attn = (int)rint_in(r, 1, m->n_layers);   /* the loader refuses a model with none */
         m->n_gdn = m->n_layers - m->n_full_attn;
         m->hidden = (int)rint_in(r, 1, 32) * 128;
         m->intermediate = (int)rint_in(r, 1, 64) * 128;
