@@ -326,12 +326,16 @@ static int cmp_first(const void *va, const void *vb)   /* parts by their first r
 /* A decode call over several requests is ONE launch whose CTAs share the SMs.  Its
  * requests fall in two kinds, by the CTAs each would launch alone (DECODE_CTAS against the
  * SMs x the CTAs an SM holds, a wave):
- *  - a request that fills a wave by itself (a long context: 240K at partition 1024 is 235
- *    partitions x the heads) is bandwidth-bound: its bytes' time adds to the call's, and
+ *  - a request that fills PACK_WAVES waves by itself (a long context: 240K at partition
+ *    1024 is 235 partitions x the heads) is bandwidth-bound: its bytes' time adds to the call's, and
  *    the launch gives back the law's per-call constant c0 of every part after the first
  *    (on the H200 replays of two 240K requests the parts' sum is within 2%, the law on the
  *    whole mixture 10-16% high);
  *  - the requests that do not (short contexts, latency-bound) share the launch's waves:
+ *    a request of one to two waves alone ends on a partial wave whose idle SMs the other
+ *    requests' CTAs fill, so priced alone it carries up to half its time in that last wave
+ *    (on the H200 serving replays, 32 requests of ~3K-6K tokens, 1-1.5 waves each: the sum
+ *    of their prices 20-25% above the launch's time);
  *    together they are one part, priced on their union by the law's features (kv_tokens,
  *    ctas, waves, the busiest SM's tokens: cost_feat.c), anchored to the measured many-row
  *    points (pack_anchor).  Summing them instead prices 60 requests of ~600 tokens at 9x
@@ -339,6 +343,8 @@ static int cmp_first(const void *va, const void *vb)   /* parts by their first r
  * A call with one part of each kind, or one request, costs what the old per-part rule did.
  * 1 if the item was a multi-request decode call (*sec its price, -1 on error), else 0. */
 static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t);
+
+#define PACK_WAVES 2   /* waves a request fills alone to be priced as a part of its own */
 
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
 {
@@ -375,7 +381,7 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     char name[64];
     const law_form_t *f = law_find(cost_item_law(it, name, sizeof name));
     double wave = f && pm->hw.sms > 0 ? (double)pm->hw.sms * f->ctas_per_sm : 0;
-    /* pass 0: the requests that do not fill a wave alone, gathered (in call order) */
+    /* pass 0: the requests that do not fill PACK_WAVES waves alone, gathered (in call order) */
     for (int p = 0; p < nparts; p++) {
         int n = 0, r0 = part[p].idx;
         for (int j = r0; j < c->nseg && ref[j].req == ref[r0].req; j++) seg[n++] = c->segs[ref[j].idx];
@@ -383,7 +389,7 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
         sub.segs = seg;
         sub.nseg = n;
         double ft[PROF_MAX_COEF];
-        if (wave > 0 && cost_attn_features(f->name, &sub, pm->m, &pm->r, &pm->hw, ft) == 0 && ft[DECODE_CTAS] < wave) {
+        if (wave > 0 && cost_attn_features(f->name, &sub, pm->m, &pm->r, &pm->hw, ft) == 0 && ft[DECODE_CTAS] < PACK_WAVES * wave) {
             memcpy(pack + npack, seg, (size_t)n * sizeof *seg);
             npack += n;
             packed++;

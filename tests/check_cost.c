@@ -833,6 +833,68 @@ START_TEST(decode_pack_is_one_launch)
 }
 END_TEST
 
+/* A request that fills one wave alone but not two shares the launch too: its own call
+ * would end on a partial wave the other requests' CTAs fill, so the call of four such
+ * requests costs the law on their union, less than their calls one by one. */
+START_TEST(decode_pack_takes_requests_of_under_two_waves)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    /* a wave term: a request's own call pays its partial last wave whole */
+    for (int i = 0; i < p.nlaws; i++)
+        if (!strncmp(p.laws[i].name, "attn.decode_", 12)) p.laws[i].coef[DECODE_WAVE_TOKENS] = 1e-8;
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    cost_hw_t hw = { .sms = 132 };
+    enum { N = 4 };
+    kseg_t rows[N];
+    double sum = 0, whole = 0, t, f[PROF_MAX_COEF];
+    int grid;
+    const law_form_t *form = NULL;
+    /* the shortest context whose call is more than a wave: the rows' contexts from there */
+    long len = 256;
+    for (;; len += 256) {
+        kseg_t one = { 0, 1, len };
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, &one, 1, &plan), 0);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        form = law_find(cost_item_law(&it, (char[64]){ 0 }, 64));
+        ck_assert_ptr_nonnull(form);
+        ck_assert_int_eq(cost_item_features(&it, &M, &r, &hw, f), 0);
+        route_plan_free(&plan);
+        if (f[DECODE_CTAS] > hw.sms * form->ctas_per_sm) break;
+    }
+    ck_assert_double_lt(f[DECODE_CTAS], 2.0 * hw.sms * form->ctas_per_sm);
+    for (int i = 0; i < N; i++) rows[i] = (kseg_t){ i, 1, len + i };
+    for (int i = 0; i <= N; i++) {
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, i < N ? &rows[i] : rows, i < N ? 1 : N, &plan), 0);
+        ck_assert_int_eq(plan.ncalls, 1);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+        if (i < N) sum += t;
+        else {
+            whole = t;
+            ck_assert_int_eq(cost_item_features(&it, &M, &r, &hw, f), 0);
+            const prof_law_t *l = prof_find(&p, form->name);
+            ck_assert_ptr_nonnull(l);
+            ck_assert_double_eq_tol(whole, prof_eval(l, f), 1e-15);
+        }
+        route_plan_free(&plan);
+    }
+    ck_assert_msg(whole < sum, "one launch %g s, the parts' sum %g s", whole, sum);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 /* The pack is anchored to the measured many-row points: where calib's identical-row calls
  * of 32 and 64 requests took 2x and 3x the law, a call of 48 requests at the same context
  * costs 2.5x the law on its union. */
@@ -1040,6 +1102,7 @@ int main(void)
         CHECK_TEST(decode_laws_the_gates_need),
         CHECK_TEST(missing_laws_are_errors), CHECK_TEST(grid_leave_one_out),
         CHECK_TEST(measured_grid_prices_chunks_by_waves),
+        CHECK_TEST(decode_pack_takes_requests_of_under_two_waves),
         CHECK_TEST(measured_grid_prices_split_chunks_by_busiest_sm),
         CHECK_TEST(features_of_items_match_points), CHECK_TEST(roofline_pair_prices_the_larger),
         CHECK_TEST(gemm_prices_by_nearest_choice), CHECK_TEST(prefill_queue_tiles),
