@@ -346,6 +346,21 @@ static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *fe
 
 #define PACK_WAVES 2   /* waves a request fills alone to be priced as a part of its own */
 
+/* The terms of a decode law that are one call's critical path, not its work (cost_feat.c):
+ * the launch constant, the longest partition's walk and the reduce's depth.  A launch
+ * holding several parts pays them once, for its longest part; its work (tokens, CTAs,
+ * waves) adds up.  Seconds for one run of call c, by law l. */
+static double launch_terms(const pm_t *pm, const prof_law_t *l, const kcall_t *c)
+{
+    static const int lat[] = { FEAT_ONE, DECODE_PART_TOKENS_MAX, DECODE_REDUCE_DEPTH };
+    double f[PROF_MAX_COEF] = { 0 }, t = 0;
+    f[FEAT_ONE] = 1;
+    if (cost_attn_features(l->name, c, pm->m, &pm->r, &pm->hw, f) < 0) return l->ncoef > 0 ? l->coef[FEAT_ONE] : 0;
+    for (size_t i = 0; i < sizeof lat / sizeof lat[0]; i++)
+        if (lat[i] < l->ncoef) t += l->coef[lat[i]] * f[lat[i]];
+    return t;
+}
+
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
 {
     const kcall_t *c = it->call;
@@ -362,6 +377,7 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     seg_ref_t *part = malloc((size_t)c->nseg * sizeof *part);  /* a request: .req its first row's place,
                                                                   .idx where its rows start in ref */
     int g = 1, parts = 0, nparts = 0, npack = 0, packed = 0;
+    double lt_max = 0;
     *sec = 0;
     *grid = 1;
     if (!seg || !ref || !part || !pack) {
@@ -438,10 +454,15 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
                 break;
             }
         }
-        if (parts++ && *lp) t -= (*lp)->coef[FEAT_ONE] * it->count;   /* one launch, not one per part */
+        /* one launch, not one per part: its critical path is paid once, the longest part's */
+        double lt = *lp ? launch_terms(pm, *lp, &sub) * it->count : 0;
+        if (lt > lt_max) lt_max = lt;
+        parts++;
+        t -= lt;
         *sec += t > 0 ? t : 0;
         *grid &= g;
     }
+    if (*sec >= 0) *sec += lt_max;
     free(seg);
     free(ref);
     free(part);

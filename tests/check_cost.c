@@ -791,6 +791,46 @@ START_TEST(decode_mixture_is_its_parts_one_launch)
 }
 END_TEST
 
+/* A launch of two bandwidth-bound requests pays its critical path once: the reduce's depth
+ * (the partitions of the longest row) of the longer request, not of both. */
+START_TEST(decode_mixture_pays_one_reduce)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    for (int i = 0; i < p.nlaws; i++)
+        if (!strncmp(p.laws[i].name, "attn.decode_", 12)) p.laws[i].coef[DECODE_REDUCE_DEPTH] = 1e-6;
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    kseg_t both[2] = { { 0, 1, 240000 }, { 1, 1, 16384 } };
+    double part[2], depth[2], whole = 0;
+    for (int k = 0; k < 3; k++) {
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, k < 2 ? &both[k] : both, k < 2 ? 1 : 2, &plan), 0);
+        ck_assert_int_eq(plan.ncalls, 1);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        double t, f[PROF_MAX_COEF];
+        int grid;
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+        ck_assert_int_eq(cost_item_features(&it, &M, &r, &(cost_hw_t){ 0 }, f), 0);
+        if (k < 2) {
+            part[k] = t;
+            depth[k] = f[DECODE_REDUCE_DEPTH];
+        } else whole = t;
+        route_plan_free(&plan);
+    }
+    ck_assert_double_gt(depth[0], depth[1]);
+    const prof_law_t *l = prof_find(&p, "attn.decode_xqa.fp16");
+    ck_assert_double_eq_tol(whole, part[0] + part[1] - l->coef[0] - 1e-6 * depth[1], 1e-15);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 /* Many latency-bound requests in one decode call share its launch: the call costs the law
  * on their union (no points: no anchor), far less than the sum of the requests one by one. */
 START_TEST(decode_pack_is_one_launch)
@@ -1103,6 +1143,7 @@ int main(void)
         CHECK_TEST(missing_laws_are_errors), CHECK_TEST(grid_leave_one_out),
         CHECK_TEST(measured_grid_prices_chunks_by_waves),
         CHECK_TEST(decode_pack_takes_requests_of_under_two_waves),
+        CHECK_TEST(decode_mixture_pays_one_reduce),
         CHECK_TEST(measured_grid_prices_split_chunks_by_busiest_sm),
         CHECK_TEST(features_of_items_match_points), CHECK_TEST(roofline_pair_prices_the_larger),
         CHECK_TEST(gemm_prices_by_nearest_choice), CHECK_TEST(prefill_queue_tiles),
