@@ -4,7 +4,8 @@
  *
  * An item whose group of points exists (cost_grid.h) is priced by piecewise-linear
  * interpolation along the law's axis, and beyond the group's ends by the law scaled to meet
- * the end point.  The reference model's shapes are what calib measures, so inside the grid
+ * the end point (an attention call past its page size's last context: by another page's
+ * points that reach it, scaled the same way).  The reference model's shapes are what calib measures, so inside the grid
  * an item costs what was measured; the law carries the rest (other shapes, heterogeneous
  * batches, profiles without points).  Invariant: a model borrows its profile and model and
  * prices an item from them alone, plus the heat state its previous steps left. */
@@ -114,7 +115,35 @@ static int group_eval(const pm_t *pm, const prof_law_t *l, const cost_grid_group
     return 0;
 }
 
-/* Price it from measured points: its own group if calib measured its shape; for a
+/* A group of law l that measured own's shape at another page size and whose contexts
+ * reach x and own's end nearest x (the page nearest own's among them), or NULL.  calib
+ * measures some page sizes at short contexts only; the page moves a call's time by a few
+ * percent, the context by orders of magnitude, so past own's last point the sibling's
+ * measured curve, scaled to meet own's end point, prices it rather than the law's
+ * extrapolation over a context many times the last measured one. */
+static const cost_grid_group_t *page_sibling(const pm_t *pm, const prof_law_t *l, const cost_grid_group_t *own, int lo,
+                                             int hi, double x)
+{
+    int nkeys = cost_grid_nkeys(l), axis = cost_grid_axis(l);
+    double xe = x < own->ax[0] ? own->ax[0] : own->ax[own->npts - 1];
+    const cost_grid_group_t *best = NULL;
+    for (int g = lo; g < hi; g++) {
+        const cost_grid_group_t *gr = &pm->grid.g[g];
+        if (gr == own || gr->key[ATTN_COL_PAGE] == own->key[ATTN_COL_PAGE]) continue;
+        int same = 1;
+        for (int c = 0; c < nkeys && same; c++)
+            same = c == axis || c == ATTN_COL_PAGE || gr->key[c] == own->key[c];
+        double a = gr->ax[0], b = gr->ax[gr->npts - 1];
+        if (!same || x < a || x > b || xe < a || xe > b) continue;
+        if (!best || fabs(gr->key[ATTN_COL_PAGE] - own->key[ATTN_COL_PAGE]) <
+                         fabs(best->key[ATTN_COL_PAGE] - own->key[ATTN_COL_PAGE]))
+            best = gr;
+    }
+    return best;
+}
+
+/* Price it from measured points: its own group if calib measured its shape (past the
+ * group's contexts, an attention call follows a page sibling's: page_sibling); for a
  * prefill chunk (q >= 32) whose q was not measured, between the two nearest measured
  * query sizes of the same rows and page (chunks, or the kernel's q = 1 row below them),
  * weighted by the GPU waves the q adds (below).
@@ -140,6 +169,15 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
         own = NULL;
         for (int g = lo; g < hi; g++)
             if (group_shape_is(l, &pm->grid.g[g], row) && (!own || pm->grid.g[g].first < own->first)) own = &pm->grid.g[g];
+    }
+    if (own && it->kind == CI_ATTN && (x < own->ax[0] || x > own->ax[own->npts - 1])) {
+        const cost_grid_group_t *sib = page_sibling(pm, l, own, lo, hi, x);
+        double xe = x < own->ax[0] ? own->ax[0] : own->ax[own->npts - 1], te = x < own->ax[0] ? own->t[0] : own->t[own->npts - 1];
+        double ts, tse;
+        if (sib && group_eval(pm, l, sib, x, feat, &ts) == 0 && group_eval(pm, l, sib, xe, feat, &tse) == 0 && tse > 0) {
+            *t = ts * te / tse;
+            return 1;
+        }
     }
     if (own) return group_eval(pm, l, own, x, feat, t) == 0;
     if (!chunk) return 0;

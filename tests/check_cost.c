@@ -791,6 +791,49 @@ START_TEST(decode_mixture_is_its_parts_one_launch)
 }
 END_TEST
 
+/* A page size calib measured at short contexts only: past its last point the call is
+ * priced by another page's measured curve (which reaches it), scaled to meet the short
+ * page's own last point, not by the law extrapolated from there. */
+START_TEST(decode_past_its_page_points_follows_another_page)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    prof_law_t l = *prof_find(&p, "attn.decode_xqa.fp16");
+    l.ncols = 5;
+    static const char *const cols[] = { "rows", "q", "seq_len", "page", "t_s" };
+    for (int c = 0; c < 5; c++) snprintf(l.cols[c], sizeof l.cols[c], "%s", cols[c]);
+    double pts[][5] = {
+        { 1, 1, 1024, 784, 1e-5 }, { 1, 1, 4096, 784, 3e-5 }, { 1, 1, 65536, 784, 4e-4 },
+        { 1, 1, 1024, 816, 0.9e-5 }, { 1, 1, 4096, 816, 2.7e-5 },
+    };
+    l.pts = &pts[0][0];
+    l.npts = 5;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 816, .group = r.group, .fp8_bridge_page = 816 };
+    kseg_t one = { 0, 1, 16384 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    ck_assert_int_eq(route_step(&rc, &one, 1, &plan), 0);
+    ck_assert_int_eq(plan.ncalls, 1);
+    ck_assert_int_eq(plan.calls[0].page, 816);
+    cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+    double t;
+    int grid;
+    ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+    ck_assert_int_eq(grid, 1);
+    double t784 = 3e-5 + (16384.0 - 4096) / (65536 - 4096) * (4e-4 - 3e-5);
+    ck_assert_double_eq_tol(t, t784 * 2.7e-5 / 3e-5, 1e-15);
+    route_plan_free(&plan);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 /* A launch of two bandwidth-bound requests pays its critical path once: the reduce's depth
  * (the partitions of the longest row) of the longer request, not of both. */
 START_TEST(decode_mixture_pays_one_reduce)
@@ -1144,6 +1187,7 @@ int main(void)
         CHECK_TEST(measured_grid_prices_chunks_by_waves),
         CHECK_TEST(decode_pack_takes_requests_of_under_two_waves),
         CHECK_TEST(decode_mixture_pays_one_reduce),
+        CHECK_TEST(decode_past_its_page_points_follows_another_page),
         CHECK_TEST(measured_grid_prices_split_chunks_by_busiest_sm),
         CHECK_TEST(features_of_items_match_points), CHECK_TEST(roofline_pair_prices_the_larger),
         CHECK_TEST(gemm_prices_by_nearest_choice), CHECK_TEST(prefill_queue_tiles),
