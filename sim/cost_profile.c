@@ -4,7 +4,8 @@
  *
  * An item whose group of points exists (cost_grid.h) is priced by piecewise-linear
  * interpolation along the law's axis, and beyond the group's ends by the law scaled to meet
- * the end point.  The reference model's shapes are what calib measures, so inside the grid
+ * the end point (an attention call past its page size's last context: by another page's
+ * points that reach it, scaled the same way).  The reference model's shapes are what calib measures, so inside the grid
  * an item costs what was measured; the law carries the rest (other shapes, heterogeneous
  * batches, profiles without points).  Invariant: a model borrows its profile and model and
  * prices an item from them alone, plus the heat state its previous steps left. */
@@ -114,7 +115,35 @@ static int group_eval(const pm_t *pm, const prof_law_t *l, const cost_grid_group
     return 0;
 }
 
-/* Price it from measured points: its own group if calib measured its shape; for a
+/* A group of law l that measured own's shape at another page size and whose contexts
+ * reach x and own's end nearest x (the page nearest own's among them), or NULL.  calib
+ * measures some page sizes at short contexts only; the page moves a call's time by a few
+ * percent, the context by orders of magnitude, so past own's last point the sibling's
+ * measured curve, scaled to meet own's end point, prices it rather than the law's
+ * extrapolation over a context many times the last measured one. */
+static const cost_grid_group_t *page_sibling(const pm_t *pm, const prof_law_t *l, const cost_grid_group_t *own, int lo,
+                                             int hi, double x)
+{
+    int nkeys = cost_grid_nkeys(l), axis = cost_grid_axis(l);
+    double xe = x < own->ax[0] ? own->ax[0] : own->ax[own->npts - 1];
+    const cost_grid_group_t *best = NULL;
+    for (int g = lo; g < hi; g++) {
+        const cost_grid_group_t *gr = &pm->grid.g[g];
+        if (gr == own || gr->key[ATTN_COL_PAGE] == own->key[ATTN_COL_PAGE]) continue;
+        int same = 1;
+        for (int c = 0; c < nkeys && same; c++)
+            same = c == axis || c == ATTN_COL_PAGE || gr->key[c] == own->key[c];
+        double a = gr->ax[0], b = gr->ax[gr->npts - 1];
+        if (!same || x < a || x > b || xe < a || xe > b) continue;
+        if (!best || fabs(gr->key[ATTN_COL_PAGE] - own->key[ATTN_COL_PAGE]) <
+                         fabs(best->key[ATTN_COL_PAGE] - own->key[ATTN_COL_PAGE]))
+            best = gr;
+    }
+    return best;
+}
+
+/* Price it from measured points: its own group if calib measured its shape (past the
+ * group's contexts, an attention call follows a page sibling's: page_sibling); for a
  * prefill chunk (q >= 32) whose q was not measured, between the two nearest measured
  * query sizes of the same rows and page (chunks, or the kernel's q = 1 row below them),
  * weighted by the GPU waves the q adds (below).
@@ -140,6 +169,15 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
         own = NULL;
         for (int g = lo; g < hi; g++)
             if (group_shape_is(l, &pm->grid.g[g], row) && (!own || pm->grid.g[g].first < own->first)) own = &pm->grid.g[g];
+    }
+    if (own && it->kind == CI_ATTN && (x < own->ax[0] || x > own->ax[own->npts - 1])) {
+        const cost_grid_group_t *sib = page_sibling(pm, l, own, lo, hi, x);
+        double xe = x < own->ax[0] ? own->ax[0] : own->ax[own->npts - 1], te = x < own->ax[0] ? own->t[0] : own->t[own->npts - 1];
+        double ts, tse;
+        if (sib && group_eval(pm, l, sib, x, feat, &ts) == 0 && group_eval(pm, l, sib, xe, feat, &tse) == 0 && tse > 0) {
+            *t = ts * te / tse;
+            return 1;
+        }
     }
     if (own) return group_eval(pm, l, own, x, feat, t) == 0;
     if (!chunk) return 0;
@@ -326,12 +364,16 @@ static int cmp_first(const void *va, const void *vb)   /* parts by their first r
 /* A decode call over several requests is ONE launch whose CTAs share the SMs.  Its
  * requests fall in two kinds, by the CTAs each would launch alone (DECODE_CTAS against the
  * SMs x the CTAs an SM holds, a wave):
- *  - a request that fills a wave by itself (a long context: 240K at partition 1024 is 235
- *    partitions x the heads) is bandwidth-bound: its bytes' time adds to the call's, and
+ *  - a request that fills PACK_WAVES waves by itself (a long context: 240K at partition
+ *    1024 is 235 partitions x the heads) is bandwidth-bound: its bytes' time adds to the call's, and
  *    the launch gives back the law's per-call constant c0 of every part after the first
  *    (on the H200 replays of two 240K requests the parts' sum is within 2%, the law on the
  *    whole mixture 10-16% high);
  *  - the requests that do not (short contexts, latency-bound) share the launch's waves:
+ *    a request of one to two waves alone ends on a partial wave whose idle SMs the other
+ *    requests' CTAs fill, so priced alone it carries up to half its time in that last wave
+ *    (on the H200 serving replays, 32 requests of ~3K-6K tokens, 1-1.5 waves each: the sum
+ *    of their prices 20-25% above the launch's time);
  *    together they are one part, priced on their union by the law's features (kv_tokens,
  *    ctas, waves, the busiest SM's tokens: cost_feat.c), anchored to the measured many-row
  *    points (pack_anchor).  Summing them instead prices 60 requests of ~600 tokens at 9x
@@ -339,6 +381,23 @@ static int cmp_first(const void *va, const void *vb)   /* parts by their first r
  * A call with one part of each kind, or one request, costs what the old per-part rule did.
  * 1 if the item was a multi-request decode call (*sec its price, -1 on error), else 0. */
 static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t);
+
+#define PACK_WAVES 2   /* waves a request fills alone to be priced as a part of its own */
+
+/* The terms of a decode law that are one call's critical path, not its work (cost_feat.c):
+ * the launch constant, the longest partition's walk and the reduce's depth.  A launch
+ * holding several parts pays them once, for its longest part; its work (tokens, CTAs,
+ * waves) adds up.  Seconds for one run of call c, by law l. */
+static double launch_terms(const pm_t *pm, const prof_law_t *l, const kcall_t *c)
+{
+    static const int lat[] = { FEAT_ONE, DECODE_PART_TOKENS_MAX, DECODE_REDUCE_DEPTH };
+    double f[PROF_MAX_COEF] = { 0 }, t = 0;
+    f[FEAT_ONE] = 1;
+    if (cost_attn_features(l->name, c, pm->m, &pm->r, &pm->hw, f) < 0) return l->ncoef > 0 ? l->coef[FEAT_ONE] : 0;
+    for (size_t i = 0; i < sizeof lat / sizeof lat[0]; i++)
+        if (lat[i] < l->ncoef) t += l->coef[lat[i]] * f[lat[i]];
+    return t;
+}
 
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
 {
@@ -356,6 +415,7 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     seg_ref_t *part = malloc((size_t)c->nseg * sizeof *part);  /* a request: .req its first row's place,
                                                                   .idx where its rows start in ref */
     int g = 1, parts = 0, nparts = 0, npack = 0, packed = 0;
+    double lt_max = 0;
     *sec = 0;
     *grid = 1;
     if (!seg || !ref || !part || !pack) {
@@ -375,7 +435,7 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     char name[64];
     const law_form_t *f = law_find(cost_item_law(it, name, sizeof name));
     double wave = f && pm->hw.sms > 0 ? (double)pm->hw.sms * f->ctas_per_sm : 0;
-    /* pass 0: the requests that do not fill a wave alone, gathered (in call order) */
+    /* pass 0: the requests that do not fill PACK_WAVES waves alone, gathered (in call order) */
     for (int p = 0; p < nparts; p++) {
         int n = 0, r0 = part[p].idx;
         for (int j = r0; j < c->nseg && ref[j].req == ref[r0].req; j++) seg[n++] = c->segs[ref[j].idx];
@@ -383,7 +443,7 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
         sub.segs = seg;
         sub.nseg = n;
         double ft[PROF_MAX_COEF];
-        if (wave > 0 && cost_attn_features(f->name, &sub, pm->m, &pm->r, &pm->hw, ft) == 0 && ft[DECODE_CTAS] < wave) {
+        if (wave > 0 && cost_attn_features(f->name, &sub, pm->m, &pm->r, &pm->hw, ft) == 0 && ft[DECODE_CTAS] < PACK_WAVES * wave) {
             memcpy(pack + npack, seg, (size_t)n * sizeof *seg);
             npack += n;
             packed++;
@@ -432,10 +492,15 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
                 break;
             }
         }
-        if (parts++ && *lp) t -= (*lp)->coef[FEAT_ONE] * it->count;   /* one launch, not one per part */
+        /* one launch, not one per part: its critical path is paid once, the longest part's */
+        double lt = *lp ? launch_terms(pm, *lp, &sub) * it->count : 0;
+        if (lt > lt_max) lt_max = lt;
+        parts++;
+        t -= lt;
         *sec += t > 0 ? t : 0;
         *grid &= g;
     }
+    if (*sec >= 0) *sec += lt_max;
     free(seg);
     free(ref);
     free(part);

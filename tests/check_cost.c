@@ -791,6 +791,89 @@ START_TEST(decode_mixture_is_its_parts_one_launch)
 }
 END_TEST
 
+/* A page size calib measured at short contexts only: past its last point the call is
+ * priced by another page's measured curve (which reaches it), scaled to meet the short
+ * page's own last point, not by the law extrapolated from there. */
+START_TEST(decode_past_its_page_points_follows_another_page)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    prof_law_t l = *prof_find(&p, "attn.decode_xqa.fp16");
+    l.ncols = 5;
+    static const char *const cols[] = { "rows", "q", "seq_len", "page", "t_s" };
+    for (int c = 0; c < 5; c++) snprintf(l.cols[c], sizeof l.cols[c], "%s", cols[c]);
+    double pts[][5] = {
+        { 1, 1, 1024, 784, 1e-5 }, { 1, 1, 4096, 784, 3e-5 }, { 1, 1, 65536, 784, 4e-4 },
+        { 1, 1, 1024, 816, 0.9e-5 }, { 1, 1, 4096, 816, 2.7e-5 },
+    };
+    l.pts = &pts[0][0];
+    l.npts = 5;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 816, .group = r.group, .fp8_bridge_page = 816 };
+    kseg_t one = { 0, 1, 16384 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    ck_assert_int_eq(route_step(&rc, &one, 1, &plan), 0);
+    ck_assert_int_eq(plan.ncalls, 1);
+    ck_assert_int_eq(plan.calls[0].page, 816);
+    cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+    double t;
+    int grid;
+    ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+    ck_assert_int_eq(grid, 1);
+    double t784 = 3e-5 + (16384.0 - 4096) / (65536 - 4096) * (4e-4 - 3e-5);
+    ck_assert_double_eq_tol(t, t784 * 2.7e-5 / 3e-5, 1e-15);
+    route_plan_free(&plan);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+/* A launch of two bandwidth-bound requests pays its critical path once: the reduce's depth
+ * (the partitions of the longest row) of the longer request, not of both. */
+START_TEST(decode_mixture_pays_one_reduce)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    for (int i = 0; i < p.nlaws; i++)
+        if (!strncmp(p.laws[i].name, "attn.decode_", 12)) p.laws[i].coef[DECODE_REDUCE_DEPTH] = 1e-6;
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    kseg_t both[2] = { { 0, 1, 240000 }, { 1, 1, 16384 } };
+    double part[2], depth[2], whole = 0;
+    for (int k = 0; k < 3; k++) {
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, k < 2 ? &both[k] : both, k < 2 ? 1 : 2, &plan), 0);
+        ck_assert_int_eq(plan.ncalls, 1);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        double t, f[PROF_MAX_COEF];
+        int grid;
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+        ck_assert_int_eq(cost_item_features(&it, &M, &r, &(cost_hw_t){ 0 }, f), 0);
+        if (k < 2) {
+            part[k] = t;
+            depth[k] = f[DECODE_REDUCE_DEPTH];
+        } else whole = t;
+        route_plan_free(&plan);
+    }
+    ck_assert_double_gt(depth[0], depth[1]);
+    const prof_law_t *l = prof_find(&p, "attn.decode_xqa.fp16");
+    ck_assert_double_eq_tol(whole, part[0] + part[1] - l->coef[0] - 1e-6 * depth[1], 1e-15);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 /* Many latency-bound requests in one decode call share its launch: the call costs the law
  * on their union (no points: no anchor), far less than the sum of the requests one by one. */
 START_TEST(decode_pack_is_one_launch)
@@ -828,6 +911,68 @@ START_TEST(decode_pack_is_one_launch)
         route_plan_free(&plan);
     }
     ck_assert_msg(whole < 0.5 * sum, "one launch %g s, the parts' sum %g s", whole, sum);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
+/* A request that fills one wave alone but not two shares the launch too: its own call
+ * would end on a partial wave the other requests' CTAs fill, so the call of four such
+ * requests costs the law on their union, less than their calls one by one. */
+START_TEST(decode_pack_takes_requests_of_under_two_waves)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    /* a wave term: a request's own call pays its partial last wave whole */
+    for (int i = 0; i < p.nlaws; i++)
+        if (!strncmp(p.laws[i].name, "attn.decode_", 12)) p.laws[i].coef[DECODE_WAVE_TOKENS] = 1e-8;
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    cost_hw_t hw = { .sms = 132 };
+    enum { N = 4 };
+    kseg_t rows[N];
+    double sum = 0, whole = 0, t, f[PROF_MAX_COEF];
+    int grid;
+    const law_form_t *form = NULL;
+    /* the shortest context whose call is more than a wave: the rows' contexts from there */
+    long len = 256;
+    for (;; len += 256) {
+        kseg_t one = { 0, 1, len };
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, &one, 1, &plan), 0);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        form = law_find(cost_item_law(&it, (char[64]){ 0 }, 64));
+        ck_assert_ptr_nonnull(form);
+        ck_assert_int_eq(cost_item_features(&it, &M, &r, &hw, f), 0);
+        route_plan_free(&plan);
+        if (f[DECODE_CTAS] > hw.sms * form->ctas_per_sm) break;
+    }
+    ck_assert_double_lt(f[DECODE_CTAS], 2.0 * hw.sms * form->ctas_per_sm);
+    for (int i = 0; i < N; i++) rows[i] = (kseg_t){ i, 1, len + i };
+    for (int i = 0; i <= N; i++) {
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(&rc, i < N ? &rows[i] : rows, i < N ? 1 : N, &plan), 0);
+        ck_assert_int_eq(plan.ncalls, 1);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+        if (i < N) sum += t;
+        else {
+            whole = t;
+            ck_assert_int_eq(cost_item_features(&it, &M, &r, &hw, f), 0);
+            const prof_law_t *l = prof_find(&p, form->name);
+            ck_assert_ptr_nonnull(l);
+            ck_assert_double_eq_tol(whole, prof_eval(l, f), 1e-15);
+        }
+        route_plan_free(&plan);
+    }
+    ck_assert_msg(whole < sum, "one launch %g s, the parts' sum %g s", whole, sum);
     cost_free(cm);
     prof_free(&p);
 }
@@ -1040,6 +1185,9 @@ int main(void)
         CHECK_TEST(decode_laws_the_gates_need),
         CHECK_TEST(missing_laws_are_errors), CHECK_TEST(grid_leave_one_out),
         CHECK_TEST(measured_grid_prices_chunks_by_waves),
+        CHECK_TEST(decode_pack_takes_requests_of_under_two_waves),
+        CHECK_TEST(decode_mixture_pays_one_reduce),
+        CHECK_TEST(decode_past_its_page_points_follows_another_page),
         CHECK_TEST(measured_grid_prices_split_chunks_by_busiest_sm),
         CHECK_TEST(features_of_items_match_points), CHECK_TEST(roofline_pair_prices_the_larger),
         CHECK_TEST(gemm_prices_by_nearest_choice), CHECK_TEST(prefill_queue_tiles),
