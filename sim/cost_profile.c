@@ -609,8 +609,38 @@ static int env_outside(const pm_t *pm, int li, const cost_item_t *it, char *why,
             snprintf(why, n, "%s", pm->shape_why);
             return 1;
         }
-        if (nk < 3) return 0;
         const kcall_t *c = it->call;
+        const law_form_t *lf = law_find(pm->p->laws[li].name);
+        if (lf && lf->family == LF_VARLEN) {   /* one call of decode rows and chunks: its own columns */
+            const prof_law_t *vl = &pm->p->laws[li];
+            double rows_hi = 0, ctx_hi = 0, q_hi = 0, pre_hi = 0;
+            for (int i = 0; i < vl->npts; i++) {
+                const double *v = vl->pts + (size_t)i * (size_t)vl->ncols;
+                rows_hi = fmax(rows_hi, v[VARLEN_COL_DECODE_ROWS]);
+                ctx_hi = fmax(ctx_hi, v[VARLEN_COL_CTX]);
+                q_hi = fmax(q_hi, v[VARLEN_COL_CHUNK_Q]);
+                pre_hi = fmax(pre_hi, v[VARLEN_COL_CHUNK_PREFIX]);
+            }
+            if (!vl->npts) return 0;
+            long drows = 0, dctx = 0, cq = 0, cpre = 0;
+            for (int i = 0; i < c->nseg; i++) {
+                const kseg_t *g = &c->segs[i];
+                if (g->q == 1) {
+                    drows++;
+                    if (g->seq_len > dctx) dctx = g->seq_len;
+                } else {
+                    if (g->q > cq) cq = g->q;
+                    if (g->seq_len - g->q > cpre) cpre = g->seq_len - g->q;
+                }
+            }
+            if (drows > rows_hi || dctx > ctx_hi || cq > q_hi || cpre > pre_hi) {
+                snprintf(why, n, "%ld decode rows to %ld tokens, chunks of %ld after %ld; measured up to %g rows to %g,"
+                         " chunks of %g after %g", drows, dctx, cq, cpre, rows_hi, ctx_hi, q_hi, pre_hi);
+                return 1;
+            }
+            return 0;
+        }
+        if (nk < 3) return 0;
         long maxlen = 0;
         int reqs = 0, run = 0, q = 0;
         for (int i = 0; i < c->nseg; i++) {
@@ -638,6 +668,24 @@ static int env_outside(const pm_t *pm, int li, const cost_item_t *it, char *why,
         return 0;
     }
     case CI_GEMM:
+        if (it->moe && pm->p->laws[li].npts && !strcmp(pm->p->laws[li].name, "gemm.moe.fp16")) {
+            /* a routed-expert group: the grouped GEMM's measured (n, k) and tokens */
+            const prof_law_t *ml = &pm->p->laws[li];
+            double tok_hi = -1;
+            for (int i = 0; i < ml->npts; i++) {
+                const double *v = ml->pts + (size_t)i * (size_t)ml->ncols;
+                if (v[MOE_COL_N] == it->n && v[MOE_COL_K] == it->k) tok_hi = fmax(tok_hi, v[MOE_COL_TOKENS]);
+            }
+            if (tok_hi < 0) {
+                snprintf(why, n, "expert shape n %g x k %g not measured", it->n, it->k);
+                return 1;
+            }
+            if (it->tokens > tok_hi) {
+                snprintf(why, n, "%g tokens of %g x %g, measured up to %g", it->tokens, it->n, it->k, tok_hi);
+                return 1;
+            }
+            return 0;
+        }
         if (!pm->ngemm_nk) return 0;  /* a law without points has no measured range */
         for (int i = 0; i < pm->ngemm_nk; i++)
             if (pm->gemm_nk[i][0] == it->n && pm->gemm_nk[i][1] == it->k && pm->gemm_nk[i][2] == it->wb) {

@@ -17,6 +17,10 @@
 #                  the twelve B = 16K scenarios, replayed after calib measured the serving
 #                  envelope (profile.yaml: the varlen and MoE laws too). Its `target` file holds
 #                  the bound this set meets today, above the 5% target (docs/validation.md)
+#   h200-lib-llama8b/, h200-lib-qwen3-30b-a3b/  a dense and an MoE model of the library under the
+#                  upstream scheduler and the varlen attention backend, 48 Poisson requests
+#                  (scenarios/lib/), each priced by the profile calib measured for that model
+#                  just before (tests/data/replay/*/profile.yaml)
 # `pacesim rescore` prices the same steps with the current model and the set's profile;
 # the target must hold for every recording: median step error under 5% per step type, every
 # measurement window within 5% (or the bound a set's `target` file states: median window).  Then the recorded model's own checks: a
@@ -42,7 +46,10 @@ for dir in tests/data/replay/*/; do
         bad=$(printf '%s\n' "$out" | awk -v tmed="$tmed" -v twin="$twin" '
             /^   (decode|mixed|prefill) / { m = $5; sub(/%/, "", m); if (m + 0 >= tmed) print $1 " median " $5 }
             /^   [a-z_]+ +[-0-9.]+ +[-0-9.]+ +[-+][0-9.]+%$/ { e = $4; sub(/%/, "", e); if (e < 0) e = -e; if (e >= twin) print $1 " " $4 }')
-        steps=$(printf '%s\n' "$out" | awk '/^   steps /{print $2 == $4}')
+        # the profile run's steps against the recording's: equal for the reference scenarios; an
+        # open-loop workload's arrivals meet the steps a little differently when step times
+        # differ, so within 1% of the measured count
+        steps=$(printf '%s\n' "$out" | awk '/^   steps /{d = $2 - $4; if (d < 0) d = -d; print d <= 0.01 * $4}')
         if [ $rc != 0 ] || [ -n "$bad" ] || [ "$steps" != 1 ]; then
             echo "  FAIL ${dir##*/}/$n (rc $rc): ${bad:-$out}"; fail=$((fail + 1))
         else
