@@ -189,6 +189,12 @@ START_TEST(library_scenarios_run)
     const char *few[] = { "workload.poisson.count=40" };
     runner_run(scen[_i].path, few, 1, NULL, r);
     if (scen[_i].varlen) {
+        /* the H200 profile measured the varlen kernel and the grouped expert GEMMs */
+        ck_assert_msg(r->rc == 0, "%s (H200 profile): %s", scen[_i].path, r->err);
+        ck_assert_int_eq(r->sum.requests_finished, 40);
+        /* a profile without the varlen law is refused, naming it */
+        const char *old[] = { "workload.poisson.count=40", "profile=../../tests/data/replay/h200-current/profile.yaml" };
+        runner_run(scen[_i].path, old, 2, NULL, r);
         ck_assert_int_eq(r->rc, 2);
         ck_assert_msg(strstr(r->err, "lacks attn.varlen.fp16") != NULL, "%s", r->err);
         /* a profile with the two laws (a fixture: hand-set coefficients) prices the step's
