@@ -127,6 +127,11 @@ int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int 
  * profile's measured envelope (profile.h), 0..1; 0 inside it, for a profile that records no
  * envelope, and for any other model (or NULL). */
 double cost_profile_outside_share(const cost_model_t *cm);
+/* The envelope warnings of a model cost_profile_new made (one line each, "" when none) into
+ * buf, for a caller that prints them with its run's output (the runs of a sweep finish in any
+ * order); the model then prints nothing of them when freed.  0, or -1 when buf was too small
+ * (what fitted is kept). */
+int cost_profile_envelope_warnings(cost_model_t *cm, char *buf, size_t n);
 /* Every law a scenario with this model, TP degree, KV dtype and GQA group needs is in
  * the profile: 0, or -1 with "path:line:col: laws: no law ..." in err. */
 int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,

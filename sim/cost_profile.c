@@ -41,6 +41,7 @@ typedef struct {
     double *out_s;                /*   their seconds, */
     char (*out_why)[128];         /*   the first one's reason */
     double total_s;               /* every item's seconds */
+    int env_taken;                /* the warnings were handed to the caller (cost_profile_envelope_warnings) */
 } pm_t;
 
 /* The point row an item would be, in its law's columns: 1, or 0 if it has none (a
@@ -747,10 +748,10 @@ static const char *pct(char *buf, size_t n, double share)
     return buf;
 }
 
-/* The run's envelope warnings (profile.h): one stderr line per law that priced items
- * outside its measured envelope, and the share of step time they hold.  Nothing when
- * every item was inside, or the profile records no envelope. */
-static void env_report(const pm_t *pm)
+/* The run's envelope warnings (profile.h): one line per law that priced items outside its
+ * measured envelope, and the share of step time they hold, written to f.  Nothing when every
+ * item was inside, or the profile records no envelope. */
+static void env_write(const pm_t *pm, FILE *f)
 {
     if (!pm->env || !(pm->total_s > 0)) return;
     double out = 0;
@@ -758,14 +759,26 @@ static void env_report(const pm_t *pm)
         if (!pm->out_n[li]) continue;
         out += pm->out_s[li];
         char share[32];
-        fprintf(stderr, "warning: %s priced outside its measured envelope (%s): %ld items, %s of step time by the law's extrapolation\n",
+        fprintf(f, "warning: %s priced outside its measured envelope (%s): %ld items, %s of step time by the law's extrapolation\n",
                 pm->p->laws[li].name, pm->out_why[li], pm->out_n[li], pct(share, sizeof share, pm->out_s[li] / pm->total_s));
     }
     if (out > 0) {
         char share[32];
-        fprintf(stderr, "warning: %s: %s of step time priced outside the profile's measured envelope\n", pm->p->path,
+        fprintf(f, "warning: %s: %s of step time priced outside the profile's measured envelope\n", pm->p->path,
                 pct(share, sizeof share, out / pm->total_s));
     }
+}
+
+int cost_profile_envelope_warnings(cost_model_t *cm, char *buf, size_t n)
+{
+    if (n) buf[0] = 0;
+    if (!cm || cm->step != pm_step || !n) return 0;
+    pm_t *pm = cm->impl;
+    pm->env_taken = 1;
+    FILE *f = fmemopen(buf, n, "w");
+    if (!f) return -1;
+    env_write(pm, f);
+    return fclose(f) == 0 ? 0 : -1;
 }
 
 double cost_profile_outside_share(const cost_model_t *cm)
@@ -875,7 +888,7 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 static void pm_destroy(cost_model_t *cm)
 {
     pm_t *pm = cm->impl;
-    env_report(pm);
+    if (!pm->env_taken) env_write(pm, stderr);
     env_free(pm);
     cost_grid_free(&pm->grid);
     free(pm);

@@ -181,6 +181,7 @@ static int validate_files(const char **files, int nf, const char **sets, int ns)
             fprintf(stderr, "%s\n", u.err);
             rc = 2;
         } else {
+            fputs(u.warn, stderr);
             setup_msg(stdout, "%s: ok (%s)", files[i], u.s.name);
         }
         setup_close(&u);
@@ -445,6 +446,7 @@ static int cmd_rescore(int argc, char **argv)
         rc = 2;
         goto done;
     }
+    fputs(u.warn, stderr);
     if (!(pm2 = setup_cost_new(&u)) || !(rm = replay_recorded_new(measured, pm2, cerr))) {
         setup_msg(stderr, "%s", pm2 ? cerr : u.err);
         rc = 2;

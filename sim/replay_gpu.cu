@@ -557,6 +557,7 @@ int main(int argc, char **argv)
         setup_close(&u);
         return 2;
     }
+    fputs(u.warn, stderr);
     FILE *fi = NULL;
     if (items && !(fi = fopen(items, "w"))) {
         fprintf(stderr, "pacesim-gpu: %s: %s\n", items, strerror(errno));

@@ -247,6 +247,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         snprintf(res->err, sizeof res->err, "%s", u.err);
         goto out;
     }
+    snprintf(res->warn, sizeof res->warn, "%s", u.warn);
     copy_settings(res, &u.s);
     check_reference(res, path, sets, nsets, &u.s);
     snprintf(res->gpu, sizeof res->gpu, "%s", u.hw);
@@ -281,6 +282,8 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
     }
     res->sum = e->sum;
     res->env_outside = cost_profile_outside_share(u.cost);
+    size_t wl = strlen(res->warn);
+    cost_profile_envelope_warnings(u.cost, res->warn + wl, sizeof res->warn - wl);
     for (int i = 0; i < res->nwin; i++) {
         res->win_val[i] = engine_window(e, i);
         res->win_has_dist[i] = engine_window_dist(e, i, &res->win_dist[i]);

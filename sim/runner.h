@@ -38,6 +38,7 @@ typedef struct run_result {
     char ref_off[512];
     double env_outside;           /* share of step time the profile priced outside its measured
                                      envelope (cost_profile_outside_share); 0 inside or without one */
+    char warn[2048];              /* the run's warnings (the cost model's envelope), printed with its output */
     run_summary_t sum;
 } run_result_t;
 

@@ -55,7 +55,11 @@ static int open_parts(setup_t *u, const char *path, const char *const *sets, int
         snprintf(u->err, sizeof u->err, "%s", u->e.err);
         return -1;
     }
-    if (u->has_prof) prof_check_model(&u->prof, &s->model, s->engine.tensor_parallel_size, stderr);
+    if (u->has_prof) {
+        FILE *w = fmemopen(u->warn, sizeof u->warn, "w");
+        prof_check_model(&u->prof, &s->model, s->engine.tensor_parallel_size, w);
+        if (w) fclose(w);
+    }
     return 0;
 }
 

@@ -29,6 +29,8 @@ typedef struct setup {
     char hw[96];                  /* the profile's GPU, or "analytic N TFLOP/s X TB/s" */
     int has_scn, has_prof, has_eng;
     char err[SETUP_ERR_MAX];      /* one line after a failure */
+    char warn[SETUP_ERR_MAX];     /* warnings of a successful open ("" none), for the caller to print
+                                     with the run's output (setup_open writes none to stderr) */
 } setup_t;
 
 /* Assemble path with overrides sets[0..nsets) ("key.path=value").  0, or -1 with u->err

@@ -93,6 +93,7 @@ int main(int argc, char **argv)
         setup_close(&u);
         return 2;
     }
+    fputs(u.warn, stderr);
     engine_t *e = &u.e;
     e->observer = on_step;
     e->observer_ctx = &b;
