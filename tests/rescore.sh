@@ -45,7 +45,7 @@ for dir in tests/data/replay/*/; do
         rc=$?
         bad=$(printf '%s\n' "$out" | awk -v tmed="$tmed" -v twin="$twin" '
             /^   (decode|mixed|prefill) / { m = $5; sub(/%/, "", m); if (m + 0 >= tmed) print $1 " median " $5 }
-            /^   [a-z_]+ +[-0-9.]+ +[-0-9.]+ +[-+][0-9.]+%$/ { e = $4; sub(/%/, "", e); if (e < 0) e = -e; if (e >= twin) print $1 " " $4 }')
+            /^   [a-z_0-9]+ +[-0-9.]+ +[-0-9.]+ +[-+][0-9.]+%$/ { e = $4; sub(/%/, "", e); e += 0; if (e < 0) e = -e; if (e >= twin) print $1 " " $4 }')
         # the profile run's steps against the recording's: equal for the reference scenarios; an
         # open-loop workload's arrivals meet the steps a little differently when step times
         # differ, so within 1% of the measured count
