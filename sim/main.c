@@ -77,7 +77,8 @@ static const cmd_help_t helps[] = {
       "points    print one `pacesim run` command per point (for GNU parallel, a cluster...);\n"
       "          each writes DIR/point-NNNN.csv (-o DIR, default points); then\n"
       "          `pacesim merge DIR/point-*.csv > all.csv` gives the CSV of the local sweep\n" },
-    { "merge", "pacesim merge CSV... [-o OUT]\n", "merge     join per-point CSVs: one header, rows in point order\n" },
+    { "merge", "pacesim merge CSV... [-o OUT]\n", "merge     join per-point CSVs: one header (the union of their columns, empty where\n"
+      "          a file has none), rows in point order\n" },
     { "best", "pacesim best CSV --objective max:COL|min:COL [--constraint EXPR]...\n",
       "best      apply --objective/--constraint to a sweep CSV (e.g. a merged one); see run\n" },
     { "validate", "pacesim validate FILE... [--set key.path=value]...\n",

@@ -1296,8 +1296,29 @@ void sweep_best_free(sweep_best_t *b)
 
 typedef struct mrow {
     long point, seq;
+    int file;                     /* index into the files read, for its column map */
     char *line;
 } mrow_t;
+
+/* The merged header: the union of the files' columns in first-seen order.  A column is
+ * its unquoted name and its occurrence in its file's header: a run's CSV may repeat a
+ * name (a window named like a fixed column, e.g. `mixed_steps`; the fixed columns come
+ * first), so the n-th `x` of one file is the n-th `x` of every other.  name is the
+ * match key (the name, then \x01 and the occurrence from the second on; a CSV holds no
+ * \x01), raw the column as the file that brought it wrote it (what is emitted); seen
+ * and cnt count a name's occurrences in the header being read.  A hash of name ->
+ * index keeps lookups linear. */
+typedef struct munion {
+    char **name, **raw;
+    int *seen, *cnt, n, cap;
+    int *slot;                    /* open addressing over name, -1 empty; nslot a power of 2 */
+    size_t nslot;
+} munion_t;
+
+/* One file's columns: col[k] is the union index of its field k. */
+typedef struct mfile {
+    int *col, ncol;
+} mfile_t;
 
 static int mrow_cmp(const void *a, const void *b)
 {
@@ -1306,7 +1327,7 @@ static int mrow_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The `point` field of a record: a non-negative decimal integer; 0 or -1. */
+/* The `point` field at rec: a non-negative decimal integer; 0 or -1. */
 static int record_point(const char *rec, long *out)
 {
     char *end;
@@ -1318,13 +1339,208 @@ static int record_point(const char *rec, long *out)
     return 0;
 }
 
+/* The fields of a record as written (quotes kept): field k is rec[st[k]] for len[k]
+ * bytes, split as split() splits (a field that opens with a quote runs to its closing
+ * quote, then to the next comma), the line end excluded.  Stores at most max spans;
+ * returns the field count. */
+static int raw_split(const char *rec, size_t *st, size_t *len, int max)
+{
+    size_t l = strlen(rec);
+    if (l && rec[l - 1] == '\n') l--;
+    if (l && rec[l - 1] == '\r') l--;
+    int n = 0;
+    size_t p = 0;
+    for (;;) {
+        size_t start = p;
+        if (p < l && rec[p] == '"') {
+            for (p++; p < l; p++) {
+                if (rec[p] == '"' && (p + 1 >= l || rec[p + 1] != '"')) { p++; break; }
+                if (rec[p] == '"') p++;
+            }
+        }
+        while (p < l && rec[p] != ',') p++;
+        if (n < max) {
+            st[n] = start;
+            len[n] = p - start;
+        }
+        n++;
+        if (p >= l) break;
+        p++;
+    }
+    return n;
+}
+
+static size_t name_hash(const char *s)
+{
+    size_t h = 1469598103934665603ULL & (size_t)-1;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The slot of name in u's hash: its entry or the empty one where it goes. */
+static size_t union_slot(const munion_t *u, const char *name)
+{
+    size_t m = u->nslot - 1, h = name_hash(name) & m;
+    while (u->slot[h] >= 0 && strcmp(u->name[u->slot[h]], name)) h = (h + 1) & m;
+    return h;
+}
+
+/* The union index of key name (raw: its text as written), added when new; -1 out of
+ * memory. */
+static int union_key(munion_t *u, const char *name, const char *raw, size_t rawlen, int file)
+{
+    if ((size_t)(u->n + 1) * 2 > u->nslot) {
+        size_t ns = u->nslot ? u->nslot * 2 : 64;
+        int *sl = malloc(ns * sizeof *sl);
+        if (!sl) return -1;
+        free(u->slot);
+        u->slot = sl;
+        u->nslot = ns;
+        for (size_t i = 0; i < ns; i++) sl[i] = -1;
+        for (int i = 0; i < u->n; i++) sl[union_slot(u, u->name[i])] = i;
+    }
+    size_t h = union_slot(u, name);
+    if (u->slot[h] >= 0) {
+        return u->slot[h];
+    }
+    if (u->n == u->cap) {
+        int nc = u->cap ? u->cap * 2 : 32;
+        char **nn = realloc(u->name, (size_t)nc * sizeof *nn);
+        if (!nn) return -1;
+        u->name = nn;
+        char **nr = realloc(u->raw, (size_t)nc * sizeof *nr);
+        if (!nr) return -1;
+        u->raw = nr;
+        int *se = realloc(u->seen, (size_t)nc * sizeof *se);
+        if (!se) return -1;
+        u->seen = se;
+        int *cn = realloc(u->cnt, (size_t)nc * sizeof *cn);
+        if (!cn) return -1;
+        u->cnt = cn;
+        u->cap = nc;
+    }
+    char *nm = strdup(name), *rw = malloc(rawlen + 1);
+    if (!nm || !rw) {
+        free(nm);
+        free(rw);
+        return -1;
+    }
+    memcpy(rw, raw, rawlen);
+    rw[rawlen] = 0;
+    u->name[u->n] = nm;
+    u->raw[u->n] = rw;
+    u->seen[u->n] = file;
+    u->cnt[u->n] = -1;
+    u->slot[h] = u->n;
+    return u->n++;
+}
+
+/* The union index of file's next column called name: its first `name` matches the
+ * union's first, its second the union's second...; -1 out of memory. */
+static int union_col(munion_t *u, const char *name, const char *raw, size_t rawlen, int file)
+{
+    int k = union_key(u, name, raw, rawlen, file);
+    if (k < 0) return -1;
+    if (u->seen[k] != file) {
+        u->seen[k] = file;
+        u->cnt[k] = -1;
+    }
+    int occ = ++u->cnt[k];
+    if (!occ) return k;
+    size_t l = strlen(name);
+    char *key = malloc(l + 16);
+    if (!key) return -1;
+    snprintf(key, l + 16, "%s\x01%d", name, occ);
+    k = union_key(u, key, raw, rawlen, file);
+    free(key);
+    return k;
+}
+
+static void union_free(munion_t *u)
+{
+    for (int i = 0; i < u->n; i++) {
+        free(u->name[i]);
+        free(u->raw[i]);
+    }
+    free(u->name);
+    free(u->raw);
+    free(u->seen);
+    free(u->cnt);
+    free(u->slot);
+}
+
+/* Read a file's header rec into u and *mf.  0, or -1 out of memory. */
+static int merge_header(munion_t *u, mfile_t *mf, int file, const char *rec)
+{
+    int nf = raw_split(rec, NULL, NULL, 0);
+    size_t *st = malloc((size_t)nf * sizeof *st), *len = malloc((size_t)nf * sizeof *len);
+    char **name = malloc((size_t)nf * sizeof *name), *copy = strdup(rec);
+    int rc = -1;
+    mf->col = malloc((size_t)nf * sizeof *mf->col);
+    mf->ncol = nf;
+    if (st && len && name && copy && mf->col) {
+        raw_split(rec, st, len, nf);
+        split(copy, name, nf);
+        rc = 0;
+        for (int k = 0; k < nf && !rc; k++) {
+            mf->col[k] = union_col(u, name[k], rec + st[k], len[k], file);
+            if (mf->col[k] < 0) rc = -1;
+        }
+    }
+    free(st);
+    free(len);
+    free(name);
+    free(copy);
+    return rc;
+}
+
+/* Write row r under the union's columns: verbatim when its file has the union's columns
+ * in order, else each field as written at its union column, empty where the file has
+ * none, ended as the record was (\r\n or \n).  0 or -1 out of memory. */
+static int merge_emit(FILE *out, const munion_t *u, const mfile_t *mf, const char *line)
+{
+    int same = mf->ncol == u->n;
+    for (int k = 0; same && k < mf->ncol; k++) same = mf->col[k] == k;
+    if (same) {
+        fputs(line, out);
+        return 0;
+    }
+    size_t *st = malloc((size_t)mf->ncol * sizeof *st), *len = malloc((size_t)mf->ncol * sizeof *len);
+    int *at = malloc((size_t)u->n * sizeof *at);
+    if (!st || !len || !at) {
+        free(st);
+        free(len);
+        free(at);
+        return -1;
+    }
+    raw_split(line, st, len, mf->ncol);
+    for (int i = 0; i < u->n; i++) at[i] = -1;
+    for (int k = 0; k < mf->ncol; k++) at[mf->col[k]] = k;
+    for (int i = 0; i < u->n; i++) {
+        if (i) fputc(',', out);
+        if (at[i] >= 0) fwrite(line + st[at[i]], 1, len[at[i]], out);
+    }
+    size_t l = strlen(line);
+    fputs(l >= 2 && line[l - 2] == '\r' ? "\r\n" : "\n", out);
+    free(st);
+    free(len);
+    free(at);
+    return 0;
+}
+
 int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
 {
-    char *hdr = NULL, *rec = NULL;
+    char *hdr_end = NULL, *rec = NULL;
     size_t rcap = 0;
     mrow_t *rows = NULL;
     long nrows = 0, cap = 0;
-    int rc = 0, hdr_fields = 0, by_point = 0;
+    munion_t u = { 0 };
+    mfile_t *mfs = calloc(n > 0 ? (size_t)n : 1, sizeof *mfs);
+    int rc = 0, by_point = 0, have_hdr = 0;
+    if (!mfs) {
+        fputs("pacesim merge: out of memory\n", err);
+        return 2;
+    }
     for (int i = 0; i < n && rc < 2; i++) {
         const char *why = NULL;
         FILE *f = yd_open_input(paths[i], &why);
@@ -1336,36 +1552,54 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
             continue;
         }
         long line = 0;
-        int got;
+        int got, point_at = -1;
         while (rc < 2 && (got = csv_record(f, &rec, &rcap, &why)) > 0) {
             line++;
-            char *copy = strdup(rec);
-            int nf = copy ? split(copy, NULL, 0) : 0;
-            free(copy);
-            if (!copy) {
-                why = "out of memory";
-                got = -1;
-                break;
-            }
+            int nf = raw_split(rec, NULL, NULL, 0);
             if (line == 1) {
-                if (!hdr) {
-                    if (!(hdr = strdup(rec))) {
+                if (merge_header(&u, &mfs[i], i, rec) < 0) {
+                    why = "out of memory";
+                    got = -1;
+                    break;
+                }
+                if (!have_hdr) {
+                    size_t l = strlen(rec);
+                    hdr_end = strdup(l >= 2 && rec[l - 2] == '\r' ? "\r\n" : "\n");
+                    if (!hdr_end) {
                         why = "out of memory";
                         got = -1;
                         break;
                     }
-                    hdr_fields = nf;
-                    by_point = !strncmp(hdr, "point,", 6);
-                } else if (strcmp(hdr, rec)) {
+                    have_hdr = 1;
+                    by_point = !strcmp(u.name[0], "point") && !strncmp(rec, "point,", 6);
+                }
+                for (int k = 0; k < mfs[i].ncol; k++)
+                    if (mfs[i].col[k] == 0) point_at = k;
+                if (by_point && point_at < 0) {
                     fputs("pacesim merge: ", err);
                     put_clean(err, paths[i]);
-                    fputs(": its header differs from the first file's\n", err);
+                    fputs(":1: no point column, the first file's header starts with one\n", err);
                     rc = 2;
                 }
                 continue;
             }
             long point = 0;
-            if (nf != hdr_fields || (by_point && record_point(rec, &point) < 0)) {
+            int hdr_fields = mfs[i].ncol, bad_point = 0;
+            if (nf == hdr_fields && by_point) {
+                size_t *st = malloc((size_t)nf * sizeof *st), *len = malloc((size_t)nf * sizeof *len);
+                if (!st || !len) {
+                    free(st);
+                    free(len);
+                    why = "out of memory";
+                    got = -1;
+                    break;
+                }
+                raw_split(rec, st, len, nf);
+                bad_point = record_point(rec + st[point_at], &point) < 0;
+                free(st);
+                free(len);
+            }
+            if (nf != hdr_fields || bad_point) {
                 fputs("pacesim merge: ", err);
                 put_clean(err, paths[i]);
                 if (nf != hdr_fields) fprintf(err, ":%ld: %d fields, the header has %d\n", line, nf, hdr_fields);
@@ -1386,6 +1620,7 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
             }
             rows[nrows].seq = nrows;
             rows[nrows].point = point;
+            rows[nrows].file = i;
             if (!(rows[nrows].line = strdup(rec))) {
                 why = "out of memory";
                 got = -1;
@@ -1406,15 +1641,26 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
         }
         fclose(f);
     }
-    if (rc < 2 && hdr) {
+    if (rc < 2 && have_hdr) {
         if (by_point && nrows > 1) qsort(rows, (size_t)nrows, sizeof *rows, mrow_cmp);
-        fputs(hdr, out);
-        for (long i = 0; i < nrows; i++) fputs(rows[i].line, out);
-        if (out_check(out, err, "the merged CSV") < 0 && !rc) rc = 1;
+        for (int i = 0; i < u.n; i++) {
+            if (i) fputc(',', out);
+            fputs(u.raw[i], out);
+        }
+        fputs(hdr_end, out);
+        for (long i = 0; i < nrows && rc < 2; i++)
+            if (merge_emit(out, &u, &mfs[rows[i].file], rows[i].line) < 0) {
+                fputs("pacesim merge: out of memory\n", err);
+                rc = 2;
+            }
+        if (rc < 2 && out_check(out, err, "the merged CSV") < 0 && !rc) rc = 1;
     }
     for (long i = 0; i < nrows; i++) free(rows[i].line);
+    for (int i = 0; i < n; i++) free(mfs[i].col);
+    free(mfs);
     free(rows);
-    free(hdr);
+    union_free(&u);
+    free(hdr_end);
     free(rec);
     return rc;
 }

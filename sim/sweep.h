@@ -122,13 +122,17 @@ void sweep_best_free(sweep_best_t *b);
 int sweep_best_files(const char *const *paths, int n, const char *objective, const char *const *cons, int ncons,
                      FILE *out, FILE *err);
 
-/* Join CSVs written by single points of a sweep (pacesim merge): the header once
- * (every non-empty file must carry the same one), then the rows, sorted by the
- * `point` column when the header starts with it (stable; input order otherwise).
- * Empty files (a failed point) are skipped with a warning on err.  0 ok, 1 when a
- * file was empty or unreadable or out could not be written, 2 on mismatched headers or a
- * record that is not the header's shape (binary data, a longer record than
- * SWEEP_RECORD_MAX, another field count, a `point` that is not an integer). */
+/* Join CSVs written by single points of a sweep (pacesim merge): one header, the
+ * union of the files' columns in first-seen order (the first file's order, then each
+ * new column as a later file brings it; a name one header repeats is matched by
+ * occurrence), then the rows under it (each field as its file wrote it, empty where its
+ * file lacks the column), sorted by the `point` column when the union starts with it
+ * (stable; input order otherwise).  Empty files (a failed point) are skipped with a
+ * warning on err.  0 ok, 1 when a file was empty or unreadable or out could not be
+ * written, 2 on a header without the `point` the union starts with, or a record that
+ * is not its header's shape
+ * (binary data, a longer record than SWEEP_RECORD_MAX, another field count, a `point`
+ * that is not an integer). */
 int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err);
 
 #endif

@@ -247,13 +247,26 @@ START_TEST(merge_equals_sweep)
     ck_assert_msg(nm == all.nc && !memcmp(m, all.csv, nm), "merged CSV differs from the sweep's:\n%s\n--\n%s", m,
                   all.csv);
     free(m);
-    /* a header that differs is refused; an empty file (failed point) is skipped, rc 1 */
+    /* a file of other columns joins the union: the first file's columns, then the
+     * sweep's; its row has an empty cell under each of theirs, theirs under `other` */
     FILE *w = fopen(paths[0], "w");
     fputs("point,other\n0,1\n", w);
     fclose(w);
     mf = open_memstream(&m, &nm);
-    ck_assert_int_eq(sweep_merge(order, 12, mf, fopen("/dev/null", "w")), 2);
+    ck_assert_int_eq(sweep_merge(order, 12, mf, fopen("/dev/null", "w")), 0);
     fclose(mf);
+    const char *sweep_hdr = strchr(all.csv, ',') + 1;          /* the sweep's header after `point,` */
+    size_t shl = strcspn(sweep_hdr, "\n");
+    ck_assert_int_eq(strncmp(m, "point,other,", 12), 0);
+    ck_assert_msg(!strncmp(m + 12, sweep_hdr, shl) && m[12 + shl] == '\n', "union header: %.*s", 200, m);
+    int cols = 1;
+    for (const char *c = m; *c != '\n'; c++) cols += *c == ',';
+    const char *row0 = m + 12 + shl + 1;
+    ck_assert_int_eq(strncmp(row0, "0,1,", 4), 0);
+    int empty = 0;
+    for (const char *c = row0; *c != '\n'; c++) empty += c[0] == ',' && (c[1] == ',' || c[1] == '\n');
+    ck_assert_int_eq(empty, cols - 2);                            /* every sweep column empty */
+    ck_assert_int_eq(count_lines(m), 13);                        /* the header, 12 rows */
     free(m);
     w = fopen(paths[0], "w");
     fclose(w);
@@ -458,6 +471,53 @@ START_TEST(merge_malformed)
     ck_assert_str_eq(o, ho);
     free(o);
     free(e);
+    /* two files of different window columns: one header, the union in first-seen
+     * order; each row rectangular, empty where its file lacks a column; quoting kept */
+    const char wa[] = "point,scenario,ttft_p50,tpot_p50\n1,\"a,b\",0.5,0.02\n";
+    const char wb[] = "point,scenario,e2e_p99,ttft_p50\r\n0,\"say \"\"hi\"\"\",9,0.4\r\n";
+    {
+        const char *two[] = { write_tmp(dir, "wa.csv", wa, sizeof wa - 1), write_tmp(dir, "wb.csv", wb, sizeof wb - 1) };
+        size_t no = 0, ne = 0;
+        FILE *fo = open_memstream(&o, &no), *fe = open_memstream(&e, &ne);
+        ck_assert_int_eq(sweep_merge(two, 2, fo, fe), 0);
+        fclose(fo);
+        fclose(fe);
+        ck_assert_str_eq(o, "point,scenario,ttft_p50,tpot_p50,e2e_p99\n"
+                            "0,\"say \"\"hi\"\"\",0.4,,9\r\n"
+                            "1,\"a,b\",0.5,0.02,\n");
+        ck_assert_str_eq(e, "");
+        free(o);
+        free(e);
+    }
+    /* a repeated name (a window named like a fixed column) is matched by occurrence:
+     * the second `mixed_steps` of one file is the second of another */
+    const char da[] = "point,mixed_steps,w,mixed_steps\n0,1,2,3\n";
+    const char db[] = "point,mixed_steps,v\n1,4,5\n";
+    {
+        const char *two[] = { write_tmp(dir, "da.csv", da, sizeof da - 1), write_tmp(dir, "db.csv", db, sizeof db - 1) };
+        size_t no = 0, ne = 0;
+        FILE *fo = open_memstream(&o, &no), *fe = open_memstream(&e, &ne);
+        ck_assert_int_eq(sweep_merge(two, 2, fo, fe), 0);
+        fclose(fo);
+        fclose(fe);
+        ck_assert_str_eq(o, "point,mixed_steps,w,mixed_steps,v\n0,1,2,3,\n1,4,,,5\n");
+        free(o);
+        free(e);
+    }
+    /* a file without the point column the union starts with is refused */
+    const char np[] = "k,mixed_steps\n7,8\n";
+    {
+        const char *two[] = { write_tmp(dir, "da.csv", da, sizeof da - 1), write_tmp(dir, "np.csv", np, sizeof np - 1) };
+        size_t no = 0, ne = 0;
+        FILE *fo = open_memstream(&o, &no), *fe = open_memstream(&e, &ne);
+        ck_assert_int_eq(sweep_merge(two, 2, fo, fe), 2);
+        fclose(fo);
+        fclose(fe);
+        ck_assert_msg(strstr(e, "np.csv:1: no point column") && !strchr(e, '\n')[1], "%s", e);
+        ck_assert_str_eq(o, "");
+        free(o);
+        free(e);
+    }
     /* binary junk */
     const char junk[] = "point,k\n0,\x01\x02\x00zz\n";
     ck_assert_int_eq(merge_one(write_tmp(dir, "j.csv", junk, sizeof junk - 1), &o, &e), 2);
@@ -499,8 +559,9 @@ START_TEST(merge_malformed)
     ck_assert_msg(strstr(e, "not a regular file"), "%s", e);
     free(o);
     free(e);
-    const char *names[] = { "q.csv", "h.csv", "j.csv", "s.csv", "p.csv", "o.csv", "l.csv", "fifo.csv" };
-    for (int i = 0; i < 8; i++) {
+    const char *names[] = { "q.csv", "h.csv", "j.csv", "s.csv", "p.csv", "o.csv", "l.csv", "fifo.csv",
+                            "wa.csv", "wb.csv", "da.csv", "db.csv", "np.csv" };
+    for (int i = 0; i < 13; i++) {
         char p[300];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         unlink(p);
