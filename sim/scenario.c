@@ -1214,9 +1214,7 @@ int scn_load(const char *path, const char *const *overrides, int n_overrides,
     if (strlen(path) >= sizeof out->path) {
         snprintf(err, SCN_ERR_MAX, "%.64s...: path too long (at most %d characters)", path,
                  SCN_PATH_MAX - 1);
-        for (char *c = err; *c; c++)      /* one line, whatever the path holds */
-            if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                *c = '?';
+        yd_one_line(err);                 /* one line, whatever the path holds */
         return -1;
     }
     snprintf(out->path, sizeof out->path, "%s", path);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "ydoc.h"
 #include <gsl/gsl_errno.h>
 #include "setup.h"
 
@@ -105,9 +106,8 @@ void setup_close(setup_t *u)
 
 char *setup_msg_line(char *msg, size_t size)
 {
-    for (size_t i = 0; i < size && msg[i]; i++)
-        if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f) msg[i] = '?';
-    return msg;
+    if (size) msg[size - 1] = 0;          /* a string within its buffer, whatever it held */
+    return yd_one_line(msg);
 }
 
 void setup_msg(FILE *f, const char *fmt, ...)

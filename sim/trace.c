@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "kvpool.h"
 #include "trace.h"
+#include "ydoc.h"
 
 enum { PH_NONE = 0, PH_PREFILL, PH_DECODE, PH_DONE };
 
@@ -248,10 +249,8 @@ trace_t *trace_open(const char *path, char *err, size_t errn)
     if (!t->f) {
         int er = errno;
         char clean[256];
-        size_t o = 0;
-        for (const char *p = path; *p && o + 1 < sizeof clean; p++)   /* the message stays one line */
-            clean[o++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
-        clean[o] = 0;
+        snprintf(clean, sizeof clean, "%s", path);
+        yd_one_line(clean);               /* the message stays one line */
         snprintf(err, errn, "%s: cannot write the trace: %s", clean,
                  er == ENXIO ? "a FIFO that no process reads" : strerror(er));
         free(t);

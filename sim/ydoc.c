@@ -51,14 +51,20 @@ void yd_err_init(yd_err_t *e, char *buf, size_t size)
         buf[0] = '\0';
 }
 
+char *yd_one_line(char *s)
+{
+    for (char *c = s; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    return s;
+}
+
 static void err_vset(yd_err_t *e, const char *fmt, va_list ap)
 {
     if (e->set || !e->buf || !e->size)
         return;
     vsnprintf(e->buf, e->size, fmt, ap);
-    for (char *c = e->buf; *c; c++)      /* always one line */
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
+    yd_one_line(e->buf);                 /* always one line */
     e->set = 1;
 }
 

@@ -68,6 +68,9 @@ void yd_free(yd_doc_t *d);
  * takes regular files only.  NULL with *why set ("No such file or directory", "Is a
  * directory", "not a regular file (a FIFO, device or socket)"). */
 FILE *yd_open_input(const char *path, const char **why);
+/* s with every control character (a newline, a tab...) replaced by '?', in place: a message that
+ * quotes user text (a path, a name) stays one line.  Returns s. */
+char *yd_one_line(char *s);
 yd_node_t *yd_root(const yd_doc_t *d);
 const char *yd_file(const yd_doc_t *d);
 
