@@ -10,6 +10,7 @@
 #include <gsl/gsl_errno.h>
 #include "calib.h"
 #include "sustain.h"
+#include "heat.h"
 #include "cost.h"
 #include "law.h"
 #include "attn.h"
@@ -706,11 +707,19 @@ static int pt_add(ptbuf_t *b, int ncols, const double *x, double t, int job)
     return 0;
 }
 
+/* The SM clock now (MHz), NAN where it cannot be read. */
+static double clock_now(calib_timer_t *t)
+{
+    double f;
+    return t->clock && t->clock(t, &f) == 0 && f > 0 ? f : NAN;
+}
+
 /* The second look (calib.h, CALIB_RECHECK_*) at law l's points: fit, flag, time the
  * flagged points twice more, keep each one's median of three.  The number re-timed, or -1
  * with t->err filled (a timing failed). */
 static int recheck_law(const calib_opts_t *o, calib_timer_t *t, const model_t *m, const model_rank_t *r,
-                       const cost_hw_t *hw, int l, const calib_job_t *jobs, double *jt, ptbuf_t *b, FILE *progress)
+                       const cost_hw_t *hw, int l, const calib_job_t *jobs, double *jt, double *jclk, ptbuf_t *b,
+                       FILE *progress)
 {
     const calib_law_spec_t *ls = law_spec(l);
     prof_law_t law;
@@ -739,9 +748,10 @@ static int recheck_law(const calib_opts_t *o, calib_timer_t *t, const model_t *m
                 n = -1;
                 goto done;
             }
-        double was = v[0], now = calib_median(v, 3);
+        double was = v[0], now = calib_median(v, 3), f = clock_now(t);
         b->pts[(size_t)pi * ls->ncols + ls->ncols - 1] = now;
         jt[ji] = now;
+        jclk[ji] = isfinite(jclk[ji]) && isfinite(f) ? (jclk[ji] + 2 * f) / 3 : f;
         n++;
         if (progress && !o->quiet) {
             char label[160];
@@ -778,12 +788,70 @@ static void utc_date(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* ---- the power law's probes and the top-clock times (sim/heat.h) ------------------
+ * A GEMM's tensor-core rate: its FLOPs at its time scaled to the top clock, over the
+ * profile's peak; 0 for the other laws (their probes do not differ by rate). */
+static double gemm_u(const profile_t *p, const calib_job_t *j, double t_top)
+{
+    if (j->kernel != CK_GEMM || !(p->peak_fp16_tflops > 0) || !(t_top > 0)) return 0;
+    double u = 2.0 * j->m * j->n * j->k / (t_top * p->peak_fp16_tflops * 1e12);
+    return u < 2 ? u : 2;
+}
+
+/* Seconds at the top clock of a timing of `sec` at clock f by a law of sensitivity s. */
+static double at_top(const profile_t *p, double sec, double f, double s)
+{
+    if (!(f > 0) || !(f < p->top_mhz) || !(s > 0)) return sec;
+    return sec * pow(f / p->top_mhz, s);
+}
+
+/* Law l's probes as the profile's rows [u, sens, watts, mhz]: a probe whose sensitivity
+ * could not be measured takes the law's from hot (heat.h), a probe without a power reading
+ * is left out. */
+static void power_probes(const profile_t *p, const calib_sustain_t *sus, int l, const calib_job_t *jobs,
+                         const double *jt, const double *jclk, prof_law_t *law)
+{
+    double fallback = heat_factor(law->hot, 1, p->clock_cold_mhz, p->clock_hot_mhz);
+    fallback = fallback > 0 && p->clock_cold_mhz > p->clock_hot_mhz ? log(fallback) / log(p->clock_cold_mhz / p->clock_hot_mhz) : 0;
+    if (!(fallback >= 0)) fallback = 0;
+    if (fallback > 1.5) fallback = 1.5;
+    law->nprobe = 0;
+    for (int q = 0; q < sus->nprobe[l] && law->nprobe < PROF_MAX_PROBES; q++) {
+        const calib_probe_t *pr = &sus->probe[l][q];
+        if (!isfinite(pr->watts) || !(pr->mhz >= 1)) continue;
+        double sens = isfinite(pr->sens) ? pr->sens : fallback;
+        double *row = law->probe[law->nprobe++];
+        row[0] = gemm_u(p, &jobs[pr->job], at_top(p, jt[pr->job], jclk[pr->job], sens));
+        row[1] = sens;
+        row[2] = fmin(pr->watts, 1e5);
+        row[3] = fmin(pr->mhz, 1e5);
+    }
+}
+
+/* Every point of the law scaled to the top clock: its time times (f / f_top)^s, f the clock
+ * read right after its timings, s the law's sensitivity at the point's rate (heat.h; for a
+ * GEMM the rate is at the scaled time, so the sensitivity is looked up twice). */
+static void power_normalize(const profile_t *p, prof_law_t *law, const int *job, const calib_job_t *jobs,
+                            const double *jclk)
+{
+    for (int i = 0; i < law->npts; i++) {
+        double *t = &law->pts[(size_t)i * law->ncols + law->ncols - 1], f = jclk[job[i]], s, d, sec = *t;
+        for (int k = 0; k < 2; k++) {
+            power_probe_at((const double (*)[4])law->probe, law->nprobe, gemm_u(p, &jobs[job[i]], sec), p->idle_w,
+                           p->top_mhz, p->gamma, &s, &d);
+            sec = at_top(p, *t, f, s);
+        }
+        *t = sec;
+    }
+}
+
 int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
               FILE *progress, char err[256])
 {
     int rc = -1, njobs = 0, nskip = 0, nbudget = 0, nfail = 0, inarow = 0;
     calib_job_t *jobs = NULL;
     double *jt = NULL;            /* each job's measured seconds (NAN: not measured) */
+    double *jclk = NULL;          /* the SM clock read right after each job's timings (NAN: none) */
     ptbuf_t pb[NLAWS];
     model_rank_t r;
     double t0 = now_s(), last_print = -1e9, busy = 0; /* busy: the last job's time on the card */
@@ -801,13 +869,15 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         snprintf(err, 256, "tp %d does not divide the model's heads", o->tp);
         return -1;
     }
-    if (calib_grid_build(o, m, &r, &jobs, &njobs) < 0 || !(jt = malloc((njobs ? njobs : 1) * sizeof *jt))) {
+    if (calib_grid_build(o, m, &r, &jobs, &njobs) < 0 || !(jt = malloc((njobs ? njobs : 1) * sizeof *jt))
+        || !(jclk = malloc((njobs ? njobs : 1) * sizeof *jclk))) {
         free(jobs);
+        free(jt);
         snprintf(err, 256, "out of memory building the grid");
         return -1;
     }
     for (int i = 0; i < njobs; i++)
-        jt[i] = NAN;
+        jt[i] = jclk[i] = NAN;
     if (t->setup && t->setup(t, m, &r) < 0) {
         snprintf(err, 256, "%s: %.200s", t->name, t->err);
         goto fail;
@@ -874,6 +944,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             continue;
         }
         jt[i] = ts;
+        jclk[i] = clock_now(t);
         if (pt_add(&pb[j->law], ls->ncols, j->x, ts, i) < 0) {
             snprintf(err, 256, "out of memory");
             goto fail;
@@ -902,7 +973,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         kernel_facts(&hwp);
         cost_hw_t hw = cost_hw_of(&hwp);
         for (int l = 0; l < NLAWS; l++) {
-            int n = recheck_law(o, t, m, &r, &hw, l, jobs, jt, &pb[l], progress);
+            int n = recheck_law(o, t, m, &r, &hw, l, jobs, jt, jclk, &pb[l], progress);
             if (n < 0) {
                 snprintf(err, 256, "second look at %s: %.200s", law_spec(l)->name, t->err);
                 goto fail;
@@ -932,6 +1003,14 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         out->clock_hot_mhz = sus.clock_hot;
         out->tau_up_s = sus.tau_up;
         out->tau_down_s = sus.tau_down;
+        if (sus.has_power && sus.top_mhz >= sus.clock_cold) {
+            out->has_power = 1;
+            out->idle_w = sus.idle_w;
+            out->cap_w = sus.hot_w;
+            out->top_mhz = sus.top_mhz;
+            out->gamma = sus.gamma;
+            out->mix_worst = sus.mix_worst;
+        }
     }
     snprintf(out->model, sizeof out->model, "%s", m->name);
     out->tp = o->tp;
@@ -948,10 +1027,11 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
              "calib %s grid: CUDA events around batches of back-to-back runs (>= %.1f ms a timing), "
              "median of %d timings (%d for runs > %.0f ms) after a warm-up; rotated buffer sets, random data; "
              "%d points, %d unsupported, %d failed, %d cut by the time budget; %d re-timed on a second look "
-             "(off the first fit by > %.0fx its median error and >= %.0f%%: median of three timings)",
+             "(off the first fit by > %.0fx its median error and >= %.0f%%: median of three timings)%s",
              o->smoke ? "smoke" : "default", o->min_batch_s * 1e3, o->repeats, o->long_repeats,
              o->long_point_s * 1e3, njobs - nskip - nbudget - nfail, nskip, nfail, nbudget, nrecheck,
-             CALIB_RECHECK_FACTOR, 100 * CALIB_RECHECK_MIN);
+             CALIB_RECHECK_FACTOR, 100 * CALIB_RECHECK_MIN,
+             out->has_power ? "; times scaled to the top clock (sim/heat.h)" : "");
     for (int l = 0; l < NLAWS; l++) {
         const calib_law_spec_t *ls = law_spec(l);
         if (pb[l].n == 0)
@@ -966,7 +1046,11 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             law.has_sustained = 1;   /* the profile's range: a probe outside it is clamped */
             law.hot = fmin(5.0, fmax(0.5, sus.hot[l]));
             law.heat = sus.heat[l];
+            if (out->has_power)
+                power_probes(out, &sus, l, jobs, jt, jclk, &law);
         }
+        if (law.nprobe)
+            power_normalize(out, &law, pb[l].job, jobs, jclk);
         cost_hw_t hw = cost_hw_of(out);
         if (fit_law_hw(&law, m, &r, &hw) < 0) {
             snprintf(err, 256, "%s: the fit failed (%d points)", ls->name, law.npts);
@@ -1000,6 +1084,7 @@ fail:
     }
     free(jobs);
     free(jt);
+    free(jclk);
     return rc;
 }
 

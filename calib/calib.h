@@ -82,7 +82,9 @@ struct calib_timer {
     const char *name;
     /* Once, before the first job: the model and its per-rank shapes (heads, widths). */
     int (*setup)(calib_timer_t *t, const model_t *m, const model_rank_t *r);
-    /* Get ready to run j (allocate and fill buffers with random data). */
+    /* Get ready to run j (allocate and fill buffers with random data).  Preparing a GEMM
+     * job keeps the state of the job prepared before it, so the two can run alternately
+     * (the sustained-load probes' duty-cycle mixes, sustain.h). */
     int (*prepare)(calib_timer_t *t, const calib_job_t *j);
     /* Run j iters times back to back (rotating among its buffer sets) between two
      * timestamps; *sec = elapsed / iters.  1 = the kernel refused the shape before
@@ -101,6 +103,11 @@ struct calib_timer {
     /* The SM clock now, in MHz: 0, or -1 where it cannot be read (then the sustained-load
      * probes are skipped).  May be NULL. */
     int (*clock)(calib_timer_t *t, double *mhz);
+    /* The board power now, in W (instantaneous where the driver reads it), and the card's
+     * top SM clock in MHz: 0, or -1 where they cannot be read (then the probes measure the
+     * clocks alone and the profile has no power law, sim/heat.h).  May be NULL. */
+    int (*power)(calib_timer_t *t, double *watts);
+    int (*top_clock)(calib_timer_t *t, double *mhz);
     void (*destroy)(calib_timer_t *t);
     void *impl;
     char err[256];

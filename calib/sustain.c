@@ -25,18 +25,26 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Run j back to back for `seconds` in batches of ~2 ms, reading the clock after each;
- * the trace (time since the start, MHz) into tt/tf when given; *tail = the mean clock
- * over the last 30% of the time (NAN if none was read).  0 / -1. */
-static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *tt, double *tf, int *n,
-                double *tail)
+/* The board power now (W), or NAN where it cannot be read. */
+static double power_now(sus_t *s)
+{
+    double w;
+    return s->t->power && s->t->power(s->t, &w) == 0 && w > 0 ? w : NAN;
+}
+
+/* Run j back to back for `seconds` in batches of ~2 ms, reading the clock (and the power)
+ * after each; the trace (time since the start, MHz) into tt/tf when given; *tail = the mean
+ * clock over the last 30% of the time (NAN if none was read), *tail_w (when given) the mean
+ * power over it (NAN if none was read).  0 / -1. */
+static int load_w(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *tt, double *tf, int *n,
+                  double *tail, double *tail_w)
 {
     int iters = (int)ceil(0.002 / t_est);
     if (iters < 1) iters = 1;
     if (iters > 1000) iters = 1000;
     if (s->t->prepare(s->t, j) != 0) return -1;
-    double start = s->now, sum = 0;
-    int cnt = 0, k = 0;
+    double start = s->now, sum = 0, sw = 0;
+    int cnt = 0, k = 0, cw = 0;
     while (s->now - start < seconds) {
         double sec, f;
         if (s->t->run(s->t, j, iters, &sec) != 0) return -1;
@@ -53,10 +61,53 @@ static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, do
         if (s->now - start >= 0.7 * seconds) {
             sum += f;
             cnt++;
+            double w = tail_w ? power_now(s) : NAN;
+            if (isfinite(w)) sw += w, cw++;
         }
     }
     if (n) *n = k;
     *tail = cnt ? sum / cnt : NAN;
+    if (tail_w) *tail_w = cw ? sw / cw : NAN;
+    return 0;
+}
+
+static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *tt, double *tf, int *n,
+                double *tail)
+{
+    return load_w(s, j, t_est, seconds, tt, tf, n, tail, NULL);
+}
+
+/* The heater and the light load alternated in 10 ms cycles, `duty` of the time on the heater
+ * (at their calibrated times), for `seconds`: the mean clock and power over the last 30% of
+ * the time, and the heater's share of that time as it ran (a slower clock stretches it).  Each is prepared
+ * once (the light load first: preparing a GEMM keeps another job's state, calib.h) and
+ * their runs alternate.  0 / -1. */
+static int mix(sus_t *s, const calib_job_t *h, double th, const calib_job_t *l, double tl, double duty,
+               double seconds, double *mhz, double *watts, double *share)
+{
+    int ih = (int)ceil(0.01 * duty / th), il = (int)ceil(0.01 * (1 - duty) / tl);
+    if (ih < 1) ih = 1;
+    if (il < 1) il = 1;
+    double start = s->now, sf = 0, sw = 0, sh = 0, st = 0;
+    int cf = 0, cw = 0;
+    if (s->t->prepare(s->t, l) != 0 || s->t->prepare(s->t, h) != 0) return -1;
+    while (s->now - start < seconds) {
+        double sec, hsec, f, w;
+        int tail = s->now - start >= 0.7 * seconds;
+        if (s->t->run(s->t, h, ih, &hsec) != 0) return -1;
+        s->now += hsec * ih;
+        /* read after each part: a reading at one phase of the cycle only would be biased */
+        if (tail && s->t->clock(s->t, &f) == 0) sf += f, cf++;
+        if (tail && isfinite(w = power_now(s))) sw += w, cw++;
+        if (s->t->run(s->t, l, il, &sec) != 0) return -1;
+        s->now += sec * il;
+        if (tail && s->t->clock(s->t, &f) == 0) sf += f, cf++;
+        if (tail && isfinite(w = power_now(s))) sw += w, cw++;
+        if (tail) sh += hsec * ih, st += hsec * ih + sec * il;
+    }
+    *mhz = cf ? sf / cf : NAN;
+    *watts = cw ? sw / cw : NAN;
+    *share = st > 0 ? sh / st : duty;
     return 0;
 }
 
@@ -91,12 +142,14 @@ static double tail_mean(const double *tt, const double *tv, int n)
     return c ? sum / c : NAN;
 }
 
-/* One timing of j right after `pre` ran for pre_s seconds: seconds per run. */
+/* One timing of j right after `pre` ran for pre_s seconds: seconds per run, and the clock
+ * the pre-load settled at (the timing is too short for the clock to move far from it). */
 static int timed_after(sus_t *s, const calib_job_t *pre, double pre_t, double pre_s, const calib_job_t *j, double t_est,
-                       double *sec)
+                       double *sec, double *pre_mhz)
 {
     double tail;
     if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail) < 0) return -1;
+    *pre_mhz = tail;
     int iters = (int)ceil(5e-4 / t_est);
     if (iters < 1) iters = 1;
     if (iters > 200) iters = 200;
@@ -132,21 +185,57 @@ static int probe_pick(const double *t, int n, int idx[2])
     return np;
 }
 
-/* Up to two probe jobs of law l (probe_pick over its measured times).  Returns how
- * many (indices into jobs in *p). */
-static int pick_probes(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[2])
+/* The GEMM probes: of the law's points of 50 us .. 20 ms, the slowest and the fastest by
+ * FLOP rate and the ones at a third and two thirds of the rates (distinct points).  Indices
+ * into jobs in p; returns how many. */
+static int pick_gemm(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[SUSTAIN_MAX_PROBES])
+{
+    int n = 0, *ix = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *ix);
+    double *rate = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *rate);
+    int np = 0;
+    if (ix && rate) {
+        for (int i = 0; i < njobs; i++)
+            if (jobs[i].law == l && t_s[i] >= 5e-5 && t_s[i] <= 2e-2) {
+                rate[i] = 2.0 * jobs[i].m * jobs[i].n * jobs[i].k / t_s[i];
+                ix[n++] = i;
+            }
+        for (int a = 1; a < n; a++)
+            for (int b = a; b > 0 && rate[ix[b]] < rate[ix[b - 1]]; b--) {
+                int x = ix[b];
+                ix[b] = ix[b - 1];
+                ix[b - 1] = x;
+            }
+        for (int q = 0; q < SUSTAIN_MAX_PROBES && n > 0; q++) {
+            int c = ix[(int)((double)q * (n - 1) / (SUSTAIN_MAX_PROBES - 1) + 0.5)], dup = 0;
+            for (int r = 0; r < np; r++) dup |= p[r] == c;
+            if (!dup) p[np++] = c;
+        }
+    }
+    free(ix);
+    free(rate);
+    return np;
+}
+
+/* The probe jobs of law l: the GEMMs' (pick_gemm), else up to two (probe_pick over its
+ * measured times).  Returns how many (indices into jobs in *p). */
+static int pick_probes(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[SUSTAIN_MAX_PROBES])
 {
     int n = 0, *idx = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *idx);
     double *t = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *t);
-    int np = 0;
+    int np = 0, gemm = 0;
     if (idx && t) {
         for (int i = 0; i < njobs; i++)
             if (jobs[i].law == l && t_s[i] > 0) {
                 idx[n] = i;
                 t[n++] = t_s[i];
+                gemm |= jobs[i].kernel == CK_GEMM;
             }
-        np = probe_pick(t, n, p);
-        for (int q = 0; q < np; q++) p[q] = idx[p[q]];
+        if (gemm) {
+            np = pick_gemm(jobs, t_s, njobs, l, p);
+        } else {
+            np = probe_pick(t, n, p);
+            for (int q = 0; q < np; q++) p[q] = idx[p[q]];
+        }
     }
     free(idx);
     free(t);
@@ -158,6 +247,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
 {
     memset(out, 0, sizeof *out);
     for (int l = 0; l < SUSTAIN_MAX_LAWS; l++) out->hot[l] = out->heat[l] = NAN;
+    out->idle_w = out->hot_w = out->light_w = out->top_mhz = out->gamma = out->mix_worst = NAN;
     double f;
     if (!t->clock || t->clock(t, &f) != 0) {
         snprintf(out->why, sizeof out->why, "the SM clock cannot be read here (no NVML)");
@@ -190,9 +280,18 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
         return -1;
     }
     int n, rc = -1;
-    double cold, hot;
-    if (load(&s, L, tl, 0.3, NULL, NULL, NULL, &cold) < 0) goto done;
-    if (load(&s, H, th, 1.0, tt, tf, &n, &hot) < 0) goto done;
+    double cold, hot, top;
+    /* the power law's readings: the idle power after a rest, the top clock */
+    int power = t->power && t->top_clock && t->idle && t->top_clock(t, &top) == 0 && top > 0
+                && isfinite(power_now(&s));
+    if (power) {
+        t->idle(t, 0.3);
+        out->idle_w = power_now(&s);
+        out->top_mhz = top;
+        power = isfinite(out->idle_w);
+    }
+    if (load_w(&s, L, tl, 0.3, NULL, NULL, NULL, &cold, &out->light_w) < 0) goto done;
+    if (load_w(&s, H, th, 1.0, tt, tf, &n, &hot, &out->hot_w) < 0) goto done;
     out->clock_cold = cold;
     out->clock_hot = hot;
     out->tau_up = heat_tau(tt, tf, n, cold, hot);
@@ -214,22 +313,27 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
     double pre_l = fmin(0.5, fmax(0.1, 4 * out->tau_down)), pre_h = fmin(0.5, fmax(0.1, 4 * out->tau_up));
     double own = fmin(0.6, fmax(0.25, 6 * out->tau_up));   /* the tail mean is then within ~1% */
     for (int l = 0; l < nlaws; l++) {
-        int p[2], np = pick_probes(jobs, t_s, njobs, l, p);
-        double ratio[2], w[2];
+        int p[SUSTAIN_MAX_PROBES], np = pick_probes(jobs, t_s, njobs, l, p);
+        double ratio[SUSTAIN_MAX_PROBES], w[SUSTAIN_MAX_PROBES];
         int k = 0;
         for (int q = 0; q < np; q++) {
             const calib_job_t *j = &jobs[p[q]];
-            double tc[3], th3[3], tail;
+            double tc[3], th3[3], fc[3], fh[3], tail, tail_w;
             for (int r = 0; r < 3; r++)
-                if (timed_after(&s, L, tl, pre_l, j, t_s[p[q]], &tc[r]) < 0
-                    || timed_after(&s, H, th, pre_h, j, t_s[p[q]], &th3[r]) < 0)
+                if (timed_after(&s, L, tl, pre_l, j, t_s[p[q]], &tc[r], &fc[r]) < 0
+                    || timed_after(&s, H, th, pre_h, j, t_s[p[q]], &th3[r], &fh[r]) < 0)
                     goto done;
             if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
-                || load(&s, j, t_s[p[q]], own, NULL, NULL, NULL, &tail) < 0)
+                || load_w(&s, j, t_s[p[q]], own, NULL, NULL, NULL, &tail, power ? &tail_w : NULL) < 0)
                 goto done;
-            double c = median(tc, 3);
+            double c = median(tc, 3), h = median(th3, 3);
             if (!(c > 0) || !isfinite(tail)) continue;
-            ratio[k] = median(th3, 3) / c;
+            calib_probe_t *pr = &out->probe[l][out->nprobe[l]++];
+            pr->job = p[q];
+            pr->sens = power_sens(c, median(fc, 3), h, median(fh, 3));
+            pr->watts = power ? tail_w : NAN;
+            pr->mhz = tail;
+            ratio[k] = h / c;
             w[k] = (cold - tail) / (cold - hot);
             if (w[k] < 0) w[k] = 0;
             if (w[k] > 1) w[k] = 1;
@@ -241,6 +345,38 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
             if (progress)
                 fprintf(progress, "calib: sustained load: %-26s hot %.3f heat %.2f (%d probe%s)\n",
                         calib_laws(NULL)[l].name, out->hot[l], out->heat[l], k, k > 1 ? "s" : "");
+            for (int q = 0; progress && power && q < out->nprobe[l]; q++) {
+                const calib_probe_t *pr = &out->probe[l][q];
+                fprintf(progress, "calib: sustained load: %-26s probe %d: sensitivity %.2f, %.0f W at %.0f MHz\n",
+                        calib_laws(NULL)[l].name, q + 1, pr->sens, pr->watts, pr->mhz);
+            }
+        }
+    }
+    /* the power law's mixes: gamma, and how well the law holds them */
+    if (power && isfinite(out->hot_w) && isfinite(out->light_w)) {
+        static const double duty[SUSTAIN_MIXES] = { 0.25, 0.5, 0.75 };
+        int ok = 1;
+        for (int m = 0; m < SUSTAIN_MIXES; m++) {
+            if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &f) < 0
+                || mix(&s, H, th, L, tl, duty[m], 0.8, &out->mix_mhz[m], &out->mix_w[m], &out->mix_duty[m]) < 0)
+                goto done;
+            ok &= isfinite(out->mix_mhz[m]);
+        }
+        out->gamma = ok ? power_fit_gamma(out->mix_duty, out->mix_mhz, SUSTAIN_MIXES, out->hot_w, hot, out->light_w,
+                                          cold, out->idle_w, top, &out->mix_worst)
+                        : NAN;
+        out->has_power = isfinite(out->gamma) && out->hot_w > out->idle_w;
+        if (progress) {
+            fprintf(progress, "calib: power: %.0f W idle, %.0f W under the light load, %.0f W (the limit) under the heater, "
+                    "top clock %.0f MHz\n", out->idle_w, out->light_w, out->hot_w, top);
+            for (int m = 0; m < SUSTAIN_MIXES; m++)
+                fprintf(progress, "calib: power: mix %.0f%% heater (%.0f%% as run): %.0f MHz, %.0f W\n", 100 * duty[m],
+                        100 * out->mix_duty[m], out->mix_mhz[m], out->mix_w[m]);
+            if (out->has_power)
+                fprintf(progress, "calib: power: gamma %.2f (the mixes' clocks within %.1f%%)\n", out->gamma,
+                        100 * out->mix_worst);
+            else
+                fprintf(progress, "calib: power: no law fitted (the loads do not reach the limit)\n");
         }
     }
     out->ok = 1;

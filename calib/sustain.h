@@ -13,7 +13,16 @@
  *      and 3 times right after the heater, each run for 4 of its time constants first
  *      (0.1 .. 0.5 s) -> hot = the ratio of the medians; and run back to back for 6 time
  *      constants (0.25 .. 0.6 s) after the light load -> the clock it settles at, as a fraction of the heater's
- *      drop -> heat.  Medians over the probes.
+ *      drop -> heat.  Medians over the probes.  The GEMMs are probed at four points spread
+ *      over their FLOP rates (a small-m GEMM streams weights, a large one is bound by the
+ *      tensor cores: they differ in power and in what the clock does to them).
+ * Where the timer also reads the board power (the power law, sim/heat.h):
+ *   5. idle for 0.3 s: the idle power; the heater's and the light load's settled powers;
+ *   6. per probe, the clock sensitivity from its two timings at the clocks their pre-loads
+ *      settled at, and the power and clock its own load settled at;
+ *   7. duty-cycle mixes of the heater and the light load (a quarter, half and three
+ *      quarters of the time on the heater, in 10 ms cycles, 0.8 s each): the clocks they
+ *      settle at, to which gamma is fitted (power_fit_gamma).
  * Time is counted as the timer's own (GPU) seconds, so a fake timer is deterministic. */
 #ifndef PACESIM_SUSTAIN_H
 #define PACESIM_SUSTAIN_H
@@ -26,6 +35,14 @@ extern "C" {
 #endif
 
 #define SUSTAIN_MAX_LAWS 32
+#define SUSTAIN_MAX_PROBES 4
+#define SUSTAIN_MIXES 3
+
+typedef struct calib_probe {
+    int job;                      /* index into the jobs */
+    double sens;                  /* clock sensitivity (heat.h; NAN: not measured) */
+    double watts, mhz;            /* its own load's settled power and clock (NAN: not read) */
+} calib_probe_t;
 
 typedef struct calib_sustain {
     int ok;                       /* 1: measured; 0: skipped (why says why) */
@@ -33,6 +50,11 @@ typedef struct calib_sustain {
     double clock_cold, clock_hot; /* MHz: settled under the light load, under the heater */
     double tau_up, tau_down;      /* seconds */
     double hot[SUSTAIN_MAX_LAWS], heat[SUSTAIN_MAX_LAWS];   /* per law index; NAN: not probed */
+    int nprobe[SUSTAIN_MAX_LAWS];
+    calib_probe_t probe[SUSTAIN_MAX_LAWS][SUSTAIN_MAX_PROBES];
+    int has_power;                /* 1: the board power was read: the power law below */
+    double idle_w, hot_w, light_w, top_mhz, gamma, mix_worst;
+    double mix_duty[SUSTAIN_MIXES], mix_mhz[SUSTAIN_MIXES], mix_w[SUSTAIN_MIXES];
     double seconds;               /* timer time the probes took */
 } calib_sustain_t;
 

@@ -26,6 +26,8 @@ typedef struct {
     cost_grid_t grid;             /* the laws' measured points */
     double heat;                  /* the sustained-load state h after the last step (heat.h) */
     double heat_mean;             /* h's mean over the last step priced */
+    double demand;                /* the power law's demand state after the last step (heat.h), W */
+    double clock;                 /* the clock at its mean over the last step priced, MHz */
     struct { double m, n, k, wb; int pt; } gemm_memo[16]; /* gemm_choice()'s recent answers */
     int gemm_nmemo, gemm_next;
     /* the profile's envelope (profile.h): per law its points' ranges, the gemm shapes
@@ -232,6 +234,7 @@ typedef struct {
     cost_breakdown_t *o;
     int pass;                     /* 0: calibrated prices summed; 1: priced at the heat state */
     double total, heat_w;         /* pass 0: seconds, and seconds x the law's heat */
+    double demand_w;              /* pass 0 under the power law: seconds x the item's demand */
 } pm_ctx_t;
 
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp);
@@ -589,11 +592,41 @@ static double hot_factor(const pm_t *pm, const prof_law_t *l, double h)
     return heat_factor(l->hot, h, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
 }
 
+/* The power law (heat.h) for an item of law l priced at `sec` seconds (x count) at the top
+ * clock: its clock sensitivity and its demand.  A GEMM's probes are looked up at its
+ * tensor-core rate; a law calib did not probe (the host's step overhead, an all-reduce) has
+ * its hot probe's sensitivity and no demand (the card waits). */
+static void item_power(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec, double *s, double *d)
+{
+    const profile_t *p = pm->p;
+    *s = *d = 0;
+    if (l && l->nprobe) {
+        double fl = cost_item_flops(it, pm->m, &pm->r), u = 0;
+        if (fl > 0 && p->peak_fp16_tflops > 0 && sec > 0) u = fl * it->count / (sec * p->peak_fp16_tflops * 1e12);
+        power_probe_at((const double (*)[4])l->probe, l->nprobe, u, p->idle_w, p->top_mhz, p->gamma, s, d);
+        return;
+    }
+    if (l && l->has_sustained && p->clock_cold_mhz > p->clock_hot_mhz && l->hot > 0) {
+        *s = log(l->hot) / log(p->clock_cold_mhz / p->clock_hot_mhz);
+        if (*s < 0) *s = 0;
+    }
+}
+
+/* An item's factor over its calibrated price at the card's state: the power law's clock
+ * (heat.h), else the heat state's. */
+static double item_factor(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec)
+{
+    if (!pm->p->has_power) return hot_factor(pm, l, pm->heat_mean);
+    double s, d;
+    item_power(pm, it, l, sec, &s, &d);
+    return pm->clock > 0 && s > 0 ? pow(pm->p->top_mhz / pm->clock, s) : 1.0;
+}
+
 int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid)
 {
     const prof_law_t *l;
     if (pm_item(cm, it, sec, grid, &l) < 0) return -1;
-    *sec *= hot_factor(cm->impl, l, ((pm_t *)cm->impl)->heat_mean);
+    *sec *= item_factor(cm->impl, it, l, *sec);
     return 0;
 }
 
@@ -720,13 +753,19 @@ static int pm_price(void *vctx, const cost_item_t *it)
     int grid;
     const prof_law_t *l;
     if (pm_item(x->cm, it, &sec, &grid, &l) < 0) return -1;
+    pm_t *pm = x->cm->impl;
     if (x->pass == 0) {
         x->total += sec;
-        x->heat_w += sec * item_heat((pm_t *)x->cm->impl, it, l, sec);
+        if (pm->p->has_power) {
+            double sens, d;
+            item_power(pm, it, l, sec, &sens, &d);
+            x->demand_w += sec * d;
+        } else {
+            x->heat_w += sec * item_heat(pm, it, l, sec);
+        }
         return 0;
     }
-    pm_t *pm = x->cm->impl;
-    double s = sec * hot_factor(x->cm->impl, l, pm->heat_mean);
+    double s = sec * item_factor(pm, it, l, sec);
     if (pm->env) {
         char why[128];
         int li = l ? (int)(l - pm->p->laws) : -1;
@@ -869,17 +908,26 @@ static int env_init(pm_t *pm, int tp)
 /* With a profile that has the sustained-load probes: a first pass prices the items at
  * their calibrated times, whose heat-weighted share is the step's target; the state
  * follows it over the step's length (heat_step) and a second pass prices every item at
- * the state's mean over the step.  Without them: one pass, calibrated times. */
+ * the state's mean over the step.  Under the power law (heat.h) the state is the demand,
+ * the target its items' time-weighted demand, and the second pass prices each item at the
+ * clock of the state's mean.  Without probes: one pass, calibrated times. */
 static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
     pm_t *pm = cm->impl;
     memset(o, 0, sizeof *o);
-    pm_ctx_t x = { cm, o, 1, 0, 0 };
-    if (pm->p->has_sustained) {
+    pm_ctx_t x = { cm, o, 1, 0, 0, 0 };
+    const profile_t *p = pm->p;
+    if (p->has_sustained) {
         x.pass = 0;
         if (cost_enumerate(pm->m, &pm->r, in, pm_price, &x) < 0) return -1;
-        double c = x.total > 0 ? x.heat_w / x.total : 0;
-        pm->heat_mean = heat_step(&pm->heat, c, x.total, pm->p->tau_up_s, pm->p->tau_down_s);
+        if (p->has_power) {
+            double d = x.total > 0 ? x.demand_w / x.total : 0;
+            double mean = heat_step(&pm->demand, d, x.total, p->tau_up_s, p->tau_down_s);
+            pm->clock = power_clock(mean, p->idle_w, p->cap_w, p->top_mhz, p->gamma);
+        } else {
+            double c = x.total > 0 ? x.heat_w / x.total : 0;
+            pm->heat_mean = heat_step(&pm->heat, c, x.total, p->tau_up_s, p->tau_down_s);
+        }
         x.pass = 1;
     }
     return cost_enumerate(pm->m, &pm->r, in, pm_price, &x);

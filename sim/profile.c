@@ -83,8 +83,9 @@ static const char *const meta_keys[] = {
     "prefill_split", "envelope", NULL};
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", NULL};
-static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", NULL};
-static const char *const law_sus_keys[] = {"hot", "heat", NULL};
+static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "idle_w",
+                                            "cap_w", "top_mhz", "gamma", "mix_worst", NULL};
+static const char *const law_sus_keys[] = {"hot", "heat", "probes", NULL};
 static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
 static const char *const fit_keys[] = {"median_rel", "max_rel", NULL};
@@ -136,6 +137,31 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
                            "must be below clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->clock_hot_mhz);
         p->has_sustained = 1;
+        /* the power law: all four of its keys or none */
+        static const char *const pw[] = {"idle_w", "cap_w", "top_mhz", "gamma"};
+        int have = 0;
+        for (int i = 0; i < 4; i++) have += yd_map_get(sus, pw[i]) != NULL;
+        if (have && have < 4) {
+            for (int i = 0; i < 4; i++)
+                if (!yd_map_get(sus, pw[i]))
+                    return yd_fail(e, sus, sp, "the power law needs idle_w, cap_w, top_mhz and gamma together; %s is missing",
+                                   pw[i]);
+        }
+        if (have) {
+            if (yd_get_double(e, sus, sp, "idle_w", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->idle_w) < 0 ||
+                yd_get_double(e, sus, sp, "cap_w", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->cap_w) < 0 ||
+                yd_get_double(e, sus, sp, "top_mhz", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->top_mhz) < 0 ||
+                yd_get_double(e, sus, sp, "gamma", YD_REQ, 0.5, 6.0, 0, &p->gamma) < 0 ||
+                yd_get_double(e, sus, sp, "mix_worst", YD_OPT, 0.0, 10.0, 0, &p->mix_worst) < 0)
+                return -1;
+            if (!(p->cap_w > p->idle_w))
+                return yd_fail(e, yd_map_get(sus, "cap_w"), "profile.sustained.cap_w",
+                               "must be above idle_w (%g), got %g", p->idle_w, p->cap_w);
+            if (!(p->top_mhz >= p->clock_cold_mhz))
+                return yd_fail(e, yd_map_get(sus, "top_mhz"), "profile.sustained.top_mhz",
+                               "must be at least clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->top_mhz);
+            p->has_power = 1;
+        }
     }
     yd_node_t *ex = NULL;
     if (yd_get_node(e, m, pp, "fp8_expand", YD_OPT, YD_MAP, &ex) < 0)
@@ -290,6 +316,32 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
             yd_get_double(e, sus, path, "heat", YD_REQ, 0.0, 1.0, 0, &l->heat) < 0)
             return -1;
         l->has_sustained = 1;
+        yd_node_t *pr = NULL;
+        if (yd_get_node(e, sus, path, "probes", YD_OPT, YD_SEQ, &pr) < 0)
+            return -1;
+        if (pr) {
+            char pp[YD_PATH_MAX];
+            yd_path(pp, path, "probes");
+            if (pr->n < 1 || pr->n > PROF_MAX_PROBES)
+                return yd_fail(e, pr, pp, "expected 1 to %d probes, got %d", PROF_MAX_PROBES, pr->n);
+            static const double lo[4] = { 0, 0, 0, 1 }, hi[4] = { 2, 1.5, 1e5, 1e5 };
+            for (int i = 0; i < pr->n; i++) {
+                const yd_node_t *row = pr->vals[i];
+                char rp[YD_PATH_MAX];
+                yd_path_idx(rp, pp, i);
+                if (yd_expect(e, row, rp, YD_SEQ) < 0)
+                    return -1;
+                if (row->n != 4)
+                    return yd_fail(e, row, rp, "a probe is [u, sens, watts, mhz], got %d numbers", row->n);
+                for (int c = 0; c < 4; c++) {
+                    char cp[YD_PATH_MAX];
+                    yd_path_idx(cp, rp, c);
+                    if (yd_as_double(e, row->vals[c], cp, lo[c], hi[c], 0, &l->probe[i][c]) < 0)
+                        return -1;
+                }
+            }
+            l->nprobe = pr->n;
+        }
     }
     yd_path(path, lp, "coef");
     if (coef->n < 1 || coef->n > PROF_MAX_COEF)
@@ -499,6 +551,12 @@ static int law_savable(const prof_law_t *l)
     int fitted = l->fit_median_rel >= 0 && l->fit_max_rel >= 0;
     if (fitted && !(l->fit_median_rel <= l->fit_max_rel && l->fit_max_rel <= MAX_REL))
         return 0;
+    if (l->nprobe < 0 || l->nprobe > PROF_MAX_PROBES || (l->nprobe && !l->has_sustained))
+        return 0;
+    for (int q = 0; q < l->nprobe; q++)
+        if (!(l->probe[q][0] >= 0 && l->probe[q][0] <= 2 && l->probe[q][1] >= 0 && l->probe[q][1] <= 1.5 &&
+              l->probe[q][2] >= 0 && l->probe[q][2] <= 1e5 && l->probe[q][3] >= 1 && l->probe[q][3] <= 1e5))
+            return 0;
     return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel) && isfinite(l->hot) && isfinite(l->heat);
 }
 
@@ -515,7 +573,8 @@ int prof_load_any(const char *path, profile_t *out, char err[PROF_ERR_MAX])
 int prof_save(const char *path, const profile_t *p)
 {
     double meta[] = {p->mem_gib, p->mem_bw_gbs, p->peak_fp16_tflops, p->calib_seconds,
-                     p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s};
+                     p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s,
+                     p->idle_w, p->cap_w, p->top_mhz, p->has_power ? p->gamma : 0, p->has_power ? p->mix_worst : 0};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         if (!isfinite(meta[i])) {
             errno = EDOM;
@@ -545,9 +604,14 @@ int prof_save(const char *path, const profile_t *p)
     put_kv_str(f, in, "method", p->method);
     fprintf(f, "  calib_seconds: %.17g\n", p->calib_seconds);
     fprintf(f, "  sm_clock_mhz: %.17g\n", p->sm_clock_mhz);
-    if (p->has_sustained)
-        fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g}\n",
+    if (p->has_sustained) {
+        fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g",
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
+        if (p->has_power)
+            fprintf(f, ", idle_w: %.17g, cap_w: %.17g, top_mhz: %.17g, gamma: %.17g, mix_worst: %.17g", p->idle_w,
+                    p->cap_w, p->top_mhz, p->gamma, p->mix_worst);
+        fputs("}\n", f);
+    }
     if (p->has_envelope)
         fprintf(f, "  envelope: {tp: %d, q_heads: %d, kv_heads: %d, head_dim: %d}\n", p->env_tp, p->env_q_heads,
                 p->env_kv_heads, p->env_head_dim);
@@ -577,8 +641,17 @@ int prof_save(const char *path, const profile_t *p)
             }
             fputs("]\n", f);
         }
-        if (l->has_sustained)
-            fprintf(f, "    sustained: {hot: %.17g, heat: %.17g}\n", l->hot, l->heat);
+        if (l->has_sustained) {
+            fprintf(f, "    sustained: {hot: %.17g, heat: %.17g", l->hot, l->heat);
+            if (l->nprobe) {
+                fputs(", probes: [", f);
+                for (int q = 0; q < l->nprobe; q++)
+                    fprintf(f, "%s[%.17g, %.17g, %.17g, %.17g]", q ? ", " : "", l->probe[q][0], l->probe[q][1],
+                            l->probe[q][2], l->probe[q][3]);
+                fputs("]", f);
+            }
+            fputs("}\n", f);
+        }
         if (l->npts) {
             fputs("    points:\n", f);
             for (int r = 0; r < l->npts; r++) {

@@ -203,6 +203,12 @@ START_TEST(profile_round_trip)
     card(&p, 1, 1.3);
     snprintf(p.gpu, sizeof p.gpu, "test");
     p.tp = 1;
+    p.has_power = 1;
+    p.idle_w = 85.5, p.cap_w = 598.25, p.top_mhz = 1980, p.gamma = 2.25, p.mix_worst = 0.0125;
+    prof_law_t *g = (prof_law_t *)prof_find(&p, "gemm");
+    double rows[2][4] = { { 0.05, 0.125, 310.5, 1980 }, { 0.93, 0.97, 597, 1510 } };
+    memcpy(g->probe, rows, sizeof rows);
+    g->nprobe = 2;
     ck_assert_int_eq(prof_save(path, &p), 0);
     ck_assert_msg(prof_load(path, &q, err) == 0, "%s", err);
     ck_assert_int_eq(q.has_sustained, 1);
@@ -212,9 +218,99 @@ START_TEST(profile_round_trip)
     const prof_law_t *x = prof_find(&q, "attn.decode_xqa.fp16"), *e = prof_find(&q, "elementwise");
     ck_assert(x && x->has_sustained && x->hot == 1.3 && x->heat == 0);
     ck_assert(e && !e->has_sustained);
+    ck_assert(q.has_power && q.idle_w == 85.5 && q.cap_w == 598.25 && q.top_mhz == 1980 && q.gamma == 2.25
+              && q.mix_worst == 0.0125);
+    const prof_law_t *gq = prof_find(&q, "gemm");
+    ck_assert(gq && gq->nprobe == 2 && !memcmp(gq->probe, rows, sizeof rows) && x->nprobe == 0);
     prof_free(&q);
     prof_free(&p);
     unlink(path);
+}
+END_TEST
+
+/* The power law's formulas: demand, the clock it allows, gamma from mixes, the probes. */
+START_TEST(power_law_formulas)
+{
+    /* a load settled at the limit at 1600 MHz demands (C - P0) (top / 1600)^gamma */
+    double d = power_demand(600, 1600, 90, 1980, 2.5);
+    ck_assert_double_eq_tol(d, 510 * pow(1980 / 1600.0, 2.5), 1e-9);
+    ck_assert_double_eq_tol(power_clock(d, 90, 600, 1980, 2.5), 1600, 1e-9);
+    ck_assert(power_clock(400, 90, 600, 1980, 2.5) == 1980);   /* under the limit */
+    ck_assert(power_demand(80, 1980, 90, 1980, 2.5) == 0);      /* below idle */
+    /* gamma back from mixes made with it */
+    double hot = 1600, dl = 350, duty[3] = { 0.25, 0.5, 0.75 }, f[3], worst;
+    for (int i = 0; i < 3; i++) f[i] = power_clock(duty[i] * d + (1 - duty[i]) * dl, 90, 600, 1980, 2.5);
+    ck_assert_double_eq_tol(power_fit_gamma(duty, f, 3, 600, hot, 90 + dl, 1980, 90, 1980, &worst), 2.5, 1e-3);
+    ck_assert(worst < 1e-4);
+    ck_assert(isnan(power_fit_gamma(duty, f, 0, 600, hot, 440, 1980, 90, 1980, &worst)));
+    /* sensitivity: a 10% slower run at a 20% lower clock */
+    ck_assert_double_eq_tol(power_sens(1.0, 1980, 1.1, 1650), log(1.1) / log(1.2), 1e-12);
+    ck_assert(isnan(power_sens(1.0, 1980, 1.1, 1975)));
+    /* probes by rate: linear between, the nearest beyond; means at one rate */
+    double pr[2][4] = { { 0.1, 0.2, 440, 1980 }, { 0.9, 1.0, 600, 1600 } }, sens, dem;
+    power_probe_at((const double (*)[4])pr, 2, 0.5, 90, 1980, 2.5, &sens, &dem);
+    ck_assert_double_eq_tol(sens, 0.6, 1e-12);
+    ck_assert_double_eq_tol(dem, 0.5 * (350 + d), 1e-9);
+    power_probe_at((const double (*)[4])pr, 2, 5, 90, 1980, 2.5, &sens, &dem);
+    ck_assert_double_eq_tol(sens, 1.0, 1e-12);
+    pr[1][0] = 0.1;
+    power_probe_at((const double (*)[4])pr, 2, 0.9, 90, 1980, 2.5, &sens, &dem);
+    ck_assert_double_eq_tol(sens, 0.6, 1e-12);
+}
+END_TEST
+
+/* Steps priced under the power law: a GEMM-heavy step that demands more than the limit runs
+ * at a lower clock and its items cost (top / f)^s more; a light step runs at the top clock
+ * at its calibrated prices; the state carries over between steps. */
+START_TEST(power_law_prices_steps)
+{
+    char err[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &M, err) == 0, "%s", err);
+    profile_t cold, pw;
+    card(&cold, 0, 1.3);
+    card(&pw, 1, 1.3);
+    pw.has_power = 1;
+    pw.idle_w = 90, pw.cap_w = 600, pw.top_mhz = 1980, pw.gamma = 2.5;
+    for (int i = 0; i < pw.nlaws; i++) {
+        prof_law_t *l = &pw.laws[i];
+        if (!l->has_sustained) continue;
+        /* GEMMs: cool at low rates, at the limit at 1500 MHz at full rate; the rest light */
+        int g = !strcmp(l->name, "gemm");
+        double row0[4] = { 0.0, g ? 0.1 : 0.7, g ? 300 : 250, 1980 }, row1[4] = { 1.0, 1.0, 600, 1500 };
+        memcpy(l->probe[0], row0, sizeof row0);
+        memcpy(l->probe[1], row1, sizeof row1);
+        l->nprobe = g ? 2 : 1;
+    }
+    cost_model_t *mc = cost_profile_new(&cold, &M, 1, err), *mp = cost_profile_new(&pw, &M, 1, err);
+    ck_assert(mc && mp);
+    stepdef_t dec, mix;
+    mkstep(&dec, 0);
+    mkstep(&mix, 1);
+    cost_breakdown_t oc, op;
+    /* decode at m = 1: far under the limit, the calibrated prices */
+    ck_assert_int_eq(mc->step(mc, &dec.in, &oc), 0);
+    ck_assert_int_eq(mp->step(mp, &dec.in, &op), 0);
+    ck_assert_double_eq_tol(op.total, oc.total, 1e-12 * oc.total);
+    /* mixed steps: the GEMMs' demand pulls the clock down step after step, and every law
+     * slows by its own sensitivity */
+    double prev = 0;
+    ck_assert_int_eq(mc->step(mc, &mix.in, &oc), 0);
+    for (int i = 0; i < 40; i++) {
+        ck_assert_int_eq(mp->step(mp, &mix.in, &op), 0);
+        ck_assert(op.total >= prev * (1 - 1e-12));
+        prev = op.total;
+    }
+    double fx = op.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA];
+    ck_assert_msg(fx > 1.01 && fx < pow(1980 / 1500.0, 0.7), "XQA factor %g", fx);
+    double f = 1980 / pow(fx, 1 / 0.7);   /* the step's clock */
+    ck_assert_double_eq_tol(op.gdn / oc.gdn, pow(1980 / f, 0.7), 1e-9);
+    ck_assert(op.linear > oc.linear * 1.01);   /* the GEMMs too (they are timed at the top clock) */
+    /* decode steps after it recover the top clock */
+    for (int i = 0; i < 40; i++) ck_assert_int_eq(mp->step(mp, &dec.in, &op), 0);
+    ck_assert_int_eq(mc->step(mc, &dec.in, &oc), 0);
+    ck_assert_double_eq_tol(op.total, oc.total, 1e-9 * oc.total);
+    cost_free(mc);
+    cost_free(mp);
 }
 END_TEST
 
@@ -222,6 +318,7 @@ int main(void)
 {
     const check_test_t tests[] = {
         CHECK_TEST(step_settles_and_means), CHECK_TEST(tau_of_traces), CHECK_TEST(factor_follows_the_clock),
-        CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(profile_round_trip)};
+        CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(profile_round_trip),
+        CHECK_TEST(power_law_formulas), CHECK_TEST(power_law_prices_steps)};
     return check_main("heat", "core", tests, CHECK_N(tests), 0, NULL);
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 #include "../calib/sustain.h"
+#include "../sim/heat.h"
 
 #define F_COLD 1980.0
 #define F_HOT 1600.0
@@ -17,7 +18,19 @@
 typedef struct {
     double f;                     /* the clock now */
     int noclock;
+    int power;                    /* 1: the power card below (a power limit, heat.h's power law) */
+    double demand, last_d;        /* its demand state, and the demand of the job that ran last */
 } fake_t;
+
+/* The power card: the clock is the one at which the board power holds the limit under the
+ * demand state, which follows each job's demand with a known time constant (heat.h). */
+#define P_TOP 1980.0
+#define P_IDLE 90.0
+#define P_CAP 600.0
+#define P_GAMMA 2.5
+#define P_TAU_UP 0.06
+#define P_TAU_DOWN 0.06   /* as TAU_UP: the mixes' mean demand is their time-weighted one */
+static double demand_of[8], sens_of[8];
 
 /* per job: calibrated time, hot (time factor at F_HOT), heat (its own settling point) */
 static calib_job_t jobs[8];
@@ -33,6 +46,19 @@ static int f_run(calib_timer_t *t, const calib_job_t *j, int iters, double *sec)
 {
     fake_t *k = t->impl;
     double t0 = t_s[j - jobs], total = 0;
+    if (k->power) {
+        int i0 = (int)(j - jobs);
+        for (int i = 0; i < iters; i++) {
+            double dt = t0 * pow(P_TOP / k->f, sens_of[i0]), d = demand_of[i0];
+            double tau = d > k->demand ? P_TAU_UP : P_TAU_DOWN;
+            k->demand = d + (k->demand - d) * exp(-dt / tau);
+            k->f = power_clock(k->demand, P_IDLE, P_CAP, P_TOP, P_GAMMA);
+            total += dt;
+        }
+        k->last_d = demand_of[i0];
+        *sec = total / iters;
+        return 0;
+    }
     for (int i = 0; i < iters; i++) {
         double drop = (F_COLD - k->f) / (F_COLD - F_HOT);
         double dt = t0 * (1 + (job_hot(j) - 1) * drop);
@@ -51,6 +77,30 @@ static int f_clock(calib_timer_t *t, double *mhz)
     if (k->noclock) return -1;
     *mhz = k->f;
     return 0;
+}
+
+/* the board power now: the idle power and the last job's demand at the clock */
+static int f_power(calib_timer_t *t, double *watts)
+{
+    fake_t *k = t->impl;
+    *watts = P_IDLE + k->last_d * pow(k->f / P_TOP, P_GAMMA);
+    return 0;
+}
+
+static int f_top(calib_timer_t *t, double *mhz)
+{
+    (void)t;
+    *mhz = P_TOP;
+    return 0;
+}
+
+/* at rest the demand falls away (the time is the card's, not the timer's) */
+static void f_idle(calib_timer_t *t, double seconds)
+{
+    fake_t *k = t->impl;
+    k->demand *= exp(-seconds / P_TAU_DOWN);
+    k->last_d = 0;
+    k->f = power_clock(k->demand, P_IDLE, P_CAP, P_TOP, P_GAMMA);
 }
 
 /* the law names progress lines print (calib.c's table is not linked here) */
@@ -152,8 +202,64 @@ START_TEST(skips_without_a_clock_or_a_drop)
 }
 END_TEST
 
+/* The power card: the heater (demand for 1600 MHz at the limit), a small GEMM and the light
+ * load under the limit, a prefill law above it.  The probes must recover the idle power, the
+ * limit, gamma, and every probe's demand and clock sensitivity. */
+static void power_setup(void)
+{
+    setup();
+    fk.power = 1;
+    fk.f = P_TOP;
+    ft.power = f_power;
+    ft.top_clock = f_top;
+    ft.idle = f_idle;
+    double room = P_CAP - P_IDLE;
+    jobs[1].m = 16, jobs[1].n = 16480, jobs[1].k = 5120;
+    double d[7] = { room * pow(P_TOP / 1600.0, P_GAMMA), 300, 350, 350, 700, 700, 700 };
+    double s[7] = { 1.0, 0.2, 0.3, 0.3, 0.8, 0.8, 0.8 };
+    for (int i = 0; i < 7; i++) demand_of[i] = d[i], sens_of[i] = s[i];
+}
+
+START_TEST(recovers_the_power_law)
+{
+    power_setup();
+    calib_sustain_t s;
+    FILE *devnull = fopen("/dev/null", "w");
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, devnull), 0);
+    fclose(devnull);
+    ck_assert_msg(s.ok && s.has_power, "not measured: %s", s.why);
+    ck_assert_double_eq_tol(s.idle_w, P_IDLE, 1.0);
+    ck_assert_double_eq_tol(s.hot_w, P_CAP, 3.0);
+    ck_assert_double_eq_tol(s.clock_cold, P_TOP, 1.0);
+    ck_assert_double_eq_tol(s.clock_hot, 1600, 4.0);
+    ck_assert_double_eq_tol(s.top_mhz, P_TOP, 1e-9);
+    ck_assert_double_eq_tol(s.gamma, P_GAMMA, 0.15);
+    ck_assert(s.mix_worst < 0.02);
+    /* the mixes: a quarter of the heater stays under the limit, three quarters do not */
+    ck_assert_double_eq_tol(s.mix_mhz[0], P_TOP, 2.0);
+    ck_assert(s.mix_mhz[2] < s.mix_mhz[1] && s.mix_mhz[1] < P_TOP - 50);
+    /* every probe: its demand (at the fitted gamma) and its sensitivity */
+    int seen[8] = { 0 };
+    for (int l = 0; l < 3; l++) {
+        ck_assert_int_gt(s.nprobe[l], 0);
+        for (int q = 0; q < s.nprobe[l]; q++) {
+            const calib_probe_t *pr = &s.probe[l][q];
+            double d = power_demand(pr->watts, pr->mhz, s.idle_w, s.top_mhz, s.gamma);
+            ck_assert_msg(fabs(d / demand_of[pr->job] - 1) < 0.05, "law %d probe %d: demand %g, want %g", l, q, d,
+                          demand_of[pr->job]);
+            ck_assert_msg(fabs(pr->sens - sens_of[pr->job]) < 0.05, "law %d probe %d: sensitivity %g, want %g", l, q,
+                          pr->sens, sens_of[pr->job]);
+            seen[pr->job] = 1;
+        }
+    }
+    ck_assert(seen[0] && seen[1]);        /* the GEMMs: both rates probed */
+    ck_assert(s.seconds > 2 && s.seconds < 30);
+}
+END_TEST
+
 int main(void)
 {
-    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(skips_without_a_clock_or_a_drop)};
+    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(skips_without_a_clock_or_a_drop),
+                                  CHECK_TEST(recovers_the_power_law)};
     return check_main("sustain", "core", tests, CHECK_N(tests), 60, NULL);
 }
