@@ -837,8 +837,8 @@ static void power_normalize(const profile_t *p, prof_law_t *law, const int *job,
     for (int i = 0; i < law->npts; i++) {
         double *t = &law->pts[(size_t)i * law->ncols + law->ncols - 1], f = jclk[job[i]], s, d, sec = *t;
         for (int k = 0; k < 2; k++) {
-            power_probe_at((const double (*)[4])law->probe, law->nprobe, gemm_u(p, &jobs[job[i]], sec), p->idle_w,
-                           p->top_mhz, p->gamma, &s, &d);
+            power_probe_at((const double (*)[4])law->probe, law->nprobe, gemm_u(p, &jobs[job[i]], sec), p->idle_w, &s,
+                           &d);
             sec = at_top(p, *t, f, s);
         }
         *t = sec;
@@ -982,6 +982,27 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         }
     }
 
+    if (o->points_log) {
+        FILE *pl = fopen(o->points_log, "w");
+        if (!pl) {
+            snprintf(err, 256, "%.120s: %s", o->points_log, strerror(errno));
+            goto fail;
+        }
+        fprintf(pl, "law,point,t_s,sm_clock_mhz\n");
+        for (int i = 0; i < njobs; i++) {
+            if (!(jt[i] > 0)) continue;
+            char label[160];
+            job_label(&jobs[i], label, sizeof label);
+            for (char *c = label; *c; c++)
+                if (*c == ',' || *c == '"') *c = ' ';
+            fprintf(pl, "%s,%s,%.9g,%.6g\n", law_spec(jobs[i].law)->name, label, jt[i], jclk[i]);
+        }
+        if (fclose(pl) != 0) {
+            snprintf(err, 256, "%.120s: %s", o->points_log, strerror(errno));
+            goto fail;
+        }
+    }
+
     /* the card under sustained load (calib/sustain.h), over the points just measured */
     calib_sustain_t sus;
     memset(&sus, 0, sizeof sus);
@@ -1006,10 +1027,9 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         if (sus.has_power && sus.top_mhz >= sus.clock_cold) {
             out->has_power = 1;
             out->idle_w = sus.idle_w;
-            out->cap_w = sus.hot_w;
             out->top_mhz = sus.top_mhz;
-            out->gamma = sus.gamma;
-            out->mix_worst = sus.mix_worst;
+            out->nclock = sus.nclock;
+            memcpy(out->clocks, sus.clocks, sizeof sus.clocks);
         }
     }
     snprintf(out->model, sizeof out->model, "%s", m->name);
@@ -1187,7 +1207,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: calib --model models/<m>.yaml [--tp N] --out calib/profiles/<gpu>.yaml\n"
             "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--no-sustain]\n"
-            "             [--sustain] [--no-recheck] [--quiet] [--varlen] [--moe E,TOPK,WIDTH]\n"
+            "             [--sustain] [--no-recheck] [--quiet] [--varlen] [--moe E,TOPK,WIDTH] [--points-log F.csv]\n"
             "       calib --refit IN.yaml --model models/<m>.yaml [--out OUT.yaml] [--residuals N [--only law,...]]\n"
             "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
             "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
@@ -1197,7 +1217,8 @@ static void usage(FILE *f)
             "--moe E,TOPK,WIDTH the expert GEMMs of E experts, top-TOPK routing, WIDTH wide experts\n"
             "(gemm.moe.fp16, per rank WIDTH / tp; a model with moe: gives them without --moe).\n"
             "--sustain runs the sustained-load probes with --only too (it needs attn.decode_xqa.fp16\n"
-            "and gemm among the laws).\n"
+            "and gemm among the laws).  --points-log writes each point as timed (law, shape, seconds,\n"
+            "the SM clock read right after it) to a CSV file.\n"
             "--refit needs no GPU: it refits every law of IN that has points from those points\n"
             "(this revision's law forms, IN's SMs and ceilings, the model at IN's TP degree) and\n"
             "writes OUT (IN may be OUT); points and metadata are kept as they are.  --residuals N\n"
@@ -1263,6 +1284,9 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.smoke = 1;
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
+        } else if (!strcmp(a, "--points-log") && v) {
+            o.points_log = v;
+            i++;
         } else if (!strcmp(a, "--keep-going")) {
             o.keep_going = 1;
         } else if (!strcmp(a, "--sustain")) {

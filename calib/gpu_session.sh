@@ -3,7 +3,7 @@
 #   0. (VALIDATE=1) the kernels' validation against the float64 reference, long cases
 #      included (kernels/device_run.sh; needs nvcc there)    -> OUT/kernels.tgz
 #   1. bin/calib: a fresh profile for the kernels of this build, with the sustained-load
-#      probes                                                   -> OUT/h200.yaml, calib.txt
+#      probes                                   -> OUT/h200.yaml, calib.txt, points.csv.gz
 #   2. (SERVE=1) the batched serving replays (calib/replay_serve.sh), priced by that profile
 #                                                               -> OUT/serve.txt, serve-steps.tgz
 #   3. the reference replays priced by that profile (calib/replay_h200.sh), every step and
@@ -11,7 +11,7 @@
 #      (REPLAY_REF=0 skips them)
 # CALIB_ARGS are added to calib's (e.g. "--varlen --moe 128,8,768" for the opt-in laws).
 # Usage: calib/gpu_session.sh OUT [BINDIR]   (BINDIR holds calib and pacesim-gpu, e.g. the
-# static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  At most 7 files in OUT.
+# static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  At most 8 files in OUT.
 set -u
 out=${1:?usage: gpu_session.sh OUT [BINDIR]}
 bindir=${2:-bin}
@@ -26,9 +26,11 @@ if [ "${VALIDATE:-0}" = 1 ]; then
     grep -E "cases passed|FAIL" "$work/k/validate.txt" | head -20
 fi
 { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } > "$work/calib.txt" 2>&1
-"$bindir/calib" --model models/qwen3.8-27b.yaml --tp 1 --out "$out/h200.yaml" --keep-going ${CALIB_ARGS:-} \
+"$bindir/calib" --model models/qwen3.8-27b.yaml --tp 1 --out "$out/h200.yaml" --keep-going \
+    --points-log "$work/points.csv" ${CALIB_ARGS:-} \
     >> "$work/calib.txt" 2>&1 || echo "calib rc=$?" >> "$work/calib.txt"
 cp "$work/calib.txt" "$out/calib.txt"
+[ -f "$work/points.csv" ] && gzip -c "$work/points.csv" > "$out/points.csv.gz"
 grep -E "sustained|rc=" "$out/calib.txt"
 if [ "${SERVE:-0}" = 1 ]; then
     PROFILE=$out/h200.yaml bash calib/replay_serve.sh "$work/s" "$bindir/pacesim-gpu" > "$out/serve.txt" 2>&1

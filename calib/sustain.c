@@ -77,33 +77,31 @@ static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, do
     return load_w(s, j, t_est, seconds, tt, tf, n, tail, NULL);
 }
 
-/* The heater and the light load alternated in 10 ms cycles, `duty` of the time on the heater
- * (at their calibrated times), for `seconds`: the mean clock and power over the last 30% of
- * the time, and the heater's share of that time as it ran (a slower clock stretches it).  Each is prepared
- * once (the light load first: preparing a GEMM keeps another job's state, calib.h) and
- * their runs alternate.  0 / -1. */
-static int mix(sus_t *s, const calib_job_t *h, double th, const calib_job_t *l, double tl, double duty,
-               double seconds, double *mhz, double *watts, double *share)
+/* The heater in 20 ms cycles with idle gaps, `duty` of the time on the heater (at its
+ * calibrated time), for `seconds`: the mean clock and power over the last 30% of the time,
+ * read after each part of a cycle (a reading at one phase only would be biased), and the
+ * heater's share of that time as it ran (a slower clock stretches it).  0 / -1. */
+static int mix(sus_t *s, const calib_job_t *h, double th, double duty, double seconds, double *mhz, double *watts,
+               double *share)
 {
-    int ih = (int)ceil(0.01 * duty / th), il = (int)ceil(0.01 * (1 - duty) / tl);
+    int ih = (int)ceil(0.02 * duty / th);
     if (ih < 1) ih = 1;
-    if (il < 1) il = 1;
+    double gap = ih * th * (1 - duty) / duty;
     double start = s->now, sf = 0, sw = 0, sh = 0, st = 0;
     int cf = 0, cw = 0;
-    if (s->t->prepare(s->t, l) != 0 || s->t->prepare(s->t, h) != 0) return -1;
+    if (s->t->prepare(s->t, h) != 0) return -1;
     while (s->now - start < seconds) {
-        double sec, hsec, f, w;
+        double hsec, f, w;
         int tail = s->now - start >= 0.7 * seconds;
         if (s->t->run(s->t, h, ih, &hsec) != 0) return -1;
         s->now += hsec * ih;
-        /* read after each part: a reading at one phase of the cycle only would be biased */
         if (tail && s->t->clock(s->t, &f) == 0) sf += f, cf++;
         if (tail && isfinite(w = power_now(s))) sw += w, cw++;
-        if (s->t->run(s->t, l, il, &sec) != 0) return -1;
-        s->now += sec * il;
+        s->t->idle(s->t, gap);
+        s->now += gap;
         if (tail && s->t->clock(s->t, &f) == 0) sf += f, cf++;
         if (tail && isfinite(w = power_now(s))) sw += w, cw++;
-        if (tail) sh += hsec * ih, st += hsec * ih + sec * il;
+        if (tail) sh += hsec * ih, st += hsec * ih + gap;
     }
     *mhz = cf ? sf / cf : NAN;
     *watts = cw ? sw / cw : NAN;
@@ -247,7 +245,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
 {
     memset(out, 0, sizeof *out);
     for (int l = 0; l < SUSTAIN_MAX_LAWS; l++) out->hot[l] = out->heat[l] = NAN;
-    out->idle_w = out->hot_w = out->light_w = out->top_mhz = out->gamma = out->mix_worst = NAN;
+    out->idle_w = out->hot_w = out->light_w = out->top_mhz = NAN;
     double f;
     if (!t->clock || t->clock(t, &f) != 0) {
         snprintf(out->why, sizeof out->why, "the SM clock cannot be read here (no NVML)");
@@ -330,7 +328,9 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
             if (!(c > 0) || !isfinite(tail)) continue;
             calib_probe_t *pr = &out->probe[l][out->nprobe[l]++];
             pr->job = p[q];
-            pr->sens = power_sens(c, median(fc, 3), h, median(fh, 3));
+            pr->t_cold = c, pr->t_hot = h;
+            pr->sens = power_sens(c, cold, h, hot);
+            (void)fc, (void)fh;
             pr->watts = power ? tail_w : NAN;
             pr->mhz = tail;
             ratio[k] = h / c;
@@ -347,36 +347,49 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
                         calib_laws(NULL)[l].name, out->hot[l], out->heat[l], k, k > 1 ? "s" : "");
             for (int q = 0; progress && power && q < out->nprobe[l]; q++) {
                 const calib_probe_t *pr = &out->probe[l][q];
-                fprintf(progress, "calib: sustained load: %-26s probe %d: sensitivity %.2f, %.0f W at %.0f MHz\n",
-                        calib_laws(NULL)[l].name, q + 1, pr->sens, pr->watts, pr->mhz);
+                fprintf(progress, "calib: sustained load: %-26s probe %d: %.4f / %.4f ms after the light load / the heater: "
+                        "sensitivity %.2f; its own load %.0f W at %.0f MHz\n", calib_laws(NULL)[l].name, q + 1,
+                        pr->t_cold * 1e3, pr->t_hot * 1e3, pr->sens, pr->watts, pr->mhz);
             }
         }
     }
-    /* the power law's mixes: gamma, and how well the law holds them */
-    if (power && isfinite(out->hot_w) && isfinite(out->light_w)) {
+    /* the power law's table: the heater's duty cycles from rest, and the heater itself */
+    if (power && isfinite(out->hot_w) && out->hot_w > out->idle_w) {
         static const double duty[SUSTAIN_MIXES] = { 0.25, 0.5, 0.75 };
-        int ok = 1;
+        double dh = power_demand(out->hot_w, out->idle_w);
+        int k = 0;
         for (int m = 0; m < SUSTAIN_MIXES; m++) {
-            if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &f) < 0
-                || mix(&s, H, th, L, tl, duty[m], 0.8, &out->mix_mhz[m], &out->mix_w[m], &out->mix_duty[m]) < 0)
-                goto done;
-            ok &= isfinite(out->mix_mhz[m]);
+            t->idle(t, 0.3);
+            if (mix(&s, H, th, duty[m], 0.8, &out->mix_mhz[m], &out->mix_w[m], &out->mix_duty[m]) < 0) goto done;
+            if (isfinite(out->mix_mhz[m]) && out->mix_duty[m] > 0) {
+                out->clocks[k][0] = out->mix_duty[m] * dh;
+                out->clocks[k++][1] = fmin(out->mix_mhz[m], top);
+            }
         }
-        out->gamma = ok ? power_fit_gamma(out->mix_duty, out->mix_mhz, SUSTAIN_MIXES, out->hot_w, hot, out->light_w,
-                                          cold, out->idle_w, top, &out->mix_worst)
-                        : NAN;
-        out->has_power = isfinite(out->gamma) && out->hot_w > out->idle_w;
+        out->clocks[k][0] = dh;
+        out->clocks[k++][1] = fmin(hot, top);
+        /* in order of demand, a demand once */
+        for (int a = 1; a < k; a++)
+            for (int b = a; b > 0 && out->clocks[b][0] < out->clocks[b - 1][0]; b--) {
+                double x0 = out->clocks[b][0], x1 = out->clocks[b][1];
+                out->clocks[b][0] = out->clocks[b - 1][0], out->clocks[b][1] = out->clocks[b - 1][1];
+                out->clocks[b - 1][0] = x0, out->clocks[b - 1][1] = x1;
+            }
+        out->nclock = 0;
+        for (int a = 0; a < k; a++)
+            if (!out->nclock || out->clocks[a][0] > out->clocks[out->nclock - 1][0]) {
+                out->clocks[out->nclock][0] = out->clocks[a][0];
+                out->clocks[out->nclock++][1] = out->clocks[a][1];
+            }
+        out->has_power = 1;
         if (progress) {
-            fprintf(progress, "calib: power: %.0f W idle, %.0f W under the light load, %.0f W (the limit) under the heater, "
+            fprintf(progress, "calib: power: %.0f W idle, %.0f W under the light load, %.0f W under the heater, "
                     "top clock %.0f MHz\n", out->idle_w, out->light_w, out->hot_w, top);
             for (int m = 0; m < SUSTAIN_MIXES; m++)
-                fprintf(progress, "calib: power: mix %.0f%% heater (%.0f%% as run): %.0f MHz, %.0f W\n", 100 * duty[m],
-                        100 * out->mix_duty[m], out->mix_mhz[m], out->mix_w[m]);
-            if (out->has_power)
-                fprintf(progress, "calib: power: gamma %.2f (the mixes' clocks within %.1f%%)\n", out->gamma,
-                        100 * out->mix_worst);
-            else
-                fprintf(progress, "calib: power: no law fitted (the loads do not reach the limit)\n");
+                fprintf(progress, "calib: power: heater %.0f%% of the time (%.0f%% as run): %.0f MHz, %.0f W\n",
+                        100 * duty[m], 100 * out->mix_duty[m], out->mix_mhz[m], out->mix_w[m]);
+            for (int a = 0; a < out->nclock; a++)
+                fprintf(progress, "calib: power: demand %.0f W -> %.0f MHz\n", out->clocks[a][0], out->clocks[a][1]);
         }
     }
     out->ok = 1;

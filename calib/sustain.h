@@ -18,11 +18,13 @@
  *      tensor cores: they differ in power and in what the clock does to them).
  * Where the timer also reads the board power (the power law, sim/heat.h):
  *   5. idle for 0.3 s: the idle power; the heater's and the light load's settled powers;
- *   6. per probe, the clock sensitivity from its two timings at the clocks their pre-loads
- *      settled at, and the power and clock its own load settled at;
- *   7. duty-cycle mixes of the heater and the light load (a quarter, half and three
- *      quarters of the time on the heater, in 10 ms cycles, 0.8 s each): the clocks they
- *      settle at, to which gamma is fitted (power_fit_gamma).
+ *   6. per probe, the clock sensitivity from its two timings at the clocks the light load and
+ *      the heater settle at (NVML's reading lags the clock by up to ~0.1 s: the short
+ *      pre-loads' own readings would not do), and the power and clock its own load settled at;
+ *   7. the heater in 20 ms cycles with idle gaps, a quarter, half and three quarters of the
+ *      time on the heater, 0.8 s each from rest: the clock each settles at against its demand
+ *      (the heater's share of the time as it ran, times the heater's demand), and the heater
+ *      itself -- the power law's table.
  * Time is counted as the timer's own (GPU) seconds, so a fake timer is deterministic. */
 #ifndef PACESIM_SUSTAIN_H
 #define PACESIM_SUSTAIN_H
@@ -36,10 +38,11 @@ extern "C" {
 
 #define SUSTAIN_MAX_LAWS 32
 #define SUSTAIN_MAX_PROBES 4
-#define SUSTAIN_MIXES 3
+#define SUSTAIN_MIXES 3               /* its table has SUSTAIN_MIXES + 1 rows: at most PROF_MAX_PROBES */
 
 typedef struct calib_probe {
     int job;                      /* index into the jobs */
+    double t_cold, t_hot;         /* seconds a run right after the light load / the heater */
     double sens;                  /* clock sensitivity (heat.h; NAN: not measured) */
     double watts, mhz;            /* its own load's settled power and clock (NAN: not read) */
 } calib_probe_t;
@@ -53,8 +56,11 @@ typedef struct calib_sustain {
     int nprobe[SUSTAIN_MAX_LAWS];
     calib_probe_t probe[SUSTAIN_MAX_LAWS][SUSTAIN_MAX_PROBES];
     int has_power;                /* 1: the board power was read: the power law below */
-    double idle_w, hot_w, light_w, top_mhz, gamma, mix_worst;
-    double mix_duty[SUSTAIN_MIXES], mix_mhz[SUSTAIN_MIXES], mix_w[SUSTAIN_MIXES];
+    double idle_w, hot_w, light_w, top_mhz;
+    double mix_duty[SUSTAIN_MIXES], mix_mhz[SUSTAIN_MIXES], mix_w[SUSTAIN_MIXES]; /* the heater's share of
+                                     each duty cycle as it ran, the clock and power it settled at */
+    int nclock;                   /* the clock under demand (heat.h): rows (W, MHz), W increasing */
+    double clocks[SUSTAIN_MIXES + 1][2];
     double seconds;               /* timer time the probes took */
 } calib_sustain_t;
 

@@ -603,7 +603,7 @@ static void item_power(const pm_t *pm, const cost_item_t *it, const prof_law_t *
     if (l && l->nprobe) {
         double fl = cost_item_flops(it, pm->m, &pm->r), u = 0;
         if (fl > 0 && p->peak_fp16_tflops > 0 && sec > 0) u = fl * it->count / (sec * p->peak_fp16_tflops * 1e12);
-        power_probe_at((const double (*)[4])l->probe, l->nprobe, u, p->idle_w, p->top_mhz, p->gamma, s, d);
+        power_probe_at((const double (*)[4])l->probe, l->nprobe, u, p->idle_w, s, d);
         return;
     }
     if (l && l->has_sustained && p->clock_cold_mhz > p->clock_hot_mhz && l->hot > 0) {
@@ -923,7 +923,7 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
         if (p->has_power) {
             double d = x.total > 0 ? x.demand_w / x.total : 0;
             double mean = heat_step(&pm->demand, d, x.total, p->tau_up_s, p->tau_down_s);
-            pm->clock = power_clock(mean, p->idle_w, p->cap_w, p->top_mhz, p->gamma);
+            pm->clock = power_clock(mean, (const double (*)[2])p->clocks, p->nclock, p->top_mhz);
         } else {
             double c = x.total > 0 ? x.heat_w / x.total : 0;
             pm->heat_mean = heat_step(&pm->heat, c, x.total, p->tau_up_s, p->tau_down_s);

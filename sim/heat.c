@@ -42,61 +42,21 @@ double heat_factor(double hot, double h, double f_cold, double f_hot)
     return f > 0 ? pow(f_cold / f, s) : 1.0;
 }
 
-double power_demand(double watts, double mhz, double idle_w, double top_mhz, double gamma)
+double power_demand(double watts, double idle_w)
 {
-    if (!(watts > idle_w) || !(mhz > 0) || !(top_mhz > 0)) return 0;
-    return (watts - idle_w) * pow(top_mhz / mhz, gamma);
+    return watts > idle_w ? watts - idle_w : 0;
 }
 
-double power_clock(double d, double idle_w, double cap_w, double top_mhz, double gamma)
+double power_clock(double d, const double (*tab)[2], int n, double top_mhz)
 {
-    double room = cap_w - idle_w;
-    if (!(d > room) || !(room > 0) || !(gamma > 0)) return top_mhz;
-    return top_mhz * pow(room / d, 1 / gamma);
-}
-
-/* the squared log clock errors of the mixes at gamma g (and the worst relative error) */
-static double mix_cost(double g, const double *duty, const double *mhz, int n, double hot_w, double hot_mhz,
-                       double light_w, double light_mhz, double idle_w, double top_mhz, double *worst)
-{
-    double dh = power_demand(hot_w, hot_mhz, idle_w, top_mhz, g), dl = power_demand(light_w, light_mhz, idle_w, top_mhz, g);
-    double cost = 0, w = 0;
+    if (n < 1 || !(d > 0)) return top_mhz;
+    double d0 = 0, f0 = top_mhz;
     for (int i = 0; i < n; i++) {
-        double f = power_clock(duty[i] * dh + (1 - duty[i]) * dl, idle_w, hot_w, top_mhz, g);
-        double e = log(f / mhz[i]);
-        cost += e * e;
-        if (fabs(f / mhz[i] - 1) > w) w = fabs(f / mhz[i] - 1);
+        double d1 = tab[i][0], f1 = tab[i][1];
+        if (d <= d1) return d1 > d0 ? f0 + (f1 - f0) * (d - d0) / (d1 - d0) : f1;
+        d0 = d1, f0 = f1;
     }
-    if (worst) *worst = w;
-    return cost;
-}
-
-double power_fit_gamma(const double *duty, const double *mhz, int n, double hot_w, double hot_mhz,
-                       double light_w, double light_mhz, double idle_w, double top_mhz, double *worst)
-{
-    if (worst) *worst = NAN;
-    if (n < 1 || !(hot_w > idle_w) || !(hot_mhz > 0) || !(hot_mhz < top_mhz) || !(light_mhz > 0)) return NAN;
-    for (int i = 0; i < n; i++)
-        if (!(mhz[i] > 0) || !(duty[i] >= 0 && duty[i] <= 1)) return NAN;
-    /* a coarse scan, then golden sections around the best cell (the cost can have flats) */
-    double lo = 0.5, hi = 6, best = lo, bc = INFINITY;
-    for (int k = 0; k <= 55; k++) {
-        double g = lo + (hi - lo) * k / 55.0, c = mix_cost(g, duty, mhz, n, hot_w, hot_mhz, light_w, light_mhz, idle_w, top_mhz, NULL);
-        if (c < bc) bc = c, best = g;
-    }
-    double a = fmax(lo, best - 0.1), b = fmin(hi, best + 0.1), r = (sqrt(5.0) - 1) / 2;
-    for (int it = 0; it < 60; it++) {
-        double x1 = b - r * (b - a), x2 = a + r * (b - a);
-        if (mix_cost(x1, duty, mhz, n, hot_w, hot_mhz, light_w, light_mhz, idle_w, top_mhz, NULL)
-            < mix_cost(x2, duty, mhz, n, hot_w, hot_mhz, light_w, light_mhz, idle_w, top_mhz, NULL))
-            b = x2;
-        else
-            a = x1;
-    }
-    double g = 0.5 * (a + b);
-    if (mix_cost(g, duty, mhz, n, hot_w, hot_mhz, light_w, light_mhz, idle_w, top_mhz, NULL) > bc) g = best;
-    mix_cost(g, duty, mhz, n, hot_w, hot_mhz, light_w, light_mhz, idle_w, top_mhz, worst);
-    return g;
+    return f0;
 }
 
 double power_sens(double t_cold, double f_cold, double t_hot, double f_hot)
@@ -106,8 +66,7 @@ double power_sens(double t_cold, double f_cold, double t_hot, double f_hot)
     return s < 0 ? 0 : s > 1.5 ? 1.5 : s;
 }
 
-void power_probe_at(const double (*pr)[4], int n, double u, double idle_w, double top_mhz, double gamma, double *sens,
-                    double *demand)
+void power_probe_at(const double (*pr)[4], int n, double u, double idle_w, double *sens, double *demand)
 {
     int ord[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, k = n < 1 ? 1 : n < 8 ? n : 8;
     for (int a = 1; a < k; a++)
@@ -121,7 +80,7 @@ void power_probe_at(const double (*pr)[4], int n, double u, double idle_w, doubl
         double s = 0, d = 0;
         for (int i = 0; i < k; i++) {
             s += pr[i][1];
-            d += power_demand(pr[i][2], pr[i][3], idle_w, top_mhz, gamma);
+            d += power_demand(pr[i][2], idle_w);
         }
         *sens = s / k;
         *demand = d / k;
@@ -136,7 +95,7 @@ void power_probe_at(const double (*pr)[4], int n, double u, double idle_w, doubl
     double w = b[0] > a[0] ? (u - a[0]) / (b[0] - a[0]) : 0;
     if (w < 0) w = 0;
     if (w > 1) w = 1;
-    double da = power_demand(a[2], a[3], idle_w, top_mhz, gamma), db = power_demand(b[2], b[3], idle_w, top_mhz, gamma);
+    double da = power_demand(a[2], idle_w), db = power_demand(b[2], idle_w);
     *sens = a[1] + w * (b[1] - a[1]);
     *demand = da + w * (db - da);
 }

@@ -18,21 +18,18 @@
  * state h follows the targets step by step with those time constants (h = 0 standing for
  * f_cold, 1 for f_hot), and each item costs its calibrated time times heat_factor() at
  * h's mean over the step. */
-/* The power law (a profile whose probes read the board's power, heat.h's second model).
- * The card holds its board power under a limit by lowering the SM clock.  calib reads,
- * besides the clocks above: the idle power P0, the heater's settled power (the limit, C),
- * the card's top clock f_top, and per law probe the settled power P and clock f of the law's
- * own back-to-back load.  A load's demand is its clock-scaled power at f_top,
- *   D = (P - P0) (f_top / f)^gamma,
- * and the clock under a demand D is the one at which the limit holds:
- *   f(D) = f_top                                  where D <= C - P0,
- *          f_top ((C - P0) / D)^(1/gamma)         above it;
- * a mixture's demand is its loads' demands weighted by their time.  gamma is fitted by
- * calib to duty-cycle mixes of the heater and the light load (power_fit_gamma).  A step's
- * demand follows its items' time-weighted demand with the time constants above, and each
- * item costs its time at f_top (calib scales every timing by the clock it ran at) times
- * (f_top / f)^s, s its law's clock sensitivity (the hot probes: ln(t_hot / t_cold) over
- * ln(f_cold / f_hot) at the clocks the probes ran at). */
+/* The power law (a profile whose probes read the board power).  The card holds its board
+ * power under a limit by lowering the SM clock.  calib reads the idle power P0 and the card's
+ * top clock; per law probe the power P its own back-to-back load settled at (the law's demand:
+ * P - P0, in W); and the clock under demand: the heater run in 20 ms cycles with idle gaps, a
+ * quarter, half and three quarters of the time (and all of it), a cycle's demand being its
+ * share of the heater's -- the table of (demand, settled clock).  A step's demand follows its
+ * items' time-weighted demand with the time constants above; its clock is the table's at the
+ * state's mean over the step (linear between the points, the top clock at no demand, the last
+ * point's beyond it); and each item costs its time at the top clock (calib scales every timing
+ * by the clock read right after it) times (f_top / f)^s, s its law's clock sensitivity: its
+ * probes' times right after the light load and right after the heater, over the clocks those
+ * two loads settle at. */
 #ifndef PACESIM_HEAT_H
 #define PACESIM_HEAT_H
 
@@ -53,20 +50,12 @@ double heat_tau(const double *t, const double *tr, int n, double from, double to
  * when the clocks are not usable. */
 double heat_factor(double hot, double h, double f_cold, double f_hot);
 
-/* The demand of a load that settled at power `watts` and clock `mhz` (0 when it draws no
- * more than the idle power). */
-double power_demand(double watts, double mhz, double idle_w, double top_mhz, double gamma);
+/* The demand of a load that settled at power `watts`: watts - idle_w, 0 below idle. */
+double power_demand(double watts, double idle_w);
 
-/* The clock under demand d (the formula above); top_mhz when the limit does not bind. */
-double power_clock(double d, double idle_w, double cap_w, double top_mhz, double gamma);
-
-/* gamma over n duty-cycle mixes: heater share duty[i] of the time, the rest the light load,
- * settled at clock mhz[i]; the heater settled at (hot_w, hot_mhz), the light load at
- * (light_w, light_mhz); the limit is the heater's power.  The gamma in [0.5, 6] that
- * minimises the mixes' squared log clock errors; *worst = the largest relative clock error
- * at it.  NAN when nothing can be fitted (no mix, or loads that do not reach the limit). */
-double power_fit_gamma(const double *duty, const double *mhz, int n, double hot_w, double hot_mhz,
-                       double light_w, double light_mhz, double idle_w, double top_mhz, double *worst);
+/* The clock under demand d: the table tab[n] of (demand, clock) rows, demand increasing, read
+ * linearly from (0, top_mhz); the last row's clock beyond it; top_mhz when n < 1. */
+double power_clock(double d, const double (*tab)[2], int n, double top_mhz);
 
 /* A law's clock sensitivity from a probe timed t_cold at clock f_cold and t_hot at f_hot:
  * ln(t_hot / t_cold) / ln(f_cold / f_hot), clamped to [0, 1.5]; NAN when the clocks do
@@ -76,7 +65,6 @@ double power_sens(double t_cold, double f_cold, double t_hot, double f_hot);
 /* A law's probes (rows [u, sens, watts, mhz], profile.h) at tensor-core rate u: the clock
  * sensitivity and the demand, linear in u between the probes in order of u (the nearest
  * one's beyond them); the probes' means when they do not differ in u.  n >= 1. */
-void power_probe_at(const double (*pr)[4], int n, double u, double idle_w, double top_mhz, double gamma, double *sens,
-                    double *demand);
+void power_probe_at(const double (*pr)[4], int n, double u, double idle_w, double *sens, double *demand);
 
 #endif

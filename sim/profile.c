@@ -84,7 +84,7 @@ static const char *const meta_keys[] = {
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", NULL};
 static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "idle_w",
-                                            "cap_w", "top_mhz", "gamma", "mix_worst", NULL};
+                                            "top_mhz", "clocks", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", "probes", NULL};
 static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
@@ -137,29 +137,39 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
                            "must be below clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->clock_hot_mhz);
         p->has_sustained = 1;
-        /* the power law: all four of its keys or none */
-        static const char *const pw[] = {"idle_w", "cap_w", "top_mhz", "gamma"};
+        /* the power law: all three of its keys or none */
+        static const char *const pw[] = {"idle_w", "top_mhz", "clocks"};
         int have = 0;
-        for (int i = 0; i < 4; i++) have += yd_map_get(sus, pw[i]) != NULL;
-        if (have && have < 4) {
-            for (int i = 0; i < 4; i++)
-                if (!yd_map_get(sus, pw[i]))
-                    return yd_fail(e, sus, sp, "the power law needs idle_w, cap_w, top_mhz and gamma together; %s is missing",
-                                   pw[i]);
-        }
+        for (int i = 0; i < 3; i++) have += yd_map_get(sus, pw[i]) != NULL;
+        for (int i = 0; have && have < 3 && i < 3; i++)
+            if (!yd_map_get(sus, pw[i]))
+                return yd_fail(e, sus, sp, "the power law needs idle_w, top_mhz and clocks together; %s is missing", pw[i]);
         if (have) {
-            if (yd_get_double(e, sus, sp, "idle_w", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->idle_w) < 0 ||
-                yd_get_double(e, sus, sp, "cap_w", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->cap_w) < 0 ||
+            yd_node_t *ck = NULL;
+            if (yd_get_double(e, sus, sp, "idle_w", YD_REQ, 0.0, MAX_META, 0, &p->idle_w) < 0 ||
                 yd_get_double(e, sus, sp, "top_mhz", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->top_mhz) < 0 ||
-                yd_get_double(e, sus, sp, "gamma", YD_REQ, 0.5, 6.0, 0, &p->gamma) < 0 ||
-                yd_get_double(e, sus, sp, "mix_worst", YD_OPT, 0.0, 10.0, 0, &p->mix_worst) < 0)
+                yd_get_node(e, sus, sp, "clocks", YD_REQ, YD_SEQ, &ck) < 0)
                 return -1;
-            if (!(p->cap_w > p->idle_w))
-                return yd_fail(e, yd_map_get(sus, "cap_w"), "profile.sustained.cap_w",
-                               "must be above idle_w (%g), got %g", p->idle_w, p->cap_w);
-            if (!(p->top_mhz >= p->clock_cold_mhz))
-                return yd_fail(e, yd_map_get(sus, "top_mhz"), "profile.sustained.top_mhz",
-                               "must be at least clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->top_mhz);
+            char cp[YD_PATH_MAX];
+            yd_path(cp, sp, "clocks");
+            if (ck->n < 1 || ck->n > PROF_MAX_PROBES)
+                return yd_fail(e, ck, cp, "expected 1 to %d rows [watts, mhz], got %d", PROF_MAX_PROBES, ck->n);
+            for (int i = 0; i < ck->n; i++) {
+                const yd_node_t *row = ck->vals[i];
+                char rp[YD_PATH_MAX], xp[YD_PATH_MAX];
+                yd_path_idx(rp, cp, i);
+                if (yd_expect(e, row, rp, YD_SEQ) < 0)
+                    return -1;
+                if (row->n != 2)
+                    return yd_fail(e, row, rp, "a row is [watts, mhz], got %d numbers", row->n);
+                if (yd_as_double(e, row->vals[0], yd_path_idx(xp, rp, 0), 0.0, 1e5, YD_LO_OPEN, &p->clocks[i][0]) < 0 ||
+                    yd_as_double(e, row->vals[1], yd_path_idx(xp, rp, 1), 1.0, p->top_mhz, 0, &p->clocks[i][1]) < 0)
+                    return -1;
+                if (i && !(p->clocks[i][0] > p->clocks[i - 1][0]))
+                    return yd_fail(e, row->vals[0], yd_path_idx(xp, rp, 0), "the demands must increase (row %d has %g)",
+                                   i - 1, p->clocks[i - 1][0]);
+            }
+            p->nclock = ck->n;
             p->has_power = 1;
         }
     }
@@ -574,9 +584,19 @@ int prof_save(const char *path, const profile_t *p)
 {
     double meta[] = {p->mem_gib, p->mem_bw_gbs, p->peak_fp16_tflops, p->calib_seconds,
                      p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s,
-                     p->idle_w, p->cap_w, p->top_mhz, p->has_power ? p->gamma : 0, p->has_power ? p->mix_worst : 0};
+                     p->idle_w, p->top_mhz};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         if (!isfinite(meta[i])) {
+            errno = EDOM;
+            return -1;
+        }
+    if (p->has_power && (p->nclock < 1 || p->nclock > PROF_MAX_PROBES || !(p->top_mhz > 0))) {
+        errno = EDOM;
+        return -1;
+    }
+    for (int i = 0; p->has_power && i < p->nclock; i++)
+        if (!(p->clocks[i][0] > (i ? p->clocks[i - 1][0] : 0) && p->clocks[i][0] <= 1e5 && p->clocks[i][1] >= 1 &&
+              p->clocks[i][1] <= p->top_mhz)) {
             errno = EDOM;
             return -1;
         }
@@ -607,9 +627,12 @@ int prof_save(const char *path, const profile_t *p)
     if (p->has_sustained) {
         fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g",
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
-        if (p->has_power)
-            fprintf(f, ", idle_w: %.17g, cap_w: %.17g, top_mhz: %.17g, gamma: %.17g, mix_worst: %.17g", p->idle_w,
-                    p->cap_w, p->top_mhz, p->gamma, p->mix_worst);
+        if (p->has_power) {
+            fprintf(f, ", idle_w: %.17g, top_mhz: %.17g, clocks: [", p->idle_w, p->top_mhz);
+            for (int i = 0; i < p->nclock; i++)
+                fprintf(f, "%s[%.17g, %.17g]", i ? ", " : "", p->clocks[i][0], p->clocks[i][1]);
+            fputs("]", f);
+        }
         fputs("}\n", f);
     }
     if (p->has_envelope)

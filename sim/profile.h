@@ -75,9 +75,10 @@ typedef struct profile {
     int has_sustained;             /* the card under sustained load (sim/heat.h): */
     double clock_cold_mhz, clock_hot_mhz;   /* settled under a light load / the heater */
     double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
-    int has_power;                 /* the power law (sim/heat.h): idle power, the limit, the */
-    double idle_w, cap_w, top_mhz, gamma, mix_worst; /* top clock, gamma, and the largest relative
-                                      clock error of calib's duty-cycle mixes at that gamma */
+    int has_power;                 /* the power law (sim/heat.h): the idle power, the top clock, */
+    double idle_w, top_mhz;
+    int nclock;                    /* and the clock under demand: rows (W, MHz), W increasing */
+    double clocks[PROF_MAX_PROBES][2];
     int expand_cta_tokens;         /* the fp8 bridge's expansion kernel: tokens per CTA and */
     int expand_ctas_per_sm;        /* CTAs per SM (0 = not recorded: 784 and 8) */
     int split_max, split_min_tiles, split_cost_tiles, split_ctas_per_sm;

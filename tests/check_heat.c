@@ -204,7 +204,9 @@ START_TEST(profile_round_trip)
     snprintf(p.gpu, sizeof p.gpu, "test");
     p.tp = 1;
     p.has_power = 1;
-    p.idle_w = 85.5, p.cap_w = 598.25, p.top_mhz = 1980, p.gamma = 2.25, p.mix_worst = 0.0125;
+    p.idle_w = 85.5, p.top_mhz = 1980, p.nclock = 2;
+    double tab[2][2] = { { 250.5, 1975 }, { 512.25, 1510 } };
+    memcpy(p.clocks, tab, sizeof tab);
     prof_law_t *g = (prof_law_t *)prof_find(&p, "gemm");
     double rows[2][4] = { { 0.05, 0.125, 310.5, 1980 }, { 0.93, 0.97, 597, 1510 } };
     memcpy(g->probe, rows, sizeof rows);
@@ -218,8 +220,7 @@ START_TEST(profile_round_trip)
     const prof_law_t *x = prof_find(&q, "attn.decode_xqa.fp16"), *e = prof_find(&q, "elementwise");
     ck_assert(x && x->has_sustained && x->hot == 1.3 && x->heat == 0);
     ck_assert(e && !e->has_sustained);
-    ck_assert(q.has_power && q.idle_w == 85.5 && q.cap_w == 598.25 && q.top_mhz == 1980 && q.gamma == 2.25
-              && q.mix_worst == 0.0125);
+    ck_assert(q.has_power && q.idle_w == 85.5 && q.top_mhz == 1980 && q.nclock == 2 && !memcmp(q.clocks, tab, sizeof tab));
     const prof_law_t *gq = prof_find(&q, "gemm");
     ck_assert(gq && gq->nprobe == 2 && !memcmp(gq->probe, rows, sizeof rows) && x->nprobe == 0);
     prof_free(&q);
@@ -228,34 +229,36 @@ START_TEST(profile_round_trip)
 }
 END_TEST
 
-/* The power law's formulas: demand, the clock it allows, gamma from mixes, the probes. */
+/* The power law's formulas: demand, the clock table, sensitivity, the probes. */
 START_TEST(power_law_formulas)
 {
-    /* a load settled at the limit at 1600 MHz demands (C - P0) (top / 1600)^gamma */
-    double d = power_demand(600, 1600, 90, 1980, 2.5);
-    ck_assert_double_eq_tol(d, 510 * pow(1980 / 1600.0, 2.5), 1e-9);
-    ck_assert_double_eq_tol(power_clock(d, 90, 600, 1980, 2.5), 1600, 1e-9);
-    ck_assert(power_clock(400, 90, 600, 1980, 2.5) == 1980);   /* under the limit */
-    ck_assert(power_demand(80, 1980, 90, 1980, 2.5) == 0);      /* below idle */
-    /* gamma back from mixes made with it */
-    double hot = 1600, dl = 350, duty[3] = { 0.25, 0.5, 0.75 }, f[3], worst;
-    for (int i = 0; i < 3; i++) f[i] = power_clock(duty[i] * d + (1 - duty[i]) * dl, 90, 600, 1980, 2.5);
-    ck_assert_double_eq_tol(power_fit_gamma(duty, f, 3, 600, hot, 90 + dl, 1980, 90, 1980, &worst), 2.5, 1e-3);
-    ck_assert(worst < 1e-4);
-    ck_assert(isnan(power_fit_gamma(duty, f, 0, 600, hot, 440, 1980, 90, 1980, &worst)));
+    ck_assert(power_demand(600, 90) == 510);
+    ck_assert(power_demand(80, 90) == 0);                        /* below idle */
+    double tab[3][2] = { { 200, 1980 }, { 400, 1800 }, { 600, 1500 } };
+    ck_assert(power_clock(0, (const double (*)[2])tab, 3, 1980) == 1980);
+    ck_assert(power_clock(150, (const double (*)[2])tab, 3, 1980) == 1980);
+    ck_assert_double_eq_tol(power_clock(300, (const double (*)[2])tab, 3, 1980), 1890, 1e-9);
+    ck_assert_double_eq_tol(power_clock(500, (const double (*)[2])tab, 3, 1980), 1650, 1e-9);
+    ck_assert(power_clock(900, (const double (*)[2])tab, 3, 1980) == 1500);   /* beyond: the last */
+    ck_assert(power_clock(900, (const double (*)[2])tab, 0, 1980) == 1980);   /* no table */
+    /* from (0, top) to a first row below the top clock */
+    tab[0][1] = 1900;
+    ck_assert_double_eq_tol(power_clock(100, (const double (*)[2])tab, 3, 1980), 1940, 1e-9);
     /* sensitivity: a 10% slower run at a 20% lower clock */
     ck_assert_double_eq_tol(power_sens(1.0, 1980, 1.1, 1650), log(1.1) / log(1.2), 1e-12);
     ck_assert(isnan(power_sens(1.0, 1980, 1.1, 1975)));
     /* probes by rate: linear between, the nearest beyond; means at one rate */
     double pr[2][4] = { { 0.1, 0.2, 440, 1980 }, { 0.9, 1.0, 600, 1600 } }, sens, dem;
-    power_probe_at((const double (*)[4])pr, 2, 0.5, 90, 1980, 2.5, &sens, &dem);
+    power_probe_at((const double (*)[4])pr, 2, 0.5, 90, &sens, &dem);
     ck_assert_double_eq_tol(sens, 0.6, 1e-12);
-    ck_assert_double_eq_tol(dem, 0.5 * (350 + d), 1e-9);
-    power_probe_at((const double (*)[4])pr, 2, 5, 90, 1980, 2.5, &sens, &dem);
+    ck_assert_double_eq_tol(dem, 0.5 * (350 + 510), 1e-9);
+    power_probe_at((const double (*)[4])pr, 2, 5, 90, &sens, &dem);
     ck_assert_double_eq_tol(sens, 1.0, 1e-12);
+    ck_assert_double_eq_tol(dem, 510, 1e-9);
     pr[1][0] = 0.1;
-    power_probe_at((const double (*)[4])pr, 2, 0.9, 90, 1980, 2.5, &sens, &dem);
+    power_probe_at((const double (*)[4])pr, 2, 0.9, 90, &sens, &dem);
     ck_assert_double_eq_tol(sens, 0.6, 1e-12);
+    ck_assert_double_eq_tol(dem, 430, 1e-9);
 }
 END_TEST
 
@@ -270,7 +273,9 @@ START_TEST(power_law_prices_steps)
     card(&cold, 0, 1.3);
     card(&pw, 1, 1.3);
     pw.has_power = 1;
-    pw.idle_w = 90, pw.cap_w = 600, pw.top_mhz = 1980, pw.gamma = 2.5;
+    pw.idle_w = 90, pw.top_mhz = 1980, pw.nclock = 3;
+    double tab[3][2] = { { 250, 1980 }, { 350, 1800 }, { 510, 1500 } };
+    memcpy(pw.clocks, tab, sizeof tab);
     for (int i = 0; i < pw.nlaws; i++) {
         prof_law_t *l = &pw.laws[i];
         if (!l->has_sustained) continue;
