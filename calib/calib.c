@@ -788,60 +788,69 @@ static void utc_date(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* ---- the power law's probes and the top-clock times (sim/heat.h) ------------------
- * A GEMM's tensor-core rate: its FLOPs at its time scaled to the top clock, over the
- * profile's peak; 0 for the other laws (their probes do not differ by rate). */
-static double gemm_u(const profile_t *p, const calib_job_t *j, double t_top)
+/* ---- the duty law (sim/heat.h) ------------------------------------------------------
+ * A job's tensor-core duty at `sec` seconds a run: its FLOPs (a GEMM's 2mnk; an attention
+ * call's QK^T and PV over its rows, as the cost model counts them) over sec and the profile's
+ * peak, at most 1; 0 for work without FLOPs (or whose FLOPs this does not count: the varlen
+ * batches, the MoE groups). */
+static double job_duty(const profile_t *p, const model_t *m, const model_rank_t *r, const calib_job_t *j, double sec)
 {
-    if (j->kernel != CK_GEMM || !(p->peak_fp16_tflops > 0) || !(t_top > 0)) return 0;
-    double u = 2.0 * j->m * j->n * j->k / (t_top * p->peak_fp16_tflops * 1e12);
-    return u < 2 ? u : 2;
+    double fl = 0;
+    switch (j->kernel) {
+    case CK_GEMM: fl = 2.0 * j->m * j->n * j->k; break;
+    case CK_PREFILL_FAST: case CK_PREFILL_GENERIC: case CK_PREFILL_LOWSMEM: case CK_DECODE_XQA: case CK_DECODE_SCALAR:
+        fl = 4.0 * j->rows * r->q_heads * j->q * ((double)j->seq_len - j->q / 2.0) * m->head_dim;
+        break;
+    default: break;
+    }
+    if (!(fl > 0) || !(p->peak_fp16_tflops > 0) || !(sec > 0)) return 0;
+    double u = fl / (sec * p->peak_fp16_tflops * 1e12);
+    return u < 1 ? u : 1;
 }
 
-/* Seconds at the top clock of a timing of `sec` at clock f by a law of sensitivity s. */
-static double at_top(const profile_t *p, double sec, double f, double s)
+/* Law l's probes as the profile's rows [u, hot]: u at the probe's cool-start time; a probe
+ * whose cool timing failed is left out. */
+static void duty_probes(const profile_t *p, const model_t *m, const model_rank_t *r, const calib_sustain_t *sus, int l,
+                        const calib_job_t *jobs, prof_law_t *law)
 {
-    if (!(f > 0) || !(f < p->top_mhz) || !(s > 0)) return sec;
-    return sec * pow(f / p->top_mhz, s);
-}
-
-/* Law l's probes as the profile's rows [u, sens, watts, mhz]: a probe whose sensitivity
- * could not be measured takes the law's from hot (heat.h), a probe without a power reading
- * is left out. */
-static void power_probes(const profile_t *p, const calib_sustain_t *sus, int l, const calib_job_t *jobs,
-                         const double *jt, const double *jclk, prof_law_t *law)
-{
-    double fallback = heat_factor(law->hot, 1, p->clock_cold_mhz, p->clock_hot_mhz);
-    fallback = fallback > 0 && p->clock_cold_mhz > p->clock_hot_mhz ? log(fallback) / log(p->clock_cold_mhz / p->clock_hot_mhz) : 0;
-    if (!(fallback >= 0)) fallback = 0;
-    if (fallback > 1.5) fallback = 1.5;
     law->nprobe = 0;
     for (int q = 0; q < sus->nprobe[l] && law->nprobe < PROF_MAX_PROBES; q++) {
         const calib_probe_t *pr = &sus->probe[l][q];
-        if (!isfinite(pr->watts) || !(pr->mhz >= 1)) continue;
-        double sens = isfinite(pr->sens) ? pr->sens : fallback;
+        if (!(pr->hot > 0) || !isfinite(pr->hot)) continue;
         double *row = law->probe[law->nprobe++];
-        row[0] = gemm_u(p, &jobs[pr->job], at_top(p, jt[pr->job], jclk[pr->job], sens));
-        row[1] = sens;
-        row[2] = fmin(pr->watts, 1e5);
-        row[3] = fmin(pr->mhz, 1e5);
+        row[0] = job_duty(p, m, r, &jobs[pr->job], pr->t_cool);
+        row[1] = fmin(5.0, fmax(0.5, pr->hot));
     }
 }
 
-/* Every point of the law scaled to the top clock: its time times (f / f_top)^s, f the clock
- * read right after its timings, s the law's sensitivity at the point's rate (heat.h; for a
- * GEMM the rate is at the scaled time, so the sensitivity is looked up twice). */
-static void power_normalize(const profile_t *p, prof_law_t *law, const int *job, const calib_job_t *jobs,
-                            const double *jclk)
+/* The duty each grid job was timed under: calib's timeline (each job's time on the card at
+ * its duty, the rest of the wall time -- rests, host work -- at none) through the cost
+ * model's state (heat_step with the card's time constants); the state's mean over the job. */
+static void duty_env(const profile_t *p, const model_t *m, const model_rank_t *r, const calib_job_t *jobs, int njobs,
+                     const double *jt, const double *w0, const double *w1, const double *busy, double *env)
+{
+    double h = 0, prev = NAN;
+    for (int i = 0; i < njobs; i++) {
+        env[i] = 0;
+        if (!isfinite(w0[i])) continue;
+        double idle = (isfinite(prev) ? w0[i] - prev : 0) + (w1[i] - w0[i] - busy[i]);
+        if (idle > 0) heat_step(&h, 0, idle, p->tau_up_s, p->tau_down_s);
+        double u = jt[i] > 0 ? job_duty(p, m, r, &jobs[i], jt[i]) : 0;
+        env[i] = busy[i] > 0 ? heat_step(&h, u, busy[i], p->tau_up_s, p->tau_down_s) : h;
+        prev = w1[i];
+    }
+}
+
+/* Every point of the law brought to its cool-start time: divided by its law's factor at
+ * the duty it was timed under (heat.h). */
+static void duty_normalize(const profile_t *p, const model_t *m, const model_rank_t *r, prof_law_t *law, const int *job,
+                           const calib_job_t *jobs, const double *env)
 {
     for (int i = 0; i < law->npts; i++) {
-        double *t = &law->pts[(size_t)i * law->ncols + law->ncols - 1], f = jclk[job[i]], s, d, sec = *t;
-        for (int k = 0; k < 2; k++) {
-            power_probe_at((const double (*)[4])law->probe, law->nprobe, gemm_u(p, &jobs[job[i]], sec), p->idle_w, &s,
-                           &d);
-            sec = at_top(p, *t, f, s);
-        }
-        *t = sec;
+        double *t = &law->pts[(size_t)i * law->ncols + law->ncols - 1];
+        double hot = duty_hot_at((const double (*)[2])law->probe, law->nprobe, job_duty(p, m, r, &jobs[job[i]], *t));
+        double f = 1 + (hot - 1) * duty_phi(env[job[i]], (const double (*)[2])p->duty, p->nduty);
+        if (f > 0.2) *t /= f;
     }
 }
 
@@ -852,6 +861,8 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     calib_job_t *jobs = NULL;
     double *jt = NULL;            /* each job's measured seconds (NAN: not measured) */
     double *jclk = NULL;          /* the SM clock read right after each job's timings (NAN: none) */
+    double *jw = NULL;            /* per job: wall time before and after it, its time on the card (x3) */
+    double *env = NULL;           /* per job: the duty it was timed under (the duty law) */
     ptbuf_t pb[NLAWS];
     model_rank_t r;
     double t0 = now_s(), last_print = -1e9, busy = 0; /* busy: the last job's time on the card */
@@ -870,14 +881,15 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         return -1;
     }
     if (calib_grid_build(o, m, &r, &jobs, &njobs) < 0 || !(jt = malloc((njobs ? njobs : 1) * sizeof *jt))
-        || !(jclk = malloc((njobs ? njobs : 1) * sizeof *jclk))) {
+        || !(jclk = malloc((njobs ? njobs : 1) * sizeof *jclk)) || !(jw = malloc(3 * (njobs ? njobs : 1) * sizeof *jw))) {
         free(jobs);
         free(jt);
+        free(jclk);
         snprintf(err, 256, "out of memory building the grid");
         return -1;
     }
     for (int i = 0; i < njobs; i++)
-        jt[i] = jclk[i] = NAN;
+        jt[i] = jclk[i] = jw[i] = jw[njobs + i] = NAN, jw[2 * njobs + i] = 0;
     if (t->setup && t->setup(t, m, &r) < 0) {
         snprintf(err, 256, "%s: %.200s", t->name, t->err);
         goto fail;
@@ -913,9 +925,12 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         busy = 0;
         double ts = 0;
         int iters = 0, reps = 0;
+        jw[i] = now_s();
         int mr = calib_measure(t, o, j, &ts, &iters, &reps);
+        jw[njobs + i] = now_s();
         if (mr == 0)
             busy = ts * (2.0 + (double)iters * reps); /* warm-up, estimate, the timings */
+        jw[2 * njobs + i] = busy;
         job_label(j, label, sizeof label);
         if (mr < 0 && o->keep_going) {
             nfail++;
@@ -1024,14 +1039,26 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         out->clock_hot_mhz = sus.clock_hot;
         out->tau_up_s = sus.tau_up;
         out->tau_down_s = sus.tau_down;
-        if (sus.has_power && sus.top_mhz >= sus.clock_cold) {
-            out->has_power = 1;
-            out->idle_w = sus.idle_w;
-            out->top_mhz = sus.top_mhz;
-            out->nclock = sus.nclock;
-            memcpy(out->clocks, sus.clocks, sizeof sus.clocks);
+        if (sus.has_duty && sus.heater >= 0) {
+            /* the curve's duties: each cycle's share of the time times the heater's own duty */
+            double uh = job_duty(out, m, &r, &jobs[sus.heater], sus.heater_cool);
+            out->nduty = 0;
+            for (int c = 0; c < sus.ncycle && uh > 0; c++) {
+                double d = sus.cycle_share[c] * uh;
+                if (out->nduty && !(d > out->duty[out->nduty - 1][0])) continue;
+                out->duty[out->nduty][0] = d;
+                out->duty[out->nduty++][1] = fmin(2.0, fmax(-1.0, sus.cycle_phi[c]));
+            }
+            out->has_duty = out->nduty > 0;
         }
     }
+    env = calloc(njobs ? njobs : 1, sizeof *env);
+    if (!env) {
+        snprintf(err, 256, "out of memory");
+        goto fail;
+    }
+    if (out->has_duty)
+        duty_env(out, m, &r, jobs, njobs, jt, jw, jw + njobs, jw + 2 * njobs, env);
     snprintf(out->model, sizeof out->model, "%s", m->name);
     out->tp = o->tp;
     /* the envelope: the per-rank attention shape the grid measured (its points' ranges are
@@ -1051,7 +1078,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
              o->smoke ? "smoke" : "default", o->min_batch_s * 1e3, o->repeats, o->long_repeats,
              o->long_point_s * 1e3, njobs - nskip - nbudget - nfail, nskip, nfail, nbudget, nrecheck,
              CALIB_RECHECK_FACTOR, 100 * CALIB_RECHECK_MIN,
-             out->has_power ? "; times scaled to the top clock (sim/heat.h)" : "");
+             out->has_duty ? "; cool-start times (sim/heat.h)" : "");
     for (int l = 0; l < NLAWS; l++) {
         const calib_law_spec_t *ls = law_spec(l);
         if (pb[l].n == 0)
@@ -1066,11 +1093,11 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             law.has_sustained = 1;   /* the profile's range: a probe outside it is clamped */
             law.hot = fmin(5.0, fmax(0.5, sus.hot[l]));
             law.heat = sus.heat[l];
-            if (out->has_power)
-                power_probes(out, &sus, l, jobs, jt, jclk, &law);
+            if (out->has_duty)
+                duty_probes(out, m, &r, &sus, l, jobs, &law);
         }
         if (law.nprobe)
-            power_normalize(out, &law, pb[l].job, jobs, jclk);
+            duty_normalize(out, m, &r, &law, pb[l].job, jobs, env);
         cost_hw_t hw = cost_hw_of(out);
         if (fit_law_hw(&law, m, &r, &hw) < 0) {
             snprintf(err, 256, "%s: the fit failed (%d points)", ls->name, law.npts);
@@ -1105,6 +1132,8 @@ fail:
     free(jobs);
     free(jt);
     free(jclk);
+    free(jw);
+    free(env);
     return rc;
 }
 

@@ -77,35 +77,60 @@ static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, do
     return load_w(s, j, t_est, seconds, tt, tf, n, tail, NULL);
 }
 
+/* Run j back to back for `seconds` (batches of ~2 ms): its seconds a run over the last 30%. */
+static int load_time(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *t_run)
+{
+    int iters = (int)ceil(0.002 / t_est);
+    if (iters < 1) iters = 1;
+    if (iters > 1000) iters = 1000;
+    if (s->t->prepare(s->t, j) != 0) return -1;
+    double start = s->now, sum = 0;
+    long runs = 0;
+    while (s->now - start < seconds) {
+        double sec;
+        if (s->t->run(s->t, j, iters, &sec) != 0) return -1;
+        s->now += sec * iters;
+        if (s->now - start >= 0.7 * seconds) sum += sec * iters, runs += iters;
+    }
+    *t_run = runs ? sum / runs : NAN;
+    return 0;
+}
+
 /* The heater in 20 ms cycles with idle gaps, `duty` of the time on the heater (at its
- * calibrated time), for `seconds`: the mean clock and power over the last 30% of the time,
- * read after each part of a cycle (a reading at one phase only would be biased), and the
- * heater's share of that time as it ran (a slower clock stretches it).  0 / -1. */
-static int mix(sus_t *s, const calib_job_t *h, double th, double duty, double seconds, double *mhz, double *watts,
-               double *share)
+ * calibrated time), for `seconds`: over the last 30% of the time, the heater's seconds a run
+ * and its share of the time as it ran (a slowing heater stretches it).  0 / -1. */
+static int mix(sus_t *s, const calib_job_t *h, double th, double duty, double seconds, double *t_run, double *share)
 {
     int ih = (int)ceil(0.02 * duty / th);
     if (ih < 1) ih = 1;
     double gap = ih * th * (1 - duty) / duty;
-    double start = s->now, sf = 0, sw = 0, sh = 0, st = 0;
-    int cf = 0, cw = 0;
+    double start = s->now, sh = 0, st = 0;
+    long runs = 0;
     if (s->t->prepare(s->t, h) != 0) return -1;
     while (s->now - start < seconds) {
-        double hsec, f, w;
+        double hsec;
         int tail = s->now - start >= 0.7 * seconds;
         if (s->t->run(s->t, h, ih, &hsec) != 0) return -1;
         s->now += hsec * ih;
-        if (tail && s->t->clock(s->t, &f) == 0) sf += f, cf++;
-        if (tail && isfinite(w = power_now(s))) sw += w, cw++;
         s->t->idle(s->t, gap);
         s->now += gap;
-        if (tail && s->t->clock(s->t, &f) == 0) sf += f, cf++;
-        if (tail && isfinite(w = power_now(s))) sw += w, cw++;
-        if (tail) sh += hsec * ih, st += hsec * ih + gap;
+        if (tail) sh += hsec * ih, st += hsec * ih + gap, runs += ih;
     }
-    *mhz = cf ? sf / cf : NAN;
-    *watts = cw ? sw / cw : NAN;
+    *t_run = runs ? sh / runs : NAN;
     *share = st > 0 ? sh / st : duty;
+    return 0;
+}
+
+/* One timing of j from a cool start: a 0.1 s rest, one run, then the timing (~0.5 ms). */
+static int timed_cool(sus_t *s, const calib_job_t *j, double t_est, double *sec)
+{
+    int iters = (int)ceil(5e-4 / t_est);
+    if (iters < 1) iters = 1;
+    if (iters > 200) iters = 200;
+    double w;
+    s->t->idle(s->t, 0.1);
+    if (s->t->prepare(s->t, j) != 0 || s->t->run(s->t, j, 1, &w) != 0 || s->t->run(s->t, j, iters, sec) != 0) return -1;
+    s->now += w + *sec * iters;
     return 0;
 }
 
@@ -245,7 +270,8 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
 {
     memset(out, 0, sizeof *out);
     for (int l = 0; l < SUSTAIN_MAX_LAWS; l++) out->hot[l] = out->heat[l] = NAN;
-    out->idle_w = out->hot_w = out->light_w = out->top_mhz = NAN;
+    out->heater = -1;
+    out->heater_cool = NAN;
     double f;
     if (!t->clock || t->clock(t, &f) != 0) {
         snprintf(out->why, sizeof out->why, "the SM clock cannot be read here (no NVML)");
@@ -278,18 +304,10 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
         return -1;
     }
     int n, rc = -1;
-    double cold, hot, top;
-    /* the power law's readings: the idle power after a rest, the top clock */
-    int power = t->power && t->top_clock && t->idle && t->top_clock(t, &top) == 0 && top > 0
-                && isfinite(power_now(&s));
-    if (power) {
-        t->idle(t, 0.3);
-        out->idle_w = power_now(&s);
-        out->top_mhz = top;
-        power = isfinite(out->idle_w);
-    }
-    if (load_w(&s, L, tl, 0.3, NULL, NULL, NULL, &cold, &out->light_w) < 0) goto done;
-    if (load_w(&s, H, th, 1.0, tt, tf, &n, &hot, &out->hot_w) < 0) goto done;
+    double cold, hot;
+    int duty = t->idle != NULL;   /* the duty law needs rests */
+    if (load(&s, L, tl, 0.3, NULL, NULL, NULL, &cold) < 0) goto done;
+    if (load(&s, H, th, 1.0, tt, tf, &n, &hot) < 0) goto done;
     out->clock_cold = cold;
     out->clock_hot = hot;
     out->tau_up = heat_tau(tt, tf, n, cold, hot);
@@ -316,23 +334,22 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
         int k = 0;
         for (int q = 0; q < np; q++) {
             const calib_job_t *j = &jobs[p[q]];
-            double tc[3], th3[3], fc[3], fh[3], tail, tail_w;
+            double tc[3], th3[3], fc[3], fh[3], tk[3], tail;
             for (int r = 0; r < 3; r++)
                 if (timed_after(&s, L, tl, pre_l, j, t_s[p[q]], &tc[r], &fc[r]) < 0
-                    || timed_after(&s, H, th, pre_h, j, t_s[p[q]], &th3[r], &fh[r]) < 0)
+                    || timed_after(&s, H, th, pre_h, j, t_s[p[q]], &th3[r], &fh[r]) < 0
+                    || (duty && timed_cool(&s, j, t_s[p[q]], &tk[r]) < 0))
                     goto done;
             if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
-                || load_w(&s, j, t_s[p[q]], own, NULL, NULL, NULL, &tail, power ? &tail_w : NULL) < 0)
+                || load(&s, j, t_s[p[q]], own, NULL, NULL, NULL, &tail) < 0)
                 goto done;
             double c = median(tc, 3), h = median(th3, 3);
             if (!(c > 0) || !isfinite(tail)) continue;
             calib_probe_t *pr = &out->probe[l][out->nprobe[l]++];
             pr->job = p[q];
-            pr->t_cold = c, pr->t_hot = h;
-            pr->sens = power_sens(c, cold, h, hot);
-            (void)fc, (void)fh;
-            pr->watts = power ? tail_w : NAN;
-            pr->mhz = tail;
+            pr->t_hot = h;
+            pr->t_cool = duty ? median(tk, 3) : NAN;
+            pr->hot = pr->t_cool > 0 ? h / pr->t_cool : NAN;
             ratio[k] = h / c;
             w[k] = (cold - tail) / (cold - hot);
             if (w[k] < 0) w[k] = 0;
@@ -345,51 +362,41 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
             if (progress)
                 fprintf(progress, "calib: sustained load: %-26s hot %.3f heat %.2f (%d probe%s)\n",
                         calib_laws(NULL)[l].name, out->hot[l], out->heat[l], k, k > 1 ? "s" : "");
-            for (int q = 0; progress && power && q < out->nprobe[l]; q++) {
+            for (int q = 0; progress && duty && q < out->nprobe[l]; q++) {
                 const calib_probe_t *pr = &out->probe[l][q];
-                fprintf(progress, "calib: sustained load: %-26s probe %d: %.4f / %.4f ms after the light load / the heater: "
-                        "sensitivity %.2f; its own load %.0f W at %.0f MHz\n", calib_laws(NULL)[l].name, q + 1,
-                        pr->t_cold * 1e3, pr->t_hot * 1e3, pr->sens, pr->watts, pr->mhz);
+                fprintf(progress, "calib: sustained load: %-26s probe %d: %.4f ms from a cool start, %.4f ms after the "
+                        "heater: hot %.3f\n", calib_laws(NULL)[l].name, q + 1, pr->t_cool * 1e3, pr->t_hot * 1e3, pr->hot);
             }
         }
     }
-    /* the power law's table: the heater's duty cycles from rest, and the heater itself */
-    if (power && isfinite(out->hot_w) && out->hot_w > out->idle_w) {
-        static const double duty[SUSTAIN_MIXES] = { 0.25, 0.5, 0.75 };
-        double dh = power_demand(out->hot_w, out->idle_w);
-        int k = 0;
-        for (int m = 0; m < SUSTAIN_MIXES; m++) {
+    /* the duty law: the heater from a cool start, in duty cycles and continuously */
+    if (duty) {
+        static const double dc[SUSTAIN_MIXES] = { 0.25, 0.5, 0.75 };
+        double tk[3];
+        for (int r = 0; r < 3; r++)
+            if (timed_cool(&s, H, th, &tk[r]) < 0) goto done;
+        out->heater = hi;
+        out->heater_cool = median(tk, 3);
+        out->ncycle = 0;
+        for (int m = 0; m <= SUSTAIN_MIXES; m++) {
+            double tr, sh = 1;
             t->idle(t, 0.3);
-            if (mix(&s, H, th, duty[m], 0.8, &out->mix_mhz[m], &out->mix_w[m], &out->mix_duty[m]) < 0) goto done;
-            if (isfinite(out->mix_mhz[m]) && out->mix_duty[m] > 0) {
-                out->clocks[k][0] = out->mix_duty[m] * dh;
-                out->clocks[k++][1] = fmin(out->mix_mhz[m], top);
-            }
+            if (m < SUSTAIN_MIXES ? mix(&s, H, th, dc[m], 0.8, &tr, &sh) < 0 : load_time(&s, H, th, 0.8, &tr) < 0)
+                goto done;
+            if (!(tr > 0) || !(sh > 0)) continue;
+            out->cycle_share[out->ncycle] = sh;
+            out->cycle_t[out->ncycle++] = tr;
         }
-        out->clocks[k][0] = dh;
-        out->clocks[k++][1] = fmin(hot, top);
-        /* in order of demand, a demand once */
-        for (int a = 1; a < k; a++)
-            for (int b = a; b > 0 && out->clocks[b][0] < out->clocks[b - 1][0]; b--) {
-                double x0 = out->clocks[b][0], x1 = out->clocks[b][1];
-                out->clocks[b][0] = out->clocks[b - 1][0], out->clocks[b][1] = out->clocks[b - 1][1];
-                out->clocks[b - 1][0] = x0, out->clocks[b - 1][1] = x1;
-            }
-        out->nclock = 0;
-        for (int a = 0; a < k; a++)
-            if (!out->nclock || out->clocks[a][0] > out->clocks[out->nclock - 1][0]) {
-                out->clocks[out->nclock][0] = out->clocks[a][0];
-                out->clocks[out->nclock++][1] = out->clocks[a][1];
-            }
-        out->has_power = 1;
+        double t1 = out->ncycle ? out->cycle_t[out->ncycle - 1] : NAN, t0 = out->heater_cool;
+        out->has_duty = out->ncycle >= 2 && out->cycle_share[out->ncycle - 1] == 1 && t1 > 1.01 * t0;
+        for (int m = 0; m < out->ncycle; m++)
+            out->cycle_phi[m] = out->has_duty ? (out->cycle_t[m] - t0) / (t1 - t0) : NAN;
         if (progress) {
-            fprintf(progress, "calib: power: %.0f W idle, %.0f W under the light load, %.0f W under the heater, "
-                    "top clock %.0f MHz\n", out->idle_w, out->light_w, out->hot_w, top);
-            for (int m = 0; m < SUSTAIN_MIXES; m++)
-                fprintf(progress, "calib: power: heater %.0f%% of the time (%.0f%% as run): %.0f MHz, %.0f W\n",
-                        100 * duty[m], 100 * out->mix_duty[m], out->mix_mhz[m], out->mix_w[m]);
-            for (int a = 0; a < out->nclock; a++)
-                fprintf(progress, "calib: power: demand %.0f W -> %.0f MHz\n", out->clocks[a][0], out->clocks[a][1]);
+            fprintf(progress, "calib: duty: the heater %.4f ms a run from a cool start\n", t0 * 1e3);
+            for (int m = 0; m < out->ncycle; m++)
+                fprintf(progress, "calib: duty: the heater %.0f%% of the time as it ran: %.4f ms a run (phi %.3f)\n",
+                        100 * out->cycle_share[m], out->cycle_t[m] * 1e3, out->cycle_phi[m]);
+            if (!out->has_duty) fprintf(progress, "calib: duty: no law (the heater does not slow under its own load)\n");
         }
     }
     out->ok = 1;

@@ -16,15 +16,13 @@
  *      drop -> heat.  Medians over the probes.  The GEMMs are probed at four points spread
  *      over their FLOP rates (a small-m GEMM streams weights, a large one is bound by the
  *      tensor cores: they differ in power and in what the clock does to them).
- * Where the timer also reads the board power (the power law, sim/heat.h):
- *   5. idle for 0.3 s: the idle power; the heater's and the light load's settled powers;
- *   6. per probe, the clock sensitivity from its two timings at the clocks the light load and
- *      the heater settle at (NVML's reading lags the clock by up to ~0.1 s: the short
- *      pre-loads' own readings would not do), and the power and clock its own load settled at;
- *   7. the heater in 20 ms cycles with idle gaps, a quarter, half and three quarters of the
- *      time on the heater, 0.8 s each from rest: the clock each settles at against its demand
- *      (the heater's share of the time as it ran, times the heater's demand), and the heater
- *      itself -- the power law's table.
+ * Where the timer can also rest the card (the duty law, sim/heat.h):
+ *   5. per probe, 3 timings from a cool start (a 0.1 s rest, one run) -> hot_cool = the median
+ *      time right after the heater over the median cool one;
+ *   6. the heater from a cool start, then in 20 ms cycles with idle gaps a quarter, half and
+ *      three quarters of the time and continuously, 0.8 s each after a 0.3 s rest: its time
+ *      per run over each one's last 30% -> phi = how far each is from the cool time towards
+ *      the continuous one, against the heater's share of the time as it ran.
  * Time is counted as the timer's own (GPU) seconds, so a fake timer is deterministic. */
 #ifndef PACESIM_SUSTAIN_H
 #define PACESIM_SUSTAIN_H
@@ -38,13 +36,12 @@ extern "C" {
 
 #define SUSTAIN_MAX_LAWS 32
 #define SUSTAIN_MAX_PROBES 4
-#define SUSTAIN_MIXES 3               /* its table has SUSTAIN_MIXES + 1 rows: at most PROF_MAX_PROBES */
+#define SUSTAIN_MIXES 3               /* duty cycles below the continuous load (+1: <= PROF_MAX_PROBES) */
 
 typedef struct calib_probe {
     int job;                      /* index into the jobs */
-    double t_cold, t_hot;         /* seconds a run right after the light load / the heater */
-    double sens;                  /* clock sensitivity (heat.h; NAN: not measured) */
-    double watts, mhz;            /* its own load's settled power and clock (NAN: not read) */
+    double t_cool, t_hot;         /* seconds a run from a cool start / right after the heater */
+    double hot;                   /* t_hot / t_cool (NAN: not measured) */
 } calib_probe_t;
 
 typedef struct calib_sustain {
@@ -55,12 +52,12 @@ typedef struct calib_sustain {
     double hot[SUSTAIN_MAX_LAWS], heat[SUSTAIN_MAX_LAWS];   /* per law index; NAN: not probed */
     int nprobe[SUSTAIN_MAX_LAWS];
     calib_probe_t probe[SUSTAIN_MAX_LAWS][SUSTAIN_MAX_PROBES];
-    int has_power;                /* 1: the board power was read: the power law below */
-    double idle_w, hot_w, light_w, top_mhz;
-    double mix_duty[SUSTAIN_MIXES], mix_mhz[SUSTAIN_MIXES], mix_w[SUSTAIN_MIXES]; /* the heater's share of
-                                     each duty cycle as it ran, the clock and power it settled at */
-    int nclock;                   /* the clock under demand (heat.h): rows (W, MHz), W increasing */
-    double clocks[SUSTAIN_MIXES + 1][2];
+    int has_duty;                 /* 1: the duty law below was measured */
+    int heater;                   /* the heater's index into the jobs */
+    double heater_cool;           /* its seconds a run from a cool start */
+    int ncycle;                   /* the heater's duty cycles, the continuous load last: */
+    double cycle_share[SUSTAIN_MIXES + 1], cycle_t[SUSTAIN_MIXES + 1], cycle_phi[SUSTAIN_MIXES + 1];
+                                  /* its share of the time as it ran, seconds a run, phi */
     double seconds;               /* timer time the probes took */
 } calib_sustain_t;
 

@@ -26,8 +26,8 @@ typedef struct {
     cost_grid_t grid;             /* the laws' measured points */
     double heat;                  /* the sustained-load state h after the last step (heat.h) */
     double heat_mean;             /* h's mean over the last step priced */
-    double demand;                /* the power law's demand state after the last step (heat.h), W */
-    double clock;                 /* the clock at its mean over the last step priced, MHz */
+    double duty;                  /* the duty law's state after the last step (heat.h) */
+    double phi;                   /* the duty curve at its mean over the last step priced */
     struct { double m, n, k, wb; int pt; } gemm_memo[16]; /* gemm_choice()'s recent answers */
     int gemm_nmemo, gemm_next;
     /* the profile's envelope (profile.h): per law its points' ranges, the gemm shapes
@@ -234,7 +234,7 @@ typedef struct {
     cost_breakdown_t *o;
     int pass;                     /* 0: calibrated prices summed; 1: priced at the heat state */
     double total, heat_w;         /* pass 0: seconds, and seconds x the law's heat */
-    double demand_w;              /* pass 0 under the power law: seconds x the item's demand */
+    double duty_w;                /* pass 0 under the duty law: seconds x the item's duty */
 } pm_ctx_t;
 
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp);
@@ -592,34 +592,25 @@ static double hot_factor(const pm_t *pm, const prof_law_t *l, double h)
     return heat_factor(l->hot, h, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
 }
 
-/* The power law (heat.h) for an item of law l priced at `sec` seconds (x count) at the top
- * clock: its clock sensitivity and its demand.  A GEMM's probes are looked up at its
- * tensor-core rate; a law calib did not probe (the host's step overhead, an all-reduce) has
- * its hot probe's sensitivity and no demand (the card waits). */
-static void item_power(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec, double *s, double *d)
+/* An item's tensor-core duty (heat.h): its FLOP rate at `sec` seconds (x count) over the
+ * profile's peak, at most 1; 0 for work without FLOPs. */
+static double item_duty(const pm_t *pm, const cost_item_t *it, double sec)
 {
-    const profile_t *p = pm->p;
-    *s = *d = 0;
-    if (l && l->nprobe) {
-        double fl = cost_item_flops(it, pm->m, &pm->r), u = 0;
-        if (fl > 0 && p->peak_fp16_tflops > 0 && sec > 0) u = fl * it->count / (sec * p->peak_fp16_tflops * 1e12);
-        power_probe_at((const double (*)[4])l->probe, l->nprobe, u, p->idle_w, s, d);
-        return;
-    }
-    if (l && l->has_sustained && p->clock_cold_mhz > p->clock_hot_mhz && l->hot > 0) {
-        *s = log(l->hot) / log(p->clock_cold_mhz / p->clock_hot_mhz);
-        if (*s < 0) *s = 0;
-    }
+    double fl = cost_item_flops(it, pm->m, &pm->r);
+    if (!(fl > 0) || !(pm->p->peak_fp16_tflops > 0) || !(sec > 0)) return 0;
+    double u = fl * it->count / (sec * pm->p->peak_fp16_tflops * 1e12);
+    return u < 1 ? u : 1;
 }
 
-/* An item's factor over its calibrated price at the card's state: the power law's clock
- * (heat.h), else the heat state's. */
+/* An item's factor over its calibrated price at the card's state: the duty law's (heat.h)
+ * where the profile has it, else the heat state's. */
 static double item_factor(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec)
 {
-    if (!pm->p->has_power) return hot_factor(pm, l, pm->heat_mean);
-    double s, d;
-    item_power(pm, it, l, sec, &s, &d);
-    return pm->clock > 0 && s > 0 ? pow(pm->p->top_mhz / pm->clock, s) : 1.0;
+    if (!pm->p->has_duty) return hot_factor(pm, l, pm->heat_mean);
+    if (!l || !l->nprobe) return 1.0;
+    double hot = duty_hot_at((const double (*)[2])l->probe, l->nprobe, item_duty(pm, it, sec));
+    double f = 1 + (hot - 1) * pm->phi;
+    return f > 0.2 ? f : 0.2;
 }
 
 int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid)
@@ -756,10 +747,8 @@ static int pm_price(void *vctx, const cost_item_t *it)
     pm_t *pm = x->cm->impl;
     if (x->pass == 0) {
         x->total += sec;
-        if (pm->p->has_power) {
-            double sens, d;
-            item_power(pm, it, l, sec, &sens, &d);
-            x->demand_w += sec * d;
+        if (pm->p->has_duty) {
+            x->duty_w += sec * item_duty(pm, it, sec);
         } else {
             x->heat_w += sec * item_heat(pm, it, l, sec);
         }
@@ -908,9 +897,10 @@ static int env_init(pm_t *pm, int tp)
 /* With a profile that has the sustained-load probes: a first pass prices the items at
  * their calibrated times, whose heat-weighted share is the step's target; the state
  * follows it over the step's length (heat_step) and a second pass prices every item at
- * the state's mean over the step.  Under the power law (heat.h) the state is the demand,
- * the target its items' time-weighted demand, and the second pass prices each item at the
- * clock of the state's mean.  Without probes: one pass, calibrated times. */
+ * the state's mean over the step.  Under the duty law (heat.h) the state is the tensor-core
+ * duty, the target its items' time-weighted duty, and the second pass prices each item from
+ * its cool-start time by its law's hot at the duty curve of the state's mean.  Without
+ * probes: one pass, calibrated times. */
 static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
     pm_t *pm = cm->impl;
@@ -920,10 +910,10 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     if (p->has_sustained) {
         x.pass = 0;
         if (cost_enumerate(pm->m, &pm->r, in, pm_price, &x) < 0) return -1;
-        if (p->has_power) {
-            double d = x.total > 0 ? x.demand_w / x.total : 0;
-            double mean = heat_step(&pm->demand, d, x.total, p->tau_up_s, p->tau_down_s);
-            pm->clock = power_clock(mean, (const double (*)[2])p->clocks, p->nclock, p->top_mhz);
+        if (p->has_duty) {
+            double d = x.total > 0 ? x.duty_w / x.total : 0;
+            double mean = heat_step(&pm->duty, d, x.total, p->tau_up_s, p->tau_down_s);
+            pm->phi = duty_phi(mean, (const double (*)[2])p->duty, p->nduty);
         } else {
             double c = x.total > 0 ? x.heat_w / x.total : 0;
             pm->heat_mean = heat_step(&pm->heat, c, x.total, p->tau_up_s, p->tau_down_s);

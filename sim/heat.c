@@ -42,31 +42,19 @@ double heat_factor(double hot, double h, double f_cold, double f_hot)
     return f > 0 ? pow(f_cold / f, s) : 1.0;
 }
 
-double power_demand(double watts, double idle_w)
+double duty_phi(double d, const double (*tab)[2], int n)
 {
-    return watts > idle_w ? watts - idle_w : 0;
-}
-
-double power_clock(double d, const double (*tab)[2], int n, double top_mhz)
-{
-    if (n < 1 || !(d > 0)) return top_mhz;
-    double d0 = 0, f0 = top_mhz;
+    if (n < 1 || !(d > 0)) return 0;
+    double d0 = 0, p0 = 0;
     for (int i = 0; i < n; i++) {
-        double d1 = tab[i][0], f1 = tab[i][1];
-        if (d <= d1) return d1 > d0 ? f0 + (f1 - f0) * (d - d0) / (d1 - d0) : f1;
-        d0 = d1, f0 = f1;
+        double d1 = tab[i][0], p1 = tab[i][1];
+        if (d <= d1) return d1 > d0 ? p0 + (p1 - p0) * (d - d0) / (d1 - d0) : p1;
+        d0 = d1, p0 = p1;
     }
-    return f0;
+    return p0;
 }
 
-double power_sens(double t_cold, double f_cold, double t_hot, double f_hot)
-{
-    if (!(t_cold > 0) || !(t_hot > 0) || !(f_cold > 0) || !(f_hot > 0) || fabs(f_cold / f_hot - 1) < 0.02) return NAN;
-    double s = log(t_hot / t_cold) / log(f_cold / f_hot);
-    return s < 0 ? 0 : s > 1.5 ? 1.5 : s;
-}
-
-void power_probe_at(const double (*pr)[4], int n, double u, double idle_w, double *sens, double *demand)
+double duty_hot_at(const double (*pr)[2], int n, double u)
 {
     int ord[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, k = n < 1 ? 1 : n < 8 ? n : 8;
     for (int a = 1; a < k; a++)
@@ -76,26 +64,15 @@ void power_probe_at(const double (*pr)[4], int n, double u, double idle_w, doubl
             ord[b - 1] = x;
         }
     double u0 = pr[ord[0]][0], u1 = pr[ord[k - 1]][0];
-    if (!(u1 > u0)) {                     /* one rate: the means */
-        double s = 0, d = 0;
-        for (int i = 0; i < k; i++) {
-            s += pr[i][1];
-            d += power_demand(pr[i][2], idle_w);
-        }
-        *sens = s / k;
-        *demand = d / k;
-        return;
+    if (!(u1 > u0)) {                     /* one rate: the mean */
+        double h = 0;
+        for (int i = 0; i < k; i++) h += pr[i][1];
+        return h / k;
     }
+    if (u <= u0) return pr[ord[0]][1];
+    if (u >= u1) return pr[ord[k - 1]][1];
     int lo = 0;
-    if (u <= u0) lo = 0;
-    else if (u >= u1) lo = k - 2;
-    else
-        while (lo < k - 2 && pr[ord[lo + 1]][0] <= u) lo++;
+    while (lo < k - 2 && pr[ord[lo + 1]][0] <= u) lo++;
     const double *a = pr[ord[lo]], *b = pr[ord[lo + 1]];
-    double w = b[0] > a[0] ? (u - a[0]) / (b[0] - a[0]) : 0;
-    if (w < 0) w = 0;
-    if (w > 1) w = 1;
-    double da = power_demand(a[2], idle_w), db = power_demand(b[2], idle_w);
-    *sens = a[1] + w * (b[1] - a[1]);
-    *demand = da + w * (db - da);
+    return b[0] > a[0] ? a[1] + (b[1] - a[1]) * (u - a[0]) / (b[0] - a[0]) : a[1];
 }

@@ -18,18 +18,27 @@
  * state h follows the targets step by step with those time constants (h = 0 standing for
  * f_cold, 1 for f_hot), and each item costs its calibrated time times heat_factor() at
  * h's mean over the step. */
-/* The power law (a profile whose probes read the board power).  The card holds its board
- * power under a limit by lowering the SM clock.  calib reads the idle power P0 and the card's
- * top clock; per law probe the power P its own back-to-back load settled at (the law's demand:
- * P - P0, in W); and the clock under demand: the heater run in 20 ms cycles with idle gaps, a
- * quarter, half and three quarters of the time (and all of it), a cycle's demand being its
- * share of the heater's -- the table of (demand, settled clock).  A step's demand follows its
- * items' time-weighted demand with the time constants above; its clock is the table's at the
- * state's mean over the step (linear between the points, the top clock at no demand, the last
- * point's beyond it); and each item costs its time at the top clock (calib scales every timing
- * by the clock read right after it) times (f_top / f)^s, s its law's clock sensitivity: its
- * probes' times right after the light load and right after the heater, over the clocks those
- * two loads settle at. */
+/* The duty law (a profile whose probes time each law from a cool start).  A GPU under its
+ * power limit slows what it runs by how hard it has been working lately: on the H200 a GEMM
+ * timed among the grid's heavy points ran 15% slower than the same GEMM between the light
+ * per-sequence attention calls of a serving step, though NVML read the same clock for both.
+ * The card's load is its tensor-core duty: the time-weighted share of its time spent at the
+ * peak FLOP rate (a GEMM at m = 1 is bandwidth-bound and adds almost nothing, one at m = 2048
+ * nearly its whole time; work without FLOPs and idle time add nothing).  calib measures:
+ *   - the duty curve phi: the heater (the grid's largest GEMM) run in 20 ms cycles with idle
+ *     gaps, a quarter, half and three quarters of the time, and all of it: its time per run
+ *     in each, as the fraction phi of the way from its time from a cool start (0) to its time
+ *     under its own continuous load (1), against the duty of the cycle (the heater's share of
+ *     the time times its FLOP rate over the peak) -- rows (duty, phi);
+ *   - per law probe: hot = its time right after the heater over its time from a cool start
+ *     (a rest, then one run), at the probe's FLOP rate (GEMMs are probed at four rates);
+ *   - the duty the card was under when each grid point was timed (calib's own timeline of
+ *     runs and rests, through the state below), by which each point's time is brought to its
+ *     cool-start time.
+ * A step's duty target is its items' time-weighted duty; the state follows the targets with
+ * the time constants tau_up and tau_down (heat_step, over the step's length); and each item
+ * costs its cool-start time times 1 + (hot - 1) phi(state's mean over the step), hot its
+ * law's at the item's FLOP rate. */
 #ifndef PACESIM_HEAT_H
 #define PACESIM_HEAT_H
 
@@ -50,21 +59,13 @@ double heat_tau(const double *t, const double *tr, int n, double from, double to
  * when the clocks are not usable. */
 double heat_factor(double hot, double h, double f_cold, double f_hot);
 
-/* The demand of a load that settled at power `watts`: watts - idle_w, 0 below idle. */
-double power_demand(double watts, double idle_w);
+/* phi at duty d: the table tab[n] of (duty, phi) rows, duty increasing, read linearly from
+ * (0, 0); the last row's phi beyond it; 0 when n < 1. */
+double duty_phi(double d, const double (*tab)[2], int n);
 
-/* The clock under demand d: the table tab[n] of (demand, clock) rows, demand increasing, read
- * linearly from (0, top_mhz); the last row's clock beyond it; top_mhz when n < 1. */
-double power_clock(double d, const double (*tab)[2], int n, double top_mhz);
-
-/* A law's clock sensitivity from a probe timed t_cold at clock f_cold and t_hot at f_hot:
- * ln(t_hot / t_cold) / ln(f_cold / f_hot), clamped to [0, 1.5]; NAN when the clocks do
- * not differ. */
-double power_sens(double t_cold, double f_cold, double t_hot, double f_hot);
-
-/* A law's probes (rows [u, sens, watts, mhz], profile.h) at tensor-core rate u: the clock
- * sensitivity and the demand, linear in u between the probes in order of u (the nearest
- * one's beyond them); the probes' means when they do not differ in u.  n >= 1. */
-void power_probe_at(const double (*pr)[4], int n, double u, double idle_w, double *sens, double *demand);
+/* A law's probes (rows [u, hot], profile.h) at FLOP rate u: hot linear in u between the
+ * probes in order of u (the nearest one's beyond them); the probes' mean when they do not
+ * differ in u.  n >= 1. */
+double duty_hot_at(const double (*pr)[2], int n, double u);
 
 #endif

@@ -83,8 +83,7 @@ static const char *const meta_keys[] = {
     "prefill_split", "envelope", NULL};
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", NULL};
-static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "idle_w",
-                                            "top_mhz", "clocks", NULL};
+static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "duty", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", "probes", NULL};
 static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
@@ -137,23 +136,14 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
                            "must be below clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->clock_hot_mhz);
         p->has_sustained = 1;
-        /* the power law: all three of its keys or none */
-        static const char *const pw[] = {"idle_w", "top_mhz", "clocks"};
-        int have = 0;
-        for (int i = 0; i < 3; i++) have += yd_map_get(sus, pw[i]) != NULL;
-        for (int i = 0; have && have < 3 && i < 3; i++)
-            if (!yd_map_get(sus, pw[i]))
-                return yd_fail(e, sus, sp, "the power law needs idle_w, top_mhz and clocks together; %s is missing", pw[i]);
-        if (have) {
-            yd_node_t *ck = NULL;
-            if (yd_get_double(e, sus, sp, "idle_w", YD_REQ, 0.0, MAX_META, 0, &p->idle_w) < 0 ||
-                yd_get_double(e, sus, sp, "top_mhz", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->top_mhz) < 0 ||
-                yd_get_node(e, sus, sp, "clocks", YD_REQ, YD_SEQ, &ck) < 0)
-                return -1;
+        yd_node_t *ck = NULL;
+        if (yd_get_node(e, sus, sp, "duty", YD_OPT, YD_SEQ, &ck) < 0)
+            return -1;
+        if (ck) {
             char cp[YD_PATH_MAX];
-            yd_path(cp, sp, "clocks");
+            yd_path(cp, sp, "duty");
             if (ck->n < 1 || ck->n > PROF_MAX_PROBES)
-                return yd_fail(e, ck, cp, "expected 1 to %d rows [watts, mhz], got %d", PROF_MAX_PROBES, ck->n);
+                return yd_fail(e, ck, cp, "expected 1 to %d rows [duty, phi], got %d", PROF_MAX_PROBES, ck->n);
             for (int i = 0; i < ck->n; i++) {
                 const yd_node_t *row = ck->vals[i];
                 char rp[YD_PATH_MAX], xp[YD_PATH_MAX];
@@ -161,16 +151,16 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
                 if (yd_expect(e, row, rp, YD_SEQ) < 0)
                     return -1;
                 if (row->n != 2)
-                    return yd_fail(e, row, rp, "a row is [watts, mhz], got %d numbers", row->n);
-                if (yd_as_double(e, row->vals[0], yd_path_idx(xp, rp, 0), 0.0, 1e5, YD_LO_OPEN, &p->clocks[i][0]) < 0 ||
-                    yd_as_double(e, row->vals[1], yd_path_idx(xp, rp, 1), 1.0, p->top_mhz, 0, &p->clocks[i][1]) < 0)
+                    return yd_fail(e, row, rp, "a row is [duty, phi], got %d numbers", row->n);
+                if (yd_as_double(e, row->vals[0], yd_path_idx(xp, rp, 0), 0.0, 2.0, YD_LO_OPEN, &p->duty[i][0]) < 0 ||
+                    yd_as_double(e, row->vals[1], yd_path_idx(xp, rp, 1), -1.0, 2.0, 0, &p->duty[i][1]) < 0)
                     return -1;
-                if (i && !(p->clocks[i][0] > p->clocks[i - 1][0]))
-                    return yd_fail(e, row->vals[0], yd_path_idx(xp, rp, 0), "the demands must increase (row %d has %g)",
-                                   i - 1, p->clocks[i - 1][0]);
+                if (i && !(p->duty[i][0] > p->duty[i - 1][0]))
+                    return yd_fail(e, row->vals[0], yd_path_idx(xp, rp, 0), "the duties must increase (row %d has %g)",
+                                   i - 1, p->duty[i - 1][0]);
             }
-            p->nclock = ck->n;
-            p->has_power = 1;
+            p->nduty = ck->n;
+            p->has_duty = 1;
         }
     }
     yd_node_t *ex = NULL;
@@ -334,16 +324,16 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
             yd_path(pp, path, "probes");
             if (pr->n < 1 || pr->n > PROF_MAX_PROBES)
                 return yd_fail(e, pr, pp, "expected 1 to %d probes, got %d", PROF_MAX_PROBES, pr->n);
-            static const double lo[4] = { 0, 0, 0, 1 }, hi[4] = { 2, 1.5, 1e5, 1e5 };
+            static const double lo[2] = { 0, 0.5 }, hi[2] = { 2, 5 };
             for (int i = 0; i < pr->n; i++) {
                 const yd_node_t *row = pr->vals[i];
                 char rp[YD_PATH_MAX];
                 yd_path_idx(rp, pp, i);
                 if (yd_expect(e, row, rp, YD_SEQ) < 0)
                     return -1;
-                if (row->n != 4)
-                    return yd_fail(e, row, rp, "a probe is [u, sens, watts, mhz], got %d numbers", row->n);
-                for (int c = 0; c < 4; c++) {
+                if (row->n != 2)
+                    return yd_fail(e, row, rp, "a probe is [u, hot], got %d numbers", row->n);
+                for (int c = 0; c < 2; c++) {
                     char cp[YD_PATH_MAX];
                     yd_path_idx(cp, rp, c);
                     if (yd_as_double(e, row->vals[c], cp, lo[c], hi[c], 0, &l->probe[i][c]) < 0)
@@ -564,8 +554,7 @@ static int law_savable(const prof_law_t *l)
     if (l->nprobe < 0 || l->nprobe > PROF_MAX_PROBES || (l->nprobe && !l->has_sustained))
         return 0;
     for (int q = 0; q < l->nprobe; q++)
-        if (!(l->probe[q][0] >= 0 && l->probe[q][0] <= 2 && l->probe[q][1] >= 0 && l->probe[q][1] <= 1.5 &&
-              l->probe[q][2] >= 0 && l->probe[q][2] <= 1e5 && l->probe[q][3] >= 1 && l->probe[q][3] <= 1e5))
+        if (!(l->probe[q][0] >= 0 && l->probe[q][0] <= 2 && l->probe[q][1] >= 0.5 && l->probe[q][1] <= 5))
             return 0;
     return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel) && isfinite(l->hot) && isfinite(l->heat);
 }
@@ -583,20 +572,19 @@ int prof_load_any(const char *path, profile_t *out, char err[PROF_ERR_MAX])
 int prof_save(const char *path, const profile_t *p)
 {
     double meta[] = {p->mem_gib, p->mem_bw_gbs, p->peak_fp16_tflops, p->calib_seconds,
-                     p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s,
-                     p->idle_w, p->top_mhz};
+                     p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         if (!isfinite(meta[i])) {
             errno = EDOM;
             return -1;
         }
-    if (p->has_power && (p->nclock < 1 || p->nclock > PROF_MAX_PROBES || !(p->top_mhz > 0))) {
+    if (p->has_duty && (p->nduty < 1 || p->nduty > PROF_MAX_PROBES || !p->has_sustained)) {
         errno = EDOM;
         return -1;
     }
-    for (int i = 0; p->has_power && i < p->nclock; i++)
-        if (!(p->clocks[i][0] > (i ? p->clocks[i - 1][0] : 0) && p->clocks[i][0] <= 1e5 && p->clocks[i][1] >= 1 &&
-              p->clocks[i][1] <= p->top_mhz)) {
+    for (int i = 0; p->has_duty && i < p->nduty; i++)
+        if (!(p->duty[i][0] > (i ? p->duty[i - 1][0] : 0) && p->duty[i][0] <= 2 && p->duty[i][1] >= -1 &&
+              p->duty[i][1] <= 2)) {
             errno = EDOM;
             return -1;
         }
@@ -627,10 +615,10 @@ int prof_save(const char *path, const profile_t *p)
     if (p->has_sustained) {
         fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g",
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
-        if (p->has_power) {
-            fprintf(f, ", idle_w: %.17g, top_mhz: %.17g, clocks: [", p->idle_w, p->top_mhz);
-            for (int i = 0; i < p->nclock; i++)
-                fprintf(f, "%s[%.17g, %.17g]", i ? ", " : "", p->clocks[i][0], p->clocks[i][1]);
+        if (p->has_duty) {
+            fputs(", duty: [", f);
+            for (int i = 0; i < p->nduty; i++)
+                fprintf(f, "%s[%.17g, %.17g]", i ? ", " : "", p->duty[i][0], p->duty[i][1]);
             fputs("]", f);
         }
         fputs("}\n", f);
@@ -669,8 +657,7 @@ int prof_save(const char *path, const profile_t *p)
             if (l->nprobe) {
                 fputs(", probes: [", f);
                 for (int q = 0; q < l->nprobe; q++)
-                    fprintf(f, "%s[%.17g, %.17g, %.17g, %.17g]", q ? ", " : "", l->probe[q][0], l->probe[q][1],
-                            l->probe[q][2], l->probe[q][3]);
+                    fprintf(f, "%s[%.17g, %.17g]", q ? ", " : "", l->probe[q][0], l->probe[q][1]);
                 fputs("]", f);
             }
             fputs("}\n", f);

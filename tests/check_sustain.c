@@ -18,26 +18,17 @@
 typedef struct {
     double f;                     /* the clock now */
     int noclock;
-    int power;                    /* 1: the power card below (a power limit, heat.h's power law) */
-    double demand, last_d;        /* its demand state, and the demand of the job that ran last */
+    int duty;                     /* 1: the duty card below (heat.h's duty law) */
+    double state;                 /* its duty state */
 } fake_t;
 
-/* The power card: the clock is the one at which the board power holds the limit under the
- * demand state, which follows each job's demand with a known time constant (heat.h). */
-#define P_TOP 1980.0
-#define P_IDLE 90.0
-#define P_CAP 600.0
-#define P_GAMMA 2.5
-/* the card's clock under demand d (W of power at the top clock over idle) */
-static double true_clock(double d)
-{
-    double room = P_CAP - P_IDLE;
-    return d <= room ? P_TOP : P_TOP * pow(room / d, 1 / P_GAMMA);
-}
-#define P_TAU_UP 0.06
-#define P_TAU_DOWN 0.06   /* as TAU_UP: the mixes' mean demand is their time-weighted one */
-static double demand_of[8], sens_of[8];
-
+/* The duty card: each job's time grows with the card's duty state by its own hot, through
+ * phi_true; the state follows each job's duty, and falls through a rest, with one time
+ * constant (so a duty cycle's mean state is its time-weighted duty). */
+#define D_TAU 0.03
+#define D_HEATER 0.9
+static double phi_true(double d) { return pow(d / D_HEATER, 1.5); }
+static double duty_of[8], dhot_of[8];
 /* per job: calibrated time, hot (time factor at F_HOT), heat (its own settling point) */
 static calib_job_t jobs[8];
 static double t_s[8], hot_of[8], heat_of[8];
@@ -52,16 +43,14 @@ static int f_run(calib_timer_t *t, const calib_job_t *j, int iters, double *sec)
 {
     fake_t *k = t->impl;
     double t0 = t_s[j - jobs], total = 0;
-    if (k->power) {
+    if (k->duty) {
         int i0 = (int)(j - jobs);
         for (int i = 0; i < iters; i++) {
-            double dt = t0 * pow(P_TOP / k->f, sens_of[i0]), d = demand_of[i0];
-            double tau = d > k->demand ? P_TAU_UP : P_TAU_DOWN;
-            k->demand = d + (k->demand - d) * exp(-dt / tau);
-            k->f = true_clock(k->demand);
+            double dt = t0 * (1 + (dhot_of[i0] - 1) * phi_true(k->state));
+            k->state = duty_of[i0] + (k->state - duty_of[i0]) * exp(-dt / D_TAU);
+            k->f = F_COLD - (F_COLD - F_HOT) * k->state / D_HEATER;   /* NVML's clock, for the time constants */
             total += dt;
         }
-        k->last_d = demand_of[i0];
         *sec = total / iters;
         return 0;
     }
@@ -85,28 +74,12 @@ static int f_clock(calib_timer_t *t, double *mhz)
     return 0;
 }
 
-/* the board power now: the idle power and the last job's demand at the clock */
-static int f_power(calib_timer_t *t, double *watts)
-{
-    fake_t *k = t->impl;
-    *watts = P_IDLE + k->last_d * pow(k->f / P_TOP, P_GAMMA);
-    return 0;
-}
-
-static int f_top(calib_timer_t *t, double *mhz)
-{
-    (void)t;
-    *mhz = P_TOP;
-    return 0;
-}
-
-/* at rest the demand falls away (the time is the card's, not the timer's) */
+/* a rest cools the duty card (the time is the card's, not the timer's) */
 static void f_idle(calib_timer_t *t, double seconds)
 {
     fake_t *k = t->impl;
-    k->demand *= exp(-seconds / P_TAU_DOWN);
-    k->last_d = 0;
-    k->f = true_clock(k->demand);
+    k->state *= exp(-seconds / D_TAU);
+    k->f = F_COLD - (F_COLD - F_HOT) * k->state / D_HEATER;
 }
 
 /* the law names progress lines print (calib.c's table is not linked here) */
@@ -208,64 +181,50 @@ START_TEST(skips_without_a_clock_or_a_drop)
 }
 END_TEST
 
-/* The power card: the heater (demand for 1600 MHz at the limit), a small GEMM and the light
- * load under the limit, a prefill law above it.  The probes must find the idle power, the
- * heater at the limit, each probe's settled power (a load under the limit draws idle + its
- * demand, one above it the limit) and clock sensitivity, and the clock under demand: each
- * duty cycle's clock is the card's at that share of the heater's demand. */
-static void power_setup(void)
+/* The duty card: the heater (duty 0.9, 40% slower under its own load), a small GEMM (duty
+ * 0.05), XQA and a prefill law, each with its own hot.  The probes must find every probe's hot
+ * from a cool start, and the duty curve: each cycle's phi is the card's at its share of the
+ * heater's duty. */
+static void duty_setup(void)
 {
     setup();
-    fk.power = 1;
-    fk.f = P_TOP;
-    ft.power = f_power;
-    ft.top_clock = f_top;
+    fk.duty = 1;
     ft.idle = f_idle;
-    double room = P_CAP - P_IDLE;
     jobs[1].m = 16, jobs[1].n = 16480, jobs[1].k = 5120;
-    double d[7] = { room * pow(P_TOP / 1600.0, P_GAMMA), 300, 350, 350, 700, 700, 700 };
-    double s[7] = { 1.0, 0.2, 0.3, 0.3, 0.8, 0.8, 0.8 };
-    for (int i = 0; i < 7; i++) demand_of[i] = d[i], sens_of[i] = s[i];
+    double d[7] = { D_HEATER, 0.05, 0.0, 0.0, 0.5, 0.5, 0.5 }, h[7] = { 1.4, 1.05, 1.2, 1.2, 1.3, 1.3, 1.3 };
+    for (int i = 0; i < 7; i++) duty_of[i] = d[i], dhot_of[i] = h[i];
 }
 
-START_TEST(recovers_the_power_law)
+START_TEST(recovers_the_duty_law)
 {
-    power_setup();
+    duty_setup();
     calib_sustain_t s;
     FILE *devnull = fopen("/dev/null", "w");
     ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, devnull), 0);
     fclose(devnull);
-    ck_assert_msg(s.ok && s.has_power, "not measured: %s", s.why);
-    double room = P_CAP - P_IDLE;
-    ck_assert_double_eq_tol(s.idle_w, P_IDLE, 1.0);
-    ck_assert_double_eq_tol(s.hot_w, P_CAP, 3.0);
-    ck_assert_double_eq_tol(s.clock_cold, P_TOP, 1.0);
-    ck_assert_double_eq_tol(s.clock_hot, 1600, 4.0);
-    ck_assert_double_eq_tol(s.top_mhz, P_TOP, 1e-9);
-    /* the table: the three cycles and the heater, in order of demand; each cycle's clock the
-     * card's at its share of the heater's (true) demand */
-    ck_assert_int_eq(s.nclock, 4);
+    ck_assert_msg(s.ok && s.has_duty, "not measured: %s", s.why);
+    ck_assert_int_eq(s.heater, 0);
+    ck_assert_double_eq_tol(s.heater_cool, t_s[0], 0.01 * t_s[0]);   /* a run of warm-up before the timing */
+    /* the cycles, then the continuous load (phi 1 by definition) */
+    ck_assert_int_eq(s.ncycle, 4);
+    ck_assert_double_eq_tol(s.cycle_share[3], 1, 1e-12);
+    ck_assert_double_eq_tol(s.cycle_phi[3], 1, 1e-12);
     for (int m = 0; m < 3; m++) {
-        double want = true_clock(s.mix_duty[m] * demand_of[0]);
-        ck_assert_msg(fabs(s.mix_mhz[m] / want - 1) < 0.01, "cycle %d (%.2f): %g MHz, want %g", m, s.mix_duty[m],
-                      s.mix_mhz[m], want);
+        double want = phi_true(s.cycle_share[m] * D_HEATER);
+        ck_assert_msg(fabs(s.cycle_phi[m] - want) < 0.03, "cycle %d (%.2f): phi %g, want %g", m, s.cycle_share[m],
+                      s.cycle_phi[m], want);
+        ck_assert(m == 0 || s.cycle_share[m] > s.cycle_share[m - 1]);
     }
-    for (int a = 1; a < s.nclock; a++) ck_assert(s.clocks[a][0] > s.clocks[a - 1][0]);
-    ck_assert_double_eq_tol(s.clocks[3][0], room, 3.0);
-    ck_assert_double_eq_tol(s.clocks[3][1], 1600, 4.0);
-    ck_assert_double_eq_tol(s.clocks[0][1], P_TOP, 2.0);   /* a quarter of the heater: under the limit */
-    ck_assert(s.clocks[2][1] < P_TOP - 50);
-    /* every probe: its settled power and its sensitivity */
+    /* every probe's hot: right after the heater over from a cool start */
     int seen[8] = { 0 };
     for (int l = 0; l < 3; l++) {
         ck_assert_int_gt(s.nprobe[l], 0);
         for (int q = 0; q < s.nprobe[l]; q++) {
             const calib_probe_t *pr = &s.probe[l][q];
-            double want = fmin(demand_of[pr->job], room), d = power_demand(pr->watts, s.idle_w);
-            ck_assert_msg(fabs(d / want - 1) < 0.02, "law %d probe %d: demand %g, want %g", l, q, d, want);
-            ck_assert_msg(fabs(pr->sens - sens_of[pr->job]) < 0.05, "law %d probe %d: sensitivity %g, want %g", l, q,
-                          pr->sens, sens_of[pr->job]);
-            ck_assert_double_eq_tol(pr->mhz, true_clock(demand_of[pr->job]), 4.0);
+            double want = (1 + (dhot_of[pr->job] - 1) * phi_true(D_HEATER * 0.98));
+            ck_assert_msg(fabs(pr->hot - want) < 0.03, "law %d probe %d: hot %g, want %g", l, q, pr->hot, want);
+            /* 0.1 s of rest is 3.3 tau; a hot job heats the card a little over its own ms */
+            ck_assert_double_eq_tol(pr->t_cool, t_s[pr->job], 0.03 * t_s[pr->job]);
             seen[pr->job] = 1;
         }
     }
@@ -277,6 +236,6 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(skips_without_a_clock_or_a_drop),
-                                  CHECK_TEST(recovers_the_power_law)};
+                                  CHECK_TEST(recovers_the_duty_law)};
     return check_main("sustain", "core", tests, CHECK_N(tests), 60, NULL);
 }
