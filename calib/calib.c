@@ -1003,14 +1003,15 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             snprintf(err, 256, "%.120s: %s", o->points_log, strerror(errno));
             goto fail;
         }
-        fprintf(pl, "law,point,t_s,sm_clock_mhz\n");
+        fprintf(pl, "law,point,t_s,sm_clock_mhz,wall_start_s,wall_end_s,busy_s\n");
         for (int i = 0; i < njobs; i++) {
             if (!(jt[i] > 0)) continue;
             char label[160];
             job_label(&jobs[i], label, sizeof label);
             for (char *c = label; *c; c++)
                 if (*c == ',' || *c == '"') *c = ' ';
-            fprintf(pl, "%s,%s,%.9g,%.6g\n", law_spec(jobs[i].law)->name, label, jt[i], jclk[i]);
+            fprintf(pl, "%s,%s,%.9g,%.6g,%.6f,%.6f,%.6g\n", law_spec(jobs[i].law)->name, label, jt[i], jclk[i], jw[i] - t0,
+                    jw[njobs + i] - t0, jw[2 * njobs + i]);
         }
         if (fclose(pl) != 0) {
             snprintf(err, 256, "%.120s: %s", o->points_log, strerror(errno));
@@ -1047,7 +1048,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
                 double d = sus.cycle_share[c] * uh;
                 if (out->nduty && !(d > out->duty[out->nduty - 1][0])) continue;
                 out->duty[out->nduty][0] = d;
-                out->duty[out->nduty++][1] = fmin(2.0, fmax(-1.0, sus.cycle_phi[c]));
+                out->duty[out->nduty++][1] = fmin(2.0, fmax(0.0, sus.cycle_phi[c]));   /* no faster than cool */
             }
             out->has_duty = out->nduty > 0;
         }

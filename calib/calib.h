@@ -127,8 +127,9 @@ typedef struct calib_opts {
     double budget_s;              /* stop measuring after this many seconds; 0 = none */
     int quiet;                    /* no progress line */
     const char *points_log;       /* --points-log: each measured point's law, shape, seconds (as
-                                     timed, before the power law's scaling) and the SM clock read
-                                     right after its timings, as CSV (NULL: none) */
+                                     timed, before the duty law's scaling), the SM clock read right
+                                     after its timings, its wall start and end (s from calib's start)
+                                     and its time on the card, as CSV (NULL: none) */
     int keep_going;               /* a failing point is reported and skipped (8 in a row stop the
                                      measuring); what was measured is still fitted and returned */
     int no_sustain;               /* 1: skip the sustained-load probes (calib/sustain.h; also

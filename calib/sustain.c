@@ -121,15 +121,19 @@ static int mix(sus_t *s, const calib_job_t *h, double th, double duty, double se
     return 0;
 }
 
-/* One timing of j from a cool start: a 0.1 s rest, one run, then the timing (~0.5 ms). */
-static int timed_cool(sus_t *s, const calib_job_t *j, double t_est, double *sec)
+/* One timing of j from a cool start: j prepared, 0.1 s of the heater a quarter of the time
+ * (20 ms cycles with idle gaps: a light duty that keeps the clock up -- a plain rest lets the
+ * card idle down, and the first runs after it are slower), one run, then the timing (~0.5 ms).
+ * Preparing the heater keeps j's state (calib.h). */
+static int timed_cool(sus_t *s, const calib_job_t *j, double t_est, const calib_job_t *h, double th, double *sec)
 {
     int iters = (int)ceil(5e-4 / t_est);
     if (iters < 1) iters = 1;
     if (iters > 200) iters = 200;
-    double w;
-    s->t->idle(s->t, 0.1);
-    if (s->t->prepare(s->t, j) != 0 || s->t->run(s->t, j, 1, &w) != 0 || s->t->run(s->t, j, iters, sec) != 0) return -1;
+    double w, tr, sh;
+    if (s->t->prepare(s->t, j) != 0 || mix(s, h, th, 0.25, 0.1, &tr, &sh) < 0 || s->t->run(s->t, j, 1, &w) != 0
+        || s->t->run(s->t, j, iters, sec) != 0)
+        return -1;
     s->now += w + *sec * iters;
     return 0;
 }
@@ -338,7 +342,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
             for (int r = 0; r < 3; r++)
                 if (timed_after(&s, L, tl, pre_l, j, t_s[p[q]], &tc[r], &fc[r]) < 0
                     || timed_after(&s, H, th, pre_h, j, t_s[p[q]], &th3[r], &fh[r]) < 0
-                    || (duty && timed_cool(&s, j, t_s[p[q]], &tk[r]) < 0))
+                    || (duty && timed_cool(&s, j, t_s[p[q]], H, th, &tk[r]) < 0))
                     goto done;
             if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
                 || load(&s, j, t_s[p[q]], own, NULL, NULL, NULL, &tail) < 0)
@@ -374,7 +378,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
         static const double dc[SUSTAIN_MIXES] = { 0.25, 0.5, 0.75 };
         double tk[3];
         for (int r = 0; r < 3; r++)
-            if (timed_cool(&s, H, th, &tk[r]) < 0) goto done;
+            if (timed_cool(&s, H, th, H, th, &tk[r]) < 0) goto done;
         out->heater = hi;
         out->heater_cool = median(tk, 3);
         out->ncycle = 0;

@@ -17,8 +17,9 @@
  *      over their FLOP rates (a small-m GEMM streams weights, a large one is bound by the
  *      tensor cores: they differ in power and in what the clock does to them).
  * Where the timer can also rest the card (the duty law, sim/heat.h):
- *   5. per probe, 3 timings from a cool start (a 0.1 s rest, one run) -> hot_cool = the median
- *      time right after the heater over the median cool one;
+ *   5. per probe, 3 timings from a cool start (0.1 s of the heater a quarter of the time, in
+ *      20 ms cycles with idle gaps: a light duty that keeps the clock up; then one run) ->
+ *      hot_cool = the median time right after the heater over the median cool one;
  *   6. the heater from a cool start, then in 20 ms cycles with idle gaps a quarter, half and
  *      three quarters of the time and continuously, 0.8 s each after a 0.3 s rest: its time
  *      per run over each one's last 30% -> phi = how far each is from the cool time towards
