@@ -10,7 +10,6 @@
 #include <gsl/gsl_errno.h>
 #include "calib.h"
 #include "sustain.h"
-#include "heat.h"
 #include "cost.h"
 #include "law.h"
 #include "attn.h"
@@ -718,8 +717,7 @@ static double clock_now(calib_timer_t *t)
  * flagged points twice more, keep each one's median of three.  The number re-timed, or -1
  * with t->err filled (a timing failed). */
 static int recheck_law(const calib_opts_t *o, calib_timer_t *t, const model_t *m, const model_rank_t *r,
-                       const cost_hw_t *hw, int l, const calib_job_t *jobs, double *jt, double *jclk, ptbuf_t *b,
-                       FILE *progress)
+                       const cost_hw_t *hw, int l, const calib_job_t *jobs, double *jt, ptbuf_t *b, FILE *progress)
 {
     const calib_law_spec_t *ls = law_spec(l);
     prof_law_t law;
@@ -748,10 +746,9 @@ static int recheck_law(const calib_opts_t *o, calib_timer_t *t, const model_t *m
                 n = -1;
                 goto done;
             }
-        double was = v[0], now = calib_median(v, 3), f = clock_now(t);
+        double was = v[0], now = calib_median(v, 3);
         b->pts[(size_t)pi * ls->ncols + ls->ncols - 1] = now;
         jt[ji] = now;
-        jclk[ji] = isfinite(jclk[ji]) && isfinite(f) ? (jclk[ji] + 2 * f) / 3 : f;
         n++;
         if (progress && !o->quiet) {
             char label[160];
@@ -788,81 +785,14 @@ static void utc_date(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* ---- the duty law (sim/heat.h) ------------------------------------------------------
- * A job's tensor-core duty at `sec` seconds a run: its FLOPs (a GEMM's 2mnk; an attention
- * call's QK^T and PV over its rows, as the cost model counts them) over sec and the profile's
- * peak, at most 1; 0 for work without FLOPs (or whose FLOPs this does not count: the varlen
- * batches, the MoE groups). */
-static double job_duty(const profile_t *p, const model_t *m, const model_rank_t *r, const calib_job_t *j, double sec)
-{
-    double fl = 0;
-    switch (j->kernel) {
-    case CK_GEMM: fl = 2.0 * j->m * j->n * j->k; break;
-    case CK_PREFILL_FAST: case CK_PREFILL_GENERIC: case CK_PREFILL_LOWSMEM: case CK_DECODE_XQA: case CK_DECODE_SCALAR:
-        fl = 4.0 * j->rows * r->q_heads * j->q * ((double)j->seq_len - j->q / 2.0) * m->head_dim;
-        break;
-    default: break;
-    }
-    if (!(fl > 0) || !(p->peak_fp16_tflops > 0) || !(sec > 0)) return 0;
-    double u = fl / (sec * p->peak_fp16_tflops * 1e12);
-    return u < 1 ? u : 1;
-}
-
-/* Law l's probes as the profile's rows [u, hot]: u at the probe's cool-start time; a probe
- * whose cool timing failed is left out. */
-static void duty_probes(const profile_t *p, const model_t *m, const model_rank_t *r, const calib_sustain_t *sus, int l,
-                        const calib_job_t *jobs, prof_law_t *law)
-{
-    law->nprobe = 0;
-    for (int q = 0; q < sus->nprobe[l] && law->nprobe < PROF_MAX_PROBES; q++) {
-        const calib_probe_t *pr = &sus->probe[l][q];
-        if (!(pr->hot > 0) || !isfinite(pr->hot)) continue;
-        double *row = law->probe[law->nprobe++];
-        row[0] = job_duty(p, m, r, &jobs[pr->job], pr->t_cool);
-        row[1] = fmin(5.0, fmax(0.5, pr->hot));
-    }
-}
-
-/* The duty each grid job was timed under: calib's timeline (each job's time on the card at
- * its duty, the rest of the wall time -- rests, host work -- at none) through the cost
- * model's state (heat_step with the card's time constants); the state's mean over the job. */
-static void duty_env(const profile_t *p, const model_t *m, const model_rank_t *r, const calib_job_t *jobs, int njobs,
-                     const double *jt, const double *w0, const double *w1, const double *busy, double *env)
-{
-    double h = 0, prev = NAN;
-    for (int i = 0; i < njobs; i++) {
-        env[i] = 0;
-        if (!isfinite(w0[i])) continue;
-        double idle = (isfinite(prev) ? w0[i] - prev : 0) + (w1[i] - w0[i] - busy[i]);
-        if (idle > 0) heat_step(&h, 0, idle, p->tau_up_s, p->tau_down_s);
-        double u = jt[i] > 0 ? job_duty(p, m, r, &jobs[i], jt[i]) : 0;
-        env[i] = busy[i] > 0 ? heat_step(&h, u, busy[i], p->tau_up_s, p->tau_down_s) : h;
-        prev = w1[i];
-    }
-}
-
-/* Every point of the law brought to its cool-start time: divided by its law's factor at
- * the duty it was timed under (heat.h). */
-static void duty_normalize(const profile_t *p, const model_t *m, const model_rank_t *r, prof_law_t *law, const int *job,
-                           const calib_job_t *jobs, const double *env)
-{
-    for (int i = 0; i < law->npts; i++) {
-        double *t = &law->pts[(size_t)i * law->ncols + law->ncols - 1];
-        double hot = duty_hot_at((const double (*)[2])law->probe, law->nprobe, job_duty(p, m, r, &jobs[job[i]], *t));
-        double f = 1 + (hot - 1) * duty_phi(env[job[i]], (const double (*)[2])p->duty, p->nduty);
-        if (f > 0.2) *t /= f;
-    }
-}
-
 int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
               FILE *progress, char err[256])
 {
     int rc = -1, njobs = 0, nskip = 0, nbudget = 0, nfail = 0, inarow = 0;
     calib_job_t *jobs = NULL;
     double *jt = NULL;            /* each job's measured seconds (NAN: not measured) */
-    double *jclk = NULL;          /* the SM clock read right after each job's timings (NAN: none) */
-    double *jw = NULL;            /* per job: wall time before and after it, its time on the card (x3) */
-    double *env = NULL;           /* per job: the duty it was timed under (the duty law) */
+    double *jw = NULL;            /* per job (x4): wall time before and after it, its time on the
+                                     card, the SM clock read after it (--points-log) */
     ptbuf_t pb[NLAWS];
     model_rank_t r;
     double t0 = now_s(), last_print = -1e9, busy = 0; /* busy: the last job's time on the card */
@@ -881,15 +811,14 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         return -1;
     }
     if (calib_grid_build(o, m, &r, &jobs, &njobs) < 0 || !(jt = malloc((njobs ? njobs : 1) * sizeof *jt))
-        || !(jclk = malloc((njobs ? njobs : 1) * sizeof *jclk)) || !(jw = malloc(3 * (njobs ? njobs : 1) * sizeof *jw))) {
+        || !(jw = malloc(4 * (njobs ? njobs : 1) * sizeof *jw))) {
         free(jobs);
         free(jt);
-        free(jclk);
         snprintf(err, 256, "out of memory building the grid");
         return -1;
     }
     for (int i = 0; i < njobs; i++)
-        jt[i] = jclk[i] = jw[i] = jw[njobs + i] = NAN, jw[2 * njobs + i] = 0;
+        jt[i] = jw[i] = jw[njobs + i] = jw[3 * njobs + i] = NAN, jw[2 * njobs + i] = 0;
     if (t->setup && t->setup(t, m, &r) < 0) {
         snprintf(err, 256, "%s: %.200s", t->name, t->err);
         goto fail;
@@ -931,6 +860,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         if (mr == 0)
             busy = ts * (2.0 + (double)iters * reps); /* warm-up, estimate, the timings */
         jw[2 * njobs + i] = busy;
+        if (o->points_log) jw[3 * njobs + i] = clock_now(t);
         job_label(j, label, sizeof label);
         if (mr < 0 && o->keep_going) {
             nfail++;
@@ -959,7 +889,6 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             continue;
         }
         jt[i] = ts;
-        jclk[i] = clock_now(t);
         if (pt_add(&pb[j->law], ls->ncols, j->x, ts, i) < 0) {
             snprintf(err, 256, "out of memory");
             goto fail;
@@ -988,7 +917,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         kernel_facts(&hwp);
         cost_hw_t hw = cost_hw_of(&hwp);
         for (int l = 0; l < NLAWS; l++) {
-            int n = recheck_law(o, t, m, &r, &hw, l, jobs, jt, jclk, &pb[l], progress);
+            int n = recheck_law(o, t, m, &r, &hw, l, jobs, jt, &pb[l], progress);
             if (n < 0) {
                 snprintf(err, 256, "second look at %s: %.200s", law_spec(l)->name, t->err);
                 goto fail;
@@ -1010,8 +939,8 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             job_label(&jobs[i], label, sizeof label);
             for (char *c = label; *c; c++)
                 if (*c == ',' || *c == '"') *c = ' ';
-            fprintf(pl, "%s,%s,%.9g,%.6g,%.6f,%.6f,%.6g\n", law_spec(jobs[i].law)->name, label, jt[i], jclk[i], jw[i] - t0,
-                    jw[njobs + i] - t0, jw[2 * njobs + i]);
+            fprintf(pl, "%s,%s,%.9g,%.6g,%.6f,%.6f,%.6g\n", law_spec(jobs[i].law)->name, label, jt[i],
+                    jw[3 * njobs + i], jw[i] - t0, jw[njobs + i] - t0, jw[2 * njobs + i]);
         }
         if (fclose(pl) != 0) {
             snprintf(err, 256, "%.120s: %s", o->points_log, strerror(errno));
@@ -1040,26 +969,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         out->clock_hot_mhz = sus.clock_hot;
         out->tau_up_s = sus.tau_up;
         out->tau_down_s = sus.tau_down;
-        if (sus.has_duty && sus.heater >= 0) {
-            /* the curve's duties: each cycle's share of the time times the heater's own duty */
-            double uh = job_duty(out, m, &r, &jobs[sus.heater], sus.heater_cool);
-            out->nduty = 0;
-            for (int c = 0; c < sus.ncycle && uh > 0; c++) {
-                double d = sus.cycle_share[c] * uh;
-                if (out->nduty && !(d > out->duty[out->nduty - 1][0])) continue;
-                out->duty[out->nduty][0] = d;
-                out->duty[out->nduty++][1] = fmin(2.0, fmax(0.0, sus.cycle_phi[c]));   /* no faster than cool */
-            }
-            out->has_duty = out->nduty > 0;
-        }
     }
-    env = calloc(njobs ? njobs : 1, sizeof *env);
-    if (!env) {
-        snprintf(err, 256, "out of memory");
-        goto fail;
-    }
-    if (out->has_duty)
-        duty_env(out, m, &r, jobs, njobs, jt, jw, jw + njobs, jw + 2 * njobs, env);
     snprintf(out->model, sizeof out->model, "%s", m->name);
     out->tp = o->tp;
     /* the envelope: the per-rank attention shape the grid measured (its points' ranges are
@@ -1075,11 +985,10 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
              "calib %s grid: CUDA events around batches of back-to-back runs (>= %.1f ms a timing), "
              "median of %d timings (%d for runs > %.0f ms) after a warm-up; rotated buffer sets, random data; "
              "%d points, %d unsupported, %d failed, %d cut by the time budget; %d re-timed on a second look "
-             "(off the first fit by > %.0fx its median error and >= %.0f%%: median of three timings)%s",
+             "(off the first fit by > %.0fx its median error and >= %.0f%%: median of three timings)",
              o->smoke ? "smoke" : "default", o->min_batch_s * 1e3, o->repeats, o->long_repeats,
              o->long_point_s * 1e3, njobs - nskip - nbudget - nfail, nskip, nfail, nbudget, nrecheck,
-             CALIB_RECHECK_FACTOR, 100 * CALIB_RECHECK_MIN,
-             out->has_duty ? "; cool-start times (sim/heat.h)" : "");
+             CALIB_RECHECK_FACTOR, 100 * CALIB_RECHECK_MIN);
     for (int l = 0; l < NLAWS; l++) {
         const calib_law_spec_t *ls = law_spec(l);
         if (pb[l].n == 0)
@@ -1094,11 +1003,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             law.has_sustained = 1;   /* the profile's range: a probe outside it is clamped */
             law.hot = fmin(5.0, fmax(0.5, sus.hot[l]));
             law.heat = sus.heat[l];
-            if (out->has_duty)
-                duty_probes(out, m, &r, &sus, l, jobs, &law);
         }
-        if (law.nprobe)
-            duty_normalize(out, m, &r, &law, pb[l].job, jobs, env);
         cost_hw_t hw = cost_hw_of(out);
         if (fit_law_hw(&law, m, &r, &hw) < 0) {
             snprintf(err, 256, "%s: the fit failed (%d points)", ls->name, law.npts);
@@ -1132,9 +1037,7 @@ fail:
     }
     free(jobs);
     free(jt);
-    free(jclk);
     free(jw);
-    free(env);
     return rc;
 }
 
@@ -1248,7 +1151,7 @@ static void usage(FILE *f)
             "(gemm.moe.fp16, per rank WIDTH / tp; a model with moe: gives them without --moe).\n"
             "--sustain runs the sustained-load probes with --only too (it needs attn.decode_xqa.fp16\n"
             "and gemm among the laws).  --points-log writes each point as timed (law, shape, seconds,\n"
-            "the SM clock read right after it) to a CSV file.\n"
+            "the SM clock read right after it, its wall start and end, its time on the card) as CSV.\n"
             "--refit needs no GPU: it refits every law of IN that has points from those points\n"
             "(this revision's law forms, IN's SMs and ceilings, the model at IN's TP degree) and\n"
             "writes OUT (IN may be OUT); points and metadata are kept as they are.  --residuals N\n"

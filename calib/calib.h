@@ -82,9 +82,7 @@ struct calib_timer {
     const char *name;
     /* Once, before the first job: the model and its per-rank shapes (heads, widths). */
     int (*setup)(calib_timer_t *t, const model_t *m, const model_rank_t *r);
-    /* Get ready to run j (allocate and fill buffers with random data).  Preparing a GEMM
-     * job keeps the state of the job prepared before it, so the two can run alternately
-     * (the sustained-load probes' duty-cycle mixes, sustain.h). */
+    /* Get ready to run j (allocate and fill buffers with random data). */
     int (*prepare)(calib_timer_t *t, const calib_job_t *j);
     /* Run j iters times back to back (rotating among its buffer sets) between two
      * timestamps; *sec = elapsed / iters.  1 = the kernel refused the shape before
@@ -103,11 +101,6 @@ struct calib_timer {
     /* The SM clock now, in MHz: 0, or -1 where it cannot be read (then the sustained-load
      * probes are skipped).  May be NULL. */
     int (*clock)(calib_timer_t *t, double *mhz);
-    /* The board power now, in W (instantaneous where the driver reads it), and the card's
-     * top SM clock in MHz: 0, or -1 where they cannot be read (then the probes measure the
-     * clocks alone and the profile has no power law, sim/heat.h).  May be NULL. */
-    int (*power)(calib_timer_t *t, double *watts);
-    int (*top_clock)(calib_timer_t *t, double *mhz);
     void (*destroy)(calib_timer_t *t);
     void *impl;
     char err[256];
@@ -126,10 +119,10 @@ typedef struct calib_opts {
     int long_repeats;             /* (3) */
     double budget_s;              /* stop measuring after this many seconds; 0 = none */
     int quiet;                    /* no progress line */
-    const char *points_log;       /* --points-log: each measured point's law, shape, seconds (as
-                                     timed, before the duty law's scaling), the SM clock read right
-                                     after its timings, its wall start and end (s from calib's start)
-                                     and its time on the card, as CSV (NULL: none) */
+    const char *points_log;       /* --points-log: each measured point's law, shape, seconds, the
+                                     SM clock read right after its timings, its wall start and end
+                                     (s from calib's start) and its time on the card, as CSV (NULL:
+                                     none) -- what the sustained-load analysis of a run needs */
     int keep_going;               /* a failing point is reported and skipped (8 in a row stop the
                                      measuring); what was measured is still fitted and returned */
     int no_sustain;               /* 1: skip the sustained-load probes (calib/sustain.h; also

@@ -1081,16 +1081,6 @@ static int gpu_clock(calib_timer_t *t, double *mhz)
     return gpuclock_read(&((gpu_t *)t->impl)->nvml, mhz, NULL, NULL);
 }
 
-static int gpu_power(calib_timer_t *t, double *watts)
-{
-    return gpuclock_power(&((gpu_t *)t->impl)->nvml, watts);
-}
-
-static int gpu_top_clock(calib_timer_t *t, double *mhz)
-{
-    return gpuclock_max(&((gpu_t *)t->impl)->nvml, mhz);
-}
-
 static void gpu_destroy(calib_timer_t *t)
 {
     if (!t)
@@ -1150,8 +1140,6 @@ extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
     t->gemm_choice = gpu_gemm_choice;
     t->idle = gpu_idle;
     t->clock = gpu_clock;
-    t->power = gpu_power;
-    t->top_clock = gpu_top_clock;
     t->destroy = gpu_destroy;
     g->sbuf.f32 = 1;
     cudaError_t e;

@@ -21,7 +21,6 @@ typedef struct gpuclock_field {
 typedef struct gpuclock {
     void *lib, *dev;
     int (*clock)(void *dev, int type, unsigned *mhz);
-    int (*max_clock)(void *dev, int type, unsigned *mhz);
     int (*power)(void *dev, unsigned *mw);
     int (*fields)(void *dev, int n, gpuclock_field_t *v);
     int (*why)(void *dev, unsigned long long *reasons);
@@ -37,7 +36,6 @@ static int gpuclock_open(gpuclock_t *g, int device)
     int (*init)(void) = (int (*)(void))dlsym(g->lib, "nvmlInit_v2");
     int (*handle)(unsigned, void **) = (int (*)(unsigned, void **))dlsym(g->lib, "nvmlDeviceGetHandleByIndex_v2");
     g->clock = (int (*)(void *, int, unsigned *))dlsym(g->lib, "nvmlDeviceGetClockInfo");
-    g->max_clock = (int (*)(void *, int, unsigned *))dlsym(g->lib, "nvmlDeviceGetMaxClockInfo");
     g->power = (int (*)(void *, unsigned *))dlsym(g->lib, "nvmlDeviceGetPowerUsage");
     g->fields = (int (*)(void *, int, gpuclock_field_t *))dlsym(g->lib, "nvmlDeviceGetFieldValues");
     g->why = (int (*)(void *, unsigned long long *))dlsym(g->lib, "nvmlDeviceGetCurrentClocksEventReasons");
@@ -72,15 +70,6 @@ static int gpuclock_power(const gpuclock_t *g, double *watts)
     }
     if (!g->power || g->power(g->dev, &mw) != 0) return -1;
     *watts = mw * 1e-3;
-    return 0;
-}
-
-/* The card's top SM clock (MHz).  0 / -1. */
-static int gpuclock_max(const gpuclock_t *g, double *mhz)
-{
-    unsigned c = 0;
-    if (!g->lib || !g->max_clock || g->max_clock(g->dev, 1 /* NVML_CLOCK_SM */, &c) != 0 || !c) return -1;
-    *mhz = c;
     return 0;
 }
 

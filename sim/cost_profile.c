@@ -26,8 +26,6 @@ typedef struct {
     cost_grid_t grid;             /* the laws' measured points */
     double heat;                  /* the sustained-load state h after the last step (heat.h) */
     double heat_mean;             /* h's mean over the last step priced */
-    double duty;                  /* the duty law's state after the last step (heat.h) */
-    double phi;                   /* the duty curve at its mean over the last step priced */
     struct { double m, n, k, wb; int pt; } gemm_memo[16]; /* gemm_choice()'s recent answers */
     int gemm_nmemo, gemm_next;
     /* the profile's envelope (profile.h): per law its points' ranges, the gemm shapes
@@ -234,7 +232,6 @@ typedef struct {
     cost_breakdown_t *o;
     int pass;                     /* 0: calibrated prices summed; 1: priced at the heat state */
     double total, heat_w;         /* pass 0: seconds, and seconds x the law's heat */
-    double duty_w;                /* pass 0 under the duty law: seconds x the item's duty */
 } pm_ctx_t;
 
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp);
@@ -592,32 +589,11 @@ static double hot_factor(const pm_t *pm, const prof_law_t *l, double h)
     return heat_factor(l->hot, h, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
 }
 
-/* An item's tensor-core duty (heat.h): its FLOP rate at `sec` seconds (x count) over the
- * profile's peak, at most 1; 0 for work without FLOPs. */
-static double item_duty(const pm_t *pm, const cost_item_t *it, double sec)
-{
-    double fl = cost_item_flops(it, pm->m, &pm->r);
-    if (!(fl > 0) || !(pm->p->peak_fp16_tflops > 0) || !(sec > 0)) return 0;
-    double u = fl * it->count / (sec * pm->p->peak_fp16_tflops * 1e12);
-    return u < 1 ? u : 1;
-}
-
-/* An item's factor over its calibrated price at the card's state: the duty law's (heat.h)
- * where the profile has it, else the heat state's. */
-static double item_factor(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec)
-{
-    if (!pm->p->has_duty) return hot_factor(pm, l, pm->heat_mean);
-    if (!l || !l->nprobe) return 1.0;
-    double hot = duty_hot_at((const double (*)[2])l->probe, l->nprobe, item_duty(pm, it, sec));
-    double f = 1 + (hot - 1) * pm->phi;
-    return f > 0.2 ? f : 0.2;
-}
-
 int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid)
 {
     const prof_law_t *l;
     if (pm_item(cm, it, sec, grid, &l) < 0) return -1;
-    *sec *= item_factor(cm->impl, it, l, *sec);
+    *sec *= hot_factor(cm->impl, l, ((pm_t *)cm->impl)->heat_mean);
     return 0;
 }
 
@@ -744,17 +720,13 @@ static int pm_price(void *vctx, const cost_item_t *it)
     int grid;
     const prof_law_t *l;
     if (pm_item(x->cm, it, &sec, &grid, &l) < 0) return -1;
-    pm_t *pm = x->cm->impl;
     if (x->pass == 0) {
         x->total += sec;
-        if (pm->p->has_duty) {
-            x->duty_w += sec * item_duty(pm, it, sec);
-        } else {
-            x->heat_w += sec * item_heat(pm, it, l, sec);
-        }
+        x->heat_w += sec * item_heat((pm_t *)x->cm->impl, it, l, sec);
         return 0;
     }
-    double s = sec * item_factor(pm, it, l, sec);
+    pm_t *pm = x->cm->impl;
+    double s = sec * hot_factor(x->cm->impl, l, pm->heat_mean);
     if (pm->env) {
         char why[128];
         int li = l ? (int)(l - pm->p->laws) : -1;
@@ -897,27 +869,17 @@ static int env_init(pm_t *pm, int tp)
 /* With a profile that has the sustained-load probes: a first pass prices the items at
  * their calibrated times, whose heat-weighted share is the step's target; the state
  * follows it over the step's length (heat_step) and a second pass prices every item at
- * the state's mean over the step.  Under the duty law (heat.h) the state is the tensor-core
- * duty, the target its items' time-weighted duty, and the second pass prices each item from
- * its cool-start time by its law's hot at the duty curve of the state's mean.  Without
- * probes: one pass, calibrated times. */
+ * the state's mean over the step.  Without them: one pass, calibrated times. */
 static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
     pm_t *pm = cm->impl;
     memset(o, 0, sizeof *o);
-    pm_ctx_t x = { cm, o, 1, 0, 0, 0 };
-    const profile_t *p = pm->p;
-    if (p->has_sustained) {
+    pm_ctx_t x = { cm, o, 1, 0, 0 };
+    if (pm->p->has_sustained) {
         x.pass = 0;
         if (cost_enumerate(pm->m, &pm->r, in, pm_price, &x) < 0) return -1;
-        if (p->has_duty) {
-            double d = x.total > 0 ? x.duty_w / x.total : 0;
-            double mean = heat_step(&pm->duty, d, x.total, p->tau_up_s, p->tau_down_s);
-            pm->phi = duty_phi(mean, (const double (*)[2])p->duty, p->nduty);
-        } else {
-            double c = x.total > 0 ? x.heat_w / x.total : 0;
-            pm->heat_mean = heat_step(&pm->heat, c, x.total, p->tau_up_s, p->tau_down_s);
-        }
+        double c = x.total > 0 ? x.heat_w / x.total : 0;
+        pm->heat_mean = heat_step(&pm->heat, c, x.total, pm->p->tau_up_s, pm->p->tau_down_s);
         x.pass = 1;
     }
     return cost_enumerate(pm->m, &pm->r, in, pm_price, &x);

@@ -18,27 +18,6 @@
  * state h follows the targets step by step with those time constants (h = 0 standing for
  * f_cold, 1 for f_hot), and each item costs its calibrated time times heat_factor() at
  * h's mean over the step. */
-/* The duty law (a profile whose probes time each law from a cool start).  A GPU under its
- * power limit slows what it runs by how hard it has been working lately: on the H200 a GEMM
- * timed among the grid's heavy points ran 15% slower than the same GEMM between the light
- * per-sequence attention calls of a serving step, though NVML read the same clock for both.
- * The card's load is its tensor-core duty: the time-weighted share of its time spent at the
- * peak FLOP rate (a GEMM at m = 1 is bandwidth-bound and adds almost nothing, one at m = 2048
- * nearly its whole time; work without FLOPs and idle time add nothing).  calib measures:
- *   - the duty curve phi: the heater (the grid's largest GEMM) run in 20 ms cycles with idle
- *     gaps, a quarter, half and three quarters of the time, and all of it: its time per run
- *     in each, as the fraction phi of the way from its time from a cool start (0) to its time
- *     under its own continuous load (1), against the duty of the cycle (the heater's share of
- *     the time times its FLOP rate over the peak) -- rows (duty, phi);
- *   - per law probe: hot = its time right after the heater over its time from a cool start
- *     (a rest, then one run), at the probe's FLOP rate (GEMMs are probed at four rates);
- *   - the duty the card was under when each grid point was timed (calib's own timeline of
- *     runs and rests, through the state below), by which each point's time is brought to its
- *     cool-start time.
- * A step's duty target is its items' time-weighted duty; the state follows the targets with
- * the time constants tau_up and tau_down (heat_step, over the step's length); and each item
- * costs its cool-start time times 1 + (hot - 1) phi(state's mean over the step), hot its
- * law's at the item's FLOP rate. */
 #ifndef PACESIM_HEAT_H
 #define PACESIM_HEAT_H
 
@@ -58,14 +37,5 @@ double heat_tau(const double *t, const double *tr, int n, double from, double to
  * took `hot` times as long at f_hot as at f_cold: s = ln(hot) / ln(f_cold / f_hot).  1
  * when the clocks are not usable. */
 double heat_factor(double hot, double h, double f_cold, double f_hot);
-
-/* phi at duty d: the table tab[n] of (duty, phi) rows, duty increasing, read linearly from
- * (0, 0); the last row's phi beyond it; 0 when n < 1. */
-double duty_phi(double d, const double (*tab)[2], int n);
-
-/* A law's probes (rows [u, hot], profile.h) at FLOP rate u: hot linear in u between the
- * probes in order of u (the nearest one's beyond them); the probes' mean when they do not
- * differ in u.  n >= 1. */
-double duty_hot_at(const double (*pr)[2], int n, double u);
 
 #endif

@@ -83,8 +83,8 @@ static const char *const meta_keys[] = {
     "prefill_split", "envelope", NULL};
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", NULL};
-static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "duty", NULL};
-static const char *const law_sus_keys[] = {"hot", "heat", "probes", NULL};
+static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", NULL};
+static const char *const law_sus_keys[] = {"hot", "heat", NULL};
 static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
 static const char *const fit_keys[] = {"median_rel", "max_rel", NULL};
@@ -136,32 +136,6 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
                            "must be below clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->clock_hot_mhz);
         p->has_sustained = 1;
-        yd_node_t *ck = NULL;
-        if (yd_get_node(e, sus, sp, "duty", YD_OPT, YD_SEQ, &ck) < 0)
-            return -1;
-        if (ck) {
-            char cp[YD_PATH_MAX];
-            yd_path(cp, sp, "duty");
-            if (ck->n < 1 || ck->n > PROF_MAX_PROBES)
-                return yd_fail(e, ck, cp, "expected 1 to %d rows [duty, phi], got %d", PROF_MAX_PROBES, ck->n);
-            for (int i = 0; i < ck->n; i++) {
-                const yd_node_t *row = ck->vals[i];
-                char rp[YD_PATH_MAX], xp[YD_PATH_MAX];
-                yd_path_idx(rp, cp, i);
-                if (yd_expect(e, row, rp, YD_SEQ) < 0)
-                    return -1;
-                if (row->n != 2)
-                    return yd_fail(e, row, rp, "a row is [duty, phi], got %d numbers", row->n);
-                if (yd_as_double(e, row->vals[0], yd_path_idx(xp, rp, 0), 0.0, 2.0, YD_LO_OPEN, &p->duty[i][0]) < 0 ||
-                    yd_as_double(e, row->vals[1], yd_path_idx(xp, rp, 1), -1.0, 2.0, 0, &p->duty[i][1]) < 0)
-                    return -1;
-                if (i && !(p->duty[i][0] > p->duty[i - 1][0]))
-                    return yd_fail(e, row->vals[0], yd_path_idx(xp, rp, 0), "the duties must increase (row %d has %g)",
-                                   i - 1, p->duty[i - 1][0]);
-            }
-            p->nduty = ck->n;
-            p->has_duty = 1;
-        }
     }
     yd_node_t *ex = NULL;
     if (yd_get_node(e, m, pp, "fp8_expand", YD_OPT, YD_MAP, &ex) < 0)
@@ -316,32 +290,6 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
             yd_get_double(e, sus, path, "heat", YD_REQ, 0.0, 1.0, 0, &l->heat) < 0)
             return -1;
         l->has_sustained = 1;
-        yd_node_t *pr = NULL;
-        if (yd_get_node(e, sus, path, "probes", YD_OPT, YD_SEQ, &pr) < 0)
-            return -1;
-        if (pr) {
-            char pp[YD_PATH_MAX];
-            yd_path(pp, path, "probes");
-            if (pr->n < 1 || pr->n > PROF_MAX_PROBES)
-                return yd_fail(e, pr, pp, "expected 1 to %d probes, got %d", PROF_MAX_PROBES, pr->n);
-            static const double lo[2] = { 0, 0.5 }, hi[2] = { 2, 5 };
-            for (int i = 0; i < pr->n; i++) {
-                const yd_node_t *row = pr->vals[i];
-                char rp[YD_PATH_MAX];
-                yd_path_idx(rp, pp, i);
-                if (yd_expect(e, row, rp, YD_SEQ) < 0)
-                    return -1;
-                if (row->n != 2)
-                    return yd_fail(e, row, rp, "a probe is [u, hot], got %d numbers", row->n);
-                for (int c = 0; c < 2; c++) {
-                    char cp[YD_PATH_MAX];
-                    yd_path_idx(cp, rp, c);
-                    if (yd_as_double(e, row->vals[c], cp, lo[c], hi[c], 0, &l->probe[i][c]) < 0)
-                        return -1;
-                }
-            }
-            l->nprobe = pr->n;
-        }
     }
     yd_path(path, lp, "coef");
     if (coef->n < 1 || coef->n > PROF_MAX_COEF)
@@ -551,11 +499,6 @@ static int law_savable(const prof_law_t *l)
     int fitted = l->fit_median_rel >= 0 && l->fit_max_rel >= 0;
     if (fitted && !(l->fit_median_rel <= l->fit_max_rel && l->fit_max_rel <= MAX_REL))
         return 0;
-    if (l->nprobe < 0 || l->nprobe > PROF_MAX_PROBES || (l->nprobe && !l->has_sustained))
-        return 0;
-    for (int q = 0; q < l->nprobe; q++)
-        if (!(l->probe[q][0] >= 0 && l->probe[q][0] <= 2 && l->probe[q][1] >= 0.5 && l->probe[q][1] <= 5))
-            return 0;
     return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel) && isfinite(l->hot) && isfinite(l->heat);
 }
 
@@ -575,16 +518,6 @@ int prof_save(const char *path, const profile_t *p)
                      p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         if (!isfinite(meta[i])) {
-            errno = EDOM;
-            return -1;
-        }
-    if (p->has_duty && (p->nduty < 1 || p->nduty > PROF_MAX_PROBES || !p->has_sustained)) {
-        errno = EDOM;
-        return -1;
-    }
-    for (int i = 0; p->has_duty && i < p->nduty; i++)
-        if (!(p->duty[i][0] > (i ? p->duty[i - 1][0] : 0) && p->duty[i][0] <= 2 && p->duty[i][1] >= -1 &&
-              p->duty[i][1] <= 2)) {
             errno = EDOM;
             return -1;
         }
@@ -612,17 +545,9 @@ int prof_save(const char *path, const profile_t *p)
     put_kv_str(f, in, "method", p->method);
     fprintf(f, "  calib_seconds: %.17g\n", p->calib_seconds);
     fprintf(f, "  sm_clock_mhz: %.17g\n", p->sm_clock_mhz);
-    if (p->has_sustained) {
-        fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g",
+    if (p->has_sustained)
+        fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g}\n",
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
-        if (p->has_duty) {
-            fputs(", duty: [", f);
-            for (int i = 0; i < p->nduty; i++)
-                fprintf(f, "%s[%.17g, %.17g]", i ? ", " : "", p->duty[i][0], p->duty[i][1]);
-            fputs("]", f);
-        }
-        fputs("}\n", f);
-    }
     if (p->has_envelope)
         fprintf(f, "  envelope: {tp: %d, q_heads: %d, kv_heads: %d, head_dim: %d}\n", p->env_tp, p->env_q_heads,
                 p->env_kv_heads, p->env_head_dim);
@@ -652,16 +577,8 @@ int prof_save(const char *path, const profile_t *p)
             }
             fputs("]\n", f);
         }
-        if (l->has_sustained) {
-            fprintf(f, "    sustained: {hot: %.17g, heat: %.17g", l->hot, l->heat);
-            if (l->nprobe) {
-                fputs(", probes: [", f);
-                for (int q = 0; q < l->nprobe; q++)
-                    fprintf(f, "%s[%.17g, %.17g]", q ? ", " : "", l->probe[q][0], l->probe[q][1]);
-                fputs("]", f);
-            }
-            fputs("}\n", f);
-        }
+        if (l->has_sustained)
+            fprintf(f, "    sustained: {hot: %.17g, heat: %.17g}\n", l->hot, l->heat);
         if (l->npts) {
             fputs("    points:\n", f);
             for (int r = 0; r < l->npts; r++) {

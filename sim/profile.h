@@ -26,7 +26,6 @@
 
 #define PROF_MAX_COEF 10               /* coefficients a law may have in a file */
 #define PROF_MAX_COLS LAW_MAX_COLS
-#define PROF_MAX_PROBES 8              /* duty probes a law may have, rows of the duty curve (sim/heat.h) */
 #define PROF_ERR_MAX 1024
 #define PROF_MAX_LAWS 1024             /* laws a profile may have (the catalogue has 15) */
 #define PROF_MAX_POINTS 100000         /* points a law may have */
@@ -52,10 +51,6 @@ typedef struct prof_law {
     int has_sustained;             /* calib's sustained-load probe of this law (sim/heat.h): */
     double hot;                    /*   time at the heater's capped clock / calibrated time */
     double heat;                   /*   its own load's clock drop / the heater's, 0..1 */
-    int nprobe;                    /* the duty law's probes of this law (sim/heat.h), each */
-    double probe[PROF_MAX_PROBES][2];  /* [u, hot]: its FLOP rate from a cool start over the
-                                      peak (0 for a law without FLOPs), and its time right after
-                                      the heater over its time from a cool start */
 } prof_law_t;
 
 typedef struct profile {
@@ -75,9 +70,6 @@ typedef struct profile {
     int has_sustained;             /* the card under sustained load (sim/heat.h): */
     double clock_cold_mhz, clock_hot_mhz;   /* settled under a light load / the heater */
     double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
-    int has_duty;                  /* the duty law (sim/heat.h): its curve, rows (duty, phi), */
-    int nduty;                     /* duty increasing; the laws' points are cool-start times */
-    double duty[PROF_MAX_PROBES][2];
     int expand_cta_tokens;         /* the fp8 bridge's expansion kernel: tokens per CTA and */
     int expand_ctas_per_sm;        /* CTAs per SM (0 = not recorded: 784 and 8) */
     int split_max, split_min_tiles, split_cost_tiles, split_ctas_per_sm;

@@ -203,14 +203,6 @@ START_TEST(profile_round_trip)
     card(&p, 1, 1.3);
     snprintf(p.gpu, sizeof p.gpu, "test");
     p.tp = 1;
-    p.has_duty = 1;
-    p.nduty = 2;
-    double tab[2][2] = { { 0.25, 0.125 }, { 0.91, 1 } };
-    memcpy(p.duty, tab, sizeof tab);
-    prof_law_t *g = (prof_law_t *)prof_find(&p, "gemm");
-    double rows[2][2] = { { 0.05, 1.0625 }, { 0.93, 1.25 } };
-    memcpy(g->probe, rows, sizeof rows);
-    g->nprobe = 2;
     ck_assert_int_eq(prof_save(path, &p), 0);
     ck_assert_msg(prof_load(path, &q, err) == 0, "%s", err);
     ck_assert_int_eq(q.has_sustained, 1);
@@ -220,83 +212,9 @@ START_TEST(profile_round_trip)
     const prof_law_t *x = prof_find(&q, "attn.decode_xqa.fp16"), *e = prof_find(&q, "elementwise");
     ck_assert(x && x->has_sustained && x->hot == 1.3 && x->heat == 0);
     ck_assert(e && !e->has_sustained);
-    ck_assert(q.has_duty && q.nduty == 2 && !memcmp(q.duty, tab, sizeof tab));
-    const prof_law_t *gq = prof_find(&q, "gemm");
-    ck_assert(gq && gq->nprobe == 2 && !memcmp(gq->probe, rows, sizeof rows) && x->nprobe == 0);
     prof_free(&q);
     prof_free(&p);
     unlink(path);
-}
-END_TEST
-
-/* The duty law's formulas: the curve and the probes. */
-START_TEST(duty_law_formulas)
-{
-    double tab[3][2] = { { 0.2, 0.05 }, { 0.5, 0.2 }, { 0.9, 1 } };
-    ck_assert(duty_phi(0, (const double (*)[2])tab, 3) == 0);
-    ck_assert_double_eq_tol(duty_phi(0.1, (const double (*)[2])tab, 3), 0.025, 1e-12);
-    ck_assert_double_eq_tol(duty_phi(0.7, (const double (*)[2])tab, 3), 0.6, 1e-12);
-    ck_assert(duty_phi(1.5, (const double (*)[2])tab, 3) == 1);   /* beyond: the last */
-    ck_assert(duty_phi(0.5, (const double (*)[2])tab, 0) == 0);   /* no curve */
-    /* probes by rate: linear between, the nearest beyond; the mean at one rate */
-    double pr[2][2] = { { 0.1, 1.1 }, { 0.9, 1.3 } };
-    ck_assert_double_eq_tol(duty_hot_at((const double (*)[2])pr, 2, 0.5), 1.2, 1e-12);
-    ck_assert(duty_hot_at((const double (*)[2])pr, 2, 5) == 1.3);
-    ck_assert(duty_hot_at((const double (*)[2])pr, 2, 0) == 1.1);
-    pr[1][0] = 0.1;
-    ck_assert_double_eq_tol(duty_hot_at((const double (*)[2])pr, 2, 0.9), 1.2, 1e-12);
-}
-END_TEST
-
-/* Steps priced under the duty law: at m = 1 the GEMMs are cool and a decode step costs its
- * cool-start prices; mixed steps (a 2047-token chunk's GEMMs near the peak) raise the duty
- * step after step and every law with probes slows by 1 + (hot - 1) phi; decode steps after
- * them cool off to the cool prices. */
-START_TEST(duty_law_prices_steps)
-{
-    char err[SCN_ERR_MAX];
-    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &M, err) == 0, "%s", err);
-    profile_t cold, dp;
-    card(&cold, 0, 1.3);
-    card(&dp, 1, 1.3);
-    dp.has_duty = 1;
-    dp.nduty = 3;
-    double tab[3][2] = { { 0.2, 0.0 }, { 0.5, 0.3 }, { 0.9, 1 } };
-    memcpy(dp.duty, tab, sizeof tab);
-    for (int i = 0; i < dp.nlaws; i++) {
-        prof_law_t *l = &dp.laws[i];
-        if (!l->has_sustained) continue;
-        int g = !strcmp(l->name, "gemm");
-        l->probe[0][0] = 0, l->probe[0][1] = g ? 1.02 : 1.25;
-        l->probe[1][0] = 1, l->probe[1][1] = 1.4;
-        l->nprobe = g ? 2 : 1;
-    }
-    cost_model_t *mc = cost_profile_new(&cold, &M, 1, err), *md = cost_profile_new(&dp, &M, 1, err);
-    ck_assert(mc && md);
-    stepdef_t dec, mix;
-    mkstep(&dec, 0);
-    mkstep(&mix, 1);
-    cost_breakdown_t oc, od;
-    ck_assert_int_eq(mc->step(mc, &dec.in, &oc), 0);
-    ck_assert_int_eq(md->step(md, &dec.in, &od), 0);
-    ck_assert_double_eq_tol(od.total, oc.total, 1e-12 * oc.total);
-    double prev = 0;
-    ck_assert_int_eq(mc->step(mc, &mix.in, &oc), 0);
-    for (int i = 0; i < 40; i++) {
-        ck_assert_int_eq(md->step(md, &mix.in, &od), 0);
-        ck_assert(od.total >= prev * (1 - 1e-12));
-        prev = od.total;
-    }
-    double fx = od.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA];
-    ck_assert_msg(fx > 1.01 && fx < 1.25, "XQA factor %g", fx);
-    double phi = (fx - 1) / 0.25;                    /* the step's phi, from XQA's hot */
-    ck_assert_double_eq_tol(od.gdn / oc.gdn, 1 + 0.25 * phi, 1e-9);
-    ck_assert(od.linear > oc.linear * (1 + 0.01 * phi));   /* the GEMMs near the peak: hot 1.4 */
-    for (int i = 0; i < 40; i++) ck_assert_int_eq(md->step(md, &dec.in, &od), 0);
-    ck_assert_int_eq(mc->step(mc, &dec.in, &oc), 0);
-    ck_assert_double_eq_tol(od.total, oc.total, 1e-9 * oc.total);
-    cost_free(mc);
-    cost_free(md);
 }
 END_TEST
 
@@ -304,7 +222,6 @@ int main(void)
 {
     const check_test_t tests[] = {
         CHECK_TEST(step_settles_and_means), CHECK_TEST(tau_of_traces), CHECK_TEST(factor_follows_the_clock),
-        CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(profile_round_trip),
-        CHECK_TEST(duty_law_formulas), CHECK_TEST(duty_law_prices_steps)};
+        CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(profile_round_trip)};
     return check_main("heat", "core", tests, CHECK_N(tests), 0, NULL);
 }

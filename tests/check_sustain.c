@@ -8,7 +8,6 @@
 #include <math.h>
 #include <string.h>
 #include "../calib/sustain.h"
-#include "../sim/heat.h"
 
 #define F_COLD 1980.0
 #define F_HOT 1600.0
@@ -18,17 +17,8 @@
 typedef struct {
     double f;                     /* the clock now */
     int noclock;
-    int duty;                     /* 1: the duty card below (heat.h's duty law) */
-    double state;                 /* its duty state */
 } fake_t;
 
-/* The duty card: each job's time grows with the card's duty state by its own hot, through
- * phi_true; the state follows each job's duty, and falls through a rest, with one time
- * constant (so a duty cycle's mean state is its time-weighted duty). */
-#define D_TAU 0.03
-#define D_HEATER 0.9
-static double phi_true(double d) { return pow(d / D_HEATER, 1.5); }
-static double duty_of[8], dhot_of[8];
 /* per job: calibrated time, hot (time factor at F_HOT), heat (its own settling point) */
 static calib_job_t jobs[8];
 static double t_s[8], hot_of[8], heat_of[8];
@@ -43,17 +33,6 @@ static int f_run(calib_timer_t *t, const calib_job_t *j, int iters, double *sec)
 {
     fake_t *k = t->impl;
     double t0 = t_s[j - jobs], total = 0;
-    if (k->duty) {
-        int i0 = (int)(j - jobs);
-        for (int i = 0; i < iters; i++) {
-            double dt = t0 * (1 + (dhot_of[i0] - 1) * phi_true(k->state));
-            k->state = duty_of[i0] + (k->state - duty_of[i0]) * exp(-dt / D_TAU);
-            k->f = F_COLD - (F_COLD - F_HOT) * k->state / D_HEATER;   /* NVML's clock, for the time constants */
-            total += dt;
-        }
-        *sec = total / iters;
-        return 0;
-    }
     for (int i = 0; i < iters; i++) {
         double drop = (F_COLD - k->f) / (F_COLD - F_HOT);
         double dt = t0 * (1 + (job_hot(j) - 1) * drop);
@@ -72,14 +51,6 @@ static int f_clock(calib_timer_t *t, double *mhz)
     if (k->noclock) return -1;
     *mhz = k->f;
     return 0;
-}
-
-/* a rest cools the duty card (the time is the card's, not the timer's) */
-static void f_idle(calib_timer_t *t, double seconds)
-{
-    fake_t *k = t->impl;
-    k->state *= exp(-seconds / D_TAU);
-    k->f = F_COLD - (F_COLD - F_HOT) * k->state / D_HEATER;
 }
 
 /* the law names progress lines print (calib.c's table is not linked here) */
@@ -181,64 +152,8 @@ START_TEST(skips_without_a_clock_or_a_drop)
 }
 END_TEST
 
-/* The duty card: the heater (duty 0.9, 40% slower under its own load), a small GEMM (duty
- * 0.05), XQA and a prefill law, each with its own hot.  The probes must find every probe's hot
- * from a cool start, and the duty curve: each cycle's phi is the card's at its share of the
- * heater's duty. */
-static void duty_setup(void)
-{
-    setup();
-    fk.duty = 1;
-    ft.idle = f_idle;
-    jobs[1].m = 16, jobs[1].n = 16480, jobs[1].k = 5120;
-    double d[7] = { D_HEATER, 0.05, 0.0, 0.0, 0.5, 0.5, 0.5 }, h[7] = { 1.4, 1.05, 1.2, 1.2, 1.3, 1.3, 1.3 };
-    for (int i = 0; i < 7; i++) duty_of[i] = d[i], dhot_of[i] = h[i];
-}
-
-START_TEST(recovers_the_duty_law)
-{
-    duty_setup();
-    calib_sustain_t s;
-    FILE *devnull = fopen("/dev/null", "w");
-    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, devnull), 0);
-    fclose(devnull);
-    ck_assert_msg(s.ok && s.has_duty, "not measured: %s", s.why);
-    ck_assert_int_eq(s.heater, 0);
-    /* "cool" is the heater a quarter of the time: the card's state near a quarter of its duty */
-    double ref = phi_true(0.25 * D_HEATER);
-    ck_assert_double_eq_tol(s.heater_cool, t_s[0] * (1 + 0.4 * ref), 0.01 * t_s[0]);
-    /* the cycles, then the continuous load (phi 1 by definition) */
-    ck_assert_int_eq(s.ncycle, 4);
-    ck_assert_double_eq_tol(s.cycle_share[3], 1, 1e-12);
-    ck_assert_double_eq_tol(s.cycle_phi[3], 1, 1e-12);
-    for (int m = 0; m < 3; m++) {
-        double want = (phi_true(s.cycle_share[m] * D_HEATER) - ref) / (1 - ref);
-        ck_assert_msg(fabs(s.cycle_phi[m] - want) < 0.03, "cycle %d (%.2f): phi %g, want %g", m, s.cycle_share[m],
-                      s.cycle_phi[m], want);
-        ck_assert(m == 0 || s.cycle_share[m] > s.cycle_share[m - 1]);
-    }
-    /* every probe's hot: right after the heater over from a cool start */
-    int seen[8] = { 0 };
-    for (int l = 0; l < 3; l++) {
-        ck_assert_int_gt(s.nprobe[l], 0);
-        for (int q = 0; q < s.nprobe[l]; q++) {
-            const calib_probe_t *pr = &s.probe[l][q];
-            double h = dhot_of[pr->job] - 1, cool = 1 + h * ref;
-            double want = (1 + h * phi_true(D_HEATER * 0.98)) / cool;
-            ck_assert_msg(fabs(pr->hot - want) < 0.03, "law %d probe %d: hot %g, want %g", l, q, pr->hot, want);
-            /* a hot job heats the card a little over its own ms */
-            ck_assert_double_eq_tol(pr->t_cool, t_s[pr->job] * cool, 0.03 * t_s[pr->job]);
-            seen[pr->job] = 1;
-        }
-    }
-    ck_assert(seen[0] && seen[1]);        /* the GEMMs: both rates probed */
-    ck_assert(s.seconds > 2 && s.seconds < 30);
-}
-END_TEST
-
 int main(void)
 {
-    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(skips_without_a_clock_or_a_drop),
-                                  CHECK_TEST(recovers_the_duty_law)};
+    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(skips_without_a_clock_or_a_drop)};
     return check_main("sustain", "core", tests, CHECK_N(tests), 60, NULL);
 }
