@@ -908,6 +908,51 @@ START_TEST(driver_budget_cuts)
 }
 END_TEST
 
+/* --points-log: a row per measured point, its time as the profile's point has it (the fake
+ * has no clock: an empty clock column), a timeline in order; an unwritable path fails the run. */
+START_TEST(driver_points_log)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256], path[] = "/tmp/pacesim_points_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    calib_opts_default(&o);
+    o.quiet = 1;
+    o.points_log = path;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "law,point,t_s,sm_clock_mhz,wall_start_s,wall_end_s,busy_s\n");
+    int rows = 0, gemm = 0;
+    double last_end = -1;
+    while (fgets(line, sizeof line, f)) {
+        char law[64], pt[200], clk[32];
+        double t, w0, w1, busy;
+        ck_assert_msg(sscanf(line, "%63[^,],%199[^,],%lf,%31[^,],%lf,%lf,%lf", law, pt, &t, clk, &w0, &w1, &busy) == 7,
+                      "row %d: %s", rows, line);
+        ck_assert(t > 0 && busy > 0 && w1 >= w0 && w0 >= last_end);
+        ck_assert_str_eq(clk, "nan");
+        last_end = w1;
+        gemm += !strcmp(law, "gemm");
+        rows++;
+    }
+    fclose(f);
+    int npts = 0;
+    for (int i = 0; i < p.nlaws; i++) npts += p.laws[i].npts;
+    ck_assert_int_eq(rows, npts);
+    ck_assert_int_eq(gemm, prof_find(&p, "gemm")->npts);
+    prof_free(&p);
+    unlink(path);
+    o.points_log = "/nonexistent-dir/points.csv";
+    ck_assert_int_eq(calib_run(&o, &ft, &ref_model, &p, NULL, err), -1);
+    ck_assert(strstr(err, "/nonexistent-dir/points.csv") != NULL);
+}
+END_TEST
+
 /* ---- refitting a profile from its points (no GPU) ------------------------------------ */
 
 START_TEST(refit_gives_the_fit_back)
@@ -1322,6 +1367,7 @@ int main(void)
         CHECK_TEST(driver_second_look), CHECK_TEST(driver_progress_line), CHECK_TEST(driver_skips_unsupported),
         CHECK_TEST(driver_error_names_the_job), CHECK_TEST(driver_records_gemm_choice),
         CHECK_TEST(driver_records_the_split), CHECK_TEST(driver_keep_going), CHECK_TEST(driver_budget_cuts),
+        CHECK_TEST(driver_points_log),
         CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals),
         CHECK_TEST(grid_varlen_moe), CHECK_TEST(driver_varlen_moe), CHECK_TEST(driver_full_grid_saves),
         CHECK_TEST(driver_library_models)};
