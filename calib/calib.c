@@ -959,6 +959,11 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         if (!sus.ok && progress)
             fprintf(progress, "calib: sustained-load probes skipped: %s\n", sus.why);
     }
+    if (o->preload_study && nbudget == 0
+        && calib_preload_study(t, jobs, jt, njobs, NLAWS < SUSTAIN_MAX_LAWS ? NLAWS : SUSTAIN_MAX_LAWS, progress) < 0) {
+        snprintf(err, 256, "preload study: %.200s", t->err);
+        goto fail;
+    }
 
     /* assemble */
     t->describe(t, out);
@@ -1141,6 +1146,7 @@ static void usage(FILE *f)
             "usage: calib --model models/<m>.yaml [--tp N] --out calib/profiles/<gpu>.yaml\n"
             "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--no-sustain]\n"
             "             [--sustain] [--no-recheck] [--quiet] [--varlen] [--moe E,TOPK,WIDTH] [--points-log F.csv]\n"
+            "             [--preload-study]\n"
             "       calib --refit IN.yaml --model models/<m>.yaml [--out OUT.yaml] [--residuals N [--only law,...]]\n"
             "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
             "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
@@ -1152,6 +1158,8 @@ static void usage(FILE *f)
             "--sustain runs the sustained-load probes with --only too (it needs attn.decode_xqa.fp16\n"
             "and gemm among the laws).  --points-log writes each point as timed (law, shape, seconds,\n"
             "the SM clock read right after it, its wall start and end, its time on the card) as CSV.\n"
+            "--preload-study times each law's probes right after rests and loads of known kinds and\n"
+            "prints them beside the grid's times (calib/sustain.h; for studies of the power limit).\n"
             "--refit needs no GPU: it refits every law of IN that has points from those points\n"
             "(this revision's law forms, IN's SMs and ceilings, the model at IN's TP degree) and\n"
             "writes OUT (IN may be OUT); points and metadata are kept as they are.  --residuals N\n"
@@ -1217,6 +1225,8 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.smoke = 1;
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
+        } else if (!strcmp(a, "--preload-study")) {
+            o.preload_study = 1;
         } else if (!strcmp(a, "--points-log") && v) {
             o.points_log = v;
             i++;

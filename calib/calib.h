@@ -119,6 +119,7 @@ typedef struct calib_opts {
     int long_repeats;             /* (3) */
     double budget_s;              /* stop measuring after this many seconds; 0 = none */
     int quiet;                    /* no progress line */
+    int preload_study;            /* --preload-study: after the probes, calib_preload_study (sustain.h) */
     const char *points_log;       /* --points-log: each measured point's law, shape, seconds, the
                                      SM clock read right after its timings, its wall start and end
                                      (s from calib's start) and its time on the card, as CSV (NULL:

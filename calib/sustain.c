@@ -6,6 +6,7 @@
 #include "sustain.h"
 
 #define TRACE_MAX 4096
+#define STUDY_GEMM_PROBES 4   /* the pre-load study's GEMMs, spread over their FLOP rates */
 
 typedef struct {
     calib_timer_t *t;
@@ -249,4 +250,136 @@ done:
     out->seconds = s.now;
     free(tt);
     return rc;
+}
+
+/* The heater in 20 ms cycles with idle gaps, `duty` of the time on the heater (at its
+ * calibrated time), for `seconds`: over the last 30% of the time, the heater's seconds a run
+ * and its share of the time as it ran (a slowing heater stretches it).  0 / -1. */
+static int mix(sus_t *s, const calib_job_t *h, double th, double duty, double seconds, double *t_run, double *share)
+{
+    int ih = (int)ceil(0.02 * duty / th);
+    if (ih < 1) ih = 1;
+    double gap = ih * th * (1 - duty) / duty;
+    double start = s->now, sh = 0, st = 0;
+    long runs = 0;
+    if (s->t->prepare(s->t, h) != 0) return -1;
+    while (s->now - start < seconds) {
+        double hsec;
+        int tail = s->now - start >= 0.7 * seconds;
+        if (s->t->run(s->t, h, ih, &hsec) != 0) return -1;
+        s->now += hsec * ih;
+        s->t->idle(s->t, gap);
+        s->now += gap;
+        if (tail) sh += hsec * ih, st += hsec * ih + gap, runs += ih;
+    }
+    *t_run = runs ? sh / runs : NAN;
+    *share = st > 0 ? sh / st : duty;
+    return 0;
+}
+
+/* The GEMM probes: of the law's points of 50 us .. 20 ms, the slowest and the fastest by
+ * FLOP rate and the ones at a third and two thirds of the rates (distinct points).  Indices
+ * into jobs in p; returns how many. */
+static int pick_gemm(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[STUDY_GEMM_PROBES])
+{
+    int n = 0, *ix = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *ix);
+    double *rate = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *rate);
+    int np = 0;
+    if (ix && rate) {
+        for (int i = 0; i < njobs; i++)
+            if (jobs[i].law == l && t_s[i] >= 5e-5 && t_s[i] <= 2e-2) {
+                rate[i] = 2.0 * jobs[i].m * jobs[i].n * jobs[i].k / t_s[i];
+                ix[n++] = i;
+            }
+        for (int a = 1; a < n; a++)
+            for (int b = a; b > 0 && rate[ix[b]] < rate[ix[b - 1]]; b--) {
+                int x = ix[b];
+                ix[b] = ix[b - 1];
+                ix[b - 1] = x;
+            }
+        for (int q = 0; q < STUDY_GEMM_PROBES && n > 0; q++) {
+            int c = ix[(int)((double)q * (n - 1) / (STUDY_GEMM_PROBES - 1) + 0.5)], dup = 0;
+            for (int r = 0; r < np; r++) dup |= p[r] == c;
+            if (!dup) p[np++] = c;
+        }
+    }
+    free(ix);
+    free(rate);
+    return np;
+}
+
+/* One timing of j (already prepared) right after `pre`: 0 a rest of pre_s, 1 the heater for
+ * pre_s, 2 the heater a quarter of the time (preparing the heater keeps j's state, calib.h);
+ * 3 another job for pre_s, then j prepared again (a GEMM's preparation is no host work to
+ * speak of: only GEMMs take this one).  Seconds a run in *sec. */
+static int study_one(sus_t *s, const calib_job_t *j, double t_est, int kind, const calib_job_t *pre, double pre_t,
+                     double pre_s, double *sec)
+{
+    int iters = (int)ceil(5e-4 / t_est);
+    if (iters < 1) iters = 1;
+    if (iters > 200) iters = 200;
+    double tail, tr, sh;
+    switch (kind) {
+    case 0: s->t->idle(s->t, pre_s); break;
+    case 1: if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail) < 0) return -1; break;   /* keeps j's state */
+    case 2: if (mix(s, pre, pre_t, 0.25, pre_s, &tr, &sh) < 0) return -1; break;
+    default: if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail) < 0 || s->t->prepare(s->t, j) != 0) return -1;
+    }
+    if (s->t->run(s->t, j, iters, sec) != 0) return -1;
+    s->now += *sec * iters;
+    return 0;
+}
+
+int calib_preload_study(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, int njobs, int nlaws,
+                        FILE *progress)
+{
+    if (!t->idle || !progress) return 0;
+    int hi = -1, li = -1, pi = -1;
+    for (int i = 0; i < njobs; i++) {
+        if (!(t_s[i] > 0)) continue;
+        const calib_job_t *j = &jobs[i];
+        if (j->kernel == CK_GEMM && (hi < 0 || (double)j->m * j->n * j->k > (double)jobs[hi].m * jobs[hi].n * jobs[hi].k))
+            hi = i;
+        if (j->kernel == CK_DECODE_XQA && !j->fp8 && j->rows == 1 && j->q == 1 && (li < 0 || j->seq_len > jobs[li].seq_len))
+            li = i;
+        if (j->kernel == CK_PREFILL_GENERIC && !j->fp8 && (pi < 0 || t_s[i] < t_s[pi])) pi = i;
+    }
+    if (hi < 0) {
+        fprintf(progress, "calib: preload study skipped: the grid has no GEMM\n");
+        return 0;
+    }
+    sus_t s = { t, 0 };
+    if (nlaws > SUSTAIN_MAX_LAWS) nlaws = SUSTAIN_MAX_LAWS;
+    fprintf(progress, "calib: preload study (ms a run; grid | rest 5 ms | rest 100 ms | heater 25%% | heater | light load "
+            "| prefill calls):\n");
+    for (int l = 0; l < nlaws; l++) {
+        int p[STUDY_GEMM_PROBES], np = 0;
+        for (int i = 0; i < njobs && !np; i++)
+            if (jobs[i].law == l && t_s[i] > 0)
+                np = jobs[i].kernel == CK_GEMM ? pick_gemm(jobs, t_s, njobs, l, p) : pick_probes(jobs, t_s, njobs, l, p);
+        for (int q = 0; q < np; q++) {
+            const calib_job_t *j = &jobs[p[q]];
+            double med[6];
+            int gemm = j->kernel == CK_GEMM;
+            for (int k = 0; k < 6; k++) {
+                double v[3];
+                med[k] = NAN;
+                if (k >= 4 && (!gemm || (k == 4 ? li : pi) < 0)) continue;
+                for (int r = 0; r < 3; r++) {
+                    if (s.t->prepare(s.t, j) != 0) return -1;
+                    int kind = k == 0 || k == 1 ? 0 : k == 2 ? 2 : k == 3 ? 1 : 3;
+                    const calib_job_t *pre = k >= 4 ? &jobs[k == 4 ? li : pi] : &jobs[hi];
+                    double pre_t = k >= 4 ? t_s[k == 4 ? li : pi] : t_s[hi];
+                    if (study_one(&s, j, t_s[p[q]], kind, pre, pre_t, k == 0 ? 0.005 : 0.1, &v[r]) < 0) return -1;
+                }
+                med[k] = median(v, 3);
+            }
+            fprintf(progress, "calib: preload: %-26s [%g %g %g %g] %9.4f |", calib_laws(NULL)[l].name,
+                    gemm ? (double)j->m : (double)j->rows, gemm ? (double)j->n : (double)j->q,
+                    gemm ? (double)j->k : (double)j->seq_len, gemm ? 0.0 : (double)j->page, t_s[p[q]] * 1e3);
+            for (int k = 0; k < 6; k++) fprintf(progress, " %9.4f", med[k] * 1e3);
+            fputc('\n', progress);
+        }
+    }
+    return 0;
 }

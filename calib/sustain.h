@@ -42,6 +42,18 @@ typedef struct calib_sustain {
 int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, int njobs, int nlaws,
                   calib_sustain_t *out, FILE *progress);
 
+/* The pre-load study (calib --preload-study): each law's probes (as above) timed right after
+ * each of these, 3 times, medians printed on `progress` with the grid's time:
+ *   a 5 ms and a 100 ms rest; 100 ms of the heater a quarter of the time (20 ms cycles with
+ *   rests); 100 ms of the heater; and for a GEMM also 100 ms of the light load and 100 ms of
+ *   the fastest fp16 prefill point (a light, latency-bound call, as a serving step's
+ *   per-sequence prefill loop runs).
+ * Every timing follows its pre-load with no host work between (the job is prepared first; a
+ * GEMM pre-load keeps its state, calib.h).  Needs the timer's rest (idle); 0, or -1 with t->err
+ * filled. */
+int calib_preload_study(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, int njobs, int nlaws,
+                        FILE *progress);
+
 #ifdef __cplusplus
 }
 #endif

@@ -152,8 +152,43 @@ START_TEST(skips_without_a_clock_or_a_drop)
 }
 END_TEST
 
+static void f_rest(calib_timer_t *t, double seconds)
+{
+    (void)t, (void)seconds;
+}
+
+/* The pre-load study: a row per probe of every law with points, the grid's time first, six
+ * columns for a GEMM (the light-load and prefill-call pre-loads), four for the rest. */
+START_TEST(preload_study_prints_every_probe)
+{
+    setup();
+    ft.idle = f_rest;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(calib_preload_study(&ft, jobs, t_s, njobs, 4, f), 0);
+    fclose(f);
+    int rows = 0, gemm = 0, nan = 0;
+    for (char *l = strstr(buf, "calib: preload: "); l; l = strstr(l + 1, "calib: preload: ")) {
+        rows++;
+        gemm += !strncmp(l + 16, "gemm ", 5);
+        char *end = strchr(l, '\n');
+        for (char *c = l; c < end; c++) nan += !strncmp(c, "nan", 3);
+    }
+    ck_assert_int_eq(rows, 2 + 2 + 2);     /* two GEMMs (the rates), XQA's two, prefill's two */
+    ck_assert_int_eq(gemm, 2);
+    ck_assert_int_eq(nan, 4 * 2);          /* the other laws' rows leave the two GEMM columns empty */
+    free(buf);
+    /* no rest: nothing to study */
+    setup();
+    ck_assert_int_eq(calib_preload_study(&ft, jobs, t_s, njobs, 4, stderr), 0);
+}
+END_TEST
+
 int main(void)
 {
-    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(skips_without_a_clock_or_a_drop)};
+    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(skips_without_a_clock_or_a_drop),
+                                  CHECK_TEST(preload_study_prints_every_probe)};
     return check_main("sustain", "core", tests, CHECK_N(tests), 60, NULL);
 }
