@@ -110,5 +110,26 @@ w=(scenarios/h200-serve-hd128-poisson-p1k-s64-b4096.yaml scenarios/h200-serve-po
 "$bin" run "${w[@]}" -j 3 > "$tmp/w3.out" 2> "$tmp/w3.err"
 check "parallel runs: warnings in run order" sh -c "test -s '$tmp/w1.err' && cmp -s '$tmp/w1.err' '$tmp/w3.err' && cmp -s '$tmp/w1.out' '$tmp/w3.out'"
 
+# -- calib/items_summary.sh: a replay's --items CSV per step type and law
+cat > "$tmp/items.csv" <<'CSV'
+step,type,law,a,b,c,d,count,predicted_s,measured_s,from_grid
+1,mixed,gemm,1024,4096,1024,2,2,0.006,0.004,1
+1,mixed,gemm,16,4096,1024,2,2,0.001,0.001,1
+1,mixed,gdn,100,2,0,0,1,0.002,0.002,0
+2,decode,gemm,1,4096,1024,2,2,0.0005,0.0005,1
+CSV
+calib/items_summary.sh "$tmp/items.csv" > "$tmp/sum.txt" 2>&1; rc=$?
+check "items_summary: a row per (type, law), largest measured first" sh -c "test $rc = 0 && test \"\$(awk 'NR > 1 { print \$1 \"/\" \$2 }' '$tmp/sum.txt' | tr '\n' ' ')\" = 'mixed/gemm mixed/gdn decode/gemm '"
+# mixed gemm: 2 items, 0.007 / 0.005 s; the m >= 256 one's 2 x 2 x 1024 x 4096 x 1024 FLOPs in 0.004 s
+check "items_summary: sums, ratio and the GEMMs' rate" sh -c "grep -qE '^mixed +gemm +2 +0.0070 +0.0050 +1.400 +4\$' '$tmp/sum.txt'"
+printf 'step,type,law\n1,mixed,gemm\n' > "$tmp/notitems.csv"
+out=$(calib/items_summary.sh "$tmp/notitems.csv" 2>&1); rc=$?
+check "items_summary: another CSV refused at 1:1, exit 2" test "$rc" = 2 -a "$(printf '%s\n' "$out" | wc -l)" = 1 -a "${out#*notitems.csv:1:1:}" != "$out"
+printf 'step,type,law,a,b,c,d,count,predicted_s,measured_s,from_grid\n1,mixed,gemm,1,2\n' > "$tmp/ragged.csv"
+out=$(calib/items_summary.sh "$tmp/ragged.csv" 2>&1); rc=$?
+check "items_summary: a ragged row refused at its line, exit 2" test "$rc" = 2 -a "${out#*ragged.csv:2:1:}" != "$out"
+out=$(calib/items_summary.sh "$tmp/none.csv" 2>&1); rc=$?
+check "items_summary: a missing file, exit 2" test "$rc" = 2 -a "$(printf '%s\n' "$out" | wc -l)" = 1
+
 echo "outputs: $pass passed, $fail failed"
 [ "$fail" = 0 ]
