@@ -793,6 +793,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     double *jt = NULL;            /* each job's measured seconds (NAN: not measured) */
     double *jw = NULL;            /* per job (x4): wall time before and after it, its time on the
                                      card, the SM clock read after it (--points-log) */
+    FILE *pl = NULL;              /* --points-log, opened before anything is measured */
     ptbuf_t pb[NLAWS];
     model_rank_t r;
     double t0 = now_s(), last_print = -1e9, busy = 0; /* busy: the last job's time on the card */
@@ -819,6 +820,10 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     }
     for (int i = 0; i < njobs; i++)
         jt[i] = jw[i] = jw[njobs + i] = jw[3 * njobs + i] = NAN, jw[2 * njobs + i] = 0;
+    if (o->points_log && !(pl = fopen(o->points_log, "w"))) {
+        snprintf(err, 256, "%.120s: %s", o->points_log, strerror(errno));
+        goto fail;
+    }
     if (t->setup && t->setup(t, m, &r) < 0) {
         snprintf(err, 256, "%s: %.200s", t->name, t->err);
         goto fail;
@@ -926,12 +931,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         }
     }
 
-    if (o->points_log) {
-        FILE *pl = fopen(o->points_log, "w");
-        if (!pl) {
-            snprintf(err, 256, "%.120s: %s", o->points_log, strerror(errno));
-            goto fail;
-        }
+    if (pl) {
         fprintf(pl, "law,point,t_s,sm_clock_mhz,wall_start_s,wall_end_s,busy_s\n");
         for (int i = 0; i < njobs; i++) {
             if (!(jt[i] > 0)) continue;
@@ -942,8 +942,11 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             fprintf(pl, "%s,%s,%.9g,%.6g,%.6f,%.6f,%.6g\n", law_spec(jobs[i].law)->name, label, jt[i],
                     jw[3 * njobs + i], jw[i] - t0, jw[njobs + i] - t0, jw[2 * njobs + i]);
         }
-        if (fclose(pl) != 0) {
-            snprintf(err, 256, "%.120s: %s", o->points_log, strerror(errno));
+        int bad = ferror(pl);
+        bad |= fclose(pl) != 0;
+        pl = NULL;
+        if (bad) {
+            snprintf(err, 256, "%.120s: %s", o->points_log, strerror(errno ? errno : EIO));
             goto fail;
         }
     }
@@ -1040,6 +1043,7 @@ fail:
         free(pb[l].pts);
         free(pb[l].job);
     }
+    if (pl) fclose(pl);
     free(jobs);
     free(jt);
     free(jw);

@@ -908,8 +908,8 @@ START_TEST(driver_budget_cuts)
 }
 END_TEST
 
-/* --points-log: a row per measured point, its time as the profile's point has it (the fake
- * has no clock: an empty clock column), a timeline in order; an unwritable path fails the run. */
+/* --points-log: a row per measured point (the fake has no clock: nan in the clock column), a
+ * timeline in order; a path it cannot write fails the run before anything is measured. */
 START_TEST(driver_points_log)
 {
     calib_opts_t o;
@@ -948,8 +948,10 @@ START_TEST(driver_points_log)
     prof_free(&p);
     unlink(path);
     o.points_log = "/nonexistent-dir/points.csv";
+    int runs = fk.runs;
     ck_assert_int_eq(calib_run(&o, &ft, &ref_model, &p, NULL, err), -1);
     ck_assert(strstr(err, "/nonexistent-dir/points.csv") != NULL);
+    ck_assert_int_eq(fk.runs, runs);   /* refused before anything was measured */
 }
 END_TEST
 
