@@ -374,9 +374,9 @@ int calib_preload_study(calib_timer_t *t, const calib_job_t *jobs, const double 
                 }
                 med[k] = median(v, 3);
             }
-            fprintf(progress, "calib: preload: %-26s [%g %g %g %g] %9.4f |", calib_laws(NULL)[l].name,
-                    gemm ? (double)j->m : (double)j->rows, gemm ? (double)j->n : (double)j->q,
-                    gemm ? (double)j->k : (double)j->seq_len, gemm ? 0.0 : (double)j->page, t_s[p[q]] * 1e3);
+            /* the point's first four columns (gemm m n k wb; attention rows q seq_len page; ...) */
+            fprintf(progress, "calib: preload: %-26s [%g %g %g %g] %9.4f |", calib_laws(NULL)[l].name, j->x[0], j->x[1],
+                    j->x[2], j->x[3], t_s[p[q]] * 1e3);
             for (int k = 0; k < 6; k++) fprintf(progress, " %9.4f", med[k] * 1e3);
             fputc('\n', progress);
         }
