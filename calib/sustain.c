@@ -154,6 +154,26 @@ static int pick_probes(const calib_job_t *jobs, const double *t_s, int njobs, in
     return np;
 }
 
+/* The probes' loads among the measured jobs (-1: none): the heater, the largest GEMM; the
+ * light load, the longest fp16 q = 1 XQA row; and (when pi is given) the fastest fp16 prefill
+ * point, a light latency-bound call. */
+static void pick_loads(const calib_job_t *jobs, const double *t_s, int njobs, int *hi, int *li, int *pi)
+{
+    *hi = *li = -1;
+    if (pi) *pi = -1;
+    for (int i = 0; i < njobs; i++) {
+        if (!(t_s[i] > 0)) continue;
+        const calib_job_t *j = &jobs[i], *h = *hi >= 0 ? &jobs[*hi] : NULL;
+        if (j->kernel == CK_GEMM && (!h || (double)j->m * j->n * j->k > (double)h->m * h->n * h->k))
+            *hi = i;
+        if (j->kernel == CK_DECODE_XQA && !j->fp8 && j->rows == 1 && j->q == 1
+            && (*li < 0 || j->seq_len > jobs[*li].seq_len))
+            *li = i;
+        if (pi && j->kernel == CK_PREFILL_GENERIC && !j->fp8 && (*pi < 0 || t_s[i] < t_s[*pi]))
+            *pi = i;
+    }
+}
+
 int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, int njobs, int nlaws,
                   calib_sustain_t *out, FILE *progress)
 {
@@ -165,18 +185,8 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
         return 0;
     }
     if (nlaws > SUSTAIN_MAX_LAWS) nlaws = SUSTAIN_MAX_LAWS;
-    /* the heater: the largest measured GEMM; the light load: the longest fp16 q=1 XQA row */
-    int hi = -1, li = -1;
-    for (int i = 0; i < njobs; i++) {
-        if (!(t_s[i] > 0)) continue;
-        const calib_job_t *j = &jobs[i];
-        if (j->kernel == CK_GEMM && (hi < 0 || (double)j->m * j->n * j->k
-                                               > (double)jobs[hi].m * jobs[hi].n * jobs[hi].k))
-            hi = i;
-        if (j->kernel == CK_DECODE_XQA && !j->fp8 && j->rows == 1 && j->q == 1
-            && (li < 0 || j->seq_len > jobs[li].seq_len))
-            li = i;
-    }
+    int hi, li;
+    pick_loads(jobs, t_s, njobs, &hi, &li, NULL);
     if (hi < 0 || li < 0) {
         snprintf(out->why, sizeof out->why, "the grid has no %s to load the card with",
                  hi < 0 ? "GEMM" : "fp16 XQA decode row");
@@ -334,16 +344,8 @@ int calib_preload_study(calib_timer_t *t, const calib_job_t *jobs, const double 
                         FILE *progress)
 {
     if (!t->idle || !progress) return 0;
-    int hi = -1, li = -1, pi = -1;
-    for (int i = 0; i < njobs; i++) {
-        if (!(t_s[i] > 0)) continue;
-        const calib_job_t *j = &jobs[i];
-        if (j->kernel == CK_GEMM && (hi < 0 || (double)j->m * j->n * j->k > (double)jobs[hi].m * jobs[hi].n * jobs[hi].k))
-            hi = i;
-        if (j->kernel == CK_DECODE_XQA && !j->fp8 && j->rows == 1 && j->q == 1 && (li < 0 || j->seq_len > jobs[li].seq_len))
-            li = i;
-        if (j->kernel == CK_PREFILL_GENERIC && !j->fp8 && (pi < 0 || t_s[i] < t_s[pi])) pi = i;
-    }
+    int hi, li, pi;
+    pick_loads(jobs, t_s, njobs, &hi, &li, &pi);
     if (hi < 0) {
         fprintf(progress, "calib: preload study skipped: the grid has no GEMM\n");
         return 0;
