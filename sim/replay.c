@@ -20,6 +20,27 @@ int replay_log_add(replay_log_t *log, const replay_rec_t *r)
     return 0;
 }
 
+int replay_layer_sets(double call_kv_bytes, double l2_bytes, int reps)
+{
+    if (reps < 1) return 1;
+    int cap = reps < REPLAY_MAX_SETS ? reps : REPLAY_MAX_SETS;
+    if (!(call_kv_bytes > 0) || !(l2_bytes > 0)) return 1;
+    double n = ceil(3 * l2_bytes / call_kv_bytes);
+    return n >= cap ? cap : n < 1 ? 1 : (int)n;
+}
+
+int replay_layer_views(long nblocks, int nsets, long *stride, long *limit)
+{
+    if (nsets <= 1 || nblocks < 2 * (long)nsets) {
+        *stride = 0;
+        *limit = nblocks;
+        return 1;
+    }
+    *stride = nblocks / (2L * nsets);
+    *limit = nblocks - (nsets - 1) * *stride;
+    return nsets;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

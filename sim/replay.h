@@ -61,6 +61,18 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
 /* Its records so far, and how many steps the file holds. */
 const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, long *nrecorded);
 
+/* The engine keeps a KV cache per layer, so a call's later layers never find its KV in
+ * L2 (the GEMMs between them stream far more than L2 holds).  The GPU replay runs a call's
+ * `reps` layers over page sets of their own: as many sets as make 3x the L2 together (calib's
+ * rule for its attention points), at least 1, at most reps and REPLAY_MAX_SETS. */
+#define REPLAY_MAX_SETS 64
+int replay_layer_sets(double call_kv_bytes, double l2_bytes, int reps);
+/* The sets as views of one pool of nblocks: a call's block table holds ids below *limit, and
+ * set s reads the pool from block s * *stride on (the same table, other memory), so
+ * (nsets - 1) * stride + limit <= nblocks and limit >= nblocks / 2.  Returns the number of
+ * sets the pool allows (nsets, or 1 when it has fewer than 2 * nsets blocks: then stride 0). */
+int replay_layer_views(long nblocks, int nsets, long *stride, long *limit);
+
 /* The GPU model; pred (borrowed, may be NULL) prices each step beside it.  page and
  * kv are the engine's block size and KV dtype.  NULL with err filled (no GPU, ...). */
 cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,

@@ -44,6 +44,7 @@ typedef struct {
     pool_t pool_eng, pool16;      /* the engine's cache (page, dtype); an fp16 one of ROUTE_NATIVE_PAGE for bridges */
     int *perm;                    /* a random permutation of the pool's blocks */
     int nblocks;
+    double l2_bytes;              /* the device's L2: a call's layers rotate their pages past it */
     void *q, *out, *ws;
     size_t q_cap, ws_cap;
     cudaEvent_t e0, e1;
@@ -195,11 +196,16 @@ static int pool_make(cost_model_t *cm, gm_t *g, pool_t *p, int dtype, int page)
 {
     /* the scenario's KV memory: the engine's capacity (as tokens, at this pool's page), and
      * at least the longest request (max_model_len) four times over, so that every running
-     * request's pages are its own as in the engine's cache (capped at 48 GiB of KV) */
+     * request's pages are its own as in the engine's cache (capped at 48 GiB of KV); and at
+     * least 8x the L2, room for the layers' page sets of a short call (replay_layer_views) */
     long per_req = (g->max_model_len + page - 1) / page + 1;
     long blocks = 4 * per_req, eng = (long)((g->kv_tokens + page - 1) / page) + 1;
     if (eng > blocks) blocks = eng;
-    double bytes = (double)blocks * page * g->r.kv_heads * g->m->head_dim * (dtype == ATTN_FP8_E5M2 ? 1 : 2) * 2;
+    double block_bytes = (double)page * g->r.kv_heads * g->m->head_dim * (dtype == ATTN_FP8_E5M2 ? 1 : 2) * 2;
+    long l2_blocks = (long)ceil(8 * g->l2_bytes / block_bytes);
+    if (l2_blocks > blocks) blocks = l2_blocks;
+    if (blocks < 2 * REPLAY_MAX_SETS) blocks = 2 * REPLAY_MAX_SETS;
+    double bytes = (double)blocks * block_bytes;
     if (bytes > 48.0 * (1ul << 30)) blocks = (long)(blocks * (48.0 * (1ul << 30) / bytes));
     int rc = attn_kv_alloc_random(&p->kv, dtype, (int)blocks, page, g->r.kv_heads, g->m->head_dim, 1.0f, 99);
     if (rc) {
@@ -254,6 +260,25 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
                  (long)c->segs[0].seq_len, g->nblocks);
         return -1;
     }
+    int reps = (int)lround(n);
+    /* the layers' page sets (replay_layer_sets): the call's KV counted once a request (its
+     * rows share its pages); a bridge's fp16 side stays put (the fork rewrites one workspace
+     * every layer) */
+    double call_bytes = 0, elem = p->kv.dtype == ATTN_FP8_E5M2 ? 1 : 2;
+    for (int i = 0; i < rows; i++)
+        if (i == 0 || c->segs[i].req < 0 || c->segs[i].req != c->segs[i - 1].req)
+            call_bytes += (double)((c->segs[i].seq_len + pg - 1) / pg) * pg * g->r.kv_heads * g->m->head_dim * elem * 2;
+    long stride, limit;
+    int nsets = replay_layer_views(p->kv.num_blocks, p == &g->pool_eng ? replay_layer_sets(call_bytes, g->l2_bytes, reps) : 1,
+                                   &stride, &limit);
+    attn_kv views[REPLAY_MAX_SETS];
+    size_t block_bytes = (size_t)pg * g->r.kv_heads * g->m->head_dim * (size_t)elem;
+    for (int s = 0; s < nsets; s++) {
+        views[s] = p->kv;
+        views[s].k = (char *)p->kv.k + (size_t)s * stride * block_bytes;
+        views[s].v = (char *)p->kv.v + (size_t)s * stride * block_bytes;
+        views[s].num_blocks = p->kv.num_blocks - (int)(s * stride);
+    }
     int *ql = (int *)malloc(rows * sizeof(int)), *sl = (int *)malloc(rows * sizeof(int));
     int *bt = (int *)malloc((size_t)rows * maxp * sizeof(int));
     long totq = 0;
@@ -263,7 +288,7 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
         totq += ql[i];
         /* request r's page j is block perm[(r * 337 + j) % nblocks]: a request's rows share pages */
         long base = (long)(c->segs[i].req < 0 ? i : c->segs[i].req) * 337;
-        for (int j = 0; j < maxp; j++) bt[(size_t)i * maxp + j] = g->perm[(base + j) % g->nblocks] % p->kv.num_blocks;
+        for (int j = 0; j < maxp; j++) bt[(size_t)i * maxp + j] = g->perm[(base + j) % g->nblocks] % (int)limit;
     }
     attn_batch *b = attn_batch_create(&p->kv, rows, ql, sl, g->r.q_heads, bt, maxp, 7);
     free(ql);
@@ -298,15 +323,16 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
             CK(cudaMalloc(&g->ws, g->ws_cap));
         }
     }
-    int reps = (int)lround(n);
     int rc = 0;
     if (first_time(g, varlen ? 99 : 100 + route, flags, p->kv.page, rows, maxp, (double)totq))
-        rc = varlen ? attn_varlen_run(pl, &p->kv, b, g->q, g->out, 1.f / 16, NULL)
-                    : attn_run(route, &p->kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
+        rc = varlen ? attn_varlen_run(pl, &views[0], b, g->q, g->out, 1.f / 16, NULL)
+                    : attn_run(route, &views[0], b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
     CK(cudaEventRecord(g->e0, 0));
-    for (int k = 0; k < reps && !rc; k++)
-        rc = varlen ? attn_varlen_run(pl, &p->kv, b, g->q, g->out, 1.f / 16, NULL)
-                    : attn_run(route, &p->kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
+    for (int k = 0; k < reps && !rc; k++) {
+        const attn_kv *kv = &views[k % nsets];   /* layer k's own pages */
+        rc = varlen ? attn_varlen_run(pl, kv, b, g->q, g->out, 1.f / 16, NULL)
+                    : attn_run(route, kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
+    }
     CK(cudaEventRecord(g->e1, 0));
     CK(cudaEventSynchronize(g->e1));
     attn_varlen_plan_free(pl);
@@ -517,6 +543,10 @@ static cost_model_t *replay_gpu_sized(const model_t *m, int tp, int page, int kv
         return NULL;
     }
     clock_open(g);
+    int dev = 0, l2 = 0;
+    cudaGetDevice(&dev);
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess || l2 <= 0) l2 = 64 << 20;
+    g->l2_bytes = l2;
     if (cudaEventCreate(&g->e0) != cudaSuccess || cudaEventCreate(&g->e1) != cudaSuccess
         || pool_make(cm, g, &g->pool_eng, kv_fp8 ? ATTN_FP8_E5M2 : ATTN_FP16, page) < 0
         || (kv_fp8 && pool_make(cm, g, &g->pool16, ATTN_FP16, ROUTE_NATIVE_PAGE) < 0)) {

@@ -1,0 +1,76 @@
+/* check_replay: how the GPU replay lays a call's layers over its KV pool (sim/replay.c):
+ * enough page sets that no layer finds the previous layers' KV in L2, each set a view of
+ * the pool that the call's one block table reads at another offset. */
+#include <check.h>
+#include "check_run.h"
+#include "replay.h"
+
+#define MB (1024.0 * 1024)
+
+START_TEST(sets_cover_three_l2)
+{
+    /* a short call (3.2 MB, one request of two 784-token pages) over 16 layers: 60 MB of L2
+     * needs ceil(180 / 3.2) = 57 sets, so every layer gets its own */
+    ck_assert_int_eq(replay_layer_sets(3.2 * MB, 60 * MB, 16), 16);
+    /* 48 layers of it: the 57 sets */
+    ck_assert_int_eq(replay_layer_sets(3.2 * MB, 60 * MB, 48), 48);
+    ck_assert_int_eq(replay_layer_sets(3.2 * MB, 60 * MB, 80), 57);
+    /* 20 MB: 9 sets; 180 MB: 1; a long call: 1 (its own KV is past the L2 already) */
+    ck_assert_int_eq(replay_layer_sets(20 * MB, 60 * MB, 16), 9);
+    ck_assert_int_eq(replay_layer_sets(180 * MB, 60 * MB, 16), 1);
+    ck_assert_int_eq(replay_layer_sets(8000 * MB, 60 * MB, 16), 1);
+    /* tiny calls stop at REPLAY_MAX_SETS; nonsense sizes and counts give one set */
+    ck_assert_int_eq(replay_layer_sets(1024, 60 * MB, 1000), REPLAY_MAX_SETS);
+    ck_assert_int_eq(replay_layer_sets(0, 60 * MB, 16), 1);
+    ck_assert_int_eq(replay_layer_sets(-5, 60 * MB, 16), 1);
+    ck_assert_int_eq(replay_layer_sets(3.2 * MB, 0, 16), 1);
+    ck_assert_int_eq(replay_layer_sets(3.2 * MB, 60 * MB, 0), 1);
+    ck_assert_int_eq(replay_layer_sets(3.2 * MB, 60 * MB, 1), 1);
+}
+END_TEST
+
+START_TEST(views_fit_the_pool)
+{
+    const long pools[] = { 128, 129, 640, 1000, 4097, 250000 };
+    for (int i = 0; i < (int)(sizeof pools / sizeof *pools); i++)
+        for (int n = 1; n <= REPLAY_MAX_SETS; n++) {
+            long nb = pools[i], stride = -1, limit = -1;
+            int got = replay_layer_views(nb, n, &stride, &limit);
+            ck_assert_int_eq(got, n);
+            /* the last set's view still holds every id of the table */
+            ck_assert_int_le((got - 1) * stride + limit, nb);
+            ck_assert_int_ge(2 * limit, nb);
+            if (got > 1) {
+                ck_assert_int_ge(stride, 1);
+                /* consecutive layers' views are a stride apart: a call of up to stride
+                 * blocks reads memory of its own in every set */
+                ck_assert_int_eq(stride, nb / (2L * got));
+            } else {
+                ck_assert_int_eq(stride, 0);
+                ck_assert_int_eq(limit, nb);
+            }
+        }
+}
+END_TEST
+
+START_TEST(views_of_a_small_pool)
+{
+    long stride = -1, limit = -1;
+    /* fewer than two blocks a set: one set over the whole pool */
+    ck_assert_int_eq(replay_layer_views(20, 16, &stride, &limit), 1);
+    ck_assert_int_eq(stride, 0);
+    ck_assert_int_eq(limit, 20);
+    ck_assert_int_eq(replay_layer_views(32, 16, &stride, &limit), 16);
+    ck_assert_int_eq(stride, 1);
+    ck_assert_int_eq(limit, 17);
+    ck_assert_int_eq(replay_layer_views(50, 0, &stride, &limit), 1);
+    ck_assert_int_eq(limit, 50);
+}
+END_TEST
+
+int main(void)
+{
+    const check_test_t tests[] = { CHECK_TEST(sets_cover_three_l2), CHECK_TEST(views_fit_the_pool),
+                                   CHECK_TEST(views_of_a_small_pool) };
+    return check_main("replay", "layers", tests, CHECK_N(tests), 0, NULL);
+}
