@@ -50,6 +50,7 @@ extern "C" {
 #define NROT 64                 /* at most this many block tables per attention job: at least 4,
                                    and enough that their KV is 3x the L2 (an engine's next call
                                    reads another layer's KV, so no call finds its KV in L2) */
+#define ELEM_REFRESH 256        /* the elementwise proxy's tensors are refilled after this many runs */
 #define ROT_BYTES (256ul << 20) /* operands rotate through at least this much memory */
 
 
@@ -378,8 +379,10 @@ typedef struct {
     rot_t qbuf, obuf;
     int checked[CK__N][2];
     /* gemm, elementwise, gdn */
-    rot_t wbuf, abuf, cbuf;
+    rot_t wbuf, abuf, cbuf;     /* GEMM weights and activations (and GDN inputs): only ever read */
     rot_t sbuf;                 /* fp32 states */
+    rot_t ebuf;                 /* the elementwise proxy's tensors (it updates its residual in place) */
+    long elem_runs;             /* runs of it since ebuf was last filled */
     half *conv_w, *conv_s, *conv_sn, *norm_w, *gdn_ab;
     int *d_cu;
     int cu_cap;
@@ -715,16 +718,30 @@ static int prepare_elem(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
         snprintf(t->err, sizeof t->err, "odd widths");
         return 1;
     }
-    /* per run: x, res (read + written), y over hidden; gate|up in, out over the MLP width */
-    if (rot_fit(t, &g->abuf, T * (3 * H + 3 * I) * 2) < 0)
+    /* per run: x, res (read + written), y over hidden; gate|up in, out over the MLP width.
+     * A buffer of its own: its residual grows run by run (res += x, and x is the last norm), so
+     * a tensor it writes must be no other kernel's operand (a GEMM's activations drifting
+     * towards a few large values and many zeros draw less power and run faster), and it is
+     * refilled with fresh random values every ELEM_REFRESH runs, here, outside any timing. */
+    size_t had = g->ebuf.cap;
+    if (rot_fit(t, &g->ebuf, T * (3 * H + 3 * I) * 2) < 0)
         return -1;
+    if (g->ebuf.cap != had) {
+        g->elem_runs = 0;   /* rot_reserve filled it afresh */
+    } else if (g->elem_runs >= ELEM_REFRESH) {
+        g->ebuf.seed++;
+        CKA(attn_fill_half_random(g->ebuf.base, g->ebuf.cap / 2, -1.f, 1.f, g->ebuf.seed));
+        CK(cudaDeviceSynchronize());
+        g->elem_runs = 0;
+    }
     return 0;
 }
 
 static int run_elem(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
 {
     size_t T = (size_t)j->tokens, H = g->m.hidden, I = (size_t)g->r.mlp_down_k;
-    half *base = (half *)rot_get(&g->abuf, T * (3 * H + 3 * I) * 2, (int)i);
+    half *base = (half *)rot_get(&g->ebuf, T * (3 * H + 3 * I) * 2, (int)i);
+    g->elem_runs++;
     half *x = base, *res = x + T * H, *y = res + T * H, *gu = y + T * H, *out = gu + 2 * T * I;
     int H2 = (int)(H / 2), I2 = (int)(I / 2);
     rmsnorm_res_kernel<<<(unsigned)T, 256>>>((const half2 *)x, (half2 *)res, (const half2 *)g->norm_w, (half2 *)y, H2);
@@ -1096,7 +1113,7 @@ static void gpu_destroy(calib_timer_t *t)
         cudaFree(g->d_moe_ptr);
         for (int i = 0; i < g->npools; i++)
             attn_kv_free(&g->pools[i].kv);
-        rot_t *rs[] = { &g->qbuf, &g->obuf, &g->wbuf, &g->abuf, &g->cbuf, &g->sbuf };
+        rot_t *rs[] = { &g->qbuf, &g->obuf, &g->wbuf, &g->abuf, &g->cbuf, &g->sbuf, &g->ebuf };
         for (size_t i = 0; i < sizeof rs / sizeof *rs; i++)
             cudaFree(rs[i]->base);
         cudaFree(g->ws);
@@ -1278,7 +1295,7 @@ static int check_elem(calib_timer_t *t, gpu_t *g, double *rel_out)
         return rc;
     size_t T = 3, H = g->m.hidden, I = (size_t)g->r.mlp_down_k, n = T * (3 * H + 3 * I);
     unsigned it = 1;
-    half *d = (half *)rot_get(&g->abuf, n * 2, (int)it);
+    half *d = (half *)rot_get(&g->ebuf, n * 2, (int)it);
     half *h0 = (half *)malloc(n * 2), *h1 = (half *)malloc(n * 2), *hw = (half *)malloc(H * 2);
     int ret = -1;
     if (!h0 || !h1 || !hw)
