@@ -790,9 +790,13 @@ static int prepare_varlen(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
         sl[i] = i < j->rows ? (int)j->seq_len : (int)(j->prefix + j->q);
         need += (sl[i] + j->page - 1) / j->page;
     }
-    if (!g->vl_kv.k || g->vl_kv.page != j->page || g->vl_kv.num_blocks < need) {
+    /* room beyond the call (512 MiB, as pool_for leaves): the rotated batches' random pages
+     * must not find one another's KV in L2, which a pool barely larger than one call's KV
+     * would (an engine's next call reads another layer's KV) */
+    long extra = (long)(512ul * 1024 * 1024 / ((size_t)j->page * g->r.kv_heads * D * 2 * 2)) + 1;
+    if (!g->vl_kv.k || g->vl_kv.page != j->page || g->vl_kv.num_blocks < need + extra / 2) {
         attn_kv_free(&g->vl_kv);
-        long nb = need + need / 2 + 64;
+        long nb = need + (need / 2 > extra ? need / 2 : extra) + 64;
         int rc = attn_varlen_kv_alloc(&g->vl_kv, (int)nb, j->page, g->r.kv_heads, D, 4242u + (unsigned)j->page);
         if (rc) {
             free(ql), free(sl);
