@@ -68,14 +68,15 @@ predict() {
 # tokens but for the serving recordings (h200-serve-*, the library's h200-llama8b-* and
 # h200-qwen3-30b-a3b-*), the scenario from scenarios/ or else scenarios/lib/, the set's bound
 # (5% or its target file's), and the run's step count against the recording's (equal, or within
-# 1% for an open-loop workload).  A row that misses its set's bound or the step rule ends in '!'.
+# 1% for an open-loop workload, or the target file's third number).  A row that misses its set's bound or the step rule ends in '!'.
 h200() {
     echo "| set / recording | decode steps: median / max err | mixed steps: median / max | prefill-only step | A tok/s pred / meas | B prefill s pred / meas | A while both decode | worst window | steps sim / meas | bound |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
     for d in tests/data/replay/*/; do
         d=${d%/}
-        local tmed=5 twin=5
-        [ -f "$d/target" ] && read -r tmed twin < <(grep -v '^#' "$d/target")
+        local tmed=5 twin=5 tsteps=
+        [ -f "$d/target" ] && read -r tmed twin tsteps < <(grep -v '^#' "$d/target")
+        tsteps=${tsteps:-1}
         for f in "$d"/*.steps.csv; do
             n=$(basename "$f" .steps.csv) base=${n%-pace[0-9]*} pace=() cut=(--set workload.requests.B.output_tokens=8)
             [ "$base" != "$n" ] && pace=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${n##*-pace}")
@@ -83,14 +84,14 @@ h200() {
             scn=scenarios/$base.yaml
             [ -f "$scn" ] || scn=scenarios/lib/$base.yaml
             "$bin" rescore "$scn" --measured "$f" "${cut[@]}" \
-                --set "profile=$PWD/$d/profile.yaml" "${pace[@]}" | awk -v n="${d##*/}/$n" -v tmed="$tmed" -v twin="$twin" '
+                --set "profile=$PWD/$d/profile.yaml" "${pace[@]}" | awk -v n="${d##*/}/$n" -v tmed="$tmed" -v twin="$twin" -v tsteps="$tsteps" '
                 function pct(s) { sub(/%/, "", s); s += 0; return s < 0 ? -s : s }
                 BEGIN { dm = mm = pm = a = b = c = "-"; w = "-"; wv = -1; bad = 0 }
                 $1 == "decode"  && NF == 6 { dm = $5 " / " $6; if (pct($5) >= tmed) bad = 1 }
                 $1 == "mixed"   && NF == 6 { mm = $5 " / " $6; if (pct($5) >= tmed) bad = 1 }
                 $1 == "prefill" && NF == 6 { pm = $5; if (pct($5) >= tmed) bad = 1 }
-                $1 == "steps" && NF >= 4 { st = $2 " / " $4; dd = $2 - $4; if (dd < 0) dd = -dd; if (dd > 0.01 * $4) bad = 1 }
-                /^   [a-z_]+ +[-0-9.]+ +[-0-9.]+ +[-+][0-9.]+%$/ {
+                $1 == "steps" && NF >= 4 { st = $2 " / " $4; dd = $2 - $4; if (dd < 0) dd = -dd; if (dd > tsteps / 100 * $4) bad = 1 }
+                /^   [a-z_0-9]+ +[-0-9.]+ +[-0-9.]+ +[-+][0-9.]+%$/ {
                     e = pct($4); if (e >= twin) bad = 1; if (e > wv) { wv = e; w = $1 " " $4 } }
                 $1 == "a_tok_s"      { a = sprintf("%.2f / %.2f (%s)", $2, $3, $4) }
                 $1 == "b_prefill_s"  { b = sprintf("%.2f / %.2f (%s)", $2, $3, $4) }
