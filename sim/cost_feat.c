@@ -453,7 +453,11 @@ static void elem_features(double tokens, const model_rank_t *r, const cost_hw_t 
  *   VARLEN_TILES_TOTAL  every CTA's tiles (throughput: KV streamed, MMAs)
  *   VARLEN_TILES_MAX    the longest walk (a decode row at a long context is one CTA a kv head)
  *   VARLEN_CTAS         M-tiles x kv heads (each loads its Q tile and writes its rows)
- *   VARLEN_SM_TILES     the busiest SM's tiles (0 where the profile records no SMs) */
+ *   VARLEN_SM_TILES     the busiest SM's tiles (0 where the profile records no SMs)
+ *   VARLEN_SLOT_TILES   the busiest slot's tiles (0 likewise): a slot's CTAs run one after
+ *                       another at the latency of a lone walk, while the SM's co-resident CTAs
+ *                       share its throughput (SM_TILES); a profile of five coefficients prices
+ *                       without it */
 typedef struct { long q, seq_len, count; } varlen_rows_t;
 
 static int varlen_bm(int head_dim) { return head_dim >= 256 ? 32 : 64; }
@@ -492,6 +496,7 @@ static void varlen_features(int head_dim, int group, int kv_heads, const varlen_
     feat[VARLEN_TILES_MAX] = (double)maxw;
     feat[VARLEN_CTAS] = ctas;
     feat[VARLEN_SM_TILES] = 0;
+    feat[VARLEN_SLOT_TILES] = 0;
     int sms = hw ? hw->sms : 0;
     if (sms <= 0 || occ <= 0 || maxw <= 0) return;
     /* CTAs per walk length, then longest first onto a heap of slots keyed (load, slot) */
@@ -524,12 +529,14 @@ static void varlen_features(int head_dim, int group, int kv_heads, const varlen_
                 k = m;
             }
         }
-    double *sm = calloc((size_t)sms, sizeof *sm), busiest = 0;
+    double *sm = calloc((size_t)sms, sizeof *sm), busiest = 0, slot = 0;
     if (sm) {
         for (int i = 0; i < nslot; i++) sm[id[i] % sms] += load[i];
         for (int i = 0; i < sms; i++) busiest = fmax(busiest, sm[i]);
     }
+    for (int i = 0; i < nslot; i++) slot = fmax(slot, load[i]);
     feat[VARLEN_SM_TILES] = busiest;
+    feat[VARLEN_SLOT_TILES] = slot;
     free(sm), free(cnt), free(load), free(id);
 }
 

@@ -133,6 +133,7 @@ enum varlen_feat {                     /* decode_rows, ctx, chunks, chunk_q, chu
     VARLEN_TILES_MAX,                  /* the longest CTA's tiles: the critical path */
     VARLEN_CTAS,                       /* CTAs: M-tiles x kv heads */
     VARLEN_SM_TILES,                   /* the busiest SM's tiles, the CTAs longest first to the least loaded slot */
+    VARLEN_SLOT_TILES,                 /* the busiest slot's tiles: its CTAs run one after another */
     VARLEN__N
 };
 enum varlen_col { VARLEN_COL_DECODE_ROWS = 0, VARLEN_COL_CTX, VARLEN_COL_CHUNKS, VARLEN_COL_CHUNK_Q,

@@ -170,6 +170,8 @@ START_TEST(varlen_features_by_hand)
     ck_assert_double_eq(feat[VARLEN_TILES_TOTAL], 144);
     ck_assert_double_eq(feat[VARLEN_TILES_MAX], 16);
     ck_assert_double_eq(feat[VARLEN_SM_TILES], 72);
+    /* 4 slots (2 SMs x 2): the eight 16-tile walks two a slot, then the eight 2-tile ones */
+    ck_assert_double_eq(feat[VARLEN_SLOT_TILES], 36);
     /* a step's call of the same rows prices the same */
     kseg_t segs[3] = { { 0, 1, 1000 }, { 1, 8, 108 }, { 2, 1, 1000 } };
     kcall_t call = { .nseg = 3, .segs = segs, .page = 16 };
@@ -179,6 +181,7 @@ START_TEST(varlen_features_by_hand)
     hw.sms = 0; /* no SM count recorded: no placement */
     ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), 0);
     ck_assert_double_eq(feat[VARLEN_SM_TILES], 0);
+    ck_assert_double_eq(feat[VARLEN_SLOT_TILES], 0);
     row[VARLEN_COL_DECODE_ROWS] = 0, row[VARLEN_COL_CHUNKS] = 0; /* an empty batch */
     ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), -1);
 }
