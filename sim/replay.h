@@ -3,7 +3,8 @@
  * The GPU cost model runs, for every step, exactly the items cost_enumerate() lists --
  * each attention call of the routed plan with this repo's kernels over a real paged KV
  * cache (every request's pages are its own blocks of one pool, so a request's expanded
- * decode rows share their pages as in the engine), the GEMMs of the model's per-rank
+ * decode rows share their pages as in the engine, and each layer of a call reads pages of
+ * its own, as the engine's per-layer caches are read), the GEMMs of the model's per-rank
  * shapes through cuBLAS, the GDN and elementwise proxies -- each item `count` times back
  * to back between CUDA events.  The measured time advances the clock.  Beside it the
  * profile model prices the same step, so prediction and measurement differ only in the
