@@ -874,6 +874,36 @@ START_TEST(decode_mixture_pays_one_reduce)
 }
 END_TEST
 
+/* The n rows priced one by one (their sum in *sum) and in one step together (returned): each
+ * a single call; the call of all n is checked to cost exactly its law on its features. */
+static double price_alone_and_together(cost_model_t *cm, const profile_t *p, const route_cfg_t *rc,
+                                       const kseg_t *rows, int n, const model_rank_t *r, const cost_hw_t *hw,
+                                       double *sum)
+{
+    double whole = 0, t;
+    int grid;
+    *sum = 0;
+    for (int i = 0; i <= n; i++) {
+        route_plan_t plan;
+        route_plan_init(&plan);
+        ck_assert_int_eq(route_step(rc, i < n ? &rows[i] : rows, i < n ? 1 : n, &plan), 0);
+        ck_assert_int_eq(plan.ncalls, 1);
+        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+        if (i < n) *sum += t;
+        else {
+            whole = t;
+            double f[PROF_MAX_COEF];
+            ck_assert_int_eq(cost_item_features(&it, &M, r, hw, f), 0);
+            const prof_law_t *l = prof_find(p, cost_item_law(&it, (char[64]){ 0 }, 64));
+            ck_assert_ptr_nonnull(l);
+            ck_assert_double_eq_tol(whole, prof_eval(l, f), 1e-15);
+        }
+        route_plan_free(&plan);
+    }
+    return whole;
+}
+
 /* Many latency-bound requests in one decode call share its launch: the call costs the law
  * on their union (no points: no anchor), far less than the sum of the requests one by one. */
 START_TEST(decode_pack_is_one_launch)
@@ -889,27 +919,9 @@ START_TEST(decode_pack_is_one_launch)
     route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
     enum { N = 60 };
     kseg_t rows[N];
-    double sum = 0, whole, t;
-    int grid;
+    double sum;
     for (int i = 0; i < N; i++) rows[i] = (kseg_t){ i, 1, 500 + 5 * i };
-    for (int i = 0; i <= N; i++) {
-        route_plan_t plan;
-        route_plan_init(&plan);
-        ck_assert_int_eq(route_step(&rc, i < N ? &rows[i] : rows, i < N ? 1 : N, &plan), 0);
-        ck_assert_int_eq(plan.ncalls, 1);
-        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
-        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
-        if (i < N) sum += t;
-        else {
-            whole = t;
-            double f[PROF_MAX_COEF];
-            ck_assert_int_eq(cost_item_features(&it, &M, &r, &(cost_hw_t){ .sms = 132 }, f), 0);
-            const prof_law_t *l = prof_find(&p, cost_item_law(&it, (char[64]){ 0 }, 64));
-            ck_assert_ptr_nonnull(l);
-            ck_assert_double_eq_tol(whole, prof_eval(l, f), 1e-15);
-        }
-        route_plan_free(&plan);
-    }
+    double whole = price_alone_and_together(cm, &p, &rc, rows, N, &r, &(cost_hw_t){ .sms = 132 }, &sum);
     ck_assert_msg(whole < 0.5 * sum, "one launch %g s, the parts' sum %g s", whole, sum);
     cost_free(cm);
     prof_free(&p);
@@ -936,8 +948,7 @@ START_TEST(decode_pack_takes_requests_of_under_two_waves)
     cost_hw_t hw = { .sms = 132 };
     enum { N = 4 };
     kseg_t rows[N];
-    double sum = 0, whole = 0, t, f[PROF_MAX_COEF];
-    int grid;
+    double sum, whole, f[PROF_MAX_COEF];
     const law_form_t *form = NULL;
     /* the shortest context whose call is more than a wave: the rows' contexts from there */
     long len = 256;
@@ -955,23 +966,7 @@ START_TEST(decode_pack_takes_requests_of_under_two_waves)
     }
     ck_assert_double_lt(f[DECODE_CTAS], 2.0 * hw.sms * form->ctas_per_sm);
     for (int i = 0; i < N; i++) rows[i] = (kseg_t){ i, 1, len + i };
-    for (int i = 0; i <= N; i++) {
-        route_plan_t plan;
-        route_plan_init(&plan);
-        ck_assert_int_eq(route_step(&rc, i < N ? &rows[i] : rows, i < N ? 1 : N, &plan), 0);
-        ck_assert_int_eq(plan.ncalls, 1);
-        cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
-        ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
-        if (i < N) sum += t;
-        else {
-            whole = t;
-            ck_assert_int_eq(cost_item_features(&it, &M, &r, &hw, f), 0);
-            const prof_law_t *l = prof_find(&p, form->name);
-            ck_assert_ptr_nonnull(l);
-            ck_assert_double_eq_tol(whole, prof_eval(l, f), 1e-15);
-        }
-        route_plan_free(&plan);
-    }
+    whole = price_alone_and_together(cm, &p, &rc, rows, N, &r, &hw, &sum);
     ck_assert_msg(whole < sum, "one launch %g s, the parts' sum %g s", whole, sum);
     cost_free(cm);
     prof_free(&p);

@@ -443,16 +443,17 @@ static char *write_tmp(const char *dir, const char *name, const char *text, size
     return p;
 }
 
-static int merge_one(const char *path, char **out, char **err)
+static int merge_files(const char *const *paths, int n, char **out, char **err)
 {
     size_t no = 0, ne = 0;
     FILE *o = open_memstream(out, &no), *e = open_memstream(err, &ne);
-    const char *paths[] = { path };
-    int rc = sweep_merge(paths, 1, o, e);
+    int rc = sweep_merge(paths, n, o, e);
     fclose(o);
     fclose(e);
     return rc;
 }
+
+static int merge_one(const char *path, char **out, char **err) { return merge_files(&path, 1, out, err); }
 
 START_TEST(merge_malformed)
 {
@@ -477,11 +478,7 @@ START_TEST(merge_malformed)
     const char wb[] = "point,scenario,e2e_p99,ttft_p50\r\n0,\"say \"\"hi\"\"\",9,0.4\r\n";
     {
         const char *two[] = { write_tmp(dir, "wa.csv", wa, sizeof wa - 1), write_tmp(dir, "wb.csv", wb, sizeof wb - 1) };
-        size_t no = 0, ne = 0;
-        FILE *fo = open_memstream(&o, &no), *fe = open_memstream(&e, &ne);
-        ck_assert_int_eq(sweep_merge(two, 2, fo, fe), 0);
-        fclose(fo);
-        fclose(fe);
+        ck_assert_int_eq(merge_files(two, 2, &o, &e), 0);
         ck_assert_str_eq(o, "point,scenario,ttft_p50,tpot_p50,e2e_p99\n"
                             "0,\"say \"\"hi\"\"\",0.4,,9\r\n"
                             "1,\"a,b\",0.5,0.02,\n");
@@ -495,11 +492,7 @@ START_TEST(merge_malformed)
     const char db[] = "point,mixed_steps,v\n1,4,5\n";
     {
         const char *two[] = { write_tmp(dir, "da.csv", da, sizeof da - 1), write_tmp(dir, "db.csv", db, sizeof db - 1) };
-        size_t no = 0, ne = 0;
-        FILE *fo = open_memstream(&o, &no), *fe = open_memstream(&e, &ne);
-        ck_assert_int_eq(sweep_merge(two, 2, fo, fe), 0);
-        fclose(fo);
-        fclose(fe);
+        ck_assert_int_eq(merge_files(two, 2, &o, &e), 0);
         ck_assert_str_eq(o, "point,mixed_steps,w,mixed_steps,v\n0,1,2,3,\n1,4,,,5\n");
         free(o);
         free(e);
