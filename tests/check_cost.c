@@ -834,6 +834,18 @@ START_TEST(decode_past_its_page_points_follows_another_page)
 }
 END_TEST
 
+/* The profile model of p for the reference model at TP1, its rank and the router's
+ * configuration at page 784: the decode tests' common start. */
+static cost_model_t *decode_model(const profile_t *p, model_rank_t *r, route_cfg_t *rc)
+{
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    ck_assert_int_eq(model_rank(&M, 1, r), 0);
+    *rc = (route_cfg_t){ .smallq_max_q = 16, .page = 784, .group = r->group, .fp8_bridge_page = 784 };
+    return cm;
+}
+
 /* A launch of two bandwidth-bound requests pays its critical path once: the reduce's depth
  * (the partitions of the longest row) of the longer request, not of both. */
 START_TEST(decode_mixture_pays_one_reduce)
@@ -842,12 +854,9 @@ START_TEST(decode_mixture_pays_one_reduce)
     synthetic(&p, 0);
     for (int i = 0; i < p.nlaws; i++)
         if (!strncmp(p.laws[i].name, "attn.decode_", 12)) p.laws[i].coef[DECODE_REDUCE_DEPTH] = 1e-6;
-    char err[COST_ERR_MAX];
-    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
-    ck_assert_msg(cm != NULL, "%s", err);
     model_rank_t r;
-    model_rank(&M, 1, &r);
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    route_cfg_t rc;
+    cost_model_t *cm = decode_model(&p, &r, &rc);
     kseg_t both[2] = { { 0, 1, 240000 }, { 1, 1, 16384 } };
     double part[2], depth[2], whole = 0;
     for (int k = 0; k < 3; k++) {
@@ -911,12 +920,9 @@ START_TEST(decode_pack_is_one_launch)
     profile_t p;
     synthetic(&p, 0);
     p.sms = 132;
-    char err[COST_ERR_MAX];
-    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
-    ck_assert_msg(cm != NULL, "%s", err);
     model_rank_t r;
-    model_rank(&M, 1, &r);
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    route_cfg_t rc;
+    cost_model_t *cm = decode_model(&p, &r, &rc);
     enum { N = 60 };
     kseg_t rows[N];
     double sum;
@@ -939,12 +945,9 @@ START_TEST(decode_pack_takes_requests_of_under_two_waves)
     /* a wave term: a request's own call pays its partial last wave whole */
     for (int i = 0; i < p.nlaws; i++)
         if (!strncmp(p.laws[i].name, "attn.decode_", 12)) p.laws[i].coef[DECODE_WAVE_TOKENS] = 1e-8;
-    char err[COST_ERR_MAX];
-    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
-    ck_assert_msg(cm != NULL, "%s", err);
     model_rank_t r;
-    model_rank(&M, 1, &r);
-    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    route_cfg_t rc;
+    cost_model_t *cm = decode_model(&p, &r, &rc);
     cost_hw_t hw = { .sms = 132 };
     enum { N = 4 };
     kseg_t rows[N];
