@@ -1083,6 +1083,118 @@ int calib_refit(profile_t *p, const model_t *m, char err[256])
     return 0;
 }
 
+/* 1 when rows x and y of an attention law hold the same shape facts (heads, head size). */
+static int same_attn_shape(const double *x, const double *y)
+{
+    return x[ATTN_COL_Q_HEADS] == y[ATTN_COL_Q_HEADS] && x[ATTN_COL_KV_HEADS] == y[ATTN_COL_KV_HEADS] &&
+           x[ATTN_COL_HEAD_DIM] == y[ATTN_COL_HEAD_DIM];
+}
+
+static int same_gemm_shape(const double *x, const double *y)
+{
+    return x[GEMM_COL_N] == y[GEMM_COL_N] && x[GEMM_COL_K] == y[GEMM_COL_K] && x[GEMM_COL_WB] == y[GEMM_COL_WB];
+}
+
+#define MERGE_NOTE "; with points of "
+
+int calib_merge(profile_t *a, const profile_t *b, FILE *note, char err[256])
+{
+    if (strcmp(a->gpu, b->gpu) || a->sms != b->sms || a->tp != b->tp) {
+        snprintf(err, 256, "%.60s was measured on %.40s (%d SMs) at tp %d, %.60s on %.40s (%d SMs) at tp %d: "
+                 "merge the profiles of one card and TP degree", b->path, b->gpu, b->sms, b->tp, a->path, a->gpu,
+                 a->sms, a->tp);
+        return -1;
+    }
+    /* first every check, then the changes: a is left as it was on an error */
+    for (int pass = 0, taken = 0; pass < 2; pass++) {
+        for (int li = 0; li < b->nlaws; li++) {
+            const prof_law_t *lb = &b->laws[li];
+            const law_form_t *f = law_find(lb->name);
+            if (lb->npts == 0) continue;
+            int attn = f && f->shape_facts && f->family != LF_GEMM && law_has_facts(f, lb->ncols);
+            int gemm = f && f->family == LF_GEMM && lb->ncols > GEMM_COL_WB;
+            if (!attn && !gemm) {
+                if (pass == 1 && note)
+                    fprintf(note, "calib: --merge: %s's %d %s points left out (not keyed by shape: %s's stay)\n",
+                            b->path, lb->npts, lb->name, a->path);
+                continue;
+            }
+            prof_law_t *la = (prof_law_t *)prof_find(a, lb->name);
+            if (la && la->ncols != lb->ncols) {
+                snprintf(err, 256, "%s: %.60s's points have %d columns, %.60s's %d", lb->name, b->path, lb->ncols,
+                         a->path, la->ncols);
+                return -1;
+            }
+            int nc = lb->ncols, keep = 0;
+            double *pts = pass ? malloc((size_t)(lb->npts + (la ? la->npts : 0)) * nc * sizeof *pts) : NULL;
+            if (pass && !pts) {
+                snprintf(err, 256, "out of memory");
+                return -1;
+            }
+            if (pass && la) memcpy(pts, la->pts, (size_t)la->npts * nc * sizeof *pts);
+            int base = pass && la ? la->npts : 0, skipped = 0;
+            for (int i = 0; i < lb->npts; i++) {
+                const double *row = lb->pts + (size_t)i * nc;
+                int dup = 0;
+                for (int k = 0; la && k < la->npts && !dup; k++)
+                    dup = attn ? same_attn_shape(row, la->pts + (size_t)k * nc) : same_gemm_shape(row, la->pts + (size_t)k * nc);
+                if (dup && attn) {
+                    snprintf(err, 256, "%s: %.60s holds points of %g q / %g kv heads, head_dim %g, as %.60s does: "
+                             "merge calibrations of other shapes", lb->name, b->path, row[ATTN_COL_Q_HEADS],
+                             row[ATTN_COL_KV_HEADS], row[ATTN_COL_HEAD_DIM], a->path);
+                    free(pts);
+                    return -1;
+                }
+                if (dup) {
+                    skipped++;
+                    continue;
+                }
+                if (pass) memcpy(pts + (size_t)(base + keep) * nc, row, (size_t)nc * sizeof *pts);
+                keep++;
+            }
+            if (!pass) {
+                if ((la ? la->npts : 0) + keep > PROF_MAX_POINTS) {
+                    snprintf(err, 256, "%s: %d points merged, more than a law may hold (%d)", lb->name,
+                             (la ? la->npts : 0) + keep, PROF_MAX_POINTS);
+                    return -1;
+                }
+                continue;
+            }
+            if (skipped && note)
+                fprintf(note, "calib: --merge: %s's %d %s points of shapes %s holds left out\n", b->path, skipped,
+                        lb->name, a->path);
+            if (!keep) {
+                free(pts);
+                continue;
+            }
+            int added = !la;
+            if (added) {            /* b's law as it is, its provenance b's */
+                prof_law_t nl = *lb;
+                nl.npts = 0;
+                nl.pts = NULL;
+                if (prof_put(a, &nl) < 0) {
+                    free(pts);
+                    snprintf(err, 256, "out of memory");
+                    return -1;
+                }
+                la = (prof_law_t *)prof_find(a, lb->name);
+            }
+            free(la->pts);
+            la->pts = pts;
+            la->npts = base + keep;
+            taken += keep;
+            char *refit = strstr(la->provenance, REFIT_NOTE);   /* a refit follows: its note goes */
+            if (refit) *refit = 0;
+            size_t len = strlen(la->provenance);
+            if (!added && len + strlen(MERGE_NOTE) + strlen(b->model) + 64 < sizeof la->provenance)
+                snprintf(la->provenance + len, sizeof la->provenance - len, "%s%s (%s, revision %s)", MERGE_NOTE,
+                         b->model, b->date, b->revision);
+        }
+        if (pass) return taken;
+    }
+    return 0;
+}
+
 void calib_print_fits(const profile_t *p, FILE *f)
 {
     fprintf(f, "%-26s %6s %9s %9s  %s\n", "law", "points", "median%", "max%", "coefficients");
@@ -1151,7 +1263,8 @@ static void usage(FILE *f)
             "             [--smoke] [--only law[,law...]] [--repeats N] [--budget-s S] [--keep-going] [--no-sustain]\n"
             "             [--sustain] [--no-recheck] [--quiet] [--varlen] [--moe E,TOPK,WIDTH] [--points-log F.csv]\n"
             "             [--preload-study]\n"
-            "       calib --refit IN.yaml --model models/<m>.yaml [--out OUT.yaml] [--residuals N [--only law,...]]\n"
+            "       calib --refit IN.yaml [--merge B.yaml] --model models/<m>.yaml [--out OUT.yaml]\n"
+            "             [--residuals N [--only law,...]]\n"
             "Times this repo's attention kernels, cuBLAS GEMMs of the model's per-rank shapes and\n"
             "the GDN / elementwise proxies on the GPU at hand, fits the cost laws and writes the\n"
             "profile.  --only keeps laws whose names start with one of the prefixes.  A point far\n"
@@ -1168,11 +1281,15 @@ static void usage(FILE *f)
             "(this revision's law forms, IN's SMs and ceilings, the model at IN's TP degree) and\n"
             "writes OUT (IN may be OUT); points and metadata are kept as they are.  --residuals N\n"
             "lists each law's N points farthest from the refit law (shape, measured, fitted,\n"
-            "error), --only limiting it to some laws; without --out nothing is written.\n");
+            "error), --only limiting it to some laws; without --out nothing is written.  --merge B\n"
+            "first adds B's points of other shapes (attention laws with their heads and head size,\n"
+            "gemm by (n, k)) from a calibration of another model on the same card and TP degree, so\n"
+            "one profile measures both models' attention and GEMMs (calib_merge, calib.h).\n");
 }
 
 /* calib --refit: load, check the model and TP against the profile's, refit, save. */
-static int refit_main(const char *in, const char *out, const model_t *m, int tp, int residuals, const char *only)
+static int refit_main(const char *in, const char *merge, const char *out, const model_t *m, int tp, int residuals,
+                      const char *only)
 {
     profile_t p;
     char perr[PROF_ERR_MAX], err[256];
@@ -1185,6 +1302,23 @@ static int refit_main(const char *in, const char *out, const model_t *m, int tp,
                 tp ? tp : p.tp);
         prof_free(&p);
         return 2;
+    }
+    if (merge) {
+        profile_t b;
+        if (prof_load_any(merge, &b, perr) < 0) {
+            fprintf(stderr, "calib: %s\n", perr);
+            prof_free(&p);
+            return 2;
+        }
+        int n = calib_merge(&p, &b, stderr, err);
+        if (n < 0) {
+            fprintf(stderr, "calib: --merge: %s\n", err);
+            prof_free(&b);
+            prof_free(&p);
+            return 2;
+        }
+        printf("calib: merged %d points of %s (%s at tp %d) into %s\n", n, merge, b.model, b.tp, in);
+        prof_free(&b);
     }
     if (calib_refit(&p, m, err) < 0) {
         fprintf(stderr, "calib: %s: %s\n", in, err);
@@ -1215,7 +1349,7 @@ static int refit_main(const char *in, const char *out, const model_t *m, int tp,
 int calib_main(int argc, char **argv, calib_timer_ctor mk)
 {
     calib_opts_t o;
-    const char *refit = NULL;
+    const char *refit = NULL, *merge = NULL;
     int tp_set = 0, residuals = 0;
     calib_opts_default(&o);
     for (int i = 1; i < argc; i++) {
@@ -1254,6 +1388,8 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.out_path = v, i++;
         } else if (!strcmp(a, "--refit")) {
             refit = v, i++;
+        } else if (!strcmp(a, "--merge")) {
+            merge = v, i++;
         } else if (!strcmp(a, "--only")) {
             o.only = v, i++;
         } else if (!strcmp(a, "--residuals")) {
@@ -1303,6 +1439,11 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             return 2;
         }
     }
+    if (merge && !refit) {
+        fprintf(stderr, "calib: --merge needs --refit (the profile to merge into)\n");
+        usage(stderr);
+        return 2;
+    }
     if (residuals && !refit) {
         fprintf(stderr, "calib: --residuals needs --refit\n");
         usage(stderr);
@@ -1321,7 +1462,7 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
         return 1;
     }
     if (refit)
-        return refit_main(refit, o.out_path, &m, tp_set ? o.tp : 0, residuals, o.only);
+        return refit_main(refit, merge, o.out_path, &m, tp_set ? o.tp : 0, residuals, o.only);
     model_rank_t r;
     if (model_rank(&m, o.tp, &r) < 0) {
         fprintf(stderr, "calib: --tp %d does not divide %s's heads\n", o.tp, m.name);

@@ -192,6 +192,16 @@ int calib_refit(profile_t *p, const model_t *m, char err[256]);
 
 /* The fit table: law, points, median and max relative error, coefficients. */
 void calib_print_fits(const profile_t *p, FILE *f);
+/* calib --merge: b's points of the laws keyed by shape -- the attention laws whose points
+ * record their heads and head size, and gemm, keyed by (n, k) -- added to a's, so that one
+ * profile holds a calibration of another model's attention and GEMM shapes beside a's own
+ * (the grid interpolates within a shape, the laws fit over all).  b must be of a's card (gpu
+ * and SMs) and TP degree; an attention shape a already holds is refused (two calibrations of
+ * one shape); b's gemm points of an (n, k, weight bytes) a already holds are left out, as are
+ * b's laws not keyed by shape (gdn, elementwise, varlen, MoE: a's stay), each named on note.
+ * The laws that took points say so in their provenance; a caller refits them (calib_refit).
+ * Returns the points taken, or -1 with err filled (a is then unchanged in its laws' points). */
+int calib_merge(profile_t *a, const profile_t *b, FILE *note, char err[256]);
 
 /* Per law of p that has points (and whose name starts with one of only's comma-separated
  * prefixes; NULL = all): its n points of largest relative residual under its current

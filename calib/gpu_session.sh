@@ -9,6 +9,9 @@
 #   3. the reference replays priced by that profile (calib/replay_h200.sh), every step and
 #      item predicted beside measured, the SM clock sampled   -> OUT/replay.txt, replay-steps.tgz
 #      (REPLAY_REF=0 skips them)
+#   1b. (ALSO_MODEL=models/<m>.yaml) calib of that model's fp16 attention laws and GEMMs on the
+#      same card, merged into OUT/h200.yaml (calib --refit --merge): one profile measures both
+#      models' attention shapes                                  -> appended to OUT/calib.txt
 # CALIB_ARGS are added to calib's (e.g. "--varlen --moe 128,8,768" for the opt-in laws).
 # Usage: calib/gpu_session.sh OUT [BINDIR]   (BINDIR holds calib and pacesim-gpu, e.g. the
 # static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  At most 8 files in OUT.
@@ -31,7 +34,16 @@ fi
     >> "$work/calib.txt" 2>&1 || echo "calib rc=$?" >> "$work/calib.txt"
 cp "$work/calib.txt" "$out/calib.txt"
 [ -f "$work/points.csv" ] && gzip -c "$work/points.csv" > "$out/points.csv.gz"
-grep -E "sustained|rc=" "$out/calib.txt"
+if [ -n "${ALSO_MODEL:-}" ]; then
+    also=attn.prefill_bm32.fp16,attn.prefill_generic.fp16,attn.prefill_lowsmem.fp16,attn.decode_xqa.fp16
+    also=$also,attn.decode_scalar.fp16,gemm
+    { echo "== calib $ALSO_MODEL ($also), merged"; date; } >> "$out/calib.txt"
+    "$bindir/calib" --model "$ALSO_MODEL" --tp 1 --out "$work/also.yaml" --keep-going --only "$also" \
+        >> "$out/calib.txt" 2>&1 \
+    && "$bindir/calib" --refit "$out/h200.yaml" --merge "$work/also.yaml" --model models/qwen3.8-27b.yaml \
+        --out "$out/h200.yaml" >> "$out/calib.txt" 2>&1 || echo "calib (ALSO_MODEL) rc=$?" >> "$out/calib.txt"
+fi
+grep -E "sustained|rc=|merged" "$out/calib.txt"
 if [ "${SERVE:-0}" = 1 ]; then
     PROFILE=$out/h200.yaml bash calib/replay_serve.sh "$work/s" "$bindir/pacesim-gpu" > "$out/serve.txt" 2>&1
     cp "$out/h200.yaml" "$work/s/profile.yaml"

@@ -1256,6 +1256,171 @@ START_TEST(driver_varlen_moe)
 }
 END_TEST
 
+/* One profile for two models: calib --merge adds a calibration of another attention shape
+ * (head_dim 128, 8 kv heads) to the reference model's: its attention points as a shape of their
+ * own, its GEMM shapes that are new; the laws not keyed by shape stay the first's.  An item of
+ * the second model is then priced from its own points (the grid), where before it was priced by
+ * the laws outside the envelope. */
+static int point_priced_from_grid(const profile_t *p, const model_t *m, const prof_law_t *l, const double *row)
+{
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(p, m, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    model_rank_t r;
+    ck_assert_int_eq(model_rank(m, 1, &r), 0);
+    int rows = (int)row[ATTN_COL_ROWS];
+    kseg_t segs[PROF_MAX_ROWS];
+    for (int i = 0; i < rows; i++) segs[i] = (kseg_t){ i, (int)row[ATTN_COL_Q], (long)row[ATTN_COL_SEQ_LEN] };
+    kcall_t call = { .nseg = rows, .segs = segs, .page = (int)row[ATTN_COL_PAGE], .route = ROUTE_DECODE_XQA };
+    cost_item_t it = { .kind = CI_ATTN, .call = &call, .count = 1, .part = CP_ATTN };
+    char name[64];
+    ck_assert_str_eq(cost_item_law(&it, name, sizeof name), l->name);
+    double t;
+    int grid = -1;
+    ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+    ck_assert(t > 0);
+    cost_free(cm);
+    return grid;
+}
+
+START_TEST(merge_adds_another_shape)
+{
+    model_t hd;
+    model_rank_t hr;
+    char serr[SCN_ERR_MAX], err[256];
+    ck_assert_msg(scn_load_model("models/hybrid-hd128-kv8-fp16.yaml", &hd, serr) == 0, "%s", serr);
+    ck_assert_int_eq(model_rank(&hd, 1, &hr), 0);
+    calib_opts_t o;
+    calib_opts_default(&o);
+    o.quiet = 1;
+    o.smoke = 1;
+    profile_t a, b, a0;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &a, NULL, err) == 0, "%s", err);
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &a0, NULL, err) == 0, "%s", err);
+    fk.m = &hd, fk.r = hr;        /* the second model's calibration on the same (fake) card */
+    o.only = "attn.,gemm";
+    ck_assert_msg(calib_run(&o, &ft, &hd, &b, NULL, err) == 0, "%s", err);
+    fk.m = &ref_model, fk.r = ref_rank;
+    const prof_law_t *bx = prof_find(&b, "attn.decode_xqa.fp16");
+    ck_assert_ptr_nonnull(bx);
+    ck_assert_ptr_null(prof_find(&b, "gdn"));
+    const double *row = bx->pts;  /* one of the second model's points */
+    ck_assert_double_eq(row[ATTN_COL_KV_HEADS], 8);
+    ck_assert_double_eq(row[ATTN_COL_HEAD_DIM], 128);
+    ck_assert_int_eq(point_priced_from_grid(&a, &hd, bx, row), 0);
+    /* how many of b's GEMM points are of shapes a lacks */
+    const prof_law_t *ag = prof_find(&a, "gemm"), *bg = prof_find(&b, "gemm");
+    int new_gemm = 0;
+    for (int i = 0; i < bg->npts; i++) {
+        const double *x = bg->pts + (size_t)i * bg->ncols;
+        int seen = 0;
+        for (int k = 0; k < ag->npts && !seen; k++) {
+            const double *y = ag->pts + (size_t)k * ag->ncols;
+            seen = x[GEMM_COL_N] == y[GEMM_COL_N] && x[GEMM_COL_K] == y[GEMM_COL_K] && x[GEMM_COL_WB] == y[GEMM_COL_WB];
+        }
+        new_gemm += !seen;
+    }
+    ck_assert_int_gt(new_gemm, 0);                  /* the qkv and o projections of other heads */
+    ck_assert_int_lt(new_gemm, bg->npts);           /* and the MLP and lm_head of the same widths */
+    int expect = new_gemm;
+    for (int i = 0; i < b.nlaws; i++)
+        if (!strncmp(b.laws[i].name, "attn.", 5)) expect += b.laws[i].npts;
+    char *notes = NULL;
+    size_t nn = 0;
+    FILE *note = open_memstream(&notes, &nn);
+    ck_assert_int_eq(calib_merge(&a, &b, note, err), expect);
+    fclose(note);
+    ck_assert_msg(strstr(notes, "gemm points of shapes") != NULL, "%s", notes);
+    for (int i = 0; i < a.nlaws; i++) {
+        const prof_law_t *l = &a.laws[i], *l0 = prof_find(&a0, l->name), *lb = prof_find(&b, l->name);
+        ck_assert_ptr_nonnull(l0);
+        int added = !strcmp(l->name, "gemm") ? new_gemm : lb && !strncmp(l->name, "attn.", 5) ? lb->npts : 0;
+        ck_assert_int_eq(l->npts, l0->npts + added);
+        ck_assert_int_eq(memcmp(l->pts, l0->pts, (size_t)l0->npts * l->ncols * sizeof(double)), 0);
+        if (added) ck_assert_msg(strstr(l->provenance, "with points of hybrid-hd128-kv8-fp16"), "%s", l->provenance);
+        else ck_assert_str_eq(l->provenance, l0->provenance);
+    }
+    ck_assert_int_eq(calib_refit(&a, &ref_model, err), 0);
+    ck_assert_int_eq(point_priced_from_grid(&a, &hd, bx, row), 1);
+    /* refused, a left as it was: b again (a holds its shapes now), another TP degree, another card */
+    int before = prof_find(&a, "gemm")->npts;
+    ck_assert_int_eq(calib_merge(&a, &b, NULL, err), -1);
+    ck_assert_msg(strstr(err, "merge calibrations of other shapes") != NULL, "%s", err);
+    ck_assert_int_eq(prof_find(&a, "gemm")->npts, before);
+    int a0_gemm = prof_find(&a0, "gemm")->npts;
+    b.tp = 2;
+    ck_assert_int_eq(calib_merge(&a0, &b, NULL, err), -1);
+    ck_assert_msg(strstr(err, "one card and TP degree") != NULL, "%s", err);
+    b.tp = a0.tp;
+    snprintf(b.gpu, sizeof b.gpu, "another card");
+    err[0] = 0;
+    ck_assert_int_eq(calib_merge(&a0, &b, NULL, err), -1);
+    ck_assert_msg(strstr(err, "another card") != NULL, "%s", err);
+    ck_assert_int_eq(prof_find(&a0, "gemm")->npts, a0_gemm);
+    free(notes);
+    prof_free(&a);
+    prof_free(&a0);
+    prof_free(&b);
+}
+END_TEST
+
+/* calib --refit A --merge B: the merge on the command line; --merge alone, a missing B: exit 2 */
+START_TEST(merge_command_line)
+{
+    model_t hd;
+    model_rank_t hr;
+    char serr[SCN_ERR_MAX], err[256], perr[PROF_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/hybrid-hd128-kv8-fp16.yaml", &hd, serr) == 0, "%s", serr);
+    ck_assert_int_eq(model_rank(&hd, 1, &hr), 0);
+    calib_opts_t o;
+    calib_opts_default(&o);
+    o.quiet = 1;
+    o.smoke = 1;
+    profile_t a, b, c;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &a, NULL, err) == 0, "%s", err);
+    fk.m = &hd, fk.r = hr;
+    o.only = "attn.decode,gemm";
+    ck_assert_msg(calib_run(&o, &ft, &hd, &b, NULL, err) == 0, "%s", err);
+    fk.m = &ref_model, fk.r = ref_rank;
+    char pa[] = "/tmp/check_calib_a.XXXXXX", pb[] = "/tmp/check_calib_b.XXXXXX", pc[] = "/tmp/check_calib_c.XXXXXX";
+    char *paths[] = { pa, pb, pc };
+    for (int i = 0; i < 3; i++) {
+        int fd = mkstemp(paths[i]);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+    }
+    ck_assert_int_eq(prof_save(pa, &a), 0);
+    ck_assert_int_eq(prof_save(pb, &b), 0);
+    char *argv[] = { "calib", "--refit", pa, "--merge", pb, "--model", "models/qwen3.8-27b.yaml", "--out", pc, NULL };
+    FILE *keep = stdout, *keep_err = stderr;
+    stdout = tmpfile();
+    stderr = tmpfile();
+    int rc = calib_main(9, argv, no_timer);
+    char *alone[] = { "calib", "--merge", pb, "--model", "models/qwen3.8-27b.yaml", "--out", pc, NULL };
+    int rc_alone = calib_main(7, alone, no_timer);
+    char *missing[] = { "calib", "--refit", pa, "--merge", "/nonexistent/b.yaml", "--model", "models/qwen3.8-27b.yaml",
+                        "--out", pc, NULL };
+    int rc_missing = calib_main(9, missing, no_timer);
+    char *twice[] = { "calib", "--refit", pa, "--merge", pa, "--model", "models/qwen3.8-27b.yaml", "--out", pc, NULL };
+    int rc_twice = calib_main(9, twice, no_timer);
+    fclose(stdout);
+    fclose(stderr);
+    stdout = keep, stderr = keep_err;
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(rc_alone, 2);
+    ck_assert_int_eq(rc_missing, 2);
+    ck_assert_int_eq(rc_twice, 2);
+    ck_assert_msg(prof_load(pc, &c, perr) == 0, "%s", perr);
+    const prof_law_t *cx = prof_find(&c, "attn.decode_xqa.fp16");
+    ck_assert_int_eq(cx->npts, prof_find(&a, "attn.decode_xqa.fp16")->npts + prof_find(&b, "attn.decode_xqa.fp16")->npts);
+    ck_assert_str_eq(c.model, a.model);
+    for (int i = 0; i < 3; i++) unlink(paths[i]);
+    prof_free(&a);
+    prof_free(&b);
+    prof_free(&c);
+}
+END_TEST
+
 /* The whole grid calib measures on a GPU (every law, the opt-in ones too) is a profile that
  * prof_save writes and prof_load reads back. */
 START_TEST(driver_full_grid_saves)
@@ -1372,7 +1537,7 @@ int main(void)
         CHECK_TEST(driver_points_log),
         CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals),
         CHECK_TEST(grid_varlen_moe), CHECK_TEST(driver_varlen_moe), CHECK_TEST(driver_full_grid_saves),
-        CHECK_TEST(driver_library_models)};
+        CHECK_TEST(driver_library_models), CHECK_TEST(merge_adds_another_shape), CHECK_TEST(merge_command_line)};
     gsl_set_error_handler_off();
     return check_main("calib", "host", tests, CHECK_N(tests), 60, setup_all);
 }
