@@ -1156,7 +1156,7 @@ START_TEST(grid_varlen_moe)
     o.only = "attn.varlen,gemm.moe";
     ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &j, &n), 0);
     const calib_law_spec_t *ls = calib_laws(&nl);
-    int nv = 0, nm = 0, skewed = 0, mixed = 0, alone = 0;
+    int nv = 0, nm = 0, skewed = 0, mixed = 0, alone = 0, past_tile = 0;
     for (int i = 0; i < n; i++) {
         double feat[PROF_MAX_COEF];
         ck_assert_int_eq(cost_point_features(ls[j[i].law].name, j[i].x, &ref_model, &ref_rank, &fake_hw, feat), 0);
@@ -1180,10 +1180,15 @@ START_TEST(grid_varlen_moe)
             ck_assert(j[i].n == 2 * 768 || j[i].n == ref_model.hidden);
             skewed += j[i].skew > 0;
             ck_assert(feat[MOE_ACTIVE] >= 1 && feat[MOE_ACTIVE] <= 128);
+            long cnt[LAW_MOE_MAX_EXPERTS], most = 0;
+            ck_assert_int_ge(law_moe_counts(j[i].tokens, 128, 8, j[i].skew, cnt), 1);
+            for (int e = 0; e < 128; e++) most = cnt[e] > most ? cnt[e] : most;
+            past_tile += j[i].skew == 0 && (most == 65 || most == 96 || most == 129 || most == 192);
         }
     }
     ck_assert_int_eq(nv, 32);
-    ck_assert_int_eq(nm, 28);
+    ck_assert_int_eq(nm, 36);
+    ck_assert_int_eq(past_tile, 8);   /* up and down just past 64 and 128 rows an expert, and between */
     ck_assert_int_ge(mixed, 18);
     ck_assert_int_ge(alone, 4);
     ck_assert_int_gt(skewed, 0);
@@ -1197,7 +1202,7 @@ START_TEST(grid_varlen_moe)
     o.tp = 2;
     o.varlen = 0;
     ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &j, &n), 0);
-    ck_assert_int_eq(n, 28);
+    ck_assert_int_eq(n, 36);
     for (int i = 0; i < n; i++)
         ck_assert(j[i].n == 768 || j[i].k == 384);
     free(j);
@@ -1226,7 +1231,7 @@ START_TEST(driver_varlen_moe)
     ck_assert_ptr_nonnull(prof_find(&p, "attn.varlen.fp16"));
     ck_assert_ptr_nonnull(prof_find(&p, "gemm.moe.fp16"));
     ck_assert_int_eq(prof_find(&p, "attn.varlen.fp16")->npts, 32);
-    ck_assert_int_eq(prof_find(&p, "gemm.moe.fp16")->npts, 28);
+    ck_assert_int_eq(prof_find(&p, "gemm.moe.fp16")->npts, 36);
     check_recovered_only(&p, 1e-6, 1e-6, "attn.varlen.fp16,gemm.moe.fp16");
     /* what calib measured is a profile prof_save writes and prof_load reads back (decode rows,
      * chunks and prefixes of 0, a skew of 0 are points of these grids) */
@@ -1239,7 +1244,7 @@ START_TEST(driver_varlen_moe)
     char perr[PROF_ERR_MAX];
     ck_assert_msg(prof_load(path, &back, perr) == 0, "%s", perr);
     ck_assert_int_eq(prof_find(&back, "attn.varlen.fp16")->npts, 32);
-    ck_assert_int_eq(prof_find(&back, "gemm.moe.fp16")->npts, 28);
+    ck_assert_int_eq(prof_find(&back, "gemm.moe.fp16")->npts, 36);
     prof_free(&back);
     unlink(path);
     prof_free(&p);
