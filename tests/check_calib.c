@@ -1288,24 +1288,33 @@ static int point_priced_from_grid(const profile_t *p, const model_t *m, const pr
     return grid;
 }
 
-START_TEST(merge_adds_another_shape)
+/* The reference model's smoke calibration into *a and the head_dim-128 model's (laws `only`)
+ * into *b, on the same fake card; *hd is that model. */
+static void two_calibrations(profile_t *a, profile_t *b, model_t *hd, const char *only)
 {
-    model_t hd;
     model_rank_t hr;
     char serr[SCN_ERR_MAX], err[256];
-    ck_assert_msg(scn_load_model("models/hybrid-hd128-kv8-fp16.yaml", &hd, serr) == 0, "%s", serr);
-    ck_assert_int_eq(model_rank(&hd, 1, &hr), 0);
+    ck_assert_msg(scn_load_model("models/hybrid-hd128-kv8-fp16.yaml", hd, serr) == 0, "%s", serr);
+    ck_assert_int_eq(model_rank(hd, 1, &hr), 0);
     calib_opts_t o;
     calib_opts_default(&o);
     o.quiet = 1;
     o.smoke = 1;
-    profile_t a, b, a0;
-    ck_assert_msg(calib_run(&o, &ft, &ref_model, &a, NULL, err) == 0, "%s", err);
-    ck_assert_msg(calib_run(&o, &ft, &ref_model, &a0, NULL, err) == 0, "%s", err);
-    fk.m = &hd, fk.r = hr;        /* the second model's calibration on the same (fake) card */
-    o.only = "attn.,gemm";
-    ck_assert_msg(calib_run(&o, &ft, &hd, &b, NULL, err) == 0, "%s", err);
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, a, NULL, err) == 0, "%s", err);
+    fk.m = hd, fk.r = hr;
+    o.only = only;
+    ck_assert_msg(calib_run(&o, &ft, hd, b, NULL, err) == 0, "%s", err);
     fk.m = &ref_model, fk.r = ref_rank;
+}
+
+START_TEST(merge_adds_another_shape)
+{
+    model_t hd;
+    char err[256];
+    profile_t a, b, a0, b0;
+    two_calibrations(&a, &b, &hd, "attn.,gemm");
+    two_calibrations(&a0, &b0, &hd, "attn.,gemm");   /* a0: a as it was, to compare with */
+    prof_free(&b0);
     const prof_law_t *bx = prof_find(&b, "attn.decode_xqa.fp16");
     ck_assert_ptr_nonnull(bx);
     ck_assert_ptr_null(prof_find(&b, "gdn"));
@@ -1373,20 +1382,9 @@ END_TEST
 START_TEST(merge_command_line)
 {
     model_t hd;
-    model_rank_t hr;
-    char serr[SCN_ERR_MAX], err[256], perr[PROF_ERR_MAX];
-    ck_assert_msg(scn_load_model("models/hybrid-hd128-kv8-fp16.yaml", &hd, serr) == 0, "%s", serr);
-    ck_assert_int_eq(model_rank(&hd, 1, &hr), 0);
-    calib_opts_t o;
-    calib_opts_default(&o);
-    o.quiet = 1;
-    o.smoke = 1;
+    char perr[PROF_ERR_MAX];
     profile_t a, b, c;
-    ck_assert_msg(calib_run(&o, &ft, &ref_model, &a, NULL, err) == 0, "%s", err);
-    fk.m = &hd, fk.r = hr;
-    o.only = "attn.decode,gemm";
-    ck_assert_msg(calib_run(&o, &ft, &hd, &b, NULL, err) == 0, "%s", err);
-    fk.m = &ref_model, fk.r = ref_rank;
+    two_calibrations(&a, &b, &hd, "attn.decode,gemm");
     char pa[] = "/tmp/check_calib_a.XXXXXX", pb[] = "/tmp/check_calib_b.XXXXXX", pc[] = "/tmp/check_calib_c.XXXXXX";
     char *paths[] = { pa, pb, pc };
     for (int i = 0; i < 3; i++) {
