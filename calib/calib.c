@@ -1093,16 +1093,29 @@ int calib_refit(profile_t *p, const model_t *m, char err[256])
     return 0;
 }
 
-/* 1 when rows x and y of an attention law hold the same shape facts (heads, head size). */
-static int same_attn_shape(const double *x, const double *y)
+/* What calib_merge does with b's law lb: 1 merge it as attention points keyed by their
+ * shape facts, 2 as gemm points keyed by (n, k, weight bytes), 0 leave it out. */
+static int merge_kind(const prof_law_t *lb)
 {
-    return x[ATTN_COL_Q_HEADS] == y[ATTN_COL_Q_HEADS] && x[ATTN_COL_KV_HEADS] == y[ATTN_COL_KV_HEADS] &&
-           x[ATTN_COL_HEAD_DIM] == y[ATTN_COL_HEAD_DIM];
+    const law_form_t *f = law_find(lb->name);
+    if (f && f->shape_facts && f->family != LF_GEMM && law_has_facts(f, lb->ncols)) return 1;
+    if (f && f->family == LF_GEMM && lb->ncols > GEMM_COL_WB) return 2;
+    return 0;
 }
 
-static int same_gemm_shape(const double *x, const double *y)
+/* Whether la (may be NULL) already holds the shape of b's row: the same heads and head size
+ * (kind 1), the same n, k and weight bytes (kind 2). */
+static int merge_has_shape(const prof_law_t *la, const double *row, int kind)
 {
-    return x[GEMM_COL_N] == y[GEMM_COL_N] && x[GEMM_COL_K] == y[GEMM_COL_K] && x[GEMM_COL_WB] == y[GEMM_COL_WB];
+    for (int k = 0; la && k < la->npts; k++) {
+        const double *y = la->pts + (size_t)k * la->ncols;
+        if (kind == 1 ? row[ATTN_COL_Q_HEADS] == y[ATTN_COL_Q_HEADS] && row[ATTN_COL_KV_HEADS] == y[ATTN_COL_KV_HEADS] &&
+                            row[ATTN_COL_HEAD_DIM] == y[ATTN_COL_HEAD_DIM]
+                      : row[GEMM_COL_N] == y[GEMM_COL_N] && row[GEMM_COL_K] == y[GEMM_COL_K] &&
+                            row[GEMM_COL_WB] == y[GEMM_COL_WB])
+            return 1;
+    }
+    return 0;
 }
 
 #define MERGE_NOTE "; with points of "
@@ -1115,94 +1128,87 @@ int calib_merge(profile_t *a, const profile_t *b, FILE *note, char err[256])
                  a->sms, a->tp);
         return -1;
     }
-    /* first every check, then the changes: a is left as it was on an error */
-    for (int pass = 0, taken = 0; pass < 2; pass++) {
-        for (int li = 0; li < b->nlaws; li++) {
-            const prof_law_t *lb = &b->laws[li];
-            const law_form_t *f = law_find(lb->name);
-            if (lb->npts == 0) continue;
-            int attn = f && f->shape_facts && f->family != LF_GEMM && law_has_facts(f, lb->ncols);
-            int gemm = f && f->family == LF_GEMM && lb->ncols > GEMM_COL_WB;
-            if (!attn && !gemm) {
-                if (pass == 1 && note)
-                    fprintf(note, "calib: --merge: %s's %d %s points left out (not keyed by shape: %s's stay)\n",
-                            b->path, lb->npts, lb->name, a->path);
-                continue;
-            }
-            prof_law_t *la = (prof_law_t *)prof_find(a, lb->name);
-            if (la && la->ncols != lb->ncols) {
-                snprintf(err, 256, "%s: %.60s's points have %d columns, %.60s's %d", lb->name, b->path, lb->ncols,
-                         a->path, la->ncols);
+    /* the checks first, so that a refusal leaves a as it was */
+    for (int li = 0; li < b->nlaws; li++) {
+        const prof_law_t *lb = &b->laws[li], *la = prof_find(a, lb->name);
+        int kind = merge_kind(lb), keep = 0;
+        if (!kind || lb->npts == 0) continue;
+        if (la && la->ncols != lb->ncols) {
+            snprintf(err, 256, "%s: %.60s's points have %d columns, %.60s's %d", lb->name, b->path, lb->ncols,
+                     a->path, la->ncols);
+            return -1;
+        }
+        for (int i = 0; i < lb->npts; i++) {
+            const double *row = lb->pts + (size_t)i * lb->ncols;
+            int has = merge_has_shape(la, row, kind);
+            if (has && kind == 1) {
+                snprintf(err, 256, "%s: %.60s holds points of %g q / %g kv heads, head_dim %g, as %.60s does: "
+                         "merge calibrations of other shapes", lb->name, b->path, row[ATTN_COL_Q_HEADS],
+                         row[ATTN_COL_KV_HEADS], row[ATTN_COL_HEAD_DIM], a->path);
                 return -1;
             }
-            int nc = lb->ncols, keep = 0;
-            double *pts = pass ? malloc((size_t)(lb->npts + (la ? la->npts : 0)) * nc * sizeof *pts) : NULL;
-            if (pass && !pts) {
+            keep += !has;
+        }
+        if ((la ? la->npts : 0) + keep > PROF_MAX_POINTS) {
+            snprintf(err, 256, "%s: %d points merged, more than a law may hold (%d)", lb->name,
+                     (la ? la->npts : 0) + keep, PROF_MAX_POINTS);
+            return -1;
+        }
+    }
+    int taken = 0;
+    for (int li = 0; li < b->nlaws; li++) {
+        const prof_law_t *lb = &b->laws[li];
+        int kind = merge_kind(lb), nc = lb->ncols;
+        if (lb->npts == 0) continue;
+        if (!kind) {
+            if (note)
+                fprintf(note, "calib: --merge: %s's %d %s points left out (not keyed by shape: %s's stay)\n",
+                        b->path, lb->npts, lb->name, a->path);
+            continue;
+        }
+        prof_law_t *la = (prof_law_t *)prof_find(a, lb->name);
+        int base = la ? la->npts : 0, keep = 0;
+        double *pts = malloc((size_t)(base + lb->npts) * nc * sizeof *pts);
+        if (!pts) {
+            snprintf(err, 256, "out of memory");
+            return -1;
+        }
+        if (la) memcpy(pts, la->pts, (size_t)base * nc * sizeof *pts);
+        for (int i = 0; i < lb->npts; i++) {
+            const double *row = lb->pts + (size_t)i * nc;
+            if (!merge_has_shape(la, row, kind)) memcpy(pts + (size_t)(base + keep++) * nc, row, (size_t)nc * sizeof *pts);
+        }
+        if (keep < lb->npts && note)
+            fprintf(note, "calib: --merge: %s's %d %s points of shapes %s holds left out\n", b->path,
+                    lb->npts - keep, lb->name, a->path);
+        if (!keep) {
+            free(pts);
+            continue;
+        }
+        int added = !la;
+        if (added) {            /* b's law as it is, its provenance b's */
+            prof_law_t nl = *lb;
+            nl.npts = 0;
+            nl.pts = NULL;
+            if (prof_put(a, &nl) < 0) {
+                free(pts);
                 snprintf(err, 256, "out of memory");
                 return -1;
             }
-            if (pass && la) memcpy(pts, la->pts, (size_t)la->npts * nc * sizeof *pts);
-            int base = pass && la ? la->npts : 0, skipped = 0;
-            for (int i = 0; i < lb->npts; i++) {
-                const double *row = lb->pts + (size_t)i * nc;
-                int dup = 0;
-                for (int k = 0; la && k < la->npts && !dup; k++)
-                    dup = attn ? same_attn_shape(row, la->pts + (size_t)k * nc) : same_gemm_shape(row, la->pts + (size_t)k * nc);
-                if (dup && attn) {
-                    snprintf(err, 256, "%s: %.60s holds points of %g q / %g kv heads, head_dim %g, as %.60s does: "
-                             "merge calibrations of other shapes", lb->name, b->path, row[ATTN_COL_Q_HEADS],
-                             row[ATTN_COL_KV_HEADS], row[ATTN_COL_HEAD_DIM], a->path);
-                    free(pts);
-                    return -1;
-                }
-                if (dup) {
-                    skipped++;
-                    continue;
-                }
-                if (pass) memcpy(pts + (size_t)(base + keep) * nc, row, (size_t)nc * sizeof *pts);
-                keep++;
-            }
-            if (!pass) {
-                if ((la ? la->npts : 0) + keep > PROF_MAX_POINTS) {
-                    snprintf(err, 256, "%s: %d points merged, more than a law may hold (%d)", lb->name,
-                             (la ? la->npts : 0) + keep, PROF_MAX_POINTS);
-                    return -1;
-                }
-                continue;
-            }
-            if (skipped && note)
-                fprintf(note, "calib: --merge: %s's %d %s points of shapes %s holds left out\n", b->path, skipped,
-                        lb->name, a->path);
-            if (!keep) {
-                free(pts);
-                continue;
-            }
-            int added = !la;
-            if (added) {            /* b's law as it is, its provenance b's */
-                prof_law_t nl = *lb;
-                nl.npts = 0;
-                nl.pts = NULL;
-                if (prof_put(a, &nl) < 0) {
-                    free(pts);
-                    snprintf(err, 256, "out of memory");
-                    return -1;
-                }
-                la = (prof_law_t *)prof_find(a, lb->name);
-            }
-            free(la->pts);
-            la->pts = pts;
-            la->npts = base + keep;
-            taken += keep;
-            char *refit = strstr(la->provenance, REFIT_NOTE);   /* a refit follows: its note goes */
-            if (refit) *refit = 0;
-            size_t len = strlen(la->provenance);
-            if (!added && len + strlen(MERGE_NOTE) + strlen(b->model) + 64 < sizeof la->provenance)
-                snprintf(la->provenance + len, sizeof la->provenance - len, "%s%s (%s, revision %s)", MERGE_NOTE,
-                         b->model, b->date, b->revision);
+            la = (prof_law_t *)prof_find(a, lb->name);
         }
-        if (pass) return taken;
+        free(la->pts);
+        la->pts = pts;
+        la->npts = base + keep;
+        taken += keep;
+        char *refit = strstr(la->provenance, REFIT_NOTE);   /* a refit follows: its note goes */
+        if (refit) *refit = 0;
+        size_t len = strlen(la->provenance);
+        if (!added)
+            snprintf(la->provenance + len, sizeof la->provenance - len, "%s%s (%s, revision %s)", MERGE_NOTE, b->model,
+                     b->date, b->revision);
     }
-    return 0;
+    return taken;
 }
 
 void calib_print_fits(const profile_t *p, FILE *f)

@@ -200,7 +200,8 @@ void calib_print_fits(const profile_t *p, FILE *f);
  * one shape); b's gemm points of an (n, k, weight bytes) a already holds are left out, as are
  * b's laws not keyed by shape (gdn, elementwise, varlen, MoE: a's stay), each named on note.
  * The laws that took points say so in their provenance; a caller refits them (calib_refit).
- * Returns the points taken, or -1 with err filled (a is then unchanged in its laws' points). */
+ * Returns the points taken, or -1 with err filled (a refusal leaves a as it was; out of
+ * memory may leave some laws merged). */
 int calib_merge(profile_t *a, const profile_t *b, FILE *note, char err[256]);
 
 /* Per law of p that has points (and whose name starts with one of only's comma-separated

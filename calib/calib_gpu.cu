@@ -421,10 +421,17 @@ static double spin_mhz(calib_timer_t *t, gpu_t *g, double *mhz)
     return 0;
 }
 
+/* Blocks of block_bytes a KV pool keeps beyond a job's (512 MiB): the rotated batches' random
+ * pages must not find one another's KV in L2 (an engine's next call reads another layer's KV). */
+static long pool_extra_blocks(size_t block_bytes)
+{
+    return (long)(512ul * 1024 * 1024 / block_bytes) + 1;
+}
+
 static int pool_for(calib_timer_t *t, gpu_t *g, int fp8, int page, long need_blocks, pool_t **out)
 {
     size_t block_bytes = (size_t)page * g->r.kv_heads * g->m.head_dim * (fp8 ? 1 : 2) * 2;
-    long extra = (long)(512ul * 1024 * 1024 / block_bytes) + 1;
+    long extra = pool_extra_blocks(block_bytes);
     long want = need_blocks + (need_blocks / 4 > extra ? need_blocks / 4 : extra);
     pool_t *p = NULL;
     for (int i = 0; i < g->npools; i++)
@@ -790,10 +797,7 @@ static int prepare_varlen(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
         sl[i] = i < j->rows ? (int)j->seq_len : (int)(j->prefix + j->q);
         need += (sl[i] + j->page - 1) / j->page;
     }
-    /* room beyond the call (512 MiB, as pool_for leaves): the rotated batches' random pages
-     * must not find one another's KV in L2, which a pool barely larger than one call's KV
-     * would (an engine's next call reads another layer's KV) */
-    long extra = (long)(512ul * 1024 * 1024 / ((size_t)j->page * g->r.kv_heads * D * 2 * 2)) + 1;
+    long extra = pool_extra_blocks((size_t)j->page * g->r.kv_heads * D * 2 * 2);
     if (!g->vl_kv.k || g->vl_kv.page != j->page || g->vl_kv.num_blocks < need + extra / 2) {
         attn_kv_free(&g->vl_kv);
         long nb = need + (need / 2 > extra ? need / 2 : extra) + 64;

@@ -272,7 +272,7 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
     int nsets = replay_layer_views(p->kv.num_blocks, p == &g->pool_eng ? replay_layer_sets(call_bytes, g->l2_bytes, reps) : 1,
                                    &stride, &limit);
     attn_kv views[REPLAY_MAX_SETS];
-    size_t block_bytes = (size_t)pg * g->r.kv_heads * g->m->head_dim * (size_t)elem;
+    size_t block_bytes = (size_t)pg * g->r.kv_heads * g->m->head_dim * (size_t)elem; /* of K (and of V) */
     for (int s = 0; s < nsets; s++) {
         views[s] = p->kv;
         views[s].k = (char *)p->kv.k + (size_t)s * stride * block_bytes;
