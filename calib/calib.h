@@ -221,6 +221,19 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk);
  * when no device can be used. */
 calib_timer_t *calib_gpu_timer_new(char err[256]);
 
+/* The launch gate (calib_gpu.cu): a timing measures the GPU, not the host's launch rate.
+ * calib_gpu_gate_close() puts a kernel on the default stream that holds the launches after it
+ * until calib_gpu_gate_open() (or CALIB_GATE_MAX_S, so a host that blocks cannot hang it);
+ * between the two the host queues the timed runs and their events, so they run back to back
+ * as an engine's CUDA graphs run them.  At most CALIB_GATE_MAX_CALLS calls are queued behind
+ * one gate (the launch queue is finite): callers open it after that many.  close returns 0 or
+ * -1 (CUDA error); open returns 1 if the gate had already let go by its time limit, else 0
+ * (cuBLAS's first call of a new GEMM shape waits on the GPU: a warm-up run's gate lets go so). */
+#define CALIB_GATE_MAX_CALLS 256
+#define CALIB_GATE_MAX_S 0.02
+int calib_gpu_gate_close(void);
+int calib_gpu_gate_open(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 # tests/data/replay/ as it is -- and OUTDIR/lib-logs.tar.gz (the --items CSVs and the whole
 # stderr logs).  T_CALIB (default 190) and T_SCENARIO (default 60) cap each calib and replay,
 # in seconds; CALIB_BUDGET_S (default 75) stops calib's grid (its sustained probes then skip).
+# LIB_PAIRS="model:scenario ..." replays only those (default: both).
 set -u
 out=${1:?usage: calib/replay_lib.sh OUTDIR [BINDIR]}
 bindir=${2:-bin}
@@ -24,7 +25,7 @@ trap 'rm -rf "$logs"' EXIT
 { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date -u; } \
     > "$logs/gpu.txt" 2>&1
 status=0
-for pair in llama-3.1-8b:h200-llama8b-poisson qwen3-30b-a3b:h200-qwen3-30b-a3b-poisson; do
+for pair in ${LIB_PAIRS:-llama-3.1-8b:h200-llama8b-poisson qwen3-30b-a3b:h200-qwen3-30b-a3b-poisson}; do
     m=${pair%%:*} scn=${pair#*:}
     short=${scn#h200-} short=${short%-poisson}
     dir=$out/lib-$short

@@ -574,7 +574,8 @@ static int varlen_call_features(const law_form_t *f, const kcall_t *call, const 
 /* gemm.moe.fp16: the grouped GEMM over the experts law_moe_counts gives tokens; its weight
  * bytes are the touched experts' (an expert with no token is never read), the roofline
  * takes the weights and the activations (A in, C out) at the copy ceiling, and the busiest
- * expert's FLOPs price a skewed spread's longest group. */
+ * expert's FLOPs price a skewed spread's longest group; the row tiles' FLOPs are the work the
+ * launch does (an expert's rows padded to LAW_MOE_TILE_M). */
 static int moe_point_features(const double *row, const cost_hw_t *hw, double *feat)
 {
     long tokens = (long)row[MOE_COL_TOKENS], cnt[LAW_MOE_MAX_EXPERTS];
@@ -583,8 +584,11 @@ static int moe_point_features(const double *row, const cost_hw_t *hw, double *fe
     if (!(n >= 1) || !(k >= 1)) return -1;
     int active = law_moe_counts(tokens, experts, topk, row[MOE_COL_SKEW], cnt);
     if (active < 0) return -1;
-    long mmax = 0;
-    for (int e = 0; e < experts; e++) mmax = cnt[e] > mmax ? cnt[e] : mmax;
+    long mmax = 0, row_tiles = 0;
+    for (int e = 0; e < experts; e++) {
+        mmax = cnt[e] > mmax ? cnt[e] : mmax;
+        row_tiles += (cnt[e] + LAW_MOE_TILE_M - 1) / LAW_MOE_TILE_M;
+    }
     double a = (double)tokens * topk;
     feat[MOE_FLOPS] = 2.0 * a * n * k;
     feat[MOE_WEIGHT_BYTES] = 2.0 * active * n * k;
@@ -592,6 +596,7 @@ static int moe_point_features(const double *row, const cost_hw_t *hw, double *fe
     feat[MOE_ROOFLINE] = hw && hw->flops > 0 && hw->bw > 0
                          ? fmax(feat[MOE_FLOPS] / hw->flops, (feat[MOE_WEIGHT_BYTES] + 2.0 * a * (n + k)) / hw->bw) : 0;
     feat[MOE_MAX_EXPERT_FLOPS] = 2.0 * (double)mmax * n * k;
+    feat[MOE_TILE_FLOPS] = 2.0 * (double)row_tiles * LAW_MOE_TILE_M * n * k;
     return 0;
 }
 

@@ -20,7 +20,7 @@ static const char *const allreduce_feats[] = { "1", "bytes" };
 static const char *const step_feats[] = { "1", "rows", "eager", "eager_passes", "resent_tokens", "host_expansions" };
 static const char *const varlen_feats[] = { "1", "tiles_total", "tiles_max", "ctas", "sm_tiles", "slot_tiles" };
 static const char *const moe_feats[] = { "1", "flops", "weight_bytes", "active_experts", "roofline",
-                                         "max_expert_flops" };
+                                         "max_expert_flops", "tile_flops" };
 
 /* attention: a point's shape is (rows, q, seq_len, page) and the per-rank heads and head size
  * it ran (the facts columns, part of its shape: shape_facts) */

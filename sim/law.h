@@ -149,10 +149,16 @@ enum moe_feat {                        /* tokens, experts, topk, n, k, skew -> *
     MOE_ACTIVE,                        /* experts with at least one token */
     MOE_ROOFLINE,                      /* max(flops / GEMM ceiling, (weights + activations) / copy ceiling) */
     MOE_MAX_EXPERT_FLOPS,              /* the busiest expert's 2 x m_max x n x k */
+    MOE_TILE_FLOPS,                    /* the FLOPs of the row tiles launched: 2 x n x k x
+                                          LAW_MOE_TILE_M x sum over experts of ceil(m_e / LAW_MOE_TILE_M) */
     MOE__N
 };
 enum moe_col { MOE_COL_TOKENS = 0, MOE_COL_EXPERTS, MOE_COL_TOPK, MOE_COL_N, MOE_COL_K, MOE_COL_SKEW };
 #define LAW_MOE_MAX_EXPERTS 1024
+/* The grouped GEMM's row tile: cuBLAS's grouped kernel on sm_90 covers an expert's rows in tiles
+ * of 64 (calib's uniform points: a layer of 128 experts x 2048 x 768 takes 0.13 ms at 64 rows an
+ * expert and 0.19 ms at 65, then the same to 128 and a step again at 129; docs/validation.md). */
+#define LAW_MOE_TILE_M 64
 
 /* Tokens per expert: tokens x topk assignments over experts in proportion to (e + 1)^-skew
  * (skew 0: uniform; 1: Zipf), no expert above tokens (a token picks topk distinct experts),

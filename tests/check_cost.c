@@ -1117,6 +1117,26 @@ START_TEST(features_scale_with_head_dim)
 }
 END_TEST
 
+/* The grouped expert GEMM launches an expert's rows in tiles of LAW_MOE_TILE_M: 1024 tokens x
+ * top-8 over 128 experts is 64 rows an expert, one tile each; 1040 tokens is 65 rows, two tiles
+ * each, double the tile work for 1.6% more rows; one token fills one tile in each of 8 experts. */
+START_TEST(moe_row_tiles)
+{
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    cost_hw_t hw = { .sms = 132 };
+    const double nk2 = 2.0 * 1536 * 2048;
+    struct { double tokens, tiles; } c[] = { { 1024, 128 }, { 1040, 256 }, { 1, 8 }, { 2048, 256 }, { 2064, 384 } };
+    for (int i = 0; i < 5; i++) {
+        double row[] = { c[i].tokens, 128, 8, 1536, 2048, 0 }, f[PROF_MAX_COEF];
+        ck_assert_int_eq(cost_point_features("gemm.moe.fp16", row, &M, &r, &hw, f), 0);
+        ck_assert_double_eq(f[MOE_TILE_FLOPS], c[i].tiles * LAW_MOE_TILE_M * nk2);
+        ck_assert_double_eq(f[MOE_FLOPS], c[i].tokens * 8 * nk2);
+    }
+    ck_assert_int_eq(law_ncoef("gemm.moe.fp16"), 7);
+}
+END_TEST
+
 /* Points that record their shape price only items of that shape: one decode law measured at
  * the reference heads (2x the law) and at 32 q / 8 kv heads, head_dim 128 (3x) prices each
  * model's call from its own points, and a model of a third shape by the law. */
@@ -1192,7 +1212,7 @@ int main(void)
         CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch),
         CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
         CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch), CHECK_TEST(decode_pack_meets_measured_rows),
-        CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim),
+        CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim), CHECK_TEST(moe_row_tiles),
         CHECK_TEST(grid_keys_points_by_shape)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }
