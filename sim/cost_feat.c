@@ -29,6 +29,9 @@
  *                            the SM that frees first, less tiles_max: what the critical path
  *                            waits behind (prefill_sched; 0 while the CTAs fit the SMs); a
  *                            profile whose prefill laws have 4 coefficients has no queue term
+ *      PREFILL_TILES_TOTAL_NARROW, PREFILL_TILES_MAX_NARROW = tiles_total, tiles_max (before
+ *                            the head-size scale below) x (1 - head_dim / 256): what a
+ *                            narrower head keeps of a tile's cost; 0 at head_dim 256
  *    The fast path (attn.prefill_bm32) splits each CTA's walk in parts where its CTAs
  *    would leave SMs idle (kernels/attn_split.h's rule, with the profile's prefill_split
  *    constants and CTAs an SM): tiles_total stays, ctas counts the parts, tiles_max is the
@@ -49,6 +52,7 @@
  *      DECODE_SM_TOKENS       = ceil(ctas / S) * part_tokens_max (the busiest SM's partitions)
  *      DECODE_LONE_TOKENS     = XQA only: part_tokens_max where the busiest SM holds an odd
  *                               number > 1 of CTAs
+ *      DECODE_WAVE_NARROW     = wave_tokens (unscaled) x (1 - head_dim / 256); 0 at 256
  *  fp8 bridge: BRIDGE_EXPANDED = sum_rows seq_len * Hkv; BRIDGE_PAGE_WALK = ceil(ctas / (S O))
  *    * min(T, longest seq_len) * Hkv, ctas = sum_rows ceil(seq_len / T), T tokens a CTA and
  *    O CTAs an SM from the profile's fp8_expand (784 and 8 where it records none); the law is
@@ -313,8 +317,15 @@ static void head_dim_scale(const law_form_t *f, int head_dim, double feat[PROF_M
     const int *w = decode_w;
     int n = (int)(sizeof decode_w / sizeof *decode_w);
     if (f->family == LF_PREFILL) {
+        /* a tile's softmax and loop do not shrink with the head: what a narrower head keeps of
+         * an unscaled tile, 0 on 256-wide points, so a law learns it only from points of two
+         * head sizes (fit.h: an all-zero feature gets coefficient 0) */
+        feat[PREFILL_TILES_TOTAL_NARROW] = feat[PREFILL_TILES_TOTAL] * (1 - d);
+        feat[PREFILL_TILES_MAX_NARROW] = feat[PREFILL_TILES_MAX] * (1 - d);
         w = prefill_w;
         n = (int)(sizeof prefill_w / sizeof *prefill_w);
+    } else if (f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR) {
+        feat[DECODE_WAVE_NARROW] = feat[DECODE_WAVE_TOKENS] * (1 - d);
     } else if (f->family == LF_BRIDGE) {
         w = bridge_w;
         n = (int)(sizeof bridge_w / sizeof *bridge_w);

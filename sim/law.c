@@ -7,9 +7,10 @@
 #include <string.h>
 #include "law.h"
 
-static const char *const prefill_feats[] = { "1", "tiles_total", "tiles_max", "ctas", "queue_tiles" };
+static const char *const prefill_feats[] = { "1", "tiles_total", "tiles_max", "ctas", "queue_tiles",
+                                             "tiles_total_narrow", "tiles_max_narrow" };
 static const char *const decode_feats[] = { "1", "kv_tokens", "part_tokens_max", "ctas", "kv_tokens_unique",
-                                            "wave_tokens", "reduce_depth", "sm_tokens", "lone_tokens" };
+                                            "wave_tokens", "reduce_depth", "sm_tokens", "lone_tokens", "wave_narrow" };
 static const char *const bridge_feats[] = { "1", "expanded_tokens", "page_walk", "expanded_tokens",
                                             "expanded_tokens", "sm_ctas" };
 static const char *const gemm_feats[] = { "1", "flops", "bytes", "roofline", "split", "tile_roofline",
@@ -34,7 +35,7 @@ static const char *const moe_feats[] = { "1", "flops", "weight_bytes", "active_e
 #define XQA(id, name) \
     { id, name, LF_DECODE_XQA, ATTN_COLS, DECODE__N, decode_feats, NO_ROOF, NO_KNEE, 0, 0, 2, 0, 1 }
 #define SCALAR(id, name) \
-    { id, name, LF_DECODE_SCALAR, ATTN_COLS, DECODE_LONE_TOKENS, decode_feats, NO_ROOF, NO_KNEE, 0, 0, 3, 0, 1 }
+    { id, name, LF_DECODE_SCALAR, ATTN_COLS, DECODE__N, decode_feats, NO_ROOF, NO_KNEE, 0, 0, 3, 0, 1 }
 
 static const law_form_t forms[LAW__N] = {
     PREFILL(LAW_PREFILL_BM32_FP16, "attn.prefill_bm32.fp16", 32, 128, 1),

@@ -55,6 +55,9 @@ enum prefill_feat {                    /* rows, q, seq_len, page -> */
     PREFILL_TILES_MAX,                 /* the longest CTA's (part's) tiles: the critical path */
     PREFILL_CTAS,                      /* CTAs (parts of CTAs, where the kernel splits its walk) */
     PREFILL_QUEUE_TILES,               /* tiles the critical path waits behind on the busiest SM */
+    PREFILL_TILES_TOTAL_NARROW,        /* tiles_total x (1 - head_dim / 256): the part of a tile's
+                                          cost a narrower head does not save (0 at head_dim 256) */
+    PREFILL_TILES_MAX_NARROW,          /* the same of tiles_max */
     PREFILL__N
 };
 enum decode_feat {                     /* rows, q, seq_len, page -> */
@@ -66,7 +69,9 @@ enum decode_feat {                     /* rows, q, seq_len, page -> */
     DECODE_WAVE_TOKENS,                /* waves of CTAs x the partition a wave streams */
     DECODE_REDUCE_DEPTH,               /* the reduce's partitions per row */
     DECODE_SM_TOKENS,                  /* the busiest SM's partitions' tokens */
-    DECODE_LONE_TOKENS,                /* XQA: a lone CTA on the busiest SM (decode_scalar stops before it) */
+    DECODE_LONE_TOKENS,                /* XQA: a lone CTA on the busiest SM (0 for decode_scalar) */
+    DECODE_WAVE_NARROW,                /* wave_tokens x (1 - head_dim / 256): the part of a wave's
+                                          partition walk a narrower head does not save */
     DECODE__N
 };
 enum bridge_feat {                     /* rows, q, seq_len, page -> */
@@ -166,7 +171,7 @@ enum moe_col { MOE_COL_TOKENS = 0, MOE_COL_EXPERTS, MOE_COL_TOPK, MOE_COL_N, MOE
  * counts[experts]; returns the experts with a token, or -1 on bad arguments (experts outside
  * 1..LAW_MOE_MAX_EXPERTS, topk outside 1..experts, tokens < 0, skew < 0 or not finite). */
 int law_moe_counts(long tokens, int experts, int topk, double skew, long *counts);
-#define LAW_MAX_FEAT 9                 /* the most features a law has (decode, gemm) */
+#define LAW_MAX_FEAT 10                /* the most features a law has (decode) */
 
 /* ---- point columns, per family ---- */
 enum attn_col { ATTN_COL_ROWS = 0, ATTN_COL_Q, ATTN_COL_SEQ_LEN, ATTN_COL_PAGE,

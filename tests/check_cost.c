@@ -570,7 +570,7 @@ START_TEST(prefill_queue_tiles)
     ck_assert_int_eq(cost_point_features(l.name, p4, &M, &r, &h200, f), 0);
     ck_assert_double_eq(prof_eval(&l, f),
                         3e-6 + 2e-8 * f[PREFILL_TILES_TOTAL] + 2e-6 * f[PREFILL_TILES_MAX] + 2e-8 * f[PREFILL_CTAS]);
-    ck_assert_int_eq(cost_law_ncoef(l.name), 5);
+    ck_assert_int_eq(cost_law_ncoef(l.name), 7);
 }
 END_TEST
 
@@ -1089,7 +1089,8 @@ START_TEST(envelope_warns_outside)
 END_TEST
 
 /* A law fitted on 256-wide heads prices narrower ones by what they move: a 128-wide model's
- * token and tile features are half the reference's, its CTAs and reduce depth the same. */
+ * token and tile features are half the reference's, its CTAs and reduce depth the same; the
+ * narrow features (what a narrower head keeps of the unscaled walk) are 0 at 256. */
 START_TEST(features_scale_with_head_dim)
 {
     model_t m2 = M;
@@ -1113,6 +1114,15 @@ START_TEST(features_scale_with_head_dim)
             ck_assert_double_eq(b[scaled[i]], a[scaled[i]] / 2);
         }
         ck_assert_double_eq(b[kept], a[kept]);
+        /* what a narrower head does not save: 0 at 256, half the unscaled tiles at 128 */
+        int narrow = k == 0 ? DECODE_WAVE_NARROW : k == 1 ? PREFILL_TILES_MAX_NARROW : -1;
+        int of = k == 0 ? DECODE_WAVE_TOKENS : PREFILL_TILES_MAX;
+        if (narrow >= 0) {
+            ck_assert_double_eq(a[narrow], 0);
+            ck_assert_double_gt(a[of], 0);
+            ck_assert_double_eq(b[narrow], a[of] / 2);
+        }
+        if (k == 1) ck_assert_double_eq(b[PREFILL_TILES_TOTAL_NARROW], a[PREFILL_TILES_TOTAL] / 2);
     }
 }
 END_TEST

@@ -346,10 +346,59 @@ START_TEST(law_well_posed_coefs)
     ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), 0);
     for (int j = 0; j < l.ncoef; j++)
         if (j != DECODE_WAVE_TOKENS && j != DECODE_SM_TOKENS)
-            ck_assert_msg(fabs(l.coef[j] / lc->coef[j] - 1) < 1e-6, "%s coef %d: %g vs %g", lc->law, j, l.coef[j],
-                          lc->coef[j]);
+            ck_assert_msg(lc->coef[j] == 0 ? l.coef[j] == 0 : fabs(l.coef[j] / lc->coef[j] - 1) < 1e-6,
+                          "%s coef %d: %g vs %g", lc->law, j, l.coef[j], lc->coef[j]);
     ck_assert_double_eq_tol((l.coef[DECODE_WAVE_TOKENS] + l.coef[DECODE_SM_TOKENS]) /
                                 (lc->coef[DECODE_WAVE_TOKENS] + lc->coef[DECODE_SM_TOKENS]), 1, 1e-6);
+}
+END_TEST
+
+/* Points of two head sizes (the facts columns q_heads, kv_heads, head_dim) teach a law what a
+ * narrower head keeps of a tile's cost: the narrow coefficients come back; on one head size
+ * (law_well_posed_coefs) their features are 0 and so are they. */
+START_TEST(law_learns_head_size)
+{
+    static const struct { const char *law; double coef[PROF_MAX_COEF]; int narrow[2]; } cases[] = {
+        { "attn.prefill_generic.fp16", { 6e-6, 3e-9, 9e-8, 1e-9, 5e-8, 1e-9, 3e-8 },
+          { PREFILL_TILES_TOTAL_NARROW, PREFILL_TILES_MAX_NARROW } },
+        { "attn.decode_scalar.fp16", { 7e-6, 1e-11, 2e-8, 3e-9, 2e-11, 3e-8, 2e-7, 4e-9, 0, 2e-8 },
+          { DECODE_WAVE_NARROW, -1 } },
+    };
+    static const char *cols[] = { "rows", "q", "seq_len", "page", "q_heads", "kv_heads", "head_dim", "t_s" };
+    const double shapes[][3] = { { 24, 4, 256 }, { 32, 8, 128 } };
+    for (int c = 0; c < 2; c++) {
+        int dec = strstr(cases[c].law, "decode") != NULL, n = 0;
+        static double pts[512 * 8];
+        const int qs_pf[] = { 1, 64, 784, 1568, 2048 }, qs_dec[] = { 1, 5, 16 }, rows[] = { 1, 4, 16, 64 };
+        const double ctx[] = { 1024, 3000, 9000, 30000, 90000, 262144 };
+        for (int s = 0; s < 2; s++)
+            for (int a = 0; a < (dec ? 3 : 5); a++)
+                for (int r = 0; r < (dec ? 4 : 1); r++)
+                    for (int x = 0; x < 6; x++, n++) {
+                        double *p = pts + (size_t)n * 8, feat[PROF_MAX_COEF], t = 0;
+                        int q = dec ? qs_dec[a] : qs_pf[a];
+                        p[0] = rows[r], p[1] = q, p[2] = ctx[x] > q ? ctx[x] : q, p[3] = 784;
+                        p[4] = shapes[s][0], p[5] = shapes[s][1], p[6] = shapes[s][2];
+                        ck_assert_int_eq(cost_point_features_n(cases[c].law, p, 8, &ref_model, &ref_rank, &ref_hw, feat), 0);
+                        for (int j = 0; j < law_ncoef(cases[c].law); j++) t += cases[c].coef[j] * feat[j];
+                        p[7] = t;
+                    }
+        prof_law_t l;
+        memset(&l, 0, sizeof l);
+        snprintf(l.name, sizeof l.name, "%s", cases[c].law);
+        l.ncols = 8;
+        for (int k = 0; k < 8; k++) snprintf(l.cols[k], sizeof l.cols[k], "%s", cols[k]);
+        l.npts = n;
+        l.pts = pts;
+        ck_assert_int_eq(fit_law_hw(&l, &ref_model, &ref_rank, &ref_hw), 0);
+        ck_assert_msg(l.fit_max_rel < 1e-6, "%s: max rel %g", l.name, l.fit_max_rel);
+        for (int k = 0; k < 2; k++) {
+            int j = cases[c].narrow[k];
+            if (j >= 0)
+                ck_assert_msg(fabs(l.coef[j] / cases[c].coef[j] - 1) < 1e-3, "%s narrow coef %d: %g vs %g", l.name, j,
+                              l.coef[j], cases[c].coef[j]);
+        }
+    }
 }
 END_TEST
 
@@ -719,7 +768,7 @@ int main(void)
         CHECK_TEST(nonneg_all_positive_unchanged)};
     const check_test_t law[] = {
         CHECK_LOOP(law_exact, CHECK_N(law_cases)), CHECK_LOOP(law_noisy, CHECK_N(law_cases)),
-        CHECK_TEST(law_well_posed_coefs), CHECK_TEST(law_roof_eval), CHECK_TEST(law_without_hw),
+        CHECK_TEST(law_well_posed_coefs), CHECK_TEST(law_learns_head_size), CHECK_TEST(law_roof_eval), CHECK_TEST(law_without_hw),
         CHECK_TEST(bridge_expand_kernel), CHECK_TEST(bridge_knee), CHECK_TEST(choice_and_lone_features),
         CHECK_TEST(law_errors), CHECK_TEST(law_residuals), CHECK_TEST(profile_round_trip)};
     Suite *s = suite_create("fit");
