@@ -8,7 +8,7 @@
 # env.VLLM_1CAT_PREFILL_PACE_STEPS=N.  The sets:
 #   h200-current/  the twelve B = 16K scenarios (fp16 and fp8 KV, MTP off and MTP4, baseline
 #                  and PREFIX_DECODE_ROWS=1, fp16 no-MTP also at PACE_STEPS 4 and 8), replayed
-#                  live after calib wrote profile.yaml, a copy of calib/profiles/h200.yaml
+#                  live after calib wrote profile.yaml (an earlier H200 profile)
 #   h200-b131k/    the two B = 131K scenarios (fp16, no MTP, baseline and PREFIX_DECODE_ROWS=1),
 #                  on a device session of its own, priced by that card's earlier profile
 #   h200-envelope/ the seven batched serving scenarios (scenarios/h200-serve-*.yaml: Poisson and
