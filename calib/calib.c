@@ -795,6 +795,81 @@ static void utc_date(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* cuBLAS's kernel at every m of each GEMM shape the jobs hold (m 1 .. the shape's largest), as
+ * ranges of one kernel: rows of PROF_KERN_COLS (profile.h) in *out (caller frees), *nout of
+ * them.  A query the timer cannot answer (gemm_choice 1) breaks a range.  0, or -1 (err). */
+static int gemm_kernel_map(calib_timer_t *t, const calib_job_t *jobs, int njobs, double **out, int *nout,
+                           char err[256])
+{
+    *out = NULL;
+    *nout = 0;
+    int ns = 0, cap = 0;
+    double (*sh)[4] = NULL;                /* n, k, wb, largest m */
+    for (int i = 0; i < njobs; i++) {
+        const calib_job_t *j = &jobs[i];
+        if (j->kernel != CK_GEMM) continue;
+        int s = 0;
+        while (s < ns && !(sh[s][0] == j->n && sh[s][1] == j->k && sh[s][2] == j->x[GEMM_COL_WB])) s++;
+        if (s == ns) {
+            if (ns == cap) {
+                double (*g)[4] = realloc(sh, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *sh);
+                if (!g) goto oom;
+                sh = g;
+            }
+            sh[ns][0] = (double)j->n, sh[ns][1] = (double)j->k, sh[ns][2] = j->x[GEMM_COL_WB], sh[ns][3] = 0;
+            ns++;
+        }
+        if ((double)j->m > sh[s][3]) sh[s][3] = (double)j->m;
+    }
+    int nr = 0, rcap = 0;
+    double *rows = NULL;
+    for (int s = 0; s < ns; s++) {
+        double *cur = NULL;
+        for (long m = 1; m <= (long)sh[s][3]; m++) {
+            calib_job_t q;
+            memset(&q, 0, sizeof q);
+            q.kernel = CK_GEMM;
+            q.m = m, q.n = (long)sh[s][0], q.k = (long)sh[s][1];
+            double ch[3] = { 0, 0, 0 };
+            int gc = t->gemm_choice(t, &q, ch);
+            if (gc < 0) {
+                snprintf(err, 256, "gemm m=%ld n=%ld k=%ld: %.180s", q.m, q.n, q.k, t->err);
+                free(rows);
+                free(sh);
+                return -1;
+            }
+            if (gc != 0 || !(ch[0] >= 1 && ch[1] >= 1 && ch[2] >= 1)) {
+                cur = NULL;
+                continue;
+            }
+            if (cur && cur[KERN_M_HI] == (double)(m - 1) && cur[KERN_TILE_N] == ch[0] && cur[KERN_TILE_M] == ch[1] &&
+                cur[KERN_SPLITS] == ch[2]) {
+                cur[KERN_M_HI] = (double)m;
+                continue;
+            }
+            if (nr == rcap) {
+                double *g = realloc(rows, (size_t)(rcap = rcap ? 2 * rcap : 256) * PROF_KERN_COLS * sizeof *rows);
+                if (!g) {
+                    free(rows);
+                    goto oom;
+                }
+                rows = g;
+            }
+            cur = rows + (size_t)nr++ * PROF_KERN_COLS;
+            double v[PROF_KERN_COLS] = { sh[s][0], sh[s][1], sh[s][2], (double)m, (double)m, ch[0], ch[1], ch[2] };
+            memcpy(cur, v, sizeof v);
+        }
+    }
+    free(sh);
+    *out = rows;
+    *nout = nr > PROF_MAX_KERN ? PROF_MAX_KERN : nr;
+    return 0;
+oom:
+    free(sh);
+    snprintf(err, 256, "out of memory");
+    return -1;
+}
+
 int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
               FILE *progress, char err[256])
 {
@@ -804,6 +879,8 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
     double *jw = NULL;            /* per job (x4): wall time before and after it, its time on the
                                      card, the SM clock read after it (--points-log) */
     FILE *pl = NULL;              /* --points-log, opened before anything is measured */
+    double *kmap = NULL;          /* cuBLAS's kernel by ranges of m (gemm_kernel_map) */
+    int nkmap = 0;
     ptbuf_t pb[NLAWS];
     model_rank_t r;
     double t0 = now_s(), last_print = -1e9, busy = 0; /* busy: the last job's time on the card */
@@ -1007,12 +1084,25 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
              o->smoke ? "smoke" : "default", o->min_batch_s * 1e3, o->repeats, o->long_repeats,
              o->long_point_s * 1e3, njobs - nskip - nbudget - nfail, nskip, nfail, nbudget, nrecheck,
              CALIB_RECHECK_FACTOR, 100 * CALIB_RECHECK_MIN);
+    /* cuBLAS's pick between the points too: the grid interpolates only within one kernel */
+    for (int l = 0; l < NLAWS && t->gemm_choice; l++) {
+        if (law_spec(l)->law != LAW_GEMM || pb[l].n == 0) continue;
+        double k0 = now_s();
+        if (gemm_kernel_map(t, jobs, njobs, &kmap, &nkmap, err) < 0) goto fail;
+        if (progress && !o->quiet)
+            fprintf(progress, "calib: cuBLAS's kernel at every m of each GEMM shape: %d ranges (%.1f s)\n", nkmap,
+                    now_s() - k0);
+    }
     for (int l = 0; l < NLAWS; l++) {
         const calib_law_spec_t *ls = law_spec(l);
         if (pb[l].n == 0)
             continue;
         prof_law_t law;
         prof_law_init(&law, law_form(ls->law));
+        if (ls->law == LAW_GEMM && kmap) {
+            law.nkern = nkmap;
+            law.kern = kmap;
+        }
         snprintf(law.provenance, sizeof law.provenance, "measured by calib on %s, %s, tp %d (%d q/%d kv heads, %d GDN v heads): %s",
                  out->gpu, out->date, o->tp, r.q_heads, r.kv_heads, r.gdn_v_heads, ls->what);
         law.npts = pb[l].n;
@@ -1053,6 +1143,7 @@ fail:
         free(pb[l].pts);
         free(pb[l].job);
     }
+    free(kmap);
     if (pl) fclose(pl);
     free(jobs);
     free(jt);
@@ -1100,6 +1191,45 @@ static int merge_kind(const prof_law_t *lb)
     const law_form_t *f = law_find(lb->name);
     if (f && f->shape_facts && f->family != LF_GEMM && law_has_facts(f, lb->ncols)) return 1;
     if (f && f->family == LF_GEMM && lb->ncols > GEMM_COL_WB) return 2;
+    return 0;
+}
+
+/* b's gemm kernel ranges of the shapes la's do not hold, appended to la's (a shape's rows stay
+ * consecutive).  0, or -1 out of memory (la as it was). */
+static int merge_kernels(prof_law_t *la, const prof_law_t *lb)
+{
+    int keep = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        double *kern = NULL;
+        if (pass) {
+            if (!keep) return 0;
+            if (la->nkern + keep > PROF_MAX_KERN) keep = PROF_MAX_KERN - la->nkern;
+            if (keep <= 0) return 0;
+            kern = malloc((size_t)(la->nkern + keep) * PROF_KERN_COLS * sizeof *kern);
+            if (!kern) return -1;
+            if (la->nkern) memcpy(kern, la->kern, (size_t)la->nkern * PROF_KERN_COLS * sizeof *kern);
+        }
+        int w = 0;
+        for (int i = 0; i < lb->nkern && (!pass || w < keep); i++) {
+            const double *v = lb->kern + (size_t)i * PROF_KERN_COLS;
+            if (prof_kernel_at(la, v[KERN_M_LO], v[KERN_N], v[KERN_K], v[KERN_WB])) continue;
+            int held = 0;
+            for (int r = 0; r < la->nkern && !held; r++) {
+                const double *u = la->kern + (size_t)r * PROF_KERN_COLS;
+                held = u[KERN_N] == v[KERN_N] && u[KERN_K] == v[KERN_K] && u[KERN_WB] == v[KERN_WB];
+            }
+            if (held) continue;
+            if (pass) memcpy(kern + (size_t)(la->nkern + w) * PROF_KERN_COLS, v, PROF_KERN_COLS * sizeof *v);
+            w++;
+        }
+        if (!pass) {
+            keep = w;
+        } else {
+            free(la->kern);
+            la->kern = kern;
+            la->nkern += w;
+        }
+    }
     return 0;
 }
 
@@ -1201,6 +1331,10 @@ int calib_merge(profile_t *a, const profile_t *b, FILE *note, char err[256])
         la->pts = pts;
         la->npts = base + keep;
         taken += keep;
+        if (kind == 2 && !added && merge_kernels(la, lb) < 0) {
+            snprintf(err, 256, "out of memory");
+            return -1;
+        }
         char *refit = strstr(la->provenance, REFIT_NOTE);   /* a refit follows: its note goes */
         if (refit) *refit = 0;
         size_t len = strlen(la->provenance);

@@ -48,8 +48,10 @@ void cost_grid_free(cost_grid_t *g)
 {
     free(g->g);
     free(g->arena);
+    free(g->rows);
     g->g = NULL;
     g->arena = NULL;
+    g->rows = NULL;
     g->n = 0;
 }
 
@@ -60,6 +62,7 @@ int cost_grid_build(cost_grid_t *gs, const prof_law_t *laws, int nlaws)
     gs->n = 0;
     gs->g = NULL;
     gs->arena = NULL;
+    gs->rows = NULL;
     for (int i = 0; i < nlaws; i++) {
         total += laws[i].npts;
         if (laws[i].npts > most) most = laws[i].npts;
@@ -67,13 +70,15 @@ int cost_grid_build(cost_grid_t *gs, const prof_law_t *laws, int nlaws)
     if (total == 0) return 0;
     gs->g = calloc((size_t)total, sizeof *gs->g);
     gs->arena = malloc((size_t)total * 2 * sizeof *gs->arena);
+    gs->rows = malloc((size_t)total * sizeof *gs->rows);
     grid_pt_t *pt = malloc((size_t)most * sizeof *pt);
-    if (!gs->g || !gs->arena || !pt) {
+    if (!gs->g || !gs->arena || !gs->rows || !pt) {
         free(pt);
         cost_grid_free(gs);
         return -1;
     }
     double *next = gs->arena;
+    const double **next_row = gs->rows;
     for (int li = 0; li < nlaws; li++) {
         const prof_law_t *l = &laws[li];
         int axis = cost_grid_axis(l), nc = l->ncols, nkeys = cost_grid_nkeys(l);
@@ -89,6 +94,8 @@ int cost_grid_build(cost_grid_t *gs, const prof_law_t *laws, int nlaws)
             gr->ax = next;
             gr->t = next + (end - i);
             next += 2 * (end - i);
+            gr->row = next_row;
+            next_row += end - i;
             int first = i;                 /* the group's key: its point first in the law */
             for (int j = i; j < end; j++)
                 if (pt[j].idx < pt[first].idx) first = j;
@@ -103,6 +110,7 @@ int cost_grid_build(cost_grid_t *gs, const prof_law_t *laws, int nlaws)
                 }
                 if (gr->npts == 0) gr->edge[0] = pt[rep].row;
                 gr->edge[1] = pt[rep].row;
+                gr->row[gr->npts] = pt[rep].row;
                 gr->ax[gr->npts] = pt[j].row[axis];
                 gr->t[gr->npts] = sum / c;
                 gr->npts++;

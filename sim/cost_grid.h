@@ -18,6 +18,8 @@ typedef struct cost_grid_group {
     double key[PROF_MAX_COLS];    /* the point's columns (the shape columns but the axis name it) */
     int npts;
     double *ax, *t;               /* sorted by axis, repeats averaged */
+    const double **row;           /* row[i]: the law's first point row at ax[i] (its facts: a
+                                     gemm point's kernel) */
     const double *edge[2];        /* the first and last point rows (for extrapolation) */
     int first;                    /* the group's point first in its law (its key's row) */
 } cost_grid_group_t;
@@ -26,6 +28,7 @@ typedef struct cost_grid {
     int n;
     cost_grid_group_t *g;         /* owned, as is arena (every group's ax and t) */
     double *arena;
+    const double **rows;          /* owned: every group's row */
 } cost_grid_t;
 
 /* The axis column of law l's points (-1: none, or a law not in the catalogue). */

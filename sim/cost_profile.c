@@ -93,9 +93,21 @@ static int group_shape_is(const prof_law_t *l, const cost_grid_group_t *gr, cons
            gr->key[ATTN_COL_HEAD_DIM] == row[ATTN_COL_HEAD_DIM];
 }
 
+/* Whether gemm point row ran kernel kv (a kernel row of profile.h: tile_n, tile_m, splits). */
+static int gemm_runs(const double *row, const double *kv)
+{
+    return row[GEMM_COL_TILE_N] == kv[KERN_TILE_N] && row[GEMM_COL_TILE_M] == kv[KERN_TILE_M] &&
+           row[GEMM_COL_SPLITS] == kv[KERN_SPLITS];
+}
+
 /* One group's price at axis value x for an item with features feat: interpolation
- * inside the group's range, the law scaled to meet the end point outside it.  0 / -1. */
-static int group_eval(const pm_t *pm, const prof_law_t *l, const cost_grid_group_t *gr, double x, const double *feat, double *t)
+ * inside the group's range, the law scaled to meet the end point outside it.  kv: the
+ * kernel cuBLAS runs for a gemm item where the profile records it (NULL: not known); then
+ * the line between two points holds only where both ran it, else the law (feat carries kv)
+ * scaled to meet the group's nearest point of kv, or the nearer of the two if none ran it.
+ * 0 / -1. */
+static int group_eval_k(const pm_t *pm, const prof_law_t *l, const cost_grid_group_t *gr, double x, const double *feat,
+                        const double *kv, double *t)
 {
     int lo = 0, hi = gr->npts - 1;
     if (x <= gr->ax[0] || x >= gr->ax[hi]) {
@@ -111,9 +123,30 @@ static int group_eval(const pm_t *pm, const prof_law_t *l, const cost_grid_group
         if (gr->ax[mid] <= x) lo = mid;
         else hi = mid;
     }
+    if (kv && !(gemm_runs(gr->row[lo], kv) && gemm_runs(gr->row[hi], kv)) && x > 0 && gr->ax[lo] > 0) {
+        int e = fabs(log(x / gr->ax[lo])) <= fabs(log(gr->ax[hi] / x)) ? lo : hi;
+        double best = INFINITY;
+        for (int i = 0; i < gr->npts; i++)
+            if (gemm_runs(gr->row[i], kv) && gr->ax[i] > 0 && fabs(log(x / gr->ax[i])) < best) {
+                best = fabs(log(x / gr->ax[i]));
+                e = i;
+            }
+        double fe[PROF_MAX_COEF];
+        if (cost_point_features_n(l->name, gr->row[e], l->ncols, pm->m, &pm->r, &pm->hw, fe) < 0) return -1;
+        double le = prof_eval(l, fe);
+        if (le > 0) {
+            *t = prof_eval(l, feat) * gr->t[e] / le;
+            return 0;
+        }
+    }
     double w = (x - gr->ax[lo]) / (gr->ax[hi] - gr->ax[lo]);
     *t = gr->t[lo] + w * (gr->t[hi] - gr->t[lo]);
     return 0;
+}
+
+static int group_eval(const pm_t *pm, const prof_law_t *l, const cost_grid_group_t *gr, double x, const double *feat, double *t)
+{
+    return group_eval_k(pm, l, gr, x, feat, NULL, t);
 }
 
 /* A group of law l that measured own's shape at another page size and whose contexts
@@ -180,7 +213,10 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
             return 1;
         }
     }
-    if (own) return group_eval(pm, l, own, x, feat, t) == 0;
+    if (own) {
+        const double *kv = it->kind == CI_GEMM && l->nkern ? prof_kernel_at(l, it->m, it->n, it->k, it->wb) : NULL;
+        return group_eval_k(pm, l, own, x, feat, kv, t) == 0;
+    }
     if (!chunk) return 0;
     for (int g = lo; g < hi; g++) {
         const cost_grid_group_t *gr = &pm->grid.g[g];
@@ -324,6 +360,12 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
         row[GEMM_COL_N] = it->n;
         row[GEMM_COL_K] = it->k;
         row[GEMM_COL_WB] = it->wb;
+        const double *kv = l->nkern ? prof_kernel_at(l, it->m, it->n, it->k, it->wb) : NULL;
+        if (kv) {              /* the kernel calib saw cuBLAS pick at the item's own m */
+            row[GEMM_COL_TILE_N] = kv[KERN_TILE_N];
+            row[GEMM_COL_TILE_M] = kv[KERN_TILE_M];
+            row[GEMM_COL_SPLITS] = kv[KERN_SPLITS];
+        }
         rc = cost_point_features_n(law, row, l->ncols, pm->m, &pm->r, &pm->hw, feat);
     } else if (it->kind == CI_ATTN && law != name) {
         /* a fallback law: its own kernel's features */

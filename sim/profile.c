@@ -59,6 +59,12 @@
  *                                                  # each in its column's range (col_range)
  *       sustained: {hot: 1.12, heat: 0.3}          # optional (both keys); hot 0.5 .. 5,
  *                                                  # heat 0 .. 1 (sim/heat.h)
+ *       kernels:                                   # gemm only, optional, at most 200000:
+ *         - [34816, 5120, 2, 385, 440, 192, 208, 1] # n, k, wb, m_lo, m_hi, tile_n, tile_m,
+ *                                                  # splits: cuBLAS's kernel for m_lo..m_hi;
+ *                                                  # whole numbers from 1 (wb <= 8, the rest
+ *                                                  # <= PROF_MAX_DIM), m_lo <= m_hi, a shape's
+ *                                                  # rows consecutive and ascending in m
  *
  * Doubles are written with %.17g, strings double-quoted and escaped, so a saved profile
  * loads back bit for bit. */
@@ -82,7 +88,7 @@ static const char *const meta_keys[] = {
     "driver", "date", "revision", "method", "calib_seconds", "sm_clock_mhz", "sustained", "fp8_expand",
     "prefill_split", "envelope", NULL};
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
-                                       "points", "sustained", NULL};
+                                       "points", "sustained", "kernels", NULL};
 static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", NULL};
 static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
@@ -269,10 +275,74 @@ static int check_cols(yd_err_t *e, const yd_node_t *cols, const char *path, cons
     return 0;
 }
 
+/* A gemm law's kernel ranges (see the format above). */
+static int load_kernels(yd_err_t *e, const yd_node_t *kn, const char *path, prof_law_t *l)
+{
+    char ip[YD_PATH_MAX], vp[YD_PATH_MAX];
+    if (strcmp(l->name, "gemm"))
+        return yd_fail(e, kn, path, "only law gemm records cuBLAS's kernels, not \"%s\"", l->name);
+    if (kn->n > PROF_MAX_KERN)
+        return yd_fail(e, kn, path, "at most %d kernel ranges, got %d", PROF_MAX_KERN, kn->n);
+    if (!kn->n) return 0;
+    l->kern = malloc((size_t)kn->n * PROF_KERN_COLS * sizeof *l->kern);
+    if (!l->kern)
+        return yd_fail(e, kn, path, "out of memory");
+    for (int i = 0; i < kn->n; i++) {
+        const yd_node_t *row = kn->vals[i];
+        yd_path_idx(ip, path, i);
+        if (yd_expect(e, row, ip, YD_SEQ))
+            return -1;
+        if (row->n != PROF_KERN_COLS)
+            return yd_fail(e, row, ip, "expected %d values (n, k, wb, m_lo, m_hi, tile_n, tile_m, splits), got %d",
+                           PROF_KERN_COLS, row->n);
+        double *v = &l->kern[(size_t)i * PROF_KERN_COLS];
+        for (int j = 0; j < PROF_KERN_COLS; j++) {
+            long lv;
+            if (yd_as_long(e, row->vals[j], yd_path_idx(vp, ip, j), 1, j == KERN_WB ? 8 : PROF_MAX_DIM, &lv))
+                return -1;
+            v[j] = (double)lv;
+        }
+        if (v[KERN_M_LO] > v[KERN_M_HI])
+            return yd_fail(e, row->vals[KERN_M_LO], yd_path_idx(vp, ip, KERN_M_LO),
+                           "m_lo %g is past m_hi %g", v[KERN_M_LO], v[KERN_M_HI]);
+        const double *pv = i ? v - PROF_KERN_COLS : NULL;
+        if (pv && pv[KERN_N] == v[KERN_N] && pv[KERN_K] == v[KERN_K] && pv[KERN_WB] == v[KERN_WB] &&
+            v[KERN_M_LO] <= pv[KERN_M_HI])
+            return yd_fail(e, row->vals[KERN_M_LO], yd_path_idx(vp, ip, KERN_M_LO),
+                           "m_lo %g is not past the previous range's m_hi %g (a shape's ranges ascend in m)",
+                           v[KERN_M_LO], pv[KERN_M_HI]);
+        l->nkern = i + 1;
+    }
+    return 0;
+}
+
+const double *prof_kernel_at(const prof_law_t *l, double m, double n, double k, double wb)
+{
+    /* a shape's rows are consecutive and ascending: find the shape, then bisect its rows */
+    int lo = -1, hi = -1;
+    for (int i = 0; l && i < l->nkern; i++) {
+        const double *v = l->kern + (size_t)i * PROF_KERN_COLS;
+        if (v[KERN_N] == n && v[KERN_K] == k && v[KERN_WB] == wb) {
+            if (lo < 0) lo = i;
+            hi = i + 1;
+        } else if (lo >= 0) {
+            break;
+        }
+    }
+    while (lo >= 0 && lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        const double *v = l->kern + (size_t)mid * PROF_KERN_COLS;
+        if (m < v[KERN_M_LO]) hi = mid;
+        else if (m > v[KERN_M_HI]) lo = mid + 1;
+        else return v;
+    }
+    return NULL;
+}
+
 static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t *l, int strict)
 {
     char path[YD_PATH_MAX], ip[YD_PATH_MAX];
-    yd_node_t *coef, *cols = NULL, *pts = NULL, *fit = NULL, *sus = NULL;
+    yd_node_t *coef, *cols = NULL, *pts = NULL, *fit = NULL, *sus = NULL, *kern = NULL;
     l->fit_median_rel = l->fit_max_rel = -1;
     if (yd_strict_map(e, n, lp, law_keys) ||
         yd_get_str(e, n, lp, "name", YD_REQ, l->name, sizeof l->name) < 0 ||
@@ -281,7 +351,10 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
         yd_get_node(e, n, lp, "fit", YD_OPT, YD_MAP, &fit) < 0 ||
         yd_get_node(e, n, lp, "columns", YD_OPT, YD_SEQ, &cols) < 0 ||
         yd_get_node(e, n, lp, "points", YD_OPT, YD_SEQ, &pts) < 0 ||
-        yd_get_node(e, n, lp, "sustained", YD_OPT, YD_MAP, &sus) < 0)
+        yd_get_node(e, n, lp, "sustained", YD_OPT, YD_MAP, &sus) < 0 ||
+        yd_get_node(e, n, lp, "kernels", YD_OPT, YD_SEQ, &kern) < 0)
+        return -1;
+    if (kern && load_kernels(e, kern, yd_path(path, lp, "kernels"), l))
         return -1;
     if (sus) {
         yd_path(path, lp, "sustained");
@@ -499,6 +572,18 @@ static int law_savable(const prof_law_t *l)
     int fitted = l->fit_median_rel >= 0 && l->fit_max_rel >= 0;
     if (fitted && !(l->fit_median_rel <= l->fit_max_rel && l->fit_max_rel <= MAX_REL))
         return 0;
+    if (l->nkern < 0 || l->nkern > PROF_MAX_KERN || (l->nkern && (!l->kern || strcmp(l->name, "gemm"))))
+        return 0;
+    for (int i = 0; i < l->nkern; i++) {
+        const double *v = l->kern + (size_t)i * PROF_KERN_COLS, *pv = i ? v - PROF_KERN_COLS : NULL;
+        for (int j = 0; j < PROF_KERN_COLS; j++)
+            if (!(v[j] >= 1 && v[j] <= (j == KERN_WB ? 8 : (double)PROF_MAX_DIM) && v[j] == floor(v[j])))
+                return 0;
+        if (v[KERN_M_LO] > v[KERN_M_HI] ||
+            (pv && pv[KERN_N] == v[KERN_N] && pv[KERN_K] == v[KERN_K] && pv[KERN_WB] == v[KERN_WB] &&
+             v[KERN_M_LO] <= pv[KERN_M_HI]))
+            return 0;
+    }
     return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel) && isfinite(l->hot) && isfinite(l->heat);
 }
 
@@ -588,6 +673,15 @@ int prof_save(const char *path, const profile_t *p)
                 fputs("]\n", f);
             }
         }
+        if (l->nkern) {
+            fputs("    kernels:\n", f);
+            for (int r = 0; r < l->nkern; r++) {
+                fputs("      - [", f);
+                for (int j = 0; j < PROF_KERN_COLS; j++)
+                    fprintf(f, "%s%.17g", j ? ", " : "", l->kern[(size_t)r * PROF_KERN_COLS + (size_t)j]);
+                fputs("]\n", f);
+            }
+        }
     }
     int bad = ferror(f);
     if (fclose(f) || bad) {
@@ -602,8 +696,10 @@ void prof_free(profile_t *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < p->nlaws; i++)
+    for (int i = 0; i < p->nlaws; i++) {
         free(p->laws[i].pts);
+        free(p->laws[i].kern);
+    }
     free(p->laws);
     memset(p, 0, sizeof *p);
 }
@@ -629,30 +725,44 @@ const prof_law_t *prof_find(const profile_t *p, const char *name)
 
 int prof_put(profile_t *p, const prof_law_t *law)
 {
-    double *pts = NULL;
+    double *pts = NULL, *kern = NULL;
     size_t n = (size_t)(law->npts > 0 ? law->npts : 0) * (size_t)(law->ncols > 0 ? law->ncols : 0);
+    size_t nk = (size_t)(law->nkern > 0 ? law->nkern : 0) * PROF_KERN_COLS;
     if (n) {
         pts = malloc(n * sizeof *pts);
         if (!pts)
             return -1;
         memcpy(pts, law->pts, n * sizeof *pts);
     }
+    if (nk) {
+        kern = malloc(nk * sizeof *kern);
+        if (!kern) {
+            free(pts);
+            return -1;
+        }
+        memcpy(kern, law->kern, nk * sizeof *kern);
+    }
     prof_law_t *slot = (prof_law_t *)prof_find(p, law->name);
     if (!slot) {
         prof_law_t *nl = realloc(p->laws, (size_t)(p->nlaws + 1) * sizeof *nl);
         if (!nl) {
             free(pts);
+            free(kern);
             return -1;
         }
         p->laws = nl;
         slot = &p->laws[p->nlaws++];
     } else {
         free(slot->pts);
+        free(slot->kern);
     }
     *slot = *law;
     slot->pts = pts;
+    slot->kern = kern;
     if (!n)
         slot->npts = 0;
+    if (!nk)
+        slot->nkern = 0;
     return 0;
 }
 
@@ -738,5 +848,7 @@ void prof_envelope_print(FILE *f, const profile_t *p)
         fprintf(f, "   %-28s", l->name);
         for (int c = 0; c < nk; c++) fprintf(f, " %s %g..%g", l->cols[c], lo[c], hi[c]);
         fprintf(f, "\n");
+        if (l->nkern)
+            fprintf(f, "   %-28s cuBLAS's kernel recorded at every m of its shapes: %d ranges\n", "", l->nkern);
     }
 }

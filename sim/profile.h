@@ -51,7 +51,18 @@ typedef struct prof_law {
     int has_sustained;             /* calib's sustained-load probe of this law (sim/heat.h): */
     double hot;                    /*   time at the heater's capped clock / calibrated time */
     double heat;                   /*   its own load's clock drop / the heater's, 0..1 */
+    int nkern;                     /* gemm: the kernel cuBLAS picks, by ranges of m (calib asks */
+    double *kern;                  /*   cuBLASLt's heuristic at every m of each shape): nkern x
+                                      PROF_KERN_COLS, enum prof_kern_col; owned; a shape's rows
+                                      consecutive, ascending in m, not overlapping */
 } prof_law_t;
+
+enum prof_kern_col { KERN_N = 0, KERN_K, KERN_WB, KERN_M_LO, KERN_M_HI, KERN_TILE_N, KERN_TILE_M, KERN_SPLITS,
+                     PROF_KERN_COLS };
+#define PROF_MAX_KERN 200000           /* kernel ranges a gemm law may hold */
+
+/* The kernel row of gemm law l for m of shape (n, k, wb), or NULL (no range holds it). */
+const double *prof_kernel_at(const prof_law_t *l, double m, double n, double k, double wb);
 
 typedef struct profile {
     char path[512];

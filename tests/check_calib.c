@@ -817,7 +817,38 @@ START_TEST(driver_records_gemm_choice)
     ck_assert_int_eq(g->ncols, GEMM_COLS_CFG);
     ck_assert_str_eq(g->cols[4], "tile_n");
     ck_assert_str_eq(g->cols[6], "splits");
-    ck_assert_int_eq(fk.choices, g->npts);
+    /* asked once a point, and once at every m up to each shape's largest for the kernel ranges */
+    long asked = g->npts;
+    for (int i = 0; i < g->npts; i++) {
+        const double *row = g->pts + (size_t)i * g->ncols;
+        int first = 1;
+        double mx = 0;
+        for (int k = 0; k < g->npts; k++) {
+            const double *o = g->pts + (size_t)k * g->ncols;
+            if (o[1] != row[1] || o[2] != row[2] || o[3] != row[3]) continue;
+            if (k < i) first = 0;
+            mx = fmax(mx, o[0]);
+        }
+        if (first) asked += (long)mx;
+    }
+    ck_assert_int_eq(fk.choices, asked);
+    /* the ranges: every m from 1 to each shape's largest, each range one kernel, the kernel the
+     * fake picks at every m in it, and two neighbouring ranges of a shape of other kernels */
+    ck_assert_int_gt(g->nkern, 0);
+    for (int r = 0; r < g->nkern; r++) {
+        const double *v = g->kern + (size_t)r * PROF_KERN_COLS, *pv = r ? v - PROF_KERN_COLS : NULL;
+        int same = pv && pv[KERN_N] == v[KERN_N] && pv[KERN_K] == v[KERN_K] && pv[KERN_WB] == v[KERN_WB];
+        ck_assert_double_eq(v[KERN_M_LO], same ? pv[KERN_M_HI] + 1 : 1);
+        if (same)
+            ck_assert(pv[KERN_TILE_N] != v[KERN_TILE_N] || pv[KERN_TILE_M] != v[KERN_TILE_M] ||
+                      pv[KERN_SPLITS] != v[KERN_SPLITS]);
+        for (double mm = v[KERN_M_LO]; mm <= v[KERN_M_HI]; mm++) {
+            calib_job_t j = { .kernel = CK_GEMM, .m = (long)mm, .n = (long)v[KERN_N], .k = (long)v[KERN_K] };
+            double want[3];
+            fake_gemm_pick(&j, want);
+            ck_assert(v[KERN_TILE_N] == want[0] && v[KERN_TILE_M] == want[1] && v[KERN_SPLITS] == want[2]);
+        }
+    }
     int split = 0, whole = 0;
     for (int i = 0; i < g->npts; i++) {
         const double *row = g->pts + (size_t)i * g->ncols;
@@ -842,6 +873,7 @@ START_TEST(driver_records_gemm_choice)
     for (int c = 4; c < g->ncoef; c++)
         ck_assert_double_eq(g->coef[c], 0);
     ck_assert_double_lt(g->fit_max_rel, 1e-6);
+    ck_assert_int_eq(g->nkern, 0);   /* nor any kernel ranges */
     prof_free(&p);
 
     ft.gemm_choice = fake_gemm_choice;
@@ -1353,6 +1385,17 @@ START_TEST(merge_adds_another_shape)
         ck_assert_int_eq(memcmp(l->pts, l0->pts, (size_t)l0->npts * l->ncols * sizeof(double)), 0);
         if (added) ck_assert_msg(strstr(l->provenance, "with points of hybrid-hd128-kv8-fp16"), "%s", l->provenance);
         else ck_assert_str_eq(l->provenance, l0->provenance);
+    }
+    /* the kernel ranges: a's as they were, then b's of the shapes a's did not hold, and every
+     * m of every shape still found (a shape's ranges consecutive) */
+    const prof_law_t *mg = prof_find(&a, "gemm"), *g0 = prof_find(&a0, "gemm");
+    ck_assert_int_gt(g0->nkern, 0);
+    ck_assert_int_gt(mg->nkern, g0->nkern);
+    ck_assert_int_lt(mg->nkern, g0->nkern + bg->nkern);    /* b's ranges of a's shapes left out */
+    ck_assert_int_eq(memcmp(mg->kern, g0->kern, (size_t)g0->nkern * PROF_KERN_COLS * sizeof(double)), 0);
+    for (int r = 0; r < bg->nkern; r++) {
+        const double *v = bg->kern + (size_t)r * PROF_KERN_COLS;
+        ck_assert_ptr_nonnull(prof_kernel_at(mg, v[KERN_M_HI], v[KERN_N], v[KERN_K], v[KERN_WB]));
     }
     ck_assert_int_eq(calib_refit(&a, &ref_model, err), 0);
     ck_assert_int_eq(point_priced_from_grid(&a, &hd, bx, row), 1);

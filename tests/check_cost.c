@@ -756,6 +756,60 @@ START_TEST(gemm_prices_by_nearest_choice)
 }
 END_TEST
 
+/* With the kernel cuBLAS picks at every m (the gemm law's kernel ranges), an item between two
+ * points is priced on a line between them only where both ran its kernel; else by the law
+ * with its kernel, scaled to the nearest point that ran it, or to the nearer of the two. */
+START_TEST(gemm_between_kernels)
+{
+    double wb = M.weight_bytes_per_param, W = wb * 5120 * 6144;
+    double pts[3][8] = { { 1, 5120, 6144, wb, 128, 16, 3, 0 }, { 64, 5120, 6144, wb, 96, 64, 2, 0 },
+                         { 128, 5120, 6144, wb, 96, 64, 1, 0 } };
+    pts[0][7] = 5e-6 + 1e-14 * W;
+    pts[1][7] = 5e-6 + 1e-14 * W * 1.2;
+    pts[2][7] = 5e-6 + 1e-14 * W * 2 * 1.1;
+    /* the kernel at m = 65..127: 32 rows a tile (3 columns of tiles at m = 96), then that of
+     * the m = 128 point, then both points' (the m = 64 point's kernel changed to match) */
+    static const double kernels[3][3] = { { 96, 32, 1 }, { 96, 64, 1 }, { 96, 64, 1 } };
+    double want[3] = { (5e-6 + 1e-14 * W * 3) * pts[2][7] / (5e-6 + 1e-14 * W * 2), pts[2][7],
+                       (pts[1][7] + pts[2][7]) / 2 };
+    for (int c = 0; c < 3; c++) {
+        profile_t p;
+        synthetic(&p, 0);
+        prof_law_t l;
+        memset(&l, 0, sizeof l);
+        snprintf(l.name, sizeof l.name, "gemm");
+        l.ncoef = cost_law_ncoef("gemm");
+        l.coef[0] = 5e-6;
+        l.coef[GEMM_WEIGHT_STREAM] = 1e-14;
+        const char *cols[] = { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" };
+        l.ncols = 8;
+        for (int k = 0; k < 8; k++) snprintf(l.cols[k], sizeof l.cols[k], "%s", cols[k]);
+        if (c == 2) pts[1][6] = 1;
+        l.npts = 3;
+        l.pts = &pts[0][0];
+        double kern[3][PROF_KERN_COLS] = { { 5120, 6144, wb, 1, 64, 96, 64, 2 },
+                                           { 5120, 6144, wb, 65, 127, kernels[c][0], kernels[c][1], kernels[c][2] },
+                                           { 5120, 6144, wb, 128, 128, 96, 64, 1 } };
+        if (c == 2) kern[0][KERN_SPLITS] = 1;
+        l.nkern = 3;
+        l.kern = &kern[0][0];
+        l.fit_median_rel = l.fit_max_rel = -1;
+        ck_assert_int_eq(prof_put(&p, &l), 0);
+        char err[COST_ERR_MAX];
+        cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+        ck_assert_msg(cm != NULL, "%s", err);
+        double sec;
+        int grid;
+        cost_item_t in = { .kind = CI_GEMM, .m = 96, .n = 5120, .k = 6144, .wb = wb, .count = 1, .part = CP_LINEAR };
+        ck_assert_int_eq(cost_profile_item(cm, &in, &sec, &grid), 0);
+        ck_assert_int_eq(grid, 1);
+        ck_assert_msg(fabs(sec / want[c] - 1) < 1e-12, "case %d: %g vs %g", c, sec, want[c]);
+        cost_free(cm);
+        prof_free(&p);
+    }
+}
+END_TEST
+
 /* A decode call holding two requests costs its requests' calls priced one by one, less
  * one launch's constant: with a law linear in per-row terms, exactly the law on the whole. */
 START_TEST(decode_mixture_is_its_parts_one_launch)
@@ -1222,7 +1276,7 @@ int main(void)
         CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch),
         CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
         CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch), CHECK_TEST(decode_pack_meets_measured_rows),
-        CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim), CHECK_TEST(moe_row_tiles),
+        CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim), CHECK_TEST(moe_row_tiles), CHECK_TEST(gemm_between_kernels),
         CHECK_TEST(grid_keys_points_by_shape)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }

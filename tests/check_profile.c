@@ -249,6 +249,54 @@ START_TEST(envelope_ranges)
 }
 END_TEST
 
+/* A gemm law's kernel ranges load back bit for bit, are found by m within their shape (the
+ * ranges of two shapes apart), and prof_save refuses ranges prof_load would. */
+START_TEST(kernel_ranges)
+{
+    mk_tmpdir();
+    profile_t a, b;
+    char err[PROF_ERR_MAX];
+    memset(&a, 0, sizeof a);
+    snprintf(a.gpu, sizeof a.gpu, "G");
+    a.tp = 1;
+    prof_law_t g;
+    prof_law_init(&g, law_form(LAW_GEMM));
+    g.coef[0] = 1e-6;
+    double kern[][PROF_KERN_COLS] = { { 5120, 2048, 2, 1, 8, 64, 8, 3 }, { 5120, 2048, 2, 9, 400, 128, 64, 1 },
+                                      { 5120, 2048, 2, 433, 512, 192, 208, 1 }, { 128, 2048, 2, 1, 64, 64, 8, 1 } };
+    g.nkern = 4;
+    g.kern = &kern[0][0];
+    ck_assert_int_eq(prof_put(&a, &g), 0);
+    ck_assert_ptr_ne(a.laws[0].kern, &kern[0][0]);    /* prof_put copies */
+    const char *path = tmp_path("k.yaml");
+    ck_assert_int_eq(prof_save(path, &a), 0);
+    ck_assert_msg(prof_load(path, &b, err) == 0, "%s", err);
+    const prof_law_t *l = prof_find(&b, "gemm");
+    ck_assert_int_eq(l->nkern, 4);
+    for (int i = 0; i < 4 * PROF_KERN_COLS; i++) ck_assert(same_bits(l->kern[i], (&kern[0][0])[i]));
+    ck_assert_ptr_eq(prof_kernel_at(l, 1, 5120, 2048, 2), l->kern);
+    ck_assert_ptr_eq(prof_kernel_at(l, 8, 5120, 2048, 2), l->kern);
+    ck_assert_double_eq(prof_kernel_at(l, 9, 5120, 2048, 2)[KERN_TILE_N], 128);
+    ck_assert_double_eq(prof_kernel_at(l, 433, 5120, 2048, 2)[KERN_TILE_M], 208);
+    ck_assert_ptr_null(prof_kernel_at(l, 420, 5120, 2048, 2));   /* between the ranges: not known */
+    ck_assert_ptr_null(prof_kernel_at(l, 513, 5120, 2048, 2));
+    ck_assert_ptr_null(prof_kernel_at(l, 8, 5120, 2048, 1));     /* another weight width */
+    ck_assert_double_eq(prof_kernel_at(l, 64, 128, 2048, 2)[KERN_TILE_N], 64);
+    ck_assert_ptr_null(prof_kernel_at(prof_find(&b, "gemm"), 65, 128, 2048, 2));
+    /* what prof_load refuses is not written: overlapping ranges, a kernel row on another law */
+    a.laws[0].kern[PROF_KERN_COLS + KERN_M_LO] = 8;
+    errno = 0;
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    ck_assert_int_eq(errno, EDOM);
+    a.laws[0].kern[PROF_KERN_COLS + KERN_M_LO] = 9;
+    snprintf(a.laws[0].name, sizeof a.laws[0].name, "gdn");
+    ck_assert_int_eq(prof_save(tmp_path("x.yaml"), &a), -1);
+    prof_free(&a);
+    prof_free(&b);
+    rm_tmpdir();
+}
+END_TEST
+
 START_TEST(save_refuses_what_load_refuses)
 {
     mk_tmpdir();
@@ -464,6 +512,17 @@ static const bad_t bads[] = {
     {META "laws:\n  - {name: attn.decode_xqa.fp16, coef: [1], columns: [rows, q, seq_len, page, t_s], "
      "points: [[1, 65, 1024, 784, 1e-5]]}\n",
      "laws[0].points[0][1]: this column must be a whole number in [1, 64], got 65"},
+    /* cuBLAS's kernel ranges: gemm's only, whole numbers from 1, ascending in m per shape */
+    {META "laws:\n  - {name: gdn, coef: [1], kernels: [[1, 2, 2, 1, 4, 64, 8, 1]]}\n",
+     ":4:37: laws[0].kernels: only law gemm records cuBLAS's kernels, not \"gdn\""},
+    {META "laws:\n  - {name: gemm, coef: [1], kernels: [[5120, 2048, 2, 9, 4, 64, 8, 1]]}\n",
+     ":4:55: laws[0].kernels[0][3]: m_lo 9 is past m_hi 4"},
+    {META "laws:\n  - {name: gemm, coef: [1], kernels: [[5120, 2048, 2, 1, 8, 64, 8, 1], [5120, 2048, 2, 8, 16, 64, 16, 1]]}\n",
+     ":4:88: laws[0].kernels[1][3]: m_lo 8 is not past the previous range's m_hi 8"},
+    {META "laws:\n  - {name: gemm, coef: [1], kernels: [[5120, 2048, 2, 1, 8, 64, 8]]}\n",
+     ":4:39: laws[0].kernels[0]: expected 8 values (n, k, wb, m_lo, m_hi, tile_n, tile_m, splits), got 7"},
+    {META "laws:\n  - {name: gemm, coef: [1], kernels: [[5120, 2048, 2, 1, 8, 64, 8, 0]]}\n",
+     ":4:68: laws[0].kernels[0][7]: expected an integer in [1, "},
     /* more coefficients than this revision's law has: a profile of another revision */
     {META "laws:\n  - name: gemm\n    coef: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n",
      ":5:11: laws[0].coef: law \"gemm\" has 9 coefficients in this revision, got 10"},
@@ -514,7 +573,7 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {
-        CHECK_TEST(round_trip), CHECK_TEST(envelope_ranges), CHECK_TEST(save_refuses_what_load_refuses), CHECK_TEST(find_put_eval),
+        CHECK_TEST(round_trip), CHECK_TEST(envelope_ranges), CHECK_TEST(save_refuses_what_load_refuses), CHECK_TEST(kernel_ranges), CHECK_TEST(find_put_eval),
         CHECK_TEST(missing_file), CHECK_TEST(not_a_regular_file), CHECK_TEST(model_by_shape),
         CHECK_TEST(minimal_profile), CHECK_LOOP(bad_profiles, CHECK_N(bads))};
     return check_main("profile", "profile", tests, CHECK_N(tests), 0, NULL);
