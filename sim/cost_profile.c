@@ -28,6 +28,8 @@ typedef struct {
     double heat_mean;             /* h's mean over the last step priced */
     struct { double m, n, k, wb; int pt; } gemm_memo[16]; /* gemm_choice()'s recent answers */
     int gemm_nmemo, gemm_next;
+    struct { double n, k, wb; int lo, hi; } kern_memo[32]; /* the gemm kernel ranges' shapes found */
+    int kern_nmemo, kern_next;
     /* the profile's envelope (profile.h): per law its points' ranges, the gemm shapes
      * measured (n, k, wb and their largest m), and what the run priced outside it */
     int env;                      /* 1: the profile records an envelope */
@@ -91,6 +93,25 @@ static int group_shape_is(const prof_law_t *l, const cost_grid_group_t *gr, cons
     if (cost_grid_nkeys(l) <= ATTN_COL_HEAD_DIM) return 1;
     return gr->key[ATTN_COL_Q_HEADS] == row[ATTN_COL_Q_HEADS] && gr->key[ATTN_COL_KV_HEADS] == row[ATTN_COL_KV_HEADS] &&
            gr->key[ATTN_COL_HEAD_DIM] == row[ATTN_COL_HEAD_DIM];
+}
+
+/* The kernel cuBLAS runs for gemm item it (law l's kernel ranges), or NULL: each shape's
+ * block of ranges found once (a memo of 32), then bisected. */
+static const double *pm_kernel(pm_t *pm, const prof_law_t *l, const cost_item_t *it)
+{
+    if (!l->nkern) return NULL;
+    for (int i = 0; i < pm->kern_nmemo; i++)
+        if (pm->kern_memo[i].n == it->n && pm->kern_memo[i].k == it->k && pm->kern_memo[i].wb == it->wb)
+            return prof_kernel_in(l, pm->kern_memo[i].lo, pm->kern_memo[i].hi, it->m);
+    int lo, hi;
+    prof_kernel_block(l, it->n, it->k, it->wb, &lo, &hi);
+    int slot = pm->kern_nmemo < 32 ? pm->kern_nmemo++ : pm->kern_next++ % 32;
+    pm->kern_memo[slot].n = it->n;
+    pm->kern_memo[slot].k = it->k;
+    pm->kern_memo[slot].wb = it->wb;
+    pm->kern_memo[slot].lo = lo;
+    pm->kern_memo[slot].hi = hi;
+    return prof_kernel_in(l, lo, hi, it->m);
 }
 
 /* Whether gemm point row ran kernel kv (a kernel row of profile.h: tile_n, tile_m, splits). */
@@ -182,7 +203,7 @@ static const cost_grid_group_t *page_sibling(const pm_t *pm, const prof_law_t *l
  * query sizes of the same rows and page (chunks, or the kernel's q = 1 row below them),
  * weighted by the GPU waves the q adds (below).
  * 1 and *t, or 0 (no measured neighbourhood: the law prices it). */
-static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t)
+static int grid_price(pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t)
 {
     const prof_law_t *l = &pm->p->laws[li];
     int axis = cost_grid_axis(l);
@@ -214,7 +235,7 @@ static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const doubl
         }
     }
     if (own) {
-        const double *kv = it->kind == CI_GEMM && l->nkern ? prof_kernel_at(l, it->m, it->n, it->k, it->wb) : NULL;
+        const double *kv = it->kind == CI_GEMM ? pm_kernel(pm, l, it) : NULL;
         return group_eval_k(pm, l, own, x, feat, kv, t) == 0;
     }
     if (!chunk) return 0;
@@ -360,7 +381,7 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
         row[GEMM_COL_N] = it->n;
         row[GEMM_COL_K] = it->k;
         row[GEMM_COL_WB] = it->wb;
-        const double *kv = l->nkern ? prof_kernel_at(l, it->m, it->n, it->k, it->wb) : NULL;
+        const double *kv = pm_kernel(pm, l, it);
         if (kv) {              /* the kernel calib saw cuBLAS pick at the item's own m */
             row[GEMM_COL_TILE_N] = kv[KERN_TILE_N];
             row[GEMM_COL_TILE_M] = kv[KERN_TILE_M];

@@ -316,20 +316,31 @@ static int load_kernels(yd_err_t *e, const yd_node_t *kn, const char *path, prof
     return 0;
 }
 
-const double *prof_kernel_at(const prof_law_t *l, double m, double n, double k, double wb)
+int prof_kernel_block(const prof_law_t *l, double n, double k, double wb, int *lo, int *hi)
 {
-    /* a shape's rows are consecutive and ascending: find the shape, then bisect its rows */
-    int lo = -1, hi = -1;
+    /* a shape's rows are consecutive and ascending */
+    *lo = *hi = 0;
     for (int i = 0; l && i < l->nkern; i++) {
         const double *v = l->kern + (size_t)i * PROF_KERN_COLS;
         if (v[KERN_N] == n && v[KERN_K] == k && v[KERN_WB] == wb) {
-            if (lo < 0) lo = i;
-            hi = i + 1;
-        } else if (lo >= 0) {
+            if (*lo == *hi) *lo = i;
+            *hi = i + 1;
+        } else if (*hi > *lo) {
             break;
         }
     }
-    while (lo >= 0 && lo < hi) {
+    return *hi > *lo;
+}
+
+const double *prof_kernel_at(const prof_law_t *l, double m, double n, double k, double wb)
+{
+    int lo, hi;
+    return prof_kernel_block(l, n, k, wb, &lo, &hi) ? prof_kernel_in(l, lo, hi, m) : NULL;
+}
+
+const double *prof_kernel_in(const prof_law_t *l, int lo, int hi, double m)
+{
+    while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         const double *v = l->kern + (size_t)mid * PROF_KERN_COLS;
         if (m < v[KERN_M_LO]) hi = mid;

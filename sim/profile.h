@@ -63,6 +63,10 @@ enum prof_kern_col { KERN_N = 0, KERN_K, KERN_WB, KERN_M_LO, KERN_M_HI, KERN_TIL
 
 /* The kernel row of gemm law l for m of shape (n, k, wb), or NULL (no range holds it). */
 const double *prof_kernel_at(const prof_law_t *l, double m, double n, double k, double wb);
+/* Its two halves: the rows [*lo, *hi) of shape (n, k, wb) (0 if it has none), a scan of the
+ * ranges; and the row of [lo, hi) holding m (NULL: none), a bisection. */
+int prof_kernel_block(const prof_law_t *l, double n, double k, double wb, int *lo, int *hi);
+const double *prof_kernel_in(const prof_law_t *l, int lo, int hi, double m);
 
 typedef struct profile {
     char path[512];
