@@ -330,6 +330,17 @@ START_TEST(grid_leave_one_out)
 }
 END_TEST
 
+/* Law l (not fitted) put into profile p: the profile model of p. */
+static cost_model_t *put_law_model(profile_t *p, prof_law_t *l)
+{
+    l->fit_median_rel = l->fit_max_rel = -1;
+    ck_assert_int_eq(prof_put(p, l), 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    return cm;
+}
+
 /* bm32 points at q = 64 and q = 256, seq_len 1024 and 262144, times linear in seq_len and twice
  * as long at q = 256: the measured grid the chunk sizes between are priced from. split: the
  * profile records the fast kernel's split rule (prefill_split) */
@@ -353,12 +364,7 @@ static cost_model_t *chunk_grid_model(profile_t *p, int split)
                          { 1, 256, 1024, 784, 2e-4 }, { 1, 256, 262144, 784, 2e-2 } };
     l.pts = &pts[0][0];
     l.npts = 4;
-    l.fit_median_rel = l.fit_max_rel = -1;
-    ck_assert_int_eq(prof_put(p, &l), 0);
-    char err[COST_ERR_MAX];
-    cost_model_t *cm = cost_profile_new(p, &M, 1, err);
-    ck_assert_msg(cm != NULL, "%s", err);
-    return cm;
+    return put_law_model(p, &l);
 }
 
 /* one prefill row of q tokens at seq_len L through the router and the model: its attention
@@ -705,10 +711,12 @@ END_TEST
 /* A gemm law whose points record cuBLAS's kernel (tile_n, tile_m, splits) prices an item
  * inside a measured shape from the points, and elsewhere with the kernel of the law's
  * nearest point (log distance in m, n, k): its weight re-streamed per column of tiles. */
-START_TEST(gemm_prices_by_nearest_choice)
+/* The synthetic profile with a gemm law of 5 us + 1e-14 s per weight byte streamed, its
+ * three points of shape 5120 x 6144 (pts, the columns of a point with cuBLAS's kernel) and
+ * its kernel ranges (kern, nkern of them; may be 0): the profile model of *p. */
+static cost_model_t *gemm_law_model(profile_t *p, double (*pts)[8], double *kern, int nkern)
 {
-    profile_t p;
-    synthetic(&p, 0);
+    synthetic(p, 0);
     prof_law_t l;
     memset(&l, 0, sizeof l);
     snprintf(l.name, sizeof l.name, "gemm");
@@ -719,19 +727,23 @@ START_TEST(gemm_prices_by_nearest_choice)
     const char *cols[] = { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" };
     l.ncols = 8;
     for (int c = 0; c < 8; c++) snprintf(l.cols[c], sizeof l.cols[c], "%s", cols[c]);
+    l.npts = 3;
+    l.pts = &pts[0][0];
+    l.nkern = nkern;
+    l.kern = kern;
+    return put_law_model(p, &l);
+}
+
+START_TEST(gemm_prices_by_nearest_choice)
+{
+    profile_t p;
     double wb = M.weight_bytes_per_param, W = wb * 5120 * 6144;
     double pts[3][8] = { { 1, 5120, 6144, wb, 128, 16, 3, 0 }, { 64, 5120, 6144, wb, 96, 64, 2, 0 },
                          { 128, 5120, 6144, wb, 96, 64, 1, 0 } };
     pts[0][7] = 5e-6 + 1e-14 * W;
     pts[1][7] = 5e-6 + 1e-14 * W * 1.2; /* measured off the law: the points price inside */
     pts[2][7] = 5e-6 + 1e-14 * W * 2 * 1.1;
-    l.npts = 3;
-    l.pts = &pts[0][0];
-    l.fit_median_rel = l.fit_max_rel = -1;
-    ck_assert_int_eq(prof_put(&p, &l), 0);
-    char err[COST_ERR_MAX];
-    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
-    ck_assert_msg(cm != NULL, "%s", err);
+    cost_model_t *cm = gemm_law_model(&p, pts, NULL, 0);
     double sec;
     int grid;
     /* inside the shape: between its m = 64 and m = 128 points */
@@ -774,30 +786,12 @@ START_TEST(gemm_between_kernels)
                        (pts[1][7] + pts[2][7]) / 2 };
     for (int c = 0; c < 3; c++) {
         profile_t p;
-        synthetic(&p, 0);
-        prof_law_t l;
-        memset(&l, 0, sizeof l);
-        snprintf(l.name, sizeof l.name, "gemm");
-        l.ncoef = cost_law_ncoef("gemm");
-        l.coef[0] = 5e-6;
-        l.coef[GEMM_WEIGHT_STREAM] = 1e-14;
-        const char *cols[] = { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" };
-        l.ncols = 8;
-        for (int k = 0; k < 8; k++) snprintf(l.cols[k], sizeof l.cols[k], "%s", cols[k]);
         if (c == 2) pts[1][6] = 1;
-        l.npts = 3;
-        l.pts = &pts[0][0];
         double kern[3][PROF_KERN_COLS] = { { 5120, 6144, wb, 1, 64, 96, 64, 2 },
                                            { 5120, 6144, wb, 65, 127, kernels[c][0], kernels[c][1], kernels[c][2] },
                                            { 5120, 6144, wb, 128, 128, 96, 64, 1 } };
         if (c == 2) kern[0][KERN_SPLITS] = 1;
-        l.nkern = 3;
-        l.kern = &kern[0][0];
-        l.fit_median_rel = l.fit_max_rel = -1;
-        ck_assert_int_eq(prof_put(&p, &l), 0);
-        char err[COST_ERR_MAX];
-        cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
-        ck_assert_msg(cm != NULL, "%s", err);
+        cost_model_t *cm = gemm_law_model(&p, pts, &kern[0][0], 3);
         double sec;
         int grid;
         cost_item_t in = { .kind = CI_GEMM, .m = 96, .n = 5120, .k = 6144, .wb = wb, .count = 1, .part = CP_LINEAR };
