@@ -1023,7 +1023,6 @@ static volatile int *gate_late_host;
 __global__ void gate_kernel(const volatile int *flag, long long max_cycles, volatile int *late)
 {
     long long t0 = clock64();
-    *late = 0;
     while (*flag == 0) {
         if (clock64() - t0 > max_cycles) {
             *late = 1;
@@ -1047,6 +1046,7 @@ extern "C" int calib_gpu_gate_close(void)
     cudaGetDevice(&dev);
     if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) != cudaSuccess || khz <= 0) khz = 2000000;
     *gate_host = 0;
+    *gate_late_host = 0;        /* not the last gate's answer, should this one not have started */
     __sync_synchronize();
     gate_kernel<<<1, 1>>>(gate_dev, (long long)(CALIB_GATE_MAX_S * khz * 1e3), gate_late_dev);
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
