@@ -99,7 +99,7 @@ static int group_shape_is(const prof_law_t *l, const cost_grid_group_t *gr, cons
  * block of ranges found once (a memo of 32), then bisected. */
 static const double *pm_kernel(pm_t *pm, const prof_law_t *l, const cost_item_t *it)
 {
-    if (!l->nkern) return NULL;
+    if (!l->nkern || l->ncols < GEMM_COLS_CFG) return NULL;   /* points without their kernel: no use */
     for (int i = 0; i < pm->kern_nmemo; i++)
         if (pm->kern_memo[i].n == it->n && pm->kern_memo[i].k == it->k && pm->kern_memo[i].wb == it->wb)
             return prof_kernel_in(l, pm->kern_memo[i].lo, pm->kern_memo[i].hi, it->m);
