@@ -35,7 +35,7 @@ static int csv_record(FILE *f, char **buf, size_t *cap, const char **why)
             *why = "binary data (not a CSV file)";
             return -1;
         }
-        if (n + 2 > *cap) {
+        if (n + 3 > *cap) {            /* room for c, a closing newline and the NUL */
             if (*cap >= SWEEP_RECORD_MAX) {
                 *why = "record longer than " SWEEP_RECORD_MAX_TEXT;
                 return -1;

@@ -472,6 +472,22 @@ START_TEST(merge_malformed)
     ck_assert_str_eq(o, ho);
     free(o);
     free(e);
+    /* a last record without its newline, at and around the reader's buffer sizes (4096, then
+     * doubled): the newline added and the string ended inside the buffer (check-asan sees it) */
+    static const int lens[] = { 4093, 4094, 4095, 4096, 8190, 8191 };
+    for (int i = 0; i < 6; i++) {
+        char h[8192];
+        int n = lens[i];
+        memcpy(h, "point", 5);
+        memset(h + 5, 'x', (size_t)n - 5);
+        h[n] = 0;
+        ck_assert_int_eq(merge_one(write_tmp(dir, "long.csv", h, (size_t)n), &o, &e), 0);
+        ck_assert_int_eq((int)strlen(o), n + 1);
+        ck_assert_int_eq(strncmp(o, h, (size_t)n), 0);
+        ck_assert_int_eq(o[n], '\n');
+        free(o);
+        free(e);
+    }
     /* two files of different window columns: one header, the union in first-seen
      * order; each row rectangular, empty where its file lacks a column; quoting kept */
     const char wa[] = "point,scenario,ttft_p50,tpot_p50\n1,\"a,b\",0.5,0.02\n";
