@@ -1198,38 +1198,19 @@ static int merge_kind(const prof_law_t *lb)
  * consecutive).  0, or -1 out of memory (la as it was). */
 static int merge_kernels(prof_law_t *la, const prof_law_t *lb)
 {
-    int keep = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        double *kern = NULL;
-        if (pass) {
-            if (!keep) return 0;
-            if (la->nkern + keep > PROF_MAX_KERN) keep = PROF_MAX_KERN - la->nkern;
-            if (keep <= 0) return 0;
-            kern = malloc((size_t)(la->nkern + keep) * PROF_KERN_COLS * sizeof *kern);
-            if (!kern) return -1;
-            if (la->nkern) memcpy(kern, la->kern, (size_t)la->nkern * PROF_KERN_COLS * sizeof *kern);
-        }
-        int w = 0;
-        for (int i = 0; i < lb->nkern && (!pass || w < keep); i++) {
-            const double *v = lb->kern + (size_t)i * PROF_KERN_COLS;
-            if (prof_kernel_at(la, v[KERN_M_LO], v[KERN_N], v[KERN_K], v[KERN_WB])) continue;
-            int held = 0;
-            for (int r = 0; r < la->nkern && !held; r++) {
-                const double *u = la->kern + (size_t)r * PROF_KERN_COLS;
-                held = u[KERN_N] == v[KERN_N] && u[KERN_K] == v[KERN_K] && u[KERN_WB] == v[KERN_WB];
-            }
-            if (held) continue;
-            if (pass) memcpy(kern + (size_t)(la->nkern + w) * PROF_KERN_COLS, v, PROF_KERN_COLS * sizeof *v);
-            w++;
-        }
-        if (!pass) {
-            keep = w;
-        } else {
-            free(la->kern);
-            la->kern = kern;
-            la->nkern += w;
-        }
+    if (!lb->nkern) return 0;
+    double *kern = malloc((size_t)(la->nkern + lb->nkern) * PROF_KERN_COLS * sizeof *kern);
+    if (!kern) return -1;
+    if (la->nkern) memcpy(kern, la->kern, (size_t)la->nkern * PROF_KERN_COLS * sizeof *kern);
+    int n = la->nkern, lo, hi;
+    for (int i = 0; i < lb->nkern && n < PROF_MAX_KERN; i++) {
+        const double *v = lb->kern + (size_t)i * PROF_KERN_COLS;
+        if (!prof_kernel_block(la, v[KERN_N], v[KERN_K], v[KERN_WB], &lo, &hi))
+            memcpy(kern + (size_t)n++ * PROF_KERN_COLS, v, PROF_KERN_COLS * sizeof *v);
     }
+    free(la->kern);
+    la->kern = kern;
+    la->nkern = n;
     return 0;
 }
 

@@ -227,8 +227,9 @@ calib_timer_t *calib_gpu_timer_new(char err[256]);
  * between the two the host queues the timed runs and their events, so they run back to back
  * as an engine's CUDA graphs run them.  At most CALIB_GATE_MAX_CALLS calls are queued behind
  * one gate (the launch queue is finite): callers open it after that many.  close returns 0 or
- * -1 (CUDA error); open returns 1 if the gate had already let go by its time limit, else 0
- * (cuBLAS's first call of a new GEMM shape waits on the GPU: a warm-up run's gate lets go so). */
+ * -1 (CUDA error); open returns 1 if the gate let go by its time limit, else 0, and may be
+ * called again before the next close (cuBLAS's first call of a new GEMM shape waits on the
+ * GPU: a warm-up run's gate lets go by the limit). */
 #define CALIB_GATE_MAX_CALLS 256
 #define CALIB_GATE_MAX_S 0.02
 int calib_gpu_gate_close(void);

@@ -1066,7 +1066,6 @@ static int gpu_run(calib_timer_t *t, const calib_job_t *j, int iters, double *se
     gpu_t *g = (gpu_t *)t->impl;
     float ms = 0;
     if (calib_gpu_gate_close() < 0) return cuda_fail(t, cudaGetLastError(), "the launch gate", __FILE__, __LINE__);
-    int late = 0, open = 0;
     CK(cudaEventRecord(g->e0, 0));
     for (int k = 0; k < iters; k++) {
         int rc = run_once(t, g, j, g->iter++);
@@ -1075,13 +1074,10 @@ static int gpu_run(calib_timer_t *t, const calib_job_t *j, int iters, double *se
             cudaEventSynchronize(g->e0);
             return rc;
         }
-        if (k + 1 == CALIB_GATE_MAX_CALLS) {
-            late = calib_gpu_gate_open();
-            open = 1;
-        }
+        if (k + 1 == CALIB_GATE_MAX_CALLS) calib_gpu_gate_open();
     }
     CK(cudaEventRecord(g->e1, 0));
-    if (!open) late = calib_gpu_gate_open();
+    int late = calib_gpu_gate_open();
     CK(cudaEventSynchronize(g->e1));
     /* a single run may be a first call (cuBLAS waits on the GPU for a new shape): counted; a
      * timing of several runs that the host could not queue in time is named */

@@ -335,19 +335,15 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
         attn_batch_free(b);
         return -1;
     }
-    int gated = 1;
     CK(cudaEventRecord(g->e0, 0));
     for (int k = 0; k < reps && !rc; k++) {
         const attn_kv *kv = &views[k % nsets];   /* layer k's own pages */
         rc = varlen ? attn_varlen_run(pl, kv, b, g->q, g->out, 1.f / 16, NULL)
                     : attn_run(route, kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
-        if (k + 1 == CALIB_GATE_MAX_CALLS) {
-            g->gate_late += calib_gpu_gate_open();
-            gated = 0;
-        }
+        if (k + 1 == CALIB_GATE_MAX_CALLS) calib_gpu_gate_open();
     }
     CK(cudaEventRecord(g->e1, 0));
-    if (gated) g->gate_late += calib_gpu_gate_open();
+    g->gate_late += calib_gpu_gate_open();
     CK(cudaEventSynchronize(g->e1));
     attn_varlen_plan_free(pl);
     attn_batch_free(b);
