@@ -275,6 +275,18 @@ static int check_cols(yd_err_t *e, const yd_node_t *cols, const char *path, cons
     return 0;
 }
 
+/* A kernel range v after pv (the previous row, or NULL) of the order the format requires: 0 ok,
+ * 1 m_lo past m_hi, 2 of pv's shape and not past pv's m_hi.  (Each value a whole number in its
+ * range is checked apart: yd_as_long on load, law_savable on save.) */
+static int kern_row_bad(const double *v, const double *pv)
+{
+    if (v[KERN_M_LO] > v[KERN_M_HI]) return 1;
+    if (pv && pv[KERN_N] == v[KERN_N] && pv[KERN_K] == v[KERN_K] && pv[KERN_WB] == v[KERN_WB] &&
+        v[KERN_M_LO] <= pv[KERN_M_HI])
+        return 2;
+    return 0;
+}
+
 /* A gemm law's kernel ranges (see the format above). */
 static int load_kernels(yd_err_t *e, const yd_node_t *kn, const char *path, prof_law_t *l)
 {
@@ -302,12 +314,12 @@ static int load_kernels(yd_err_t *e, const yd_node_t *kn, const char *path, prof
                 return -1;
             v[j] = (double)lv;
         }
-        if (v[KERN_M_LO] > v[KERN_M_HI])
+        const double *pv = i ? v - PROF_KERN_COLS : NULL;
+        int bad = kern_row_bad(v, pv);
+        if (bad == 1)
             return yd_fail(e, row->vals[KERN_M_LO], yd_path_idx(vp, ip, KERN_M_LO),
                            "m_lo %g is past m_hi %g", v[KERN_M_LO], v[KERN_M_HI]);
-        const double *pv = i ? v - PROF_KERN_COLS : NULL;
-        if (pv && pv[KERN_N] == v[KERN_N] && pv[KERN_K] == v[KERN_K] && pv[KERN_WB] == v[KERN_WB] &&
-            v[KERN_M_LO] <= pv[KERN_M_HI])
+        if (bad == 2)
             return yd_fail(e, row->vals[KERN_M_LO], yd_path_idx(vp, ip, KERN_M_LO),
                            "m_lo %g is not past the previous range's m_hi %g (a shape's ranges ascend in m)",
                            v[KERN_M_LO], pv[KERN_M_HI]);
@@ -590,9 +602,7 @@ static int law_savable(const prof_law_t *l)
         for (int j = 0; j < PROF_KERN_COLS; j++)
             if (!(v[j] >= 1 && v[j] <= (j == KERN_WB ? 8 : (double)PROF_MAX_DIM) && v[j] == floor(v[j])))
                 return 0;
-        if (v[KERN_M_LO] > v[KERN_M_HI] ||
-            (pv && pv[KERN_N] == v[KERN_N] && pv[KERN_K] == v[KERN_K] && pv[KERN_WB] == v[KERN_WB] &&
-             v[KERN_M_LO] <= pv[KERN_M_HI]))
+        if (kern_row_bad(v, pv))
             return 0;
     }
     return isfinite(l->fit_median_rel) && isfinite(l->fit_max_rel) && isfinite(l->hot) && isfinite(l->heat);
