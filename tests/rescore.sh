@@ -16,8 +16,7 @@
 #                  MTP off/2/4, fp16 and fp8 KV, one model of head_dim 128 and 8 kv heads) and
 #                  the twelve B = 16K scenarios, replayed after calib measured the serving
 #                  envelope and the head_dim-128 model's shape (profile.yaml: both shapes, the
-#                  varlen and MoE laws too; the reference replays in the next device call). Its
-#                  `target` file holds the bound this set meets today, above the 5% target
+#                  varlen and MoE laws too), all in one device call
 #   h200-lib-llama8b/, h200-lib-qwen3-30b-a3b/  a dense and an MoE model of the library under the
 #                  upstream scheduler and the varlen attention backend, 48 Poisson requests
 #                  (scenarios/lib/), each priced by the profile calib measured for that model
