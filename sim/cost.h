@@ -132,6 +132,9 @@ double cost_profile_outside_share(const cost_model_t *cm);
  * order); the model then prints nothing of them when freed.  0, or -1 when buf was too small
  * (what fitted is kept). */
 int cost_profile_envelope_warnings(cost_model_t *cm, char *buf, size_t n);
+/* The model prints none of its envelope warnings when freed: the pricing beside a second run of
+ * a command whose first run (the prediction) already warned of the same items. */
+void cost_profile_envelope_quiet(cost_model_t *cm);
 /* Every law a scenario with this model, TP degree, KV dtype and GQA group needs is in
  * the profile: 0, or -1 with "path:line:col: laws: no law ..." in err. */
 int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,

@@ -844,6 +844,11 @@ int cost_profile_envelope_warnings(cost_model_t *cm, char *buf, size_t n)
     return fclose(f) == 0 ? 0 : -1;
 }
 
+void cost_profile_envelope_quiet(cost_model_t *cm)
+{
+    if (cm && cm->step == pm_step) ((pm_t *)cm->impl)->env_taken = 1;
+}
+
 double cost_profile_outside_share(const cost_model_t *cm)
 {
     if (!cm || cm->step != pm_step) return 0;

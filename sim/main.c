@@ -453,6 +453,7 @@ static int cmd_rescore(int argc, char **argv)
         rc = 2;
         goto done;
     }
+    cost_profile_envelope_quiet(pm2);   /* the profile run warns; the recorded run is measured */
     if (engine_run(&u.e) < 0) {
         setup_msg(stderr, "%s", u.e.err);
         rc = 1;

@@ -627,6 +627,7 @@ int main(int argc, char **argv)
         rc = 1;
         goto done;
     }
+    cost_profile_envelope_quiet(pm);    /* the prediction's run above has warned */
     if (!getenv("PACESIM_REPLAY_DRY")) {
         const scn_engine_t *en = &u.s.engine;
         if (!(gm = replay_gpu_sized(&u.s.model, en->tensor_parallel_size, u.e.block, en->kv_cache_dtype == KV_FP8_E5M2,
