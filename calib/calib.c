@@ -378,7 +378,9 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
      * partial chunk (32 < q < 784) is left out on purpose: no law of the catalogue's form fits both
      * that regime and q = 1, and q = 1 is what the mixed steps are made of. */
     static const int q_gen[] = { 1, 784, 816, 1568, 2048 };
-    static const int q_low[] = { 2, 5, 16 };
+    /* lowsmem: the 1 < q < ROUTE_BM32_MIN_Q rows the router gives it, up to its last (a
+     * batch's short prompt tails and MTP rows reach 17-31) */
+    static const int q_low[] = { 2, 5, 16, ROUTE_BM32_MIN_Q - 1 };
     static const int q_one[] = { 1 };
     static const int q_fast_s[] = { 784 }, q_gen_s[] = { 1, 784 }, q_low_s[] = { 5 };
     int np16 = o->smoke ? 1 : 3, np8 = o->smoke ? 1 : 2;
