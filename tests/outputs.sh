@@ -103,9 +103,9 @@ GNUPLOT=/nonexistent plots/tradeoff.sh scenarios/default.yaml 0,1,2,4,8,16 "$tmp
 check "trade-off: a row per PACE_STEPS value" test "$(grep -cE '^ +[0-9]+  ' "$tmp/run.txt")" = 6
 check "trade-off: the knee and the CSV" sh -c "grep -q '^knee: ' '$tmp/run.txt' && grep -q '^CSV: $tmp/plots/tradeoff-default.csv' '$tmp/run.txt'"
 
-# warnings come in run order whatever order parallel runs finish in (stdout and stderr alike)
-w=(scenarios/h200-serve-hd128-poisson-p1k-s64-b4096.yaml scenarios/h200-serve-poisson-p600-s64-b2048.yaml
-   scenarios/h200-serve-burst-p3k-s32-b2048-fp8.yaml)
+# warnings come in run order whatever order parallel runs finish in (stdout and stderr alike);
+# the library's models, priced by the H200 profile of another model, each warn of its envelope
+w=(scenarios/lib/h200-llama8b-poisson.yaml scenarios/lib/qwen3-32b.yaml scenarios/lib/h200-qwen3-30b-a3b-poisson.yaml)
 "$bin" run "${w[@]}" -j 1 > "$tmp/w1.out" 2> "$tmp/w1.err"
 "$bin" run "${w[@]}" -j 3 > "$tmp/w3.out" 2> "$tmp/w3.err"
 check "parallel runs: warnings in run order" sh -c "test -s '$tmp/w1.err' && cmp -s '$tmp/w1.err' '$tmp/w3.err' && cmp -s '$tmp/w1.out' '$tmp/w3.out'"
