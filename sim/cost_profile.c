@@ -630,14 +630,16 @@ static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *fe
     return 1;
 }
 
-/* How hard an item of `sec` seconds (x count) loads the card, 0..1 (heat.h): tensor-core
- * work (GEMMs, attention) by its FLOP rate over the calibrated fp16 peak, which is the
- * heater's own rate (a GEMM at m = 1 is bandwidth-bound and cool, one at m = 2048 runs
- * near peak); work with no FLOP count (GDN core, elementwise, the fp8 expansion) by its
- * law's measured heat. */
+/* How hard an item of `sec` seconds (x count) loads the card, 0..1 (heat.h): a cuBLAS GEMM
+ * by its FLOP rate over the calibrated fp16 peak, which is the heater's own rate (a GEMM at
+ * m = 1 is bandwidth-bound and cool, one at m = 2048 runs near peak); everything else
+ * (attention, GDN core, elementwise, the fp8 expansion) by its law's measured heat.  An
+ * attention kernel's FLOP rate says little of its power: on the H200 calib's probes of every
+ * attention law (two points each, the prefill chunks' included) left the clock where the
+ * light load had it (heat 0.00), and so did the replay's prefill-only steps. */
 static double item_heat(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec)
 {
-    double fl = cost_item_flops(it, pm->m, &pm->r);
+    double fl = it->kind == CI_GEMM ? cost_item_flops(it, pm->m, &pm->r) : 0;
     if (fl > 0 && pm->p->peak_fp16_tflops > 0 && sec > 0) {
         double u = fl * it->count / sec / (pm->p->peak_fp16_tflops * 1e12);
         return u < 1 ? u : 1;

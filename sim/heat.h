@@ -13,8 +13,9 @@
  *          far the heater does (0: not at all, 1: as far);
  * and per card the clocks under the light load and under the heater (f_cold, f_hot)
  * and the time constants of the clock's fall (tau_up) and recovery (tau_down).  A step's
- * heat target is the time-weighted heat of its items (tensor-core work: its FLOP rate
- * over the calibrated peak, which is the heater's rate; the rest: its law's heat); the
+ * heat target is the time-weighted heat of its items (a cuBLAS GEMM: its FLOP rate over
+ * the calibrated peak, which is the heater's rate; the rest, attention included: its law's
+ * heat); the
  * state h follows the targets step by step with those time constants (h = 0 standing for
  * f_cold, 1 for f_hot), and each item costs its calibrated time times heat_factor() at
  * h's mean over the step. */

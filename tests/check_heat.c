@@ -193,6 +193,39 @@ START_TEST(hot_steps_slow_down_and_cool_off)
 }
 END_TEST
 
+/* An attention item loads the card by its law's measured heat, not by its FLOP rate (a
+ * prefill chunk's is high; calib measures its kernel leaving the clock alone): the same
+ * mixed steps, the prefill laws at heat 0 against heat 1, settle cooler and cheaper. */
+START_TEST(attention_heats_by_its_law)
+{
+    char err[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &M, err) == 0, "%s", err);
+    profile_t cool, warm;
+    card(&cool, 1, 1.3);
+    card(&warm, 1, 1.3);
+    for (int i = 0; i < warm.nlaws; i++)
+        if (!strncmp(warm.laws[i].name, "attn.prefill_", 13)) warm.laws[i].heat = 1.0;
+    cost_model_t *a = cost_profile_new(&cool, &M, 1, err), *b = cost_profile_new(&warm, &M, 1, err);
+    ck_assert(a && b);
+    stepdef_t mix;
+    mkstep(&mix, 1);
+    cost_breakdown_t oa, ob;
+    for (int i = 0; i < 40; i++) {
+        ck_assert_int_eq(a->step(a, &mix.in, &oa), 0);
+        ck_assert_int_eq(b->step(b, &mix.in, &ob), 0);
+    }
+    /* the GEMMs' heat alone against the GEMMs' and the chunk's: XQA slower on the warm card */
+    ck_assert_msg(ob.attn_route[ROUTE_DECODE_XQA] > oa.attn_route[ROUTE_DECODE_XQA] * 1.005, "XQA %g vs %g",
+                  ob.attn_route[ROUTE_DECODE_XQA], oa.attn_route[ROUTE_DECODE_XQA]);
+    ck_assert(ob.total > oa.total);
+    route_plan_free(&mix.plan);
+    cost_free(a);
+    cost_free(b);
+    prof_free(&cool);
+    prof_free(&warm);
+}
+END_TEST
+
 START_TEST(profile_round_trip)
 {
     char path[] = "/tmp/pacesim_heat_XXXXXX", err[PROF_ERR_MAX];
@@ -222,6 +255,7 @@ int main(void)
 {
     const check_test_t tests[] = {
         CHECK_TEST(step_settles_and_means), CHECK_TEST(tau_of_traces), CHECK_TEST(factor_follows_the_clock),
-        CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(profile_round_trip)};
+        CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(attention_heats_by_its_law),
+        CHECK_TEST(profile_round_trip)};
     return check_main("heat", "core", tests, CHECK_N(tests), 0, NULL);
 }
