@@ -17,6 +17,8 @@
 #                  the twelve B = 16K scenarios, replayed after calib measured the serving
 #                  envelope and the head_dim-128 model's shape (profile.yaml: both shapes, the
 #                  varlen and MoE laws too), all in one device call
+#   h200-serve-repeat/ the seven serving scenarios again, a later GPU run of calib and the
+#                  replay (priced by that run's profile.yaml)
 #   h200-lib-llama8b/, h200-lib-qwen3-30b-a3b/  a dense and an MoE model of the library under the
 #                  upstream scheduler and the varlen attention backend, 48 Poisson requests
 #                  (scenarios/lib/), each priced by the profile calib measured for that model
