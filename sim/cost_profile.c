@@ -34,14 +34,14 @@ typedef struct {
      * measured (n, k, wb and their largest m), and what the run priced outside it */
     int env;                      /* 1: the profile records an envelope */
     int shape_out;                /* the run's attention shape or TP degree is not the envelope's */
-    char shape_why[128];
+    char shape_why[192];
     double (*lo)[PROF_MAX_COLS], (*hi)[PROF_MAX_COLS];
     int *nk;
     double (*gemm_nk)[4];         /* n, k, wb, largest m */
     int ngemm_nk;
     long *out_n;                  /* per law: items priced outside, */
     double *out_s;                /*   their seconds, */
-    char (*out_why)[128];         /*   the first one's reason */
+    char (*out_why)[192];         /*   the first one's reason */
     double total_s;               /* every item's seconds */
     int env_taken;                /* the warnings were handed to the caller (cost_profile_envelope_warnings) */
 } pm_t;
@@ -872,6 +872,44 @@ static void env_free(pm_t *pm)
     free(pm->out_why);
 }
 
+/* Why the run's attention shape is outside the envelope: its shape, and every shape the
+ * profile measured (the envelope's, then the attention points' others: a merged profile
+ * holds two models'), into pm->shape_why. */
+static void env_shapes_why(pm_t *pm, const profile_t *p, int tp)
+{
+    enum { MAXS = 4 };
+    double sh[MAXS][3] = { { p->env_q_heads, p->env_kv_heads, p->env_head_dim } };
+    int ns = 1, more = 0;
+    for (int li = 0; li < p->nlaws; li++) {
+        const prof_law_t *l = &p->laws[li];
+        const law_form_t *f = law_find(l->name);
+        if (!f || !f->shape_facts || f->family == LF_GEMM || !law_has_facts(f, l->ncols)) continue;
+        for (int i = 0; i < l->npts; i++) {
+            const double *row = l->pts + (size_t)i * l->ncols;
+            int k = 0;
+            while (k < ns && !(sh[k][0] == row[ATTN_COL_Q_HEADS] && sh[k][1] == row[ATTN_COL_KV_HEADS] &&
+                               sh[k][2] == row[ATTN_COL_HEAD_DIM]))
+                k++;
+            if (k < ns) continue;
+            if (ns == MAXS) {
+                more = 1;
+                continue;
+            }
+            sh[ns][0] = row[ATTN_COL_Q_HEADS];
+            sh[ns][1] = row[ATTN_COL_KV_HEADS];
+            sh[ns][2] = row[ATTN_COL_HEAD_DIM];
+            ns++;
+        }
+    }
+    char *w = pm->shape_why;
+    size_t n = sizeof pm->shape_why, at = 0;
+    at += (size_t)snprintf(w, n, "%d q/%d kv heads, head_dim %d at TP%d; measured", pm->r.q_heads, pm->r.kv_heads,
+                           pm->m->head_dim, tp);
+    for (int k = 0; k < ns && at < n; k++)
+        at += (size_t)snprintf(w + at, n - at, "%s %g/%g, %g", k ? ";" : "", sh[k][0], sh[k][1], sh[k][2]);
+    if (at < n) snprintf(w + at, n - at, "%s at TP%d", more ? " and more" : "", p->env_tp);
+}
+
 /* The envelope's tables (pm->env): every law's ranges, the gemm shapes measured.  0 / -1. */
 static int env_init(pm_t *pm, int tp)
 {
@@ -928,9 +966,7 @@ static int env_init(pm_t *pm, int tp)
     }
     if (!measured) {
         pm->shape_out = 1;
-        snprintf(pm->shape_why, sizeof pm->shape_why, "%d q/%d kv heads, head_dim %d at TP%d; measured %d/%d, %d at TP%d",
-                 pm->r.q_heads, pm->r.kv_heads, pm->m->head_dim, tp, p->env_q_heads, p->env_kv_heads,
-                 p->env_head_dim, p->env_tp);
+        env_shapes_why(pm, p, tp);
     }
     pm->env = 1;
     return 0;

@@ -1095,6 +1095,15 @@ START_TEST(envelope_warns_outside)
     p.env_q_heads = r.q_heads;
     p.env_kv_heads = r.kv_heads * 2;
     p.env_head_dim = M.head_dim;
+    /* a second model's shape merged in: one point of 40 q / 10 kv heads of 128 */
+    prof_law_t l = *prof_find(&p, "attn.prefill_generic.fp16");
+    static const char *const cols[] = { "rows", "q", "seq_len", "page", "q_heads", "kv_heads", "head_dim", "t_s" };
+    double pt[8] = { 1, 784, 4096, 784, 40, 10, 128, 1e-3 };
+    l.ncols = 8;
+    for (int c = 0; c < 8; c++) snprintf(l.cols[c], sizeof l.cols[c], "%s", cols[c]);
+    l.npts = 1;
+    l.pts = pt;
+    ck_assert_int_eq(prof_put(&p, &l), 0);
     char err[COST_ERR_MAX];
     for (int outside = 0; outside < 2; outside++) {
         p.env_kv_heads = outside ? r.kv_heads * 2 : r.kv_heads;
@@ -1131,6 +1140,11 @@ START_TEST(envelope_warns_outside)
         ck_assert_msg(strstr(buf, "warning: attn.decode_") && strstr(buf, "priced outside its measured envelope") &&
                           strstr(buf, "1 items") && strstr(buf, "of step time by the law's extrapolation"),
                       "stderr: %s", buf);
+        /* the run's shape and every shape measured: the envelope's, and a merged model's points */
+        char want[96];
+        snprintf(want, sizeof want, "%d q/%d kv heads, head_dim %d at TP1; measured %d/%d, %d; 40/10, 128 at TP1",
+                 r.q_heads, r.kv_heads, M.head_dim, r.q_heads, r.kv_heads * 2, M.head_dim);
+        ck_assert_msg(strstr(buf, want), "want \"%s\" in: %s", want, buf);
     }
     prof_free(&p);
 }
