@@ -203,7 +203,7 @@ static const cost_grid_group_t *page_sibling(const pm_t *pm, const prof_law_t *l
  * query sizes of the same rows and page (chunks, or the kernel's q = 1 row below them),
  * weighted by the GPU waves the q adds (below).
  * 1 and *t, or 0 (no measured neighbourhood: the law prices it). */
-static int grid_price(pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t)
+static int grid_price(const pm_t *pm, int li, const cost_item_t *it, const double *feat, const double *kv, double *t)
 {
     const prof_law_t *l = &pm->p->laws[li];
     int axis = cost_grid_axis(l);
@@ -234,10 +234,7 @@ static int grid_price(pm_t *pm, int li, const cost_item_t *it, const double *fea
             return 1;
         }
     }
-    if (own) {
-        const double *kv = it->kind == CI_GEMM ? pm_kernel(pm, l, it) : NULL;
-        return group_eval_k(pm, l, own, x, feat, kv, t) == 0;
-    }
+    if (own) return group_eval_k(pm, l, own, x, feat, kv, t) == 0;
     if (!chunk) return 0;
     for (int g = lo; g < hi; g++) {
         const cost_grid_group_t *gr = &pm->grid.g[g];
@@ -373,6 +370,8 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
         return -1;
     }
     int pt = it->kind == CI_GEMM ? gemm_choice(pm, l, it) : -1, rc;
+    /* the kernel calib saw cuBLAS pick at a gemm item's own m (NULL: not recorded) */
+    const double *kv = it->kind == CI_GEMM ? pm_kernel(pm, l, it) : NULL;
     if (pt >= 0) {
         /* the item's shape, with the kernel cuBLAS picked at its law's nearest point */
         double row[PROF_MAX_COLS];
@@ -381,8 +380,7 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
         row[GEMM_COL_N] = it->n;
         row[GEMM_COL_K] = it->k;
         row[GEMM_COL_WB] = it->wb;
-        const double *kv = pm_kernel(pm, l, it);
-        if (kv) {              /* the kernel calib saw cuBLAS pick at the item's own m */
+        if (kv) {
             row[GEMM_COL_TILE_N] = kv[KERN_TILE_N];
             row[GEMM_COL_TILE_M] = kv[KERN_TILE_M];
             row[GEMM_COL_SPLITS] = kv[KERN_SPLITS];
@@ -404,7 +402,7 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     if (split_decode(cm, it, sec, grid, lp)) return *sec < 0 ? -1 : 0;
     /* another shape's attention points never price this run's: the law does */
     *grid = pm->shape_out && (it->kind == CI_ATTN || it->kind == CI_BRIDGE) ? 0
-                                                                          : grid_price(pm, (int)(l - pm->p->laws), it, feat, &t);
+                                                                          : grid_price(pm, (int)(l - pm->p->laws), it, feat, kv, &t);
     if (!*grid) t = prof_eval(l, feat);
     *sec = (t > 0 ? t : 0) * it->count;
     return 0;
@@ -872,6 +870,14 @@ static void env_free(pm_t *pm)
     free(pm->out_why);
 }
 
+/* Whether law l's points record the attention shape they measured (q heads, kv heads,
+ * head_dim columns). */
+static int law_keys_attn_shape(const prof_law_t *l)
+{
+    const law_form_t *f = law_find(l->name);
+    return f && f->shape_facts && f->family != LF_GEMM && law_has_facts(f, l->ncols);
+}
+
 /* Why the run's attention shape is outside the envelope: its shape, and every shape the
  * profile measured (the envelope's, then the attention points' others: a merged profile
  * holds two models'), into pm->shape_why. */
@@ -882,8 +888,7 @@ static void env_shapes_why(pm_t *pm, const profile_t *p, int tp)
     int ns = 1, more = 0;
     for (int li = 0; li < p->nlaws; li++) {
         const prof_law_t *l = &p->laws[li];
-        const law_form_t *f = law_find(l->name);
-        if (!f || !f->shape_facts || f->family == LF_GEMM || !law_has_facts(f, l->ncols)) continue;
+        if (!law_keys_attn_shape(l)) continue;
         for (int i = 0; i < l->npts; i++) {
             const double *row = l->pts + (size_t)i * l->ncols;
             int k = 0;
@@ -956,8 +961,7 @@ static int env_init(pm_t *pm, int tp)
                    p->env_head_dim == pm->m->head_dim;
     for (int li = 0; li < p->nlaws && !measured; li++) {
         const prof_law_t *l = &p->laws[li];
-        const law_form_t *f = law_find(l->name);
-        if (!f || !f->shape_facts || f->family == LF_GEMM || !law_has_facts(f, l->ncols)) continue;
+        if (!law_keys_attn_shape(l)) continue;
         for (int i = 0; i < l->npts && !measured; i++) {
             const double *row = l->pts + (size_t)i * l->ncols;
             measured = row[ATTN_COL_Q_HEADS] == pm->r.q_heads && row[ATTN_COL_KV_HEADS] == pm->r.kv_heads &&
