@@ -48,7 +48,7 @@ ifeq ($(FIRST_PASS),yes)
 .PHONY: setup-then $(filter-out setup setup-plots,$(GOALS))
 .DEFAULT_GOAL := setup-then
 setup-then: setup
-	@$(MAKE) --no-print-directory SETUP=done $(MAKECMDGOALS)
+	@$(MAKE) --no-print-directory SETUP=done $(GOALS)
 $(filter-out setup setup-plots setup-then,$(GOALS)): setup-then ; @:
 else
 
@@ -73,10 +73,15 @@ CFLAGS  += -std=c11 $(OPT) -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 LDFLAGS += $(SAN)
 
 BUILD   := build
+# no object is an intermediate to delete: those of the test suites and of the ASan and fuzz
+# trees (made by pattern rules alone) stay, so a second `make test` rebuilds nothing
+.PRECIOUS: $(BUILD)/%.o
 SIM_SRC := $(filter-out sim/main.c,$(wildcard sim/*.c))
 SIM_OBJ := $(SIM_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all run test test-cuda bench clean calib plots
+# `make` with no goal builds bin/pacesim (the set-up rules above come first in the file)
+.DEFAULT_GOAL := all
 all: bin/pacesim
 
 # -- the simulator -----------------------------------------------------------
@@ -104,7 +109,7 @@ include sim/replay.mk
 include plots/plots.mk
 
 clean:
-	rm -rf $(BUILD) bin
+	rm -rf $(BUILD) bin .gpubundle
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

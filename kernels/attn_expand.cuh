@@ -11,7 +11,7 @@
 // expand one eighth of a destination page (98 of its 784 tokens, all kv heads) of one row from fp8
 // to fp16: grid (pages x BRIDGE_PARTS, rows), U 16-byte chunks (2U loads) in flight a thread. A CTA
 // per page is a ~100-step latency chain (a flat ~75 us for 2 kv heads below ~30K tokens, 2-40 CTAs
-// on 132 SMs). Measured (kernels/results/bench_v6_expand.txt, 2 kv heads, ms at 4K / 16K / 41K /
+// on 132 SMs). Measured (kernels/results/bench_expand.txt, 2 kv heads, ms at 4K / 16K / 41K /
 // 104K / 262K tokens): a CTA per page 0.076 / 0.081 / 0.090 / 0.119 / 0.240; 8 parts U=1 8 per SM
 // (the library's) 0.016 / 0.023 / 0.052 / 0.126 / 0.311; 8 parts U=4 4 per SM 0.017 / 0.029 / 0.065
 // / 0.135 / 0.316 (kernels/dev/expand_ab.cu times the three). Splitting wins below ~100K and loses

@@ -9,7 +9,7 @@
 #                x short/long contexts x fp16/fp8 (short ones also at the sm_70 / sm_75 limits)
 #                -> validate_shapes.txt
 #     bench      timing table (FILTER=a,b: only rows whose label or route contains a or b;
-#                PEERS=1 runs kernels/peers.py first, ~1 min, else kernels/results/peers_v3.txt's)
+#                PEERS=1 runs kernels/peers.py first, ~1 min, else kernels/results/peers.txt's)
 #     splitval   --validate --filter prefill-bm32,fp8-bridge under ATTN_PREFILL_SPLIT=1..4 (forced parts;
 #                the short set's q = 1 rows leave parts empty) -> val_split.txt
 #     devprefill kernels/dev/prefill_ab.cu: the fast path's A/B variants, each checked and timed -> prefill_ab.txt
@@ -89,7 +89,7 @@ for step in $STEPS; do
       grep -E "Duration|Throughput|Pipe|Stall|Issue Slots|Achieved Occ|Registers" $OUT/ncu_$n.txt | head -40
     done ;;
   bench)
-    peers=kernels/results/peers_v3.txt
+    peers=kernels/results/peers.txt
     if [ -n "$PEERS" ]; then
       PYTHONUNBUFFERED=1 python3 kernels/peers.py > $OUT/peers.txt 2> $OUT/peers.log; cat $OUT/peers.txt
       peers=$OUT/peers.txt

@@ -824,10 +824,10 @@ START_TEST(driver_records_gemm_choice)
         int first = 1;
         double mx = 0;
         for (int k = 0; k < g->npts; k++) {
-            const double *o = g->pts + (size_t)k * g->ncols;
-            if (o[1] != row[1] || o[2] != row[2] || o[3] != row[3]) continue;
+            const double *other = g->pts + (size_t)k * g->ncols;
+            if (other[1] != row[1] || other[2] != row[2] || other[3] != row[3]) continue;
             if (k < i) first = 0;
-            mx = fmax(mx, o[0]);
+            mx = fmax(mx, other[0]);
         }
         if (first) asked += (long)mx;
     }

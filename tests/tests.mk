@@ -51,7 +51,8 @@ bin/check_alloc: $(BUILD)/tests/check_alloc.o $(BUILD)/libsim.a
 
 # Sanitizers: the simulator, the Check suites and check_alloc built with ASan + UBSan and
 # -DPACESIM_DEBUG (engine invariants after every step) in their own tree ($(ASAN_DIR)), then the suites, the bad-input catalogue, the
-# allocation-failure walk and every reference scenario run there.
+# allocation-failure walk and every reference scenario run there.  Whatever runs the binary
+# (PACESIM) is handed the ASan one: check-asan needs no bin/pacesim.
 ASAN_DIR    ?= $(BUILD)/asan
 ASAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DPACESIM_DEBUG
 ASAN_ENV    := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -76,7 +77,7 @@ $(ASAN_DIR)/bin/check_%: $(ASAN_DIR)/tests/check_%.o $(ASAN_DIR)/libsim.a
 	$(CC) $(LDFLAGS) $(ASAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 check-asan: $(ASAN_DIR)/bin/pacesim $(ASAN_DIR)/bin/check_alloc $(ASAN_SUITES)
 	@fail=0; for t in $(ASAN_SUITES) $(ASAN_DIR)/bin/check_alloc; do \
-	  echo "== asan $$t"; $(ASAN_ENV) CK_FORK=no ./$$t || fail=1; done; \
+	  echo "== asan $$t"; $(ASAN_ENV) PACESIM=$(ASAN_DIR)/bin/pacesim CK_FORK=no ./$$t || fail=1; done; \
 	echo "== asan bad inputs"; $(ASAN_ENV) PACESIM=$(ASAN_DIR)/bin/pacesim tests/bad_inputs.sh || fail=1; \
 	echo "== asan reference scenarios"; \
 	$(ASAN_ENV) ./$(ASAN_DIR)/bin/pacesim run --quiet $(REF_SCENARIOS) || fail=1; \
