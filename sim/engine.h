@@ -153,6 +153,8 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     /* called as each request finishes (generated ones before their slot is freed) */
     void (*on_finish)(void *ctx, const engine_t *e, const req_t *r);
     void *on_finish_ctx;
+    /* the serving summary's running state (serve.h), set by the caller before engine_run; NULL: none */
+    struct serve_acc *serve;
     char err[ENG_ERR_MAX];
 };
 

@@ -2,6 +2,7 @@
  *
  *   pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]
  *               [--csv OUT] [--steps OUT] [--requests OUT] [--trace OUT.json] [--quiet] [--no-progress]
+ *               [--goodput ttft:MS tpot:MS e2el:MS] [--summary | --no-summary]
  *               [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]
  *   pacesim points FILE... [--set ...] --sweep ... [-o DIR]   one command line per point
  *   pacesim merge CSV... [-o OUT]                              join per-point CSVs
@@ -22,6 +23,7 @@
 #include <fcntl.h>
 #include "replay.h"
 #include "runner.h"
+#include "serve.h"
 #include "setup.h"
 #include "sweep.h"
 #include "trace.h"
@@ -39,6 +41,7 @@ static const cmd_help_t helps[] = {
     { "run",
       "pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]\n"
       "                   [--csv OUT] [--steps OUT] [--requests OUT] [--trace OUT.json] [--quiet] [--no-progress]\n"
+      "                   [--goodput ttft:MS tpot:MS e2el:MS] [--summary | --no-summary]\n"
       "                   [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]\n",
       "run       simulate each scenario; print a result table per run (with the published\n"
       "          value and relative error for windows that carry a reference, while the run is\n"
@@ -62,6 +65,14 @@ static const cmd_help_t helps[] = {
       "                         finished (s; empty: not reached), prompt, cached, output and\n"
       "                         emitted tokens, preemptions, TTFT, TPOT (finished requests as\n"
       "                         they finish, then the rest; several runs as --steps)\n"
+      "  --summary              vLLM's serving benchmark summary for every run (request, input,\n"
+      "                         output and total token throughput; mean, median and p99 TTFT,\n"
+      "                         TPOT, ITL, E2EL in ms, over the finished requests); by default\n"
+      "                         it prints for serving loads (workload.poisson or .trace) and\n"
+      "                         with --goodput; --no-summary: never.  CSV: the same columns\n"
+      "  --goodput KEY:MS...    vLLM's goodput: the finished requests whose TTFT, TPOT and E2EL\n"
+      "                         are within the objectives given (ttft:MS tpot:MS e2el:MS, any of\n"
+      "                         them): good requests per second and their share\n"
       "  --trace OUT.json       the timeline of a single run in Chrome Trace Event format (open\n"
       "                         in ui.perfetto.dev or chrome://tracing)\n"
       "  --objective max:COL    after the runs, print the point of each file that maximises\n"
@@ -171,6 +182,16 @@ static int parse_count(const char *opt, const char *v, long min, long *out)
     return 0;
 }
 
+/* A --goodput pair: a name of letters and digits, then ':' (a scenario file is not one). */
+static int is_slo_pair(const char *a)
+{
+    const char *c = strchr(a, ':');
+    if (!c || c == a) return 0;
+    for (const char *p = a; p < c; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) return 0;
+    return 1;
+}
+
 /* pacesim validate: each file assembled as `run` assembles it (setup.h), and its whole
  * trace read; so it refuses what `run` refuses, with the same message. */
 static int validate_files(const char **files, int nf, const char **sets, int ns)
@@ -196,7 +217,8 @@ static int cmd_run(int argc, char **argv, int cmd)
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     const char **cons = calloc((size_t)argc + 1, sizeof *cons);
     const char *csv = NULL, *steps = NULL, *requests = NULL, *trace = NULL, *objective = NULL, *outdir = "points";
-    int nf = 0, ns = 0, nc = 0, quiet = 0, progress = isatty(2), rc = 0;
+    int nf = 0, ns = 0, nc = 0, quiet = 0, progress = isatty(2), rc = 0, summary = 0;
+    goodput_slo_t slo = GOODPUT_SLO_NONE;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
     sweep_t sw = { 0 };
     FILE *fc = NULL, *fs = NULL, *fr = NULL;
@@ -228,6 +250,31 @@ static int cmd_run(int argc, char **argv, int cmd)
                 opt = optbuf;
                 break;
             }
+        }
+        if (!strcmp(a, "--goodput") || !strncmp(a, "--goodput=", 10)) {
+            /* vLLM's --goodput KEY:MS [KEY:MS...]: the pairs that follow (a name of letters and digits, ':') */
+            int given = 0;
+            char gerr[256];
+            if (a[9] == '=' && goodput_slo_parse(&slo, a + 10, gerr, sizeof gerr) < 0) {
+                setup_msg(stderr, "pacesim: %s", gerr);
+                rc = 2;
+                goto out;
+            }
+            given = a[9] == '=';
+            while (!given || (i + 1 < argc && is_slo_pair(argv[i + 1]))) {
+                if (i + 1 >= argc || !is_slo_pair(argv[i + 1])) {
+                    fprintf(stderr, "pacesim: --goodput needs KEY:MS pairs (ttft:MS tpot:MS e2el:MS)\n");
+                    rc = 2;
+                    goto out;
+                }
+                if (goodput_slo_parse(&slo, argv[++i], gerr, sizeof gerr) < 0) {
+                    setup_msg(stderr, "pacesim: %s", gerr);
+                    rc = 2;
+                    goto out;
+                }
+                given = 1;
+            }
+            continue;
         }
         if (!v && !strncmp(a, "-j", 2) && a[2]) {
             v = a + 2;
@@ -272,6 +319,10 @@ static int cmd_run(int argc, char **argv, int cmd)
             quiet = 1;
         } else if (!strcmp(a, "--no-progress")) {
             progress = 0;
+        } else if (!strcmp(a, "--summary")) {
+            summary = 1;
+        } else if (!strcmp(a, "--no-summary")) {
+            summary = -1;
         } else if (a[0] == '-' && a[1]) {
             setup_msg(stderr, "pacesim: unknown option %s (see pacesim --help)", a);
             rc = 2;
@@ -326,6 +377,7 @@ static int cmd_run(int argc, char **argv, int cmd)
         .jobs = (int)jobs, .table = quiet ? NULL : stdout, .csv = fc, .steps = fs, .requests = fr, .err = stderr,
         .best = fc == stdout ? stderr : stdout, .progress = progress, .hooks = tr ? &th : NULL,
         .objective = objective, .constraints = cons, .nconstraints = nc,
+        .summary = summary, .goodput = goodput_slo_any(&slo) ? &slo : NULL,
     };
     rc = sweep_run(&cfg);
     if (tr && trace_close(tr) < 0 && rc == 0) rc = 1;

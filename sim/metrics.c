@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine_int.h"
+#include "serve.h"
 
 static int slot_of(const engine_t *e, const char *id)
 {
@@ -90,6 +91,10 @@ static int lat_add(engine_t *e, quant_t *q, double v)
 
 int metrics_on_finish(engine_t *e, const req_t *r)
 {
+    if (e->serve && serve_acc_finish(e->serve, r) < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory");
+        return -1;
+    }
     for (int i = 0; i < e->s->n_windows; i++) {
         win_kind_t k = e->s->windows[i].kind;
         if (e->win[i].lat && k != WIN_ITL && lat_add(e, e->win[i].lat, req_latency(k, r)) < 0) return -1;
@@ -99,6 +104,10 @@ int metrics_on_finish(engine_t *e, const req_t *r)
 
 int metrics_on_itl(engine_t *e, double gap)
 {
+    if (e->serve && serve_acc_itl(e->serve, gap) < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory");
+        return -1;
+    }
     for (int i = 0; i < e->s->n_windows; i++)
         if (e->win[i].lat && e->s->windows[i].kind == WIN_ITL && lat_add(e, e->win[i].lat, gap) < 0) return -1;
     return 0;

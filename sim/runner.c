@@ -238,6 +238,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
                    run_result_t *res)
 {
     FILE *steps_out = h ? h->steps_out : NULL;
+    serve_acc_t *acc = NULL;
     setup_t u;
 
     memset(res, 0, sizeof *res);
@@ -269,6 +270,15 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         e->on_finish = run_on_finish;
         e->on_finish_ctx = &sc;
     }
+    int want = h ? h->summary : 0;
+    if (want > 0 || (want == 0 && (runner_is_serving(&u.s) || goodput_slo_any(h ? h->goodput : NULL)))) {
+        if (!(acc = serve_acc_new(h ? h->goodput : NULL))) {
+            res->rc = 1;
+            snprintf(res->err, sizeof res->err, "%s: out of memory", path);
+            goto out;
+        }
+        e->serve = acc;
+    }
     if (steps_out && !h->no_header) report_steps_header(steps_out, NULL);
     if (req_out && !h->no_header) report_requests_header(req_out, NULL);
     int erc = engine_run(e);
@@ -281,6 +291,10 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         goto out;
     }
     res->sum = e->sum;
+    if (acc) {
+        serve_acc_summary(acc, e->sum.makespan, &res->serve);
+        res->has_serve = 1;
+    }
     res->env_outside = cost_profile_outside_share(u.cost);
     size_t wl = strlen(res->warn);
     cost_profile_envelope_warnings(u.cost, res->warn + wl, sizeof res->warn - wl);
@@ -289,8 +303,12 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         res->win_has_dist[i] = engine_window_dist(e, i, &res->win_dist[i]);
     }
 out:
+    if (acc) u.e.serve = NULL;
+    serve_acc_free(acc);
     setup_close(&u);
 }
+
+int runner_is_serving(const scenario_t *s) { return s->poisson.enabled || s->trace_path[0]; }
 
 void report_num(FILE *f, double v)
 {
@@ -374,6 +392,65 @@ void report_table(FILE *f, const run_result_t *r)
                 100 * r->env_outside);
     if (anyref && r->ref_source[0]) fprintf(f, "   published: %s\n", r->ref_source);
     if (hasref && r->ref_off[0]) fprintf(f, "   %s\n", r->ref_off);
+    report_serve(f, r);
+}
+
+/* One line of the summary: vLLM's "{:<40} {:<10.2f}" without the trailing blanks; n/a for NAN. */
+static void serve_line(FILE *f, const char *label, double v)
+{
+    if (isnan(v)) fprintf(f, "   %-40s n/a\n", label);
+    else fprintf(f, "   %-40s %.2f\n", label, v);
+}
+
+/* A section rule as vLLM's "{s:{c}^{n}}".format(s=title, n=50, c=c): title centred in 50. */
+static void serve_rule(FILE *f, const char *title, char c)
+{
+    int len = (int)strlen(title), pad = 50 - len;
+    if (pad < 0) pad = 0;
+    fputs("   ", f);
+    for (int i = 0; i < pad / 2; i++) fputc(c, f);
+    fputs(title, f);
+    for (int i = 0; i < pad - pad / 2; i++) fputc(c, f);
+    fputc('\n', f);
+}
+
+void report_serve(FILE *f, const run_result_t *r)
+{
+    if (!r->has_serve) return;
+    const serve_summary_t *v = &r->serve;
+    static const char *const headers[SERVE__N] = { "Time to First Token", "Time per Output Token (excl. 1st token)",
+                                                   "Inter-token Latency", "End-to-end Latency" };
+    char label[64];
+    serve_rule(f, " Serving Benchmark Result ", '=');
+    fprintf(f, "   %-40s %ld\n", "Successful requests:", v->completed);
+    serve_line(f, "Benchmark duration (s):", v->duration_s);
+    fprintf(f, "   %-40s %ld\n", "Total input tokens:", v->input_tokens);
+    fprintf(f, "   %-40s %ld\n", "Total generated tokens:", v->output_tokens);
+    serve_line(f, "Request throughput (req/s):", v->req_s);
+    if (v->has_goodput) {
+        char slo[160];
+        serve_line(f, "Request goodput (req/s):", v->goodput.req_s);
+        serve_line(f, "Good requests (% of successful):", 100 * v->goodput.share);
+        fprintf(f, "   %-40s %s\n", "Goodput objectives:", goodput_slo_text(&v->slo, slo, sizeof slo));
+    }
+    serve_line(f, "Input token throughput (tok/s):", v->input_tok_s);
+    serve_line(f, "Output token throughput (tok/s):", v->output_tok_s);
+    serve_line(f, "Total token throughput (tok/s):", v->total_tok_s);
+    int sketch = 0;
+    for (int m = 0; m < SERVE__N; m++) {
+        const serve_stat_t *st = &v->lat[m];
+        const char *nm = serve_metric_name(m);
+        serve_rule(f, headers[m], '-');
+        snprintf(label, sizeof label, "Mean %s (ms):", nm);
+        serve_line(f, label, 1000 * st->mean);
+        snprintf(label, sizeof label, "Median %s (ms):", nm);
+        serve_line(f, label, 1000 * st->median);
+        snprintf(label, sizeof label, "P99 %s (ms):", nm);
+        serve_line(f, label, 1000 * st->p99);
+        sketch |= !st->exact;
+    }
+    serve_rule(f, "", '=');
+    if (sketch) fprintf(f, "   (percentiles past %ld values: a sketch within %g%%)\n", QUANT_EXACT_MAX, 100.0 * QUANT_REL_ERR);
 }
 
 void report_csv_field(FILE *f, const char *s)
@@ -390,19 +467,43 @@ void report_csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-void report_csv_header_cols(FILE *f, const char *const *wins, int nwins)
+static const char *const serve_cols[] = { "completed", "total_input_tokens", "total_output_tokens",
+                                          "request_throughput", "input_throughput", "output_throughput",
+                                          "total_token_throughput" };
+#define NSERVE_COLS ((int)(sizeof serve_cols / sizeof serve_cols[0]))
+
+void report_csv_header_ex(FILE *f, const report_cols_t *c)
 {
     fprintf(f, "scenario,file,profile,tp,block,kv_cache_dtype,num_speculative_tokens,max_num_batched_tokens,"
                "max_num_seqs,PACE_STEPS,PREFIX_DECODE_ROWS,SMALLQ_DECODE_MAX_Q,D256_BM32_ANY_PAGE,seed,"
                "steps,mixed_steps,preemptions,makespan_s");
-    for (int i = 0; i < nwins; i++) {
+    if (c->serve) {
+        for (int i = 0; i < NSERVE_COLS; i++) fprintf(f, ",%s", serve_cols[i]);
+        if (c->goodput) fputs(",request_goodput,goodput_share", f);
+        for (int m = 0; m < SERVE__N; m++) {
+            const char *k = serve_metric_key(m);
+            fprintf(f, ",mean_%s_ms,median_%s_ms,p99_%s_ms", k, k, k);
+        }
+    }
+    for (int i = 0; i < c->nwins; i++) {
         fputc(',', f);
-        report_csv_field(f, wins[i]);
+        report_csv_field(f, c->wins[i]);
     }
     fputc('\n', f);
 }
 
-void report_csv_row_cols(FILE *f, const run_result_t *r, const char *const *wins, int nwins)
+void report_csv_header_cols(FILE *f, const char *const *wins, int nwins)
+{
+    report_csv_header_ex(f, &(report_cols_t){ .wins = wins, .nwins = nwins });
+}
+
+static void csv_num(FILE *f, double v)
+{
+    fputc(',', f);
+    report_num(f, v);
+}
+
+void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c)
 {
     report_csv_field(f, r->name);
     fputc(',', f);
@@ -413,15 +514,39 @@ void report_csv_row_cols(FILE *f, const run_result_t *r, const char *const *wins
             r->budget, r->max_seqs, r->pace, r->pdr, r->smallq, r->anypage, (unsigned long long)r->seed, r->sum.steps,
             r->sum.steps_by_type[STEP_MIXED], r->sum.preemptions);
     report_num(f, r->sum.makespan);
-    for (int k = 0; k < nwins; k++) {
+    if (c->serve) {
+        const serve_summary_t *v = &r->serve;
+        int has = r->has_serve;
+        if (has) fprintf(f, ",%ld,%ld,%ld", v->completed, v->input_tokens, v->output_tokens);
+        else fputs(",,,", f);
+        csv_num(f, has ? v->req_s : NAN);
+        csv_num(f, has ? v->input_tok_s : NAN);
+        csv_num(f, has ? v->output_tok_s : NAN);
+        csv_num(f, has ? v->total_tok_s : NAN);
+        if (c->goodput) {
+            csv_num(f, has && v->has_goodput ? v->goodput.req_s : NAN);
+            csv_num(f, has && v->has_goodput ? v->goodput.share : NAN);
+        }
+        for (int m = 0; m < SERVE__N; m++) {
+            csv_num(f, has ? 1000 * v->lat[m].mean : NAN);
+            csv_num(f, has ? 1000 * v->lat[m].median : NAN);
+            csv_num(f, has ? 1000 * v->lat[m].p99 : NAN);
+        }
+    }
+    for (int k = 0; k < c->nwins; k++) {
         fputc(',', f);
         for (int i = 0; i < r->nwin; i++)
-            if (!strcmp(r->win_name[i], wins[k])) {
+            if (!strcmp(r->win_name[i], c->wins[k])) {
                 report_num(f, r->win_val[i]);
                 break;
             }
     }
     fputc('\n', f);
+}
+
+void report_csv_row_cols(FILE *f, const run_result_t *r, const char *const *wins, int nwins)
+{
+    report_csv_row_ex(f, r, &(report_cols_t){ .wins = wins, .nwins = nwins });
 }
 
 /* r's own window names, for the one-run CSV. */
@@ -434,11 +559,13 @@ static int own_cols(const run_result_t *r, const char *cols[RUN_MAX_WIN])
 void report_csv_header(FILE *f, const run_result_t *r)
 {
     const char *cols[RUN_MAX_WIN];
-    report_csv_header_cols(f, cols, own_cols(r, cols));
+    int n = own_cols(r, cols);
+    report_csv_header_ex(f, &(report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n });
 }
 
 void report_csv_row(FILE *f, const run_result_t *r)
 {
     const char *cols[RUN_MAX_WIN];
-    report_csv_row_cols(f, r, cols, own_cols(r, cols));
+    int n = own_cols(r, cols);
+    report_csv_row_ex(f, r, &(report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n });
 }

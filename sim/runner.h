@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include "engine.h"
+#include "serve.h"
 
 #define RUN_MAX_WIN SCN_MAX_WINDOWS   /* a run reports every window its scenario may hold */
 
@@ -40,7 +41,13 @@ typedef struct run_result {
                                      envelope (cost_profile_outside_share); 0 inside or without one */
     char warn[2048];              /* the run's warnings (the cost model's envelope), printed with its output */
     run_summary_t sum;
+    int has_serve;                /* serve holds the serving benchmark's summary (runner_hooks_t.summary) */
+    serve_summary_t serve;
 } run_result_t;
+
+/* Whether a scenario is a serving load: its requests come from a generator or a trace
+ * (workload.poisson, workload.trace), so the serving summary prints by default. */
+int runner_is_serving(const scenario_t *s);
 
 /* Run one scenario file with overrides.  steps_out (may be NULL) receives one CSV row
  * per engine step (with its header).  Always fills res (rc says how it went).
@@ -58,12 +65,18 @@ typedef struct runner_hooks {
     step_observer_fn on_step;
     void (*on_end)(void *ctx, const engine_t *e);
     void *ctx;
+    /* The serving summary (serve.h): 0 for serving loads (runner_is_serving) or with goodput
+     * objectives, 1 for every run, -1 for none. */
+    int summary;
+    const goodput_slo_t *goodput; /* NULL, or the objectives goodput is counted against */
 } runner_hooks_t;
 
 void runner_run_ex(const char *path, const char *const *sets, int nsets, const runner_hooks_t *h,
                    run_result_t *res);
 
 void report_table(FILE *f, const run_result_t *r);
+/* The serving summary as vLLM's benchmark prints it (nothing when r has none). */
+void report_serve(FILE *f, const run_result_t *r);
 /* The CSV (RFC 4180): settings and summary columns, then one per window of r. */
 void report_csv_header(FILE *f, const run_result_t *r);
 void report_csv_row(FILE *f, const run_result_t *r);
@@ -71,6 +84,15 @@ void report_csv_row(FILE *f, const run_result_t *r);
  * among them is left out, one r does not have is empty. */
 void report_csv_header_cols(FILE *f, const char *const *wins, int nwins);
 void report_csv_row_cols(FILE *f, const run_result_t *r, const char *const *wins, int nwins);
+/* The columns of a run CSV after the settings and the run's counts. */
+typedef struct report_cols {
+    int serve;                    /* the serving summary's (vLLM's result keys), empty for a run without */
+    int goodput;                  /* request_goodput and goodput_share */
+    const char *const *wins;      /* the windows' */
+    int nwins;
+} report_cols_t;
+void report_csv_header_ex(FILE *f, const report_cols_t *c);
+void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c);
 /* A CSV field: as is, or in double quotes (quotes doubled) when it holds , " CR or LF. */
 void report_csv_field(FILE *f, const char *s);
 /* The header line of the steps CSV and of the requests CSV, after prefix (NULL: none). */

@@ -389,7 +389,7 @@ static void run_job(pool_t *P, long j, prog_t *prog)
         }
     }
     if (ok) {
-        runner_hooks_t h = { 0 };
+        runner_hooks_t h = { .summary = cfg->summary, .goodput = cfg->goodput };
         single_ctx_t sc = { cfg->hooks, prog };
         if (P->buffer_steps && cfg->steps && !(o->steps = tmpfile())) ok = 0;
         if (P->buffer_steps && cfg->requests && !(o->requests = tmpfile())) ok = 0;
@@ -448,6 +448,7 @@ typedef struct emitter {
     sweep_best_t *best;
     char **cols;                  /* the CSV's window columns: the union over the runs */
     int ncols, capcols;
+    int serve_cols;               /* the serving summary's columns (some run has the summary) */
 } emitter_t;
 
 static int add_col(emitter_t *E, const char *name)
@@ -500,6 +501,7 @@ static int csv_columns(emitter_t *E)
             char err[SCN_ERR_MAX];
             if (rc || scn_load(cfg->files[f], sets, ns, &s, err) < 0) continue;
             for (int w = 0; w < s.n_windows && !rc; w++) rc = add_col(E, s.windows[w].name);
+            if (cfg->summary == 0 && (runner_is_serving(&s) || cfg->goodput)) E->serve_cols = 1;
             scn_free(&s);
         }
     for (int a = 0; own && a < E->naxes; a++) free(own[a]);
@@ -556,8 +558,10 @@ static char *csv_text(const emitter_t *E, long j, const run_result_t *r, int hea
         }
         fputc(',', m);
     }
-    if (header) report_csv_header_cols(m, (const char *const *)E->cols, E->ncols);
-    else report_csv_row_cols(m, r, (const char *const *)E->cols, E->ncols);
+    report_cols_t c = { .serve = E->serve_cols, .goodput = E->serve_cols && E->cfg->goodput,
+                        .wins = (const char *const *)E->cols, .nwins = E->ncols };
+    if (header) report_csv_header_ex(m, &c);
+    else report_csv_row_ex(m, r, &c);
     if (fclose(m) != 0) {
         free(buf);
         return NULL;
@@ -687,6 +691,7 @@ int sweep_run(const sweep_cfg_t *cfg)
             return 2;
         }
     }
+    E.serve_cols = cfg->summary > 0;
     if ((cfg->csv || E.best) && csv_columns(&E) < 0) {
         fprintf(cfg->err, "pacesim: out of memory\n");
         sweep_best_free(E.best);

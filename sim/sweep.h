@@ -77,6 +77,8 @@ typedef struct sweep_cfg {
     const char *objective;        /* NULL, or "max:COL" / "min:COL" */
     const char *const *constraints;
     int nconstraints;
+    int summary;                  /* runner_hooks_t.summary: 0 serving loads, 1 all, -1 none */
+    const goodput_slo_t *goodput; /* NULL, or the goodput objectives */
 } sweep_cfg_t;
 
 /* Run everything; returns the worst run's rc (0 ok, 1 runtime or a write error on an

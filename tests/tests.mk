@@ -195,3 +195,6 @@ $(ASAN_DIR)/bin/fuzz_engine: $(ASAN_DIR)/tests/fuzz_engine.o $(ASAN_DIR)/libsim.
 	$(CC) $(LDFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LIBS)
 check-engine-fuzz: $(ASAN_DIR)/bin/fuzz_engine
 	$(ASAN_ENV) ./$(ASAN_DIR)/bin/fuzz_engine -s $(ENGINE_FUZZ_SEED) -n 100000000 -t $(ENGINE_FUZZ_SECONDS) -d $(BUILD)/fuzz-engine
+
+# the serving summary and goodput against hand counts (deployio)
+EXTRA_TESTS += tests/serve.sh

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# serve.sh: the serving summary and goodput against hand counts.  A small traced run writes its
+# requests CSV (--requests) and its run CSV (--csv) with --goodput objectives; for each set of
+# objectives the good requests are counted here, from the requests CSV alone, with vLLM's rule
+# (every objective given holds, value <= objective; TPOT 0 for one output token), and compared
+# with the CSV's goodput_share and request_goodput (good / makespan).  The summary's counts and
+# throughputs are checked against the same requests CSV.
+#   tests/serve.sh        PACESIM=path overrides bin/pacesim
+set -u
+bin=${PACESIM:-bin/pacesim}
+[ -x "$bin" ] || { echo "serve: $bin not built"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { echo "  ok   $1"; pass=$((pass + 1)); }
+bad() { echo "  FAIL $1"; fail=$((fail + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+scn=tests/data/serve/goodput.yaml
+
+# a column of a one-row CSV by name
+col() { awk -F, -v k="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == k) c = i } NR == 2 { print $c }' "$1"; }
+
+# the hand count: requests CSV, objectives in ms (empty: none); prints "good finished"
+count() {
+    awk -F, -v T="$2" -v P="$3" -v E="$4" '
+    NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    $(h["finished_s"]) != "" {
+        n++
+        ttft = $(h["ttft_s"]); tpot = $(h["tpot_s"]) == "" ? 0 : $(h["tpot_s"])
+        e2el = $(h["finished_s"]) - $(h["arrival_s"])
+        # a value within 1 ns of an objective would make the count depend on rounding
+        if ((T != "" && (ttft - T / 1000) ^ 2 < 1e-18) || (P != "" && (tpot - P / 1000) ^ 2 < 1e-18) \
+            || (E != "" && (e2el - E / 1000) ^ 2 < 1e-18)) { print "borderline"; exit }
+        if ((T == "" || ttft <= T / 1000) && (P == "" || tpot <= P / 1000) && (E == "" || e2el <= E / 1000)) g++
+    }
+    END { printf "%d %d\n", g, n }' "$1"
+}
+
+i=0
+for slo in "300||" "500|25|" "|12|" "||1500" "400|50|2000" "1000|100|5000" "0||"; do
+    IFS='|' read -r T P E <<< "$slo"
+    args=()
+    [ -n "$T" ] && args+=("ttft:$T")
+    [ -n "$P" ] && args+=("tpot:$P")
+    [ -n "$E" ] && args+=("e2el:$E")
+    i=$((i + 1))
+    "$bin" run "$scn" --goodput "${args[@]}" --requests "$tmp/req$i.csv" --csv "$tmp/run$i.csv" --quiet 2>"$tmp/err"
+    read -r good n <<< "$(count "$tmp/req$i.csv" "$T" "$P" "$E")"
+    [ "$good" = borderline ] && { bad "--goodput ${args[*]}: an objective on a request's value (pick another)"; continue; }
+    share=$(col "$tmp/run$i.csv" goodput_share)
+    rate=$(col "$tmp/run$i.csv" request_goodput)
+    span=$(col "$tmp/run$i.csv" makespan_s)
+    done_n=$(col "$tmp/run$i.csv" completed)
+    check "--goodput ${args[*]}: $good of $n good, as counted by hand (share $share)" \
+        awk -v g="$good" -v n="$n" -v s="$share" -v c="$done_n" 'BEGIN { exit !(c == n && (s - g / n) ^ 2 < 1e-10) }'
+    check "--goodput ${args[*]}: request_goodput $rate = $good / makespan $span" \
+        awk -v g="$good" -v r="$rate" -v t="$span" 'BEGIN { exit !(((r - g / t) / (g / t + 1e-9)) ^ 2 < 1e-10) }'
+done
+# the counts above span none to all good: the objectives separate the requests
+check "the objective sets give different counts" test "$(for k in 1 2 3 4 5 6 7; do col "$tmp/run$k.csv" goodput_share; done | sort -u | wc -l)" -ge 4
+
+# the summary's totals and throughputs from the requests CSV
+read -r nin nout n <<< "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    $(h["finished_s"]) != "" { a += $(h["prompt_tokens"]); b += $(h["output_tokens"]); n++ } END { print a, b, n }' "$tmp/req1.csv")"
+check "total input/output tokens of the finished requests" \
+    test "$(col "$tmp/run1.csv" total_input_tokens) $(col "$tmp/run1.csv" total_output_tokens)" = "$nin $nout"
+check "request, input, output, total throughput = counts / makespan" awk -v span="$(col "$tmp/run1.csv" makespan_s)" \
+    -v n="$n" -v a="$nin" -v b="$nout" -v r="$(col "$tmp/run1.csv" request_throughput)" \
+    -v i="$(col "$tmp/run1.csv" input_throughput)" -v o="$(col "$tmp/run1.csv" output_throughput)" \
+    -v t="$(col "$tmp/run1.csv" total_token_throughput)" \
+    'function near(x, y) { return ((x - y) / y) ^ 2 < 1e-10 }
+     BEGIN { exit !(near(r, n / span) && near(i, a / span) && near(o, b / span) && near(t, (a + b) / span)) }'
+# mean TTFT and E2EL, median TTFT from the requests CSV (exact below 100,000 values)
+check "mean/median TTFT and mean E2EL in ms from the requests CSV" awk -F, \
+    -v mt="$(col "$tmp/run1.csv" mean_ttft_ms)" -v md="$(col "$tmp/run1.csv" median_ttft_ms)" \
+    -v me="$(col "$tmp/run1.csv" mean_e2el_ms)" '
+    function near(x, y) { return ((x - y) / y) ^ 2 < 1e-10 }
+    NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    $(h["finished_s"]) != "" { n++; v[n] = $(h["ttft_s"]) * 1000; s += v[n]; e += ($(h["finished_s"]) - $(h["arrival_s"])) * 1000 }
+    END {
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
+        med = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        exit !(near(mt, s / n) && near(md, med) && near(me, e / n))
+    }' "$tmp/req1.csv"
+
+# -- the options
+"$bin" run "$scn" --goodput ttft:x --quiet 2>"$tmp/e"; rc=$?
+check "--goodput ttft:x: exit 2, one line" test "$rc" = 2 -a "$(wc -l < "$tmp/e")" = 1
+"$bin" run "$scn" --goodput ttfx:5 --quiet 2>"$tmp/e"; rc=$?
+check "--goodput ttfx:5: exit 2 naming the keys" sh -c "test $rc = 2 && grep -q 'ttft, tpot or e2el' '$tmp/e'"
+"$bin" run "$scn" --goodput tpot:-1 --quiet 2>"$tmp/e"; rc=$?
+check "--goodput tpot:-1: exit 2" test "$rc" = 2
+"$bin" run "$scn" --goodput --quiet 2>"$tmp/e"; rc=$?
+check "--goodput without a pair: exit 2" test "$rc" = 2
+"$bin" run "$scn" --goodput=ttft:300 --goodput tpot:25 --csv "$tmp/g.csv" --quiet
+check "--goodput=KEY:MS and repeated --goodput accumulate" test "$(col "$tmp/g.csv" goodput_share)" != ""
+"$bin" run "$scn" --goodput ttft:300 > "$tmp/t.out"
+check "the table prints the goodput" grep -q '^   Request goodput (req/s): ' "$tmp/t.out"
+"$bin" run "$scn" --no-summary > "$tmp/t.out"
+check "--no-summary: no serving summary" sh -c "! grep -q 'Serving Benchmark Result' '$tmp/t.out'"
+"$bin" run scenarios/default.yaml --summary --set workload.requests.B.output_tokens=4 > "$tmp/t.out"
+check "--summary on a scenario of explicit requests" grep -q 'Serving Benchmark Result' "$tmp/t.out"
+
+echo "serve: $pass passed, $fail failed"
+[ "$fail" = 0 ]
