@@ -1,8 +1,8 @@
 /* main.c: the pacesim command line.
  *
  *   pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]
- *               [--csv OUT] [--steps OUT] [--requests OUT] [--trace OUT.json] [--quiet] [--no-progress]
- *               [--goodput ttft:MS tpot:MS e2el:MS] [--summary | --no-summary]
+ *               [--csv OUT] [--json OUT] [--steps OUT] [--requests OUT] [--trace OUT.json] [--quiet]
+ *               [--no-progress] [--goodput ttft:MS tpot:MS e2el:MS] [--summary | --no-summary]
  *               [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]
  *   pacesim points FILE... [--set ...] --sweep ... [-o DIR]   one command line per point
  *   pacesim merge CSV... [-o OUT]                              join per-point CSVs
@@ -40,8 +40,8 @@ typedef struct cmd_help {
 static const cmd_help_t helps[] = {
     { "run",
       "pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]\n"
-      "                   [--csv OUT] [--steps OUT] [--requests OUT] [--trace OUT.json] [--quiet] [--no-progress]\n"
-      "                   [--goodput ttft:MS tpot:MS e2el:MS] [--summary | --no-summary]\n"
+      "                   [--csv OUT] [--json OUT] [--steps OUT] [--requests OUT] [--trace OUT.json] [--quiet]\n"
+      "                   [--no-progress] [--goodput ttft:MS tpot:MS e2el:MS] [--summary | --no-summary]\n"
       "                   [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]\n",
       "run       simulate each scenario; print a result table per run (with the published\n"
       "          value and relative error for windows that carry a reference, while the run is\n"
@@ -58,6 +58,9 @@ static const cmd_help_t helps[] = {
       "                         for every N\n"
       "  --csv OUT              one row per run: settings + a column per measurement window\n"
       "                         (RFC 4180; several runs: one header, the union of their columns)\n"
+      "  --json OUT             the same runs as one JSON array, an object per run: settings,\n"
+      "                         counts, the serving summary under vLLM's result keys, every\n"
+      "                         window (value, published value, distribution)\n"
       "  --steps OUT            one row per engine step: time, duration, cost breakdown, rows\n"
       "                         with q, context and kernel route (one file; several runs: one\n"
       "                         header and a leading `run` column, and `point` with --sweep)\n"
@@ -216,12 +219,12 @@ static int cmd_run(int argc, char **argv, int cmd)
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     const char **cons = calloc((size_t)argc + 1, sizeof *cons);
-    const char *csv = NULL, *steps = NULL, *requests = NULL, *trace = NULL, *objective = NULL, *outdir = "points";
+    const char *csv = NULL, *json = NULL, *steps = NULL, *requests = NULL, *trace = NULL, *objective = NULL, *outdir = "points";
     int nf = 0, ns = 0, nc = 0, quiet = 0, progress = isatty(2), rc = 0, summary = 0;
     goodput_slo_t slo = GOODPUT_SLO_NONE;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
     sweep_t sw = { 0 };
-    FILE *fc = NULL, *fs = NULL, *fr = NULL;
+    FILE *fc = NULL, *fs = NULL, *fr = NULL, *fj = NULL;
     trace_t *tr = NULL;
     if (!files || !sets || !cons) { rc = 1; goto out; }
     if (jobs < 1) jobs = 1;
@@ -229,7 +232,7 @@ static int cmd_run(int argc, char **argv, int cmd)
         const char *a = argv[i];
         static const char *const valued[] = { "--set", "--csv", "--steps", "--sweep", "-j", "--jobs", "--trace",
                                               "--point-index", "--objective", "--constraint", "-o", "--out",
-                                              "--requests", NULL };
+                                              "--requests", "--json", NULL };
         const char *v = NULL, *opt = a;
         char optbuf[32];
         for (int k = 0; valued[k]; k++) {
@@ -302,6 +305,8 @@ static int cmd_run(int argc, char **argv, int cmd)
                 if (parse_count(opt, v, 0, &point_base) < 0) { rc = 2; goto out; }
             } else if (!strcmp(opt, "--csv")) {
                 csv = v;
+            } else if (!strcmp(opt, "--json")) {
+                json = v;
             } else if (!strcmp(opt, "--steps")) {
                 steps = v;
             } else if (!strcmp(opt, "--requests")) {
@@ -360,6 +365,7 @@ static int cmd_run(int argc, char **argv, int cmd)
         goto out;
     }
     if (csv && !(fc = open_out(csv))) { rc = 2; goto out; }
+    if (json && !(fj = open_out(json))) { rc = 2; goto out; }
     if (steps && !(fs = open_out(steps))) { rc = 2; goto out; }
     if (requests && !(fr = open_out(requests))) { rc = 2; goto out; }
     runner_hooks_t th = { 0 };
@@ -374,7 +380,7 @@ static int cmd_run(int argc, char **argv, int cmd)
     }
     sweep_cfg_t cfg = {
         .files = files, .nfiles = nf, .sets = sets, .nsets = ns, .sw = &sw, .point_base = point_base,
-        .jobs = (int)jobs, .table = quiet ? NULL : stdout, .csv = fc, .steps = fs, .requests = fr, .err = stderr,
+        .jobs = (int)jobs, .table = quiet ? NULL : stdout, .csv = fc, .json = fj, .steps = fs, .requests = fr, .err = stderr,
         .best = fc == stdout ? stderr : stdout, .progress = progress, .hooks = tr ? &th : NULL,
         .objective = objective, .constraints = cons, .nconstraints = nc,
         .summary = summary, .goodput = goodput_slo_any(&slo) ? &slo : NULL,
@@ -385,6 +391,7 @@ static int cmd_run(int argc, char **argv, int cmd)
 out:
     if (tr) trace_close(tr);
     rc = close_out(fc, csv, rc);
+    rc = close_out(fj, json, rc);
     rc = close_out(fs, steps, rc);
     rc = close_out(fr, requests, rc);
     sweep_free(&sw);

@@ -345,9 +345,11 @@ void report_table(FILE *f, const run_result_t *r)
         anydist |= r->win_has_dist[i];
     }
     anyref = hasref && !r->ref_off[0];
-    fprintf(f, "   %-18s %14s", "window", "simulated");
-    if (anyref) fprintf(f, " %12s %9s", "published", "error");
-    fputc('\n', f);
+    if (r->nwin > 0) {
+        fprintf(f, "   %-18s %14s", "window", "simulated");
+        if (anyref) fprintf(f, " %12s %9s", "published", "error");
+        fputc('\n', f);
+    }
     for (int i = 0; i < r->nwin; i++) {
         fprintf(f, "   %-18s ", r->win_name[i]);
         if (isnan(r->win_val[i])) fprintf(f, "%14s", "n/a");

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sweep.h"
+#include "report_json.h"
 #include "ydoc.h"
 
 #define SWEEP_MAX_VALUES 100000
@@ -449,6 +450,7 @@ typedef struct emitter {
     char **cols;                  /* the CSV's window columns: the union over the runs */
     int ncols, capcols;
     int serve_cols;               /* the serving summary's columns (some run has the summary) */
+    long json_n;                  /* objects written to the JSON array */
 } emitter_t;
 
 static int add_col(emitter_t *E, const char *name)
@@ -622,6 +624,12 @@ static void emit(emitter_t *E, long j, job_out_t *o)
             report_table(cfg->table, r);
             if (j + 1 < E->njobs) fputc('\n', cfg->table);
         }
+        if (cfg->json) {
+            int sel[64];
+            if (E->naxes) sweep_point(cfg->sw, p, sel);
+            fputs(E->json_n++ ? ",\n" : "\n", cfg->json);
+            report_json_run(cfg->json, r, E->naxes ? cfg->point_base + j : -1, cfg->sw, E->naxes ? sel : NULL);
+        }
         if (cfg->csv || E->best) {
             char *line;
             if (!E->header_done) {
@@ -703,6 +711,7 @@ int sweep_run(const sweep_cfg_t *cfg)
         if (cfg->steps) report_steps_header(cfg->steps, pre);
         if (cfg->requests) report_requests_header(cfg->requests, pre);
     }
+    if (cfg->json) fputc('[', cfg->json);
     pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs };
     int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs;
     if (nthreads > E.njobs) nthreads = (int)E.njobs;
@@ -765,6 +774,7 @@ int sweep_run(const sweep_cfg_t *cfg)
         pthread_mutex_destroy(&P.mu);
     }
     prog_clear(&prog);
+    if (cfg->json) fputs(E.json_n ? "\n]\n" : "]\n", cfg->json);
     if (E.best) {
         if (cfg->best) sweep_best_report(E.best, cfg->best);
         sweep_best_free(E.best);
@@ -778,6 +788,9 @@ int sweep_run(const sweep_cfg_t *cfg)
     werr |= cfg->steps != cfg->table && cfg->steps != cfg->csv ? out_check(cfg->steps, cfg->err, "the steps CSV") : 0;
     werr |= cfg->requests != cfg->table && cfg->requests != cfg->csv && cfg->requests != cfg->steps
                 ? out_check(cfg->requests, cfg->err, "the requests CSV") : 0;
+    werr |= cfg->json && cfg->json != cfg->table && cfg->json != cfg->csv && cfg->json != cfg->steps
+                    && cfg->json != cfg->requests
+                ? out_check(cfg->json, cfg->err, "the JSON") : 0;
     werr |= cfg->best != cfg->table && cfg->best != cfg->csv && cfg->best != cfg->steps && cfg->best != cfg->err
                 ? out_check(cfg->best, cfg->err, "the objective's answer") : 0;
     if (werr && E.rc < 1) E.rc = 1;

@@ -70,6 +70,7 @@ typedef struct sweep_cfg {
     FILE *csv;                    /* NULL: no CSV */
     FILE *steps;                  /* NULL: no steps CSV */
     FILE *requests;               /* NULL: no requests CSV (one row per request) */
+    FILE *json;                   /* NULL: no JSON (report_json.h: an array, one object per run) */
     FILE *err;                    /* error lines (stderr) */
     FILE *best;                   /* where the objective's answer goes */
     int progress;                 /* draw a progress bar on stderr */

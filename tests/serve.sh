@@ -101,5 +101,39 @@ check "--no-summary: no serving summary" sh -c "! grep -q 'Serving Benchmark Res
 "$bin" run scenarios/default.yaml --summary --set workload.requests.B.output_tokens=4 > "$tmp/t.out"
 check "--summary on a scenario of explicit requests" grep -q 'Serving Benchmark Result' "$tmp/t.out"
 
+# -- --json: the same runs as one JSON document (python3 reads it; skipped without)
+if command -v python3 >/dev/null 2>&1; then
+    "$bin" run "$scn" --goodput ttft:300 tpot:25 --json "$tmp/r.json" --csv "$tmp/r.csv" --quiet
+    check "--json: valid JSON, the CSV's figures under the same keys" python3 - "$tmp/r.json" "$tmp/r.csv" <<'PY'
+import csv, json, sys
+runs = json.load(open(sys.argv[1]))
+row = next(csv.DictReader(open(sys.argv[2])))
+assert isinstance(runs, list) and len(runs) == 1, runs
+sv = runs[0]["serving"]
+for k in ("completed", "total_input_tokens", "total_output_tokens", "request_throughput", "request_goodput",
+          "goodput_share", "output_throughput", "total_token_throughput", "mean_ttft_ms", "median_tpot_ms",
+          "p99_itl_ms", "p99_e2el_ms"):
+    a, b = float(sv[k]), float(row[k])
+    assert abs(a - b) <= 1e-5 * max(abs(b), 1e-9), (k, a, b)
+assert sv["goodput_slo_ms"] == {"ttft": 300, "tpot": 25}, sv["goodput_slo_ms"]
+assert runs[0]["windows"]["ttft_mean"]["n"] == sv["completed"]
+PY
+    "$bin" run scenarios/default.yaml tests/data/serve/goodput.yaml --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=0,4 \
+        --set 'name=a "quoted", name' --json "$tmp/s.json" --quiet -j 2
+    check "--json of a sweep: one object per run, in order, with point and swept values" python3 - "$tmp/s.json" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))
+assert [r["point"] for r in runs] == [0, 1, 2, 3], runs
+assert [r["swept"]["env.VLLM_1CAT_PREFILL_PACE_STEPS"] for r in runs] == ["0", "4", "0", "4"]
+assert all(r["scenario"] == 'a "quoted", name' for r in runs)
+assert "serving" not in runs[0] and "serving" in runs[2]
+assert runs[0]["windows"]["a_tok_s"]["published"] > 0 and runs[0]["stopped"] is None
+PY
+    "$bin" run "$scn" --set engine.max_num_seqs=0 --json "$tmp/e.json" --quiet 2>/dev/null
+    check "--json with no successful run: an empty array" python3 -c "import json,sys; assert json.load(open(sys.argv[1])) == []" "$tmp/e.json"
+else
+    echo "  SKIP --json checks: python3 not found"
+fi
+
 echo "serve: $pass passed, $fail failed"
 [ "$fail" = 0 ]
