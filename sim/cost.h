@@ -112,6 +112,12 @@ const char *cost_item_law(const cost_item_t *it, char *buf, size_t n);
 /* The item's feature vector for its law.  0 or -1. */
 int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank_t *r, const cost_hw_t *hw,
                        double feat[PROF_MAX_COEF]);
+/* A GEMM's bytes moved (the gemm law's GEMM_BYTES): A and C in fp16, the weights at wb
+ * bytes a parameter.  Inline: the analytic model prices it for every GEMM of every step. */
+static inline double cost_gemm_bytes(double mm, double n, double k, double wb)
+{
+    return 2.0 * (mm * k + mm * n) + wb * n * k;
+}
 /* Tensor-core FLOPs of one run of an item (GEMMs, attention calls; 0 for the rest). */
 double cost_item_flops(const cost_item_t *it, const model_t *m, const model_rank_t *r);
 /* Add seconds (already x count) to the breakdown bucket of the item. */

@@ -30,9 +30,10 @@ static double am_call(const am_t *a, const cost_item_t *it)
     const model_t *m = a->m;
     const kcall_t *c = it->call;
     double D = m->head_dim, kvb = kv_is_fp8(c->kv_dtype) ? 1 : 2;
-    double fl = cost_item_flops(it, m, &a->r), by = 0, serial = 0;
+    double fl = 0, by = 0, serial = 0;
     for (int i = 0; i < c->nseg; i++) {
-        double L = (double)c->segs[i].seq_len;
+        double q = c->segs[i].q, L = (double)c->segs[i].seq_len;
+        fl += 4.0 * a->r.q_heads * q * (L - q / 2) * D;      /* cost_item_flops' call FLOPs */
         by += 2.0 * L * a->r.kv_heads * D * kvb
               * (c->route == ROUTE_DECODE_SCALAR ? a->r.group : 1);
         if (c->route == ROUTE_PREFILL_GENERIC || c->route == ROUTE_PREFILL_BM32 || c->route == ROUTE_FP8_BRIDGE) {
@@ -60,9 +61,7 @@ static int am_price(void *vctx, const cost_item_t *it)
     case CI_ATTN: t = am_call(a, it); break;
     case CI_BRIDGE: t = roof(a, 0, 2.0 * (double)it->call->bridge_tokens * a->r.kv_heads * m->head_dim * 3); break;
     case CI_GEMM: {
-        double f[PROF_MAX_COEF];                      /* the gemm law's bytes: no hardware needed */
-        cost_item_features(it, m, &a->r, NULL, f);
-        t = roof(a, cost_item_flops(it, m, &a->r), f[GEMM_BYTES]);
+        t = roof(a, 2.0 * it->m * it->n * it->k, cost_gemm_bytes(it->m, it->n, it->k, it->wb));
         /* routed experts: one grouped launch per layer, carried by the busiest group */
         if (it->moe) t += -5e-6 + (it->moe == 2 ? 5e-6 / it->experts : 0);
         break;

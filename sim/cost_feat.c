@@ -362,11 +362,6 @@ int cost_attn_features(const char *law, const kcall_t *call, const model_t *m,
     return 0;
 }
 
-static double gemm_bytes(double mm, double n, double k, double wb)
-{
-    return 2.0 * (mm * k + mm * n) + wb * n * k;
-}
-
 /* gemm: cuBLAS runs either weight-streaming (small m) or tensor-core bound (large m);
  * GEMM_ROOFLINE is the larger of the two times at the GPU's measured ceilings, and
  * GEMM_FLOPS / GEMM_BYTES add what the two do not overlap.
@@ -394,7 +389,7 @@ static void gemm_features(double mm, double n, double k, double wb, const double
                           double *feat)
 {
     feat[GEMM_FLOPS] = 2.0 * mm * n * k;
-    feat[GEMM_BYTES] = gemm_bytes(mm, n, k, wb);
+    feat[GEMM_BYTES] = cost_gemm_bytes(mm, n, k, wb);
     feat[GEMM_ROOFLINE] = hw && hw->flops > 0 && hw->bw > 0
                           ? fmax(feat[GEMM_FLOPS] / hw->flops, feat[GEMM_BYTES] / hw->bw) : 0;
     if (!pick) return;

@@ -960,7 +960,7 @@ static int apply_step(engine_t *e, int n, double t_end)
             if (r->t_last_tok >= 0) {
                 r->itl_sum += t_end - r->t_last_tok;
                 r->itl_n++;
-                if (metrics_on_itl(e, t_end - r->t_last_tok) < 0) return -1;
+                if ((e->itl_wins || e->serve) && metrics_on_itl(e, t_end - r->t_last_tok) < 0) return -1;
             }
             r->t_last_tok = t_end;
             r->emitted += tok;
@@ -1157,36 +1157,30 @@ int engine_run(engine_t *e)
             continue;
         }
         step_type_t type = classify(e->rows, n);
-        long tokens = 0;
+        /* the drafter's passes 2..K: one token per scheduled request, prefilling ones
+         * included (EagleSpeculator.multi_step_decode over num_reqs rows); a request the
+         * previous step did not schedule has its whole token list sent again
+         * (_make_cached_request_data: all_token_ids when not scheduled_in_prev_step) */
+        long tokens = 0, sampled = 0, resent = 0;
         int ndec = 0;
         for (int i = 0; i < n; i++) {
             const step_row_t *row = &e->rows[i];
             tokens += row->q;
             e->segs[i] = (kseg_t){ row->req, row->q, row->seq_len };
-            if (!row->prefill) ndec++;
             req_t *r = &e->pool[row->req];
+            if (!row->prefill) ndec++, sampled += row->q;
+            else if (row->seq_len >= r->target) sampled += 1;
             if (row->admitted) set_event(e, r, EV_ADMITTED, e->now);
+            if (r->last_step == 0 || r->last_step != e->step_no - 1) resent += r->prompt + r->emitted;
+            r->last_step = e->step_no;
         }
         if (route_step(&e->rcfg, e->segs, n, &e->plan) < 0) {
             snprintf(e->err, ENG_ERR_MAX, "out of memory (routing)");
             return -1;
         }
-        /* the drafter's passes 2..K: one token per scheduled request, prefilling ones
-         * included (EagleSpeculator.multi_step_decode over num_reqs rows); a request the
-         * previous step did not schedule has its whole token list sent again
-         * (_make_cached_request_data: all_token_ids when not scheduled_in_prev_step) */
-        long sampled = 0, resent = 0;
-        for (int i = 0; i < n; i++) {
-            const step_row_t *row = &e->rows[i];
-            req_t *r = &e->pool[row->req];
-            if (!row->prefill) sampled += row->q;
-            else if (row->seq_len >= r->target) sampled += 1;
-            e->segs[i] = (kseg_t){ row->req, 1, row->seq_len };
-            if (r->last_step == 0 || r->last_step != e->step_no - 1) resent += r->prompt + r->emitted;
-            r->last_step = e->step_no;
-        }
         const route_plan_t *draft = NULL;
         if (e->spec_k > 1) {
+            for (int i = 0; i < n; i++) e->segs[i] = (kseg_t){ e->rows[i].req, 1, e->rows[i].seq_len };
             if (route_step(&e->rcfg, e->segs, n, &e->draft_plan) < 0) {
                 snprintf(e->err, ENG_ERR_MAX, "out of memory (routing)");
                 return -1;

@@ -147,6 +147,8 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     route_plan_t plan, draft_plan;
     /* results */
     struct win_state *win;        /* metrics.c's windows (engine_int.h); engine_window() reads one */
+    int itl_wins;                 /* itl windows over all requests, set by metrics_init: with no serve
+                                   * summary either, metrics_on_itl has nothing to do */
     run_summary_t sum;
     step_observer_fn observer;
     void *observer_ctx;

@@ -46,6 +46,7 @@ int metrics_init(engine_t *e)
                 return -1;
             }
             quant_init(ws->lat, 0);
+            e->itl_wins += w->kind == WIN_ITL;
         }
     }
     return 0;

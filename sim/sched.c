@@ -90,12 +90,10 @@ static void free_blocks(engine_t *e, req_t *r)
 
 void sched_release(engine_t *e, req_t *r) { free_blocks(e, r); }
 
-/* Take enough blocks for r to hold its first `upto` tokens and spec_k lookahead slots,
- * `computed` of them having KV; 0, -1 if the pool is short, -2 a hybrid hit that must
- * wait a step (block pool), -3 an error (e->err). */
-static int grow_blocks(engine_t *e, req_t *r, long computed, long upto)
+/* grow_blocks with the block pool (kept out of line: the counted pool's path is the hot one) */
+static int __attribute__((noinline)) grow_pool_blocks(engine_t *e, req_t *r, long computed, long upto)
 {
-    if (e->kv) {
+    {
         /* kvpool_allocate depends on its arguments only through the blocks of computed - 1,
          * upto - 1, upto + lookahead - 1 and min(upto, known): when all four stay in the
          * blocks of the last successful call (a decode row inside its block) it would change
@@ -119,6 +117,14 @@ static int grow_blocks(engine_t *e, req_t *r, long computed, long upto)
         r->kv_same = 1;
         return 0;
     }
+}
+
+/* Take enough blocks for r to hold its first `upto` tokens and spec_k lookahead slots,
+ * `computed` of them having KV; 0, -1 if the pool is short, -2 a hybrid hit that must
+ * wait a step (block pool), -3 an error (e->err). */
+static inline int grow_blocks(engine_t *e, req_t *r, long computed, long upto)
+{
+    if (e->kv) return grow_pool_blocks(e, r, computed, upto);
     long need = blocks_for(e, upto + e->spec_k);
     if (need <= r->blocks) return 0;
     if (e->used_blocks + (need - r->blocks) > e->capacity) return -1;

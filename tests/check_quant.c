@@ -57,6 +57,36 @@ START_TEST(exact_below_the_limit)
 }
 END_TEST
 
+/* Exact mode's in-place sort on the shapes that break quicksorts: sorted, reversed, all
+ * equal, few distinct values (ties), an organ pipe, zeros and -0: every order statistic as
+ * a sort of the same values gives. */
+START_TEST(exact_on_adversarial_orders)
+{
+    enum { N = 5003 };
+    double *v = malloc(N * sizeof *v);
+    for (int shape = 0; shape < 6; shape++) {
+        quant_t q;
+        quant_init(&q, 0);
+        srand(shape + 1);
+        for (int i = 0; i < N; i++) {
+            double x = shape == 0 ? i : shape == 1 ? N - i : shape == 2 ? 0.25
+                       : shape == 3 ? (double)(rand() % 3) : shape == 4 ? (i < N / 2 ? i : N - i)
+                       : (i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : draw());
+            ck_assert_int_eq(quant_add(&q, x), 0);
+            v[i] = x < 0 || x == 0 ? 0 : x;
+        }
+        qsort(v, N, sizeof *v, cmp);
+        for (long k = 0; k < N; k++) {
+            double p = (double)k / (N - 1);
+            ck_assert_msg(quant_quantile(&q, p) == ref_quantile(v, N, p), "shape %d rank %ld", shape, k);
+        }
+        ck_assert(!signbit(quant_quantile(&q, 0)));   /* -0 kept as 0 */
+        quant_free(&q);
+    }
+    free(v);
+}
+END_TEST
+
 START_TEST(sketch_within_its_bound)
 {
     enum { N = 200000 };
@@ -114,6 +144,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, exact_below_the_limit);
+    tcase_add_test(tc, exact_on_adversarial_orders);
     tcase_add_test(tc, sketch_within_its_bound);
     tcase_add_test(tc, zeros_empty_and_nan);
     suite_add_tcase(s, tc);
