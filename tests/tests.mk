@@ -88,11 +88,18 @@ check-asan: $(ASAN_DIR)/bin/pacesim $(ASAN_DIR)/bin/check_alloc $(ASAN_SUITES)
 	if [ $$fail = 0 ]; then echo "check-asan: clean"; else echo "check-asan: FAILED"; exit 1; fi
 -include $(shell find $(ASAN_DIR) -name '*.d' 2>/dev/null)
 
-# Scale and speed (make bench): the 100K-request Poisson bench, a 1M-request CSV trace
+# Scale and speed (make bench): the speed ratio against BENCH_BASE, the 100K-request Poisson bench, a 1M-request CSV trace
 # generated at bench time (never committed), memory for 100K vs 1M trace requests, and the 1M
 # trace with 64 prefix groups (70% of the rows share 1024 tokens) on the block pool.
 BENCH_DIR ?= $(BUILD)/bench
-.PHONY: bench-sim
+# The speed against an earlier revision in the same run (tests/bench_vs.sh): BENCH_BASE's tree
+# built beside this one in $(BUILD)/bench-BENCH_BASE, the 100K Poisson bench run BENCH_VS_RUNS
+# times each, alternating; the ratio BENCH_BASE / current must stay >= 1.0.
+BENCH_BASE    ?= 6b8918d
+BENCH_VS_RUNS ?= 3
+.PHONY: bench-sim bench-vs
+bench-vs: bin/bench
+	CC="$(CC)" OPT="$(OPT)" tests/bench_vs.sh $(BENCH_BASE) $(BENCH_VS_RUNS)
 bin/bench: $(BUILD)/tests/bench.o $(BUILD)/libsim.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -102,6 +109,7 @@ bin/gen_trace: $(BUILD)/tests/gen_trace.o
 bench: bench-sim
 bench-sim: bin/bench bin/gen_trace
 	@mkdir -p $(BENCH_DIR)
+	CC="$(CC)" OPT="$(OPT)" tests/bench_vs.sh $(BENCH_BASE) $(BENCH_VS_RUNS)
 	./bin/gen_trace 100000 5 1 > $(BENCH_DIR)/trace-100k.csv
 	./bin/gen_trace 1000000 5 1 > $(BENCH_DIR)/trace-1m.csv
 	./bin/bench scenarios/bench-poisson-100k.yaml --label poisson-100k
