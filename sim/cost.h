@@ -23,6 +23,7 @@
 #ifndef PACESIM_COST_H
 #define PACESIM_COST_H
 
+#include "hwcat.h"
 #include "law.h"
 #include "model.h"
 #include "profile.h"
@@ -126,6 +127,10 @@ void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double secon
 /* Profile-backed model.  Borrows p and m (they must outlive the model).
  * NULL with err filled if a required law is missing. */
 cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[COST_ERR_MAX]);
+/* The same, the all-reduce priced over link by its datasheet figures (hw_allreduce_s) where the
+ * profile has no "allreduce" law (link NULL: such a profile refuses tp > 1). */
+cost_model_t *cost_profile_new_link(const profile_t *p, const model_t *m, int tp, const hw_link_t *link,
+                                    char err[COST_ERR_MAX]);
 /* The price of one item (seconds, already x count) by a model cost_profile_new made;
  * *grid is 1 when measured points priced it, 0 when the fitted law did.  0 / -1. */
 int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid);
@@ -145,6 +150,8 @@ void cost_profile_envelope_quiet(cost_model_t *cm);
  * the profile: 0, or -1 with "path:line:col: laws: no law ..." in err. */
 int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,
                        char err[COST_ERR_MAX]);
+int cost_profile_check_link(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,
+                            const hw_link_t *link, char err[COST_ERR_MAX]);
 /* 1 when the profile prices the reference fork's kernel library (it holds the law of the
  * fork-only FA2 split-D kernel, attn.prefill_splitd.fp16), so the router takes the fork's
  * kernel dispatch (route.h); 0 for calib's profiles of this repo's kernels and for NULL. */
@@ -153,8 +160,32 @@ int cost_profile_fork_kernels(const profile_t *p);
  * attn.prefill_lowsmem_pipe.fp16 -> attn.prefill_lowsmem.fp16, attn.prefill_splitd.fp16
  * -> attn.prefill_bm32.fp16. */
 const char *cost_law_fallback(const char *law);
-/* Roofline model from peak numbers (documented in cost_analytic.c). */
+/* Roofline model from peak numbers (documented in cost_analytic.c): hardware.analytic's
+ * peaks as given, 5 us a launch, 2 ms a step, no link. */
 cost_model_t *cost_analytic_new(const model_t *m, int tp, double tflops, double tbps);
+/* What the analytic model prices with. */
+typedef struct cost_analytic_hw {
+    double flops, flops_fp8;      /* FLOP/s it prices fp16 and 1-byte-weight GEMMs at (fp8 0: fp16's) */
+    double bw;                    /* bytes/s */
+    double launch_s, host_s;      /* a kernel's launch, a step's host overhead */
+    int sms;                      /* 0: 100 */
+    const hw_link_t *link;        /* TP's all-reduce ring (NULL: not priced) */
+    int tp;                       /* set by cost_analytic_new_hw */
+} cost_analytic_hw_t;
+/* The fractions and fixed costs a catalogue GPU is priced with, and what a profile achieved. */
+typedef struct cost_analytic_fracs {
+    double flops_frac, bw_frac, launch_s, host_s;
+} cost_analytic_fracs_t;
+cost_model_t *cost_analytic_new_hw(const model_t *m, int tp, const cost_analytic_hw_t *hw);
+void cost_analytic_hw_peaks(double tflops, double tbps, cost_analytic_hw_t *o);
+/* A catalogue GPU: its datasheet peaks x the constants below, its link. */
+void cost_analytic_hw_gpu(const hw_gpu_t *g, cost_analytic_hw_t *o);
+/* The constants the catalogue's GPUs are priced with (derived from calib/profiles/h200.yaml). */
+void cost_analytic_constants(cost_analytic_fracs_t *o);
+/* What profile p achieved against GPU g's datasheet: its measured fp16 GEMM ceiling over g's
+ * FP16 peak, its copy bandwidth over g's, the median constant term of its kernel laws, its
+ * step law's constant.  0, or -1 when p lacks one of them. */
+int cost_analytic_derive(const profile_t *p, const hw_gpu_t *g, cost_analytic_fracs_t *o);
 void cost_free(cost_model_t *cm);
 
 /* Features of one attention call for law family `law` (an attn.* name).  hw may be NULL

@@ -44,6 +44,8 @@ typedef struct {
     char (*out_why)[192];         /*   the first one's reason */
     double total_s;               /* every item's seconds */
     int env_taken;                /* the warnings were handed to the caller (cost_profile_envelope_warnings) */
+    const hw_link_t *link;        /* the all-reduce's ring where the profile has no law (hwcat.h) */
+    int tp;
 } pm_t;
 
 /* The point row an item would be, in its law's columns: 1, or 0 if it has none (a
@@ -366,6 +368,11 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     if (!l) {
         /* elementwise work is optional in a profile (folded into the others) */
         if (it->kind == CI_ELEM) return 0;
+        /* no all-reduce law: the link's datasheet ring (cost_profile_new_link) */
+        if (it->kind == CI_ALLREDUCE && pm->link) {
+            *sec = hw_allreduce_s(pm->link, pm->tp, it->bytes) * it->count;
+            return 0;
+        }
         snprintf(cm->err, sizeof cm->err, "profile has no law \"%s\" (needed by this scenario)", law);
         return -1;
     }
@@ -1031,6 +1038,12 @@ static void laws_where(const profile_t *p, char *buf, size_t n)
 int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,
                        char err[COST_ERR_MAX])
 {
+    return cost_profile_check_link(p, m, tp, kv, group, NULL, err);
+}
+
+int cost_profile_check_link(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,
+                            const hw_link_t *link, char err[COST_ERR_MAX])
+{
     static const char *const fp16[] = { "attn.prefill_bm32.fp16", "attn.prefill_generic.fp16",
                                         "attn.prefill_lowsmem.fp16", NULL };
     /* (the fork's kernels have no fp8 low-smem variant: route.h) */
@@ -1056,13 +1069,19 @@ int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t 
             return -1;
         }
     }
-    cost_model_t *cm = cost_profile_new(p, m, tp, err);
+    cost_model_t *cm = cost_profile_new_link(p, m, tp, link, err);
     if (!cm) return -1;
     cost_free(cm);
     return 0;
 }
 
 cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[COST_ERR_MAX])
+{
+    return cost_profile_new_link(p, m, tp, NULL, err);
+}
+
+cost_model_t *cost_profile_new_link(const profile_t *p, const model_t *m, int tp, const hw_link_t *link,
+                                    char err[COST_ERR_MAX])
 {
     char where[600];
     laws_where(p, where, sizeof where);
@@ -1089,11 +1108,13 @@ cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, cha
         snprintf(err, COST_ERR_MAX, "%s: no law \"gdn\" (the model has GDN layers)", where);
         goto fail;
     }
-    if (tp > 1 && !prof_find(p, "allreduce")) {
-        snprintf(err, COST_ERR_MAX, "%s: no law \"allreduce\" (tensor_parallel_size %d: measure it with bin/calib_allreduce)",
-                 where, tp);
+    if (tp > 1 && !prof_find(p, "allreduce") && !link) {
+        snprintf(err, COST_ERR_MAX, "%s: no law \"allreduce\" (tensor_parallel_size %d: measure it with bin/calib_allreduce,"
+                 " or give hardware.link to price it by a link's datasheet)", where, tp);
         goto fail;
     }
+    pm->link = link;
+    pm->tp = tp;
     if (cost_grid_build(&pm->grid, p->laws, p->nlaws) < 0 || env_init(pm, tp) < 0) {
         snprintf(err, COST_ERR_MAX, "out of memory");
         goto fail;

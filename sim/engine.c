@@ -17,7 +17,8 @@
 enum { SRC_POISSON = 1, SRC_TRACE = 2 };
 
 #define GIB 1073741824.0
-#define ENG_MEM_GIB 80.0          /* device memory without a profile's mem_gib (the analytic stand-in) */
+#define ENG_MEM_GIB 80.0          /* device memory without a profile's mem_gib nor the scenario's (hardware.analytic
+                                     without mem_gib: a warning says so) */
 #define ENG_ACT_GIB 2.0           /* activations and workspaces, as vLLM's profiling run leaves them */
 #define ENG_BLOCK_DEFAULT 16      /* vLLM's block size for a model with no GDN layers */
 #define ENG_MAX_TIME_S 1e7        /* latest arrival (116 days): the clock's double resolves 2e-9 s there, a millisecond step to 1e-6 */
@@ -676,7 +677,7 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     if (eng->num_gpu_blocks > 0) {
         e->capacity = eng->num_gpu_blocks;
     } else {
-        double mem_gib = prof && prof->mem_gib > 0 ? prof->mem_gib : ENG_MEM_GIB;
+        double mem_gib = prof && prof->mem_gib > 0 ? prof->mem_gib : s->hw_mem_gib > 0 ? s->hw_mem_gib : ENG_MEM_GIB;
         double mem = mem_gib * GIB * eng->gpu_memory_utilization;
         double weights = rk.params * s->model.weight_bytes_per_param;
         double act = ENG_ACT_GIB * GIB;

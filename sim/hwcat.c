@@ -1,6 +1,7 @@
 /* hwcat.c: the GPU and interconnect catalogue (conventions in hwcat.h; the same figures with
  * their sources in docs/hardware.md).  "*" in a source: the datasheet quotes the figure with
  * 2:1 structured sparsity, the table holds half of it (dense). */
+#include <ctype.h>
 #include <string.h>
 #include "hwcat.h"
 
@@ -119,6 +120,32 @@ const hw_gpu_t *hw_gpu_find(const char *name)
     for (int i = 0; i < NGPUS; i++)
         if (!strcmp(name, GPUS[i].name)) return &GPUS[i];
     return NULL;
+}
+
+/* case-insensitive: does s contain w */
+static int has(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    for (; *s; s++) {
+        size_t i = 0;
+        while (i < n && s[i] && tolower((unsigned char)s[i]) == w[i]) i++;
+        if (i == n) return 1;
+    }
+    return 0;
+}
+
+const hw_gpu_t *hw_gpu_match(const char *d)
+{
+    if (!d) return NULL;
+    const char *n = has(d, "h200") ? "h200"
+                    : has(d, "h100") ? (has(d, "pcie") ? "h100-pcie" : "h100-sxm")
+                    : has(d, "b200") ? "b200"
+                    : has(d, "a100") ? (has(d, "40gb") ? "a100-40gb" : "a100-80gb")
+                    : has(d, "l40s") ? "l40s"
+                    : has(d, "v100") ? (has(d, "pcie") ? "v100-pcie" : "v100-sxm2")
+                    : has(d, "mi300x") ? "mi300x"
+                    : has(d, "a10") && !has(d, "a100") ? "a10" : NULL;
+    return hw_gpu_find(n);
 }
 
 const hw_gpu_t *hw_gpu_at(int i) { return i >= 0 && i < NGPUS ? &GPUS[i] : NULL; }

@@ -46,6 +46,9 @@ typedef struct hw_gpu {
 const hw_gpu_t *hw_gpu_find(const char *name);
 /* The i-th GPU (0..), NULL past the last. */
 const hw_gpu_t *hw_gpu_at(int i);
+/* The catalogue GPU a profile's `gpu:` string (the CUDA device name calib recorded, e.g.
+ * "NVIDIA H200", "Tesla V100-PCIE-32GB") names, or NULL when none is recognised. */
+const hw_gpu_t *hw_gpu_match(const char *device);
 /* The GPU names, comma-separated, for an error message. */
 const char *hw_gpu_names(void);
 /* The link names, comma-separated. */

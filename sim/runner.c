@@ -121,6 +121,9 @@ static uint64_t scn_digest(const scenario_t *s)
     FNV(h, s->analytic);
     FNV(h, s->analytic_tflops);
     FNV(h, s->analytic_tbps);
+    FNV(h, s->analytic_mem_gib);
+    FNV(h, s->gpu);
+    FNV(h, s->link);
     FNV(h, s->engine);
     FNV(h, s->env);
     FNV(h, s->accept);
@@ -255,6 +258,9 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
     if (u.has_prof)
         snprintf(res->cost_model, sizeof res->cost_model, "the profile's kernel-time laws (%d laws; date: %s)",
                  u.prof.nlaws, u.prof.date);
+    else if (u.s.gpu)
+        snprintf(res->cost_model, sizeof res->cost_model,
+                 "analytic roofline: datasheet peaks x what the H200 profile achieved of its own (no profile)");
     else
         snprintf(res->cost_model, sizeof res->cost_model, "analytic roofline (no profile)");
     engine_t *e = &u.e;

@@ -6,7 +6,8 @@
  *   name: str (default: file stem)          description: str          seed: int >= 0 (1)
  *   model: PATH | {model mapping}           (PATH relative to the scenario's directory)
  *   profile: PATH                           (resolved, not read; null = none)
- *   hardware: {analytic: {tflops: >0, tbps: >0}}   (instead of a profile)
+ *   hardware: {gpu: NAME (hwcat.h)} | {analytic: {tflops: >0, tbps: >0, mem_gib: >0}}  (instead of a
+ *             profile), link: NAME (hwcat.h; also beside a profile: its all-reduce without a law)
  *   engine:
  *     max_num_batched_tokens: >0 (2048)     max_num_seqs: 1..2^20 (256)
  *     max_model_len: >0 (262144)            enable_prefix_caching: bool (true)
@@ -67,6 +68,7 @@
  * hash index and cycles found in one pass, so loading is linear in the requests.
  * Models must pass model_check() (derived shapes that fit their types). */
 #include "scenario.h"
+#include "hwcat.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -1146,10 +1148,10 @@ static const char *const top_keys[] = {"name", "description", "seed", "model", "
 
 static int parse_hardware(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 {
-    static const char *const hw_keys[] = {"analytic", NULL};
-    static const char *const an_keys[] = {"tflops", "tbps", NULL};
-    yd_node_t *hw = yd_map_get(root, "hardware"), *an, *pr = yd_map_get(root, "profile");
-    char rel[SCN_PATH_MAX];
+    static const char *const hw_keys[] = {"analytic", "gpu", "link", NULL};
+    static const char *const an_keys[] = {"tflops", "tbps", "mem_gib", NULL};
+    yd_node_t *hw = yd_map_get(root, "hardware"), *an = NULL, *pr = yd_map_get(root, "profile");
+    char rel[SCN_PATH_MAX], name[64];
     if (pr && !yd_is_null(pr)) {
         if (yd_as_str(e, pr, "profile", rel, sizeof rel) ||
             resolve(e, pr, "profile", s->path, rel, s->profile_path))
@@ -1157,19 +1159,32 @@ static int parse_hardware(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     }
     if (hw && !yd_is_null(hw)) {
         const char *ap = "hardware.analytic";
+        int ha, hg, hl;
         if (yd_strict_map(e, hw, "hardware", hw_keys) ||
-            yd_get_node(e, hw, "hardware", "analytic", YD_REQ, YD_MAP, &an) < 0 ||
-            yd_strict_map(e, an, ap, an_keys) ||
-            yd_get_double(e, an, ap, "tflops", YD_REQ, POS_NUM, &s->analytic_tflops) < 0 ||
-            yd_get_double(e, an, ap, "tbps", YD_REQ, POS_NUM, &s->analytic_tbps) < 0)
+            (ha = yd_get_node(e, hw, "hardware", "analytic", YD_OPT, YD_MAP, &an)) < 0)
             return -1;
-        if (s->profile_path[0])
+        if (ha && (yd_strict_map(e, an, ap, an_keys) ||
+                   yd_get_double(e, an, ap, "tflops", YD_REQ, POS_NUM, &s->analytic_tflops) < 0 ||
+                   yd_get_double(e, an, ap, "tbps", YD_REQ, POS_NUM, &s->analytic_tbps) < 0 ||
+                   yd_get_double(e, an, ap, "mem_gib", YD_OPT, POS_NUM, &s->analytic_mem_gib) < 0))
+            return -1;
+        if ((hg = yd_get_str(e, hw, "hardware", "gpu", YD_OPT, name, sizeof name)) < 0) return -1;
+        if (hg && !(s->gpu = hw_gpu_find(name)))
+            return yd_fail(e, yd_map_get(hw, "gpu"), "hardware.gpu", "unknown GPU \"%s\" (known: %s)", name,
+                           hw_gpu_names());
+        if ((hl = yd_get_str(e, hw, "hardware", "link", YD_OPT, name, sizeof name)) < 0) return -1;
+        if (hl && !(s->link = hw_link_find(name)))
+            return yd_fail(e, yd_map_get(hw, "link"), "hardware.link", "unknown link \"%s\" (known: %s)", name,
+                           hw_link_names());
+        if (ha && hg) return yd_fail(e, hw, "hardware", "give either hardware.gpu or hardware.analytic, not both");
+        if (s->profile_path[0] && (ha || hg))
             return yd_fail(e, hw, "hardware",
-                           "give either profile or hardware.analytic, not both");
-        s->analytic = 1;
+                           "give either profile or hardware.%s, not both", ha ? "analytic" : "gpu");
+        s->analytic = ha || hg;
+        s->hw_mem_gib = hg ? s->gpu->mem_gib : s->analytic_mem_gib;
     }
     if (!s->profile_path[0] && !s->analytic)
-        return yd_fail(e, root, "", "missing required key \"profile\" (or hardware.analytic)");
+        return yd_fail(e, root, "", "missing required key \"profile\" (or hardware.gpu, hardware.analytic)");
     return 0;
 }
 

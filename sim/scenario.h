@@ -193,8 +193,11 @@ typedef struct scenario {
     char profile_path[SCN_PATH_MAX];   /* resolved relative to the scenario file's dir, then cwd */
     /* hardware: {analytic: {tflops: X, tbps: Y}}: a roofline stand-in for a profile
      * (profile_path may then be ""). */
-    int analytic;
-    double analytic_tflops, analytic_tbps;
+    int analytic;                      /* 1: hardware.gpu or hardware.analytic prices the run */
+    double analytic_tflops, analytic_tbps, analytic_mem_gib; /* hardware.analytic (mem_gib 0: not given) */
+    const struct hw_gpu *gpu;          /* hardware.gpu: the catalogue's (hwcat.h), or NULL */
+    const struct hw_link *link;        /* hardware.link (hwcat.h), or NULL: the GPU's own */
+    double hw_mem_gib;                 /* memory per GPU without a profile: the GPU's, analytic.mem_gib, or 0 */
     scn_engine_t engine;
     scn_env_t env;
     scn_accept_t accept;

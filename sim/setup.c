@@ -13,6 +13,19 @@ static void gsl_quiet(void) { gsl_set_error_handler_off(); }
 
 /* The cost model of the scenario: the profile's (after checking that it has every law
  * the scenario needs) or the analytic one.  NULL with u->err set. */
+/* The link a profile without an all-reduce law prices TP's all-reduces over: hardware.link,
+ * else the catalogue's link of the profile's GPU (hwcat.h), else NULL. */
+static const hw_link_t *prof_link(const setup_t *u)
+{
+    const scenario_t *s = &u->s;
+    if (s->engine.tensor_parallel_size <= 1 || prof_find(&u->prof, "allreduce")) return NULL;
+    if (s->link) return s->link;
+    const hw_gpu_t *g = hw_gpu_match(u->prof.gpu);
+    return g ? hw_link_find(g->link) : NULL;
+}
+
+/* The cost model of the scenario: the profile's (after checking that it has every law
+ * the scenario needs) or the analytic one.  NULL with u->err set. */
 static cost_model_t *cost_new(setup_t *u, int check)
 {
     const scenario_t *s = &u->s;
@@ -20,21 +33,70 @@ static cost_model_t *cost_new(setup_t *u, int check)
     char cerr[COST_ERR_MAX];
     cost_model_t *cm;
     if (!u->has_prof) {
-        cm = cost_analytic_new(&s->model, tp, s->analytic_tflops, s->analytic_tbps);
+        cost_analytic_hw_t hw;
+        if (s->gpu) cost_analytic_hw_gpu(s->gpu, &hw);
+        else cost_analytic_hw_peaks(s->analytic_tflops, s->analytic_tbps, &hw);
+        if (s->link) hw.link = s->link;
+        cm = cost_analytic_new_hw(&s->model, tp, &hw);
         if (!cm) snprintf(u->err, sizeof u->err, "%s: cannot build the analytic cost model", s->path);
         return cm;
     }
+    const hw_link_t *link = prof_link(u);
     if (check) {
         model_rank_t rk;
         int group = model_rank(&s->model, tp, &rk) == 0 ? rk.group : 1;
-        if (cost_profile_check(&u->prof, &s->model, tp, s->engine.kv_cache_dtype, group, cerr) < 0) {
+        if (cost_profile_check_link(&u->prof, &s->model, tp, s->engine.kv_cache_dtype, group, link, cerr) < 0) {
             snprintf(u->err, sizeof u->err, "%s", cerr);
             return NULL;
         }
     }
-    cm = cost_profile_new(&u->prof, &s->model, tp, cerr);
+    cm = cost_profile_new_link(&u->prof, &s->model, tp, link, cerr);
     if (!cm) snprintf(u->err, sizeof u->err, "%s", cerr);
     return cm;
+}
+
+/* Append one warning line to u->warn. */
+static void warn_add(setup_t *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn_add(setup_t *u, const char *fmt, ...)
+{
+    size_t at = strlen(u->warn);
+    if (at + 1 >= sizeof u->warn) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(u->warn + at, sizeof u->warn - at, fmt, ap);
+    va_end(ap);
+    at = strlen(u->warn);
+    if (at + 1 < sizeof u->warn) snprintf(u->warn + at, sizeof u->warn - at, "\n");
+}
+
+/* The hardware's warnings: units that look wrong, what the analytic model assumes, an
+ * all-reduce priced by a datasheet rather than measured. */
+static void hw_warnings(setup_t *u)
+{
+    const scenario_t *s = &u->s;
+    int tp = s->engine.tensor_parallel_size;
+    if (u->has_prof) {
+        const hw_link_t *l = prof_link(u);
+        if (l)
+            warn_add(u, "warning: %s has no all-reduce law: tensor_parallel_size %d's all-reduces priced over %s by its"
+                     " datasheet figures (docs/hardware.md), not measured", u->prof.path, tp, l->name);
+        return;
+    }
+    if (s->gpu) return;
+    if (s->analytic_tflops >= 1e6)
+        warn_add(u, "warning: %s: hardware.analytic.tflops %g is in TFLOP/s (10^12 FLOP/s): did you give FLOP/s?",
+                 s->path, s->analytic_tflops);
+    if (s->analytic_tbps >= 1e3)
+        warn_add(u, "warning: %s: hardware.analytic.tbps %g is in TB/s (10^12 bytes/s): did you give GB/s or bytes/s?",
+                 s->path, s->analytic_tbps);
+    if (s->analytic_mem_gib >= 1e5)
+        warn_add(u, "warning: %s: hardware.analytic.mem_gib %g is in GiB: did you give MiB or bytes?", s->path,
+                 s->analytic_mem_gib);
+    if (tp > 1 && !s->link)
+        warn_add(u, "warning: %s: tensor_parallel_size %d without hardware.link: the analytic model prices the"
+                 " all-reduces at 0 (give hardware.link or hardware.gpu)", s->path, tp);
+    if (!(s->analytic_mem_gib > 0) && s->engine.num_gpu_blocks <= 0)
+        warn_add(u, "warning: %s: hardware.analytic without mem_gib: the KV cache sized from 80 GiB a GPU", s->path);
 }
 
 static int open_parts(setup_t *u, const char *path, const char *const *sets, int nsets)
@@ -47,6 +109,8 @@ static int open_parts(setup_t *u, const char *path, const char *const *sets, int
         if (prof_load(s->profile_path, &u->prof, u->err) < 0) return -1;
         u->has_prof = 1;
         snprintf(u->hw, sizeof u->hw, "%s", u->prof.gpu);
+    } else if (s->gpu) {
+        snprintf(u->hw, sizeof u->hw, "%s (datasheet, analytic)", s->gpu->full);
     } else {
         snprintf(u->hw, sizeof u->hw, "analytic %.0f TFLOP/s %.2f TB/s", s->analytic_tflops, s->analytic_tbps);
     }
@@ -61,6 +125,7 @@ static int open_parts(setup_t *u, const char *path, const char *const *sets, int
         prof_check_model(&u->prof, &s->model, s->engine.tensor_parallel_size, w);
         if (w) fclose(w);
     }
+    hw_warnings(u);
     return 0;
 }
 

@@ -604,7 +604,8 @@ static void emit(emitter_t *E, long j, job_out_t *o)
     const sweep_cfg_t *cfg = E->cfg;
     const run_result_t *r = o->res;
     long p = j % E->npoints;
-    if (r->warn[0]) fputs(r->warn, cfg->err);   /* in run order, whatever order the runs finished in */
+    /* in run order, whatever order the runs finished in; none beside a bad input's one line */
+    if (r->warn[0] && r->rc != 2) fputs(r->warn, cfg->err);
     if (r->rc) {
         if (E->naxes) {
             fprintf(cfg->err, "point %ld (", cfg->point_base + j);

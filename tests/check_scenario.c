@@ -364,7 +364,7 @@ static const bad_t bads[] = {
     /* 30 */ {HDR "workload: {}\n",
               ":3:11: workload: no requests: give at least one of requests, poisson, trace"},
     {"model: models/qwen3.8-27b.yaml\n" WL,
-     ":1:1: missing required key \"profile\" (or hardware.analytic)"},
+     ":1:1: missing required key \"profile\" (or hardware.gpu, hardware.analytic)"},
     {HDR WL "engine: {enable_prefix_caching: maybe}\n",
      ":6:33: engine.enable_prefix_caching: expected true or false, got \"maybe\""},
     {HDR WL "engine: {max_num_seqs: 3\n", ":7:1: syntax error: did not find expected ',' or '}'"},
