@@ -21,6 +21,7 @@
 #include <gsl/gsl_errno.h>
 #include <errno.h>
 #include <fcntl.h>
+#include "capacity.h"
 #include "replay.h"
 #include "runner.h"
 #include "serve.h"
@@ -95,6 +96,25 @@ static const cmd_help_t helps[] = {
       "          a file has none), rows in point order\n" },
     { "best", "pacesim best CSV --objective max:COL|min:COL [--constraint EXPR]...\n",
       "best      apply --objective/--constraint to a sweep CSV (e.g. a merged one); see run\n" },
+    { "capacity",
+      "pacesim capacity FILE --slo NAME=SECONDS... [--goodput SHARE] [--search key.path=LIST]... [--set key.path=value]...\n"
+      "                   [--gpu-cost PROFILE=DOLLARS_PER_HOUR]... [--rate R] [--tol T] [-j N] [--csv OUT] [--quiet]\n"
+      "                   [--points [-o DIR]]\n",
+      "capacity  for every configuration of the search, the highest Poisson rate it sustains within\n"
+      "          the SLOs (bisection on workload.poisson.rate_per_s, each probe workload.poisson.count\n"
+      "          requests, the first and last 10% not measured, the queue checked for growth), its GPUs,\n"
+      "          rate per GPU and per dollar: a table sorted by cost, the Pareto frontier (tok/s/GPU\n"
+      "          against TTFT p99 and TPOT p99), the cheapest configuration carrying --rate (docs/capacity.md)\n"
+      "  --slo NAME=SECONDS     a bound: ttft, tpot or e2el with _mean or _pNN (ttft_p99=2, tpot_p99=0.05);\n"
+      "                         bare ttft/tpot/e2el are per-request thresholds, for --goodput\n"
+      "  --goodput SHARE        the share of requests that must meet every per-request threshold (vLLM's goodput)\n"
+      "  --search key.path=LIST the configurations, spelled as --sweep spells them\n"
+      "  --gpu-cost NAME=USD    a GPU's price an hour; NAME: the profile's file name (h200) or GPU, or analytic\n"
+      "  --rate R               name the cheapest configuration that carries R req/s\n"
+      "  --tol T                relative tolerance of the rate (default 0.02)\n"
+      "  --csv OUT              one row per configuration (plots/capacity.gp plots it)\n"
+      "  --points [-o DIR]      print one `pacesim capacity` command per configuration (each writes\n"
+      "                         DIR/point-NNNN.csv; then pacesim merge, pacesim best)\n" },
     { "validate", "pacesim validate FILE... [--set key.path=value]...\n",
       "validate  load and check scenarios (and their profiles) without running them\n" },
     { "profile", "pacesim profile PROFILE.yaml...\n",
@@ -598,6 +618,7 @@ static int run_command(int argc, char **argv)
     if (!strcmp(cmd, "points")) return cmd_run(argc - 2, argv + 2, CMD_POINTS);
     if (!strcmp(cmd, "best")) return cmd_run(argc - 2, argv + 2, CMD_BEST);
     if (!strcmp(cmd, "merge")) return cmd_merge(argc - 2, argv + 2);
+    if (!strcmp(cmd, "capacity")) return capacity_main(argc - 2, argv + 2, argv0);
     if (!strcmp(cmd, "profile")) return cmd_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "rescore")) return cmd_rescore(argc - 2, argv + 2);
     if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);

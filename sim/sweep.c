@@ -332,11 +332,106 @@ static void prog_step(prog_t *p, const engine_t *e, const step_rec_t *st)
 
 /* ---- the job pool ----------------------------------------------------------- */
 
+/* The generic pool (sweep_pool): jobs taken in index order by the threads, each marked done
+ * under the mutex; the caller's thread emits them in index order as they become done. */
+typedef struct gpool {
+    const sweep_pool_t *cfg;
+    char *done;
+    long next, ndone;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} gpool_t;
+
+static void *gpool_worker(void *arg)
+{
+    gpool_t *G = arg;
+    for (;;) {
+        pthread_mutex_lock(&G->mu);
+        long j = G->next < G->cfg->njobs ? G->next++ : -1;
+        pthread_mutex_unlock(&G->mu);
+        if (j < 0) return NULL;
+        G->cfg->run(G->cfg->ctx, j, NULL);
+        pthread_mutex_lock(&G->mu);
+        G->done[j] = 1;
+        G->ndone++;
+        pthread_cond_broadcast(&G->cv);
+        pthread_mutex_unlock(&G->mu);
+    }
+}
+
+int sweep_pool(const sweep_pool_t *cfg)
+{
+    long n = cfg->njobs;
+    int nthreads = cfg->threads < 1 ? 1 : cfg->threads;
+    if (nthreads > n) nthreads = n > 0 ? (int)n : 1;
+    prog_t prog = { .on = cfg->progress, .t0 = wall_now() };
+    if (nthreads == 1) {
+        for (long j = 0; j < n; j++) {
+            cfg->run(cfg->ctx, j, &prog);
+            prog_clear(&prog);
+            cfg->emit(cfg->ctx, j);
+            if (n > 1) prog_jobs(&prog, j + 1, n);
+        }
+        prog_clear(&prog);
+        return 0;
+    }
+    gpool_t G = { .cfg = cfg };
+    pthread_t *th = calloc((size_t)nthreads, sizeof *th);
+    G.done = calloc((size_t)n, 1);
+    if (!th || !G.done) {
+        free(th);
+        free(G.done);
+        return -1;
+    }
+    pthread_mutex_init(&G.mu, NULL);
+    pthread_cond_init(&G.cv, NULL);
+    int started = 0;
+    for (; started < nthreads; started++)
+        if (pthread_create(&th[started], NULL, gpool_worker, &G) != 0) break;
+    if (started == 0) {              /* no threads at all: run here */
+        for (long j = 0; j < n; j++) {
+            cfg->run(cfg->ctx, j, NULL);
+            G.done[j] = 1;
+        }
+    }
+    for (long j = 0; j < n; j++) {
+        pthread_mutex_lock(&G.mu);
+        while (!G.done[j]) {
+            if (prog.on) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 200000000L;
+                if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+                pthread_cond_timedwait(&G.cv, &G.mu, &ts);
+                long d = G.ndone;
+                pthread_mutex_unlock(&G.mu);
+                prog_jobs(&prog, d, n);
+                pthread_mutex_lock(&G.mu);
+            } else {
+                pthread_cond_wait(&G.cv, &G.mu);
+            }
+        }
+        long d = G.ndone;
+        pthread_mutex_unlock(&G.mu);
+        prog_clear(&prog);
+        cfg->emit(cfg->ctx, j);
+        prog_jobs(&prog, d, n);
+    }
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    pthread_cond_destroy(&G.cv);
+    pthread_mutex_destroy(&G.mu);
+    prog_clear(&prog);
+    free(th);
+    free(G.done);
+    return 0;
+}
+
+/* ---- a sweep's jobs ---------------------------------------------------------- */
+
 typedef struct job_out {
     run_result_t *res;
     FILE *steps;                  /* buffered steps CSV (parallel runs), or NULL */
     FILE *requests;               /* buffered requests CSV (parallel runs), or NULL */
-    int done;
 } job_out_t;
 
 typedef struct pool {
@@ -344,9 +439,7 @@ typedef struct pool {
     long npoints, njobs;
     int buffer_steps;
     job_out_t *out;
-    long next, ndone;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    struct emitter *em;
 } pool_t;
 
 typedef struct single_ctx {       /* hooks of a lone run: the caller's + progress */
@@ -367,8 +460,10 @@ static void single_end(void *ctx, const engine_t *e)
     if (c->inner && c->inner->on_end) c->inner->on_end(c->inner->ctx, e);
 }
 
-static void run_job(pool_t *P, long j, prog_t *prog)
+static void run_job(void *ctx, long j, void *progv)
 {
+    pool_t *P = ctx;
+    prog_t *prog = progv;
     const sweep_cfg_t *cfg = P->cfg;
     const sweep_t *sw = cfg->sw;
     int naxes = sw ? sw->naxes : 0;
@@ -420,23 +515,6 @@ static void run_job(pool_t *P, long j, prog_t *prog)
     free(sets);
     free(sel);
     o->res = res;
-}
-
-static void *worker(void *arg)
-{
-    pool_t *P = arg;
-    for (;;) {
-        pthread_mutex_lock(&P->mu);
-        long j = P->next < P->njobs ? P->next++ : -1;
-        pthread_mutex_unlock(&P->mu);
-        if (j < 0) return NULL;
-        run_job(P, j, NULL);
-        pthread_mutex_lock(&P->mu);
-        P->out[j].done = 1;
-        P->ndone++;
-        pthread_cond_broadcast(&P->cv);
-        pthread_mutex_unlock(&P->mu);
-    }
 }
 
 /* ---- in-order reporting -------------------------------------------------------- */
@@ -666,6 +744,12 @@ static void emit(emitter_t *E, long j, job_out_t *o)
     o->res = NULL;
 }
 
+static void emit_job(void *ctx, long j)
+{
+    pool_t *P = ctx;
+    emit(P->em, j, &P->out[j]);
+}
+
 int sweep_run(const sweep_cfg_t *cfg)
 {
     emitter_t E = { .cfg = cfg };
@@ -713,74 +797,25 @@ int sweep_run(const sweep_cfg_t *cfg)
         if (cfg->requests) report_requests_header(cfg->requests, pre);
     }
     if (cfg->json) fputc('[', cfg->json);
-    pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs };
+    pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs, .em = &E };
     int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs;
     if (nthreads > E.njobs) nthreads = (int)E.njobs;
     P.buffer_steps = nthreads > 1;   /* the steps and requests CSVs */
     P.out = calloc((size_t)E.njobs, sizeof *P.out);
-    pthread_t *th = calloc((size_t)nthreads, sizeof *th);
-    if (!P.out || !th) {
+    sweep_pool_t pc = { .njobs = E.njobs, .threads = nthreads, .progress = cfg->progress, .run = run_job,
+                        .emit = emit_job, .ctx = &P };
+    if (!P.out || sweep_pool(&pc) < 0) {
         free(P.out);
-        free(th);
         sweep_best_free(E.best);
         emitter_free_cols(&E);
         fprintf(cfg->err, "pacesim: out of memory\n");
         return 1;
     }
-    prog_t prog = { .on = cfg->progress, .t0 = wall_now() };
-    if (nthreads == 1) {
-        for (long j = 0; j < E.njobs; j++) {
-            run_job(&P, j, &prog);
-            prog_clear(&prog);
-            emit(&E, j, &P.out[j]);
-            if (E.njobs > 1) prog_jobs(&prog, j + 1, E.njobs);
-        }
-    } else {
-        pthread_mutex_init(&P.mu, NULL);
-        pthread_cond_init(&P.cv, NULL);
-        int started = 0;
-        for (; started < nthreads; started++)
-            if (pthread_create(&th[started], NULL, worker, &P) != 0) break;
-        if (started == 0) {              /* no threads at all: run here */
-            for (long j = 0; j < E.njobs; j++) {
-                run_job(&P, j, NULL);
-                P.out[j].done = 1;
-            }
-        }
-        for (long j = 0; j < E.njobs; j++) {
-            pthread_mutex_lock(&P.mu);
-            while (!P.out[j].done) {
-                if (prog.on) {
-                    struct timespec ts;
-                    clock_gettime(CLOCK_REALTIME, &ts);
-                    ts.tv_nsec += 200000000L;
-                    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-                    pthread_cond_timedwait(&P.cv, &P.mu, &ts);
-                    long d = P.ndone;
-                    pthread_mutex_unlock(&P.mu);
-                    prog_jobs(&prog, d, E.njobs);
-                    pthread_mutex_lock(&P.mu);
-                } else {
-                    pthread_cond_wait(&P.cv, &P.mu);
-                }
-            }
-            long d = P.ndone;
-            pthread_mutex_unlock(&P.mu);
-            prog_clear(&prog);
-            emit(&E, j, &P.out[j]);
-            prog_jobs(&prog, d, E.njobs);
-        }
-        for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
-        pthread_cond_destroy(&P.cv);
-        pthread_mutex_destroy(&P.mu);
-    }
-    prog_clear(&prog);
     if (cfg->json) fputs(E.json_n ? "\n]\n" : "]\n", cfg->json);
     if (E.best) {
         if (cfg->best) sweep_best_report(E.best, cfg->best);
         sweep_best_free(E.best);
     }
-    free(th);
     free(P.out);
     emitter_free_cols(&E);
     /* a full disk or a closed pipe is a failed run, not a silent short output */
@@ -821,6 +856,13 @@ static void shell_word(FILE *f, const char *w)
 int sweep_print_points(FILE *out, FILE *err, const char *argv0, const char *const *files, int nf,
                        const char *const *sets, int ns, const sweep_t *sw, const char *dir)
 {
+    return sweep_print_points_ex(out, err, argv0, "run", "--sweep", files, nf, sets, ns, NULL, 0, sw, dir);
+}
+
+int sweep_print_points_ex(FILE *out, FILE *err, const char *argv0, const char *cmd, const char *axis_opt,
+                          const char *const *files, int nf, const char *const *sets, int ns,
+                          const char *const *extra, int nextra, const sweep_t *sw, const char *dir)
+{
     long np = sweep_npoints(sw);
     if (nf <= 0 || np > SWEEP_MAX_RUNS / nf) {
         fprintf(err, "pacesim: too many runs (at most %ld)\n", SWEEP_MAX_RUNS);
@@ -838,15 +880,19 @@ int sweep_print_points(FILE *out, FILE *err, const char *argv0, const char *cons
         for (long p = 0; p < np && !ferror(out); p++) {
             long j = (long)f * np + p;
             shell_word(out, argv0);
-            fputs(" run ", out);
+            fprintf(out, " %s ", cmd);
             shell_word(out, files[f]);
             for (int i = 0; i < ns; i++) {
                 fputs(" --set ", out);
                 shell_word(out, sets[i]);
             }
+            for (int i = 0; i < nextra; i++) {
+                fputc(' ', out);
+                shell_word(out, extra[i]);
+            }
             sweep_point(sw, p, sel);
             for (int a = 0; a < sw->naxes; a++) {
-                fputs(" --sweep ", out);
+                fprintf(out, " %s ", axis_opt);
                 size_t kl = strlen(sw->axes[a].key), vl = strlen(sw->axes[a].vals[sel[a]]);
                 char *kv = malloc(kl + vl + 2);
                 if (!kv) {

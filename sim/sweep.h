@@ -88,6 +88,22 @@ typedef struct sweep_cfg {
  * any run). */
 int sweep_run(const sweep_cfg_t *cfg);
 
+/* The thread pool under sweep_run (and pacesim capacity): run(ctx, j, prog) for every job
+ * 0..njobs-1 on `threads` threads in any order, and emit(ctx, j) on the calling thread
+ * strictly in order 0..njobs-1, each once its job is done; so what emit writes depends on
+ * the jobs alone, never on the thread count.  prog is an opaque progress state handed to a
+ * job that runs on the calling thread (threads == 1), else NULL; with progress set, a bar
+ * of jobs done is drawn on stderr.  0, or -1 out of memory (before any job ran). */
+typedef struct sweep_pool {
+    long njobs;
+    int threads;
+    int progress;
+    void (*run)(void *ctx, long j, void *prog);
+    void (*emit)(void *ctx, long j);
+    void *ctx;
+} sweep_pool_t;
+int sweep_pool(const sweep_pool_t *cfg);
+
 /* Write s as one CSV field: as is, or quoted (quotes doubled) when it holds a comma, a
  * quote or a line break.  For every text column of a CSV that merge and best read back. */
 void sweep_csv_field(FILE *f, const char *s);
@@ -97,6 +113,11 @@ void sweep_csv_field(FILE *f, const char *s);
  * on a write error (message on err), 2 for more than 10^8 commands. */
 int sweep_print_points(FILE *out, FILE *err, const char *argv0, const char *const *files, int nf,
                        const char *const *sets, int ns, const sweep_t *sw, const char *dir);
+/* The same for another command (cmd, e.g. "capacity", whose axes are given by axis_opt, e.g.
+ * "--search"), with extra words (its options, each one shell word) after the --set ones. */
+int sweep_print_points_ex(FILE *out, FILE *err, const char *argv0, const char *cmd, const char *axis_opt,
+                          const char *const *files, int nf, const char *const *sets, int ns,
+                          const char *const *extra, int nextra, const sweep_t *sw, const char *dir);
 
 /* -- the objective over CSV rows ------------------------------------------------- */
 typedef struct sweep_best sweep_best_t;

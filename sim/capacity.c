@@ -1,0 +1,1143 @@
+/* capacity.c: the SLO search over configurations (pacesim capacity).  See capacity.h and
+ * docs/capacity.md. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include "capacity.h"
+#include "quant.h"
+#include "serve.h"
+#include "setup.h"
+
+#define CAP_SAT_RATE 1e6          /* req/s of the saturation probe: every request at once */
+#define CAP_SAT_FROM 0.05         /* its completion rate between these shares of the requests finished */
+#define CAP_SAT_TO 0.3
+#define CAP_FIRST 0.9             /* the first probe: 0.9 x the saturation rate */
+#define CAP_DOWN 0.8              /* below a failure, before any pass: x0.8, x0.64, x0.41 ... */
+#define CAP_MIN_FRAC 1e-6         /* ... down to 1e-6 x the saturation rate: "below" */
+#define CAP_MAX_UP 8              /* above a pass, before any failure: the saturation rate, then x2, 8 times: "above" */
+#define CAP_MIN_TAIL 10           /* measured requests beyond a percentile (or outside the goodput share) */
+
+static const char *const metric_names[CAP__NMETRIC] = { "ttft", "tpot", "e2el" };
+
+/* ---- SLOs ---------------------------------------------------------------------- */
+
+static int parse_pos(const char *s, double *v)
+{
+    char *end;
+    if (!*s || isspace((unsigned char)*s)) return -1;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (*end || errno == ERANGE || !isfinite(x) || !(x > 0)) return -1;
+    for (const char *p = s; *p; p++)           /* plain decimals: no hex, inf or nan */
+        if (!isdigit((unsigned char)*p) && !strchr("+-.eE", *p)) return -1;
+    *v = x;
+    return 0;
+}
+
+int cap_parse_slo(const char *spec, cap_slo_t *out, char *err, size_t errn)
+{
+    memset(out, 0, sizeof *out);
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof out->name) {
+        snprintf(err, errn, "--slo %s: expected NAME=SECONDS, e.g. ttft_p99=2 or tpot_p99=0.05", spec);
+        return -1;
+    }
+    memcpy(out->name, spec, (size_t)(eq - spec));
+    int m = -1;
+    const char *stat = NULL;
+    for (int i = 0; i < CAP__NMETRIC; i++) {
+        size_t l = strlen(metric_names[i]);
+        if (!strncmp(out->name, metric_names[i], l) && (out->name[l] == 0 || out->name[l] == '_')) {
+            m = i;
+            stat = out->name[l] ? out->name + l + 1 : NULL;
+        }
+    }
+    if (m < 0) {
+        snprintf(err, errn, "--slo %s: unknown SLO \"%s\" (ttft, tpot or e2el, with _mean or _pNN for a statistic: "
+                 "ttft_p99, tpot_p90, e2el_mean)", spec, out->name);
+        return -1;
+    }
+    out->metric = (cap_metric_t)m;
+    if (!stat) {
+        out->per_request = 1;
+    } else if (!strcmp(stat, "mean")) {
+        out->mean = 1;
+    } else {
+        double q;
+        if (stat[0] != 'p' || parse_pos(stat + 1, &q) < 0 || !(q < 100) || strchr(stat, 'e') || strchr(stat, 'E')
+            || strchr(stat, '+') || strchr(stat, '-')) {
+            snprintf(err, errn, "--slo %s: unknown statistic \"%s\" (mean, or pNN with 0 < NN < 100: p50, p99, p99.9)",
+                     spec, stat);
+            return -1;
+        }
+        out->q = q / 100;
+    }
+    if (parse_pos(eq + 1, &out->limit) < 0) {
+        snprintf(err, errn, "--slo %s: \"%s\" is not a number of seconds > 0", spec, eq + 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- a configuration ------------------------------------------------------------- */
+
+struct cap_conf {
+    const cap_opts_t *o;
+    setup_t u;
+    double rate0;                 /* the scenario's own rate */
+    long n, m0, m1;               /* requests a probe; measured serials [m0, m1) */
+    long serial0;                 /* the first generated request's serial */
+    double *arr, *first, *fin;    /* per request (by serial - serial0) */
+    long *out;
+    char hw[128];
+    /* the probe running */
+    long finished, measured_done, viol[CAP_MAX_SLO], viol_max[CAP_MAX_SLO], bad, bad_max;
+    double sat_t1, sat_t2;
+    int saturation, aborted;
+    char why[160];
+    FILE *log;                    /* each probe, one line (NULL: none) */
+    goodput_slo_t good_slo;       /* the per-request thresholds, in ms (serve.h) */
+};
+
+void cap_conf_log(cap_conf_t *c, FILE *f) { c->log = f; }
+
+int cap_conf_tp(const cap_conf_t *c) { return c->u.s.engine.tensor_parallel_size; }
+const char *cap_conf_hw(const cap_conf_t *c) { return c->hw; }
+const char *cap_conf_gpu(const cap_conf_t *c) { return c->u.hw; }
+const char *cap_conf_warn(const cap_conf_t *c) { return c->u.warn; }
+
+void cap_conf_close(cap_conf_t *c)
+{
+    if (!c) return;
+    setup_close(&c->u);
+    free(c->arr);
+    free(c->first);
+    free(c->fin);
+    free(c->out);
+    free(c);
+}
+
+/* Where the top-level `workload` key is written (1:1 when not found). */
+static void workload_line(const char *path, int *line, int *col)
+{
+    FILE *f = fopen(path, "r");
+    char buf[512];
+    int n = 0;
+    *line = *col = 1;
+    while (f && fgets(buf, sizeof buf, f)) {
+        n++;
+        if (!strncmp(buf, "workload", 8) && (buf[8] == ':' || buf[8] == ' ')) {
+            *line = n;
+            break;
+        }
+    }
+    if (f) fclose(f);
+}
+
+/* Requests measured out of n. */
+static long measured_of(const cap_opts_t *o, long n)
+{
+    return n - (long)floor(o->warmup * (double)n) - (long)floor(o->cooldown * (double)n);
+}
+
+cap_conf_t *cap_conf_open(const cap_opts_t *o, const char *const *sets, int nsets, int *rc, char *err, size_t errn)
+{
+    cap_conf_t *c = calloc(1, sizeof *c);
+    *rc = 1;
+    if (!c) {
+        snprintf(err, errn, "out of memory");
+        return NULL;
+    }
+    c->o = o;
+    if (setup_open(&c->u, o->file, sets, nsets) < 0) {
+        snprintf(err, errn, "%s", c->u.err);
+        *rc = 2;
+        cap_conf_close(c);
+        return NULL;
+    }
+    scenario_t *s = &c->u.s;
+    const char *why = NULL;
+    if (!s->poisson.enabled) why = "capacity searches the rate of a workload.poisson (this scenario has none)";
+    else if (s->n_requests) why = "capacity searches a workload.poisson alone (explicit workload.requests would not scale with its rate)";
+    else if (s->trace_path[0]) why = "capacity searches a workload.poisson alone (a trace beside it would not scale with its rate)";
+    else if (s->poisson.conv_turns > 1) why = "capacity needs single-turn requests (a conversation's later turns arrive after think time, not at the rate)";
+    if (why) {
+        int line = s->poisson_line, col = s->poisson_col;
+        if (line <= 0) workload_line(s->path, &line, &col);
+        snprintf(err, errn, "%s:%d:%d: workload: %s", s->path, line, col, why);
+        *rc = 2;
+        cap_conf_close(c);
+        return NULL;
+    }
+    c->good_slo = GOODPUT_SLO_NONE;
+    for (int k = 0; k < o->nslo; k++) {
+        const cap_slo_t *sl = &o->slo[k];
+        if (!sl->per_request) continue;
+        double ms = 1e3 * sl->limit;
+        if (sl->metric == CAP_TTFT) c->good_slo.ttft_ms = ms;
+        else if (sl->metric == CAP_TPOT) c->good_slo.tpot_ms = ms;
+        else c->good_slo.e2el_ms = ms;
+    }
+    c->rate0 = s->poisson.rate_per_s;
+    c->n = s->poisson.count;
+    c->m0 = (long)floor(o->warmup * (double)c->n);
+    c->m1 = c->m0 + measured_of(o, c->n);
+    long m = c->m1 - c->m0, need = 0;
+    const char *by = "";
+    for (int k = 0; k < o->nslo; k++) {
+        if (o->slo[k].per_request || o->slo[k].mean) continue;
+        long nk = (long)ceil(CAP_MIN_TAIL / (1 - o->slo[k].q) - 1e-9);
+        if (nk > need) need = nk, by = o->slo[k].name;
+    }
+    if (o->goodput > 0 && o->goodput < 1) {
+        long nk = (long)ceil(CAP_MIN_TAIL / (1 - o->goodput) - 1e-9);
+        if (nk > need) need = nk, by = "--goodput";
+    }
+    if (m < need || m < 2 * CAP_MIN_TAIL) {
+        if (need < 2 * CAP_MIN_TAIL) need = 2 * CAP_MIN_TAIL, by = "the queue's growth";
+        long count = (long)ceil((double)need / (1 - o->warmup - o->cooldown));   /* the least count that gives need */
+        while (count > need && measured_of(o, count - 1) >= need) count--;
+        while (measured_of(o, count) < need) count++;
+        snprintf(err, errn, "%s:%d:%d: workload.poisson.count: %ld requests a probe leave %ld measured (first %.0f%% and "
+                 "last %.0f%% excluded); %s needs %ld (%d beyond it): set workload.poisson.count to at least %ld",
+                 s->path, s->poisson_line, s->poisson_col, c->n, m, 100 * o->warmup, 100 * o->cooldown, by, need,
+                 CAP_MIN_TAIL, count);
+        *rc = 2;
+        cap_conf_close(c);
+        return NULL;
+    }
+    c->serial0 = c->u.e.serial;
+    c->arr = malloc((size_t)c->n * sizeof *c->arr);
+    c->first = malloc((size_t)c->n * sizeof *c->first);
+    c->fin = malloc((size_t)c->n * sizeof *c->fin);
+    c->out = malloc((size_t)c->n * sizeof *c->out);
+    if (!c->arr || !c->first || !c->fin || !c->out) {
+        snprintf(err, errn, "out of memory (%ld requests a probe)", c->n);
+        cap_conf_close(c);
+        return NULL;
+    }
+    if (s->profile_path[0]) {
+        const char *b = strrchr(s->profile_path, '/');
+        b = b ? b + 1 : s->profile_path;
+        snprintf(c->hw, sizeof c->hw, "%s", b);
+        size_t l = strlen(c->hw);
+        if (l > 5 && !strcmp(c->hw + l - 5, ".yaml")) c->hw[l - 5] = 0;
+        else if (l > 4 && !strcmp(c->hw + l - 4, ".yml")) c->hw[l - 4] = 0;
+    } else {
+        snprintf(c->hw, sizeof c->hw, "analytic");
+    }
+    *rc = 0;
+    return c;
+}
+
+/* ---- one probe ------------------------------------------------------------------ */
+
+static double tpot_of(const cap_conf_t *c, long i)
+{
+    return c->out[i] > 1 ? (c->fin[i] - c->first[i]) / (double)(c->out[i] - 1) : 0;
+}
+
+static double metric_of(const cap_conf_t *c, cap_metric_t m, long i)
+{
+    switch (m) {
+    case CAP_TTFT: return c->first[i] - c->arr[i];
+    case CAP_TPOT: return tpot_of(c, i);
+    default: return c->fin[i] - c->arr[i];
+    }
+}
+
+/* vLLM's goodput: a request is good when it meets every per-request threshold, judged by
+ * serve.h's metrics_goodput_good (a request of one output token counting a TPOT of 0). */
+static int request_good(const cap_conf_t *c, long i)
+{
+    return metrics_goodput_good(&c->good_slo, metric_of(c, CAP_TTFT, i), metric_of(c, CAP_TPOT, i),
+                                metric_of(c, CAP_E2EL, i));
+}
+
+static void stop_run(cap_conf_t *c)
+{
+    /* the engine reads the scenario's stop rule after every step: a step limit of 1 ends
+     * the run after the step in progress (the scenario is this configuration's own) */
+    c->u.s.stop.max_steps = 1;
+    c->aborted = 1;
+}
+
+static void on_finish(void *ctx, const engine_t *e, const req_t *r)
+{
+    (void)e;
+    cap_conf_t *c = ctx;
+    long i = r->serial - c->serial0;
+    if (i < 0 || i >= c->n) return;
+    c->arr[i] = r->t_ev[EV_ARRIVAL];
+    c->first[i] = r->t_ev[EV_FIRST_TOKEN];
+    c->fin[i] = r->t_ev[EV_FINISHED];
+    c->out[i] = r->output;
+    c->finished++;
+    if (c->saturation) {
+        if (c->finished == (long)(CAP_SAT_FROM * (double)c->n)) c->sat_t1 = c->fin[i];
+        if (c->finished == (long)(CAP_SAT_TO * (double)c->n)) {
+            c->sat_t2 = c->fin[i];
+            stop_run(c);
+        }
+        return;
+    }
+    if (c->aborted || i < c->m0 || i >= c->m1) return;
+    if (++c->measured_done == c->m1 - c->m0) {  /* the later requests change nothing measured */
+        c->u.s.stop.max_steps = 1;
+        return;
+    }
+    /* a failure certain whatever the later requests do ends the probe */
+    const cap_opts_t *o = c->o;
+    for (int k = 0; k < o->nslo; k++) {
+        const cap_slo_t *sl = &o->slo[k];
+        if (sl->per_request || sl->mean || (sl->metric == CAP_TPOT && c->out[i] < 2)) continue;
+        if (metric_of(c, sl->metric, i) > sl->limit && ++c->viol[k] >= c->viol_max[k]) {
+            snprintf(c->why, sizeof c->why, "%s above %g s: %ld measured requests beyond it", sl->name, sl->limit, c->viol[k]);
+            stop_run(c);
+            return;
+        }
+    }
+    if (o->goodput > 0 && !request_good(c, i) && ++c->bad > c->bad_max) {
+        snprintf(c->why, sizeof c->why, "goodput below %g: %ld measured requests miss an SLO", o->goodput, c->bad);
+        stop_run(c);
+    }
+}
+
+/* Run the workload at rate; the per-request records filled (finished ones). */
+static int run_at(cap_conf_t *c, double rate, double *env, double *makespan, long *steps, char *err, size_t errn)
+{
+    scenario_t *s = &c->u.s;
+    s->poisson.rate_per_s = rate;
+    s->stop.kind = STOP_ALL_FINISHED;
+    s->stop.max_time_s = 0;
+    s->stop.max_steps = 0;
+    c->finished = c->bad = c->measured_done = 0;
+    c->aborted = 0;
+    c->why[0] = 0;
+    memset(c->viol, 0, sizeof c->viol);
+    for (long i = 0; i < c->n; i++) c->fin[i] = c->first[i] = INFINITY, c->arr[i] = NAN;
+    cost_model_t *cm = setup_cost_new(&c->u);
+    engine_t e;
+    memset(&e, 0, sizeof e);
+    int rc = -1;
+    if (!cm) {
+        snprintf(err, errn, "%s", c->u.err);
+        return -1;
+    }
+    cost_profile_envelope_quiet(cm);
+    if (setup_engine(&c->u, cm, &e) < 0) {
+        snprintf(err, errn, "%s", e.err);
+        goto out;
+    }
+    e.on_finish = on_finish;
+    e.on_finish_ctx = c;
+    if (engine_run(&e) < 0) {
+        snprintf(err, errn, "%s", e.err);
+        goto out;
+    }
+    *env = cost_profile_outside_share(cm);
+    *makespan = e.sum.makespan;
+    *steps = e.sum.steps;
+    rc = 0;
+out:
+    engine_free(&e);
+    cost_free(cm);
+    s->stop.max_steps = 0;
+    s->poisson.rate_per_s = c->rate0;
+    if (rc < 0) setup_msg_line(err, errn);
+    return rc;
+}
+
+int cap_conf_saturation(cap_conf_t *c, double *mu, char *err, size_t errn)
+{
+    double env, mk;
+    long steps;
+    c->saturation = 1;
+    c->sat_t1 = c->sat_t2 = NAN;
+    int rc = run_at(c, CAP_SAT_RATE, &env, &mk, &steps, err, errn);
+    c->saturation = 0;
+    if (rc < 0) return -1;
+    long k1 = (long)(CAP_SAT_FROM * (double)c->n), k2 = (long)(CAP_SAT_TO * (double)c->n);
+    if (!(c->sat_t2 > c->sat_t1)) {
+        snprintf(err, errn, "%s: the saturation probe finished %ld requests in no time: no completion rate to bracket the "
+                 "search with", c->u.s.path, k2 - k1);
+        return -1;
+    }
+    *mu = (double)(k2 - k1) / (c->sat_t2 - c->sat_t1);
+    return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int cap_conf_probe(cap_conf_t *c, double rate, cap_probe_t *p, char *err, size_t errn)
+{
+    const cap_opts_t *o = c->o;
+    long m = c->m1 - c->m0;
+    memset(p, 0, sizeof *p);
+    p->rate = rate;
+    p->measured = m;
+    for (int k = 0; k < o->nslo; k++) {
+        const cap_slo_t *sl = &o->slo[k];
+        long h = (long)floor(sl->q * (double)(m - 1));
+        c->viol_max[k] = m - h;     /* this many above the limit: the order statistic at h is, so the p-quantile is */
+    }
+    c->bad_max = o->goodput > 0 ? m - (long)ceil(o->goodput * (double)m - 1e-9) : m;
+    if (run_at(c, rate, &p->env_outside, &p->makespan, &p->steps, err, errn) < 0) return -1;
+    for (int k = 0; k < CAP_MAX_SLO; k++) p->stat[k] = NAN;
+    p->ttft_p99 = p->tpot_p99 = p->e2el_p99 = p->good_share = p->tok_s = p->growth = NAN;
+    if (c->aborted) {
+        p->aborted = 1;
+        snprintf(p->why, sizeof p->why, "%s", c->why);
+        return 0;
+    }
+    /* every request finished: the statistics over the measured ones */
+    quant_t q[CAP__NMETRIC];
+    for (int k = 0; k < CAP__NMETRIC; k++) quant_init(&q[k], 0);
+    long good = 0, toks = 0;
+    int oom = 0;
+    for (long i = c->m0; i < c->m1; i++) {
+        for (int k = 0; k < CAP__NMETRIC; k++)
+            if (k != CAP_TPOT || c->out[i] > 1) oom |= quant_add(&q[k], metric_of(c, (cap_metric_t)k, i)) < 0;
+        good += request_good(c, i);
+        toks += c->out[i];
+    }
+    for (int k = 0; k < o->nslo; k++) {
+        const cap_slo_t *sl = &o->slo[k];
+        if (sl->per_request) continue;
+        p->stat[k] = sl->mean ? quant_mean(&q[sl->metric]) : quant_quantile(&q[sl->metric], sl->q);
+    }
+    p->ttft_p99 = quant_quantile(&q[CAP_TTFT], 0.99);
+    p->tpot_p99 = quant_quantile(&q[CAP_TPOT], 0.99);
+    p->e2el_p99 = quant_quantile(&q[CAP_E2EL], 0.99);
+    for (int k = 0; k < CAP__NMETRIC; k++) quant_free(&q[k]);
+    if (oom) {
+        snprintf(err, errn, "out of memory (latency statistics)");
+        return -1;
+    }
+    double span = c->arr[c->m1 - 1] - c->arr[c->m0];
+    p->tok_s = span > 0 ? (double)toks / span : NAN;
+    int any_pr = 0;
+    for (int k = 0; k < o->nslo; k++) any_pr |= o->slo[k].per_request;
+    p->good_share = any_pr ? (double)good / (double)m : NAN;
+    /* the queue: requests in the system at each measured arrival, the last fifth's mean
+     * against the first fifth's, per arrival in between */
+    double *fs = malloc((size_t)c->n * sizeof *fs);
+    if (!fs) {
+        snprintf(err, errn, "out of memory");
+        return -1;
+    }
+    memcpy(fs, c->fin, (size_t)c->n * sizeof *fs);
+    qsort(fs, (size_t)c->n, sizeof *fs, cmp_dbl);
+    long fifth = m / 5, j = 0;
+    double n1 = 0, n5 = 0;
+    for (long i = 0; i < c->m1; i++) {
+        while (j < c->n && fs[j] < c->arr[i]) j++;
+        double insys = (double)(i + 1 - j);
+        if (i >= c->m0 && i < c->m0 + fifth) n1 += insys;
+        if (i >= c->m1 - fifth) n5 += insys;
+    }
+    free(fs);
+    p->growth = (n5 - n1) / (double)fifth / (double)(m - fifth);
+    p->stable = p->growth <= o->tol;
+    p->pass = p->stable;
+    if (!p->stable)
+        snprintf(p->why, sizeof p->why, "the queue grows: %.1f more requests in the system per 100 arrivals", 100 * p->growth);
+    for (int k = 0; k < o->nslo && p->pass; k++) {
+        const cap_slo_t *sl = &o->slo[k];
+        if (!sl->per_request && !(p->stat[k] <= sl->limit)) {
+            p->pass = 0;
+            snprintf(p->why, sizeof p->why, "%s %.4g s above %g s", sl->name, p->stat[k], sl->limit);
+        }
+    }
+    if (p->pass && o->goodput > 0 && !(good >= (long)ceil(o->goodput * (double)m - 1e-9))) {
+        p->pass = 0;
+        snprintf(p->why, sizeof p->why, "goodput %.4g below %g", p->good_share, o->goodput);
+    }
+    return 0;
+}
+
+/* ---- the search ------------------------------------------------------------------ */
+
+int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
+{
+    const double tol = c->o->tol;
+    memset(a, 0, sizeof *a);
+    double mu;
+    if (cap_conf_saturation(c, &mu, err, errn) < 0) return -1;
+    a->saturation = mu;
+    a->probes = 1;
+    /* lo: the highest rate that passed (0: none yet); hi: the lowest that failed (0: none) */
+    double lo = 0, hi = 0, r = CAP_FIRST * mu, down = CAP_DOWN;
+    int up = 0;
+    for (;;) {
+        cap_probe_t p;
+        if (cap_conf_probe(c, r, &p, err, errn) < 0) return -1;
+        a->probes++;
+        if (c->log) fprintf(c->log, "  probe %d: %.6g req/s (%.3f x saturation): %s%s%s\n", a->probes - 1, r, r / mu,
+                            p.pass ? "pass" : "fail", p.why[0] ? ", " : "", p.why);
+        if (p.pass) {
+            lo = r;
+            a->at = p;
+        } else {
+            hi = r;
+        }
+        if (lo > 0 && hi > 0) {
+            if (hi <= lo * (1 + tol)) break;
+            r = sqrt(lo * hi);
+        } else if (hi > 0) {                    /* failures only: gallop down */
+            r = hi * down;
+            down *= down;
+            if (r < CAP_MIN_FRAC * mu) {
+                a->below = 1;
+                a->rate = hi;
+                return 0;
+            }
+        } else {                                /* passes only: the saturation rate, then doubling */
+            if (up++ >= CAP_MAX_UP) {
+                a->above = 1;
+                a->rate = lo;
+                return 0;
+            }
+            r = lo < mu / (1 + tol) ? mu : 2 * lo;
+        }
+    }
+    a->found = 1;
+    a->rate = lo;
+    return 0;
+}
+
+/* ---- pacesim capacity ------------------------------------------------------------ */
+
+#define CAP_MAX_CONFIGS 1000000L
+
+typedef struct cap_row {
+    int rc;                       /* 0 ok, 1 runtime, 2 bad input */
+    char *err;                    /* its message (rc != 0) */
+    char *warn;                   /* the configuration's set-up warnings ("" none) */
+    char *log;                    /* --probes: its probes, one line each */
+    int tp, replicas, gpus;
+    char hw[64], gpu[96];
+    double usd_h;                 /* the configuration's price an hour (NAN: no --gpu-cost for it) */
+    cap_answer_t a;
+    int frontier;
+} cap_row_t;
+
+typedef struct cap_run {
+    const cap_opts_t *o;
+    const char *const *sets;
+    int nsets;
+    long npoints, point_base;
+    cap_row_t *rows;
+    int ncost;
+    const char *cost_name[CAP_MAX_COSTS];
+    double cost_usd[CAP_MAX_COSTS];
+    FILE *err;
+    int rc, log_probes;
+    int one_point;                /* a point of a distributed search (--point-index): no frontier */
+    char **warned;                /* set-up warnings printed so far */
+    int nwarned;
+} cap_run_t;
+
+/* The overrides of point p: the caller's, then the point's assignments.  The strings of
+ * the point are malloc'd into own[0..naxes).  0 or -1. */
+static int point_sets(const cap_run_t *R, long p, const char **sets, char **own)
+{
+    const sweep_t *sw = R->o->search;
+    int ns = 0, sel[64];
+    for (int i = 0; i < R->nsets; i++) sets[ns++] = R->sets[i];
+    sweep_point(sw, p, sel);
+    for (int a = 0; a < sw->naxes; a++) {
+        size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[sel[a]]) + 2;
+        if (!(own[a] = malloc(len))) return -1;
+        snprintf(own[a], len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
+        sets[ns++] = own[a];
+    }
+    return ns;
+}
+
+static double price_of(const cap_run_t *R, const char *hw, const char *gpu)
+{
+    for (int i = 0; i < R->ncost; i++)
+        if (!strcasecmp(R->cost_name[i], hw) || !strcasecmp(R->cost_name[i], gpu)) return R->cost_usd[i];
+    return NAN;
+}
+
+static void cap_job(void *ctx, long j, void *prog)
+{
+    (void)prog;
+    cap_run_t *R = ctx;
+    cap_row_t *row = &R->rows[j];
+    const sweep_t *sw = R->o->search;
+    const char **sets = calloc((size_t)R->nsets + (size_t)sw->naxes + 1, sizeof *sets);
+    char **own = calloc((size_t)sw->naxes + 1, sizeof *own);
+    char err[CAP_ERR_MAX] = "";
+    cap_conf_t *c = NULL;
+    int ns = sets && own ? point_sets(R, j, sets, own) : -1;
+    row->rc = 1;
+    if (ns < 0) {
+        snprintf(err, sizeof err, "out of memory");
+    } else if ((c = cap_conf_open(R->o, sets, ns, &row->rc, err, sizeof err))) {
+        row->tp = cap_conf_tp(c);
+        row->replicas = 1;
+        row->gpus = row->tp * row->replicas;
+        snprintf(row->hw, sizeof row->hw, "%s", cap_conf_hw(c));
+        snprintf(row->gpu, sizeof row->gpu, "%s", cap_conf_gpu(c));
+        row->usd_h = price_of(R, row->hw, row->gpu) * row->gpus;
+        row->warn = strdup(cap_conf_warn(c));
+        size_t loglen;
+        FILE *lf = R->log_probes ? open_memstream(&row->log, &loglen) : NULL;
+        cap_conf_log(c, lf);
+        row->rc = cap_conf_search(c, &row->a, err, sizeof err) < 0 ? 1 : 0;
+        if (lf) fclose(lf);
+    }
+    if (row->rc) row->err = strdup(err);
+    cap_conf_close(c);
+    for (int a = 0; own && a < sw->naxes; a++) free(own[a]);
+    free(own);
+    free(sets);
+}
+
+static void point_label(FILE *f, const sweep_t *sw, long p)
+{
+    int sel[64];
+    sweep_point(sw, p, sel);
+    for (int a = 0; a < sw->naxes; a++) fprintf(f, "%s%s=%s", a ? " " : "", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
+}
+
+/* In point order: the errors and the (distinct) set-up warnings. */
+static void cap_emit(void *ctx, long j)
+{
+    cap_run_t *R = ctx;
+    cap_row_t *row = &R->rows[j];
+    if (row->warn && row->warn[0]) {
+        int seen = 0;
+        for (int i = 0; i < R->nwarned && !seen; i++) seen = !strcmp(R->warned[i], row->warn);
+        if (!seen) {
+            fputs(row->warn, R->err);
+            char **nw = realloc(R->warned, (size_t)(R->nwarned + 1) * sizeof *nw);
+            if (nw && (nw[R->nwarned] = strdup(row->warn))) R->warned = nw, R->nwarned++;
+            else if (nw) R->warned = nw;
+        }
+    }
+    if (row->log) {
+        fprintf(R->err, "point %ld (", R->point_base + j);
+        point_label(R->err, R->o->search, j);
+        fprintf(R->err, "): saturation %.6g req/s\n%s", row->a.saturation, row->log);
+    }
+    if (row->rc) {
+        fprintf(R->err, "point %ld (", R->point_base + j);
+        point_label(R->err, R->o->search, j);
+        fprintf(R->err, "): %s\n", row->err ? setup_msg_line(row->err, strlen(row->err) + 1) : "out of memory");
+        if (row->rc > R->rc) R->rc = row->rc;
+    }
+}
+
+/* ---- the outputs ---- */
+
+static double per_gpu(const cap_row_t *r, double v) { return r->gpus > 0 ? v / r->gpus : NAN; }
+
+static int row_ok(const cap_row_t *r) { return r->rc == 0 && r->a.rate > 0 && !r->a.below; }
+
+/* Sorted by cost: the price (where known), then the GPUs, then the rate (highest first),
+ * then the point; failed configurations last. */
+static const cap_run_t *sort_run;
+static int by_cost(const void *x, const void *y)
+{
+    long i = *(const long *)x, j = *(const long *)y;
+    const cap_row_t *a = &sort_run->rows[i], *b = &sort_run->rows[j];
+    if (!!a->rc != !!b->rc) return a->rc ? 1 : -1;
+    double ca = isnan(a->usd_h) ? INFINITY : a->usd_h, cb = isnan(b->usd_h) ? INFINITY : b->usd_h;
+    if (ca != cb) return ca < cb ? -1 : 1;
+    if (a->gpus != b->gpus) return a->gpus < b->gpus ? -1 : 1;
+    if (a->a.rate != b->a.rate) return a->a.rate > b->a.rate ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static void fmt_g(char *b, size_t n, double v, const char *fmt)
+{
+    if (isnan(v)) snprintf(b, n, "-");
+    else snprintf(b, n, fmt, v);
+}
+
+/* The Pareto frontier: configurations no other beats on output tokens/s per GPU (higher),
+ * TTFT p99 and TPOT p99 (lower) at once, each at its sustained rate. */
+static void mark_frontier(cap_run_t *R)
+{
+    for (long i = 0; i < R->npoints; i++) {
+        cap_row_t *a = &R->rows[i];
+        if (!row_ok(a) || isnan(a->a.at.tok_s)) continue;
+        double ta = per_gpu(a, a->a.at.tok_s);
+        int dom = 0;
+        for (long j = 0; j < R->npoints && !dom; j++) {
+            const cap_row_t *b = &R->rows[j];
+            if (j == i || !row_ok(b) || isnan(b->a.at.tok_s)) continue;
+            double tb = per_gpu(b, b->a.at.tok_s);
+            int ge = tb >= ta && b->a.at.ttft_p99 <= a->a.at.ttft_p99 && b->a.at.tpot_p99 <= a->a.at.tpot_p99;
+            int gt = tb > ta || b->a.at.ttft_p99 < a->a.at.ttft_p99 || b->a.at.tpot_p99 < a->a.at.tpot_p99;
+            dom = ge && (gt || j < i);      /* of equal rows the first stays */
+        }
+        a->frontier = !dom;
+    }
+}
+
+static void rate_text(char *b, size_t n, const cap_row_t *r)
+{
+    if (r->rc) snprintf(b, n, "error");
+    else if (r->a.below) snprintf(b, n, "<%.4g", r->a.rate);
+    else if (r->a.above) snprintf(b, n, ">%.4g", r->a.rate);
+    else snprintf(b, n, "%.4g", r->a.rate);
+}
+
+static void table_row(FILE *f, const cap_run_t *R, long i)
+{
+    const cap_row_t *r = &R->rows[i];
+    const cap_opts_t *o = R->o;
+    const sweep_t *sw = o->search;
+    char b[64];
+    int sel[64];
+    sweep_point(sw, i, sel);
+    fprintf(f, "%6ld ", R->point_base + i);
+    for (int a = 0; a < sw->naxes; a++) {
+        const char *k = strrchr(sw->axes[a].key, '.');
+        int w = (int)strlen(k ? k + 1 : sw->axes[a].key);
+        fprintf(f, " %*s", w < 6 ? 6 : w, sw->axes[a].vals[sel[a]]);
+    }
+    const cap_probe_t *p = &r->a.at;
+    int ok = row_ok(r);
+    fprintf(f, " %4d", r->gpus);
+    fmt_g(b, sizeof b, r->usd_h, "%.2f");
+    fprintf(f, " %7s", b);
+    rate_text(b, sizeof b, r);
+    fprintf(f, " %9s", b);
+    fmt_g(b, sizeof b, ok ? per_gpu(r, r->a.rate) : NAN, "%.4g");
+    fprintf(f, " %9s", b);
+    fmt_g(b, sizeof b, ok ? r->a.rate * 3600 / r->usd_h : NAN, "%.0f");
+    fprintf(f, " %8s", b);
+    fmt_g(b, sizeof b, ok ? per_gpu(r, p->tok_s) : NAN, "%.0f");
+    fprintf(f, " %9s", b);
+    fmt_g(b, sizeof b, ok ? p->ttft_p99 : NAN, "%.3f");
+    fprintf(f, " %8s", b);
+    fmt_g(b, sizeof b, ok ? 1e3 * p->tpot_p99 : NAN, "%.1f");
+    fprintf(f, " %8s", b);
+    if (o->goodput > 0) {
+        fmt_g(b, sizeof b, ok ? p->good_share : NAN, "%.3f");
+        fprintf(f, " %7s", b);
+    }
+    if (ok) snprintf(b, sizeof b, "%.0f%%%s", 100 * p->env_outside, p->env_outside > 0.5 ? "*" : "");
+    else snprintf(b, sizeof b, "-");
+    fprintf(f, " %7s %6d%s\n", b, r->a.probes, r->frontier ? "  F" : "");
+}
+
+static void table_header(FILE *f, const cap_run_t *R)
+{
+    const sweep_t *sw = R->o->search;
+    fprintf(f, "%6s ", "point");
+    for (int a = 0; a < sw->naxes; a++) {
+        const char *k = strrchr(sw->axes[a].key, '.');
+        k = k ? k + 1 : sw->axes[a].key;
+        fprintf(f, " %*s", (int)strlen(k) < 6 ? 6 : (int)strlen(k), k);
+    }
+    fprintf(f, " %4s %7s %9s %9s %8s %9s %8s %8s", "GPUs", "$/h", "req/s", "req/s/GPU", "req/$", "tok/s/GPU", "TTFTp99",
+            "TPOTp99");
+    if (R->o->goodput > 0) fprintf(f, " %7s", "good");
+    fprintf(f, " %7s %6s\n", "extrap", "probes");
+}
+
+static void csv_out(FILE *f, const cap_run_t *R)
+{
+    const cap_opts_t *o = R->o;
+    const sweep_t *sw = o->search;
+    fputs("point", f);
+    for (int a = 0; a < sw->naxes; a++) {
+        fputc(',', f);
+        sweep_csv_field(f, sw->axes[a].key);
+    }
+    fputs(",file,hardware,gpu,tp,replicas,gpus,usd_per_hour,status,rate_per_s,rate_per_gpu,req_per_usd,"
+          "tok_s_per_gpu,saturation_req_s,ttft_p99_s,tpot_p99_s,e2el_p99_s", f);
+    for (int k = 0; k < o->nslo; k++)
+        if (!o->slo[k].per_request) fprintf(f, ",slo_%s_s", o->slo[k].name);
+    fputs(",goodput_share,goodput_req_s,extrapolated_share,probes,frontier\n", f);
+    int sel[64];
+    for (long i = 0; i < R->npoints; i++) {
+        const cap_row_t *r = &R->rows[i];
+        const cap_probe_t *p = &r->a.at;
+        int ok = row_ok(r);
+        sweep_point(sw, i, sel);
+        fprintf(f, "%ld", R->point_base + i);
+        for (int a = 0; a < sw->naxes; a++) {
+            fputc(',', f);
+            sweep_csv_field(f, sw->axes[a].vals[sel[a]]);
+        }
+        fputc(',', f);
+        sweep_csv_field(f, o->file);
+        fputc(',', f);
+        sweep_csv_field(f, r->hw);
+        fputc(',', f);
+        sweep_csv_field(f, r->gpu);
+        fprintf(f, ",%d,%d,%d,", r->tp, r->replicas, r->gpus);
+        report_num(f, r->rc ? NAN : r->usd_h);
+        fprintf(f, ",%s,", r->rc ? "error" : r->a.below ? "below" : r->a.above ? "above" : "ok");
+        report_num(f, r->rc ? NAN : r->a.rate);
+        fputc(',', f);
+        report_num(f, ok ? per_gpu(r, r->a.rate) : NAN);
+        fputc(',', f);
+        report_num(f, ok ? r->a.rate * 3600 / r->usd_h : NAN);
+        fputc(',', f);
+        report_num(f, ok ? per_gpu(r, p->tok_s) : NAN);
+        fputc(',', f);
+        report_num(f, r->rc ? NAN : r->a.saturation);
+        double v[3] = { p->ttft_p99, p->tpot_p99, p->e2el_p99 };
+        for (int k = 0; k < 3; k++) {
+            fputc(',', f);
+            report_num(f, ok ? v[k] : NAN);
+        }
+        for (int k = 0; k < o->nslo; k++)
+            if (!o->slo[k].per_request) {
+                fputc(',', f);
+                report_num(f, ok ? p->stat[k] : NAN);
+            }
+        fputc(',', f);
+        report_num(f, ok ? p->good_share : NAN);
+        fputc(',', f);
+        report_num(f, ok ? p->good_share * r->a.rate : NAN);
+        fputc(',', f);
+        report_num(f, ok ? p->env_outside : NAN);
+        fprintf(f, ",%d,", r->rc ? 0 : r->a.probes);
+        if (!R->one_point) fprintf(f, "%d", r->frontier);
+        fputc('\n', f);
+    }
+}
+
+static void report(FILE *f, const cap_run_t *R, double target)
+{
+    const cap_opts_t *o = R->o;
+    long *ix = malloc((size_t)R->npoints * sizeof *ix);
+    if (!ix) return;
+    for (long i = 0; i < R->npoints; i++) ix[i] = i;
+    sort_run = R;
+    qsort(ix, (size_t)R->npoints, sizeof *ix, by_cost);
+    fprintf(f, "capacity: %s, SLOs", o->file);
+    for (int k = 0; k < o->nslo; k++) fprintf(f, "%s %s <= %g s", k ? "," : "", o->slo[k].name, o->slo[k].limit);
+    if (o->goodput > 0) fprintf(f, " (each request), goodput >= %g", o->goodput);
+    fprintf(f, "; rate within %g%%\n", 100 * o->tol);
+    table_header(f, R);
+    int anyx = 0;
+    for (long k = 0; k < R->npoints; k++) {
+        table_row(f, R, ix[k]);
+        const cap_row_t *r = &R->rows[ix[k]];
+        anyx |= row_ok(r) && r->a.at.env_outside > 0.5;
+    }
+    fprintf(f, "req/s: the highest Poisson rate meeting every SLO with a queue that does not grow (<: none down to it; "
+               ">: every rate up to it); TTFT p99 s, TPOT p99 ms at that rate; F: on the Pareto frontier of tok/s/GPU, "
+               "TTFT p99, TPOT p99\n");
+    if (anyx) fprintf(f, "*: priced mostly (over 50%% of step time) outside the profile's measured envelope, by the laws' extrapolation\n");
+    /* the frontier, by throughput per GPU */
+    fprintf(f, "Pareto frontier (tok/s/GPU against TTFT p99 and TPOT p99):");
+    int nf = 0;
+    for (long k = 0; k < R->npoints; k++) {
+        const cap_row_t *r = &R->rows[ix[k]];
+        if (!r->frontier) continue;
+        fprintf(f, "%s point %ld (", nf++ ? ";" : "", R->point_base + ix[k]);
+        point_label(f, o->search, ix[k]);
+        fprintf(f, "%s%.0f tok/s/GPU, %.3f s, %.1f ms)", o->search->naxes ? ": " : "", per_gpu(r, r->a.at.tok_s),
+                r->a.at.ttft_p99, 1e3 * r->a.at.tpot_p99);
+    }
+    fprintf(f, "%s\n", nf ? "" : " none");
+    if (target > 0) {
+        long best = -1, copies_best = 0;
+        double cbest = INFINITY;
+        for (long k = 0; k < R->npoints && best < 0; k++)
+            if (row_ok(&R->rows[ix[k]]) && R->rows[ix[k]].a.rate >= target) best = ix[k];
+        if (best >= 0) {
+            const cap_row_t *r = &R->rows[best];
+            fprintf(f, "cheapest carrying %g req/s: point %ld (", target, R->point_base + best);
+            point_label(f, o->search, best);
+            fprintf(f, "%s%d GPU%s", o->search->naxes ? "; " : "", r->gpus, r->gpus == 1 ? "" : "s");
+            if (!isnan(r->usd_h)) fprintf(f, ", $%.2f/h", r->usd_h);
+            fprintf(f, ") sustains %.4g req/s\n", r->a.rate);
+        } else {
+            for (long i = 0; i < R->npoints; i++) {
+                const cap_row_t *r = &R->rows[i];
+                if (!row_ok(r)) continue;
+                long k = (long)ceil(target / r->a.rate - 1e-12);
+                double cst = (double)k * (isnan(r->usd_h) ? (double)r->gpus : r->usd_h);
+                if (cst < cbest) cbest = cst, best = i, copies_best = k;
+            }
+            if (best < 0) {
+                fprintf(f, "cheapest carrying %g req/s: none (no configuration sustains any rate)\n", target);
+            } else {
+                const cap_row_t *r = &R->rows[best];
+                fprintf(f, "cheapest carrying %g req/s: no single configuration does; %ld copies of point %ld (", target,
+                        copies_best, R->point_base + best);
+                point_label(f, o->search, best);
+                fprintf(f, "%s%ld GPUs", o->search->naxes ? "; " : "", copies_best * r->gpus);
+                if (!isnan(r->usd_h)) fprintf(f, ", $%.2f/h", (double)copies_best * r->usd_h);
+                fprintf(f, "), each sustaining %.4g req/s: random routing splits the Poisson stream into %ld of %.4g req/s\n",
+                        r->a.rate, copies_best, target / (double)copies_best);
+            }
+        }
+    }
+    free(ix);
+}
+
+/* ---- the command line ---- */
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+    char m[1024];
+    snprintf(m, sizeof m, fmt, a, b);
+    setup_msg(stderr, "pacesim capacity: %s", m);
+    return 2;
+}
+
+static int parse_share(const char *v, double lo_excl, double hi_incl, double *out)
+{
+    double x;
+    if (parse_pos(v, &x) < 0 || !(x > lo_excl) || !(x <= hi_incl)) return -1;
+    *out = x;
+    return 0;
+}
+
+/* Every value of every axis, alone on the caller's overrides, must load: an unknown key or
+ * a bad value is refused before any run, naming the --search it came from. */
+static int check_axes(const cap_opts_t *o)
+{
+    const sweep_t *sw = o->search;
+    const char **sets = calloc((size_t)o->nsets + 2, sizeof *sets);
+    if (!sets) return 1;
+    for (int i = 0; i < o->nsets; i++) sets[i] = o->sets[i];
+    int rc = 0;
+    for (int a = 0; a < sw->naxes && !rc; a++)
+        for (int v = 0; v < sw->axes[a].n && !rc; v++) {
+            size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[v]) + 2;
+            char *kv = malloc(len), err[SCN_ERR_MAX];
+            if (!kv) { rc = 1; break; }
+            snprintf(kv, len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[v]);
+            sets[o->nsets] = kv;
+            scenario_t s;
+            if (scn_load(o->file, sets, o->nsets + 1, &s, err) < 0) {
+                const char *m = err;
+                size_t kl = strlen(sw->axes[a].key);
+                if (!strncmp(m, "--set ", 6) && !strncmp(m + 6, sw->axes[a].key, kl) && m[6 + kl] == ':') m += 7 + kl;
+                setup_msg(stderr, "pacesim capacity: --search %s:%s", kv, m);
+                rc = 2;
+            } else {
+                scn_free(&s);
+            }
+            free(kv);
+        }
+    free(sets);
+    return rc;
+}
+
+int capacity_main(int argc, char **argv, const char *argv0)
+{
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    const char **extra = calloc((size_t)argc + 1, sizeof *extra);   /* the options `--points` passes on */
+    const char *csv = NULL, *outdir = "points", *file = NULL;
+    int ns = 0, nx = 0, quiet = 0, progress = isatty(2), points = 0, rc = 0;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
+    double target = 0;
+    sweep_t sw = { 0 };
+    cap_opts_t o = { .tol = 0.02, .warmup = 0.1, .cooldown = 0.1 };
+    cap_run_t R = { .o = &o, .err = stderr };
+    FILE *fc = NULL;
+    char err[SWEEP_ERR_MAX];
+    if (!sets || !extra) { rc = 1; goto out; }
+    if (jobs < 1) jobs = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        static const char *const valued[] = { "--slo", "--goodput", "--search", "--set", "--gpu-cost", "--rate", "--tol",
+                                              "-j", "--jobs", "--csv", "-o", "--out", "--point-index", NULL };
+        const char *v = NULL, *opt = NULL;
+        for (int k = 0; valued[k] && !v; k++) {
+            size_t l = strlen(valued[k]);
+            if (!strcmp(a, valued[k])) {
+                if (i + 1 >= argc) { rc = bad("%s needs a value%s", a, ""); goto out; }
+                v = argv[++i], opt = valued[k];
+            } else if (!strncmp(a, valued[k], l) && a[l] == '=' && valued[k][1] == '-') {
+                v = a + l + 1, opt = valued[k];
+            }
+        }
+        if (!v && !strncmp(a, "-j", 2) && a[2]) v = a + 2, opt = "-j";
+        if (v) {
+            if (!strcmp(opt, "--slo")) {
+                if (o.nslo == CAP_MAX_SLO) { rc = bad("at most %s SLOs%s", "8", ""); goto out; }
+                if (cap_parse_slo(v, &o.slo[o.nslo], err, sizeof err) < 0) { rc = bad("%s%s", err, ""); goto out; }
+                for (int k = 0; k < o.nslo; k++)
+                    if (!strcmp(o.slo[k].name, o.slo[o.nslo].name)) { rc = bad("--slo %s: %s is given twice", v, o.slo[k].name); goto out; }
+                o.nslo++;
+                extra[nx++] = "--slo", extra[nx++] = v;
+            } else if (!strcmp(opt, "--goodput")) {
+                if (parse_share(v, 0, 1, &o.goodput) < 0) { rc = bad("--goodput %s: expected a share in (0, 1], e.g. 0.9%s", v, ""); goto out; }
+                extra[nx++] = "--goodput", extra[nx++] = v;
+            } else if (!strcmp(opt, "--tol")) {
+                if (parse_share(v, 0.001 - 1e-12, 0.5, &o.tol) < 0) { rc = bad("--tol %s: expected a relative tolerance in [0.001, 0.5]%s", v, ""); goto out; }
+                extra[nx++] = "--tol", extra[nx++] = v;
+            } else if (!strcmp(opt, "--rate")) {
+                if (parse_pos(v, &target) < 0) { rc = bad("--rate %s: expected a request rate > 0 (req/s)%s", v, ""); goto out; }
+            } else if (!strcmp(opt, "--search")) {
+                if (sweep_add(&sw, v, err, sizeof err) < 0) {
+                    char *m = err;
+                    if (!strncmp(m, "--sweep ", 8)) m += 8;
+                    rc = bad("--search %s%s", m, "");
+                    goto out;
+                }
+            } else if (!strcmp(opt, "--set")) {
+                if (!strchr(v, '=')) { rc = bad("--set %s: expected key.path=value%s", v, ""); goto out; }
+                sets[ns++] = v;
+            } else if (!strcmp(opt, "--gpu-cost")) {
+                const char *eq = strchr(v, '=');
+                double usd;
+                if (!eq || eq == v || parse_pos(eq + 1, &usd) < 0) {
+                    rc = bad("--gpu-cost %s: expected PROFILE=DOLLARS_PER_HOUR (a GPU's price an hour), e.g. h200=3.5%s", v, "");
+                    goto out;
+                }
+                if (R.ncost == CAP_MAX_COSTS) { rc = bad("at most %s --gpu-cost%s", "32", ""); goto out; }
+                char *name = strndup(v, (size_t)(eq - v));
+                if (!name) { rc = 1; goto out; }
+                R.cost_name[R.ncost] = name;
+                R.cost_usd[R.ncost++] = usd;
+                extra[nx++] = "--gpu-cost", extra[nx++] = v;
+            } else if (!strcmp(opt, "-j") || !strcmp(opt, "--jobs")) {
+                char *end;
+                errno = 0;
+                jobs = strtol(v, &end, 10);
+                if (!*v || *end || errno || jobs < 1) { rc = bad("%s %s: expected an integer >= 1", opt, v); goto out; }
+                if (jobs > 1024) jobs = 1024;
+            } else if (!strcmp(opt, "--point-index")) {
+                char *end;
+                errno = 0;
+                point_base = strtol(v, &end, 10);
+                if (!*v || *end || errno || point_base < 0) { rc = bad("%s %s: expected an integer >= 0", opt, v); goto out; }
+                R.one_point = 1;
+            } else if (!strcmp(opt, "--csv")) {
+                csv = v;
+            } else {
+                outdir = v;
+            }
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            quiet = 1;
+        } else if (!strcmp(a, "--no-progress")) {
+            progress = 0;
+        } else if (!strcmp(a, "--probes")) {
+            R.log_probes = 1;
+        } else if (!strcmp(a, "--points")) {
+            points = 1;
+        } else if (a[0] == '-' && a[1]) {
+            rc = bad("unknown option %s (see pacesim capacity --help)%s", a, "");
+            goto out;
+        } else if (file) {
+            rc = bad("one scenario at a time (%s and %s)", file, a);
+            goto out;
+        } else {
+            file = a;
+        }
+    }
+    if (!file) { rc = bad("no scenario given (see pacesim capacity --help)%s%s", "", ""); goto out; }
+    if (o.nslo == 0) { rc = bad("no SLO given: --slo ttft_p99=2 --slo tpot_p99=0.05, for example%s%s", "", ""); goto out; }
+    int per_request = 0, stat = 0;
+    for (int k = 0; k < o.nslo; k++) per_request |= o.slo[k].per_request, stat |= !o.slo[k].per_request;
+    if (per_request && o.goodput == 0) {
+        rc = bad("--slo %s is a per-request threshold: give --goodput SHARE (the share of requests that must meet it), "
+                 "or a statistic such as %s_p99%s", "ttft/tpot/e2el", "ttft");
+        goto out;
+    }
+    if (o.goodput > 0 && !per_request) {
+        rc = bad("--goodput needs per-request thresholds: --slo ttft=2 --slo tpot=0.05 (no _p99)%s%s", "", "");
+        goto out;
+    }
+    (void)stat;
+    o.file = file;
+    o.sets = sets;
+    o.nsets = ns;
+    o.search = &sw;
+    if (sw.naxes > 64) { rc = bad("at most 64 --search keys%s%s", "", ""); goto out; }
+    R.npoints = sweep_npoints(&sw);
+    if (R.npoints > CAP_MAX_CONFIGS) {
+        rc = bad("%s configurations at most in one run (use --points to spread a larger search)%s", "1000000", "");
+        goto out;
+    }
+    if (point_base > LONG_MAX - R.npoints) { rc = bad("--point-index: too large%s%s", "", ""); goto out; }
+    if ((rc = check_axes(&o))) goto out;
+    {   /* the scenario itself, as the first configuration assembles it */
+        int crc;
+        char cerr[CAP_ERR_MAX];
+        const char **s0 = calloc((size_t)ns + (size_t)sw.naxes + 1, sizeof *s0);
+        char **own = calloc((size_t)sw.naxes + 1, sizeof *own);
+        int n0 = s0 && own ? point_sets(&R, 0, s0, own) : -1;
+        cap_conf_t *c = n0 < 0 ? NULL : cap_conf_open(&o, s0, n0, &crc, cerr, sizeof cerr);
+        for (int a = 0; own && a < sw.naxes; a++) free(own[a]);
+        free(own);
+        free(s0);
+        if (!c) {
+            if (n0 < 0) crc = 1, snprintf(cerr, sizeof cerr, "out of memory");
+            setup_msg(stderr, "%s", cerr);
+            rc = crc;
+            goto out;
+        }
+        cap_conf_close(c);
+    }
+    if (points) {
+        const char *files[1] = { file };
+        rc = sweep_print_points_ex(stdout, stderr, argv0, "capacity", "--search", files, 1, sets, ns, extra, nx, &sw, outdir);
+        goto out;
+    }
+    if (csv && !(fc = strcmp(csv, "-") ? fopen(csv, "w") : stdout)) {
+        rc = bad("--csv %s: %s", csv, strerror(errno));
+        goto out;
+    }
+    R.sets = sets;
+    R.nsets = ns;
+    R.point_base = point_base;
+    R.rows = calloc((size_t)R.npoints, sizeof *R.rows);
+    sweep_pool_t pc = { .njobs = R.npoints, .threads = (int)jobs, .progress = progress, .run = cap_job, .emit = cap_emit,
+                        .ctx = &R };
+    if (!R.rows || sweep_pool(&pc) < 0) {
+        fprintf(stderr, "pacesim capacity: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    for (int i = 0; i < R.ncost; i++) {         /* a price given for no configuration's hardware */
+        int used = 0;
+        for (long p = 0; p < R.npoints && !used; p++)
+            used = !strcasecmp(R.cost_name[i], R.rows[p].hw) || !strcasecmp(R.cost_name[i], R.rows[p].gpu);
+        if (!used) setup_msg(stderr, "warning: --gpu-cost %s: no configuration runs on it (profile file names: %s)",
+                             R.cost_name[i], R.npoints ? R.rows[0].hw : "");
+    }
+    mark_frontier(&R);
+    if (!quiet) report(fc == stdout ? stderr : stdout, &R, target);
+    if (fc) csv_out(fc, &R);
+    rc = R.rc;
+out:
+    if (fc && fc != stdout) {
+        if (fclose(fc) != 0 && rc == 0) {
+            setup_msg(stderr, "pacesim capacity: %s: write error", csv);
+            rc = 1;
+        }
+    } else if (fc) {
+        fflush(fc);
+    }
+    for (long p = 0; R.rows && p < R.npoints; p++) {
+        free(R.rows[p].err);
+        free(R.rows[p].warn);
+        free(R.rows[p].log);
+    }
+    free(R.rows);
+    for (int i = 0; i < R.nwarned; i++) free(R.warned[i]);
+    free(R.warned);
+    for (int i = 0; i < R.ncost; i++) free((char *)R.cost_name[i]);
+    sweep_free(&sw);
+    free(sets);
+    free(extra);
+    return rc;
+}

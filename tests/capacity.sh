@@ -1,0 +1,89 @@
+#!/bin/sh
+# capacity: pacesim capacity's command line -- bad input refused in one line with exit 2
+# (options, and the scenario cases of tests/data/bad/capacity/, whose first lines carry
+# "# expect: FRAGMENT" and "# args: OPTIONS"); the same bytes for -j 1 and -j 3; a search
+# run as separate commands (--points) and merged is the in-process CSV (its frontier column
+# aside, which needs every point).  Run from the repository root.
+set -u
+PACESIM=${PACESIM:-./bin/pacesim}
+S=tests/data/capacity/small.yaml
+tmp=$(mktemp -d /tmp/capacity.XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+ok() { echo "  ok   $1"; }
+bad() { echo "  FAIL $1"; fail=1; }
+
+# refused: NAME EXPECTED-FRAGMENT ARGS...
+refused() {
+  name=$1 want=$2
+  shift 2
+  "$PACESIM" capacity "$@" > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  lines=$(wc -l < "$tmp/err")
+  if [ $rc -ne 2 ]; then bad "$name: exit $rc, expected 2 ($(head -c 300 "$tmp/err"))"
+  elif [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr, expected 1"
+  elif ! grep -qF -- "$want" "$tmp/err"; then bad "$name: message lacks \"$want\": $(cat "$tmp/err")"
+  elif [ -s "$tmp/out" ]; then bad "$name: wrote to stdout"
+  else ok "$name"; fi
+}
+refused "unknown SLO" 'unknown SLO "ttfb_p99"' $S --slo ttfb_p99=2
+refused "unknown statistic" 'unknown statistic "q99"' $S --slo ttft_q99=2
+refused "SLO not a number" '"2s" is not a number' $S --slo ttft_p99=2s
+refused "SLO zero" '"0" is not a number of seconds > 0' $S --slo ttft_p99=0
+refused "SLO twice" 'ttft_p99 is given twice' $S --slo ttft_p99=2 --slo ttft_p99=3
+refused "no SLO" 'no SLO given' $S
+refused "threshold without goodput" 'is a per-request threshold' $S --slo ttft=2
+refused "goodput without threshold" '--goodput needs per-request thresholds' $S --slo ttft_p99=2 --goodput 0.9
+refused "goodput over one" '--goodput 1.5' $S --slo ttft=2 --goodput 1.5
+refused "goodput nan" '--goodput nan' $S --slo ttft=2 --goodput nan
+refused "rate negative" '--rate -3' $S --slo ttft_p99=2 --rate -3
+refused "tol zero" '--tol 0' $S --slo ttft_p99=2 --tol 0
+refused "gpu-cost no price" '--gpu-cost h200' $S --slo ttft_p99=2 --gpu-cost h200
+refused "gpu-cost bad price" '--gpu-cost h200=cheap' $S --slo ttft_p99=2 --gpu-cost h200=cheap
+refused "-j zero" '-j 0' $S --slo ttft_p99=2 -j 0
+refused "unknown search key" '--search engine.max_num_sequences=4: unknown key "max_num_sequences"' $S --slo ttft_p99=2 \
+  --search engine.max_num_sequences=4
+refused "bad search value" '--search engine.max_num_seqs=abc: expected a positive integer' $S --slo ttft_p99=2 \
+  --search engine.max_num_seqs=8,abc
+refused "bad search list" '--search engine.max_num_seqs: "1,,2": empty value' $S --slo ttft_p99=2 --search engine.max_num_seqs=1,,2
+refused "unknown option" 'unknown option --sweep' $S --slo ttft_p99=2 --sweep engine.max_num_seqs=4
+refused "two scenarios" 'one scenario at a time' $S $S --slo ttft_p99=2
+refused "missing scenario" 'nope.yaml' nope.yaml --slo ttft_p99=2
+for f in tests/data/bad/capacity/*.yaml; do
+  want=$(sed -n 's/^# expect: //p' "$f" | head -n 1)
+  args=$(sed -n 's/^# args: //p' "$f" | head -n 1)
+  # shellcheck disable=SC2086
+  refused "$(basename "$f")" "$want" "$f" $args
+done
+
+# -j 1 and -j 3: the same table and CSV
+SEARCH="--search engine.max_num_seqs=4,8,16 --search engine.max_num_batched_tokens=1024,4096"
+ARGS="--slo ttft_p99=1 --slo tpot_p90=0.02 --gpu-cost analytic=2.5 --rate 30"
+# shellcheck disable=SC2086
+$PACESIM capacity $S $ARGS $SEARCH -j 1 --csv "$tmp/j1.csv" > "$tmp/j1.txt" 2> "$tmp/j1.err" || bad "-j 1 exit $?"
+# shellcheck disable=SC2086
+$PACESIM capacity $S $ARGS $SEARCH -j 3 --csv "$tmp/j3.csv" > "$tmp/j3.txt" 2> "$tmp/j3.err" || bad "-j 3 exit $?"
+for x in csv txt err; do
+  if cmp -s "$tmp/j1.$x" "$tmp/j3.$x"; then ok "-j 1 and -j 3 write the same $x"; else bad "-j 1 and -j 3 differ ($x)"; fi
+done
+rows=$(($(wc -l < "$tmp/j1.csv") - 1))
+[ "$rows" = 6 ] && ok "6 configurations" || bad "expected 6 CSV rows, got $rows"
+grep -q "^cheapest carrying 30 req/s" "$tmp/j1.txt" && ok "the cheapest configuration for --rate" || bad "no cheapest line"
+grep -q "^Pareto frontier" "$tmp/j1.txt" && ok "the frontier" || bad "no frontier line"
+
+# --points, then merge: the in-process CSV but for the frontier (the last column)
+# shellcheck disable=SC2086
+$PACESIM capacity $S $ARGS $SEARCH --points -o "$tmp/pts" > "$tmp/cmds" || bad "--points exit $?"
+n=$(wc -l < "$tmp/cmds")
+[ "$n" = 6 ] && ok "--points prints 6 commands" || bad "--points printed $n commands"
+mkdir -p "$tmp/pts"
+sh "$tmp/cmds" 2> /dev/null || bad "the point commands failed"
+$PACESIM merge "$tmp"/pts/point-*.csv > "$tmp/merged.csv" || bad "merge exit $?"
+sed 's/,[^,]*$//' "$tmp/j1.csv" > "$tmp/a.csv"
+sed 's/,[^,]*$//' "$tmp/merged.csv" > "$tmp/b.csv"
+if cmp -s "$tmp/a.csv" "$tmp/b.csv"; then ok "points + merge = the in-process CSV"; else bad "points + merge differ"; fi
+$PACESIM best "$tmp/merged.csv" --objective min:usd_per_hour --constraint 'rate_per_s>=8' > "$tmp/best.txt" \
+  && ok "best over the merged CSV" || bad "best exit $?"
+
+[ $fail = 0 ] && echo "capacity: all passed" || echo "capacity: FAILED"
+exit $fail
