@@ -2,6 +2,8 @@
 #   make [all]        bin/pacesim                  make run        the default scenario
 #   make test         CPU-only suites and scripts  make test-cuda  the CUDA builds and their tests
 #   make kernels-sm70 the kernels assembled for sm_70 (ptxas report checked)
+#   make gpu-sm70     calib, the GPU replay, bench_kernels and the kernels' suite built for sm_70
+#                     with CUDA 12 (fetched from PyPI where missing), every kernel's resources checked
 #   make bench, calib, plots, replay, gpu-bundle, bench-kernels, v100-profile,
 #   make check-asan, check-fuzz, check-valgrind   make setup   make clean
 # User settings first (override on the command line: make CUDA_ARCH=sm_70).
@@ -21,7 +23,7 @@ PLOT_PKGS := gnuplot-nox
 # with -j nothing compiles before the packages are there. Build targets (bin/..., build/...) never
 # call it.
 SETUP_GOALS := all run test test-cuda bench calib plots plots-readme replay gpu-bundle bench-kernels \
-               v100-profile kernels-sm70 check-asan check-fuzz check-engine-fuzz fuzz check-valgrind calib-allreduce
+               v100-profile kernels-sm70 gpu-sm70 check-asan check-fuzz check-engine-fuzz fuzz check-valgrind calib-allreduce
 .PHONY: setup setup-plots
 setup:
 	@missing=""; \
@@ -106,6 +108,7 @@ include kernels/kernels.mk
 include calib/calib.mk
 include calib/allreduce.mk
 include sim/replay.mk
+include kernels/gpu_sm70.mk
 include plots/plots.mk
 
 clean:

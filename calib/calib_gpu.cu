@@ -47,6 +47,21 @@ extern "C" {
 #include "gpuclock.h"
 #include "attn.h"
 
+/* sm_70 is the oldest target: the launch gate sleeps with __nanosleep (sm_70's), the attention
+ * kernels run WMMA fp16; the proxies use fp16 arithmetic (sm_53) and nothing newer (no bf16, fp8
+ * types, cp.async, clusters) */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#error "calib/calib_gpu.cu: calib's kernels need sm_70 or newer (__nanosleep in the launch gate, WMMA fp16); build with CUDA_ARCH=sm_70 or later"
+#endif
+
+#define CALIB_STR2(x) #x
+#define CALIB_STR(x) CALIB_STR2(x)
+#ifdef __CUDA_ARCH_LIST__
+#define CALIB_BUILT_FOR "compute capabilities " CALIB_STR(__CUDA_ARCH_LIST__)
+#else
+#define CALIB_BUILT_FOR "an unknown target"
+#endif
+
 #define NROT 64                 /* at most this many block tables per attention job: at least 4,
                                    and enough that their KV is 3x the L2 (an engine's next call
                                    reads another layer's KV, so no call finds its KV in L2) */
@@ -1234,6 +1249,22 @@ extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
         (e = cudaEventCreate(&g->e0)) != cudaSuccess || (e = cudaEventCreate(&g->e1)) != cudaSuccess ||
         (e = cudaMalloc(&g->d_sink, 8)) != cudaSuccess) {
         snprintf(err, 256, "CUDA: %s", cudaGetErrorString(e));
+        gpu_destroy(t);
+        return NULL;
+    }
+    /* a GPU older than sm_70, or one this binary carries no code for, is named, not met by a
+     * kernel launch that fails later */
+    cudaFuncAttributes fa;
+    if (g->prop.major < 7) {
+        snprintf(err, 256, "%s is sm_%d%d: calib and the replay need sm_70 or newer (WMMA fp16, __nanosleep)",
+                 g->prop.name, g->prop.major, g->prop.minor);
+        gpu_destroy(t);
+        return NULL;
+    }
+    if ((e = cudaFuncGetAttributes(&fa, spin_kernel)) != cudaSuccess) {
+        snprintf(err, 256, "%s (sm_%d%d): this binary has no code it can run (built for %s): %s; rebuild with "
+                 "CUDA_ARCH=sm_%d%d", g->prop.name, g->prop.major, g->prop.minor, CALIB_BUILT_FOR,
+                 cudaGetErrorString(e), g->prop.major, g->prop.minor);
         gpu_destroy(t);
         return NULL;
     }

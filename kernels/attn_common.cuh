@@ -31,6 +31,11 @@
 #include <mma.h>
 #include <stdint.h>
 
+// The kernels use WMMA fp16 (16x16x16, fp32 accumulate), sm_70's tensor cores: nothing older
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#error "kernels/attn_common.cuh: the attention kernels need sm_70 or newer (WMMA fp16 tensor cores); build with CUDA_ARCH=sm_70 or later"
+#endif
+
 #define ATTN_D 256             // the largest head_dim (and the one every default below means)
 #define ATTN_MAX_GROUP 16      // q heads per kv head the routes take (1 .. 16)
 // head_dim D is a template parameter of every kernel: 64, 128 or 256 (attn_d_ok); the tile
