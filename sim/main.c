@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include "capacity.h"
+#include "profile_compare.h"
 #include "replay.h"
 #include "runner.h"
 #include "serve.h"
@@ -117,9 +118,11 @@ static const cmd_help_t helps[] = {
       "                         DIR/point-NNNN.csv; then pacesim merge, pacesim best)\n" },
     { "validate", "pacesim validate FILE... [--set key.path=value]...\n",
       "validate  load and check scenarios (and their profiles) without running them\n" },
-    { "profile", "pacesim profile PROFILE.yaml...\n",
+    { "profile", "pacesim profile PROFILE.yaml... | pacesim profile A.yaml --compare B.yaml [--scenario FILE]\n",
       "profile   a profile's metadata and, per law, its points, the fit's error against them and\n"
-      "          the measured grid's leave-one-out error (what prices items inside the grid)\n" },
+      "          the measured grid's leave-one-out error (what prices items inside the grid);\n"
+      "          --compare: where two profiles differ, law by law, on the items of the reference\n"
+      "          experiment (scenarios/default.yaml, or --scenario FILE) and in their envelopes\n" },
     { "rescore", "pacesim rescore FILE --measured STEPS.csv [--set key.path=value]... [--steps OUT]\n",
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
@@ -455,6 +458,8 @@ static int cmd_merge(int argc, char **argv)
 static int cmd_profile(int argc, char **argv)
 {
     int rc = 0;
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--compare")) return profile_compare_cmd(argc, argv, stdout);
     if (argc < 1) {
         fprintf(stderr, "pacesim: profile needs a profile file\n");
         return 2;

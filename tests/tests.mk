@@ -190,6 +190,8 @@ EXTRA_TESTS += tests/golden.sh
 EXTRA_TESTS += tests/doc_keys.sh
 # -- outputs: every --help, CSV shapes and quoting, steps/requests of several runs, make run's table
 EXTRA_TESTS += tests/outputs.sh
+# profile --compare on the shipped profiles (sim/profile_compare.c)
+EXTRA_TESTS += tests/profile_compare.sh
 
 # -- the engine under random valid scenarios (tests/fuzz_engine.c, a plain C program, no
 # libFuzzer): built with ASan + UBSan and -DPACESIM_DEBUG beside check-asan's objects;

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# profile_compare.sh: `pacesim profile A.yaml --compare B.yaml` on the two shipped profiles.
+#   - each against itself: exit 0, "no difference", no line marked as differing
+#   - H200 against V100: the metadata, the laws only one of them has, coefficients that differ;
+#     the items of the reference experiment priced by the V100 profile (its own) sum to the
+#     step times `pacesim run --steps` gives it, and swapping A and B swaps the two prices
+#   - bad input: exit 2 and one line on stderr
+set -u
+cd "$(dirname "$0")/.."
+P=${PACESIM:-bin/pacesim}
+H=calib/profiles/h200.yaml V=calib/profiles/v100-pcie-32gb-tp2.yaml
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { if eval "$2"; then pass=$((pass + 1)); else echo "FAIL: $1"; fail=$((fail + 1)); fi; }
+
+for p in $H $V; do
+    "$P" profile $p --compare $p > "$tmp/self" 2> "$tmp/err"; rc=$?
+    ok "$p against itself: exit 0, nothing on stderr" '[ $rc = 0 ] && [ ! -s "$tmp/err" ]'
+    ok "$p against itself: no difference" \
+       '[ "$(tail -1 "$tmp/self")" = "no difference: metadata, laws, item prices and envelope agree" ]'
+    ok "$p against itself: no line marked" '! grep -q "  \*" "$tmp/self"'
+    ok "$p against itself: every law the same" \
+       '[ "$(grep -c "same coefficients" "$tmp/self")" = "$(grep -c "^   [a-z].* points [0-9]* / " "$tmp/self")" ]'
+    ok "$p against itself: items priced alike" 'grep -q "^   0 of [1-9][0-9]* laws. items priced otherwise" "$tmp/self"'
+done
+
+"$P" profile $H --compare $V > "$tmp/hv" 2> "$tmp/err"; rc=$?
+ok "H200 vs V100: exit 0" '[ $rc = 0 ] && [ ! -s "$tmp/err" ]'
+ok "H200 vs V100: SMs differ" 'grep -q "^   SMs  *132  *80  *\*$" "$tmp/hv"'
+for l in attn.prefill_lowsmem.fp8 attn.varlen.fp16 gemm.moe.fp16; do
+    ok "H200 vs V100: $l only in A" 'grep -q "^   $l  *only in A" "$tmp/hv"'
+done
+for l in attn.prefill_splitd.fp16 allreduce; do
+    ok "H200 vs V100: $l only in B" 'grep -q "^   $l  *only in B" "$tmp/hv"'
+done
+ok "H200 vs V100: gemm's coefficients differ" 'grep -q "^   gemm  *points 318 / 0, .*: coefficients differ" "$tmp/hv"'
+ok "H200 vs V100: summary" 'tail -1 "$tmp/hv" | grep -q "^differences: metadata 13, laws 18 (3 only in A, 2 only in B)"'
+ok "H200 vs V100: the H200 model refuses TP2 (no all-reduce law), said so" \
+   'grep -q "^   A: its cost model does not take this scenario (.*no law \"allreduce\"" "$tmp/hv"'
+# the V100 profile is the reference experiment's own: its prices of the items are the run's step times
+"$P" run scenarios/default.yaml --steps "$tmp/steps.csv" --quiet > /dev/null
+run_s=$(awk -F, 'NR > 1 { s += $3 } END { printf "%.6g", s }' "$tmp/steps.csv")
+b_s=$(awk '$1 == "all" && $2 == "items" { print $4 }' "$tmp/hv")
+ok "H200 vs V100: B's price of all items ($b_s s) = the run's steps ($run_s s)" '[ -n "$b_s" ] && [ "$b_s" = "$run_s" ]'
+"$P" profile $V --compare $H > "$tmp/vh" 2>&1
+a_s=$(awk '$1 == "all" && $2 == "items" { print $3 }' "$tmp/vh")
+ok "V100 vs H200: the prices swap" '[ "$a_s" = "$b_s" ]'
+ok "V100 vs H200: the V100 items priced from its points" 'grep -q "^   attn.decode_xqa.fp16 .* 100%  *0%  *\*$" "$tmp/vh"'
+
+# bad input: exit 2, one line
+bad() {
+    "$P" profile "$@" > /dev/null 2> "$tmp/err"; rc=$?
+    ok "bad input ($*): exit 2 and one line ($(head -c 160 "$tmp/err"))" '[ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ]'
+}
+bad $H --compare /nonexistent.yaml
+bad /nonexistent.yaml --compare $H
+bad $H --compare tests/data/bad/profiles/coef-eleven.yaml
+bad $H --compare
+bad --compare $H
+bad $H --compare $V --bogus
+bad $H --compare $V --scenario /nonexistent.yaml
+bad $H --compare $V --scenario tests/data/bad/profiles/coef-eleven.yaml
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
