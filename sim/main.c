@@ -27,6 +27,7 @@
 #include "runner.h"
 #include "serve.h"
 #include "setup.h"
+#include "hfimport.h"
 #include "sweep.h"
 #include "trace.h"
 
@@ -127,6 +128,10 @@ static const cmd_help_t helps[] = {
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
       "          per window predicted beside measured (--set as given to the replay)\n" },
+    { "model", "pacesim model import CONFIG.json [-o OUT.yaml] [--name NAME]\n",
+      "model     import: a model file from a Hugging Face config.json (Llama, Mistral, Qwen2/3 dense\n"
+      "          and MoE, Qwen3-Next, Mixtral, Gemma 1/2; others refused by name), to stdout or\n"
+      "          OUT.yaml; each mapping cited in sim/hfimport.c\n" },
     { "replay", "pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT]\n",
       "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"
       "          nvcc build; docs/validation.md, \"H200: GPU replays\")\n" },
@@ -597,6 +602,62 @@ static int cmd_replay(int argc, char **argv)
     return 1;
 }
 
+/* pacesim model import CONFIG.json [-o OUT] [--name NAME] */
+static int cmd_model(int argc, char **argv)
+{
+    const char *cfg = NULL, *outp = NULL, *name = NULL;
+    if (argc < 1 || strcmp(argv[0], "import")) {
+        setup_msg(stderr, "pacesim model: expected `import CONFIG.json [-o OUT.yaml] [--name NAME]`");
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) {
+        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--name")) && i + 1 < argc) {
+            if (argv[i][1] == 'o') outp = argv[++i];
+            else name = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            setup_msg(stderr, "pacesim model import: unknown option \"%s\"", argv[i]);
+            return 2;
+        } else if (!cfg) {
+            cfg = argv[i];
+        } else {
+            setup_msg(stderr, "pacesim model import: one CONFIG.json at a time (got \"%s\" too)", argv[i]);
+            return 2;
+        }
+    }
+    if (!cfg) {
+        setup_msg(stderr, "pacesim model import: expected CONFIG.json");
+        return 2;
+    }
+    char err[1024];
+    char *text = NULL;
+    size_t n = 0;
+    FILE *mem = open_memstream(&text, &n);
+    if (!mem) {
+        setup_msg(stderr, "pacesim model import: out of memory");
+        return 1;
+    }
+    int rc = hf_import(cfg, name, mem, stderr, err, sizeof err);
+    fclose(mem);
+    if (rc < 0) {
+        free(text);
+        setup_msg(stderr, "%s", err);
+        return rc == -1 ? 2 : 1;
+    }
+    FILE *o = outp ? fopen(outp, "w") : stdout;
+    if (!o) {
+        free(text);
+        setup_msg(stderr, "%s: cannot write: %s", outp, strerror(errno));
+        return 1;
+    }
+    fwrite(text, 1, n, o);
+    free(text);
+    if (outp && fclose(o) != 0) {
+        setup_msg(stderr, "%s: cannot write: %s", outp, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
 static int run_command(int argc, char **argv)
 {
     gsl_set_error_handler_off();
@@ -627,6 +688,7 @@ static int run_command(int argc, char **argv)
     if (!strcmp(cmd, "profile")) return cmd_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "rescore")) return cmd_rescore(argc - 2, argv + 2);
     if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);
+    if (!strcmp(cmd, "model")) return cmd_model(argc - 2, argv + 2);
     setup_msg(stderr, "pacesim: unknown command \"%s\" (see pacesim --help)", cmd);
     return 2;
 }
