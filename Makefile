@@ -35,8 +35,9 @@ setup:
 	  || { echo "setup: could not install$$missing (run as root: apt-get install -y$$missing)"; exit 1; }; \
 	fi
 setup-plots: setup
-	@dpkg -s $(PLOT_PKGS) >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq $(PLOT_PKGS); else sudo apt-get install -y -qq $(PLOT_PKGS); fi; }
+	@dpkg -s $(PLOT_PKGS) >/dev/null 2>&1 || { echo "setup-plots: installing $(PLOT_PKGS)"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PLOT_PKGS); \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PLOT_PKGS); fi; }
 
 GOALS := $(or $(MAKECMDGOALS),all)
 ifneq ($(SETUP),done)
@@ -98,8 +99,10 @@ bin/pacesim: $(BUILD)/sim/main.o $(BUILD)/libsim.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-# the built-in experiment as a PACE_STEPS sweep: the trade-off table, its CSV and PNG
+# the built-in experiment as a PACE_STEPS sweep: the trade-off table, its CSV and PNG (gnuplot-nox
+# installed first, as for make plots; where that fails the table and CSV still come, the PNG line says why)
 run: bin/pacesim
+	@$(MAKE) --no-print-directory setup-plots || echo "run: could not install $(PLOT_PKGS) (as root: apt-get install -y $(PLOT_PKGS)); no PNG"
 	@plots/tradeoff.sh scenarios/default.yaml
 
 # -- tests: `make test` (CPU only) and `make test-cuda` (tests/tests.mk) --------

@@ -329,6 +329,7 @@ static int poisson_arrival(engine_t *e, double t)
     if (output < 1) output = 1;
     /* a generated request never exceeds max_model_len: the prompt gives way */
     if (prompt > maxlen || output > maxlen - prompt) {
+        e->sum.clamped++;
         if (output >= maxlen) output = maxlen / 2;
         prompt = maxlen - output;
     }

@@ -107,6 +107,7 @@ typedef struct run_summary {
     long pc_queries, pc_query_tokens, pc_hit_tokens, pc_hit_blocks, pc_evictions, pc_allocated;
     long peak_attn_blocks, peak_mamba_blocks;
     long adm_tokens, adm_hit_tokens;  /* over admissions: tokens to compute, tokens from the cache */
+    long clamped;                 /* Poisson requests whose prompt + output draw passed max_model_len, cut to it */
 } run_summary_t;
 
 struct engine {                   /* read-only outside engine.c, sched.c, metrics.c */

@@ -114,9 +114,9 @@ void report_json_run(FILE *f, const run_result_t *r, long point, const sweep_t *
     }
     const run_summary_t *S = &r->sum;
     kv_long(f, &first, "steps", S->steps);
-    kv_long(f, &first, "decode_steps", S->steps_by_type[STEP_DECODE_ONLY]);
-    kv_long(f, &first, "mixed_steps", S->steps_by_type[STEP_MIXED]);
-    kv_long(f, &first, "prefill_steps", S->steps_by_type[STEP_PREFILL_ONLY]);
+    kv_long(f, &first, "steps_decode", S->steps_by_type[STEP_DECODE_ONLY]);
+    kv_long(f, &first, "steps_mixed", S->steps_by_type[STEP_MIXED]);
+    kv_long(f, &first, "steps_prefill", S->steps_by_type[STEP_PREFILL_ONLY]);
     kv_long(f, &first, "preemptions", S->preemptions);
     kv_long(f, &first, "requests_finished", S->requests_finished);
     kv_num(f, &first, "makespan_s", S->makespan);

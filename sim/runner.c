@@ -237,6 +237,35 @@ void runner_run(const char *path, const char *const *sets, int nsets, FILE *step
     runner_run_ex(path, sets, nsets, &h, res);
 }
 
+/* The run's own warnings, appended to res->warn: Poisson draws cut to max_model_len, and
+ * latency statistics over a run stopped early (the requests still in flight are left out:
+ * the slow ones, so the figures lean low). */
+static void run_warnings(run_result_t *res, const scenario_t *s, const engine_t *e)
+{
+    const run_summary_t *S = &e->sum;
+    size_t o = strlen(res->warn), n = sizeof res->warn;
+    if (S->clamped > 0 && o < n)
+        o += (size_t)snprintf(res->warn + o, n - o,
+                              "warning: %s:%d:%d: workload.poisson: %ld of %ld generated requests drew a prompt + output"
+                              " past engine.max_model_len %ld and were cut to it (the output kept, at most half of it;"
+                              " the prompt gives way): the lengths run are not the distributions'\n",
+                              s->path, s->poisson_line, s->poisson_col, S->clamped, e->poisson_made,
+                              s->engine.max_model_len);
+    int lat = res->has_serve;
+    for (int i = 0; i < s->n_windows; i++) {
+        const scn_window_t *w = &s->windows[i];
+        lat |= scn_win_is_latency(w->kind) && (!w->request[0] || !strcmp(w->request, "*"));
+    }
+    long unfinished = e->n_arrived - S->requests_finished;
+    if ((S->stopped_by_time || S->stopped_by_steps) && lat && unfinished > 0 && o < n)
+        snprintf(res->warn + o, n - o,
+                 "warning: %s: the run stopped at %s (%.6g s simulated) with %ld of %ld arrived requests unfinished:"
+                 " the latency statistics over all requests cover only the %ld that finished, biased low (the"
+                 " slowest are left out)\n",
+                 s->path, S->stopped_by_time ? "stop.max_time_s" : "stop.max_steps", S->makespan, unfinished,
+                 e->n_arrived, S->requests_finished);
+}
+
 void runner_run_ex(const char *path, const char *const *sets, int nsets, const runner_hooks_t *h,
                    run_result_t *res)
 {
@@ -302,6 +331,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         res->has_serve = 1;
     }
     res->env_outside = cost_profile_outside_share(u.cost);
+    run_warnings(res, &u.s, e);
     size_t wl = strlen(res->warn);
     cost_profile_envelope_warnings(u.cost, res->warn + wl, sizeof res->warn - wl);
     for (int i = 0; i < res->nwin; i++) {
@@ -484,7 +514,7 @@ void report_csv_header_ex(FILE *f, const report_cols_t *c)
 {
     fprintf(f, "scenario,file,profile,tp,block,kv_cache_dtype,num_speculative_tokens,max_num_batched_tokens,"
                "max_num_seqs,PACE_STEPS,PREFIX_DECODE_ROWS,SMALLQ_DECODE_MAX_Q,D256_BM32_ANY_PAGE,seed,"
-               "steps,mixed_steps,preemptions,makespan_s");
+               "steps,steps_decode,steps_mixed,steps_prefill,preemptions,makespan_s");
     if (c->serve) {
         for (int i = 0; i < NSERVE_COLS; i++) fprintf(f, ",%s", serve_cols[i]);
         if (c->goodput) fputs(",request_goodput,goodput_share", f);
@@ -493,9 +523,17 @@ void report_csv_header_ex(FILE *f, const report_cols_t *c)
             fprintf(f, ",mean_%s_ms,median_%s_ms,p99_%s_ms", k, k, k);
         }
     }
+    static const char *const dist_sfx[] = { "_n", "_mean", "_p50", "_p90", "_p99" };
     for (int i = 0; i < c->nwins; i++) {
         fputc(',', f);
         report_csv_field(f, c->wins[i]);
+        if (c->dist && c->dist[i])
+            for (int k = 0; k < 5; k++) {
+                char nm[SCN_ID_MAX + 8];
+                snprintf(nm, sizeof nm, "%s%s", c->wins[i], dist_sfx[k]);
+                fputc(',', f);
+                report_csv_field(f, nm);
+            }
     }
     fputc('\n', f);
 }
@@ -518,9 +556,10 @@ void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c)
     report_csv_field(f, r->path);
     fputc(',', f);
     report_csv_field(f, r->profile);
-    fprintf(f, ",%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%llu,%ld,%ld,%ld,", r->tp, r->block, kv_name(r->kv), r->spec_k,
-            r->budget, r->max_seqs, r->pace, r->pdr, r->smallq, r->anypage, (unsigned long long)r->seed, r->sum.steps,
-            r->sum.steps_by_type[STEP_MIXED], r->sum.preemptions);
+    fprintf(f, ",%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%llu,%ld,%ld,%ld,%ld,%ld,", r->tp, r->block, kv_name(r->kv),
+            r->spec_k, r->budget, r->max_seqs, r->pace, r->pdr, r->smallq, r->anypage, (unsigned long long)r->seed,
+            r->sum.steps, r->sum.steps_by_type[STEP_DECODE_ONLY], r->sum.steps_by_type[STEP_MIXED],
+            r->sum.steps_by_type[STEP_PREFILL_ONLY], r->sum.preemptions);
     report_num(f, r->sum.makespan);
     if (c->serve) {
         const serve_summary_t *v = &r->serve;
@@ -542,12 +581,23 @@ void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c)
         }
     }
     for (int k = 0; k < c->nwins; k++) {
+        int i = 0;
+        while (i < r->nwin && strcmp(r->win_name[i], c->wins[k])) i++;
         fputc(',', f);
-        for (int i = 0; i < r->nwin; i++)
-            if (!strcmp(r->win_name[i], c->wins[k])) {
-                report_num(f, r->win_val[i]);
-                break;
-            }
+        if (i < r->nwin) report_num(f, r->win_val[i]);
+        if (!c->dist || !c->dist[k]) continue;
+        if (i < r->nwin && r->win_has_dist[i] && r->win_dist[i].n > 0) {
+            const win_dist_t *d = &r->win_dist[i];
+            fprintf(f, ",%ld", d->n);
+            csv_num(f, d->mean);
+            csv_num(f, d->p50);
+            csv_num(f, d->p90);
+            csv_num(f, d->p99);
+        } else if (i < r->nwin && r->win_has_dist[i]) {
+            fputs(",0,,,,", f);
+        } else {
+            fputs(",,,,,", f);
+        }
     }
     fputc('\n', f);
 }
@@ -568,12 +618,14 @@ void report_csv_header(FILE *f, const run_result_t *r)
 {
     const char *cols[RUN_MAX_WIN];
     int n = own_cols(r, cols);
-    report_csv_header_ex(f, &(report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n });
+    report_csv_header_ex(f, &(report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n,
+                                              r->win_has_dist });
 }
 
 void report_csv_row(FILE *f, const run_result_t *r)
 {
     const char *cols[RUN_MAX_WIN];
     int n = own_cols(r, cols);
-    report_csv_row_ex(f, r, &(report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n });
+    report_csv_row_ex(f, r, &(report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n,
+                                              r->win_has_dist });
 }

@@ -90,6 +90,10 @@ typedef struct report_cols {
     int goodput;                  /* request_goodput and goodput_share */
     const char *const *wins;      /* the windows' */
     int nwins;
+    /* NULL, or per window 1: a latency window over all requests, followed by its distribution's
+     * columns NAME_n, NAME_mean, NAME_p50, NAME_p90, NAME_p99 (the table's; empty for a run
+     * whose window of that name has none) */
+    const int *dist;
 } report_cols_t;
 void report_csv_header_ex(FILE *f, const report_cols_t *c);
 void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c);

@@ -128,6 +128,91 @@ static int parse_long(const char *s, size_t len, long *out)
     return 0;
 }
 
+/* A plain decimal number in [s, s+len): optional '-', digits, optionally '.' and digits (no
+ * blanks, '+' or exponent), at most 15 digits in all.  Its count of decimals in *dec, or -1. */
+static int dec_syntax(const char *s, size_t len, int *dec)
+{
+    size_t i = 0, digits = 0;
+    int d = -1;
+    if (i < len && s[i] == '-') i++;
+    for (; i < len; i++) {
+        if (isdigit((unsigned char)s[i])) {
+            digits++;
+            if (d >= 0) d++;
+        } else if (s[i] == '.' && d < 0 && digits > 0) {
+            d = 0;
+        } else {
+            return -1;
+        }
+    }
+    if (digits == 0 || digits > 15 || d == 0) return -1;
+    *dec = d < 0 ? 0 : d;
+    return 0;
+}
+
+/* [s, s+len) (dec_syntax's form) times 10^D, D >= its decimals, exact in a long. */
+static long dec_scaled(const char *s, size_t len, int D)
+{
+    long v = 0;
+    int neg = len && s[0] == '-', d = -1;
+    for (size_t i = neg; i < len; i++) {
+        if (s[i] == '.') { d = 0; continue; }
+        v = 10 * v + (s[i] - '0');
+        if (d >= 0) d++;
+    }
+    for (d = d < 0 ? 0 : d; d < D; d++) v *= 10;
+    return neg ? -v : v;
+}
+
+/* A decimal range A..B[:S] with a fraction in A, B or S (the integer ranges are sweep_values'
+ * own): its values printed with the most decimals of the three, 0.5..2:0.5 -> 0.5 1.0 1.5 2.0.
+ * 1 a range (values pushed), 0 not a decimal range, -1 with err set. */
+static int dec_range(const char *p, size_t len, const char *dots, char ***vals, int *n, int *cap, char *err,
+                     size_t errn)
+{
+    const char *bs = dots + 2;
+    const char *colon = memchr(bs, ':', len - (size_t)(bs - p));
+    size_t alen = (size_t)(dots - p), blen = colon ? (size_t)(colon - bs) : len - (size_t)(bs - p);
+    int da, db, ds = 0;
+    if (dec_syntax(p, alen, &da) < 0 || dec_syntax(bs, blen, &db) < 0) return 0;
+    const char *ss = colon ? colon + 1 : NULL;
+    size_t slen = colon ? len - (size_t)(colon + 1 - p) : 0;
+    if (ss && (dec_syntax(ss, slen, &ds) < 0 || ss[0] == '-')) {
+        snprintf(err, errn, "\"%.*s\": the step after ':' must be a positive number", (int)len, p);
+        return -1;
+    }
+    int D = da > db ? da : db;
+    if (ds > D) D = ds;
+    if (D > 9) {
+        snprintf(err, errn, "\"%.*s\": at most 9 decimals", (int)len, p);
+        return -1;
+    }
+    long scale = 1;
+    for (int i = 0; i < D; i++) scale *= 10;
+    long a = dec_scaled(p, alen, D), b = dec_scaled(bs, blen, D), st = ss ? dec_scaled(ss, slen, D) : scale;
+    if (st <= 0) {
+        snprintf(err, errn, "\"%.*s\": the step after ':' must be a positive number", (int)len, p);
+        return -1;
+    }
+    /* |a|, |b| < 10^15 and 10^9 * 10^15 would not fit: the digit limits keep a, b, st below 10^15 */
+    long count = (b >= a ? b - a : a - b) / st;
+    if (count >= SWEEP_MAX_VALUES) {
+        snprintf(err, errn, "\"%.*s\": more than %d values", (int)len, p, SWEEP_MAX_VALUES);
+        return -1;
+    }
+    for (long i = 0; i <= count; i++) {
+        long v = b >= a ? a + i * st : a - i * st, m = v < 0 ? -v : v;
+        char nb[48];
+        int k = D ? snprintf(nb, sizeof nb, "%s%ld.%0*ld", v < 0 ? "-" : "", m / scale, D, m % scale)
+                  : snprintf(nb, sizeof nb, "%ld", v);
+        if (push_val(vals, n, cap, nb, (size_t)k) < 0) {
+            snprintf(err, errn, "\"%.*s\": more than %d values (or out of memory)", (int)len, p, SWEEP_MAX_VALUES);
+            return -1;
+        }
+    }
+    return 1;
+}
+
 /* a + off (up) or a - off, for an offset that keeps the result within the range's ends */
 static long offset(long a, unsigned long off, int up)
 {
@@ -157,15 +242,20 @@ int sweep_values(const char *list, char ***vals_out, int *n_out, char *err, size
         for (size_t i = 0; i + 1 < len; i++)
             if (p[i] == '.' && p[i + 1] == '.') { dots = p + i; break; }
         long a, b, step = 0;
-        int range = 0;
+        int range = 0, frac_step = 0;
         if (dots && parse_long(p, (size_t)(dots - p), &a) == 0) {
             const char *bs = dots + 2;
             const char *colon = memchr(bs, ':', len - (size_t)(bs - p));
             size_t blen = colon ? (size_t)(colon - bs) : len - (size_t)(bs - p);
             if (parse_long(bs, blen, &b) == 0) {
                 range = 1;
-                if (colon) {
-                    size_t slen = len - (size_t)(colon + 1 - p);
+                int sd = 0;
+                size_t slen0 = colon ? len - (size_t)(colon + 1 - p) : 0;
+                if (colon && dec_syntax(colon + 1, slen0, &sd) == 0 && sd > 0) {
+                    range = 0;               /* a fractional step: dec_range's */
+                    frac_step = 1;
+                } else if (colon) {
+                    size_t slen = slen0;
                     if (parse_long(colon + 1, slen, &step) < 0 || step <= 0) {
                         snprintf(err, errn, "\"%.*s\": the step after ':' must be a positive integer", (int)len, p);
                         goto fail;
@@ -175,7 +265,18 @@ int sweep_values(const char *list, char ***vals_out, int *n_out, char *err, size
                 }
             }
         }
-        if (range) {
+        int drange = 0;
+        if (!range && dots) {
+            drange = dec_range(p, len, dots, &vals, &n, &cap, err, errn);
+            if (drange < 0) goto fail;
+            if (!drange && frac_step) {
+                snprintf(err, errn, "\"%.*s\": a range with a fractional step takes ends of at most 15 digits", (int)len, p);
+                goto fail;
+            }
+        }
+        if (drange) {
+            /* pushed by dec_range */
+        } else if (range) {
             /* in unsigned arithmetic: the distance between two longs and every value's
              * offset from a fit, even for ends near LONG_MIN / LONG_MAX */
             unsigned long dist = b >= a ? (unsigned long)b - (unsigned long)a : (unsigned long)a - (unsigned long)b;
@@ -526,23 +627,31 @@ typedef struct emitter {
     int header_done, rc;
     sweep_best_t *best;
     char **cols;                  /* the CSV's window columns: the union over the runs */
+    int *coldist;                 /* per column: a latency window over all requests (its distribution's columns follow) */
     int ncols, capcols;
     int serve_cols;               /* the serving summary's columns (some run has the summary) */
     long json_n;                  /* objects written to the JSON array */
 } emitter_t;
 
-static int add_col(emitter_t *E, const char *name)
+static int add_col(emitter_t *E, const char *name, int dist)
 {
     for (int i = 0; i < E->ncols; i++)
-        if (!strcmp(E->cols[i], name)) return 0;
+        if (!strcmp(E->cols[i], name)) {
+            E->coldist[i] |= dist;
+            return 0;
+        }
     if (E->ncols == E->capcols) {
         int nc = E->capcols ? 2 * E->capcols : 32;
         char **n = realloc(E->cols, (size_t)nc * sizeof *n);
         if (!n) return -1;
         E->cols = n;
+        int *d = realloc(E->coldist, (size_t)nc * sizeof *d);
+        if (!d) return -1;
+        E->coldist = d;
         E->capcols = nc;
     }
     if (!(E->cols[E->ncols] = strdup(name))) return -1;
+    E->coldist[E->ncols] = dist;
     E->ncols++;
     return 0;
 }
@@ -580,7 +689,11 @@ static int csv_columns(emitter_t *E)
             scenario_t s;
             char err[SCN_ERR_MAX];
             if (rc || scn_load(cfg->files[f], sets, ns, &s, err) < 0) continue;
-            for (int w = 0; w < s.n_windows && !rc; w++) rc = add_col(E, s.windows[w].name);
+            for (int w = 0; w < s.n_windows && !rc; w++) {
+                const scn_window_t *sw_ = &s.windows[w];
+                int dist = scn_win_is_latency(sw_->kind) && (!sw_->request[0] || !strcmp(sw_->request, "*"));
+                rc = add_col(E, sw_->name, dist);
+            }
             if (cfg->summary == 0 && (runner_is_serving(&s) || cfg->goodput)) E->serve_cols = 1;
             scn_free(&s);
         }
@@ -608,6 +721,8 @@ static void emitter_free_cols(emitter_t *E)
 {
     for (int i = 0; i < E->ncols; i++) free(E->cols[i]);
     free(E->cols);
+    free(E->coldist);
+    E->coldist = NULL;
     E->cols = NULL;
     E->ncols = E->capcols = 0;
 }
@@ -639,7 +754,7 @@ static char *csv_text(const emitter_t *E, long j, const run_result_t *r, int hea
         fputc(',', m);
     }
     report_cols_t c = { .serve = E->serve_cols, .goodput = E->serve_cols && E->cfg->goodput,
-                        .wins = (const char *const *)E->cols, .nwins = E->ncols };
+                        .wins = (const char *const *)E->cols, .nwins = E->ncols, .dist = E->coldist };
     if (header) report_csv_header_ex(m, &c);
     else report_csv_row_ex(m, r, &c);
     if (fclose(m) != 0) {
@@ -1367,7 +1482,7 @@ typedef struct mrow {
 
 /* The merged header: the union of the files' columns in first-seen order.  A column is
  * its unquoted name and its occurrence in its file's header: a run's CSV may repeat a
- * name (a window named like a fixed column, e.g. `mixed_steps`; the fixed columns come
+ * name (a window named like a fixed column, e.g. `steps`; the fixed columns come
  * first), so the n-th `x` of one file is the n-th `x` of every other.  name is the
  * match key (the name, then \x01 and the occurrence from the second on; a CSV holds no
  * \x01), raw the column as the file that brought it wrote it (what is emitted); seen

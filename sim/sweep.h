@@ -41,8 +41,9 @@ typedef struct sweep {
 
 /* Expand a value list: comma-separated items, each a literal or an integer range
  * "A..B" (step 1, or -1 when B < A) or "A..B:S" (S > 0, stepping towards B; B is
- * included only when reached).  An item with ".." whose ends are not integers is a
- * literal.  On success *vals (caller frees with sweep_free_values) holds *n >= 1 values;
+ * included only when reached), or a decimal range "0.5..2:0.5" (ends and step plain
+ * decimals, at most 9 decimals: values printed with the most decimals the three have,
+ * 0.5 1.0 1.5 2.0).  An item with ".." whose ends are not numbers is a literal.  On success *vals (caller frees with sweep_free_values) holds *n >= 1 values;
  * -1 with err set on an empty item, a bad step or more than 100000 values. */
 int sweep_values(const char *list, char ***vals, int *n, char *err, size_t errn);
 void sweep_free_values(char **vals, int n);
@@ -127,7 +128,7 @@ typedef struct sweep_best sweep_best_t;
  * `base+K` or `base-K`; base is COL's value in the base row of the same group (the
  * group's first row: with the CSV in point order, the point where every swept key has
  * its first value).  A group is one scenario file (the `file` column).  A column name
- * that occurs twice (e.g. mixed_steps, a summary column and a window) means the last
+ * that occurs twice (a window named like a fixed column) means the last
  * one (the window).  Rows with an empty (n/a) value in a used column never win. */
 sweep_best_t *sweep_best_new(const char *objective, const char *const *cons, int ncons, char *err, size_t errn);
 /* Feed the CSV header line, then each row (with or without the newline).  -1 with

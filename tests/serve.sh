@@ -101,6 +101,37 @@ check "--no-summary: no serving summary" sh -c "! grep -q 'Serving Benchmark Res
 "$bin" run scenarios/default.yaml --summary --set workload.requests.B.output_tokens=4 > "$tmp/t.out"
 check "--summary on a scenario of explicit requests" grep -q 'Serving Benchmark Result' "$tmp/t.out"
 
+# -- the warnings: Poisson draws cut to max_model_len, statistics over a run stopped early
+p=scenarios/h200-serve-poisson-p600-s64-b2048.yaml
+"$bin" run "$p" --quiet --requests "$tmp/full.csv" 2>"$tmp/w0"
+"$bin" run "$p" --set engine.max_model_len=700 --quiet 2>"$tmp/w1"
+over=$(awk -F, 'NR > 1 && $6 + $8 > 700' "$tmp/full.csv" | wc -l)
+said=$(sed -n 's/.*workload.poisson: \([0-9]*\) of 120 generated requests drew.*/\1/p' "$tmp/w1")
+check "clamped draws: warned with their count ($said), the draws past 700 tokens of the same seed ($over)" \
+    test -n "$said" -a "$said" = "$over" -a "$over" -gt 0
+check "clamped draws: the warning names the file, line and column of workload.poisson" grep -q "^warning: $p:[0-9]*:[0-9]*: workload.poisson" "$tmp/w1"
+check "no clamp and no early stop: no warning of either" sh -c "! grep -q 'were cut\|stopped at' '$tmp/w0'"
+"$bin" run "$scn" --set stop.max_time_s=1 --quiet --requests "$tmp/stop.csv" 2>"$tmp/w2"
+left=$(awk -F, 'NR > 1 && $2 != "" && $5 == ""' "$tmp/stop.csv" | wc -l)
+check "stopped by max_time_s: warned, with the $left arrived requests unfinished" \
+    grep -q "stopped at stop.max_time_s .* with $left of [0-9]* arrived requests unfinished" "$tmp/w2"
+"$bin" run "$scn" --set stop.max_steps=40 --quiet 2>"$tmp/w3"
+check "stopped by max_steps: warned" grep -q "stopped at stop.max_steps" "$tmp/w3"
+"$bin" run scenarios/default.yaml --set stop.max_steps=5 --quiet 2>"$tmp/w4"
+check "stopped early without statistics over all requests: no bias warning" sh -c "! grep -q 'stopped at' '$tmp/w4'"
+
+# -- the CSV: one column per name, the table's distribution columns, fractional sweeps
+"$bin" run scenarios/default.yaml "$scn" --csv "$tmp/c.csv" --quiet
+check "the CSV header names every column once" test -z "$(head -1 "$tmp/c.csv" | tr , '\n' | sort | uniq -d)"
+"$bin" run "$scn" --csv "$tmp/d.csv" > "$tmp/d.out"
+want=$(awk '$1 == "ttft_mean" && NF >= 6 { print $2, $3, $4, $5, $6 }' "$tmp/d.out")
+got=$(awk -F, -v OFS=' ' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { printf "%d %.4f %.4f %.4f %.4f\n", $c["ttft_mean_n"], $c["ttft_mean_mean"], $c["ttft_mean_p50"], $c["ttft_mean_p90"], $c["ttft_mean_p99"] }' "$tmp/d.csv")
+check "a latency window's n, mean, p50, p90, p99 are CSV columns, as the table prints them ($got)" test -n "$want" -a "$want" = "$got"
+"$bin" run "$p" --sweep workload.poisson.rate_per_s=12..24:6,0.5..1:0.25 --csv "$tmp/f.csv" --quiet 2>/dev/null
+check "--sweep with a fractional range: its values, in order" \
+    test "$(awk -F, 'NR > 1 { printf "%s ", $2 }' "$tmp/f.csv")" = "12 18 24 0.50 0.75 1.00 "
+
 # -- --json: the same runs as one JSON document (python3 reads it; skipped without)
 if command -v python3 >/dev/null 2>&1; then
     "$bin" run "$scn" --goodput ttft:300 tpot:25 --json "$tmp/r.json" --csv "$tmp/r.csv" --quiet

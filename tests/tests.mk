@@ -208,6 +208,7 @@ check-engine-fuzz: $(ASAN_DIR)/bin/fuzz_engine
 
 # the serving summary and goodput against hand counts (deployio)
 EXTRA_TESTS += tests/serve.sh
+EXTRA_TESTS += tests/readme.sh
 
 # -- capacity planning (sim/capacity.c): the command line, bad input, -j, --points + merge
 EXTRA_TESTS += tests/capacity.sh

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# readme.sh: the outputs README.md quotes are what the commands print now.  A quote is a fenced
+# block right after a ```sh block of one command; the command runs (`make run` as the Makefile's
+# recipe runs it, into a scratch directory) and every quoted line must come out, in order
+# (lines may be left out between them): exactly, or up to a trailing "..." (the rest of the
+# line cut), a line "..." alone standing for lines left out.  Without gnuplot a quoted "PNG: "
+# line matches the "PNG: not drawn" line.
+#   tests/readme.sh        PACESIM=path overrides bin/pacesim
+set -u
+bin=${PACESIM:-bin/pacesim}
+[ -x "$bin" ] || { echo "readme: $bin not built"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { echo "  ok   $1"; pass=$((pass + 1)); }
+bad() { echo "  FAIL $1"; fail=$((fail + 1)); }
+
+# the quotes: tmp/cmdN (the command) and tmp/quoteN (the quoted lines)
+awk -v dir="$tmp" '
+    /^```sh$/ { insh = 1; ncmd = 0; cmd = ""; next }
+    insh && /^```$/ { insh = 0; after = NR; next }
+    insh { if ($0 !~ /^[ \t]*(#|$)/) { ncmd++; sub(/[ \t]+#.*$/, ""); cmd = $0 } next }
+    /^```$/ && !inq && NR == after + 1 && ncmd == 1 { inq = 1; n++; print cmd > (dir "/cmd" n); next }
+    /^```$/ && inq { inq = 0; next }
+    inq { print > (dir "/quote" n) }
+' README.md
+recipe=$(awk '/^run:/ { r = 1; next } r && /^\t/ { if ($0 ~ /tradeoff\.sh/) { sub(/^\t@?/, ""); print } next } r { exit }' Makefile)
+for c in "$tmp"/cmd*; do
+    k=${c##*cmd}
+    cmd=$(cat "$c")
+    case $cmd in
+        "make run")
+            [ "$recipe" = "plots/tradeoff.sh scenarios/default.yaml" ] || { bad "make run's recipe is '$recipe', not the one this test runs"; continue; }
+            PACESIM=$bin plots/tradeoff.sh scenarios/default.yaml 0,1,2,3,4,6,8,12,16,24,32 "$tmp/out" 2>&1 \
+                | sed "s|$tmp/out|plots/out|g" > "$tmp/actual$k" ;;
+        bin/pacesim\ *)
+            # shellcheck disable=SC2086
+            "$bin" ${cmd#bin/pacesim } > "$tmp/actual$k" 2>/dev/null ;;
+        *) bad "README quote $k: no rule to run '$cmd'"; continue ;;
+    esac
+    if awk -v gp="$(command -v gnuplot >/dev/null 2>&1 && echo 1)" '
+        NR == FNR { q[++nq] = $0; next }
+        { a[++na] = $0 }
+        function match_(x, y) {
+            if (x == y) return 1
+            if (x ~ /\.\.\.$/ && index(y, substr(x, 1, length(x) - 3)) == 1) return 1
+            if (!gp && x ~ /^PNG: / && y ~ /^PNG: /) return 1
+            return 0
+        }
+        END {
+            j = 1
+            for (i = 1; i <= nq; i++) {
+                if (q[i] ~ /^[ \t]*\.\.\.$/) continue
+                while (j <= na && !match_(q[i], a[j])) j++
+                if (j > na) { print "    quoted line not printed (in order): " q[i]; exit 1 }
+                j++
+            }
+        }' "$tmp/quote$k" "$tmp/actual$k"; then
+        ok "README quote $k: $cmd ($(grep -vc '^[[:space:]]*\.\.\.$' "$tmp/quote$k") lines)"
+    else
+        bad "README quote $k: $cmd"
+    fi
+done
+[ "$pass" -ge 2 ] || bad "fewer than two README quotes found"
+echo "readme: $pass passed, $fail failed"
+[ "$fail" = 0 ]
