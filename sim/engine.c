@@ -412,15 +412,17 @@ static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca,
     if (n >= sizeof buf) return -1;
     memcpy(buf, p, n);
     buf[n] = 0;
-    char *f[7];
+    /* at most TRACE_FIELDS: the field array and the value array below are sized by it */
+    enum { TRACE_FIELDS = 6 };
+    char *f[TRACE_FIELDS];
     int nf = 0;
     for (char *q = buf;; q++) {
-        if (nf == 7) return -1;
+        if (nf == TRACE_FIELDS) return -1;       /* one field too many */
         f[nf++] = q;
         if (!(q = strchr(q, ','))) break;
         *q = 0;
     }
-    if (nf < 3 || nf == 5) return -1;
+    if (nf != 3 && nf != 4 && nf != TRACE_FIELDS) return -1;
     for (int i = 0; i < nf; i++) {   /* blanks around a field are allowed */
         while (*f[i] == ' ' || *f[i] == '\t') f[i]++;
         size_t l = strlen(f[i]);
@@ -442,7 +444,7 @@ static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca,
     errno = 0;
     *t = strtod(f[0], NULL);
     if (errno == ERANGE || (*t != 0 && !isnormal(*t))) return -1;
-    long *v[5] = { pr, out, ca, grp, pt };
+    long *v[TRACE_FIELDS - 1] = { pr, out, ca, grp, pt };
     for (int i = 1; i < nf; i++) {
         const char *num = i == 4 && f[i][0] == '-' ? f[i] + 1 : f[i];
         if (!num[0] || strspn(num, "0123456789") != strlen(num) || strlen(num) > 18) return -1;
@@ -756,6 +758,23 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     };
     /* chunks end on block boundaries only where a recurrent state is cached per block */
     e->align = s->model.n_gdn > 0 && eng->mamba_cache_mode == MAMBA_ALIGN;
+    /* upstream in align mode: a chunk capped below one block by the threshold or the budget is
+     * cut to 0 tokens by _mamba_block_aligned_split (num_new_tokens // block_size * block_size),
+     * and schedule() then skips the request (`if num_new_tokens == 0: ... continue`) every
+     * step: vLLM would never schedule a prompt of a block or more
+     * (vllm-project/vllm:vllm/v1/core/sched/scheduler.py@00024d314514900f361ad072af6931e403b7f589) */
+    if (e->align && eng->scheduler == SCHED_UPSTREAM) {
+        long thr = eng->long_prefill_token_threshold, cap = thr > 0 && thr < eng->max_num_batched_tokens
+                                                            ? thr : eng->max_num_batched_tokens;
+        if (cap < e->block) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%d:%d: engine.%s: %ld is below the block size %d of this hybrid model in"
+                     " mamba_cache_mode align: every chunk that does not finish a prompt is cut to 0 tokens"
+                     " (_mamba_block_aligned_split), so vLLM would never schedule a prompt of %d tokens or more",
+                     s->path, s->engine_line, s->engine_col,
+                     cap == thr ? "long_prefill_token_threshold" : "max_num_batched_tokens", cap, e->block, e->block);
+            return -1;
+        }
+    }
     const char *varlen_law = kv_is_fp8(eng->kv_cache_dtype) ? "attn.varlen.fp8" : "attn.varlen.fp16";
     if (prof && e->rcfg.varlen && !prof_find(prof, varlen_law)) {
         snprintf(e->err, ENG_ERR_MAX,

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "engine.h"
 #include "replay.h"
+#include "ydoc.h"
 
 int replay_log_add(replay_log_t *log, const replay_rec_t *r)
 {
@@ -299,9 +300,10 @@ static int rm_grow(rm_t *r, long *cap)
 
 cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[COST_ERR_MAX])
 {
-    FILE *f = fopen(csv, "r");
+    const char *why = NULL;
+    FILE *f = yd_open_input(csv, &why);         /* a regular file only: a FIFO would block */
     if (!f) {
-        snprintf(err, COST_ERR_MAX, "%s: cannot open the recording: %s", csv, strerror(errno));
+        snprintf(err, COST_ERR_MAX, "%s: cannot open the recording: %s", csv, why);
         return NULL;
     }
     rm_t *r = calloc(1, sizeof *r);

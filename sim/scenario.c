@@ -438,6 +438,13 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
             return yd_fail(e, yd_map_get(m, "enable_chunked_prefill"), "engine.enable_chunked_prefill",
                            "false needs engine.scheduler: upstream (the fork always chunks)");
     }
+    /* vLLM refuses it at start-up (SchedulerConfig.verify_max_model_len,
+     * vllm-project/vllm:vllm/config/scheduler.py@01230b40128e570a58e54e75f7e55c4d5cd9246d): a
+     * prompt longer than the budget could never be admitted whole */
+    if (g->scheduler == SCHED_UPSTREAM && !g->enable_chunked_prefill && g->max_num_batched_tokens < g->max_model_len)
+        return yd_fail(e, yd_map_get(m, "enable_chunked_prefill"), "engine.enable_chunked_prefill",
+                       "false needs max_num_batched_tokens (%ld) >= max_model_len (%ld): vLLM refuses it, a longer"
+                       " prompt could never be admitted whole", (long)g->max_num_batched_tokens, (long)g->max_model_len);
     if (g->max_num_seqs > SCN_MAX_SEQS)
         return yd_fail(e, yd_map_get(m, "max_num_seqs"), "engine.max_num_seqs",
                        "at most %d (the engine sizes its per-step arrays by it), got %d",

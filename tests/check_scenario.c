@@ -393,6 +393,10 @@ static const bad_t bads[] = {
     {HDR WL "engine: {scheduler: upstream, max_num_partial_prefills: 2}\n",
      ":6:57: engine.max_num_partial_prefills: only 1 (vLLM v1 refuses others: Concurrent Partial Prefill is "
      "not supported), got 2"},
+    {HDR WL "engine: {scheduler: upstream, enable_chunked_prefill: false, max_num_batched_tokens: 4096,"
+     " max_model_len: 8192}\n",
+     ":6:55: engine.enable_chunked_prefill: false needs max_num_batched_tokens (4096) >= max_model_len (8192): vLLM"
+     " refuses it, a longer prompt could never be admitted whole"},
     {HDR WL "engine: {enable_chunked_prefill: false}\n",
      ":6:34: engine.enable_chunked_prefill: false needs engine.scheduler: upstream (the fork always chunks)"},
     {HDR WL "engine: {scheduler: vllm}\n",

@@ -574,7 +574,7 @@ START_TEST(upstream_no_chunked_prefill)
     long q[16];
     ck_assert_int_eq(run_model("llama-3.1-8b",
                                "engine: {scheduler: upstream, enable_chunked_prefill: false,"
-                               " max_num_batched_tokens: 3000, max_num_seqs: 8}\n"
+                               " max_num_batched_tokens: 3000, max_model_len: 3000, max_num_seqs: 8}\n"
                                "workload:\n  requests:\n"
                                "    - {id: A, prompt_tokens: 2000, output_tokens: 4}\n"
                                "    - {id: B, prompt_tokens: 2000, output_tokens: 4}\n",

@@ -145,6 +145,41 @@ START_TEST(user_paths_are_escaped)
 }
 END_TEST
 
+/* A trace row of every field count from 1 to 12: only 3, 4 and 6 (the prefix columns) are
+ * read; every other count is refused on its line, none read past the splitter's fields. */
+START_TEST(trace_field_counts)
+{
+    char dir[64] = "/tmp/pacesim-fields-XXXXXX", path[128], tr[128], cwd[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(path, sizeof path, "%s/s.yaml", dir);
+    snprintf(tr, sizeof tr, "%s/t.csv", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "name: nf\nmodel: %s/models/qwen3.8-27b.yaml\nhardware: {analytic: {tflops: 100, tbps: 2}}\n"
+               "engine: {max_model_len: 65536, tensor_parallel_size: 2, prefix_cache_model: pool}\n"
+               "workload: {trace: t.csv}\n", cwd);
+    ck_assert_int_eq(fclose(f), 0);
+    static const char *const field[12] = { "0.5", "400", "8", "0", "1", "200", "7", "7", "7", "7", "7", "7" };
+    for (int nf = 1; nf <= 12; nf++) {
+        ck_assert_ptr_nonnull(f = fopen(tr, "w"));
+        fputs("0,100,2\n", f);
+        for (int k = 0; k < nf; k++) fprintf(f, "%s%s", k ? "," : "", field[k]);
+        fputs("\n", f);
+        ck_assert_int_eq(fclose(f), 0);
+        setup_t u;
+        ck_assert_msg(setup_open(&u, path, NULL, 0) == 0, "%d fields: %s", nf, u.err);
+        int rc = setup_check_trace(&u);
+        if (nf == 3 || nf == 4 || nf == 6) ck_assert_msg(rc == 0, "%d fields refused: %s", nf, u.err);
+        else ck_assert_msg(rc < 0 && strstr(u.err, "t.csv:2:1: trace: expected"), "%d fields: %s", nf, u.err);
+        setup_close(&u);
+    }
+    unlink(tr);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 /* The commands' outputs: a write error (a full device) fails the command with one line on
  * stderr, whichever output it hits. */
 static const struct { const char *args; const char *fragment; } unwritable[] = {
@@ -199,6 +234,7 @@ static const struct { const char *args; const char *fragment; } fifo_cases[] = {
     { "merge tests/data/golden/sweep-b16k.csv -o FIFO", "a FIFO that no process reads" },
     { "run scenarios/bench-trace.yaml --quiet --set workload.trace=FIFO", "cannot open trace: not a regular file" },
     { "validate scenarios/bench-trace.yaml --set workload.trace=FIFO", "cannot open trace: not a regular file" },
+    { "rescore scenarios/h200-fp16-nomtp-b16k-pdr.yaml --measured FIFO", "not a regular file" },
 };
 
 START_TEST(fifo_without_a_peer_is_refused)
@@ -239,6 +275,7 @@ int main(void)
     tcase_add_test(tc, second_engine_steps_as_the_first);
     tcase_add_test(tc, messages_are_one_line);
     tcase_add_test(tc, user_paths_are_escaped);
+    tcase_add_test(tc, trace_field_counts);
     tcase_add_loop_test(tc, write_errors_fail_the_command, 0, (int)(sizeof unwritable / sizeof *unwritable));
     tcase_add_loop_test(tc, fifo_without_a_peer_is_refused, 0, (int)(sizeof fifo_cases / sizeof *fifo_cases));
     Suite *s = suite_create("setup");
