@@ -377,6 +377,9 @@ static int load_law(yd_err_t *e, const yd_node_t *n, const char *lp, prof_law_t 
         yd_get_node(e, n, lp, "sustained", YD_OPT, YD_MAP, &sus) < 0 ||
         yd_get_node(e, n, lp, "kernels", YD_OPT, YD_SEQ, &kern) < 0)
         return -1;
+    const yd_node_t *nm = yd_map_get(n, "name");
+    l->name_line = nm->line;
+    l->name_col = nm->col;
     if (kern && load_kernels(e, kern, yd_path(path, lp, "kernels"), l))
         return -1;
     if (sus) {

@@ -55,6 +55,7 @@ typedef struct prof_law {
     double *kern;                  /*   cuBLASLt's heuristic at every m of each shape): nkern x
                                       PROF_KERN_COLS, enum prof_kern_col; owned; a shape's rows
                                       consecutive, ascending in m, not overlapping */
+    int name_line, name_col;       /* where its name stands in the file (0 if not loaded from one) */
 } prof_law_t;
 
 enum prof_kern_col { KERN_N = 0, KERN_K, KERN_WB, KERN_M_LO, KERN_M_HI, KERN_TILE_N, KERN_TILE_M, KERN_SPLITS,

@@ -193,6 +193,10 @@ static void rm_destroy(cost_model_t *cm)
  * subnormal (no step lasts 1e-310 s: such a value is a damaged file).  The other columns
  * are not read.  A malformed file is refused at its line and column. */
 
+/* a step's time: within a profile point's range of t_s (1 ns .. 1000 s); 1e-300 s is no step a
+ * GPU ran, and its error would print hundreds of digits */
+#define RM_MIN_S 1e-9
+#define RM_MAX_S 1e3
 #define RM_LINE_MAX 4096          /* a row is about 100 characters; a longer line is no recording */
 #define RM_FIELDS_MAX 64
 
@@ -388,14 +392,14 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
             goto fail;
         }
         double m, at = 0;
-        if (rm_decimal(row.fld[cm_], &m) < 0 || !(m > 0)) {
-            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: measured_s: expected a positive decimal number of seconds", csv, ln,
-                     row.col[cm_]);
+        if (rm_decimal(row.fld[cm_], &m) < 0 || !(m >= RM_MIN_S && m <= RM_MAX_S)) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: measured_s: expected a decimal number of seconds in [%g, %g]", csv,
+                     ln, row.col[cm_], RM_MIN_S, RM_MAX_S);
             goto fail;
         }
-        if (ca >= 0 && (rm_decimal(row.fld[ca], &at) < 0 || at < 0)) {
-            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: meas_attn_s: expected a decimal number of seconds >= 0", csv, ln,
-                     row.col[ca]);
+        if (ca >= 0 && (rm_decimal(row.fld[ca], &at) < 0 || !(at == 0 || (at >= RM_MIN_S && at <= RM_MAX_S)))) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: meas_attn_s: expected 0 or a decimal number of seconds in [%g, %g]",
+                     csv, ln, row.col[ca], RM_MIN_S, RM_MAX_S);
             goto fail;
         }
         r->type[r->nmeas] = ty;

@@ -7,6 +7,7 @@
 #include "ydoc.h"
 #include <gsl/gsl_errno.h>
 #include "setup.h"
+#include "law.h"
 
 static pthread_once_t gsl_once = PTHREAD_ONCE_INIT;
 static void gsl_quiet(void) { gsl_set_error_handler_off(); }
@@ -99,6 +100,24 @@ static void hw_warnings(setup_t *u)
         warn_add(u, "warning: %s: hardware.analytic without mem_gib: the KV cache sized from 80 GiB a GPU", s->path);
 }
 
+/* A profile's law of no form this revision knows would price nothing (a misspelt optional
+ * law, elementwse, left its work at 0 s): refused for a run, named where it stands. */
+static int unknown_law(setup_t *u)
+{
+    for (int i = 0; i < u->prof.nlaws; i++) {
+        const prof_law_t *l = &u->prof.laws[i];
+        if (law_find(l->name)) continue;
+        int n = snprintf(u->err, sizeof u->err, "%s:%d:%d: laws[%d].name: unknown law \"%s\" (it would price its work"
+                         " at 0 s; this revision's laws:", u->s.profile_path, l->name_line, l->name_col, i, l->name);
+        for (int k = 0; k < LAW__N && n > 0 && (size_t)n < sizeof u->err; k++)
+            n += snprintf(u->err + n, sizeof u->err - (size_t)n, "%s%s", k ? ", " : " ", law_form((law_id_t)k)->name);
+        if (n > 0 && (size_t)n < sizeof u->err) snprintf(u->err + n, sizeof u->err - (size_t)n, ")");
+        setup_msg_line(u->err, sizeof u->err);
+        return -1;
+    }
+    return 0;
+}
+
 static int open_parts(setup_t *u, const char *path, const char *const *sets, int nsets)
 {
     pthread_once(&gsl_once, gsl_quiet);   /* GSL's handler is process-global: set it once */
@@ -108,6 +127,7 @@ static int open_parts(setup_t *u, const char *path, const char *const *sets, int
     if (s->profile_path[0]) {
         if (prof_load(s->profile_path, &u->prof, u->err) < 0) return -1;
         u->has_prof = 1;
+        if (unknown_law(u) < 0) return -1;
         snprintf(u->hw, sizeof u->hw, "%s", u->prof.gpu);
     } else if (s->gpu) {
         snprintf(u->hw, sizeof u->hw, "%s (datasheet, analytic)", s->gpu->full);

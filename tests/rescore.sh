@@ -87,7 +87,7 @@ expect 2 "neg.csv:4:[0-9]*: measured_s" "a negative time: file:line:col and the 
 bad_row() { awk -F, -v OFS=, -v l="$2" -v c="$3" -v v="$4" 'NR == l { $c = v } 1' $r > "$tmp/$1.csv"; }
 # col_of LINE COLUMN: the 1-based character column where that field starts
 col_of() { awk -F, -v l="$1" -v c="$2" 'NR == l { n = 1; for (i = 1; i < c; i++) n += length($i) + 1; print n }' $r; }
-for v in 0x1p-5 1e-310 inf nan 1e999 ' 0.01' 0.01s; do
+for v in 0x1p-5 1e-310 1e-300 1e-10 0 2000 inf nan 1e999 ' 0.01' 0.01s; do
     bad_row num 5 4 "$v"
     expect 2 "num.csv:5:$(col_of 5 4): measured_s" "measured_s \"$v\" is refused at its line and column" -- \
         rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/num.csv" --set workload.requests.B.output_tokens=8
@@ -95,6 +95,9 @@ done
 bad_row attn 6 6 0X10
 expect 2 "attn.csv:6:$(col_of 6 6): meas_attn_s" "a hex meas_attn_s is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/attn.csv" --set workload.requests.B.output_tokens=8
+bad_row attn2 6 6 1e-300
+expect 2 "attn2.csv:6:$(col_of 6 6): meas_attn_s" "a non-physical meas_attn_s (1e-300 s) is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/attn2.csv" --set workload.requests.B.output_tokens=8
 bad_row empty 7 3 ''
 expect 2 "empty.csv:7:$(col_of 7 3): predicted_s: empty field" "an empty field is refused, not skipped (no column shifts)" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/empty.csv" --set workload.requests.B.output_tokens=8
@@ -123,7 +126,7 @@ expect 2 "hdr.csv:1:1: recording: no steps recorded" "a header alone" -- \
 expect 2 "zero.csv:1:1: recording: empty" "an empty file" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/zero.csv"
 mkdir "$tmp/dir.csv"
-expect 2 "dir.csv:1:1: recording: read error" "a directory" -- \
+expect 2 "dir.csv: cannot open the recording: cannot read: Is a directory" "a directory" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/dir.csv"
 cp "$tmp/bad.csv" "$tmp/$(printf 'new\nline').csv"
 expect 2 'new?line.csv:3:3: type' "a newline in the recording's path is escaped: one line" -- \
