@@ -21,6 +21,7 @@
 #include <gsl/gsl_errno.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include "capacity.h"
 #include "profile_compare.h"
 #include "replay.h"
@@ -180,6 +181,36 @@ static FILE *open_out(const char *path)
         else setup_msg(stderr, "%s: %s", path, strerror(er));
     }
     return f;
+}
+
+/* Two paths naming one file (the same name, or the same inode where both exist). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!strcmp(a, b)) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The outputs of a run (opt[i] names out[i], NULL: not asked): no file given to two of them
+ * (each would truncate the other's rows) nor one of the inputs ("-", stdout, may be shared).
+ * 0, or 2 with one line on stderr. */
+static int outputs_distinct(const char *const *opt, const char *const *out, int n, const char *const *in, int nin)
+{
+    for (int i = 0; i < n; i++) {
+        if (!out[i] || !strcmp(out[i], "-")) continue;
+        for (int k = i + 1; k < n; k++)
+            if (out[k] && strcmp(out[k], "-") && same_file(out[i], out[k])) {
+                setup_msg(stderr, "pacesim: %s %s and %s %s: one file for two outputs (each would overwrite the other)",
+                          opt[i], out[i], opt[k], out[k]);
+                return 2;
+            }
+        for (int k = 0; k < nin; k++)
+            if (same_file(out[i], in[k])) {
+                setup_msg(stderr, "pacesim: %s %s: that is an input of the run (it would be overwritten)", opt[i], out[i]);
+                return 2;
+            }
+    }
+    return 0;
 }
 
 /* Close an output (stdout, or "-", is only flushed): a write error (a full device) is
@@ -395,6 +426,11 @@ static int cmd_run(int argc, char **argv, int cmd)
         fprintf(stderr, "pacesim: --constraint needs --objective max:COL or min:COL\n");
         rc = 2;
         goto out;
+    }
+    {
+        const char *const oname[] = { "--csv", "--json", "--steps", "--requests", "--trace" };
+        const char *const opath[] = { csv, json, steps, requests, trace };
+        if ((rc = outputs_distinct(oname, opath, 5, files, nf))) goto out;
     }
     if (csv && !(fc = open_out(csv))) { rc = 2; goto out; }
     if (json && !(fj = open_out(json))) { rc = 2; goto out; }

@@ -927,7 +927,12 @@ int sweep_run(const sweep_cfg_t *cfg)
         return 1;
     }
     if (cfg->json) fputs(E.json_n ? "\n]\n" : "]\n", cfg->json);
-    if (E.best) {
+    if (E.best && sweep_best_error(E.best)) {
+        fputs("pacesim: ", cfg->err);
+        put_clean(cfg->err, sweep_best_error(E.best));
+        fputc('\n', cfg->err);
+        E.rc = 2;
+    } else if (E.best) {
         if (cfg->best) sweep_best_report(E.best, cfg->best);
         sweep_best_free(E.best);
     }
@@ -1066,6 +1071,8 @@ struct sweep_best {
     int nc;
     group_t *g;
     int ng;
+    char tmsg[2][SWEEP_ERR_MAX];  /* the objective's [0] / the constraints' [1] first text value met */
+    long nnum[2];                 /* values that were numbers, objective [0] / constraints [1] */
 };
 
 static char *trim(char *s)
@@ -1274,6 +1281,26 @@ static double field_num(char **fld, int n, int idx)
     return v;
 }
 
+/* A value of the objective (k 0) or a constraint (k 1): its number, NAN when empty (an
+ * undefined window) or not a number (that row never wins).  A column of text alone
+ * (max:scenario) is no order to optimise: sweep_best_error says so. */
+static double field_val(sweep_best_t *b, char **fld, int n, int idx, int k)
+{
+    double v = field_num(fld, n, idx);
+    if (!isnan(v)) b->nnum[k]++;
+    else if (idx >= 0 && idx < n && fld[idx][0] && !b->tmsg[k][0])
+        snprintf(b->tmsg[k], sizeof b->tmsg[k], "%s: column \"%s\" holds text (\"%.40s\"), not a number",
+                 k ? "--constraint" : "--objective", b->hdr[idx], fld[idx]);
+    return v;
+}
+
+const char *sweep_best_error(const sweep_best_t *b)
+{
+    for (int k = 0; k < 2; k++)
+        if (b->tmsg[k][0] && !b->nnum[k]) return b->tmsg[k];
+    return NULL;
+}
+
 int sweep_best_row(sweep_best_t *b, const char *line)
 {
     int rc = 0;
@@ -1310,12 +1337,12 @@ int sweep_best_row(sweep_best_t *b, const char *line)
         b->ng++;
         for (int i = 0; i < b->nc; i++) g->base[i] = field_num(fld, n, b->c[i].idx);
     }
-    double v = field_num(fld, n, b->obj_idx);
+    double v = field_val(b, fld, n, b->obj_idx, 0);
     if (isnan(v)) goto out;
     double x[64], rhs[64];
     for (int i = 0; i < b->nc; i++) {
         const cons_t *c = &b->c[i];
-        double xi = field_num(fld, n, c->idx);
+        double xi = field_val(b, fld, n, c->idx, 1);
         double r = c->rel ? c->k * g->base[i] + c->add : c->k;
         if (isnan(xi) || isnan(r)) goto out;
         int ok = c->op == OP_LE ? xi <= r : c->op == OP_LT ? xi < r : c->op == OP_GE ? xi >= r : xi > r;
@@ -1349,7 +1376,8 @@ int sweep_best_report(const sweep_best_t *b, FILE *f)
         if (!g->best) {
             fputs("  ", f);
             put_clean(f, g->file);
-            fputs(": no point satisfies the constraints\n", f);
+            if (b->nc) fputs(": no point satisfies the constraints\n", f);
+            else fprintf(f, ": no point has a value of %s\n", b->obj);
             missing++;
             continue;
         }
@@ -1447,6 +1475,13 @@ int sweep_best_files(const char *const *paths, int n, const char *objective, con
             rc = 2;
         }
         fclose(f);
+        if (!rc && sweep_best_error(b)) {
+            put_clean(err, paths[i]);
+            fputs(": ", err);
+            put_clean(err, sweep_best_error(b));
+            fputc('\n', err);
+            rc = 2;
+        }
         if (!rc) sweep_best_report(b, out);
         sweep_best_free(b);
     }

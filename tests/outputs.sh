@@ -76,6 +76,21 @@ check "best: an empty CSV refused" one_line_2 "$tmp/err" "$bin" best "$tmp/empty
 check "best: the message names the file" grep -q "empty.csv.*empty" "$tmp/err"
 printf 'scenario,file,steps\nx,f.yaml,1,2\n' > "$tmp/wide.csv"
 check "best: a row wider than the header refused" one_line_2 "$tmp/err" "$bin" best "$tmp/wide.csv" --objective max:steps
+printf 'scenario,file,steps\nx,f.yaml,1\n' > "$tmp/text.csv"
+check "best: a text column as the objective refused" one_line_2 "$tmp/err" "$bin" best "$tmp/text.csv" --objective max:scenario
+check "best: the message says text" grep -q 'column "scenario" holds text' "$tmp/err"
+check "best: a text column in a constraint refused" one_line_2 "$tmp/err" "$bin" best "$tmp/text.csv" \
+    --objective max:steps --constraint 'file<=1'
+check "run: a text column as the objective refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml --quiet \
+    --objective max:scenario
+check "best: no value at all is not 'no point satisfies the constraints'" sh -c \
+    "printf 'scenario,file,steps\nx,f.yaml,\n' > '$tmp/nov.csv'; '$bin' best '$tmp/nov.csv' --objective max:steps | grep -q 'no point has a value of steps'"
+for o in --csv --steps --json --trace; do
+    check "run: --requests F $o F refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml --quiet \
+        --requests "$tmp/same.csv" $o "$tmp/same.csv"
+done
+cp scenarios/default.yaml "$tmp/in.yaml"; sed -i "s#\.\./#$PWD/#g" "$tmp/in.yaml"
+check "run: an output that is the scenario refused" one_line_2 "$tmp/err" "$bin" run "$tmp/in.yaml" --quiet --csv "$tmp/./in.yaml"
 check "points: more than 10^8 commands refused" one_line_2 "$tmp/err" "$bin" points scenarios/default.yaml \
     --sweep engine.max_num_seqs=1..100000 --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=1..10000
 check "-j past the range of long refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml -j 99999999999999999999
