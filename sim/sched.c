@@ -313,7 +313,11 @@ static int sched_try(engine_t *e, int *preempted)
         int grc = grow_blocks(e, r, hit, end);
         if (grc == -3) return -1;
         if (grc < 0) break;            /* not enough KV, or a snapshot of this step: wait */
-        if (e->kv) r->cached = hit;    /* the requests CSV's cached_tokens: the pool's hit */
+        /* the requests CSV's cached_tokens: the pool's hit at the first admission, as vLLM's
+         * Request.num_cached_tokens (set once: `if request.num_cached_tokens < 0`,
+         * vllm-project/vllm:vllm/v1/core/sched/scheduler.py@00024d314514900f361ad072af6931e403b7f589);
+         * a readmission after a preemption may hit emitted tokens too, never counted there */
+        if (e->kv && r->preemptions == 0) r->cached = hit;
         e->wq_head = (e->wq_head + 1) % e->wq_cap;
         e->wq_len--;
         r->computed = hit;

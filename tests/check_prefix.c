@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runner.h"
+#include "setup.h"
 
 static double win(const run_result_t *r, const char *name)
 {
@@ -159,6 +160,35 @@ START_TEST(cliff_by_retention)
 }
 END_TEST
 
+/* cached_tokens is the hit at the first admission (vLLM's num_cached_tokens): never more than
+ * prompt - 1, also for a request preempted and readmitted with its emitted tokens cached. */
+typedef struct { long finished, preempted, over; } cached_seen_t;
+static void on_finish_cached(void *ctx, const engine_t *e, const req_t *r)
+{
+    cached_seen_t *c = ctx;
+    (void)e;
+    c->finished++;
+    c->preempted += r->preemptions > 0;
+    c->over += r->cached > r->prompt - 1;
+}
+
+START_TEST(cached_tokens_within_the_prompt)
+{
+    const char *sets[] = { "workload.poisson.count=1500", "workload.poisson.cached_frac=0", "engine.num_gpu_blocks=400",
+                           "engine.prefix_cache_model=pool", "workload.poisson.prefix={groups: 4, tokens: 512}" };
+    setup_t u;
+    ck_assert_msg(setup_open(&u, "scenarios/bench-poisson-100k.yaml", sets, 5) == 0, "%s", u.err);
+    cached_seen_t c = { 0 };
+    u.e.on_finish = on_finish_cached;
+    u.e.on_finish_ctx = &c;
+    ck_assert_msg(engine_run(&u.e) == 0, "%s", u.e.err);
+    ck_assert_int_eq(c.finished, 1500);
+    ck_assert_int_gt(c.preempted, 0);             /* the pressure readmits requests */
+    ck_assert_int_eq(c.over, 0);
+    setup_close(&u);
+}
+END_TEST
+
 /* With caching off the pool takes exactly the blocks the count model counts: same steps,
  * same peak, the same preemptions under pressure. */
 static const struct { const char *file; const char *sets[4]; } same[] = {
@@ -202,6 +232,7 @@ int main(void)
 {
     const check_test_t tests[] = {
         CHECK_TEST(shared_prefix_shares_blocks), CHECK_TEST(system_prompt_held_once), CHECK_TEST(eviction_under_pressure), CHECK_TEST(multi_turn_hit), CHECK_TEST(generated_conversations_hit),
-        CHECK_TEST(cliff_by_retention), CHECK_LOOP(pool_without_caching_is_the_count, CHECK_N(same))};
+        CHECK_TEST(cliff_by_retention), CHECK_TEST(cached_tokens_within_the_prompt),
+        CHECK_LOOP(pool_without_caching_is_the_count, CHECK_N(same))};
     return check_main("prefix", "runs", tests, CHECK_N(tests), 120, NULL);
 }
