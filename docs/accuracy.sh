@@ -5,6 +5,8 @@
 #   docs/accuracy.sh v100       the V100 cells against the published measurements
 #   docs/accuracy.sh h200       every H200 recording re-priced by its set's profile
 #   docs/accuracy.sh predict    every other V100 configuration (predictions, no published value beside them)
+#   docs/accuracy.sh figures    the fork's step- and kernel-level V100 figures beside their simulation
+#   docs/accuracy.sh readme     the README's two V100 tables (the published cells; the predictions grid)
 # The V100 rows are `pacesim run` of the scenario (the published values are the scenario's
 # `reference:` block); the H200 rows are `pacesim rescore` exactly as tests/rescore.sh runs
 # it.  A -paceN recording is its base scenario with env.VLLM_1CAT_PREFILL_PACE_STEPS=N.
@@ -101,10 +103,45 @@ h200() {
     done
 }
 
+# The step- and kernel-level figures of the fork's notes and pull request (docs/validation.md,
+# "The figures beside the cells"), each from the scenario that reproduces it; tests/check_v100.c
+# pins them.
+figures() {
+    echo "| figure | source | simulated | figure |"
+    echo "|---|---|---|---|"
+    win() { "$bin" run "$1" "${@:3}" | awk -v w="$2" '$1 == w { print $2 }'; }
+    mstep() { echo "$(win "$1" b_prefill_s) $(win "$1" mixed_steps)" | awk '{ print $1 / $2 }'; }
+    local s
+    for b in 16k 131k; do
+        s=$(echo "$(mstep scenarios/v100-fp8-nomtp-b$b-baseline.yaml) $(mstep scenarios/v100-fp8-nomtp-b$b-pdr.yaml)" |
+            awk '{ printf "%.2f s", $1 - $2 }')
+        echo "| fp8, no MTP, B = $b: a mixed step's saving by PREFIX_DECODE_ROWS | PR #616 | $s | ~1.6 s |"
+    done
+    for f in nomtp-b16k nomtp-b131k mtp4-b16k mtp4-b131k; do
+        echo "| fp16 $f, A beside B after B's prefill | SPEC §1 | $(win scenarios/v100-fp16-$f-pdr.yaml both_a_tok_s | awk '{ printf "%.1f tok/s", $1 }') | 19–27 tok/s each |"
+    done
+    s=$(echo "$(win scenarios/v100-decode1-mtp4-240k.yaml dec_s) $(win scenarios/v100-decode1-mtp4-240k.yaml dec_steps)" | awk '{ printf "%.3f s", $1 / $2 }')
+    echo "| MTP4 decode-only step, one request at 240K | SPEC §1, handoff | $s | ~0.10 s |"
+    s=$(echo "$(win scenarios/v100-decode2-mtp4-240k.yaml dec_s) $(win scenarios/v100-decode2-mtp4-240k.yaml dec_steps)" | awk '{ printf "%.3f s", $1 / $2 }')
+    echo "| MTP4 decode-only step, A at 240K + B at 16K | SPEC §1, handoff | $s | 0.18 s |"
+    for f in pdr-pace4 pdr-anypage-pace4; do
+        s=$("$bin" run scenarios/v100-fp16-mtp4-b131k-$f.yaml --steps /dev/stdout --quiet 2>/dev/null | awk -F, '
+            NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+            $c["type"] == "mixed" { seen = 1; t += ot; n += on; ot = on = 0; next }
+            seen && $c["type"] == "decode" && $c["rows"] == 1 {
+                ot += $c["dur_s"]; o = $c["detail"]; sub(/.*:out=/, "", o); on += o }
+            END { if (t > 0) printf "%.1f tok/s", n / t; else printf "n/a" }')
+        echo "| A between B's paced chunks, PACE 4, B = 131K ($f) | handoff | $s | ~21–25 tok/s |"
+    done
+    s=$(win scenarios/v100-decode1-fp8-mtp4-240k.yaml a_tok_s | awk '{ printf "%.1f tok/s", $1 }')
+    echo "| fp8_e5m2 MTP4 per-row verify, one request at 240K | handoff | $s | 30 tok/s |"
+}
+
 case $what in
     v100) v100 ;;
+    figures) figures ;;
     h200) h200 ;;
     predict) predict ;;
     all) v100; echo; predict; echo; h200 ;;
-    *) echo "usage: docs/accuracy.sh [v100|h200|predict|all]" >&2; exit 2 ;;
+    *) echo "usage: docs/accuracy.sh [v100|h200|predict|figures|all]" >&2; exit 2 ;;
 esac

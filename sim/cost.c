@@ -132,10 +132,16 @@ int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *i
      * lists re-sent; the decode-rows expansion the host rebuilds per full-attention layer */
     double eager = in->rows > in->decode_rows ? 1.0 : 0.0;
     int mtp = in->spec_k > 0 && m->mtp_layers > 0;
+    /* a speculative decode-only step with other requests resident in the running list
+     * (decoding beside it, or a paced prefill waiting for its step): the multi-request
+     * verify step's host work (docs/reference-system.md, "Multi-request speculative steps") */
+    int resident = in->resident > in->rows ? in->resident : in->rows;
+    double spec_resident = !eager && in->spec_k > 0 && resident > 1 ? resident - 1 : 0;
     item_emit(fn, ctx, &rc, (cost_item_t){ .kind = CI_STEP, .seqs = seqs, .eager = eager,
                                            .eager_passes = eager * (mtp ? in->spec_k : 0),
                                            .resent_tokens = (double)in->resent_tokens,
                                            .host_expansions = decode_rows_path(in->plan) ? m->n_full_attn : 0,
+                                           .spec_resident = spec_resident,
                                            .count = 1, .part = CP_OVERHEAD });
     if (!mtp) return rc;
     /* MTP pass 1: the MTP layer over every scheduled token (a mixed batch too) */

@@ -41,6 +41,8 @@ typedef struct cost_step {
     int spec_k;                   /* MTP drafts per decoding row (0 = off) */
     long resent_tokens;           /* token ids of the rows whose request the previous step did not
                                      schedule (their whole token list is sent again) */
+    int resident;                 /* requests in the running list this step, scheduled or not
+                                     (0: not known, taken as `rows`) */
 } cost_step_t;
 
 typedef struct cost_breakdown {
@@ -99,6 +101,8 @@ typedef struct cost_item {
     double tokens, seqs;          /* CI_GDN (both), CI_ELEM (tokens), CI_STEP (seqs = rows), CI_GEMM moe (tokens) */
     double eager, eager_passes;   /* CI_STEP */
     double resent_tokens, host_expansions; /* CI_STEP (law.h step_feat) */
+    double spec_resident;         /* CI_STEP: a speculative decode-only step's resident requests beyond
+                                     the first */
     double bytes;                 /* CI_ALLREDUCE: one all-reduce's payload */
     double count;                 /* how many times the step runs it (layers, passes) */
     cost_part_t part;             /* breakdown bucket */

@@ -702,6 +702,7 @@ int cost_item_features(const cost_item_t *it, const model_t *m, const model_rank
         feat[STEP_EAGER_PASSES] = it->eager_passes;
         feat[STEP_RESENT_TOKENS] = it->resent_tokens;
         feat[STEP_HOST_EXPANSIONS] = it->host_expansions;
+        feat[STEP_SPEC_RESIDENT] = it->spec_resident;
         return 0;
     }
     return -1;

@@ -1208,7 +1208,7 @@ int engine_run(engine_t *e)
             }
             draft = &e->draft_plan;
         }
-        cost_step_t cin = { &e->plan, draft, tokens, n, ndec, sampled, e->spec_k, resent };
+        cost_step_t cin = { &e->plan, draft, tokens, n, ndec, sampled, e->spec_k, resent, e->nrun };
         step_rec_t rec = { .no = e->step_no, .t0 = e->now, .type = type, .nrows = n, .tokens = tokens,
                            .rows = e->rows, .plan = &e->plan, .preempted = preempted };
         if (e->cost->step(e->cost, &cin, &rec.cost) < 0) {

@@ -18,7 +18,8 @@ static const char *const gemm_feats[] = { "1", "flops", "bytes", "roofline", "sp
 static const char *const gdn_feats[] = { "1", "tokens", "seqs", "chunks", "short_waves", "long_row", "tokens" };
 static const char *const elem_feats[] = { "1", "tokens", "norm_waves", "silu_waves", "silu_second_wave" };
 static const char *const allreduce_feats[] = { "1", "bytes" };
-static const char *const step_feats[] = { "1", "rows", "eager", "eager_passes", "resent_tokens", "host_expansions" };
+static const char *const step_feats[] = { "1", "rows", "eager", "eager_passes", "resent_tokens", "host_expansions",
+                                          "spec_resident" };
 static const char *const varlen_feats[] = { "1", "tiles_total", "tiles_max", "ctas", "sm_tiles", "slot_tiles" };
 static const char *const moe_feats[] = { "1", "flops", "weight_bytes", "active_experts", "roofline",
                                          "max_expert_flops", "tile_flops" };

@@ -123,6 +123,9 @@ enum step_feat {                       /* rows -> (an item also knows the rest) 
                                           every scheduled request absent from the previous step */
     STEP_HOST_EXPANSIONS,              /* full-attention layers whose decode-rows expansion the host
                                           rebuilds (PREFIX_DECODE_ROWS in a mixed batch) */
+    STEP_SPEC_RESIDENT,                /* a speculative decode-only step's resident requests beyond the
+                                          first: every other request in the running list, scheduled
+                                          or not (a paced prefill waiting for its step) */
     STEP__N
 };
 /* ---- the varlen attention kernel and the MoE expert GEMMs ----
