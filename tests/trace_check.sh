@@ -42,7 +42,7 @@ check(len(chunks) == math.ceil(16384 / 784), "B: %d chunks == ceil(16384/784)" %
 check(sum(c["args"]["q"] for c in chunks) == 16384, "B: chunk q sum to the prompt")
 if pre:
     p = pre[0]
-    check(all(p["ts"] <= c["ts"] and c["ts"] + c["dur"] <= p["ts"] + p["dur"] + 1e-9 for c in chunks), "chunks nest in prefill")
+    check(all(p["ts"] <= c["ts"] and c["ts"] + c["dur"] <= p["ts"] + p["dur"] + 1e-6 for c in chunks), "chunks nest in prefill")  # 1e-6 us: float sums of ns-exact decimals
     check(abs(p["dur"] / 1e6 - float(row["b_prefill_s"])) < 1e-3, "prefill slice == b_prefill_s")
 sys.exit(1 if bad else 0)
 PY
