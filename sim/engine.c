@@ -114,7 +114,7 @@ static long request_blocks(const engine_t *e, long prompt, long output)
 
 /* Token identities: a request's own prompt tokens and its outputs are streams of keys of
  * their own; a named prefix is one stream every request naming it shares. */
-enum { KEY_EXPLICIT_OWN = 1, KEY_EXPLICIT_OUT, KEY_GEN_OWN, KEY_GEN_OUT, KEY_PREFIX, KEY_GROUP };
+enum { KEY_EXPLICIT_OWN = 1, KEY_EXPLICIT_OUT, KEY_GEN_OWN, KEY_GEN_OUT, KEY_PREFIX, KEY_GROUP, KEY_HASH };
 
 static uint64_t content_key(uint64_t tag, uint64_t x)
 {
@@ -276,7 +276,7 @@ static int schedule_next_poisson(engine_t *e, double after)
  * ptoks tokens of prefix group `group` (the block pool); turns > 1: the first turn of a
  * conversation (the block pool). */
 static int make_generated(engine_t *e, long prompt, long output, long cached, long group, long ptoks, long turns,
-                          double t)
+                          double t, const uint64_t *hash, int nhash, long hblock)
 {
     if (prompt < 1 || output < 1) {
         snprintf(e->err, ENG_ERR_MAX, "invariant violated: a generated request of %ld prompt and %ld output tokens",
@@ -292,7 +292,25 @@ static int make_generated(engine_t *e, long prompt, long output, long cached, lo
     r->prompt = r->target = prompt;
     r->output = output;
     r->cached = cached;
-    if (e->kv) {
+    if (e->kv && nhash > 0) {
+        /* a trace's hash_ids: block i of the prompt is content block hash[i] (blocks of hblock
+         * tokens, the last cut at the prompt's end), so prompts that share leading ids share
+         * those blocks' tokens; the rest of the prompt is its own */
+        uint64_t own = content_key(KEY_GEN_OWN, (uint64_t)r->serial);
+        kvpool_run_t *runs = malloc(((size_t)nhash + 1) * sizeof *runs);
+        if (!runs) {
+            snprintf(e->err, ENG_ERR_MAX, "out of memory (prefix cache)");
+            return -1;
+        }
+        int nr = 0;
+        long at = 0;
+        for (int i = 0; i < nhash && at < prompt; i++, at += hblock)
+            runs[nr++] = (kvpool_run_t){ content_key(KEY_HASH, hash[i]), 0, hblock < prompt - at ? hblock : prompt - at };
+        if (at < prompt) runs[nr++] = (kvpool_run_t){ own, 0, prompt - at };
+        int rc = make_seq(e, r, runs, nr, own, content_key(KEY_GEN_OUT, (uint64_t)r->serial));
+        free(runs);
+        if (rc < 0) return -1;
+    } else if (e->kv) {
         uint64_t own = content_key(KEY_GEN_OWN, (uint64_t)r->serial);
         if (ptoks > prompt) ptoks = prompt;
         int shared = group >= 0 && ptoks > 0;
@@ -337,7 +355,8 @@ static int poisson_arrival(engine_t *e, double t)
     if (p->prefix_groups > 0 && gsl_rng_uniform(e->rng_wl) < p->prefix_share)
         group = (long)gsl_rng_uniform_int(e->rng_wl, (unsigned long)p->prefix_groups);
     e->poisson_made++;
-    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), group, p->prefix_tokens, p->conv_turns, t) < 0)
+    if (make_generated(e, prompt, output, (long)(cf * (double)prompt), group, p->prefix_tokens, p->conv_turns, t, NULL, 0,
+                       0) < 0)
         return -1;
     return schedule_next_poisson(e, t);
 }
@@ -398,22 +417,66 @@ typedef struct trace_rd {
     FILE *f;
     long line;
     double last;
+    uint64_t **ids;               /* the row's hash_ids (grown as needed), their count, room, block tokens */
+    int *nids, *capids;
+    long *block;
 } trace_rd_t;
+
+#define TRACE_LINE_MAX 65536      /* a trace line's longest (hash_ids make long lines) */
+
+/* A hash_ids field "B:ID ID ...": B tokens a block (1 to 2^20), then one or more block ids
+ * (decimal, below 2^63) separated by blanks, into rd's buffer.  0, or -1 malformed or out of
+ * memory (*oom set). */
+static int trace_hash_ids(trace_rd_t *rd, const char *f, int *oom)
+{
+    const char *p = f;
+    char *end;
+    if (!(*p >= '0' && *p <= '9')) return -1;
+    errno = 0;
+    long b = strtol(p, &end, 10);
+    if (errno || *end != ':' || b < 1 || b > (1L << 20)) return -1;
+    *rd->block = b;
+    *rd->nids = 0;
+    for (p = end + 1;;) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        if (!(*p >= '0' && *p <= '9')) return -1;
+        errno = 0;
+        unsigned long long id = strtoull(p, &end, 10);
+        if (errno || id > (unsigned long long)INT64_MAX || (*end && *end != ' ' && *end != '\t')) return -1;
+        if (*rd->nids == *rd->capids) {
+            int nc = *rd->capids ? 2 * *rd->capids : 64;
+            uint64_t *n = realloc(*rd->ids, (size_t)nc * sizeof *n);
+            if (!n) {
+                *oom = 1;
+                return -1;
+            }
+            *rd->ids = n;
+            *rd->capids = nc;
+        }
+        (*rd->ids)[(*rd->nids)++] = (uint64_t)id;
+        p = end;
+    }
+    return *rd->nids > 0 ? 0 : -1;
+}
 
 /* A trace row's fields: arrival_s a plain decimal number (no hex, inf, nan; zero or
  * normal, not subnormal), then two or three token counts of decimal digits, or five with
  * the prefix columns (prefix_group may be -1), separated by commas, none empty (blanks
- * around a field are ignored).  The number of fields (3, 4 or 6), or -1 malformed. */
-static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca, long *grp, long *pt)
+ * around a field are ignored), and a seventh, hash_ids, read into rd (trace_hash_ids).  The
+ * number of fields (3, 4 or 6; 6 with hash_ids), or -1 malformed (*oom set: out of memory). */
+static int trace_fields(trace_rd_t *rd, const char *p, double *t, long *pr, long *out, long *ca, long *grp, long *pt,
+                        int *oom)
 {
-    char buf[512];
+    static _Thread_local char buf[TRACE_LINE_MAX];
     size_t n = strlen(p);
     while (n && (p[n - 1] == '\n' || p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
     if (n >= sizeof buf) return -1;
     memcpy(buf, p, n);
     buf[n] = 0;
-    /* at most TRACE_FIELDS: the field array and the value array below are sized by it */
-    enum { TRACE_FIELDS = 6 };
+    /* at most TRACE_FIELDS: the field array is sized by it (the seventh, hash_ids, is read
+     * apart; the value array below takes the first six) */
+    enum { TRACE_FIELDS = 7 };
     char *f[TRACE_FIELDS];
     int nf = 0;
     for (char *q = buf;; q++) {
@@ -422,7 +485,14 @@ static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca,
         if (!(q = strchr(q, ','))) break;
         *q = 0;
     }
-    if (nf != 3 && nf != 4 && nf != TRACE_FIELDS) return -1;
+    if (nf != 3 && nf != 4 && nf != 6 && nf != TRACE_FIELDS) return -1;
+    *rd->nids = 0;
+    if (nf == TRACE_FIELDS) {   /* hash_ids */
+        char *h = f[6];
+        while (*h == ' ' || *h == '\t') h++;
+        if (trace_hash_ids(rd, h, oom) < 0) return -1;
+        nf = 6;
+    }
     for (int i = 0; i < nf; i++) {   /* blanks around a field are allowed */
         while (*f[i] == ' ' || *f[i] == '\t') f[i]++;
         size_t l = strlen(f[i]);
@@ -462,7 +532,7 @@ static int trace_fields(const char *p, double *t, long *pr, long *out, long *ca,
  * 1 a row, 0 the end, ENG_EINPUT a malformed or impossible row (e->err names the line). */
 static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[5])
 {
-    char line[512];
+    static _Thread_local char line[TRACE_LINE_MAX];
     while (fgets(line, sizeof line, rd->f)) {
         rd->line++;
         if (!strchr(line, '\n') && !feof(rd->f)) {
@@ -477,9 +547,15 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[5])
             continue;
         }
         long pr, out, ca = 0, grp = -1, pt = 0;
-        int got = trace_fields(p, t, &pr, &out, &ca, &grp, &pt);
+        int oom = 0;
+        int got = trace_fields(rd, p, t, &pr, &out, &ca, &grp, &pt, &oom);
+        if (oom) {
+            snprintf(e->err, ENG_ERR_MAX, "out of memory (trace hash_ids)");
+            return ENG_EFAIL;
+        }
         if (got < 0) {
-            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens[,prefix_group,prefix_tokens]]",
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: expected arrival_s,prompt_tokens,output_tokens[,cached_tokens[,prefix_group,prefix_tokens[,hash_ids]]]"
+                     " (hash_ids: B:ID ID ..., B tokens a block)",
                      e->s->trace_path, rd->line);
             return ENG_EINPUT;
         }
@@ -494,6 +570,14 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[5])
         if (*t > ENG_MAX_TIME_S) {
             snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: arrival %g s is past %g s (the simulated clock would lose"
                      " the steps' durations)", e->s->trace_path, rd->line, *t, ENG_MAX_TIME_S);
+            return ENG_EINPUT;
+        }
+        if (*rd->nids > 0 && (!e->s->engine.prefix_pool || grp != -1 || pt != 0
+                              || (long)(*rd->nids - 1) * *rd->block >= pr)) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: %s", e->s->trace_path, rd->line,
+                     !e->s->engine.prefix_pool ? "the hash_ids column needs engine.prefix_cache_model: pool"
+                     : grp != -1 || pt != 0 ? "a row with hash_ids takes prefix_group -1 and prefix_tokens 0"
+                                            : "more hash_ids blocks than the prompt holds (each covers at least one token)");
             return ENG_EINPUT;
         }
         if (got == 6 && (!e->s->engine.prefix_pool || grp < -1 || pt < 0 || pt > pr)) {
@@ -526,7 +610,8 @@ static int trace_read(engine_t *e, trace_rd_t *rd, double *t, long row[5])
 /* Read the next trace row and schedule its arrival (nothing at the end of the trace). */
 static int trace_next(engine_t *e)
 {
-    trace_rd_t rd = { e->trace, e->trace_line, e->trace_last };
+    trace_rd_t rd = { e->trace, e->trace_line, e->trace_last, &e->trace_hash, &e->trace_nhash, &e->trace_hcap,
+                      &e->trace_hblock };
     double t;
     int got = trace_read(e, &rd, &t, e->trace_row);
     e->trace_line = rd.line;
@@ -559,14 +644,18 @@ static FILE *trace_open(engine_t *e)
 int engine_check_trace(engine_t *e)
 {
     if (!e->s->trace_path[0]) return 0;
-    trace_rd_t rd = { trace_open(e), 0, -1 };
+    uint64_t *ids = NULL;
+    int nids = 0, capids = 0;
+    long block = 0;
+    trace_rd_t rd = { trace_open(e), 0, -1, &ids, &nids, &capids, &block };
     if (!rd.f) return ENG_EINPUT;
     double t;
     long row[5];
     int got;
     while ((got = trace_read(e, &rd, &t, row)) > 0) {}
     fclose(rd.f);
-    return got < 0 ? ENG_EINPUT : 0;
+    free(ids);
+    return got == ENG_EFAIL ? ENG_EFAIL : got < 0 ? ENG_EINPUT : 0;
 }
 
 /* ---- triggers ---------------------------------------------------------------- */
@@ -876,6 +965,7 @@ void engine_free(engine_t *e)
     }
     kvpool_free(e->kv);
     if (e->trace) fclose(e->trace);
+    free(e->trace_hash);
     free(e->pool);
     free(e->free_slots);
     free(e->explicit_slot);
@@ -1036,7 +1126,9 @@ static int handle_event(engine_t *e, const event_t *ev)
     }
     if (ev->kind == EVT_SOURCE && ev->a == SRC_POISSON) return poisson_arrival(e, ev->time);
     if (ev->kind == EVT_SOURCE && ev->a == SRC_TRACE) {
-        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], e->trace_row[3], e->trace_row[4], 1, ev->time) < 0) return -1;
+        if (make_generated(e, e->trace_row[0], e->trace_row[1], e->trace_row[2], e->trace_row[3], e->trace_row[4], 1,
+                           ev->time, e->trace_hash, e->trace_nhash, e->trace_hblock) < 0)
+            return -1;
         return trace_next(e);
     }
     return 0;

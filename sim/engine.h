@@ -135,6 +135,9 @@ struct engine {                   /* read-only outside engine.c, sched.c, metric
     long trace_line;
     double trace_last;
     long trace_row[5];            /* the next trace request: prompt, output, cached, prefix group, prefix tokens */
+    uint64_t *trace_hash;         /* its hash_ids column: block ids (content blocks of trace_hblock tokens) */
+    int trace_nhash, trace_hcap;
+    long trace_hblock;
     int *trigger_ref;             /* scenario request i -> slot of its trigger's reference */
     int *trig_first, *trig_dep;   /* request r's dependents (ascending): trig_dep[trig_first[r] .. trig_first[r + 1]) */
     int *trig_live, n_trig_live;  /* triggered requests whose reference has arrived, not fired yet */
