@@ -10,10 +10,12 @@
  *   pacesim validate FILE...
  *   pacesim profile PROFILE.yaml...                            what a profile holds, how well
  *   pacesim rescore FILE --measured STEPS.csv [--set ...]     a GPU replay re-priced, no GPU
+ *   pacesim trace import FORMAT FILE [-o OUT]                  a public trace as a CSV trace
  *   pacesim replay FILE --gpu [...]                            bin/pacesim-gpu (the GPU build)
  *   pacesim --help | --version | COMMAND --help
  *
  * Exit codes: 0 ok, 1 runtime failure, 2 bad input (usage, scenario, profile). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@
 #include "hfimport.h"
 #include "sweep.h"
 #include "trace.h"
+#include "trace_import.h"
 
 #ifndef PACESIM_VERSION
 #define PACESIM_VERSION "0.1.0"
@@ -137,6 +140,19 @@ static const cmd_help_t helps[] = {
       "model     import: a model file from a Hugging Face config.json (Llama, Mistral, Qwen2/3 dense\n"
       "          and MoE, Qwen3-Next, Mixtral, Gemma 1/2; others refused by name), to stdout or\n"
       "          OUT.yaml; each mapping cited in sim/hfimport.c\n" },
+    { "trace", "pacesim trace import FORMAT FILE [-o OUT.csv] [--max-rows N] [--speedup K] [--max-model-len L]\n"
+               "                   [--chars-per-token C] [--rate R] [--seed S] [--no-prune]\n",
+      "trace     import a public trace as the CSV workload.trace reads (stdout or -o):\n"
+      "          azure (Azure LLM inference 2023/2024: TIMESTAMP,ContextTokens,GeneratedTokens),\n"
+      "          burstgpt (Timestamp, Request tokens, Response tokens; failed requests left out),\n"
+      "          mooncake (JSON lines: timestamp ms, input_length, output_length, hash_ids of\n"
+      "          512-token blocks: the hash_ids column, shared blocks on the block pool),\n"
+      "          sharegpt (vLLM's ShareGPT JSON: first two turns, pruned as vLLM's benchmark\n"
+      "          does unless --no-prune; tokens = ceil(characters / C), C = 4 unless\n"
+      "          --chars-per-token: an approximation, no tokenizer; all arrive at 0, or\n"
+      "          Poisson at --rate R a second).  Arrivals start at 0 and are divided by\n"
+      "          --speedup; --max-rows keeps the first N; --max-model-len L leaves out\n"
+      "          requests of prompt + output > L.  A bad record: FILE:LINE:COL, exit 2\n" },
     { "replay", "pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT]\n",
       "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"
       "          nvcc build; docs/validation.md, \"H200: GPU replays\")\n" },
@@ -698,6 +714,68 @@ static int cmd_model(int argc, char **argv)
     return 0;
 }
 
+/* pacesim trace import FORMAT FILE [options]: trace_import.h. */
+static int cmd_trace(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "import")) {
+        fprintf(stderr, "pacesim trace: expected `pacesim trace import FORMAT FILE` (see pacesim trace --help)\n");
+        return 2;
+    }
+    trace_import_opts_t o = trace_import_defaults();
+    const char *in = NULL, *outp = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int valued = !strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--max-rows") || !strcmp(a, "--speedup")
+                     || !strcmp(a, "--max-model-len") || !strcmp(a, "--chars-per-token") || !strcmp(a, "--rate")
+                     || !strcmp(a, "--seed");
+        if (valued && i + 1 >= argc) {
+            fprintf(stderr, "pacesim trace import: %s needs a value\n", a);
+            return 2;
+        }
+        const char *v = valued ? argv[++i] : NULL;
+        char *end = NULL;
+        double x = v ? strtod(v, &end) : 0;
+        int num_ok = v && *v && end && !*end && isfinite(x);
+        if (!strcmp(a, "-o") || !strcmp(a, "--out")) outp = v;
+        else if (!strcmp(a, "--no-prune")) o.no_prune = 1;
+        else if (valued && !strcmp(a, "--seed") && num_ok && x >= 0 && x == (double)(unsigned long)x) o.seed = (unsigned long)x;
+        else if (valued && !strcmp(a, "--max-rows") && num_ok && x >= 1 && x == floor(x) && x < 1e15) o.max_rows = (long)x;
+        else if (valued && !strcmp(a, "--max-model-len") && num_ok && x >= 2 && x == floor(x) && x < 1e15) o.max_model_len = (long)x;
+        else if (valued && !strcmp(a, "--speedup") && num_ok && x > 0) o.speedup = x;
+        else if (valued && !strcmp(a, "--chars-per-token") && num_ok && x > 0) o.chars_per_token = x;
+        else if (valued && !strcmp(a, "--rate") && num_ok && x > 0) o.rate = x;
+        else if (valued) {
+            setup_msg(stderr, "pacesim trace import: %s %s: expected a %s", a, v,
+                      !strcmp(a, "--max-rows") || !strcmp(a, "--seed") ? "whole number" : !strcmp(a, "--max-model-len")
+                      ? "whole number >= 2" : "number > 0");
+            return 2;
+        } else if (a[0] == '-' && a[1]) {
+            setup_msg(stderr, "pacesim trace import: unknown option %s (see pacesim trace --help)", a);
+            return 2;
+        } else if (!o.format) o.format = a;
+        else if (!in) in = a;
+        else {
+            setup_msg(stderr, "pacesim trace import: one FORMAT and one FILE (%s is a third)", a);
+            return 2;
+        }
+    }
+    if (!o.format || !in) {
+        fprintf(stderr, "pacesim trace import: expected FORMAT FILE (azure, burstgpt, mooncake, sharegpt)\n");
+        return 2;
+    }
+    FILE *out = outp ? open_out(outp) : stdout;
+    if (!out) return 2;
+    trace_import_stats_t st;
+    char err[1024];
+    int rc = trace_import(in, out, &o, &st, err, sizeof err);
+    if (rc) setup_msg(stderr, "%s", err);
+    else
+        fprintf(stderr, "trace import: %ld requests from %ld records of %s, the last arriving at %.3f s (left out: %ld"
+                        " failed or empty, %ld past --max-model-len, %ld pruned or under two turns)\n",
+                st.written, st.rows, in, st.span_s, st.skipped_failed, st.skipped_len, st.skipped_pruned);
+    return close_out(out, outp ? outp : "stdout", rc);
+}
+
 static int run_command(int argc, char **argv)
 {
     gsl_set_error_handler_off();
@@ -728,6 +806,7 @@ static int run_command(int argc, char **argv)
     if (!strcmp(cmd, "profile")) return cmd_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "rescore")) return cmd_rescore(argc - 2, argv + 2);
     if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);
+    if (!strcmp(cmd, "trace")) return cmd_trace(argc - 2, argv + 2);
     if (!strcmp(cmd, "model")) return cmd_model(argc - 2, argv + 2);
     setup_msg(stderr, "pacesim: unknown command \"%s\" (see pacesim --help)", cmd);
     return 2;

@@ -21,5 +21,72 @@ d=tests/data/traces
 check "hash_ids: each request's prefix hit is the blocks it shares (0 1536 1024 0)" \
     test "$(awk -F, 'NR > 1 { print $1, $7 }' "$tmp/h.csv" | sort | awk '{ printf "%s ", $2 }')" = "0 1536 1024 0 "
 
+# -- pacesim trace import: each format against its expected CSV (the source's fields read by
+# hand: arrivals from the first request, token counts, ShareGPT's lengths at 4 characters a
+# token with vLLM's pruning, Mooncake's hash_ids as 512-token blocks)
+for c in azure:azure-2023.csv azure:azure-2024.csv burstgpt:burstgpt.csv burstgpt:burstgpt-sessions.csv \
+         mooncake:mooncake.jsonl sharegpt:sharegpt.json; do
+    fmt=${c%%:*} f=${c#*:}
+    "$bin" trace import "$fmt" "$d/$f" -o "$tmp/$f.csv" 2>"$tmp/err"; rc=$?
+    check "trace import $fmt $f: exit 0, the expected rows" sh -c "test $rc = 0 && cmp -s '$tmp/$f.csv' '$d/$f.expect'"
+done
+check "azure 2023: the request with 0 generated tokens left out, and said" \
+    sh -c "'$bin' trace import azure '$d/azure-2023.csv' 2>&1 >/dev/null | grep -q '4 requests from 5 records.*1 failed or empty'"
+check "sharegpt: three entries left out (one turn, a 1-token prompt, a 1250-token prompt)" \
+    sh -c "'$bin' trace import sharegpt '$d/sharegpt.json' 2>&1 >/dev/null | grep -q '2 requests from 5 records.*3 pruned'"
+check "sharegpt --no-prune keeps what has two turns" \
+    test "$("$bin" trace import sharegpt "$d/sharegpt.json" --no-prune 2>/dev/null | tail -n +2 | cut -d, -f2,3 | tr '\n' ' ')" = "10,26 1,100 11,25 1250,10 "
+"$bin" trace import sharegpt "$d/sharegpt.json" --no-prune --rate 2 --seed 5 > "$tmp/r1.csv" 2>/dev/null
+"$bin" trace import sharegpt "$d/sharegpt.json" --no-prune --rate 2 --seed 5 > "$tmp/r2.csv" 2>/dev/null
+check "sharegpt --rate: Poisson arrivals, the same for the same seed, increasing" \
+    sh -c "cmp -s '$tmp/r1.csv' '$tmp/r2.csv' && awk -F, 'NR > 2 && \$1 <= p { exit 1 } NR > 1 { p = \$1 }' '$tmp/r1.csv'"
+check "--speedup 2 halves the arrivals, --max-rows 2 keeps two" \
+    test "$("$bin" trace import burstgpt "$d/burstgpt.csv" --speedup 2 --max-rows 2 2>/dev/null | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" = "0.000000 3.000000 "
+check "--max-model-len 1000 leaves out the longer requests" \
+    test "$("$bin" trace import azure "$d/azure-2023.csv" --max-model-len 1000 2>/dev/null | tail -n +2 | cut -d, -f2 | tr '\n' ' ')" = "300 650 "
+
+# the imported Mooncake trace on the block pool: request 1 shares blocks 10 11 (1024 tokens),
+# request 3 shares 10 11 and the 76 tokens request 0's block 12 holds, four 16-token blocks (1088)
+cp "$d/mooncake-pool.yaml" "$tmp/"
+cp "$tmp/mooncake.jsonl.csv" "$tmp/mooncake.jsonl.expect"
+sed -i "s|model: ../../../models|model: $PWD/models|" "$tmp/mooncake-pool.yaml"
+"$bin" run "$tmp/mooncake-pool.yaml" --requests "$tmp/mp.csv" --quiet
+check "mooncake on the pool: the prefix hits of the shared hash blocks (0 1024 0 1088)" \
+    test "$(awk -F, 'NR > 1 { print $1, $7 }' "$tmp/mp.csv" | sort | awk '{ printf "%s ", $2 }')" = "0 1024 0 1088 "
+
+# -- bad records: one line FILE:LINE:COL: FORMAT: message, exit 2
+bad_case() {   # NAME FORMAT CONTENT EXPECTED-FRAGMENT
+    printf '%b' "$3" > "$tmp/$1"
+    "$bin" trace import "$2" "$tmp/$1" > /dev/null 2> "$tmp/e"; local rc=$?
+    if [ "$rc" = 2 ] && [ "$(wc -l < "$tmp/e")" = 1 ] && grep -qF -- "$4" "$tmp/e"; then ok "bad $2 $1: $4"
+    else bad "bad $2 $1: rc $rc: $(head -c 300 "$tmp/e")"; fi
+}
+bad_case a1.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.5,10,4\n2023-11-16 25:00:00,10,4\n' \
+    "a1.csv:3:1: azure: TIMESTAMP: expected a date and time"
+bad_case a2.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.5,1x0,4\n' "a2.csv:2:23: azure: ContextTokens: expected a token count"
+bad_case a3.csv azure 'TIMESTAMP,Context,GeneratedTokens\n2023-11-16 18:15:46.5,10,4\n' "a3.csv:1:1: azure: the header must name the columns TIMESTAMP, ContextTokens and GeneratedTokens"
+bad_case a4.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.5,10,4\n2023-11-16 18:15:40,10,4\n' \
+    "a4.csv:3:1: azure: arrivals must not decrease"
+bad_case a5.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.5,10\n' "a5.csv:2:1: azure: 2 fields, the header has 3"
+bad_case b1.csv burstgpt 'Timestamp,Model,Request tokens,Response tokens\n1,m,10,-4\n' "b1.csv:2:8: burstgpt: Response tokens: expected a token count"
+bad_case b2.csv burstgpt 'Timestamp,Model,Request tokens,Response tokens\nsoon,m,10,4\n' "b2.csv:2:1: burstgpt: Timestamp: expected seconds"
+bad_case b3.csv burstgpt 'Timestamp,Model,Request tokens,Response tokens\n1,m,0,0\n' "b3.csv: burstgpt: no request written (1 records read, 1 left out)"
+bad_case m1.jsonl mooncake '{"timestamp": 0, "input_length": 10, "output_length": 2}\n{"timestamp": 5, "input_length": 10 "output_length": 2}\n' \
+    "m1.jsonl:2:37: mooncake: expected ',' or '}'"
+bad_case m2.jsonl mooncake '{"timestamp": 0, "input_length": 10.5, "output_length": 2}\n' "m2.jsonl:1:34: mooncake: input_length: expected a whole number >= 0"
+bad_case m3.jsonl mooncake '{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [1, 2, 3]}\n' \
+    "m3.jsonl:1:1: mooncake: 3 hash_ids of 512 tokens for 600 input tokens: more blocks than the prompt holds"
+bad_case m4.jsonl mooncake '{"timestamp": 0, "output_length": 2}\n' "m4.jsonl:1:1: mooncake: a request needs timestamp, input_length and output_length"
+bad_case m5.jsonl mooncake '{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1, -2]}\n' "m5.jsonl:1:74: mooncake: hash_ids: expected a whole number >= 0"
+bad_case s1.json sharegpt '{"conversations": []}\n' "s1.json:1:1: sharegpt: expected the array of conversations ('[')"
+bad_case s2.json sharegpt '[{"conversations": [{"from": "human", "value": "abc\\q"}]}]\n' "s2.json:1:53: sharegpt: a string's escape must be one of"
+bad_case s3.json sharegpt '[{"conversations": [{"from": "human", "value": "abc' "s3.json:1:52: sharegpt: a string not closed"
+"$bin" trace import csv "$d/azure-2023.csv" > /dev/null 2> "$tmp/e"; rc=$?
+check "an unknown format: exit 2 naming the four" sh -c "test $rc = 2 && grep -q 'azure, burstgpt, mooncake, sharegpt' '$tmp/e'"
+"$bin" trace import azure "$tmp/none.csv" > /dev/null 2> "$tmp/e"; rc=$?
+check "a missing file: exit 2, one line" sh -c "test $rc = 2 && test \$(wc -l < '$tmp/e') = 1"
+"$bin" trace import azure "$d/azure-2023.csv" --speedup 0 > /dev/null 2> "$tmp/e"; rc=$?
+check "--speedup 0: exit 2" test "$rc" = 2
+
 echo "traces: $pass passed, $fail failed"
 [ "$fail" = 0 ]
