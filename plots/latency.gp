@@ -9,7 +9,9 @@ if (!exists("out")) out = 'plots/out/latency-poisson.png'
 if (!exists("title")) title = system("basename ".csv." .csv")
 if (!exists("width")) width = 900
 if (!exists("height")) height = 560
-set terminal pngcairo size width,height noenhanced font 'Sans,11'
+if (!exists("fmt")) fmt = 'png'
+if (fmt eq 'svg') { set terminal svg size width,height dynamic noenhanced font 'Helvetica,13' background '#ffffff' } \
+else { set terminal pngcairo size width,height noenhanced font 'Sans,11' }
 set output out
 set datafile separator ','
 set datafile columnheaders
@@ -18,7 +20,7 @@ set datafile missing ''
 # finished requests only; a value of 0 (admitted on arrival) sits at the axis' left end
 fin(v) = strcol('finished_s') eq '' ? NaN : v
 lo = 1e-4
-pos(v) = v > lo ? v : lo
+pos(v) = v != v ? NaN : v > lo ? v : lo   # NaN (no TPOT: one output token) stays out
 set title "Request latencies: ".title."\nempirical CDF over the finished requests; dashed: p50, p90, p99"
 set xlabel "seconds (log scale)"
 set ylabel "fraction of requests"

@@ -9,7 +9,9 @@ if (!exists("out")) out = 'plots/out/tradeoff-default.png'
 if (!exists("knee")) knee = ''
 if (!exists("width")) width = 900
 if (!exists("height")) height = 560
-set terminal pngcairo size width,height noenhanced font 'Sans,11'
+if (!exists("fmt")) fmt = 'png'
+if (fmt eq 'svg') { set terminal svg size width,height dynamic noenhanced font 'Helvetica,13' background '#ffffff' } \
+else { set terminal pngcairo size width,height noenhanced font 'Sans,11' }
 set output out
 set datafile separator ','
 

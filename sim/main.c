@@ -11,6 +11,7 @@
  *   pacesim profile PROFILE.yaml...                            what a profile holds, how well
  *   pacesim rescore FILE --measured STEPS.csv [--set ...]     a GPU replay re-priced, no GPU
  *   pacesim trace import FORMAT FILE [-o OUT]                  a public trace as a CSV trace
+ *   pacesim plot rate|cdf|tradeoff CSV [-o OUT]               gnuplot (plots/plot.sh)
  *   pacesim replay FILE --gpu [...]                            bin/pacesim-gpu (the GPU build)
  *   pacesim --help | --version | COMMAND --help
  *
@@ -153,6 +154,12 @@ static const cmd_help_t helps[] = {
       "          Poisson at --rate R a second).  Arrivals start at 0 and are divided by\n"
       "          --speedup; --max-rows keeps the first N; --max-model-len L leaves out\n"
       "          requests of prompt + output > L.  A bad record: FILE:LINE:COL, exit 2\n" },
+    { "plot", "pacesim plot rate|cdf|tradeoff CSV [-o OUT.png|OUT.svg] [--x COL] [--y COL,...] [--logy] [--title T]\n",
+      "plot      draw pacesim's CSVs with gnuplot (plots/plot.sh), PNG or SVG by -o's extension:\n"
+      "          rate: latency against load from a sweep's CSV (x the first swept key or --x;\n"
+      "          y the serving summary's p99 and median TTFT and TPOT, or --y); cdf: one run's\n"
+      "          --requests CSV as latency CDFs; tradeoff: a PACE_STEPS sweep's trade-off.\n"
+      "          (Per-replica load is not drawn: this version writes no per-replica columns.)\n" },
     { "replay", "pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT]\n",
       "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"
       "          nvcc build; docs/validation.md, \"H200: GPU replays\")\n" },
@@ -714,6 +721,32 @@ static int cmd_model(int argc, char **argv)
     return 0;
 }
 
+/* pacesim plot ...: plots/plot.sh (gnuplot) beside the binary's tree (BIN/../plots), else ./plots. */
+static int cmd_plot(int argc, char **argv)
+{
+    char path[4096];
+    const char *slash = strrchr(argv0, '/');
+    if (slash) snprintf(path, sizeof path, "%.*s/../plots/plot.sh", (int)(slash - argv0), argv0);
+    else snprintf(path, sizeof path, "plots/plot.sh");
+    if (access(path, X_OK) != 0) snprintf(path, sizeof path, "plots/plot.sh");
+    if (access(path, X_OK) != 0) {
+        setup_msg(stderr, "pacesim plot: plots/plot.sh not found beside the binary or here (run from the repository)");
+        return 1;
+    }
+    char **av = calloc((size_t)argc + 2, sizeof *av);
+    if (!av) {
+        fprintf(stderr, "pacesim: out of memory\n");
+        return 1;
+    }
+    av[0] = path;
+    for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
+    fflush(stdout);
+    execv(path, av);
+    setup_msg(stderr, "pacesim plot: %s: %s", path, strerror(errno));
+    free(av);
+    return 1;
+}
+
 /* pacesim trace import FORMAT FILE [options]: trace_import.h. */
 static int cmd_trace(int argc, char **argv)
 {
@@ -807,6 +840,7 @@ static int run_command(int argc, char **argv)
     if (!strcmp(cmd, "rescore")) return cmd_rescore(argc - 2, argv + 2);
     if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);
     if (!strcmp(cmd, "trace")) return cmd_trace(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plot")) return cmd_plot(argc - 2, argv + 2);
     if (!strcmp(cmd, "model")) return cmd_model(argc - 2, argv + 2);
     setup_msg(stderr, "pacesim: unknown command \"%s\" (see pacesim --help)", cmd);
     return 2;

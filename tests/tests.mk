@@ -213,3 +213,4 @@ EXTRA_TESTS += tests/readme.sh
 # -- capacity planning (sim/capacity.c): the command line, bad input, -j, --points + merge
 EXTRA_TESTS += tests/capacity.sh
 EXTRA_TESTS += tests/traces.sh
+EXTRA_TESTS += tests/plot.sh

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# plot.sh: `pacesim plot KIND CSV [-o OUT.png|OUT.svg] [options]`: pacesim's CSVs drawn with gnuplot.
+#   rate      latency against load from a sweep's CSV (--sweep ... --csv): x the first swept key
+#             (or --x COL), y the serving summary's p99 and median TTFT and TPOT where the CSV has
+#             them (or --y COL,COL...); one curve per column and scenario file (plots/rate.gp)
+#   cdf       the latency CDFs of one run's requests CSV (--requests): queueing, TTFT, TPOT and
+#             end to end over the finished requests, p50/p90/p99 marked (plots/latency.gp)
+#   tradeoff  the pacing trade-off from a PACE_STEPS sweep's CSV: A's decode rate against B's
+#             prefill time, one point per PACE_STEPS (plots/tradeoff1.gp; a CSV of one file)
+# OUT's extension picks PNG or SVG (default plots/out/KIND-<csv name>.png).  A CSV without the
+# columns a kind needs: "CSV:1:1: plot KIND: ..." and exit 2; no gnuplot: exit 1.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+gnuplot=${GNUPLOT:-gnuplot}
+die() { echo "$1" >&2; exit "${2:-2}"; }
+[ $# -ge 2 ] || die "pacesim plot: expected KIND CSV (rate, cdf, tradeoff; see pacesim plot --help)"
+kind=$1 csv=$2
+shift 2
+out='' xcol='' ycols='' title='' logy=0
+while [ $# -gt 0 ]; do
+    case $1 in
+        -o|--out|--x|--y|--title) [ $# -ge 2 ] || die "pacesim plot: $1 needs a value" ;;
+    esac
+    case $1 in
+        -o|--out) out=$2; shift ;;
+        --x) xcol=$2; shift ;;
+        --y) ycols=$2; shift ;;
+        --title) title=$2; shift ;;
+        --logy) logy=1 ;;
+        *) die "pacesim plot: unknown argument $1 (see pacesim plot --help)" ;;
+    esac
+    shift
+done
+case $kind in rate|cdf|tradeoff) ;; replicas) die "pacesim plot replicas: per-replica load needs the per-replica CSV columns, which this version does not write" ;;
+    *) die "pacesim plot: unknown kind \"$kind\" (rate, cdf, tradeoff)" ;; esac
+[ -f "$csv" ] && [ -r "$csv" ] || die "$csv: cannot read (not a readable regular file)"
+[ -n "$out" ] || { mkdir -p plots/out; out=plots/out/$kind-$(basename "$csv" .csv).png; }
+case $out in *.png) fmt=png ;; *.svg) fmt=svg ;; *) die "pacesim plot: -o $out: the name must end in .png or .svg" ;; esac
+header=$(head -n 1 "$csv" | tr -d '\r')
+has() { printf '%s\n' "$header" | tr ',' '\n' | grep -qxF -- "$1"; }
+need() { for c in "$@"; do has "$c" || die "$csv:1:1: plot $kind: no column $c (a CSV of $what)"; done; }
+[ "$(awk 'NR > 1 && NF { n++ } END { print n + 0 }' "$csv")" -gt 0 ] || die "$csv:2:1: plot $kind: no rows"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+q() { printf '%s' "$1" | sed "s/'/''/g"; }   # a gnuplot single-quoted string's content
+# gnuplot, checked once the CSV is (a CSV's error is reported with or without it)
+gp() {
+    command -v "$gnuplot" >/dev/null 2>&1 || die "pacesim plot: $gnuplot not found (make setup-plots installs gnuplot-nox)" 1
+    "$gnuplot" "$@"
+}
+
+case $kind in
+cdf)
+    what="requests (pacesim run --requests)"
+    need arrival_s admitted_s finished_s ttft_s tpot_s
+    [ -n "$title" ] || title=$(basename "$csv" .csv)
+    gp -e "csv='$(q "$csv")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'" "$here/latency.gp" || exit 1 ;;
+tradeoff)
+    what="a PACE_STEPS sweep (pacesim run --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=... --csv)"
+    need PACE_STEPS a_tok_s b_prefill_s scenario
+    [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "file") c = i; next } { f[$c] = 1 } END { print length(f) }' "$csv")" = 1 ] \
+        || die "$csv:1:1: plot tradeoff: the CSV holds several scenario files; plot each alone (plots/tradeoff.gp draws several)"
+    cp "$csv" "$tmp/t.csv"
+    gp -e "csv='$tmp/t.csv'; out='$(q "$out")'; fmt='$fmt'" "$here/tradeoff1.gp" || exit 1 ;;
+rate)
+    what="a sweep (pacesim run --sweep ... --csv)"
+    if [ -z "$xcol" ]; then
+        [ "${header%%,*}" = point ] || die "$csv:1:1: plot rate: not a sweep's CSV (no point column first); name the x column with --x"
+        xcol=$(printf '%s\n' "$header" | cut -d, -f2)
+    fi
+    if [ -z "$ycols" ]; then
+        for c in p99_ttft_ms median_ttft_ms p99_tpot_ms median_tpot_ms; do has "$c" && ycols=$ycols${ycols:+,}$c; done
+        [ -n "$ycols" ] || die "$csv:1:1: plot rate: no serving summary columns (p99_ttft_ms ...): run with --summary, or name them with --y"
+    fi
+    need "$xcol" file
+    IFS=, read -ra ys <<< "$ycols"
+    need "${ys[@]}"
+    # one block per scenario file, rows "x y1 y2 ..." (empty values: '?', gnuplot's missing)
+    awk -F, -v X="$xcol" -v Y="$ycols" -v dat="$tmp/rate.dat" -v grp="$tmp/groups" '
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; ny = split(Y, y, ","); next }
+        {
+            f = $c["file"]
+            if (!(f in g)) { g[f] = ++ng; name[ng] = f }
+            line = ($c[X] == "" ? "?" : $c[X])
+            for (k = 1; k <= ny; k++) line = line " " ($c[y[k]] == "" ? "?" : $c[y[k]])
+            rows[g[f]] = rows[g[f]] line "\n"
+        }
+        END {
+            for (i = 1; i <= ng; i++) { printf "%s\n\n", rows[i] > dat; n = name[i]; sub(/.*\//, "", n); printf "%s ", n > grp }
+        }' "$csv"
+    if awk -F, -v X="$xcol" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == X) c = i; next } $c !~ /^-?[0-9.eE+-]+$/ { bad = 1 } END { exit !bad }' "$csv"; then
+        die "$csv:1:1: plot rate: column $xcol is not numeric in every row"
+    fi
+    gp -e "dat='$tmp/rate.dat'; ny=${#ys[@]}; ylabels='${ycols//,/ }'; groups='$(q "$(cat "$tmp/groups")")'; xlabel='$(q "$xcol")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'; logy=$logy" \
+        "$here/rate.gp" || exit 1 ;;
+esac
+echo "plot: $out"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# plot.sh: `pacesim plot`: each kind draws a PNG and an SVG from the CSVs pacesim writes (where
+# gnuplot is installed; skipped otherwise), and a CSV without the kind's columns, an unknown
+# kind, a bad output name or a missing gnuplot is refused with one line.
+#   tests/plot.sh        PACESIM=path overrides bin/pacesim
+set -u
+bin=${PACESIM:-bin/pacesim}
+[ -x "$bin" ] || { echo "plot: $bin not built"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { echo "  ok   $1"; pass=$((pass + 1)); }
+bad() { echo "  FAIL $1"; fail=$((fail + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+refused() {   # WHAT RC FRAGMENT COMMAND...
+    local what=$1 want=$2 frag=$3; shift 3
+    "$@" > /dev/null 2> "$tmp/e"; local rc=$?
+    if [ "$rc" = "$want" ] && [ "$(wc -l < "$tmp/e")" = 1 ] && grep -qF -- "$frag" "$tmp/e"; then ok "$what"
+    else bad "$what: rc $rc: $(head -c 300 "$tmp/e")"; fi
+}
+png() { [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = "211PNG" ]; }
+svg() { grep -q '<svg' "$1" && grep -q '</svg>' "$1"; }
+
+scn=tests/data/serve/goodput.yaml
+"$bin" run "$scn" --sweep engine.max_num_seqs=2,4,8 --csv "$tmp/sweep.csv" --quiet
+"$bin" run "$scn" --requests "$tmp/req.csv" --quiet
+"$bin" run scenarios/default.yaml --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=0,4,8 --csv "$tmp/pace.csv" --quiet
+
+refused "a sweep CSV given to cdf: the missing column named" 2 "sweep.csv:1:1: plot cdf: no column arrival_s" \
+    "$bin" plot cdf "$tmp/sweep.csv" -o "$tmp/x.png"
+refused "a sweep without a latency column" 2 "pace.csv:1:1: plot rate: no serving summary columns" \
+    "$bin" plot rate "$tmp/pace.csv" -o "$tmp/x.png"
+refused "--y naming a column the CSV lacks" 2 "sweep.csv:1:1: plot rate: no column p95_ttft_ms" \
+    "$bin" plot rate "$tmp/sweep.csv" --y p95_ttft_ms -o "$tmp/x.png"
+refused "a requests CSV has no sweep: rate needs --x" 2 "req.csv:1:1: plot rate: not a sweep's CSV" \
+    "$bin" plot rate "$tmp/req.csv" -o "$tmp/x.png"
+refused "tradeoff of a serving sweep" 2 "plot tradeoff: no column a_tok_s" \
+    "$bin" plot tradeoff "$tmp/sweep.csv"
+refused "an unknown kind" 2 "unknown kind \"bars\"" "$bin" plot bars "$tmp/sweep.csv"
+refused "per-replica load: not drawn, and said why" 2 "per-replica CSV columns" "$bin" plot replicas "$tmp/sweep.csv"
+refused "-o neither .png nor .svg" 2 "must end in .png or .svg" "$bin" plot cdf "$tmp/req.csv" -o "$tmp/x.pdf"
+refused "a missing CSV" 2 "cannot read" "$bin" plot cdf "$tmp/none.csv"
+refused "no gnuplot: exit 1, how to install it" 1 "make setup-plots" env GNUPLOT=/nonexistent/gnuplot "$bin" plot cdf "$tmp/req.csv" -o "$tmp/x.png"
+
+if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+    for f in png svg; do
+        "$bin" plot rate "$tmp/sweep.csv" -o "$tmp/rate.$f" > /dev/null
+        check "rate -> $f" "$f" "$tmp/rate.$f"
+        "$bin" plot cdf "$tmp/req.csv" -o "$tmp/cdf.$f" > /dev/null
+        check "cdf -> $f" "$f" "$tmp/cdf.$f"
+        "$bin" plot tradeoff "$tmp/pace.csv" -o "$tmp/t.$f" > /dev/null
+        check "tradeoff -> $f" "$f" "$tmp/t.$f"
+    done
+    "$bin" plot rate "$tmp/sweep.csv" --x engine.max_num_seqs --y mean_e2el_ms,p99_e2el_ms --logy --title 'a "t"' -o "$tmp/r2.svg" > /dev/null
+    check "rate with --x, --y, --logy, --title: an SVG with both curves named" \
+        sh -c "grep -q 'mean_e2el_ms' '$tmp/r2.svg' && grep -q 'p99_e2el_ms' '$tmp/r2.svg'"
+else
+    echo "  SKIP drawing: gnuplot not found (make setup-plots)"
+fi
+
+echo "plot: $pass passed, $fail failed"
+[ "$fail" = 0 ]
