@@ -189,6 +189,42 @@ const char *cost_item_law(const cost_item_t *it, char *buf, size_t n)
     }
 }
 
+void cost_item_traffic(const cost_item_t *it, const model_t *m, const model_rank_t *r, double *flops, double *bytes)
+{
+    double fl = 0, by = 0;
+    switch (it->kind) {
+    case CI_ATTN: {
+        /* every KV token of the call's requests read once (a request's rows share it) */
+        const kcall_t *c = it->call;
+        double per = 2.0 * r->kv_heads * m->head_dim * (kv_is_fp8(c->kv_dtype) ? 1 : 2);
+        long run = 0;
+        fl = cost_item_flops(it, m, r);
+        for (int i = 0; i < c->nseg; i++) {
+            long L = c->segs[i].seq_len;
+            if (!(i > 0 && c->segs[i].req >= 0 && c->segs[i].req == c->segs[i - 1].req)) run = 0;
+            if (L > run) {
+                by += (double)(L - run) * per;
+                run = L;
+            }
+        }
+        break;
+    }
+    case CI_BRIDGE:   /* fp8 K and V read, fp16 written */
+        by = 2.0 * (double)it->call->bridge_tokens * r->kv_heads * m->head_dim * 3;
+        break;
+    case CI_GEMM:     /* the weights once, activations in and out at a byte each at least */
+        fl = 2 * it->m * it->n * it->k;
+        by = it->n * it->k * it->wb + it->m * (it->k + it->n);
+        break;
+    case CI_ELEM:     /* the hidden state read and written once, fp16 */
+        by = 4.0 * it->tokens * m->hidden;
+        break;
+    default: break;
+    }
+    *flops = fl;
+    *bytes = by;
+}
+
 void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double seconds)
 {
     switch (it->part) {

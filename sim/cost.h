@@ -125,6 +125,12 @@ static inline double cost_gemm_bytes(double mm, double n, double k, double wb)
 }
 /* Tensor-core FLOPs of one run of an item (GEMMs, attention calls; 0 for the rest). */
 double cost_item_flops(const cost_item_t *it, const model_t *m, const model_rank_t *r);
+/* The least work one run of an item does (its roofline's operands): tensor-core FLOPs and
+ * bytes moved -- attention: every KV token of the call's requests read once; a GEMM: its
+ * weights once and its activations in and out at a byte an element; elementwise work: the
+ * hidden state read and written once in fp16; the fp8 bridge: K and V read in fp8 and written
+ * in fp16; 0 and 0 for GDN, the all-reduce and the step (no floor). */
+void cost_item_traffic(const cost_item_t *it, const model_t *m, const model_rank_t *r, double *flops, double *bytes);
 /* Add seconds (already x count) to the breakdown bucket of the item. */
 void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double seconds);
 
@@ -142,6 +148,19 @@ int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int 
  * profile's measured envelope (profile.h), 0..1; 0 inside it, for a profile that records no
  * envelope, and for any other model (or NULL). */
 double cost_profile_outside_share(const cost_model_t *cm);
+/* The engine's debug invariant (-DPACESIM_DEBUG): every item of the step, as a model
+ * cost_profile_new made prices it (at the card's heat), at or above its roofline floor.  0, or
+ * -1 with "invariant violated: ..." in err; 0 for other models (the analytic model prices every
+ * item at a roofline of its own peaks, above cost_item_traffic's least work). */
+int cost_floor_check(cost_model_t *cm, const cost_step_t *in, char *err, size_t n);
+/* Bounds on (1, the default) or off (0: the laws' prices as they are; for tests). */
+void cost_profile_set_bounds(cost_model_t *cm, int on);
+/* An item's roofline floor (seconds, x count) by a model cost_profile_new made; 0 without one. */
+double cost_profile_item_floor(cost_model_t *cm, const cost_item_t *it);
+/* What the physical bounds of a model cost_profile_new made (cost_profile.c: roofline floor,
+ * efficiency cap outside the envelope) moved so far: items raised to their floor and the
+ * seconds added, items capped and the seconds removed (0 for any other model). */
+void cost_profile_bounds(const cost_model_t *cm, long *n_floor, double *s_floor, long *n_cap, double *s_cap);
 /* The envelope warnings of a model cost_profile_new made (one line each, "" when none) into
  * buf, for a caller that prints them with its run's output (the runs of a sweep finish in any
  * order); the model then prints nothing of them when freed.  0, or -1 when buf was too small

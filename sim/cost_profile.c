@@ -16,6 +16,7 @@
 #include "cost.h"
 #include "cost_grid.h"
 #include "heat.h"
+#include "hwcat.h"
 #include "law.h"
 
 typedef struct {
@@ -46,7 +47,36 @@ typedef struct {
     int env_taken;                /* the warnings were handed to the caller (cost_profile_envelope_warnings) */
     const hw_link_t *link;        /* the all-reduce's ring where the profile has no law (hwcat.h) */
     int tp;
+    /* bounds (bound_item): the card's peaks, each law's efficiency at its top measured points,
+     * and what the bounds moved */
+    double pk_flops, pk_flops8, pk_bw;
+    const char *pk_from;          /* "datasheet" or "measured" */
+    double (**pe)[2];             /* per law: its points' (floor, measured time), ascending in floor (NULL: none) */
+    int *npe;
+    long n_floor, n_cap;
+    double s_floor, s_cap;        /* seconds the floor added, the cap removed (pass 1) */
+    double all_s;                 /* every item's seconds (pass 1), for the bounds' share */
+    int no_bounds;                /* cost_profile_set_bounds(cm, 0): the laws' prices as they are */
+    int last_bound;               /* pm_item's last item: 0 as priced, 1 raised to its floor, 2 capped */
+    double last_raw;              /*   and its price before */
 } pm_t;
+
+/* Extrapolation bounded by physics.  Every item is priced at least at its roofline floor,
+ * max(FLOPs / peak, bytes / bandwidth) with cost_item_traffic's least work and the card's
+ * datasheet peaks (hwcat.h, the profile's GPU recognised by hw_gpu_match; else the profile's
+ * measured ceilings).  An item priced outside the profile's measured envelope is also priced
+ * at most at 1 / BOUND_SLACK times what its law's nearest measured points would take at its
+ * size: the points whose floor lies within a factor BOUND_NEAR of the item's (for an item past
+ * every point, or before every point: within BOUND_NEAR of the largest, or smallest, floor);
+ * each point's time scaled by the item's floor over the point's where the item is the larger
+ * (the item runs at the point's roofline efficiency), its time as it is where the item is the
+ * smaller; the largest of these.  In words: an extrapolated item's achieved rate may not fall
+ * below half the lowest rate its law achieved at measured points of its size, nor a small
+ * item cost more than twice a measured point of its size.  Inside the envelope the floor alone
+ * applies, and measured points lie above it (physics; tests/check_bounds.c), so in-envelope
+ * prices do not move. */
+#define BOUND_SLACK 0.5
+#define BOUND_NEAR 4.0
 
 /* The point row an item would be, in its law's columns: 1, or 0 if it has none (a
  * batch of unlike rows). */
@@ -291,6 +321,8 @@ typedef struct {
 } pm_ctx_t;
 
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp);
+static int env_outside(const pm_t *pm, int li, const cost_item_t *it, char *why, size_t n);
+static int law_keys_attn_shape(const prof_law_t *l);
 static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o);
 
 /* The kernel cuBLAS would pick for a GEMM item, where the gemm law's points record it
@@ -333,7 +365,7 @@ static int gemm_choice(pm_t *pm, const prof_law_t *l, const cost_item_t *it)
 
 /* One item's calibrated seconds (x count); *grid: priced from measured points; *lp its
  * law (NULL when the profile has none and the item is optional).  0 / -1 (err set). */
-static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
+static int pm_item_raw(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
 {
     pm_t *pm = cm->impl;
     char name[64];
@@ -412,6 +444,73 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
                                                                           : grid_price(pm, (int)(l - pm->p->laws), it, feat, kv, &t);
     if (!*grid) t = prof_eval(l, feat);
     *sec = (t > 0 ? t : 0) * it->count;
+    return 0;
+}
+
+/* An item's roofline floor in seconds (x count; 0: none): the routed experts' busiest group,
+ * which prices the layer's grouped GEMM with gemm.moe.fp16, by every token's top-k experts. */
+static double item_floor(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double *run)
+{
+    *run = 0;
+    if (!(pm->pk_flops > 0) || !(pm->pk_bw > 0)) return 0;
+    double fl, by, n = it->count;
+    if (it->kind == CI_GEMM && it->moe && l && l->name[0] == 'g' && !strcmp(l->name, "gemm.moe.fp16")) {
+        if (it->moe != 2) return 0;
+        double topk = pm->m->moe_topk;
+        fl = 2.0 * it->tokens * topk * it->n * it->k;
+        by = topk * it->n * it->k * it->wb;
+        n = it->count / it->experts;
+    } else {
+        cost_item_traffic(it, pm->m, &pm->r, &fl, &by);
+    }
+    double pf = it->kind == CI_GEMM && it->wb <= 1 && pm->pk_flops8 > 0 ? pm->pk_flops8 : pm->pk_flops;
+    *run = fmax(fl / pf, by / pm->pk_bw);
+    return *run * n;
+}
+
+/* The most an item of floor f (one run) may cost by law li's nearest measured points (the rule
+ * above): each point's time scaled to the item's floor where the item is the larger (the
+ * point's rate), its time as it is where the item is the smaller, the largest of them over
+ * BOUND_SLACK; 0 when the law has no point to bound it by. */
+static double near_cap(const pm_t *pm, int li, double f)
+{
+    if (!pm->pe || !pm->pe[li] || pm->npe[li] < 1) return 0;
+    const double (*pe)[2] = pm->pe[li];
+    int n = pm->npe[li];
+    double lo = f / BOUND_NEAR, hi = f * BOUND_NEAR;
+    if (f > pe[n - 1][0]) lo = pe[n - 1][0] / BOUND_NEAR;
+    if (f < pe[0][0]) hi = pe[0][0] * BOUND_NEAR;
+    double cap = 0;
+    for (int i = 0; i < n; i++)
+        if (pe[i][0] >= lo && pe[i][0] <= hi) cap = fmax(cap, pe[i][1] * fmax(1, f / pe[i][0]));
+    return cap / BOUND_SLACK;
+}
+
+/* One item's bounded seconds (x count): the raw price, raised to the floor, and outside the
+ * envelope capped by the law's efficiency (the rule above bound_item's definitions).
+ * *outside: the item lies outside the envelope (why filled). */
+static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
+{
+    pm_t *pm = cm->impl;
+    if (pm_item_raw(cm, it, sec, grid, lp) < 0) return -1;
+    pm->last_bound = 0;
+    pm->last_raw = *sec;
+    if (!(*sec > 0) || pm->no_bounds) return 0;
+    double run, f = item_floor(pm, it, *lp, &run);
+    if (!(f > 0)) return 0;
+    int li = *lp ? (int)(*lp - pm->p->laws) : -1;
+    char why[192];
+    double cap;
+    if (li >= 0 && (cap = near_cap(pm, li, run) * f / run) > 0 && env_outside(pm, li, it, why, sizeof why)) {
+        if (*sec > cap) {
+            *sec = cap;
+            pm->last_bound = 2;
+        }
+    }
+    if (*sec < f) {
+        *sec = f;
+        pm->last_bound = 1;
+    }
     return 0;
 }
 
@@ -790,12 +889,22 @@ static int pm_price(void *vctx, const cost_item_t *it)
     int grid;
     const prof_law_t *l;
     if (pm_item(x->cm, it, &sec, &grid, &l) < 0) return -1;
+    pm_t *pm = x->cm->impl;
+    int bound = pm->last_bound;
+    double raw = pm->last_raw;
     if (x->pass == 0) {
         x->total += sec;
         x->heat_w += sec * item_heat((pm_t *)x->cm->impl, it, l, sec);
         return 0;
     }
-    pm_t *pm = x->cm->impl;
+    pm->all_s += sec;
+    if (bound == 1) {
+        pm->n_floor++;
+        pm->s_floor += sec - raw;
+    } else if (bound == 2) {
+        pm->n_cap++;
+        pm->s_cap += raw - sec;
+    }
     double s = sec * hot_factor(x->cm->impl, l, pm->heat_mean);
     if (pm->env) {
         char why[128];
@@ -823,6 +932,16 @@ static const char *pct(char *buf, size_t n, double share)
  * item was inside, or the profile records no envelope. */
 static void env_write(const pm_t *pm, FILE *f)
 {
+    /* the floor: where it moved at least 0.1% of step time (a law a hair under physics at a
+     * few items is no news) */
+    if (pm->n_floor && pm->s_floor >= 1e-3 * pm->all_s)
+        fprintf(f, "warning: %s: %ld items priced at their roofline floor (%s peaks of %s), %.4g s (%.1f%% of step time)"
+                " above what their laws gave\n", pm->p->path, pm->n_floor, pm->pk_from, pm->p->gpu, pm->s_floor,
+                100 * pm->s_floor / pm->all_s);
+    if (pm->n_cap)
+        fprintf(f, "warning: %s: %ld items outside the envelope capped at %g x what their law's nearest measured points"
+                " take at their size, %.4g s below their laws' extrapolation\n", pm->p->path, pm->n_cap, 1 / BOUND_SLACK,
+                pm->s_cap);
     if (!pm->env || !(pm->total_s > 0)) return;
     double out = 0;
     for (int li = 0; li < pm->p->nlaws; li++) {
@@ -856,6 +975,74 @@ void cost_profile_envelope_quiet(cost_model_t *cm)
     if (cm && cm->step == pm_step) ((pm_t *)cm->impl)->env_taken = 1;
 }
 
+typedef struct {
+    cost_model_t *cm;
+    char *err;
+    size_t n;
+} floor_ctx_t;
+
+static int floor_item(void *vctx, const cost_item_t *it)
+{
+    floor_ctx_t *x = vctx;
+    pm_t *pm = x->cm->impl;
+    double sec;
+    int grid;
+    const prof_law_t *l;
+    if (pm_item(x->cm, it, &sec, &grid, &l) < 0) return -1;
+    double run, f = item_floor(pm, it, l, &run);
+    sec *= hot_factor(pm, l, pm->heat_mean);
+    if (sec > 0 && sec < f * (1 - 1e-12)) {
+        char nm[64];
+        snprintf(x->err, x->n, "invariant violated: item %s priced %.6g s, under its roofline floor %.6g s",
+                 cost_item_law(it, nm, sizeof nm), sec, f);
+        return -1;
+    }
+    return 0;
+}
+
+int cost_floor_check(cost_model_t *cm, const cost_step_t *in, char *err, size_t n)
+{
+    if (!cm || cm->step != pm_step) return 0;
+    pm_t *pm = cm->impl;
+    floor_ctx_t x = { cm, err, n };
+    long nf = pm->n_floor, nc = pm->n_cap;
+    double sf = pm->s_floor, sc = pm->s_cap;
+    int rc = cost_enumerate(pm->m, &pm->r, in, floor_item, &x);
+    pm->n_floor = nf;   /* a check, not a pricing: the counts stay the run's */
+    pm->n_cap = nc;
+    pm->s_floor = sf;
+    pm->s_cap = sc;
+    return rc < 0 ? -1 : 0;
+}
+
+void cost_profile_set_bounds(cost_model_t *cm, int on)
+{
+    if (cm && cm->step == pm_step) ((pm_t *)cm->impl)->no_bounds = !on;
+}
+
+double cost_profile_item_floor(cost_model_t *cm, const cost_item_t *it)
+{
+    if (!cm || cm->step != pm_step) return 0;
+    pm_t *pm = cm->impl;
+    char name[64];
+    const char *law = cost_item_law(it, name, sizeof name);
+    const prof_law_t *l = it->kind == CI_GEMM && it->moe ? prof_find(pm->p, "gemm.moe.fp16") : prof_find(pm->p, law);
+    double run;
+    return item_floor(pm, it, l, &run);
+}
+
+void cost_profile_bounds(const cost_model_t *cm, long *n_floor, double *s_floor, long *n_cap, double *s_cap)
+{
+    *n_floor = *n_cap = 0;
+    *s_floor = *s_cap = 0;
+    if (!cm || cm->step != pm_step) return;
+    const pm_t *pm = cm->impl;
+    *n_floor = pm->n_floor;
+    *s_floor = pm->s_floor;
+    *n_cap = pm->n_cap;
+    *s_cap = pm->s_cap;
+}
+
 double cost_profile_outside_share(const cost_model_t *cm)
 {
     if (!cm || cm->step != pm_step) return 0;
@@ -866,8 +1053,107 @@ double cost_profile_outside_share(const cost_model_t *cm)
     return out / pm->total_s;
 }
 
+/* A measured point's least work (cost_item_traffic's, from the point's columns and shape):
+ * 1, or 0 for a law it does not apply to. */
+static int point_traffic(const pm_t *pm, const prof_law_t *l, const double *row, double *fl, double *by)
+{
+    const law_form_t *f = law_find(l->name);
+    if (!f) return 0;
+    const profile_t *p = pm->p;
+    double kvb = strstr(l->name, ".fp8") ? 1 : 2;
+    double qh = pm->r.q_heads, kvh = pm->r.kv_heads, D = pm->m->head_dim;
+    if (p->has_envelope && p->env_head_dim > 0) {  /* points without shape columns: the envelope's shape */
+        qh = p->env_q_heads;
+        kvh = p->env_kv_heads;
+        D = p->env_head_dim;
+    }
+    switch (f->family) {
+    case LF_PREFILL: case LF_DECODE_XQA: case LF_DECODE_SCALAR: {
+        if (law_keys_attn_shape(l)) {
+            qh = row[ATTN_COL_Q_HEADS];
+            kvh = row[ATTN_COL_KV_HEADS];
+            D = row[ATTN_COL_HEAD_DIM];
+        }
+        double rows = row[ATTN_COL_ROWS], q = row[ATTN_COL_Q], L = row[ATTN_COL_SEQ_LEN];
+        *fl = rows * 4.0 * qh * q * (L - q / 2) * D;
+        *by = rows * 2.0 * L * kvh * D * kvb;
+        return 1;
+    }
+    case LF_VARLEN: {
+        double dr = row[VARLEN_COL_DECODE_ROWS], ctx = row[VARLEN_COL_CTX], ch = row[VARLEN_COL_CHUNKS],
+               cq = row[VARLEN_COL_CHUNK_Q], cp = row[VARLEN_COL_CHUNK_PREFIX];
+        *fl = dr * 4.0 * qh * ctx * D + ch * 4.0 * qh * cq * (cp + cq / 2) * D;
+        *by = (dr * ctx + ch * (cp + cq)) * 2.0 * kvh * D * 2;
+        return 1;
+    }
+    case LF_GEMM: {
+        double m = row[GEMM_COL_M], n = row[GEMM_COL_N], k = row[GEMM_COL_K], wb = row[GEMM_COL_WB];
+        *fl = 2 * m * n * k;
+        *by = n * k * wb + m * (k + n);
+        return 1;
+    }
+    case LF_MOE: {
+        double t = row[MOE_COL_TOKENS], topk = row[MOE_COL_TOPK], n = row[MOE_COL_N], k = row[MOE_COL_K];
+        *fl = 2.0 * t * topk * n * k;
+        *by = topk * n * k * 2;
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+static int cmp_pe(const void *va, const void *vb)
+{
+    const double *a = va, *b = vb;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* The card's peaks and every law's points' (floor, time) (pm->pe).  0 / -1. */
+static int bounds_init(pm_t *pm)
+{
+    const profile_t *p = pm->p;
+    const hw_gpu_t *g = hw_gpu_match(p->gpu);
+    if (g) {
+        pm->pk_flops = g->fp16_flops;
+        pm->pk_flops8 = g->fp8_flops;
+        pm->pk_bw = g->mem_bw;
+        pm->pk_from = "datasheet";
+    } else {
+        pm->pk_flops = p->peak_fp16_tflops * 1e12;
+        pm->pk_bw = p->mem_bw_gbs * 1e9;
+        pm->pk_from = "measured";
+    }
+    if (!(pm->pk_flops > 0) || !(pm->pk_bw > 0) || p->nlaws < 1) return 0;
+    pm->pe = calloc((size_t)p->nlaws, sizeof *pm->pe);
+    pm->npe = calloc((size_t)p->nlaws, sizeof *pm->npe);
+    if (!pm->pe || !pm->npe) return -1;
+    for (int li = 0; li < p->nlaws; li++) {
+        const prof_law_t *l = &p->laws[li];
+        double fl, by;
+        for (int i = 0; i < l->npts; i++) {
+            const double *row = l->pts + (size_t)i * l->ncols;
+            double t = row[l->ncols - 1];
+            if (!point_traffic(pm, l, row, &fl, &by) || !(t > 0)) continue;
+            double pf = l->ncols > GEMM_COL_WB && law_find(l->name)->family == LF_GEMM && row[GEMM_COL_WB] <= 1 &&
+                                pm->pk_flops8 > 0 ? pm->pk_flops8 : pm->pk_flops;
+            double f = fmax(fl / pf, by / pm->pk_bw);
+            if (!(f > 0)) continue;
+            if (!pm->pe[li] && !(pm->pe[li] = calloc((size_t)l->npts, sizeof *pm->pe[li]))) return -1;
+            pm->pe[li][pm->npe[li]][0] = f;
+            pm->pe[li][pm->npe[li]][1] = t;
+            pm->npe[li]++;
+        }
+        if (pm->npe[li] > 1) qsort(pm->pe[li], (size_t)pm->npe[li], sizeof *pm->pe[li], cmp_pe);
+    }
+    return 0;
+}
+
 static void env_free(pm_t *pm)
 {
+    if (pm->pe)
+        for (int li = 0; li < pm->p->nlaws; li++) free(pm->pe[li]);
+    free(pm->pe);
+    free(pm->npe);
     free(pm->lo);
     free(pm->hi);
     free(pm->nk);
@@ -1115,6 +1401,10 @@ cost_model_t *cost_profile_new_link(const profile_t *p, const model_t *m, int tp
     }
     pm->link = link;
     pm->tp = tp;
+    if (bounds_init(pm) < 0) {
+        snprintf(err, COST_ERR_MAX, "out of memory");
+        goto fail;
+    }
     if (cost_grid_build(&pm->grid, p->laws, p->nlaws) < 0 || env_init(pm, tp) < 0) {
         snprintf(err, COST_ERR_MAX, "out of memory");
         goto fail;

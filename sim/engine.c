@@ -1308,6 +1308,10 @@ int engine_run(engine_t *e)
                      e->cost->name, e->cost->err);
             return -1;
         }
+#ifdef PACESIM_DEBUG
+        /* no item priced below its roofline floor (cost_profile.c's bounds) */
+        if (cost_floor_check(e->cost, &cin, e->err, ENG_ERR_MAX) < 0) return -1;
+#endif
         rec.dt = rec.cost.total;
         if (!(rec.dt > 0) || !isfinite(rec.dt)) {
             snprintf(e->err, ENG_ERR_MAX, "%s: cost model gave a non-positive step time (%g s) at step %ld",

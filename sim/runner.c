@@ -514,7 +514,7 @@ void report_csv_header_ex(FILE *f, const report_cols_t *c)
 {
     fprintf(f, "scenario,file,profile,tp,block,kv_cache_dtype,num_speculative_tokens,max_num_batched_tokens,"
                "max_num_seqs,PACE_STEPS,PREFIX_DECODE_ROWS,SMALLQ_DECODE_MAX_Q,D256_BM32_ANY_PAGE,seed,"
-               "steps,steps_decode,steps_mixed,steps_prefill,preemptions,makespan_s");
+               "steps,steps_decode,steps_mixed,steps_prefill,preemptions,makespan_s,envelope_outside_share");
     if (c->serve) {
         for (int i = 0; i < NSERVE_COLS; i++) fprintf(f, ",%s", serve_cols[i]);
         if (c->goodput) fputs(",request_goodput,goodput_share", f);
@@ -561,6 +561,7 @@ void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c)
             r->sum.steps, r->sum.steps_by_type[STEP_DECODE_ONLY], r->sum.steps_by_type[STEP_MIXED],
             r->sum.steps_by_type[STEP_PREFILL_ONLY], r->sum.preemptions);
     report_num(f, r->sum.makespan);
+    csv_num(f, r->env_outside);
     if (c->serve) {
         const serve_summary_t *v = &r->serve;
         int has = r->has_serve;
