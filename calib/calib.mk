@@ -3,7 +3,8 @@
 # assembly, fits) against a fake timer -- no GPU, no nvcc.
 # With nvcc: bin/calib (calib.c + calib_gpu.cu + kernels/libattn.a + cuBLAS), and
 #   make calib [GPU=h200] [CALIB_MODEL=...] [CALIB_TP=1] [CALIB_ARGS=--smoke]
-# which writes calib/profiles/$(GPU).yaml.  CALIB_STATIC=1 links GSL and libyaml
+# which writes calib/profiles/$(GPU).yaml (CALIB_TP > 1: with the all-reduce law where the host has
+# the GPUs and NCCL).  CALIB_STATIC=1 links GSL and libyaml
 # statically, for a binary that runs on a machine without them.
 # Without nvcc nothing here touches the CPU build.
 .PHONY: calib
@@ -53,9 +54,24 @@ bin/calib: $(BUILD)/calib/main.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUBLAS_LIBS) $(CUDA_LIBS) $(if $(filter 1,$(CALIB_STATIC)),$(LIBS_STATIC),$(LIBS))
 
 test-cuda: bin/calib
+# CALIB_TP > 1: the all-reduce law too, where this host has CALIB_TP GPUs and NCCL (nccl.h): bin/calib_allreduce
+# (calib/allreduce.mk) times NCCL's all-reduce across them and merges its law into the profile; else
+# a note says why it was not measured (a TP > 1 profile without it is refused by a run at that TP)
 calib: bin/calib
 	@mkdir -p calib/profiles
 	./bin/calib --model $(CALIB_MODEL) --tp $(CALIB_TP) --out calib/profiles/$(GPU).yaml $(CALIB_ARGS)
+ifneq ($(CALIB_TP),1)
+	@n=$$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); \
+	if [ "$$n" -lt $(CALIB_TP) ]; then \
+	  echo "calib: TP$(CALIB_TP) but $$n GPU(s) on this host: the all-reduce law not measured (calib/profiles/$(GPU).yaml has none)"; \
+	elif [ -z "$(NCCL_INC)" ]; then \
+	  echo "calib: no nccl.h (libnccl-dev): the all-reduce law not measured; install it and run make calib again"; \
+	else \
+	  $(MAKE) --no-print-directory bin/calib_allreduce && \
+	  ./bin/calib_allreduce --gpus $(CALIB_TP) --model $(CALIB_MODEL) --profile calib/profiles/$(GPU).yaml \
+	      --out calib/profiles/$(GPU).yaml; \
+	fi
+endif
 else
 calib:
 	@echo "calib: nvcc not found; bin/calib needs the CUDA toolkit (and a GPU to run)"; exit 1

@@ -6,7 +6,8 @@
 # each BIN as cuobjdump ($CUOBJDUMP) reads its fatbin: it must hold sm_70 SASS (ELF) and no code for
 # another GPU, and every kernel it carries must be one of the reports above with the same
 # registers (the SASS linked is the SASS checked); per binary its kernel count and largest figures
-# (registers, static shared memory, stack frame: spills land there).
+# (registers, static shared memory, stack frame: spills land there). Last the CUDA libraries the
+# binaries link (cuBLAS, NCCL, as ldd finds them): each must hold sm_70 SASS.
 launches=$1 known=$2 logs=$3
 shift 3
 : "${CUOBJDUMP:?}"
@@ -55,8 +56,15 @@ for bin in "$@"; do
             exit bad ? 1 : 0
         }' || bad=1
 done
+# the CUDA libraries they link (cuBLAS, NCCL): sm_70 SASS in each
+echo "== the CUDA libraries they link (cuobjdump --list-elf)"
+for lib in $(for bin in "$@"; do ldd "$bin" 2>/dev/null; done | awk '$1 ~ /^lib(cublas|cublasLt|nccl)\.so/ { print $3 }' | sort -u); do
+    n70=$("$CUOBJDUMP" --list-elf "$lib" 2>/dev/null | grep -c '\.sm_70\.cubin$')
+    printf '%-60s %5d sm_70 ELF images%s\n' "$lib" "$n70" "$([ "$n70" -gt 0 ] || echo '  NONE: no sm_70 code')"
+    [ "$n70" -gt 0 ] || bad=1
+done
 if [ "$bad" = 0 ]; then
-    echo "gpu-sm70: $# binaries hold sm_70 SASS only, every kernel as ptxas reported it; no spill beyond kernels/sm70_spills.txt"
+    echo "gpu-sm70: $# binaries hold sm_70 SASS only, every kernel as ptxas reported it, no spill beyond kernels/sm70_spills.txt; their cuBLAS and NCCL hold sm_70 SASS"
 else
     echo "gpu-sm70: FAILED (above)"
 fi
