@@ -56,7 +56,7 @@ bin/calib: $(BUILD)/calib/main.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o
 test-cuda: bin/calib
 # CALIB_TP > 1: the all-reduce law too, where this host has CALIB_TP GPUs and NCCL (nccl.h): bin/calib_allreduce
 # (calib/allreduce.mk) times NCCL's all-reduce across them and merges its law into the profile; else
-# a note says why it was not measured (a TP > 1 profile without it is refused by a run at that TP)
+# a note says why it was not measured (a run at that TP then prices the all-reduces from a link's datasheet)
 calib: bin/calib
 	@mkdir -p calib/profiles
 	./bin/calib --model $(CALIB_MODEL) --tp $(CALIB_TP) --out calib/profiles/$(GPU).yaml $(CALIB_ARGS)

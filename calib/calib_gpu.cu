@@ -1223,7 +1223,15 @@ static void gpu_destroy(calib_timer_t *t)
 extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
 {
     if (!attn_gpu_available()) {
-        snprintf(err, 256, "no usable CUDA device");
+        int n = 0;
+        cudaError_t e = cudaGetDeviceCount(&n);   /* why: no GPU, or a driver older than this runtime */
+        int rt = 0, drv = 0;
+        cudaRuntimeGetVersion(&rt);
+        cudaDriverGetVersion(&drv);
+        snprintf(err, 256, "no usable CUDA device (%s; runtime %d.%d, driver's CUDA %d.%d)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "none found", rt / 1000, rt % 1000 / 10, drv / 1000,
+                 drv % 1000 / 10);
+        cudaGetLastError();
         return NULL;
     }
     calib_timer_t *t = (calib_timer_t *)calloc(1, sizeof *t);

@@ -8,9 +8,11 @@
  *   items      the reference experiment as the simulator runs it (its own profile and
  *              scheduler): every item of every step (cost_enumerate) priced by A and by B as
  *              the simulator prices it (cost_profile_item: the measured points where they
- *              hold the item, else the law); per law the items, the seconds A and B give
- *              them, B / A and the share of them priced from points; an item whose law a
- *              profile lacks is priced by its fallback (cost_law_fallback) or counted as
+ *              hold the item, else the law, at the card's heat the profile's own run of
+ *              these steps would have); per law the items, the seconds A and B give them,
+ *              B / A and the share of them priced from points; beside, the steps priced
+ *              whole by each model (the same sum); a profile whose model refuses the scenario
+ *              prices an item by its law (or its fallback, cost_law_fallback) or counts it
  *              unpriced;
  *   envelope   the shapes each profile measured, and per law its points' ranges.
  * "no difference" when all four agree. */
@@ -22,6 +24,7 @@
 
 #include "cost.h"
 #include "engine.h"
+#include "hwcat.h"
 #include "law.h"
 #include "model.h"
 #include "profile.h"
@@ -43,12 +46,14 @@ typedef struct cmp_run {
     const profile_t *p[2];
     cost_hw_t hw[2];
     char why[2][COST_ERR_MAX];    /* why pm[i] is NULL */
+    char link[2][32];             /* the link its all-reduces are priced over ("" none) */
     const model_t *m;
     model_rank_t r;
     cmp_law_t law[CMP_MAX_LAWS];
     int nlaw, overflow;
     long steps;
     double step_sec[2];           /* the steps' items summed, per profile */
+    double whole_sec[2];          /* the steps priced whole by each profile's model */
 } cmp_run_t;
 
 static int same(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
@@ -109,6 +114,17 @@ static int cmp_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o
         return -1;
     }
     c->steps++;
+    /* each profile's model prices the step whole first, as a run priced by it would: its state
+     * (the card's heat over this step) is then the one its items are priced at below */
+    for (int i = 0; i < 2; i++) {
+        cost_breakdown_t b;
+        if (!c->pm[i]) continue;
+        if (c->pm[i]->step(c->pm[i], in, &b) < 0) {
+            snprintf(cm->err, sizeof cm->err, "%s: %s", c->p[i]->path, c->pm[i]->err);
+            return -1;
+        }
+        c->whole_sec[i] += b.total;
+    }
     return cost_enumerate(c->m, &c->r, in, on_item, c);
 }
 
@@ -225,6 +241,10 @@ static int print_items(FILE *o, const cmp_run_t *c, const char *scn)
     fprintf(o, "items of %s (%ld steps, as the simulator runs it with its own profile), each priced by A and B\n",
             scn, c->steps);
     for (int i = 0; i < 2; i++)
+        if (c->pm[i] && c->link[i][0])
+            fprintf(o, "   %s: no all-reduce law: its all-reduces priced over %s by the link's datasheet (docs/hardware.md)\n",
+                    i ? "B" : "A", c->link[i]);
+    for (int i = 0; i < 2; i++)
         if (!c->pm[i])
             fprintf(o, "   %s: its cost model does not take this scenario (%s): its items priced by their laws\n",
                     i ? "B" : "A", c->why[i]);
@@ -243,6 +263,10 @@ static int print_items(FILE *o, const cmp_run_t *c, const char *scn)
     }
     fprintf(o, "   %-34s %12s %12.6g %12.6g", "all items", "", c->step_sec[0], c->step_sec[1]);
     ratio(o, c->step_sec[0], c->step_sec[1]);
+    fprintf(o, "\n   %-34s %12s", "the steps priced whole", "");
+    for (int i = 0; i < 2; i++)
+        if (c->pm[i]) fprintf(o, " %12.6g", c->whole_sec[i]);
+        else fprintf(o, " %12s", "-");
     fprintf(o, "\n   %d of %d laws' items priced otherwise (*)%s\n", d, c->nlaw,
             c->overflow ? "; more laws than listed (the rest left out)" : "");
     return d;
@@ -347,7 +371,15 @@ int profile_compare_cmd(int argc, char **argv, FILE *out)
     for (int i = 0; i < 2; i++) {
         char cerr[COST_ERR_MAX];
         c->hw[i] = cost_hw_of(c->p[i]);
-        c->pm[i] = cost_profile_new(c->p[i], &s->model, tp, cerr);   /* NULL: priced by the laws alone */
+        /* as the simulator builds it (sim/setup.c): a profile without an all-reduce law at TP > 1
+         * prices the all-reduces over the scenario's link, else its GPU's catalogue link */
+        const hw_link_t *link = NULL;
+        if (tp > 1 && !prof_find(c->p[i], "allreduce")) {
+            const hw_gpu_t *g = hw_gpu_match(c->p[i]->gpu);
+            link = s->link ? s->link : g ? hw_link_find(g->link) : NULL;
+            if (link) snprintf(c->link[i], sizeof c->link[i], "%s", link->name);
+        }
+        c->pm[i] = cost_profile_new_link(c->p[i], &s->model, tp, link, cerr);   /* NULL: priced by the laws alone */
         if (!c->pm[i]) snprintf(c->why[i], sizeof c->why[i], "%s", setup_msg_line(cerr, sizeof cerr));
         if (c->pm[i]) cost_profile_envelope_quiet(c->pm[i]);
     }

@@ -2,8 +2,9 @@
 # profile_compare.sh: `pacesim profile A.yaml --compare B.yaml` on the two shipped profiles.
 #   - each against itself: exit 0, "no difference", no line marked as differing
 #   - H200 against V100: the metadata, the laws only one of them has, coefficients that differ;
-#     the items of the reference experiment priced by the V100 profile (its own) sum to the
-#     step times `pacesim run --steps` gives it, and swapping A and B swaps the two prices
+#     the items of the reference experiment priced one by one sum to the steps each model prices
+#     whole; priced by the V100 profile (its own) to the step times `pacesim run --steps` gives
+#     it; swapping A and B swaps the two prices
 #   - bad input: exit 2 and one line on stderr
 set -u
 cd "$(dirname "$0")/.."
@@ -36,8 +37,12 @@ for l in attn.prefill_splitd.fp16 allreduce; do
 done
 ok "H200 vs V100: gemm's coefficients differ" 'grep -q "^   gemm  *points 318 / 0, .*: coefficients differ" "$tmp/hv"'
 ok "H200 vs V100: summary" 'tail -1 "$tmp/hv" | grep -q "^differences: metadata 13, laws 18 (3 only in A, 2 only in B)"'
-ok "H200 vs V100: the H200 model refuses TP2 (no all-reduce law), said so" \
-   'grep -q "^   A: its cost model does not take this scenario (.*no law \"allreduce\"" "$tmp/hv"'
+ok "H200 vs V100: the H200 profile's all-reduces over its GPU's link, said so" \
+   'grep -q "^   A: no all-reduce law: its all-reduces priced over nvlink4 by the link.s datasheet" "$tmp/hv"'
+# the items priced one by one sum to the steps each model prices whole
+ok "H200 vs V100: the items sum to the steps priced whole, for A and for B" \
+   '[ "$(awk "\$1 == \"all\" && \$2 == \"items\" { print \$3, \$4 }" "$tmp/hv")" = \
+      "$(awk "\$2 == \"steps\" && \$3 == \"priced\" && \$4 == \"whole\" { print \$5, \$6 }" "$tmp/hv")" ]'
 # the V100 profile is the reference experiment's own: its prices of the items are the run's step times
 "$P" run scenarios/default.yaml --steps "$tmp/steps.csv" --quiet > /dev/null
 run_s=$(awk -F, 'NR > 1 { s += $3 } END { printf "%.6g", s }' "$tmp/steps.csv")

@@ -79,6 +79,7 @@ check-asan: $(ASAN_DIR)/bin/pacesim $(ASAN_DIR)/bin/check_alloc $(ASAN_SUITES)
 	@fail=0; for t in $(ASAN_SUITES) $(ASAN_DIR)/bin/check_alloc; do \
 	  echo "== asan $$t"; $(ASAN_ENV) PACESIM=$(ASAN_DIR)/bin/pacesim CK_FORK=no ./$$t || fail=1; done; \
 	echo "== asan bad inputs"; $(ASAN_ENV) PACESIM=$(ASAN_DIR)/bin/pacesim tests/bad_inputs.sh || fail=1; \
+	echo "== asan profile --compare"; $(ASAN_ENV) PACESIM=$(ASAN_DIR)/bin/pacesim tests/profile_compare.sh || fail=1; \
 	echo "== asan reference scenarios"; \
 	$(ASAN_ENV) ./$(ASAN_DIR)/bin/pacesim run --quiet $(REF_SCENARIOS) || fail=1; \
 	echo "== asan stress: 3000 Poisson requests, KV pressure (preemptions), pacing"; \
