@@ -88,9 +88,11 @@ struct kvpool_seq {
     long cur_off;
     long hit;                     /* the last lookup's hit, tokens */
     int started;                  /* holds blocks (allocated since admission) */
-    long ncached[KVPOOL_MAX_GROUPS];
-    atab_t at[KVPOOL_MAX_GROUPS];
-    mtab_t mt[KVPOOL_MAX_GROUPS];
+    /* one entry a group of the pool (ngroups), in the same allocation: a sequence waiting in
+     * a long queue costs its tables for the groups there are, not for KVPOOL_MAX_GROUPS */
+    long *ncached;
+    atab_t *at;
+    mtab_t *mt;
 };
 
 /* ---- hashing ------------------------------------------------------------------------ */
@@ -425,8 +427,12 @@ static void seq_reset(kvpool_seq_t *s)
 
 kvpool_seq_t *kvpool_seq_new(const kvpool_t *p, const kvpool_content_t *c, long prompt_tokens)
 {
-    kvpool_seq_t *s = calloc(1, sizeof *s);
+    int ng = p->cfg.ngroups;
+    kvpool_seq_t *s = calloc(1, sizeof *s + (size_t)ng * (sizeof *s->ncached + sizeof *s->at + sizeof *s->mt));
     if (!s) return NULL;
+    s->at = (atab_t *)(s + 1);                  /* 8-byte aligned members throughout */
+    s->mt = (mtab_t *)(s->at + ng);
+    s->ncached = (long *)(s->mt + ng);
     if (c->nruns > 0) {
         s->runs = malloc((size_t)c->nruns * sizeof *s->runs);
         if (!s->runs) { free(s); return NULL; }
@@ -446,7 +452,7 @@ void kvpool_seq_free(kvpool_t *p, kvpool_seq_t *s)
 {
     if (!s) return;
     if (p && s->started) kvpool_release(p, s);
-    for (int g = 0; g < KVPOOL_MAX_GROUPS; g++) free(s->at[g].ids);
+    for (int g = 0; g < s->ngroups; g++) free(s->at[g].ids);
     free(s->hash);
     free(s->runs);
     free(s);
