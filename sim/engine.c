@@ -23,7 +23,7 @@ enum { SRC_POISSON = 1, SRC_TRACE = 2 };
 #define ENG_BLOCK_DEFAULT 16      /* vLLM's block size for a model with no GDN layers */
 #define ENG_MAX_TIME_S 1e7        /* latest arrival (116 days): the clock's double resolves 2e-9 s there, a millisecond step to 1e-6 */
 #define ENG_STEP_RTOL 1e-6        /* how much of a step's duration the clock may lose to rounding */
-#define ENG_MAX_BLOCKS 1e15       /* KV capacity cap: a profile's huge mem_gib must not overflow a long */
+#define ENG_MAX_BLOCKS ((double)SCN_MAX_GPU_BLOCKS)  /* derived KV capacity cap (scenario.h: products stay in a long) */
 
 /* ---- request pool ---------------------------------------------------------- */
 
@@ -783,6 +783,12 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
             return -1;
         }
         e->capacity = cap < ENG_MAX_BLOCKS ? (long)cap : (long)ENG_MAX_BLOCKS;
+    }
+    if (eng->prefix_pool && e->capacity > KVPOOL_MAX_BLOCKS) {
+        snprintf(e->err, ENG_ERR_MAX, "%s:%d:%d: engine: the KV cache sized from memory holds %ld blocks, more than the"
+                 " block pool's %ld (~45 bytes of state each): set engine.num_gpu_blocks", s->path, s->engine_line,
+                 s->engine_col, e->capacity, (long)KVPOOL_MAX_BLOCKS);
+        return -1;
     }
     e->sum.block_size = e->block;
     e->sum.capacity_blocks = e->capacity;

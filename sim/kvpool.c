@@ -339,7 +339,7 @@ int kvpool_cfg_check(const kvpool_cfg_t *c, const char **rule)
             n_mamba += c->kind[g] == KVPOOL_MAMBA;
         }
     if (why) ;
-    else if (c->num_blocks < 1 || c->num_blocks > INT32_MAX - 2) why = "num_blocks must be 1..2^31-3";
+    else if (c->num_blocks < 1 || c->num_blocks > KVPOOL_MAX_BLOCKS) why = "num_blocks must be 1..2^22 (4194304)";
     else if (c->block_size < 1) why = "block_size must be positive";
     else if (c->mamba_spec_blocks < 0 || c->mamba_spec_blocks > KVPOOL_MAX_SPEC) why = "mamba_spec_blocks must be 0..8";
     else if (n_mamba > 0 && !c->mamba_align && c->enable_caching)

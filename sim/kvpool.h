@@ -27,6 +27,7 @@
 
 #define KVPOOL_MAX_GROUPS 16
 #define KVPOOL_MAX_SPEC   8
+#define KVPOOL_MAX_BLOCKS (1L << 22)  /* num_blocks: ~45 bytes of state each, allocated at create */
 #define KVPOOL_RETAIN_ALL (-1L)   /* prefix_cache_retention_interval = None */
 
 typedef enum { KVPOOL_ATTN = 0, KVPOOL_MAMBA = 1, KVPOOL__KINDS } kvpool_kind_t;

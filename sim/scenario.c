@@ -68,6 +68,7 @@
  * hash index and cycles found in one pass, so loading is linear in the requests.
  * Models must pass model_check() (derived shapes that fit their types). */
 #include "scenario.h"
+#include "kvpool.h"
 #include "hwcat.h"
 
 #include <ctype.h>
@@ -373,12 +374,12 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     if (yd_strict_map(e, m, ep, engine_keys) ||
         yd_get_int(e, m, ep, "max_num_batched_tokens", YD_OPT, POS, &g->max_num_batched_tokens) < 0 ||
         yd_get_int(e, m, ep, "max_num_seqs", YD_OPT, POS, &g->max_num_seqs) < 0 ||
-        yd_get_long(e, m, ep, "max_model_len", YD_OPT, POSL, &g->max_model_len) < 0 ||
+        yd_get_long(e, m, ep, "max_model_len", YD_OPT, 1, SCN_MAX_TOKENS, &g->max_model_len) < 0 ||
         yd_get_bool(e, m, ep, "enable_prefix_caching", YD_OPT, &g->enable_prefix_caching) < 0 ||
         yd_get_enum(e, m, ep, "kv_cache_dtype", YD_OPT, kv_names, &kv) < 0 ||
         yd_get_int(e, m, ep, "tensor_parallel_size", YD_OPT, POS, &g->tensor_parallel_size) < 0 ||
-        yd_get_int(e, m, ep, "block_size", YD_OPT, 16, INT_MAX, &g->block_size) < 0 ||
-        yd_get_long(e, m, ep, "num_gpu_blocks", YD_OPT, POSL, &g->num_gpu_blocks) < 0 ||
+        yd_get_int(e, m, ep, "block_size", YD_OPT, 16, SCN_MAX_BLOCK_SIZE, &g->block_size) < 0 ||
+        yd_get_long(e, m, ep, "num_gpu_blocks", YD_OPT, 1, SCN_MAX_GPU_BLOCKS, &g->num_gpu_blocks) < 0 ||
         yd_get_double(e, m, ep, "gpu_memory_utilization", YD_OPT, 0.0, 1.0, YD_LO_OPEN,
                       &g->gpu_memory_utilization) < 0 ||
         yd_get_node(e, m, ep, "speculative_config", YD_OPT, YD_ANY, &spec) < 0 ||
@@ -412,6 +413,11 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         g->mamba_cache_mode = (mamba_mode_t)mm;
     else
         g->mamba_cache_mode = g->scheduler == SCHED_UPSTREAM && !g->enable_prefix_caching ? MAMBA_NONE : MAMBA_ALIGN;
+    /* the pool keeps ~45 bytes of state a block, all allocated at the start */
+    if (g->prefix_pool && g->num_gpu_blocks > KVPOOL_MAX_BLOCKS)
+        return yd_fail(e, yd_map_get(m, "num_gpu_blocks"), "engine.num_gpu_blocks",
+                       "at most %ld with prefix_cache_model: pool (its state is ~45 bytes a block, allocated at"
+                       " the start: ~190 MB at the bound), got %ld", (long)KVPOOL_MAX_BLOCKS, g->num_gpu_blocks);
     if (g->prefix_pool && g->mamba_cache_mode == MAMBA_ALL)
         return yd_fail(e, yd_map_get(m, "mamba_cache_mode"), "engine.mamba_cache_mode",
                        "all is not modelled by engine.prefix_cache_model: pool (align or none)");
@@ -505,7 +511,7 @@ static int parse_env(yd_err_t *e, const yd_node_t *root, scn_env_t *v)
     if (yd_strict_map(e, m, "env", env_keys) ||
         yd_get_int(e, m, "env", env_keys[0], YD_OPT, 0, INT_MAX, &v->pace_steps) < 0 ||
         yd_get_int(e, m, "env", env_keys[1], YD_OPT, 0, 1, &v->prefix_decode_rows) < 0 ||
-        yd_get_int(e, m, "env", env_keys[2], YD_OPT, 1, INT_MAX, &v->smallq_decode_max_q) < 0 ||
+        yd_get_int(e, m, "env", env_keys[2], YD_OPT, 1, SCN_MAX_SMALLQ, &v->smallq_decode_max_q) < 0 ||
         yd_get_int(e, m, "env", env_keys[3], YD_OPT, 0, 1, &v->d256_bm32_any_page) < 0)
         return -1;
     return 0;

@@ -17,6 +17,14 @@
 #define SCN_PATH_MAX 512
 #define SCN_ERR_MAX 1024
 #define SCN_MAX_SEQS (1 << 20)       /* engine.max_num_seqs upper bound (the engine sizes arrays by it) */
+/* Token and block counts are bounded so that their products (tokens of KV = blocks x block
+ * size, prompt + output + lookahead, a request's blocks) stay far inside a long: 2^40 tokens
+ * or blocks times a block of at most 2^20 tokens is 2^60. */
+#define SCN_MAX_TOKENS     (1L << 40)  /* engine.max_model_len */
+#define SCN_MAX_GPU_BLOCKS (1L << 40)  /* engine.num_gpu_blocks (the block pool: KVPOOL_MAX_BLOCKS) */
+#define SCN_MAX_BLOCK_SIZE (1 << 20)   /* engine.block_size */
+#define SCN_MAX_SMALLQ     1024        /* VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q: a row of q <= it is priced as
+                                        * q decode rows (memory for the expansion grows with it) */
 #define SCN_MAX_WINDOWS 32           /* measure windows (a run reports at most this many) */
 #define SCN_MAX_POISSON 10000000L    /* workload.poisson.count upper bound (a burst queues them all) */
 
