@@ -168,12 +168,19 @@ static int prio_cmp(const engine_t *e, const req_t *a, const req_t *b)
  * the one of highest (priority, arrival) (vLLM: max(self.running, key=lambda r:
  * (r.priority, r.arrival_time)), the later in the list among equals).  It is moved to the
  * end of the running list. */
+static int victim_pos(const engine_t *e)
+{
+    int best = e->nrun - 1;
+    if (!priority_policy(e)) return best;
+    for (int i = e->nrun - 2; i >= 0; i--)
+        if (prio_cmp(e, &e->pool[e->running[i]], &e->pool[e->running[best]]) > 0) best = i;
+    return best;
+}
+
 static void pick_victim(engine_t *e)
 {
     if (!priority_policy(e) || e->nrun < 2) return;
-    int best = e->nrun - 1;
-    for (int i = e->nrun - 2; i >= 0; i--)
-        if (prio_cmp(e, &e->pool[e->running[i]], &e->pool[e->running[best]]) > 0) best = i;
+    int best = victim_pos(e);
     int slot = e->running[best];
     memmove(&e->running[best], &e->running[best + 1], (size_t)(e->nrun - 1 - best) * sizeof *e->running);
     e->running[e->nrun - 1] = slot;
@@ -276,9 +283,10 @@ static int sched_try(engine_t *e, int *preempted)
         int grc;
         while ((grc = grow_blocks(e, r, r->computed, seq)) < 0) {
             if (grc != -1) return -1;
-            pick_victim(e);
-            int victim = e->running[e->nrun - 1];
-            for (i_victim = 0; e->running[i_victim] != victim; i_victim++) {}
+            /* where the victim stands before preempt_last moves it to the end: a victim ahead
+             * of us has a row in this step already, which goes with it */
+            i_victim = victim_pos(e);
+            int victim = e->running[i_victim];
             if (preempt_last(e) < 0) return -1;
             (*preempted)++;
             if (victim == slot) { r = NULL; break; }

@@ -586,6 +586,47 @@ START_TEST(upstream_no_chunked_prefill)
 }
 END_TEST
 
+/* Upstream priority preemption of a victim AHEAD in the running list: its row already in
+ * this step goes with it (the victim's position taken before preempt_last moves it to the
+ * end; a kept row emitted a token for a request back in WAITING). */
+static long rows_of_waiting;
+static void no_waiting_rows(void *ctx, const engine_t *e, const step_rec_t *st)
+{
+    (void)ctx;
+    for (int i = 0; i < st->nrows; i++)
+        if (e->pool[st->rows[i].req].state == RQ_WAITING) rows_of_waiting++;
+}
+
+START_TEST(upstream_priority_victim_ahead)
+{
+    engine_t e; scenario_t s; cost_model_t *cm;
+    char path[128], err[SCN_ERR_MAX], cwd[512];
+    snprintf(path, sizeof path, "/tmp/pacesim-check-v-%d.yaml", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "name: t\nseed: 7\nmodel: %s/models/llama-3.1-8b.yaml\nhardware: {analytic: {tflops: 990, tbps: 4.8}}\n"
+               "engine: {scheduler: upstream, scheduling_policy: priority, max_num_batched_tokens: 1024,"
+               " max_num_seqs: 8, num_gpu_blocks: 14}\n"
+               "workload:\n  requests:\n"      /* 7 blocks each: B passes its 7th block first */
+               "    - {id: A, prompt_tokens: 100, output_tokens: 40, priority: 9, arrival: 0}\n"
+               "    - {id: B, prompt_tokens: 110, output_tokens: 40, priority: 0, arrival: 0.001}\n",
+            getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_msg(scn_load(path, NULL, 0, &s, err) == 0, "%s", err);
+    cm = cost_analytic_new(&s.model, 1, 990, 4.8);
+    ck_assert_ptr_nonnull(cm);
+    ck_assert_msg(engine_init(&e, &s, cm, NULL) == 0, "%s", e.err);
+    rows_of_waiting = 0;
+    e.observer = no_waiting_rows;
+    ck_assert_msg(engine_run(&e) == 0, "%s", e.err);
+    ck_assert_int_gt(e.sum.preemptions, 0);           /* A, ahead of B, is B's victim */
+    ck_assert_int_eq(rows_of_waiting, 0);
+    ck_assert_int_eq(e.sum.tokens_emitted, 80);
+    done_engine(&e, &s, cm);
+    unlink(path);
+}
+END_TEST
+
 /* Upstream, scheduling_policy priority: the waiting request of lowest priority value is
  * admitted first, whatever its arrival order. */
 START_TEST(upstream_priority_admission)
@@ -738,7 +779,7 @@ int main(void)
         CHECK_TEST(pacing_active_by_prompt_computed),
         CHECK_TEST(prefix_cache_hits_whole_blocks), CHECK_TEST(preemption_into_a_full_waiting_queue),
         CHECK_TEST(dense_chunks_by_budget), CHECK_TEST(upstream_threshold),
-        CHECK_TEST(upstream_no_chunked_prefill), CHECK_TEST(upstream_priority_admission),
+        CHECK_TEST(upstream_no_chunked_prefill), CHECK_TEST(upstream_priority_admission), CHECK_TEST(upstream_priority_victim_ahead),
         CHECK_TEST(upstream_priority_preemption),
         CHECK_TEST(pacing_gate_outlives_the_decoder), CHECK_TEST(preemption_recomputes_prompt_and_output),
         CHECK_TEST(dense_model_blocks_and_chunks)};
