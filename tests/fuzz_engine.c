@@ -10,7 +10,10 @@
  * times that, so preemption is common); MTP with mean or per-position acceptance; pacing
  * and the attention knobs; a workload of explicit requests (at times, or triggered by
  * another's tokens or events), a Poisson generator and a CSV trace; windows of every
- * kind; a stop rule, always bounded by max_steps.  One case in five is priced by a calibrated
+ * kind; upstream's scheduler (threshold, no chunking, priority policy, mamba_cache_mode), a
+ * mixture-of-experts model, and the block pool (prefix_cache_model: pool) with what only it
+ * takes: named prefixes and follow-ups of explicit requests, the Poisson generator's prefix
+ * groups and conversations, and the trace's prefix columns; a stop rule, always bounded by max_steps.  One case in five is priced by a calibrated
  * profile (calib/profiles/, with the reference model it was measured for) instead of the
  * analytic roofline.  Run from the repository root.  It is written to DIR/case.yaml (and
  * DIR/case.csv) and assembled as every command assembles it (setup.h).
@@ -67,6 +70,9 @@ static long rpick(rng_t *r, const long *v, int n) { return v[rint_in(r, 0, n - 1
 
 typedef struct {
     long prompt, cached, output;
+    int prefix;                   /* the pool: 0 none, else shares prefix P<prefix> ... */
+    long prefix_tokens;           /* ... of this many tokens (<= prompt) */
+    int priority;
     int trig;                     /* 0 at a time, 1 after ref decoded n, 2 after ref's event */
     double t, delay;
     int ref;
@@ -99,6 +105,16 @@ typedef struct {
     long max_steps;
     double max_time;
     uint64_t seed;
+    /* upstream's scheduler, the block pool and what it takes */
+    int upstream, prio, nochunk, mamba;  /* mamba: 0 unset, 1 align, 2 none */
+    long threshold;
+    int pool;                     /* prefix_cache_model: pool */
+    long pgroups, ptokens;        /* the Poisson generator's prefix groups (0 none) */
+    double pshare;
+    int conv_turns;               /* the Poisson generator's conversations (0 none) */
+    double conv_think;
+    int trace_prefix;             /* the trace's prefix columns */
+    long trace_pre[G_TRACE_MAX][2];
 } gen_t;
 
 static char root[1024], dir[1024], yaml_path[1200], csv_path[1200];
@@ -133,6 +149,16 @@ static void gen_model(rng_t *r, gen_t *g)
         m->gdn_conv_bytes = 2;
         m->weight_bytes_per_param = rchance(r, 0.5) ? 0.5625 : rchance(r, 0.5) ? 1.0 : 2.0;
         m->mtp_layers = rchance(r, 0.7);
+        if (rchance(r, 0.25)) {                            /* a mixture of experts */
+            m->moe_experts = (int)rint_in(r, 1, 256);
+            m->moe_topk = (int)rint_in(r, 1, m->moe_experts < 16 ? m->moe_experts : 16);
+            m->moe_inter = (int)rint_in(r, 1, 16) * 128;
+            m->moe_shared = rchance(r, 0.3) ? (int)rint_in(r, 1, 2) : 0;
+            m->moe_first_dense = rchance(r, 0.3) ? (int)rint_in(r, 0, 3) : 0;
+            m->moe_step = rchance(r, 0.8) ? 1 : 2;
+            m->moe_skew = rchance(r, 0.5) ? 0 : runif(r) * 2;
+            if (m->n_layers < m->moe_first_dense + m->moe_step) m->moe_first_dense = 0, m->moe_step = 1;   /* a sparse layer */
+        }
         int ok[4], n = 0;
         for (int i = 0; i < 4; i++) {
             int tp = (int)tps[i];
@@ -201,6 +227,14 @@ static void gen(uint64_t seed, uint64_t iter, gen_t *g)
     g->pdr = rchance(&r, 0.3);
     g->smallq = (int)rint_in(&r, 1, 32);
     g->anypage = rchance(&r, 0.3);
+    g->upstream = rchance(&r, 0.35);
+    if (g->upstream) {
+        g->prio = rchance(&r, 0.3);
+        g->threshold = rchance(&r, 0.4) ? rint_in(&r, 1, 4096) : 0;
+        g->mamba = (int)rint_in(&r, 0, 2);
+    }
+    g->pool = rchance(&r, 0.35);
+    if (g->pool && g->mamba == 0 && rchance(&r, 0.5)) g->mamba = 1;
 
     int kinds = (int)rint_in(&r, 1, 7);   /* bit 0 explicit, 1 Poisson, 2 trace */
     long plim = g->maxlen > 20000 ? 20000 : g->maxlen;
@@ -209,7 +243,12 @@ static void gen(uint64_t seed, uint64_t iter, gen_t *g)
         for (int i = 0; i < g->nreq; i++) {
             g_req_t *q = &g->req[i];
             q->prompt = rint_in(&r, 1, plim);
-            q->cached = rchance(&r, 0.4) ? rint_in(&r, 0, q->prompt) : 0;
+            q->cached = !g->pool && rchance(&r, 0.4) ? rint_in(&r, 0, q->prompt) : 0;
+            q->priority = (int)rint_in(&r, -2, 2);
+            if (g->pool && rchance(&r, 0.5)) {
+                q->prefix = (int)rint_in(&r, 1, 3);
+                q->prefix_tokens = rint_in(&r, 1, q->prompt);
+            }
             q->output = rint_in(&r, 1, rchance(&r, 0.2) ? 2000 : 200);   /* may pass max_model_len: cut */
             q->t = rchance(&r, 0.5) ? 0 : runif(&r) * 2;
             q->trig = i > 0 && rchance(&r, 0.5) ? (int)rint_in(&r, 1, 2) : 0;
@@ -230,7 +269,17 @@ static void gen(uint64_t seed, uint64_t iter, gen_t *g)
         g->start = rchance(&r, 0.5) ? 0 : runif(&r);
         g->pmax = gen_dist(&r, g->pdist, sizeof g->pdist, 1, plim);
         g->omax = gen_dist(&r, g->odist, sizeof g->odist, 1, 150);
-        if (rchance(&r, 0.5)) snprintf(g->cdist, sizeof g->cdist, "{dist: uniform, low: 0, high: %.3f}", runif(&r));
+        if (!g->pool && rchance(&r, 0.5))
+            snprintf(g->cdist, sizeof g->cdist, "{dist: uniform, low: 0, high: %.3f}", runif(&r));
+        if (g->pool && rchance(&r, 0.6)) {
+            g->pgroups = rint_in(&r, 1, 8);
+            g->ptokens = rint_in(&r, 1, plim);
+            g->pshare = runif(&r);
+        }
+        if (g->pool && rchance(&r, 0.4)) {
+            g->conv_turns = (int)rint_in(&r, 1, 4);
+            g->conv_think = rchance(&r, 0.5) ? 0 : runif(&r) * 0.5;
+        }
     }
     if ((kinds & 4) && g->maxlen >= 2) {
         g->ntrace = (int)rint_in(&r, 1, G_TRACE_MAX);
@@ -242,9 +291,13 @@ static void gen(uint64_t seed, uint64_t iter, gen_t *g)
             g->trace_t[i] = t;
             g->trace_row[i][0] = p;
             g->trace_row[i][1] = o;
-            g->trace_row[i][2] = rchance(&r, 0.5) ? rint_in(&r, 0, p) : 0;
+            g->trace_row[i][2] = !g->pool && rchance(&r, 0.5) ? rint_in(&r, 0, p) : 0;
+            g->trace_pre[i][0] = rchance(&r, 0.3) ? -1 : rint_in(&r, 0, 3);
+            g->trace_pre[i][1] = rint_in(&r, 0, p);
         }
+        g->trace_prefix = g->pool && rchance(&r, 0.6);
     }
+    if (g->upstream && g->budget >= g->maxlen && rchance(&r, 0.4)) g->nochunk = 1;
     if (!g->nreq && !g->poisson && !g->ntrace) {   /* max_model_len too short for generated ones */
         g->nreq = 1;
         g->req[0] = (g_req_t){ .prompt = 1, .output = 1 };
@@ -313,6 +366,11 @@ static void write_case(const gen_t *g, uint64_t seed, uint64_t iter)
                        " state_bytes: %d, conv_bytes: %d}\n",
                     m->gdn_k_heads, m->gdn_v_heads, m->gdn_head_dim_k, m->gdn_head_dim_v, m->gdn_conv_kernel,
                     m->gdn_state_bytes, m->gdn_conv_bytes);
+        if (m->moe_experts)
+            fprintf(f, "  moe: {experts: %d, experts_per_token: %d, expert_intermediate: %d, shared_experts: %d,"
+                       " first_k_dense: %d, decoder_sparse_step: %d, skew: %.3f}\n",
+                    m->moe_experts, m->moe_topk, m->moe_inter, m->moe_shared, m->moe_first_dense, m->moe_step,
+                    m->moe_skew);
         fprintf(f, "hardware: {analytic: {tflops: %d, tbps: %.2f}}\n", 50 + (int)(g->seed % 400),
                 0.5 + (double)(g->seed % 7));
     }
@@ -321,6 +379,13 @@ static void write_case(const gen_t *g, uint64_t seed, uint64_t iter)
                "  gpu_memory_utilization: %.3f\n",
             g->budget, g->seqs, g->maxlen, g->prefix ? "true" : "false", g->fp8 ? "fp8_e5m2" : "auto", g->tp, g->gmu);
     if (g->block) fprintf(f, "  block_size: %d\n", g->block);
+    if (g->upstream) {
+        fprintf(f, "  scheduler: upstream\n  scheduling_policy: %s\n", g->prio ? "priority" : "fcfs");
+        if (g->threshold) fprintf(f, "  long_prefill_token_threshold: %ld\n", g->threshold);
+        if (g->nochunk) fprintf(f, "  enable_chunked_prefill: false\n");
+    }
+    if (g->mamba) fprintf(f, "  mamba_cache_mode: %s\n", g->mamba == 1 ? "align" : "none");
+    if (g->pool) fprintf(f, "  prefix_cache_model: pool\n");
     if (g->gpu_blocks) fprintf(f, "  num_gpu_blocks: %ld\n", g->gpu_blocks);
     if (g->mtp_k) {
         fprintf(f, "  speculative_config: {method: mtp, num_speculative_tokens: %d}\n", g->mtp_k);
@@ -339,8 +404,11 @@ static void write_case(const gen_t *g, uint64_t seed, uint64_t iter)
     if (g->nreq) fprintf(f, "  requests:\n");
     for (int i = 0; i < g->nreq; i++) {
         const g_req_t *q = &g->req[i];
-        fprintf(f, "    - {id: R%d, prompt_tokens: %ld, cached_tokens: %ld, output_tokens: %ld, arrival: ", i, q->prompt,
+        fprintf(f, "    - {id: R%d, prompt_tokens: %ld, cached_tokens: %ld, output_tokens: %ld, ", i, q->prompt,
                 q->cached, q->output);
+        if (q->prefix) fprintf(f, "prefix: {name: P%d, tokens: %ld}, ", q->prefix, q->prefix_tokens);
+        if (g->prio) fprintf(f, "priority: %d, ", q->priority);
+        fprintf(f, "arrival: ");
         if (q->trig == 0) fprintf(f, "%.6f}\n", q->t);
         else if (q->trig == 1) fprintf(f, "{after: R%d, decoded: %ld, delay_s: %.4f}}\n", q->ref, q->decoded, q->delay);
         else fprintf(f, "{after: R%d, event: %s, delay_s: %.4f}}\n", q->ref, events[q->event], q->delay);
@@ -349,6 +417,8 @@ static void write_case(const gen_t *g, uint64_t seed, uint64_t iter)
         fprintf(f, "  poisson: {rate_per_s: %.4f, count: %ld, start_s: %.4f, prompt: %s, output: %s", g->rate, g->count,
                 g->start, g->pdist, g->odist);
         if (g->cdist[0]) fprintf(f, ", cached_frac: %s", g->cdist);
+        if (g->pgroups) fprintf(f, ", prefix: {groups: %ld, tokens: %ld, share: %.3f}", g->pgroups, g->ptokens, g->pshare);
+        if (g->conv_turns) fprintf(f, ", conversation: {turns: %d, think_s: %.3f}", g->conv_turns, g->conv_think);
         fprintf(f, "}\n");
     }
     if (g->ntrace) fprintf(f, "  trace: case.csv\n");
@@ -360,9 +430,12 @@ static void write_case(const gen_t *g, uint64_t seed, uint64_t iter)
     if (fclose(f) != 0) die(yaml_path);
     if (!g->ntrace) return;
     if (!(f = fopen(csv_path, "w"))) die(csv_path);
-    fprintf(f, "arrival_s,prompt_tokens,output_tokens,cached_tokens\n");
-    for (int i = 0; i < g->ntrace; i++)
-        fprintf(f, "%.6f,%ld,%ld,%ld\n", g->trace_t[i], g->trace_row[i][0], g->trace_row[i][1], g->trace_row[i][2]);
+    fprintf(f, "arrival_s,prompt_tokens,output_tokens,cached_tokens%s\n", g->trace_prefix ? ",prefix_group,prefix_tokens" : "");
+    for (int i = 0; i < g->ntrace; i++) {
+        fprintf(f, "%.6f,%ld,%ld,%ld", g->trace_t[i], g->trace_row[i][0], g->trace_row[i][1], g->trace_row[i][2]);
+        if (g->trace_prefix) fprintf(f, ",%ld,%ld", g->trace_pre[i][0], g->trace_pre[i][1]);
+        fprintf(f, "\n");
+    }
     if (fclose(f) != 0) die(csv_path);
 }
 
@@ -377,7 +450,10 @@ static long largest_request(const gen_t *g, const engine_t *e)
     if (g->poisson) pr[n][0] = g->pmax, pr[n++][1] = g->omax;
     for (int i = 0; i < n; i++) {
         long len = pr[i][0] + pr[i][1] > g->maxlen ? g->maxlen : pr[i][0] + pr[i][1];
-        long b = len / e->block + (len % e->block + e->spec_k + e->block - 1) / e->block + e->gdn_blocks;
+        /* the block pool in align mode holds a superseded GDN snapshot beside the live one */
+        const scn_engine_t *en = &e->s->engine;
+        int two = en->prefix_pool && en->enable_prefix_caching && e->s->model.n_gdn > 0 && en->mamba_cache_mode == MAMBA_ALIGN;
+        long b = len / e->block + (len % e->block + e->spec_k + e->block - 1) / e->block + e->gdn_blocks * (two ? 2 : 1);
         if (b > best) best = b;
     }
     return best;
@@ -451,7 +527,10 @@ static int size_pool(gen_t *g, uint64_t seed, uint64_t iter, char *why, size_t n
 static int refusal_ok(const char *err)
 {
     return !strchr(err, '\n') && strncmp(err, yaml_path, strlen(yaml_path)) == 0 && err[strlen(yaml_path)] == ':' &&
-           (strstr(err, "KV blocks") || strstr(err, "no room for a KV cache"));
+           (strstr(err, "KV blocks") || strstr(err, "no room for a KV cache") ||
+            strstr(err, "is below the block size") ||                   /* upstream, align: a chunk cap < a block */
+            strstr(err, "cannot be prefix-cached") || strstr(err, "mamba_cache_mode") ||
+            strstr(err, "GDN state groups") || strstr(err, "more than the block pool's"));
 }
 
 /* Set up and run the written case.  0 ok (out filled), 1 refused at set-up (acceptably),
@@ -474,10 +553,12 @@ static int run_case(const gen_t *g, outcome_t *out, char *why, size_t nwhy)
     else if (w.why[0]) snprintf(why, nwhy, "%s", w.why);
     else if (w.steps != S->steps) snprintf(why, nwhy, "%ld steps observed, %ld counted", w.steps, S->steps);
     else {
+        /* a conversation has 1 .. turns requests (it ends early where a turn would not fit) */
         long total = g->nreq + (g->poisson ? g->count : 0) + g->ntrace;
+        long most = total + (g->poisson && g->conv_turns ? g->count * (g->conv_turns - 1) : 0);
         int cut = S->stopped_by_time || S->stopped_by_steps || u.s.stop.kind == STOP_AT_EVENT;
-        if (!cut && S->requests_finished != total)
-            snprintf(why, nwhy, "%ld of %ld requests finished", S->requests_finished, total);
+        if (!cut && (S->requests_finished < total || S->requests_finished > most))
+            snprintf(why, nwhy, "%ld of %ld .. %ld requests finished", S->requests_finished, total, most);
         for (int i = 0; i < u.s.n_windows && !why[0]; i++) {
             double v = engine_window(&u.e, i);
             if (!isnan(v) && !(isfinite(v) && v >= 0)) snprintf(why, nwhy, "window %s = %g", u.s.windows[i].name, v);
