@@ -76,9 +76,6 @@ CFLAGS  += -std=c11 $(OPT) -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 LDFLAGS += $(SAN)
 
 BUILD   := build
-# no object is an intermediate to delete: those of the test suites and of the ASan and fuzz
-# trees (made by pattern rules alone) stay, so a second `make test` rebuilds nothing
-.PRECIOUS: $(BUILD)/%.o
 SIM_SRC := $(filter-out sim/main.c,$(wildcard sim/*.c))
 SIM_OBJ := $(SIM_SRC:%.c=$(BUILD)/%.o)
 
@@ -113,6 +110,12 @@ include calib/allreduce.mk
 include sim/replay.mk
 include kernels/gpu_sm70.mk
 include plots/plots.mk
+
+# no object is an intermediate to delete: those of the test suites, calib and the ASan and
+# fuzz trees (made by pattern rules alone) stay, so a second `make test` rebuilds nothing
+.SECONDARY: $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/*.c calib/*.c sim/*.c)) \
+            $(patsubst %.c,$(ASAN_DIR)/%.o,$(wildcard tests/*.c sim/*.c)) \
+            $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard tests/fuzz_*.c sim/*.c))
 
 clean:
 	rm -rf $(BUILD) bin .gpubundle
