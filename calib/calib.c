@@ -301,7 +301,7 @@ static void add_moe(jobvec_t *jv, const char *what, long tokens, int experts, in
 
 /* The varlen kernel's grid (with --varlen): n decode rows x context pairs (at most 2M KV
  * tokens a batch) x one chunk of 0 / 512 / 2048 fresh tokens, chunks alone, and a chunk after
- * a 16K prefix; page 16 (the upstream engine's block).  32 points (smoke: 3). */
+ * a 16K prefix; page 16 (the upstream engine's block); wide batches.  53 points (smoke: 3). */
 static void varlen_grid(jobvec_t *jv, int smoke)
 {
     static const struct { int n; long ctx; } dec[] = { { 8, 1024 },  { 8, 8192 },   { 8, 65536 },
@@ -323,6 +323,17 @@ static void varlen_grid(jobvec_t *jv, int smoke)
         add_varlen(jv, 0, 0, 1, alone[c], 0, page);
     add_varlen(jv, 0, 0, 1, 512, 16384, page);
     add_varlen(jv, 32, 8192, 1, 512, 16384, page);
+    /* wide batches (upstream scheduling at budgets of 4K-16K and 64-256 sequences): more decode
+     * rows than the grid above, and many short prompts' chunks beside many decode rows */
+    static const struct { int n; long ctx; } wide[] = { { 64, 2048 }, { 256, 1024 }, { 256, 4096 } };
+    for (size_t d = 0; d < sizeof wide / sizeof wide[0]; d++)
+        for (size_t c = 0; c < 2; c++)
+            add_varlen(jv, wide[d].n, wide[d].ctx, c > 0, c > 0 ? 512 : 0, 0, page);
+    static const struct { int nc, q; } many[] = { { 4, 512 }, { 8, 1024 }, { 16, 256 }, { 32, 128 }, { 64, 64 } };
+    static const int many_rows[] = { 0, 128, 256 };
+    for (size_t d = 0; d < sizeof many_rows / sizeof many_rows[0]; d++)
+        for (size_t c = 0; c < sizeof many / sizeof many[0]; c++)
+            add_varlen(jv, many_rows[d], many_rows[d] ? 1024 : 0, many[c].nc, many[c].q, 0, page);
 }
 
 /* The MoE expert GEMMs' grid (with --moe E,TOPK,WIDTH): the up projection (gate and up fused,
@@ -489,7 +500,7 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
             for (int i = 0; i < nm && ms[i] <= shapes[s].max_m; i++)
                 add_gemm(&jv, shapes[s].what, ms[i], shapes[s].n, shapes[s].k);
     /* the serving envelope: a step's tokens at budgets up to 16K */
-    static const long ms_serve[] = { 6144, 8192, 12288, 16384 };
+    static const long ms_serve[] = { 5120, 6144, 7168, 8192, 10240, 12288, 14336, 16384 };
     if (!o->smoke)
         for (int s = 0; s < N(shapes); s++)
             if (shapes[s].need && shapes[s].n > 0 && shapes[s].k > 0)
@@ -535,7 +546,7 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
     static const long tok_f[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 784, 1024, 1568, 2048, 3072, 4096 };
     static const long tok_s[] = { 1, 64, 2048 };
     /* the serving envelope: batch sizes between them, and budgets up to 16K */
-    static const long tok_v[] = { 3, 6, 12, 24, 48, 96, 192, 384, 6144, 8192, 12288, 16384 };
+    static const long tok_v[] = { 3, 6, 12, 24, 48, 96, 192, 384, 5120, 6144, 7168, 8192, 10240, 12288, 14336, 16384 };
     for (int i = 0; i < (o->smoke ? 0 : N(tok_v)); i++) {
         calib_job_t *j = jv_push(&jv);
         if (!j)

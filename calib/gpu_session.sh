@@ -5,6 +5,8 @@
 #   1. bin/calib: a fresh profile for the kernels of this build, with the sustained-load
 #      probes                                   -> OUT/h200.yaml, calib.txt, points.csv.gz
 #   2. (SERVE=1) the batched serving replays (calib/replay_serve.sh), priced by that profile
+#      (REPEATS=N: each scenario N times, run K >= 2 as <scenario>.runK.steps.csv; the reference
+#      replays too)
 #                                                               -> OUT/serve.txt, serve-steps.tgz
 #   3. the reference replays priced by that profile (calib/replay_h200.sh), every step and
 #      item predicted beside measured, the SM clock sampled   -> OUT/replay.txt, replay-steps.tgz

@@ -3,7 +3,8 @@
 # every step of each scenario executed with this repo's kernels and cuBLAS beside the
 # profile's prediction.  Usage: calib/replay_h200.sh [OUTDIR] [BIN]   (B=16K scenarios, the
 # fp16 no-MTP ones also at PACE_STEPS 4 and 8 as <scenario>-paceN, then B=131K ones while
-# REPLAY_131K=1; PROFILE=path prices with another profile).  Writes OUTDIR/<scenario>.txt, .steps.csv and .items.csv (every item predicted beside measured).
+# REPLAY_131K=1; PROFILE=path prices with another profile; REPEATS=N replays each N times, all
+# once and then all again, run K >= 2 as <scenario>.runK.steps.csv).  Writes OUTDIR/<scenario>.txt, .steps.csv and .items.csv (every item predicted beside measured).
 set -u
 out=${1:-replay-out}
 bin=${2:-bin/pacesim-gpu}
@@ -11,10 +12,14 @@ mkdir -p "$out"
 list=$(ls scenarios/h200-*-b16k-*.yaml)
 for p in 4 8; do list="$list scenarios/h200-fp16-nomtp-b16k-baseline.yaml:$p scenarios/h200-fp16-nomtp-b16k-pdr.yaml:$p"; done
 [ "${REPLAY_131K:-1}" = 1 ] && list="$list $(ls scenarios/h200-*-b131k-*.yaml)"
+for k in ${RUNS:-$(seq 1 "${REPEATS:-1}")}; do
 for e in $list; do
     f=${e%%:*} n=$(basename "${e%%:*}" .yaml) pace=()
     [ "$f" != "$e" ] && n=$n-pace${e##*:} pace=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${e##*:}")
-    echo "== $n $(date +%T)"
-    "$bin" replay "$f" --set workload.requests.B.output_tokens=8 "${pace[@]}" ${PROFILE:+--set profile=$PROFILE} --steps "$out/$n.steps.csv" --items "$out/$n.items.csv" > "$out/$n.txt" 2> "$out/$n.err"
-    echo "rc=$?"; cat "$out/$n.txt"; tail -2 "$out/$n.err"
+    r=$n items=(--items "$out/$n.items.csv")
+    [ "$k" -gt 1 ] && r=$n.run$k items=()
+    echo "== $n run $k $(date +%T)"
+    "$bin" replay "$f" --set workload.requests.B.output_tokens=8 "${pace[@]}" ${PROFILE:+--set profile=$PROFILE} --steps "$out/$r.steps.csv" "${items[@]}" > "$out/$r.txt" 2> "$out/$r.err"
+    echo "rc=$?"; grep -vE "^   (window|step type) " "$out/$r.txt" | tail -n +2; tail -2 "$out/$r.err"
+done
 done

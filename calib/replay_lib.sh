@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# replay_lib.sh -- the library's GPU replay targets (scenarios/lib/h200-*-poisson.yaml: a dense
-# and an MoE model, upstream scheduler, varlen attention, a batched Poisson load): for each
+# replay_lib.sh -- the library's GPU replay targets (scenarios/lib/h200-*.yaml: a dense and an
+# MoE model, upstream scheduler, varlen attention, batched Poisson loads: the 48-request ones
+# and the wide-batch class, 64-256 sequences at budgets of 4K-16K near saturation): for each
 # model, calib measures the laws these scenarios price (the varlen kernel, the GEMMs of the
 # model's shapes, the MoE grouped GEMM from the model's moe: keys, elementwise, and the fp16
 # attention laws a profile must hold for an fp16 KV cache, with the sustained-load probes),
-# then pacesim-gpu replays the scenario with that profile.  Usage:
+# then pacesim-gpu replays each of the model's scenarios with that profile, REPEATS times
+# (default 2; all scenarios once, then all again: the runs' spread is the GPU's own noise).
+# Usage:
 #   calib/replay_lib.sh OUTDIR [BINDIR]      (BINDIR holds calib and pacesim-gpu; default bin)
-# Writes OUTDIR/lib-<m>/profile.yaml, <scenario>.steps.csv and <scenario>.txt (calib's fit
-# table, the replay's report, the tails of both stderrs) -- a folder that is a recording set for
-# tests/data/replay/ as it is -- and OUTDIR/lib-logs.tar.gz (the --items CSVs and the whole
-# stderr logs).  T_CALIB (default 190) and T_SCENARIO (default 60) cap each calib and replay,
-# in seconds; CALIB_BUDGET_S (default 75) stops calib's grid (its sustained probes then skip).
-# LIB_PAIRS="model:scenario ..." replays only those (default: both).
+# Writes OUTDIR/lib-<m>/profile.yaml, <scenario>.steps.csv (the first run), <scenario>.run<K>.steps.csv
+# (run K >= 2) and <scenario>.txt (calib's fit table, each run's report, the tails of both
+# stderrs) -- a folder that is a recording set for tests/data/replay/ as it is -- and
+# OUTDIR/lib-logs.tar.gz (the first run's --items CSVs, calib's --points-log and the whole stderr
+# logs).  T_CALIB (default 240) and T_SCENARIO (default 90) cap each calib and replay, in
+# seconds; CALIB_BUDGET_S (default 150) stops calib's grid (its sustained probes then skip).
+# LIB_PAIRS="model:scenario[,scenario...] ..." replays only those (default: both models, all
+# their scenarios).
 set -u
 out=${1:?usage: calib/replay_lib.sh OUTDIR [BINDIR]}
 bindir=${2:-bin}
@@ -25,17 +30,19 @@ trap 'rm -rf "$logs"' EXIT
 { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date -u; } \
     > "$logs/gpu.txt" 2>&1
 status=0
-for pair in ${LIB_PAIRS:-llama-3.1-8b:h200-llama8b-poisson qwen3-30b-a3b:h200-qwen3-30b-a3b-poisson}; do
-    m=${pair%%:*} scn=${pair#*:}
-    short=${scn#h200-} short=${short%-poisson}
+llama=h200-llama8b-poisson,h200-llama8b-wide-s64-b4096,h200-llama8b-wide-s128-b8192,h200-llama8b-wide-s256-b16384
+qwen=h200-qwen3-30b-a3b-poisson,h200-qwen3-30b-a3b-wide-s128-b8192,h200-qwen3-30b-a3b-wide-s256-b16384
+for pair in ${LIB_PAIRS:-llama-3.1-8b:$llama qwen3-30b-a3b:$qwen}; do
+    m=${pair%%:*} scns=${pair#*:}
+    first=${scns%%,*} short=${first#h200-} short=${short%-poisson}
     dir=$out/lib-$short
     mkdir -p "$dir"
-    rep=$dir/$scn.txt
+    rep=$dir/$first.txt
     echo "== calib $m $(date -u +%T)" | tee "$rep"
     t0=$(date +%s)
-    timeout "${T_CALIB:-190}" "$bindir/calib" --model "models/$m.yaml" --tp 1 --varlen --out "$dir/profile.yaml" \
-        --keep-going --only "$laws" --sustain --budget-s "${CALIB_BUDGET_S:-75}" --quiet \
-        > "$logs/calib-$short.out" 2> "$logs/calib-$short.err"
+    timeout "${T_CALIB:-240}" "$bindir/calib" --model "models/$m.yaml" --tp 1 --varlen --out "$dir/profile.yaml" \
+        --keep-going --only "$laws" --sustain --budget-s "${CALIB_BUDGET_S:-150}" --quiet \
+        --points-log "$logs/points-$short.csv" > "$logs/calib-$short.out" 2> "$logs/calib-$short.err"
     rc=$?
     echo "calib rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$rep"
     cat "$logs/calib-$short.out" >> "$rep"
@@ -45,16 +52,24 @@ for pair in ${LIB_PAIRS:-llama-3.1-8b:h200-llama8b-poisson qwen3-30b-a3b:h200-qw
         status=1
         continue
     fi
-    echo "== replay $scn $(date -u +%T)" | tee -a "$rep"
-    t0=$(date +%s)
-    timeout "${T_SCENARIO:-60}" "$bindir/pacesim-gpu" replay "scenarios/lib/$scn.yaml" --set "profile=$dir/profile.yaml" \
-        --steps "$dir/$scn.steps.csv" --items "$logs/$scn.items.csv" > "$logs/$scn.out" 2> "$logs/$scn.err"
-    rc=$?
-    echo "replay rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$rep"
-    cat "$logs/$scn.out" | tee -a "$rep"
-    grep -E "^warning" "$logs/$scn.err" | sort -u | head -12 | tee -a "$rep"
-    tail -3 "$logs/$scn.err" | tee -a "$rep"
-    [ $rc = 0 ] || status=1
+    for k in ${RUNS:-$(seq 1 "${REPEATS:-2}")}; do
+        for scn in ${scns//,/ }; do
+            f=scenarios/lib/$scn.yaml steps=$dir/$scn.steps.csv items=() r=$scn
+            [ "$k" -gt 1 ] && steps=$dir/$scn.run$k.steps.csv r=$scn.run$k
+            [ "$k" = 1 ] && items=(--items "$logs/$scn.items.csv")
+            echo "== replay $scn run $k $(date -u +%T)" | tee -a "$dir/$scn.txt"
+            t0=$(date +%s)
+            timeout "${T_SCENARIO:-90}" "$bindir/pacesim-gpu" replay "$f" --set "profile=$dir/profile.yaml" \
+                --steps "$steps" "${items[@]}" > "$logs/$r.out" 2> "$logs/$r.err"
+            rc=$?
+            echo "replay rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$dir/$scn.txt"
+            cat "$logs/$r.out" >> "$dir/$scn.txt"
+            grep -E "^   (decode|mixed|prefill|ttft_p50|tpot_p50|steps) " "$logs/$r.out"
+            grep -E "^warning" "$logs/$r.err" | sort -u | head -12 >> "$dir/$scn.txt"
+            tail -3 "$logs/$r.err" >> "$dir/$scn.txt"
+            [ $rc = 0 ] || { status=1; tail -2 "$logs/$r.err"; }
+        done
+    done
 done
 tar -C "$logs" -czf "$out/lib-logs.tar.gz" .
 exit $status

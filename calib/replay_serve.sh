@@ -4,16 +4,23 @@
 # profile's prediction, as they are (no --set: tests/rescore.sh scores a recording named
 # h200-serve-* with its scenario unchanged).  Usage: calib/replay_serve.sh [OUTDIR] [BIN]
 # (PROFILE=path prices with the profile calib just wrote; T_SCENARIO=seconds caps each replay,
-# default 60).  Writes OUTDIR/<scenario>.txt, .err, .steps.csv and .items.csv; the steps CSVs
-# with the profile are a recording for tests/data/replay/<set>/.
+# default 60; REPEATS=N replays each scenario N times, all once and then all again, RUNS="K ..."
+# only those runs (a later run of a recording on a card calibrated before): run K >= 2
+# writes <scenario>.runK.steps.csv, .txt, .err, no items).  Writes OUTDIR/<scenario>.txt, .err,
+# .steps.csv and .items.csv; the steps CSVs with the profile are a recording for
+# tests/data/replay/<set>/.
 set -u
 out=${1:-replay-serve-out}
 bin=${2:-bin/pacesim-gpu}
 mkdir -p "$out"
+for k in ${RUNS:-$(seq 1 "${REPEATS:-1}")}; do
 for f in scenarios/h200-serve-*.yaml; do
-    n=$(basename "$f" .yaml)
-    echo "== $n $(date +%T)"
-    timeout "${T_SCENARIO:-60}" "$bin" replay "$f" ${PROFILE:+--set profile=$PROFILE} --steps "$out/$n.steps.csv" \
-        --items "$out/$n.items.csv" > "$out/$n.txt" 2> "$out/$n.err"
-    echo "rc=$?"; cat "$out/$n.txt"; grep -E "^warning" "$out/$n.err" | sort -u | head -12; tail -2 "$out/$n.err"
+    n=$(basename "$f" .yaml) r=$(basename "$f" .yaml) items=(--items "$out/$n.items.csv")
+    [ "$k" -gt 1 ] && r=$n.run$k items=()
+    echo "== $n run $k $(date +%T)"
+    timeout "${T_SCENARIO:-60}" "$bin" replay "$f" ${PROFILE:+--set profile=$PROFILE} --steps "$out/$r.steps.csv" \
+        "${items[@]}" > "$out/$r.txt" 2> "$out/$r.err"
+    echo "rc=$?"; grep -vE "^   (window|step type) " "$out/$r.txt" | tail -n +2
+    [ "$k" = 1 ] && grep -E "^warning" "$out/$r.err" | sort -u | head -12; tail -2 "$out/$r.err"
+done
 done

@@ -3,7 +3,8 @@
 # runs made now.  Run from the repository root after `make setup` (bin/pacesim built).
 #   docs/accuracy.sh            both tables
 #   docs/accuracy.sh v100       the V100 cells against the published measurements
-#   docs/accuracy.sh h200       every H200 recording re-priced by its set's profile
+#   docs/accuracy.sh h200       every H200 recording re-priced by its set's profile, beside its runs
+#   docs/accuracy.sh sets       one row a set of H200 recordings (README's table)
 #   docs/accuracy.sh predict    every other V100 configuration (predictions, no published value beside them)
 #   docs/accuracy.sh figures    the fork's step- and kernel-level V100 figures beside their simulation
 #   docs/accuracy.sh readme     the README's two V100 tables (the published cells; the predictions grid)
@@ -68,39 +69,74 @@ predict() {
 
 # h200: every set under tests/data/replay/ as tests/rescore.sh scores it: B cut to 8 output
 # tokens but for the serving recordings (h200-serve-*, the library's h200-llama8b-* and
-# h200-qwen3-30b-a3b-*), the scenario from scenarios/ or else scenarios/lib/, the set's bound
-# (5% or its target file's), and the run's step count against the recording's (equal, or within
-# 1% for an open-loop workload, or the target file's third number).  A row that misses its set's bound or the step rule ends in '!'.
-h200() {
-    echo "| set / recording | decode steps: median / max err | mixed steps: median / max | prefill-only step | A tok/s pred / meas | B prefill s pred / meas | A while both decode | worst window | steps sim / meas | bound |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+# h200-qwen3-30b-a3b-*), the scenario from scenarios/ or else scenarios/lib/, every measured run
+# of a recording (<name>.steps.csv, <name>.runK.steps.csv) priced beside the others, the set's
+# bound (3% on the medians and beyond the runs' range, 5% for a single-run set, or its target
+# file's), and the run's step count against each recording's (within 1%, or the target file's
+# third number).  Per step type: the median error (mean over the runs) and the spread between the
+# runs (of the type's summed measured time over the same steps' price); per window: the worst
+# error, the runs' spread, how far the prediction lies outside the runs' range ("inside": not at
+# all), and the largest move of a window at 1% more step time.  A row that misses its set's
+# bound or the step rule ends in '!'.
+h200_rows() {  # one line per recording: set|recording|runs|fields...
     for d in tests/data/replay/*/; do
         d=${d%/}
-        local tmed=5 twin=5 tsteps=
+        local tmed=3 twin=3 tsteps= single=0
+        [ -f "$d/single-run" ] && single=1 tmed=5 twin=5
         [ -f "$d/target" ] && read -r tmed twin tsteps < <(grep -v '^#' "$d/target")
         tsteps=${tsteps:-1}
         for f in "$d"/*.steps.csv; do
-            n=$(basename "$f" .steps.csv) base=${n%-pace[0-9]*} pace=() cut=(--set workload.requests.B.output_tokens=8)
+            n=$(basename "$f" .steps.csv)
+            case $n in *.run[0-9]*) continue ;; esac
+            base=${n%-pace[0-9]*} pace=() cut=(--set workload.requests.B.output_tokens=8)
             [ "$base" != "$n" ] && pace=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${n##*-pace}")
             case $n in h200-serve-*|h200-llama8b-*|h200-qwen3-30b-a3b-*) cut=() ;; esac
             scn=scenarios/$base.yaml
             [ -f "$scn" ] || scn=scenarios/lib/$base.yaml
-            "$bin" rescore "$scn" --measured "$f" "${cut[@]}" \
-                --set "profile=$PWD/$d/profile.yaml" "${pace[@]}" | awk -v n="${d##*/}/$n" -v tmed="$tmed" -v twin="$twin" -v tsteps="$tsteps" '
+            runs=(--measured "$f")
+            for r in "$d/$n".run[0-9]*.steps.csv; do [ -f "$r" ] && runs+=(--measured "$r"); done
+            "$bin" rescore "$scn" "${runs[@]}" "${cut[@]}" \
+                --set "profile=$PWD/$d/profile.yaml" "${pace[@]}" | awk -v set="${d##*/}" -v n="$n" -v nr=$(( ${#runs[@]} / 2 )) \
+                    -v tmed="$tmed" -v twin="$twin" -v tsteps="$tsteps" '
                 function pct(s) { sub(/%/, "", s); s += 0; return s < 0 ? -s : s }
-                BEGIN { dm = mm = pm = a = b = c = "-"; w = "-"; wv = -1; bad = 0 }
-                $1 == "decode"  && NF == 6 { dm = $5 " / " $6; if (pct($5) >= tmed) bad = 1 }
-                $1 == "mixed"   && NF == 6 { mm = $5 " / " $6; if (pct($5) >= tmed) bad = 1 }
-                $1 == "prefill" && NF == 6 { pm = $5; if (pct($5) >= tmed) bad = 1 }
-                $1 == "steps" && NF >= 4 { st = $2 " / " $4; dd = $2 - $4; if (dd < 0) dd = -dd; if (dd > tsteps / 100 * $4) bad = 1 }
-                /^   [a-z_0-9]+ +[-0-9.]+ +[-0-9.]+ +[-+][0-9.]+%$/ {
-                    e = pct($4); if (e >= twin) bad = 1; if (e > wv) { wv = e; w = $1 " " $4 } }
-                $1 == "a_tok_s"      { a = sprintf("%.2f / %.2f (%s)", $2, $3, $4) }
-                $1 == "b_prefill_s"  { b = sprintf("%.2f / %.2f (%s)", $2, $3, $4) }
-                $1 == "both_a_tok_s" { c = $4 }
-                END { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%%%s |\n", n, dm, mm, pm, a, b, c, w, st, tmed, bad ? " !" : "" }'
+                BEGIN { t["decode"] = t["mixed"] = t["prefill"] = "-"; w = "-"; wv = -1; bv = -1; be = "inside"; sv = -1; sw = "-"; bad = 0 }
+                # several runs: "type steps median sum spread verdict beyond (...)"
+                nr > 1 && /^   (decode|mixed|prefill) / { t[$1] = $3 " (" $5 ")"; if (pct($3) >= tmed) bad = 1 }
+                nr > 1 && /^   [a-z_0-9]+ +[-0-9.]+ +[-0-9.]+ +[-0-9.]+ +[-0-9.]+ +[-+][0-9.]+% / {
+                    if (pct($6) > wv) { wv = pct($6); w = $1 " " $6 " (" $7 ")" }
+                    if (pct($9) > bv) { bv = pct($9); be = $8 == "inside" ? "inside" : $1 " " $9 }
+                    if (pct($9) >= twin) bad = 1
+                    if (pct($10) > sv) { sv = pct($10); sw = $1 " " $10 } }
+                nr > 1 && $1 == "steps" { st = $2 " /"; for (i = 4; $i ~ /^[0-9]+$/; i++) { st = st " " $i; dd = $2 - $i; if (dd < 0) dd = -dd; if (dd > tsteps / 100 * $i) bad = 1 } }
+                # one run: the replay report "type steps pred meas median max"
+                nr == 1 && /^   (decode|mixed|prefill) / && NF == 6 { t[$1] = $5 " (-)"; if (pct($5) >= tmed) bad = 1 }
+                nr == 1 && /^   [a-z_0-9]+ +[-0-9.]+ +[-0-9.]+ +[-+][0-9.]+%$/ {
+                    if (pct($4) > wv) { wv = pct($4); w = $1 " " $4 " (-)" } if (pct($4) >= twin) bad = 1; be = "one run" }
+                nr == 1 && $1 == "steps" && NF >= 4 { st = $2 " / " $4; dd = $2 - $4; if (dd < 0) dd = -dd; if (dd > tsteps / 100 * $4) bad = 1 }
+                END { printf "%s|%s|%d|%s|%s|%s|%s|%s|%s|%s|%s|%s|%.1f|%.1f\n", set, n, nr, t["decode"], t["mixed"], t["prefill"], w, be, sw,
+                             st, tmed "/" twin "%", bad ? "!" : "", wv, bv < 0 ? 0 : bv }'
         done
     done
+}
+h200() {
+    echo "| set / recording | runs | decode: median err (runs' spread) | mixed | prefill-only | worst window: error (runs' spread) | beyond the runs' range | +1% step time moves | steps sim / meas | bound |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    h200_rows | awk -F'|' '{ printf "| %s/%s | %s | %s | %s | %s | %s | %s | %s | %s | %s%s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 == "!" ? " !" : "" }'
+}
+# one row a set: the largest median of each step type over its recordings, the worst window
+# error, the largest distance beyond the runs' range, and the runs a recording has
+h200_sets() {
+    echo "| set | recordings x runs | decode median err | mixed | prefill-only | worst window error | beyond the runs' range (worst) | bound |"
+    echo "|---|---|---|---|---|---|---|---|"
+    h200_rows | awk -F'|' '
+        function pv(s) { sub(/ .*/, "", s); sub(/%/, "", s); return s + 0 }
+        { k = $1; if (!(k in rec)) order[++n] = k; rec[k]++; runs[k] = $3
+          for (i = 4; i <= 6; i++) if ($i != "-" && pv($i) >= pv(m[k, i])) m[k, i] = $i
+          if ($13 + 0 >= wv[k] + 0) { wv[k] = $13; w[k] = $7 }
+          if (!(k in b) || $14 + 0 >= bv[k] + 0) { bv[k] = $14; b[k] = $8 }
+          bound[k] = $11; bad[k] = bad[k] || $12 == "!" }
+        END { for (j = 1; j <= n; j++) { k = order[j]
+              printf "| %s | %d x %s | %s | %s | %s | %s | %s | %s%s |\n", k, rec[k], runs[k], m[k, 4], m[k, 5], m[k, 6], w[k], b[k], bound[k], bad[k] ? " !" : "" } }'
 }
 
 # The step- and kernel-level figures of the fork's notes and pull request (docs/validation.md,
@@ -141,7 +177,8 @@ case $what in
     v100) v100 ;;
     figures) figures ;;
     h200) h200 ;;
+    sets) h200_sets ;;
     predict) predict ;;
     all) v100; echo; predict; echo; h200 ;;
-    *) echo "usage: docs/accuracy.sh [v100|h200|predict|figures|all]" >&2; exit 2 ;;
+    *) echo "usage: docs/accuracy.sh [v100|h200|sets|predict|figures|all]" >&2; exit 2 ;;
 esac

@@ -468,12 +468,22 @@ typedef struct { long q, seq_len, count; } varlen_rows_t;
 
 static int varlen_bm(int head_dim) { return head_dim >= 256 ? 32 : 64; }
 
-/* one M-tile's walk: tile i of a row of q tokens at seq_len */
-static long varlen_walk(long q, long seq_len, long i, int bm, int group)
+/* one M-tile's walk: tile i of a row of q tokens at seq_len, in VL_SUB-ths of a tile.  A
+ * prompt chunk's tiles are whole (its diagonal tile runs every MMA, masked); a decode row
+ * (q = 1: one token's group of query rows, its time the KV it streams) counts its last tile by
+ * the pages it holds: a row at 300 keys reads 19 pages of 16, 4.75 tiles, not 5 (the replays'
+ * wide batches, decode rows at a few hundred keys: the varlen calls priced 9-20% above their
+ * measured times by whole tiles; docs/validation.md section 2).  The grid's decode rows sit at
+ * multiples of a tile, so a calib point's features are the same either way. */
+#define VL_SUB 4
+static long varlen_walk(long q, long seq_len, long i, int bm, int group, int page)
 {
     long last_tok = ((i + 1) * bm - 1) / group;
     if (last_tok > q - 1) last_tok = q - 1;
-    return cdiv(seq_len - q + last_tok + 1, LAW_VARLEN_BN);
+    long keys = seq_len - q + last_tok + 1;
+    if (q == 1 && page > 0 && LAW_VARLEN_BN % page == 0 && LAW_VARLEN_BN / page <= VL_SUB)
+        return cdiv(keys, page) * (VL_SUB / (LAW_VARLEN_BN / page));
+    return cdiv(keys, LAW_VARLEN_BN) * VL_SUB;
 }
 
 /* the least loaded slot first, ties to the lower index */
@@ -483,23 +493,23 @@ static int slot_less(const double *load, const int *id, int a, int b)
 }
 
 static void varlen_features(int head_dim, int group, int kv_heads, const varlen_rows_t *rows, int nrows, int occ,
-                            const cost_hw_t *hw, double *feat)
+                            int page, const cost_hw_t *hw, double *feat)
 {
     int bm = varlen_bm(head_dim);
-    long maxw = 0;
+    long maxw = 0;                /* the longest walk, in VL_SUB-ths of a tile */
     double tot = 0, ctas = 0;
     for (int g = 0; g < nrows; g++) {
         if (rows[g].count <= 0 || rows[g].q < 1) continue;
         long mt = cdiv(rows[g].q * group, bm);
         for (long i = 0; i < mt; i++) {
-            long w = varlen_walk(rows[g].q, rows[g].seq_len, i, bm, group);
-            tot += (double)w * kv_heads * rows[g].count;
+            long w = varlen_walk(rows[g].q, rows[g].seq_len, i, bm, group, page);
+            tot += (double)w / VL_SUB * kv_heads * rows[g].count;
             if (w > maxw) maxw = w;
         }
         ctas += (double)mt * kv_heads * rows[g].count;
     }
     feat[VARLEN_TILES_TOTAL] = tot;
-    feat[VARLEN_TILES_MAX] = (double)maxw;
+    feat[VARLEN_TILES_MAX] = (double)maxw / VL_SUB;
     feat[VARLEN_CTAS] = ctas;
     feat[VARLEN_SM_TILES] = 0;
     feat[VARLEN_SLOT_TILES] = 0;
@@ -518,12 +528,12 @@ static void varlen_features(int head_dim, int group, int kv_heads, const varlen_
         if (rows[g].count <= 0 || rows[g].q < 1) continue;
         long mt = cdiv(rows[g].q * group, bm);
         for (long i = 0; i < mt; i++)
-            cnt[varlen_walk(rows[g].q, rows[g].seq_len, i, bm, group)] += (double)kv_heads * rows[g].count;
+            cnt[varlen_walk(rows[g].q, rows[g].seq_len, i, bm, group, page)] += (double)kv_heads * rows[g].count;
     }
     for (int i = 0; i < nslot; i++) id[i] = i; /* loads all 0, ids ascending: a valid heap */
     for (long w = maxw; w >= 1; w--)
         for (double c = 0; c < cnt[w]; c++) {
-            load[0] += (double)w; /* the root is the least loaded slot; sift it down */
+            load[0] += (double)w / VL_SUB; /* the root is the least loaded slot; sift it down */
             int k = 0;
             for (;;) {
                 int a = 2 * k + 1, b = a + 1, m = k;
@@ -557,7 +567,8 @@ static int varlen_point_features(const law_form_t *f, const double *row, const m
         !m || !r || r->kv_heads < 1 || r->q_heads % r->kv_heads)
         return -1;
     varlen_rows_t rows[2] = { { 1, ctx, nd }, { cq, cp + cq, nc } };
-    varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, 2, f->ctas_per_sm, hw, feat);
+    varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, 2, f->ctas_per_sm,
+                    (int)row[VARLEN_COL_PAGE], hw, feat);
     return 0;
 }
 
@@ -572,7 +583,8 @@ static int varlen_call_features(const law_form_t *f, const kcall_t *call, const 
     if (!rows) return -1;
     for (int i = 0; i < call->nseg; i++)
         rows[i] = (varlen_rows_t){ call->segs[i].q, call->segs[i].seq_len, 1 };
-    varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, call->nseg, f->ctas_per_sm, hw, feat);
+    varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, call->nseg, f->ctas_per_sm, call->page,
+                    hw, feat);
     free(rows);
     return 0;
 }

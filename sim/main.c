@@ -28,6 +28,7 @@
 #include "capacity.h"
 #include "profile_compare.h"
 #include "replay.h"
+#include "rescore.h"
 #include "runner.h"
 #include "serve.h"
 #include "setup.h"
@@ -133,10 +134,12 @@ static const cmd_help_t helps[] = {
       "          the measured grid's leave-one-out error (what prices items inside the grid);\n"
       "          --compare: where two profiles differ, law by law, on the items of the reference\n"
       "          experiment (scenarios/default.yaml, or --scenario FILE) and in their envelopes\n" },
-    { "rescore", "pacesim rescore FILE --measured STEPS.csv [--set key.path=value]... [--steps OUT]\n",
+    { "rescore", "pacesim rescore FILE --measured STEPS.csv [--measured RUN2.csv]... [--set key.path=value]... [--steps OUT]\n",
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
-      "          per window predicted beside measured (--set as given to the replay)\n" },
+      "          per window predicted beside measured (--set as given to the replay); with\n"
+      "          several runs of the replay, each error beside the runs' spread, inside or a\n"
+      "          miss, and how far each window moves at 1% more step time\n" },
     { "model", "pacesim model import CONFIG.json [-o OUT.yaml] [--name NAME]\n",
       "model     import: a model file from a Hugging Face config.json (Llama, Mistral, Qwen2/3 dense\n"
       "          and MoE, Qwen3-Next, Mixtral, Gemma 1/2; others refused by name), to stdout or\n"
@@ -567,8 +570,8 @@ static int cmd_profile(int argc, char **argv)
 static int cmd_rescore(int argc, char **argv)
 {
     enum { MAX_SETS = 64 };
-    const char *file = NULL, *measured = NULL, *steps = NULL, *sets[MAX_SETS];
-    int ns = 0;
+    const char *file = NULL, *measured = NULL, *steps = NULL, *sets[MAX_SETS], *runs[RESCORE_MAX_RUNS];
+    int ns = 0, nruns = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--set") && i + 1 < argc) {
             if (ns == MAX_SETS) {
@@ -576,7 +579,13 @@ static int cmd_rescore(int argc, char **argv)
                 return 2;
             }
             sets[ns++] = argv[++i];
-        } else if (!strcmp(argv[i], "--measured") && i + 1 < argc) measured = argv[++i];
+        } else if (!strcmp(argv[i], "--measured") && i + 1 < argc) {
+            if (nruns == RESCORE_MAX_RUNS) {
+                fprintf(stderr, "pacesim: rescore: at most %d --measured\n", RESCORE_MAX_RUNS);
+                return 2;
+            }
+            measured = runs[nruns++] = argv[++i];
+        }
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = argv[++i];
         else if (argv[i][0] == '-' || file) {
             setup_msg(stderr, "pacesim: rescore: unexpected argument %s (see pacesim --help)", argv[i]);
@@ -600,6 +609,18 @@ static int cmd_rescore(int argc, char **argv)
         goto done;
     }
     fputs(u.warn, stderr);
+    if (nruns > 1) {              /* several measured runs: error beside their spread */
+        char rerr[SETUP_ERR_MAX];
+        if (steps) {
+            fprintf(stderr, "pacesim: rescore: --steps takes one --measured run\n");
+            rc = 2;
+            goto done;
+        }
+        int r = rescore_runs(stdout, &u, file, runs, nruns, rerr, sizeof rerr);
+        if (r < 0) setup_msg(stderr, "%s", rerr);
+        rc = r == -2 ? 2 : r < 0 ? 1 : 0;
+        goto done;
+    }
     if (!(pm2 = setup_cost_new(&u)) || !(rm = replay_recorded_new(measured, pm2, cerr))) {
         setup_msg(stderr, "%s", pm2 ? cerr : u.err);
         rc = 2;

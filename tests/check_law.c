@@ -148,11 +148,12 @@ END_TEST
 
 /* attn.varlen.fp16's features by hand (kernels/attn.h's attn_varlen_count places CTAs the same
  * way): a model of head_dim 256 (BM 32), 24 q / 4 kv
- * heads (group 6); 2 decode rows at 1000 (one M-tile each, ceil(1000/64) = 16 tiles) and a
- * chunk of 8 after 100 (48 rows: 2 M-tiles; rows 0..31 end at token 5, 106 keys = 2 tiles, rows
- * 32..47 at token 7, 108 keys = 2 tiles).  CTAs (2 + 2) x 4 = 16; tiles (2 x 16 + 2 + 2) x 4 =
- * 144; on 2 SMs x 2 slots the eight 16s go two to a slot (32 a slot), the eight 2s two more a
- * slot: 36 a slot, 72 an SM. */
+ * heads (group 6); 2 decode rows at 1000 (one M-tile each: 63 pages of 16, a decode row's last
+ * tile counted by its pages, 15.75 tiles) and a chunk of 8 after 100 (48 rows: 2 M-tiles; rows
+ * 0..31 end at token 5, 106 keys = 2 tiles, rows 32..47 at token 7, 108 keys = 2 tiles, whole
+ * tiles for a chunk).  CTAs (2 + 2) x 4 = 16; tiles (2 x 15.75 + 2 + 2) x 4 = 142; on 2 SMs x 2
+ * slots the eight 15.75s go two to a slot (31.5 a slot), the eight 2s two more a slot: 35.5 a
+ * slot, 71 an SM. */
 START_TEST(varlen_features_by_hand)
 {
     model_t m;
@@ -167,17 +168,23 @@ START_TEST(varlen_features_by_hand)
     ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), 0);
     ck_assert_double_eq(feat[VARLEN_ONE], 1);
     ck_assert_double_eq(feat[VARLEN_CTAS], 16);
-    ck_assert_double_eq(feat[VARLEN_TILES_TOTAL], 144);
-    ck_assert_double_eq(feat[VARLEN_TILES_MAX], 16);
-    ck_assert_double_eq(feat[VARLEN_SM_TILES], 72);
-    /* 4 slots (2 SMs x 2): the eight 16-tile walks two a slot, then the eight 2-tile ones */
-    ck_assert_double_eq(feat[VARLEN_SLOT_TILES], 36);
+    ck_assert_double_eq(feat[VARLEN_TILES_TOTAL], 142);
+    ck_assert_double_eq(feat[VARLEN_TILES_MAX], 15.75);
+    ck_assert_double_eq(feat[VARLEN_SM_TILES], 71);
+    /* 4 slots (2 SMs x 2): the eight 15.75-tile walks two a slot, then the eight 2-tile ones */
+    ck_assert_double_eq(feat[VARLEN_SLOT_TILES], 35.5);
     /* a step's call of the same rows prices the same */
     kseg_t segs[3] = { { 0, 1, 1000 }, { 1, 8, 108 }, { 2, 1, 1000 } };
     kcall_t call = { .nseg = 3, .segs = segs, .page = 16 };
     double cf[PROF_MAX_COEF];
     ck_assert_int_eq(cost_attn_features("attn.varlen.fp16", &call, &m, &r, &hw, cf), 0);
     for (int i = 0; i < PROF_MAX_COEF; i++) ck_assert_double_eq(cf[i], feat[i]);
+    /* at 1024 keys (the grid's decode contexts, multiples of a tile) pages and tiles agree */
+    double whole[7] = { 2, 1024, 0, 0, 0, 16, 0 };
+    ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", whole, 7, &m, &r, &hw, feat), 0);
+    ck_assert_double_eq(feat[VARLEN_TILES_TOTAL], 2 * 16 * 4);
+    ck_assert_double_eq(feat[VARLEN_TILES_MAX], 16);
+    ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), 0);
     hw.sms = 0; /* no SM count recorded: no placement */
     ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), 0);
     ck_assert_double_eq(feat[VARLEN_SM_TILES], 0);

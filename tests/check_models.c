@@ -193,7 +193,7 @@ START_TEST(library_scenarios_run)
         ck_assert_msg(r->rc == 0, "%s (H200 profile): %s", scen[_i].path, r->err);
         ck_assert_int_eq(r->sum.requests_finished, 40);
         /* a profile without the varlen law is refused, naming it */
-        const char *old[] = { "workload.poisson.count=40", "profile=../../tests/data/replay/h200-current/profile.yaml" };
+        const char *old[] = { "workload.poisson.count=40", "profile=../../tests/data/replay/h200-b131k/profile.yaml" };
         runner_run(scen[_i].path, old, 2, NULL, r);
         ck_assert_int_eq(r->rc, 2);
         ck_assert_msg(strstr(r->err, "lacks attn.varlen.fp16") != NULL, "%s", r->err);

@@ -3,7 +3,9 @@
  * the pool that the call's one block table reads at another offset. */
 #include <check.h>
 #include "check_run.h"
+#include <math.h>
 #include "replay.h"
+#include "rescore.h"
 
 #define MB (1024.0 * 1024)
 
@@ -68,9 +70,59 @@ START_TEST(views_of_a_small_pool)
 }
 END_TEST
 
+/* a window over runs: the mean, the range, the error against the mean, inside or how far out */
+START_TEST(window_beside_its_runs)
+{
+    rescore_window_t w;
+    const double m[3] = { 0.9, 1.1, 1.0 };
+    rescore_window_figs(1.05, m, 3, 1.0605, &w);
+    ck_assert(w.defined && w.runs == 3);
+    ck_assert_double_eq_tol(w.mean, 1.0, 1e-12);
+    ck_assert_double_eq(w.lo, 0.9);
+    ck_assert_double_eq(w.hi, 1.1);
+    ck_assert_double_eq_tol(w.err, 0.05, 1e-12);
+    ck_assert_double_eq_tol(w.spread, 0.2, 1e-12);
+    ck_assert_double_eq(w.excess, 0);                 /* inside the runs' range */
+    ck_assert_double_eq_tol(w.sens, 0.01, 1e-12);
+    rescore_window_figs(1.2, m, 3, NAN, &w);          /* above every run: by (1.2 - 1.1) / 1.0 */
+    ck_assert_double_eq_tol(w.excess, 0.1, 1e-12);
+    ck_assert(isnan(w.sens));
+    rescore_window_figs(0.85, m, 3, NAN, &w);         /* below: signed as the error */
+    ck_assert_double_eq_tol(w.excess, -0.05, 1e-12);
+    const double u[2] = { 1.0, NAN };                 /* undefined in one run: no error */
+    rescore_window_figs(1.0, u, 2, NAN, &w);
+    ck_assert(!w.defined);
+    ck_assert_int_eq(w.runs, 1);
+}
+END_TEST
+
+/* a step type over runs: each run's summed measured over summed predicted, their spread, and
+ * whether the prediction (a ratio of 1) lies within the runs' range */
+START_TEST(step_type_beside_its_runs)
+{
+    replay_stats_t st[2] = { { 10, 1.0, 0.98, 0.02, 0.05 }, { 12, 1.2, 1.20, 0.04, 0.08 } };
+    rescore_type_t t;
+    rescore_type_figs(st, 2, &t);
+    ck_assert_int_eq(t.runs, 2);
+    ck_assert_int_eq(t.steps, 11);
+    ck_assert_double_eq_tol(t.median, 0.03, 1e-12);
+    ck_assert_double_eq(t.max, 0.08);
+    ck_assert_double_eq_tol(t.sum_err, 0.5 * (1 / 0.98 - 1), 1e-12);
+    ck_assert_double_eq_tol(t.spread, 0.02 / 0.99, 1e-12);
+    ck_assert_double_eq(t.excess, 0);                 /* ratios 0.98 and 1.00: 1 is within */
+    st[1].measured = 1.14;                            /* ratios 0.98 and 0.95: priced above both */
+    rescore_type_figs(st, 2, &t);
+    ck_assert_double_eq_tol(t.excess, 0.02 / 0.965, 1e-12);
+    st[0].n = st[1].n = 0;                            /* no step of the type in any run */
+    rescore_type_figs(st, 2, &t);
+    ck_assert_int_eq(t.runs, 0);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = { CHECK_TEST(sets_cover_three_l2), CHECK_TEST(views_fit_the_pool),
-                                   CHECK_TEST(views_of_a_small_pool) };
+                                   CHECK_TEST(views_of_a_small_pool), CHECK_TEST(window_beside_its_runs),
+                                   CHECK_TEST(step_type_beside_its_runs) };
     return check_main("replay", "layers", tests, CHECK_N(tests), 0, NULL);
 }

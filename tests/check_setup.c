@@ -193,9 +193,9 @@ static const struct { const char *args; const char *fragment; } unwritable[] = {
     { "profile calib/profiles/h200.yaml >/dev/full", "stdout: write error" },
     { "--help >/dev/full", "stdout: write error" },
     { "rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --set workload.requests.B.output_tokens=8 --measured "
-      "tests/data/replay/h200-current/h200-fp16-nomtp-b16k-baseline.steps.csv >/dev/full", "stdout: write error" },
+      "tests/data/replay/h200-envelope/h200-fp16-nomtp-b16k-baseline.steps.csv >/dev/full", "stdout: write error" },
     { "rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --set workload.requests.B.output_tokens=8 --measured "
-      "tests/data/replay/h200-current/h200-fp16-nomtp-b16k-baseline.steps.csv --steps /dev/full >/dev/null", "/dev/full" },
+      "tests/data/replay/h200-envelope/h200-fp16-nomtp-b16k-baseline.steps.csv --steps /dev/full >/dev/null", "/dev/full" },
 };
 
 START_TEST(write_errors_fail_the_command)

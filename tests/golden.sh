@@ -64,6 +64,9 @@ for d in tests/data/replay/*/; do
     prof=$(set_profile "$d")
     for f in "$d"/*.steps.csv; do
         n=$(basename "$f" .steps.csv)
+        case $n in *.run[0-9]*) continue ;; esac   # a later run: scored beside its first
+        runs=(--measured "$f")
+        for r in "$d/$n".run[0-9]*.steps.csv; do [ -f "$r" ] && runs+=(--measured "$r"); done
         base=${n%-pace[0-9]*}
         set_pace=()
         [ "$base" != "$n" ] && set_pace=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${n##*-pace}")
@@ -72,8 +75,8 @@ for d in tests/data/replay/*/; do
         [ -f "$scn" ] || scn=scenarios/lib/$base.yaml   # the library's replay targets
         cut=(--set workload.requests.B.output_tokens=8)
         case $n in h200-serve-*|h200-llama8b-*|h200-qwen3-30b-a3b-*) cut=() ;; esac   # serving recordings: the scenario as it is
-        "$bin" rescore "$scn" --measured "$f" "${cut[@]}" \
-            --set "profile=$prof" "${set_pace[@]}" 2>&1 | sed '1{/^== replay /d}' > "$out/rescore-${d##*/}-$n.out"
+        "$bin" rescore "$scn" "${runs[@]}" "${cut[@]}" \
+            --set "profile=$prof" "${set_pace[@]}" 2>&1 | sed '1{/^== re\(play\|score\) /d}' > "$out/rescore-${d##*/}-$n.out"
     done
 done
 # outputs name the profiles they price by; a clone's path is not part of the output

@@ -1,0 +1,219 @@
+/* rescore.c: a GPU replay recorded several times, priced again (pacesim rescore FILE
+ * --measured RUN1.csv --measured RUN2.csv ...): the model's error beside the spread between
+ * the measured runs -- the GPU's own run-to-run noise -- and how far each window moves when
+ * every step costs 1% more (the queue's amplification of a step error). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine.h"
+#include "replay.h"
+#include "rescore.h"
+#include "setup.h"
+
+/* ---- the figures, from the runs' records and windows (no engine: tested on their own) ---- */
+
+void rescore_type_figs(const replay_stats_t *st, int nruns, rescore_type_t *o)
+{
+    memset(o, 0, sizeof *o);
+    double qmin = INFINITY, qmax = -INFINITY, qsum = 0, esum = 0, msum = 0;
+    int used = 0;
+    for (int r = 0; r < nruns; r++) {
+        if (!st[r].n || !(st[r].predicted > 0) || !(st[r].measured > 0)) continue;
+        double q = st[r].measured / st[r].predicted;   /* measured relative to the same steps' price */
+        qmin = fmin(qmin, q), qmax = fmax(qmax, q), qsum += q;
+        esum += st[r].predicted / st[r].measured - 1;
+        msum += st[r].median;
+        o->steps += st[r].n;
+        o->max = fmax(o->max, st[r].max);
+        used++;
+    }
+    o->runs = used;
+    if (!used) return;
+    o->steps /= used;
+    o->median = msum / used;
+    o->sum_err = esum / used;
+    o->spread = (qmax - qmin) / (qsum / used);
+    /* the prediction (q = 1) against the measured runs' range of q */
+    double mean = qsum / used;
+    o->excess = 1 < qmin ? (qmin - 1) / mean : 1 > qmax ? (qmax - 1) / mean : 0;
+    o->excess = -o->excess;       /* signed as the error: + the prediction above the runs */
+}
+
+void rescore_window_figs(double pred, const double *meas, int nruns, double pred_1pct, rescore_window_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->pred = pred;
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    int used = 0;
+    for (int r = 0; r < nruns; r++) {
+        if (isnan(meas[r])) continue;
+        lo = fmin(lo, meas[r]), hi = fmax(hi, meas[r]), sum += meas[r];
+        used++;
+    }
+    o->runs = used;
+    o->mean = used ? sum / used : NAN;
+    o->lo = used ? lo : NAN;
+    o->hi = used ? hi : NAN;
+    o->defined = used == nruns && !isnan(pred) && o->mean != 0;
+    if (!o->defined) return;
+    o->err = pred / o->mean - 1;
+    o->spread = (hi - lo) / fabs(o->mean);
+    o->excess = pred > hi ? (pred - hi) / fabs(o->mean) : pred < lo ? (pred - lo) / fabs(o->mean) : 0;
+    o->sens = isnan(pred_1pct) || pred == 0 ? NAN : pred_1pct / pred - 1;
+}
+
+/* ---- the scaled model: every step of the profile's model costs (1 + f) times as much ---- */
+
+typedef struct {
+    cost_model_t *inner;          /* owned */
+    double k;
+} scaled_t;
+
+static int scaled_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
+{
+    scaled_t *s = cm->impl;
+    if (s->inner->step(s->inner, in, o) < 0) {
+        snprintf(cm->err, sizeof cm->err, "%s", s->inner->err);
+        return -1;
+    }
+    o->total *= s->k, o->attn *= s->k, o->linear *= s->k, o->gdn *= s->k, o->elementwise *= s->k;
+    o->allreduce *= s->k, o->overhead *= s->k, o->mtp *= s->k;
+    for (int q = 0; q < ROUTE__N; q++) o->attn_route[q] *= s->k;
+    return 0;
+}
+
+static void scaled_destroy(cost_model_t *cm)
+{
+    scaled_t *s = cm->impl;
+    cost_free(s->inner);
+    free(s);
+    free(cm);
+}
+
+/* ---- the report -------------------------------------------------------------------------- */
+
+static void pct(FILE *f, int width, double x)
+{
+    if (isnan(x)) fprintf(f, " %*s", width, "n/a");
+    else fprintf(f, " %+*.1f%%", width - 1, 100 * x);
+}
+
+int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, char *err,
+                 size_t errsz)
+{
+    cost_model_t *pm[RESCORE_MAX_RUNS] = { 0 }, *rm[RESCORE_MAX_RUNS] = { 0 }, *sm = NULL;
+    engine_t eg[RESCORE_MAX_RUNS], es;
+    int rc = -1, started = 0, es_started = 0;
+    memset(eg, 0, sizeof eg);
+    memset(&es, 0, sizeof es);
+    if (nruns < 2 || nruns > RESCORE_MAX_RUNS) {
+        snprintf(err, errsz, "rescore: 2 to %d measured runs", RESCORE_MAX_RUNS);
+        return -2;
+    }
+    for (int r = 0; r < nruns; r++) {
+        char cerr[COST_ERR_MAX];
+        if (!(pm[r] = setup_cost_new(u))) {
+            snprintf(err, errsz, "%s", u->err);
+            rc = -2;
+            goto done;
+        }
+        if (!(rm[r] = replay_recorded_new(measured[r], pm[r], cerr))) {
+            snprintf(err, errsz, "%s", cerr);
+            rc = -2;
+            goto done;
+        }
+        cost_profile_envelope_quiet(pm[r]);   /* the profile run warns; the recorded runs are measured */
+    }
+    /* the prediction, then the same at 1% more a step */
+    if (engine_run(&u->e) < 0) {
+        snprintf(err, errsz, "%s", u->e.err);
+        goto done;
+    }
+    scaled_t *sc = calloc(1, sizeof *sc);
+    if (!sc || !(sc->inner = setup_cost_new(u)) ||
+        !(sm = replay_model_new("scaled", sc, scaled_step, scaled_destroy))) {
+        if (sc) cost_free(sc->inner);
+        free(sc);
+        snprintf(err, errsz, "%s", sc ? u->err : "out of memory");
+        goto done;
+    }
+    sc->k = 1 + RESCORE_SENS;
+    cost_profile_envelope_quiet(sc->inner);
+    es_started = 1;
+    if (setup_engine(u, sm, &es) < 0 || engine_run(&es) < 0) {
+        snprintf(err, errsz, "prediction at +1%%: %s", es.err);
+        goto done;
+    }
+    long n[RESCORE_MAX_RUNS];
+    const replay_rec_t *rec[RESCORE_MAX_RUNS];
+    for (int r = 0; r < nruns; r++) {
+        started = r + 1;
+        if (setup_engine(u, rm[r], &eg[r]) < 0 || engine_run(&eg[r]) < 0) {
+            snprintf(err, errsz, "%s: %s", measured[r], eg[r].err);
+            goto done;
+        }
+        long nrec;
+        rec[r] = replay_recorded_records(rm[r], &n[r], &nrec);
+        if (n[r] != nrec) {
+            snprintf(err, errsz, "%s: the recording has %ld steps, the run %ld: not the recorded scenario?", measured[r],
+                     nrec, n[r]);
+            goto done;
+        }
+    }
+    fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs\n", u->s.name, file, u->prof.gpu, nruns);
+    fprintf(out, "   %-10s %6s %10s %9s %9s %9s %7s  %s\n", "step type", "steps", "median err", "sum err", "spread",
+            "verdict", "beyond", "(run medians)");
+    for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {
+        replay_stats_t st[RESCORE_MAX_RUNS];
+        for (int r = 0; r < nruns; r++)
+            if (replay_stats(rec[r], n[r], ty, &st[r]) < 0) {
+                snprintf(err, errsz, "out of memory");
+                goto done;
+            }
+        rescore_type_t t;
+        rescore_type_figs(st, nruns, &t);
+        if (!t.runs) continue;
+        fprintf(out, "   %-10s %6ld %9.1f%%", engine_step_type_name(ty), t.steps, 100 * t.median);
+        pct(out, 9, t.sum_err);
+        fprintf(out, " %8.1f%% %9s", 100 * t.spread, t.excess == 0 ? "inside" : "miss");
+        pct(out, 7, t.excess);
+        fprintf(out, "  (");
+        for (int r = 0; r < nruns; r++) fprintf(out, "%s%.1f%%", r ? " " : "", 100 * st[r].median);
+        fprintf(out, ")\n");
+    }
+    fprintf(out, "   %-18s %11s %11s %11s %11s %8s %7s %7s %8s %9s\n", "window", "predicted", "measured", "min", "max",
+            "error", "spread", "verdict", "beyond", "+1% step");
+    for (int i = 0; i < u->s.n_windows; i++) {
+        double m[RESCORE_MAX_RUNS];
+        for (int r = 0; r < nruns; r++) m[r] = engine_window(&eg[r], i);
+        rescore_window_t w;
+        rescore_window_figs(engine_window(&u->e, i), m, nruns, engine_window(&es, i), &w);
+        fprintf(out, "   %-18s ", u->s.windows[i].name);
+        if (isnan(w.pred)) fprintf(out, "%11s", "n/a");
+        else fprintf(out, "%11.4f", w.pred);
+        if (!w.runs) fprintf(out, " %11s %11s %11s", "n/a", "n/a", "n/a");
+        else fprintf(out, " %11.4f %11.4f %11.4f", w.mean, w.lo, w.hi);
+        if (!w.defined) {
+            fprintf(out, " %8s %7s %7s %8s %9s\n", "n/a", "n/a", "n/a", "n/a", "n/a");
+            continue;
+        }
+        pct(out, 8, w.err);
+        fprintf(out, " %6.1f%% %7s", 100 * w.spread, w.excess == 0 ? "inside" : "miss");
+        pct(out, 8, w.excess);
+        pct(out, 9, w.sens);
+        fprintf(out, "\n");
+    }
+    fprintf(out, "   steps %ld /", u->e.sum.steps);
+    for (int r = 0; r < nruns; r++) fprintf(out, " %ld", eg[r].sum.steps);
+    fprintf(out, " (profile run / measured runs)\n");
+    rc = 0;
+done:
+    for (int r = 0; r < started; r++) engine_free(&eg[r]);
+    if (es_started) engine_free(&es);
+    for (int r = 0; r < nruns; r++) {
+        if (rm[r]) cost_free(rm[r]);
+        if (pm[r]) cost_free(pm[r]);
+    }
+    if (sm) cost_free(sm);
+    return rc;
+}

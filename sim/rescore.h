@@ -1,0 +1,48 @@
+/* rescore: a GPU replay recorded several times (pacesim rescore FILE --measured RUN1.csv
+ * --measured RUN2.csv ...), priced by the current model beside every run.  Per step type the
+ * model's error and the spread between the runs; per window the prediction beside the runs'
+ * mean, minimum and maximum, the error, the runs' spread, whether the prediction lies inside
+ * the runs' range (and by how much it misses it), and how far the window moves when every
+ * step costs RESCORE_SENS more (the prediction re-simulated with its costs scaled). */
+#ifndef PACESIM_RESCORE_H
+#define PACESIM_RESCORE_H
+
+#include <stdio.h>
+#include "replay.h"
+#include "setup.h"
+
+#define RESCORE_MAX_RUNS 16
+#define RESCORE_SENS 0.01         /* the uniform step-time error of the sensitivity column */
+
+typedef struct rescore_type {     /* one step type over the runs */
+    int runs;                     /* runs that have steps of the type */
+    long steps;                   /* steps a run (mean) */
+    double median;                /* the runs' median |predicted / measured - 1|, averaged */
+    double max;                   /* the largest single-step error of any run */
+    double sum_err;               /* the type's summed predicted / summed measured - 1, averaged */
+    double spread;                /* (max - min) / mean over the runs of summed measured / summed predicted */
+    double excess;                /* 0 when the prediction lies within the runs' range of that ratio, else
+                                     how far outside, signed as the error (+: priced above every run) */
+} rescore_type_t;
+
+typedef struct rescore_window {   /* one window over the runs */
+    int runs, defined;            /* runs where it is defined; defined: all are, and so is the prediction */
+    double pred, mean, lo, hi;    /* the prediction; the runs' mean, minimum, maximum */
+    double err;                   /* pred / mean - 1 */
+    double spread;                /* (hi - lo) / mean */
+    double excess;                /* 0 inside [lo, hi], else (pred - hi) / mean or (pred - lo) / mean */
+    double sens;                  /* the prediction at RESCORE_SENS more a step over the prediction, - 1 */
+} rescore_window_t;
+
+/* The figures from each run's statistics of one type (replay_stats) / each run's window value
+ * (NAN: undefined in that run) and the prediction (pred_1pct: at 1% more a step; NAN none). */
+void rescore_type_figs(const replay_stats_t *st, int nruns, rescore_type_t *o);
+void rescore_window_figs(double pred, const double *meas, int nruns, double pred_1pct, rescore_window_t *o);
+
+/* Run u's engine (the prediction), the prediction again at RESCORE_SENS more a step, and one
+ * engine a recording (measured[0 .. nruns), 2 <= nruns <= RESCORE_MAX_RUNS), and print the
+ * report to out.  0; -2 a recording refused (err: file:line:col), -1 a run failed (err). */
+int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, char *err,
+                 size_t errsz);
+
+#endif
