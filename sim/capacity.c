@@ -14,10 +14,11 @@
 #include "setup.h"
 
 #define CAP_SAT_RATE 1e6          /* req/s of the saturation probe: every request at once */
-#define CAP_SAT_FROM 0.05         /* its completion rate between these shares of the requests finished */
-#define CAP_SAT_TO 0.3
+#define CAP_SAT_FROM 0.02         /* its completion rate between these shares of the requests finished */
+#define CAP_SAT_TO 0.12
 #define CAP_FIRST 0.9             /* the first probe: 0.9 x the saturation rate */
-#define CAP_DOWN 0.8              /* below a failure, before any pass: x0.8, x0.64, x0.41 ... */
+#define CAP_AIM 0.45              /* a guided probe aims 0.45 tol above or below the predicted rate */
+#define CAP_DOWN 0.9              /* below a failure, before any pass: x0.9, x0.81, x0.66, x0.43 ... */
 #define CAP_MIN_FRAC 1e-6         /* ... down to 1e-6 x the saturation rate: "below" */
 #define CAP_MAX_UP 8              /* above a pass, before any failure: the saturation rate, then x2, 8 times: "above" */
 #define CAP_MIN_TAIL 10           /* measured requests beyond a percentile (or outside the goodput share) */
@@ -90,7 +91,8 @@ struct cap_conf {
     const cap_opts_t *o;
     setup_t u;
     double rate0;                 /* the scenario's own rate */
-    long n, m0, m1;               /* requests a probe; measured serials [m0, m1) */
+    long n, m0, m1;               /* requests of the probe running; measured serials [m0, m1) */
+    long nfull, need;             /* requests a probe (the scenario's count); measured ones the SLOs need */
     long serial0;                 /* the first generated request's serial */
     double *arr, *first, *fin;    /* per request (by serial - serial0) */
     long *out;
@@ -102,6 +104,7 @@ struct cap_conf {
     char why[160];
     FILE *log;                    /* each probe, one line (NULL: none) */
     goodput_slo_t good_slo;       /* the per-request thresholds, in ms (serve.h) */
+    long sat_steps;
 };
 
 void cap_conf_log(cap_conf_t *c, FILE *f) { c->log = f; }
@@ -198,6 +201,8 @@ cap_conf_t *cap_conf_open(const cap_opts_t *o, const char *const *sets, int nset
         long nk = (long)ceil(CAP_MIN_TAIL / (1 - o->goodput) - 1e-9);
         if (nk > need) need = nk, by = "--goodput";
     }
+    c->nfull = c->n;
+    c->need = need;
     if (m < need || m < 2 * CAP_MIN_TAIL) {
         if (need < 2 * CAP_MIN_TAIL) need = 2 * CAP_MIN_TAIL, by = "the queue's growth";
         long count = (long)ceil((double)need / (1 - o->warmup - o->cooldown));   /* the least count that gives need */
@@ -308,6 +313,15 @@ static void on_finish(void *ctx, const engine_t *e, const req_t *r)
     }
 }
 
+/* The probes that follow run n of the scenario's requests (the first n it generates). */
+static void set_count(cap_conf_t *c, long n)
+{
+    c->n = n;
+    c->m0 = (long)floor(c->o->warmup * (double)n);
+    c->m1 = c->m0 + measured_of(c->o, n);
+    c->u.s.poisson.count = n;
+}
+
 /* Run the workload at rate; the per-request records filled (finished ones). */
 static int run_at(cap_conf_t *c, double rate, double *env, double *makespan, long *steps, char *err, size_t errn)
 {
@@ -361,8 +375,11 @@ int cap_conf_saturation(cap_conf_t *c, double *mu, char *err, size_t errn)
     c->sat_t1 = c->sat_t2 = NAN;
     int rc = run_at(c, CAP_SAT_RATE, &env, &mk, &steps, err, errn);
     c->saturation = 0;
+    long nsat = c->n;
+    set_count(c, c->nfull);
+    c->sat_steps = steps;
     if (rc < 0) return -1;
-    long k1 = (long)(CAP_SAT_FROM * (double)c->n), k2 = (long)(CAP_SAT_TO * (double)c->n);
+    long k1 = (long)(CAP_SAT_FROM * (double)nsat), k2 = (long)(CAP_SAT_TO * (double)nsat);
     if (!(c->sat_t2 > c->sat_t1)) {
         snprintf(err, errn, "%s: the saturation probe finished %ld requests in no time: no completion rate to bracket the "
                  "search with", c->u.s.path, k2 - k1);
@@ -453,7 +470,7 @@ int cap_conf_probe(cap_conf_t *c, double rate, cap_probe_t *p, char *err, size_t
         snprintf(p->why, sizeof p->why, "the queue grows: %.1f more requests in the system per 100 arrivals", 100 * p->growth);
     for (int k = 0; k < o->nslo && p->pass; k++) {
         const cap_slo_t *sl = &o->slo[k];
-        if (!sl->per_request && !(p->stat[k] <= sl->limit)) {
+        if (!sl->per_request && !isnan(p->stat[k]) && !(p->stat[k] <= sl->limit)) {   /* NAN: no value (no TPOT) */
             p->pass = 0;
             snprintf(p->why, sizeof p->why, "%s %.4g s above %g s", sl->name, p->stat[k], sl->limit);
         }
@@ -467,6 +484,20 @@ int cap_conf_probe(cap_conf_t *c, double rate, cap_probe_t *p, char *err, size_t
 
 /* ---- the search ------------------------------------------------------------------ */
 
+/* How close a passing probe came to its SLOs: the largest of each statistic over its
+ * bound, the share of requests missing a threshold over the share allowed, and the queue's
+ * growth over its tolerance (1 = at the limit). */
+static double margin(const cap_conf_t *c, const cap_probe_t *p)
+{
+    const cap_opts_t *o = c->o;
+    double m = p->growth / o->tol;
+    for (int k = 0; k < o->nslo; k++)
+        if (!o->slo[k].per_request && p->stat[k] / o->slo[k].limit > m) m = p->stat[k] / o->slo[k].limit;
+    if (o->goodput > 0 && o->goodput < 1 && (1 - p->good_share) / (1 - o->goodput) > m)
+        m = (1 - p->good_share) / (1 - o->goodput);
+    return m;
+}
+
 int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
 {
     const double tol = c->o->tol;
@@ -475,25 +506,31 @@ int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
     if (cap_conf_saturation(c, &mu, err, errn) < 0) return -1;
     a->saturation = mu;
     a->probes = 1;
-    /* lo: the highest rate that passed (0: none yet); hi: the lowest that failed (0: none) */
-    double lo = 0, hi = 0, r = CAP_FIRST * mu, down = CAP_DOWN;
-    int up = 0;
+    a->steps = c->sat_steps;
+    if (c->log) fprintf(c->log, "  saturation: %.6g req/s (%ld steps)\n", mu, c->sat_steps);
+    double r0 = CAP_FIRST * mu;
+    /* lo: the highest rate that passed (0: none yet), m_lo its margin; hi: the lowest that
+     * failed (0: none) */
+    double lo = 0, hi = 0, m_lo = NAN, prev = 0, m_prev = NAN, r = r0, down = CAP_DOWN;
+    int up = 0, last_pass = 0, guided = 0;
     for (;;) {
         cap_probe_t p;
         if (cap_conf_probe(c, r, &p, err, errn) < 0) return -1;
         a->probes++;
-        if (c->log) fprintf(c->log, "  probe %d: %.6g req/s (%.3f x saturation): %s%s%s\n", a->probes - 1, r, r / mu,
-                            p.pass ? "pass" : "fail", p.why[0] ? ", " : "", p.why);
+        a->steps += p.steps;
+        if (c->log) fprintf(c->log, "  probe %d: %.6g req/s (%.3f x saturation): %s%s%s (%ld steps)\n", a->probes - 1, r,
+                            r / mu, p.pass ? "pass" : "fail", p.why[0] ? ", " : "", p.why, p.steps);
+        last_pass = p.pass;
         if (p.pass) {
+            prev = lo, m_prev = m_lo;
             lo = r;
+            m_lo = margin(c, &p);
             a->at = p;
         } else {
             hi = r;
         }
-        if (lo > 0 && hi > 0) {
-            if (hi <= lo * (1 + tol)) break;
-            r = sqrt(lo * hi);
-        } else if (hi > 0) {                    /* failures only: gallop down */
+        if (lo > 0 && hi > 0 && hi <= lo * (1 + tol)) break;
+        if (lo == 0) {                          /* failures only: gallop down */
             r = hi * down;
             down *= down;
             if (r < CAP_MIN_FRAC * mu) {
@@ -501,13 +538,43 @@ int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
                 a->rate = hi;
                 return 0;
             }
-        } else {                                /* passes only: the saturation rate, then doubling */
-            if (up++ >= CAP_MAX_UP) {
-                a->above = 1;
-                a->rate = lo;
-                return 0;
+            continue;
+        }
+        /* where the margin reaches 1, on a queue's curve m(r) = A + C x, x = r / (mu - r): through
+         * the two highest passes (A, C), or through lo's alone (A = 0) */
+        double pred = NAN, x = NAN;
+        if (lo < mu && m_lo > 0 && m_lo < 1) {
+            double x1 = lo / (mu - lo);
+            x = x1 / m_lo;
+            if (prev > 0 && prev < lo) {
+                double x0 = prev / (mu - prev), cc = (m_lo - m_prev) / (x1 - x0);
+                if (cc > 0) x = x1 + (1 - m_lo) / cc;
             }
-            r = lo < mu / (1 + tol) ? mu : 2 * lo;
+            pred = mu * x / (1 + x);
+        }
+        if (hi == 0) {                          /* passes only */
+            if (!isnan(pred) && guided < 2) {
+                guided++;                       /* twice just above the prediction, */
+                r = fmax(pred * (1 + CAP_AIM * tol), lo * (1 + 0.9 * tol));
+            } else {                            /* then the saturation rate, then doubling */
+                if (up++ >= CAP_MAX_UP) {
+                    a->above = 1;
+                    a->rate = lo;
+                    return 0;
+                }
+                r = lo < mu / (1 + tol) ? mu : 2 * lo;
+            }
+            continue;
+        }
+        /* a bracket: just across the prediction from the last probe (a pass aims just above,
+         * a failure just below it), kept within the middle of the bracket (in log scale, from
+         * a fifth to four fifths: each probe cuts a fifth of it at least); the geometric mean
+         * without a prediction, or once that closes it */
+        double b = log(hi / lo);
+        r = sqrt(lo * hi);
+        if (!isnan(pred) && b > 2 * log1p(tol)) {      /* (a closer bracket closes at its mean) */
+            double g = last_pass ? pred * (1 + CAP_AIM * tol) : pred * (1 - CAP_AIM * tol);
+            r = fmin(fmax(g, lo * exp(0.2 * b)), lo * exp(0.8 * b));
         }
     }
     a->found = 1;
@@ -631,7 +698,7 @@ static void cap_emit(void *ctx, long j)
     if (row->log) {
         fprintf(R->err, "point %ld (", R->point_base + j);
         point_label(R->err, R->o->search, j);
-        fprintf(R->err, "): saturation %.6g req/s\n%s", row->a.saturation, row->log);
+        fprintf(R->err, "): %ld steps in all\n%s", row->a.steps, row->log);
     }
     if (row->rc) {
         fprintf(R->err, "point %ld (", R->point_base + j);

@@ -17,11 +17,15 @@
  *     which decides exactly as the whole run would;
  *   - a probe also stops once every measured request has finished (the later ones
  *     change nothing measured);
- *   - the bracket: a saturation probe (every request arriving at once) measures the
+ *   - the search: a saturation probe (every request arriving at once) measures the
  *     completion rate at full load, mu.  The first probe runs at 0.9 mu; below a failure
- *     (before any pass) the next at x0.8, x0.64, x0.41 ... of it; above a pass (before any
- *     failure) at mu, then doubling; once a rate has passed and a higher one failed, a
- *     geometric bisection until hi/lo <= 1 + tol.  The answer is lo: it passed, and a rate
+ *     (before any pass) the next at x0.9, x0.81, x0.66 ... of it.  Once a rate has passed,
+ *     its margin (how close it came to the SLOs) predicts where the SLOs break, on a
+ *     queue's curve through the highest passes; the next probe aims just across that
+ *     prediction (0.45 tol above it after a pass, below it after a failure), kept within
+ *     the middle three fifths of the bracket (log scale), and at the bracket's geometric
+ *     mean once that closes it, until hi/lo <= 1 + tol.  Above a pass with no failure yet:
+ *     the prediction twice, then mu, then doubling.  The answer is lo: it passed, and a rate
  *     at most tol above it failed.
  * Probes are seeded by the scenario's seed, so a probe at rate r is the same arrival
  * sequence scaled by 1/r: the search is deterministic, whatever -j. */
@@ -110,6 +114,7 @@ typedef struct cap_answer {
     double rate;                  /* the sustained rate, req/s */
     double saturation;            /* the saturation probe's completion rate */
     int probes;
+    long steps;                   /* engine steps simulated over all its probes */
     cap_probe_t at;               /* the probe at `rate` (the highest that passed) */
 } cap_answer_t;
 int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn);

@@ -124,6 +124,24 @@ bench-sim: bin/bench bin/gen_trace
 	        printf "memory: peak RSS %.1f MiB (100K trace requests) vs %.1f MiB (1M): ratio %.2f\n", a, b, b / a }' \
 	  $(BENCH_DIR)/t100k.txt $(BENCH_DIR)/t1m.txt
 
+# The capacity bench (make bench): pacesim capacity over 1,000 configurations (40 max_num_seqs x
+# 25 token budgets), 10,000 requests a probe, on every core; its wall time against the 60 s target
+# (a figure to read, not a timed test), its probes and the steps they simulated.
+CAP_BENCH_SEARCH := --search engine.max_num_seqs=8..320:8 --search engine.max_num_batched_tokens=2048..8192:256
+.PHONY: bench-capacity
+bench: bench-capacity
+bench-capacity: bin/pacesim
+	@mkdir -p $(BENCH_DIR)
+	@t0=$$(date +%s.%N); \
+	./bin/pacesim capacity scenarios/bench-capacity.yaml --slo ttft_p99=2 --slo tpot_p99=0.05 $(CAP_BENCH_SEARCH) \
+	  --quiet --no-progress --csv $(BENCH_DIR)/capacity.csv || exit 1; \
+	t1=$$(date +%s.%N); \
+	awk -F, -v t0="$$t0" -v t1="$$t1" -v cpus="$$(getconf _NPROCESSORS_ONLN)" \
+	  'NR == 1 { for (i = 1; i <= NF; i++) c[$$i] = i; next } \
+	   { n++; p += $$c["probes"]; ok += $$c["status"] == "ok" } \
+	   END { printf "capacity bench: %d configurations (%d found), %d probes of 10,000 requests, %.1f s wall on %d cores (target 60 s)\n", n, ok, p, t1 - t0, cpus }' \
+	  $(BENCH_DIR)/capacity.csv
+
 # Fuzzing (libFuzzer, clang): the scenario and profile loaders, seeded from scenarios/,
 # calib/profiles/ and the bad-input catalogue, and the CSV readers of merge and best,
 # seeded from tests/data/golden/.  make fuzz runs each FUZZ_SECONDS (60);
