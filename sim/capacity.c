@@ -569,10 +569,10 @@ int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
         /* a bracket: just across the prediction from the last probe (a pass aims just above,
          * a failure just below it), kept within the middle of the bracket (in log scale, from
          * a fifth to four fifths: each probe cuts a fifth of it at least); the geometric mean
-         * without a prediction, or once that closes it */
+         * without a prediction inside the bracket, or once that closes it */
         double b = log(hi / lo);
         r = sqrt(lo * hi);
-        if (!isnan(pred) && b > 2 * log1p(tol)) {      /* (a closer bracket closes at its mean) */
+        if (pred > lo && pred < hi && b > 2 * log1p(tol)) {   /* (a closer bracket closes at its mean) */
             double g = last_pass ? pred * (1 + CAP_AIM * tol) : pred * (1 - CAP_AIM * tol);
             r = fmin(fmax(g, lo * exp(0.2 * b)), lo * exp(0.8 * b));
         }
