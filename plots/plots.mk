@@ -71,5 +71,7 @@ $(PLOT_CAP_CSV): bin/pacesim scenarios/capacity-h200-hd128.yaml calib/profiles/h
 	./bin/pacesim capacity scenarios/capacity-h200-hd128.yaml $(PLOT_CAP_ARGS) --quiet --no-progress --csv $@
 $(PLOT_OUT)/capacity-h200-hd128.png: $(PLOT_CAP_CSV) plots/capacity.gp | setup-plots
 	$(GNUPLOT) -e "csv='$(PLOT_CAP_CSV)'; out='$@'; title='capacity-h200-hd128 (H200 profile), ttft_p99 <= 1 s, tpot_p99 <= 0.08 s'" plots/capacity.gp
-plots-readme: $(PLOT_OUT)/capacity-h200-hd128.png
+.PHONY: plots-readme-capacity
+plots-readme: plots-readme-capacity
+plots-readme-capacity: $(PLOT_OUT)/capacity-h200-hd128.png
 	cp $(PLOT_OUT)/capacity-h200-hd128.png plots/capacity-h200-hd128.png
