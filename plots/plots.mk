@@ -66,9 +66,9 @@ plots-readme: $(PLOT_SWEEP) $(PLOT_FRONT) plots/tradeoff.gp $(PLOT_OUT)/latency-
 PLOT_CAP_ARGS := --slo ttft_p99=1 --slo tpot_p99=0.08 --search engine.max_num_seqs=4,8,16,64 --gpu-cost h200=3.5 --rate 10
 PLOT_CAP_CSV  := $(PLOT_OUT)/capacity-h200-hd128.csv
 PLOT_IMGS += $(PLOT_OUT)/capacity-h200-hd128.png
-$(PLOT_CAP_CSV): bin/pacesim scenarios/capacity-h200-hd128.yaml calib/profiles/h200.yaml
+$(PLOT_CAP_CSV): bin/pacesim scenarios/capacity/h200-hd128.yaml calib/profiles/h200.yaml
 	@mkdir -p $(PLOT_OUT)
-	./bin/pacesim capacity scenarios/capacity-h200-hd128.yaml $(PLOT_CAP_ARGS) --quiet --no-progress --csv $@
+	./bin/pacesim capacity scenarios/capacity/h200-hd128.yaml $(PLOT_CAP_ARGS) --quiet --no-progress --csv $@
 $(PLOT_OUT)/capacity-h200-hd128.png: $(PLOT_CAP_CSV) plots/capacity.gp | setup-plots
 	$(GNUPLOT) -e "csv='$(PLOT_CAP_CSV)'; out='$@'; title='capacity-h200-hd128 (H200 profile), ttft_p99 <= 1 s, tpot_p99 <= 0.08 s'" plots/capacity.gp
 .PHONY: plots-readme-capacity
