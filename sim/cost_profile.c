@@ -988,7 +988,10 @@ static int floor_item(void *vctx, const cost_item_t *it)
     double sec;
     int grid;
     const prof_law_t *l;
-    if (pm_item(x->cm, it, &sec, &grid, &l) < 0) return -1;
+    if (pm_item(x->cm, it, &sec, &grid, &l) < 0) {
+        snprintf(x->err, x->n, "cost model (profile): %s", x->cm->err);
+        return -1;
+    }
     double run, f = item_floor(pm, it, l, &run);
     sec *= hot_factor(pm, l, pm->heat_mean);
     if (sec > 0 && sec < f * (1 - 1e-12)) {

@@ -871,6 +871,12 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         }
     }
     const char *varlen_law = kv_is_fp8(eng->kv_cache_dtype) ? "attn.varlen.fp8" : "attn.varlen.fp16";
+    if (prof && e->rcfg.varlen && !prof_find(prof, varlen_law) && !eng->attention_backend_set) {
+        /* upstream's default backend, but the profile has no varlen law: the fork's router */
+        fprintf(stderr, "warning: %s: profile %s lacks %s: attention priced by the fork's kernels"
+                " (set engine.attention_backend to choose)\n", s->path, prof->path, varlen_law);
+        e->rcfg.varlen = 0;
+    }
     if (prof && e->rcfg.varlen && !prof_find(prof, varlen_law)) {
         snprintf(e->err, ENG_ERR_MAX,
                  "%s:%d:%d: engine.attention_backend: profile %s lacks %s: run calib with the varlen"

@@ -220,6 +220,8 @@ static void copy_settings(run_result_t *res, const scenario_t *s)
     res->pdr = s->env.prefix_decode_rows;
     res->smallq = s->env.smallq_decode_max_q;
     res->anypage = s->env.d256_bm32_any_page;
+    res->upstream = s->engine.scheduler == SCHED_UPSTREAM;
+    res->varlen = s->engine.attention_backend == ATTN_BACKEND_VARLEN;
     res->seed = s->seed;
     res->nwin = s->n_windows < RUN_MAX_WIN ? s->n_windows : RUN_MAX_WIN;
     for (int i = 0; i < res->nwin; i++) {
@@ -373,8 +375,13 @@ void report_table(FILE *f, const run_result_t *r)
     fprintf(f, "   cost model: %s\n", r->cost_model);
     fprintf(f, "   KV cache: %ld blocks x %d tokens = %ld tokens\n", r->kv_blocks, r->block,
             r->kv_blocks * (long)r->block);
-    fprintf(f, "   PACE_STEPS=%d PREFIX_DECODE_ROWS=%d SMALLQ_DECODE_MAX_Q=%d D256_BM32_ANY_PAGE=%d\n", r->pace,
-            r->pdr, r->smallq, r->anypage);
+    /* the fork's knobs: its scheduler's pacing, its router's switches; an upstream run has neither
+     * (its attention backend instead) */
+    if (r->upstream)
+        fprintf(f, "   upstream vLLM v1 scheduler, attention backend %s\n", r->varlen ? "varlen" : "fork (the fork's router)");
+    else
+        fprintf(f, "   PACE_STEPS=%d PREFIX_DECODE_ROWS=%d SMALLQ_DECODE_MAX_Q=%d D256_BM32_ANY_PAGE=%d\n", r->pace,
+                r->pdr, r->smallq, r->anypage);
     int hasref = 0, anyref = 0, anydist = 0;
     for (int i = 0; i < r->nwin; i++) {
         hasref |= r->win_has_ref[i];

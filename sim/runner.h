@@ -23,6 +23,7 @@ typedef struct run_result {
     long kv_blocks;               /* KV cache capacity, blocks of `block` tokens */
     /* settings that vary between runs */
     int tp, block, spec_k, budget, max_seqs, pace, pdr, smallq, anypage;
+    int upstream, varlen;         /* scheduler: upstream; attention_backend: varlen */
     kv_dtype_t kv;
     uint64_t seed;
     int nwin;

@@ -18,7 +18,7 @@
  *     gpu_memory_utilization: (0, 1] (0.9)
  *     speculative_config: null | {method: mtp, num_speculative_tokens: 1..15}
  *     scheduler: fork|upstream (fork)       mamba_cache_mode: align|none|all (align)
- *     attention_backend: fork|varlen (fork)
+ *     attention_backend: fork|varlen (fork; varlen under scheduler: upstream)
  *     upstream only: enable_chunked_prefill: bool (true), long_prefill_token_threshold: >=0
  *       (0 = none), max_num_partial_prefills: 1, max_long_partial_prefills: 1 (vLLM v1 accepts
  *       no other value), scheduling_policy: fcfs|priority (fcfs)
@@ -422,7 +422,11 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         return yd_fail(e, yd_map_get(m, "mamba_cache_mode"), "engine.mamba_cache_mode",
                        "all is not modelled by engine.prefix_cache_model: pool (align or none)");
     g->scheduling_policy = (sched_policy_t)pol;
-    g->attention_backend = (attn_backend_t)be;
+    /* absent: upstream vLLM runs FlashAttention-style varlen attention (the whole step in one
+     * call), the fork its own per-row router */
+    g->attention_backend_set = yd_map_get(m, "attention_backend") != NULL;
+    g->attention_backend = g->attention_backend_set ? (attn_backend_t)be
+                           : g->scheduler == SCHED_UPSTREAM ? ATTN_BACKEND_VARLEN : ATTN_BACKEND_FORK;
     /* vLLM (EngineArgs._check_feature_supported) refuses anything but 1 for either:
      * "NotImplementedError: Concurrent Partial Prefill is not supported"; v1's scheduler has
      * no partial-prefill limit, so 1 means none here too */

@@ -64,7 +64,8 @@ typedef struct scn_engine {
     int max_num_partial_prefills; /* 1 (vLLM v1 refuses any other value; no limit) */
     int max_long_partial_prefills;/* 1 (likewise) */
     sched_policy_t scheduling_policy; /* fcfs (default) | priority */
-    attn_backend_t attention_backend; /* fork (default) | varlen */
+    attn_backend_t attention_backend; /* fork | varlen (default: varlen under scheduler: upstream, else fork) */
+    int attention_backend_set;        /* 1: given; 0: the default above */
     /* prefix cache: the per-request count (cached_tokens, 0) or the block pool of
      * sim/kvpool.c (1: shared blocks, LRU eviction, hybrid snapshots) */
     int prefix_pool;
