@@ -125,6 +125,8 @@ static int __attribute__((noinline)) grow_pool_blocks(engine_t *e, req_t *r, lon
 static inline int grow_blocks(engine_t *e, req_t *r, long computed, long upto)
 {
     if (e->kv) return grow_pool_blocks(e, r, computed, upto);
+    /* within the blocks held (a decode row inside its block): no division on the hot path */
+    if (upto + e->spec_k <= (r->blocks - e->gdn_blocks) * e->block) return 0;
     long need = blocks_for(e, upto + e->spec_k);
     if (need <= r->blocks) return 0;
     if (e->used_blocks + (need - r->blocks) > e->capacity) return -1;
