@@ -11,8 +11,8 @@
 #                  MTP off/2/4, fp16 and fp8 KV, one model of head_dim 128 and 8 kv heads) and
 #                  the twelve B = 16K scenarios, replayed after calib measured the serving
 #                  envelope and the head_dim-128 model's shape (profile.yaml: both shapes, the
-#                  varlen and MoE laws too) in one device call; run 2 of each in the next call,
-#                  on another H200 of the same pool (a device call gets whichever card is free)
+#                  varlen and MoE laws too) in one GPU run; run 2 of each in the next run,
+#                  on another H200 of the same pool (each GPU run gets whichever card is free)
 #   h200-b131k/    the two B = 131K scenarios (fp16, no MTP, baseline and PREFIX_DECODE_ROWS=1),
 #                  on a device session of its own, priced by that card's earlier profile: one
 #                  run each (single-run: their 130 s of GPU time a run did not fit a later budget)
