@@ -90,7 +90,12 @@ int cap_parse_slo(const char *spec, cap_slo_t *out, char *err, size_t errn)
 struct cap_conf {
     const cap_opts_t *o;
     setup_t u;
-    double rate0;                 /* the scenario's own rate */
+    double rate0;                 /* the scenario's own rate (a trace's: its rows over its span) */
+    int trace;                    /* a workload.trace: probes replay it on a scaled clock */
+    char trace_orig[SCN_PATH_MAX];
+    char **rows;                  /* its lines (as read, without the newline), nrows of them */
+    double *row_t;                /* a data row's arrival (NAN: a comment, blank or header line) */
+    long nrows;
     long n, m0, m1;               /* requests of the probe running; measured serials [m0, m1) */
     long nfull, need;             /* requests a probe (the scenario's count); measured ones the SLOs need */
     long serial0;                 /* the first generated request's serial */
@@ -108,6 +113,7 @@ struct cap_conf {
 };
 
 void cap_conf_log(cap_conf_t *c, FILE *f) { c->log = f; }
+double cap_conf_trace_rate(const cap_conf_t *c) { return c->trace ? c->rate0 : 0; }
 
 int cap_conf_tp(const cap_conf_t *c) { return c->u.s.engine.tensor_parallel_size; }
 const char *cap_conf_hw(const cap_conf_t *c) { return c->hw; }
@@ -118,6 +124,9 @@ void cap_conf_close(cap_conf_t *c)
 {
     if (!c) return;
     setup_close(&c->u);
+    for (long i = 0; i < c->nrows; i++) free(c->rows[i]);
+    free(c->rows);
+    free(c->row_t);
     free(c->arr);
     free(c->first);
     free(c->fin);
@@ -140,6 +149,99 @@ static void workload_line(const char *path, int *line, int *col)
         }
     }
     if (f) fclose(f);
+}
+
+/* A workload.trace, read whole (setup_check_trace has checked every row as a run would):
+ * its lines, each data row's arrival, its count and its rate, (rows - 1) / (last - first
+ * arrival).  0, or -1 with err set (-2 out of memory). */
+static int trace_load(cap_conf_t *c, char *err, size_t errn)
+{
+    scenario_t *s = &c->u.s;
+    if (setup_check_trace(&c->u) < 0) {
+        snprintf(err, errn, "%s", c->u.err);
+        return -1;
+    }
+    snprintf(c->trace_orig, sizeof c->trace_orig, "%s", s->trace_path);
+    FILE *f = fopen(s->trace_path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long rcap = 0, n = 0;
+    double t0 = NAN, t1 = NAN;
+    if (!f) {
+        snprintf(err, errn, "%s: %s", s->trace_path, strerror(errno));
+        return -1;
+    }
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (c->nrows == rcap) {
+            rcap = rcap ? 2 * rcap : 1024;
+            char **nr = realloc(c->rows, (size_t)rcap * sizeof *nr);
+            double *nt = realloc(c->row_t, (size_t)rcap * sizeof *nt);
+            if (nr) c->rows = nr;
+            if (nt) c->row_t = nt;
+            if (!nr || !nt) goto oom;
+        }
+        const char *p = line;
+        while (*p == ' ' || *p == '\t') p++;
+        char *end;
+        double t = NAN;
+        if (*p && *p != '#' && strncmp(p, "arrival", 7)) {
+            t = strtod(p, &end);
+            if (end == p) t = NAN;
+        }
+        if (!(c->rows[c->nrows] = strdup(line))) goto oom;
+        c->row_t[c->nrows++] = t;
+        if (!isnan(t)) {
+            if (n++ == 0) t0 = t;
+            t1 = t;
+        }
+    }
+    free(line);
+    fclose(f);
+    c->trace = 1;
+    c->n = n;
+    if (!(t1 > t0)) {
+        snprintf(err, errn, "%s:1:1: trace: its %ld arrivals all fall at %g s: no rate to scale", c->trace_orig, n, t0);
+        return -1;
+    }
+    c->rate0 = (double)(n - 1) / (t1 - t0);
+    return 0;
+oom:
+    free(line);
+    fclose(f);
+    snprintf(err, errn, "out of memory (the trace)");
+    return -2;
+}
+
+/* The trace at `rate`: every arrival divided by rate / rate0, written to a temporary file
+ * the scenario then reads (path: its name).  0, or -1 with err set. */
+static int trace_write(cap_conf_t *c, double rate, char *path, size_t n, char *err, size_t errn)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, n, "%s/pacesim-capacity-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        snprintf(err, errn, "%s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd), unlink(path);
+        return -1;
+    }
+    double k = c->rate0 / rate;
+    for (long i = 0; i < c->nrows; i++) {
+        if (isnan(c->row_t[i])) {
+            fprintf(f, "%s\n", c->rows[i]);
+            continue;
+        }
+        const char *comma = strchr(c->rows[i], ',');
+        fprintf(f, "%.17g%s\n", c->row_t[i] * k, comma ? comma : "");
+    }
+    if (fclose(f) != 0) {
+        snprintf(err, errn, "%s: %s", path, strerror(errno));
+        unlink(path);
+        return -1;
+    }
+    return 0;
 }
 
 /* Requests measured out of n. */
@@ -165,10 +267,11 @@ cap_conf_t *cap_conf_open(const cap_opts_t *o, const char *const *sets, int nset
     }
     scenario_t *s = &c->u.s;
     const char *why = NULL;
-    if (!s->poisson.enabled) why = "capacity searches the rate of a workload.poisson (this scenario has none)";
-    else if (s->n_requests) why = "capacity searches a workload.poisson alone (explicit workload.requests would not scale with its rate)";
-    else if (s->trace_path[0]) why = "capacity searches a workload.poisson alone (a trace beside it would not scale with its rate)";
-    else if (s->poisson.conv_turns > 1) why = "capacity needs single-turn requests (a conversation's later turns arrive after think time, not at the rate)";
+    if (!s->poisson.enabled && !s->trace_path[0])
+        why = "capacity searches the rate of a workload.poisson or the time scale of a workload.trace (this scenario has neither)";
+    else if (s->n_requests) why = "capacity searches a workload.poisson or a workload.trace alone (explicit workload.requests would not scale with its rate)";
+    else if (s->poisson.enabled && s->trace_path[0]) why = "capacity searches a workload.poisson or a workload.trace, not both";
+    else if (s->poisson.enabled && s->poisson.conv_turns > 1) why = "capacity needs single-turn requests (a conversation's later turns arrive after think time, not at the rate)";
     if (why) {
         int line = s->poisson_line, col = s->poisson_col;
         if (line <= 0) workload_line(s->path, &line, &col);
@@ -186,8 +289,17 @@ cap_conf_t *cap_conf_open(const cap_opts_t *o, const char *const *sets, int nset
         else if (sl->metric == CAP_TPOT) c->good_slo.tpot_ms = ms;
         else c->good_slo.e2el_ms = ms;
     }
-    c->rate0 = s->poisson.rate_per_s;
-    c->n = s->poisson.count;
+    if (s->trace_path[0]) {
+        int trc = trace_load(c, err, errn);
+        if (trc < 0) {
+            *rc = trc == -2 ? 1 : 2;
+            cap_conf_close(c);
+            return NULL;
+        }
+    } else {
+        c->rate0 = s->poisson.rate_per_s;
+        c->n = s->poisson.count;
+    }
     c->m0 = (long)floor(o->warmup * (double)c->n);
     c->m1 = c->m0 + measured_of(o, c->n);
     long m = c->m1 - c->m0, need = 0;
@@ -208,15 +320,20 @@ cap_conf_t *cap_conf_open(const cap_opts_t *o, const char *const *sets, int nset
         long count = (long)ceil((double)need / (1 - o->warmup - o->cooldown));   /* the least count that gives need */
         while (count > need && measured_of(o, count - 1) >= need) count--;
         while (measured_of(o, count) < need) count++;
-        snprintf(err, errn, "%s:%d:%d: workload.poisson.count: %ld requests a probe leave %ld measured (first %.0f%% and "
-                 "last %.0f%% excluded); %s needs %ld (%d beyond it): set workload.poisson.count to at least %ld",
-                 s->path, s->poisson_line, s->poisson_col, c->n, m, 100 * o->warmup, 100 * o->cooldown, by, need,
-                 CAP_MIN_TAIL, count);
+        if (c->trace)
+            snprintf(err, errn, "%s:1:1: trace: %ld requests leave %ld measured (first %.0f%% and last %.0f%% excluded); "
+                     "%s needs %ld (%d beyond it): a trace of at least %ld requests", c->trace_orig, c->n, m,
+                     100 * o->warmup, 100 * o->cooldown, by, need, CAP_MIN_TAIL, count);
+        else
+            snprintf(err, errn, "%s:%d:%d: workload.poisson.count: %ld requests a probe leave %ld measured (first %.0f%% and "
+                     "last %.0f%% excluded); %s needs %ld (%d beyond it): set workload.poisson.count to at least %ld",
+                     s->path, s->poisson_line, s->poisson_col, c->n, m, 100 * o->warmup, 100 * o->cooldown, by, need,
+                     CAP_MIN_TAIL, count);
         *rc = 2;
         cap_conf_close(c);
         return NULL;
     }
-    c->serial0 = c->u.e.serial;
+    c->serial0 = 0;                /* a Poisson workload or a trace alone: its requests are serials 0 .. n-1 */
     c->arr = malloc((size_t)c->n * sizeof *c->arr);
     c->first = malloc((size_t)c->n * sizeof *c->first);
     c->fin = malloc((size_t)c->n * sizeof *c->fin);
@@ -319,14 +436,20 @@ static void set_count(cap_conf_t *c, long n)
     c->n = n;
     c->m0 = (long)floor(c->o->warmup * (double)n);
     c->m1 = c->m0 + measured_of(c->o, n);
-    c->u.s.poisson.count = n;
+    if (!c->trace) c->u.s.poisson.count = n;
 }
 
 /* Run the workload at rate; the per-request records filled (finished ones). */
 static int run_at(cap_conf_t *c, double rate, double *env, double *makespan, long *steps, char *err, size_t errn)
 {
     scenario_t *s = &c->u.s;
-    s->poisson.rate_per_s = rate;
+    char tpath[SCN_PATH_MAX];
+    if (c->trace) {
+        if (trace_write(c, rate, tpath, sizeof tpath, err, errn) < 0) return -1;
+        snprintf(s->trace_path, sizeof s->trace_path, "%s", tpath);
+    } else {
+        s->poisson.rate_per_s = rate;
+    }
     s->stop.kind = STOP_ALL_FINISHED;
     s->stop.max_time_s = 0;
     s->stop.max_steps = 0;
@@ -362,7 +485,12 @@ out:
     engine_free(&e);
     cost_free(cm);
     s->stop.max_steps = 0;
-    s->poisson.rate_per_s = c->rate0;
+    if (c->trace) {
+        unlink(tpath);
+        snprintf(s->trace_path, sizeof s->trace_path, "%s", c->trace_orig);
+    } else {
+        s->poisson.rate_per_s = c->rate0;
+    }
     if (rc < 0) setup_msg_line(err, errn);
     return rc;
 }
@@ -594,6 +722,7 @@ typedef struct cap_row {
     int tp, replicas, gpus;
     char hw[64], gpu[96];
     double usd_h;                 /* the configuration's price an hour (NAN: no --gpu-cost for it) */
+    double trace_rate;            /* a trace's own rate (0: a Poisson workload) */
     cap_answer_t a;
     int frontier;
 } cap_row_t;
@@ -660,6 +789,7 @@ static void cap_job(void *ctx, long j, void *prog)
         snprintf(row->gpu, sizeof row->gpu, "%s", cap_conf_gpu(c));
         row->usd_h = price_of(R, row->hw, row->gpu) * row->gpus;
         row->warn = strdup(cap_conf_warn(c));
+        row->trace_rate = cap_conf_trace_rate(c);
         size_t loglen;
         FILE *lf = R->log_probes ? open_memstream(&row->log, &loglen) : NULL;
         cap_conf_log(c, lf);
@@ -832,7 +962,7 @@ static void csv_out(FILE *f, const cap_run_t *R)
           "tok_s_per_gpu,saturation_req_s,ttft_p99_s,tpot_p99_s,e2el_p99_s", f);
     for (int k = 0; k < o->nslo; k++)
         if (!o->slo[k].per_request) fprintf(f, ",slo_%s_s", o->slo[k].name);
-    fputs(",goodput_share,goodput_req_s,extrapolated_share,probes,frontier\n", f);
+    fputs(",goodput_share,goodput_req_s,time_scale,extrapolated_share,probes,frontier\n", f);
     int sel[64];
     for (long i = 0; i < R->npoints; i++) {
         const cap_row_t *r = &R->rows[i];
@@ -877,6 +1007,8 @@ static void csv_out(FILE *f, const cap_run_t *R)
         fputc(',', f);
         report_num(f, ok ? p->good_share * r->a.rate : NAN);
         fputc(',', f);
+        report_num(f, ok && r->trace_rate > 0 ? r->a.rate / r->trace_rate : NAN);
+        fputc(',', f);
         report_num(f, ok ? p->env_outside : NAN);
         fprintf(f, ",%d,", r->rc ? 0 : r->a.probes);
         if (!R->one_point) fprintf(f, "%d", r->frontier);
@@ -903,7 +1035,8 @@ static void report(FILE *f, const cap_run_t *R, double target)
         const cap_row_t *r = &R->rows[ix[k]];
         anyx |= row_ok(r) && r->a.at.env_outside > 0.5;
     }
-    fprintf(f, "req/s: the highest Poisson rate meeting every SLO with a queue that does not grow (<: none down to it; "
+    fprintf(f, "req/s: the highest request rate (Poisson, or the trace's on a scaled clock) meeting every SLO with a queue "
+               "that does not grow (<: none down to it; "
                ">: every rate up to it); TTFT p99 s, TPOT p99 ms at that rate; F: on the Pareto frontier of tok/s/GPU, "
                "TTFT p99, TPOT p99\n");
     if (anyx) fprintf(f, "*: priced mostly (over 50%% of step time) outside the profile's measured envelope, by the laws' extrapolation\n");

@@ -102,6 +102,9 @@ int cap_conf_tp(const cap_conf_t *c);
 const char *cap_conf_hw(const cap_conf_t *c);
 const char *cap_conf_gpu(const cap_conf_t *c);
 const char *cap_conf_warn(const cap_conf_t *c);
+/* A trace's own rate (its rows over its span, req/s), or 0 for a Poisson workload: a probe at
+ * rate r replays the trace with every arrival divided by r / this. */
+double cap_conf_trace_rate(const cap_conf_t *c);
 /* Write one line per probe of cap_conf_search to f (NULL: none). */
 void cap_conf_log(cap_conf_t *c, FILE *f);
 void cap_conf_close(cap_conf_t *c);

@@ -85,5 +85,19 @@ if cmp -s "$tmp/a.csv" "$tmp/b.csv"; then ok "points + merge = the in-process CS
 $PACESIM best "$tmp/merged.csv" --objective min:usd_per_hour --constraint 'rate_per_s>=8' > "$tmp/best.txt" \
   && ok "best over the merged CSV" || bad "best exit $?"
 
+# a trace: its time scale searched, the same bytes for -j 1 and -j 2, no temporary file left
+T=tests/data/capacity/small-trace.yaml
+TMPDIR="$tmp" $PACESIM capacity $T --slo ttft_p99=2 --search engine.max_num_seqs=8,16 -j 1 --csv "$tmp/t1.csv" \
+  > /dev/null 2>&1 || bad "trace -j 1 exit $?"
+TMPDIR="$tmp" $PACESIM capacity $T --slo ttft_p99=2 --search engine.max_num_seqs=8,16 -j 2 --csv "$tmp/t2.csv" \
+  > /dev/null 2>&1 || bad "trace -j 2 exit $?"
+cmp -s "$tmp/t1.csv" "$tmp/t2.csv" && ok "a trace: -j 1 and -j 2 write the same CSV" || bad "a trace: -j 1 and -j 2 differ"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { if ($c["status"] != "ok" || !($c["time_scale"] > 0) || $c["rate_per_s"] / $c["time_scale"] < 8.38 \
+        || $c["rate_per_s"] / $c["time_scale"] > 8.40) bad = 1 }
+  END { exit bad }' "$tmp/t1.csv" && ok "a trace: its rate and time scale (the trace's own rate, 1499 rows over their span: 8.39/s)" \
+  || bad "a trace: rate / time_scale is not the trace's rate"
+ls "$tmp"/pacesim-capacity-* > /dev/null 2>&1 && bad "a trace: temporary files left" || ok "a trace: no temporary file left"
+
 [ $fail = 0 ] && echo "capacity: all passed" || echo "capacity: FAILED"
 exit $fail
