@@ -175,14 +175,16 @@ define fuzz_run
 endef
 ifeq ($(FUZZ_HAVE),yes)
 fuzz check-fuzz: SHELL := /bin/bash
-fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_csv
+fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_csv $(FUZZ_DIR)/fuzz_import
 	$(call fuzz_run,scenario,$(FUZZ_SECONDS),scenarios tests/data/bad)
 	$(call fuzz_run,profile,$(FUZZ_SECONDS),calib/profiles tests/data/bad/profiles)
 	$(call fuzz_run,csv,$(FUZZ_SECONDS),tests/data/golden)
-check-fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_csv
+	$(call fuzz_run,import,$(FUZZ_SECONDS),tests/data/traces)
+check-fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_csv $(FUZZ_DIR)/fuzz_import
 	$(call fuzz_run,scenario,$(CHECK_FUZZ_SECONDS),scenarios tests/data/bad)
 	$(call fuzz_run,profile,$(CHECK_FUZZ_SECONDS),calib/profiles tests/data/bad/profiles)
 	$(call fuzz_run,csv,$(CHECK_FUZZ_SECONDS),tests/data/golden)
+	$(call fuzz_run,import,$(CHECK_FUZZ_SECONDS),tests/data/traces)
 else
 fuzz check-fuzz:
 	@echo "fuzz: $(FUZZ_CC) with libFuzzer (-fsanitize=fuzzer) not found: fuzzing skipped"
