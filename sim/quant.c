@@ -22,7 +22,21 @@ static void sketch_put(quant_t *q, double v)
         return;
     }
     if (v > QUANT_MAX) v = QUANT_MAX;
-    long i = bucket_of(v) - bucket_lo(), nb = nbuckets();
+    /* bucket_of(v) - bucket_lo() with the constants computed once a sketch (the same doubles:
+     * the same bucket) -- a serving run puts every token gap here */
+    if (!q->sk_lg) {
+        q->sk_lg = log(gamma_());
+        q->sk_lo = bucket_lo();
+        q->sk_nb = nbuckets();
+    }
+    long i, nb = q->sk_nb;
+    if (v == q->sk_lastv) {
+        i = q->sk_lasti;          /* a step's decode rows share one gap: its bucket again */
+    } else {
+        i = (long)ceil(log(v) / q->sk_lg) - q->sk_lo;
+        q->sk_lastv = v;
+        q->sk_lasti = i;
+    }
     if (i < 0) i = 0;
     if (i >= nb) i = nb - 1;
     q->buckets[i]++;

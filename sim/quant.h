@@ -34,6 +34,10 @@ typedef struct quant {
     long *buckets;                  /* sketch mode: NULL until the limit is passed */
     long zeros;                     /* sketch mode: values below QUANT_MIN */
     int sorted;                     /* exact mode: vals sorted since the last add */
+    double sk_lg;                   /* sketch mode: log(g), once computed (0 before) */
+    long sk_lo, sk_nb;              /* sketch mode: the first bucket's index, the bucket count */
+    double sk_lastv;                /* sketch mode: the last value put and its bucket (0: none) */
+    long sk_lasti;
 } quant_t;
 
 /* An empty stream; exact_max <= 0 means QUANT_EXACT_MAX. */
