@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-/* EVT_ARRIVAL: explicit request a arrives; EVT_STEP_END: the running step ends;
- * EVT_SOURCE: generator a (engine.c's SRC_*) has its next request due. */
+/* EVT_ARRIVAL: request a arrives; EVT_STEP_END: replica a's step ends;
+ * EVT_SOURCE: generator a (workload.h's SRC_*) has its next request due. */
 typedef enum { EVT_ARRIVAL = 0, EVT_STEP_END, EVT_SOURCE } evt_kind_t;
 
 typedef struct event {

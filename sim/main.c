@@ -34,7 +34,7 @@
 #include "setup.h"
 #include "hfimport.h"
 #include "sweep.h"
-#include "trace.h"
+#include "perfetto.h"
 #include "trace_import.h"
 
 #ifndef PACESIM_VERSION
@@ -314,7 +314,7 @@ static int cmd_run(int argc, char **argv, int cmd)
     long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
     sweep_t sw = { 0 };
     FILE *fc = NULL, *fs = NULL, *fr = NULL, *fj = NULL;
-    trace_t *tr = NULL;
+    perfetto_t *tr = NULL;
     if (!files || !sets || !cons) { rc = 1; goto out; }
     if (jobs < 1) jobs = 1;
     for (int i = 0; i < argc; i++) {
@@ -465,12 +465,12 @@ static int cmd_run(int argc, char **argv, int cmd)
     runner_hooks_t th = { 0 };
     if (trace) {
         char err[256];
-        if (!(tr = trace_open(trace, err, sizeof err))) {
+        if (!(tr = perfetto_open(trace, err, sizeof err))) {
             setup_msg(stderr, "pacesim: %s", err);
             rc = 2;
             goto out;
         }
-        trace_hooks(tr, &th);
+        perfetto_hooks(tr, &th);
     }
     sweep_cfg_t cfg = {
         .files = files, .nfiles = nf, .sets = sets, .nsets = ns, .sw = &sw, .point_base = point_base,
@@ -480,10 +480,10 @@ static int cmd_run(int argc, char **argv, int cmd)
         .summary = summary, .goodput = goodput_slo_any(&slo) ? &slo : NULL,
     };
     rc = sweep_run(&cfg);
-    if (tr && trace_close(tr) < 0 && rc == 0) rc = 1;
+    if (tr && perfetto_close(tr) < 0 && rc == 0) rc = 1;
     tr = NULL;
 out:
-    if (tr) trace_close(tr);
+    if (tr) perfetto_close(tr);
     rc = close_out(fc, csv, rc);
     rc = close_out(fj, json, rc);
     rc = close_out(fs, steps, rc);

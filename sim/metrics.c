@@ -14,20 +14,22 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine_int.h"
+#include "metrics.h"
 #include "serve.h"
 
-static int slot_of(const engine_t *e, const char *id)
+static int slot_of(const scenario_t *s, const int *explicit_slot, const char *id)
 {
     if (!id[0] || !strcmp(id, "*")) return -1;
-    for (int i = 0; i < e->s->n_requests; i++)
-        if (!strcmp(e->s->requests[i].id, id)) return e->explicit_slot[i];
+    for (int i = 0; i < s->n_requests; i++)
+        if (!strcmp(s->requests[i].id, id)) return explicit_slot[i];
     return -1;
 }
 
-int metrics_init(engine_t *e)
+int metrics_init(metrics_t *e, const scenario_t *s, const reqpool_t *rp, const int *explicit_slot, char *err)
 {
-    const scenario_t *s = e->s;
+    e->s = s;
+    e->rp = rp;
+    e->err = err;
     e->win = calloc((size_t)s->n_windows + 1, sizeof *e->win);
     if (!e->win) {
         snprintf(e->err, ENG_ERR_MAX, "out of memory");
@@ -37,9 +39,9 @@ int metrics_init(engine_t *e)
         const scn_window_t *w = &s->windows[i];
         win_state_t *ws = &e->win[i];
         ws->value = NAN;
-        ws->from_slot = w->from.is_set ? slot_of(e, w->from.ref) : -1;
-        ws->to_slot = w->to.is_set ? slot_of(e, w->to.ref) : -1;
-        ws->req_slot = slot_of(e, w->request);
+        ws->from_slot = w->from.is_set ? slot_of(s, explicit_slot, w->from.ref) : -1;
+        ws->to_slot = w->to.is_set ? slot_of(s, explicit_slot, w->to.ref) : -1;
+        ws->req_slot = slot_of(s, explicit_slot, w->request);
         if (scn_win_is_latency(w->kind) && ws->req_slot < 0) {
             if (!(ws->lat = malloc(sizeof *ws->lat))) {
                 snprintf(e->err, ENG_ERR_MAX, "out of memory");
@@ -52,7 +54,7 @@ int metrics_init(engine_t *e)
     return 0;
 }
 
-void metrics_free(engine_t *e)
+void metrics_free(metrics_t *e)
 {
     if (!e->win) return;
     for (int i = 0; e->s && i < e->s->n_windows; i++)
@@ -83,14 +85,14 @@ static double req_latency(win_kind_t k, const req_t *r)
     }
 }
 
-static int lat_add(engine_t *e, quant_t *q, double v)
+static int lat_add(metrics_t *e, quant_t *q, double v)
 {
     if (isnan(v) || quant_add(q, v) == 0) return 0;
     snprintf(e->err, ENG_ERR_MAX, "out of memory");
     return -1;
 }
 
-int metrics_on_finish(engine_t *e, const req_t *r)
+int metrics_on_finish(metrics_t *e, const req_t *r)
 {
     if (e->serve && serve_acc_finish(e->serve, r) < 0) {
         snprintf(e->err, ENG_ERR_MAX, "out of memory");
@@ -103,7 +105,7 @@ int metrics_on_finish(engine_t *e, const req_t *r)
     return 0;
 }
 
-int metrics_on_itl(engine_t *e, double gap)
+int metrics_on_itl(metrics_t *e, double gap)
 {
     if (e->serve && serve_acc_itl(e->serve, gap) < 0) {
         snprintf(e->err, ENG_ERR_MAX, "out of memory");
@@ -115,14 +117,14 @@ int metrics_on_itl(engine_t *e, double gap)
 }
 
 /* Time a mark was reached: 0 / +inf for unbounded from / to, -1 if not yet. */
-static double mark_time(const engine_t *e, const scn_mark_t *m, int slot, int is_from)
+static double mark_time(const metrics_t *e, const scn_mark_t *m, int slot, int is_from)
 {
     if (!m->is_set) return is_from ? 0.0 : INFINITY;
     if (slot < 0) return -1;
-    return e->pool[slot].t_ev[m->event];
+    return e->rp->r[slot].t_ev[m->event];
 }
 
-void metrics_on_step(engine_t *e, const step_rec_t *st)
+void metrics_on_step(metrics_t *e, const step_rec_t *st)
 {
     const scenario_t *s = e->s;
     double t_end = st->t0 + st->dt;
@@ -148,10 +150,9 @@ void metrics_on_step(engine_t *e, const step_rec_t *st)
     }
 }
 
-void metrics_finish(engine_t *e)
+void metrics_finish(metrics_t *e, const run_summary_t *S)
 {
     const scenario_t *s = e->s;
-    const run_summary_t *S = &e->sum;
     for (int i = 0; i < s->n_windows; i++) {
         const scn_window_t *w = &s->windows[i];
         win_state_t *ws = &e->win[i];
@@ -162,7 +163,7 @@ void metrics_finish(engine_t *e)
         ws->t_from = tf;
         ws->t_to = tt;
         ws->value = NAN;
-        const req_t *r = ws->req_slot >= 0 ? &e->pool[ws->req_slot] : NULL;
+        const req_t *r = ws->req_slot >= 0 ? &e->rp->r[ws->req_slot] : NULL;
         switch (w->kind) {
         case WIN_RATE:
             if (have && tt > tf) ws->value = ws->acc / (tt - tf);

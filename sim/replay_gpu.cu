@@ -630,8 +630,8 @@ int main(int argc, char **argv)
     cost_profile_envelope_quiet(pm);    /* the prediction's run above has warned */
     if (!getenv("PACESIM_REPLAY_DRY")) {
         const scn_engine_t *en = &u.s.engine;
-        if (!(gm = replay_gpu_sized(&u.s.model, en->tensor_parallel_size, u.e.block, en->kv_cache_dtype == KV_FP8_E5M2,
-                                    pm, en->max_model_len, (double)u.e.capacity * u.e.block,
+        if (!(gm = replay_gpu_sized(&u.s.model, en->tensor_parallel_size, u.e.rep[0].sc.block, en->kv_cache_dtype == KV_FP8_E5M2,
+                                    pm, en->max_model_len, (double)u.e.rep[0].sc.capacity * u.e.rep[0].sc.block,
                                     prof_find(&u.prof, "gemm.moe.fp16") != NULL, cerr))) {
             fprintf(stderr, "%s\n", cerr);
             rc = 1;

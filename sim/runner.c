@@ -95,8 +95,8 @@ static void run_on_finish(void *ctx, const engine_t *e, const req_t *r)
  * arrived), in slot order; the finished ones were written as they finished. */
 static void requests_rest(const steps_ctx_t *c, const engine_t *e)
 {
-    for (int i = 0; i < e->npool; i++) {
-        const req_t *r = &e->pool[i];
+    for (int i = 0; i < e->rp.n; i++) {
+        const req_t *r = &e->rp.r[i];
         if (r->state != RQ_DONE && r->state != RQ_FREE) requests_row(c->req, prefix_of(c->h), e, r);
     }
 }
@@ -251,21 +251,21 @@ static void run_warnings(run_result_t *res, const scenario_t *s, const engine_t 
                               "warning: %s:%d:%d: workload.poisson: %ld of %ld generated requests drew a prompt + output"
                               " past engine.max_model_len %ld and were cut to it (the output kept, at most half of it;"
                               " the prompt gives way): the lengths run are not the distributions'\n",
-                              s->path, s->poisson_line, s->poisson_col, S->clamped, e->poisson_made,
+                              s->path, s->poisson_line, s->poisson_col, S->clamped, e->wl.poisson_made,
                               s->engine.max_model_len);
     int lat = res->has_serve;
     for (int i = 0; i < s->n_windows; i++) {
         const scn_window_t *w = &s->windows[i];
         lat |= scn_win_is_latency(w->kind) && (!w->request[0] || !strcmp(w->request, "*"));
     }
-    long unfinished = e->n_arrived - S->requests_finished;
+    long unfinished = e->wl.n_arrived - S->requests_finished;
     if ((S->stopped_by_time || S->stopped_by_steps) && lat && unfinished > 0 && o < n)
         snprintf(res->warn + o, n - o,
                  "warning: %s: the run stopped at %s (%.6g s simulated) with %ld of %ld arrived requests unfinished:"
                  " the latency statistics over all requests cover only the %ld that finished, biased low (the"
                  " slowest are left out)\n",
                  s->path, S->stopped_by_time ? "stop.max_time_s" : "stop.max_steps", S->makespan, unfinished,
-                 e->n_arrived, S->requests_finished);
+                 e->wl.n_arrived, S->requests_finished);
 }
 
 void runner_run_ex(const char *path, const char *const *sets, int nsets, const runner_hooks_t *h,
@@ -297,8 +297,8 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
     engine_t *e = &u.e;
     FILE *req_out = h ? h->requests_out : NULL;
     steps_ctx_t sc = { steps_out, req_out, h };
-    res->block = e->block;
-    res->kv_blocks = e->capacity;
+    res->block = e->rep[0].sc.block;
+    res->kv_blocks = e->rep[0].sc.capacity;
     if (steps_out || (h && h->on_step)) {
         e->observer = run_observer;
         e->observer_ctx = &sc;

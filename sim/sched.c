@@ -1,4 +1,4 @@
-/* sched.c: one engine step's scheduling decision, vLLM-v1 style (docs/reference-system.md,
+/* sched.c: one replica step's scheduling decision, vLLM-v1 style (docs/reference-system.md,
  * "The scheduler (one engine step)").
  *
  *  - current_step += 1; pacing is active this step iff PACE_STEPS > 0 and some
@@ -28,12 +28,13 @@
  * request of lowest (priority, arrival) first and preempts the running one of highest. */
 #include <stdio.h>
 #include <string.h>
-#include "engine_int.h"
+#include <stdlib.h>
 #include "kvpool.h"
+#include "scheduler.h"
 
 static long cdivl(long a, long b) { return (a + b - 1) / b; }
 
-static long blocks_for(const engine_t *e, long tokens)
+static long blocks_for(const sched_t *e, long tokens)
 {
     return cdivl(tokens, e->block) + e->gdn_blocks;
 }
@@ -44,10 +45,10 @@ static int is_prefilling(const req_t *r) { return r->computed < r->target; }
  * in mamba_cache_mode align) also by the next block boundary (a GDN state is kept per
  * block).  A model without GDN layers has no state to align, and vLLM splits its prompts by
  * budget only.  Upstream: the threshold caps the chunk, and align cuts it back to a boundary. */
-static long chunk_end(const engine_t *e, long start, long target, long budget)
+static long chunk_end(const sched_t *e, long start, long target, long budget)
 {
-    if (e->s->engine.scheduler == SCHED_UPSTREAM) {
-        long thr = e->s->engine.long_prefill_token_threshold;
+    if (e->eng->scheduler == SCHED_UPSTREAM) {
+        long thr = e->eng->long_prefill_token_threshold;
         long end = target;
         if (thr > 0 && start + thr < end) end = start + thr;
         if (start + budget < end) end = start + budget;
@@ -64,19 +65,19 @@ static long chunk_end(const engine_t *e, long start, long target, long budget)
 }
 
 /* The block pool's blocks in use into used_blocks and the peaks (prefix_cache_model: pool). */
-static void pool_sync(engine_t *e, req_t *r)
+static void pool_sync(sched_t *e, req_t *r)
 {
     kvpool_stats_t st;
     kvpool_get_stats(e->kv, &st);
     r->blocks = kvpool_seq_blocks(r->kv);
     e->used_blocks = st.in_use[KVPOOL_ATTN] + st.in_use[KVPOOL_MAMBA];
-    if (e->used_blocks > e->sum.peak_blocks) e->sum.peak_blocks = e->used_blocks;
-    if (st.in_use[KVPOOL_ATTN] > e->sum.peak_attn_blocks) e->sum.peak_attn_blocks = st.in_use[KVPOOL_ATTN];
-    if (st.in_use[KVPOOL_MAMBA] > e->sum.peak_mamba_blocks) e->sum.peak_mamba_blocks = st.in_use[KVPOOL_MAMBA];
+    if (e->used_blocks > e->sum->peak_blocks) e->sum->peak_blocks = e->used_blocks;
+    if (st.in_use[KVPOOL_ATTN] > e->sum->peak_attn_blocks) e->sum->peak_attn_blocks = st.in_use[KVPOOL_ATTN];
+    if (st.in_use[KVPOOL_MAMBA] > e->sum->peak_mamba_blocks) e->sum->peak_mamba_blocks = st.in_use[KVPOOL_MAMBA];
 }
 
 /* With the block pool a request's blocks go back cached, in vLLM's LRU order. */
-static void free_blocks(engine_t *e, req_t *r)
+static void free_blocks(sched_t *e, req_t *r)
 {
     if (e->kv) {
         kvpool_release(e->kv, r->kv);
@@ -88,10 +89,10 @@ static void free_blocks(engine_t *e, req_t *r)
     r->blocks = 0;
 }
 
-void sched_release(engine_t *e, req_t *r) { free_blocks(e, r); }
+void sched_release(sched_t *e, req_t *r) { free_blocks(e, r); }
 
 /* grow_blocks with the block pool (kept out of line: the counted pool's path is the hot one) */
-static int __attribute__((noinline)) grow_pool_blocks(engine_t *e, req_t *r, long computed, long upto)
+static int __attribute__((noinline)) grow_pool_blocks(sched_t *e, req_t *r, long computed, long upto)
 {
     {
         /* kvpool_allocate depends on its arguments only through the blocks of computed - 1,
@@ -122,7 +123,7 @@ static int __attribute__((noinline)) grow_pool_blocks(engine_t *e, req_t *r, lon
 /* Take enough blocks for r to hold its first `upto` tokens and spec_k lookahead slots,
  * `computed` of them having KV; 0, -1 if the pool is short, -2 a hybrid hit that must
  * wait a step (block pool), -3 an error (e->err). */
-static inline int grow_blocks(engine_t *e, req_t *r, long computed, long upto)
+static inline int grow_blocks(sched_t *e, req_t *r, long computed, long upto)
 {
     if (e->kv) return grow_pool_blocks(e, r, computed, upto);
     /* within the blocks held (a decode row inside its block): no division on the hot path */
@@ -132,35 +133,28 @@ static inline int grow_blocks(engine_t *e, req_t *r, long computed, long upto)
     if (e->used_blocks + (need - r->blocks) > e->capacity) return -1;
     e->used_blocks += need - r->blocks;
     r->blocks = need;
-    if (e->used_blocks > e->sum.peak_blocks) e->sum.peak_blocks = e->used_blocks;
+    if (e->used_blocks > e->sum->peak_blocks) e->sum->peak_blocks = e->used_blocks;
     return 0;
 }
 
-static int waitq_push_front(engine_t *e, int slot)
+static int waitq_push_front(sched_t *e, int slot)
 {
-    if (engine_waitq_reserve(e) < 0) return -1;
+    if (sched_waitq_reserve(e) < 0) return -1;
     e->wq_head = (e->wq_head - 1 + e->wq_cap) % e->wq_cap;
     e->waitq[e->wq_head] = slot;
     e->wq_len++;
     return 0;
 }
 
-/* Preempt the newest running request (recompute): back to the front of WAITING.
- * 0, or -1 out of memory (nothing changed). */
-static long req_priority(const engine_t *e, const req_t *r)
+static int priority_policy(const sched_t *e)
 {
-    return r->explicit_idx >= 0 ? e->s->requests[r->explicit_idx].priority : 0;
-}
-
-static int priority_policy(const engine_t *e)
-{
-    return e->s->engine.scheduler == SCHED_UPSTREAM && e->s->engine.scheduling_policy == POLICY_PRIORITY;
+    return e->eng->scheduler == SCHED_UPSTREAM && e->eng->scheduling_policy == POLICY_PRIORITY;
 }
 
 /* (priority, arrival) of a: below (-1), equal (0) or above (1) that of b. */
-static int prio_cmp(const engine_t *e, const req_t *a, const req_t *b)
+static int prio_cmp(const sched_t *e, const req_t *a, const req_t *b)
 {
-    long pa = req_priority(e, a), pb = req_priority(e, b);
+    long pa = e->rp->x[a->idx].priority, pb = e->rp->x[b->idx].priority;
     if (pa != pb) return pa < pb ? -1 : 1;
     double ta = a->t_ev[EV_ARRIVAL], tb = b->t_ev[EV_ARRIVAL];
     return ta < tb ? -1 : ta > tb ? 1 : 0;
@@ -170,16 +164,16 @@ static int prio_cmp(const engine_t *e, const req_t *a, const req_t *b)
  * the one of highest (priority, arrival) (vLLM: max(self.running, key=lambda r:
  * (r.priority, r.arrival_time)), the later in the list among equals).  It is moved to the
  * end of the running list. */
-static int victim_pos(const engine_t *e)
+static int victim_pos(const sched_t *e)
 {
     int best = e->nrun - 1;
     if (!priority_policy(e)) return best;
     for (int i = e->nrun - 2; i >= 0; i--)
-        if (prio_cmp(e, &e->pool[e->running[i]], &e->pool[e->running[best]]) > 0) best = i;
+        if (prio_cmp(e, &e->rp->r[e->running[i]], &e->rp->r[e->running[best]]) > 0) best = i;
     return best;
 }
 
-static void pick_victim(engine_t *e)
+static void pick_victim(sched_t *e)
 {
     if (!priority_policy(e) || e->nrun < 2) return;
     int best = victim_pos(e);
@@ -190,54 +184,56 @@ static void pick_victim(engine_t *e)
 
 /* Under the priority policy, bring the waiting request of lowest (priority, arrival) to
  * the head of the ring (vLLM's PriorityRequestQueue, a heap on that key, pops it first). */
-static void waitq_pick(engine_t *e)
+static void waitq_pick(sched_t *e)
 {
     if (!priority_policy(e) || e->wq_len < 2) return;
     int best = 0;
     for (int i = 1; i < e->wq_len; i++)
-        if (prio_cmp(e, &e->pool[e->waitq[(e->wq_head + i) % e->wq_cap]],
-                     &e->pool[e->waitq[(e->wq_head + best) % e->wq_cap]]) < 0) best = i;
+        if (prio_cmp(e, &e->rp->r[e->waitq[(e->wq_head + i) % e->wq_cap]],
+                     &e->rp->r[e->waitq[(e->wq_head + best) % e->wq_cap]]) < 0) best = i;
     for (int i = best; i > 0; i--) {             /* keep the others in order */
         int a = (e->wq_head + i) % e->wq_cap, b = (e->wq_head + i - 1) % e->wq_cap;
         int t = e->waitq[a]; e->waitq[a] = e->waitq[b]; e->waitq[b] = t;
     }
 }
 
-static int preempt_last(engine_t *e)
+/* Preempt the newest running request (recompute): back to the front of WAITING.
+ * 0, or -1 out of memory (nothing changed). */
+static int preempt_last(sched_t *e)
 {
-    if (engine_waitq_reserve(e) < 0) {
+    if (sched_waitq_reserve(e) < 0) {
         snprintf(e->err, ENG_ERR_MAX, "out of memory (waiting queue)");
         return -1;
     }
     pick_victim(e);
     int slot = e->running[--e->nrun];
-    req_t *r = &e->pool[slot];
+    req_t *r = &e->rp->r[slot];
     free_blocks(e, r);
     r->target = r->prompt + r->emitted;
     r->computed = 0;
     r->preemptions++;
     r->state = RQ_WAITING;
-    e->sum.preemptions++;
+    e->sum->preemptions++;
     return waitq_push_front(e, slot);   /* room reserved above: cannot fail */
 }
 
 /* The hit of a waiting request: whole blocks, at most target - 1 tokens; with the block
  * pool what is cached now (negative: an error in e->err). */
-static long prefix_hit(engine_t *e, req_t *r)
+static long prefix_hit(sched_t *e, req_t *r)
 {
     if (e->kv) {
         long hit = kvpool_lookup(e->kv, r->kv, r->target);
         if (hit < 0) snprintf(e->err, ENG_ERR_MAX, "out of memory (prefix cache lookup)");
         return hit;
     }
-    if (!e->s->engine.enable_prefix_caching || r->cached <= 0) return 0;
+    if (!e->eng->enable_prefix_caching || r->cached <= 0) return 0;
     long c = r->cached < r->target - 1 ? r->cached : r->target - 1;
     return c / e->block * e->block;
 }
 
 /* A row already scheduled this step whose request was just preempted: removed, its
  * tokens back in the budget. */
-static void drop_row(engine_t *e, int *n, int slot, long *budget)
+static void drop_row(sched_t *e, int *n, int slot, long *budget)
 {
     for (int k = 0; k < *n; k++)
         if (e->rows[k].req == slot) {
@@ -248,15 +244,16 @@ static void drop_row(engine_t *e, int *n, int slot, long *budget)
         }
 }
 
-static int sched_try(engine_t *e, int *preempted)
+static int sched_try(sched_t *e, int *preempted)
 {
-    const scn_engine_t *eng = &e->s->engine;
+    const scn_engine_t *eng = e->eng;
     int upstream = eng->scheduler == SCHED_UPSTREAM;
-    long pace = upstream ? 0 : e->s->env.pace_steps;
+    long pace = upstream ? 0 : e->pace;
     long budget = eng->max_num_batched_tokens;
     long thr = eng->long_prefill_token_threshold;
     int n = 0;
     int i_victim;
+    req_t *pool = e->rp->r;            /* the scheduler creates no request: the pool stays put */
     *preempted = 0;
     e->step_no++;
     if (e->kv) kvpool_step_begin(e->kv);
@@ -264,11 +261,11 @@ static int sched_try(engine_t *e, int *preempted)
     int pacing = 0;
     if (pace > 0)
         for (int i = 0; i < e->nrun; i++)
-            if (e->pool[e->running[i]].computed >= e->pool[e->running[i]].prompt) { pacing = 1; break; }
+            if (pool[e->running[i]].computed >= pool[e->running[i]].prompt) { pacing = 1; break; }
 
     for (int i = 0; i < e->nrun && budget > 0; i++) {
         int slot = e->running[i];
-        req_t *r = &e->pool[slot];
+        req_t *r = &pool[slot];
         long q, seq;
         int pre = is_prefilling(r);
         if (e->step_no < r->next_eligible) continue;
@@ -310,7 +307,7 @@ static int sched_try(engine_t *e, int *preempted)
     while (e->wq_len > 0 && budget > 0 && e->nrun < eng->max_num_seqs) {
         waitq_pick(e);
         int slot = e->waitq[e->wq_head];
-        req_t *r = &e->pool[slot];
+        req_t *r = &e->rp->r[slot];
         long hit = prefix_hit(e, r);
         if (hit < 0) return -1;
         if (upstream) {
@@ -332,8 +329,8 @@ static int sched_try(engine_t *e, int *preempted)
         e->wq_len--;
         r->computed = hit;
         r->cache_hit = hit;
-        e->sum.adm_tokens += r->target;
-        e->sum.adm_hit_tokens += hit;
+        e->sum->adm_tokens += r->target;
+        e->sum->adm_hit_tokens += hit;
         r->state = RQ_RUNNING;
         e->running[e->nrun++] = slot;
         step_row_t *row = &e->rows[n++];
@@ -348,7 +345,7 @@ static int sched_try(engine_t *e, int *preempted)
     return n;
 }
 
-int sched_step(engine_t *e, int *preempted)
+int sched_step(sched_t *e, int *preempted)
 {
     int n = sched_try(e, preempted);
     if (n == 0 && e->kv) {
@@ -359,4 +356,37 @@ int sched_step(engine_t *e, int *preempted)
         if (st.pending > 0) n = sched_try(e, preempted);
     }
     return n;
+}
+
+/* ---- the waiting queue -------------------------------------------------------- */
+
+int sched_waitq_reserve(sched_t *e)
+{
+    if (e->wq_len < e->wq_cap) return 0;
+    int cap = e->wq_cap ? 2 * e->wq_cap : 64;
+    int *w = malloc((size_t)cap * sizeof *w);
+    if (!w) return -1;
+    for (int i = 0; i < e->wq_len; i++) w[i] = e->waitq[(e->wq_head + i) % e->wq_cap];
+    free(e->waitq);
+    e->waitq = w;
+    e->wq_head = 0;
+    e->wq_cap = cap;
+    return 0;
+}
+
+int sched_enqueue(sched_t *e, int slot)
+{
+    if (sched_waitq_reserve(e) < 0) return -1;
+    e->waitq[(e->wq_head + e->wq_len) % e->wq_cap] = slot;
+    e->wq_len++;
+    return 0;
+}
+
+void sched_free(sched_t *e)
+{
+    free(e->running);
+    free(e->waitq);
+    free(e->rows);
+    e->running = e->waitq = NULL;
+    e->rows = NULL;
 }

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine.h"
+#include "request.h"
 #include "quant.h"
 #include "serve.h"
 

@@ -35,7 +35,7 @@ static inline void record_step(void *ctx, const engine_t *e, const step_rec_t *s
     r->tokens[k] = st->tokens;
     for (int i = 0; i < st->nrows && i < ROW_MAX; i++) {
         r->rows[k][i] = st->rows[i];
-        r->next_eligible[k][i] = e->pool[st->rows[i].req].next_eligible;
+        r->next_eligible[k][i] = e->rp.r[st->rows[i].req].next_eligible;
         r->route[k][i] = ROUTE__N;
         for (int c = 0; c < st->plan->ncalls; c++)
             for (int s = 0; s < st->plan->calls[c].nseg; s++)

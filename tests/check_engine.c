@@ -209,7 +209,7 @@ typedef struct { double arrival[4]; int n; } arrivals_t;
 static void end_arrivals(void *ctx, const engine_t *e)
 {
     arrivals_t *a = ctx;
-    for (a->n = 0; a->n < e->s->n_requests && a->n < 4; a->n++) a->arrival[a->n] = e->pool[e->explicit_slot[a->n]].t_ev[EV_ARRIVAL];
+    for (a->n = 0; a->n < e->s->n_requests && a->n < 4; a->n++) a->arrival[a->n] = e->rp.r[e->wl.explicit_slot[a->n]].t_ev[EV_ARRIVAL];
 }
 
 /* `{after: A, decoded: 0}` holds once A has arrived (it has decoded 0 tokens then), not
@@ -243,7 +243,7 @@ static void step_prompts(void *ctx, const engine_t *e, const step_rec_t *st)
 {
     prompts_t *p = ctx;
     for (int i = 0; i < st->nrows; i++) {
-        const req_t *r = &e->pool[st->rows[i].req];
+        const req_t *r = &e->rp.r[st->rows[i].req];
         if (r->explicit_idx >= 0 || !st->rows[i].admitted) continue;
         long v = r->prompt;
         p->lo = p->n && p->lo < v ? p->lo : v;

@@ -206,13 +206,13 @@ START_TEST(scenario_gpu_keys)
     setup_t u;
     const char *p = tmp_scenario("a100", "hardware: {gpu: a100-40gb}\nengine: {tensor_parallel_size: 2}\n" WL);
     ck_assert_msg(setup_open(&u, p, NULL, 0) == 0, "%s", u.err);
-    long cap40 = u.e.capacity;
+    long cap40 = u.e.rep[0].sc.capacity;
     ck_assert_ptr_nonnull(strstr(u.hw, "A100"));
     ck_assert_str_eq(u.warn, "");
     setup_close(&u);
     p = tmp_scenario("a100b", "hardware: {gpu: a100-80gb}\nengine: {tensor_parallel_size: 2}\n" WL);
     ck_assert_msg(setup_open(&u, p, NULL, 0) == 0, "%s", u.err);
-    ck_assert(u.e.capacity > 2 * cap40);
+    ck_assert(u.e.rep[0].sc.capacity > 2 * cap40);
     setup_close(&u);
     /* unknown names, both kinds of hardware at once */
     p = tmp_scenario("bad", "hardware: {gpu: h900}\n" WL);
@@ -239,7 +239,7 @@ START_TEST(scenario_gpu_keys)
                             "engine: {tensor_parallel_size: 2}\n" WL);
     ck_assert_msg(setup_open(&u, p, NULL, 0) == 0, "%s", u.err);
     ck_assert_str_eq(u.warn, "");
-    ck_assert_int_eq(u.e.capacity, cap40);
+    ck_assert_int_eq(u.e.rep[0].sc.capacity, cap40);
     setup_close(&u);
 }
 END_TEST

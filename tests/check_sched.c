@@ -4,7 +4,8 @@
  * (long_prefill_token_threshold, chunked prefill off, priority). */
 #include <math.h>
 #include "check_core.h"
-#include "engine_int.h"
+#include "engine.h"
+#include "scheduler.h"
 #include "runner.h"
 #include "check_run.h"
 
@@ -43,7 +44,7 @@ START_TEST(pacing_anchor)
     engine_t e; scenario_t s; cost_model_t *cm;
     ck_assert_int_eq(run_engine(pacing_body(4, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
     long st[64], next = -1;
-    int n = chunk_steps(e.explicit_slot[1], st, &next);
+    int n = chunk_steps(e.wl.explicit_slot[1], st, &next);
     /* step 1: D's last-block prefill; P admitted at 2 (not paced), then paced every 4 */
     ck_assert_int_eq(n, 4);
     ck_assert_int_eq(st[0], 2);
@@ -51,7 +52,7 @@ START_TEST(pacing_anchor)
     ck_assert_int_eq(st[2], 7);
     ck_assert_int_eq(st[3], 11);
     ck_assert_int_eq(next, 15);
-    ck_assert_int_eq(e.pool[e.explicit_slot[1]].next_eligible, 15);
+    ck_assert_int_eq(e.rp.r[e.wl.explicit_slot[1]].next_eligible, 15);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -63,13 +64,13 @@ START_TEST(gate_holds_every_running_request)
      * a gate is skipped; P, due at step 15, is scheduled */
     engine_t e; scenario_t s; cost_model_t *cm;
     ck_assert_int_eq(run_engine(pacing_body(4, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
-    int d = e.explicit_slot[0], pslot = e.explicit_slot[1], pre = 0;
-    ck_assert_int_eq(e.step_no, 14);
-    e.pool[d].next_eligible = e.step_no + 3;
-    int n = sched_step(&e, &pre);
+    int d = e.wl.explicit_slot[0], pslot = e.wl.explicit_slot[1], pre = 0;
+    ck_assert_int_eq(e.rep[0].sc.step_no, 14);
+    e.rp.r[d].next_eligible = e.rep[0].sc.step_no + 3;
+    int n = sched_step(&e.rep[0].sc, &pre);
     ck_assert_int_eq(n, 1);
-    ck_assert_int_eq(e.rows[0].req, pslot);
-    ck_assert_int_eq(e.rows[0].prefill, 1);
+    ck_assert_int_eq(e.rep[0].sc.rows[0].req, pslot);
+    ck_assert_int_eq(e.rep[0].sc.rows[0].prefill, 1);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -81,18 +82,18 @@ START_TEST(preemption_keeps_the_gate)
      * waits with its gate */
     engine_t e; scenario_t s; cost_model_t *cm;
     ck_assert_int_eq(run_engine(pacing_body(4, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
-    int d = e.explicit_slot[0], pslot = e.explicit_slot[1], pre = 0;
-    ck_assert_int_eq(e.running[e.nrun - 1], pslot);             /* P is the newest running */
-    long gate = e.step_no + 3;
-    e.pool[pslot].next_eligible = gate;
-    e.pool[d].blocks--;                                         /* D needs one more block ... */
-    e.used_blocks--;
-    e.capacity = e.used_blocks;                                 /* ... and the pool has none */
-    sched_step(&e, &pre);
+    int d = e.wl.explicit_slot[0], pslot = e.wl.explicit_slot[1], pre = 0;
+    ck_assert_int_eq(e.rep[0].sc.running[e.rep[0].sc.nrun - 1], pslot);             /* P is the newest running */
+    long gate = e.rep[0].sc.step_no + 3;
+    e.rp.r[pslot].next_eligible = gate;
+    e.rp.r[d].blocks--;                                         /* D needs one more block ... */
+    e.rep[0].sc.used_blocks--;
+    e.rep[0].sc.capacity = e.rep[0].sc.used_blocks;                                 /* ... and the pool has none */
+    sched_step(&e.rep[0].sc, &pre);
     ck_assert_int_eq(pre, 1);
-    ck_assert_int_eq(e.pool[pslot].state, RQ_WAITING);
-    ck_assert_int_eq(e.pool[pslot].preemptions, 1);
-    ck_assert_int_eq(e.pool[pslot].next_eligible, gate);
+    ck_assert_int_eq(e.rp.r[pslot].state, RQ_WAITING);
+    ck_assert_int_eq(e.rp.r[pslot].preemptions, 1);
+    ck_assert_int_eq(e.rp.r[pslot].next_eligible, gate);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -104,14 +105,14 @@ START_TEST(pacing_active_by_prompt_computed)
      * (computed < prompt + emitted), so P's chunk beside it is paced (gate at step + 4) */
     engine_t e; scenario_t s; cost_model_t *cm;
     ck_assert_int_eq(run_engine(pacing_body(4, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
-    int d = e.explicit_slot[0], pslot = e.explicit_slot[1], pre = 0;
-    e.pool[d].target = e.pool[d].computed + 10;       /* replaying: a prefill row, prompt done */
-    int n = sched_step(&e, &pre);
+    int d = e.wl.explicit_slot[0], pslot = e.wl.explicit_slot[1], pre = 0;
+    e.rp.r[d].target = e.rp.r[d].computed + 10;       /* replaying: a prefill row, prompt done */
+    int n = sched_step(&e.rep[0].sc, &pre);
     ck_assert_int_eq(n, 2);
-    ck_assert_int_eq(e.rows[0].prefill, 1);
-    ck_assert_int_eq(e.rows[0].q, 10);
-    ck_assert_int_eq(e.pool[d].next_eligible, 0);     /* a row past the prompt sets no gate */
-    ck_assert_int_eq(e.pool[pslot].next_eligible, e.step_no + 4);
+    ck_assert_int_eq(e.rep[0].sc.rows[0].prefill, 1);
+    ck_assert_int_eq(e.rep[0].sc.rows[0].q, 10);
+    ck_assert_int_eq(e.rp.r[d].next_eligible, 0);     /* a row past the prompt sets no gate */
+    ck_assert_int_eq(e.rp.r[pslot].next_eligible, e.rep[0].sc.step_no + 4);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -121,7 +122,7 @@ START_TEST(pacing_off_is_every_step)
     engine_t e; scenario_t s; cost_model_t *cm;
     ck_assert_int_eq(run_engine(pacing_body(0, 784 * 6, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
     long st[64];
-    int n = chunk_steps(e.explicit_slot[1], st, NULL);
+    int n = chunk_steps(e.wl.explicit_slot[1], st, NULL);
     ck_assert_int_eq(n, 6);
     for (int i = 0; i < n; i++) ck_assert_int_eq(st[i], 2 + i);
     done_engine(&e, &s, cm);
@@ -138,10 +139,10 @@ START_TEST(never_paced_when_nobody_decodes)
         "workload:\n  requests:\n    - {id: P, prompt_tokens: 4704, output_tokens: 2, arrival: 0}\n";
     ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
     long st[64];
-    int n = chunk_steps(e.explicit_slot[0], st, NULL);
+    int n = chunk_steps(e.wl.explicit_slot[0], st, NULL);
     ck_assert_int_eq(n, 6);
     for (int i = 0; i < n; i++) ck_assert_int_eq(st[i], 1 + i);
-    ck_assert_int_eq(e.pool[e.explicit_slot[0]].next_eligible, 0);
+    ck_assert_int_eq(e.rp.r[e.wl.explicit_slot[0]].next_eligible, 0);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -153,7 +154,7 @@ START_TEST(final_chunk_not_paced)
     engine_t e; scenario_t s; cost_model_t *cm;
     ck_assert_int_eq(run_engine(pacing_body(4, 784 * 3, 1000), NULL, 0, &rec, &e, &s, &cm), 0);
     long st[64], next = -1;
-    int n = chunk_steps(e.explicit_slot[1], st, &next);
+    int n = chunk_steps(e.wl.explicit_slot[1], st, &next);
     ck_assert_int_eq(n, 3);
     ck_assert_int_eq(st[2], 7);
     ck_assert_int_eq(next, 7);
@@ -186,9 +187,9 @@ START_TEST(block_aligned_chunks)
     engine_t e; scenario_t s; cost_model_t *cm;
     ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
     int blk = chunk_cases[_i].block;
-    ck_assert_int_eq(e.block, blk);
+    ck_assert_int_eq(e.rep[0].sc.block, blk);
     long st[4096];
-    int slot = e.explicit_slot[1];
+    int slot = e.wl.explicit_slot[1];
     int n = 0;
     long done = 0;
     for (int s2 = 0; s2 < rec.n; s2++)
@@ -223,12 +224,12 @@ START_TEST(budget_and_running_first)
     for (int k = 0; k < rec.n; k++) ck_assert_int_le(rec.tokens[k], 2048);
     /* step 1: X admitted with 1024 (block), Y admitted with 1024 (budget left 1024) */
     ck_assert_int_eq(rec.nrows[0], 2);
-    ck_assert_int_eq(rec.rows[0][0].req, e.explicit_slot[0]);
+    ck_assert_int_eq(rec.rows[0][0].req, e.wl.explicit_slot[0]);
     ck_assert_int_eq(rec.rows[0][0].q, 1024);
     ck_assert_int_eq(rec.rows[0][1].q, 1024);
     ck_assert_int_eq(rec.rows[0][1].admitted, 1);
     /* step 2: both running, X first */
-    ck_assert_int_eq(rec.rows[1][0].req, e.explicit_slot[0]);
+    ck_assert_int_eq(rec.rows[1][0].req, e.wl.explicit_slot[0]);
     ck_assert_int_eq(rec.rows[1][0].admitted, 0);
     ck_assert_int_eq(e.sum.requests_finished, 2);
     done_engine(&e, &s, cm);
@@ -248,7 +249,7 @@ START_TEST(max_num_seqs_limits_admission)
     for (int k = 0; k < rec.n; k++) ck_assert_int_le(rec.nrows[k], 2);
     ck_assert_int_eq(rec.nrows[0], 2);
     ck_assert_int_eq(e.sum.requests_finished, 3);
-    ck_assert(e.pool[e.explicit_slot[2]].t_ev[EV_ADMITTED] >= e.pool[e.explicit_slot[0]].t_ev[EV_FINISHED]);
+    ck_assert(e.rp.r[e.wl.explicit_slot[2]].t_ev[EV_ADMITTED] >= e.rp.r[e.wl.explicit_slot[0]].t_ev[EV_FINISHED]);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -318,12 +319,12 @@ START_TEST(preemption_recomputes_newest)
         "    - {id: Y, prompt_tokens: 4000, output_tokens: 4000, arrival: 0.001}\n";
     ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
     ck_assert_int_gt(e.sum.preemptions, 0);
-    ck_assert_int_eq(e.pool[e.explicit_slot[0]].preemptions, 0);    /* the older one is kept */
-    ck_assert_int_gt(e.pool[e.explicit_slot[1]].preemptions, 0);
+    ck_assert_int_eq(e.rp.r[e.wl.explicit_slot[0]].preemptions, 0);    /* the older one is kept */
+    ck_assert_int_gt(e.rp.r[e.wl.explicit_slot[1]].preemptions, 0);
     ck_assert_int_eq(e.sum.requests_finished, 2);
-    ck_assert_int_eq(e.pool[e.explicit_slot[1]].emitted, 4000);
+    ck_assert_int_eq(e.rp.r[e.wl.explicit_slot[1]].emitted, 4000);
     ck_assert_int_le(e.sum.peak_blocks, 16);
-    ck_assert_int_eq(e.used_blocks, 0);
+    ck_assert_int_eq(e.rep[0].sc.used_blocks, 0);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -343,7 +344,7 @@ START_TEST(lookahead_on_every_allocation)
     ck_assert_int_eq(run_engine(body, NULL, 0, &rec, &e, &s, &cm), 0);
     ck_assert_int_eq(rec.rows[0][0].seq_len, 1024);
     ck_assert_int_eq(rec.rows[1][0].seq_len, 2048);
-    ck_assert_int_eq(e.pool[e.explicit_slot[0]].blocks, 3 + e.gdn_blocks);   /* 2048 + 4 slots */
+    ck_assert_int_eq(e.rp.r[e.wl.explicit_slot[0]].blocks, 3 + e.rep[0].sc.gdn_blocks);   /* 2048 + 4 slots */
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -431,12 +432,12 @@ START_TEST(dense_chunks_by_budget)
                  "    - {id: B, prompt_tokens: 5000, output_tokens: 2}\n", sched[k]);
         engine_t e; scenario_t s; cost_model_t *cm;
         ck_assert_int_eq(run_model("llama-3.1-8b", body, &e, &s, &cm), 0);
-        ck_assert_int_eq(e.block, 16);
-        ck_assert_int_eq(e.align, 0);
-        ck_assert_int_eq(chunks_of(e.explicit_slot[0], q), 1);
+        ck_assert_int_eq(e.rep[0].sc.block, 16);
+        ck_assert_int_eq(e.rep[0].sc.align, 0);
+        ck_assert_int_eq(chunks_of(e.wl.explicit_slot[0], q), 1);
         ck_assert_int_eq(q[0], 1024);
         /* B: what the budget leaves next to A (2048 - 1024), then whole budgets */
-        int n = chunks_of(e.explicit_slot[1], q);
+        int n = chunks_of(e.wl.explicit_slot[1], q);
         ck_assert_int_eq(n, 3);
         ck_assert_int_eq(q[0], 1024);
         ck_assert_int_eq(q[1], 2048 - 1);         /* A decodes one token beside it */
@@ -449,18 +450,18 @@ START_TEST(dense_chunks_by_budget)
                                "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, num_gpu_blocks: 400}\n"
                                "workload:\n  requests:\n    - {id: A, prompt_tokens: 2000, output_tokens: 2}\n",
                                &e, &s, &cm), 0);
-    ck_assert_int_eq(e.align, 1);
-    int n = chunks_of(e.explicit_slot[0], q);
-    ck_assert_int_eq(n, (2000 + e.block - 1) / e.block);
-    ck_assert_int_eq(q[0], e.block);
+    ck_assert_int_eq(e.rep[0].sc.align, 1);
+    int n = chunks_of(e.wl.explicit_slot[0], q);
+    ck_assert_int_eq(n, (2000 + e.rep[0].sc.block - 1) / e.rep[0].sc.block);
+    ck_assert_int_eq(q[0], e.rep[0].sc.block);
     done_engine(&e, &s, cm);
     ck_assert_int_eq(run_model("qwen3-next-80b-a3b",
                                "engine: {max_num_batched_tokens: 2048, max_num_seqs: 4, num_gpu_blocks: 400,"
                                " mamba_cache_mode: none}\n"
                                "workload:\n  requests:\n    - {id: A, prompt_tokens: 2000, output_tokens: 2}\n",
                                &e, &s, &cm), 0);
-    ck_assert_int_eq(e.align, 0);
-    ck_assert_int_eq(chunks_of(e.explicit_slot[0], q), 1);
+    ck_assert_int_eq(e.rep[0].sc.align, 0);
+    ck_assert_int_eq(chunks_of(e.wl.explicit_slot[0], q), 1);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -500,7 +501,7 @@ START_TEST(pacing_gate_outlives_the_decoder)
     e.observer = timed_step;
     e.observer_ctx = &rec;
     ck_assert_msg(engine_run(&e) == 0, "%s", e.err);
-    const req_t *b = &e.pool[e.explicit_slot[1]], *c = &e.pool[e.explicit_slot[2]];
+    const req_t *b = &e.rp.r[e.wl.explicit_slot[1]], *c = &e.rp.r[e.wl.explicit_slot[2]];
     ck_assert_int_eq(e.sum.requests_finished, 3);
     /* B is not held back until C arrives */
     ck_assert(b->t_ev[EV_FIRST_TOKEN] < c->t_ev[EV_ARRIVAL]);
@@ -515,7 +516,7 @@ START_TEST(pacing_gate_outlives_the_decoder)
     int n = 0;
     for (int k = 0; k < rec.n; k++)
         for (int i = 0; i < rec.nrows[k]; i++)
-            if (rec.rows[k][i].req == e.explicit_slot[1] && rec.rows[k][i].prefill) {
+            if (rec.rows[k][i].req == e.wl.explicit_slot[1] && rec.rows[k][i].prefill) {
                 st[n] = rec.no[k];
                 ne[n++] = rec.next_eligible[k][i];
             }
@@ -554,7 +555,7 @@ START_TEST(upstream_threshold)
     ck_assert_int_eq(rec.rows[0][1].q, 1000);
     ck_assert_int_eq(rec.rows[0][2].q, 500);
     for (int k = 0; k < 3; k++) {
-        int n = chunks_of(e.explicit_slot[k], q);
+        int n = chunks_of(e.wl.explicit_slot[k], q);
         long sum = 0;
         for (int i = 0; i < n; i++) {
             ck_assert_int_le(q[i], 1000);
@@ -580,7 +581,7 @@ START_TEST(upstream_no_chunked_prefill)
                                "    - {id: B, prompt_tokens: 2000, output_tokens: 4}\n",
                                &e, &s, &cm), 0);
     ck_assert_int_eq(rec.nrows[0], 1);                  /* B does not fit beside A */
-    ck_assert_int_eq(chunks_of(e.explicit_slot[1], q), 1);
+    ck_assert_int_eq(chunks_of(e.wl.explicit_slot[1], q), 1);
     ck_assert_int_eq(q[0], 2000);
     done_engine(&e, &s, cm);
 }
@@ -594,7 +595,7 @@ static void no_waiting_rows(void *ctx, const engine_t *e, const step_rec_t *st)
 {
     (void)ctx;
     for (int i = 0; i < st->nrows; i++)
-        if (e->pool[st->rows[i].req].state == RQ_WAITING) rows_of_waiting++;
+        if (e->rp.r[st->rows[i].req].state == RQ_WAITING) rows_of_waiting++;
 }
 
 START_TEST(upstream_priority_victim_ahead)
@@ -640,10 +641,10 @@ START_TEST(upstream_priority_admission)
                                "    - {id: B, prompt_tokens: 1000, output_tokens: 2, priority: 1}\n"
                                "    - {id: C, prompt_tokens: 1000, output_tokens: 2, priority: 3}\n",
                                &e, &s, &cm), 0);
-    ck_assert_int_eq(rec.rows[0][0].req, e.explicit_slot[1]);
-    ck_assert_int_eq(rec.rows[1][1].req, e.explicit_slot[2]);   /* beside B's decode */
-    double tb = e.pool[e.explicit_slot[1]].t_ev[EV_FIRST_TOKEN], tc = e.pool[e.explicit_slot[2]].t_ev[EV_FIRST_TOKEN],
-           ta = e.pool[e.explicit_slot[0]].t_ev[EV_FIRST_TOKEN];
+    ck_assert_int_eq(rec.rows[0][0].req, e.wl.explicit_slot[1]);
+    ck_assert_int_eq(rec.rows[1][1].req, e.wl.explicit_slot[2]);   /* beside B's decode */
+    double tb = e.rp.r[e.wl.explicit_slot[1]].t_ev[EV_FIRST_TOKEN], tc = e.rp.r[e.wl.explicit_slot[2]].t_ev[EV_FIRST_TOKEN],
+           ta = e.rp.r[e.wl.explicit_slot[0]].t_ev[EV_FIRST_TOKEN];
     ck_assert(tb < tc && tc < ta);
     done_engine(&e, &s, cm);
 }
@@ -665,7 +666,7 @@ START_TEST(upstream_priority_preemption)
                  pol[k]);
         engine_t e; scenario_t s; cost_model_t *cm;
         ck_assert_int_eq(run_model("llama-3.1-8b", body, &e, &s, &cm), 0);
-        long pa = e.pool[e.explicit_slot[0]].preemptions, pb = e.pool[e.explicit_slot[1]].preemptions;
+        long pa = e.rp.r[e.wl.explicit_slot[0]].preemptions, pb = e.rp.r[e.wl.explicit_slot[1]].preemptions;
         ck_assert_int_gt(e.sum.preemptions, 0);
         if (k == 0) { ck_assert_int_eq(pa, 0); ck_assert_int_gt(pb, 0); }
         else { ck_assert_int_gt(pa, 0); ck_assert_int_eq(pb, 0); }
@@ -688,7 +689,7 @@ static void recompute_step(void *ctx, const engine_t *e, const step_rec_t *st)
     recompute_t *c = ctx;
     for (int i = 0; i < st->nrows; i++) {
         const step_row_t *row = &st->rows[i];
-        const req_t *r = &e->pool[row->req];
+        const req_t *r = &e->rp.r[row->req];
         if (!row->prefill || r->preemptions == 0 || row->seq_len < r->target) continue;
         long before = r->emitted - row->emitted;   /* emitted before this final chunk */
         c->checked++;
@@ -722,7 +723,7 @@ START_TEST(preemption_recomputes_prompt_and_output)
     ck_assert_int_gt(c.with_output, 0);             /* some preempted request was decoding */
     ck_assert_msg(c.bad_seq == 0, "a recompute ended at %ld tokens, prompt %ld + %ld emitted", c.bad_seq,
                   c.bad_prompt, c.bad_emitted);
-    ck_assert_int_eq(e.pool[e.explicit_slot[1]].emitted, 4000);
+    ck_assert_int_eq(e.rp.r[e.wl.explicit_slot[1]].emitted, 4000);
     done_engine(&e, &s, cm);
 }
 END_TEST
@@ -749,7 +750,7 @@ START_TEST(dense_model_blocks_and_chunks)
     e.observer = record_step;
     e.observer_ctx = &rec;
     ck_assert_msg(engine_run(&e) == 0, "%s", e.err);
-    ck_assert_int_eq(e.block, 16);
+    ck_assert_int_eq(e.rep[0].sc.block, 16);
     long done = 0;
     int chunks = 0;
     for (int k = 0; k < rec.n; k++)

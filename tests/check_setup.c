@@ -54,8 +54,8 @@ START_TEST(accepted_with_its_parts)
     ck_assert(u.has_scn && u.has_prof && u.has_eng);
     ck_assert_ptr_nonnull(u.cost);
     ck_assert_str_eq(u.hw, u.prof.gpu);
-    ck_assert_int_gt(u.e.block, 0);
-    ck_assert_int_gt(u.e.capacity, 0);
+    ck_assert_int_gt(u.e.rep[0].sc.block, 0);
+    ck_assert_int_gt(u.e.rep[0].sc.capacity, 0);
     setup_close(&u);
     /* no profile: the analytic stand-in (the trace's bad row is past its first) */
     ck_assert_msg(setup_open(&u, "tests/data/bad/file-trace-bad-row.yaml", NULL, 0) == 0, "%s", u.err);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "sweep.h"
-#include "trace.h"
+#include "perfetto.h"
 
 #define F_NOMTP "scenarios/v100-fp16-nomtp-b16k-baseline.yaml"
 #define F_MTP "scenarios/v100-fp16-mtp4-b16k-pdr.yaml"
@@ -400,7 +400,7 @@ START_TEST(json_strings)
     char *s = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&s, &n);
-    trace_json_str(f, "a\"b\\c\nd\te\x01" "f/\x7f");
+    perfetto_json_str(f, "a\"b\\c\nd\te\x01" "f/\x7f");
     fclose(f);
     ck_assert_str_eq(s, "\"a\\\"b\\\\c\\nd\\te\\u0001f/\\u007f\"");
     free(s);

@@ -453,7 +453,7 @@ static long largest_request(const gen_t *g, const engine_t *e)
         /* the block pool in align mode holds a superseded GDN snapshot beside the live one */
         const scn_engine_t *en = &e->s->engine;
         int two = en->prefix_pool && en->enable_prefix_caching && e->s->model.n_gdn > 0 && en->mamba_cache_mode == MAMBA_ALIGN;
-        long b = len / e->block + (len % e->block + e->spec_k + e->block - 1) / e->block + e->gdn_blocks * (two ? 2 : 1);
+        long b = len / e->rep[0].sc.block + (len % e->rep[0].sc.block + e->rep[0].sc.spec_k + e->rep[0].sc.block - 1) / e->rep[0].sc.block + e->rep[0].sc.gdn_blocks * (two ? 2 : 1);
         if (b > best) best = b;
     }
     return best;
@@ -478,10 +478,10 @@ static void check_step(void *ctx, const engine_t *e, const step_rec_t *st)
     else if (!(st->dt > 0) || !isfinite(st->dt)) snprintf(w->why, sizeof w->why, "step %ld lasts %g s", st->no, st->dt);
     else if (st->nrows < 1 || st->nrows > s->engine.max_num_seqs) snprintf(w->why, sizeof w->why, "step %ld has %d rows", st->no, st->nrows);
     else if (st->tokens > s->engine.max_num_batched_tokens) snprintf(w->why, sizeof w->why, "step %ld: %ld tokens over the budget", st->no, st->tokens);
-    else if (e->used_blocks > e->capacity || e->used_blocks < 0) snprintf(w->why, sizeof w->why, "step %ld: %ld KV blocks of %ld", st->no, e->used_blocks, e->capacity);
+    else if (e->rep[0].sc.used_blocks > e->rep[0].sc.capacity || e->rep[0].sc.used_blocks < 0) snprintf(w->why, sizeof w->why, "step %ld: %ld KV blocks of %ld", st->no, e->rep[0].sc.used_blocks, e->rep[0].sc.capacity);
     for (int i = 0; i < st->nrows && !w->why[0]; i++) {
         const step_row_t *row = &st->rows[i];
-        const req_t *r = &e->pool[row->req];
+        const req_t *r = &e->rp.r[row->req];
         q += row->q;
         if (row->q < 1) snprintf(w->why, sizeof w->why, "step %ld: a row of %d tokens", st->no, row->q);
         else if (r->emitted > r->output || row->emitted < 0) snprintf(w->why, sizeof w->why, "step %ld: request %ld emitted %ld of %ld", st->no, r->serial, r->emitted, r->output);

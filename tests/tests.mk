@@ -190,7 +190,7 @@ fuzz check-fuzz:
 	@echo "fuzz: $(FUZZ_CC) with libFuzzer (-fsanitize=fuzzer) not found: fuzzing skipped"
 endif
 
-# -- sweeps and traces (sim/sweep.c, sim/trace.c): the sweep's thread pool uses pthreads (in
+# -- sweeps and traces (sim/sweep.c, sim/perfetto.c): the sweep's thread pool uses pthreads (in
 # LIBS); GNU parallel (DEB_PKGS) runs `pacesim points` in sweep_parallel.sh.
 EXTRA_TESTS += tests/sweep_parallel.sh tests/trace_check.sh
 

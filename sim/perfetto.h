@@ -1,4 +1,4 @@
-/* trace: the simulated timeline of one run in Chrome Trace Event format (JSON), for
+/* perfetto: the simulated timeline of one run in Chrome Trace Event format (JSON), for
  * Perfetto (ui.perfetto.dev) and chrome://tracing.
  *
  * pid 1 is the run.  tid 0, "engine": one "X" slice per engine step (name = step type;
@@ -10,22 +10,22 @@
  * Times are integer nanoseconds printed as microseconds with 3 decimals, so a child slice
  * always nests exactly inside its parent.  Events stream to the file as the run goes;
  * the per-request state is one small entry per request serial. */
-#ifndef PACESIM_TRACE_H
-#define PACESIM_TRACE_H
+#ifndef PACESIM_PERFETTO_H
+#define PACESIM_PERFETTO_H
 
 #include <stdio.h>
 #include "runner.h"
 
-typedef struct trace trace_t;
+typedef struct perfetto perfetto_t;
 
 /* Open path for writing ("-" = stdout); NULL with err set.  Fill hooks with
  * trace_hooks, run, then trace_close (which frees the trace). */
-trace_t *trace_open(const char *path, char *err, size_t errn);
-void trace_hooks(trace_t *t, runner_hooks_t *h);
+perfetto_t *perfetto_open(const char *path, char *err, size_t errn);
+void perfetto_hooks(perfetto_t *t, runner_hooks_t *h);
 /* Finish the JSON and close the file; 0, or -1 on a write error (message on stderr). */
-int trace_close(trace_t *t);
+int perfetto_close(perfetto_t *t);
 
 /* Write s as a JSON string literal (quotes included). */
-void trace_json_str(FILE *f, const char *s);
+void perfetto_json_str(FILE *f, const char *s);
 
 #endif

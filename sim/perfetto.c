@@ -1,4 +1,4 @@
-/* trace.c: Chrome Trace Event JSON of one run.  See trace.h. */
+/* perfetto.c: Chrome Trace Event JSON of one run's timeline (the --trace output).  See perfetto.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kvpool.h"
-#include "trace.h"
+#include "perfetto.h"
 #include "ydoc.h"
 
 enum { PH_NONE = 0, PH_PREFILL, PH_DECODE, PH_DONE };
@@ -17,14 +17,14 @@ typedef struct rstate {           /* one request, by serial */
     long n, tokens;               /* chunks / decode steps, tokens of the open phase */
 } rstate_t;
 
-struct trace {
+struct perfetto {
     FILE *f;
     int to_stdout, nev;
     rstate_t *rs;
     long nrs;
 };
 
-void trace_json_str(FILE *f, const char *s)
+void perfetto_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -55,15 +55,15 @@ static void us(FILE *f, long long t)
 }
 
 /* Start an event: {"name":..,"ph":..,"pid":1,"tid":..  (the caller adds the rest and '}'). */
-static void ev_begin(trace_t *t, const char *name, const char *ph, long tid)
+static void ev_begin(perfetto_t *t, const char *name, const char *ph, long tid)
 {
     fputs(t->nev++ ? ",\n" : "\n", t->f);
     fputs("{\"name\":", t->f);
-    trace_json_str(t->f, name);
+    perfetto_json_str(t->f, name);
     fprintf(t->f, ",\"ph\":\"%s\",\"pid\":1,\"tid\":%ld", ph, tid);
 }
 
-static void ev_span(trace_t *t, const char *name, const char *cat, long tid, long long t0, long long t1)
+static void ev_span(perfetto_t *t, const char *name, const char *cat, long tid, long long t0, long long t1)
 {
     ev_begin(t, name, "X", tid);
     fprintf(t->f, ",\"cat\":\"%s\",\"ts\":", cat);
@@ -72,17 +72,17 @@ static void ev_span(trace_t *t, const char *name, const char *cat, long tid, lon
     us(t->f, t1 > t0 ? t1 - t0 : 0);
 }
 
-static void meta(trace_t *t, const char *what, long tid, const char *name, long sort)
+static void meta(perfetto_t *t, const char *what, long tid, const char *name, long sort)
 {
     ev_begin(t, what, "M", tid);
     fputs(",\"args\":{\"name\":", t->f);
-    trace_json_str(t->f, name);
+    perfetto_json_str(t->f, name);
     fputs("}}", t->f);
     ev_begin(t, !strcmp(what, "process_name") ? "process_sort_index" : "thread_sort_index", "M", tid);
     fprintf(t->f, ",\"args\":{\"sort_index\":%ld}}", sort);
 }
 
-static rstate_t *state(trace_t *t, long serial)
+static rstate_t *state(perfetto_t *t, long serial)
 {
     if (serial < 0) return NULL;
     if (serial >= t->nrs) {
@@ -97,16 +97,16 @@ static rstate_t *state(trace_t *t, long serial)
     return &t->rs[serial];
 }
 
-static void see(trace_t *t, const engine_t *e, int slot, rstate_t *s)
+static void see(perfetto_t *t, const engine_t *e, int slot, rstate_t *s)
 {
     if (s->seen) return;
     char nb[32];
-    long serial = e->pool[slot].serial;
+    long serial = e->rp.r[slot].serial;
     meta(t, "thread_name", 1 + serial, engine_req_name(e, slot, nb, sizeof nb), 1 + serial);
     s->seen = 1;
 }
 
-static void close_phase(trace_t *t, long serial, rstate_t *s)
+static void close_phase(perfetto_t *t, long serial, rstate_t *s)
 {
     if (s->phase != PH_PREFILL && s->phase != PH_DECODE) return;
     int pre = s->phase == PH_PREFILL;
@@ -115,7 +115,7 @@ static void close_phase(trace_t *t, long serial, rstate_t *s)
     s->phase = PH_NONE;
 }
 
-static void queued(trace_t *t, long serial, long long t0, long long t1, const char *why)
+static void queued(perfetto_t *t, long serial, long long t0, long long t1, const char *why)
 {
     ev_span(t, "queued", "request", 1 + serial, t0, t1);
     fprintf(t->f, ",\"args\":{\"reason\":\"%s\"}}", why);
@@ -123,12 +123,17 @@ static void queued(trace_t *t, long serial, long long t0, long long t1, const ch
 
 static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
 {
-    trace_t *t = ctx;
+    perfetto_t *t = ctx;
     static const char *const tname[] = { "step", "decode", "mixed", "prefill" };
     long long t0 = ns(st->t0), t1 = ns(st->t0 + st->dt);
     const cost_breakdown_t *c = &st->cost;
 
-    ev_span(t, tname[st->type], "step", 0, t0, t1);
+    const replica_t *rp = &e->rep[st->replica];
+    long tid = -(long)st->replica;   /* replica 0 is tid 0, "engine"; replica k tid -k */
+    char track[32];
+    if (st->replica) snprintf(track, sizeof track, "replica %d", st->replica);
+    else snprintf(track, sizeof track, "engine");
+    ev_span(t, tname[st->type], "step", tid, t0, t1);
     fprintf(t->f, ",\"args\":{\"step\":%ld,\"rows\":%d,\"tokens\":%ld,\"preempted\":%d,\"cost\":{", st->no,
             st->nrows, st->tokens, st->preempted);
     const char *cn[] = { "total_s", "attn_s", "linear_s", "gdn_s", "elementwise_s", "allreduce_s", "overhead_s", "mtp_s" };
@@ -142,21 +147,25 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
         const step_row_t *row = &st->rows[i];
         char nb[32], rb[64];
         fputs(i ? ",{\"req\":" : "{\"req\":", t->f);
-        trace_json_str(t->f, engine_req_name(e, row->req, nb, sizeof nb));
+        perfetto_json_str(t->f, engine_req_name(e, row->req, nb, sizeof nb));
         fprintf(t->f, ",\"phase\":\"%s\",\"q\":%d,\"context\":%ld,\"route\":", row->prefill ? "prefill" : "decode",
                 row->q, row->seq_len);
-        trace_json_str(t->f, report_row_route(st->plan, row->req, rb, sizeof rb));
+        perfetto_json_str(t->f, report_row_route(st->plan, row->req, rb, sizeof rb));
         fprintf(t->f, ",\"out\":%ld}", row->emitted);
     }
     fputs("]}}", t->f);
-    ev_begin(t, "engine", "C", 0);
+    ev_begin(t, track, "C", 0);
     fputs(",\"ts\":", t->f);
     us(t->f, t1);
-    fprintf(t->f, ",\"args\":{\"kv_blocks\":%ld,\"running\":%d,\"waiting\":%d}}", e->used_blocks, e->nrun, e->wq_len);
-    if (e->kv) {                   /* the block pool: its blocks by state, hits and evictions so far */
+    fprintf(t->f, ",\"args\":{\"kv_blocks\":%ld,\"running\":%d,\"waiting\":%d}}", rp->sc.used_blocks, rp->sc.nrun,
+            rp->sc.wq_len);
+    if (rp->sc.kv) {               /* the block pool: its blocks by state, hits and evictions so far */
         kvpool_stats_t ps;
-        kvpool_get_stats(e->kv, &ps);
-        ev_begin(t, "prefix cache", "C", 0);
+        kvpool_get_stats(rp->sc.kv, &ps);
+        char pc[48];
+        if (st->replica) snprintf(pc, sizeof pc, "prefix cache %d", st->replica);
+        else snprintf(pc, sizeof pc, "prefix cache");
+        ev_begin(t, pc, "C", 0);
         fputs(",\"ts\":", t->f);
         us(t->f, t1);
         fprintf(t->f, ",\"args\":{\"attention_blocks\":%ld,\"gdn_state_blocks\":%ld,\"cached_free_blocks\":%ld,"
@@ -166,7 +175,7 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
 
     for (int i = 0; i < st->nrows; i++) {
         const step_row_t *row = &st->rows[i];
-        const req_t *r = &e->pool[row->req];
+        const req_t *r = &e->rp.r[row->req];
         rstate_t *s = state(t, r->serial);
         if (!s) continue;
         see(t, e, row->req, s);
@@ -189,8 +198,8 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
             char rb[64];
             ev_span(t, "chunk", "request", 1 + r->serial, t0, t1);
             fprintf(t->f, ",\"args\":{\"step\":%ld,\"q\":%d,\"context\":%ld,\"route\":", st->no, row->q, row->seq_len);
-            trace_json_str(t->f, report_row_route(st->plan, row->req, rb, sizeof rb));
-            if (e->kv && row->admitted) fprintf(t->f, ",\"cached\":%ld", r->cache_hit);   /* the pool's hit */
+            perfetto_json_str(t->f, report_row_route(st->plan, row->req, rb, sizeof rb));
+            if (rp->sc.kv && row->admitted) fprintf(t->f, ",\"cached\":%ld", r->cache_hit);   /* the pool's hit */
             fputs("}}", t->f);
         }
         s->n++;
@@ -205,10 +214,10 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
 
 static void on_end(void *ctx, const engine_t *e)
 {
-    trace_t *t = ctx;
+    perfetto_t *t = ctx;
     long long end = ns(e->now);
-    for (int i = 0; i < e->npool; i++) {
-        const req_t *r = &e->pool[i];
+    for (int i = 0; i < e->rp.n; i++) {
+        const req_t *r = &e->rp.r[i];
         if (r->state == RQ_FREE || r->state == RQ_PENDING || r->state == RQ_DONE) continue;
         rstate_t *s = state(t, r->serial);
         if (!s) continue;
@@ -219,6 +228,11 @@ static void on_end(void *ctx, const engine_t *e)
     }
     meta(t, "process_name", 0, e->s->name, 0);
     meta(t, "thread_name", 0, "engine", 0);
+    for (int k = 1; k < e->nrep; k++) {
+        char nb[32];
+        snprintf(nb, sizeof nb, "replica %d", k);
+        meta(t, "thread_name", -k, nb, -k);
+    }
 }
 
 /* Open path for writing without blocking in open() (a FIFO with no reader fails with
@@ -237,9 +251,9 @@ static FILE *open_out(const char *path)
     return f;
 }
 
-trace_t *trace_open(const char *path, char *err, size_t errn)
+perfetto_t *perfetto_open(const char *path, char *err, size_t errn)
 {
-    trace_t *t = calloc(1, sizeof *t);
+    perfetto_t *t = calloc(1, sizeof *t);
     if (!t) {
         snprintf(err, errn, "out of memory");
         return NULL;
@@ -260,14 +274,14 @@ trace_t *trace_open(const char *path, char *err, size_t errn)
     return t;
 }
 
-void trace_hooks(trace_t *t, runner_hooks_t *h)
+void perfetto_hooks(perfetto_t *t, runner_hooks_t *h)
 {
     h->on_step = on_step;
     h->on_end = on_end;
     h->ctx = t;
 }
 
-int trace_close(trace_t *t)
+int perfetto_close(perfetto_t *t)
 {
     if (!t) return 0;
     fputs("\n]}\n", t->f);

@@ -1,0 +1,324 @@
+/* cluster.c: a run -- the shared event queue and clock, the router, the drive loop and
+ * the measurement windows over replicas fed by one workload.  See engine.h for the
+ * design and its invariants. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine.h"
+#include "kvpool.h"
+
+/* ---- what the parts ask the run ------------------------------------------------------ */
+
+/* The workload's question: does a request fit every replica that may serve it (the
+ * first replica of each pool stands for its pool)? */
+static int cluster_fits(void *ctx, long prompt, long output, long *need, int *block, long *cap)
+{
+    const engine_t *e = ctx;
+    for (int k = 0; k < e->nrep; k++) {
+        const replica_t *r = &e->rep[k];
+        if (k > 0 && r->pool == e->rep[k - 1].pool) continue;
+        long n = replica_request_blocks(r, prompt, output);
+        if (n > r->sc.capacity) {
+            *need = n;
+            *block = r->sc.block;
+            *cap = r->sc.capacity;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A request arrived: the router picks its replica. */
+static int cluster_arrive(void *ctx, int slot, double t)
+{
+    engine_t *e = ctx;
+    (void)t;
+    int k = 0;
+    if (e->nrep > 1) k = (int)(e->rr_next++ % e->nrep);
+    return replica_admit(&e->rep[k], slot);
+}
+
+static int cluster_on_finish(void *ctx, replica_t *r, req_t *q)
+{
+    engine_t *e = ctx;
+    (void)r;
+    if (e->on_finish) e->on_finish(e->on_finish_ctx, e, q);
+    return 0;
+}
+
+static workload_hooks_t wl_hooks(engine_t *e)
+{
+    return (workload_hooks_t){ .arrive = cluster_arrive, .fits = cluster_fits, .ctx = e };
+}
+
+/* ---- outputs --------------------------------------------------------------------- */
+
+double engine_window(const engine_t *e, int i) { return e->m.win[i].value; }
+
+int engine_window_dist(const engine_t *e, int i, win_dist_t *d)
+{
+    if (!e->m.win[i].lat) return 0;
+    *d = e->m.win[i].dist;
+    return 1;
+}
+
+const char *engine_step_type_name(step_type_t t)
+{
+    static const char *const names[] = { "any", "decode", "mixed", "prefill" };
+    return t >= STEP_ANY && t <= STEP_PREFILL_ONLY ? names[t] : "?";
+}
+
+const char *engine_req_name(const engine_t *e, int slot, char *buf, size_t n)
+{
+    const req_t *r = &e->rp.r[slot];
+    if (r->explicit_idx >= 0) return e->s->requests[r->explicit_idx].id;
+    snprintf(buf, n, "r%ld", r->serial);
+    return buf;
+}
+
+void run_summary_add(run_summary_t *S, const run_summary_t *r)
+{
+    S->steps += r->steps;
+    for (int i = 0; i < 4; i++) S->steps_by_type[i] += r->steps_by_type[i];
+    S->empty_steps += r->empty_steps;
+    S->preemptions += r->preemptions;
+    S->requests_finished += r->requests_finished;
+    S->tokens_emitted += r->tokens_emitted;
+    if (r->makespan > S->makespan) S->makespan = r->makespan;
+    S->ttft_sum += r->ttft_sum;
+    S->tpot_sum += r->tpot_sum;
+    S->itl_sum += r->itl_sum;
+    S->ttft_n += r->ttft_n;
+    S->tpot_n += r->tpot_n;
+    S->itl_n += r->itl_n;
+    S->peak_running += r->peak_running;
+    if (!S->block_size) S->block_size = r->block_size;
+    S->capacity_blocks += r->capacity_blocks;
+    S->peak_blocks += r->peak_blocks;
+    S->pool |= r->pool;
+    S->pc_queries += r->pc_queries;
+    S->pc_query_tokens += r->pc_query_tokens;
+    S->pc_hit_tokens += r->pc_hit_tokens;
+    S->pc_hit_blocks += r->pc_hit_blocks;
+    S->pc_evictions += r->pc_evictions;
+    S->pc_allocated += r->pc_allocated;
+    S->peak_attn_blocks += r->peak_attn_blocks;
+    S->peak_mamba_blocks += r->peak_mamba_blocks;
+    S->adm_tokens += r->adm_tokens;
+    S->adm_hit_tokens += r->adm_hit_tokens;
+    S->clamped += r->clamped;
+}
+
+/* ---- set-up ------------------------------------------------------------------ */
+
+int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof)
+{
+    memset(e, 0, sizeof *e);
+    evq_init(&e->q);
+    e->s = s;
+    e->cost = cost;
+    if (!(e->rep = calloc(1, sizeof *e->rep))) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory");
+        return -1;
+    }
+    e->nrep = 1;
+    if (replica_init(&e->rep[0], 0, s, cost, prof, &e->rp, e->err) < 0) return -1;
+    workload_hooks_t h = wl_hooks(e);
+    if (workload_check(s, &h, e->err) < 0) return -1;
+    for (int k = 0; k < e->nrep; k++) {
+        replica_t *r = &e->rep[k];
+        if (replica_setup(r, prof, k > 0) < 0) return -1;
+        r->m = &e->m;
+        r->hooks = (replica_hooks_t){ .on_finish = cluster_on_finish, .ctx = e };
+    }
+    int rc = workload_init(&e->wl, s, &e->rp, &e->q, &h, e->err);
+    if (rc < 0) return rc;
+    return metrics_init(&e->m, s, &e->rp, e->wl.explicit_slot, e->err);
+}
+
+int engine_check_trace(engine_t *e)
+{
+    workload_hooks_t h = wl_hooks(e);
+    return workload_check_trace(e->s, &h, e->err);
+}
+
+void engine_free(engine_t *e)
+{
+    for (int i = 0; i < e->rp.n && e->rp.r; i++) {
+        req_t *r = &e->rp.r[i];
+        if (r->kv && r->replica >= 0) kvpool_seq_free(e->rep[r->replica].sc.kv, r->kv);
+        r->kv = NULL;
+    }
+    reqpool_free(&e->rp);
+    for (int k = 0; k < e->nrep && e->rep; k++) replica_free(&e->rep[k]);
+    free(e->rep);
+    workload_free(&e->wl);
+    metrics_free(&e->m);
+    evq_free(&e->q);
+    memset(e, 0, sizeof *e);
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+/* The virtual clock only moves forward. */
+static int advance_clock(engine_t *e, double t)
+{
+    if (!(t >= e->now)) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: the clock would go back from %.9g s to %.9g s", e->now, t);
+        return -1;
+    }
+    e->now = t;
+    return 0;
+}
+
+/* Replica k's step ended (the clock at its end): its effects, the windows, the observer,
+ * generated requests that finished freed (a conversation's next turn queued), triggers.
+ * 0, 1 the run stops, or < 0 an error. */
+static int step_ended(engine_t *e, int k)
+{
+    const scenario_t *s = e->s;
+    replica_t *r = &e->rep[k];
+    e->busy--;
+    if (replica_end_step(r) < 0) return -1;
+    e->sum.steps++;
+    metrics_on_step(&e->m, &r->rec);
+    if (e->observer) e->observer(e->observer_ctx, e, &r->rec);
+    /* free generated requests that finished (explicit ones stay for the windows) */
+    for (int i = 0; i < r->nrows; i++) {
+        int slot = r->sc.rows[i].req;
+        req_t *q = &e->rp.r[slot];
+        if (q->state != RQ_DONE || q->explicit_idx >= 0) continue;
+        if (workload_on_done(&e->wl, slot, e->now) < 0) return -1;
+        q = &e->rp.r[slot];
+        kvpool_seq_free(r->sc.kv, q->kv);
+        q->kv = NULL;
+        reqpool_release(&e->rp, slot);
+    }
+#ifdef PACESIM_DEBUG
+    if (replica_check(r) < 0) return -1;
+#endif
+    if (workload_triggers(&e->wl, e->now) < 0) return -1;
+    if (workload_stop_reached(&e->wl)) return 1;
+    if (s->stop.max_time_s > 0 && e->now >= s->stop.max_time_s) { e->sum.stopped_by_time = 1; return 1; }
+    if (s->stop.max_steps > 0 && e->sum.steps >= s->stop.max_steps) { e->sum.stopped_by_steps = 1; return 1; }
+    return 0;
+}
+
+static int handle(engine_t *e, const event_t *ev)
+{
+    if (ev->kind == EVT_STEP_END) return step_ended(e, ev->a);
+    int rc = workload_event(&e->wl, ev);
+    if (rc < 0) return rc;
+    /* triggers are checked at step ends and while no step runs */
+    if (!e->busy && workload_triggers(&e->wl, e->now) < 0) return -1;
+    return 0;
+}
+
+/* Every idle replica with requests starts its next step.  0, or -1. */
+static int start_steps(engine_t *e)
+{
+    for (int k = 0; k < e->nrep; k++) {
+        replica_t *r = &e->rep[k];
+        if (r->busy || !replica_has_work(r)) continue;
+        int rc = replica_start_step(r, e->now);
+        if (rc < 0) return -1;
+        if (rc == 0) continue;
+        event_t ev = { .time = r->t_end, .kind = EVT_STEP_END, .a = k };
+        if (evq_push(&e->q, ev) < 0) {
+            snprintf(e->err, ENG_ERR_MAX, "out of memory (event queue)");
+            return -1;
+        }
+        e->busy++;
+    }
+    return 0;
+}
+
+/* No event left and nothing running: a replica that still holds requests can never run
+ * them.  The error, or 0. */
+static int stalled(engine_t *e)
+{
+    for (int k = 0; k < e->nrep; k++) {
+        replica_t *r = &e->rep[k];
+        if (!replica_has_work(r)) continue;
+        if (r->sc.nrun == 0 && r->sc.wq_len > 0) {
+            snprintf(e->err, ENG_ERR_MAX, "%s: the next waiting request does not fit in the KV cache (%ld blocks)",
+                     e->s->path, r->sc.capacity);
+        } else {
+            snprintf(e->err, ENG_ERR_MAX, "%s: the engine stalled at step %ld (nothing schedulable)", e->s->path,
+                     r->sc.step_no);
+            e->sum.stall = 1;
+        }
+        return -1;
+    }
+    return 0;
+}
+
+static int any_work(const engine_t *e)
+{
+    for (int k = 0; k < e->nrep; k++)
+        if (replica_has_work(&e->rep[k])) return 1;
+    return 0;
+}
+
+int engine_run(engine_t *e)
+{
+    const scenario_t *s = e->s;
+    event_t ev;
+    int rc;
+    e->m.serve = e->serve;
+    for (;;) {
+        /* every event due now first (arrivals at a step's end after it) */
+        const event_t *nx = evq_peek(&e->q);
+        if (nx && nx->time <= e->now) {
+            evq_pop(&e->q, &ev);
+            if ((rc = handle(e, &ev)) < 0) return rc;
+            if (rc > 0) break;
+            continue;
+        }
+        if (!e->busy && workload_triggers(&e->wl, e->now) < 0) return -1;
+        if (start_steps(e) < 0) return -1;
+        nx = evq_peek(&e->q);
+        if (!nx) {
+            if (stalled(e) < 0) return -1;
+            if (workload_pending(&e->wl)) {
+                snprintf(e->err, ENG_ERR_MAX,
+                         "%s: a request's arrival trigger can never fire (its reference finished first)", s->path);
+                return -1;
+            }
+            break;
+        }
+        if (!e->busy && s->stop.max_time_s > 0 && nx->time > s->stop.max_time_s && !any_work(e)) {
+            e->sum.stopped_by_time = 1;
+            break;
+        }
+        evq_pop(&e->q, &ev);
+        if (advance_clock(e, ev.time) < 0) return -1;
+        if ((rc = handle(e, &ev)) < 0) return rc;
+        if (rc > 0) break;
+    }
+    /* end-of-run invariants, and the replicas' counts into the run's */
+    long steps = e->sum.steps;
+    e->sum.steps = 0;
+    for (int k = 0; k < e->nrep; k++) {
+        replica_t *r = &e->rep[k];
+        if (replica_check(r) < 0) return -1;
+        replica_finish(r);
+        run_summary_add(&e->sum, &r->sum);
+    }
+    e->sum.peak_pool = e->rp.peak;
+    e->sum.clamped = e->wl.clamped;
+    if (e->sum.steps != steps) {
+        snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld steps ended but the replicas count %ld", steps, e->sum.steps);
+        return -1;
+    }
+    if (s->stop.kind == STOP_ALL_FINISHED && !e->sum.stopped_by_time && !e->sum.stopped_by_steps) {
+        for (int k = 0; k < e->nrep; k++)
+            if (e->rep[k].sc.used_blocks != 0) {
+                snprintf(e->err, ENG_ERR_MAX, "invariant violated: %ld KV blocks still held after every request finished",
+                         e->rep[k].sc.used_blocks);
+                return -1;
+            }
+    }
+    metrics_finish(&e->m, &e->sum);
+    return 0;
+}
