@@ -75,6 +75,8 @@ START_TEST(published_sizes)
         { "tests/data/hf/mixtral-8x7b.json", 46.7e9, 0 },    /* Mixtral 8x7B: 46.7B in all */
         { "tests/data/hf/qwen3-30b-a3b.json", 30.5e9, 0 },   /* Qwen3-30B-A3B: 30.5B */
         { "tests/data/hf/gemma-7b.json", 8.54e9, 1 },        /* Gemma 7B: 8.54B, embeddings tied */
+        { "tests/data/hf/qwen2.5-7b.json", 7.61e9, 0 },      /* Qwen2.5-7B: 7.61B */
+        { "tests/data/hf/gemma-2-9b.json", 9.24e9, 1 },      /* Gemma 2 9B: 9.24B, embeddings tied */
     };
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         model_t m;
@@ -102,6 +104,12 @@ START_TEST(mixtral_and_sliding)
     ck_assert_ptr_nonnull(strstr(warn, "sliding-window attention (window 4096) priced as full attention"));
     ck_assert_int_eq(m.n_moe, 0);
     ck_assert_int_eq(m.head_dim, 128);   /* hidden / heads: MistralConfig has no head_dim */
+    /* Qwen2's sliding window is off unless use_sliding_window; Gemma 2's every other layer has one */
+    ck_assert_msg(import("tests/data/hf/qwen2.5-7b.json", &m, err, sizeof err, warn, sizeof warn) == 0, "%s", err);
+    ck_assert_str_eq(warn, "");
+    ck_assert_msg(import("tests/data/hf/gemma-2-9b.json", &m, err, sizeof err, warn, sizeof warn) == 0, "%s", err);
+    ck_assert_ptr_nonnull(strstr(warn, "window 4096"));
+    ck_assert(m.weight_bytes_per_param == 4);   /* the published torch_dtype: float32 */
 }
 END_TEST
 
