@@ -480,9 +480,14 @@ static double near_cap(const pm_t *pm, int li, double f)
     double lo = f / BOUND_NEAR, hi = f * BOUND_NEAR;
     if (f > pe[n - 1][0]) lo = pe[n - 1][0] / BOUND_NEAR;
     if (f < pe[0][0]) hi = pe[0][0] * BOUND_NEAR;
+    int a = 0, b = n;                       /* the first point of floor >= lo */
+    while (a < b) {
+        int mid = a + (b - a) / 2;
+        if (pe[mid][0] < lo) a = mid + 1;
+        else b = mid;
+    }
     double cap = 0;
-    for (int i = 0; i < n; i++)
-        if (pe[i][0] >= lo && pe[i][0] <= hi) cap = fmax(cap, pe[i][1] * fmax(1, f / pe[i][0]));
+    for (int i = a; i < n && pe[i][0] <= hi; i++) cap = fmax(cap, pe[i][1] * fmax(1, f / pe[i][0]));
     return cap / BOUND_SLACK;
 }
 
@@ -501,7 +506,7 @@ static int pm_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *gr
     int li = *lp ? (int)(*lp - pm->p->laws) : -1;
     char why[192];
     double cap;
-    if (li >= 0 && (cap = near_cap(pm, li, run) * f / run) > 0 && env_outside(pm, li, it, why, sizeof why)) {
+    if (li >= 0 && pm->env && env_outside(pm, li, it, why, sizeof why) && (cap = near_cap(pm, li, run) * f / run) > 0) {
         if (*sec > cap) {
             *sec = cap;
             pm->last_bound = 2;
@@ -1058,9 +1063,9 @@ double cost_profile_outside_share(const cost_model_t *cm)
 
 /* A measured point's least work (cost_item_traffic's, from the point's columns and shape):
  * 1, or 0 for a law it does not apply to. */
-static int point_traffic(const pm_t *pm, const prof_law_t *l, const double *row, double *fl, double *by)
+static int point_traffic(const pm_t *pm, const prof_law_t *l, const law_form_t *f, int shape_cols, const double *row,
+                         double *fl, double *by)
 {
-    const law_form_t *f = law_find(l->name);
     if (!f) return 0;
     const profile_t *p = pm->p;
     double kvb = strstr(l->name, ".fp8") ? 1 : 2;
@@ -1072,7 +1077,7 @@ static int point_traffic(const pm_t *pm, const prof_law_t *l, const double *row,
     }
     switch (f->family) {
     case LF_PREFILL: case LF_DECODE_XQA: case LF_DECODE_SCALAR: {
-        if (law_keys_attn_shape(l)) {
+        if (shape_cols) {
             qh = row[ATTN_COL_Q_HEADS];
             kvh = row[ATTN_COL_KV_HEADS];
             D = row[ATTN_COL_HEAD_DIM];
@@ -1132,13 +1137,15 @@ static int bounds_init(pm_t *pm)
     if (!pm->pe || !pm->npe) return -1;
     for (int li = 0; li < p->nlaws; li++) {
         const prof_law_t *l = &p->laws[li];
+        const law_form_t *lf = law_find(l->name);
+        int shape_cols = law_keys_attn_shape(l);
         double fl, by;
+        if (!lf) continue;
         for (int i = 0; i < l->npts; i++) {
             const double *row = l->pts + (size_t)i * l->ncols;
             double t = row[l->ncols - 1];
-            if (!point_traffic(pm, l, row, &fl, &by) || !(t > 0)) continue;
-            double pf = l->ncols > GEMM_COL_WB && law_find(l->name)->family == LF_GEMM && row[GEMM_COL_WB] <= 1 &&
-                                pm->pk_flops8 > 0 ? pm->pk_flops8 : pm->pk_flops;
+            if (!point_traffic(pm, l, lf, shape_cols, row, &fl, &by) || !(t > 0)) continue;
+            double pf = lf->family == LF_GEMM && row[GEMM_COL_WB] <= 1 && pm->pk_flops8 > 0 ? pm->pk_flops8 : pm->pk_flops;
             double f = fmax(fl / pf, by / pm->pk_bw);
             if (!(f > 0)) continue;
             if (!pm->pe[li] && !(pm->pe[li] = calloc((size_t)l->npts, sizeof *pm->pe[li]))) return -1;
