@@ -962,7 +962,7 @@ static void csv_out(FILE *f, const cap_run_t *R)
           "tok_s_per_gpu,saturation_req_s,ttft_p99_s,tpot_p99_s,e2el_p99_s", f);
     for (int k = 0; k < o->nslo; k++)
         if (!o->slo[k].per_request) fprintf(f, ",slo_%s_s", o->slo[k].name);
-    fputs(",goodput_share,goodput_req_s,time_scale,extrapolated_share,probes,frontier\n", f);
+    fputs(",goodput_share,goodput_req_s,time_scale,extrapolated_share,probes,sim_steps,frontier\n", f);
     int sel[64];
     for (long i = 0; i < R->npoints; i++) {
         const cap_row_t *r = &R->rows[i];
@@ -1010,7 +1010,7 @@ static void csv_out(FILE *f, const cap_run_t *R)
         report_num(f, ok && r->trace_rate > 0 ? r->a.rate / r->trace_rate : NAN);
         fputc(',', f);
         report_num(f, ok ? p->env_outside : NAN);
-        fprintf(f, ",%d,", r->rc ? 0 : r->a.probes);
+        fprintf(f, ",%d,%ld,", r->rc ? 0 : r->a.probes, r->rc ? 0 : r->a.steps);
         if (!R->one_point) fprintf(f, "%d", r->frontier);
         fputc('\n', f);
     }

@@ -139,10 +139,10 @@ bench-capacity: bin/pacesim
 	awk -F, -v t0="$$t0" -v t1="$$t1" -v cpu="$$cpu" -v cores="$$(getconf _NPROCESSORS_ONLN)" \
 	  'function sec(x, m) { m = index(x, "m"); return 60 * substr(x, 1, m - 1) + substr(x, m + 1) + 0 } \
 	   NR == 1 { for (i = 1; i <= NF; i++) c[$$i] = i; next } \
-	   { n++; p += $$c["probes"]; ok += $$c["status"] == "ok" } \
+	   { n++; p += $$c["probes"]; st += $$c["sim_steps"]; ok += $$c["status"] == "ok" } \
 	   END { split(cpu, u, " "); s = sec(u[1]) + sec(u[2]); \
-	         printf "capacity bench: %d configurations (%d found), %d probes of 10,000 requests: %.1f s wall, %.1f s CPU on %d cores = %.1f s with the cores to itself (target 60 s)\n", \
-	                n, ok, p, t1 - t0, s, cores, s / cores }' \
+	         printf "capacity bench: %d configurations (%d found), %d probes of 10,000 requests, %.1f M engine steps: %.1f s wall, %.1f s CPU on %d cores = %.1f s with the cores to itself (target 60 s)\n", \
+	                n, ok, p, st / 1e6, t1 - t0, s, cores, s / cores }' \
 	  $(BENCH_DIR)/capacity.csv
 
 # Fuzzing (libFuzzer, clang): the scenario and profile loaders, seeded from scenarios/,
