@@ -69,7 +69,6 @@ int quant_add(quant_t *q, double v)
     }
     if (q->buckets) sketch_put(q, v);
     else q->vals[q->n] = v;
-    q->sorted = 0;
     q->n++;
     q->sum += v;
     if (isnan(q->min) || v < q->min) q->min = v;
@@ -81,52 +80,44 @@ double quant_mean(const quant_t *q) { return q->n ? q->sum / (double)q->n : NAN;
 
 int quant_is_exact(const quant_t *q) { return !q->buckets; }
 
-/* Sort n doubles (no NaN) ascending in place: quicksort, median of three, the smaller part
- * by recursion (depth <= log2 n), insertion sort below 16.  No scratch (qsort's merge sort
- * takes a copy of the 100,000 exact values) and no comparator calls. */
-static void sort_doubles(double *v, long n)
+/* The value of 0-based rank k among n doubles (no NaN), selected in place: quickselect
+ * (Hoare partitions about a median of three), O(n) on average and no scratch.  The array
+ * is left partitioned about rank k, any order of it serves the next selection: a run's
+ * percentiles cost a few passes over the 100,000 exact values instead of a sort. */
+static double select_k(double *v, long n, long k)
 {
-    while (n > 16) {
-        long m = n / 2;
+    long lo = 0, hi = n - 1;
+    while (hi > lo) {
+        long m = lo + (hi - lo) / 2;
         double t;
-#define SWAP_(i, j) (t = v[i], v[i] = v[j], v[j] = t)
-        if (v[m] < v[0]) SWAP_(m, 0);
-        if (v[n - 1] < v[0]) SWAP_(n - 1, 0);
-        if (v[n - 1] < v[m]) SWAP_(n - 1, m);
+#define SWAP_(a, b) (t = v[a], v[a] = v[b], v[b] = t)
+        if (v[m] < v[lo]) SWAP_(m, lo);
+        if (v[hi] < v[lo]) SWAP_(hi, lo);
+        if (v[hi] < v[m]) SWAP_(hi, m);
         double p = v[m];
-        long i = 0, j = n - 1;
-        for (;;) {                               /* Hoare: v[0] <= p <= v[n-1] stop the scans */
+        long i = lo, j = hi;
+        while (i <= j) {                          /* [lo, i) <= p, (j, hi] >= p */
             while (v[i] < p) i++;
             while (p < v[j]) j--;
-            if (i >= j) break;
-            SWAP_(i, j);
-            i++;
-            j--;
+            if (i <= j) {
+                SWAP_(i, j);
+                i++;
+                j--;
+            }
         }
 #undef SWAP_
-        long left = j + 1;                       /* [0, j] <= p <= [j + 1, n) */
-        if (left < n - left) {
-            sort_doubles(v, left);
-            v += left;
-            n -= left;
-        } else {
-            sort_doubles(v + left, n - left);
-            n = left;
-        }
+        if (k <= j) hi = j;                       /* [lo, j] <= p <= [i, hi], (j, i) == p */
+        else if (k >= i) lo = i;
+        else return v[k];
     }
-    for (long i = 1; i < n; i++) {
-        double x = v[i];
-        long j = i;
-        for (; j > 0 && x < v[j - 1]; j--) v[j] = v[j - 1];
-        v[j] = x;
-    }
+    return v[k];
 }
 
 /* The order statistic of 0-based rank k: exact, or its bucket's representative (within
  * [min, max], which are exact; the first and last ranks are min and max). */
-static double order_stat(const quant_t *q, long k)
+static double order_stat(quant_t *q, long k)
 {
-    if (!q->buckets) return q->vals[k];
+    if (!q->buckets) return select_k(q->vals, q->n, k);
     if (k == 0) return q->min;
     if (k == q->n - 1) return q->max;
     if (k < q->zeros) return 0.0;
@@ -149,10 +140,6 @@ double quant_quantile(quant_t *q, double p)
     if (q->n == 0 || isnan(p)) return NAN;
     if (p < 0) p = 0;
     if (p > 1) p = 1;
-    if (!q->buckets && !q->sorted) {
-        sort_doubles(q->vals, q->n);
-        q->sorted = 1;
-    }
     double h = p * (double)(q->n - 1);
     long lo = (long)floor(h), hi = (long)ceil(h);
     if (hi >= q->n) hi = q->n - 1;

@@ -2,7 +2,7 @@
  * in bounded memory.
  *
  * Exact while the count is at most the object's exact limit (QUANT_EXACT_MAX unless set
- * otherwise): the values are kept and a quantile is computed from them sorted.  Past the
+ * otherwise): the values are kept and a quantile is selected from them (quickselect).  Past the
  * limit the kept values are folded into a log-bucketed histogram (the DDSketch layout:
  * bucket i holds (g^(i-1), g^i], g = (1+a)/(1-a), a = QUANT_REL_ERR) and every later value
  * goes there; memory is then a fixed QUANT_NBUCKETS counters whatever the count.
@@ -33,7 +33,6 @@ typedef struct quant {
     long cap;
     long *buckets;                  /* sketch mode: NULL until the limit is passed */
     long zeros;                     /* sketch mode: values below QUANT_MIN */
-    int sorted;                     /* exact mode: vals sorted since the last add */
     double sk_lg;                   /* sketch mode: log(g), once computed (0 before) */
     long sk_lo, sk_nb;              /* sketch mode: the first bucket's index, the bucket count */
     double sk_lastv;                /* sketch mode: the last value put and its bucket (0: none) */

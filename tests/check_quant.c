@@ -49,7 +49,7 @@ START_TEST(exact_below_the_limit)
     ck_assert_int_eq(q.n, N);
     ck_assert_double_eq_tol(quant_mean(&q), sum / N, 1e-12);
     for (int k = 0; k < NPS; k++) ck_assert_double_eq(quant_quantile(&q, ps[k]), ref_quantile(v, N, ps[k]));
-    /* adding after a quantile (the values were sorted) still gives exact answers */
+    /* adding after a quantile (the values were reordered) still gives exact answers */
     ck_assert_int_eq(quant_add(&q, 100.0), 0);
     ck_assert_double_eq(quant_quantile(&q, 1.0), 100.0);
     quant_free(&q);
@@ -57,7 +57,7 @@ START_TEST(exact_below_the_limit)
 }
 END_TEST
 
-/* Exact mode's in-place sort on the shapes that break quicksorts: sorted, reversed, all
+/* Exact mode's in-place selection on the shapes that break quickselects: sorted, reversed, all
  * equal, few distinct values (ties), an organ pipe, zeros and -0: every order statistic as
  * a sort of the same values gives. */
 START_TEST(exact_on_adversarial_orders)
