@@ -267,22 +267,6 @@ void cost_item_traffic(const cost_item_t *it, const model_t *m, const model_rank
     *bytes = by;
 }
 
-void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double seconds)
-{
-    switch (it->part) {
-    case CP_ATTN:
-        o->attn += seconds;
-        o->attn_route[it->call->route] += seconds;
-        break;
-    case CP_LINEAR: o->linear += seconds; break;
-    case CP_GDN: o->gdn += seconds; break;
-    case CP_ELEM: o->elementwise += seconds; break;
-    case CP_ALLREDUCE: o->allreduce += seconds; break;
-    case CP_OVERHEAD: o->overhead += seconds; break;
-    case CP_MTP: o->mtp += seconds; break;
-    }
-    o->total += seconds;
-}
 
 void cost_free(cost_model_t *cm)
 {

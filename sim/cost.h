@@ -131,8 +131,24 @@ double cost_item_flops(const cost_item_t *it, const model_t *m, const model_rank
  * hidden state read and written once in fp16; the fp8 bridge: K and V read in fp8 and written
  * in fp16; 0 and 0 for GDN, the all-reduce and the step (no floor). */
 void cost_item_traffic(const cost_item_t *it, const model_t *m, const model_rank_t *r, double *flops, double *bytes);
-/* Add seconds (already x count) to the breakdown bucket of the item. */
-void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double seconds);
+/* Add seconds (already x count) to the breakdown bucket of the item (inline: every item of
+ * every step goes through it). */
+static inline void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it, double seconds)
+{
+    switch (it->part) {
+    case CP_ATTN:
+        o->attn += seconds;
+        o->attn_route[it->call->route] += seconds;
+        break;
+    case CP_LINEAR: o->linear += seconds; break;
+    case CP_GDN: o->gdn += seconds; break;
+    case CP_ELEM: o->elementwise += seconds; break;
+    case CP_ALLREDUCE: o->allreduce += seconds; break;
+    case CP_OVERHEAD: o->overhead += seconds; break;
+    case CP_MTP: o->mtp += seconds; break;
+    }
+    o->total += seconds;
+}
 
 /* Profile-backed model.  Borrows p and m (they must outlive the model).
  * NULL with err filled if a required law is missing. */
