@@ -89,8 +89,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# made afresh: `ar r` into the old archive would keep the object of a source since removed
 $(BUILD)/libsim.a: $(SIM_OBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 bin/pacesim: $(BUILD)/sim/main.o $(BUILD)/libsim.a
 	@mkdir -p bin

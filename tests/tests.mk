@@ -65,7 +65,7 @@ $(ASAN_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -Itests -c $< -o $@
 $(ASAN_DIR)/libsim.a: $(ASAN_SIM)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 $(ASAN_DIR)/bin/pacesim: $(ASAN_DIR)/sim/main.o $(ASAN_DIR)/libsim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LIBS)
