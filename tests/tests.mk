@@ -216,6 +216,8 @@ EXTRA_TESTS += tests/doc_keys.sh
 EXTRA_TESTS += tests/outputs.sh
 # profile --compare on the shipped profiles (sim/profile_compare.c)
 EXTRA_TESTS += tests/profile_compare.sh
+# the sm_70 report's rule (kernels/check_sm70.sh) on synthetic ptxas reports
+EXTRA_TESTS += tests/sm70_check.sh
 
 # -- the engine under random valid scenarios (tests/fuzz_engine.c, a plain C program, no
 # libFuzzer): built with ASan + UBSan and -DPACESIM_DEBUG beside check-asan's objects;
