@@ -1089,6 +1089,131 @@ static void report(FILE *f, const cap_run_t *R, double target)
     free(ix);
 }
 
+/* ---- the frontier of a merged CSV ---- */
+
+/* Split a CSV line (RFC 4180, no line break inside a field) in place: field starts in fld,
+ * unquoted.  The field count, or -1 (more than max, or an unclosed quote). */
+static int csv_split(char *line, char **fld, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max) return -1;
+        if (*p == '"') {
+            char *w = ++p;
+            fld[n++] = w;
+            for (;;) {
+                if (!*p) return -1;
+                if (*p == '"' && p[1] == '"') *w++ = '"', p += 2;
+                else if (*p == '"') { p++; break; }
+                else *w++ = *p++;
+            }
+            if (*p && *p != ',') return -1;
+            char *next = *p ? p + 1 : NULL;
+            *w = 0;
+            if (!next) return n;
+            p = next;
+        } else {
+            fld[n++] = p;
+            char *c = strchr(p, ',');
+            if (!c) return n;
+            *c = 0;
+            p = c + 1;
+        }
+    }
+}
+
+/* pacesim capacity --frontier CSV: the CSV (a merge of per-point CSVs, or any capacity CSV)
+ * with its `frontier` column computed over all its rows, to out.  Exit status. */
+static int merged_frontier(const char *path, FILE *out)
+{
+    enum { MAXF = 512 };
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        setup_msg(stderr, "pacesim capacity: %s: %s", path, strerror(errno));
+        return 2;
+    }
+    char **lines = NULL, *line = NULL, *fld[MAXF];
+    size_t cap = 0;
+    long n = 0, lcap = 0;
+    ssize_t len;
+    int rc = 0, ncol = 0, c_st = -1, c_tok = -1, c_tt = -1, c_tp = -1, c_fr = -1;
+    double *v = NULL;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (n == lcap) {
+            lcap = lcap ? 2 * lcap : 256;
+            char **nl = realloc(lines, (size_t)lcap * sizeof *nl);
+            if (!nl) { rc = 1; break; }
+            lines = nl;
+        }
+        if (!(lines[n++] = strdup(line))) { rc = 1; n--; break; }
+    }
+    free(line);
+    fclose(f);
+    if (rc) {
+        fprintf(stderr, "pacesim capacity: out of memory\n");
+        goto done;
+    }
+    char *h = n ? strdup(lines[0]) : NULL;
+    ncol = h ? csv_split(h, fld, MAXF) : -1;
+    for (int i = 0; i < ncol; i++) {
+        if (!strcmp(fld[i], "status")) c_st = i;
+        if (!strcmp(fld[i], "tok_s_per_gpu")) c_tok = i;
+        if (!strcmp(fld[i], "ttft_p99_s")) c_tt = i;
+        if (!strcmp(fld[i], "tpot_p99_s")) c_tp = i;
+        if (!strcmp(fld[i], "frontier")) c_fr = i;
+    }
+    free(h);
+    if (c_st < 0 || c_tok < 0 || c_tt < 0 || c_tp < 0 || c_fr != ncol - 1) {
+        setup_msg(stderr, "%s:1:1: not a capacity CSV (its header needs status, tok_s_per_gpu, ttft_p99_s, tpot_p99_s "
+                  "and frontier last)", path);
+        rc = 2;
+        goto done;
+    }
+    v = malloc((size_t)(n ? n : 1) * 3 * sizeof *v);
+    if (!v) {
+        rc = 1;
+        goto done;
+    }
+    for (long r = 1; r < n; r++) {
+        char *t = strdup(lines[r]);
+        int k = t ? csv_split(t, fld, MAXF) : -1;
+        if (k != ncol) {
+            setup_msg(stderr, "%s:%ld:1: %d fields, the header has %d", path, r + 1, k, ncol);
+            free(t);
+            rc = 2;
+            goto done;
+        }
+        int ok = !strcmp(fld[c_st], "ok");
+        v[3 * r] = ok ? strtod(fld[c_tok], NULL) : NAN;
+        v[3 * r + 1] = ok ? strtod(fld[c_tt], NULL) : NAN;
+        v[3 * r + 2] = ok ? strtod(fld[c_tp], NULL) : NAN;
+        if (!*fld[c_tok] || !*fld[c_tt] || !*fld[c_tp]) v[3 * r] = NAN;
+        free(t);
+    }
+    fprintf(out, "%s\n", lines[0]);
+    for (long i = 1; i < n; i++) {
+        int front = 0;
+        if (!isnan(v[3 * i])) {
+            front = 1;
+            for (long j = 1; j < n && front; j++) {
+                if (j == i || isnan(v[3 * j])) continue;
+                int ge = v[3 * j] >= v[3 * i] && v[3 * j + 1] <= v[3 * i + 1] && v[3 * j + 2] <= v[3 * i + 2];
+                int gt = v[3 * j] > v[3 * i] || v[3 * j + 1] < v[3 * i + 1] || v[3 * j + 2] < v[3 * i + 2];
+                if (ge && (gt || j < i)) front = 0;
+            }
+        }
+        char *last = strrchr(lines[i], ',');
+        fprintf(out, "%.*s,%d\n", (int)(last - lines[i]), lines[i], front);
+    }
+done:
+    for (long i = 0; i < n; i++) free(lines[i]);
+    free(lines);
+    free(v);
+    return rc;
+}
+
 /* ---- the command line ---- */
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -1144,7 +1269,7 @@ int capacity_main(int argc, char **argv, const char *argv0)
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     const char **extra = calloc((size_t)argc + 1, sizeof *extra);   /* the options `--points` passes on */
     const char *csv = NULL, *outdir = "points", *file = NULL;
-    int ns = 0, nx = 0, quiet = 0, progress = isatty(2), points = 0, rc = 0;
+    int ns = 0, nx = 0, quiet = 0, progress = isatty(2), points = 0, rc = 0, frontier_csv = 0;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
     double target = 0;
     sweep_t sw = { 0 };
@@ -1229,6 +1354,8 @@ int capacity_main(int argc, char **argv, const char *argv0)
             quiet = 1;
         } else if (!strcmp(a, "--no-progress")) {
             progress = 0;
+        } else if (!strcmp(a, "--frontier")) {
+            frontier_csv = 1;
         } else if (!strcmp(a, "--probes")) {
             R.log_probes = 1;
         } else if (!strcmp(a, "--points")) {
@@ -1244,6 +1371,13 @@ int capacity_main(int argc, char **argv, const char *argv0)
         }
     }
     if (!file) { rc = bad("no scenario given (see pacesim capacity --help)%s%s", "", ""); goto out; }
+    if (frontier_csv) {                         /* --frontier MERGED.csv: no search */
+        FILE *fo = csv && strcmp(csv, "-") ? fopen(csv, "w") : stdout;
+        if (!fo) { rc = bad("--csv %s: %s", csv, strerror(errno)); goto out; }
+        rc = merged_frontier(file, fo);
+        if (fo != stdout && fclose(fo) != 0 && rc == 0) rc = 1;
+        goto out;
+    }
     if (o.nslo == 0) { rc = bad("no SLO given: --slo ttft_p99=2 --slo tpot_p99=0.05, for example%s%s", "", ""); goto out; }
     int per_request = 0, stat = 0;
     for (int k = 0; k < o.nslo; k++) per_request |= o.slo[k].per_request, stat |= !o.slo[k].per_request;

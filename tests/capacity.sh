@@ -49,6 +49,7 @@ refused "bad search list" '--search engine.max_num_seqs: "1,,2": empty value' $S
 refused "unknown option" 'unknown option --sweep' $S --slo ttft_p99=2 --sweep engine.max_num_seqs=4
 refused "two scenarios" 'one scenario at a time' $S $S --slo ttft_p99=2
 refused "missing scenario" 'nope.yaml' nope.yaml --slo ttft_p99=2
+refused "--frontier on a run's CSV" 'not a capacity CSV' --frontier tests/data/golden/run-all.csv
 for f in tests/data/bad/capacity/*.yaml; do
   want=$(sed -n 's/^# expect: //p' "$f" | head -n 1)
   args=$(sed -n 's/^# args: //p' "$f" | head -n 1)
@@ -82,6 +83,9 @@ $PACESIM merge "$tmp"/pts/point-*.csv > "$tmp/merged.csv" || bad "merge exit $?"
 sed 's/,[^,]*$//' "$tmp/j1.csv" > "$tmp/a.csv"
 sed 's/,[^,]*$//' "$tmp/merged.csv" > "$tmp/b.csv"
 if cmp -s "$tmp/a.csv" "$tmp/b.csv"; then ok "points + merge = the in-process CSV"; else bad "points + merge differ"; fi
+$PACESIM capacity --frontier "$tmp/merged.csv" > "$tmp/front.csv" || bad "--frontier exit $?"
+if cmp -s "$tmp/j1.csv" "$tmp/front.csv"; then ok "points + merge + --frontier = the in-process CSV, frontier too"
+else bad "points + merge + --frontier differ from the in-process CSV"; fi
 $PACESIM best "$tmp/merged.csv" --objective min:usd_per_hour --constraint 'rate_per_s>=8' > "$tmp/best.txt" \
   && ok "best over the merged CSV" || bad "best exit $?"
 
