@@ -4,8 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_rng.h>
 #include "engine.h"
 #include "kvpool.h"
+#include "router.h"
 
 /* ---- what the parts ask the run ------------------------------------------------------ */
 
@@ -28,13 +30,24 @@ static int cluster_fits(void *ctx, long prompt, long output, long *need, int *bl
     return 1;
 }
 
-/* A request arrived: the router picks its replica. */
+/* A request arrived: the router picks its replica; it gets there after the router's
+ * decision latency (at once without one). */
 static int cluster_arrive(void *ctx, int slot, double t)
 {
     engine_t *e = ctx;
-    (void)t;
-    int k = 0;
-    if (e->nrep > 1) k = (int)(e->rr_next++ % e->nrep);
+    if (e->nrep == 1) return replica_admit(&e->rep[0], slot);
+    const scn_cluster_t *cc = &e->s->cluster;
+    router_ctx_t rc = { .rep = e->rep, .n = e->nrep, .q = &e->rp.r[slot], .cfg = cc, .rng = e->rng_route,
+                        .rr = &e->rr_next, .session_rep = e->rp.x[slot].session_replica };
+    int k = router_get(cc->router)(&rc);
+    if (cc->router_latency_s > 0) {
+        event_t ev = { .time = t + cc->router_latency_s, .kind = EVT_ROUTED, .a = slot, .b = k };
+        if (evq_push(&e->q, ev) < 0) {
+            snprintf(e->err, ENG_ERR_MAX, "out of memory (event queue)");
+            return -1;
+        }
+        return 0;
+    }
     return replica_admit(&e->rep[k], slot);
 }
 
@@ -113,16 +126,58 @@ void run_summary_add(run_summary_t *S, const run_summary_t *r)
 
 int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof)
 {
+    return engine_init_ex(e, s, cost, prof, NULL, NULL);
+}
+
+/* The replicas: one, or each pool's count of its scenario. */
+static int make_replicas(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof,
+                         engine_cost_fn mk, void *mk_ctx)
+{
+    const scn_cluster_t *c = &s->cluster;
+    int n = 1;
+    if (c->enabled) {
+        n = 0;
+        for (int i = 0; i < c->n_pools; i++) n += c->pools[i].count;
+    }
+    if (!(e->rep = calloc((size_t)n, sizeof *e->rep)) || !(e->owned = calloc((size_t)n, sizeof *e->owned))) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory");
+        return -1;
+    }
+    if (!c->enabled) {
+        e->nrep = 1;
+        return replica_init(&e->rep[0], 0, s, cost, prof, &e->rp, e->err);
+    }
+    if (n > 1 && !mk) {
+        snprintf(e->err, ENG_ERR_MAX, "%s: a cluster of %d replicas needs a cost model per replica", s->path, n);
+        return -1;
+    }
+    int k = 0;
+    for (int i = 0; i < c->n_pools; i++) {
+        const scenario_t *ps = c->pools[i].s;
+        for (int j = 0; j < c->pools[i].count; j++, k++) {
+            cost_model_t *cm = cost;
+            int same = !memcmp(&ps->model, &s->model, sizeof s->model) &&
+                       ps->engine.tensor_parallel_size == s->engine.tensor_parallel_size;
+            if (k > 0 || !same) {
+                if (!(cm = mk(mk_ctx, ps, e->err))) return -1;
+                e->owned[e->nowned++] = cm;
+            }
+            e->nrep = k + 1;
+            if (replica_init(&e->rep[k], k, ps, cm, prof, &e->rp, e->err) < 0) return -1;
+            e->rep[k].pool = i;
+        }
+    }
+    return 0;
+}
+
+int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof, engine_cost_fn mk,
+                   void *mk_ctx)
+{
     memset(e, 0, sizeof *e);
     evq_init(&e->q);
     e->s = s;
     e->cost = cost;
-    if (!(e->rep = calloc(1, sizeof *e->rep))) {
-        snprintf(e->err, ENG_ERR_MAX, "out of memory");
-        return -1;
-    }
-    e->nrep = 1;
-    if (replica_init(&e->rep[0], 0, s, cost, prof, &e->rp, e->err) < 0) return -1;
+    if (make_replicas(e, s, cost, prof, mk, mk_ctx) < 0) return -1;
     workload_hooks_t h = wl_hooks(e);
     if (workload_check(s, &h, e->err) < 0) return -1;
     for (int k = 0; k < e->nrep; k++) {
@@ -130,6 +185,14 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
         if (replica_setup(r, prof, k > 0) < 0) return -1;
         r->m = &e->m;
         r->hooks = (replica_hooks_t){ .on_finish = cluster_on_finish, .ctx = e };
+    }
+    if (e->nrep > 1) {
+        /* the router's own stream, apart from the workload's and the replicas' */
+        if (!(e->rng_route = gsl_rng_alloc(gsl_rng_mt19937))) {
+            snprintf(e->err, ENG_ERR_MAX, "out of memory");
+            return -1;
+        }
+        gsl_rng_set(e->rng_route, s->seed * 2 + 3);
     }
     int rc = workload_init(&e->wl, s, &e->rp, &e->q, &h, e->err);
     if (rc < 0) return rc;
@@ -152,6 +215,9 @@ void engine_free(engine_t *e)
     reqpool_free(&e->rp);
     for (int k = 0; k < e->nrep && e->rep; k++) replica_free(&e->rep[k]);
     free(e->rep);
+    for (int i = 0; i < e->nowned; i++) cost_free(e->owned[i]);
+    free(e->owned);
+    if (e->rng_route) gsl_rng_free(e->rng_route);
     workload_free(&e->wl);
     metrics_free(&e->m);
     evq_free(&e->q);
@@ -207,6 +273,7 @@ static int step_ended(engine_t *e, int k)
 static int handle(engine_t *e, const event_t *ev)
 {
     if (ev->kind == EVT_STEP_END) return step_ended(e, ev->a);
+    if (ev->kind == EVT_ROUTED) return replica_admit(&e->rep[ev->b], ev->a);
     int rc = workload_event(&e->wl, ev);
     if (rc < 0) return rc;
     /* triggers are checked at step ends and while no step runs */

@@ -45,6 +45,9 @@ struct engine {                   /* read-only outside cluster.c */
     int nrep;
     int busy;                     /* replicas with a step in flight */
     long rr_next;                 /* round_robin's next replica */
+    void *rng_route;              /* gsl_rng*: the random router's draws (a stream of its own) */
+    cost_model_t **owned;         /* the replicas' cost models the engine made (engine_init_ex) */
+    int nowned;
     evq_t q;
     double now;
     metrics_t m;                  /* the measurement windows */
@@ -62,6 +65,14 @@ struct engine {                   /* read-only outside cluster.c */
 /* Set up a run.  Borrows s and cost (they outlive the engine).  0, or -1 with
  * e->err set.  engine_free() releases what engine_init acquired, also after failure. */
 int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof);
+/* A pool's replica's cost model (for its pool's scenario ps), or NULL with err set
+ * (ENG_ERR_MAX bytes). */
+typedef cost_model_t *(*engine_cost_fn)(void *ctx, const scenario_t *ps, char *err);
+/* The same for a scenario with cluster:: replica 0 is priced by cost where its pool has the
+ * scenario's model and TP degree, every other replica by a model of its own from mk (owned
+ * by the engine). */
+int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof, engine_cost_fn mk,
+                   void *mk_ctx);
 /* Run to the stop rule.  0, or ENG_EFAIL / ENG_EINPUT with e->err set. */
 int engine_run(engine_t *e);
 /* Read the scenario's whole trace (from its start, on a handle of its own) with the checks

@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 /* EVT_ARRIVAL: request a arrives; EVT_STEP_END: replica a's step ends;
- * EVT_SOURCE: generator a (workload.h's SRC_*) has its next request due. */
-typedef enum { EVT_ARRIVAL = 0, EVT_STEP_END, EVT_SOURCE } evt_kind_t;
+ * EVT_SOURCE: generator a (workload.h's SRC_*) has its next request due;
+ * EVT_ROUTED: request a reaches replica b (after the router's decision latency). */
+typedef enum { EVT_ARRIVAL = 0, EVT_STEP_END, EVT_SOURCE, EVT_ROUTED } evt_kind_t;
 
 typedef struct event {
     double time;

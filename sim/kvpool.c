@@ -511,6 +511,19 @@ static int cached_in_all(const kvpool_t *p, uint64_t hash, kvpool_kind_t kind)
     return 1;
 }
 
+long kvpool_cached_prefix(const kvpool_t *p, const kvpool_content_t *c, long ntokens)
+{
+    if (!p || !p->cfg.enable_caching || p->n_attn == 0) return 0;
+    int bs = p->cfg.block_size, run = 0;
+    long off = 0, max_blocks = ntokens > 1 ? (ntokens - 1) / bs : 0, b = 0;
+    uint64_t h = ROOT_HASH;
+    for (; b < max_blocks; b++) {
+        h = hash_block(c->runs, c->nruns, c->out_key, c->out_start, &run, &off, h, bs);
+        if (!cached_in_all(p, h, KVPOOL_ATTN)) break;
+    }
+    return b * bs;
+}
+
 long kvpool_lookup(kvpool_t *p, kvpool_seq_t *s, long ntokens)
 {
     if (s->started || ntokens < 0) return KVPOOL_EINVAL;

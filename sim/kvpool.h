@@ -114,6 +114,11 @@ void kvpool_step_begin(kvpool_t *p);
  * allocation.  Returns the hit, or KVPOOL_EINVAL / KVPOOL_ENOMEM. */
 long kvpool_lookup(kvpool_t *p, kvpool_seq_t *s, long ntokens);
 
+/* What a router asks: the tokens of content c's first ntokens whose blocks the pool has
+ * cached now (whole blocks from the start, at most ntokens - 1 tokens, attention groups;
+ * 0 when caching is off or the pool has none).  Changes nothing, counts no query. */
+long kvpool_cached_prefix(const kvpool_t *p, const kvpool_content_t *c, long ntokens);
+
 /* Give s slots for tokens [0, upto) plus lookahead draft slots (attention groups only),
  * computed tokens already having KV (for a sequence holding no blocks: 0 or the hit of
  * the lookup just made); then commit the hashes of its blocks that are full within

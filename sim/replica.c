@@ -545,3 +545,10 @@ void replica_finish(replica_t *e)
     S->pc_evictions = st.evictions;
     S->pc_allocated = st.allocated;
 }
+
+long replica_cached_prefix(const replica_t *r, const req_t *q)
+{
+    if (!r->sc.kv || !q->runs) return 0;
+    kvpool_content_t c = { q->runs, q->nruns, q->out_key, 0 };
+    return kvpool_cached_prefix(r->sc.kv, &c, q->target);
+}

@@ -63,6 +63,7 @@ typedef struct req_aux {
     uint64_t session;             /* the conversation it belongs to (its first turn's serial + 1; 0: none) */
     double kv_xfer_s;             /* disaggregated: its KV transfer's duration (0: none) */
     int prefill_replica;          /* disaggregated: the replica that prefilled it (-1: none) */
+    int session_replica;          /* a conversation's later turn: the replica of the turn before (-1: none) */
 } req_aux_t;
 
 /* The requests of a run: slots reused as requests finish, so memory follows the requests

@@ -328,6 +328,26 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         goto out;
     }
     res->sum = e->sum;
+    if (u.s.cluster.enabled) {
+        res->npools = u.s.cluster.n_pools;
+        for (int k = 0; k < e->nrep; k++) {
+            const replica_t *rp = &e->rep[k];
+            struct run_pool *pl = &res->pools[rp->pool];
+            snprintf(pl->name, sizeof pl->name, "%s", u.s.cluster.pools[rp->pool].name);
+            pl->tp = rp->s->engine.tensor_parallel_size;
+            pl->replicas++;
+            pl->served += rp->served;
+            pl->steps += rp->sum.steps;
+            if (rp->peak_waiting > pl->peak_waiting) pl->peak_waiting = rp->peak_waiting;
+            pl->adm_tokens += rp->sum.adm_tokens;
+            pl->adm_hit_tokens += rp->sum.adm_hit_tokens;
+            pl->rows += rp->rows_sum;
+            pl->kv_blocks += rp->kv_blocks_sum;
+            pl->capacity += (double)rp->sc.capacity * (double)rp->sum.steps;
+            pl->busy_s += rp->busy_s;
+        }
+        for (int i = 0; i < res->npools; i++) res->pools[i].makespan = e->sum.makespan;
+    }
     if (acc) {
         serve_acc_summary(acc, e->sum.makespan, &res->serve);
         res->has_serve = 1;
@@ -432,6 +452,14 @@ void report_table(FILE *f, const run_result_t *r)
                 S->pc_query_tokens > 0 ? (double)S->pc_hit_tokens / (double)S->pc_query_tokens : 0.0,
                 S->pc_hit_blocks, S->pc_evictions, S->pc_allocated, S->peak_blocks, S->peak_attn_blocks,
                 S->peak_mamba_blocks);
+    for (int i = 0; i < r->npools; i++) {
+        const struct run_pool *p = &r->pools[i];
+        fprintf(f, "   pool %s: %d replicas x TP%d, served %ld, mean batch %.2f, KV use %.1f%%, prefix hits %.1f%%,"
+                   " peak queue %ld, busy %.1f%%\n", p->name, p->replicas, p->tp, p->served,
+                p->steps ? p->rows / (double)p->steps : 0.0, p->capacity > 0 ? 100 * p->kv_blocks / p->capacity : 0.0,
+                p->adm_tokens ? 100.0 * (double)p->adm_hit_tokens / (double)p->adm_tokens : 0.0, p->peak_waiting,
+                p->makespan > 0 ? 100 * p->busy_s / (p->makespan * p->replicas) : 0.0);
+    }
     if (r->env_outside > 0)
         fprintf(f, "   envelope: %.1f%% of step time priced outside the profile's measured envelope (the laws' extrapolation)\n",
                 100 * r->env_outside);

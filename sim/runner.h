@@ -44,6 +44,14 @@ typedef struct run_result {
     run_summary_t sum;
     int has_serve;                /* serve holds the serving benchmark's summary (runner_hooks_t.summary) */
     serve_summary_t serve;
+    /* a cluster: per pool (its replicas added), in the pools' order; npools 0 without one */
+    int npools;
+    struct run_pool {
+        char name[SCN_ID_MAX];
+        int replicas, tp;
+        long served, steps, peak_waiting, adm_tokens, adm_hit_tokens;
+        double rows, kv_blocks, capacity, busy_s, makespan;
+    } pools[SCN_MAX_POOLS];
 } run_result_t;
 
 /* Whether a scenario is a serving load: its requests come from a generator or a trace

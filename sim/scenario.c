@@ -348,11 +348,8 @@ static const char *const spec_keys[] = {"method", "num_speculative_tokens", NULL
 static const char *const kv_names[] = {"auto", "fp16", "float16", "fp8_e5m2", "fp8", "fp8_e4m3",
                                        NULL};
 
-static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+static void engine_defaults(scn_engine_t *g)
 {
-    scn_engine_t *g = &s->engine;
-    const char *ep = "engine";
-    char kp[YD_PATH_MAX];
     g->max_num_batched_tokens = 2048;
     g->max_num_seqs = 256;
     g->max_model_len = 262144;
@@ -364,14 +361,26 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     g->max_num_partial_prefills = 1;
     g->max_long_partial_prefills = 1;
     g->retention = -1;
-    yd_node_t *m = yd_map_get(root, "engine");
-    s->engine_line = m ? m->line : 1;
-    s->engine_col = m ? m->col : 1;
-    if (!m || yd_is_null(m))
-        return 0;
-    int kv = 0, sk = 0, mm = 0, pol = 0, be = 0;
+}
+
+/* m's node for key, else `at` (a message about a key that is not written points at at). */
+static const yd_node_t *key_at(const yd_node_t *m, const char *key, const yd_node_t *at)
+{
+    const yd_node_t *n = m ? yd_map_get(m, key) : NULL;
+    return n ? n : at;
+}
+
+/* The engine mapping m (NULL: none) at path ep over g's values (the defaults, or the
+ * scenario's engine for a cluster pool), checked against s->model; at: where a message
+ * about a key m does not write points. */
+static int engine_map(yd_err_t *e, const yd_node_t *m, const char *ep, const yd_node_t *at, scenario_t *s)
+{
+    scn_engine_t *g = &s->engine;
+    char kp[YD_PATH_MAX];
+    int kv = g->kv_cache_dtype == KV_FP8_E5M2 ? 3 : g->kv_cache_dtype == KV_FP8_E4M3 ? 4 : 0;
+    int sk = g->scheduler, mm = g->mamba_cache_mode, pol = g->scheduling_policy, be = g->attention_backend;
     yd_node_t *spec = NULL;
-    if (yd_strict_map(e, m, ep, engine_keys) ||
+    if (m && (yd_strict_map(e, m, ep, engine_keys) ||
         yd_get_int(e, m, ep, "max_num_batched_tokens", YD_OPT, POS, &g->max_num_batched_tokens) < 0 ||
         yd_get_int(e, m, ep, "max_num_seqs", YD_OPT, POS, &g->max_num_seqs) < 0 ||
         yd_get_long(e, m, ep, "max_model_len", YD_OPT, 1, SCN_MAX_TOKENS, &g->max_model_len) < 0 ||
@@ -392,39 +401,43 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         yd_get_int(e, m, ep, "max_long_partial_prefills", YD_OPT, POS, &g->max_long_partial_prefills) < 0 ||
         yd_get_enum(e, m, ep, "scheduling_policy", YD_OPT, policy_names, &pol) < 0 ||
         yd_get_enum(e, m, ep, "attention_backend", YD_OPT, backend_names, &be) < 0 ||
-        yd_get_enum(e, m, ep, "prefix_cache_model", YD_OPT, pc_models, &g->prefix_pool) < 0)
+        yd_get_enum(e, m, ep, "prefix_cache_model", YD_OPT, pc_models, &g->prefix_pool) < 0))
         return -1;
-    yd_node_t *rn = yd_map_get(m, "prefix_cache_retention_interval");
+    yd_node_t *rn = m ? yd_map_get(m, "prefix_cache_retention_interval") : NULL;
     if (rn && !yd_is_null(rn)) {
-        if (yd_as_long(e, rn, "engine.prefix_cache_retention_interval", 0, LONG_MAX, &g->retention))
+        if (yd_as_long(e, rn, yd_path(kp, ep, "prefix_cache_retention_interval"), 0, LONG_MAX, &g->retention))
             return -1;
-        if (!g->prefix_pool)
-            return yd_fail(e, rn, "engine.prefix_cache_retention_interval",
-                           "needs engine.prefix_cache_model: pool");
         g->retention_line = rn->line;
         g->retention_col = rn->col;
+    } else if (rn) {
+        g->retention = -1;
     }
+    if (g->retention >= 0 && !g->prefix_pool)
+        return yd_fail(e, key_at(m, "prefix_cache_retention_interval", at), yd_path(kp, ep, "prefix_cache_retention_interval"),
+                       "needs engine.prefix_cache_model: pool");
     g->scheduler = (sched_kind_t)sk;
     /* absent: the fork aligns every hybrid model's chunks; vLLM
      * (HybridAttentionMambaModelConfig.verify_and_update_config) picks align with prefix
      * caching, none without.  A model without recurrent layers has no mamba cache: the mode
      * is moot there (sched.c aligns only where n_gdn > 0). */
-    if (yd_map_get(m, "mamba_cache_mode"))
+    if (m && yd_map_get(m, "mamba_cache_mode")) {
         g->mamba_cache_mode = (mamba_mode_t)mm;
-    else
+        g->mamba_set = 1;
+    } else if (!g->mamba_set) {
         g->mamba_cache_mode = g->scheduler == SCHED_UPSTREAM && !g->enable_prefix_caching ? MAMBA_NONE : MAMBA_ALIGN;
+    }
     /* the pool keeps ~45 bytes of state a block, all allocated at the start */
     if (g->prefix_pool && g->num_gpu_blocks > KVPOOL_MAX_BLOCKS)
-        return yd_fail(e, yd_map_get(m, "num_gpu_blocks"), "engine.num_gpu_blocks",
+        return yd_fail(e, key_at(m, "num_gpu_blocks", at), yd_path(kp, ep, "num_gpu_blocks"),
                        "at most %ld with prefix_cache_model: pool (its state is ~45 bytes a block, allocated at"
                        " the start: ~190 MB at the bound), got %ld", (long)KVPOOL_MAX_BLOCKS, g->num_gpu_blocks);
     if (g->prefix_pool && g->mamba_cache_mode == MAMBA_ALL)
-        return yd_fail(e, yd_map_get(m, "mamba_cache_mode"), "engine.mamba_cache_mode",
+        return yd_fail(e, key_at(m, "mamba_cache_mode", at), yd_path(kp, ep, "mamba_cache_mode"),
                        "all is not modelled by engine.prefix_cache_model: pool (align or none)");
     g->scheduling_policy = (sched_policy_t)pol;
     /* absent: upstream vLLM runs FlashAttention-style varlen attention (the whole step in one
      * call), the fork its own per-row router */
-    g->attention_backend_set = yd_map_get(m, "attention_backend") != NULL;
+    if (m && yd_map_get(m, "attention_backend")) g->attention_backend_set = 1;
     g->attention_backend = g->attention_backend_set ? (attn_backend_t)be
                            : g->scheduler == SCHED_UPSTREAM ? ATTN_BACKEND_VARLEN : ATTN_BACKEND_FORK;
     /* vLLM (EngineArgs._check_feature_supported) refuses anything but 1 for either:
@@ -433,52 +446,56 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     static const char *const partial[] = {"max_num_partial_prefills", "max_long_partial_prefills", NULL};
     for (int i = 0; partial[i]; i++)
         if ((i ? g->max_long_partial_prefills : g->max_num_partial_prefills) != 1)
-            return yd_fail(e, yd_map_get(m, partial[i]), yd_path(kp, ep, partial[i]),
+            return yd_fail(e, key_at(m, partial[i], at), yd_path(kp, ep, partial[i]),
                            "only 1 (vLLM v1 refuses others: Concurrent Partial Prefill is not supported), got %d",
                            i ? g->max_long_partial_prefills : g->max_num_partial_prefills);
     if (g->scheduler == SCHED_FORK) {
         /* the fork's scheduler has none of upstream's knobs: a set one would be ignored */
         static const char *const up_only[] = {"long_prefill_token_threshold", "max_num_partial_prefills",
             "max_long_partial_prefills", "scheduling_policy", NULL};
-        for (int i = 0; up_only[i]; i++)
+        for (int i = 0; up_only[i] && m; i++)
             if (yd_map_get(m, up_only[i]))
                 return yd_fail(e, yd_map_get(m, up_only[i]), yd_path(kp, ep, up_only[i]),
                                "needs engine.scheduler: upstream (the fork's scheduler has no such knob)");
         if (!g->enable_chunked_prefill)
-            return yd_fail(e, yd_map_get(m, "enable_chunked_prefill"), "engine.enable_chunked_prefill",
+            return yd_fail(e, key_at(m, "enable_chunked_prefill", at), yd_path(kp, ep, "enable_chunked_prefill"),
                            "false needs engine.scheduler: upstream (the fork always chunks)");
     }
     /* vLLM refuses it at start-up (SchedulerConfig.verify_max_model_len,
      * vllm-project/vllm:vllm/config/scheduler.py@01230b40128e570a58e54e75f7e55c4d5cd9246d): a
      * prompt longer than the budget could never be admitted whole */
     if (g->scheduler == SCHED_UPSTREAM && !g->enable_chunked_prefill && g->max_num_batched_tokens < g->max_model_len)
-        return yd_fail(e, yd_map_get(m, "enable_chunked_prefill"), "engine.enable_chunked_prefill",
+        return yd_fail(e, key_at(m, "enable_chunked_prefill", at), yd_path(kp, ep, "enable_chunked_prefill"),
                        "false needs max_num_batched_tokens (%ld) >= max_model_len (%ld): vLLM refuses it, a longer"
                        " prompt could never be admitted whole", (long)g->max_num_batched_tokens, (long)g->max_model_len);
     if (g->max_num_seqs > SCN_MAX_SEQS)
-        return yd_fail(e, yd_map_get(m, "max_num_seqs"), "engine.max_num_seqs",
+        return yd_fail(e, key_at(m, "max_num_seqs", at), yd_path(kp, ep, "max_num_seqs"),
                        "at most %d (the engine sizes its per-step arrays by it), got %d",
                        SCN_MAX_SEQS, g->max_num_seqs);
     /* vLLM's "fp8" is e4m3 (CacheDType, vllm/config/cache.py) */
     g->kv_cache_dtype = kv == 3 ? KV_FP8_E5M2 : kv >= 4 ? KV_FP8_E4M3 : KV_FP16;
     if (g->block_size % 16)
-        return yd_fail(e, yd_map_get(m, "block_size"), "engine.block_size",
+        return yd_fail(e, key_at(m, "block_size", at), yd_path(kp, ep, "block_size"),
                        "expected a multiple of 16, got %d", g->block_size);
     const model_t *md = &s->model;
     int tp = g->tensor_parallel_size;
     model_rank_t r;
     if (model_rank(md, tp, &r) ||
         (md->n_kv_heads >= tp ? md->n_kv_heads % tp : tp % md->n_kv_heads))
-        return yd_fail(e, yd_map_get(m, "tensor_parallel_size"), "engine.tensor_parallel_size",
+        return yd_fail(e, key_at(m, "tensor_parallel_size", at), yd_path(kp, ep, "tensor_parallel_size"),
                        "%d does not divide the model's heads (q %d, kv %d, gdn key %d, gdn value %d)",
                        tp, md->n_q_heads, md->n_kv_heads, md->gdn_k_heads, md->gdn_v_heads);
     /* experts are split over the ranks (no expert parallelism): each one's width must divide */
     if (md->moe_experts > 0 && (md->moe_inter % tp || (md->moe_shared > 0 && md->moe_shared_inter % tp)))
-        return yd_fail(e, yd_map_get(m, "tensor_parallel_size"), "engine.tensor_parallel_size",
+        return yd_fail(e, key_at(m, "tensor_parallel_size", at), yd_path(kp, ep, "tensor_parallel_size"),
                        "%d does not divide the model's expert widths (expert %d, shared %d)", tp, md->moe_inter,
                        md->moe_shared_inter);
-    if (spec && !yd_is_null(spec)) {
-        const char *sp = "engine.speculative_config";
+    if (spec && yd_is_null(spec)) {
+        g->spec_mtp = 0;
+        g->num_speculative_tokens = 0;
+    } else if (spec) {
+        char sp[YD_PATH_MAX];
+        yd_path(sp, ep, "speculative_config");
         static const char *const methods[] = {"mtp", NULL};
         int meth;
         if (yd_strict_map(e, spec, sp, spec_keys))
@@ -495,8 +512,22 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
             return yd_fail(e, mn, yd_path(kp, sp, "method"),
                            "model %s has no MTP module (mtp_layers: 0)", md->name);
         g->spec_mtp = 1;
+    } else if (g->spec_mtp && md->mtp_layers < 1) {
+        return yd_fail(e, at, yd_path(kp, ep, "speculative_config"), "model %s has no MTP module (mtp_layers: 0)",
+                       md->name);
     }
     return 0;
+}
+
+static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+{
+    engine_defaults(&s->engine);
+    yd_node_t *m = yd_map_get(root, "engine");
+    s->engine_line = m ? m->line : 1;
+    s->engine_col = m ? m->col : 1;
+    if (!m || yd_is_null(m))
+        return 0;
+    return engine_map(e, m, "engine", m, s);
 }
 
 static const char *const env_keys[] = {"VLLM_1CAT_PREFILL_PACE_STEPS",
@@ -1161,7 +1192,108 @@ static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 
 static const char *const top_keys[] = {"name", "description", "seed", "model", "profile",
     "hardware", "engine", "env", "workload", "measure", "stop", "reference", "mtp_acceptance",
-    NULL};
+    "cluster", NULL};
+
+/* ---------------------------------------------------------------------------------- */
+/* cluster                                                                             */
+
+static const char *const router_names[] = {"round_robin", "random", "least_outstanding", "least_kv",
+                                           "prefix_affinity", "session", NULL};
+static const char *const cluster_keys[] = {"router", "router_latency_s", "balance_abs_threshold",
+                                           "balance_rel_threshold", "pools", NULL};
+static const char *const pool_keys[] = {"count", "model", "engine", NULL};
+
+/* One pool: a copy of the base scenario with the pool's model and engine settings over it
+ * (its engine: the scenario's engine with the pool's keys on top). */
+static int parse_pool(yd_err_t *e, const yd_node_t *pm, const char *pp, const scenario_t *base, scn_pool_t *pool)
+{
+    char kp[YD_PATH_MAX];
+    if (yd_strict_map(e, pm, pp, pool_keys) ||
+        yd_get_int(e, pm, pp, "count", YD_REQ, 1, SCN_MAX_REPLICAS, &pool->count) < 0)
+        return -1;
+    scenario_t *ps = malloc(sizeof *ps);
+    if (!ps) return yd_fail(e, pm, pp, "out of memory");
+    *ps = *base;
+    ps->shared = 1;
+    memset(&ps->cluster, 0, sizeof ps->cluster);
+    pool->s = ps;
+    pool->line = pm->line;
+    pool->col = pm->col;
+    yd_node_t *mn = yd_map_get(pm, "model");
+    if (mn && !yd_is_null(mn)) {
+        yd_path(kp, pp, "model");
+        if (mn->kind == YD_MAP) {
+            memset(&ps->model, 0, sizeof ps->model);
+            if (parse_model(e, mn, kp, &ps->model)) return -1;
+            ps->model_path[0] = 0;
+        } else {
+            char rel[SCN_PATH_MAX];
+            if (yd_as_str(e, mn, kp, rel, sizeof rel) || resolve(e, mn, kp, base->path, rel, ps->model_path) ||
+                load_model_file(e, ps->model_path, &ps->model))
+                return -1;
+        }
+    }
+    yd_node_t *en = yd_map_get(pm, "engine");
+    if (en && yd_is_null(en)) en = NULL;
+    if (en) {
+        ps->engine_line = en->line;
+        ps->engine_col = en->col;
+    }
+    return engine_map(e, en, yd_path(kp, pp, "engine"), en ? en : pm, ps);
+}
+
+static int parse_cluster(yd_err_t *e, const yd_node_t *root, scenario_t *s)
+{
+    scn_cluster_t *c = &s->cluster;
+    const char *cp = "cluster";
+    char kp[YD_PATH_MAX], pp[YD_PATH_MAX];
+    yd_node_t *m = yd_map_get(root, cp), *pools = NULL;
+    c->balance_abs = 32;
+    c->balance_rel = 1.0001;
+    if (!m || yd_is_null(m)) return 0;
+    int rt = 0;
+    if (yd_strict_map(e, m, cp, cluster_keys) ||
+        yd_get_enum(e, m, cp, "router", YD_OPT, router_names, &rt) < 0 ||
+        yd_get_double(e, m, cp, "router_latency_s", YD_OPT, 0.0, 3600.0, 0, &c->router_latency_s) < 0 ||
+        yd_get_long(e, m, cp, "balance_abs_threshold", YD_OPT, 0, SCN_MAX_SEQS, &c->balance_abs) < 0 ||
+        yd_get_double(e, m, cp, "balance_rel_threshold", YD_OPT, 1.0, 1e6, 0, &c->balance_rel) < 0 ||
+        yd_get_node(e, m, cp, "pools", YD_REQ, YD_MAP, &pools) < 0)
+        return -1;
+    c->router = (router_kind_t)rt;
+    c->line = m->line;
+    c->col = m->col;
+    if (pools->n < 1 || pools->n > SCN_MAX_POOLS)
+        return yd_fail(e, pools, "cluster.pools", "expected 1 to %d pools, got %d", SCN_MAX_POOLS, pools->n);
+    long total = 0;
+    for (int i = 0; i < pools->n; i++) {
+        scn_pool_t *pl = &c->pools[i];
+        const char *name = pools->keys[i]->text;
+        yd_path(pp, "cluster.pools", name);
+        if (!valid_id(name) || strlen(name) >= sizeof pl->name)
+            return yd_fail(e, pools->keys[i], pp, "a pool's name is [A-Za-z0-9_-]+ (at most %d characters)",
+                           (int)sizeof pl->name - 1);
+        snprintf(pl->name, sizeof pl->name, "%s", name);
+        c->n_pools = i + 1;
+        if (parse_pool(e, pools->vals[i], pp, s, pl)) return -1;
+        total += pl->count;
+        if (total > SCN_MAX_REPLICAS)
+            return yd_fail(e, yd_map_get(pools->vals[i], "count"), yd_path(kp, pp, "count"),
+                           "the pools hold %ld replicas, more than %d", total, SCN_MAX_REPLICAS);
+    }
+    if (c->router == ROUTER_SESSION && !(s->poisson.enabled && s->poisson.conv_turns > 1))
+        return yd_fail(e, yd_map_get(m, "router"), "cluster.router",
+                       "session keeps a conversation's turns together: it needs workload.poisson.conversation"
+                       " (turns > 1)");
+    if (c->router == ROUTER_PREFIX_AFFINITY && !s->engine.prefix_pool)
+        return yd_fail(e, yd_map_get(m, "router"), "cluster.router",
+                       "prefix_affinity looks up the replicas' block pools: it needs engine.prefix_cache_model: pool");
+    for (int i = 0; i < c->n_pools; i++)
+        if (c->pools[i].s->engine.prefix_pool != s->engine.prefix_pool)
+            return yd_fail(e, yd_map_get(pools->vals[i], "engine"), yd_path(kp, yd_path(pp, "cluster.pools", c->pools[i].name), "engine.prefix_cache_model"),
+                           "every pool takes the scenario's prefix_cache_model (requests carry their content for it)");
+    c->enabled = 1;
+    return 0;
+}
 
 static int parse_hardware(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 {
@@ -1233,7 +1365,7 @@ static int parse_top(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     return parse_hardware(e, root, s) || parse_engine(e, root, s) ||
                    parse_env(e, root, &s->env) || parse_accept(e, root, s) ||
                    parse_workload(e, root, s) || parse_measure(e, root, s) ||
-                   parse_reference(e, root, s) || parse_stop(e, root, s)
+                   parse_reference(e, root, s) || parse_stop(e, root, s) || parse_cluster(e, root, s)
                ? -1 : 0;
 }
 
@@ -1277,6 +1409,13 @@ fail:
 void scn_free(scenario_t *s)
 {
     if (!s)
+        return;
+    for (int i = 0; i < s->cluster.n_pools; i++) {
+        free(s->cluster.pools[i].s);
+        s->cluster.pools[i].s = NULL;
+    }
+    s->cluster.n_pools = 0;
+    if (s->shared)
         return;
     free(s->requests);
     free(s->req_by_id);

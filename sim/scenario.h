@@ -71,6 +71,7 @@ typedef struct scn_engine {
     int prefix_pool;
     long retention;               /* prefix_cache_retention_interval: -1 null (dense), 0, N */
     int retention_line, retention_col;
+    int mamba_set;                /* 1: mamba_cache_mode written (else derived) */
 } scn_engine_t;
 
 typedef struct scn_env {          /* the reference system's env knobs, same spelling in YAML */
@@ -192,6 +193,40 @@ typedef struct scn_stop {
     long max_steps;               /* (0 = none) */
 } scn_stop_t;
 
+/* cluster: routers (sim/router.c; one function each) */
+typedef enum { ROUTER_ROUND_ROBIN = 0, ROUTER_RANDOM, ROUTER_LEAST_OUTSTANDING, ROUTER_LEAST_KV,
+               ROUTER_PREFIX_AFFINITY, ROUTER_SESSION, ROUTER__N } router_kind_t;
+/* a pool's part in disaggregated serving: both (prefill and decode), prefill, decode */
+typedef enum { ROLE_BOTH = 0, ROLE_PREFILL, ROLE_DECODE } pool_role_t;
+
+#define SCN_MAX_POOLS 16
+#define SCN_MAX_REPLICAS 4096
+
+struct scenario;
+typedef struct scn_pool {
+    char name[SCN_ID_MAX];
+    int count;                    /* replicas (>= 1) */
+    pool_role_t role;
+    struct scenario *s;           /* its own scenario: the base one with the pool's model, profile,
+                                     hardware and engine (owned; shares the base's requests and windows) */
+    int line, col;
+} scn_pool_t;
+
+typedef struct scn_cluster {
+    int enabled;                  /* 0: no cluster: key (one replica) */
+    router_kind_t router;
+    double router_latency_s;      /* a routing decision's latency (0) */
+    long balance_abs;             /* prefix_affinity: imbalanced when max - min load > this (32) ... */
+    double balance_rel;           /* ... and max load > this x min load (1.0001) (SGLang's defaults) */
+    int n_pools;
+    scn_pool_t pools[SCN_MAX_POOLS];
+    int disaggregated;            /* a prefill pool and a decode pool */
+    const struct hw_link *kv_link;/* kv_transfer.link (hwcat.h) */
+    double kv_bandwidth, kv_latency_s; /* the link's figures (or kv_transfer's own) */
+    int kv_layerwise;             /* 1: the transfer overlaps the prefill, layer by layer */
+    int line, col;
+} scn_cluster_t;
+
 typedef struct scenario {
     char path[SCN_PATH_MAX];
     char name[128];
@@ -222,6 +257,8 @@ typedef struct scenario {
     scn_window_t *windows;             /* owned */
     scn_stop_t stop;
     char reference_source[256];        /* where the reference values come from */
+    scn_cluster_t cluster;             /* cluster: (enabled 0: one replica) */
+    int shared;                        /* 1: a pool's copy (its arrays belong to the base scenario) */
 } scenario_t;
 
 /* Load and validate.  overrides: n strings "key.path=value" applied on top of the

@@ -16,9 +16,8 @@ static void gsl_quiet(void) { gsl_set_error_handler_off(); }
  * the scenario needs) or the analytic one.  NULL with u->err set. */
 /* The link a profile without an all-reduce law prices TP's all-reduces over: hardware.link,
  * else the catalogue's link of the profile's GPU (hwcat.h), else NULL. */
-static const hw_link_t *prof_link(const setup_t *u)
+static const hw_link_t *prof_link_for(const setup_t *u, const scenario_t *s)
 {
-    const scenario_t *s = &u->s;
     if (s->engine.tensor_parallel_size <= 1 || prof_find(&u->prof, "allreduce")) return NULL;
     if (s->link) return s->link;
     const hw_gpu_t *g = hw_gpu_match(u->prof.gpu);
@@ -27,9 +26,11 @@ static const hw_link_t *prof_link(const setup_t *u)
 
 /* The cost model of the scenario: the profile's (after checking that it has every law
  * the scenario needs) or the analytic one.  NULL with u->err set. */
-static cost_model_t *cost_new(setup_t *u, int check)
+static const hw_link_t *prof_link(const setup_t *u) { return prof_link_for(u, &u->s); }
+
+/* The cost model of scenario s (the setup's, or one of its cluster pools'). */
+static cost_model_t *cost_for(setup_t *u, const scenario_t *s, int check)
 {
-    const scenario_t *s = &u->s;
     int tp = s->engine.tensor_parallel_size;
     char cerr[COST_ERR_MAX];
     cost_model_t *cm;
@@ -42,7 +43,7 @@ static cost_model_t *cost_new(setup_t *u, int check)
         if (!cm) snprintf(u->err, sizeof u->err, "%s: cannot build the analytic cost model", s->path);
         return cm;
     }
-    const hw_link_t *link = prof_link(u);
+    const hw_link_t *link = prof_link_for(u, s);
     if (check) {
         model_rank_t rk;
         int group = model_rank(&s->model, tp, &rk) == 0 ? rk.group : 1;
@@ -53,6 +54,18 @@ static cost_model_t *cost_new(setup_t *u, int check)
     }
     cm = cost_profile_new_link(&u->prof, &s->model, tp, link, cerr);
     if (!cm) snprintf(u->err, sizeof u->err, "%s", cerr);
+    return cm;
+}
+
+static cost_model_t *cost_new(setup_t *u, int check) { return cost_for(u, &u->s, check); }
+
+/* A cluster pool's replica's cost model (engine_cost_fn): its pool's model and TP degree,
+ * the setup's profile or hardware, checked like the scenario's. */
+static cost_model_t *pool_cost(void *ctx, const scenario_t *ps, char *err)
+{
+    setup_t *u = ctx;
+    cost_model_t *cm = cost_for(u, ps, 1);
+    if (!cm) snprintf(err, ENG_ERR_MAX, "%s", u->err);
     return cm;
 }
 
@@ -176,7 +189,7 @@ cost_model_t *setup_cost_new(setup_t *u)
 
 int setup_engine(const setup_t *u, cost_model_t *cost, engine_t *e)
 {
-    return engine_init(e, &u->s, cost, u->has_prof ? &u->prof : NULL);
+    return engine_init_ex(e, &u->s, cost, u->has_prof ? &u->prof : NULL, pool_cost, (void *)u);
 }
 
 void setup_close(setup_t *u)

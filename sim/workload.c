@@ -44,7 +44,7 @@ int reqpool_alloc(reqpool_t *p)
     r->idx = slot;
     r->explicit_idx = -1;
     r->replica = -1;
-    p->x[slot] = (req_aux_t){ .prefill_replica = -1 };
+    p->x[slot] = (req_aux_t){ .prefill_replica = -1, .session_replica = -1 };
     r->serial = p->serial++;
     for (int k = 0; k < EV__N; k++) r->t_ev[k] = ENG_T_NONE;
     r->t_last_tok = ENG_T_NONE;
@@ -306,7 +306,7 @@ int workload_on_done(workload_t *e, int slot, double now)
     if (output < 1) output = 1;
     if (add > maxlen - base || output > maxlen - base - add || !e->h.fits(e->h.ctx, base + add, output, &need, &blk, &cap))
         return 0;
-    int nr = r->nruns + 2, left = r->turns_left - 1;
+    int nr = r->nruns + 2, left = r->turns_left - 1, prev = r->replica;
     uint64_t session = e->rp->x[slot].session;
     kvpool_run_t *runs = malloc((size_t)nr * sizeof *runs);
     if (!runs) {
@@ -331,6 +331,7 @@ int workload_on_done(workload_t *e, int slot, double now)
     q->out_key = content_key(KEY_GEN_OUT, (uint64_t)q->serial);
     q->turns_left = left;
     e->rp->x[ns].session = session;
+    e->rp->x[ns].session_replica = prev;
     return push_ev(e, now + think, EVT_ARRIVAL, ns);
 }
 
