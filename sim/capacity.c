@@ -116,6 +116,26 @@ void cap_conf_log(cap_conf_t *c, FILE *f) { c->log = f; }
 double cap_conf_trace_rate(const cap_conf_t *c) { return c->trace ? c->rate0 : 0; }
 
 int cap_conf_tp(const cap_conf_t *c) { return c->u.s.engine.tensor_parallel_size; }
+
+/* Replicas and GPUs: one engine of TP GPUs, or a cluster's pools, each count x its TP. */
+int cap_conf_replicas(const cap_conf_t *c)
+{
+    const scn_cluster_t *cl = &c->u.s.cluster;
+    long n = 0;
+    for (int i = 0; cl->enabled && i < cl->n_pools; i++) n += cl->pools[i].count;
+    return cl->enabled ? (int)n : 1;
+}
+
+int cap_conf_gpus(const cap_conf_t *c)
+{
+    const scn_cluster_t *cl = &c->u.s.cluster;
+    long g = 0;
+    if (!cl->enabled) return c->u.s.engine.tensor_parallel_size;
+    for (int i = 0; i < cl->n_pools; i++)
+        g += (long)cl->pools[i].count * (cl->pools[i].s ? cl->pools[i].s->engine.tensor_parallel_size
+                                                        : c->u.s.engine.tensor_parallel_size);
+    return (int)g;
+}
 const char *cap_conf_hw(const cap_conf_t *c) { return c->hw; }
 const char *cap_conf_gpu(const cap_conf_t *c) { return c->u.hw; }
 const char *cap_conf_warn(const cap_conf_t *c) { return c->u.warn; }
@@ -783,8 +803,8 @@ static void cap_job(void *ctx, long j, void *prog)
         snprintf(err, sizeof err, "out of memory");
     } else if ((c = cap_conf_open(R->o, sets, ns, &row->rc, err, sizeof err))) {
         row->tp = cap_conf_tp(c);
-        row->replicas = 1;
-        row->gpus = row->tp * row->replicas;
+        row->replicas = cap_conf_replicas(c);
+        row->gpus = cap_conf_gpus(c);
         snprintf(row->hw, sizeof row->hw, "%s", cap_conf_hw(c));
         snprintf(row->gpu, sizeof row->gpu, "%s", cap_conf_gpu(c));
         row->usd_h = price_of(R, row->hw, row->gpu) * row->gpus;

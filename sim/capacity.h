@@ -99,6 +99,8 @@ int cap_conf_saturation(cap_conf_t *c, double *mu, char *err, size_t errn);
 /* The scenario's GPUs per replica (TP), its hardware name for --gpu-cost (the profile's
  * file name without .yaml, or "analytic") and its GPU name. */
 int cap_conf_tp(const cap_conf_t *c);
+int cap_conf_replicas(const cap_conf_t *c);
+int cap_conf_gpus(const cap_conf_t *c);
 const char *cap_conf_hw(const cap_conf_t *c);
 const char *cap_conf_gpu(const cap_conf_t *c);
 const char *cap_conf_warn(const cap_conf_t *c);

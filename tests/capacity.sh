@@ -103,5 +103,18 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
   || bad "a trace: rate / time_scale is not the trace's rate"
 ls "$tmp"/pacesim-capacity-* > /dev/null 2>&1 && bad "a trace: temporary files left" || ok "a trace: no temporary file left"
 
+# a cluster: more replicas behind round_robin never sustain a lower rate; GPUs = replicas x TP
+C=tests/data/capacity/cluster.yaml
+$PACESIM capacity $C --slo ttft_p99=1 --slo tpot_p90=0.02 --search cluster.pools.a.count=1..4 \
+  --search engine.tensor_parallel_size=1,2 --csv "$tmp/cl.csv" --quiet 2> /dev/null || bad "cluster search exit $?"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { n = $c["cluster.pools.a.count"]; tp = $c["engine.tensor_parallel_size"]
+    if ($c["status"] != "ok" || $c["gpus"] != n * tp || $c["replicas"] != n) bad = 1
+    if ((tp in last) && $c["rate_per_s"] < last[tp]) bad = 1
+    last[tp] = $c["rate_per_s"] }
+  END { exit bad || NR != 9 }' "$tmp/cl.csv" \
+  && ok "a cluster: more replicas (round_robin) never lower the rate; GPUs = replicas x TP" \
+  || bad "a cluster: a rate fell with more replicas, or GPUs are not replicas x TP"
+
 [ $fail = 0 ] && echo "capacity: all passed" || echo "capacity: FAILED"
 exit $fail
