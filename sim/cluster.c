@@ -30,12 +30,26 @@ static int cluster_fits(void *ctx, long prompt, long output, long *need, int *bl
     return 1;
 }
 
+/* Replica k may start a step when no event is due now (it has requests and no step). */
+static void mark_ready(engine_t *e, int k)
+{
+    if (e->in_ready[k]) return;
+    e->in_ready[k] = 1;
+    e->ready[e->nready++] = k;
+}
+
+static int admit(engine_t *e, int k, int slot)
+{
+    mark_ready(e, k);
+    return replica_admit(&e->rep[k], slot);
+}
+
 /* A request arrived: the router picks its replica; it gets there after the router's
  * decision latency (at once without one). */
 static int cluster_arrive(void *ctx, int slot, double t)
 {
     engine_t *e = ctx;
-    if (e->nrep == 1) return replica_admit(&e->rep[0], slot);
+    if (e->nrep == 1) return admit(e, 0, slot);
     const scn_cluster_t *cc = &e->s->cluster;
     router_ctx_t rc = { .rep = e->rep, .n = e->nrep, .q = &e->rp.r[slot], .cfg = cc, .rng = e->rng_route,
                         .rr = &e->rr_next, .session_rep = e->rp.x[slot].session_replica };
@@ -48,7 +62,7 @@ static int cluster_arrive(void *ctx, int slot, double t)
         }
         return 0;
     }
-    return replica_admit(&e->rep[k], slot);
+    return admit(e, k, slot);
 }
 
 static int cluster_on_finish(void *ctx, replica_t *r, req_t *q)
@@ -139,7 +153,8 @@ static int make_replicas(engine_t *e, const scenario_t *s, cost_model_t *cost, c
         n = 0;
         for (int i = 0; i < c->n_pools; i++) n += c->pools[i].count;
     }
-    if (!(e->rep = calloc((size_t)n, sizeof *e->rep)) || !(e->owned = calloc((size_t)n, sizeof *e->owned))) {
+    if (!(e->rep = calloc((size_t)n, sizeof *e->rep)) || !(e->owned = calloc((size_t)n, sizeof *e->owned)) ||
+        !(e->ready = calloc((size_t)n, sizeof *e->ready)) || !(e->in_ready = calloc((size_t)n, 1))) {
         snprintf(e->err, ENG_ERR_MAX, "out of memory");
         return -1;
     }
@@ -217,6 +232,8 @@ void engine_free(engine_t *e)
     free(e->rep);
     for (int i = 0; i < e->nowned; i++) cost_free(e->owned[i]);
     free(e->owned);
+    free(e->ready);
+    free(e->in_ready);
     if (e->rng_route) gsl_rng_free(e->rng_route);
     workload_free(&e->wl);
     metrics_free(&e->m);
@@ -246,6 +263,7 @@ static int step_ended(engine_t *e, int k)
     replica_t *r = &e->rep[k];
     e->busy--;
     if (replica_end_step(r) < 0) return -1;
+    mark_ready(e, k);
     e->sum.steps++;
     metrics_on_step(&e->m, &r->rec);
     if (e->observer) e->observer(e->observer_ctx, e, &r->rec);
@@ -273,7 +291,7 @@ static int step_ended(engine_t *e, int k)
 static int handle(engine_t *e, const event_t *ev)
 {
     if (ev->kind == EVT_STEP_END) return step_ended(e, ev->a);
-    if (ev->kind == EVT_ROUTED) return replica_admit(&e->rep[ev->b], ev->a);
+    if (ev->kind == EVT_ROUTED) return admit(e, ev->b, ev->a);
     int rc = workload_event(&e->wl, ev);
     if (rc < 0) return rc;
     /* triggers are checked at step ends and while no step runs */
@@ -281,15 +299,26 @@ static int handle(engine_t *e, const event_t *ev)
     return 0;
 }
 
-/* Every idle replica with requests starts its next step.  0, or -1. */
+/* Every idle replica with requests starts its next step (those marked ready, in the order
+ * they were marked; one that cannot schedule now stays marked and tries again after the
+ * next event).  0, or -1. */
 static int start_steps(engine_t *e)
 {
-    for (int k = 0; k < e->nrep; k++) {
+    int keep = 0;
+    for (int i = 0; i < e->nready; i++) {
+        int k = e->ready[i];
         replica_t *r = &e->rep[k];
-        if (r->busy || !replica_has_work(r)) continue;
+        if (r->busy || !replica_has_work(r)) {
+            e->in_ready[k] = 0;
+            continue;
+        }
         int rc = replica_start_step(r, e->now);
         if (rc < 0) return -1;
-        if (rc == 0) continue;
+        if (rc == 0) {                 /* blocked: tried again after the next event */
+            e->ready[keep++] = k;
+            continue;
+        }
+        e->in_ready[k] = 0;
         event_t ev = { .time = r->t_end, .kind = EVT_STEP_END, .a = k };
         if (evq_push(&e->q, ev) < 0) {
             snprintf(e->err, ENG_ERR_MAX, "out of memory (event queue)");
@@ -297,6 +326,7 @@ static int start_steps(engine_t *e)
         }
         e->busy++;
     }
+    e->nready = keep;
     return 0;
 }
 
