@@ -171,6 +171,19 @@ figures() {
     done
     s=$(win scenarios/v100-decode1-fp8-mtp4-240k.yaml a_tok_s | awk '{ printf "%.1f tok/s", $1 }')
     echo "| fp8_e5m2 MTP4 per-row verify, one request at 240K | handoff | $s | 30 tok/s |"
+    # DFlash2 q7, per-row and grouped verify (predictions: nothing fitted on DFlash2)
+    local n g t v
+    while IFS='|' read -r n g t v; do
+        n=scenarios/v100-$n-fp8-dflash2-240k.yaml
+        s=$(echo "$(win $n dec_s --set env.VLLM_FLASH_V100_GROUPED_VERIFY_MULTI_KV_HEAD=$g) $(win $n dec_steps --set env.VLLM_FLASH_V100_GROUPED_VERIFY_MULTI_KV_HEAD=$g)" |
+            awk '{ printf "%.3f s", $1 / $2 }')
+        echo "| fp8_e5m2 DFlash2 q7 step, $t | handoff, CHANGELOG | $s | $v |"
+    done <<'EOT'
+decode1|0|one request at 240K, per-row verify|0.20 s
+decode1|1|one request at 240K, grouped verify|0.073 s
+decode2|0|A 240K + B 16K, per-row verify|0.274 s
+decode2|1|A 240K + B 16K, grouped verify|0.148 s
+EOT
 }
 
 case $what in

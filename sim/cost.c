@@ -169,7 +169,8 @@ int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *i
      * uniform decode batch, docs/reference-system.md "CUDA graphs and host work"); the token
      * lists re-sent; the decode-rows expansion the host rebuilds per full-attention layer */
     double eager = in->rows > in->decode_rows ? 1.0 : 0.0;
-    int mtp = in->spec_k > 0 && m->mtp_layers > 0;
+    int dflash = in->spec_k > 0 && in->draft_layers > 0;
+    int mtp = !dflash && in->spec_k > 0 && m->mtp_layers > 0;
     /* a speculative decode-only step with other requests resident in the running list
      * (decoding beside it, or a paced prefill waiting for its step): the multi-request
      * verify step's host work (docs/reference-system.md, "Multi-request speculative steps") */
@@ -179,11 +180,23 @@ int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *i
         cost_item_t it = item_of(CI_STEP, 1, CP_OVERHEAD);
         it.seqs = seqs;
         it.eager = eager;
-        it.eager_passes = eager * (mtp ? in->spec_k : 0);
+        it.eager_passes = eager * (mtp ? in->spec_k : dflash ? 1 : 0);
         it.resent_tokens = (double)in->resent_tokens;
         it.host_expansions = decode_rows_path(in->plan) ? m->n_full_attn : 0;
         it.spec_resident = spec_resident;
         item_emit(fn, ctx, &rc, &it);
+    }
+    if (dflash) {
+        /* DFlash2: the block draft model, once: its layers (the model's layer shape) over every
+         * scheduled token, the attention as the step's plan routes it (a prompt chunk feeds the
+         * draft's context, a decoding row drafts its block of K), the target-feature projection,
+         * and the drafted positions' logits (K per decoding row) */
+        double dl = in->draft_layers;
+        emit_plan(in->draft_plan ? in->draft_plan : in->plan, dl, CP_MTP, fn, ctx, &rc);
+        emit_layer(m, r, 1, m->n_moe ? 2 : 1, T, seqs, dl, CP_MTP, fn, ctx, &rc);
+        emit_gemm(T, h, 2.0 * h, wb, 1, CP_MTP, fn, ctx, &rc);
+        emit_gemm((double)in->decode_rows * in->spec_k, (double)r->vocab_n, h, wb, 1, CP_MTP, fn, ctx, &rc);
+        return rc;
     }
     if (!mtp) return rc;
     /* MTP pass 1: the MTP layer over every scheduled token (a mixed batch too) */

@@ -33,7 +33,8 @@
 
 typedef struct cost_step {
     const route_plan_t *plan;     /* main model attention, one full-attention layer */
-    const route_plan_t *draft_plan; /* MTP passes 2..K: one q=1 row per scheduled request (may be NULL) */
+    const route_plan_t *draft_plan; /* MTP passes 2..K: one q=1 row per scheduled request; DFlash2: the
+                                       draft model's rows, a decoding row's block one scan (may be NULL) */
     long tokens;                  /* query tokens scheduled this step (all rows) */
     int rows;                     /* requests scheduled */
     int decode_rows;              /* rows that are decoding (q = 1 + K) */
@@ -43,6 +44,8 @@ typedef struct cost_step {
                                      schedule (their whole token list is sent again) */
     int resident;                 /* requests in the running list this step, scheduled or not
                                      (0: not known, taken as `rows`) */
+    int draft_layers;             /* 0: MTP drafting (the model's MTP module, K passes); > 0: DFlash2,
+                                     one pass of a draft model of this many layers */
 } cost_step_t;
 
 typedef struct cost_breakdown {

@@ -108,6 +108,7 @@ int replica_init(replica_t *r, int idx, const scenario_t *s, cost_model_t *cost,
         .fork_kernels = cost_profile_fork_kernels(prof),
         .fp8_bridge_page = ROUTE_NATIVE_PAGE,
         .varlen = eng->attention_backend == ATTN_BACKEND_VARLEN,
+        .grouped_verify = s->env.grouped_verify,
     };
     /* chunks end on block boundaries only where a recurrent state is cached per block */
     c->align = s->model.n_gdn > 0 && eng->mamba_cache_mode == MAMBA_ALIGN;
@@ -421,7 +422,17 @@ int replica_start_step(replica_t *e, double now)
         return -1;
     }
     const route_plan_t *draft = NULL;
-    if (c->spec_k > 1) {
+    if (s->engine.spec_dflash2) {
+        /* the DFlash2 draft model's attention: the step's rows, a decoding row's block read
+         * against its context in one scan (the verify routes are the target's) */
+        route_cfg_t dc = e->rcfg;
+        dc.grouped_verify = ROUTE_GROUPED_DRAFT;
+        if (route_step(&dc, e->segs, n, &e->draft_plan) < 0) {
+            snprintf(e->err, ENG_ERR_MAX, "out of memory (routing)");
+            return -1;
+        }
+        draft = &e->draft_plan;
+    } else if (c->spec_k > 1) {
         for (int i = 0; i < n; i++) e->segs[i] = (kseg_t){ c->rows[i].req, 1, c->rows[i].seq_len };
         if (route_step(&e->rcfg, e->segs, n, &e->draft_plan) < 0) {
             snprintf(e->err, ENG_ERR_MAX, "out of memory (routing)");
@@ -429,7 +440,8 @@ int replica_start_step(replica_t *e, double now)
         }
         draft = &e->draft_plan;
     }
-    cost_step_t cin = { &e->plan, draft, tokens, n, ndec, sampled, c->spec_k, resent, c->nrun };
+    cost_step_t cin = { &e->plan, draft, tokens, n, ndec, sampled, c->spec_k, resent, c->nrun,
+                        s->engine.spec_mtp ? s->engine.draft_layers : 0 };
     e->rec = (step_rec_t){ .no = c->step_no, .t0 = now, .type = type, .nrows = n, .tokens = tokens,
                            .rows = c->rows, .plan = &e->plan, .preempted = preempted, .replica = e->idx };
     if (e->cost->step(e->cost, &cin, &e->rec.cost) < 0) {

@@ -104,9 +104,23 @@ static void add_prefill_call(const route_cfg_t *cfg, route_plan_t *p, const kseg
     }
 }
 
-/* Append the token-wise expansion of row into the current decode call. */
-static void expand_into(kcall_t *c, route_plan_t *p, const kseg_t *row)
+int route_grouped(const route_cfg_t *cfg, int q)
 {
+    if (!cfg->grouped_verify || !cfg->fork_kernels) return 0;
+    if (cfg->grouped_verify == ROUTE_GROUPED_DRAFT) return q > 1;
+    if (cfg->kv_dtype == KV_FP8_E5M2) return q == 8 || q == 16;
+    return cfg->kv_dtype == KV_FP8_E4M3 && q >= 2 && q <= 8;
+}
+
+/* Append the token-wise expansion of row into the current decode call; a row the grouped
+ * verifier takes stays one segment (its q tokens, one scan of its context). */
+static void expand_into(const route_cfg_t *cfg, kcall_t *c, route_plan_t *p, const kseg_t *row)
+{
+    if (row->q > 1 && route_grouped(cfg, row->q)) {
+        c->segs[c->nseg++] = *row;
+        p->nseg_used++;
+        return;
+    }
     for (int t = 0; t < row->q; t++) {
         kseg_t *s = &c->segs[c->nseg++];
         s->req = row->req;
@@ -173,7 +187,7 @@ int route_step(const route_cfg_t *cfg, const kseg_t *rows, int n, route_plan_t *
     }
     if (maxq <= cfg->smallq_max_q) {            /* rule 1: whole batch small-q */
         kcall_t *c = new_call(out);
-        for (int i = 0; i < n; i++) expand_into(c, out, &rows[i]);
+        for (int i = 0; i < n; i++) expand_into(cfg, c, out, &rows[i]);
         finish_decode_call(cfg, c, maxq > 1);   /* q = 1 only: the uniform decode path */
         return 0;
     }
@@ -190,7 +204,7 @@ int route_step(const route_cfg_t *cfg, const kseg_t *rows, int n, route_plan_t *
             const kseg_t *r = &rows[i];
             if (!(r->q >= 1 && r->q <= cfg->smallq_max_q && r->seq_len > r->q)) continue;
             if (!c) c = new_call(out);
-            expand_into(c, out, r);
+            expand_into(cfg, c, out, r);
         }
         if (c) finish_decode_call(cfg, c, 0);
     }

@@ -28,6 +28,11 @@
  *  - this repo's (kernels/attn.h), which calib measures and the GPU replay runs: the same,
  *    except that an fp16 q >= 32 row off the fast page runs the generic BM32/BN64 kernel,
  *    fp8 rows 1 < q < 32 the fp8 low-smem one, and every bridge chunk the BM32 phase kernel.
+ * Grouped verify (the fork's VLLM_FLASH_V100_GROUPED_VERIFY_MULTI_KV_HEAD, fork kernels only): a
+ * verify row the one-pass grouped verifier accepts (route_grouped: fp8_e5m2 q 8 or 16, fp8_e4m3
+ * q 2..8) is not expanded but is ONE segment of the decode call, q tokens over one scan of its
+ * context (every row of a small-q batch and the verify rows of a mixed batch, any number of
+ * requests).
  * Decode calls take XQA or scalar by the fork's gates (route_decode_xqa); fp8_e4m3 KV
  * routes as fp8_e5m2 except that its decode is always scalar (the fork's XQA reads e5m2 only).
  * Invariant: every query token of every row is in exactly one call. */
@@ -42,6 +47,7 @@
 #define ROUTE_XQA_LONG_CTX 32768  /* group 4 takes XQA from this longest context */
 #define ROUTE_SMALLQ_XQA_MIN_CTX 4096   /* VLLM_FLASH_V100_SMALLQ_DECODE_XQA_MIN_SEQ_LEN */
 #define ROUTE_FP8_XQA_MIN_CTX 16384     /* VLLM_FLASH_V100_DECODE_FP8_XQA_MIN_SEQ_LEN */
+#define ROUTE_GROUPED_DRAFT 2     /* route_cfg.grouped_verify: every small-q row one segment (a draft block) */
 
 typedef enum {
     ROUTE_PREFILL_GENERIC = 0,
@@ -83,6 +89,8 @@ typedef struct route_cfg {
     int fork_kernels;          /* 1: the reference fork's kernel dispatch; 0: this repo's kernels */
     int fp8_bridge_page;       /* (ROUTE_NATIVE_PAGE) */
     int varlen;                /* engine.attention_backend varlen: rule 0 below */
+    int grouped_verify;        /* VLLM_FLASH_V100_GROUPED_VERIFY_MULTI_KV_HEAD (fork kernels): route_grouped;
+                                  ROUTE_GROUPED_DRAFT: the DFlash2 draft model's block rows */
 } route_cfg_t;
 
 typedef struct route_plan {
@@ -106,5 +114,9 @@ route_t route_prefill_kernel(const route_cfg_t *cfg, int q, int page, kvariant_t
 /* 1 when a decode call whose longest row is maxlen takes XQA: a small-q batch's expansion
  * (smallq 1) or a uniform/decode-rows call (smallq 0); flash_attn_v100.py's gates. */
 int route_decode_xqa(const route_cfg_t *cfg, long maxlen, int smallq);
+/* 1 when a verify row of q query tokens takes the one-pass grouped verifier: the flag on, the
+ * fork's kernels, fp8_e5m2 KV with q 8 or 16 (the DFlash2 verifier) or fp8_e4m3 with q 2..8;
+ * with grouped_verify ROUTE_GROUPED_DRAFT (the DFlash2 draft model's block) any q > 1. */
+int route_grouped(const route_cfg_t *cfg, int q);
 
 #endif

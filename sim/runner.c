@@ -213,6 +213,7 @@ static void copy_settings(run_result_t *res, const scenario_t *s)
     snprintf(res->ref_source, sizeof res->ref_source, "%s", s->reference_source);
     res->tp = s->engine.tensor_parallel_size;
     res->spec_k = s->engine.spec_mtp ? s->engine.num_speculative_tokens : 0;
+    res->dflash2 = s->engine.spec_dflash2;
     res->budget = s->engine.max_num_batched_tokens;
     res->max_seqs = s->engine.max_num_seqs;
     res->kv = s->engine.kv_cache_dtype;
@@ -388,8 +389,9 @@ void report_table(FILE *f, const run_result_t *r)
     char t1[sizeof r->description], t2[sizeof r->path];
     fprintf(f, "== %s  (%s)\n", table_text(t1, sizeof t1, r->name), table_text(t2, sizeof t2, r->path));
     if (r->description[0]) fprintf(f, "   %s\n", table_text(t1, sizeof t1, r->description));
-    fprintf(f, "   model %s, TP%d, block %d, kv %s, MTP %s%.0d, budget %d, max_num_seqs %d, seed %llu\n",
-            table_text(t1, sizeof t1, r->model), r->tp, r->block, kv_name(r->kv), r->spec_k ? "K=" : "off", r->spec_k, r->budget,
+    fprintf(f, "   model %s, TP%d, block %d, kv %s, %s %s%.0d, budget %d, max_num_seqs %d, seed %llu\n",
+            table_text(t1, sizeof t1, r->model), r->tp, r->block, kv_name(r->kv), r->dflash2 ? "DFlash2" : "MTP",
+            r->spec_k ? "K=" : "off", r->spec_k, r->budget,
             r->max_seqs, (unsigned long long)r->seed);
     fprintf(f, "   profile %s (%s)\n", table_text(t1, sizeof t1, r->profile), table_text(t2, sizeof t2, r->gpu));
     fprintf(f, "   cost model: %s\n", r->cost_model);

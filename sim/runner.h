@@ -24,6 +24,7 @@ typedef struct run_result {
     /* settings that vary between runs */
     int tp, block, spec_k, budget, max_seqs, pace, pdr, smallq, anypage;
     int upstream, varlen;         /* scheduler: upstream; attention_backend: varlen */
+    int dflash2;                  /* the speculative method is dflash2 (else mtp) */
     kv_dtype_t kv;
     uint64_t seed;
     int nwin;

@@ -344,7 +344,7 @@ static const char *const sched_names[] = {"fork", "upstream", NULL};
 static const char *const mamba_names[] = {"align", "none", "all", NULL};
 static const char *const policy_names[] = {"fcfs", "priority", NULL};
 static const char *const backend_names[] = {"fork", "varlen", NULL};
-static const char *const spec_keys[] = {"method", "num_speculative_tokens", NULL};
+static const char *const spec_keys[] = {"method", "num_speculative_tokens", "draft_layers", NULL};
 static const char *const kv_names[] = {"auto", "fp16", "float16", "fp8_e5m2", "fp8", "fp8_e4m3",
                                        NULL};
 
@@ -492,23 +492,33 @@ static int engine_map(yd_err_t *e, const yd_node_t *m, const char *ep, const yd_
                        md->moe_shared_inter);
     if (spec && yd_is_null(spec)) {
         g->spec_mtp = 0;
+        g->spec_dflash2 = 0;
+        g->draft_layers = 0;
         g->num_speculative_tokens = 0;
     } else if (spec) {
         char sp[YD_PATH_MAX];
         yd_path(sp, ep, "speculative_config");
-        static const char *const methods[] = {"mtp", NULL};
+        static const char *const methods[] = {"mtp", "dflash2", NULL};
         int meth;
         if (yd_strict_map(e, spec, sp, spec_keys))
             return -1;
         yd_node_t *mn = yd_map_get(spec, "method");
-        if (mn && mn->kind == YD_SCALAR && !yd_is_null(mn) && strcmp(mn->text, "mtp"))
+        if (mn && mn->kind == YD_SCALAR && !yd_is_null(mn) && strcmp(mn->text, "mtp") && strcmp(mn->text, "dflash2"))
             return yd_fail(e, mn, yd_path(kp, sp, "method"),
-                           "only method mtp is modelled, got \"%s\"", mn->text);
+                           "only methods mtp and dflash2 are modelled, got \"%s\"", mn->text);
         if (yd_get_enum(e, spec, sp, "method", YD_REQ, methods, &meth) < 0 ||
             yd_get_int(e, spec, sp, "num_speculative_tokens", YD_REQ, 1, 15,
                        &g->num_speculative_tokens) < 0)
             return -1;
-        if (md->mtp_layers < 1)
+        g->spec_dflash2 = meth == 1;
+        g->draft_layers = g->spec_dflash2 ? 5 : 0;
+        yd_node_t *dl = yd_map_get(spec, "draft_layers");
+        if (dl && !g->spec_dflash2)
+            return yd_fail(e, dl, yd_path(kp, sp, "draft_layers"),
+                           "only method dflash2 has a draft model (mtp drafts with the model's MTP module)");
+        if (yd_get_int(e, spec, sp, "draft_layers", YD_OPT, 1, 64, &g->draft_layers) < 0)
+            return -1;
+        if (!g->spec_dflash2 && md->mtp_layers < 1)
             return yd_fail(e, mn, yd_path(kp, sp, "method"),
                            "model %s has no MTP module (mtp_layers: 0)", md->name);
         g->spec_mtp = 1;
@@ -532,7 +542,7 @@ static int parse_engine(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 
 static const char *const env_keys[] = {"VLLM_1CAT_PREFILL_PACE_STEPS",
     "VLLM_FLASH_V100_PREFILL_PREFIX_DECODE_ROWS", "VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q",
-    "VLLM_FLASH_V100_PREFILL_D256_BM32_ANY_PAGE", NULL};
+    "VLLM_FLASH_V100_PREFILL_D256_BM32_ANY_PAGE", "VLLM_FLASH_V100_GROUPED_VERIFY_MULTI_KV_HEAD", NULL};
 
 static int parse_env(yd_err_t *e, const yd_node_t *root, scn_env_t *v)
 {
@@ -540,6 +550,7 @@ static int parse_env(yd_err_t *e, const yd_node_t *root, scn_env_t *v)
     v->prefix_decode_rows = 0;
     v->smallq_decode_max_q = 16;
     v->d256_bm32_any_page = 0;
+    v->grouped_verify = 0;
     yd_node_t *m = yd_map_get(root, "env");
     if (!m || yd_is_null(m))
         return 0;
@@ -547,7 +558,8 @@ static int parse_env(yd_err_t *e, const yd_node_t *root, scn_env_t *v)
         yd_get_int(e, m, "env", env_keys[0], YD_OPT, 0, INT_MAX, &v->pace_steps) < 0 ||
         yd_get_int(e, m, "env", env_keys[1], YD_OPT, 0, 1, &v->prefix_decode_rows) < 0 ||
         yd_get_int(e, m, "env", env_keys[2], YD_OPT, 1, SCN_MAX_SMALLQ, &v->smallq_decode_max_q) < 0 ||
-        yd_get_int(e, m, "env", env_keys[3], YD_OPT, 0, 1, &v->d256_bm32_any_page) < 0)
+        yd_get_int(e, m, "env", env_keys[3], YD_OPT, 0, 1, &v->d256_bm32_any_page) < 0 ||
+        yd_get_int(e, m, "env", env_keys[4], YD_OPT, 0, 1, &v->grouped_verify) < 0)
         return -1;
     return 0;
 }

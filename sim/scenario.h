@@ -54,7 +54,9 @@ typedef struct scn_engine {
     long num_gpu_blocks;          /* 0 = derive from profile memory; else override */
     double gpu_memory_utilization;/* (0.9) used when deriving num_gpu_blocks */
     /* speculative_config */
-    int spec_mtp;                 /* method: mtp (1) or none (0) */
+    int spec_mtp;                 /* speculative decoding on (1: method mtp or dflash2) or off (0) */
+    int spec_dflash2;             /* method dflash2: a block draft model of draft_layers layers */
+    int draft_layers;             /* dflash2: the draft model's layers (5) */
     int num_speculative_tokens;   /* K */
     /* scheduling (vLLM's SchedulerConfig names) */
     sched_kind_t scheduler;       /* fork (default) | upstream */
@@ -78,6 +80,7 @@ typedef struct scn_env {          /* the reference system's env knobs, same spel
     int pace_steps;               /* VLLM_1CAT_PREFILL_PACE_STEPS (0) */
     int prefix_decode_rows;       /* VLLM_FLASH_V100_PREFILL_PREFIX_DECODE_ROWS (0) */
     int smallq_decode_max_q;      /* VLLM_FLASH_V100_SMALLQ_DECODE_MAX_Q (16) */
+    int grouped_verify;           /* VLLM_FLASH_V100_GROUPED_VERIFY_MULTI_KV_HEAD (0) */
     int d256_bm32_any_page;       /* VLLM_FLASH_V100_PREFILL_D256_BM32_ANY_PAGE (0) */
 } scn_env_t;
 

@@ -70,7 +70,7 @@ START_TEST(decode_step_adds_up)
         route_plan_init(&plan);
         kseg_t rows[1] = { { 0, 1, 100000 } };
         ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
-        cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0, 0, 0 };
+        cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0, 0, 0, 0 };
         cost_breakdown_t o;
         ck_assert_int_eq(cm->step(cm, &in, &o), 0);
         double xqa = 2e-5 + 1e-9 * 100000.0 * r.kv_heads;
@@ -136,7 +136,7 @@ START_TEST(host_terms_and_draft_rows)
     kseg_t drows[2] = { { 0, 1, 240005 }, { 1, 1, 816 * 3 } };
     ck_assert_int_eq(route_step(&rc, rows, 2, &plan), 0);
     ck_assert_int_eq(route_step(&rc, drows, 2, &draft), 0);
-    cost_step_t in = { &plan, &draft, 821, 2, 1, 5, 4, 131072, 0 };
+    cost_step_t in = { &plan, &draft, 821, 2, 1, 5, 4, 131072, 0, 0 };
     cost_breakdown_t o;
     ck_assert_int_eq(cm->step(cm, &in, &o), 0);
     ck_assert_double_eq_tol(o.overhead, 1e-3 + 0.1 + 4 * 0.02 + 131072 * 1e-6 + M.n_full_attn * 1e-4, 1e-12);
@@ -152,7 +152,7 @@ START_TEST(host_terms_and_draft_rows)
     ck_assert_double_eq_tol(o.overhead, 1e-3 + 0.1 + 4 * 0.02, 1e-12);
     /* a speculative decode-only step pays it per resident request beyond the first: a paced
      * prefill waiting in the running list counts like a second decoder */
-    cost_step_t dec = { &draft, &draft, 5, 1, 1, 5, 4, 0, 2 };
+    cost_step_t dec = { &draft, &draft, 5, 1, 1, 5, 4, 0, 2, 0 };
     kseg_t one[1] = { { 0, 5, 240005 } };
     ck_assert_int_eq(route_step(&rc, one, 1, &draft), 0);
     ck_assert_int_eq(cm->step(cm, &dec, &o), 0);
@@ -273,7 +273,7 @@ START_TEST(mixed_step_pays_the_q1_walk)
     for (int pdr = 0; pdr < 2; pdr++) {
         rc.prefix_decode_rows = pdr;
         ck_assert_int_eq(route_step(&rc, rows, 2, &plan), 0);
-        cost_step_t in = { &plan, NULL, 785, 2, 1, 2, 0, 0, 0 };
+        cost_step_t in = { &plan, NULL, 785, 2, 1, 2, 0, 0, 0, 0 };
         ck_assert_int_eq(cm->step(cm, &in, &o[pdr]), 0);
         t[pdr] = o[pdr].total;
     }
@@ -309,7 +309,7 @@ START_TEST(missing_laws_are_errors)
     route_plan_init(&plan);
     kseg_t rows[1] = { { 0, 1, 20000 } };          /* fp8 XQA from 16,384 tokens (route.h) */
     route_step(&rc, rows, 1, &plan);
-    cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0, 0, 0 };
+    cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0, 0, 0, 0 };
     cost_breakdown_t o;
     ck_assert_int_eq(cm->step(cm, &in, &o), -1);
     ck_assert_ptr_nonnull(strstr(cm->err, "attn.decode_xqa.fp8"));
@@ -398,7 +398,7 @@ static double chunk_attn(cost_model_t *cm, int q, double L)
     kseg_t rows[1] = { { 0, q, (long)L } };
     ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
     ck_assert_int_eq(plan.calls[0].route, ROUTE_PREFILL_BM32);
-    cost_step_t in = { &plan, NULL, q, 1, 0, 1, 0, 0, 0 };
+    cost_step_t in = { &plan, NULL, q, 1, 0, 1, 0, 0, 0, 0 };
     cost_breakdown_t o;
     ck_assert_int_eq(cm->step(cm, &in, &o), 0);
     route_plan_free(&plan);

@@ -130,7 +130,7 @@ static void mkstep(stepdef_t *s, int mixed)
     kseg_t rows[2] = { { 0, 1, 240001 }, { 1, 2047, 8192 } };
     route_plan_init(&s->plan);
     ck_assert_int_eq(route_step(&rc, rows, mixed ? 2 : 1, &s->plan), 0);
-    cost_step_t in = { &s->plan, NULL, mixed ? 2048 : 1, mixed ? 2 : 1, 1, mixed ? 2 : 1, 0, 0, 0 };
+    cost_step_t in = { &s->plan, NULL, mixed ? 2048 : 1, mixed ? 2 : 1, 1, mixed ? 2 : 1, 0, 0, 0, 0 };
     s->in = in;
 }
 

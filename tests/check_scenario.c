@@ -268,7 +268,7 @@ static const bad_set_t bad_sets[] = {
     {"engine.max_num_seqs.x=1", "--set engine.max_num_seqs.x: \"x\" is inside a scalar value"},
     {"engine..x=1", "--set engine..x: empty component in key path"},
     {"engine.speculative_config={method: eagle, num_speculative_tokens: 2}",
-     "--set engine.speculative_config: engine.speculative_config.method: only method mtp is "
+     "--set engine.speculative_config: engine.speculative_config.method: only methods mtp and dflash2 are "
      "modelled, got \"eagle\""},
     {"engine.speculative_config={method: mtp}",
      "--set engine.speculative_config: missing required key \"num_speculative_tokens\""},
@@ -321,7 +321,7 @@ static const bad_t bads[] = {
     /* 10 */ {HDR WL "engine: {gpu_memory_utilization: 1.5}\n",
               ":6:34: engine.gpu_memory_utilization: expected a number in (0, 1], got \"1.5\""},
     {HDR WL "engine:\n  speculative_config: {method: eagle, num_speculative_tokens: 2}\n",
-     ":7:32: engine.speculative_config.method: only method mtp is modelled, got \"eagle\""},
+     ":7:32: engine.speculative_config.method: only methods mtp and dflash2 are modelled, got \"eagle\""},
     {HDR WL "engine:\n  speculative_config: {method: mtp, num_speculative_tokens: 2}\n",
      ":1:1: mtp_acceptance: required when speculative_config is set"},
     {HDR WL "engine:\n  speculative_config: {method: mtp, num_speculative_tokens: 2}\n"

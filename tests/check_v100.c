@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "route.h"
 #include "runner.h"
 
 static double win(const run_result_t *r, const char *name)
@@ -159,6 +160,67 @@ START_TEST(resent_token_list_costs_milliseconds)
 }
 END_TEST
 
+/* DFlash2 q7 on fp8_e5m2, the fork's step figures per route (tasks/handoff.md@bc1b44e6a07a and its
+ * CHANGELOG): one request at 240K "0.20 -> 0.073 s per step", two decoders 240K + 16K "0.274 ->
+ * 0.148 s per step", per-row -> grouped (VLLM_FLASH_V100_GROUPED_VERIFY_MULTI_KV_HEAD=1).
+ * Predictions: nothing of the profile is fitted or solved on DFlash2. */
+static const struct { const char *file; int grouped; double step; } dflash2[] = {
+    { "scenarios/v100-decode1-fp8-dflash2-240k.yaml", 0, 0.20 },
+    { "scenarios/v100-decode1-fp8-dflash2-240k.yaml", 1, 0.073 },
+    { "scenarios/v100-decode2-fp8-dflash2-240k.yaml", 0, 0.274 },
+    { "scenarios/v100-decode2-fp8-dflash2-240k.yaml", 1, 0.148 },
+};
+
+START_TEST(dflash2_verify_routes)
+{
+    char set[96];
+    snprintf(set, sizeof set, "env.VLLM_FLASH_V100_GROUPED_VERIFY_MULTI_KV_HEAD=%d", dflash2[_i].grouped);
+    const char *sets[] = { set };
+    run_result_t *r = run(dflash2[_i].file, sets, 1);
+    char what[160];
+    snprintf(what, sizeof what, "%s %s, s a step", dflash2[_i].file, dflash2[_i].grouped ? "grouped" : "per-row");
+    near(what, win(r, "dec_s") / win(r, "dec_steps"), dflash2[_i].step, 0.15);
+    free(r);
+}
+END_TEST
+
+/* The grouped route: a verify row the one-pass verifier takes is one segment of its q tokens
+ * (one scan of the context), on the fork's kernels, for the dtypes and q its entries accept */
+START_TEST(grouped_route_one_scan_per_row)
+{
+    route_cfg_t c = { .smallq_max_q = 16, .page = 1648, .kv_dtype = KV_FP8_E5M2, .group = 6, .fork_kernels = 1,
+                      .fp8_bridge_page = 784, .prefix_decode_rows = 1, .grouped_verify = 1 };
+    route_plan_t p;
+    route_plan_init(&p);
+    kseg_t two[2] = { { 0, 8, 240008 }, { 1, 8, 16392 } };
+    ck_assert_int_eq(route_step(&c, two, 2, &p), 0);
+    ck_assert_int_eq(p.ncalls, 1);
+    ck_assert_int_eq(p.calls[0].nseg, 2);              /* one segment a request, not 16 */
+    ck_assert_int_eq(p.calls[0].segs[0].q, 8);
+    ck_assert_int_eq(p.calls[0].route, ROUTE_DECODE_XQA);
+    /* a mixed batch's verify row takes it too, beside the chunk's prefill call */
+    kseg_t mixed[2] = { { 0, 8, 240008 }, { 1, 1648, 3296 } };
+    ck_assert_int_eq(route_step(&c, mixed, 2, &p), 0);
+    ck_assert_int_eq(p.ncalls, 2);
+    ck_assert_int_eq(p.calls[1].nseg, 1);
+    /* e5m2 entries take q 8 and 16 only (MTP4's q 5 stays per row); e4m3 q 2..8; fp16 none */
+    ck_assert_int_eq(route_grouped(&c, 8) + route_grouped(&c, 16) + route_grouped(&c, 5), 2);
+    c.kv_dtype = KV_FP8_E4M3;
+    ck_assert_int_eq(route_grouped(&c, 5) + route_grouped(&c, 8) + route_grouped(&c, 16), 2);
+    c.kv_dtype = KV_FP16;
+    ck_assert_int_eq(route_grouped(&c, 8), 0);
+    /* off, or this repo's kernels (no grouped verifier): expanded per row */
+    c.kv_dtype = KV_FP8_E5M2;
+    c.grouped_verify = 0;
+    ck_assert_int_eq(route_step(&c, two, 2, &p), 0);
+    ck_assert_int_eq(p.calls[0].nseg, 16);
+    c.grouped_verify = 1;
+    c.fork_kernels = 0;
+    ck_assert_int_eq(route_grouped(&c, 8), 0);
+    route_plan_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -168,6 +230,8 @@ int main(void)
         CHECK_LOOP(resident_decoder_paced_at_21_to_25_tok_s, 2),
         CHECK_TEST(fp8_per_row_verify_30_tok_s),
         CHECK_TEST(resent_token_list_costs_milliseconds),
+        CHECK_LOOP(dflash2_verify_routes, CHECK_N(dflash2)),
+        CHECK_TEST(grouped_route_one_scan_per_row),
     };
     return check_main("v100", "figures", tests, CHECK_N(tests), 120, NULL);
 }
