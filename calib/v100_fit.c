@@ -5,9 +5,10 @@
  * No V100 is at hand, so the profile is assembled from SPEC §1's kernel figures,
  * datasheet values and stated assumptions (calib/v100_figures.yaml), and five free
  * parameters are fitted -- with GSL's nonlinear least squares, on log ratios --
- * against the published BASELINE cells, the two engine-level cells released for
- * fitting and two step-level decode figures only, by simulating those scenarios with
- * pacesim's own engine.  Every other published cell is then a prediction.  The profile
+ * against SPEC's sixteen cells (the baseline and PREFIX_DECODE_ROWS tables), the two
+ * engine-level cells released for fitting and two step-level decode figures only, by
+ * simulating those scenarios with pacesim's own engine.  Every other configuration
+ * (any-page, pacing, fp8 at engine level) is then a prediction.  The profile
  * prices the reference fork's kernel library (it holds attn.prefill_splitd.fp16, so the
  * router takes the fork's dispatch: route.h).  The free parameters:
  *   p0  gemm: seconds per FLOP of the dequantise-and-GEMM linear layers

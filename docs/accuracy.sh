@@ -65,6 +65,14 @@ predict() {
             done
         done
     done
+    # the notes' DFlash2 q7 runs (fp8_e5m2, PREFIX_DECODE_ROWS, ANY_PAGE, PACE_STEPS=4, B = 16K), per-row
+    # and grouped verify; acceptance 3.6 (the per-row solo figure's pair, 23 tok/s x 0.20 s)
+    for g in 0 1; do
+        row scenarios/v100-fp8-mtp4-b16k-pdr.yaml "DFlash2 q7 ANY_PAGE=1 PACE_STEPS=4 GROUPED_VERIFY=$g" \
+            --set "engine.speculative_config={method: dflash2, num_speculative_tokens: 7}" \
+            --set mtp_acceptance.mean_accepted=3.6 --set "$any=1" --set "$pace=4" \
+            --set env.VLLM_FLASH_V100_GROUPED_VERIFY_MULTI_KV_HEAD=$g
+    done
 }
 
 # h200: every set under tests/data/replay/ as tests/rescore.sh scores it: B cut to 8 output
