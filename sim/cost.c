@@ -188,9 +188,10 @@ int cost_enumerate(const model_t *m, const model_rank_t *r, const cost_step_t *i
     }
     if (dflash) {
         /* DFlash2: the block draft model, once: its layers (the model's layer shape) over every
-         * scheduled token, the attention as the step's plan routes it (a prompt chunk feeds the
-         * draft's context, a decoding row drafts its block of K), the target-feature projection,
-         * and the drafted positions' logits (K per decoding row) */
+         * scheduled token, the attention as the draft plan routes it (a prompt chunk feeds the
+         * draft's context; a decoding row drafts its block of K, one scan of its context:
+         * engine_run routes it with ROUTE_GROUPED_DRAFT), the target-feature projection, and the
+         * drafted positions' logits (K per decoding row) */
         double dl = in->draft_layers;
         emit_plan(in->draft_plan ? in->draft_plan : in->plan, dl, CP_MTP, fn, ctx, &rc);
         emit_layer(m, r, 1, m->n_moe ? 2 : 1, T, seqs, dl, CP_MTP, fn, ctx, &rc);
