@@ -7,7 +7,7 @@
 #   docs/accuracy.sh sets       one row a set of H200 recordings (README's table)
 #   docs/accuracy.sh predict    every other V100 configuration (predictions, no published value beside them)
 #   docs/accuracy.sh figures    the fork's step- and kernel-level V100 figures beside their simulation
-#   docs/accuracy.sh readme     the README's two V100 tables (the published cells; the predictions grid)
+#   docs/accuracy.sh readme     the V100 tables (the README's published cells; the predictions grid of docs/validation.md §1)
 # The V100 rows are `pacesim run` of the scenario (the published values are the scenario's
 # `reference:` block); the H200 rows are `pacesim rescore` exactly as tests/rescore.sh runs
 # it.  A -paceN recording is its base scenario with env.VLLM_1CAT_PREFILL_PACE_STEPS=N.
