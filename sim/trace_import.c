@@ -457,7 +457,8 @@ static int import_mooncake(imp_t *m)
                 jr_ws(&j);
                 tcol = j.col;
                 if (jr_number(&j, &tsd) < 0) { k = -1; break; }
-                if (tsd < 0) { k = fail(m, 2, line, tcol, "timestamp: expected milliseconds >= 0"); break; }
+                /* bounded so that its seconds fit a long (1e15 ms: ~31,700 years) */
+                if (!(tsd >= 0 && tsd <= 1e15)) { k = fail(m, 2, line, tcol, "timestamp: expected milliseconds between 0 and 1e15"); break; }
                 ts = 1;
                 seen |= 1;
             } else if (!strcmp(key, "input_length")) {

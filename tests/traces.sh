@@ -76,6 +76,7 @@ bad_case m1.jsonl mooncake '{"timestamp": 0, "input_length": 10, "output_length"
 bad_case m2.jsonl mooncake '{"timestamp": 0, "input_length": 10.5, "output_length": 2}\n' "m2.jsonl:1:34: mooncake: input_length: expected a whole number >= 0"
 bad_case m3.jsonl mooncake '{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [1, 2, 3]}\n' \
     "m3.jsonl:1:1: mooncake: 3 hash_ids of 512 tokens for 600 input tokens: more blocks than the prompt holds"
+bad_case m6.jsonl mooncake '{"timestamp": 1111111111111111111111111111111111111111111005, "input_length": 10, "output_length": 2}\n' "m6.jsonl:1:15: mooncake: timestamp: expected milliseconds between 0 and 1e15"
 bad_case m4.jsonl mooncake '{"timestamp": 0, "output_length": 2}\n' "m4.jsonl:1:1: mooncake: a request needs timestamp, input_length and output_length"
 bad_case m5.jsonl mooncake '{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1, -2]}\n' "m5.jsonl:1:74: mooncake: hash_ids: expected a whole number >= 0"
 bad_case s1.json sharegpt '{"conversations": []}\n' "s1.json:1:1: sharegpt: expected the array of conversations ('[')"
