@@ -199,6 +199,7 @@ int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const p
         replica_t *r = &e->rep[k];
         if (replica_setup(r, prof, k > 0) < 0) return -1;
         r->m = &e->m;
+        r->clock = &e->now;
         r->hooks = (replica_hooks_t){ .on_finish = cluster_on_finish, .ctx = e };
     }
     if (e->nrep > 1) {

@@ -49,8 +49,8 @@ typedef struct cmd_help {
 static const cmd_help_t helps[] = {
     { "run",
       "pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]\n"
-      "                   [--csv OUT] [--json OUT] [--steps OUT] [--requests OUT] [--trace OUT.json] [--quiet]\n"
-      "                   [--no-progress] [--goodput ttft:MS tpot:MS e2el:MS] [--summary | --no-summary]\n"
+      "                   [--csv OUT] [--json OUT] [--steps OUT] [--requests OUT] [--replicas OUT] [--trace OUT.json]\n"
+      "                   [--quiet] [--no-progress] [--goodput ttft:MS tpot:MS e2el:MS] [--summary | --no-summary]\n"
       "                   [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]\n",
       "run       simulate each scenario; print a result table per run (with the published\n"
       "          value and relative error for windows that carry a reference, while the run is\n"
@@ -80,7 +80,15 @@ static const cmd_help_t helps[] = {
       "  --requests OUT         one row per request: id, arrival, admitted, first token,\n"
       "                         finished (s; empty: not reached), prompt, cached, output and\n"
       "                         emitted tokens, preemptions, TTFT, TPOT (finished requests as\n"
-      "                         they finish, then the rest; several runs as --steps)\n"
+      "                         they finish, then the rest; several runs as --steps), the\n"
+      "                         replica it ran on and, disaggregated, the replica that\n"
+      "                         prefilled it and its KV transfer time (s)\n"
+      "  --replicas OUT         one row per replica: its pool, TP, requests served and\n"
+      "                         prefilled, steps, mean batch, mean and peak share of KV blocks\n"
+      "                         in use, prefix-cache hit share, mean and peak waiting requests,\n"
+      "                         busy share of the run (several runs as --steps).  The table\n"
+      "                         prints a line per pool, and per replica up to 16 replicas;\n"
+      "                         the CSV gets per pool pool_NAME_served, ..._busy columns\n"
       "  --summary              vLLM's serving benchmark summary for every run (request, input,\n"
       "                         output and total token throughput; mean, median and p99 TTFT,\n"
       "                         TPOT, ITL, E2EL in ms, over the finished requests); by default\n"
@@ -309,12 +317,13 @@ static int cmd_run(int argc, char **argv, int cmd)
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     const char **cons = calloc((size_t)argc + 1, sizeof *cons);
-    const char *csv = NULL, *json = NULL, *steps = NULL, *requests = NULL, *trace = NULL, *objective = NULL, *outdir = "points";
+    const char *csv = NULL, *json = NULL, *steps = NULL, *requests = NULL, *replicas = NULL, *trace = NULL,
+               *objective = NULL, *outdir = "points";
     int nf = 0, ns = 0, nc = 0, quiet = 0, progress = isatty(2), rc = 0, summary = 0;
     goodput_slo_t slo = GOODPUT_SLO_NONE;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
     sweep_t sw = { 0 };
-    FILE *fc = NULL, *fs = NULL, *fr = NULL, *fj = NULL;
+    FILE *fc = NULL, *fs = NULL, *fr = NULL, *fj = NULL, *fp = NULL;
     perfetto_t *tr = NULL;
     if (!files || !sets || !cons) { rc = 1; goto out; }
     if (jobs < 1) jobs = 1;
@@ -322,7 +331,7 @@ static int cmd_run(int argc, char **argv, int cmd)
         const char *a = argv[i];
         static const char *const valued[] = { "--set", "--csv", "--steps", "--sweep", "-j", "--jobs", "--trace",
                                               "--point-index", "--objective", "--constraint", "-o", "--out",
-                                              "--requests", "--json", NULL };
+                                              "--requests", "--json", "--replicas", NULL };
         const char *v = NULL, *opt = a;
         char optbuf[32];
         for (int k = 0; valued[k]; k++) {
@@ -401,6 +410,8 @@ static int cmd_run(int argc, char **argv, int cmd)
                 steps = v;
             } else if (!strcmp(opt, "--requests")) {
                 requests = v;
+            } else if (!strcmp(opt, "--replicas")) {
+                replicas = v;
             } else if (!strcmp(opt, "--trace")) {
                 trace = v;
             } else if (!strcmp(opt, "--objective")) {
@@ -455,14 +466,15 @@ static int cmd_run(int argc, char **argv, int cmd)
         goto out;
     }
     {
-        const char *const oname[] = { "--csv", "--json", "--steps", "--requests", "--trace" };
-        const char *const opath[] = { csv, json, steps, requests, trace };
-        if ((rc = outputs_distinct(oname, opath, 5, files, nf))) goto out;
+        const char *const oname[] = { "--csv", "--json", "--steps", "--requests", "--trace", "--replicas" };
+        const char *const opath[] = { csv, json, steps, requests, trace, replicas };
+        if ((rc = outputs_distinct(oname, opath, 6, files, nf))) goto out;
     }
     if (csv && !(fc = open_out(csv))) { rc = 2; goto out; }
     if (json && !(fj = open_out(json))) { rc = 2; goto out; }
     if (steps && !(fs = open_out(steps))) { rc = 2; goto out; }
     if (requests && !(fr = open_out(requests))) { rc = 2; goto out; }
+    if (replicas && !(fp = open_out(replicas))) { rc = 2; goto out; }
     runner_hooks_t th = { 0 };
     if (trace) {
         char err[256];
@@ -475,7 +487,7 @@ static int cmd_run(int argc, char **argv, int cmd)
     }
     sweep_cfg_t cfg = {
         .files = files, .nfiles = nf, .sets = sets, .nsets = ns, .sw = &sw, .point_base = point_base,
-        .jobs = (int)jobs, .table = quiet ? NULL : stdout, .csv = fc, .json = fj, .steps = fs, .requests = fr, .err = stderr,
+        .jobs = (int)jobs, .table = quiet ? NULL : stdout, .csv = fc, .json = fj, .steps = fs, .requests = fr, .replicas = fp, .err = stderr,
         .best = fc == stdout ? stderr : stdout, .progress = progress, .hooks = tr ? &th : NULL,
         .objective = objective, .constraints = cons, .nconstraints = nc,
         .summary = summary, .goodput = goodput_slo_any(&slo) ? &slo : NULL,
@@ -489,6 +501,7 @@ out:
     rc = close_out(fj, json, rc);
     rc = close_out(fs, steps, rc);
     rc = close_out(fr, requests, rc);
+    rc = close_out(fp, replicas, rc);
     sweep_free(&sw);
     free(files);
     free(sets);

@@ -203,9 +203,19 @@ void replica_free(replica_t *r)
     memset(r, 0, sizeof *r);
 }
 
+/* The waiting queue's length integrated up to t (before it changes at t). */
+static inline void queue_tick(replica_t *r, double t)
+{
+    if (t > r->q_t) {
+        r->q_area += (double)r->sc.wq_len * (t - r->q_t);
+        r->q_t = t;
+    }
+}
+
 int replica_admit(replica_t *r, int slot)
 {
     req_t *q = &r->sc.rp->r[slot];
+    if (r->clock) queue_tick(r, *r->clock);
     q->replica = r->idx;
     if (r->sc.kv && !q->kv) {
         kvpool_content_t c = { q->runs, q->nruns, q->out_key, 0 };
@@ -385,6 +395,7 @@ int replica_start_step(replica_t *e, double now)
     const scenario_t *s = e->s;
     sched_t *c = &e->sc;
     int n, preempted;
+    queue_tick(e, now);
     for (;;) {
         if (c->nrun == 0 && c->wq_len == 0) return 0;
         preempted = 0;

@@ -59,6 +59,8 @@ struct replica {
     long served;                  /* requests finished here */
     long prefills;                /* requests prefilled here and handed on */
     long peak_waiting;
+    double q_area, q_t;           /* waiting requests integrated over time up to q_t (mean queue = / makespan) */
+    const double *clock;          /* the run's clock (set by the cluster; NULL: the queue is not integrated) */
     char *err;                    /* ENG_ERR_MAX bytes, shared with the run */
 };
 
@@ -90,6 +92,13 @@ static inline int replica_has_work(const replica_t *r) { return r->sc.nrun > 0 |
 static inline long replica_load(const replica_t *r) { return r->sc.nrun + r->sc.wq_len; }
 static inline long replica_kv_used(const replica_t *r) { return r->sc.used_blocks; }
 long replica_cached_prefix(const replica_t *r, const req_t *q);
+
+/* The mean number of waiting requests over [0, t_end] (time-weighted). */
+static inline double replica_queue_mean(const replica_t *r, double t_end)
+{
+    double a = r->q_area + (t_end > r->q_t ? (double)r->sc.wq_len * (t_end - r->q_t) : 0.0);
+    return t_end > 0 ? a / t_end : 0.0;
+}
 
 /* The full invariant check (above).  0, or -1 with r->err.  O(requests). */
 int replica_check(replica_t *r);

@@ -60,7 +60,13 @@ void report_steps_header(FILE *f, const char *prefix)
 void report_requests_header(FILE *f, const char *prefix)
 {
     fprintf(f, "%sid,arrival_s,admitted_s,first_token_s,finished_s,prompt_tokens,cached_tokens,output_tokens,"
-               "emitted_tokens,preemptions,ttft_s,tpot_s\n", prefix ? prefix : "");
+               "emitted_tokens,preemptions,ttft_s,tpot_s,replica,prefill_replica,kv_transfer_s\n", prefix ? prefix : "");
+}
+
+void report_replicas_header(FILE *f, const char *prefix)
+{
+    fprintf(f, "%sreplica,pool,tp,served,prefilled,steps,mean_batch,kv_use,kv_peak,prefix_hit,queue_mean,queue_peak,"
+               "busy\n", prefix ? prefix : "");
 }
 
 static void time_field(FILE *f, double t)
@@ -69,8 +75,10 @@ static void time_field(FILE *f, double t)
     if (t >= 0) fprintf(f, "%.9g", t);
 }
 
-/* One request's row: its event times (empty: not reached), tokens, and its TTFT and TPOT
- * (vLLM's benchmark definitions; empty where undefined). */
+/* One request's row: its event times (empty: not reached), tokens, its TTFT and TPOT
+ * (vLLM's benchmark definitions; empty where undefined), the replica it ran on (its decode
+ * replica when disaggregated; empty: never routed), the replica that prefilled it and its KV
+ * transfer's duration (both empty unless it was disaggregated). */
 static void requests_row(FILE *f, const char *prefix, const engine_t *e, const req_t *r)
 {
     char nb[32];
@@ -82,6 +90,11 @@ static void requests_row(FILE *f, const char *prefix, const engine_t *e, const r
     time_field(f, t[EV_FIRST_TOKEN] >= 0 && t[EV_ARRIVAL] >= 0 ? t[EV_FIRST_TOKEN] - t[EV_ARRIVAL] : -1);
     time_field(f, t[EV_FINISHED] >= 0 && t[EV_FIRST_TOKEN] >= 0 && r->output > 1
                       ? (t[EV_FINISHED] - t[EV_FIRST_TOKEN]) / (double)(r->output - 1) : -1);
+    const req_aux_t *x = &e->rp.x[r->idx];
+    if (r->replica >= 0) fprintf(f, ",%d", r->replica);
+    else fputc(',', f);
+    if (x->prefill_replica >= 0) fprintf(f, ",%d,%.9g", x->prefill_replica, x->kv_xfer_s);
+    else fputs(",,", f);
     fputc('\n', f);
 }
 
@@ -269,6 +282,110 @@ static void run_warnings(run_result_t *res, const scenario_t *s, const engine_t 
                  e->wl.n_arrived, S->requests_finished);
 }
 
+/* Replica k's load over the run. */
+static void replica_load_of(run_load_t *l, const scenario_t *s, const engine_t *e, int k)
+{
+    const replica_t *rp = &e->rep[k];
+    memset(l, 0, sizeof *l);
+    if (s->cluster.enabled) snprintf(l->pool, sizeof l->pool, "%s", s->cluster.pools[rp->pool].name);
+    l->replica = k;
+    l->replicas = 1;
+    l->tp = rp->s->engine.tensor_parallel_size;
+    l->served = rp->served;
+    l->prefilled = rp->prefills;
+    l->steps = rp->sum.steps;
+    l->peak_waiting = rp->peak_waiting;
+    l->adm_tokens = rp->sum.adm_tokens;
+    l->adm_hit_tokens = rp->sum.adm_hit_tokens;
+    l->rows = rp->rows_sum;
+    l->kv_blocks = rp->kv_blocks_sum;
+    l->kv_cap = (double)rp->sc.capacity * (double)rp->sum.steps;
+    l->kv_peak = rp->sc.capacity > 0 ? (double)rp->sum.peak_blocks / (double)rp->sc.capacity : 0.0;
+    l->queue = replica_queue_mean(rp, e->sum.makespan);
+    l->busy_s = rp->busy_s;
+    l->makespan = e->sum.makespan;
+}
+
+/* The pools' and the first replicas' loads into res. */
+static void run_loads(run_result_t *res, const scenario_t *s, const engine_t *e)
+{
+    res->nreps = e->nrep;
+    res->npools = s->cluster.enabled ? s->cluster.n_pools : 0;
+    for (int i = 0; i < res->npools; i++) {
+        run_load_t *pl = &res->pools[i];
+        snprintf(pl->pool, sizeof pl->pool, "%s", s->cluster.pools[i].name);
+        pl->replica = -1;
+        pl->tp = s->cluster.pools[i].s ? s->cluster.pools[i].s->engine.tensor_parallel_size : s->engine.tensor_parallel_size;
+        pl->makespan = e->sum.makespan;
+    }
+    for (int k = 0; k < e->nrep; k++) {
+        run_load_t l;
+        replica_load_of(&l, s, e, k);
+        if (k < RUN_TABLE_REPLICAS) res->reps[k] = l;
+        if (!s->cluster.enabled) continue;
+        run_load_t *pl = &res->pools[e->rep[k].pool];
+        pl->tp = l.tp;
+        pl->replicas++;
+        pl->served += l.served;
+        pl->prefilled += l.prefilled;
+        pl->steps += l.steps;
+        if (l.peak_waiting > pl->peak_waiting) pl->peak_waiting = l.peak_waiting;
+        pl->adm_tokens += l.adm_tokens;
+        pl->adm_hit_tokens += l.adm_hit_tokens;
+        pl->rows += l.rows;
+        pl->kv_blocks += l.kv_blocks;
+        pl->kv_cap += l.kv_cap;
+        if (l.kv_peak > pl->kv_peak) pl->kv_peak = l.kv_peak;
+        pl->queue += l.queue;
+        pl->busy_s += l.busy_s;
+    }
+}
+
+void run_load_figures(const run_load_t *l, run_load_fig_t *f)
+{
+    int n = l->replicas > 0 ? l->replicas : 1;
+    f->mean_batch = l->steps > 0 ? l->rows / (double)l->steps : NAN;
+    f->kv_use = l->kv_cap > 0 ? l->kv_blocks / l->kv_cap : NAN;
+    f->kv_peak = l->kv_peak;
+    f->prefix_hit = l->adm_tokens > 0 ? (double)l->adm_hit_tokens / (double)l->adm_tokens : NAN;
+    f->queue_mean = l->queue / n;
+    f->busy = l->makespan > 0 ? l->busy_s / (l->makespan * n) : NAN;
+}
+
+static void csv_num(FILE *f, double v);
+
+/* The load figures as CSV fields, each led by a comma: served, prefilled (with_prefilled),
+ * steps (with_steps), mean_batch, kv_use, kv_peak, prefix_hit, queue_mean, queue_peak, busy. */
+static void load_fields(FILE *f, const run_load_t *l, int with_more)
+{
+    run_load_fig_t g;
+    run_load_figures(l, &g);
+    fprintf(f, ",%ld", l->served);
+    if (with_more) fprintf(f, ",%ld,%ld", l->prefilled, l->steps);
+    csv_num(f, g.mean_batch);
+    csv_num(f, g.kv_use);
+    csv_num(f, g.kv_peak);
+    csv_num(f, g.prefix_hit);
+    csv_num(f, g.queue_mean);
+    fprintf(f, ",%ld", l->peak_waiting);
+    csv_num(f, g.busy);
+}
+
+/* The replicas CSV's rows: every replica of the run. */
+static void replicas_rows(FILE *f, const char *prefix, const run_result_t *res, const scenario_t *s, const engine_t *e)
+{
+    for (int k = 0; k < e->nrep; k++) {
+        run_load_t l;
+        if (k < RUN_TABLE_REPLICAS) l = res->reps[k];
+        else replica_load_of(&l, s, e, k);
+        fprintf(f, "%s%d,", prefix, k);
+        report_csv_field(f, l.pool);
+        fprintf(f, ",%d", l.tp);
+        load_fields(f, &l, 1);
+        fputc('\n', f);
+    }
+}
+
 void runner_run_ex(const char *path, const char *const *sets, int nsets, const runner_hooks_t *h,
                    run_result_t *res)
 {
@@ -319,6 +436,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
     }
     if (steps_out && !h->no_header) report_steps_header(steps_out, NULL);
     if (req_out && !h->no_header) report_requests_header(req_out, NULL);
+    if (h && h->replicas_out && !h->no_header) report_replicas_header(h->replicas_out, NULL);
     int erc = engine_run(e);
     if (req_out) requests_rest(&sc, e);
     if (h && h->on_end) h->on_end(h->ctx, e);
@@ -329,26 +447,8 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         goto out;
     }
     res->sum = e->sum;
-    if (u.s.cluster.enabled) {
-        res->npools = u.s.cluster.n_pools;
-        for (int k = 0; k < e->nrep; k++) {
-            const replica_t *rp = &e->rep[k];
-            struct run_pool *pl = &res->pools[rp->pool];
-            snprintf(pl->name, sizeof pl->name, "%s", u.s.cluster.pools[rp->pool].name);
-            pl->tp = rp->s->engine.tensor_parallel_size;
-            pl->replicas++;
-            pl->served += rp->served;
-            pl->steps += rp->sum.steps;
-            if (rp->peak_waiting > pl->peak_waiting) pl->peak_waiting = rp->peak_waiting;
-            pl->adm_tokens += rp->sum.adm_tokens;
-            pl->adm_hit_tokens += rp->sum.adm_hit_tokens;
-            pl->rows += rp->rows_sum;
-            pl->kv_blocks += rp->kv_blocks_sum;
-            pl->capacity += (double)rp->sc.capacity * (double)rp->sum.steps;
-            pl->busy_s += rp->busy_s;
-        }
-        for (int i = 0; i < res->npools; i++) res->pools[i].makespan = e->sum.makespan;
-    }
+    run_loads(res, &u.s, e);
+    if (h && h->replicas_out) replicas_rows(h->replicas_out, prefix_of(h), res, &u.s, e);
     if (acc) {
         serve_acc_summary(acc, e->sum.makespan, &res->serve);
         res->has_serve = 1;
@@ -382,6 +482,19 @@ static const char *table_text(char *buf, size_t n, const char *s)
 {
     snprintf(buf, n, "%s", s);
     return setup_msg_line(buf, n);
+}
+
+/* A pool's or replica's figures on its table line (undefined ones as 0). */
+static void load_line(FILE *f, const run_load_t *l)
+{
+    run_load_fig_t g;
+    run_load_figures(l, &g);
+    fprintf(f, "served %ld, ", l->served);
+    if (l->prefilled) fprintf(f, "prefilled %ld, ", l->prefilled);
+    fprintf(f, "mean batch %.2f, KV use %.1f%% (peak %.1f%%), prefix hits %.1f%%, queue %.2f (peak %ld), busy %.1f%%\n",
+            isnan(g.mean_batch) ? 0.0 : g.mean_batch, isnan(g.kv_use) ? 0.0 : 100 * g.kv_use, 100 * g.kv_peak,
+            isnan(g.prefix_hit) ? 0.0 : 100 * g.prefix_hit, g.queue_mean, l->peak_waiting,
+            isnan(g.busy) ? 0.0 : 100 * g.busy);
 }
 
 void report_table(FILE *f, const run_result_t *r)
@@ -455,13 +568,19 @@ void report_table(FILE *f, const run_result_t *r)
                 S->pc_hit_blocks, S->pc_evictions, S->pc_allocated, S->peak_blocks, S->peak_attn_blocks,
                 S->peak_mamba_blocks);
     for (int i = 0; i < r->npools; i++) {
-        const struct run_pool *p = &r->pools[i];
-        fprintf(f, "   pool %s: %d replicas x TP%d, served %ld, mean batch %.2f, KV use %.1f%%, prefix hits %.1f%%,"
-                   " peak queue %ld, busy %.1f%%\n", p->name, p->replicas, p->tp, p->served,
-                p->steps ? p->rows / (double)p->steps : 0.0, p->capacity > 0 ? 100 * p->kv_blocks / p->capacity : 0.0,
-                p->adm_tokens ? 100.0 * (double)p->adm_hit_tokens / (double)p->adm_tokens : 0.0, p->peak_waiting,
-                p->makespan > 0 ? 100 * p->busy_s / (p->makespan * p->replicas) : 0.0);
+        const run_load_t *p = &r->pools[i];
+        fprintf(f, "   pool %s: %d replica%s x TP%d, ", p->pool, p->replicas, p->replicas == 1 ? "" : "s", p->tp);
+        load_line(f, p);
+        if (r->nreps > RUN_TABLE_REPLICAS) continue;
+        for (int k = 0; k < r->nreps; k++) {
+            if (strcmp(r->reps[k].pool, p->pool)) continue;
+            fprintf(f, "     replica %d: ", k);
+            load_line(f, &r->reps[k]);
+        }
     }
+    if (r->npools && r->nreps > RUN_TABLE_REPLICAS)
+        fprintf(f, "   (%d replicas: a line each only up to %d; --replicas OUT writes every one)\n", r->nreps,
+                RUN_TABLE_REPLICAS);
     if (r->env_outside > 0)
         fprintf(f, "   envelope: %.1f%% of step time priced outside the profile's measured envelope (the laws' extrapolation)\n",
                 100 * r->env_outside);
@@ -572,6 +691,15 @@ void report_csv_header_ex(FILE *f, const report_cols_t *c)
                 report_csv_field(f, nm);
             }
     }
+    static const char *const pool_sfx[] = { "replicas", "served", "mean_batch", "kv_use", "kv_peak", "prefix_hit",
+                                            "queue_mean", "queue_peak", "busy" };
+    for (int i = 0; i < c->npools; i++)
+        for (int k = 0; k < 9; k++) {
+            char nm[SCN_ID_MAX + 24];
+            snprintf(nm, sizeof nm, "pool_%s_%s", c->pools[i], pool_sfx[k]);
+            fputc(',', f);
+            report_csv_field(f, nm);
+        }
     fputc('\n', f);
 }
 
@@ -637,6 +765,16 @@ void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c)
             fputs(",,,,,", f);
         }
     }
+    for (int k = 0; k < c->npools; k++) {
+        int i = 0;
+        while (i < r->npools && strcmp(r->pools[i].pool, c->pools[k])) i++;
+        if (i == r->npools) {
+            fputs(",,,,,,,,,", f);
+            continue;
+        }
+        fprintf(f, ",%d", r->pools[i].replicas);
+        load_fields(f, &r->pools[i], 0);
+    }
     fputc('\n', f);
 }
 
@@ -652,18 +790,25 @@ static int own_cols(const run_result_t *r, const char *cols[RUN_MAX_WIN])
     return r->nwin;
 }
 
+/* r's own pool names. */
+static int own_pools(const run_result_t *r, const char *pools[SCN_MAX_POOLS])
+{
+    for (int i = 0; i < r->npools; i++) pools[i] = r->pools[i].pool;
+    return r->npools;
+}
+
 void report_csv_header(FILE *f, const run_result_t *r)
 {
-    const char *cols[RUN_MAX_WIN];
-    int n = own_cols(r, cols);
+    const char *cols[RUN_MAX_WIN], *pools[SCN_MAX_POOLS];
+    int n = own_cols(r, cols), np = own_pools(r, pools);
     report_csv_header_ex(f, &(report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n,
-                                              r->win_has_dist });
+                                              r->win_has_dist, pools, np });
 }
 
 void report_csv_row(FILE *f, const run_result_t *r)
 {
-    const char *cols[RUN_MAX_WIN];
-    int n = own_cols(r, cols);
+    const char *cols[RUN_MAX_WIN], *pools[SCN_MAX_POOLS];
+    int n = own_cols(r, cols), np = own_pools(r, pools);
     report_csv_row_ex(f, r, &(report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n,
-                                              r->win_has_dist });
+                                              r->win_has_dist, pools, np });
 }

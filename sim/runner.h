@@ -14,6 +14,35 @@
 
 #define RUN_MAX_WIN SCN_MAX_WINDOWS   /* a run reports every window its scenario may hold */
 
+/* The table lists each replica of a cluster of at most this many; the replicas CSV every one. */
+#define RUN_TABLE_REPLICAS 16
+
+/* A replica's or a pool's load over a run: what the table's pool and replica lines, the CSV's
+ * pool columns and the replicas CSV show (run_load_figures). */
+typedef struct run_load {
+    char pool[SCN_ID_MAX];        /* its pool's name ("" without cluster:) */
+    int replica;                  /* its index in the cluster; -1: a pool (its replicas added) */
+    int replicas, tp;
+    long served;                  /* requests finished there */
+    long prefilled;               /* requests prefilled there and handed on (disaggregated) */
+    long steps, peak_waiting, adm_tokens, adm_hit_tokens;
+    double rows;                  /* rows over its steps */
+    double kv_blocks, kv_cap;     /* KV blocks in use at its steps' ends, summed; capacity x steps */
+    double kv_peak;               /* the highest share of its KV blocks in use (a pool: its highest replica's) */
+    double queue;                 /* mean waiting requests, time-weighted over the run (a pool: added) */
+    double busy_s, makespan;      /* time in steps (a pool: added); the run's last step end */
+} run_load_t;
+
+/* What the lines and columns show: NAN where undefined (no step, no admitted prompt token). */
+typedef struct run_load_fig {
+    double mean_batch;            /* running requests per step */
+    double kv_use, kv_peak;       /* mean and peak share of the KV blocks in use */
+    double prefix_hit;            /* share of admitted prompt tokens taken from the prefix cache */
+    double queue_mean;            /* waiting requests, time-weighted mean (per replica for a pool) */
+    double busy;                  /* time in steps / makespan (per replica for a pool) */
+} run_load_fig_t;
+void run_load_figures(const run_load_t *l, run_load_fig_t *f);
+
 typedef struct run_result {
     int rc;
     char err[1200];
@@ -47,12 +76,10 @@ typedef struct run_result {
     serve_summary_t serve;
     /* a cluster: per pool (its replicas added), in the pools' order; npools 0 without one */
     int npools;
-    struct run_pool {
-        char name[SCN_ID_MAX];
-        int replicas, tp;
-        long served, steps, peak_waiting, adm_tokens, adm_hit_tokens;
-        double rows, kv_blocks, capacity, busy_s, makespan;
-    } pools[SCN_MAX_POOLS];
+    run_load_t pools[SCN_MAX_POOLS];
+    /* every replica (also the one of a run without cluster:), the first RUN_TABLE_REPLICAS of nreps kept */
+    int nreps;
+    run_load_t reps[RUN_TABLE_REPLICAS];
 } run_result_t;
 
 /* Whether a scenario is a serving load: its requests come from a generator or a trace
@@ -70,6 +97,7 @@ void runner_run(const char *path, const char *const *sets, int nsets, FILE *step
 typedef struct runner_hooks {
     FILE *steps_out;
     FILE *requests_out;           /* one CSV row per request (report_requests_header) */
+    FILE *replicas_out;           /* one CSV row per replica after the run (report_replicas_header) */
     int no_header;                /* steps_out/requests_out get rows only (the caller wrote the header) */
     const char *row_prefix;       /* NULL, or fields written before every steps/requests row ("3,") */
     step_observer_fn on_step;
@@ -104,6 +132,10 @@ typedef struct report_cols {
      * columns NAME_n, NAME_mean, NAME_p50, NAME_p90, NAME_p99 (the table's; empty for a run
      * whose window of that name has none) */
     const int *dist;
+    const char *const *pools;     /* the pools' names: after the windows, per pool the columns pool_NAME_replicas,
+                                   * _served, _mean_batch, _kv_use, _kv_peak, _prefix_hit, _queue_mean, _queue_peak,
+                                   * _busy (empty for a run without that pool) */
+    int npools;
 } report_cols_t;
 void report_csv_header_ex(FILE *f, const report_cols_t *c);
 void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c);
@@ -112,6 +144,9 @@ void report_csv_field(FILE *f, const char *s);
 /* The header line of the steps CSV and of the requests CSV, after prefix (NULL: none). */
 void report_steps_header(FILE *f, const char *prefix);
 void report_requests_header(FILE *f, const char *prefix);
+/* The replicas CSV: one row per replica (replica, pool, tp, served, prefilled, steps, mean_batch,
+ * kv_use, kv_peak, prefix_hit, queue_mean, queue_peak, busy). */
+void report_replicas_header(FILE *f, const char *prefix);
 /* The kernel route of request slot req in a step's plan ("prefill-bm32", "decode-xqa/...",
  * or "?"), written into buf. */
 const char *report_row_route(const route_plan_t *p, int req, char *buf, size_t n);

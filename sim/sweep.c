@@ -533,6 +533,7 @@ typedef struct job_out {
     run_result_t *res;
     FILE *steps;                  /* buffered steps CSV (parallel runs), or NULL */
     FILE *requests;               /* buffered requests CSV (parallel runs), or NULL */
+    FILE *replicas;               /* buffered replicas CSV (parallel runs), or NULL */
 } job_out_t;
 
 typedef struct pool {
@@ -590,8 +591,10 @@ static void run_job(void *ctx, long j, void *progv)
         single_ctx_t sc = { cfg->hooks, prog };
         if (P->buffer_steps && cfg->steps && !(o->steps = tmpfile())) ok = 0;
         if (P->buffer_steps && cfg->requests && !(o->requests = tmpfile())) ok = 0;
+        if (P->buffer_steps && cfg->replicas && !(o->replicas = tmpfile())) ok = 0;
         h.steps_out = P->buffer_steps ? o->steps : cfg->steps;
         h.requests_out = P->buffer_steps ? o->requests : cfg->requests;
+        h.replicas_out = P->buffer_steps ? o->replicas : cfg->replicas;
         char prefix[48];
         if (P->njobs > 1) {         /* one header (sweep_run's), rows led by run (and point) */
             if (naxes) snprintf(prefix, sizeof prefix, "%ld,%ld,", j, cfg->point_base + j);
@@ -629,6 +632,8 @@ typedef struct emitter {
     char **cols;                  /* the CSV's window columns: the union over the runs */
     int *coldist;                 /* per column: a latency window over all requests (its distribution's columns follow) */
     int ncols, capcols;
+    char pools[SCN_MAX_POOLS * 4][SCN_ID_MAX];   /* the cluster pools' columns: the union over the runs */
+    int npools;
     int serve_cols;               /* the serving summary's columns (some run has the summary) */
     long json_n;                  /* objects written to the JSON array */
 } emitter_t;
@@ -666,7 +671,8 @@ static int csv_columns(emitter_t *E)
     const sweep_cfg_t *cfg = E->cfg;
     const sweep_t *sw = cfg->sw;
     int per_point = 0;
-    for (int a = 0; a < E->naxes; a++) per_point |= !strncmp(sw->axes[a].key, "measure", 7);
+    for (int a = 0; a < E->naxes; a++)
+        per_point |= !strncmp(sw->axes[a].key, "measure", 7) || !strncmp(sw->axes[a].key, "cluster", 7);
     long np = per_point ? E->npoints : 1;
     const char **sets = malloc(((size_t)cfg->nsets + (size_t)E->naxes + 1) * sizeof *sets);
     char **own = calloc((size_t)E->naxes + 1, sizeof *own);
@@ -695,6 +701,12 @@ static int csv_columns(emitter_t *E)
                 rc = add_col(E, sw_->name, dist);
             }
             if (cfg->summary == 0 && (runner_is_serving(&s) || cfg->goodput)) E->serve_cols = 1;
+            for (int i = 0; s.cluster.enabled && i < s.cluster.n_pools; i++) {
+                int k = 0;
+                while (k < E->npools && strcmp(E->pools[k], s.cluster.pools[i].name)) k++;
+                if (k == E->npools && k < (int)(sizeof E->pools / sizeof E->pools[0]))
+                    snprintf(E->pools[E->npools++], SCN_ID_MAX, "%s", s.cluster.pools[i].name);
+            }
             scn_free(&s);
         }
     for (int a = 0; own && a < E->naxes; a++) free(own[a]);
@@ -753,8 +765,11 @@ static char *csv_text(const emitter_t *E, long j, const run_result_t *r, int hea
         }
         fputc(',', m);
     }
+    const char *pools[sizeof E->pools / sizeof E->pools[0]];
+    for (int i = 0; i < E->npools; i++) pools[i] = E->pools[i];
     report_cols_t c = { .serve = E->serve_cols, .goodput = E->serve_cols && E->cfg->goodput,
-                        .wins = (const char *const *)E->cols, .nwins = E->ncols, .dist = E->coldist };
+                        .wins = (const char *const *)E->cols, .nwins = E->ncols, .dist = E->coldist,
+                        .pools = pools, .npools = E->npools };
     if (header) report_csv_header_ex(m, &c);
     else report_csv_row_ex(m, r, &c);
     if (fclose(m) != 0) {
@@ -855,6 +870,7 @@ static void emit(emitter_t *E, long j, job_out_t *o)
     }
     copy_back(E, j, &o->steps, cfg->steps, "steps");
     copy_back(E, j, &o->requests, cfg->requests, "requests");
+    copy_back(E, j, &o->replicas, cfg->replicas, "replicas");
     free(o->res);
     o->res = NULL;
 }
@@ -910,6 +926,7 @@ int sweep_run(const sweep_cfg_t *cfg)
         const char *pre = E.naxes ? "run,point," : "run,";
         if (cfg->steps) report_steps_header(cfg->steps, pre);
         if (cfg->requests) report_requests_header(cfg->requests, pre);
+        if (cfg->replicas) report_replicas_header(cfg->replicas, pre);
     }
     if (cfg->json) fputc('[', cfg->json);
     pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs, .em = &E };
@@ -944,6 +961,9 @@ int sweep_run(const sweep_cfg_t *cfg)
     werr |= cfg->steps != cfg->table && cfg->steps != cfg->csv ? out_check(cfg->steps, cfg->err, "the steps CSV") : 0;
     werr |= cfg->requests != cfg->table && cfg->requests != cfg->csv && cfg->requests != cfg->steps
                 ? out_check(cfg->requests, cfg->err, "the requests CSV") : 0;
+    werr |= cfg->replicas && cfg->replicas != cfg->table && cfg->replicas != cfg->csv && cfg->replicas != cfg->steps
+                    && cfg->replicas != cfg->requests
+                ? out_check(cfg->replicas, cfg->err, "the replicas CSV") : 0;
     werr |= cfg->json && cfg->json != cfg->table && cfg->json != cfg->csv && cfg->json != cfg->steps
                     && cfg->json != cfg->requests
                 ? out_check(cfg->json, cfg->err, "the JSON") : 0;

@@ -8,8 +8,9 @@
  * The CSV of a sweep is runner's CSV with a leading `point` column (global index) and one
  * column per swept key, named by its key path.  Its window columns are the union of every
  * run's windows, known before the first run (from the scenarios as loaded), so several
- * runs write one header and rows of its width, empty where a run lacks a window.  The
- * steps and requests CSVs of several runs have one header and lead with `run` (the job
+ * runs write one header and rows of its width, empty where a run lacks a window; likewise
+ * the cluster pools' columns after them.  The
+ * steps, requests and replicas CSVs of several runs have one header and lead with `run` (the job
  * index, 0-based, in output order) and, in a sweep, `point`.  CSV is RFC 4180: a field holding a comma,
  * a quote or a line break is quoted on write (sweep_csv_field) and unquoted on read.
  * Every output stream is flushed and checked at the end: a write error is a failure
@@ -71,6 +72,7 @@ typedef struct sweep_cfg {
     FILE *csv;                    /* NULL: no CSV */
     FILE *steps;                  /* NULL: no steps CSV */
     FILE *requests;               /* NULL: no requests CSV (one row per request) */
+    FILE *replicas;               /* NULL: no replicas CSV (one row per replica) */
     FILE *json;                   /* NULL: no JSON (report_json.h: an array, one object per run) */
     FILE *err;                    /* error lines (stderr) */
     FILE *best;                   /* where the objective's answer goes */

@@ -24,7 +24,7 @@ static const char *const lat_sets[] = {
 };
 #define NLAT ((int)(sizeof lat_sets / sizeof lat_sets[0]))
 
-enum { C_ID, C_ARR, C_ADM, C_FIRST, C_FIN, C_PROMPT, C_CACHED, C_OUT, C_EMIT, C_PREEMPT, C_TTFT, C_TPOT, NCOL };
+enum { C_ID, C_ARR, C_ADM, C_FIRST, C_FIN, C_PROMPT, C_CACHED, C_OUT, C_EMIT, C_PREEMPT, C_TTFT, C_TPOT, C_REP, C_PREP, C_XFER, NCOL };
 
 typedef struct {
     int n;
@@ -46,7 +46,7 @@ static void read_rows(FILE *f, rows_t *R)
     rewind(f);
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
     ck_assert_str_eq(line, "id,arrival_s,admitted_s,first_token_s,finished_s,prompt_tokens,cached_tokens,"
-                           "output_tokens,emitted_tokens,preemptions,ttft_s,tpot_s\n");
+                           "output_tokens,emitted_tokens,preemptions,ttft_s,tpot_s,replica,prefill_replica,kv_transfer_s\n");
     R->n = 0;
     while (fgets(line, sizeof line, f)) {
         ck_assert_int_lt(R->n, NREQ + 8);
@@ -130,6 +130,8 @@ START_TEST(requests_rows_and_fields)
         CLOSE(v[C_TTFT], v[C_FIRST] - v[C_ARR]);
         if (v[C_OUT] > 1) CLOSE(v[C_TPOT], (v[C_FIN] - v[C_FIRST]) / (v[C_OUT] - 1));
         else ck_assert(isnan(v[C_TPOT]));
+        ck_assert(v[C_REP] == 0);                  /* one replica, no disaggregation */
+        ck_assert(isnan(v[C_PREP]) && isnan(v[C_XFER]));
     }
     free(R);
     free(r);

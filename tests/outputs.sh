@@ -60,6 +60,18 @@ check "sweep requests: rectangular" rectangular "$tmp/req.csv"
 "$bin" run scenarios/default.yaml --requests "$tmp/one.csv" --quiet
 check "one run: requests without run column" test "$(head -c 3 "$tmp/one.csv")" = "id,"
 
+# -- --replicas of a sweep over cluster keys: one header, run and point columns, a row per replica;
+#    the run CSV's pool columns after the windows
+"$bin" run scenarios/lib/h200-llama8b-poisson.yaml --set workload.poisson.count=200 --no-summary \
+    --sweep cluster.pools.main.count=1,3 --replicas "$tmp/rep.csv" --csv "$tmp/cl.csv" --quiet -j 2
+check "sweep replicas: one header, run and point first" test "$(grep -c 'replica,pool,tp,' "$tmp/rep.csv")" = 1 -a \
+    "$(head -c 18 "$tmp/rep.csv")" = "run,point,replica,"
+check "sweep replicas: 1 + 3 rows" test "$(sed 1d "$tmp/rep.csv" | cut -d, -f1 | tr '\n' ' ')" = "0 1 1 1 "
+check "sweep replicas: rectangular" rectangular "$tmp/rep.csv"
+check "cluster CSV: pool columns last" sh -c "head -1 '$tmp/cl.csv' | grep -q ',pool_main_replicas,.*,pool_main_busy\$'"
+check "cluster CSV: rectangular" rectangular "$tmp/cl.csv"
+check "cluster CSV: best reads a pool column" sh -c "'$bin' best '$tmp/cl.csv' --objective min:pool_main_busy | grep -q 'best point 1 '"
+
 # -- a name with a comma, a newline and a tab: quoted in the CSV (still rectangular, best
 #    reads it back), one line in the table
 "$bin" run scenarios/default.yaml --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=0,4 --set 'name="a,b\nc\td"' \
@@ -85,7 +97,7 @@ check "run: a text column as the objective refused" one_line_2 "$tmp/err" "$bin"
     --objective max:scenario
 check "best: no value at all is not 'no point satisfies the constraints'" sh -c \
     "printf 'scenario,file,steps\nx,f.yaml,\n' > '$tmp/nov.csv'; '$bin' best '$tmp/nov.csv' --objective max:steps | grep -q 'no point has a value of steps'"
-for o in --csv --steps --json --trace; do
+for o in --csv --steps --json --trace --replicas; do
     check "run: --requests F $o F refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml --quiet \
         --requests "$tmp/same.csv" $o "$tmp/same.csv"
 done
