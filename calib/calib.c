@@ -184,8 +184,9 @@ static double estimate(const calib_job_t *j, const model_t *m, const model_rank_
         t = (double)j->tokens * (m->hidden * 12.0 + m->intermediate / (double)r->tp * 6.0) / bw;
         break;
     case CK_VARLEN: {
-        double keys = (double)j->rows * (double)j->seq_len + (double)j->chunks * j->q * ((double)j->prefix + j->q / 2.0);
-        double kv = ((double)j->rows * (double)j->seq_len + (double)j->chunks * (j->prefix + j->q)) * r->kv_heads * D * 4;
+        double dkeys = (double)j->rows * (j->ctx_min > 0 ? (j->ctx_min + (double)j->seq_len) / 2 : (double)j->seq_len);
+        double keys = dkeys + (double)j->chunks * j->q * ((double)j->prefix + j->q / 2.0);
+        double kv = (dkeys + (double)j->chunks * (j->prefix + j->q)) * r->kv_heads * D * 4;
         t = fmax(4.0 * r->q_heads * D * keys / (flops / 2), kv / bw);
         break;
     }
@@ -255,8 +256,9 @@ static void prefill_series(jobvec_t *jv, calib_kernel_t k, int fp8, const int *q
         }
 }
 
-/* varlen: nd decode rows at ctx plus nc chunks of q new tokens after prefix */
-static void add_varlen(jobvec_t *jv, int nd, long ctx, int nc, int q, long prefix, int page)
+/* varlen: nd decode rows at ctx (ctx_min > 0: spread from ctx_min to ctx) plus nc chunks of q new
+ * tokens after prefix */
+static void add_varlen_spread(jobvec_t *jv, int nd, long ctx_min, long ctx, int nc, int q, long prefix, int page)
 {
     calib_job_t *j = jv_push(jv);
     if (!j)
@@ -275,6 +277,13 @@ static void add_varlen(jobvec_t *jv, int nd, long ctx, int nc, int q, long prefi
     j->x[VARLEN_COL_CHUNK_Q] = j->q;
     j->x[VARLEN_COL_CHUNK_PREFIX] = (double)j->prefix;
     j->x[VARLEN_COL_PAGE] = page;
+    j->ctx_min = nd > 1 && ctx_min > 0 && ctx_min < ctx ? ctx_min : 0;
+    j->x[VARLEN_COL_CTX_MIN] = (double)j->ctx_min;
+}
+
+static void add_varlen(jobvec_t *jv, int nd, long ctx, int nc, int q, long prefix, int page)
+{
+    add_varlen_spread(jv, nd, 0, ctx, nc, q, prefix, page);
 }
 
 static void add_moe(jobvec_t *jv, const char *what, long tokens, int experts, int topk, long n, long k, double skew)
@@ -301,7 +310,8 @@ static void add_moe(jobvec_t *jv, const char *what, long tokens, int experts, in
 
 /* The varlen kernel's grid (with --varlen): n decode rows x context pairs (at most 2M KV
  * tokens a batch) x one chunk of 0 / 512 / 2048 fresh tokens, chunks alone, and a chunk after
- * a 16K prefix; page 16 (the upstream engine's block); wide batches.  53 points (smoke: 3). */
+ * a 16K prefix; page 16 (the upstream engine's block); wide batches; serving batches, their
+ * decode rows at contexts spread over 128-2K keys.  101 points (smoke: 4). */
 static void varlen_grid(jobvec_t *jv, int smoke)
 {
     static const struct { int n; long ctx; } dec[] = { { 8, 1024 },  { 8, 8192 },   { 8, 65536 },
@@ -313,6 +323,7 @@ static void varlen_grid(jobvec_t *jv, int smoke)
         add_varlen(jv, 32, 8192, 0, 0, 0, page);
         add_varlen(jv, 32, 8192, 1, 512, 0, page);
         add_varlen(jv, 0, 0, 1, 2048, 0, page);
+        add_varlen_spread(jv, 64, 128, 2048, 0, 0, 0, page);
         return;
     }
     for (size_t d = 0; d < sizeof dec / sizeof dec[0]; d++)
@@ -334,6 +345,19 @@ static void varlen_grid(jobvec_t *jv, int smoke)
     for (size_t d = 0; d < sizeof many_rows / sizeof many_rows[0]; d++)
         for (size_t c = 0; c < sizeof many / sizeof many[0]; c++)
             add_varlen(jv, many_rows[d], many_rows[d] ? 1024 : 0, many[c].nc, many[c].q, 0, page);
+    /* serving batches: a wide load's decode rows sit at a few hundred to a few thousand keys,
+     * every row at its own length (most not a multiple of a 64-key tile, the last tile part
+     * full), where the points above hold every row at one context of 1K or more: 32-256 rows
+     * spread evenly over 128-512, 128-2048 and 512-2048 keys, alone, beside one 512-token
+     * chunk, beside 16 prompts' chunks of 256 and beside 4 of 1024 (a budget's worth of short
+     * prompts).  48 points. */
+    static const struct { long lo, hi; } spread[] = { { 128, 512 }, { 128, 2048 }, { 512, 2048 } };
+    static const int spread_rows[] = { 32, 64, 128, 256 };
+    static const struct { int nc, q; } beside[] = { { 0, 0 }, { 1, 512 }, { 16, 256 }, { 4, 1024 } };
+    for (size_t s = 0; s < sizeof spread / sizeof spread[0]; s++)
+        for (size_t d = 0; d < sizeof spread_rows / sizeof spread_rows[0]; d++)
+            for (size_t c = 0; c < sizeof beside / sizeof beside[0]; c++)
+                add_varlen_spread(jv, spread_rows[d], spread[s].lo, spread[s].hi, beside[c].nc, beside[c].q, 0, page);
 }
 
 /* The MoE expert GEMMs' grid (with --moe E,TOPK,WIDTH): the up projection (gate and up fused,
@@ -679,8 +703,12 @@ static void job_label(const calib_job_t *j, char *buf, size_t n)
         snprintf(buf, n, "%s tokens=%ld", law, j->tokens);
         break;
     case CK_VARLEN:
-        snprintf(buf, n, "%s decode=%d@%ld chunks=%d q=%d prefix=%ld page=%d", law, j->rows, j->seq_len, j->chunks,
-                 j->q, j->prefix, j->page);
+        if (j->ctx_min > 0)
+            snprintf(buf, n, "%s decode=%d@%ld-%ld chunks=%d q=%d prefix=%ld page=%d", law, j->rows, j->ctx_min,
+                     j->seq_len, j->chunks, j->q, j->prefix, j->page);
+        else
+            snprintf(buf, n, "%s decode=%d@%ld chunks=%d q=%d prefix=%ld page=%d", law, j->rows, j->seq_len,
+                     j->chunks, j->q, j->prefix, j->page);
         break;
     case CK_GEMM_MOE:
         snprintf(buf, n, "%s %s tokens=%ld E=%d top%d n=%ld k=%ld skew=%g", law, j->what, j->tokens, j->experts,
@@ -1202,7 +1230,8 @@ int calib_refit(profile_t *p, const model_t *m, char err[256])
 static int merge_kind(const prof_law_t *lb)
 {
     const law_form_t *f = law_find(lb->name);
-    if (f && f->shape_facts && f->family != LF_GEMM && law_has_facts(f, lb->ncols)) return 1;
+    if (f && f->shape_facts && f->family != LF_GEMM && f->family != LF_VARLEN && law_has_facts(f, lb->ncols))
+        return 1;
     if (f && f->family == LF_GEMM && lb->ncols > GEMM_COL_WB) return 2;
     return 0;
 }

@@ -51,10 +51,11 @@ typedef struct calib_job {
     long tokens;                  /* gdn, elementwise */
     int seqs;                     /* gdn: tokens are split as seqs-1 one-token rows + one long row */
     double est_s;                 /* a rough a-priori time, used only to order the grid */
-    /* varlen: rows decode rows of q = 1 at seq_len, plus chunks rows of q new tokens after
-     * prefix tokens of context; page as above */
+    /* varlen: rows decode rows of q = 1 at seq_len (ctx_min > 0: at contexts spread from ctx_min
+     * to seq_len, law_varlen_row_ctx), plus chunks rows of q new tokens after prefix tokens of
+     * context; page as above */
     int chunks;
-    long prefix;
+    long prefix, ctx_min;
     /* moe: tokens x topk assignments over experts (law_moe_counts with skew), each expert's
      * C[m_e, n] = A[m_e, k] W_e[n, k]^T (n, k as gemm) */
     int experts, topk;

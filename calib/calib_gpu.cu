@@ -811,7 +811,7 @@ static int prepare_varlen(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
     long need = 0;
     for (int i = 0; i < rows; i++) {
         ql[i] = i < j->rows ? 1 : j->q;
-        sl[i] = i < j->rows ? (int)j->seq_len : (int)(j->prefix + j->q);
+        sl[i] = i < j->rows ? (int)law_varlen_row_ctx(j->rows, j->ctx_min, j->seq_len, i) : (int)(j->prefix + j->q);
         need += (sl[i] + j->page - 1) / j->page;
     }
     long extra = pool_extra_blocks((size_t)j->page * g->r.kv_heads * D * 2 * 2);

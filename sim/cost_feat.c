@@ -556,19 +556,33 @@ static void varlen_features(int head_dim, int group, int kv_heads, const varlen_
     free(sm), free(cnt), free(load), free(id);
 }
 
-/* a point: decode_rows rows of q = 1 at ctx, chunks rows of chunk_q after chunk_prefix */
-static int varlen_point_features(const law_form_t *f, const double *row, const model_t *m, const model_rank_t *r,
-                                 const cost_hw_t *hw, double *feat)
+/* a point: decode_rows rows of q = 1 at ctx (a row of ncols > 7 columns with ctx_min > 0: at
+ * contexts spread from ctx_min to ctx, law_varlen_row_ctx), chunks rows of chunk_q after
+ * chunk_prefix */
+static int varlen_point_features(const law_form_t *f, const double *row, int ncols, const model_t *m,
+                                 const model_rank_t *r, const cost_hw_t *hw, double *feat)
 {
     long nd = (long)row[VARLEN_COL_DECODE_ROWS], ctx = (long)row[VARLEN_COL_CTX];
     long nc = (long)row[VARLEN_COL_CHUNKS], cq = (long)row[VARLEN_COL_CHUNK_Q];
     long cp = (long)row[VARLEN_COL_CHUNK_PREFIX];
-    if (nd < 0 || nc < 0 || nd + nc < 1 || (nd > 0 && ctx < 1) || (nc > 0 && (cq < 1 || cp < 0)) ||
-        !m || !r || r->kv_heads < 1 || r->q_heads % r->kv_heads)
+    long lo = ncols > VARLEN_COL_CTX_MIN + 1 ? (long)row[VARLEN_COL_CTX_MIN] : 0;
+    if (nd < 0 || nc < 0 || nd + nc < 1 || (nd > 0 && ctx < 1) || (nc > 0 && (cq < 1 || cp < 0)) || lo < 0 ||
+        lo > ctx || nd > PROF_MAX_ROWS || !m || !r || r->kv_heads < 1 || r->q_heads % r->kv_heads)
         return -1;
-    varlen_rows_t rows[2] = { { 1, ctx, nd }, { cq, cp + cq, nc } };
-    varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, 2, f->ctas_per_sm,
+    if (lo <= 0 || lo >= ctx || nd <= 1) {     /* every decode row at ctx: two groups */
+        varlen_rows_t rows[2] = { { 1, ctx, nd }, { cq, cp + cq, nc } };
+        varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, 2, f->ctas_per_sm,
+                        (int)row[VARLEN_COL_PAGE], hw, feat);
+        return 0;
+    }
+    varlen_rows_t *rows = malloc((size_t)(nd + 1) * sizeof *rows);
+    if (!rows) return -1;
+    for (long i = 0; i < nd; i++)
+        rows[i] = (varlen_rows_t){ 1, law_varlen_row_ctx(nd, lo, ctx, i), 1 };
+    rows[nd] = (varlen_rows_t){ cq, cp + cq, nc };
+    varlen_features(m->head_dim, r->q_heads / r->kv_heads, r->kv_heads, rows, (int)nd + 1, f->ctas_per_sm,
                     (int)row[VARLEN_COL_PAGE], hw, feat);
+    free(rows);
     return 0;
 }
 
@@ -668,7 +682,7 @@ int cost_point_features_n(const char *law, const double *row, int ncols, const m
     case LF_ELEMENTWISE: elem_features(row[0], r, hw, feat); return 0;   /* tokens */
     case LF_ALLREDUCE: feat[ALLREDUCE_BYTES] = row[0]; return 0;         /* bytes */
     case LF_STEP: feat[STEP_ROWS] = row[0]; return 0;                    /* rows */
-    case LF_VARLEN: return varlen_point_features(f, row, m, r, hw, feat);
+    case LF_VARLEN: return varlen_point_features(f, row, ncols, m, r, hw, feat);
     case LF_MOE: return moe_point_features(row, hw, feat);
     default: return -1;
     }

@@ -1089,9 +1089,12 @@ static int point_traffic(const pm_t *pm, const prof_law_t *l, const law_form_t *
     }
     case LF_VARLEN: {
         double dr = row[VARLEN_COL_DECODE_ROWS], ctx = row[VARLEN_COL_CTX], ch = row[VARLEN_COL_CHUNKS],
-               cq = row[VARLEN_COL_CHUNK_Q], cp = row[VARLEN_COL_CHUNK_PREFIX];
-        *fl = dr * 4.0 * qh * ctx * D + ch * 4.0 * qh * cq * (cp + cq / 2) * D;
-        *by = (dr * ctx + ch * (cp + cq)) * 2.0 * kvh * D * 2;
+               cq = row[VARLEN_COL_CHUNK_Q], cp = row[VARLEN_COL_CHUNK_PREFIX], keys = 0;
+        long lo = l->ncols > VARLEN_COL_CTX_MIN + 1 ? (long)row[VARLEN_COL_CTX_MIN] : 0;
+        for (long i = 0; i < (long)dr; i++)      /* the decode rows' keys (spread from ctx_min: law.h) */
+            keys += (double)law_varlen_row_ctx((long)dr, lo, (long)ctx, i);
+        *fl = keys * 4.0 * qh * D + ch * 4.0 * qh * cq * (cp + cq / 2) * D;
+        *by = (keys + ch * (cp + cq)) * 2.0 * kvh * D * 2;
         return 1;
     }
     case LF_GEMM: {
@@ -1178,7 +1181,7 @@ static void env_free(pm_t *pm)
 static int law_keys_attn_shape(const prof_law_t *l)
 {
     const law_form_t *f = law_find(l->name);
-    return f && f->shape_facts && f->family != LF_GEMM && law_has_facts(f, l->ncols);
+    return f && f->shape_facts && f->family != LF_GEMM && f->family != LF_VARLEN && law_has_facts(f, l->ncols);
 }
 
 /* Why the run's attention shape is outside the envelope: its shape, and every shape the

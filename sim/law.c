@@ -63,9 +63,11 @@ static const law_form_t forms[LAW__N] = {
       NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
     { LAW_STEP, "step", LF_STEP, 2, { "rows", "t_s" }, 1, -1, STEP__N, step_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
     /* varlen: BM from head_dim (law.h), BN 64; 2 CTAs an SM on sm_90 (127 registers x 256 threads) */
-    { LAW_VARLEN_FP16, "attn.varlen.fp16", LF_VARLEN, 7,
-      { "decode_rows", "ctx", "chunks", "chunk_q", "chunk_prefix", "page", "t_s" }, 6, -1, VARLEN__N, varlen_feats,
-      NO_ROOF, NO_KNEE, 0, LAW_VARLEN_BN, 2, 0, 0 },
+    /* ctx_min: the decode rows' contexts spread down to it; a part of the point's shape, optional
+     * in a file (a profile written before it has rows of six columns and t_s) */
+    { LAW_VARLEN_FP16, "attn.varlen.fp16", LF_VARLEN, 8,
+      { "decode_rows", "ctx", "chunks", "chunk_q", "chunk_prefix", "page", "ctx_min", "t_s" }, 6, -1, VARLEN__N,
+      varlen_feats, NO_ROOF, NO_KNEE, 0, LAW_VARLEN_BN, 2, 0, 1 },
     { LAW_GEMM_MOE, "gemm.moe.fp16", LF_MOE, 7, { "tokens", "experts", "topk", "n", "k", "skew", "t_s" }, 6, -1,
       MOE__N, moe_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
 };

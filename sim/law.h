@@ -132,8 +132,9 @@ enum step_feat {                       /* rows -> (an item also knows the rest) 
  * attn.varlen.fp16 (kernels/attn_varlen.cu): a CTA per (M-tile of a row, kv head), its BM query
  * rows the row's (token, q head of the GQA group) pairs (BM = 32 for head_dim 256, else 64),
  * walking keys 0 .. its last token's position in tiles of LAW_VARLEN_BN; the CTAs start longest
- * walk first.  A point is a mixed batch: decode_rows rows of q = 1 at ctx tokens, and chunks rows
- * of chunk_q new tokens after chunk_prefix tokens of context, KV pages of page tokens. */
+ * walk first.  A point is a mixed batch: decode_rows rows of q = 1 at ctx tokens (or spread from
+ * ctx_min to ctx: law_varlen_row_ctx), and chunks rows of chunk_q new tokens after chunk_prefix
+ * tokens of context, KV pages of page tokens. */
 #define LAW_VARLEN_BN 64
 enum varlen_feat {                     /* decode_rows, ctx, chunks, chunk_q, chunk_prefix, page -> */
     VARLEN_ONE = 0,
@@ -145,7 +146,20 @@ enum varlen_feat {                     /* decode_rows, ctx, chunks, chunk_q, chu
     VARLEN__N
 };
 enum varlen_col { VARLEN_COL_DECODE_ROWS = 0, VARLEN_COL_CTX, VARLEN_COL_CHUNKS, VARLEN_COL_CHUNK_Q,
-                  VARLEN_COL_CHUNK_PREFIX, VARLEN_COL_PAGE };
+                  VARLEN_COL_CHUNK_PREFIX, VARLEN_COL_PAGE,
+                  /* optional in a file (a row of the first six columns and t_s has none): the
+                   * decode rows' contexts spread evenly from ctx_min to ctx (law_varlen_row_ctx),
+                   * as a serving batch's rows differ; 0 = every row at ctx */
+                  VARLEN_COL_CTX_MIN };
+
+/* The context of decode row i (0 .. nd - 1) of a varlen point: ctx_min + (ctx - ctx_min) x i /
+ * (nd - 1), rounded down (row 0 at ctx_min, the last at ctx); ctx for every row where ctx_min
+ * is 0 (or not below ctx) or nd is 1.  calib's batch and the law's features both take it. */
+static inline long law_varlen_row_ctx(long nd, long ctx_min, long ctx, long i)
+{
+    if (ctx_min <= 0 || ctx_min >= ctx || nd <= 1) return ctx;
+    return ctx_min + (ctx - ctx_min) * i / (nd - 1);
+}
 
 /* gemm.moe.fp16: C_e[m_e, n] = A_e[m_e, k] W_e[n, k]^T for every expert e with m_e > 0, one
  * grouped launch; tokens x topk (token, expert) assignments spread over experts by
@@ -201,7 +215,8 @@ typedef struct law_form {
     int ctas_per_sm;                   /* attention: its kernel's CTAs an SM holds on sm_90 */
     int splits;                        /* prefill: the kernel may split its CTAs' walk in parts */
     int shape_facts;                   /* 1: the columns after nshape (attention: the heads and head
-                                          size) are part of a point's shape, its grid key */
+                                          size; varlen: ctx_min) are part of a point's shape, its
+                                          grid key */
 } law_form_t;
 
 /* The form of law id (id < LAW__N). */

@@ -212,10 +212,10 @@ static void col_range(const law_form_t *f, int c, int ncols, double *lo, double 
         }
         return;
     case LF_ALLREDUCE: *hi = PROF_MAX_DIM * PROF_MAX_DIM; return;
-    case LF_VARLEN:                      /* decode rows, context, chunks, chunk q, prefix: 0 = none */
+    case LF_VARLEN:                      /* decode rows, context, chunks, chunk q, prefix, ctx_min: 0 = none */
         *lo = c == VARLEN_COL_PAGE ? 1 : 0;
         *hi = c == VARLEN_COL_PAGE ? PROF_MAX_PAGE
-            : c == VARLEN_COL_CTX || c == VARLEN_COL_CHUNK_PREFIX ? PROF_MAX_SEQ_LEN
+            : c == VARLEN_COL_CTX || c == VARLEN_COL_CHUNK_PREFIX || c == VARLEN_COL_CTX_MIN ? PROF_MAX_SEQ_LEN
             : c == VARLEN_COL_CHUNK_Q ? PROF_MAX_Q : PROF_MAX_ROWS;
         return;
     case LF_MOE:
@@ -248,6 +248,9 @@ static int check_row(yd_err_t *e, const yd_node_t *row, const char *ip, const la
          f->family == LF_BRIDGE) && v[ATTN_COL_Q] > v[ATTN_COL_SEQ_LEN])
         return yd_fail(e, row->vals[ATTN_COL_Q], yd_path_idx(vp, ip, ATTN_COL_Q),
                        "q (%g) must not exceed seq_len (%g)", v[ATTN_COL_Q], v[ATTN_COL_SEQ_LEN]);
+    if (f->family == LF_VARLEN && ncols > VARLEN_COL_CTX_MIN + 1 && v[VARLEN_COL_CTX_MIN] > v[VARLEN_COL_CTX])
+        return yd_fail(e, row->vals[VARLEN_COL_CTX_MIN], yd_path_idx(vp, ip, VARLEN_COL_CTX_MIN),
+                       "ctx_min (%g) must not exceed ctx (%g)", v[VARLEN_COL_CTX_MIN], v[VARLEN_COL_CTX]);
     if (f->family == LF_GDN && v[GDN_COL_SEQS] > v[GDN_COL_TOKENS])
         return yd_fail(e, row->vals[GDN_COL_SEQS], yd_path_idx(vp, ip, GDN_COL_SEQS),
                        "seqs (%g) must not exceed tokens (%g)", v[GDN_COL_SEQS], v[GDN_COL_TOKENS]);

@@ -44,7 +44,8 @@ START_TEST(forms_are_well_formed)
     int attn = f->family == LF_PREFILL || f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ||
                f->family == LF_BRIDGE;
     ck_assert_int_eq(attn || f->family == LF_VARLEN, !strncmp(f->name, "attn.", 5));
-    if (f->family == LF_VARLEN) ck_assert(f->ctas_per_sm >= 1 && f->tile_n == LAW_VARLEN_BN && f->ncols == 7);
+    if (f->family == LF_VARLEN) ck_assert(f->ctas_per_sm >= 1 && f->tile_n == LAW_VARLEN_BN && f->ncols == 8 &&
+                                          f->nshape == 6 && f->shape_facts);
     if (attn) ck_assert(f->ctas_per_sm >= 1 && f->axis == ATTN_COL_SEQ_LEN && f->ncols == 8 && f->nshape == 4 && f->shape_facts);
     if (f->family == LF_PREFILL) ck_assert(f->tile_m > 0 && f->tile_n > 0);
 }
@@ -194,6 +195,50 @@ START_TEST(varlen_features_by_hand)
 }
 END_TEST
 
+/* A point whose decode rows spread from ctx_min to ctx (the eighth column): row i at ctx_min +
+ * (ctx - ctx_min) x i / (n - 1); its features are the step call's of the same rows, a row of
+ * seven columns (a profile written before the column) or a ctx_min of 0 keeps every row at ctx,
+ * and ctx_min above ctx is refused.  4 rows over 100..400: 100, 200, 300, 400 keys = 7, 13, 19,
+ * 25 pages of 16 = 1.75, 3.25, 4.75, 6.25 tiles, x 4 kv heads. */
+START_TEST(varlen_spread_rows)
+{
+    ck_assert_int_eq(law_varlen_row_ctx(4, 100, 400, 0), 100);
+    ck_assert_int_eq(law_varlen_row_ctx(4, 100, 400, 3), 400);
+    ck_assert_int_eq(law_varlen_row_ctx(3, 128, 2048, 1), 1088);
+    ck_assert_int_eq(law_varlen_row_ctx(5, 128, 131, 2), 129);   /* rounded down */
+    ck_assert_int_eq(law_varlen_row_ctx(4, 0, 400, 1), 400);
+    ck_assert_int_eq(law_varlen_row_ctx(1, 100, 400, 0), 400);
+    ck_assert_int_eq(law_varlen_row_ctx(4, 400, 400, 0), 400);
+    model_t m;
+    char err[1024];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &m, err) == 0, "%s", err);
+    m.head_dim = 256;
+    model_rank_t r;
+    ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+    r.q_heads = 24, r.kv_heads = 4, r.group = 6;
+    cost_hw_t hw = { .sms = 2, .flops = 700e12, .bw = 4e12 };
+    double row[8] = { 4, 400, 1, 8, 100, 16, 100, 0 }, feat[PROF_MAX_COEF], cf[PROF_MAX_COEF];
+    ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 8, &m, &r, &hw, feat), 0);
+    ck_assert_double_eq(feat[VARLEN_CTAS], (4 + 2) * 4);
+    ck_assert_double_eq(feat[VARLEN_TILES_TOTAL], (1.75 + 3.25 + 4.75 + 6.25 + 2 + 2) * 4);
+    ck_assert_double_eq(feat[VARLEN_TILES_MAX], 6.25);
+    kseg_t segs[5] = { { 0, 1, 100 }, { 1, 1, 200 }, { 2, 1, 300 }, { 3, 1, 400 }, { 4, 8, 108 } };
+    kcall_t call = { .nseg = 5, .segs = segs, .page = 16 };
+    ck_assert_int_eq(cost_attn_features("attn.varlen.fp16", &call, &m, &r, &hw, cf), 0);
+    for (int i = 0; i < PROF_MAX_COEF; i++) ck_assert_double_eq(cf[i], feat[i]);
+    /* seven columns, or ctx_min 0: every decode row at 400 (25 pages, 6.25 tiles) */
+    double at[8];
+    ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), 0);
+    ck_assert_double_eq(feat[VARLEN_TILES_TOTAL], (4 * 6.25 + 2 + 2) * 4);
+    memcpy(at, row, sizeof at);
+    at[VARLEN_COL_CTX_MIN] = 0;
+    ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", at, 8, &m, &r, &hw, cf), 0);
+    for (int i = 0; i < PROF_MAX_COEF; i++) ck_assert_double_eq(cf[i], feat[i]);
+    at[VARLEN_COL_CTX_MIN] = 401;
+    ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", at, 8, &m, &r, &hw, cf), -1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("law");
@@ -203,6 +248,7 @@ int main(void)
     tcase_add_loop_test(tc, features_stop_at_ncoef, 0, LAW__N);
     tcase_add_test(tc, moe_counts);
     tcase_add_test(tc, varlen_features_by_hand);
+    tcase_add_test(tc, varlen_spread_rows);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
