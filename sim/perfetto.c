@@ -13,6 +13,7 @@ enum { PH_NONE = 0, PH_PREFILL, PH_DECODE, PH_DONE };
 
 typedef struct rstate {           /* one request, by serial */
     int phase, seen;
+    int rep;                      /* the replica of its open phase and of its named track (seen) */
     long long start, last_end;    /* ns */
     long n, tokens;               /* chunks / decode steps, tokens of the open phase */
 } rstate_t;
@@ -54,31 +55,32 @@ static void us(FILE *f, long long t)
     fprintf(f, "%lld.%03lld", t / 1000, t % 1000);
 }
 
-/* Start an event: {"name":..,"ph":..,"pid":1,"tid":..  (the caller adds the rest and '}'). */
-static void ev_begin(perfetto_t *t, const char *name, const char *ph, long tid)
+/* Start an event of replica rep's process (pid 1 + rep): {"name":..,"ph":..,"pid":..,"tid":..
+ * (the caller adds the rest and '}'). */
+static void ev_begin(perfetto_t *t, const char *name, const char *ph, int rep, long tid)
 {
     fputs(t->nev++ ? ",\n" : "\n", t->f);
     fputs("{\"name\":", t->f);
     perfetto_json_str(t->f, name);
-    fprintf(t->f, ",\"ph\":\"%s\",\"pid\":1,\"tid\":%ld", ph, tid);
+    fprintf(t->f, ",\"ph\":\"%s\",\"pid\":%d,\"tid\":%ld", ph, 1 + rep, tid);
 }
 
-static void ev_span(perfetto_t *t, const char *name, const char *cat, long tid, long long t0, long long t1)
+static void ev_span(perfetto_t *t, const char *name, const char *cat, int rep, long tid, long long t0, long long t1)
 {
-    ev_begin(t, name, "X", tid);
+    ev_begin(t, name, "X", rep, tid);
     fprintf(t->f, ",\"cat\":\"%s\",\"ts\":", cat);
     us(t->f, t0);
     fputs(",\"dur\":", t->f);
     us(t->f, t1 > t0 ? t1 - t0 : 0);
 }
 
-static void meta(perfetto_t *t, const char *what, long tid, const char *name, long sort)
+static void meta(perfetto_t *t, const char *what, int rep, long tid, const char *name, long sort)
 {
-    ev_begin(t, what, "M", tid);
+    ev_begin(t, what, "M", rep, tid);
     fputs(",\"args\":{\"name\":", t->f);
     perfetto_json_str(t->f, name);
     fputs("}}", t->f);
-    ev_begin(t, !strcmp(what, "process_name") ? "process_sort_index" : "thread_sort_index", "M", tid);
+    ev_begin(t, !strcmp(what, "process_name") ? "process_sort_index" : "thread_sort_index", "M", rep, tid);
     fprintf(t->f, ",\"args\":{\"sort_index\":%ld}}", sort);
 }
 
@@ -97,27 +99,29 @@ static rstate_t *state(perfetto_t *t, long serial)
     return &t->rs[serial];
 }
 
-static void see(perfetto_t *t, const engine_t *e, int slot, rstate_t *s)
+/* The request's track in replica rep's process named (once per replica it runs on). */
+static void see(perfetto_t *t, const engine_t *e, int slot, rstate_t *s, int rep)
 {
-    if (s->seen) return;
+    if (s->seen && s->rep == rep) return;
     char nb[32];
     long serial = e->rp.r[slot].serial;
-    meta(t, "thread_name", 1 + serial, engine_req_name(e, slot, nb, sizeof nb), 1 + serial);
+    meta(t, "thread_name", rep, 1 + serial, engine_req_name(e, slot, nb, sizeof nb), 1 + serial);
     s->seen = 1;
+    s->rep = rep;
 }
 
 static void close_phase(perfetto_t *t, long serial, rstate_t *s)
 {
     if (s->phase != PH_PREFILL && s->phase != PH_DECODE) return;
     int pre = s->phase == PH_PREFILL;
-    ev_span(t, pre ? "prefill" : "decode", "request", 1 + serial, s->start, s->last_end);
+    ev_span(t, pre ? "prefill" : "decode", "request", s->rep, 1 + serial, s->start, s->last_end);
     fprintf(t->f, ",\"args\":{\"%s\":%ld,\"tokens\":%ld}}", pre ? "chunks" : "steps", s->n, s->tokens);
     s->phase = PH_NONE;
 }
 
-static void queued(perfetto_t *t, long serial, long long t0, long long t1, const char *why)
+static void queued(perfetto_t *t, int rep, long serial, long long t0, long long t1, const char *why)
 {
-    ev_span(t, "queued", "request", 1 + serial, t0, t1);
+    ev_span(t, "queued", "request", rep, 1 + serial, t0, t1);
     fprintf(t->f, ",\"args\":{\"reason\":\"%s\"}}", why);
 }
 
@@ -129,11 +133,8 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
     const cost_breakdown_t *c = &st->cost;
 
     const replica_t *rp = &e->rep[st->replica];
-    long tid = -(long)st->replica;   /* replica 0 is tid 0, "engine"; replica k tid -k */
-    char track[32];
-    if (st->replica) snprintf(track, sizeof track, "replica %d", st->replica);
-    else snprintf(track, sizeof track, "engine");
-    ev_span(t, tname[st->type], "step", tid, t0, t1);
+    int k = st->replica;
+    ev_span(t, tname[st->type], "step", k, 0, t0, t1);
     fprintf(t->f, ",\"args\":{\"step\":%ld,\"rows\":%d,\"tokens\":%ld,\"preempted\":%d,\"cost\":{", st->no,
             st->nrows, st->tokens, st->preempted);
     const char *cn[] = { "total_s", "attn_s", "linear_s", "gdn_s", "elementwise_s", "allreduce_s", "overhead_s", "mtp_s" };
@@ -154,7 +155,7 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
         fprintf(t->f, ",\"out\":%ld}", row->emitted);
     }
     fputs("]}}", t->f);
-    ev_begin(t, track, "C", 0);
+    ev_begin(t, "engine", "C", k, 0);
     fputs(",\"ts\":", t->f);
     us(t->f, t1);
     fprintf(t->f, ",\"args\":{\"kv_blocks\":%ld,\"running\":%d,\"waiting\":%d}}", rp->sc.used_blocks, rp->sc.nrun,
@@ -162,10 +163,7 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
     if (rp->sc.kv) {               /* the block pool: its blocks by state, hits and evictions so far */
         kvpool_stats_t ps;
         kvpool_get_stats(rp->sc.kv, &ps);
-        char pc[48];
-        if (st->replica) snprintf(pc, sizeof pc, "prefix cache %d", st->replica);
-        else snprintf(pc, sizeof pc, "prefix cache");
-        ev_begin(t, pc, "C", 0);
+        ev_begin(t, "prefix cache", "C", k, 0);
         fputs(",\"ts\":", t->f);
         us(t->f, t1);
         fprintf(t->f, ",\"args\":{\"attention_blocks\":%ld,\"gdn_state_blocks\":%ld,\"cached_free_blocks\":%ld,"
@@ -178,13 +176,17 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
         const req_t *r = &e->rp.r[row->req];
         rstate_t *s = state(t, r->serial);
         if (!s) continue;
-        see(t, e, row->req, s);
+        int moved = s->seen && s->rep != k;
+        if (moved) close_phase(t, r->serial, s);   /* its phase on the replica it left */
+        see(t, e, row->req, s, k);
         if (row->admitted) {
-            if (s->phase == PH_NONE && r->t_ev[EV_ARRIVAL] >= 0) {
-                queued(t, r->serial, ns(r->t_ev[EV_ARRIVAL]), t0, "arrival");
+            if (moved) {
+                queued(t, k, r->serial, s->last_end, t0, "handoff");
+            } else if (s->phase == PH_NONE && r->t_ev[EV_ARRIVAL] >= 0) {
+                queued(t, k, r->serial, ns(r->t_ev[EV_ARRIVAL]), t0, "arrival");
             } else if (s->phase == PH_PREFILL || s->phase == PH_DECODE) {
                 close_phase(t, r->serial, s);
-                queued(t, r->serial, s->last_end, t0, "preempted");
+                queued(t, k, r->serial, s->last_end, t0, "preempted");
             }
         }
         int want = row->prefill ? PH_PREFILL : PH_DECODE;
@@ -196,7 +198,7 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
         }
         if (row->prefill) {
             char rb[64];
-            ev_span(t, "chunk", "request", 1 + r->serial, t0, t1);
+            ev_span(t, "chunk", "request", k, 1 + r->serial, t0, t1);
             fprintf(t->f, ",\"args\":{\"step\":%ld,\"q\":%d,\"context\":%ld,\"route\":", st->no, row->q, row->seq_len);
             perfetto_json_str(t->f, report_row_route(st->plan, row->req, rb, sizeof rb));
             if (rp->sc.kv && row->admitted) fprintf(t->f, ",\"cached\":%ld", r->cache_hit);   /* the pool's hit */
@@ -222,16 +224,24 @@ static void on_end(void *ctx, const engine_t *e)
         rstate_t *s = state(t, r->serial);
         if (!s) continue;
         long long from = s->seen ? s->last_end : ns(r->t_ev[EV_ARRIVAL]);
-        see(t, e, i, s);
+        int rep = r->replica >= 0 ? r->replica : s->seen ? s->rep : 0;
+        int moved = s->seen && s->rep != rep;
         close_phase(t, r->serial, s);
-        if (r->state == RQ_WAITING && r->t_ev[EV_ARRIVAL] >= 0) queued(t, r->serial, from, end, "waiting at the end");
+        see(t, e, i, s, rep);
+        if (r->state == RQ_WAITING && r->t_ev[EV_ARRIVAL] >= 0)
+            queued(t, rep, r->serial, from, end, moved ? "handoff, waiting at the end" : "waiting at the end");
     }
-    meta(t, "process_name", 0, e->s->name, 0);
-    meta(t, "thread_name", 0, "engine", 0);
-    for (int k = 1; k < e->nrep; k++) {
-        char nb[32];
-        snprintf(nb, sizeof nb, "replica %d", k);
-        meta(t, "thread_name", -k, nb, -k);
+    if (e->nrep == 1) {
+        meta(t, "process_name", 0, 0, e->s->name, 0);
+        meta(t, "thread_name", 0, 0, "engine", 0);
+        return;
+    }
+    for (int k = 0; k < e->nrep; k++) {
+        char nb[SCN_ID_MAX + 160];
+        snprintf(nb, sizeof nb, "%.120s: replica %d (pool %s)", e->s->name, k,
+                 e->s->cluster.pools[e->rep[k].pool].name);
+        meta(t, "process_name", k, 0, nb, k);
+        meta(t, "thread_name", k, 0, "engine", 0);
     }
 }
 

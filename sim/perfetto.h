@@ -1,11 +1,13 @@
 /* perfetto: the simulated timeline of one run in Chrome Trace Event format (JSON), for
  * Perfetto (ui.perfetto.dev) and chrome://tracing.
  *
- * pid 1 is the run.  tid 0, "engine": one "X" slice per engine step (name = step type;
+ * pid 1 is the run (a cluster: pid 1+k is replica k, "NAME: replica k (pool P)", each with
+ * the tracks below for its own steps and the requests it ran; a request handed from one
+ * replica to another has its track in both).  tid 0, "engine": one "X" slice per engine step (name = step type;
  * args: step, rows, tokens, preempted, the cost breakdown, and per row the request, phase,
  * q, context, route and tokens emitted), plus "C" counters (KV blocks, running, waiting).
- * tid 1+serial, one per request, named by its id: "queued" (arrival or preemption to
- * admission), "prefill" (first chunk start to last chunk end) with one nested "chunk"
+ * tid 1+serial, one per request, named by its id: "queued" (arrival, preemption or a
+ * hand-off to another replica to admission), "prefill" (first chunk start to last chunk end) with one nested "chunk"
  * slice per scheduled chunk, and "decode" (first decode step start to last step end).
  * Times are integer nanoseconds printed as microseconds with 3 decimals, so a child slice
  * always nests exactly inside its parent.  Events stream to the file as the run goes;

@@ -47,6 +47,39 @@ if pre:
 sys.exit(1 if bad else 0)
 PY
 done
+# a cluster of two replicas: valid JSON, a process per replica, each with its steps (as many as
+# the replicas CSV counts) and the tracks of the requests it ran (the requests CSV's replica)
+$PACESIM run scenarios/lib/h200-llama8b-poisson.yaml --set workload.poisson.count=80 --set cluster.pools.main.count=2 \
+  --set engine.prefix_cache_model=pool --no-summary --trace "$tmp/cl.json" --replicas "$tmp/cl-rep.csv" \
+  --requests "$tmp/cl-req.csv" --quiet || { echo "  FAIL cluster run exit $?"; fail=1; }
+python3 -m json.tool "$tmp/cl.json" > /dev/null || { echo "  FAIL cluster: invalid JSON"; fail=1; }
+python3 - "$tmp/cl.json" "$tmp/cl-rep.csv" "$tmp/cl-req.csv" <<'PY' || fail=1
+import csv, json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+reps = list(csv.DictReader(open(sys.argv[2])))
+reqs = list(csv.DictReader(open(sys.argv[3])))
+bad = []
+def check(cond, what):
+    print(("  ok   " if cond else "  FAIL ") + "cluster: " + what)
+    if not cond: bad.append(what)
+procs = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+check(sorted(procs) == [1, 2] and procs[2].endswith("replica 1 (pool main)"), "two processes, one per replica: %s" % procs)
+for k, r in enumerate(reps):
+    steps = [e for e in ev if e["ph"] == "X" and e["pid"] == 1 + k and e["tid"] == 0]
+    check(len(steps) == int(r["steps"]) > 0, "replica %d: %d step slices == steps %s" % (k, len(steps), r["steps"]))
+    check(sum(e["ph"] == "C" and e["pid"] == 1 + k and e["name"] == "engine" for e in ev) == len(steps),
+          "replica %d: one counter per step" % k)
+    check(sum(e["ph"] == "C" and e["pid"] == 1 + k and e["name"] == "prefix cache" for e in ev) == len(steps),
+          "replica %d: one block pool counter per step" % k)
+named = {(e["pid"], e["args"]["name"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name" and e["tid"] > 0}
+check(len(named) == len(reqs) and all((1 + int(q["replica"]), q["id"]) in named for q in reqs),
+      "every request's track in its replica's process")
+tids = {e["pid"]: set() for e in ev}
+for e in ev:
+    if e["ph"] == "X" and e["tid"] > 0: tids[e["pid"]].add(e["tid"])
+check(all(tids.get(p) for p in (1, 2)), "request slices in both processes")
+sys.exit(1 if bad else 0)
+PY
 # a trace of a failing run is still valid JSON
 $PACESIM run $S --set stop.max_time_s=5 --trace "$tmp/short.json" --quiet >/dev/null 2>&1
 python3 -m json.tool "$tmp/short.json" > /dev/null && echo "  ok   trace of a run stopped early is valid JSON" \
