@@ -7,6 +7,9 @@
 #             end to end over the finished requests, p50/p90/p99 marked (plots/latency.gp)
 #   tradeoff  the pacing trade-off from a PACE_STEPS sweep's CSV: A's decode rate against B's
 #             prefill time, one point per PACE_STEPS (plots/tradeoff1.gp; a CSV of one file)
+#   replicas  p99 TTFT against the rate per replica, a panel per router, a curve per number of
+#             replicas, from the data CSV `pacesim plot replicas` writes (sim/plot_replicas.c
+#             simulates them; plots/replicas.gp)
 # OUT's extension picks PNG or SVG (default plots/out/KIND-<csv name>.png).  A CSV without the
 # columns a kind needs: "CSV:1:1: plot KIND: ..." and exit 2; no gnuplot: exit 1.
 set -u
@@ -31,8 +34,8 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-case $kind in rate|cdf|tradeoff) ;; replicas) die "pacesim plot replicas: per-replica load needs the per-replica CSV columns, which this version does not write" ;;
-    *) die "pacesim plot: unknown kind \"$kind\" (rate, cdf, tradeoff)" ;; esac
+case $kind in rate|cdf|tradeoff|replicas) ;;
+    *) die "pacesim plot: unknown kind \"$kind\" (rate, cdf, tradeoff, replicas)" ;; esac
 [ -f "$csv" ] && [ -r "$csv" ] || die "$csv: cannot read (not a readable regular file)"
 [ -n "$out" ] || { mkdir -p plots/out; out=plots/out/$kind-$(basename "$csv" .csv).png; }
 case $out in *.png) fmt=png ;; *.svg) fmt=svg ;; *) die "pacesim plot: -o $out: the name must end in .png or .svg" ;; esac
@@ -62,6 +65,36 @@ tradeoff)
         || die "$csv:1:1: plot tradeoff: the CSV holds several scenario files; plot each alone (plots/tradeoff.gp draws several)"
     cp "$csv" "$tmp/t.csv"
     gp -e "csv='$tmp/t.csv'; out='$(q "$out")'; fmt='$fmt'" "$here/tradeoff1.gp" || exit 1 ;;
+replicas)
+    what="pacesim plot replicas --data"
+    need router replicas rate_per_replica p99_ttft_s
+    # blocks (router r, replicas k) of rows "x y", one replica's rows (router empty) in every router's
+    awk -F, -v dat="$tmp/rep.dat" -v meta="$tmp/meta" '
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        NF {
+            r = $c["router"]; n = $c["replicas"] + 0
+            if (r != "" && !(r in ri)) { ri[r] = ++nr; rn[nr] = r }
+            if (!(n in seen)) { seen[n] = 1; ns[++nn] = n }
+            y = $c["p99_ttft_s"] == "" ? "?" : $c["p99_ttft_s"]
+            rows[r SUBSEP n] = rows[r SUBSEP n] $c["rate_per_replica"] " " y "\n"
+        }
+        END {
+            for (i = 2; i <= nn; i++) for (j = i; j > 1 && ns[j - 1] > ns[j]; j--) { t = ns[j]; ns[j] = ns[j - 1]; ns[j - 1] = t }
+            if (nr == 0) { ri["any"] = nr = 1; rn[1] = "any" }
+            for (i = 1; i <= nr; i++)
+                for (k = 1; k <= nn; k++) {
+                    b = rows[rn[i] SUBSEP ns[k]]
+                    if (ns[k] == 1 && b == "") b = rows["" SUBSEP 1]
+                    printf "%s\n\n", (b == "" ? "? ?\n" : b) > dat
+                }
+            for (i = 1; i <= nr; i++) printf "%s ", rn[i] > meta; printf "\n" > meta
+            for (k = 1; k <= nn; k++) printf "%s ", ns[k] > meta; printf "\n" > meta
+        }' "$csv"
+    if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } NF && ($c["replicas"] !~ /^[0-9]+$/ || $c["rate_per_replica"] !~ /^[0-9.eE+-]+$/) { bad = 1 } END { exit !bad }' "$csv"; then
+        die "$csv:1:1: plot replicas: columns replicas and rate_per_replica must be numeric in every row"
+    fi
+    gp -e "dat='$tmp/rep.dat'; routers='$(q "$(sed -n 1p "$tmp/meta")")'; ns='$(sed -n 2p "$tmp/meta")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'" \
+        "$here/replicas.gp" || exit 1 ;;
 rate)
     what="a sweep (pacesim run --sweep ... --csv)"
     if [ -z "$xcol" ]; then

@@ -12,6 +12,7 @@
  *   pacesim rescore FILE --measured STEPS.csv [--set ...]     a GPU replay re-priced, no GPU
  *   pacesim trace import FORMAT FILE [-o OUT]                  a public trace as a CSV trace
  *   pacesim plot rate|cdf|tradeoff CSV [-o OUT]               gnuplot (plots/plot.sh)
+ *   pacesim plot replicas [SCENARIO] [-o OUT]                  p99 TTFT by replicas and router, simulated
  *   pacesim replay FILE --gpu [...]                            bin/pacesim-gpu (the GPU build)
  *   pacesim --help | --version | COMMAND --help
  *
@@ -35,6 +36,7 @@
 #include "hfimport.h"
 #include "sweep.h"
 #include "perfetto.h"
+#include "plot_replicas.h"
 #include "trace_import.h"
 
 #ifndef PACESIM_VERSION
@@ -166,12 +168,19 @@ static const cmd_help_t helps[] = {
       "          Poisson at --rate R a second).  Arrivals start at 0 and are divided by\n"
       "          --speedup; --max-rows keeps the first N; --max-model-len L leaves out\n"
       "          requests of prompt + output > L.  A bad record: FILE:LINE:COL, exit 2\n" },
-    { "plot", "pacesim plot rate|cdf|tradeoff CSV [-o OUT.png|OUT.svg] [--x COL] [--y COL,...] [--logy] [--title T]\n",
+    { "plot", "pacesim plot rate|cdf|tradeoff CSV [-o OUT.png|OUT.svg] [--x COL] [--y COL,...] [--logy] [--title T]\n"
+      "       pacesim plot replicas [SCENARIO | DATA.csv] [-o OUT] [--rates LIST] [--replicas LIST] [--routers LIST]\n"
+      "                   [--set key.path=value]... [--data OUT.csv] [-j N] [--title T]\n",
       "plot      draw pacesim's CSVs with gnuplot (plots/plot.sh), PNG or SVG by -o's extension:\n"
       "          rate: latency against load from a sweep's CSV (x the first swept key or --x;\n"
       "          y the serving summary's p99 and median TTFT and TPOT, or --y); cdf: one run's\n"
       "          --requests CSV as latency CDFs; tradeoff: a PACE_STEPS sweep's trade-off.\n"
-      "          (Per-replica load is not drawn: this version writes no per-replica columns.)\n" },
+      "          replicas: p99 TTFT against the rate per replica, a panel per router, a curve\n"
+      "          per number of replicas, simulated: the scenario (default scenarios/cluster/\n"
+      "          h200-llama8b-chat.yaml) with its first pool at each of --replicas (1,2,4,8),\n"
+      "          each router it accepts (or --routers), workload.poisson.rate_per_s = rate x\n"
+      "          replicas for each of --rates per replica (4..14:2) and its count x replicas;\n"
+      "          --data keeps the runs' CSV (a DATA.csv given instead of a scenario is drawn)\n" },
     { "replay", "pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT]\n",
       "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"
       "          nvcc build; docs/validation.md, \"H200: GPU replays\")\n" },
@@ -768,6 +777,7 @@ static int cmd_plot(int argc, char **argv)
         setup_msg(stderr, "pacesim plot: plots/plot.sh not found beside the binary or here (run from the repository)");
         return 1;
     }
+    if (argc >= 1 && !strcmp(argv[0], "replicas")) return plot_replicas_main(argc - 1, argv + 1, path);
     char **av = calloc((size_t)argc + 2, sizeof *av);
     if (!av) {
         fprintf(stderr, "pacesim: out of memory\n");

@@ -37,7 +37,32 @@ refused "a requests CSV has no sweep: rate needs --x" 2 "req.csv:1:1: plot rate:
 refused "tradeoff of a serving sweep" 2 "plot tradeoff: no column a_tok_s" \
     "$bin" plot tradeoff "$tmp/sweep.csv"
 refused "an unknown kind" 2 "unknown kind \"bars\"" "$bin" plot bars "$tmp/sweep.csv"
-refused "per-replica load: not drawn, and said why" 2 "per-replica CSV columns" "$bin" plot replicas "$tmp/sweep.csv"
+refused "replicas: a scenario without a Poisson rate" 2 "no workload.poisson" "$bin" plot replicas scenarios/default.yaml
+refused "replicas: --replicas 0" 2 "not an integer in [1, 4096]" "$bin" plot replicas --replicas 0,2
+refused "replicas: a router the scenario refuses" 2 "session" "$bin" plot replicas scenarios/lib/h200-llama8b-poisson.yaml \
+    --routers session
+refused "replicas: a data CSV without its columns" 2 "plot replicas: no column router" "$bin" plot replicas "$tmp/sweep.csv"
+
+# replicas: the data are the simulations' (a run of the same point gives the same p99 TTFT), the
+# same for every -j; drawn where gnuplot is (exit 1 without it, the data written first)
+chat=scenarios/cluster/h200-llama8b-chat.yaml
+rargs=(--set workload.poisson.count=40 --rates 6,12 --replicas 1,2 --routers round_robin,least_outstanding)
+"$bin" plot replicas "$chat" "${rargs[@]}" --data "$tmp/rep1.csv" -j 1 -o "$tmp/rep.svg" > /dev/null 2>&1
+"$bin" plot replicas "$chat" "${rargs[@]}" --data "$tmp/rep2.csv" -j 2 -o "$tmp/rep2.svg" > /dev/null 2>&1
+check "replicas: data header" test "$(head -1 "$tmp/rep1.csv")" = \
+    "router,replicas,rate_per_replica,rate_per_s,completed,duration_s,request_throughput,p99_ttft_s,median_ttft_s,p99_tpot_s,prefix_hit,busy"
+check "replicas: one replica once per rate, then 2 routers x 2 rates" test \
+    "$(sed 1d "$tmp/rep1.csv" | cut -d, -f1-4 | tr '\n' ' ')" = ",1,6,6 ,1,12,12 round_robin,2,6,12 round_robin,2,12,24 least_outstanding,2,6,12 least_outstanding,2,12,24 "
+check "replicas: the data the same for -j 1 and -j 2" cmp -s "$tmp/rep1.csv" "$tmp/rep2.csv"
+refused "replicas: no gnuplot: exit 1, how to install it" 1 "make setup-plots" env GNUPLOT=/nonexistent/gnuplot \
+    "$bin" plot replicas "$chat" "${rargs[@]}" --data "$tmp/rep4.csv" -o "$tmp/x.png"
+check "replicas: no gnuplot: the data written all the same" cmp -s "$tmp/rep1.csv" "$tmp/rep4.csv"
+"$bin" run "$chat" --set workload.poisson.count=80 --set cluster.pools.main.count=2 --set cluster.router=least_outstanding \
+    --set workload.poisson.rate_per_s=24 --summary --csv "$tmp/one.csv" --quiet
+p99=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "p99_ttft_ms") c = i; next } { print $c / 1000 }' "$tmp/one.csv")
+got=$(awk -F, '$1 == "least_outstanding" && $3 == 12 { print $8 + 0 }' "$tmp/rep1.csv")
+check "replicas: a point's p99 TTFT is its run's ($got, run: $p99)" \
+    awk -v a="$got" -v b="$p99" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * b) }'
 refused "-o neither .png nor .svg" 2 "must end in .png or .svg" "$bin" plot cdf "$tmp/req.csv" -o "$tmp/x.pdf"
 refused "a missing CSV" 2 "cannot read" "$bin" plot cdf "$tmp/none.csv"
 refused "no gnuplot: exit 1, how to install it" 1 "make setup-plots" env GNUPLOT=/nonexistent/gnuplot "$bin" plot cdf "$tmp/req.csv" -o "$tmp/x.png"
@@ -51,6 +76,10 @@ if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
         "$bin" plot tradeoff "$tmp/pace.csv" -o "$tmp/t.$f" > /dev/null
         check "tradeoff -> $f" "$f" "$tmp/t.$f"
     done
+    check "replicas -> svg" svg "$tmp/rep.svg"
+    check "replicas: a panel per router" sh -c "grep -q least_outstanding '$tmp/rep.svg' && grep -q round_robin '$tmp/rep.svg'"
+    "$bin" plot replicas "$tmp/rep1.csv" -o "$tmp/rep3.png" > /dev/null
+    check "replicas: its data CSV drawn again -> png" png "$tmp/rep3.png"
     "$bin" plot rate "$tmp/sweep.csv" --x engine.max_num_seqs --y mean_e2el_ms,p99_e2el_ms --logy --title 'a "t"' -o "$tmp/r2.svg" > /dev/null
     check "rate with --x, --y, --logy, --title: an SVG with both curves named" \
         sh -c "grep -q 'mean_e2el_ms' '$tmp/r2.svg' && grep -q 'p99_e2el_ms' '$tmp/r2.svg'"

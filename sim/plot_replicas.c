@@ -1,0 +1,351 @@
+/* plot_replicas.c: `pacesim plot replicas`: simulate replicas x routers x rates, write the data
+ * CSV, draw it with plots/plot.sh.  See plot_replicas.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "plot_replicas.h"
+#include "runner.h"
+#include "setup.h"
+#include "sweep.h"
+
+#define PR_DEFAULT_SCENARIO "scenarios/cluster/h200-llama8b-chat.yaml"
+#define PR_MAX_SETS 256
+
+/* the routers in scenario.c's order (router_kind_t) */
+static const char *const all_routers[] = { "round_robin", "random", "least_outstanding", "least_kv",
+                                           "prefix_affinity", "session" };
+#define NROUTERS ((int)(sizeof all_routers / sizeof all_routers[0]))
+
+typedef struct pr_job {
+    const char *router;           /* NULL: one replica (no routing) */
+    int n;                        /* replicas */
+    double rate;                  /* per replica */
+    run_result_t *res;
+} pr_job_t;
+
+typedef struct pr {
+    const char *file;
+    const char *const *sets;      /* the user's --set */
+    int nsets;
+    char pool[SCN_ID_MAX];        /* the pool scaled */
+    long count;                   /* the scenario's workload.poisson.count */
+    pr_job_t *jobs;
+    long njobs;
+    FILE *data;
+    int rc;
+} pr_t;
+
+static void pr_run(void *ctx, long j, void *prog)
+{
+    pr_t *P = ctx;
+    pr_job_t *J = &P->jobs[j];
+    (void)prog;
+    char own[4][SCN_ID_MAX + 96];
+    const char *sets[PR_MAX_SETS + 4];
+    int ns = 0;
+    for (int i = 0; i < P->nsets; i++) sets[ns++] = P->sets[i];
+    snprintf(own[0], sizeof own[0], "cluster.pools.%s.count=%d", P->pool, J->n);
+    snprintf(own[1], sizeof own[1], "workload.poisson.rate_per_s=%.9g", J->rate * J->n);
+    snprintf(own[2], sizeof own[2], "workload.poisson.count=%ld", P->count * J->n);
+    snprintf(own[3], sizeof own[3], "cluster.router=%s", J->router ? J->router : "round_robin");
+    for (int i = 0; i < (J->router ? 4 : 3); i++) sets[ns++] = own[i];
+    runner_hooks_t h = { .summary = 1 };
+    if (!(J->res = malloc(sizeof *J->res))) return;
+    runner_run_ex(P->file, sets, ns, &h, J->res);
+}
+
+static void num(FILE *f, double v)
+{
+    fputc(',', f);
+    if (isfinite(v)) fprintf(f, "%.6g", v);
+}
+
+static void pr_emit(void *ctx, long j)
+{
+    pr_t *P = ctx;
+    pr_job_t *J = &P->jobs[j];
+    const run_result_t *r = J->res;
+    if (!r || r->rc) {
+        fprintf(stderr, "pacesim plot replicas: %d replica%s, %s, %g/s per replica: ", J->n, J->n == 1 ? "" : "s",
+                J->router ? J->router : "no router", J->rate);
+        if (r) setup_msg(stderr, "%s", r->err);
+        else fputs("out of memory\n", stderr);
+        int rc = r && r->rc == 2 ? 2 : 1;
+        if (rc > P->rc) P->rc = rc;
+    } else {
+        const serve_summary_t *v = &r->serve;
+        double busy = 0, makespan = r->sum.makespan;
+        for (int i = 0; i < r->npools; i++) busy += r->pools[i].busy_s;
+        fprintf(P->data, "%s,%d,%.9g,%.9g,%ld", J->router ? J->router : "", J->n, J->rate, J->rate * J->n, v->completed);
+        num(P->data, v->duration_s);
+        num(P->data, v->req_s);
+        num(P->data, v->lat[SERVE_TTFT].p99);
+        num(P->data, v->lat[SERVE_TTFT].median);
+        num(P->data, v->lat[SERVE_TPOT].p99);
+        num(P->data, r->sum.adm_tokens > 0 ? (double)r->sum.adm_hit_tokens / (double)r->sum.adm_tokens : NAN);
+        num(P->data, makespan > 0 && r->nreps > 0 ? busy / (makespan * r->nreps) : NAN);
+        fputc('\n', P->data);
+    }
+    free(J->res);
+    J->res = NULL;
+}
+
+/* A list of positive numbers (sweep_values' syntax) into *out (malloc'd), or -1 with a message. */
+static int parse_list(const char *opt, const char *list, int integer, double **out, int *n)
+{
+    char **vals = NULL, err[SWEEP_ERR_MAX];
+    if (sweep_values(list, &vals, n, err, sizeof err) < 0) {
+        setup_msg(stderr, "pacesim plot replicas: %s %s: %s", opt, list, err);
+        return -1;
+    }
+    *out = malloc((size_t)*n * sizeof **out);
+    int rc = *out ? 0 : -1;
+    for (int i = 0; i < *n && rc == 0; i++) {
+        char *end;
+        double v = strtod(vals[i], &end);
+        if (*end || !(v > 0) || !isfinite(v) || (integer && (v != floor(v) || v > SCN_MAX_REPLICAS))) {
+            setup_msg(stderr, "pacesim plot replicas: %s %s: %s is not %s", opt, list, vals[i],
+                      integer ? "an integer in [1, 4096]" : "a number > 0");
+            rc = -1;
+        }
+        if (rc == 0) (*out)[i] = v;
+    }
+    sweep_free_values(vals, *n);
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* Run plot.sh replicas DATA -o OUT [--title T]; its exit status. */
+static int draw(const char *plot_sh, const char *data, const char *out, const char *title)
+{
+    const char *av[8] = { plot_sh, "replicas", data, "-o", out };
+    int n = 5;
+    if (title) {
+        av[n++] = "--title";
+        av[n++] = title;
+    }
+    av[n] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        setup_msg(stderr, "pacesim plot replicas: %s", strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        execv(plot_sh, (char *const *)av);
+        setup_msg(stderr, "pacesim plot: %s: %s", plot_sh, strerror(errno));
+        _exit(1);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return 1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+int plot_replicas_main(int argc, char **argv, const char *plot_sh)
+{
+    const char *file = NULL, *out = NULL, *data = NULL, *title = NULL;
+    const char *rates_s = "4..14:2", *reps_s = "1,2,4,8", *routers_s = NULL;
+    const char *sets[PR_MAX_SETS];
+    int nsets = 0, rc = 2;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    double *rates = NULL, *reps = NULL;
+    int nrates = 0, nreps = 0, nrouters = 0;
+    const char *routers[NROUTERS];
+    char **rnames = NULL;
+    int nrnames = 0;
+    pr_t P = { 0 };
+    char tmpdata[64] = "", defout[600], defscn[4096];
+    if (jobs < 1) jobs = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        static const char *const valued[] = { "-o", "--out", "--rates", "--replicas", "--routers", "--set", "--data",
+                                              "-j", "--jobs", "--title", NULL };
+        int k = 0;
+        while (valued[k] && strcmp(a, valued[k])) k++;
+        if (valued[k]) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "pacesim plot replicas: %s needs a value\n", a);
+                goto out;
+            }
+            const char *v = argv[++i];
+            if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;
+            else if (!strcmp(a, "--rates")) rates_s = v;
+            else if (!strcmp(a, "--replicas")) reps_s = v;
+            else if (!strcmp(a, "--routers")) routers_s = v;
+            else if (!strcmp(a, "--data")) data = v;
+            else if (!strcmp(a, "--title")) title = v;
+            else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
+                char *end;
+                errno = 0;
+                jobs = strtol(v, &end, 10);
+                if (!*v || *end || errno || jobs < 1) {
+                    setup_msg(stderr, "pacesim plot replicas: %s %s: expected an integer >= 1", a, v);
+                    goto out;
+                }
+                if (jobs > 1024) jobs = 1024;
+            } else {
+                if (!strchr(v, '=') || nsets >= PR_MAX_SETS) {
+                    setup_msg(stderr, "pacesim plot replicas: --set %s: expected key.path=value (at most %d)", v,
+                              PR_MAX_SETS);
+                    goto out;
+                }
+                sets[nsets++] = v;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            setup_msg(stderr, "pacesim plot replicas: unknown option %s (see pacesim plot --help)", a);
+            goto out;
+        } else if (file) {
+            setup_msg(stderr, "pacesim plot replicas: one scenario or data CSV (%s is a second)", a);
+            goto out;
+        } else {
+            file = a;
+        }
+    }
+    if (out && !ends_with(out, ".png") && !ends_with(out, ".svg")) {
+        setup_msg(stderr, "pacesim plot replicas: -o %s: the name must end in .png or .svg", out);
+        goto out;
+    }
+    if (file && ends_with(file, ".csv")) {         /* data written before: draw it */
+        if (data) {
+            fprintf(stderr, "pacesim plot replicas: --data names where simulated data go; %s is data already\n", file);
+            goto out;
+        }
+        rc = draw(plot_sh, file, out ? out : "plots/out/replicas.png", title);
+        goto out;
+    }
+    if (!file) {                                   /* the shipped scenario, beside plot.sh's tree */
+        const char *slash = strrchr(plot_sh, '/');
+        snprintf(defscn, sizeof defscn, "%.*s/../" PR_DEFAULT_SCENARIO, slash ? (int)(slash - plot_sh) : 1,
+                 slash ? plot_sh : ".");
+        file = access(defscn, R_OK) == 0 ? defscn : PR_DEFAULT_SCENARIO;
+    }
+    if (parse_list("--rates", rates_s, 0, &rates, &nrates) < 0 || parse_list("--replicas", reps_s, 1, &reps, &nreps) < 0)
+        goto out;
+    /* the scenario as given: a Poisson workload, the pool to scale */
+    scenario_t s;
+    char err[SCN_ERR_MAX];
+    if (scn_load(file, sets, nsets, &s, err) < 0) {
+        setup_msg(stderr, "%s", err);
+        goto out;
+    }
+    int poisson = s.poisson.enabled;
+    snprintf(P.pool, sizeof P.pool, "%s", s.cluster.enabled ? s.cluster.pools[0].name : "main");
+    P.count = s.poisson.count;
+    scn_free(&s);
+    if (!poisson) {
+        setup_msg(stderr, "%s: plot replicas: the scenario has no workload.poisson (its rate is what is swept)", file);
+        goto out;
+    }
+    /* the routers: those named, else every one the scenario accepts */
+    if (routers_s) {
+        char serr[SWEEP_ERR_MAX];
+        if (sweep_values(routers_s, &rnames, &nrnames, serr, sizeof serr) < 0 || nrnames > NROUTERS) {
+            setup_msg(stderr, "pacesim plot replicas: --routers %s: %s", routers_s,
+                      nrnames > NROUTERS ? "more routers than there are" : serr);
+            goto out;
+        }
+    }
+    for (int i = 0; i < (routers_s ? nrnames : NROUTERS); i++) {
+        const char *name = routers_s ? rnames[i] : all_routers[i];
+        char set[SCN_ID_MAX + 64], set2[SCN_ID_MAX + 64];
+        const char *all[PR_MAX_SETS + 2];
+        int n = 0;
+        for (int k = 0; k < nsets; k++) all[n++] = sets[k];
+        snprintf(set, sizeof set, "cluster.router=%s", name);
+        snprintf(set2, sizeof set2, "cluster.pools.%s.count=2", P.pool);
+        all[n++] = set;
+        all[n++] = set2;
+        if (scn_load(file, all, n, &s, err) < 0) {
+            if (!routers_s) continue;              /* not for this scenario (session without conversations...) */
+            setup_msg(stderr, "%s", err);
+            goto out;
+        }
+        scn_free(&s);
+        routers[nrouters++] = name;
+    }
+    /* the runs: one replica once, then per router and number of replicas, every rate */
+    P.jobs = calloc((size_t)(nreps * (nrouters + 1)) * (size_t)nrates, sizeof *P.jobs);
+    if (!P.jobs) {
+        fprintf(stderr, "pacesim: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    for (int k = 0; k < nreps; k++)
+        for (int i = 0; i < (reps[k] == 1 ? 1 : nrouters); i++)
+            for (int r = 0; r < nrates; r++)
+                P.jobs[P.njobs++] = (pr_job_t){ reps[k] == 1 ? NULL : routers[i], (int)reps[k], rates[r], NULL };
+    P.file = file;
+    P.sets = sets;
+    P.nsets = nsets;
+    if (!data) {
+        snprintf(tmpdata, sizeof tmpdata, "/tmp/pacesim-replicas-XXXXXX");
+        int fd = mkstemp(tmpdata);
+        if (fd < 0 || !(P.data = fdopen(fd, "w"))) {
+            setup_msg(stderr, "pacesim plot replicas: a temporary file: %s", strerror(errno));
+            tmpdata[0] = 0;
+            rc = 1;
+            goto out;
+        }
+    } else if (!(P.data = fopen(data, "w"))) {
+        setup_msg(stderr, "pacesim plot replicas: --data %s: %s", data, strerror(errno));
+        goto out;
+    }
+    fputs("router,replicas,rate_per_replica,rate_per_s,completed,duration_s,request_throughput,p99_ttft_s,"
+          "median_ttft_s,p99_tpot_s,prefix_hit,busy\n", P.data);
+    sweep_pool_t pc = { .njobs = P.njobs, .threads = (int)(jobs < P.njobs ? jobs : P.njobs), .progress = isatty(2),
+                        .run = pr_run, .emit = pr_emit, .ctx = &P };
+    if (sweep_pool(&pc) < 0) {
+        fprintf(stderr, "pacesim: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    int werr = fflush(P.data) != 0 || ferror(P.data);
+    werr |= fclose(P.data) != 0;
+    P.data = NULL;
+    if (werr) {
+        setup_msg(stderr, "pacesim plot replicas: writing %s: %s", data ? data : tmpdata, strerror(errno));
+        rc = 1;
+        goto out;
+    }
+    if (P.rc) {
+        rc = P.rc;
+        goto out;
+    }
+    if (data) printf("data: %s (%ld runs)\n", data, P.njobs);
+    if (!out) {
+        const char *b = strrchr(file, '/');
+        b = b ? b + 1 : file;
+        size_t bl = strlen(b);
+        if (ends_with(b, ".yaml")) bl -= 5;
+        mkdir("plots", 0777);
+        mkdir("plots/out", 0777);
+        snprintf(defout, sizeof defout, "plots/out/replicas-%.*s.png", (int)(bl < 200 ? bl : 200), b);
+        out = defout;
+    }
+    rc = draw(plot_sh, data ? data : tmpdata, out, title);
+out:
+    if (P.data) fclose(P.data);
+    if (tmpdata[0]) unlink(tmpdata);
+    for (long j = 0; P.jobs && j < P.njobs; j++) free(P.jobs[j].res);
+    free(P.jobs);
+    free(rates);
+    free(reps);
+    if (rnames) sweep_free_values(rnames, nrnames);
+    return rc;
+}
