@@ -13,7 +13,11 @@
  * kind; upstream's scheduler (threshold, no chunking, priority policy, mamba_cache_mode), a
  * mixture-of-experts model, and the block pool (prefix_cache_model: pool) with what only it
  * takes: named prefixes and follow-ups of explicit requests, the Poisson generator's prefix
- * groups and conversations, and the trace's prefix columns; a stop rule, always bounded by max_steps.  One case in five is priced by a calibrated
+ * groups and conversations, and the trace's prefix columns; a stop rule, always bounded by max_steps;
+ * and one scenario in three a cluster: 1 to 3 pools of 1 to 4 replicas behind any router the
+ * workload allows, with a router latency and prefix_affinity's balance thresholds, each pool
+ * with engine keys of its own (max_num_seqs, the token budget, the KV dtype, num_gpu_blocks,
+ * at times its own model at a TP degree that divides it).  One case in five is priced by a calibrated
  * profile (calib/profiles/, with the reference model it was measured for) instead of the
  * analytic roofline.  Run from the repository root.  It is written to DIR/case.yaml (and
  * DIR/case.csv) and assembled as every command assembles it (setup.h).
@@ -21,8 +25,8 @@
  * What must hold: the scenario loads (it is valid); set-up may refuse it only with one
  * line carrying a position; the run returns 0; after every step (beside the engine's own
  * checks, which a -DPACESIM_DEBUG build runs after every step) the step numbers and the
- * clock go forward, the duration is positive and finite, the step holds at most the token
- * budget and max_num_seqs rows, every row computes at least one token, KV blocks in use
+ * clock go forward (per replica), the duration is positive and finite, the step holds at most
+ * its replica's token budget and max_num_seqs rows, every row computes at least one token, KV blocks in use
  * stay within capacity, no request emits more than its output nor prefills past its
  * target, and a prefill's target is the prompt plus the tokens emitted (a preempted
  * request recomputes its output too); at the end every window is NAN (undefined) or finite and >= 0, and a run that
@@ -67,6 +71,16 @@ static long rpick(rng_t *r, const long *v, int n) { return v[rint_in(r, 0, n - 1
 #define G_REQ_MAX 6
 #define G_WIN_MAX 8
 #define G_TRACE_MAX 40
+#define G_POOL_MAX 3
+#define G_REP_MAX 12              /* G_POOL_MAX x 4 */
+
+typedef struct {                  /* a cluster's pool */
+    int count;
+    int own_model, tp;            /* own_model: its model (m) drawn apart, at TP tp */
+    model_t m;
+    int seqs, budget, fp8;        /* 0: the scenario's (fp8: 1 fp8_e5m2, 2 auto) */
+    double blocks_extra;          /* >= 0: num_gpu_blocks = the scenario's x (1 + this); < 0: the scenario's */
+} g_pool_t;
 
 typedef struct {
     long prompt, cached, output;
@@ -115,18 +129,26 @@ typedef struct {
     double conv_think;
     int trace_prefix;             /* the trace's prefix columns */
     long trace_pre[G_TRACE_MAX][2];
+    /* cluster: (0 none) */
+    int cluster, npools, router;  /* router: scenario.c's order */
+    double router_latency, bal_rel;
+    long bal_abs;
+    g_pool_t pools[G_POOL_MAX];
 } gen_t;
 
+static const char *const routers[] = { "round_robin", "random", "least_outstanding", "least_kv", "prefix_affinity",
+                                       "session" };
+
 static char root[1024], dir[1024], yaml_path[1200], csv_path[1200];
+static int sizing;                /* size_pool's set-up: the pools take the scenario's (large) KV pool */
 
 static const char *const events[] = { "arrival", "admitted", "first_token", "finished" };
 
 /* A model that loads, at a TP degree that divides it (the loader's rule). */
-static void gen_model(rng_t *r, gen_t *g)
+static void gen_model(rng_t *r, model_t *m, int *tp_out)
 {
     static const long kvs[] = { 1, 2, 4, 8 }, groups[] = { 1, 2, 3, 4, 6, 8 }, hds[] = { 64, 128, 256 };
     static const long gks[] = { 2, 4, 8, 16 }, tps[] = { 1, 2, 4, 8 };
-    model_t *m = &g->m;
     for (;;) {
         memset(m, 0, sizeof *m);
         snprintf(m->name, sizeof m->name, "fz");
@@ -167,7 +189,7 @@ static void gen_model(rng_t *r, gen_t *g)
                 ok[n++] = tp;
         }
         if (n) {
-            g->tp = ok[rint_in(r, 0, n - 1)];
+            *tp_out = ok[rint_in(r, 0, n - 1)];
             return;
         }
     }
@@ -207,7 +229,7 @@ static void gen(uint64_t seed, uint64_t iter, gen_t *g)
         }
         g->tp = g->profile == 1 ? 1 : 2;
     } else {
-        gen_model(&r, g);
+        gen_model(&r, &g->m, &g->tp);
     }
     static const long budgets[] = { 1, 3, 16, 64, 256, 512, 1024, 2048, 4096, 8192 };
     g->budget = (int)rpick(&r, budgets, 10);
@@ -303,6 +325,33 @@ static void gen(uint64_t seed, uint64_t iter, gen_t *g)
         g->req[0] = (g_req_t){ .prompt = 1, .output = 1 };
     }
 
+    if (rchance(&r, 1.0 / 3)) {
+        static const long budgets_p[] = { 16, 64, 256, 512, 1024, 2048, 4096, 8192 };
+        g->cluster = 1;
+        g->npools = (int)rint_in(&r, 1, G_POOL_MAX);
+        for (int i = 0; i < g->npools; i++) {
+            g_pool_t *p = &g->pools[i];
+            p->count = (int)rint_in(&r, 1, 4);
+            p->tp = g->tp;
+            p->blocks_extra = -1;
+            if (!g->profile && rchance(&r, 0.25)) {
+                p->own_model = 1;
+                gen_model(&r, &p->m, &p->tp);
+                if (g->mtp_k) p->m.mtp_layers = 1;   /* the scenario's speculative decoding needs it */
+            }
+            if (rchance(&r, 0.4)) p->seqs = (int)rint_in(&r, 1, 12);
+            if (!g->nochunk && rchance(&r, 0.4)) p->budget = (int)rpick(&r, budgets_p, 8);
+            if (rchance(&r, 0.3)) p->fp8 = (int)rint_in(&r, 1, 2);
+            if (rchance(&r, 0.4)) p->blocks_extra = runif(&r) * 2;
+        }
+        int conv = g->poisson && g->conv_turns > 1;
+        do g->router = (int)rint_in(&r, 0, 5);
+        while ((g->router == 4 && !g->pool) || (g->router == 5 && !conv));
+        g->router_latency = rchance(&r, 0.6) ? 0 : runif(&r) * 0.05;
+        g->bal_abs = rchance(&r, 0.5) ? 32 : rint_in(&r, 0, 64);
+        g->bal_rel = rchance(&r, 0.5) ? 1.0001 : 1 + runif(&r) * 2;
+    }
+
     g->nwin = (int)rint_in(&r, 0, G_WIN_MAX);
     static const char *const types[] = { "any", "decode_only", "mixed", "prefill_only" };
     for (int i = 0; i < g->nwin; i++) {
@@ -344,6 +393,50 @@ static void die(const char *what)
     exit(2);
 }
 
+/* A model mapping under key, each line led by ind. */
+static void write_model(FILE *f, const model_t *m, const char *key, const char *ind)
+{
+    fprintf(f, "%s%s:\n%s  name: fz\n%s  layers: %d\n%s  full_attention_layers: %d\n%s  hidden: %d\n"
+               "%s  intermediate: %d\n%s  vocab: %d\n%s  weight_bytes_per_param: %g\n%s  mtp_layers: %d\n",
+            ind, key, ind, ind, m->n_layers, ind, m->n_full_attn, ind, m->hidden, ind, m->intermediate, ind, m->vocab,
+            ind, m->weight_bytes_per_param, ind, m->mtp_layers);
+    fprintf(f, "%s  attention: {q_heads: %d, kv_heads: %d, head_dim: %d, output_gate: %s}\n", ind, m->n_q_heads,
+            m->n_kv_heads, m->head_dim, m->attn_output_gate ? "true" : "false");
+    if (m->n_gdn)
+        fprintf(f, "%s  gdn: {key_heads: %d, value_heads: %d, key_head_dim: %d, value_head_dim: %d, conv_kernel: %d,"
+                   " state_bytes: %d, conv_bytes: %d}\n",
+                ind, m->gdn_k_heads, m->gdn_v_heads, m->gdn_head_dim_k, m->gdn_head_dim_v, m->gdn_conv_kernel,
+                m->gdn_state_bytes, m->gdn_conv_bytes);
+    if (m->moe_experts)
+        fprintf(f, "%s  moe: {experts: %d, experts_per_token: %d, expert_intermediate: %d, shared_experts: %d,"
+                   " first_k_dense: %d, decoder_sparse_step: %d, skew: %.3f}\n",
+                ind, m->moe_experts, m->moe_topk, m->moe_inter, m->moe_shared, m->moe_first_dense, m->moe_step,
+                m->moe_skew);
+}
+
+/* The cluster: pools behind the router. */
+static void write_cluster(FILE *f, const gen_t *g)
+{
+    fprintf(f, "cluster:\n  router: %s\n  router_latency_s: %.4f\n  balance_abs_threshold: %ld\n"
+               "  balance_rel_threshold: %.4f\n  pools:\n",
+            routers[g->router], g->router_latency, g->bal_abs, g->bal_rel);
+    for (int i = 0; i < g->npools; i++) {
+        const g_pool_t *p = &g->pools[i];
+        fprintf(f, "    p%d:\n      count: %d\n", i, p->count);
+        if (p->own_model) write_model(f, &p->m, "model", "      ");
+        int blocks = p->blocks_extra >= 0 && g->gpu_blocks && !sizing;
+        int keys = p->own_model || p->seqs || p->budget || p->fp8 || blocks;
+        if (!keys) continue;
+        fprintf(f, "      engine:\n");
+        if (p->own_model) fprintf(f, "        tensor_parallel_size: %d\n", p->tp);
+        if (p->seqs) fprintf(f, "        max_num_seqs: %d\n", p->seqs);
+        if (p->budget) fprintf(f, "        max_num_batched_tokens: %d\n", p->budget);
+        if (p->fp8) fprintf(f, "        kv_cache_dtype: %s\n", p->fp8 == 1 ? "fp8_e5m2" : "auto");
+        if (blocks)
+            fprintf(f, "        num_gpu_blocks: %ld\n", g->gpu_blocks + (long)(p->blocks_extra * (double)g->gpu_blocks));
+    }
+}
+
 static void write_case(const gen_t *g, uint64_t seed, uint64_t iter)
 {
     const model_t *m = &g->m;
@@ -355,22 +448,7 @@ static void write_case(const gen_t *g, uint64_t seed, uint64_t iter)
         fprintf(f, "model: %s/models/qwen3.8-27b%s.yaml\nprofile: %s/calib/profiles/%s.yaml\n", root,
                 g->profile == 1 ? "-fp16" : "", root, g->profile == 1 ? "h200" : "v100-pcie-32gb-tp2");
     } else {
-        fprintf(f, "model:\n  name: fz\n  layers: %d\n  full_attention_layers: %d\n  hidden: %d\n  intermediate: %d\n"
-                   "  vocab: %d\n  weight_bytes_per_param: %g\n  mtp_layers: %d\n",
-                m->n_layers, m->n_full_attn, m->hidden, m->intermediate, m->vocab, m->weight_bytes_per_param,
-                m->mtp_layers);
-        fprintf(f, "  attention: {q_heads: %d, kv_heads: %d, head_dim: %d, output_gate: %s}\n", m->n_q_heads,
-                m->n_kv_heads, m->head_dim, m->attn_output_gate ? "true" : "false");
-        if (m->n_gdn)
-            fprintf(f, "  gdn: {key_heads: %d, value_heads: %d, key_head_dim: %d, value_head_dim: %d, conv_kernel: %d,"
-                       " state_bytes: %d, conv_bytes: %d}\n",
-                    m->gdn_k_heads, m->gdn_v_heads, m->gdn_head_dim_k, m->gdn_head_dim_v, m->gdn_conv_kernel,
-                    m->gdn_state_bytes, m->gdn_conv_bytes);
-        if (m->moe_experts)
-            fprintf(f, "  moe: {experts: %d, experts_per_token: %d, expert_intermediate: %d, shared_experts: %d,"
-                       " first_k_dense: %d, decoder_sparse_step: %d, skew: %.3f}\n",
-                    m->moe_experts, m->moe_topk, m->moe_inter, m->moe_shared, m->moe_first_dense, m->moe_step,
-                    m->moe_skew);
+        write_model(f, m, "model", "");
         fprintf(f, "hardware: {analytic: {tflops: %d, tbps: %.2f}}\n", 50 + (int)(g->seed % 400),
                 0.5 + (double)(g->seed % 7));
     }
@@ -427,6 +505,7 @@ static void write_case(const gen_t *g, uint64_t seed, uint64_t iter)
     fprintf(f, "stop: {when: %s, max_steps: %ld", g->stop, g->max_steps);
     if (g->max_time > 0) fprintf(f, ", max_time_s: %.3f", g->max_time);
     fprintf(f, "}\n");
+    if (g->cluster) write_cluster(f, g);
     if (fclose(f) != 0) die(yaml_path);
     if (!g->ntrace) return;
     if (!(f = fopen(csv_path, "w"))) die(csv_path);
@@ -439,8 +518,9 @@ static void write_case(const gen_t *g, uint64_t seed, uint64_t iter)
     if (fclose(f) != 0) die(csv_path);
 }
 
-/* KV blocks the largest request holds (the engine's sizing rule, engine.c request_blocks). */
-static long largest_request(const gen_t *g, const engine_t *e)
+/* KV blocks the largest request holds on replica k (the engine's sizing rule, replica.c
+ * replica_request_blocks). */
+static long largest_request(const gen_t *g, const engine_t *e, int k)
 {
     long best = 0;
     long pr[G_REQ_MAX + G_TRACE_MAX + 1][2];
@@ -451,9 +531,10 @@ static long largest_request(const gen_t *g, const engine_t *e)
     for (int i = 0; i < n; i++) {
         long len = pr[i][0] + pr[i][1] > g->maxlen ? g->maxlen : pr[i][0] + pr[i][1];
         /* the block pool in align mode holds a superseded GDN snapshot beside the live one */
-        const scn_engine_t *en = &e->s->engine;
-        int two = en->prefix_pool && en->enable_prefix_caching && e->s->model.n_gdn > 0 && en->mamba_cache_mode == MAMBA_ALIGN;
-        long b = len / e->rep[0].sc.block + (len % e->rep[0].sc.block + e->rep[0].sc.spec_k + e->rep[0].sc.block - 1) / e->rep[0].sc.block + e->rep[0].sc.gdn_blocks * (two ? 2 : 1);
+        const replica_t *rp = &e->rep[k];
+        const scn_engine_t *en = &rp->s->engine;
+        int two = en->prefix_pool && en->enable_prefix_caching && rp->s->model.n_gdn > 0 && en->mamba_cache_mode == MAMBA_ALIGN;
+        long b = len / rp->sc.block + (len % rp->sc.block + rp->sc.spec_k + rp->sc.block - 1) / rp->sc.block + rp->sc.gdn_blocks * (two ? 2 : 1);
         if (b > best) best = b;
     }
     return best;
@@ -462,23 +543,30 @@ static long largest_request(const gen_t *g, const engine_t *e)
 /* ---- the checks ------------------------------------------------------------------------ */
 
 typedef struct {
-    long last_no, steps;
-    double last_end;
+    long last_no[G_REP_MAX], steps;   /* per replica */
+    double last_end[G_REP_MAX];
     char why[512];
 } watch_t;
 
 static void check_step(void *ctx, const engine_t *e, const step_rec_t *st)
 {
     watch_t *w = ctx;
-    const scenario_t *s = e->s;
+    int k = st->replica;
     if (w->why[0]) return;
+    if (k < 0 || k >= e->nrep || k >= G_REP_MAX) {
+        snprintf(w->why, sizeof w->why, "a step of replica %d of %d", k, e->nrep);
+        return;
+    }
+    const replica_t *rp = &e->rep[k];
+    const scenario_t *s = rp->s;      /* its pool's engine settings */
     long q = 0;
-    if (st->no <= w->last_no) snprintf(w->why, sizeof w->why, "step %ld after step %ld", st->no, w->last_no);
-    else if (!(st->t0 >= w->last_end)) snprintf(w->why, sizeof w->why, "step %ld starts at %.9g s, before the last end %.9g s", st->no, st->t0, w->last_end);
+    if (st->no <= w->last_no[k]) snprintf(w->why, sizeof w->why, "replica %d: step %ld after step %ld", k, st->no, w->last_no[k]);
+    else if (!(st->t0 >= w->last_end[k])) snprintf(w->why, sizeof w->why, "replica %d: step %ld starts at %.9g s, before its last end %.9g s", k, st->no, st->t0, w->last_end[k]);
+    else if (e->now != st->t0 + st->dt) snprintf(w->why, sizeof w->why, "replica %d: step %ld ends at %.17g s, the clock is at %.17g s", k, st->no, st->t0 + st->dt, e->now);
     else if (!(st->dt > 0) || !isfinite(st->dt)) snprintf(w->why, sizeof w->why, "step %ld lasts %g s", st->no, st->dt);
     else if (st->nrows < 1 || st->nrows > s->engine.max_num_seqs) snprintf(w->why, sizeof w->why, "step %ld has %d rows", st->no, st->nrows);
     else if (st->tokens > s->engine.max_num_batched_tokens) snprintf(w->why, sizeof w->why, "step %ld: %ld tokens over the budget", st->no, st->tokens);
-    else if (e->rep[0].sc.used_blocks > e->rep[0].sc.capacity || e->rep[0].sc.used_blocks < 0) snprintf(w->why, sizeof w->why, "step %ld: %ld KV blocks of %ld", st->no, e->rep[0].sc.used_blocks, e->rep[0].sc.capacity);
+    else if (rp->sc.used_blocks > rp->sc.capacity || rp->sc.used_blocks < 0) snprintf(w->why, sizeof w->why, "replica %d: step %ld: %ld KV blocks of %ld", k, st->no, rp->sc.used_blocks, rp->sc.capacity);
     for (int i = 0; i < st->nrows && !w->why[0]; i++) {
         const step_row_t *row = &st->rows[i];
         const req_t *r = &e->rp.r[row->req];
@@ -490,10 +578,11 @@ static void check_step(void *ctx, const engine_t *e, const step_rec_t *st)
             snprintf(w->why, sizeof w->why, "step %ld: request %ld prefills to %ld, its prompt %ld + %ld emitted", st->no,
                      r->serial, r->target, r->prompt, r->emitted - row->emitted);
         else if (r->t_ev[EV_FIRST_TOKEN] >= 0 && r->t_ev[EV_FIRST_TOKEN] < r->t_ev[EV_ARRIVAL]) snprintf(w->why, sizeof w->why, "request %ld's first token before its arrival", r->serial);
+        else if (r->replica != k) snprintf(w->why, sizeof w->why, "step %ld of replica %d runs request %ld of replica %d", st->no, k, r->serial, r->replica);
     }
     if (!w->why[0] && q != st->tokens) snprintf(w->why, sizeof w->why, "step %ld: rows of %ld tokens, the step %ld", st->no, q, st->tokens);
-    w->last_no = st->no;
-    w->last_end = st->t0 + st->dt;
+    w->last_no[k] = st->no;
+    w->last_end[k] = st->t0 + st->dt;
     w->steps++;
 }
 
@@ -510,13 +599,19 @@ static int size_pool(gen_t *g, uint64_t seed, uint64_t iter, char *why, size_t n
 {
     setup_t u;
     g->gpu_blocks = 1000000;
+    sizing = 1;
     write_case(g, seed, iter);
+    sizing = 0;
     if (setup_open(&u, yaml_path, NULL, 0) < 0) {
         snprintf(why, nwhy, "refused: %s", u.err);
         setup_close(&u);
         return -1;
     }
-    long need = largest_request(g, &u.e);
+    long need = 0;
+    for (int k = 0; k < u.e.nrep; k++) {      /* every pool's replicas: their models may differ */
+        long n = largest_request(g, &u.e, k);
+        if (n > need) need = n;
+    }
     g->gpu_blocks = need + (long)(g->pool_extra * (double)need);
     setup_close(&u);
     return 0;
@@ -544,7 +639,7 @@ static int run_case(const gen_t *g, outcome_t *out, char *why, size_t nwhy)
         setup_close(&u);
         return ok ? 1 : -1;
     }
-    watch_t w = { .last_no = 0, .last_end = 0 };
+    watch_t w = { .steps = 0 };
     u.e.observer = check_step;
     u.e.observer_ctx = &w;
     int rc = engine_run(&u.e);
@@ -614,7 +709,7 @@ int main(int argc, char **argv)
     snprintf(csv_path, sizeof csv_path, "%s/case.csv", dir);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    long ran = 0, refused = 0, twice = 0, preempted = 0, empty = 0, cut = 0, steps = 0;
+    long ran = 0, refused = 0, twice = 0, preempted = 0, empty = 0, cut = 0, steps = 0, clusters = 0;
     for (unsigned long long it = first; it < first + iters; it++) {
         gen_t g;
         outcome_t a, b;
@@ -647,6 +742,7 @@ int main(int argc, char **argv)
             empty += a.empty_steps > 0;
             cut += a.cut;
             steps += a.steps;
+            clusters += g.cluster;
         }
         refused += rc == 1;
         if (verbose) fprintf(stderr, "  %llu: %s, %ld steps\n", it, rc ? "refused" : "ok", rc ? 0 : a.steps);
@@ -657,7 +753,7 @@ int main(int argc, char **argv)
         }
     }
     printf("fuzz_engine: seed %llu: %llu scenarios from iteration %llu: %ld ran clean (%ld steps; %ld with"
-           " preemptions, %ld with empty steps, %ld cut by a bound; %ld ran twice, alike), %ld refused at set-up"
-           " with a position\n", seed, iters, first, ran, steps, preempted, empty, cut, twice, refused);
+           " preemptions, %ld with empty steps, %ld cut by a bound, %ld clusters; %ld ran twice, alike), %ld refused"
+           " at set-up with a position\n", seed, iters, first, ran, steps, preempted, empty, cut, clusters, twice, refused);
     return 0;
 }
