@@ -22,6 +22,23 @@ done
 rows=$(($(wc -l < "$tmp/j1.csv") - 1))
 [ "$rows" = 20 ] && ok "20 points (2 files x 5 x 2)" || bad "expected 20 CSV rows, got $rows"
 
+# a cluster: a sweep over cluster keys (replicas, router, its latency, a pool's engine key) gives the
+# same tables, CSV (pool columns too), steps, requests and replicas CSVs for -j 1 and -j 2
+CL=scenarios/cluster/h200-llama8b-chat.yaml
+CLSWEEP="--sweep cluster.pools.main.count=1..3 --sweep cluster.router=round_robin,least_kv,prefix_affinity,session
+  --sweep cluster.router_latency_s=0,0.01 --sweep cluster.pools.main.engine.max_num_seqs=4,32"
+for j in 1 2; do
+  $PACESIM run $CL --set workload.poisson.count=30 $CLSWEEP -j $j --csv "$tmp/c$j.csv" --steps "$tmp/c$j.steps" \
+    --requests "$tmp/c$j.req" --replicas "$tmp/c$j.rep" > "$tmp/c$j.txt" || bad "cluster sweep -j $j exit $?"
+done
+for x in csv steps req rep txt; do
+  if cmp -s "$tmp/c1.$x" "$tmp/c2.$x"; then ok "cluster sweep: -j 1 and -j 2 write the same $x"; else bad "cluster sweep: -j 1 and -j 2 differ ($x)"; fi
+done
+rows=$(($(wc -l < "$tmp/c1.csv") - 1))
+[ "$rows" = 48 ] && ok "cluster sweep: 48 points (3 x 4 x 2 x 2)" || bad "cluster sweep: expected 48 CSV rows, got $rows"
+reps=$(($(wc -l < "$tmp/c1.rep") - 1))
+[ "$reps" = 96 ] && ok "cluster sweep: 96 replica rows (16 points each of 1, 2, 3)" || bad "cluster sweep: $reps replica rows"
+
 # points: one command per point, numbered like the sweep
 $PACESIM points $FILES $SWEEP -o "$tmp/pts" > "$tmp/cmds" || bad "points exit $?"
 n=$(wc -l < "$tmp/cmds")
@@ -41,6 +58,13 @@ else
   $PACESIM best "$tmp/merged.csv" --objective max:a_tok_s --constraint 'b_prefill_s<=1.10*base' > "$tmp/best1" || bad "best exit $?"
   $PACESIM run $FILES $SWEEP --quiet --objective max:a_tok_s --constraint 'b_prefill_s<=1.10*base' > "$tmp/best2" || bad "objective exit $?"
   cmp -s "$tmp/best1" "$tmp/best2" && ok "best over the merged CSV == --objective of the sweep" || bad "best answers differ"
+  # the cluster sweep too: its pool columns merge back in place
+  mkdir -p "$tmp/cpts"
+  $PACESIM points $CL --set workload.poisson.count=30 $CLSWEEP -o "$tmp/cpts" > "$tmp/ccmds" || bad "cluster points exit $?"
+  parallel --will-cite -j 2 < "$tmp/ccmds" || bad "cluster parallel exit $?"
+  $PACESIM merge "$tmp"/cpts/point-*.csv > "$tmp/cmerged.csv" || bad "cluster merge exit $?"
+  if cmp -s "$tmp/cmerged.csv" "$tmp/c1.csv"; then ok "cluster: parallel + merge == in-process sweep (byte for byte)"
+  else bad "cluster: merged CSV differs from the sweep's"; diff "$tmp/cmerged.csv" "$tmp/c1.csv" | head -5; fi
 fi
 
 # bad uses: exit 2
