@@ -311,7 +311,8 @@ static void add_moe(jobvec_t *jv, const char *what, long tokens, int experts, in
 /* The varlen kernel's grid (with --varlen): n decode rows x context pairs (at most 2M KV
  * tokens a batch) x one chunk of 0 / 512 / 2048 fresh tokens, chunks alone, and a chunk after
  * a 16K prefix; page 16 (the upstream engine's block); wide batches; serving batches, their
- * decode rows at contexts spread over 128-2K keys.  101 points (smoke: 4). */
+ * decode rows at contexts spread over 128-2K keys; a light load's batches of 1-16 rows.  118 points
+ * (smoke: 4). */
 static void varlen_grid(jobvec_t *jv, int smoke)
 {
     static const struct { int n; long ctx; } dec[] = { { 8, 1024 },  { 8, 8192 },   { 8, 65536 },
@@ -358,6 +359,19 @@ static void varlen_grid(jobvec_t *jv, int smoke)
         for (size_t d = 0; d < sizeof spread_rows / sizeof spread_rows[0]; d++)
             for (size_t c = 0; c < sizeof beside / sizeof beside[0]; c++)
                 add_varlen_spread(jv, spread_rows[d], spread[s].lo, spread[s].hi, beside[c].nc, beside[c].q, 0, page);
+    /* a light load's decode steps: 1-16 rows at a few hundred to 2K keys, every CTA alone on
+     * its SM (the grid above starts at 8 rows of 1K+; the replays' decode calls of 1-15 rows
+     * ran 6-12% over a law fitted without them): one row at 300, 1000 and 2000 keys, 2-16 rows
+     * spread as above, and 4 and 16 rows beside a 512-token chunk.  17 points. */
+    static const long lone[] = { 300, 1000, 2000 };
+    for (size_t c = 0; c < sizeof lone / sizeof lone[0]; c++)
+        add_varlen(jv, 1, lone[c], 0, 0, 0, page);
+    static const int few_rows[] = { 2, 4, 8, 16 };
+    for (size_t s = 0; s < sizeof spread / sizeof spread[0]; s++)
+        for (size_t d = 0; d < sizeof few_rows / sizeof few_rows[0]; d++)
+            add_varlen_spread(jv, few_rows[d], spread[s].lo, spread[s].hi, 0, 0, 0, page);
+    add_varlen_spread(jv, 4, 128, 2048, 1, 512, 0, page);
+    add_varlen_spread(jv, 16, 128, 2048, 1, 512, 0, page);
 }
 
 /* The MoE expert GEMMs' grid (with --moe E,TOPK,WIDTH): the up projection (gate and up fused,
