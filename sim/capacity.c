@@ -744,7 +744,6 @@ typedef struct cap_row {
     double usd_h;                 /* the configuration's price an hour (NAN: no --gpu-cost for it) */
     double trace_rate;            /* a trace's own rate (0: a Poisson workload) */
     cap_answer_t a;
-    int frontier;
 } cap_row_t;
 
 typedef struct cap_run {
@@ -758,7 +757,7 @@ typedef struct cap_run {
     double cost_usd[CAP_MAX_COSTS];
     FILE *err;
     int rc, log_probes;
-    int one_point;                /* a point of a distributed search (--point-index): no frontier */
+    int one_point;                /* a point of a distributed search (--point-index): its CSV's frontier empty */
     char **warned;                /* set-up warnings printed so far */
     int nwarned;
 } cap_run_t;
@@ -860,115 +859,16 @@ static void cap_emit(void *ctx, long j)
 
 /* ---- the outputs ---- */
 
+/* The table, the frontier and the --rate answer are printed from the CSV's rows, the same
+ * function reading the CSV a search writes and a merged one: a search spread over machines
+ * (--points, merge, --frontier) prints the bytes one process prints. */
+
 static double per_gpu(const cap_row_t *r, double v) { return r->gpus > 0 ? v / r->gpus : NAN; }
 
 static int row_ok(const cap_row_t *r) { return r->rc == 0 && r->a.rate > 0 && !r->a.below; }
 
-/* Sorted by cost: the price (where known), then the GPUs, then the rate (highest first),
- * then the point; failed configurations last. */
-static const cap_run_t *sort_run;
-static int by_cost(const void *x, const void *y)
-{
-    long i = *(const long *)x, j = *(const long *)y;
-    const cap_row_t *a = &sort_run->rows[i], *b = &sort_run->rows[j];
-    if (!!a->rc != !!b->rc) return a->rc ? 1 : -1;
-    double ca = isnan(a->usd_h) ? INFINITY : a->usd_h, cb = isnan(b->usd_h) ? INFINITY : b->usd_h;
-    if (ca != cb) return ca < cb ? -1 : 1;
-    if (a->gpus != b->gpus) return a->gpus < b->gpus ? -1 : 1;
-    if (a->a.rate != b->a.rate) return a->a.rate > b->a.rate ? -1 : 1;
-    return i < j ? -1 : i > j;
-}
-
-static void fmt_g(char *b, size_t n, double v, const char *fmt)
-{
-    if (isnan(v)) snprintf(b, n, "-");
-    else snprintf(b, n, fmt, v);
-}
-
-/* The Pareto frontier: configurations no other beats on output tokens/s per GPU (higher),
- * TTFT p99 and TPOT p99 (lower) at once, each at its sustained rate. */
-static void mark_frontier(cap_run_t *R)
-{
-    for (long i = 0; i < R->npoints; i++) {
-        cap_row_t *a = &R->rows[i];
-        if (!row_ok(a) || isnan(a->a.at.tok_s)) continue;
-        double ta = per_gpu(a, a->a.at.tok_s);
-        int dom = 0;
-        for (long j = 0; j < R->npoints && !dom; j++) {
-            const cap_row_t *b = &R->rows[j];
-            if (j == i || !row_ok(b) || isnan(b->a.at.tok_s)) continue;
-            double tb = per_gpu(b, b->a.at.tok_s);
-            int ge = tb >= ta && b->a.at.ttft_p99 <= a->a.at.ttft_p99 && b->a.at.tpot_p99 <= a->a.at.tpot_p99;
-            int gt = tb > ta || b->a.at.ttft_p99 < a->a.at.ttft_p99 || b->a.at.tpot_p99 < a->a.at.tpot_p99;
-            dom = ge && (gt || j < i);      /* of equal rows the first stays */
-        }
-        a->frontier = !dom;
-    }
-}
-
-static void rate_text(char *b, size_t n, const cap_row_t *r)
-{
-    if (r->rc) snprintf(b, n, "error");
-    else if (r->a.below) snprintf(b, n, "<%.4g", r->a.rate);
-    else if (r->a.above) snprintf(b, n, ">%.4g", r->a.rate);
-    else snprintf(b, n, "%.4g", r->a.rate);
-}
-
-static void table_row(FILE *f, const cap_run_t *R, long i)
-{
-    const cap_row_t *r = &R->rows[i];
-    const cap_opts_t *o = R->o;
-    const sweep_t *sw = o->search;
-    char b[64];
-    int sel[64];
-    sweep_point(sw, i, sel);
-    fprintf(f, "%6ld ", R->point_base + i);
-    for (int a = 0; a < sw->naxes; a++) {
-        const char *k = strrchr(sw->axes[a].key, '.');
-        int w = (int)strlen(k ? k + 1 : sw->axes[a].key);
-        fprintf(f, " %*s", w < 6 ? 6 : w, sw->axes[a].vals[sel[a]]);
-    }
-    const cap_probe_t *p = &r->a.at;
-    int ok = row_ok(r);
-    fprintf(f, " %4d", r->gpus);
-    fmt_g(b, sizeof b, r->usd_h, "%.2f");
-    fprintf(f, " %7s", b);
-    rate_text(b, sizeof b, r);
-    fprintf(f, " %9s", b);
-    fmt_g(b, sizeof b, ok ? per_gpu(r, r->a.rate) : NAN, "%.4g");
-    fprintf(f, " %9s", b);
-    fmt_g(b, sizeof b, ok ? r->a.rate * 3600 / r->usd_h : NAN, "%.0f");
-    fprintf(f, " %8s", b);
-    fmt_g(b, sizeof b, ok ? per_gpu(r, p->tok_s) : NAN, "%.0f");
-    fprintf(f, " %9s", b);
-    fmt_g(b, sizeof b, ok ? p->ttft_p99 : NAN, "%.3f");
-    fprintf(f, " %8s", b);
-    fmt_g(b, sizeof b, ok ? 1e3 * p->tpot_p99 : NAN, "%.1f");
-    fprintf(f, " %8s", b);
-    if (o->goodput > 0) {
-        fmt_g(b, sizeof b, ok ? p->good_share : NAN, "%.3f");
-        fprintf(f, " %7s", b);
-    }
-    if (ok) snprintf(b, sizeof b, "%.0f%%%s", 100 * p->env_outside, p->env_outside > 0.5 ? "*" : "");
-    else snprintf(b, sizeof b, "-");
-    fprintf(f, " %7s %6d%s\n", b, r->a.probes, r->frontier ? "  F" : "");
-}
-
-static void table_header(FILE *f, const cap_run_t *R)
-{
-    const sweep_t *sw = R->o->search;
-    fprintf(f, "%6s ", "point");
-    for (int a = 0; a < sw->naxes; a++) {
-        const char *k = strrchr(sw->axes[a].key, '.');
-        k = k ? k + 1 : sw->axes[a].key;
-        fprintf(f, " %*s", (int)strlen(k) < 6 ? 6 : (int)strlen(k), k);
-    }
-    fprintf(f, " %4s %7s %9s %9s %8s %9s %8s %8s", "GPUs", "$/h", "req/s", "req/s/GPU", "req/$", "tok/s/GPU", "TTFTp99",
-            "TPOTp99");
-    if (R->o->goodput > 0) fprintf(f, " %7s", "good");
-    fprintf(f, " %7s %6s\n", "extrap", "probes");
-}
-
+/* The CSV, one row per configuration in point order, each row's last field (frontier)
+ * empty: cap_table_t fills it. */
 static void csv_out(FILE *f, const cap_run_t *R)
 {
     const cap_opts_t *o = R->o;
@@ -1030,86 +930,9 @@ static void csv_out(FILE *f, const cap_run_t *R)
         report_num(f, ok && r->trace_rate > 0 ? r->a.rate / r->trace_rate : NAN);
         fputc(',', f);
         report_num(f, ok ? p->env_outside : NAN);
-        fprintf(f, ",%d,%ld,", r->rc ? 0 : r->a.probes, r->rc ? 0 : r->a.steps);
-        if (!R->one_point) fprintf(f, "%d", r->frontier);
-        fputc('\n', f);
+        fprintf(f, ",%d,%ld,\n", r->rc ? 0 : r->a.probes, r->rc ? 0 : r->a.steps);
     }
 }
-
-static void report(FILE *f, const cap_run_t *R, double target)
-{
-    const cap_opts_t *o = R->o;
-    long *ix = malloc((size_t)R->npoints * sizeof *ix);
-    if (!ix) return;
-    for (long i = 0; i < R->npoints; i++) ix[i] = i;
-    sort_run = R;
-    qsort(ix, (size_t)R->npoints, sizeof *ix, by_cost);
-    fprintf(f, "capacity: %s, SLOs", o->file);
-    for (int k = 0; k < o->nslo; k++) fprintf(f, "%s %s <= %g s", k ? "," : "", o->slo[k].name, o->slo[k].limit);
-    if (o->goodput > 0) fprintf(f, " (each request), goodput >= %g", o->goodput);
-    fprintf(f, "; rate within %g%%\n", 100 * o->tol);
-    table_header(f, R);
-    int anyx = 0;
-    for (long k = 0; k < R->npoints; k++) {
-        table_row(f, R, ix[k]);
-        const cap_row_t *r = &R->rows[ix[k]];
-        anyx |= row_ok(r) && r->a.at.env_outside > 0.5;
-    }
-    fprintf(f, "req/s: the highest request rate (Poisson, or the trace's on a scaled clock) meeting every SLO with a queue "
-               "that does not grow (<: none down to it; "
-               ">: every rate up to it); TTFT p99 s, TPOT p99 ms at that rate; F: on the Pareto frontier of tok/s/GPU, "
-               "TTFT p99, TPOT p99\n");
-    if (anyx) fprintf(f, "*: priced mostly (over 50%% of step time) outside the profile's measured envelope, by the laws' extrapolation\n");
-    /* the frontier, by throughput per GPU */
-    fprintf(f, "Pareto frontier (tok/s/GPU against TTFT p99 and TPOT p99):");
-    int nf = 0;
-    for (long k = 0; k < R->npoints; k++) {
-        const cap_row_t *r = &R->rows[ix[k]];
-        if (!r->frontier) continue;
-        fprintf(f, "%s point %ld (", nf++ ? ";" : "", R->point_base + ix[k]);
-        point_label(f, o->search, ix[k]);
-        fprintf(f, "%s%.0f tok/s/GPU, %.3f s, %.1f ms)", o->search->naxes ? ": " : "", per_gpu(r, r->a.at.tok_s),
-                r->a.at.ttft_p99, 1e3 * r->a.at.tpot_p99);
-    }
-    fprintf(f, "%s\n", nf ? "" : " none");
-    if (target > 0) {
-        long best = -1, copies_best = 0;
-        double cbest = INFINITY;
-        for (long k = 0; k < R->npoints && best < 0; k++)
-            if (row_ok(&R->rows[ix[k]]) && R->rows[ix[k]].a.rate >= target) best = ix[k];
-        if (best >= 0) {
-            const cap_row_t *r = &R->rows[best];
-            fprintf(f, "cheapest carrying %g req/s: point %ld (", target, R->point_base + best);
-            point_label(f, o->search, best);
-            fprintf(f, "%s%d GPU%s", o->search->naxes ? "; " : "", r->gpus, r->gpus == 1 ? "" : "s");
-            if (!isnan(r->usd_h)) fprintf(f, ", $%.2f/h", r->usd_h);
-            fprintf(f, ") sustains %.4g req/s\n", r->a.rate);
-        } else {
-            for (long i = 0; i < R->npoints; i++) {
-                const cap_row_t *r = &R->rows[i];
-                if (!row_ok(r)) continue;
-                long k = (long)ceil(target / r->a.rate - 1e-12);
-                double cst = (double)k * (isnan(r->usd_h) ? (double)r->gpus : r->usd_h);
-                if (cst < cbest) cbest = cst, best = i, copies_best = k;
-            }
-            if (best < 0) {
-                fprintf(f, "cheapest carrying %g req/s: none (no configuration sustains any rate)\n", target);
-            } else {
-                const cap_row_t *r = &R->rows[best];
-                fprintf(f, "cheapest carrying %g req/s: no single configuration does; %ld copies of point %ld (", target,
-                        copies_best, R->point_base + best);
-                point_label(f, o->search, best);
-                fprintf(f, "%s%ld GPUs", o->search->naxes ? "; " : "", copies_best * r->gpus);
-                if (!isnan(r->usd_h)) fprintf(f, ", $%.2f/h", (double)copies_best * r->usd_h);
-                fprintf(f, "), each sustaining %.4g req/s: random routing splits the Poisson stream into %ld of %.4g req/s\n",
-                        r->a.rate, copies_best, target / (double)copies_best);
-            }
-        }
-    }
-    free(ix);
-}
-
-/* ---- the frontier of a merged CSV ---- */
 
 /* Split a CSV line (RFC 4180, no line break inside a field) in place: field starts in fld,
  * unquoted.  The field count, or -1 (more than max, or an unclosed quote). */
@@ -1143,22 +966,347 @@ static int csv_split(char *line, char **fld, int max)
     }
 }
 
-/* pacesim capacity --frontier CSV: the CSV (a merge of per-point CSVs, or any capacity CSV)
- * with its `frontier` column computed over all its rows, to out.  Exit status. */
-static int merged_frontier(const char *path, FILE *out)
+enum { T_OK = 0, T_BELOW, T_ABOVE, T_ERROR };
+enum { TC_POINT, TC_FILE, TC_GPUS, TC_USD, TC_STATUS, TC_RATE, TC_RGPU, TC_RUSD, TC_TOK, TC_TTFT, TC_TPOT, TC_GOOD,
+       TC_EXTRAP, TC_PROBES, TC_FRONTIER, TC__N };
+static const char *const tcol_names[TC__N] = { "point", "file", "gpus", "usd_per_hour", "status", "rate_per_s",
+                                               "rate_per_gpu", "req_per_usd", "tok_s_per_gpu", "ttft_p99_s", "tpot_p99_s",
+                                               "goodput_share", "extrapolated_share", "probes", "frontier" };
+
+/* A capacity CSV's rows as the table prints them. */
+typedef struct cap_trow {
+    char *line;                   /* the row as read (owned) */
+    char *buf;                    /* its fields, split (owned) */
+    char **fld;
+    long point;
+    int status, gpus, frontier;
+    long probes;
+    double usd, rate, rate_gpu, req_usd, tok_gpu, ttft, tpot, good, extrap;
+} cap_trow_t;
+
+typedef struct cap_table {
+    char *head, *hbuf;            /* the header line as read; split */
+    char **hfld;
+    int ncol, naxes;              /* axes: the columns between point and file */
+    int col[TC__N];
+    char **slo_cols;              /* the slo_NAME_s columns (into hfld) */
+    int nslo_cols;
+    long n;
+    cap_trow_t *r;
+} cap_table_t;
+
+static void table_free(cap_table_t *t)
+{
+    for (long i = 0; i < t->n; i++) {
+        free(t->r[i].line);
+        free(t->r[i].buf);
+        free(t->r[i].fld);
+    }
+    free(t->r);
+    free(t->head);
+    free(t->hbuf);
+    free(t->hfld);
+    free(t->slo_cols);
+    memset(t, 0, sizeof *t);
+}
+
+/* A number field: empty is NAN; else all of it a number.  0 or -1. */
+static int tnum(const char *s, double *v)
+{
+    char *end;
+    if (!*s) {
+        *v = NAN;
+        return 0;
+    }
+    errno = 0;
+    *v = strtod(s, &end);
+    return *end || end == s ? -1 : 0;
+}
+
+/* Parse the capacity CSV of nlines lines (the header first; the lines taken over).  0, 1
+ * out of memory, 2 bad input (one message on stderr, path:line:col). */
+static int table_parse(cap_table_t *t, const char *path, char **lines, long nlines)
 {
     enum { MAXF = 512 };
+    memset(t, 0, sizeof *t);
+    for (int c = 0; c < TC__N; c++) t->col[c] = -1;
+    if (nlines < 1) {
+        setup_msg(stderr, "%s:1:1: empty: not a capacity CSV", path);
+        return 2;
+    }
+    t->head = lines[0];
+    lines[0] = NULL;
+    t->hbuf = strdup(t->head);
+    t->hfld = malloc(MAXF * sizeof *t->hfld);
+    t->slo_cols = malloc(MAXF * sizeof *t->slo_cols);
+    t->r = calloc((size_t)nlines, sizeof *t->r);
+    if (!t->hbuf || !t->hfld || !t->slo_cols || !t->r) return 1;
+    t->ncol = csv_split(t->hbuf, t->hfld, MAXF);
+    for (int i = 0; i < t->ncol; i++) {
+        for (int c = 0; c < TC__N; c++)
+            if (t->col[c] < 0 && !strcmp(t->hfld[i], tcol_names[c])) t->col[c] = i;
+        size_t l = strlen(t->hfld[i]);
+        if (!strncmp(t->hfld[i], "slo_", 4) && l > 6 && !strcmp(t->hfld[i] + l - 2, "_s")) t->slo_cols[t->nslo_cols++] = t->hfld[i];
+    }
+    int missing = -1;
+    for (int c = TC__N - 1; c >= 0; c--)
+        if (t->col[c] < 0) missing = c;
+    if (t->ncol < 0 || missing >= 0 || t->col[TC_POINT] != 0 || t->col[TC_FRONTIER] != t->ncol - 1) {
+        setup_msg(stderr, "%s:1:1: not a capacity CSV (its header needs point first, then the search keys, file, gpus, "
+                  "usd_per_hour, status, rate_per_s ... and frontier last%s%s)", path, missing >= 0 ? "; no " : "",
+                  missing >= 0 ? tcol_names[missing] : "");
+        return 2;
+    }
+    t->naxes = t->col[TC_FILE] - 1;
+    for (long l = 1; l < nlines; l++) {
+        cap_trow_t *r = &t->r[t->n];
+        r->line = lines[l];
+        lines[l] = NULL;
+        t->n++;
+        r->buf = strdup(r->line);
+        r->fld = malloc(MAXF * sizeof *r->fld);
+        if (!r->buf || !r->fld) return 1;
+        int k = csv_split(r->buf, r->fld, MAXF);
+        if (k != t->ncol) {
+            setup_msg(stderr, "%s:%ld:1: %d fields, the header has %d", path, l + 1, k, t->ncol);
+            return 2;
+        }
+        char **f = r->fld;
+        const char *st = f[t->col[TC_STATUS]];
+        r->status = !strcmp(st, "ok") ? T_OK : !strcmp(st, "below") ? T_BELOW : !strcmp(st, "above") ? T_ABOVE
+                  : !strcmp(st, "error") ? T_ERROR : -1;
+        int bad_col = r->status < 0 ? TC_STATUS : -1;
+        double d;
+        char *end;
+        errno = 0;
+        r->point = strtol(f[0], &end, 10);
+        if (!*f[0] || *end || errno || r->point < 0) bad_col = TC_POINT;
+        if (tnum(f[t->col[TC_GPUS]], &d) < 0 || !(d >= 0 && d <= INT_MAX) || d != floor(d)) bad_col = TC_GPUS;
+        else r->gpus = (int)d;
+        if (tnum(f[t->col[TC_PROBES]], &d) < 0 || !(d >= 0 && d <= LONG_MAX / 2) || d != floor(d)) bad_col = TC_PROBES;
+        else r->probes = (long)d;
+        struct { int c; double *v; } nums[] = {
+            { TC_USD, &r->usd }, { TC_RATE, &r->rate }, { TC_RGPU, &r->rate_gpu }, { TC_RUSD, &r->req_usd },
+            { TC_TOK, &r->tok_gpu }, { TC_TTFT, &r->ttft }, { TC_TPOT, &r->tpot }, { TC_GOOD, &r->good },
+            { TC_EXTRAP, &r->extrap } };
+        for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+            if (tnum(f[t->col[nums[i].c]], nums[i].v) < 0) bad_col = nums[i].c;
+        if (bad_col >= 0) {
+            setup_msg(stderr, "%s:%ld:1: %s: \"%s\" is not %s", path, l + 1, tcol_names[bad_col], f[t->col[bad_col]],
+                      bad_col == TC_STATUS ? "a status (ok, below, above or error)" : "a number");
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static int trow_ok(const cap_trow_t *r) { return (r->status == T_OK || r->status == T_ABOVE) && r->rate > 0; }
+
+/* The Pareto frontier: configurations no other beats on output tokens/s per GPU (higher),
+ * TTFT p99 and TPOT p99 (lower) at once, each at its sustained rate; of equal rows the
+ * first point stays. */
+static void table_frontier(cap_table_t *t)
+{
+    for (long i = 0; i < t->n; i++) {
+        cap_trow_t *a = &t->r[i];
+        a->frontier = 0;
+        if (!trow_ok(a) || isnan(a->tok_gpu)) continue;
+        int dom = 0;
+        for (long j = 0; j < t->n && !dom; j++) {
+            const cap_trow_t *b = &t->r[j];
+            if (j == i || !trow_ok(b) || isnan(b->tok_gpu)) continue;
+            int ge = b->tok_gpu >= a->tok_gpu && b->ttft <= a->ttft && b->tpot <= a->tpot;
+            int gt = b->tok_gpu > a->tok_gpu || b->ttft < a->ttft || b->tpot < a->tpot;
+            dom = ge && (gt || b->point < a->point);
+        }
+        a->frontier = !dom;
+    }
+}
+
+/* The CSV with its frontier column (empty for a point of a distributed search). */
+static void table_csv(FILE *f, const cap_table_t *t, int one_point)
+{
+    fprintf(f, "%s\n", t->head);
+    for (long i = 0; i < t->n; i++) {
+        const char *line = t->r[i].line, *last = strrchr(line, ',');
+        fprintf(f, "%.*s,", (int)(last - line), line);
+        if (!one_point) fprintf(f, "%d", t->r[i].frontier);
+        fputc('\n', f);
+    }
+}
+
+/* Sorted by cost: the price (where known), then the GPUs, then the rate (highest first),
+ * then the point; failed configurations last, by point. */
+static const cap_table_t *sort_tab;
+static int by_cost(const void *x, const void *y)
+{
+    const cap_trow_t *a = &sort_tab->r[*(const long *)x], *b = &sort_tab->r[*(const long *)y];
+    int ea = a->status == T_ERROR, eb = b->status == T_ERROR;
+    if (ea != eb) return ea ? 1 : -1;
+    if (!ea) {
+        double ca = isnan(a->usd) ? INFINITY : a->usd, cb = isnan(b->usd) ? INFINITY : b->usd;
+        if (ca != cb) return ca < cb ? -1 : 1;
+        if (a->gpus != b->gpus) return a->gpus < b->gpus ? -1 : 1;
+        double ra = isnan(a->rate) ? -INFINITY : a->rate, rb = isnan(b->rate) ? -INFINITY : b->rate;
+        if (ra != rb) return ra > rb ? -1 : 1;
+    }
+    return a->point < b->point ? -1 : a->point > b->point;
+}
+
+static void fmt_g(char *b, size_t n, double v, const char *fmt)
+{
+    if (isnan(v)) snprintf(b, n, "-");
+    else snprintf(b, n, fmt, v);
+}
+
+static const char *key_tail(const char *k)
+{
+    const char *d = strrchr(k, '.');
+    return d ? d + 1 : k;
+}
+
+static void point_label_t(FILE *f, const cap_table_t *t, const cap_trow_t *r)
+{
+    for (int a = 0; a < t->naxes; a++) fprintf(f, "%s%s=%s", a ? " " : "", t->hfld[1 + a], r->fld[1 + a]);
+}
+
+static void table_row(FILE *f, const cap_table_t *t, const cap_trow_t *r, int goodput)
+{
+    char b[64];
+    fprintf(f, "%6ld ", r->point);
+    for (int a = 0; a < t->naxes; a++) {
+        int w = (int)strlen(key_tail(t->hfld[1 + a]));
+        fprintf(f, " %*s", w < 6 ? 6 : w, r->fld[1 + a]);
+    }
+    int ok = trow_ok(r), err = r->status == T_ERROR;
+    fprintf(f, " %4d", r->gpus);
+    fmt_g(b, sizeof b, err ? NAN : r->usd, "%.2f");
+    fprintf(f, " %7s", b);
+    if (err) snprintf(b, sizeof b, "error");
+    else if (isnan(r->rate)) snprintf(b, sizeof b, "-");
+    else snprintf(b, sizeof b, "%s%.4g", r->status == T_BELOW ? "<" : r->status == T_ABOVE ? ">" : "", r->rate);
+    fprintf(f, " %9s", b);
+    fmt_g(b, sizeof b, ok ? r->rate_gpu : NAN, "%.4g");
+    fprintf(f, " %9s", b);
+    fmt_g(b, sizeof b, ok ? r->req_usd : NAN, "%.0f");
+    fprintf(f, " %8s", b);
+    fmt_g(b, sizeof b, ok ? r->tok_gpu : NAN, "%.0f");
+    fprintf(f, " %9s", b);
+    fmt_g(b, sizeof b, ok ? r->ttft : NAN, "%.3f");
+    fprintf(f, " %8s", b);
+    fmt_g(b, sizeof b, ok ? 1e3 * r->tpot : NAN, "%.1f");
+    fprintf(f, " %8s", b);
+    if (goodput) {
+        fmt_g(b, sizeof b, ok ? r->good : NAN, "%.3f");
+        fprintf(f, " %7s", b);
+    }
+    if (ok && !isnan(r->extrap)) snprintf(b, sizeof b, "%.0f%%%s", 100 * r->extrap, r->extrap > 0.5 ? "*" : "");
+    else snprintf(b, sizeof b, "-");
+    fprintf(f, " %7s", b);
+    if (err) fprintf(f, " %6s", "-");
+    else fprintf(f, " %6ld", r->probes);
+    fprintf(f, "%s\n", r->frontier ? "  F" : "");
+}
+
+static void table_header(FILE *f, const cap_table_t *t, int goodput)
+{
+    fprintf(f, "%6s ", "point");
+    for (int a = 0; a < t->naxes; a++) {
+        const char *k = key_tail(t->hfld[1 + a]);
+        fprintf(f, " %*s", (int)strlen(k) < 6 ? 6 : (int)strlen(k), k);
+    }
+    fprintf(f, " %4s %7s %9s %9s %8s %9s %8s %8s", "GPUs", "$/h", "req/s", "req/s/GPU", "req/$", "tok/s/GPU", "TTFTp99",
+            "TPOTp99");
+    if (goodput) fprintf(f, " %7s", "good");
+    fprintf(f, " %7s %6s\n", "extrap", "probes");
+}
+
+/* The table sorted by cost, the frontier and the --rate answer (target > 0), from the
+ * CSV's rows; file: the scenario named in the heading. */
+static void report(FILE *f, const cap_table_t *t, const cap_opts_t *o, const char *file, double target)
+{
+    long *ix = malloc((size_t)(t->n ? t->n : 1) * sizeof *ix);
+    if (!ix) return;
+    for (long i = 0; i < t->n; i++) ix[i] = i;
+    sort_tab = t;
+    qsort(ix, (size_t)t->n, sizeof *ix, by_cost);
+    fprintf(f, "capacity: %s, SLOs", file);
+    for (int k = 0; k < o->nslo; k++) fprintf(f, "%s %s <= %g s", k ? "," : "", o->slo[k].name, o->slo[k].limit);
+    if (o->goodput > 0) fprintf(f, " (each request), goodput >= %g", o->goodput);
+    fprintf(f, "; rate within %g%%\n", 100 * o->tol);
+    table_header(f, t, o->goodput > 0);
+    int anyx = 0;
+    for (long k = 0; k < t->n; k++) {
+        const cap_trow_t *r = &t->r[ix[k]];
+        table_row(f, t, r, o->goodput > 0);
+        anyx |= trow_ok(r) && r->extrap > 0.5;
+    }
+    fprintf(f, "req/s: the highest request rate (Poisson, or the trace's on a scaled clock) meeting every SLO with a queue "
+               "that does not grow (<: none down to it; "
+               ">: every rate up to it); TTFT p99 s, TPOT p99 ms at that rate; F: on the Pareto frontier of tok/s/GPU, "
+               "TTFT p99, TPOT p99\n");
+    if (anyx) fprintf(f, "*: priced mostly (over 50%% of step time) outside the profile's measured envelope, by the laws' extrapolation\n");
+    /* the frontier, by cost */
+    fprintf(f, "Pareto frontier (tok/s/GPU against TTFT p99 and TPOT p99):");
+    int nf = 0;
+    for (long k = 0; k < t->n; k++) {
+        const cap_trow_t *r = &t->r[ix[k]];
+        if (!r->frontier) continue;
+        fprintf(f, "%s point %ld (", nf++ ? ";" : "", r->point);
+        point_label_t(f, t, r);
+        fprintf(f, "%s%.0f tok/s/GPU, %.3f s, %.1f ms)", t->naxes ? ": " : "", r->tok_gpu, r->ttft, 1e3 * r->tpot);
+    }
+    fprintf(f, "%s\n", nf ? "" : " none");
+    if (target > 0) {
+        const cap_trow_t *best = NULL;
+        long copies_best = 0;
+        double cbest = INFINITY;
+        for (long k = 0; k < t->n && !best; k++)
+            if (trow_ok(&t->r[ix[k]]) && t->r[ix[k]].rate >= target) best = &t->r[ix[k]];
+        if (best) {
+            fprintf(f, "cheapest carrying %g req/s: point %ld (", target, best->point);
+            point_label_t(f, t, best);
+            fprintf(f, "%s%d GPU%s", t->naxes ? "; " : "", best->gpus, best->gpus == 1 ? "" : "s");
+            if (!isnan(best->usd)) fprintf(f, ", $%.2f/h", best->usd);
+            fprintf(f, ") sustains %.4g req/s\n", best->rate);
+        } else {
+            for (long i = 0; i < t->n; i++) {   /* in point order: of equal costs the first point */
+                const cap_trow_t *r = &t->r[i];
+                if (!trow_ok(r)) continue;
+                long k = (long)ceil(target / r->rate - 1e-12);
+                double cst = (double)k * (isnan(r->usd) ? (double)r->gpus : r->usd);
+                if (cst < cbest || (cst == cbest && best && r->point < best->point))
+                    cbest = cst, best = r, copies_best = k;
+            }
+            if (!best) {
+                fprintf(f, "cheapest carrying %g req/s: none (no configuration sustains any rate)\n", target);
+            } else {
+                fprintf(f, "cheapest carrying %g req/s: no single configuration does; %ld copies of point %ld (", target,
+                        copies_best, best->point);
+                point_label_t(f, t, best);
+                fprintf(f, "%s%ld GPUs", t->naxes ? "; " : "", copies_best * best->gpus);
+                if (!isnan(best->usd)) fprintf(f, ", $%.2f/h", (double)copies_best * best->usd);
+                fprintf(f, "), each sustaining %.4g req/s: random routing splits the Poisson stream into %ld of %.4g req/s\n",
+                        best->rate, copies_best, target / (double)copies_best);
+            }
+        }
+    }
+    free(ix);
+}
+
+/* Read a file's lines (without their line ends).  0, 1 out of memory, 2 cannot open. */
+static int read_lines(const char *path, char ***out, long *nout)
+{
     FILE *f = fopen(path, "r");
     if (!f) {
         setup_msg(stderr, "pacesim capacity: %s: %s", path, strerror(errno));
         return 2;
     }
-    char **lines = NULL, *line = NULL, *fld[MAXF];
+    char **lines = NULL, *line = NULL;
     size_t cap = 0;
     long n = 0, lcap = 0;
     ssize_t len;
-    int rc = 0, ncol = 0, c_st = -1, c_tok = -1, c_tt = -1, c_tp = -1, c_fr = -1;
-    double *v = NULL;
+    int rc = 0;
     while ((len = getline(&line, &cap, f)) >= 0) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if (n == lcap) {
@@ -1167,70 +1315,103 @@ static int merged_frontier(const char *path, FILE *out)
             if (!nl) { rc = 1; break; }
             lines = nl;
         }
-        if (!(lines[n++] = strdup(line))) { rc = 1; n--; break; }
+        if (!(lines[n] = strdup(line))) { rc = 1; break; }
+        n++;
     }
     free(line);
     fclose(f);
-    if (rc) {
-        fprintf(stderr, "pacesim capacity: out of memory\n");
-        goto done;
-    }
-    char *h = n ? strdup(lines[0]) : NULL;
-    ncol = h ? csv_split(h, fld, MAXF) : -1;
-    for (int i = 0; i < ncol; i++) {
-        if (!strcmp(fld[i], "status")) c_st = i;
-        if (!strcmp(fld[i], "tok_s_per_gpu")) c_tok = i;
-        if (!strcmp(fld[i], "ttft_p99_s")) c_tt = i;
-        if (!strcmp(fld[i], "tpot_p99_s")) c_tp = i;
-        if (!strcmp(fld[i], "frontier")) c_fr = i;
-    }
-    free(h);
-    if (c_st < 0 || c_tok < 0 || c_tt < 0 || c_tp < 0 || c_fr != ncol - 1) {
-        setup_msg(stderr, "%s:1:1: not a capacity CSV (its header needs status, tok_s_per_gpu, ttft_p99_s, tpot_p99_s "
-                  "and frontier last)", path);
-        rc = 2;
-        goto done;
-    }
-    v = malloc((size_t)(n ? n : 1) * 3 * sizeof *v);
-    if (!v) {
-        rc = 1;
-        goto done;
-    }
-    for (long r = 1; r < n; r++) {
-        char *t = strdup(lines[r]);
-        int k = t ? csv_split(t, fld, MAXF) : -1;
-        if (k != ncol) {
-            setup_msg(stderr, "%s:%ld:1: %d fields, the header has %d", path, r + 1, k, ncol);
-            free(t);
-            rc = 2;
-            goto done;
-        }
-        int ok = !strcmp(fld[c_st], "ok");
-        v[3 * r] = ok ? strtod(fld[c_tok], NULL) : NAN;
-        v[3 * r + 1] = ok ? strtod(fld[c_tt], NULL) : NAN;
-        v[3 * r + 2] = ok ? strtod(fld[c_tp], NULL) : NAN;
-        if (!*fld[c_tok] || !*fld[c_tt] || !*fld[c_tp]) v[3 * r] = NAN;
-        free(t);
-    }
-    fprintf(out, "%s\n", lines[0]);
-    for (long i = 1; i < n; i++) {
-        int front = 0;
-        if (!isnan(v[3 * i])) {
-            front = 1;
-            for (long j = 1; j < n && front; j++) {
-                if (j == i || isnan(v[3 * j])) continue;
-                int ge = v[3 * j] >= v[3 * i] && v[3 * j + 1] <= v[3 * i + 1] && v[3 * j + 2] <= v[3 * i + 2];
-                int gt = v[3 * j] > v[3 * i] || v[3 * j + 1] < v[3 * i + 1] || v[3 * j + 2] < v[3 * i + 2];
-                if (ge && (gt || j < i)) front = 0;
-            }
-        }
-        char *last = strrchr(lines[i], ',');
-        fprintf(out, "%.*s,%d\n", (int)(last - lines[i]), lines[i], front);
-    }
-done:
+    *out = lines;
+    *nout = n;
+    if (rc) fprintf(stderr, "pacesim capacity: out of memory\n");
+    return rc;
+}
+
+static void free_lines(char **lines, long n)
+{
     for (long i = 0; i < n; i++) free(lines[i]);
     free(lines);
-    free(v);
+}
+
+/* pacesim capacity --frontier CSV: the CSV (a merge of per-point CSVs, or any capacity CSV)
+ * with its `frontier` column computed over all its rows, to out; with the search's SLOs
+ * (o->nslo > 0) and tbl, the table the search prints, to tbl.  Exit status. */
+static int merged_frontier(const char *path, FILE *out, FILE *tbl, const cap_opts_t *o, double target)
+{
+    char **lines = NULL;
+    long n = 0;
+    cap_table_t t;
+    int rc = read_lines(path, &lines, &n);
+    if (rc) {
+        free_lines(lines, n);
+        return rc;
+    }
+    rc = table_parse(&t, path, lines, n);
+    free_lines(lines, n);
+    if (rc == 0 && tbl && o->nslo > 0) {      /* the SLOs given are the search's: its slo_NAME_s columns */
+        int nstat = 0;
+        for (int k = 0; k < o->nslo && !rc; k++) {
+            if (o->slo[k].per_request) continue;
+            nstat++;
+            int found = 0;
+            for (int c = 0; c < t.nslo_cols && !found; c++)
+                found = !strncmp(t.slo_cols[c] + 4, o->slo[k].name, strlen(o->slo[k].name))
+                        && !strcmp(t.slo_cols[c] + 4 + strlen(o->slo[k].name), "_s");
+            if (!found) {
+                setup_msg(stderr, "pacesim capacity: --slo %s: %s has no slo_%s_s column: give the SLOs of the search "
+                          "that wrote it", o->slo[k].name, path, o->slo[k].name);
+                rc = 2;
+            }
+        }
+        if (!rc && nstat != t.nslo_cols) {
+            setup_msg(stderr, "pacesim capacity: %s has %d slo_NAME_s columns, --slo gives %d statistics: give the SLOs of "
+                      "the search that wrote it", path, t.nslo_cols, nstat);
+            rc = 2;
+        }
+    }
+    if (rc == 0) {
+        table_frontier(&t);
+        table_csv(out, &t, 0);
+        if (tbl && o->nslo > 0) report(tbl, &t, o, t.n ? t.r[0].fld[t.col[TC_FILE]] : path, target);
+    } else if (rc == 1) {
+        fprintf(stderr, "pacesim capacity: out of memory\n");
+    }
+    table_free(&t);
+    return rc;
+}
+
+/* A search's outputs: its CSV read back as the table reads a merged one, the frontier
+ * over its rows, the table to tbl (NULL: none) and the CSV to fc (NULL: none).  0 or 1. */
+static int run_outputs(const cap_run_t *R, FILE *tbl, FILE *fc, double target)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return 1;
+    csv_out(m, R);
+    if (fclose(m) != 0) {
+        free(buf);
+        return 1;
+    }
+    long n = 0;
+    for (size_t i = 0; i < len; i++) n += buf[i] == '\n';
+    char **lines = calloc((size_t)(n ? n : 1), sizeof *lines);
+    int rc = lines ? 0 : 1;
+    long k = 0;
+    for (char *p = buf, *nl; !rc && k < n && (nl = strchr(p, '\n')); p = nl + 1) {
+        *nl = 0;
+        if (!(lines[k++] = strdup(p))) rc = 1;
+    }
+    free(buf);
+    cap_table_t t;
+    if (!rc) rc = table_parse(&t, "capacity", lines, k) ? 1 : 0;
+    else memset(&t, 0, sizeof t);
+    free_lines(lines, k);
+    if (!rc) {
+        table_frontier(&t);
+        if (tbl) report(tbl, &t, R->o, R->o->file, target);
+        if (fc) table_csv(fc, &t, R->one_point);
+    }
+    table_free(&t);
     return rc;
 }
 
@@ -1391,16 +1572,12 @@ int capacity_main(int argc, char **argv, const char *argv0)
         }
     }
     if (!file) { rc = bad("no scenario given (see pacesim capacity --help)%s%s", "", ""); goto out; }
-    if (frontier_csv) {                         /* --frontier MERGED.csv: no search */
-        FILE *fo = csv && strcmp(csv, "-") ? fopen(csv, "w") : stdout;
-        if (!fo) { rc = bad("--csv %s: %s", csv, strerror(errno)); goto out; }
-        rc = merged_frontier(file, fo);
-        if (fo != stdout && fclose(fo) != 0 && rc == 0) rc = 1;
+    if (o.nslo == 0 && !frontier_csv) {
+        rc = bad("no SLO given: --slo ttft_p99=2 --slo tpot_p99=0.05, for example%s%s", "", "");
         goto out;
     }
-    if (o.nslo == 0) { rc = bad("no SLO given: --slo ttft_p99=2 --slo tpot_p99=0.05, for example%s%s", "", ""); goto out; }
-    int per_request = 0, stat = 0;
-    for (int k = 0; k < o.nslo; k++) per_request |= o.slo[k].per_request, stat |= !o.slo[k].per_request;
+    int per_request = 0;
+    for (int k = 0; k < o.nslo; k++) per_request |= o.slo[k].per_request;
     if (per_request && o.goodput == 0) {
         rc = bad("--slo %s is a per-request threshold: give --goodput SHARE (the share of requests that must meet it), "
                  "or a statistic such as %s_p99%s", "ttft/tpot/e2el", "ttft");
@@ -1410,7 +1587,19 @@ int capacity_main(int argc, char **argv, const char *argv0)
         rc = bad("--goodput needs per-request thresholds: --slo ttft=2 --slo tpot=0.05 (no _p99)%s%s", "", "");
         goto out;
     }
-    (void)stat;
+    if (frontier_csv) {                         /* --frontier MERGED.csv: no search */
+        if (sw.naxes || ns || points || R.ncost || R.log_probes) {
+            rc = bad("--frontier reads a capacity CSV: it takes --slo, --goodput, --tol, --rate, --csv and --quiet, not "
+                     "the search's %s%s", "--search, --set, --gpu-cost, --points or --probes", "");
+            goto out;
+        }
+        FILE *fo = csv && strcmp(csv, "-") ? fopen(csv, "w") : stdout;
+        if (!fo) { rc = bad("--csv %s: %s", csv, strerror(errno)); goto out; }
+        o.file = file;
+        rc = merged_frontier(file, fo, quiet ? NULL : fo == stdout ? stderr : stdout, &o, target);
+        if (fo != stdout && fclose(fo) != 0 && rc == 0) rc = 1;
+        goto out;
+    }
     o.file = file;
     o.sets = sets;
     o.nsets = ns;
@@ -1468,9 +1657,11 @@ int capacity_main(int argc, char **argv, const char *argv0)
         if (!used) setup_msg(stderr, "warning: --gpu-cost %s: no configuration runs on it (profile file names: %s)",
                              R.cost_name[i], R.npoints ? R.rows[0].hw : "");
     }
-    mark_frontier(&R);
-    if (!quiet) report(fc == stdout ? stderr : stdout, &R, target);
-    if (fc) csv_out(fc, &R);
+    if (run_outputs(&R, quiet ? NULL : fc == stdout ? stderr : stdout, fc, target)) {
+        fprintf(stderr, "pacesim capacity: out of memory\n");
+        rc = 1;
+        goto out;
+    }
     rc = R.rc;
 out:
     if (fc && fc != stdout) {

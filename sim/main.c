@@ -137,7 +137,8 @@ static const cmd_help_t helps[] = {
       "  --csv OUT              one row per configuration (plots/capacity.gp plots it)\n"
       "  --points [-o DIR]      print one `pacesim capacity` command per configuration (each writes\n"
       "                         DIR/point-NNNN.csv; then pacesim merge, pacesim best)\n"
-      "  --frontier CSV         no search: a merged capacity CSV with its frontier column filled\n" },
+      "  --frontier CSV         no search: a merged capacity CSV with its frontier column filled (with the\n"
+      "                         search's --slo [--rate]: its table too)\n" },
     { "validate", "pacesim validate FILE... [--set key.path=value]...\n",
       "validate  load and check scenarios (and their profiles) without running them\n" },
     { "profile", "pacesim profile PROFILE.yaml... | pacesim profile A.yaml --compare B.yaml [--scenario FILE]\n",

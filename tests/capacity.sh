@@ -86,6 +86,17 @@ if cmp -s "$tmp/a.csv" "$tmp/b.csv"; then ok "points + merge = the in-process CS
 $PACESIM capacity --frontier "$tmp/merged.csv" > "$tmp/front.csv" || bad "--frontier exit $?"
 if cmp -s "$tmp/j1.csv" "$tmp/front.csv"; then ok "points + merge + --frontier = the in-process CSV, frontier too"
 else bad "points + merge + --frontier differ from the in-process CSV"; fi
+# the search's SLOs and --rate given: the table, frontier and cheapest line of the in-process run, byte for byte
+$PACESIM capacity --frontier "$tmp/merged.csv" --slo ttft_p99=1 --slo tpot_p90=0.02 --rate 30 --csv "$tmp/front2.csv" \
+  > "$tmp/front2.txt" 2> "$tmp/front2.err" || bad "--frontier with SLOs exit $?"
+if cmp -s "$tmp/j1.txt" "$tmp/front2.txt" && cmp -s "$tmp/j1.csv" "$tmp/front2.csv" && [ ! -s "$tmp/front2.err" ]; then
+  ok "points + merge + --frontier --slo ... print the in-process table, frontier and --rate answer, byte for byte"
+else bad "points + merge + --frontier --slo ...: the table differs from the in-process one"; fi
+refused "--frontier with other SLOs" 'has no slo_ttft_p90_s column' --frontier "$tmp/merged.csv" --slo ttft_p90=1 \
+  --slo tpot_p90=0.02
+refused "--frontier with fewer SLOs" 'has 2 slo_NAME_s columns, --slo gives 1' --frontier "$tmp/merged.csv" --slo ttft_p99=1
+refused "--frontier with --search" '--frontier reads a capacity CSV' --frontier "$tmp/merged.csv" --slo ttft_p99=1 \
+  --search engine.max_num_seqs=4
 $PACESIM best "$tmp/merged.csv" --objective min:usd_per_hour --constraint 'rate_per_s>=8' > "$tmp/best.txt" \
   && ok "best over the merged CSV" || bad "best exit $?"
 
