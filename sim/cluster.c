@@ -19,7 +19,8 @@ static int cluster_fits(void *ctx, long prompt, long output, long *need, int *bl
     for (int k = 0; k < e->nrep; k++) {
         const replica_t *r = &e->rep[k];
         if (k > 0 && r->pool == e->rep[k - 1].pool) continue;
-        long n = replica_request_blocks(r, prompt, output);
+        /* a prefill replica holds the prompt (and the token it samples) */
+        long n = replica_request_blocks(r, prompt, k < e->npre ? 1 : output);
         if (n > r->sc.capacity) {
             *need = n;
             *block = r->sc.block;
@@ -44,15 +45,26 @@ static int admit(engine_t *e, int k, int slot)
     return replica_admit(&e->rep[k], slot);
 }
 
-/* A request arrived: the router picks its replica; it gets there after the router's
- * decision latency (at once without one). */
+static int push(engine_t *e, double t, evt_kind_t kind, int a, long b)
+{
+    event_t ev = { .time = t, .kind = kind, .a = a, .b = b };
+    if (evq_push(&e->q, ev) < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory (event queue)");
+        return -1;
+    }
+    return 0;
+}
+
+/* A request arrived: the router picks its replica (disaggregated: a prefill replica); it
+ * gets there after the router's decision latency (at once without one). */
 static int cluster_arrive(void *ctx, int slot, double t)
 {
     engine_t *e = ctx;
     if (e->nrep == 1) return admit(e, 0, slot);
     const scn_cluster_t *cc = &e->s->cluster;
-    router_ctx_t rc = { .rep = e->rep, .n = e->nrep, .q = &e->rp.r[slot], .cfg = cc, .rng = e->rng_route,
-                        .rr = &e->rr_next, .session_rep = e->rp.x[slot].session_replica };
+    router_ctx_t rc = { .rep = e->rep, .n = e->npre ? e->npre : e->nrep, .q = &e->rp.r[slot], .cfg = cc,
+                        .rng = e->rng_route, .rr = &e->rr_next, .session_rep = e->rp.x[slot].session_replica };
+    if (e->npre) e->rp.r[slot].handoff = HANDOFF_PREFILL;
     int k = router_get(cc->router)(&rc);
     if (cc->router_latency_s > 0) {
         event_t ev = { .time = t + cc->router_latency_s, .kind = EVT_ROUTED, .a = slot, .b = k };
@@ -63,6 +75,50 @@ static int cluster_arrive(void *ctx, int slot, double t)
         return 0;
     }
     return admit(e, k, slot);
+}
+
+/* Disaggregated: request q's prompt is computed on prefill replica p (the clock at that
+ * step's end).  The router picks a decode replica among the decode pools' (as vLLM's proxy
+ * does once the prefill instance answers); the prefill replica pushes the KV to it at
+ * once (layer-wise: it has been sending since the prefill began, kvxfer.h), and keeps its
+ * blocks until the KV has been sent; the request reaches the decode replica once its KV
+ * has arrived and the router's decision latency has passed, and waits there for blocks. */
+static int cluster_on_handoff(void *ctx, replica_t *p, req_t *q)
+{
+    engine_t *e = ctx;
+    const scn_cluster_t *cc = &e->s->cluster;
+    req_aux_t *x = &e->rp.x[q->idx];
+    double now = e->now;
+    double sent = e->xfer.layerwise ? x->xfer_free + e->xfer.lat : now + kvx_time(&e->xfer, replica_kv_bytes(p, q->target));
+    if (sent < now) sent = now;
+    x->kv_xfer_s = sent - now;
+    x->prefill_replica = p->idx;
+    if (quant_add(&e->xfer_q, x->kv_xfer_s) < 0) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory");
+        return -1;
+    }
+    router_ctx_t rc = { .rep = e->rep + e->npre, .n = e->nrep - e->npre, .q = q, .cfg = cc, .rng = e->rng_route,
+                        .rr = &e->rr_dec, .session_rep = -1 };
+    int d = e->npre + router_get(cc->router)(&rc);
+    double at = now + cc->router_latency_s;
+    if (at > sent) {
+        if (push(e, sent, EVT_KV_SENT, q->idx, -1) < 0) return -1;
+        return push(e, at, EVT_ROUTED, q->idx, d);
+    }
+    return push(e, sent, EVT_KV_SENT, q->idx, d);
+}
+
+/* Request slot's KV has been sent: its prefill replica frees its blocks; the request joins
+ * decode replica d (d < 0: later, an EVT_ROUTED) with its KV. */
+static int kv_sent(engine_t *e, int slot, int d)
+{
+    req_t *q = &e->rp.r[slot];
+    int p = e->rp.x[slot].prefill_replica;
+    replica_kv_sent(&e->rep[p], q);
+    mark_ready(e, p);                  /* its freed blocks may admit a waiting request */
+    q->handoff = HANDOFF_KV_IN;
+    q->state = RQ_WAITING;
+    return d >= 0 ? admit(e, d, slot) : 0;
 }
 
 static int cluster_on_finish(void *ctx, replica_t *r, req_t *q)
@@ -143,7 +199,8 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     return engine_init_ex(e, s, cost, prof, NULL, NULL);
 }
 
-/* The replicas: one, or each pool's count of its scenario. */
+/* The replicas: one, or each pool's count of its scenario (disaggregated: the prefill
+ * pools' replicas first, then the decode pools', each in the pools' order). */
 static int make_replicas(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof,
                          engine_cost_fn mk, void *mk_ctx)
 {
@@ -167,7 +224,10 @@ static int make_replicas(engine_t *e, const scenario_t *s, cost_model_t *cost, c
         return -1;
     }
     int k = 0;
-    for (int i = 0; i < c->n_pools; i++) {
+    for (int pass = 0; pass < 2 * c->n_pools; pass++) {
+        int i = pass % c->n_pools;
+        if (c->disaggregated ? (pass < c->n_pools) != (c->pools[i].role == ROLE_PREFILL) : pass >= c->n_pools)
+            continue;
         const scenario_t *ps = c->pools[i].s;
         for (int j = 0; j < c->pools[i].count; j++, k++) {
             cost_model_t *cm = cost;
@@ -180,6 +240,7 @@ static int make_replicas(engine_t *e, const scenario_t *s, cost_model_t *cost, c
             e->nrep = k + 1;
             if (replica_init(&e->rep[k], k, ps, cm, prof, &e->rp, e->err) < 0) return -1;
             e->rep[k].pool = i;
+            if (c->pools[i].role == ROLE_PREFILL) e->npre = k + 1;
         }
     }
     return 0;
@@ -190,6 +251,7 @@ int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const p
 {
     memset(e, 0, sizeof *e);
     evq_init(&e->q);
+    quant_init(&e->xfer_q, 0);
     e->s = s;
     e->cost = cost;
     if (make_replicas(e, s, cost, prof, mk, mk_ctx) < 0) return -1;
@@ -201,6 +263,16 @@ int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const p
         r->m = &e->m;
         r->clock = &e->now;
         r->hooks = (replica_hooks_t){ .on_finish = cluster_on_finish, .ctx = e };
+        if (k < e->npre) {
+            r->hooks.on_handoff = cluster_on_handoff;
+            r->xfer = &e->xfer;
+        }
+    }
+    if (e->npre) {
+        const scn_cluster_t *c = &s->cluster;
+        const model_t *m = &e->rep[0].s->model;
+        e->xfer = (kvx_link_t){ .bw = c->kv_bandwidth, .lat = c->kv_latency_s, .layerwise = c->kv_layerwise,
+                                .layers = m->n_full_attn + m->n_gdn };
     }
     if (e->nrep > 1) {
         /* the router's own stream, apart from the workload's and the replicas' */
@@ -238,6 +310,7 @@ void engine_free(engine_t *e)
     if (e->rng_route) gsl_rng_free(e->rng_route);
     workload_free(&e->wl);
     metrics_free(&e->m);
+    quant_free(&e->xfer_q);
     evq_free(&e->q);
     memset(e, 0, sizeof *e);
 }
@@ -292,7 +365,8 @@ static int step_ended(engine_t *e, int k)
 static int handle(engine_t *e, const event_t *ev)
 {
     if (ev->kind == EVT_STEP_END) return step_ended(e, ev->a);
-    if (ev->kind == EVT_ROUTED) return admit(e, ev->b, ev->a);
+    if (ev->kind == EVT_ROUTED) return admit(e, (int)ev->b, ev->a);
+    if (ev->kind == EVT_KV_SENT) return kv_sent(e, ev->a, (int)ev->b);
     int rc = workload_event(&e->wl, ev);
     if (rc < 0) return rc;
     /* triggers are checked at step ends and while no step runs */

@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include "cost.h"
 #include "evq.h"
+#include "kvxfer.h"
+#include "quant.h"
 #include "metrics.h"
 #include "replica.h"
 #include "request.h"
@@ -61,6 +63,12 @@ struct engine {                   /* read-only outside cluster.c */
     void *on_finish_ctx;
     /* the serving summary's running state (serve.h), set by the caller before engine_run; NULL: none */
     struct serve_acc *serve;
+    /* disaggregated prefill/decode (scenario cluster.disaggregated): replicas 0..npre-1 are the
+     * prefill pools', the rest the decode pools' */
+    int npre;
+    long rr_dec;                  /* round_robin's next decode replica */
+    kvx_link_t xfer;              /* the KV link */
+    quant_t xfer_q;               /* the requests' KV transfer times after their prefill (kv_xfer_s) */
     char err[ENG_ERR_MAX];
 };
 

@@ -11,8 +11,10 @@
 
 /* EVT_ARRIVAL: request a arrives; EVT_STEP_END: replica a's step ends;
  * EVT_SOURCE: generator a (workload.h's SRC_*) has its next request due;
- * EVT_ROUTED: request a reaches replica b (after the router's decision latency). */
-typedef enum { EVT_ARRIVAL = 0, EVT_STEP_END, EVT_SOURCE, EVT_ROUTED } evt_kind_t;
+ * EVT_ROUTED: request a reaches replica b (after the router's decision latency);
+ * EVT_KV_SENT: request a's KV has left its prefill replica for decode replica b (b < 0: it
+ * reaches b later, an EVT_ROUTED). */
+typedef enum { EVT_ARRIVAL = 0, EVT_STEP_END, EVT_SOURCE, EVT_ROUTED, EVT_KV_SENT } evt_kind_t;
 
 typedef struct event {
     double time;

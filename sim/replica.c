@@ -72,6 +72,8 @@ int replica_init(replica_t *r, int idx, const scenario_t *s, cost_model_t *cost,
     double block_bytes = (double)c->block * model_attn_bytes_per_token(&s->model, tp, kvb) * s->model.n_full_attn;
     double gdn_bytes = (double)s->model.n_gdn * model_gdn_page_bytes(&s->model, tp, c->spec_k);
     c->gdn_blocks = block_bytes > 0 ? (long)ceil(gdn_bytes / block_bytes) : 0;
+    r->kv_block_bytes = block_bytes;
+    r->kv_state_bytes = gdn_bytes;
     if (eng->num_gpu_blocks > 0) {
         c->capacity = eng->num_gpu_blocks;
     } else {
@@ -257,13 +259,14 @@ static void set_event(req_t *r, req_event_t ev, double t)
     if (r->t_ev[ev] < 0) r->t_ev[ev] = t;
 }
 
-/* The request at running position run_pos leaves the replica: its blocks back to the
- * pool, off the running list. */
-static req_t *leave(replica_t *e, int run_pos)
+/* The request at running position run_pos leaves the replica: off the running list, its
+ * blocks back to the pool (keep: held until its KV has been sent, replica_kv_sent). */
+static req_t *leave(replica_t *e, int run_pos, int keep)
 {
     sched_t *c = &e->sc;
     req_t *r = &c->rp->r[c->running[run_pos]];
-    sched_release(c, r);
+    if (keep) e->xfer_blocks += r->blocks;
+    else sched_release(c, r);
     memmove(&c->running[run_pos], &c->running[run_pos + 1], (size_t)(c->nrun - run_pos - 1) * sizeof(int));
     c->nrun--;
     e->n_out++;
@@ -272,7 +275,7 @@ static req_t *leave(replica_t *e, int run_pos)
 
 static int finish_request(replica_t *e, int run_pos)
 {
-    req_t *r = leave(e, run_pos);
+    req_t *r = leave(e, run_pos, 0);
     r->state = RQ_DONE;
     set_event(r, EV_FINISHED, e->t_end);
     run_summary_t *S = &e->sum;
@@ -294,6 +297,25 @@ static int finish_request(replica_t *e, int run_pos)
     S->itl_n += r->itl_n;
     if (metrics_on_finish(e->m, r) < 0) return -1;
     return e->hooks.on_finish ? e->hooks.on_finish(e->hooks.ctx, e, r) : 0;
+}
+
+/* Layer-wise KV transfer (kvxfer.h): a prefill chunk of a request that will be handed on
+ * ends at t_end; its share of the request's KV (by tokens; a prefix-cache hit's share
+ * is ready when it is admitted) goes out layer by layer over the step. */
+static void kv_chunk_sent(replica_t *e, req_t *r, const step_row_t *row, double t_end)
+{
+    req_aux_t *x = &e->sc.rp->x[row->req];
+    double total = replica_kv_bytes(e, r->target), d = e->rec.dt, t0 = t_end - d;
+    if (row->admitted) x->xfer_free = t0 + total * (double)r->cache_hit / (double)r->target / e->xfer->bw;
+    x->xfer_free = kvx_layer_chunk(e->xfer, x->xfer_free, t0, d, total * (double)row->q / (double)r->target);
+}
+
+void replica_kv_sent(replica_t *e, req_t *q)
+{
+    e->xfer_blocks -= q->blocks;
+    sched_release(&e->sc, q);
+    if (q->kv) kvpool_seq_free(e->sc.kv, q->kv);
+    q->kv = NULL;
 }
 
 /* Apply the step in flight: tokens computed and emitted, events, finishes. */
@@ -322,7 +344,14 @@ static int apply_step(replica_t *e, int n, double t_end)
             }
             r->computed_fresh += row->q;
             r->computed = row->seq_len;
-            if (r->computed >= r->target) tok = 1;   /* the final chunk samples a token */
+            if (handoff && r->handoff == HANDOFF_PREFILL) {
+                /* disaggregated prefill: the token its final chunk samples is discarded (the
+                 * prefill instance serves max_tokens 1; the client's tokens come from the
+                 * decode instance); the KV goes out layer by layer as each chunk runs */
+                if (e->xfer && e->xfer->layerwise) kv_chunk_sent(e, r, row, t_end);
+            } else if (r->computed >= r->target) {
+                tok = 1;   /* the final chunk samples a token */
+            }
         } else {
             long drafts = row->q - 1;
             tok = 1 + accepted_drafts(e, r, (int)drafts);
@@ -347,9 +376,11 @@ static int apply_step(replica_t *e, int n, double t_end)
         req_t *r = &pool[c->running[i]];
         if (r->emitted >= r->output && r->computed >= r->target) {
             if (finish_request(e, i) < 0) return -1;
-        } else if (handoff && r->handoff && r->emitted > 0 && r->computed >= r->target) {
-            /* disaggregated prefill: the prompt and its first token are done here */
-            leave(e, i);
+        } else if (handoff && r->handoff == HANDOFF_PREFILL && r->computed >= r->target) {
+            /* disaggregated prefill: the prompt is done here; its blocks stay until its
+             * KV has been sent (the connector's delayed free) */
+            leave(e, i, 1);
+            r->state = RQ_XFER;
             e->prefills++;
             if (e->hooks.on_handoff(e->hooks.ctx, e, r) < 0) return -1;
         }
@@ -517,6 +548,7 @@ int replica_check(replica_t *e)
         }
         held += r->blocks;
     }
+    held += e->xfer_blocks;
     for (int i = 0; i < c->wq_len; i++) {
         const req_t *r = &rp->r[c->waitq[(c->wq_head + i) % c->wq_cap]];
         if (r->state != RQ_WAITING || r->replica != e->idx) {

@@ -17,6 +17,7 @@
 #define PACESIM_REPLICA_H
 
 #include "cost.h"
+#include "kvxfer.h"
 #include "metrics.h"
 #include "profile.h"
 #include "request.h"
@@ -28,7 +29,8 @@ typedef struct replica replica_t;
 typedef struct replica_hooks {
     /* a request finished here (after the replica's summary counted it) */
     int (*on_finish)(void *ctx, replica_t *r, req_t *q);
-    /* a request finished its prefill here and leaves (disaggregated prefill) */
+    /* a request finished its prefill here and leaves, its KV still held here until
+     * replica_kv_sent (disaggregated prefill) */
     int (*on_handoff)(void *ctx, replica_t *r, req_t *q);
     void *ctx;
 } replica_hooks_t;
@@ -61,6 +63,11 @@ struct replica {
     long peak_waiting;
     double q_area, q_t;           /* waiting requests integrated over time up to q_t (mean queue = / makespan) */
     const double *clock;          /* the run's clock (set by the cluster; NULL: the queue is not integrated) */
+    /* disaggregated prefill/decode */
+    double kv_block_bytes;        /* one block's KV on one rank, every full-attention layer */
+    double kv_state_bytes;        /* one request's recurrent (GDN) state on one rank */
+    const kvx_link_t *xfer;       /* a prefill replica's KV link (set by the cluster), else NULL */
+    long xfer_blocks;             /* blocks held by requests whose KV is being sent */
     char *err;                    /* ENG_ERR_MAX bytes, shared with the run */
 };
 
@@ -92,6 +99,15 @@ static inline int replica_has_work(const replica_t *r) { return r->sc.nrun > 0 |
 static inline long replica_load(const replica_t *r) { return r->sc.nrun + r->sc.wq_len; }
 static inline long replica_kv_used(const replica_t *r) { return r->sc.used_blocks; }
 long replica_cached_prefix(const replica_t *r, const req_t *q);
+
+/* The KV a request of `tokens` prompt tokens moves from here (per rank): its whole blocks
+ * (a connector moves blocks) and its recurrent state. */
+static inline double replica_kv_bytes(const replica_t *r, long tokens)
+{
+    return (double)((tokens + r->sc.block - 1) / r->sc.block) * r->kv_block_bytes + r->kv_state_bytes;
+}
+/* Request q's KV has been sent from here (its prefill replica): its blocks are freed. */
+void replica_kv_sent(replica_t *r, req_t *q);
 
 /* The mean number of waiting requests over [0, t_end] (time-weighted). */
 static inline double replica_queue_mean(const replica_t *r, double t_end)

@@ -18,7 +18,15 @@
 
 #define ENG_T_NONE (-1.0)         /* a request's event time before the event */
 
-typedef enum { RQ_PENDING = 0, RQ_WAITING, RQ_RUNNING, RQ_DONE, RQ_FREE } rq_state_t;
+/* RQ_XFER: disaggregated, its KV on the way from its prefill replica to its decode replica */
+typedef enum { RQ_PENDING = 0, RQ_WAITING, RQ_RUNNING, RQ_DONE, RQ_FREE, RQ_XFER } rq_state_t;
+
+/* req_t.handoff: disaggregated prefill/decode (sim/cluster.c) */
+enum {
+    HANDOFF_NONE = 0,
+    HANDOFF_PREFILL = 1,          /* on its prefill replica: it leaves when its prompt is computed */
+    HANDOFF_KV_IN = 2             /* on its decode replica, its prompt's KV arrived: admitted with it */
+};
 
 struct kvpool_seq;
 struct kvpool_run;
@@ -46,7 +54,7 @@ typedef struct req {
     long preemptions;
     rq_state_t state;
     int kv_same;                  /* 1: kv_lo holds the block windows of its last allocation */
-    int handoff;                  /* disaggregated: 1 while it prefills (it leaves after its first token) */
+    int handoff;                  /* HANDOFF_* (disaggregated; HANDOFF_NONE otherwise) */
     int idx;                      /* slot in the request pool */
     int explicit_idx;             /* index into scenario requests, or -1 */
     int replica;                  /* the replica it was routed to (-1: none yet) */
@@ -61,7 +69,8 @@ typedef struct req {
 typedef struct req_aux {
     long priority;                /* scheduling_policy priority (explicit requests; 0 otherwise) */
     uint64_t session;             /* the conversation it belongs to (its first turn's serial + 1; 0: none) */
-    double kv_xfer_s;             /* disaggregated: its KV transfer's duration (0: none) */
+    double kv_xfer_s;             /* disaggregated: its KV transfer's time after its prefill ended (0: none) */
+    double xfer_free;             /* disaggregated, layer-wise: when the link has sent its KV computed so far */
     int prefill_replica;          /* disaggregated: the replica that prefilled it (-1: none) */
     int session_replica;          /* a conversation's later turn: the replica of the turn before (-1: none) */
 } req_aux_t;

@@ -341,6 +341,22 @@ static void run_loads(run_result_t *res, const scenario_t *s, const engine_t *e)
     }
 }
 
+/* Disaggregated: the KV link and the transfer times into res. */
+static void run_disagg(run_result_t *res, const scenario_t *s, engine_t *e)
+{
+    const scn_cluster_t *c = &s->cluster;
+    if (!c->enabled || !c->disaggregated) return;
+    res->disagg = 1;
+    res->kv_layerwise = c->kv_layerwise;
+    snprintf(res->kv_link, sizeof res->kv_link, "%s", c->kv_link ? c->kv_link->name : "");
+    res->kv_bw = c->kv_bandwidth;
+    res->kv_lat = c->kv_latency_s;
+    res->xfer_n = e->xfer_q.n;
+    res->xfer_mean = quant_mean(&e->xfer_q);
+    res->xfer_p99 = quant_quantile(&e->xfer_q, 0.99);
+    res->xfer_exact = quant_is_exact(&e->xfer_q);
+}
+
 void run_load_figures(const run_load_t *l, run_load_fig_t *f)
 {
     int n = l->replicas > 0 ? l->replicas : 1;
@@ -448,6 +464,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
     }
     res->sum = e->sum;
     run_loads(res, &u.s, e);
+    run_disagg(res, &u.s, e);
     if (h && h->replicas_out) replicas_rows(h->replicas_out, prefix_of(h), res, &u.s, e);
     if (acc) {
         serve_acc_summary(acc, e->sum.makespan, &res->serve);
@@ -577,6 +594,16 @@ void report_table(FILE *f, const run_result_t *r)
             fprintf(f, "     replica %d: ", k);
             load_line(f, &r->reps[k]);
         }
+    }
+    if (r->disagg) {
+        fprintf(f, "   disaggregated prefill/decode: KV over %s%s%.4g GB/s + %.4g us%s; transfer after the prefill",
+                r->kv_link[0] ? r->kv_link : "a link", r->kv_link[0] ? " (" : " of ", r->kv_bw / 1e9, r->kv_lat * 1e6,
+                r->kv_layerwise ? (r->kv_link[0] ? ", layer-wise)" : ", layer-wise") : (r->kv_link[0] ? ")" : ""));
+        if (r->xfer_n > 0)
+            fprintf(f, " mean %.3f ms, p99 %.3f ms (%ld requests%s)\n", r->xfer_mean * 1e3, r->xfer_p99 * 1e3,
+                    r->xfer_n, r->xfer_exact ? "" : ", sketch");
+        else
+            fputs(" n/a (none handed on)\n", f);
     }
     if (r->npools && r->nreps > RUN_TABLE_REPLICAS)
         fprintf(f, "   (%d replicas: a line each only up to %d; --replicas OUT writes every one)\n", r->nreps,

@@ -80,6 +80,14 @@ typedef struct run_result {
     /* every replica (also the one of a run without cluster:), the first RUN_TABLE_REPLICAS of nreps kept */
     int nreps;
     run_load_t reps[RUN_TABLE_REPLICAS];
+    /* disaggregated prefill/decode: the KV link and the requests' transfer times after their
+     * prefill (kv_xfer_s); disagg 0 otherwise */
+    int disagg, kv_layerwise;
+    char kv_link[32];             /* the link preset, "" with explicit figures only */
+    double kv_bw, kv_lat;         /* bytes/s, seconds */
+    long xfer_n;
+    double xfer_mean, xfer_p99;
+    int xfer_exact;
 } run_result_t;
 
 /* Whether a scenario is a serving load: its requests come from a generator or a trace

@@ -1212,8 +1212,9 @@ static const char *const top_keys[] = {"name", "description", "seed", "model", "
 static const char *const router_names[] = {"round_robin", "random", "least_outstanding", "least_kv",
                                            "prefix_affinity", "session", NULL};
 static const char *const cluster_keys[] = {"router", "router_latency_s", "balance_abs_threshold",
-                                           "balance_rel_threshold", "pools", NULL};
-static const char *const pool_keys[] = {"count", "model", "engine", NULL};
+                                           "balance_rel_threshold", "pools", "kv_transfer", NULL};
+static const char *const pool_keys[] = {"count", "role", "model", "engine", NULL};
+static const char *const role_names[] = {"both", "prefill", "decode", NULL};
 
 /* One pool: a copy of the base scenario with the pool's model and engine settings over it
  * (its engine: the scenario's engine with the pool's keys on top). */
@@ -1223,6 +1224,9 @@ static int parse_pool(yd_err_t *e, const yd_node_t *pm, const char *pp, const sc
     if (yd_strict_map(e, pm, pp, pool_keys) ||
         yd_get_int(e, pm, pp, "count", YD_REQ, 1, SCN_MAX_REPLICAS, &pool->count) < 0)
         return -1;
+    int role = ROLE_BOTH;
+    if (yd_get_enum(e, pm, pp, "role", YD_OPT, role_names, &role) < 0) return -1;
+    pool->role = (pool_role_t)role;
     scenario_t *ps = malloc(sizeof *ps);
     if (!ps) return yd_fail(e, pm, pp, "out of memory");
     *ps = *base;
@@ -1252,6 +1256,90 @@ static int parse_pool(yd_err_t *e, const yd_node_t *pm, const char *pp, const sc
         ps->engine_col = en->col;
     }
     return engine_map(e, en, yd_path(kp, pp, "engine"), en ? en : pm, ps);
+}
+
+/* The KV of one token on one rank at TP 1 (every full-attention layer) and a request's
+ * recurrent state: what a transfer between a prefill pool and a decode pool moves. */
+static void kv_shape(const scenario_t *ps, long *tok, long *state)
+{
+    int kvb = kv_is_fp8(ps->engine.kv_cache_dtype) ? 1 : 2;
+    *tok = model_attn_bytes_per_token(&ps->model, 1, kvb) * ps->model.n_full_attn;
+    *state = (long)ps->model.n_gdn * model_gdn_page_bytes(&ps->model, 1, 0);
+}
+
+/* Disaggregation: the pools' roles and cluster.kv_transfer (0, or -1 with the message). */
+static int parse_disagg(yd_err_t *e, const yd_node_t *m, const yd_node_t *pools, scenario_t *s)
+{
+    static const char *const kv_keys[] = {"link", "bandwidth_GBps", "latency_us", "layerwise", NULL};
+    scn_cluster_t *c = &s->cluster;
+    char kp[YD_PATH_MAX], pp[YD_PATH_MAX], name[64];
+    int npre = 0, ndec = 0, nboth = 0, first_pre = -1, first_dec = -1;
+    for (int i = 0; i < c->n_pools; i++) {
+        pool_role_t r = c->pools[i].role;
+        if (r == ROLE_PREFILL && npre++ == 0) first_pre = i;
+        if (r == ROLE_DECODE && ndec++ == 0) first_dec = i;
+        nboth += r == ROLE_BOTH;
+    }
+    yd_node_t *kv = yd_map_get(m, "kv_transfer");
+    if (kv && yd_is_null(kv)) kv = NULL;
+    if (!npre && !ndec) {
+        if (kv)
+            return yd_fail(e, kv, "cluster.kv_transfer",
+                           "a KV transfer needs a pool with role prefill and one with role decode");
+        return 0;
+    }
+#define ROLE_NODE(i) yd_map_get(pools->vals[i], "role"), yd_path(kp, yd_path(pp, "cluster.pools", c->pools[i].name), "role")
+    if (!ndec) return yd_fail(e, ROLE_NODE(first_pre), "a prefill pool needs a pool with role decode");
+    if (!npre) return yd_fail(e, ROLE_NODE(first_dec), "a decode pool needs a pool with role prefill");
+    if (nboth)
+        for (int i = 0; i < c->n_pools; i++)
+            if (c->pools[i].role == ROLE_BOTH)
+                return yd_fail(e, yd_map_get(pools->vals[i], "count"),
+                               yd_path(kp, "cluster.pools", c->pools[i].name),
+                               "a pool of role both (the default) beside prefill and decode pools is not modelled:"
+                               " give every pool role prefill or decode");
+    if (c->router == ROUTER_SESSION)
+        return yd_fail(e, yd_map_get(m, "router"), "cluster.router",
+                       "session is not modelled with prefill and decode pools");
+    /* the decode pools take the prefill pools' KV as it is: same per-token bytes and state */
+    long tok0, st0;
+    kv_shape(c->pools[first_pre].s, &tok0, &st0);
+    for (int i = 0; i < c->n_pools; i++) {
+        long tok, st;
+        kv_shape(c->pools[i].s, &tok, &st);
+        if (tok == tok0 && st == st0) continue;
+        const yd_node_t *at = yd_map_get(pools->vals[i], "model");
+        if (!at) at = yd_map_get(pools->vals[i], "engine");
+        if (!at) at = pools->vals[i];
+        return yd_fail(e, at, yd_path(kp, "cluster.pools", c->pools[i].name),
+                       "its KV (%ld bytes a token and %ld bytes of recurrent state, from its model and"
+                       " kv_cache_dtype) differs from prefill pool %s's (%ld and %ld): a decode pool takes the"
+                       " prefill pools' KV as it is",
+                       tok, st, c->pools[first_pre].name, tok0, st0);
+    }
+#undef ROLE_NODE
+    if (!kv)
+        return yd_fail(e, m, "cluster.kv_transfer",
+                       "prefill and decode pools need the link their KV crosses: kv_transfer: {link: PRESET} or"
+                       " {bandwidth_GBps: X, latency_us: Y}");
+    const char *kvp = "cluster.kv_transfer";
+    double gbps = 0, lat_us = 0;
+    int hl, hb, hlat;
+    if (yd_strict_map(e, kv, kvp, kv_keys) || (hl = yd_get_str(e, kv, kvp, "link", YD_OPT, name, sizeof name)) < 0)
+        return -1;
+    if (hl && !(c->kv_link = hw_link_find(name)))
+        return yd_fail(e, yd_map_get(kv, "link"), "cluster.kv_transfer.link", "unknown link \"%s\" (known: %s)", name,
+                       hw_link_names());
+    if ((hb = yd_get_double(e, kv, kvp, "bandwidth_GBps", YD_OPT, 0.0, 1e6, YD_LO_OPEN, &gbps)) < 0 ||
+        (hlat = yd_get_double(e, kv, kvp, "latency_us", YD_OPT, 0.0, 1e9, 0, &lat_us)) < 0 ||
+        yd_get_bool(e, kv, kvp, "layerwise", YD_OPT, &c->kv_layerwise) < 0)
+        return -1;
+    if (!hl && !hb)
+        return yd_fail(e, kv, kvp, "give the link: link: PRESET (%s) or bandwidth_GBps", hw_link_names());
+    c->kv_bandwidth = hb ? gbps * 1e9 : c->kv_link->bytes_per_s;
+    c->kv_latency_s = hlat ? lat_us * 1e-6 : hl ? c->kv_link->latency_s : 0.0;
+    c->disaggregated = 1;
+    return 0;
 }
 
 static int parse_cluster(yd_err_t *e, const yd_node_t *root, scenario_t *s)
@@ -1303,6 +1391,7 @@ static int parse_cluster(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         if (c->pools[i].s->engine.prefix_pool != s->engine.prefix_pool)
             return yd_fail(e, yd_map_get(pools->vals[i], "engine"), yd_path(kp, yd_path(pp, "cluster.pools", c->pools[i].name), "engine.prefix_cache_model"),
                            "every pool takes the scenario's prefix_cache_model (requests carry their content for it)");
+    if (parse_disagg(e, m, pools, s) < 0) return -1;
     c->enabled = 1;
     return 0;
 }

@@ -310,13 +310,19 @@ static int sched_try(sched_t *e, int *preempted)
         req_t *r = &e->rp->r[slot];
         long hit = prefix_hit(e, r);
         if (hit < 0) return -1;
+        /* disaggregated: its prompt's KV arrived from its prefill replica; blocks for all of it,
+         * and only its last token computed here to sample the first output token, as vLLM's
+         * scheduler does with a remote prefill (num_computed_tokens = prompt - 1,
+         * vllm-project/vllm:vllm/v1/core/sched/scheduler.py@00024d314514900f361ad072af6931e403b7f589,
+         * _update_waiting_for_remote_kv) */
+        long start = r->handoff == HANDOFF_KV_IN ? r->target - 1 : hit;
         if (upstream) {
-            long rem = r->target - hit;
+            long rem = r->target - start;
             long want = thr > 0 && rem > thr ? thr : rem;
             if (!eng->enable_chunked_prefill && want > budget) break;   /* the whole prompt or nothing */
         }
-        long end = chunk_end(e, hit, r->target, budget);
-        if (end <= hit) break;                                 /* align: no boundary within the budget */
+        long end = chunk_end(e, start, r->target, budget);
+        if (end <= start) break;                               /* align: no boundary within the budget */
         int grc = grow_blocks(e, r, hit, end);
         if (grc == -3) return -1;
         if (grc < 0) break;            /* not enough KV, or a snapshot of this step: wait */
@@ -327,8 +333,9 @@ static int sched_try(sched_t *e, int *preempted)
         if (e->kv && r->preemptions == 0) r->cached = hit;
         e->wq_head = (e->wq_head + 1) % e->wq_cap;
         e->wq_len--;
-        r->computed = hit;
-        r->cache_hit = hit;
+        r->computed = start;
+        r->cache_hit = start;
+        if (r->handoff == HANDOFF_KV_IN) r->handoff = HANDOFF_NONE;   /* a preemption recomputes it here */
         e->sum->adm_tokens += r->target;
         e->sum->adm_hit_tokens += hit;
         r->state = RQ_RUNNING;
@@ -336,11 +343,11 @@ static int sched_try(sched_t *e, int *preempted)
         step_row_t *row = &e->rows[n++];
         memset(row, 0, sizeof *row);
         row->req = slot;
-        row->q = (int)(end - hit);
+        row->q = (int)(end - start);
         row->seq_len = end;
         row->prefill = 1;
         row->admitted = 1;
-        budget -= end - hit;
+        budget -= end - start;
     }
     return n;
 }
