@@ -335,14 +335,16 @@ static int step_ended(engine_t *e, int k)
 {
     const scenario_t *s = e->s;
     replica_t *r = &e->rep[k];
+    long served = r->served;
     e->busy--;
     if (replica_end_step(r) < 0) return -1;
     mark_ready(e, k);
     e->sum.steps++;
     metrics_on_step(&e->m, &r->rec);
     if (e->observer) e->observer(e->observer_ctx, e, &r->rec);
-    /* free generated requests that finished (explicit ones stay for the windows) */
-    for (int i = 0; i < r->nrows; i++) {
+    /* free generated requests that finished (explicit ones stay for the windows); a request
+     * finishes at the end of a step that scheduled it, and most steps finish none */
+    for (int i = 0; r->served != served && i < r->nrows; i++) {
         int slot = r->sc.rows[i].req;
         req_t *q = &e->rp.r[slot];
         if (q->state != RQ_DONE || q->explicit_idx >= 0) continue;

@@ -153,6 +153,17 @@ static inline void cost_breakdown_add(cost_breakdown_t *o, const cost_item_t *it
     o->total += seconds;
 }
 
+/* An empty breakdown, written field by field (a memset of the struct compiles to a block
+ * clear, rep stos, whose stores the step's first adds then wait on: once a step). */
+static inline void cost_breakdown_clear(cost_breakdown_t *o)
+{
+    o->total = o->attn = 0;
+    for (int i = 0; i < ROUTE__N; i++) o->attn_route[i] = 0;
+    o->linear = o->gdn = o->elementwise = o->allreduce = o->overhead = o->mtp = 0;
+}
+_Static_assert(sizeof(cost_breakdown_t) == (8 + ROUTE__N) * sizeof(double),
+               "cost_breakdown_t changed: clear its new fields in cost_breakdown_clear()");
+
 /* Profile-backed model.  Borrows p and m (they must outlive the model).
  * NULL with err filled if a required law is missing. */
 cost_model_t *cost_profile_new(const profile_t *p, const model_t *m, int tp, char err[COST_ERR_MAX]);

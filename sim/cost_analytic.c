@@ -102,7 +102,7 @@ static int am_price(void *vctx, const cost_item_t *it)
 static int am_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
     am_t *a = cm->impl;
-    memset(o, 0, sizeof *o);
+    cost_breakdown_clear(o);
     am_ctx_t x = { a, o };
     return cost_enumerate(a->m, &a->r, in, am_price, &x);
 }

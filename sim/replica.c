@@ -388,16 +388,6 @@ static int apply_step(replica_t *e, int n, double t_end)
     return 0;
 }
 
-static step_type_t classify(const step_row_t *rows, int n)
-{
-    int pre = 0, dec = 0;
-    for (int i = 0; i < n; i++) {
-        if (rows[i].prefill) pre = 1;
-        else dec = 1;
-    }
-    return pre && dec ? STEP_MIXED : pre ? STEP_PREFILL_ONLY : STEP_DECODE_ONLY;
-}
-
 /* After a schedule() that scheduled nothing and preempted nothing: if a running request
  * waits for its pacing gate (next_eligible), the steps until the nearest gate opens are
  * empty too, and the reference counts every one (current_step += 1 on each schedule()
@@ -440,7 +430,6 @@ int replica_start_step(replica_t *e, double now)
         if (n == 0) return 0;            /* nothing runnable (KV exhausted with nothing to preempt) */
         break;
     }
-    step_type_t type = classify(c->rows, n);
     /* the drafter's passes 2..K: one token per scheduled request, prefilling ones
      * included (EagleSpeculator.multi_step_decode over num_reqs rows); a request the
      * previous step did not schedule has its whole token list sent again
@@ -459,6 +448,7 @@ int replica_start_step(replica_t *e, double now)
         if (r->last_step == 0 || r->last_step != c->step_no - 1) resent += r->prompt + r->emitted;
         r->last_step = c->step_no;
     }
+    step_type_t type = ndec < n && ndec > 0 ? STEP_MIXED : ndec < n ? STEP_PREFILL_ONLY : STEP_DECODE_ONLY;
     if (route_step(&e->rcfg, e->segs, n, &e->plan) < 0) {
         snprintf(e->err, ENG_ERR_MAX, "out of memory (routing)");
         return -1;
@@ -484,8 +474,19 @@ int replica_start_step(replica_t *e, double now)
     }
     cost_step_t cin = { &e->plan, draft, tokens, n, ndec, sampled, c->spec_k, resent, c->nrun,
                         s->engine.spec_mtp ? s->engine.draft_layers : 0 };
-    e->rec = (step_rec_t){ .no = c->step_no, .t0 = now, .type = type, .nrows = n, .tokens = tokens,
-                           .rows = c->rows, .plan = &e->plan, .preempted = preempted, .replica = e->idx };
+    /* field by field: a compound literal of the record compiles to a block clear (rep stos) */
+    step_rec_t *rec = &e->rec;
+    rec->no = c->step_no;
+    rec->t0 = now;
+    rec->dt = 0;
+    rec->type = type;
+    rec->nrows = n;
+    rec->tokens = tokens;
+    rec->rows = c->rows;
+    rec->plan = &e->plan;
+    cost_breakdown_clear(&rec->cost);
+    rec->preempted = preempted;
+    rec->replica = e->idx;
     if (e->cost->step(e->cost, &cin, &e->rec.cost) < 0) {
         snprintf(e->err, ENG_ERR_MAX, "%s: cost model (%s): %s", s->profile_path[0] ? s->profile_path : s->path,
                  e->cost->name, e->cost->err);

@@ -114,9 +114,10 @@ int route_grouped(const route_cfg_t *cfg, int q)
 
 /* Append the token-wise expansion of row into the current decode call; a row the grouped
  * verifier takes stays one segment (its q tokens, one scan of its context). */
-static void expand_into(const route_cfg_t *cfg, kcall_t *c, route_plan_t *p, const kseg_t *row)
+static inline void expand_into(const route_cfg_t *cfg, kcall_t *c, route_plan_t *p, const kseg_t *row)
 {
-    if (row->q > 1 && route_grouped(cfg, row->q)) {
+    /* a one-token row (a decode row without drafts) is its own expansion */
+    if (row->q == 1 || (row->q > 1 && route_grouped(cfg, row->q))) {
         c->segs[c->nseg++] = *row;
         p->nseg_used++;
         return;
