@@ -52,15 +52,22 @@ static double am_call(const am_t *a, const cost_item_t *it)
     const kcall_t *c = it->call;
     double D = m->head_dim, kvb = kv_is_fp8(c->kv_dtype) ? 1 : 2;
     double fl = 0, by = 0, serial = 0;
-    for (int i = 0; i < c->nseg; i++) {
-        double q = c->segs[i].q, L = (double)c->segs[i].seq_len;
-        fl += 4.0 * a->r.q_heads * q * (L - q / 2) * D;      /* cost_item_flops' call FLOPs */
-        by += 2.0 * L * a->r.kv_heads * D * kvb
-              * (c->route == ROUTE_DECODE_SCALAR ? a->r.group : 1);
-        if (c->route == ROUTE_PREFILL_GENERIC || c->route == ROUTE_PREFILL_BM32 || c->route == ROUTE_FP8_BRIDGE) {
-            double bm = c->variant == VAR_BM16_BN128 ? 16 : 32;
-            double s = 4.0 * bm * L * D / (a->hw.flops / a->hw.sms);
+    /* the route's terms outside the loop over segments (the same products in the same order) */
+    double qh4 = 4.0 * a->r.q_heads, kvh = a->r.kv_heads, g = c->route == ROUTE_DECODE_SCALAR ? a->r.group : 1;
+    if (c->route == ROUTE_PREFILL_GENERIC || c->route == ROUTE_PREFILL_BM32 || c->route == ROUTE_FP8_BRIDGE) {
+        double bm = c->variant == VAR_BM16_BN128 ? 16 : 32, sm = a->hw.flops / a->hw.sms;
+        for (int i = 0; i < c->nseg; i++) {
+            double q = c->segs[i].q, L = (double)c->segs[i].seq_len;
+            fl += qh4 * q * (L - q / 2) * D;                  /* cost_item_flops' call FLOPs */
+            by += 2.0 * L * kvh * D * kvb * g;
+            double s = 4.0 * bm * L * D / sm;
             if (s > serial) serial = s;
+        }
+    } else {
+        for (int i = 0; i < c->nseg; i++) {
+            double q = c->segs[i].q, L = (double)c->segs[i].seq_len;
+            fl += qh4 * q * (L - q / 2) * D;
+            by += 2.0 * L * kvh * D * kvb * g;
         }
     }
     double t = roof(a, fl, by);

@@ -325,6 +325,7 @@ static int apply_step(replica_t *e, int n, double t_end)
     req_t *pool = c->rp->r;            /* no request is created during a step: the pool stays put */
     int want_itl = metrics_want_itl(e->m), handoff = e->hooks.on_handoff != NULL;
     long emitted_total = 0;
+    int done = 0;                      /* rows whose request has all its tokens now */
     for (int i = 0; i < n; i++) {
         step_row_t *row = &c->rows[i];
         req_t *r = &pool[row->req];
@@ -370,9 +371,12 @@ static int apply_step(replica_t *e, int n, double t_end)
         }
         row->emitted = tok;
         emitted_total += tok;
+        done += r->emitted >= r->output && r->computed >= r->target;
     }
     e->sum.tokens_emitted += emitted_total;
-    for (int i = c->nrun - 1; i >= 0; i--) {
+    /* a request finishes at the end of a step that scheduled it: with none done (most steps)
+     * and no hand-off the running list need not be walked */
+    for (int i = done || handoff ? c->nrun - 1 : -1; i >= 0; i--) {
         req_t *r = &pool[c->running[i]];
         if (r->emitted >= r->output && r->computed >= r->target) {
             if (finish_request(e, i) < 0) return -1;

@@ -149,11 +149,9 @@ int route_decode_xqa(const route_cfg_t *cfg, long maxlen, int smallq)
     return ok;
 }
 
-static void finish_decode_call(const route_cfg_t *cfg, kcall_t *c, int smallq)
+/* maxlen: the longest segment of the call (a row's expansion ends at its own seq_len) */
+static void finish_decode_call(const route_cfg_t *cfg, kcall_t *c, int smallq, long maxlen)
 {
-    long maxlen = 0;
-    for (int i = 0; i < c->nseg; i++)
-        if (c->segs[i].seq_len > maxlen) maxlen = c->segs[i].seq_len;
     c->kv_dtype = cfg->kv_dtype;
     c->page = cfg->page;
     c->variant = VAR_NONE;
@@ -162,12 +160,14 @@ static void finish_decode_call(const route_cfg_t *cfg, kcall_t *c, int smallq)
 
 int route_step(const route_cfg_t *cfg, const kseg_t *rows, int n, route_plan_t *out)
 {
-    long qsum = 0;
-    int maxq = 0, any_ctx = 0;
+    long qsum = 0, maxlen = 0;
+    int maxq = 0, minq = 1, any_ctx = 0;
     for (int i = 0; i < n; i++) {
         qsum += rows[i].q;
         if (rows[i].q > maxq) maxq = rows[i].q;
+        if (rows[i].q < minq) minq = rows[i].q;
         if (rows[i].seq_len > rows[i].q) any_ctx = 1;
+        if (rows[i].seq_len > maxlen) maxlen = rows[i].seq_len;
     }
     out->ncalls = 0;
     out->nseg_used = 0;
@@ -188,8 +188,19 @@ int route_step(const route_cfg_t *cfg, const kseg_t *rows, int n, route_plan_t *
     }
     if (maxq <= cfg->smallq_max_q) {            /* rule 1: whole batch small-q */
         kcall_t *c = new_call(out);
-        for (int i = 0; i < n; i++) expand_into(cfg, c, out, &rows[i]);
-        finish_decode_call(cfg, c, maxq > 1);   /* q = 1 only: the uniform decode path */
+        if (minq == 1 && maxq == 1) {           /* one-token rows: their own expansion */
+            memcpy(c->segs, rows, (size_t)n * sizeof *rows);
+            c->nseg = n;
+            out->nseg_used += n;
+        } else {
+            /* a row of q < 1 expands to nothing: the call's longest segment is over the others */
+            maxlen = 0;
+            for (int i = 0; i < n; i++) {
+                expand_into(cfg, c, out, &rows[i]);
+                if (rows[i].q >= 1 && rows[i].seq_len > maxlen) maxlen = rows[i].seq_len;
+            }
+        }
+        finish_decode_call(cfg, c, maxq > 1, maxlen);   /* q = 1 only: the uniform decode path */
         return 0;
     }
     /* rules 2 and 3: prefill-kernel calls, optionally pulling decode rows out */
@@ -201,13 +212,15 @@ int route_step(const route_cfg_t *cfg, const kseg_t *rows, int n, route_plan_t *
     }
     if (pull) {
         kcall_t *c = NULL;
+        maxlen = 0;
         for (int i = 0; i < n; i++) {
             const kseg_t *r = &rows[i];
             if (!(r->q >= 1 && r->q <= cfg->smallq_max_q && r->seq_len > r->q)) continue;
             if (!c) c = new_call(out);
             expand_into(cfg, c, out, r);
+            if (r->seq_len > maxlen) maxlen = r->seq_len;
         }
-        if (c) finish_decode_call(cfg, c, 0);
+        if (c) finish_decode_call(cfg, c, 0, maxlen);
     }
     return 0;
 }
