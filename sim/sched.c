@@ -263,44 +263,46 @@ static int sched_try(sched_t *e, int *preempted)
         for (int i = 0; i < e->nrun; i++)
             if (pool[e->running[i]].computed >= pool[e->running[i]].prompt) { pacing = 1; break; }
 
+    /* what the loop reads of e, in locals: its stores through r and row may alias e's fields,
+     * and every row would reload them */
+    const long step_no = e->step_no, gdn = e->gdn_blocks;
+    const int spec_k = e->spec_k, blk = e->block, counted = e->kv == NULL;
     for (int i = 0; i < e->nrun && budget > 0; i++) {
         int slot = e->running[i];
         req_t *r = &pool[slot];
         long q, seq;
         int pre = is_prefilling(r);
-        if (e->step_no < r->next_eligible) continue;
+        if (step_no < r->next_eligible) continue;
         if (pre) {
             long end = chunk_end(e, r->computed, r->target, budget);
             q = end - r->computed;
             seq = end;
         } else {
-            q = 1 + e->spec_k;
+            q = 1 + spec_k;
             if (q > budget) q = budget;
             seq = r->computed + q;
         }
         if (q <= 0) continue;
-        int grc;
-        while ((grc = grow_blocks(e, r, r->computed, seq)) < 0) {
-            if (grc != -1) return -1;
-            /* where the victim stands before preempt_last moves it to the end: a victim ahead
-             * of us has a row in this step already, which goes with it */
-            i_victim = victim_pos(e);
-            int victim = e->running[i_victim];
-            if (preempt_last(e) < 0) return -1;
-            (*preempted)++;
-            if (victim == slot) { r = NULL; break; }
-            /* a victim ahead of us in the list (priority policy) shifts us back by one */
-            if (i_victim < i) { i--; drop_row(e, &n, victim, &budget); }
-        }
+        int grc = 0;
+        /* grow_blocks' first test (a decode row inside its blocks) with the locals */
+        if (!(counted && seq + spec_k <= (r->blocks - gdn) * blk))
+            while ((grc = grow_blocks(e, r, r->computed, seq)) < 0) {
+                if (grc != -1) return -1;
+                /* where the victim stands before preempt_last moves it to the end: a victim ahead
+                 * of us has a row in this step already, which goes with it */
+                i_victim = victim_pos(e);
+                int victim = e->running[i_victim];
+                if (preempt_last(e) < 0) return -1;
+                (*preempted)++;
+                if (victim == slot) { r = NULL; break; }
+                /* a victim ahead of us in the list (priority policy) shifts us back by one */
+                if (i_victim < i) { i--; drop_row(e, &n, victim, &budget); }
+            }
         if (!r) break;                 /* we preempted ourselves: stop here */
         step_row_t *row = &e->rows[n++];
-        memset(row, 0, sizeof *row);
-        row->req = slot;
-        row->q = (int)q;
-        row->seq_len = seq;
-        row->prefill = pre;
+        *row = (step_row_t){ .req = slot, .q = (int)q, .seq_len = seq, .prefill = pre };
         budget -= q;
-        if (pacing && seq < r->prompt) r->next_eligible = e->step_no + pace;
+        if (pacing && seq < r->prompt) r->next_eligible = step_no + pace;
     }
 
     if (*preempted) return n;
