@@ -23,7 +23,7 @@ PLOT_PKGS := gnuplot-nox
 # with -j nothing compiles before the packages are there. Build targets (bin/..., build/...) never
 # call it.
 SETUP_GOALS := all run test test-cuda bench calib plots plots-readme replay gpu-bundle bench-kernels \
-               v100-profile kernels-sm70 gpu-sm70 check-asan check-fuzz check-engine-fuzz fuzz check-valgrind calib-allreduce
+               v100-profile kernels-sm70 gpu-sm70 check-asan check-fuzz check-engine-fuzz fuzz check-valgrind calib-allreduce calib-copy
 .PHONY: setup setup-plots
 setup:
 	@missing=""; \
@@ -108,6 +108,7 @@ include tests/tests.mk
 include kernels/kernels.mk
 include calib/calib.mk
 include calib/allreduce.mk
+include calib/copy.mk
 include sim/replay.mk
 include kernels/gpu_sm70.mk
 include plots/plots.mk

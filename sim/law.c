@@ -70,6 +70,13 @@ static const law_form_t forms[LAW__N] = {
       varlen_feats, NO_ROOF, NO_KNEE, 0, LAW_VARLEN_BN, 2, 0, 1 },
     { LAW_GEMM_MOE, "gemm.moe.fp16", LF_MOE, 7, { "tokens", "experts", "topk", "n", "k", "skew", "t_s" }, 6, -1,
       MOE__N, moe_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+    /* copies (calib/copy.h): t = c0 + c1 bytes, the all-reduce's form */
+    { LAW_COPY_D2D, "copy.d2d", LF_ALLREDUCE, 2, { "bytes", "t_s" }, 1, -1, ALLREDUCE__N, allreduce_feats,
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+    { LAW_COPY_H2D, "copy.h2d", LF_ALLREDUCE, 2, { "bytes", "t_s" }, 1, -1, ALLREDUCE__N, allreduce_feats,
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+    { LAW_COPY_D2H, "copy.d2h", LF_ALLREDUCE, 2, { "bytes", "t_s" }, 1, -1, ALLREDUCE__N, allreduce_feats,
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
 };
 
 _Static_assert(DECODE__N <= LAW_MAX_FEAT && GEMM__N <= LAW_MAX_FEAT, "LAW_MAX_FEAT is the most features a law has");

@@ -37,6 +37,9 @@ typedef enum {
     LAW_STEP,                          /* the engine's per-step host overhead */
     LAW_VARLEN_FP16,                   /* attn.varlen.fp16: one launch over a mixed batch (attn_varlen.cu) */
     LAW_GEMM_MOE,                      /* gemm.moe.fp16: an MoE layer's expert GEMMs as one grouped GEMM */
+    LAW_COPY_D2D,                      /* copy.d2d: one copy within a GPU's memory (calib/copy.h) */
+    LAW_COPY_H2D,                      /* copy.h2d: one copy from pinned host memory to the GPU */
+    LAW_COPY_D2H,                      /* copy.d2h: one copy from the GPU to pinned host memory */
     LAW__N
 } law_id_t;
 
