@@ -148,5 +148,33 @@ void report_json_run(FILE *f, const run_result_t *r, long point, const sweep_t *
         }
         fputc('}', f);
     }
-    fputs("}}", f);
+    fputc('}', f);
+    if (r->npools) {               /* a cluster: its pools' figures (runner.h, run_load_figures) */
+        key(f, &first, "pools");
+        fputc('{', f);
+        int fp = 1;
+        for (int i = 0; i < r->npools; i++) {
+            const run_load_t *l = &r->pools[i];
+            run_load_fig_t g;
+            run_load_figures(l, &g);
+            key(f, &fp, l->pool);
+            int f3 = 1;
+            fputc('{', f);
+            kv_long(f, &f3, "replicas", l->replicas);
+            kv_long(f, &f3, "tensor_parallel_size", l->tp);
+            kv_long(f, &f3, "served", l->served);
+            kv_long(f, &f3, "prefilled", l->prefilled);
+            kv_long(f, &f3, "steps", l->steps);
+            kv_num(f, &f3, "mean_batch", g.mean_batch);
+            kv_num(f, &f3, "kv_use", g.kv_use);
+            kv_num(f, &f3, "kv_peak", g.kv_peak);
+            kv_num(f, &f3, "prefix_hit", g.prefix_hit);
+            kv_num(f, &f3, "queue_mean", g.queue_mean);
+            kv_long(f, &f3, "queue_peak", l->peak_waiting);
+            kv_num(f, &f3, "busy", g.busy);
+            fputc('}', f);
+        }
+        fputc('}', f);
+    }
+    fputc('}', f);
 }

@@ -70,6 +70,10 @@ check "sweep replicas: 1 + 3 rows" test "$(sed 1d "$tmp/rep.csv" | cut -d, -f1 |
 check "sweep replicas: rectangular" rectangular "$tmp/rep.csv"
 check "cluster CSV: pool columns last" sh -c "head -1 '$tmp/cl.csv' | grep -q ',pool_main_replicas,.*,pool_main_busy\$'"
 check "cluster CSV: rectangular" rectangular "$tmp/cl.csv"
+"$bin" run scenarios/cluster/h200-llama8b-chat.yaml --set cluster.pools.main.count=2 --set workload.poisson.count=20 \
+    --json "$tmp/cl.json" --csv "$tmp/cl2.csv" --quiet
+served=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "pool_main_served") c = i; next } { print $c }' "$tmp/cl2.csv")
+check "cluster JSON: the pool's figures, as the CSV's" grep -q "\"pools\": {\"main\": {\"replicas\": 2, \"tensor_parallel_size\": 1, \"served\": $served," "$tmp/cl.json"
 check "cluster CSV: best reads a pool column" sh -c "'$bin' best '$tmp/cl.csv' --objective min:pool_main_busy | grep -q 'best point 1 '"
 
 # -- a name with a comma, a newline and a tab: quoted in the CSV (still rectangular, best
