@@ -12,6 +12,7 @@
 #include "quant.h"
 #include "serve.h"
 #include "setup.h"
+#include "ydoc.h"
 
 #define CAP_SAT_RATE 1e6          /* req/s of the saturation probe: every request at once */
 #define CAP_SAT_FROM 0.02         /* its completion rate between these shares of the requests finished */
@@ -730,6 +731,264 @@ int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
     return 0;
 }
 
+/* ---- the split: co-located or prefill/decode ------------------------------------ */
+
+int cap_parse_split(const char *v, cap_split_t *out, char *err, size_t errn)
+{
+    memset(out, 0, sizeof *out);
+    if (!strcmp(v, "colocated")) return 0;
+    const char *colon = strchr(v, ':');
+    long a = 0, b = 0;
+    char *end;
+    int ok = isdigit((unsigned char)v[0]);
+    if (ok) {
+        errno = 0;
+        a = strtol(v, &end, 10);
+        ok = !errno && (colon ? end == colon : !*end);
+    }
+    if (ok && colon) {
+        ok = isdigit((unsigned char)colon[1]);
+        errno = 0;
+        b = ok ? strtol(colon + 1, &end, 10) : 0;
+        ok = ok && !errno && !*end;
+    }
+    if (!ok || a < 1 || b < 0 || (colon && b < 1) || a + b > SCN_MAX_REPLICAS) {
+        snprintf(err, errn, "--search %s=%s: expected colocated, N (N co-located replicas) or P:D (P prefill and D decode "
+                 "replicas), each count >= 1 and at most %d replicas in all: split=colocated,2,1:1,1:2", CAP_SPLIT_KEY, v,
+                 SCN_MAX_REPLICAS);
+        return -1;
+    }
+    out->kind = colon ? CAP_SPLIT_PD : CAP_SPLIT_N;
+    out->p = (int)a;
+    out->d = (int)b;
+    return 0;
+}
+
+/* A set of the split's pools, applied after the split's rewrite (cluster.pools.prefill.* or
+ * cluster.pools.decode.*). */
+static int split_pool_set(const char *set)
+{
+    return !strncmp(set, "cluster.pools.prefill.", 22) || !strncmp(set, "cluster.pools.decode.", 21);
+}
+
+/* A scalar as a YAML flow scalar: plain when its text is safe there, else double-quoted
+ * (a quoted scalar is never a null, number or boolean; one whose text is unsafe as plain
+ * was not one either). */
+static void flow_scalar(FILE *f, const yd_node_t *n)
+{
+    int plain = !n->quoted && n->len == strlen(n->text);
+    if (plain && n->len == 0) {
+        fputs("~", f);
+        return;
+    }
+    for (size_t i = 0; plain && i < n->len; i++) {
+        unsigned char ch = (unsigned char)n->text[i];
+        plain = isalnum(ch) || (i > 0 && strchr("._/+-~ ", ch)) || (i == 0 && strchr("./+~", ch));
+    }
+    if (plain && n->text[n->len - 1] == ' ') plain = 0;
+    if (plain) {
+        fputs(n->text, f);
+        return;
+    }
+    fputc('"', f);
+    for (size_t i = 0; i < n->len; i++) {
+        unsigned char ch = (unsigned char)n->text[i];
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch < 0x20 || ch == 0x7f) fprintf(f, "\\x%02x", ch);
+        else fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* A node as YAML flow text. */
+static void flow_node(FILE *f, const yd_node_t *n)
+{
+    if (n->kind == YD_SCALAR) {
+        flow_scalar(f, n);
+    } else if (n->kind == YD_SEQ) {
+        fputc('[', f);
+        for (int i = 0; i < n->n; i++) {
+            if (i) fputs(", ", f);
+            flow_node(f, n->vals[i]);
+        }
+        fputc(']', f);
+    } else {
+        fputc('{', f);
+        for (int i = 0; i < n->n; i++) {
+            if (i) fputs(", ", f);
+            flow_scalar(f, n->keys[i]);
+            fputs(": ", f);
+            flow_node(f, n->vals[i]);
+        }
+        fputc('}', f);
+    }
+}
+
+/* A map's entries as flow text (no braces), but the keys named in skip (NULL-ended). */
+static int flow_entries(FILE *f, const yd_node_t *map, const char *const *skip, int first)
+{
+    for (int i = 0; map && map->kind == YD_MAP && i < map->n; i++) {
+        int drop = 0;
+        for (int k = 0; skip[k] && !drop; k++) drop = !strcmp(map->keys[i]->text, skip[k]);
+        if (drop) continue;
+        if (!first) fputs(", ", f);
+        first = 0;
+        flow_scalar(f, map->keys[i]);
+        fputs(": ", f);
+        flow_node(f, map->vals[i]);
+    }
+    return first;
+}
+
+static int is_role(const yd_node_t *pool, const char *role)
+{
+    const yd_node_t *r = yd_map_get(pool, "role");
+    return r && r->kind == YD_SCALAR && !strcmp(r->text, role);
+}
+
+int cap_split_override(const char *file, const char *const *sets, int nsets, const char *value, char **out, char *err,
+                       size_t errn)
+{
+    cap_split_t sp;
+    *out = NULL;
+    if (cap_parse_split(value, &sp, err, errn) < 0) return -1;
+    char yerr[SCN_ERR_MAX];
+    yd_err_t e;
+    yd_err_init(&e, yerr, sizeof yerr);
+    yd_doc_t *d = yd_load(file, &e);
+    for (int i = 0; d && i < nsets; i++)
+        if (!split_pool_set(sets[i]) && yd_apply_set(d, sets[i], &e)) {
+            yd_free(d);
+            d = NULL;
+        }
+    if (!d) {
+        snprintf(err, errn, "%s", yerr);
+        return -1;
+    }
+    const yd_node_t *root = yd_root(d), *c = yd_map_get(root, "cluster");
+    const yd_node_t *pools = c ? yd_map_get(c, "pools") : NULL, *kv = c ? yd_map_get(c, "kv_transfer") : NULL;
+    if (c && c->kind != YD_MAP) c = NULL, pools = NULL, kv = NULL;     /* scn_load says what is wrong */
+    if (pools && pools->kind != YD_MAP) {
+        yd_free(d);
+        return 0;
+    }
+    int npools = pools ? pools->n : 0, disagg = 0;
+    for (int i = 0; i < npools; i++) disagg |= is_role(pools->vals[i], "prefill") || is_role(pools->vals[i], "decode");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc = 0;
+    if (!f) {
+        yd_free(d);
+        snprintf(err, errn, "out of memory");
+        return -2;
+    }
+    static const char *const skip_pools_kv[] = { "pools", "kv_transfer", NULL };
+    static const char *const skip_pools[] = { "pools", NULL };
+    static const char *const skip_count_role[] = { "count", "role", NULL };
+    fputs("cluster={", f);
+    if (sp.kind == CAP_SPLIT_COLOCATED) {
+        /* as written; a kv_transfer given for the split configurations is dropped where no pool is
+         * of role prefill or decode (a cluster without them refuses it) */
+        if (disagg || !kv) {
+            rc = 1;                               /* no rewrite */
+        } else {
+            int first = flow_entries(f, c, skip_pools_kv, 1);
+            fprintf(f, "%spools: ", first ? "" : ", ");
+            if (pools) flow_node(f, pools);
+            else fputs("{colocated: {count: 1}}", f);
+        }
+    } else if (disagg || npools > 1) {
+        snprintf(err, errn, "--search %s=%s: the scenario's cluster has %d pool%s%s: a split rewrites one engine, or a "
+                 "cluster of one pool of role both, into a prefill and a decode pool (split=colocated takes it as written)",
+                 CAP_SPLIT_KEY, value, npools, npools == 1 ? "" : "s", disagg ? ", of role prefill or decode" : "");
+        rc = -1;
+    } else if (sp.kind == CAP_SPLIT_PD && !kv) {
+        snprintf(err, errn, "--search %s=%s: a prefill/decode split needs cluster.kv_transfer, the link a request's KV "
+                 "crosses from its prefill to its decode replica: --set cluster.kv_transfer.link=nvlink4, for example "
+                 "(docs/scenarios.md); the co-located configurations drop it", CAP_SPLIT_KEY, value);
+        rc = -1;
+    } else {
+        const yd_node_t *base = npools ? pools->vals[0] : NULL;
+        int first = flow_entries(f, c, sp.kind == CAP_SPLIT_PD ? skip_pools : skip_pools_kv, 1);
+        fprintf(f, "%spools: {", first ? "" : ", ");
+        if (sp.kind == CAP_SPLIT_N) {
+            if (base) flow_scalar(f, pools->keys[0]);
+            else fputs("colocated", f);
+            fputs(": {", f);
+            int bf = flow_entries(f, base, skip_count_role, 1);
+            fprintf(f, "%scount: %d}", bf ? "" : ", ", sp.p);
+        } else {
+            for (int k = 0; k < 2; k++) {
+                fprintf(f, "%s: {", k ? ", decode" : "prefill");
+                int bf = flow_entries(f, base, skip_count_role, 1);
+                fprintf(f, "%scount: %d, role: %s}", bf ? "" : ", ", k ? sp.d : sp.p, k ? "decode" : "prefill");
+            }
+        }
+        fputc('}', f);
+    }
+    fputc('}', f);
+    yd_free(d);
+    if (fclose(f) != 0) {
+        free(buf);
+        snprintf(err, errn, "out of memory");
+        return -2;
+    }
+    if (rc) {
+        free(buf);
+        return rc < 0 ? -1 : 0;
+    }
+    *out = buf;
+    return 0;
+}
+
+/* sets[0 .. n) with the split's override after those of other keys and before those of its
+ * pools (cluster.pools.prefill.*, .decode.*), each group in its order; sets has room for n +
+ * 1.  n + 1, or -2 out of memory. */
+static int split_order(const char **sets, int n, const char *override)
+{
+    int k = 0, nd = 0;
+    const char **defer = malloc((size_t)(n ? n : 1) * sizeof *defer);
+    if (!defer) return -2;
+    for (int i = 0; i < n; i++) {
+        if (split_pool_set(sets[i])) defer[nd++] = sets[i];
+        else sets[k++] = sets[i];
+    }
+    sets[k++] = override;
+    for (int i = 0; i < nd; i++) sets[k++] = defer[i];
+    free(defer);
+    return k;
+}
+
+/* The overrides of the configuration sel (a value index per axis): the caller's, then the
+ * point's assignments, then the split's rewrite of the cluster (after which the sets of
+ * its prefill and decode pools).  The strings made are malloc'd into own[0 .. naxes] (the
+ * rest NULL).  The count, or -1 with err set (bad input: a split the scenario cannot take),
+ * -2 out of memory. */
+static int config_sets(const cap_opts_t *o, const char *const *csets, int ncsets, const int *sel, const char **sets,
+                       char **own, char *err, size_t errn)
+{
+    const sweep_t *sw = o->search;
+    int ns = 0, split = -1;
+    for (int i = 0; i < ncsets; i++) sets[ns++] = csets[i];
+    for (int a = 0; a < sw->naxes; a++) {
+        if (o->has_split && a == o->split_axis) {
+            split = a;
+            continue;
+        }
+        size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[sel[a]]) + 2;
+        if (!(own[a] = malloc(len))) return -2;
+        snprintf(own[a], len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
+        sets[ns++] = own[a];
+    }
+    if (split < 0) return ns;
+    const char *v = sw->axes[split].vals[sel[split]];
+    int rc = cap_split_override(o->file, sets, ns, v, &own[split], err, errn);
+    if (rc < 0) return rc;
+    if (!own[split]) return ns;
+    return split_order(sets, ns, own[split]);
+}
+
 /* ---- pacesim capacity ------------------------------------------------------------ */
 
 #define CAP_MAX_CONFIGS 1000000L
@@ -762,21 +1021,13 @@ typedef struct cap_run {
     int nwarned;
 } cap_run_t;
 
-/* The overrides of point p: the caller's, then the point's assignments.  The strings of
- * the point are malloc'd into own[0..naxes).  0 or -1. */
-static int point_sets(const cap_run_t *R, long p, const char **sets, char **own)
+/* The overrides of point p (config_sets); own has naxes + 1 slots.  The count, or -1 bad
+ * input (err), -2 out of memory. */
+static int point_sets(const cap_run_t *R, long p, const char **sets, char **own, char *err, size_t errn)
 {
-    const sweep_t *sw = R->o->search;
-    int ns = 0, sel[64];
-    for (int i = 0; i < R->nsets; i++) sets[ns++] = R->sets[i];
-    sweep_point(sw, p, sel);
-    for (int a = 0; a < sw->naxes; a++) {
-        size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[sel[a]]) + 2;
-        if (!(own[a] = malloc(len))) return -1;
-        snprintf(own[a], len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
-        sets[ns++] = own[a];
-    }
-    return ns;
+    int sel[64];
+    sweep_point(R->o->search, p, sel);
+    return config_sets(R->o, R->sets, R->nsets, sel, sets, own, err, errn);
 }
 
 static double price_of(const cap_run_t *R, const char *hw, const char *gpu)
@@ -796,9 +1047,11 @@ static void cap_job(void *ctx, long j, void *prog)
     char **own = calloc((size_t)sw->naxes + 1, sizeof *own);
     char err[CAP_ERR_MAX] = "";
     cap_conf_t *c = NULL;
-    int ns = sets && own ? point_sets(R, j, sets, own) : -1;
+    int ns = sets && own ? point_sets(R, j, sets, own, err, sizeof err) : -2;
     row->rc = 1;
-    if (ns < 0) {
+    if (ns == -1) {
+        row->rc = 2;
+    } else if (ns < 0) {
         snprintf(err, sizeof err, "out of memory");
     } else if ((c = cap_conf_open(R->o, sets, ns, &row->rc, err, sizeof err))) {
         row->tp = cap_conf_tp(c);
@@ -817,7 +1070,7 @@ static void cap_job(void *ctx, long j, void *prog)
     }
     if (row->rc) row->err = strdup(err);
     cap_conf_close(c);
-    for (int a = 0; own && a < sw->naxes; a++) free(own[a]);
+    for (int a = 0; own && a <= sw->naxes; a++) free(own[a]);
     free(own);
     free(sets);
 }
@@ -1170,14 +1423,20 @@ static void point_label_t(FILE *f, const cap_table_t *t, const cap_trow_t *r)
     for (int a = 0; a < t->naxes; a++) fprintf(f, "%s%s=%s", a ? " " : "", t->hfld[1 + a], r->fld[1 + a]);
 }
 
-static void table_row(FILE *f, const cap_table_t *t, const cap_trow_t *r, int goodput)
+/* An axis column's width: its key's last component, its widest value, at least 6. */
+static int axis_width(const cap_table_t *t, int a)
+{
+    int w = (int)strlen(key_tail(t->hfld[1 + a]));
+    for (long i = 0; i < t->n; i++)
+        if ((int)strlen(t->r[i].fld[1 + a]) > w) w = (int)strlen(t->r[i].fld[1 + a]);
+    return w < 6 ? 6 : w;
+}
+
+static void table_row(FILE *f, const cap_table_t *t, const int *wid, const cap_trow_t *r, int goodput)
 {
     char b[64];
     fprintf(f, "%6ld ", r->point);
-    for (int a = 0; a < t->naxes; a++) {
-        int w = (int)strlen(key_tail(t->hfld[1 + a]));
-        fprintf(f, " %*s", w < 6 ? 6 : w, r->fld[1 + a]);
-    }
+    for (int a = 0; a < t->naxes; a++) fprintf(f, " %*s", wid[a], r->fld[1 + a]);
     int ok = trow_ok(r), err = r->status == T_ERROR;
     fprintf(f, " %4d", r->gpus);
     fmt_g(b, sizeof b, err ? NAN : r->usd, "%.2f");
@@ -1208,13 +1467,10 @@ static void table_row(FILE *f, const cap_table_t *t, const cap_trow_t *r, int go
     fprintf(f, "%s\n", r->frontier ? "  F" : "");
 }
 
-static void table_header(FILE *f, const cap_table_t *t, int goodput)
+static void table_header(FILE *f, const cap_table_t *t, const int *wid, int goodput)
 {
     fprintf(f, "%6s ", "point");
-    for (int a = 0; a < t->naxes; a++) {
-        const char *k = key_tail(t->hfld[1 + a]);
-        fprintf(f, " %*s", (int)strlen(k) < 6 ? 6 : (int)strlen(k), k);
-    }
+    for (int a = 0; a < t->naxes; a++) fprintf(f, " %*s", wid[a], key_tail(t->hfld[1 + a]));
     fprintf(f, " %4s %7s %9s %9s %8s %9s %8s %8s", "GPUs", "$/h", "req/s", "req/s/GPU", "req/$", "tok/s/GPU", "TTFTp99",
             "TPOTp99");
     if (goodput) fprintf(f, " %7s", "good");
@@ -1226,7 +1482,13 @@ static void table_header(FILE *f, const cap_table_t *t, int goodput)
 static void report(FILE *f, const cap_table_t *t, const cap_opts_t *o, const char *file, double target)
 {
     long *ix = malloc((size_t)(t->n ? t->n : 1) * sizeof *ix);
-    if (!ix) return;
+    int *wid = malloc((size_t)(t->naxes + 1) * sizeof *wid);
+    if (!ix || !wid) {
+        free(ix);
+        free(wid);
+        return;
+    }
+    for (int a = 0; a < t->naxes; a++) wid[a] = axis_width(t, a);
     for (long i = 0; i < t->n; i++) ix[i] = i;
     sort_tab = t;
     qsort(ix, (size_t)t->n, sizeof *ix, by_cost);
@@ -1234,11 +1496,11 @@ static void report(FILE *f, const cap_table_t *t, const cap_opts_t *o, const cha
     for (int k = 0; k < o->nslo; k++) fprintf(f, "%s %s <= %g s", k ? "," : "", o->slo[k].name, o->slo[k].limit);
     if (o->goodput > 0) fprintf(f, " (each request), goodput >= %g", o->goodput);
     fprintf(f, "; rate within %g%%\n", 100 * o->tol);
-    table_header(f, t, o->goodput > 0);
+    table_header(f, t, wid, o->goodput > 0);
     int anyx = 0;
     for (long k = 0; k < t->n; k++) {
         const cap_trow_t *r = &t->r[ix[k]];
-        table_row(f, t, r, o->goodput > 0);
+        table_row(f, t, wid, r, o->goodput > 0);
         anyx |= trow_ok(r) && r->extrap > 0.5;
     }
     fprintf(f, "req/s: the highest request rate (Poisson, or the trace's on a scaled clock) meeting every SLO with a queue "
@@ -1292,6 +1554,7 @@ static void report(FILE *f, const cap_table_t *t, const cap_opts_t *o, const cha
         }
     }
     free(ix);
+    free(wid);
 }
 
 /* Read a file's lines (without their line ends).  0, 1 out of memory, 2 cannot open. */
@@ -1434,33 +1697,89 @@ static int parse_share(const char *v, double lo_excl, double hi_incl, double *ou
 }
 
 /* Every value of every axis, alone on the caller's overrides, must load: an unknown key or
- * a bad value is refused before any run, naming the --search it came from. */
+ * a bad value is refused before any run, naming the --search it came from.  With a split
+ * axis, every value of every other axis beside every split value. */
 static int check_axes(const cap_opts_t *o)
 {
     const sweep_t *sw = o->search;
-    const char **sets = calloc((size_t)o->nsets + 2, sizeof *sets);
-    if (!sets) return 1;
-    for (int i = 0; i < o->nsets; i++) sets[i] = o->sets[i];
-    int rc = 0;
-    for (int a = 0; a < sw->naxes && !rc; a++)
-        for (int v = 0; v < sw->axes[a].n && !rc; v++) {
-            size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[v]) + 2;
-            char *kv = malloc(len), err[SCN_ERR_MAX];
-            if (!kv) { rc = 1; break; }
-            snprintf(kv, len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[v]);
-            sets[o->nsets] = kv;
-            scenario_t s;
-            if (scn_load(o->file, sets, o->nsets + 1, &s, err) < 0) {
-                const char *m = err;
-                size_t kl = strlen(sw->axes[a].key);
-                if (!strncmp(m, "--set ", 6) && !strncmp(m + 6, sw->axes[a].key, kl) && m[6 + kl] == ':') m += 7 + kl;
-                setup_msg(stderr, "pacesim capacity: --search %s:%s", kv, m);
-                rc = 2;
-            } else {
-                scn_free(&s);
-            }
-            free(kv);
+    const char **sets = calloc((size_t)o->nsets + (size_t)sw->naxes + 2, sizeof *sets);
+    char **own = calloc((size_t)sw->naxes + 1, sizeof *own);
+    int rc = sets && own ? 0 : 1, nsplit = o->has_split ? sw->axes[o->split_axis].n : 1, pd = 0;
+    char err[CAP_ERR_MAX];
+    for (int v = 0; o->has_split && v < nsplit && !rc; v++) {
+        cap_split_t sp;
+        if (cap_parse_split(sw->axes[o->split_axis].vals[v], &sp, err, sizeof err) < 0) {
+            setup_msg(stderr, "pacesim capacity: %s", err);
+            rc = 2;
         }
+        pd |= sp.kind != CAP_SPLIT_COLOCATED;
+    }
+    for (int a = 0; pd && a < sw->naxes && !rc; a++) {   /* the replicas are the split's */
+        const char *k = sw->axes[a].key, *t = strrchr(k, '.');
+        if (a != o->split_axis && !strncmp(k, "cluster.pools.", 14) && !split_pool_set(k) && t
+            && (!strcmp(t, ".count") || !strcmp(t, ".role")) && strchr(k + 14, '.') == t) {
+            setup_msg(stderr, "pacesim capacity: --search %s: a %s=N or P:D value sets the pool's replicas and role: "
+                      "give the co-located counts as split values (split=1,2,4,1:1,1:2)", k, CAP_SPLIT_KEY);
+            rc = 2;
+        }
+    }
+    /* each split value alone (a = -1), then each value of each other axis beside it */
+    for (int sv = 0; sv < nsplit && !rc; sv++)
+        for (int a = -1; a < sw->naxes && !rc; a++) {
+            if ((a >= 0 && o->has_split && a == o->split_axis) || (a < 0 && !o->has_split)) continue;
+            for (int v = 0; v < (a < 0 ? 1 : sw->axes[a].n) && !rc; v++) {
+                int n = 0;
+                for (int i = 0; i < o->nsets; i++) sets[n++] = o->sets[i];
+                char *kv = NULL;
+                if (a >= 0) {
+                    size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[v]) + 2;
+                    if (!(kv = malloc(len))) { rc = 1; break; }
+                    snprintf(kv, len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[v]);
+                    sets[n++] = kv;
+                }
+                const char *sval = o->has_split ? sw->axes[o->split_axis].vals[sv] : NULL;
+                if (sval) {                 /* the split's rewrite, then its pools' sets */
+                    int sr = cap_split_override(o->file, sets, n, sval, &own[0], err, sizeof err);
+                    if (sr < 0) {
+                        if (sr == -2) rc = 1;
+                        else setup_msg(stderr, "pacesim capacity: %s", err), rc = 2;
+                        free(kv);
+                        break;
+                    }
+                    if (own[0] && (n = split_order(sets, n, own[0])) < 0) {
+                        rc = 1;
+                        free(kv);
+                        free(own[0]);
+                        own[0] = NULL;
+                        break;
+                    }
+                }
+                scenario_t s;
+                char lerr[SCN_ERR_MAX];
+                if (scn_load(o->file, sets, n, &s, lerr) < 0) {
+                    const char *m = lerr;
+                    if (a >= 0) {
+                        size_t kl = strlen(sw->axes[a].key);
+                        if (!strncmp(m, "--set ", 6) && !strncmp(m + 6, sw->axes[a].key, kl) && m[6 + kl] == ':') m += 7 + kl;
+                    }
+                    cap_split_t sp;
+                    int pool_key = sval && a >= 0 && split_pool_set(kv) && cap_parse_split(sval, &sp, err, sizeof err) == 0
+                                   && sp.kind != CAP_SPLIT_PD;
+                    if (sval && a >= 0)
+                        setup_msg(stderr, "pacesim capacity: --search %s=%s with %s:%s%s", CAP_SPLIT_KEY, sval, kv, m,
+                                  pool_key ? " (the pools prefill and decode are those of a split=P:D)" : "");
+                    else if (sval) setup_msg(stderr, "pacesim capacity: --search %s=%s: %s", CAP_SPLIT_KEY, sval, m);
+                    else setup_msg(stderr, "pacesim capacity: --search %s:%s", kv, m);
+                    rc = 2;
+                } else {
+                    scn_free(&s);
+                }
+                free(kv);
+                free(own[0]);
+                own[0] = NULL;
+            }
+        }
+    free(own);
     free(sets);
     return rc;
 }
@@ -1604,6 +1923,8 @@ int capacity_main(int argc, char **argv, const char *argv0)
     o.sets = sets;
     o.nsets = ns;
     o.search = &sw;
+    for (int a = 0; a < sw.naxes; a++)
+        if (!strcmp(sw.axes[a].key, CAP_SPLIT_KEY)) o.has_split = 1, o.split_axis = a;
     if (sw.naxes > 64) { rc = bad("at most 64 --search keys%s%s", "", ""); goto out; }
     R.npoints = sweep_npoints(&sw);
     if (R.npoints > CAP_MAX_CONFIGS) {
@@ -1617,13 +1938,15 @@ int capacity_main(int argc, char **argv, const char *argv0)
         char cerr[CAP_ERR_MAX];
         const char **s0 = calloc((size_t)ns + (size_t)sw.naxes + 1, sizeof *s0);
         char **own = calloc((size_t)sw.naxes + 1, sizeof *own);
-        int n0 = s0 && own ? point_sets(&R, 0, s0, own) : -1;
+        int sel0[64] = { 0 };
+        int n0 = s0 && own ? config_sets(&o, sets, ns, sel0, s0, own, cerr, sizeof cerr) : -2;
         cap_conf_t *c = n0 < 0 ? NULL : cap_conf_open(&o, s0, n0, &crc, cerr, sizeof cerr);
-        for (int a = 0; own && a < sw.naxes; a++) free(own[a]);
+        for (int a = 0; own && a <= sw.naxes; a++) free(own[a]);
         free(own);
         free(s0);
         if (!c) {
-            if (n0 < 0) crc = 1, snprintf(cerr, sizeof cerr, "out of memory");
+            if (n0 == -1) crc = 2;
+            else if (n0 < 0) crc = 1, snprintf(cerr, sizeof cerr, "out of memory");
             setup_msg(stderr, "%s", cerr);
             rc = crc;
             goto out;

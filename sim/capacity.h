@@ -65,7 +65,28 @@ typedef struct cap_opts {
     double goodput;               /* 0: none; else the share of requests that must meet every threshold */
     double tol;                   /* relative rate tolerance (bisection and queue growth) */
     double warmup, cooldown;      /* shares of the requests not measured */
+    int has_split, split_axis;    /* the search's `split` axis (docs/capacity.md), its index */
 } cap_opts_t;
+
+/* The `split` search key: a configuration co-located as the scenario is written, N co-located
+ * replicas, or P prefill and D decode replicas (a prefill pool and a decode pool). */
+#define CAP_SPLIT_KEY "split"
+typedef enum { CAP_SPLIT_COLOCATED = 0, CAP_SPLIT_N, CAP_SPLIT_PD } cap_split_kind_t;
+typedef struct cap_split {
+    cap_split_kind_t kind;
+    int p, d;                     /* N: p replicas; P:D: p prefill, d decode replicas */
+} cap_split_t;
+/* Parse a split value: colocated, N or P:D.  0, or -1 with err set. */
+int cap_parse_split(const char *v, cap_split_t *out, char *err, size_t errn);
+/* The override (*out, malloc'd "cluster={...}"; NULL: none needed) that makes the scenario
+ * `file` under `sets` the split `value`: the scenario's one engine or its cluster's one pool
+ * (of role both) becomes N replicas of it, or a pool `prefill` of P and a pool `decode` of D
+ * replicas of it (its model and engine keys, the cluster's router and kv_transfer); a
+ * co-located configuration drops a cluster.kv_transfer no pool needs.  Sets of the pools
+ * prefill and decode (cluster.pools.prefill.*, .decode.*) are left out of `sets` here and
+ * applied after the override.  0, -1 bad input (err: one line), -2 out of memory. */
+int cap_split_override(const char *file, const char *const *sets, int nsets, const char *value, char **out, char *err,
+                       size_t errn);
 
 /* One probe: the workload at one rate. */
 typedef struct cap_probe {

@@ -127,5 +127,64 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
   && ok "a cluster: more replicas (round_robin) never lower the rate; GPUs = replicas x TP" \
   || bad "a cluster: a rate fell with more replicas, or GPUs are not replicas x TP"
 
+# the split: co-located or prefill/decode.  Bad values and combinations refused in one line
+refused "split value" '--search split=1:0: expected colocated, N' $C --slo ttft_p99=1 --search split=colocated,1:0
+refused "split without a link" 'a prefill/decode split needs cluster.kv_transfer' $C --slo ttft_p99=1 --search split=1:1
+refused "split beside the pool's count" '--search cluster.pools.a.count: a split=N or P:D value sets' $C --slo ttft_p99=1 \
+  --search split=2,1:1 --search cluster.pools.a.count=1,2 --set cluster.kv_transfer.link=nvlink4
+refused "split of a disaggregated scenario" 'the scenario'"'"'s cluster has 2 pools, of role prefill or decode' \
+  tests/data/capacity/disagg.yaml --slo ttft_p99=1 --search split=colocated,1:1
+refused "split's pool key on a co-located one" '--search split=colocated with cluster.pools.decode.engine.max_num_seqs=8' \
+  $C --slo ttft_p99=1 --search split=colocated,1:1 --search cluster.pools.decode.engine.max_num_seqs=8 \
+  --set cluster.kv_transfer.link=nvlink4
+SPLIT="--slo ttft_p99=1 --slo tpot_p90=0.02 --set cluster.kv_transfer.link=nvlink4 --quiet"
+# shellcheck disable=SC2086
+$PACESIM capacity $C $SPLIT --search split=colocated,2,1:1,1:2 --search engine.tensor_parallel_size=1,2 \
+  --csv "$tmp/split.csv" 2> /dev/null || bad "split search exit $?"
+# GPUs: each pool's replicas x its TP; co-located: the scenario's one replica, or N
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { s = $c["split"]; tp = $c["engine.tensor_parallel_size"]
+    n = s == "colocated" ? 1 : s ~ /:/ ? substr(s, 1, index(s, ":") - 1) + substr(s, index(s, ":") + 1) : s
+    if ($c["status"] != "ok" || $c["replicas"] != n || $c["gpus"] != n * tp) bad = 1 }
+  END { exit bad || NR != 9 }' "$tmp/split.csv" \
+  && ok "split: colocated, N and P:D searched; GPUs = replicas x TP" || bad "split: a configuration's replicas or GPUs are wrong"
+# a pool's own TP (a set of the split's pools, applied after the rewrite): 1 prefill x TP2 + 2 decode x TP1
+# shellcheck disable=SC2086
+$PACESIM capacity $C $SPLIT --search split=1:2 --set cluster.pools.prefill.engine.tensor_parallel_size=2 \
+  --csv "$tmp/split-tp.csv" 2> /dev/null || bad "split with a pool's TP exit $?"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { g = $c["gpus"]; r = $c["replicas"] }
+  END { exit !(g == 4 && r == 3) }' "$tmp/split-tp.csv" \
+  && ok "split: GPUs = sum of count x TP over the pools (1 x TP2 prefill + 2 x TP1 decode = 4)" \
+  || bad "split: GPUs with a prefill pool at TP2 are not 4"
+# split=1:2 is the disaggregated cluster a user writes (tests/data/capacity/disagg.yaml), row for row
+# shellcheck disable=SC2086
+$PACESIM capacity $C $SPLIT --search split=1:2 --csv "$tmp/split-12.csv" 2> /dev/null || bad "split=1:2 exit $?"
+# shellcheck disable=SC2086
+$PACESIM capacity tests/data/capacity/disagg.yaml --slo ttft_p99=1 --slo tpot_p90=0.02 --quiet \
+  --csv "$tmp/disagg.csv" 2> /dev/null || bad "disagg.yaml exit $?"
+cut -d, -f5- "$tmp/split-12.csv" > "$tmp/a.csv"
+cut -d, -f4- "$tmp/disagg.csv" > "$tmp/b.csv"
+if cmp -s "$tmp/a.csv" "$tmp/b.csv" && grep -q ',ok,' "$tmp/a.csv"; then
+  ok "split=1:2 gives the row of the disaggregated scenario written by hand"
+else bad "split=1:2 differs from tests/data/capacity/disagg.yaml"; fi
+# the KV transfer is simulated: a link latency over the TTFT bound leaves a split no rate, the co-located its own
+# shellcheck disable=SC2086
+$PACESIM capacity $C $SPLIT --search split=colocated,1:2 --set cluster.kv_transfer.latency_us=1200000 \
+  --csv "$tmp/split-slow.csv" 2> /dev/null || bad "split with a slow link exit $?"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { st[$c["split"]] = $c["status"] }
+  END { exit !(st["colocated"] == "ok" && st["1:2"] == "below") }' "$tmp/split-slow.csv" \
+  && ok "split: a 1.2 s KV transfer breaks a 1 s TTFT bound at any rate (its TTFT holds the transfer)" \
+  || bad "split: a 1.2 s KV transfer did not break the 1 s TTFT bound"
+# --points carries the split: points + merge + --frontier = the in-process CSV
+# shellcheck disable=SC2086
+$PACESIM capacity $C $SPLIT --search split=colocated,2,1:1,1:2 --search engine.tensor_parallel_size=1,2 --points \
+  -o "$tmp/spts" > "$tmp/scmds" || bad "split --points exit $?"
+mkdir -p "$tmp/spts"
+sh "$tmp/scmds" 2> /dev/null || bad "the split's point commands failed"
+$PACESIM merge "$tmp"/spts/point-*.csv > "$tmp/smerged.csv" || bad "split merge exit $?"
+$PACESIM capacity --frontier "$tmp/smerged.csv" --quiet > "$tmp/sfront.csv" || bad "split --frontier exit $?"
+cmp -s "$tmp/split.csv" "$tmp/sfront.csv" && ok "split: points + merge + --frontier = the in-process CSV" \
+  || bad "split: points + merge + --frontier differ"
+
 [ $fail = 0 ] && echo "capacity: all passed" || echo "capacity: FAILED"
 exit $fail

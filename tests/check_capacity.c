@@ -14,6 +14,7 @@
 
 #define MD1 "tests/data/capacity/md1.yaml"
 #define SMALL "tests/data/capacity/small.yaml"
+#define CLUSTER "tests/data/capacity/cluster.yaml"
 
 static const struct {
     const char *in;
@@ -213,9 +214,85 @@ START_TEST(too_few_requests)
 }
 END_TEST
 
+/* The split key: its values, and the cluster its rewrite writes (one pool of cluster.yaml
+ * becomes a prefill pool and a decode pool of its settings, beside the router and the link;
+ * the sets of the split's pools apply after it), whose GPUs are each pool's count x TP. */
+static const struct {
+    const char *in;
+    int ok, kind, p, d;
+} splits[] = {
+    { "colocated", 1, CAP_SPLIT_COLOCATED, 0, 0 }, { "4", 1, CAP_SPLIT_N, 4, 0 }, { "1:2", 1, CAP_SPLIT_PD, 1, 2 },
+    { "12:30", 1, CAP_SPLIT_PD, 12, 30 }, { "0", 0, 0, 0, 0 }, { "1:0", 0, 0, 0, 0 }, { "0:1", 0, 0, 0, 0 },
+    { ":2", 0, 0, 0, 0 }, { "1:", 0, 0, 0, 0 }, { "1:2:3", 0, 0, 0, 0 }, { "-1", 0, 0, 0, 0 }, { "2x", 0, 0, 0, 0 },
+    { "4000:97", 0, 0, 0, 0 }, { "Colocated", 0, 0, 0, 0 }, { "", 0, 0, 0, 0 }, { " 1", 0, 0, 0, 0 },
+};
+
+START_TEST(split_values)
+{
+    cap_split_t sp;
+    char err[512];
+    int rc = cap_parse_split(splits[_i].in, &sp, err, sizeof err);
+    ck_assert_msg((rc == 0) == splits[_i].ok, "\"%s\": rc %d (%s)", splits[_i].in, rc, rc ? err : "");
+    if (rc) {
+        ck_assert_msg(strstr(err, "split=") != NULL, "%s", err);
+        return;
+    }
+    ck_assert_int_eq(sp.kind, splits[_i].kind);
+    ck_assert_int_eq(sp.p, splits[_i].p);
+    ck_assert_int_eq(sp.d, splits[_i].d);
+}
+END_TEST
+
+START_TEST(split_rewrite)
+{
+    const char *sets[] = { "cluster.kv_transfer.link=nvlink4", "engine.max_num_seqs=8" };
+    char *ov = NULL, err[CAP_ERR_MAX];
+    ck_assert_int_eq(cap_split_override(CLUSTER, sets, 2, "1:2", &ov, err, sizeof err), 0);
+    ck_assert_str_eq(ov, "cluster={router: round_robin, kv_transfer: {link: nvlink4}, pools: {prefill: {count: 1, "
+                         "role: prefill}, decode: {count: 2, role: decode}}}");
+    free(ov);
+    /* N: the pool's count; colocated: as written but the link no pool needs */
+    ck_assert_int_eq(cap_split_override(CLUSTER, sets, 2, "3", &ov, err, sizeof err), 0);
+    ck_assert_str_eq(ov, "cluster={router: round_robin, pools: {a: {count: 3}}}");
+    free(ov);
+    ck_assert_int_eq(cap_split_override(CLUSTER, sets, 2, "colocated", &ov, err, sizeof err), 0);
+    ck_assert_str_eq(ov, "cluster={router: round_robin, pools: {a: {count: 1}}}");
+    free(ov);
+    ck_assert_int_eq(cap_split_override(CLUSTER, sets + 1, 1, "colocated", &ov, err, sizeof err), 0);
+    ck_assert_ptr_null(ov);                     /* nothing to rewrite */
+    /* one engine (small.yaml) split: pools of the scenario's engine */
+    ck_assert_int_eq(cap_split_override(SMALL, sets, 1, "2:1", &ov, err, sizeof err), 0);
+    ck_assert_str_eq(ov, "cluster={kv_transfer: {link: nvlink4}, pools: {prefill: {count: 2, role: prefill}, decode: "
+                         "{count: 1, role: decode}}}");
+    /* its GPUs: 2 prefill replicas at TP 2 (a set of the split's pool, after the rewrite) + 1 decode at TP 1 */
+    const char *all[] = { sets[0], ov, "cluster.pools.prefill.engine.tensor_parallel_size=2" };
+    cap_opts_t o;
+    static sweep_t none;
+    int rc;
+    memset(&o, 0, sizeof o);
+    o.file = SMALL;
+    o.search = &none;
+    o.tol = 0.02;
+    o.warmup = o.cooldown = 0.1;
+    ck_assert_int_eq(cap_parse_slo("ttft_p99=2", &o.slo[o.nslo++], err, sizeof err), 0);
+    cap_conf_t *c = cap_conf_open(&o, all, 3, &rc, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    ck_assert_int_eq(cap_conf_replicas(c), 3);
+    ck_assert_int_eq(cap_conf_gpus(c), 5);
+    cap_conf_close(c);
+    free(ov);
+    /* refused: no link for a split; a scenario already disaggregated */
+    ck_assert_int_eq(cap_split_override(CLUSTER, sets + 1, 1, "1:1", &ov, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "needs cluster.kv_transfer") != NULL, "%s", err);
+    ck_assert_int_eq(cap_split_override("tests/data/capacity/disagg.yaml", NULL, 0, "2", &ov, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "has 2 pools") != NULL, "%s", err);
+}
+END_TEST
+
 int main(void)
 {
-    const check_test_t names[] = { CHECK_LOOP(slo_names, CHECK_N(slos)) };
+    const check_test_t names[] = { CHECK_LOOP(slo_names, CHECK_N(slos)), CHECK_LOOP(split_values, CHECK_N(splits)),
+                                   CHECK_TEST(split_rewrite) };
     const check_test_t search[] = {
         CHECK_LOOP(md1_closed_form, 2), CHECK_TEST(early_stop_decides_as_whole_run), CHECK_TEST(goodput_hand_count),
         CHECK_TEST(too_few_requests),
