@@ -117,8 +117,17 @@ static int kv_sent(engine_t *e, int slot, int d)
     replica_kv_sent(&e->rep[p], q);
     mark_ready(e, p);                  /* its freed blocks may admit a waiting request */
     q->handoff = HANDOFF_KV_IN;
+    if (d < 0) return 0;               /* in transit (RQ_XFER) until the router's decision reaches it */
     q->state = RQ_WAITING;
-    return d >= 0 ? admit(e, d, slot) : 0;
+    return admit(e, d, slot);
+}
+
+/* The router's decision reaches request slot: it joins replica k (disaggregated: its KV
+ * arrived before, it leaves its transit). */
+static int routed(engine_t *e, int k, int slot)
+{
+    if (e->rp.r[slot].state == RQ_XFER) e->rp.r[slot].state = RQ_WAITING;
+    return admit(e, k, slot);
 }
 
 static int cluster_on_finish(void *ctx, replica_t *r, req_t *q)
@@ -367,7 +376,7 @@ static int step_ended(engine_t *e, int k)
 static int handle(engine_t *e, const event_t *ev)
 {
     if (ev->kind == EVT_STEP_END) return step_ended(e, ev->a);
-    if (ev->kind == EVT_ROUTED) return admit(e, (int)ev->b, ev->a);
+    if (ev->kind == EVT_ROUTED) return routed(e, (int)ev->b, ev->a);
     if (ev->kind == EVT_KV_SENT) return kv_sent(e, ev->a, (int)ev->b);
     int rc = workload_event(&e->wl, ev);
     if (rc < 0) return rc;

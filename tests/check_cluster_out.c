@@ -255,12 +255,73 @@ START_TEST(many_replicas_and_one)
 }
 END_TEST
 
+/* disaggregated prefill/decode: each request's prefill replica (a prefill pool's) and replica (a
+ * decode pool's) in the requests CSV, its transfer time > 0; the replicas CSV's prefilled and
+ * served counts are the requests CSV's */
+START_TEST(disaggregated_replica_columns)
+{
+    FILE *rf = tmpfile(), *qf = tmpfile();
+    ck_assert(rf && qf);
+    run_result_t *r = malloc(sizeof *r);
+    csv_t *reps = malloc(sizeof *reps), *reqs = malloc(sizeof *reqs);
+    const char *sets[] = { "workload.poisson.count=300" };
+    runner_hooks_t h = { .replicas_out = rf, .requests_out = qf, .summary = -1 };
+    runner_run_ex("scenarios/cluster/h200-llama8b-disagg.yaml", sets, 1, &h, r);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    fflush(rf);
+    fflush(qf);
+    csv_read(rf, reps, R_POOL);
+    csv_read(qf, reqs, -1);
+    ck_assert_int_eq(reps->n, 4);                  /* 2 prefill replicas, then 2 decode ones */
+    ck_assert_int_eq(reqs->n, 300);
+    long served[4] = { 0 }, prefilled[4] = { 0 };
+    for (int i = 0; i < reqs->n; i++) {
+        const double *v = reqs->v[i];
+        int p = (int)v[Q_PREP], d = (int)v[Q_REP];
+        ck_assert(p >= 0 && p < 2 && d >= 2 && d < 4);
+        ck_assert(v[Q_XFER] > 0);
+        prefilled[p]++;
+        served[d] += !isnan(v[Q_FIN]);
+    }
+    for (int k = 0; k < 4; k++) {
+        ck_assert_str_eq(reps->text[k], k < 2 ? "pre" : "dec");
+        ck_assert_int_eq((long)reps->v[k][R_PREFILLED], prefilled[k]);
+        ck_assert_int_eq((long)reps->v[k][R_SERVED], served[k]);
+    }
+    ck_assert_int_eq(r->pools[0].prefilled, 300);
+    ck_assert_int_eq(r->pools[1].served, 300);
+    fclose(rf);
+    fclose(qf);
+    free(reps);
+    free(reqs);
+    free(r);
+}
+END_TEST
+
+/* a disaggregated run stopped while requests are between their KV's arrival and the router's
+ * decision (router latency >> the transfer) ends cleanly: they are in transit, on no replica's
+ * lists (it failed an invariant) */
+START_TEST(disaggregated_stop_in_transit)
+{
+    run_result_t *r = malloc(sizeof *r);
+    const char *sets[] = { "workload.poisson.count=300", "cluster.router_latency_s=0.5", "stop.max_steps=300" };
+    runner_hooks_t h = { .summary = -1 };
+    runner_run_ex("scenarios/cluster/h200-llama8b-disagg.yaml", sets, 3, &h, r);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    ck_assert(r->sum.stopped_by_steps);
+    ck_assert_int_eq(r->pools[0].prefilled > r->pools[1].served, 1);   /* some were handed on, unfinished */
+    free(r);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tab[] = {
         CHECK_TEST(replica_outputs_agree_with_the_requests),
         CHECK_TEST(busy_share_and_pool_columns),
         CHECK_TEST(many_replicas_and_one),
+        CHECK_TEST(disaggregated_replica_columns),
+        CHECK_TEST(disaggregated_stop_in_transit),
     };
     return check_main("cluster_out", "outputs", tab, CHECK_N(tab), 120, NULL);
 }
