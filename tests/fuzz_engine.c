@@ -17,7 +17,9 @@
  * and one scenario in three a cluster: 1 to 3 pools of 1 to 4 replicas behind any router the
  * workload allows, with a router latency and prefix_affinity's balance thresholds, each pool
  * with engine keys of its own (max_num_seqs, the token budget, the KV dtype, num_gpu_blocks,
- * at times its own model at a TP degree that divides it).  One case in five is priced by a calibrated
+ * at times its own model at a TP degree that divides it); one cluster in three disaggregated
+ * (every pool `role: prefill` or `decode`, at least one of each, the same KV shape in every
+ * pool, `cluster.kv_transfer` by a link preset or bandwidth and latency, at times layer-wise).  One case in five is priced by a calibrated
  * profile (calib/profiles/, with the reference model it was measured for) instead of the
  * analytic roofline.  Run from the repository root.  It is written to DIR/case.yaml (and
  * DIR/case.csv) and assembled as every command assembles it (setup.h).
@@ -76,6 +78,7 @@ static long rpick(rng_t *r, const long *v, int n) { return v[rint_in(r, 0, n - 1
 
 typedef struct {                  /* a cluster's pool */
     int count;
+    int role;                     /* 0 both (unset), 1 prefill, 2 decode */
     int own_model, tp;            /* own_model: its model (m) drawn apart, at TP tp */
     model_t m;
     int seqs, budget, fp8;        /* 0: the scenario's (fp8: 1 fp8_e5m2, 2 auto) */
@@ -131,11 +134,14 @@ typedef struct {
     long trace_pre[G_TRACE_MAX][2];
     /* cluster: (0 none) */
     int cluster, npools, router;  /* router: scenario.c's order */
+    int disagg, xfer_link, xfer_layerwise;   /* xfer_link: an index into links, -1: bandwidth and latency */
+    double xfer_gbps, xfer_lat_us;
     double router_latency, bal_rel;
     long bal_abs;
     g_pool_t pools[G_POOL_MAX];
 } gen_t;
 
+static const char *const links[] = { "nvlink2", "nvlink4", "nvlink5", "pcie3", "pcie5", "ib-100", "ib-400", "roce-200" };
 static const char *const routers[] = { "round_robin", "random", "least_outstanding", "least_kv", "prefix_affinity",
                                        "session" };
 
@@ -345,6 +351,22 @@ static void gen(uint64_t seed, uint64_t iter, gen_t *g)
             if (rchance(&r, 0.4)) p->blocks_extra = runif(&r) * 2;
         }
         int conv = g->poisson && g->conv_turns > 1;
+        if (rchance(&r, 1.0 / 3)) {       /* disaggregated: prefill and decode pools of one KV shape */
+            g->disagg = 1;
+            if (g->npools < 2) g->npools = 2, g->pools[1] = g->pools[0];
+            for (int i = 0; i < g->npools; i++) {
+                g_pool_t *p = &g->pools[i];
+                p->role = i == 0 ? 1 : i == 1 ? 2 : (int)rint_in(&r, 1, 2);
+                p->own_model = 0;         /* the decode pools take the prefill pools' KV as it is */
+                p->tp = g->tp;
+                p->fp8 = 0;
+            }
+            g->xfer_link = rchance(&r, 0.7) ? (int)rint_in(&r, 0, (long)(sizeof links / sizeof links[0]) - 1) : -1;
+            g->xfer_gbps = 0.5 + runif(&r) * 900;
+            g->xfer_lat_us = rchance(&r, 0.3) ? 0 : runif(&r) * 50;
+            g->xfer_layerwise = rchance(&r, 0.4);
+            conv = 0;                     /* session is not modelled with prefill and decode pools */
+        }
         do g->router = (int)rint_in(&r, 0, 5);
         while ((g->router == 4 && !g->pool) || (g->router == 5 && !conv));
         g->router_latency = rchance(&r, 0.6) ? 0 : runif(&r) * 0.05;
@@ -414,15 +436,24 @@ static void write_model(FILE *f, const model_t *m, const char *key, const char *
                 m->moe_skew);
 }
 
-/* The cluster: pools behind the router. */
+/* The cluster: pools behind the router (and the KV's link between prefill and decode pools). */
 static void write_cluster(FILE *f, const gen_t *g)
 {
-    fprintf(f, "cluster:\n  router: %s\n  router_latency_s: %.4f\n  balance_abs_threshold: %ld\n"
+    if (g->disagg) {
+        fprintf(f, "cluster:\n  kv_transfer: {");
+        if (g->xfer_link >= 0) fprintf(f, "link: %s", links[g->xfer_link]);
+        else fprintf(f, "bandwidth_GBps: %.3f, latency_us: %.3f", g->xfer_gbps, g->xfer_lat_us);
+        fprintf(f, ", layerwise: %s}\n", g->xfer_layerwise ? "true" : "false");
+    } else {
+        fprintf(f, "cluster:\n");
+    }
+    fprintf(f, "  router: %s\n  router_latency_s: %.4f\n  balance_abs_threshold: %ld\n"
                "  balance_rel_threshold: %.4f\n  pools:\n",
             routers[g->router], g->router_latency, g->bal_abs, g->bal_rel);
     for (int i = 0; i < g->npools; i++) {
         const g_pool_t *p = &g->pools[i];
         fprintf(f, "    p%d:\n      count: %d\n", i, p->count);
+        if (p->role) fprintf(f, "      role: %s\n", p->role == 1 ? "prefill" : "decode");
         if (p->own_model) write_model(f, &p->m, "model", "      ");
         int blocks = p->blocks_extra >= 0 && g->gpu_blocks && !sizing;
         int keys = p->own_model || p->seqs || p->budget || p->fp8 || blocks;
