@@ -80,6 +80,29 @@ for e in ev:
 check(all(tids.get(p) for p in (1, 2)), "request slices in both processes")
 sys.exit(1 if bad else 0)
 PY
+# disaggregated: a request's track in its prefill replica's process (its prefill) and in its decode
+# replica's (queued for the hand-off, then its decode)
+$PACESIM run scenarios/cluster/h200-llama8b-disagg.yaml --set workload.poisson.count=60 --no-summary \
+  --trace "$tmp/dg.json" --requests "$tmp/dg-req.csv" --quiet || { echo "  FAIL disaggregated run exit $?"; fail=1; }
+python3 - "$tmp/dg.json" "$tmp/dg-req.csv" <<'PY' || fail=1
+import csv, json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+reqs = list(csv.DictReader(open(sys.argv[2])))
+tid = {q["id"]: None for q in reqs}
+for e in ev:
+    if e["ph"] == "M" and e["name"] == "thread_name" and e["args"]["name"] in tid: tid[e["args"]["name"]] = e["tid"]
+ok = True
+for q in reqs:
+    t, p, d = tid[q["id"]], 1 + int(q["prefill_replica"]), 1 + int(q["replica"])
+    sl = lambda pid, name: [e for e in ev if e["ph"] == "X" and e["pid"] == pid and e["tid"] == t and e["name"] == name]
+    hand = [e for e in sl(d, "queued") if e["args"]["reason"] == "handoff"]
+    if not (sl(p, "prefill") and len(hand) == 1 and sl(d, "decode") and not sl(p, "decode")):
+        ok = False
+        print("  FAIL disaggregated: request %s's tracks (prefill in %d, handoff and decode in %d)" % (q["id"], p, d))
+        break
+if ok: print("  ok   disaggregated: every request prefills in its prefill replica's process, queues (handoff) and decodes in its decode replica's")
+sys.exit(0 if ok else 1)
+PY
 # a trace of a failing run is still valid JSON
 $PACESIM run $S --set stop.max_time_s=5 --trace "$tmp/short.json" --quiet >/dev/null 2>&1
 python3 -m json.tool "$tmp/short.json" > /dev/null && echo "  ok   trace of a run stopped early is valid JSON" \
