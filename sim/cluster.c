@@ -16,9 +16,9 @@
 static int cluster_fits(void *ctx, long prompt, long output, long *need, int *block, long *cap)
 {
     const engine_t *e = ctx;
-    for (int k = 0; k < e->nrep; k++) {
+    for (int h = 0; h < e->nheads; h++) {
+        int k = e->heads[h];
         const replica_t *r = &e->rep[k];
-        if (k > 0 && r->pool == e->rep[k - 1].pool) continue;
         /* a prefill replica holds the prompt (and the token it samples) */
         long n = replica_request_blocks(r, prompt, k < e->npre ? 1 : output);
         if (n > r->sc.capacity) {
@@ -264,6 +264,14 @@ int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const p
     e->s = s;
     e->cost = cost;
     if (make_replicas(e, s, cost, prof, mk, mk_ctx) < 0) return -1;
+    /* the first replica of each run of one pool's replicas: cluster_fits asks those alone
+     * (for every request: not a walk over every replica) */
+    if (!(e->heads = malloc((size_t)e->nrep * sizeof *e->heads))) {
+        snprintf(e->err, ENG_ERR_MAX, "out of memory");
+        return -1;
+    }
+    for (int k = 0; k < e->nrep; k++)
+        if (k == 0 || e->rep[k].pool != e->rep[k - 1].pool) e->heads[e->nheads++] = k;
     workload_hooks_t h = wl_hooks(e);
     if (workload_check(s, &h, e->err) < 0) return -1;
     for (int k = 0; k < e->nrep; k++) {
@@ -316,6 +324,7 @@ void engine_free(engine_t *e)
     free(e->owned);
     free(e->ready);
     free(e->in_ready);
+    free(e->heads);
     if (e->rng_route) gsl_rng_free(e->rng_route);
     workload_free(&e->wl);
     metrics_free(&e->m);

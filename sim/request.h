@@ -32,7 +32,9 @@ struct kvpool_seq;
 struct kvpool_run;
 
 typedef struct req {
-    /* what a step reads and writes (the first cache lines) */
+    /* four cache lines (the pool is line-aligned, REQ_LINE): a decode row's step touches the
+     * first two only */
+    /* line 0: what the scheduler and a step's start read */
     long prompt, output;
     long target;                  /* tokens to compute before decoding (prompt, + emitted after a preemption) */
     long computed;                /* tokens whose KV exists */
@@ -40,21 +42,23 @@ typedef struct req {
     long next_eligible;           /* pacing: next step a prefill chunk may be scheduled */
     long last_step;               /* the step that last scheduled it (0: none) */
     long blocks;                  /* KV blocks held */
-    long computed_fresh;          /* prompt tokens computed (not from the cache), all admissions */
-    long cache_hit;               /* prompt tokens taken from the prefix cache, last admission */
-    double acc_carry;             /* fractional accepted drafts (mean acceptance model) */
+    /* line 1: what a step's end writes of a row that emitted a token */
     double t_ev[EV__N];           /* event times, ENG_T_NONE (< 0) = not yet */
     double t_last_tok, itl_sum;
     long itl_n;
+    rq_state_t state;
+    int handoff;                  /* HANDOFF_* (disaggregated; HANDOFF_NONE otherwise) */
+    /* line 2: prompt chunks, drafts, the block pool */
+    long computed_fresh;          /* prompt tokens computed (not from the cache), all admissions */
+    long cache_hit;               /* prompt tokens taken from the prefix cache, last admission */
+    double acc_carry;             /* fractional accepted drafts (mean acceptance model) */
     struct kvpool_seq *kv;        /* its sequence in its replica's block pool (prefix_cache_model: pool), else NULL */
     long kv_lo[4];                /* (sched.c: an allocation inside the same windows changes nothing) */
-    /* the rest */
+    /* line 3: the rest */
     long serial;                  /* creation order (generated/trace ids) */
     long cached;
     long preemptions;
-    rq_state_t state;
     int kv_same;                  /* 1: kv_lo holds the block windows of its last allocation */
-    int handoff;                  /* HANDOFF_* (disaggregated; HANDOFF_NONE otherwise) */
     int idx;                      /* slot in the request pool */
     int explicit_idx;             /* index into scenario requests, or -1 */
     int replica;                  /* the replica it was routed to (-1: none yet) */
@@ -63,6 +67,8 @@ typedef struct req {
     struct kvpool_run *runs;      /* its prompt's content runs (the block pool), else NULL */
     uint64_t out_key;             /* its outputs' content key (the block pool) */
 } req_t;
+#define REQ_LINE 64
+_Static_assert(sizeof(req_t) == 4 * REQ_LINE, "req_t: keep it four cache lines, what a step touches in the first two");
 
 /* What a step never reads of a request (kept beside the pool, so that a request is
  * 256 bytes and a step's walk over its rows touches no more than it needs). */

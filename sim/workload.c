@@ -25,8 +25,11 @@ int reqpool_alloc(reqpool_t *p)
     } else {
         if (p->n == p->cap) {
             int cap = p->cap ? 2 * p->cap : 64;
-            req_t *r = realloc(p->r, (size_t)cap * sizeof *r);
+            /* line-aligned (request.h: a step reads a request's first two lines) */
+            req_t *r = aligned_alloc(REQ_LINE, (size_t)cap * sizeof *r);
             if (!r) return -1;
+            if (p->n) memcpy(r, p->r, (size_t)p->n * sizeof *r);
+            free(p->r);
             p->r = r;
             req_aux_t *x = realloc(p->x, (size_t)cap * sizeof *x);
             if (!x) return -1;
