@@ -59,6 +59,15 @@ static void emit_gemm(double mm, double n, double k, double wb, double count, co
     item_emit(fn, ctx, rc, &it);
 }
 
+/* A dense GEMM of g's tokens (g: item_of(CI_GEMM) with m and wb set, as emit_gemm makes it),
+ * its n and k set: a layer's GEMMs share one item rather than clear one each. */
+static inline void emit_gemm_nk(cost_item_t *g, double n, double k, cost_item_fn fn, void *ctx, int *rc)
+{
+    g->n = n;
+    g->k = k;
+    item_emit(fn, ctx, rc, g);
+}
+
 /* One sparse layer's MLP for mm tokens, `count` times: the router, the shared experts
  * (dense over every token), and the routed experts as a grouped GEMM -- the tokens spread
  * over the experts as law gemm.moe.fp16 spreads them (law_moe_counts: uniform, or Zipf by
@@ -105,20 +114,23 @@ static void emit_layer(const model_t *m, const model_rank_t *r, int full_attn, i
 {
     double h = m->hidden, wb = m->weight_bytes_per_param;
     if (mm <= 0) return;
+    cost_item_t g = item_of(CI_GEMM, count, part);
+    g.m = mm;
+    g.wb = wb;
     if (full_attn) {
-        emit_gemm(mm, (double)r->attn_qkv_n, h, wb, count, part, fn, ctx, rc);
-        emit_gemm(mm, h, (double)r->attn_o_k, wb, count, part, fn, ctx, rc);
+        emit_gemm_nk(&g, (double)r->attn_qkv_n, h, fn, ctx, rc);
+        emit_gemm_nk(&g, h, (double)r->attn_o_k, fn, ctx, rc);
     } else {
-        emit_gemm(mm, (double)r->gdn_in_n, h, wb, count, part, fn, ctx, rc);
-        emit_gemm(mm, h, (double)r->gdn_out_k, wb, count, part, fn, ctx, rc);
+        emit_gemm_nk(&g, (double)r->gdn_in_n, h, fn, ctx, rc);
+        emit_gemm_nk(&g, h, (double)r->gdn_out_k, fn, ctx, rc);
         cost_item_t it = item_of(CI_GDN, count, part == CP_MTP ? CP_MTP : CP_GDN);
         it.tokens = mm;
         it.seqs = seqs;
         item_emit(fn, ctx, rc, &it);
     }
     if (mlp == 1) {
-        emit_gemm(mm, (double)r->mlp_up_n, h, wb, count, part, fn, ctx, rc);
-        emit_gemm(mm, h, (double)r->mlp_down_k, wb, count, part, fn, ctx, rc);
+        emit_gemm_nk(&g, (double)r->mlp_up_n, h, fn, ctx, rc);
+        emit_gemm_nk(&g, h, (double)r->mlp_down_k, fn, ctx, rc);
     } else if (mlp == 2) {
         emit_moe(m, r, mm, count, part, fn, ctx, rc);
     }
