@@ -1,7 +1,7 @@
 /* check_alloc: every allocation of a reference run may fail, and each failure must end
  * in a clean error -- never a crash, a hang, a leak or a plausible wrong answer.
  *
- * Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup (tests.mk),
+ * Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=strdup (tests.mk),
  * so every allocation the simulator's own code makes goes through the wrappers below
  * (allocations inside libyaml, GSL and libc stay real).  A first pass counts the
  * allocations of one run; then, for n = 1 .. count, the run is repeated with the n-th
@@ -23,10 +23,12 @@
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t m);
 void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t a, size_t n);
 char *__real_strdup(const char *s);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t m);
 void *__wrap_realloc(void *p, size_t n);
+void *__wrap_aligned_alloc(size_t a, size_t n);
 char *__wrap_strdup(const char *s);
 
 static long n_alloc;      /* allocations seen since the last reset */
@@ -44,6 +46,7 @@ static int should_fail(void)
 void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); }
 void *__wrap_calloc(size_t n, size_t m) { return should_fail() ? NULL : __real_calloc(n, m); }
 void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
+void *__wrap_aligned_alloc(size_t a, size_t n) { return should_fail() ? NULL : __real_aligned_alloc(a, n); }
 char *__wrap_strdup(const char *s) { return should_fail() ? NULL : __real_strdup(s); }
 
 static int same_result(const run_result_t *a, const run_result_t *b)

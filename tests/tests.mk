@@ -44,7 +44,7 @@ EXTRA_TESTS += tests/bad_inputs.sh
 # n-th one (tests/check_alloc.c); no change to sim/ needed.
 # the reference scenarios (the published experiments), run by check-asan and check-valgrind
 REF_SCENARIOS = scenarios/default.yaml $(wildcard scenarios/v100-*.yaml)
-ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup
+ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=strdup
 bin/check_alloc: $(BUILD)/tests/check_alloc.o $(BUILD)/libsim.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) $(ALLOC_WRAP) -o $@ $^ $(LIBS)
