@@ -783,7 +783,8 @@ static void flow_scalar(FILE *f, const yd_node_t *n)
     }
     for (size_t i = 0; plain && i < n->len; i++) {
         unsigned char ch = (unsigned char)n->text[i];
-        plain = isalnum(ch) || (i > 0 && strchr("._/+-~ ", ch)) || (i == 0 && strchr("./+~", ch));
+        plain = isalnum(ch) || (i > 0 && strchr("._/+-~ ", ch)) || (i == 0 && strchr("./+~", ch))
+             || (i == 0 && ch == '-' && n->len > 1 && (isdigit((unsigned char)n->text[1]) || n->text[1] == '.'));
     }
     if (plain && n->text[n->len - 1] == ' ') plain = 0;
     if (plain) {
@@ -1273,7 +1274,7 @@ static int tnum(const char *s, double *v)
     }
     errno = 0;
     *v = strtod(s, &end);
-    return *end || end == s ? -1 : 0;
+    return *end || end == s || !isfinite(*v) ? -1 : 0;     /* (the CSV never holds nan or inf) */
 }
 
 /* Parse the capacity CSV of nlines lines (the header first; the lines taken over).  0, 1

@@ -95,6 +95,13 @@ else bad "points + merge + --frontier --slo ...: the table differs from the in-p
 refused "--frontier with other SLOs" 'has no slo_ttft_p90_s column' --frontier "$tmp/merged.csv" --slo ttft_p90=1 \
   --slo tpot_p90=0.02
 refused "--frontier with fewer SLOs" 'has 2 slo_NAME_s columns, --slo gives 1' --frontier "$tmp/merged.csv" --slo ttft_p99=1
+sed '2s/,ok,/,okay,/' "$tmp/merged.csv" > "$tmp/bad1.csv"
+refused "--frontier: a bad status" 'bad1.csv:2:1: status: "okay" is not a status' --frontier "$tmp/bad1.csv"
+sed '3s/,[^,]*$//' "$tmp/merged.csv" > "$tmp/bad2.csv"
+refused "--frontier: a short row" 'bad2.csv:3:1: 27 fields, the header has 28' --frontier "$tmp/bad2.csv"
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "rate_per_s") c = i } NR == 4 { $c = "nan" } 1' \
+  "$tmp/merged.csv" > "$tmp/bad3.csv"
+refused "--frontier: nan" 'bad3.csv:4:1: rate_per_s: "nan" is not a number' --frontier "$tmp/bad3.csv"
 refused "--frontier with --search" '--frontier reads a capacity CSV' --frontier "$tmp/merged.csv" --slo ttft_p99=1 \
   --search engine.max_num_seqs=4
 $PACESIM best "$tmp/merged.csv" --objective min:usd_per_hour --constraint 'rate_per_s>=8' > "$tmp/best.txt" \

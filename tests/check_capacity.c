@@ -281,6 +281,19 @@ START_TEST(split_rewrite)
     ck_assert_int_eq(cap_conf_gpus(c), 5);
     cap_conf_close(c);
     free(ov);
+    /* the pool's own keys go with it to both pools (a quoted scalar stays quoted) */
+    const char *own[] = { "cluster.kv_transfer.link=nvlink4", "cluster.pools.a.engine={max_num_seqs: 8, kv_cache_dtype: \"auto\"}" };
+    ck_assert_int_eq(cap_split_override(CLUSTER, own, 2, "1:1", &ov, err, sizeof err), 0);
+    ck_assert_str_eq(ov, "cluster={router: round_robin, kv_transfer: {link: nvlink4}, pools: {prefill: {engine: "
+                         "{max_num_seqs: 8, kv_cache_dtype: \"auto\"}, count: 1, role: prefill}, decode: {engine: "
+                         "{max_num_seqs: 8, kv_cache_dtype: \"auto\"}, count: 1, role: decode}}}");
+    const char *all2[] = { own[0], own[1], ov };
+    o.file = CLUSTER;
+    c = cap_conf_open(&o, all2, 3, &rc, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    ck_assert_int_eq(cap_conf_gpus(c), 2);
+    cap_conf_close(c);
+    free(ov);
     /* refused: no link for a split; a scenario already disaggregated */
     ck_assert_int_eq(cap_split_override(CLUSTER, sets + 1, 1, "1:1", &ov, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "needs cluster.kv_transfer") != NULL, "%s", err);
