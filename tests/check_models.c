@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "check_run.h"
 #include "cost.h"
 #include "runner.h"
@@ -176,6 +177,21 @@ static const struct { const char *path; int varlen; } scen[] = {
     { "scenarios/lib/h200-llama8b-poisson.yaml", 1 }, { "scenarios/lib/h200-qwen3-30b-a3b-poisson.yaml", 1 },
 };
 
+/* The fixture profile with its varlen law left out, written to path: a profile without it. */
+static void write_without_varlen(const char *path)
+{
+    FILE *in = fopen("tests/data/profiles/h200-varlen-moe.yaml", "r"), *out = fopen(path, "w");
+    ck_assert(in && out);
+    char line[4096];
+    int skip = 0;
+    while (fgets(line, sizeof line, in)) {
+        if (!strncmp(line, "  - name:", 9)) skip = strstr(line, "\"attn.varlen.fp16\"") != NULL;
+        if (!skip) fputs(line, out);
+    }
+    fclose(in);
+    ck_assert_int_eq(fclose(out), 0);
+}
+
 START_TEST(library_scenarios_run)
 {
     run_result_t *r = malloc(sizeof *r);
@@ -193,8 +209,15 @@ START_TEST(library_scenarios_run)
         ck_assert_msg(r->rc == 0, "%s (H200 profile): %s", scen[_i].path, r->err);
         ck_assert_int_eq(r->sum.requests_finished, 40);
         /* a profile without the varlen law is refused, naming it */
-        const char *old[] = { "workload.poisson.count=40", "profile=../../tests/data/replay/h200-b131k/profile.yaml" };
+        char tmp[] = "/tmp/pacesim-novarlen-XXXXXX", set[64];
+        int fd = mkstemp(tmp);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        write_without_varlen(tmp);
+        snprintf(set, sizeof set, "profile=%s", tmp);
+        const char *old[] = { "workload.poisson.count=40", set };
         runner_run(scen[_i].path, old, 2, NULL, r);
+        unlink(tmp);
         ck_assert_int_eq(r->rc, 2);
         ck_assert_msg(strstr(r->err, "lacks attn.varlen.fp16") != NULL, "%s", r->err);
         /* a profile with the two laws (a fixture: hand-set coefficients) prices the step's
