@@ -161,8 +161,13 @@ static inline void cost_breakdown_clear(cost_breakdown_t *o)
     for (int i = 0; i < ROUTE__N; i++) o->attn_route[i] = 0;
     o->linear = o->gdn = o->elementwise = o->allreduce = o->overhead = o->mtp = 0;
 }
+#ifdef __cplusplus  /* the GPU replay includes this header as CUDA C++ */
+static_assert(sizeof(cost_breakdown_t) == (8 + ROUTE__N) * sizeof(double),
+               "cost_breakdown_t changed: clear its new fields in cost_breakdown_clear()");
+#else
 _Static_assert(sizeof(cost_breakdown_t) == (8 + ROUTE__N) * sizeof(double),
                "cost_breakdown_t changed: clear its new fields in cost_breakdown_clear()");
+#endif
 
 /* Profile-backed model.  Borrows p and m (they must outlive the model).
  * NULL with err filled if a required law is missing. */

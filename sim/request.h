@@ -68,7 +68,11 @@ typedef struct req {
     uint64_t out_key;             /* its outputs' content key (the block pool) */
 } req_t;
 #define REQ_LINE 64
+#ifdef __cplusplus  /* the GPU replay includes this header as CUDA C++ */
+static_assert(sizeof(req_t) == 4 * REQ_LINE, "req_t: keep it four cache lines, what a step touches in the first two");
+#else
 _Static_assert(sizeof(req_t) == 4 * REQ_LINE, "req_t: keep it four cache lines, what a step touches in the first two");
+#endif
 
 /* What a step never reads of a request (kept beside the pool, so that a request is
  * 256 bytes and a step's walk over its rows touches no more than it needs). */
