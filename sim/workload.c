@@ -628,6 +628,7 @@ static int heap_pop(int *h, int *n)
 int workload_triggers(workload_t *e, double now)
 {
     const scenario_t *s = e->s;
+    if (e->n_trig_live == 0 && e->n_trig_new == 0) return 0;   /* no trigger waits (asked at every step's end) */
     int *h = e->trig_heap, nh = 0, nlive = 0;
     for (int k = 0; k < e->n_trig_live; k++) heap_push(h, &nh, e->trig_live[k]);
     for (int k = 0; k < e->n_trig_new; k++) heap_push(h, &nh, e->trig_new[k]);
