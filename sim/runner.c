@@ -1,5 +1,6 @@
 /* runner.c: one scenario run end to end, and its reports.  See runner.h. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include "runner.h"
@@ -9,6 +10,7 @@
 typedef struct {
     FILE *f, *req;
     const runner_hooks_t *h;
+    int replica;                  /* the steps rows carry the replica column */
 } steps_ctx_t;
 
 static const char *prefix_of(const runner_hooks_t *h) { return h && h->row_prefix ? h->row_prefix : ""; }
@@ -28,9 +30,17 @@ const char *report_row_route(const route_plan_t *p, int req, char *buf, size_t n
     return "?";
 }
 
-static void steps_row(FILE *f, const char *prefix, const engine_t *e, const step_rec_t *st)
+/* The replica whose step record st is (each replica keeps its own, e->rep[k].rec). */
+static long step_replica(const engine_t *e, const step_rec_t *st)
+{
+    const char *p = (const char *)st - offsetof(replica_t, rec);
+    return (long)((p - (const char *)e->rep) / (ptrdiff_t)sizeof(replica_t));
+}
+
+static void steps_row(FILE *f, const char *prefix, int replica, const engine_t *e, const step_rec_t *st)
 {
     fputs(prefix, f);
+    if (replica) fprintf(f, "%ld,", step_replica(e, st));
     fprintf(f, "%ld,%.9g,%.9g,%s,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", st->no, st->t0, st->dt,
             engine_step_type_name(st->type), st->nrows, st->tokens, st->cost.attn, st->cost.linear, st->cost.gdn,
             st->cost.elementwise, st->cost.allreduce, st->cost.overhead, st->cost.mtp);
@@ -47,14 +57,14 @@ static void steps_row(FILE *f, const char *prefix, const engine_t *e, const step
 static void run_observer(void *ctx, const engine_t *e, const step_rec_t *st)
 {
     const steps_ctx_t *c = ctx;
-    if (c->f) steps_row(c->f, prefix_of(c->h), e, st);
+    if (c->f) steps_row(c->f, prefix_of(c->h), c->replica, e, st);
     if (c->h && c->h->on_step) c->h->on_step(c->h->ctx, e, st);
 }
 
-void report_steps_header(FILE *f, const char *prefix)
+void report_steps_header(FILE *f, const char *prefix, int replica)
 {
-    fprintf(f, "%sstep,t_start_s,dur_s,type,rows,tokens,attn_s,linear_s,gdn_s,elementwise_s,"
-               "allreduce_s,overhead_s,mtp_s,detail\n", prefix ? prefix : "");
+    fprintf(f, "%s%sstep,t_start_s,dur_s,type,rows,tokens,attn_s,linear_s,gdn_s,elementwise_s,"
+               "allreduce_s,overhead_s,mtp_s,detail\n", prefix ? prefix : "", replica ? "replica," : "");
 }
 
 void report_requests_header(FILE *f, const char *prefix)
@@ -430,7 +440,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         snprintf(res->cost_model, sizeof res->cost_model, "analytic roofline (no profile)");
     engine_t *e = &u.e;
     FILE *req_out = h ? h->requests_out : NULL;
-    steps_ctx_t sc = { steps_out, req_out, h };
+    steps_ctx_t sc = { steps_out, req_out, h, u.s.cluster.enabled || (h && h->steps_replica) };
     res->block = e->rep[0].sc.block;
     res->kv_blocks = e->rep[0].sc.capacity;
     if (steps_out || (h && h->on_step)) {
@@ -450,7 +460,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         }
         e->serve = acc;
     }
-    if (steps_out && !h->no_header) report_steps_header(steps_out, NULL);
+    if (steps_out && !h->no_header) report_steps_header(steps_out, NULL, sc.replica);
     if (req_out && !h->no_header) report_requests_header(req_out, NULL);
     if (h && h->replicas_out && !h->no_header) report_replicas_header(h->replicas_out, NULL);
     int erc = engine_run(e);

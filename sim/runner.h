@@ -108,6 +108,8 @@ typedef struct runner_hooks {
     FILE *replicas_out;           /* one CSV row per replica after the run (report_replicas_header) */
     int no_header;                /* steps_out/requests_out get rows only (the caller wrote the header) */
     const char *row_prefix;       /* NULL, or fields written before every steps/requests row ("3,") */
+    int steps_replica;            /* steps rows get the replica column without cluster: too (a sweep's
+                                   * header has it: one of its runs is a cluster) */
     step_observer_fn on_step;
     void (*on_end)(void *ctx, const engine_t *e);
     void *ctx;
@@ -149,8 +151,9 @@ void report_csv_header_ex(FILE *f, const report_cols_t *c);
 void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c);
 /* A CSV field: as is, or in double quotes (quotes doubled) when it holds , " CR or LF. */
 void report_csv_field(FILE *f, const char *s);
-/* The header line of the steps CSV and of the requests CSV, after prefix (NULL: none). */
-void report_steps_header(FILE *f, const char *prefix);
+/* The header line of the steps CSV and of the requests CSV, after prefix (NULL: none); the
+ * steps CSV's replica column (after prefix) with replica != 0: a cluster's run. */
+void report_steps_header(FILE *f, const char *prefix, int replica);
 void report_requests_header(FILE *f, const char *prefix);
 /* The replicas CSV: one row per replica (replica, pool, tp, served, prefilled, steps, mean_batch,
  * kv_use, kv_peak, prefix_hit, queue_mean, queue_peak, busy). */

@@ -540,6 +540,7 @@ typedef struct pool {
     const sweep_cfg_t *cfg;
     long npoints, njobs;
     int buffer_steps;
+    int steps_replica;            /* the steps rows' replica column (a run is a cluster's) */
     job_out_t *out;
     struct emitter *em;
 } pool_t;
@@ -601,6 +602,7 @@ static void run_job(void *ctx, long j, void *progv)
             else snprintf(prefix, sizeof prefix, "%ld,", j);
             h.no_header = 1;
             h.row_prefix = prefix;
+            h.steps_replica = P->steps_replica;
         }
         if (ok && P->njobs == 1 && (cfg->hooks || (prog && prog->on))) {
             h.on_step = single_step;
@@ -633,6 +635,7 @@ typedef struct emitter {
     int *coldist;                 /* per column: a latency window over all requests (its distribution's columns follow) */
     int ncols, capcols;
     char pools[SCN_MAX_POOLS * 4][SCN_ID_MAX];   /* the cluster pools' columns: the union over the runs */
+    int any_cluster;              /* a run is a cluster's: the steps CSV's replica column */
     int npools;
     int serve_cols;               /* the serving summary's columns (some run has the summary) */
     long json_n;                  /* objects written to the JSON array */
@@ -701,6 +704,7 @@ static int csv_columns(emitter_t *E)
                 rc = add_col(E, sw_->name, dist);
             }
             if (cfg->summary == 0 && (runner_is_serving(&s) || cfg->goodput)) E->serve_cols = 1;
+            E->any_cluster |= s.cluster.enabled;
             for (int i = 0; s.cluster.enabled && i < s.cluster.n_pools; i++) {
                 int k = 0;
                 while (k < E->npools && strcmp(E->pools[k], s.cluster.pools[i].name)) k++;
@@ -916,7 +920,7 @@ int sweep_run(const sweep_cfg_t *cfg)
         }
     }
     E.serve_cols = cfg->summary > 0;
-    if ((cfg->csv || E.best) && csv_columns(&E) < 0) {
+    if ((cfg->csv || E.best || cfg->steps) && csv_columns(&E) < 0) {
         fprintf(cfg->err, "pacesim: out of memory\n");
         sweep_best_free(E.best);
         emitter_free_cols(&E);
@@ -924,12 +928,13 @@ int sweep_run(const sweep_cfg_t *cfg)
     }
     if (E.njobs > 1) {              /* several runs: one header, rows led by run (and point) */
         const char *pre = E.naxes ? "run,point," : "run,";
-        if (cfg->steps) report_steps_header(cfg->steps, pre);
+        if (cfg->steps) report_steps_header(cfg->steps, pre, E.any_cluster);
         if (cfg->requests) report_requests_header(cfg->requests, pre);
         if (cfg->replicas) report_replicas_header(cfg->replicas, pre);
     }
     if (cfg->json) fputc('[', cfg->json);
-    pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs, .em = &E };
+    pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs, .em = &E,
+                 .steps_replica = E.any_cluster };
     int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs;
     if (nthreads > E.njobs) nthreads = (int)E.njobs;
     P.buffer_steps = nthreads > 1;   /* the steps and requests CSVs */

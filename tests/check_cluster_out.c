@@ -73,7 +73,7 @@ static void csv_read(FILE *f, csv_t *c, int textcol)
 
 enum { R_REP, R_POOL, R_TP, R_SERVED, R_PREFILLED, R_STEPS, R_BATCH, R_KV, R_KVPEAK, R_HIT, R_QMEAN, R_QPEAK, R_BUSY };
 enum { Q_ARR = 1, Q_ADM = 2, Q_FIN = 4, Q_PREEMPT = 9, Q_REP = 12, Q_PREP = 13, Q_XFER = 14 };
-enum { S_RUN_T0 = 1, S_DUR = 2 };
+enum { S_REP = 0, S_STEP = 1, S_DUR = 3 };   /* a cluster's steps CSV: replica, step, t_start_s, dur_s */
 
 static char *table_text(const run_result_t *r)
 {
@@ -165,7 +165,8 @@ START_TEST(replica_outputs_agree_with_the_requests)
 END_TEST
 
 /* the replicas' busy shares add up to every step's duration (the steps CSV) over the makespan;
- * the run CSV's pool columns are the pools' figures */
+ * the steps CSV's rows of replica k are its steps in the replicas CSV, numbered 1, 2, ... in
+ * order; the run CSV's pool columns are the pools' figures */
 START_TEST(busy_share_and_pool_columns)
 {
     FILE *rf = tmpfile(), *sf = tmpfile(), *cf = tmpfile();
@@ -184,6 +185,17 @@ START_TEST(busy_share_and_pool_columns)
     for (int i = 0; i < steps->n; i++) busy += steps->v[i][S_DUR];
     ck_assert_int_eq(reps->n, 2);
     CLOSE(reps->v[0][R_BUSY] + reps->v[1][R_BUSY], busy / r->sum.makespan, 1e-5);
+    ck_assert_msg(!strncmp(steps->head, "replica,step,t_start_s,dur_s,", 29), "%s", steps->head);
+    long nstep[2] = { 0, 0 };
+    for (int i = 0; i < steps->n; i++) {
+        int k = (int)steps->v[i][S_REP];
+        ck_assert(k == 0 || k == 1);
+        ck_assert_int_eq((long)steps->v[i][S_STEP], ++nstep[k]);
+    }
+    ck_assert_int_gt(nstep[0], 0);
+    ck_assert_int_gt(nstep[1], 0);
+    ck_assert_int_eq(nstep[0], (long)reps->v[0][R_STEPS]);
+    ck_assert_int_eq(nstep[1], (long)reps->v[1][R_STEPS]);
     /* the run CSV: the existing columns, then per pool its nine */
     report_csv_header(cf, r);
     report_csv_row(cf, r);

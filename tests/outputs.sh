@@ -75,6 +75,22 @@ check "cluster CSV: rectangular" rectangular "$tmp/cl.csv"
 served=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "pool_main_served") c = i; next } { print $c }' "$tmp/cl2.csv")
 check "cluster JSON: the pool's figures, as the CSV's" grep -q "\"pools\": {\"main\": {\"replicas\": 2, \"tensor_parallel_size\": 1, \"served\": $served," "$tmp/cl.json"
 check "cluster CSV: best reads a pool column" sh -c "'$bin' best '$tmp/cl.csv' --objective min:pool_main_busy | grep -q 'best point 1 '"
+# -- --steps of a cluster: a replica column after the run's, each replica's rows its steps in
+#    the replicas CSV; a single engine's steps CSV has none, a sweep with a cluster among its
+#    runs has it for every run (0 for a single engine's)
+"$bin" run scenarios/cluster/h200-llama8b-chat.yaml --set cluster.pools.main.count=3 --set workload.poisson.count=30 \
+    --steps "$tmp/cs.csv" --replicas "$tmp/cr.csv" --quiet
+check "cluster steps: replica column first" test "$(head -c 13 "$tmp/cs.csv")" = "replica,step,"
+check "cluster steps: steps per replica = the replicas CSV's" test \
+    "$(sed 1d "$tmp/cs.csv" | cut -d, -f1 | sort -n | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')" = \
+    "$(sed 1d "$tmp/cr.csv" | awk -F, '{ printf "%s:%s ", $1, $6 }')"
+"$bin" run scenarios/default.yaml --steps "$tmp/ss.csv" --quiet
+check "one engine's steps: no replica column" test "$(head -c 5 "$tmp/ss.csv")" = "step,"
+"$bin" run scenarios/lib/h200-llama8b-poisson.yaml scenarios/cluster/h200-llama8b-chat.yaml --set workload.poisson.count=20 \
+    --steps "$tmp/ms.csv" --quiet -j 2 2>/dev/null
+check "sweep steps with a cluster: run,replica,step" test "$(head -c 17 "$tmp/ms.csv")" = "run,replica,step," -a \
+    "$(awk -F, '$1 == 0 { print $2 }' "$tmp/ms.csv" | sort -u)" = 0
+check "sweep steps with a cluster: rectangular" rectangular "$tmp/ms.csv"
 
 # -- a name with a comma, a newline and a tab: quoted in the CSV (still rectangular, best
 #    reads it back), one line in the table
