@@ -208,6 +208,32 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     return engine_init_ex(e, s, cost, prof, NULL, NULL);
 }
 
+
+/* What a cluster's replicas allocate at the start, over all of them: the block pools' state
+ * (~45 bytes a block) and the per-step arrays sized by max_num_seqs.  Each replica's is bounded
+ * (KVPOOL_MAX_BLOCKS, 2^20 sequences), but 4096 replicas at those bounds ask hundreds of GB;
+ * so the sums are bounded too, checked as each pool's first replica is sized (r) before the
+ * pool's other replicas are allocated.  0, or -1 (e->err names the pool's count). */
+#define CLUSTER_MAX_POOL_BLOCKS (1L << 26)   /* ~3 GB of block-pool state */
+#define CLUSTER_MAX_SEQS (1L << 24)          /* ~0.2 GB of per-step arrays */
+static int cluster_bound(engine_t *e, const scn_cluster_t *c, int i, const replica_t *r, long *blocks, long *seqs)
+{
+    const scn_pool_t *p = &c->pools[i];
+    const scenario_t *ps = p->s;
+    if (ps->engine.prefix_pool) *blocks += (long)p->count * r->sc.capacity;
+    *seqs += (long)p->count * ps->engine.max_num_seqs;
+    if (*blocks > CLUSTER_MAX_POOL_BLOCKS)
+        snprintf(e->err, ENG_ERR_MAX, "%s:%d:%d: cluster.pools.%s.count: the replicas' block pools hold %ld blocks in all,"
+                 " more than %ld (~45 bytes of state each, allocated at the start): fewer replicas or a smaller"
+                 " engine.num_gpu_blocks", ps->path, p->line, p->col, p->name, *blocks, CLUSTER_MAX_POOL_BLOCKS);
+    else if (*seqs > CLUSTER_MAX_SEQS)
+        snprintf(e->err, ENG_ERR_MAX, "%s:%d:%d: cluster.pools.%s.count: the replicas' engine.max_num_seqs add up to %ld,"
+                 " more than %ld (each replica sizes its per-step arrays by it): fewer replicas or a smaller"
+                 " max_num_seqs", ps->path, p->line, p->col, p->name, *seqs, CLUSTER_MAX_SEQS);
+    else
+        return 0;
+    return -1;
+}
 /* The replicas: one, or each pool's count of its scenario (disaggregated: the prefill
  * pools' replicas first, then the decode pools', each in the pools' order). */
 static int make_replicas(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof,
@@ -233,6 +259,7 @@ static int make_replicas(engine_t *e, const scenario_t *s, cost_model_t *cost, c
         return -1;
     }
     int k = 0;
+    long blocks[1] = { 0 }, seqs[1] = { 0 };
     for (int pass = 0; pass < 2 * c->n_pools; pass++) {
         int i = pass % c->n_pools;
         if (c->disaggregated ? (pass < c->n_pools) != (c->pools[i].role == ROLE_PREFILL) : pass >= c->n_pools)
@@ -248,6 +275,7 @@ static int make_replicas(engine_t *e, const scenario_t *s, cost_model_t *cost, c
             }
             e->nrep = k + 1;
             if (replica_init(&e->rep[k], k, ps, cm, prof, &e->rp, e->err) < 0) return -1;
+            if (j == 0 && cluster_bound(e, c, i, &e->rep[k], blocks, seqs) < 0) return -1;
             e->rep[k].pool = i;
             if (c->pools[i].role == ROLE_PREFILL) e->npre = k + 1;
         }
