@@ -307,6 +307,7 @@ int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const p
         if (replica_setup(r, prof, k > 0) < 0) return -1;
         r->m = &e->m;
         r->clock = &e->now;
+        r->shared = e->nrep > 1;
         r->hooks = (replica_hooks_t){ .on_finish = cluster_on_finish, .ctx = e };
         if (k < e->npre) {
             r->hooks.on_handoff = cluster_on_handoff;

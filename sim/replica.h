@@ -63,6 +63,8 @@ struct replica {
     long peak_waiting;
     double q_area, q_t;           /* waiting requests integrated over time up to q_t (mean queue = / makespan) */
     const double *clock;          /* the run's clock (set by the cluster; NULL: the queue is not integrated) */
+    int shared;                   /* 1: other replicas step between this one's step start and end (set by
+                                     the cluster): its requests are fetched ahead at the end */
     /* disaggregated prefill/decode */
     double kv_block_bytes;        /* one block's KV on one rank, every full-attention layer */
     double kv_state_bytes;        /* one request's recurrent (GDN) state on one rank */
