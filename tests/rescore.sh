@@ -14,8 +14,8 @@
 #                  varlen and MoE laws too) in one GPU run; run 2 of each in the next run,
 #                  on another H200 of the same pool (each GPU run gets whichever card is free)
 #   h200-b131k/    the two B = 131K scenarios (fp16, no MTP, baseline and PREFIX_DECODE_ROWS=1),
-#                  on a device session of its own, priced by the h200-envelope set's profile (the
-#                  same model, another card): one run each (single-run: its file says why)
+#                  priced by the h200-envelope set's profile (the same model, another card):
+#                  run 1 in the library sets' device session, runs 2 and 3 in a later one
 #   h200-lib-llama8b/, h200-lib-qwen3-30b-a3b/  a dense and an MoE model of the library under the
 #                  upstream scheduler and the varlen attention backend (scenarios/lib/): 48
 #                  Poisson requests, and the wide-batch class (64-256 sequences, budgets 4K-16K,
