@@ -176,5 +176,19 @@ void report_json_run(FILE *f, const run_result_t *r, long point, const sweep_t *
         }
         fputc('}', f);
     }
+    if (r->disagg) {               /* disaggregated: the KV link and the transfers after the prefill */
+        key(f, &first, "kv_transfer");
+        int f3 = 1;
+        fputc('{', f);
+        if (r->kv_link[0]) kv_str(f, &f3, "link", r->kv_link);
+        kv_num(f, &f3, "bandwidth_GBps", r->kv_bw / 1e9);
+        kv_num(f, &f3, "latency_us", r->kv_lat * 1e6);
+        key(f, &f3, "layerwise");
+        fputs(r->kv_layerwise ? "true" : "false", f);
+        kv_long(f, &f3, "n", r->xfer_n);
+        kv_num(f, &f3, "mean_s", r->xfer_n ? r->xfer_mean : NAN);
+        kv_num(f, &f3, "p99_s", r->xfer_n ? r->xfer_p99 : NAN);
+        fputc('}', f);
+    }
     fputc('}', f);
 }

@@ -56,6 +56,8 @@ typedef struct {
     int prep[512], drep[512];
     long violations;              /* a decode replica ran a request before its KV arrived */
     long held_bad;                /* a prefill replica's blocks in transfer not what its requests hold */
+    long check_bad;               /* replica_check failed after a step */
+    char check_err[ENG_ERR_MAX];
     long nfin;
     long steps_dec_rows[512];     /* steps that ran a row of the request on its decode replica */
 } obs_t;
@@ -94,6 +96,9 @@ static void on_step(void *ctx, const engine_t *e, const step_rec_t *st)
             if (e->rp.r[i].state == RQ_XFER && e->rp.x[i].prefill_replica == k) held += e->rp.r[i].blocks;
         if (held != e->rep[k].xfer_blocks) o->held_bad++;
     }
+    /* every replica's invariants (requests running, waiting or handed on exactly once; blocks) */
+    for (int k = 0; k < e->nrep; k++)
+        if (replica_check((replica_t *)&e->rep[k]) < 0 && o->check_bad++ == 0) snprintf(o->check_err, sizeof o->check_err, "%s", e->err);
     /* requests that left a prefill replica at this step's end */
     if (st->replica < e->npre)
         for (int k = 0; k < st->nrows; k++) {
@@ -270,12 +275,23 @@ START_TEST(decode_waits_for_kv)
         ck_assert(o->ttft[s] >= o->pend[s] + o->xfer[s] - o->arr[s] - 1e-12);
     }
     ck_assert_msg(queued > 0, "the load should make some requests wait at a decode replica");
+    ck_assert_msg(o->check_bad == 0, "%s", o->check_err);
+    /* a router latency longer than the transfers: the KV has been sent (the prefill replica's
+     * blocks freed) before the request reaches its decode replica */
+    const char *lat[] = { "cluster.router_latency_s=0.05" };
+    dg_run(load_body, lat, 1, o, &S, NULL);
+    ck_assert_int_eq(o->nfin, 300);
+    ck_assert_int_eq(o->violations, 0);
+    ck_assert_int_eq(o->held_bad, 0);
+    ck_assert_msg(o->check_bad == 0, "%s", o->check_err);
+    for (int s = 0; s < 300; s++) ck_assert(o->first_dec[s] >= o->pend[s] + 0.05 - 1e-12);
     /* the block pool (prefix_cache_model: pool) and a prefix-aware router run the same path */
     const char *pool[] = { "engine.prefix_cache_model=pool", "cluster.router=prefix_affinity" };
     dg_run(load_body, pool, 2, o, &S, NULL);
     ck_assert_int_eq(o->nfin, 300);
     ck_assert_int_eq(o->violations, 0);
     ck_assert_int_eq(o->held_bad, 0);
+    ck_assert_msg(o->check_bad == 0, "%s", o->check_err);
     free(o);
 }
 END_TEST
