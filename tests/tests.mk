@@ -98,6 +98,9 @@ BENCH_DIR ?= $(BUILD)/bench
 # times each, alternating; the ratio BENCH_BASE / current must stay >= 1.0.
 BENCH_BASE    ?= 6b8918d
 BENCH_VS_RUNS ?= 3
+# The 64-replica cluster against one engine on the 1M trace (tests/bench_cluster.sh): pairs run
+# alternating, the median ratio printed (target >= 0.80).
+BENCH_CLUSTER_RUNS ?= 3
 .PHONY: bench-sim bench-vs
 bench-vs: bin/bench
 	CC="$(CC)" OPT="$(OPT)" tests/bench_vs.sh $(BENCH_BASE) $(BENCH_VS_RUNS)
@@ -115,15 +118,8 @@ bench-sim: bin/bench bin/gen_trace
 	./bin/gen_trace 1000000 5 1 > $(BENCH_DIR)/trace-1m.csv
 	./bin/bench scenarios/bench-poisson-100k.yaml --label poisson-100k
 	./bin/bench scenarios/bench-trace.yaml --set workload.trace=$(abspath $(BENCH_DIR))/trace-100k.csv --label trace-100k | tee $(BENCH_DIR)/t100k.txt
-	./bin/bench scenarios/bench-trace.yaml --set workload.trace=$(abspath $(BENCH_DIR))/trace-1m.csv --label trace-1m | tee $(BENCH_DIR)/t1m.txt
 	./bin/gen_trace 1000000 320 1 > $(BENCH_DIR)/trace-1m-x64.csv
-	./bin/bench scenarios/bench-trace.yaml --set workload.trace=$(abspath $(BENCH_DIR))/trace-1m-x64.csv \
-	  --set cluster.pools.main.count=64 --label cluster-64x-1m | tee $(BENCH_DIR)/c1m.txt
-	@awk '/request_steps_per_s/ { for (i = 1; i < NF; i++) if ($$i == "request_steps_per_s") r[FILENAME] = $$(i + 1); \
-	        for (i = 1; i < NF; i++) if ($$i == "peak_rss_mib") m[FILENAME] = $$(i + 1) } \
-	  END { a = r["$(BENCH_DIR)/t1m.txt"]; b = r["$(BENCH_DIR)/c1m.txt"]; \
-	        printf "cluster: 64 replicas, 1M trace requests at 64x the rate: %.0f request-steps/s a core vs %.0f for one engine (ratio %.2f, target >= 0.80); peak RSS %.1f MiB vs %.1f\n", \
-	        b, a, b / a, m["$(BENCH_DIR)/c1m.txt"], m["$(BENCH_DIR)/t1m.txt"] }' $(BENCH_DIR)/t1m.txt $(BENCH_DIR)/c1m.txt
+	tests/bench_cluster.sh $(BENCH_DIR) $(BENCH_CLUSTER_RUNS)
 	./bin/gen_trace 1000000 5 1 --prefix 64,1024,0.7 > $(BENCH_DIR)/trace-1m-prefix.csv
 	./bin/bench scenarios/bench-trace.yaml --set workload.trace=$(abspath $(BENCH_DIR))/trace-1m-prefix.csv \
 	  --set engine.prefix_cache_model=pool --label trace-1m-pool
