@@ -1391,6 +1391,14 @@ static int parse_cluster(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         if (c->pools[i].s->engine.prefix_pool != s->engine.prefix_pool)
             return yd_fail(e, yd_map_get(pools->vals[i], "engine"), yd_path(kp, yd_path(pp, "cluster.pools", c->pools[i].name), "engine.prefix_cache_model"),
                            "every pool takes the scenario's prefix_cache_model (requests carry their content for it)");
+    for (int i = 0; i < c->n_pools; i++)       /* the workload cuts requests to one length */
+        if (c->pools[i].s->engine.max_model_len != s->engine.max_model_len) {
+            const yd_node_t *en = yd_map_get(pools->vals[i], "engine"), *ml = yd_map_get(en, "max_model_len");
+            return yd_fail(e, ml ? ml : en, yd_path(kp, yd_path(pp, "cluster.pools", c->pools[i].name), "engine.max_model_len"),
+                           "every pool takes the scenario's engine.max_model_len (%ld; requests are cut to it, a"
+                           " replica refusing what another takes is not modelled), got %ld", (long)s->engine.max_model_len,
+                           (long)c->pools[i].s->engine.max_model_len);
+        }
     if (parse_disagg(e, m, pools, s) < 0) return -1;
     c->enabled = 1;
     return 0;
