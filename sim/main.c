@@ -230,12 +230,30 @@ static FILE *open_out(const char *path)
     return f;
 }
 
-/* Two paths naming one file (the same name, or the same inode where both exist). */
+/* path's directory (its inode) and last name: 0, or -1 where the directory does not exist. */
+static int dir_and_name(const char *path, struct stat *dir, const char **name)
+{
+    const char *slash = strrchr(path, '/');
+    char d[4096];
+    if (!slash) snprintf(d, sizeof d, ".");
+    else if ((size_t)(slash - path) >= sizeof d) return -1;
+    else snprintf(d, sizeof d, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    *name = slash ? slash + 1 : path;
+    return stat(d, dir);
+}
+
+/* Two paths naming one file: the same name, the same inode where both exist, or where neither
+ * exists yet, the same name in the same directory ("x.csv" and "./x.csv"). */
 static int same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
+    const char *na, *nb;
     if (!strcmp(a, b)) return 1;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea || eb) return 0;
+    return dir_and_name(a, &sa, &na) == 0 && dir_and_name(b, &sb, &nb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino && !strcmp(na, nb);
 }
 
 /* The outputs of a run (opt[i] names out[i], NULL: not asked): no file given to two of them

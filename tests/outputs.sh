@@ -121,6 +121,10 @@ for o in --csv --steps --json --trace --replicas; do
     check "run: --requests F $o F refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml --quiet \
         --requests "$tmp/same.csv" $o "$tmp/same.csv"
 done
+rm -f "$tmp/new.csv"
+check "run: --replicas F --csv ./F refused before F exists" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml \
+    --quiet --replicas "$tmp/new.csv" --csv "$tmp/./new.csv"
+check "run: ... and nothing written" test ! -e "$tmp/new.csv"
 cp scenarios/default.yaml "$tmp/in.yaml"; sed -i "s#\.\./#$PWD/#g" "$tmp/in.yaml"
 check "run: an output that is the scenario refused" one_line_2 "$tmp/err" "$bin" run "$tmp/in.yaml" --quiet --csv "$tmp/./in.yaml"
 check "points: more than 10^8 commands refused" one_line_2 "$tmp/err" "$bin" points scenarios/default.yaml \
