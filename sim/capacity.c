@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include "capacity.h"
+#include "outfile.h"
 #include "quant.h"
 #include "serve.h"
 #include "setup.h"
@@ -1913,8 +1914,9 @@ int capacity_main(int argc, char **argv, const char *argv0)
                      "the search's %s%s", "--search, --set, --gpu-cost, --points or --probes", "");
             goto out;
         }
-        FILE *fo = csv && strcmp(csv, "-") ? fopen(csv, "w") : stdout;
-        if (!fo) { rc = bad("--csv %s: %s", csv, strerror(errno)); goto out; }
+        if (csv && outfile_same(csv, file)) { rc = bad("--csv %s: %s", csv, "that is the CSV --frontier reads"); goto out; }
+        FILE *fo = csv ? outfile_open(csv) : stdout;
+        if (!fo) { rc = 2; goto out; }
         o.file = file;
         rc = merged_frontier(file, fo, quiet ? NULL : fo == stdout ? stderr : stdout, &o, target);
         if (fo != stdout && fclose(fo) != 0 && rc == 0) rc = 1;
@@ -1959,8 +1961,12 @@ int capacity_main(int argc, char **argv, const char *argv0)
         rc = sweep_print_points_ex(stdout, stderr, argv0, "capacity", "--search", files, 1, sets, ns, extra, nx, &sw, outdir);
         goto out;
     }
-    if (csv && !(fc = strcmp(csv, "-") ? fopen(csv, "w") : stdout)) {
-        rc = bad("--csv %s: %s", csv, strerror(errno));
+    if (csv && outfile_same(csv, file)) {
+        rc = bad("--csv %s: %s", csv, "that is the scenario (it would be overwritten)");
+        goto out;
+    }
+    if (csv && !(fc = outfile_open(csv))) {
+        rc = 2;
         goto out;
     }
     R.sets = sets;

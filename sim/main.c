@@ -32,6 +32,7 @@
 #include "rescore.h"
 #include "runner.h"
 #include "serve.h"
+#include "outfile.h"
 #include "setup.h"
 #include "hfimport.h"
 #include "sweep.h"
@@ -213,49 +214,6 @@ static int command_help(const char *cmd, int argc, char **argv)
     return 0;
 }
 
-/* Open an output for writing ("-": stdout) without blocking in open(): a FIFO with no
- * reader fails with ENXIO, reported as such, instead of waiting forever. */
-static FILE *open_out(const char *path)
-{
-    if (!strcmp(path, "-")) return stdout;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
-    int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
-    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "w");
-    if (!f) {
-        int er = errno;
-        if (fd >= 0) close(fd);
-        if (er == ENXIO) setup_msg(stderr, "%s: cannot write: a FIFO that no process reads", path);
-        else setup_msg(stderr, "%s: %s", path, strerror(er));
-    }
-    return f;
-}
-
-/* path's directory (its inode) and last name: 0, or -1 where the directory does not exist. */
-static int dir_and_name(const char *path, struct stat *dir, const char **name)
-{
-    const char *slash = strrchr(path, '/');
-    char d[4096];
-    if (!slash) snprintf(d, sizeof d, ".");
-    else if ((size_t)(slash - path) >= sizeof d) return -1;
-    else snprintf(d, sizeof d, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    *name = slash ? slash + 1 : path;
-    return stat(d, dir);
-}
-
-/* Two paths naming one file: the same name, the same inode where both exist, or where neither
- * exists yet, the same name in the same directory ("x.csv" and "./x.csv"). */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    const char *na, *nb;
-    if (!strcmp(a, b)) return 1;
-    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
-    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    if (ea || eb) return 0;
-    return dir_and_name(a, &sa, &na) == 0 && dir_and_name(b, &sb, &nb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino && !strcmp(na, nb);
-}
-
 /* The outputs of a run (opt[i] names out[i], NULL: not asked): no file given to two of them
  * (each would truncate the other's rows) nor one of the inputs ("-", stdout, may be shared).
  * 0, or 2 with one line on stderr. */
@@ -264,13 +222,13 @@ static int outputs_distinct(const char *const *opt, const char *const *out, int 
     for (int i = 0; i < n; i++) {
         if (!out[i] || !strcmp(out[i], "-")) continue;
         for (int k = i + 1; k < n; k++)
-            if (out[k] && strcmp(out[k], "-") && same_file(out[i], out[k])) {
+            if (out[k] && strcmp(out[k], "-") && outfile_same(out[i], out[k])) {
                 setup_msg(stderr, "pacesim: %s %s and %s %s: one file for two outputs (each would overwrite the other)",
                           opt[i], out[i], opt[k], out[k]);
                 return 2;
             }
         for (int k = 0; k < nin; k++)
-            if (same_file(out[i], in[k])) {
+            if (outfile_same(out[i], in[k])) {
                 setup_msg(stderr, "pacesim: %s %s: that is an input of the run (it would be overwritten)", opt[i], out[i]);
                 return 2;
             }
@@ -500,11 +458,11 @@ static int cmd_run(int argc, char **argv, int cmd)
         const char *const opath[] = { csv, json, steps, requests, trace, replicas };
         if ((rc = outputs_distinct(oname, opath, 6, files, nf))) goto out;
     }
-    if (csv && !(fc = open_out(csv))) { rc = 2; goto out; }
-    if (json && !(fj = open_out(json))) { rc = 2; goto out; }
-    if (steps && !(fs = open_out(steps))) { rc = 2; goto out; }
-    if (requests && !(fr = open_out(requests))) { rc = 2; goto out; }
-    if (replicas && !(fp = open_out(replicas))) { rc = 2; goto out; }
+    if (csv && !(fc = outfile_open(csv))) { rc = 2; goto out; }
+    if (json && !(fj = outfile_open(json))) { rc = 2; goto out; }
+    if (steps && !(fs = outfile_open(steps))) { rc = 2; goto out; }
+    if (requests && !(fr = outfile_open(requests))) { rc = 2; goto out; }
+    if (replicas && !(fp = outfile_open(replicas))) { rc = 2; goto out; }
     runner_hooks_t th = { 0 };
     if (trace) {
         char err[256];
@@ -558,7 +516,7 @@ static int cmd_merge(int argc, char **argv)
         free(files);
         return 2;
     }
-    FILE *out = outp ? open_out(outp) : stdout;
+    FILE *out = outp ? outfile_open(outp) : stdout;
     if (!out) {
         free(files);
         return 2;
@@ -862,7 +820,7 @@ static int cmd_trace(int argc, char **argv)
         fprintf(stderr, "pacesim trace import: expected FORMAT FILE (azure, burstgpt, mooncake, sharegpt)\n");
         return 2;
     }
-    FILE *out = outp ? open_out(outp) : stdout;
+    FILE *out = outp ? outfile_open(outp) : stdout;
     if (!out) return 2;
     trace_import_stats_t st;
     char err[1024];

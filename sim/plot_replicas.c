@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include "plot_replicas.h"
 #include "runner.h"
+#include "outfile.h"
 #include "setup.h"
 #include "sweep.h"
 
@@ -293,6 +294,25 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
     P.file = file;
     P.sets = sets;
     P.nsets = nsets;
+    if (!out) {
+        const char *b = strrchr(file, '/');
+        b = b ? b + 1 : file;
+        size_t bl = strlen(b);
+        if (ends_with(b, ".yaml")) bl -= 5;
+        snprintf(defout, sizeof defout, "plots/out/replicas-%.*s.png", (int)(bl < 200 ? bl : 200), b);
+        out = defout;
+    }
+    if (data && (outfile_same(data, file) || outfile_same(data, out) || !strcmp(data, "-"))) {
+        setup_msg(stderr, "pacesim plot replicas: --data %s: %s", data,
+                  !strcmp(data, "-") ? "a file, not stdout (the plot reads it back)"
+                  : outfile_same(data, file) ? "that is the scenario (it would be overwritten)"
+                                             : "that is the plot's file too (-o)");
+        goto out;
+    }
+    if (out == defout) {
+        mkdir("plots", 0777);
+        mkdir("plots/out", 0777);
+    }
     if (!data) {
         snprintf(tmpdata, sizeof tmpdata, "/tmp/pacesim-replicas-XXXXXX");
         int fd = mkstemp(tmpdata);
@@ -302,8 +322,7 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
             rc = 1;
             goto out;
         }
-    } else if (!(P.data = fopen(data, "w"))) {
-        setup_msg(stderr, "pacesim plot replicas: --data %s: %s", data, strerror(errno));
+    } else if (!(P.data = outfile_open(data))) {
         goto out;
     }
     fputs("router,replicas,rate_per_replica,rate_per_s,completed,duration_s,request_throughput,p99_ttft_s,"
@@ -328,16 +347,6 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
         goto out;
     }
     if (data) printf("data: %s (%ld runs)\n", data, P.njobs);
-    if (!out) {
-        const char *b = strrchr(file, '/');
-        b = b ? b + 1 : file;
-        size_t bl = strlen(b);
-        if (ends_with(b, ".yaml")) bl -= 5;
-        mkdir("plots", 0777);
-        mkdir("plots/out", 0777);
-        snprintf(defout, sizeof defout, "plots/out/replicas-%.*s.png", (int)(bl < 200 ? bl : 200), b);
-        out = defout;
-    }
     rc = draw(plot_sh, data ? data : tmpdata, out, title);
 out:
     if (P.data) fclose(P.data);

@@ -104,6 +104,15 @@ awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "rate_per_s") c 
 refused "--frontier: nan" 'bad3.csv:4:1: rate_per_s: "nan" is not a number' --frontier "$tmp/bad3.csv"
 refused "--frontier with --search" '--frontier reads a capacity CSV' --frontier "$tmp/merged.csv" --slo ttft_p99=1 \
   --search engine.max_num_seqs=4
+cp "$tmp/merged.csv" "$tmp/m0.csv"
+refused "--frontier: --csv its own input" 'that is the CSV --frontier reads' --frontier "$tmp/merged.csv" --csv "$tmp/./merged.csv"
+cmp -s "$tmp/merged.csv" "$tmp/m0.csv" && ok "--frontier: its input untouched" || bad "--frontier: its input overwritten"
+mkfifo "$tmp/fifo"
+refused "--frontier: --csv a FIFO without a reader (no hang)" 'a FIFO that no process reads' --frontier "$tmp/merged.csv" \
+  --csv "$tmp/fifo"
+cp "$S" "$tmp/s.yaml"; sed -i "s#\.\./\.\./\.\./#$PWD/#g" "$tmp/s.yaml"
+refused "--csv the scenario" 'that is the scenario' "$tmp/s.yaml" --slo ttft_p99=2 --csv "$tmp/s.yaml"
+refused "--csv a FIFO without a reader (no hang)" 'a FIFO that no process reads' $S --slo ttft_p99=2 --csv "$tmp/fifo"
 $PACESIM best "$tmp/merged.csv" --objective min:usd_per_hour --constraint 'rate_per_s>=8' > "$tmp/best.txt" \
   && ok "best over the merged CSV" || bad "best exit $?"
 

@@ -42,6 +42,15 @@ refused "replicas: --replicas 0" 2 "not an integer in [1, 4096]" "$bin" plot rep
 refused "replicas: a router the scenario refuses" 2 "session" "$bin" plot replicas scenarios/lib/h200-llama8b-poisson.yaml \
     --routers session
 refused "replicas: a data CSV without its columns" 2 "plot replicas: no column router" "$bin" plot replicas "$tmp/sweep.csv"
+cp scenarios/cluster/h200-llama8b-chat.yaml "$tmp/in.yaml"; sed -i "s#\.\./\.\./#$PWD/#g" "$tmp/in.yaml"; cp "$tmp/in.yaml" "$tmp/in0.yaml"
+refused "replicas: --data naming the scenario" 2 "that is the scenario" "$bin" plot replicas "$tmp/in.yaml" --rates 1 \
+    --replicas 1 --data "$tmp/./in.yaml" -o "$tmp/x.png"
+check "replicas: ... and the scenario untouched" cmp -s "$tmp/in.yaml" "$tmp/in0.yaml"
+refused "replicas: --data naming the plot" 2 "the plot's file too" "$bin" plot replicas "$tmp/in.yaml" --rates 1 \
+    --replicas 1 --data "$tmp/x.png" -o "$tmp/./x.png"
+mkfifo "$tmp/fifo"
+refused "replicas: --data a FIFO without a reader (no hang)" 2 "a FIFO that no process reads" timeout 60 "$bin" plot \
+    replicas "$tmp/in.yaml" --rates 1 --replicas 1 --data "$tmp/fifo" -o "$tmp/x.png"
 
 # replicas: the data are the simulations' (a run of the same point gives the same p99 TTFT), the
 # same for every -j; drawn where gnuplot is (exit 1 without it, the data written first)

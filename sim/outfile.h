@@ -1,0 +1,16 @@
+/* outfile.h: opening a command's output files safely: no hang on a FIFO without a reader,
+ * and no output given a file that is another output or an input of the same command. */
+#ifndef PACESIM_OUTFILE_H
+#define PACESIM_OUTFILE_H
+#include <stdio.h>
+
+/* Open path for writing ("-": stdout) without blocking in open(): a FIFO with no reader
+ * fails with ENXIO, reported as such, instead of waiting forever.  NULL with one line on
+ * stderr ("PATH: why"). */
+FILE *outfile_open(const char *path);
+
+/* Two paths naming one file: the same name, the same inode where both exist, or where
+ * neither exists yet, the same name in the same directory ("x.csv" and "./x.csv"). */
+int outfile_same(const char *a, const char *b);
+
+#endif
