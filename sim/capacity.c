@@ -1299,7 +1299,13 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
     t->ncol = csv_split(t->hbuf, t->hfld, MAXF);
     for (int i = 0; i < t->ncol; i++) {
         for (int c = 0; c < TC__N; c++)
-            if (t->col[c] < 0 && !strcmp(t->hfld[i], tcol_names[c])) t->col[c] = i;
+            if (!strcmp(t->hfld[i], tcol_names[c])) {
+                if (t->col[c] >= 0) {                 /* which one would the table read? */
+                    setup_msg(stderr, "%s:1:1: %s: a second column of that name: not a capacity CSV", path, tcol_names[c]);
+                    return 2;
+                }
+                t->col[c] = i;
+            }
         size_t l = strlen(t->hfld[i]);
         if (!strncmp(t->hfld[i], "slo_", 4) && l > 6 && !strcmp(t->hfld[i] + l - 2, "_s")) t->slo_cols[t->nslo_cols++] = t->hfld[i];
     }
@@ -1344,11 +1350,11 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
             { TC_USD, &r->usd }, { TC_RATE, &r->rate }, { TC_RGPU, &r->rate_gpu }, { TC_RUSD, &r->req_usd },
             { TC_TOK, &r->tok_gpu }, { TC_TTFT, &r->ttft }, { TC_TPOT, &r->tpot }, { TC_GOOD, &r->good },
             { TC_EXTRAP, &r->extrap } };
-        for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-            if (tnum(f[t->col[nums[i].c]], nums[i].v) < 0) bad_col = nums[i].c;
+        for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)   /* prices, rates, times, shares: >= 0 */
+            if (tnum(f[t->col[nums[i].c]], nums[i].v) < 0 || *nums[i].v < 0) bad_col = nums[i].c;
         if (bad_col >= 0) {
             setup_msg(stderr, "%s:%ld:1: %s: \"%s\" is not %s", path, l + 1, tcol_names[bad_col], f[t->col[bad_col]],
-                      bad_col == TC_STATUS ? "a status (ok, below, above or error)" : "a number");
+                      bad_col == TC_STATUS ? "a status (ok, below, above or error)" : "a number >= 0");
             return 2;
         }
     }
@@ -1845,8 +1851,9 @@ int capacity_main(int argc, char **argv, const char *argv0)
             } else if (!strcmp(opt, "--gpu-cost")) {
                 const char *eq = strchr(v, '=');
                 double usd;
-                if (!eq || eq == v || parse_pos(eq + 1, &usd) < 0) {
-                    rc = bad("--gpu-cost %s: expected PROFILE=DOLLARS_PER_HOUR (a GPU's price an hour), e.g. h200=3.5%s", v, "");
+                if (!eq || eq == v || parse_pos(eq + 1, &usd) < 0 || !(usd <= 1e9)) {   /* x GPUs stays finite */
+                    rc = bad("--gpu-cost %s: expected PROFILE=DOLLARS_PER_HOUR (a GPU's price an hour, at most 1e9), e.g."
+                             " h200=3.5%s", v, "");
                     goto out;
                 }
                 if (R.ncost == CAP_MAX_COSTS) { rc = bad("at most %s --gpu-cost%s", "32", ""); goto out; }

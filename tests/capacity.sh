@@ -40,6 +40,8 @@ refused "rate negative" '--rate -3' $S --slo ttft_p99=2 --rate -3
 refused "tol zero" '--tol 0' $S --slo ttft_p99=2 --tol 0
 refused "gpu-cost no price" '--gpu-cost h200' $S --slo ttft_p99=2 --gpu-cost h200
 refused "gpu-cost bad price" '--gpu-cost h200=cheap' $S --slo ttft_p99=2 --gpu-cost h200=cheap
+refused "gpu-cost price past 1e9 (its product with the GPUs overflows)" '--gpu-cost h200=1e308' $S --slo ttft_p99=2 \
+  --gpu-cost h200=1e308
 refused "-j zero" '-j 0' $S --slo ttft_p99=2 -j 0
 refused "unknown search key" '--search engine.max_num_sequences=4: unknown key "max_num_sequences"' $S --slo ttft_p99=2 \
   --search engine.max_num_sequences=4
@@ -102,6 +104,12 @@ refused "--frontier: a short row" 'bad2.csv:3:1: 27 fields, the header has 28' -
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "rate_per_s") c = i } NR == 4 { $c = "nan" } 1' \
   "$tmp/merged.csv" > "$tmp/bad3.csv"
 refused "--frontier: nan" 'bad3.csv:4:1: rate_per_s: "nan" is not a number' --frontier "$tmp/bad3.csv"
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "usd_per_hour") c = i } NR == 3 { $c = "-100" } 1' \
+  "$tmp/merged.csv" > "$tmp/bad4.csv"
+refused "--frontier: a negative price (it was the cheapest)" 'bad4.csv:3:1: usd_per_hour: "-100" is not a number >= 0' \
+  --frontier "$tmp/bad4.csv" --rate 1
+sed '1s/,usd_per_hour,/,usd_per_hour,usd_per_hour,/; 2,$s/,ok,/,1,ok,/' "$tmp/merged.csv" > "$tmp/bad5.csv"
+refused "--frontier: a column twice" 'bad5.csv:1:1: usd_per_hour: a second column of that name' --frontier "$tmp/bad5.csv"
 refused "--frontier with --search" '--frontier reads a capacity CSV' --frontier "$tmp/merged.csv" --slo ttft_p99=1 \
   --search engine.max_num_seqs=4
 cp "$tmp/merged.csv" "$tmp/m0.csv"
