@@ -157,27 +157,25 @@ static long dist_max(const scn_dist_t *d)
 
 /* ---- sources ----------------------------------------------------------------- */
 
+/* one draw of the distribution, unrounded */
+static double draw_raw(gsl_rng *rng, const scn_dist_t *d)
+{
+    switch (d->kind) {
+    case DIST_UNIFORM: return d->a + (d->b - d->a) * gsl_rng_uniform(rng);
+    case DIST_LOGNORMAL: return gsl_ran_lognormal(rng, d->a, d->b);
+    case DIST_EXPONENTIAL: return gsl_ran_exponential(rng, d->a);
+    default: return d->a;
+    }
+}
+
 static long draw_dist(gsl_rng *rng, const scn_dist_t *d)
 {
-    double x;
-    switch (d->kind) {
-    case DIST_UNIFORM: x = d->a + (d->b - d->a) * gsl_rng_uniform(rng); break;
-    case DIST_LOGNORMAL: x = gsl_ran_lognormal(rng, d->a, d->b); break;
-    case DIST_EXPONENTIAL: x = gsl_ran_exponential(rng, d->a); break;
-    default: x = d->a;
-    }
-    return scn_dist_round(d, x);    /* saturates at the clamp: a huge draw is never wrapped */
+    return scn_dist_round(d, draw_raw(rng, d));    /* saturates at the clamp: a huge draw is never wrapped */
 }
 
 static double draw_frac(gsl_rng *rng, const scn_dist_t *d)
 {
-    double x;
-    switch (d->kind) {
-    case DIST_UNIFORM: x = d->a + (d->b - d->a) * gsl_rng_uniform(rng); break;
-    case DIST_LOGNORMAL: x = gsl_ran_lognormal(rng, d->a, d->b); break;
-    case DIST_EXPONENTIAL: x = gsl_ran_exponential(rng, d->a); break;
-    default: x = d->a;
-    }
+    double x = draw_raw(rng, d);
     return x < 0 ? 0 : x > 1 ? 1 : x;
 }
 
