@@ -102,6 +102,8 @@ struct calib_timer {
     /* The SM clock now, in MHz: 0, or -1 where it cannot be read (then the sustained-load
      * probes are skipped).  May be NULL. */
     int (*clock)(calib_timer_t *t, double *mhz);
+    /* The board power now, in W: 0, or -1 where it cannot be read.  May be NULL. */
+    int (*power)(calib_timer_t *t, double *watts);
     void (*destroy)(calib_timer_t *t);
     void *impl;
     char err[256];

@@ -1180,6 +1180,12 @@ static int gpu_clock(calib_timer_t *t, double *mhz)
     return gpuclock_read(&((gpu_t *)t->impl)->nvml, mhz, NULL, NULL);
 }
 
+static int gpu_power(calib_timer_t *t, double *watts)
+{
+    const gpuclock_t *g = &((gpu_t *)t->impl)->nvml;
+    return g->lib ? gpuclock_power(g, watts) : -1;
+}
+
 static void gpu_destroy(calib_timer_t *t)
 {
     if (!t)
@@ -1250,6 +1256,7 @@ extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
     t->gemm_choice = gpu_gemm_choice;
     t->idle = gpu_idle;
     t->clock = gpu_clock;
+    t->power = gpu_power;
     t->destroy = gpu_destroy;
     g->sbuf.f32 = 1;
     cudaError_t e;

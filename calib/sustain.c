@@ -82,6 +82,44 @@ static int recovery(sus_t *s, const calib_job_t *j, double t_est, double seconds
     return 0;
 }
 
+/* The heater h in 20 ms cycles (longer where one heater run is over `duty` of 20 ms) with
+ * the light load l, the heater `duty` of each cycle at
+ * their calibrated times (th, tl), for `seconds`; both prepared first (an attention job keeps
+ * its state while a GEMM is prepared and run, calib.h), so the cycles run with no host work
+ * but the timings.  The duty the cycles had at calibrated times in *d; the clock (and the
+ * power, 0 if not read) over the last 30% in *mhz, *watts (NAN if no clock was read).
+ * 0 / -1. */
+static int duty_load(sus_t *s, const calib_job_t *h, double th, const calib_job_t *l, double tl, double duty,
+                     double seconds, double *d, double *mhz, double *watts)
+{
+    double cyc = fmax(0.02, th / duty);     /* a low duty of a long heater: longer cycles */
+    int ih = (int)lround(cyc * duty / th), il = (int)lround(cyc * (1 - duty) / tl);
+    if (ih < 1) ih = 1;
+    if (duty >= 1) il = 0;
+    else if (il < 1) il = 1;
+    *d = ih * th / (ih * th + il * tl);
+    if (s->t->prepare(s->t, l) != 0 || s->t->prepare(s->t, h) != 0) return -1;
+    double start = s->now, fs = 0, ws = 0;
+    int fc = 0, wc = 0;
+    while (s->now - start < seconds) {
+        double sec, f, w;
+        /* read after each part: at a cycle's end alone the readings would lean to its
+         * light part */
+        for (int part = 0; part < 2; part++) {
+            int it = part ? il : ih;
+            if (!it) continue;
+            if (s->t->run(s->t, part ? l : h, it, &sec) != 0) return -1;
+            s->now += sec * it;
+            if (s->now - start < 0.7 * seconds) continue;
+            if (s->t->clock(s->t, &f) == 0) fs += f, fc++;
+            if (s->t->power && s->t->power(s->t, &w) == 0 && w > 0) ws += w, wc++;
+        }
+    }
+    *mhz = fc ? fs / fc : NAN;
+    *watts = wc ? ws / wc : 0;
+    return 0;
+}
+
 /* The mean of the last 30% (in time) of a trace. */
 static double tail_mean(const double *tt, const double *tv, int n)
 {
@@ -174,6 +212,8 @@ static void pick_loads(const calib_job_t *jobs, const double *t_s, int njobs, in
     }
 }
 
+static int pick_gemm(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[STUDY_GEMM_PROBES]);
+
 int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, int njobs, int nlaws,
                   calib_sustain_t *out, FILE *progress)
 {
@@ -252,6 +292,35 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
             if (progress)
                 fprintf(progress, "calib: sustained load: %-26s hot %.3f heat %.2f (%d probe%s)\n",
                         calib_laws(NULL)[l].name, out->hot[l], out->heat[l], k, k > 1 ? "s" : "");
+        }
+    }
+    /* the clock against load (5.): each duty after the light load */
+    double settle = fmin(1.0, fmax(0.4, 6 * out->tau_up));
+    for (int q = 0; q < SUSTAIN_CURVE_N; q++) {
+        double want = (q + 1.0) / SUSTAIN_CURVE_N, tail, *c = out->curve[out->ncurve];
+        if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
+            || duty_load(&s, H, th, L, tl, want, settle, &c[0], &c[1], &c[2]) < 0)
+            goto done;
+        if (!isfinite(c[1]) || (out->ncurve && !(c[0] > out->curve[out->ncurve - 1][0]))) continue;
+        if (progress)
+            fprintf(progress, "calib: sustained load: clock at duty %.2f: %.0f MHz, %.0f W\n", c[0], c[1], c[2]);
+        out->ncurve++;
+    }
+    /* a check of how a step's GEMMs are counted (sim/heat.h: a GEMM loads the card as the
+     * heater its FLOP rate's share of the time): GEMMs of several FLOP rates back to back,
+     * printed beside the curve at that duty (not stored) */
+    if (progress && out->ncurve) {
+        int p[STUDY_GEMM_PROBES], np = pick_gemm(jobs, t_s, njobs, H->law, p);
+        double hr = 2.0 * H->m * H->n * H->k / th;
+        for (int q = 0; q < np; q++) {
+            const calib_job_t *j = &jobs[p[q]];
+            double u = 2.0 * j->m * j->n * j->k / t_s[p[q]] / hr, d, mhz, w, tail;
+            if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
+                || duty_load(&s, j, t_s[p[q]], L, tl, 1.0, settle, &d, &mhz, &w) < 0)
+                goto done;
+            double fc = heat_clock(u, cold, hot, (const double(*)[3])out->curve, out->ncurve);
+            fprintf(progress, "calib: sustained load: gemm m=%ld n=%ld k=%ld back to back, %.2f of the heater's FLOP rate: "
+                    "%.0f MHz, %.0f W (the curve at duty %.2f: %.0f MHz)\n", j->m, j->n, j->k, u, mhz, w, u, fc);
         }
     }
     out->ok = 1;

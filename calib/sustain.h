@@ -14,6 +14,12 @@
  *      (0.1 .. 0.5 s) -> hot = the ratio of the medians; and run back to back for 6 time
  *      constants (0.25 .. 0.6 s) after the light load -> the clock it settles at, as a fraction of the heater's
  *      drop -> heat.  Medians over the probes.
+ *   5. the clock against load: after the light load, 20 ms cycles (or one heater run and its
+ *      share of light load, if longer) of the heater for a share
+ *      `duty` of the time and the light load for the rest (shares at their calibrated times),
+ *      duty 0.1, 0.2, .. 1, each for 6 time constants (0.4 .. 1 s) -> the clock (and the board
+ *      power, where the timer reads it) over the last 30%: the curve sim/heat.h maps a step's
+ *      heat to its clock by (a power limit that bites only above some load shows as a knee).
  * Time is counted as the timer's own (GPU) seconds, so a fake timer is deterministic. */
 #ifndef PACESIM_SUSTAIN_H
 #define PACESIM_SUSTAIN_H
@@ -26,6 +32,7 @@ extern "C" {
 #endif
 
 #define SUSTAIN_MAX_LAWS 32
+#define SUSTAIN_CURVE_N 10         /* the clock-against-load points: duty 0.1, 0.2, .. 1 */
 
 typedef struct calib_sustain {
     int ok;                       /* 1: measured; 0: skipped (why says why) */
@@ -33,6 +40,8 @@ typedef struct calib_sustain {
     double clock_cold, clock_hot; /* MHz: settled under the light load, under the heater */
     double tau_up, tau_down;      /* seconds */
     double hot[SUSTAIN_MAX_LAWS], heat[SUSTAIN_MAX_LAWS];   /* per law index; NAN: not probed */
+    int ncurve;                   /* the clock against load (5. above): points measured */
+    double curve[SUSTAIN_CURVE_N][3];   /* duty (the heater's share at calibrated times), MHz, W (0: not read) */
     double seconds;               /* timer time the probes took */
 } calib_sustain_t;
 

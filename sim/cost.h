@@ -204,6 +204,14 @@ int cost_profile_envelope_warnings(cost_model_t *cm, char *buf, size_t n);
 /* The model prints none of its envelope warnings when freed: the pricing beside a second run of
  * a command whose first run (the prediction) already warned of the same items. */
 void cost_profile_envelope_quiet(cost_model_t *cm);
+/* A diagnostic (pacesim rescore --recorded-clock): the model cost_profile_new made prices
+ * its k-th step from now (k < n) at the SM clock mhz[k] (MHz; NAN or <= 0: the modelled
+ * clock) instead of the clock its heat state stands for (heat.h); the array is borrowed.
+ * NULL ends it.  Nothing for another model or a profile without the sustained probes. */
+void cost_profile_clock_schedule(cost_model_t *cm, const double *mhz, long n);
+/* The clock (MHz) the heat state of that model stood for over its last step (its mean;
+ * the modelled one also under a schedule); NAN for another model or without the probes. */
+double cost_profile_model_clock(const cost_model_t *cm);
 /* Every law a scenario with this model, TP degree, KV dtype and GQA group needs is in
  * the profile: 0, or -1 with "path:line:col: laws: no law ..." in err. */
 int cost_profile_check(const profile_t *p, const model_t *m, int tp, kv_dtype_t kv, int group,

@@ -27,6 +27,10 @@ typedef struct {
     cost_grid_t grid;             /* the laws' measured points */
     double heat;                  /* the sustained-load state h after the last step (heat.h) */
     double heat_mean;             /* h's mean over the last step priced */
+    double clock_mean;            /* the clock (MHz) the step is priced at: heat_clock(heat_mean) */
+    double clock_model;           /* the model's own clock over the last step (before a clock schedule) */
+    const double *clk;            /* cost_profile_clock_schedule(): step k priced at clk[k] MHz */
+    long nclk, nstep;             /*   its length; the steps priced so far */
     struct { double m, n, k, wb; int pt; } gemm_memo[16]; /* gemm_choice()'s recent answers */
     int gemm_nmemo, gemm_next;
     struct { double n, k, wb; int lo, hi; } kern_memo[32]; /* the gemm kernel ranges' shapes found */
@@ -757,17 +761,17 @@ static double item_heat(const pm_t *pm, const cost_item_t *it, const prof_law_t 
 }
 
 /* The sustained-load factor of a law's item at heat state h (heat.h). */
-static double hot_factor(const pm_t *pm, const prof_law_t *l, double h)
+static double hot_factor(const pm_t *pm, const prof_law_t *l, double f)
 {
-    if (!l || !l->has_sustained || !pm->p->has_sustained || h <= 0) return 1.0;
-    return heat_factor(l->hot, h, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
+    if (!l || !l->has_sustained || !pm->p->has_sustained || !(f > 0) || f >= pm->p->clock_cold_mhz) return 1.0;
+    return heat_factor_at(l->hot, f, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
 }
 
 int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid)
 {
     const prof_law_t *l;
     if (pm_item(cm, it, sec, grid, &l) < 0) return -1;
-    *sec *= hot_factor(cm->impl, l, ((pm_t *)cm->impl)->heat_mean);
+    *sec *= hot_factor(cm->impl, l, ((pm_t *)cm->impl)->clock_mean);
     return 0;
 }
 
@@ -910,7 +914,7 @@ static int pm_price(void *vctx, const cost_item_t *it)
         pm->n_cap++;
         pm->s_cap += raw - sec;
     }
-    double s = sec * hot_factor(x->cm->impl, l, pm->heat_mean);
+    double s = sec * hot_factor(x->cm->impl, l, pm->clock_mean);
     if (pm->env) {
         char why[128];
         int li = l ? (int)(l - pm->p->laws) : -1;
@@ -998,7 +1002,7 @@ static int floor_item(void *vctx, const cost_item_t *it)
         return -1;
     }
     double run, f = item_floor(pm, it, l, &run);
-    sec *= hot_factor(pm, l, pm->heat_mean);
+    sec *= hot_factor(pm, l, pm->clock_mean);
     if (sec > 0 && sec < f * (1 - 1e-12)) {
         char nm[64];
         snprintf(x->err, x->n, "invariant violated: item %s priced %.6g s, under its roofline floor %.6g s",
@@ -1296,9 +1300,31 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
         if (cost_enumerate(pm->m, &pm->r, in, pm_price, &x) < 0) return -1;
         double c = x.total > 0 ? x.heat_w / x.total : 0;
         pm->heat_mean = heat_step(&pm->heat, c, x.total, pm->p->tau_up_s, pm->p->tau_down_s);
+        pm->clock_mean = heat_clock(pm->heat_mean, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz,
+                                    (const double(*)[3])pm->p->curve, pm->p->ncurve);
+        pm->clock_model = pm->clock_mean;
+        /* a diagnostic's schedule: this step priced at the clock given for it (the state
+         * itself keeps following the model) */
+        double f = pm->nstep < pm->nclk ? pm->clk[pm->nstep] : NAN;
+        if (f > 0) pm->clock_mean = f;
         x.pass = 1;
     }
+    pm->nstep++;
     return cost_enumerate(pm->m, &pm->r, in, pm_price, &x);
+}
+
+void cost_profile_clock_schedule(cost_model_t *cm, const double *mhz, long n)
+{
+    if (!cm || cm->step != pm_step) return;
+    pm_t *pm = cm->impl;
+    pm->clk = mhz, pm->nclk = mhz ? n : 0, pm->nstep = 0;
+}
+
+double cost_profile_model_clock(const cost_model_t *cm)
+{
+    if (!cm || cm->step != pm_step) return NAN;
+    const pm_t *pm = cm->impl;
+    return pm->p->has_sustained && pm->nstep ? pm->clock_model : NAN;
 }
 
 static void pm_destroy(cost_model_t *cm)

@@ -34,9 +34,26 @@ double heat_tau(const double *t, const double *tr, int n, double from, double to
     return NAN;
 }
 
-double heat_factor(double hot, double h, double f_cold, double f_hot)
+double heat_factor_at(double hot, double f, double f_cold, double f_hot)
 {
     if (!(f_hot > 0) || !(f_cold > f_hot) || !(hot > 0)) return 1.0;
-    double s = log(hot) / log(f_cold / f_hot), f = f_cold - h * (f_cold - f_hot);
+    double s = log(hot) / log(f_cold / f_hot);
     return f > 0 ? pow(f_cold / f, s) : 1.0;
+}
+
+double heat_factor(double hot, double h, double f_cold, double f_hot)
+{
+    return heat_factor_at(hot, f_cold - h * (f_cold - f_hot), f_cold, f_hot);
+}
+
+double heat_clock(double h, double f_cold, double f_hot, const double (*curve)[3], int n)
+{
+    if (n < 1 || !curve) return f_cold - h * (f_cold - f_hot);
+    double d0 = 0, f0 = f_cold;
+    for (int i = 0; i < n; i++) {
+        double d1 = curve[i][0], f1 = curve[i][1];
+        if (h <= d1) return d1 > d0 ? f0 + (f1 - f0) * (h - d0) / (d1 - d0) : f1;
+        d0 = d1, f0 = f1;
+    }
+    return f0;
 }

@@ -149,12 +149,15 @@ static const cmd_help_t helps[] = {
       "          the measured grid's leave-one-out error (what prices items inside the grid);\n"
       "          --compare: where two profiles differ, law by law, on the items of the reference\n"
       "          experiment (scenarios/default.yaml, or --scenario FILE) and in their envelopes\n" },
-    { "rescore", "pacesim rescore FILE --measured STEPS.csv [--measured RUN2.csv]... [--set key.path=value]... [--steps OUT]\n",
+    { "rescore", "pacesim rescore FILE --measured STEPS.csv [--measured RUN2.csv]... [--set key.path=value]... [--steps OUT]\n"
+                 "                [--recorded-clock]\n",
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
       "          per window predicted beside measured (--set as given to the replay); with\n"
       "          several runs of the replay, each error beside the runs' spread, inside or a\n"
-      "          miss, and how far each window moves at 1% more step time\n" },
+      "          miss, and how far each window moves at 1% more step time; --recorded-clock\n"
+      "          (a diagnostic of the clock model, several runs): every step priced at the SM\n"
+      "          clock its run recorded, and the model's clock beside the recorded per step type\n" },
     { "model", "pacesim model import CONFIG.json [-o OUT.yaml] [--name NAME]\n",
       "model     import: a model file from a Hugging Face config.json (Llama, Mistral, Qwen2/3 dense\n"
       "          and MoE, Qwen3-Next, Mixtral, Gemma 1/2; others refused by name), to stdout or\n"
@@ -573,9 +576,10 @@ static int cmd_rescore(int argc, char **argv)
 {
     enum { MAX_SETS = 64 };
     const char *file = NULL, *measured = NULL, *steps = NULL, *sets[MAX_SETS], *runs[RESCORE_MAX_RUNS];
-    int ns = 0, nruns = 0;
+    int ns = 0, nruns = 0, recorded_clock = 0;
     for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+        if (!strcmp(argv[i], "--recorded-clock")) recorded_clock = 1;
+        else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
             if (ns == MAX_SETS) {
                 fprintf(stderr, "pacesim: rescore: at most %d --set\n", MAX_SETS);
                 return 2;
@@ -611,6 +615,11 @@ static int cmd_rescore(int argc, char **argv)
         goto done;
     }
     fputs(u.warn, stderr);
+    if (recorded_clock && nruns < 2) {
+        fprintf(stderr, "pacesim: rescore: --recorded-clock takes two or more --measured runs\n");
+        rc = 2;
+        goto done;
+    }
     if (nruns > 1) {              /* several measured runs: error beside their spread */
         char rerr[SETUP_ERR_MAX];
         if (steps) {
@@ -618,7 +627,7 @@ static int cmd_rescore(int argc, char **argv)
             rc = 2;
             goto done;
         }
-        int r = rescore_runs(stdout, &u, file, runs, nruns, rerr, sizeof rerr);
+        int r = rescore_runs(stdout, &u, file, runs, nruns, recorded_clock, rerr, sizeof rerr);
         if (r < 0) setup_msg(stderr, "%s", rerr);
         rc = r == -2 ? 2 : r < 0 ? 1 : 0;
         goto done;

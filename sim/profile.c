@@ -20,7 +20,12 @@
  *     sm_clock_mhz: 1980
  *     sustained: {clock_cold_mhz: 1979, clock_hot_mhz: 1600, tau_up_s: 0.06, tau_down_s: 0.1}
  *                                     # optional (all four keys); clocks > 0 (hot < cold),
- *                                     # time constants > 0 s (sim/heat.h)
+ *                                     # time constants > 0 s (sim/heat.h); and optionally
+ *                                     # curve: [[duty, mhz, watts], ...], 1 .. 32 points,
+ *                                     # the clock settled with the heater that share of
+ *                                     # the time (0 < duty <= 1, rising; mhz > 0; watts
+ *                                     # >= 0, 0 = not read): the clock against load
+ *                                     # (sim/heat.h), absent = the linear map
  *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 8}
  *                                     # optional (both keys): the fp8 bridge's expansion
  *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;
@@ -89,7 +94,7 @@ static const char *const meta_keys[] = {
     "prefill_split", "envelope", NULL};
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", "kernels", NULL};
-static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", NULL};
+static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "curve", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", NULL};
 static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
@@ -141,6 +146,30 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         if (!(p->clock_hot_mhz < p->clock_cold_mhz))
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
                            "must be below clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->clock_hot_mhz);
+        yd_node_t *cv = NULL;
+        if (yd_get_node(e, sus, sp, "curve", YD_OPT, YD_SEQ, &cv) < 0) return -1;
+        if (cv) {
+            char cp[128], ip[160], vp[192];
+            yd_path(cp, sp, "curve");
+            if (cv->n < 1 || cv->n > PROF_MAX_CURVE)
+                return yd_fail(e, cv, cp, "expected 1 to %d points, got %d", PROF_MAX_CURVE, cv->n);
+            for (int i = 0; i < cv->n; i++) {
+                yd_node_t *pt = cv->vals[i];
+                yd_path_idx(ip, cp, i);
+                if (yd_expect(e, pt, ip, YD_SEQ) < 0) return -1;
+                if (pt->n != 3) return yd_fail(e, pt, ip, "expected [duty, mhz, watts], got %d numbers", pt->n);
+                static const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, MAX_META, MAX_META };
+                for (int c = 0; c < 3; c++) {
+                    yd_path_idx(vp, ip, c);
+                    if (yd_as_double(e, pt->vals[c], vp, lo[c], hi[c], c < 2 ? YD_LO_OPEN : 0, &p->curve[i][c]) < 0)
+                        return -1;
+                }
+                if (i > 0 && !(p->curve[i][0] > p->curve[i - 1][0]))
+                    return yd_fail(e, pt->vals[0], ip, "duty must rise along the curve (%g after %g)", p->curve[i][0],
+                                   p->curve[i - 1][0]);
+            }
+            p->ncurve = cv->n;
+        }
         p->has_sustained = 1;
     }
     yd_node_t *ex = NULL;
@@ -657,9 +686,17 @@ int prof_save(const char *path, const profile_t *p)
     put_kv_str(f, in, "method", p->method);
     fprintf(f, "  calib_seconds: %.17g\n", p->calib_seconds);
     fprintf(f, "  sm_clock_mhz: %.17g\n", p->sm_clock_mhz);
-    if (p->has_sustained)
-        fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g}\n",
+    if (p->has_sustained) {
+        fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g",
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
+        if (p->ncurve) {
+            fprintf(f, ",\n    curve: [");
+            for (int i = 0; i < p->ncurve; i++)
+                fprintf(f, "%s[%.6g, %.6g, %.6g]", i ? ", " : "", p->curve[i][0], p->curve[i][1], p->curve[i][2]);
+            fprintf(f, "]");
+        }
+        fprintf(f, "}\n");
+    }
     if (p->has_envelope)
         fprintf(f, "  envelope: {tp: %d, q_heads: %d, kv_heads: %d, head_dim: %d}\n", p->env_tp, p->env_q_heads,
                 p->env_kv_heads, p->env_head_dim);

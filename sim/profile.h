@@ -25,6 +25,7 @@
 #include "model.h"
 
 #define PROF_MAX_COEF 10               /* coefficients a law may have in a file */
+#define PROF_MAX_CURVE 32          /* points of the card's clock against load */
 #define PROF_MAX_COLS LAW_MAX_COLS
 #define PROF_ERR_MAX 1024
 #define PROF_MAX_LAWS 1024             /* laws a profile may have (the catalogue has 15) */
@@ -86,6 +87,8 @@ typedef struct profile {
     int has_sustained;             /* the card under sustained load (sim/heat.h): */
     double clock_cold_mhz, clock_hot_mhz;   /* settled under a light load / the heater */
     double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
+    int ncurve;                    /* the clock against load (sustained.curve; 0: not measured, */
+    double curve[PROF_MAX_CURVE][3];  /* the linear map): duty, MHz, W (0: not read); duty ascending */
     int expand_cta_tokens;         /* the fp8 bridge's expansion kernel: tokens per CTA and */
     int expand_ctas_per_sm;        /* CTAs per SM (0 = not recorded: 784 and 8) */
     int split_max, split_min_tiles, split_cost_tiles, split_ctas_per_sm;

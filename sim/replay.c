@@ -129,6 +129,7 @@ typedef struct {
     cost_model_t *pred;           /* borrowed */
     long nmeas;
     double *meas, *meas_attn;     /* per recorded step */
+    double *clk, *mclk;           /* per step: the recorded SM clock (NAN: none), the model's (MHz) */
     int *type;
     replay_log_t log;
 } rm_t;
@@ -167,6 +168,7 @@ static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     o->attn *= k;
     o->total = r->meas[i];
     replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0 };
+    r->mclk[i] = cost_profile_model_clock(r->pred);
     if (replay_log_add(&r->log, &rec) < 0) {
         snprintf(cm->err, sizeof cm->err, "out of memory");
         return -1;
@@ -179,6 +181,8 @@ static void rm_destroy(cost_model_t *cm)
     rm_t *r = cm->impl;
     free(r->meas);
     free(r->meas_attn);
+    free(r->clk);
+    free(r->mclk);
     free(r->type);
     free(r->log.rec);
     free(r);
@@ -295,6 +299,12 @@ static int rm_grow(rm_t *r, long *cap)
     double *b = realloc(r->meas_attn, (size_t)c * sizeof *b);
     if (!b) return -1;
     r->meas_attn = b;
+    double *k = realloc(r->clk, (size_t)c * sizeof *k);
+    if (!k) return -1;
+    r->clk = k;
+    double *q = realloc(r->mclk, (size_t)c * sizeof *q);
+    if (!q) return -1;
+    r->mclk = q;
     int *t = realloc(r->type, (size_t)c * sizeof *t);
     if (!t) return -1;
     r->type = t;
@@ -315,7 +325,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
     char line[RM_LINE_MAX + 1], names[RM_LINE_MAX + 1];   /* names: the header's fields */
     size_t len = 0;
     long rcap = 0, ln = 0;
-    int cs = -1, ct = -1, cm_ = -1, ca = -1, nhdr = 0, got;
+    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, nhdr = 0, got;
     rm_row_t row, hdr;
     if (!cm) {
         snprintf(err, COST_ERR_MAX, "out of memory");
@@ -355,7 +365,8 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
             nhdr = row.n;
             for (int c = 0; c < row.n; c++) {
                 int *which = !strcmp(row.fld[c], "step") ? &cs : !strcmp(row.fld[c], "type") ? &ct
-                             : !strcmp(row.fld[c], "measured_s") ? &cm_ : !strcmp(row.fld[c], "meas_attn_s") ? &ca : NULL;
+                             : !strcmp(row.fld[c], "measured_s") ? &cm_ : !strcmp(row.fld[c], "meas_attn_s") ? &ca
+                             : !strcmp(row.fld[c], "sm_clock_mhz") ? &cc : NULL;
                 if (which && *which >= 0) {
                     snprintf(err, COST_ERR_MAX, "%s:1:%d: %s: a second column of that name", csv, row.col[c], row.fld[c]);
                     goto fail;
@@ -405,6 +416,12 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         r->type[r->nmeas] = ty;
         r->meas[r->nmeas] = m;
         r->meas_attn[r->nmeas] = at;
+        /* the clock: read for the --recorded-clock diagnostic only (a step the replay could not
+         * sample, or a value out of any card's range, is none) */
+        double ck = NAN;
+        if (cc >= 0 && (rm_decimal(row.fld[cc], &ck) < 0 || !(ck >= 1 && ck <= 1e5))) ck = NAN;
+        r->clk[r->nmeas] = ck;
+        r->mclk[r->nmeas] = NAN;
         r->nmeas++;
     }
     if (ln == 0) {
@@ -422,6 +439,14 @@ fail:
     if (cm) rm_destroy(cm);
     else free(r);
     return NULL;
+}
+
+long replay_recorded_clocks(const cost_model_t *cm, const double **recorded, const double **model)
+{
+    const rm_t *r = cm->impl;
+    *recorded = r->clk;
+    *model = r->mclk;
+    return r->nmeas;
 }
 
 const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, long *nrecorded)

@@ -61,6 +61,11 @@ cost_model_t *replay_model_new(const char *name, void *impl, replay_step_fn step
 cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[COST_ERR_MAX]);
 /* Its records so far, and how many steps the file holds. */
 const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, long *nrecorded);
+/* The recording's SM clock per step (its sm_clock_mhz column; NAN where it has none) and,
+ * for the steps priced so far, the clock pred's heat state stood for (cost.h:
+ * cost_profile_model_clock; NAN beyond them or without the probes).  Returns the steps
+ * recorded; the arrays are the model's. */
+long replay_recorded_clocks(const cost_model_t *cm, const double **recorded, const double **model);
 
 /* The engine keeps a KV cache per layer, so a call's later layers never find its KV in
  * L2 (the GEMMs between them stream far more than L2 holds).  The GPU replay runs a call's

@@ -98,8 +98,8 @@ static void pct(FILE *f, int width, double x)
     else fprintf(f, " %+*.1f%%", width - 1, 100 * x);
 }
 
-int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, char *err,
-                 size_t errsz)
+int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
+                 char *err, size_t errsz)
 {
     cost_model_t *pm[RESCORE_MAX_RUNS] = { 0 }, *rm[RESCORE_MAX_RUNS] = { 0 }, *sm = NULL;
     engine_t eg[RESCORE_MAX_RUNS], es;
@@ -123,7 +123,17 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             goto done;
         }
         cost_profile_envelope_quiet(pm[r]);   /* the profile run warns; the recorded runs are measured */
+        if (recorded_clock) {                 /* each recorded step priced at its own run's clock */
+            const double *rc_, *mc_;
+            long nc = replay_recorded_clocks(rm[r], &rc_, &mc_);
+            cost_profile_clock_schedule(pm[r], rc_, nc);
+        }
     }
+    /* the prediction's steps: step k at run 1's k-th clock (the runs' steps match the
+     * prediction's in count within ~1%, not one by one: an approximation for the windows) */
+    const double *clk1 = NULL, *mclk1;
+    long nclk1 = recorded_clock ? replay_recorded_clocks(rm[0], &clk1, &mclk1) : 0;
+    if (recorded_clock) cost_profile_clock_schedule(u->cost, clk1, nclk1);
     /* the prediction, then the same at 1% more a step */
     if (engine_run(&u->e) < 0) {
         snprintf(err, errsz, "%s", u->e.err);
@@ -138,6 +148,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         goto done;
     }
     sc->k = 1 + RESCORE_SENS;
+    if (recorded_clock) cost_profile_clock_schedule(sc->inner, clk1, nclk1);
     cost_profile_envelope_quiet(sc->inner);
     es_started = 1;
     if (setup_engine(u, sm, &es) < 0 || engine_run(&es) < 0) {
@@ -160,7 +171,8 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             goto done;
         }
     }
-    fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs\n", u->s.name, file, u->prof.gpu, nruns);
+    fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s\n", u->s.name, file, u->prof.gpu, nruns,
+            recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "");
     fprintf(out, "   %-10s %6s %10s %9s %9s %9s %7s  %s\n", "step type", "steps", "median err", "sum err", "spread",
             "verdict", "beyond", "(run medians)");
     for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {
@@ -180,6 +192,31 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         fprintf(out, "  (");
         for (int r = 0; r < nruns; r++) fprintf(out, "%s%.1f%%", r ? " " : "", 100 * st[r].median);
         fprintf(out, ")\n");
+    }
+    if (recorded_clock) {
+        fprintf(out, "   %-10s %6s %13s %13s %13s  %s\n", "clock", "steps", "model MHz", "recorded MHz", "model-rec",
+                "(per run: model / recorded, the steps' means)");
+        for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {
+            double ms = 0, rs = 0, ad = 0;
+            long cnt = 0;
+            char per[512] = "";
+            size_t pl = 0;
+            for (int r = 0; r < nruns; r++) {
+                const double *rc_, *mc_;
+                replay_recorded_clocks(rm[r], &rc_, &mc_);
+                double m1 = 0, r1 = 0;
+                long c1 = 0;
+                for (long i = 0; i < n[r]; i++)
+                    if (rec[r][i].type == ty && mc_[i] > 0 && rc_[i] > 0)
+                        m1 += mc_[i], r1 += rc_[i], ad += fabs(mc_[i] - rc_[i]), c1++;
+                ms += m1, rs += r1, cnt += c1;
+                if (c1 && pl < sizeof per - 40)
+                    pl += (size_t)snprintf(per + pl, sizeof per - pl, "%s%.0f/%.0f", r ? " " : "", m1 / c1, r1 / c1);
+            }
+            if (!cnt) continue;
+            fprintf(out, "   %-10s %6ld %13.0f %13.0f %+13.0f  (%s; mean |model-rec| %.0f)\n",
+                    engine_step_type_name(ty), cnt / nruns, ms / cnt, rs / cnt, (ms - rs) / cnt, per, ad / cnt);
+        }
     }
     fprintf(out, "   %-18s %11s %11s %11s %11s %8s %7s %7s %8s %9s\n", "window", "predicted", "measured", "min", "max",
             "error", "spread", "verdict", "beyond", "+1% step");

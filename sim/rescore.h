@@ -42,7 +42,10 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
 /* Run u's engine (the prediction), the prediction again at RESCORE_SENS more a step, and one
  * engine a recording (measured[0 .. nruns), 2 <= nruns <= RESCORE_MAX_RUNS), and print the
  * report to out.  0; -2 a recording refused (err: file:line:col), -1 a run failed (err). */
-int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, char *err,
-                 size_t errsz);
+/* recorded_clock: a diagnostic of the clock model (pacesim rescore --recorded-clock): every
+ * recorded step priced at the SM clock its run recorded, the prediction's step k at run 1's
+ * k-th clock, and a table of the model's clock against the recorded one per step type. */
+int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
+                 char *err, size_t errsz);
 
 #endif

@@ -6,6 +6,7 @@
 #include <check.h>
 #include "check_run.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "../calib/sustain.h"
 
@@ -15,7 +16,9 @@
 #define TAU_DOWN 0.10
 
 typedef struct {
-    double f;                     /* the clock now */
+    double p;                     /* the card's load state: 0 cold .. 1 the heater's */
+    double knee;                  /* the clock falls only for p above it (0: linear in p) */
+    double watts;                 /* the power read (0: the timer reads none) */
     int noclock;
 } fake_t;
 
@@ -27,6 +30,15 @@ static int njobs;
 static double job_hot(const calib_job_t *j) { return hot_of[j - jobs]; }
 static double job_heat(const calib_job_t *j) { return heat_of[j - jobs]; }
 
+static fake_t fk;
+
+/* the clock at load state p: flat up to the knee, then linear down to F_HOT at p = 1 */
+static double f_of(double p)
+{
+    double x = fk.knee > 0 ? (p - fk.knee) / (1 - fk.knee) : p;
+    return F_COLD - (x > 0 ? x : 0) * (F_COLD - F_HOT);
+}
+
 static int f_prepare(calib_timer_t *t, const calib_job_t *j) { (void)t; (void)j; return 0; }
 
 static int f_run(calib_timer_t *t, const calib_job_t *j, int iters, double *sec)
@@ -34,11 +46,11 @@ static int f_run(calib_timer_t *t, const calib_job_t *j, int iters, double *sec)
     fake_t *k = t->impl;
     double t0 = t_s[j - jobs], total = 0;
     for (int i = 0; i < iters; i++) {
-        double drop = (F_COLD - k->f) / (F_COLD - F_HOT);
+        double drop = (F_COLD - f_of(k->p)) / (F_COLD - F_HOT);
         double dt = t0 * (1 + (job_hot(j) - 1) * drop);
-        double target = F_COLD - job_heat(j) * (F_COLD - F_HOT);
-        double tau = target < k->f ? TAU_UP : TAU_DOWN;
-        k->f = target + (k->f - target) * exp(-dt / tau);
+        double target = job_heat(j);
+        double tau = target > k->p ? TAU_UP : TAU_DOWN;
+        k->p = target + (k->p - target) * exp(-dt / tau);
         total += dt;
     }
     *sec = total / iters;
@@ -49,8 +61,15 @@ static int f_clock(calib_timer_t *t, double *mhz)
 {
     fake_t *k = t->impl;
     if (k->noclock) return -1;
-    *mhz = k->f;
+    *mhz = f_of(k->p);
     return 0;
+}
+
+static int f_power(calib_timer_t *t, double *watts)
+{
+    fake_t *k = t->impl;
+    *watts = k->watts;
+    return k->watts > 0 ? 0 : -1;
 }
 
 /* the law names progress lines print (calib.c's table is not linked here) */
@@ -63,7 +82,6 @@ const calib_law_spec_t *calib_laws(int *n)
     return t;
 }
 
-static fake_t fk;
 static calib_timer_t ft;
 
 static void add(calib_kernel_t kind, int law, double t, double hot, double heat)
@@ -84,13 +102,14 @@ static void setup(void)
 {
     njobs = 0;
     memset(&fk, 0, sizeof fk);
-    fk.f = F_COLD;
+    fk.p = 0;
     memset(&ft, 0, sizeof ft);
     ft.name = "fake";
     ft.impl = &fk;
     ft.prepare = f_prepare;
     ft.run = f_run;
     ft.clock = f_clock;
+    ft.power = f_power;
     /* law 0: the GEMMs (the heater is the larger: it settles at F_HOT and, timed at its own
      * clock already, does not slow down further); law 1: XQA decode (the light load and a
      * probe); law 2: a kernel that heats half as much and slows 25% at F_HOT */
@@ -127,7 +146,59 @@ START_TEST(recovers_the_card)
     ck_assert_double_eq_tol(s.heat[1], 0.0, 0.02);
     ck_assert_double_eq_tol(s.heat[2], 0.5, 0.03);
     ck_assert(isnan(s.hot[3]) && isnan(s.heat[3]));   /* a law with no points */
-    ck_assert(s.seconds > 2 && s.seconds < 20);
+    ck_assert_msg(s.seconds > 2 && s.seconds < 30, "%g s", s.seconds);
+}
+END_TEST
+
+/* The clock against load: a card whose clock falls only above 40% of the heater's load.
+ * Duty-cycled with the light load (a heater run of a ms, then b ms of the light load), the
+ * load state settles into a cycle between p0 (after the light load) and p1 (after the
+ * heater): p1 = 1 - (1 - p0) e^(-a/TAU_UP), p0 = p1 e^(-b/TAU_DOWN).  The probe reads the
+ * clock after each part, so each curve point must be the mean of f_of(p0) and f_of(p1):
+ * F_COLD below the knee, then down to F_HOT at duty 1; the duties rise, and the power is
+ * read where the timer has it. */
+START_TEST(curve_finds_the_knee)
+{
+    setup();
+    fk.knee = 0.4;
+    fk.watts = 500;
+    calib_sustain_t s;
+    char *log = NULL;
+    size_t logn = 0;
+    FILE *pf = open_memstream(&log, &logn);
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, pf), 0);
+    fclose(pf);
+    /* the curve's points and the GEMMs back to back (both GEMMs: heat 1, the heater's clock) */
+    ck_assert_msg(strstr(log, "clock at duty 0.10: 1980 MHz, 500 W") != NULL, "%s", log);
+    ck_assert_msg(strstr(log, "gemm m=4096 n=16480 k=5120 back to back, 1.00 of the heater's FLOP rate: 1600 MHz, 500 W")
+                  != NULL, "%s", log);
+    free(log);
+    ck_assert_msg(s.ok, "not measured: %s", s.why);
+    ck_assert_double_eq_tol(s.clock_hot, F_HOT, 2.0);
+    ck_assert_int_eq(s.ncurve, SUSTAIN_CURVE_N);
+    int flat = 0;
+    for (int q = 0; q < s.ncurve; q++) {
+        double d = s.curve[q][0], want = (q + 1.0) / SUSTAIN_CURVE_N;
+        ck_assert_msg(fabs(d - want) < 0.03, "duty %g at point %d", d, q);
+        if (q) ck_assert(d > s.curve[q - 1][0]);
+        /* the cycle as the probe builds it: 20 ms, or one heater run (1 ms here) */
+        double cyc = fmax(0.02, t_s[0] / want), a = lround(cyc * want / t_s[0]) * t_s[0];
+        double b = want < 1 ? lround(cyc * (1 - want) / t_s[2]) * t_s[2] : 0;
+        double eu = exp(-a / TAU_UP), ed = exp(-b / TAU_DOWN), p0 = (1 - eu) * ed / (1 - eu * ed);
+        double p1 = 1 - (1 - p0) * eu, f = b > 0 ? 0.5 * (f_of(p0) + f_of(p1)) : f_of(p1);
+        /* within 4% of the drop: the light load runs slower when the clock is down (hot 1.15),
+         * a longer light part than b; and the clock falls as the duty rises */
+        if (q) ck_assert(s.curve[q][1] <= s.curve[q - 1][1] + 1e-9);
+        ck_assert_msg(fabs(s.curve[q][1] - f) < 15, "duty %g: %g MHz, expected %g", d, s.curve[q][1], f);
+        ck_assert_double_eq(s.curve[q][2], 500);
+        flat += s.curve[q][1] > F_COLD - 1;
+    }
+    ck_assert_int_ge(flat, 2);      /* duty 0.1 and 0.2 stay below the knee */
+    ck_assert_double_eq_tol(s.curve[SUSTAIN_CURVE_N - 1][1], F_HOT, 2.0);
+    /* without a power reading: 0 W */
+    setup();
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, NULL), 0);
+    ck_assert(s.ok && s.ncurve == SUSTAIN_CURVE_N && s.curve[0][2] == 0);
 }
 END_TEST
 
@@ -188,7 +259,7 @@ END_TEST
 
 int main(void)
 {
-    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(skips_without_a_clock_or_a_drop),
+    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(curve_finds_the_knee), CHECK_TEST(skips_without_a_clock_or_a_drop),
                                   CHECK_TEST(preload_study_prints_every_probe)};
     return check_main("sustain", "core", tests, CHECK_N(tests), 60, NULL);
 }
