@@ -1278,6 +1278,15 @@ static int tnum(const char *s, double *v)
     return *end || end == s || !isfinite(*v) ? -1 : 0;     /* (the CSV never holds nan or inf) */
 }
 
+/* The column (1-based, in bytes) where the field fld of a line split by csv_split from
+ * buf, a copy of line, starts: its opening quote where it has one. */
+static long cell_col(const char *line, const char *buf, const char *fld)
+{
+    long c = (long)(fld - buf) + 1;
+    if (c > 1 && line[c - 2] == '"' && (c == 2 || line[c - 3] == ',')) c--;
+    return c;
+}
+
 /* Parse the capacity CSV of nlines lines (the header first; the lines taken over).  0, 1
  * out of memory, 2 bad input (one message on stderr, path:line:col). */
 static int table_parse(cap_table_t *t, const char *path, char **lines, long nlines)
@@ -1301,7 +1310,8 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
         for (int c = 0; c < TC__N; c++)
             if (!strcmp(t->hfld[i], tcol_names[c])) {
                 if (t->col[c] >= 0) {                 /* which one would the table read? */
-                    setup_msg(stderr, "%s:1:1: %s: a second column of that name: not a capacity CSV", path, tcol_names[c]);
+                    setup_msg(stderr, "%s:1:%ld: %s: a second column of that name: not a capacity CSV", path,
+                              cell_col(t->head, t->hbuf, t->hfld[i]), tcol_names[c]);
                     return 2;
                 }
                 t->col[c] = i;
@@ -1328,8 +1338,10 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
         r->fld = malloc(MAXF * sizeof *r->fld);
         if (!r->buf || !r->fld) return 1;
         int k = csv_split(r->buf, r->fld, MAXF);
-        if (k != t->ncol) {
-            setup_msg(stderr, "%s:%ld:1: %d fields, the header has %d", path, l + 1, k, t->ncol);
+        if (k != t->ncol) {                     /* where the first missing or extra field starts */
+            long col = k < 0 ? 1 : k < t->ncol ? (long)strlen(r->line) + 1 : cell_col(r->line, r->buf, r->fld[t->ncol]);
+            if (k < 0) setup_msg(stderr, "%s:%ld:1: an unclosed quote, or more than %d fields", path, l + 1, MAXF);
+            else setup_msg(stderr, "%s:%ld:%ld: %d fields, the header has %d", path, l + 1, col, k, t->ncol);
             return 2;
         }
         char **f = r->fld;
@@ -1353,7 +1365,8 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
         for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)   /* prices, rates, times, shares: >= 0 */
             if (tnum(f[t->col[nums[i].c]], nums[i].v) < 0 || *nums[i].v < 0) bad_col = nums[i].c;
         if (bad_col >= 0) {
-            setup_msg(stderr, "%s:%ld:1: %s: \"%s\" is not %s", path, l + 1, tcol_names[bad_col], f[t->col[bad_col]],
+            setup_msg(stderr, "%s:%ld:%ld: %s: \"%s\" is not %s", path, l + 1, cell_col(r->line, r->buf, f[t->col[bad_col]]),
+                      tcol_names[bad_col], f[t->col[bad_col]],
                       bad_col == TC_STATUS ? "a status (ok, below, above or error)" : "a number >= 0");
             return 2;
         }
@@ -1704,6 +1717,61 @@ static int parse_share(const char *v, double lo_excl, double hi_incl, double *ou
     return 0;
 }
 
+/* A --search value's identity: two values with the same one make the same configuration --
+ * the same text, the same number (4 and 4.0, 1e3 and 1000), or for split the same split
+ * (01:2 and 1:2). */
+typedef struct dup_key {
+    char k[48];                   /* a number's or a split's canonical text; "t" for a text value */
+    const char *t;                /* a text value ("" otherwise) */
+    int i;                        /* the value's index on its axis */
+} dup_key_t;
+
+static void dup_key(const char *v, int split, dup_key_t *out)
+{
+    cap_split_t sp;
+    char e[CAP_ERR_MAX], *end;
+    double x = strtod(v, &end);
+    out->t = "";
+    if (split && cap_parse_split(v, &sp, e, sizeof e) == 0) snprintf(out->k, sizeof out->k, "s%d:%d:%d", (int)sp.kind, sp.p, sp.d);
+    else if (!split && end != v && !*end && isfinite(x)) snprintf(out->k, sizeof out->k, "n%.17g", x);
+    else snprintf(out->k, sizeof out->k, "t"), out->t = v;
+}
+
+static int dup_cmp(const void *a, const void *b)
+{
+    const dup_key_t *x = a, *y = b;
+    int c = strcmp(x->k, y->k);
+    if (!c) c = strcmp(x->t, y->t);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* A value given twice on one --search axis would run one configuration twice (and print it
+ * twice): refused, as a key given twice is.  0, 1 out of memory, or 2 with the message printed. */
+static int check_dups(const cap_opts_t *o)
+{
+    const sweep_t *sw = o->search;
+    for (int a = 0; a < sw->naxes; a++) {
+        const sweep_axis_t *ax = &sw->axes[a];
+        dup_key_t *k = malloc((size_t)ax->n * sizeof *k);
+        if (!k) return 1;
+        for (int i = 0; i < ax->n; i++) dup_key(ax->vals[i], o->has_split && a == o->split_axis, &k[i]), k[i].i = i;
+        qsort(k, (size_t)ax->n, sizeof *k, dup_cmp);
+        int i1 = -1, i2 = -1;             /* the first duplicate pair, by the later value's index */
+        for (int i = 1; i < ax->n; i++)
+            if (!strcmp(k[i].k, k[i - 1].k) && !strcmp(k[i].t, k[i - 1].t) && (i2 < 0 || k[i].i < i2)) i1 = k[i - 1].i, i2 = k[i].i;
+        free(k);
+        if (i2 < 0) continue;
+        if (strcmp(ax->vals[i1], ax->vals[i2]))
+            setup_msg(stderr, "pacesim capacity: --search %s: %s and %s are the same value (each configuration runs "
+                      "once: give it once)", ax->key, ax->vals[i1], ax->vals[i2]);
+        else
+            setup_msg(stderr, "pacesim capacity: --search %s: %s is given twice (each configuration runs once: give "
+                      "it once)", ax->key, ax->vals[i2]);
+        return 2;
+    }
+    return 0;
+}
+
 /* Every value of every axis, alone on the caller's overrides, must load: an unknown key or
  * a bad value is refused before any run, naming the --search it came from.  With a split
  * axis, every value of every other axis beside every split value. */
@@ -1942,7 +2010,7 @@ int capacity_main(int argc, char **argv, const char *argv0)
         goto out;
     }
     if (point_base > LONG_MAX - R.npoints) { rc = bad("--point-index: too large%s%s", "", ""); goto out; }
-    if ((rc = check_axes(&o))) goto out;
+    if ((rc = check_dups(&o)) || (rc = check_axes(&o))) goto out;
     {   /* the scenario itself, as the first configuration assembles it */
         int crc;
         char cerr[CAP_ERR_MAX];

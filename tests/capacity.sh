@@ -48,6 +48,14 @@ refused "unknown search key" '--search engine.max_num_sequences=4: unknown key "
 refused "bad search value" '--search engine.max_num_seqs=abc: expected a positive integer' $S --slo ttft_p99=2 \
   --search engine.max_num_seqs=8,abc
 refused "bad search list" '--search engine.max_num_seqs: "1,,2": empty value' $S --slo ttft_p99=2 --search engine.max_num_seqs=1,,2
+refused "search value twice" '--search engine.max_num_seqs: 4 is given twice' $S --slo ttft_p99=2 \
+  --search engine.max_num_seqs=4,8,4
+refused "search number twice in two spellings" '--search engine.max_num_seqs: 4 and 4.0 are the same value' $S \
+  --slo ttft_p99=2 --search engine.max_num_seqs=4,4.0
+refused "split colocated twice" '--search split: colocated is given twice' $S --slo ttft_p99=2 \
+  --search split=colocated,colocated
+refused "split P:D twice in two spellings" '--search split: 1:2 and 01:2 are the same value' $S --slo ttft_p99=2 \
+  --search split=1:2,2,01:2
 refused "unknown option" 'unknown option --sweep' $S --slo ttft_p99=2 --sweep engine.max_num_seqs=4
 refused "two scenarios" 'one scenario at a time' $S $S --slo ttft_p99=2
 refused "missing scenario" 'nope.yaml' nope.yaml --slo ttft_p99=2
@@ -97,19 +105,36 @@ else bad "points + merge + --frontier --slo ...: the table differs from the in-p
 refused "--frontier with other SLOs" 'has no slo_ttft_p90_s column' --frontier "$tmp/merged.csv" --slo ttft_p90=1 \
   --slo tpot_p90=0.02
 refused "--frontier with fewer SLOs" 'has 2 slo_NAME_s columns, --slo gives 1' --frontier "$tmp/merged.csv" --slo ttft_p99=1
+# cellcol FILE LINE COLUMN-NAME: the byte column where that cell starts (no quoted fields here)
+cellcol() {
+  awk -F, -v L="$2" -v N="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == N) c = i }
+    NR == L { k = 1; for (i = 1; i < c; i++) k += length($i) + 1; print k }' "$1"
+}
 sed '2s/,ok,/,okay,/' "$tmp/merged.csv" > "$tmp/bad1.csv"
-refused "--frontier: a bad status" 'bad1.csv:2:1: status: "okay" is not a status' --frontier "$tmp/bad1.csv"
+c=$(cellcol "$tmp/bad1.csv" 2 status)
+[ "$c" -gt 1 ] && ok "--frontier: the status cell is past column 1 ($c)" || bad "--frontier: status column $c"
+refused "--frontier: a bad status, at its cell" "bad1.csv:2:$c: status: \"okay\" is not a status" --frontier "$tmp/bad1.csv"
 sed '3s/,[^,]*$//' "$tmp/merged.csv" > "$tmp/bad2.csv"
-refused "--frontier: a short row" 'bad2.csv:3:1: 27 fields, the header has 28' --frontier "$tmp/bad2.csv"
+c=$(($(sed -n 3p "$tmp/bad2.csv" | wc -c)))
+refused "--frontier: a short row, at its end" "bad2.csv:3:$c: 27 fields, the header has 28" --frontier "$tmp/bad2.csv"
+sed '3s/$/,7/' "$tmp/merged.csv" > "$tmp/bad2b.csv"
+c=$(($(sed -n 3p "$tmp/merged.csv" | wc -c) + 1))
+refused "--frontier: a long row, at its extra cell" "bad2b.csv:3:$c: 29 fields, the header has 28" --frontier "$tmp/bad2b.csv"
+sed '3s/$/,"7/' "$tmp/merged.csv" > "$tmp/bad2c.csv"
+refused "--frontier: an unclosed quote" 'bad2c.csv:3:1: an unclosed quote' --frontier "$tmp/bad2c.csv"
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "rate_per_s") c = i } NR == 4 { $c = "nan" } 1' \
   "$tmp/merged.csv" > "$tmp/bad3.csv"
-refused "--frontier: nan" 'bad3.csv:4:1: rate_per_s: "nan" is not a number' --frontier "$tmp/bad3.csv"
+refused "--frontier: nan, at its cell" "bad3.csv:4:$(cellcol "$tmp/bad3.csv" 4 rate_per_s): rate_per_s: \"nan\" is not a number" \
+  --frontier "$tmp/bad3.csv"
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "usd_per_hour") c = i } NR == 3 { $c = "-100" } 1' \
   "$tmp/merged.csv" > "$tmp/bad4.csv"
-refused "--frontier: a negative price (it was the cheapest)" 'bad4.csv:3:1: usd_per_hour: "-100" is not a number >= 0' \
+refused "--frontier: a negative price (it was the cheapest)" \
+  "bad4.csv:3:$(cellcol "$tmp/bad4.csv" 3 usd_per_hour): usd_per_hour: \"-100\" is not a number >= 0" \
   --frontier "$tmp/bad4.csv" --rate 1
 sed '1s/,usd_per_hour,/,usd_per_hour,usd_per_hour,/; 2,$s/,ok,/,1,ok,/' "$tmp/merged.csv" > "$tmp/bad5.csv"
-refused "--frontier: a column twice" 'bad5.csv:1:1: usd_per_hour: a second column of that name' --frontier "$tmp/bad5.csv"
+c=$(($(sed -n '1s/,usd_per_hour,.*//p' "$tmp/bad5.csv" | wc -c) + 1 + 13))   # the second usd_per_hour
+refused "--frontier: a column twice, at the second" "bad5.csv:1:$c: usd_per_hour: a second column of that name" \
+  --frontier "$tmp/bad5.csv"
 refused "--frontier with --search" '--frontier reads a capacity CSV' --frontier "$tmp/merged.csv" --slo ttft_p99=1 \
   --search engine.max_num_seqs=4
 cp "$tmp/merged.csv" "$tmp/m0.csv"
