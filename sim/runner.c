@@ -283,13 +283,18 @@ static void run_warnings(run_result_t *res, const scenario_t *s, const engine_t 
         lat |= scn_win_is_latency(w->kind) && (!w->request[0] || !strcmp(w->request, "*"));
     }
     long unfinished = e->wl.n_arrived - S->requests_finished;
+    char at[96];                  /* where it stopped: the limit, and the last step's end where that differs */
+    if (S->stopped_by_time && S->makespan < s->stop.max_time_s)
+        snprintf(at, sizeof at, "stop.max_time_s (%.6g s; the last engine step ended at %.6g s)", s->stop.max_time_s,
+                 S->makespan);
+    else snprintf(at, sizeof at, "%s (%.6g s simulated)", S->stopped_by_time ? "stop.max_time_s" : "stop.max_steps",
+                  S->makespan);
     if ((S->stopped_by_time || S->stopped_by_steps) && lat && unfinished > 0 && o < n)
         snprintf(res->warn + o, n - o,
-                 "warning: %s: the run stopped at %s (%.6g s simulated) with %ld of %ld arrived requests unfinished:"
+                 "warning: %s: the run stopped at %s with %ld of %ld arrived requests unfinished:"
                  " the latency statistics over all requests cover only the %ld that finished, biased low (the"
                  " slowest are left out)\n",
-                 s->path, S->stopped_by_time ? "stop.max_time_s" : "stop.max_steps", S->makespan, unfinished,
-                 e->wl.n_arrived, S->requests_finished);
+                 s->path, at, unfinished, e->wl.n_arrived, S->requests_finished);
 }
 
 /* Replica k's load over the run. */

@@ -1330,14 +1330,23 @@ static int parse_disagg(yd_err_t *e, const yd_node_t *m, const yd_node_t *pools,
     if (hl && !(c->kv_link = hw_link_find(name)))
         return yd_fail(e, yd_map_get(kv, "link"), "cluster.kv_transfer.link", "unknown link \"%s\" (known: %s)", name,
                        hw_link_names());
-    if ((hb = yd_get_double(e, kv, kvp, "bandwidth_GBps", YD_OPT, 0.0, 1e6, YD_LO_OPEN, &gbps)) < 0 ||
-        (hlat = yd_get_double(e, kv, kvp, "latency_us", YD_OPT, 0.0, 1e9, 0, &lat_us)) < 0 ||
+    /* bandwidth from 0.1 GB/s (below 1 Gb/s Ethernet's 0.125, slower than any link a KV crosses:
+     * a dust-slow link only ends the run at stop.max_time_s) to 10^6; latency up to 10 s */
+    if ((hb = yd_get_double(e, kv, kvp, "bandwidth_GBps", YD_OPT, 0.1, 1e6, 0, &gbps)) < 0 ||
+        (hlat = yd_get_double(e, kv, kvp, "latency_us", YD_OPT, 0.0, 1e7, 0, &lat_us)) < 0 ||
         yd_get_bool(e, kv, kvp, "layerwise", YD_OPT, &c->kv_layerwise) < 0)
         return -1;
     if (!hl && !hb)
         return yd_fail(e, kv, kvp, "give the link: link: PRESET (%s) or bandwidth_GBps", hw_link_names());
     c->kv_bandwidth = hb ? gbps * 1e9 : c->kv_link->bytes_per_s;
     c->kv_latency_s = hlat ? lat_us * 1e-6 : hl ? c->kv_link->latency_s : 0.0;
+    if (c->router_latency_s + c->kv_latency_s >= s->stop.max_time_s) {   /* no first token before the stop */
+        const yd_node_t *at = yd_map_get(kv, hlat ? "latency_us" : "link");
+        return yd_fail(e, at ? at : kv, hlat ? "cluster.kv_transfer.latency_us" : "cluster.kv_transfer.link",
+                       "%g s%s: no request's KV would reach a decode replica before stop.max_time_s (%g s)",
+                       c->kv_latency_s, c->router_latency_s > 0 ? " after cluster.router_latency_s" : "",
+                       s->stop.max_time_s);
+    }
     c->disaggregated = 1;
     return 0;
 }
@@ -1359,6 +1368,10 @@ static int parse_cluster(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         yd_get_double(e, m, cp, "balance_rel_threshold", YD_OPT, 1.0, 1e6, 0, &c->balance_rel) < 0 ||
         yd_get_node(e, m, cp, "pools", YD_REQ, YD_MAP, &pools) < 0)
         return -1;
+    if (c->router_latency_s >= s->stop.max_time_s)     /* every request reaches a replica at or after it */
+        return yd_fail(e, yd_map_get(m, "router_latency_s"), "cluster.router_latency_s",
+                       "%g s: no request would reach a replica before stop.max_time_s (%g s): give a latency below it",
+                       c->router_latency_s, s->stop.max_time_s);
     c->router = (router_kind_t)rt;
     c->line = m->line;
     c->col = m->col;

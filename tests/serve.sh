@@ -115,6 +115,11 @@ check "no clamp and no early stop: no warning of either" sh -c "! grep -q 'were 
 left=$(awk -F, 'NR > 1 && $2 != "" && $5 == ""' "$tmp/stop.csv" | wc -l)
 check "stopped by max_time_s: warned, with the $left arrived requests unfinished" \
     grep -q "stopped at stop.max_time_s .* with $left of [0-9]* arrived requests unfinished" "$tmp/w2"
+# a cluster whose router latency holds every request past the stop: the warning names the limit
+# (5 s), not the last step's end (none ran) as the time simulated
+"$bin" run tests/data/bad/cluster-router-latency-past-stop.yaml --set cluster.router_latency_s=4.9 --quiet 2>"$tmp/w2b"
+check "stopped by max_time_s before any step: the warning names the stop and the last step apart" \
+    grep -q "stopped at stop.max_time_s (5 s; the last engine step ended at 0 s) with 1 of 1 arrived" "$tmp/w2b"
 "$bin" run "$scn" --set stop.max_steps=40 --quiet 2>"$tmp/w3"
 check "stopped by max_steps: warned" grep -q "stopped at stop.max_steps" "$tmp/w3"
 "$bin" run scenarios/default.yaml --set stop.max_steps=5 --quiet 2>"$tmp/w4"
