@@ -82,6 +82,13 @@ static void pr_emit(void *ctx, long j)
         const serve_summary_t *v = &r->serve;
         double busy = 0, makespan = r->sum.makespan;
         for (int i = 0; i < r->npools; i++) busy += r->pools[i].busy_s;
+        if (v->completed == 0 && !P->rc) {       /* a point with nothing to draw: the plot would be empty there */
+            setup_msg(stderr, "pacesim plot replicas: %d replica%s, %s, %g/s per replica: no request finished (the run "
+                      "stopped at %s): give higher --rates", J->n, J->n == 1 ? "" : "s", J->router ? J->router : "no router",
+                      J->rate, r->sum.stopped_by_time ? "stop.max_time_s" : r->sum.stopped_by_steps ? "stop.max_steps"
+                      : "its end");
+            P->rc = 2;
+        }
         fprintf(P->data, "%s,%d,%.9g,%.9g,%ld", J->router ? J->router : "", J->n, J->rate, J->rate * J->n, v->completed);
         num(P->data, v->duration_s);
         num(P->data, v->req_s);
@@ -96,7 +103,11 @@ static void pr_emit(void *ctx, long j)
     J->res = NULL;
 }
 
-/* A list of positive numbers (sweep_values' syntax) into *out (malloc'd), or -1 with a message. */
+/* the highest rate a replica is given: capacity's saturation probe (every request at once) */
+#define PR_MAX_RATE 1e6
+
+/* A list of positive numbers (sweep_values' syntax) into *out (malloc'd), each given once:
+ * rates up to PR_MAX_RATE, replicas integers in [1, 4096].  0, or -1 with a message. */
 static int parse_list(const char *opt, const char *list, int integer, double **out, int *n)
 {
     char **vals = NULL, err[SWEEP_ERR_MAX];
@@ -109,11 +120,22 @@ static int parse_list(const char *opt, const char *list, int integer, double **o
     for (int i = 0; i < *n && rc == 0; i++) {
         char *end;
         double v = strtod(vals[i], &end);
-        if (*end || !(v > 0) || !isfinite(v) || (integer && (v != floor(v) || v > SCN_MAX_REPLICAS))) {
+        if (end == vals[i] || *end || !(v > 0) || !isfinite(v) || (integer && (v != floor(v) || v > SCN_MAX_REPLICAS))
+            || (!integer && v > PR_MAX_RATE)) {
             setup_msg(stderr, "pacesim plot replicas: %s %s: %s is not %s", opt, list, vals[i],
-                      integer ? "an integer in [1, 4096]" : "a number > 0");
+                      integer ? "an integer in [1, 4096]" : "a rate in (0, 1e6] requests/s per replica");
             rc = -1;
         }
+        for (int k = 0; k < i && rc == 0; k++)
+            if ((*out)[k] == v) {
+                if (!strcmp(vals[k], vals[i]))
+                    setup_msg(stderr, "pacesim plot replicas: %s %s: %s is given twice (each point runs once: give it"
+                              " once)", opt, list, vals[i]);
+                else
+                    setup_msg(stderr, "pacesim plot replicas: %s %s: %s and %s are the same %s (each point runs once: "
+                              "give it once)", opt, list, vals[k], vals[i], integer ? "count" : "rate");
+                rc = -1;
+            }
         if (rc == 0) (*out)[i] = v;
     }
     sweep_free_values(vals, *n);

@@ -39,6 +39,17 @@ refused "tradeoff of a serving sweep" 2 "plot tradeoff: no column a_tok_s" \
 refused "an unknown kind" 2 "unknown kind \"bars\"" "$bin" plot bars "$tmp/sweep.csv"
 refused "replicas: a scenario without a Poisson rate" 2 "no workload.poisson" "$bin" plot replicas scenarios/default.yaml
 refused "replicas: --replicas 0" 2 "not an integer in [1, 4096]" "$bin" plot replicas --replicas 0,2
+refused "replicas: --rates 1e308 (gnuplot drew nothing of it)" 2 "--rates 1e308: 1e308 is not a rate in (0, 1e6]" \
+    "$bin" plot replicas --rates 1e308
+refused "replicas: --rates nan" 2 "nan is not a rate in (0, 1e6]" "$bin" plot replicas --rates 4,nan
+refused "replicas: --rates inf" 2 "inf is not a rate in (0, 1e6]" "$bin" plot replicas --rates inf
+refused "replicas: a rate twice" 2 "--rates 4,8,4: 4 is given twice" "$bin" plot replicas --rates 4,8,4
+refused "replicas: a rate twice in two spellings" 2 "4 and 4.0 are the same rate" "$bin" plot replicas --rates 4,4.0
+refused "replicas: a count twice" 2 "--replicas 2,1,2: 2 is given twice" "$bin" plot replicas --replicas 2,1,2
+refused "replicas: a rate at which no request arrives before the stop" 2 \
+    "1 replica, no router, 1e-300/s per replica: no request finished (the run stopped at stop.max_time_s)" \
+    "$bin" plot replicas scenarios/cluster/h200-llama8b-chat.yaml --set workload.poisson.count=10 --rates 1e-300 \
+    --replicas 1 --data "$tmp/slow.csv" -o "$tmp/slow.svg"
 refused "replicas: a router the scenario refuses" 2 "session" "$bin" plot replicas scenarios/lib/h200-llama8b-poisson.yaml \
     --routers session
 refused "replicas: a data CSV without its columns" 2 "plot replicas: no column router" "$bin" plot replicas "$tmp/sweep.csv"
