@@ -1468,7 +1468,7 @@ static void table_row(FILE *f, const cap_table_t *t, const int *wid, const cap_t
     fprintf(f, " %9s", b);
     fmt_g(b, sizeof b, ok ? r->rate_gpu : NAN, "%.4g");
     fprintf(f, " %9s", b);
-    fmt_g(b, sizeof b, ok ? r->req_usd : NAN, "%.0f");
+    fmt_g(b, sizeof b, ok ? r->req_usd : NAN, ok && r->req_usd >= 1e8 ? "%.3g" : "%.0f");   /* a merged CSV's own */
     fprintf(f, " %8s", b);
     fmt_g(b, sizeof b, ok ? r->tok_gpu : NAN, "%.0f");
     fprintf(f, " %9s", b);
@@ -1544,6 +1544,7 @@ static void report(FILE *f, const cap_table_t *t, const cap_opts_t *o, const cha
         const cap_trow_t *best = NULL;
         long copies_best = 0;
         double cbest = INFINITY;
+        int too_many = 0;             /* configurations needing more than 10^12 copies (a tiny rate) */
         for (long k = 0; k < t->n && !best; k++)
             if (trow_ok(&t->r[ix[k]]) && t->r[ix[k]].rate >= target) best = &t->r[ix[k]];
         if (best) {
@@ -1556,13 +1557,19 @@ static void report(FILE *f, const cap_table_t *t, const cap_opts_t *o, const cha
             for (long i = 0; i < t->n; i++) {   /* in point order: of equal costs the first point */
                 const cap_trow_t *r = &t->r[i];
                 if (!trow_ok(r)) continue;
-                long k = (long)ceil(target / r->rate - 1e-12);
+                double kd = ceil(target / r->rate - 1e-12);
+                if (!(kd <= 1e12)) {
+                    too_many++;
+                    continue;
+                }
+                long k = (long)kd;
                 double cst = (double)k * (isnan(r->usd) ? (double)r->gpus : r->usd);
                 if (cst < cbest || (cst == cbest && best && r->point < best->point))
                     cbest = cst, best = r, copies_best = k;
             }
             if (!best) {
-                fprintf(f, "cheapest carrying %g req/s: none (no configuration sustains any rate)\n", target);
+                fprintf(f, "cheapest carrying %g req/s: none (%s)\n", target,
+                        too_many ? "each would need more than 10^12 copies" : "no configuration sustains any rate");
             } else {
                 fprintf(f, "cheapest carrying %g req/s: no single configuration does; %ld copies of point %ld (", target,
                         copies_best, best->point);
@@ -1905,7 +1912,10 @@ int capacity_main(int argc, char **argv, const char *argv0)
                 if (parse_share(v, 0.001 - 1e-12, 0.5, &o.tol) < 0) { rc = bad("--tol %s: expected a relative tolerance in [0.001, 0.5]%s", v, ""); goto out; }
                 extra[nx++] = "--tol", extra[nx++] = v;
             } else if (!strcmp(opt, "--rate")) {
-                if (parse_pos(v, &target) < 0) { rc = bad("--rate %s: expected a request rate > 0 (req/s)%s", v, ""); goto out; }
+                if (parse_pos(v, &target) < 0 || !(target <= 1e9)) {
+                    rc = bad("--rate %s: expected a request rate in (0, 1e9] (req/s)%s", v, "");
+                    goto out;
+                }
             } else if (!strcmp(opt, "--search")) {
                 if (sweep_add(&sw, v, err, sizeof err) < 0) {
                     char *m = err;
@@ -1919,9 +1929,10 @@ int capacity_main(int argc, char **argv, const char *argv0)
             } else if (!strcmp(opt, "--gpu-cost")) {
                 const char *eq = strchr(v, '=');
                 double usd;
-                if (!eq || eq == v || parse_pos(eq + 1, &usd) < 0 || !(usd <= 1e9)) {   /* x GPUs stays finite */
-                    rc = bad("--gpu-cost %s: expected PROFILE=DOLLARS_PER_HOUR (a GPU's price an hour, at most 1e9), e.g."
-                             " h200=3.5%s", v, "");
+                /* x GPUs stays finite; from a tenth of a cent an hour, whose req/$ still fits the table */
+                if (!eq || eq == v || parse_pos(eq + 1, &usd) < 0 || !(usd <= 1e9) || !(usd >= 1e-3)) {
+                    rc = bad("--gpu-cost %s: expected PROFILE=DOLLARS_PER_HOUR (a GPU's price an hour, in [0.001, 1e9]),"
+                             " e.g. h200=3.5%s", v, "");
                     goto out;
                 }
                 if (R.ncost == CAP_MAX_COSTS) { rc = bad("at most %s --gpu-cost%s", "32", ""); goto out; }

@@ -22,6 +22,7 @@ static int cluster_fits(void *ctx, long prompt, long output, long *need, int *bl
         /* a prefill replica holds the prompt (and the token it samples) */
         long n = replica_request_blocks(r, prompt, k < e->npre ? 1 : output);
         if (n > r->sc.capacity) {
+            ((engine_t *)ctx)->unfit_pool = r->pool;
             *need = n;
             *block = r->sc.block;
             *cap = r->sc.capacity;
@@ -283,6 +284,17 @@ static int make_replicas(engine_t *e, const scenario_t *s, cost_model_t *cost, c
     return 0;
 }
 
+/* A request that does not fit a cluster pool's cache: the message names the pool (its
+ * engine keys may be its own). */
+static void unfit_where(engine_t *e)
+{
+    const scn_cluster_t *c = &e->s->cluster;
+    size_t o = strlen(e->err);
+    if (!c->enabled || e->unfit_pool < 0 || e->unfit_pool >= c->n_pools || o + 1 >= ENG_ERR_MAX) return;
+    snprintf(e->err + o, ENG_ERR_MAX - o, "; the cache of pool %s's replicas (cluster.pools.%s.engine)",
+             c->pools[e->unfit_pool].name, c->pools[e->unfit_pool].name);
+}
+
 int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const profile_t *prof, engine_cost_fn mk,
                    void *mk_ctx)
 {
@@ -301,7 +313,11 @@ int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const p
     for (int k = 0; k < e->nrep; k++)
         if (k == 0 || e->rep[k].pool != e->rep[k - 1].pool) e->heads[e->nheads++] = k;
     workload_hooks_t h = wl_hooks(e);
-    if (workload_check(s, &h, e->err) < 0) return -1;
+    e->unfit_pool = -1;
+    if (workload_check(s, &h, e->err) < 0) {
+        unfit_where(e);
+        return -1;
+    }
     for (int k = 0; k < e->nrep; k++) {
         replica_t *r = &e->rep[k];
         if (replica_setup(r, prof, k > 0) < 0) return -1;
@@ -336,7 +352,10 @@ int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const p
 int engine_check_trace(engine_t *e)
 {
     workload_hooks_t h = wl_hooks(e);
-    return workload_check_trace(e->s, &h, e->err);
+    e->unfit_pool = -1;
+    int rc = workload_check_trace(e->s, &h, e->err);
+    if (rc < 0) unfit_where(e);
+    return rc;
 }
 
 void engine_free(engine_t *e)

@@ -49,6 +49,7 @@ struct engine {                   /* read-only outside cluster.c */
     int *ready, nready;           /* replicas that may start a step (requests, no step in flight) */
     char *in_ready;               /* replica k is on ready */
     int *heads, nheads;           /* the first replica of each run of one pool's replicas */
+    int unfit_pool;               /* the pool whose cache a request did not fit (-1 none; set-up's message) */
     long rr_next;                 /* round_robin's next replica */
     void *rng_route;              /* gsl_rng*: the random router's draws (a stream of its own) */
     cost_model_t **owned;         /* the replicas' cost models the engine made (engine_init_ex) */

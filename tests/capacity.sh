@@ -42,6 +42,10 @@ refused "gpu-cost no price" '--gpu-cost h200' $S --slo ttft_p99=2 --gpu-cost h20
 refused "gpu-cost bad price" '--gpu-cost h200=cheap' $S --slo ttft_p99=2 --gpu-cost h200=cheap
 refused "gpu-cost price past 1e9 (its product with the GPUs overflows)" '--gpu-cost h200=1e308' $S --slo ttft_p99=2 \
   --gpu-cost h200=1e308
+refused "--rate past 1e9 (its copy count overflowed)" '--rate 1e308: expected a request rate in (0, 1e9]' $S \
+  --slo ttft_p99=2 --rate 1e308
+refused "gpu-cost price below a tenth of a cent (its req/$ broke the table)" '--gpu-cost h200=1e-300' $S --slo ttft_p99=2 \
+  --gpu-cost h200=1e-300
 refused "-j zero" '-j 0' $S --slo ttft_p99=2 -j 0
 refused "unknown search key" '--search engine.max_num_sequences=4: unknown key "max_num_sequences"' $S --slo ttft_p99=2 \
   --search engine.max_num_sequences=4
@@ -131,6 +135,12 @@ awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "usd_per_hour") 
 refused "--frontier: a negative price (it was the cheapest)" \
   "bad4.csv:3:$(cellcol "$tmp/bad4.csv" 3 usd_per_hour): usd_per_hour: \"-100\" is not a number >= 0" \
   --frontier "$tmp/bad4.csv" --rate 1
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "rate_per_s") c = i } NR > 1 && $c != "" { $c = "1e-300" } 1' \
+  "$tmp/merged.csv" > "$tmp/tiny.csv"
+$PACESIM capacity --frontier "$tmp/tiny.csv" --slo ttft_p99=1 --slo tpot_p90=0.02 --rate 30 > /dev/null 2> "$tmp/tiny.txt"
+if grep -q "^cheapest carrying 30 req/s: none (each would need more than 10^12 copies)" "$tmp/tiny.txt"; then
+  ok "--frontier --rate over rates of 1e-300: no copy count past 10^12 (it overflowed a long)"
+else bad "--frontier --rate over tiny rates: $(grep cheapest "$tmp/tiny.txt")"; fi
 sed '1s/,usd_per_hour,/,usd_per_hour,usd_per_hour,/; 2,$s/,ok,/,1,ok,/' "$tmp/merged.csv" > "$tmp/bad5.csv"
 c=$(($(sed -n '1s/,usd_per_hour,.*//p' "$tmp/bad5.csv" | wc -c) + 1 + 13))   # the second usd_per_hour
 refused "--frontier: a column twice, at the second" "bad5.csv:1:$c: usd_per_hour: a second column of that name" \
