@@ -1724,59 +1724,33 @@ static int parse_share(const char *v, double lo_excl, double hi_incl, double *ou
     return 0;
 }
 
-/* A --search value's identity: two values with the same one make the same configuration --
- * the same text, the same number (4 and 4.0, 1e3 and 1000), or for split the same split
- * (01:2 and 1:2). */
-typedef struct dup_key {
-    char k[48];                   /* a number's or a split's canonical text; "t" for a text value */
-    const char *t;                /* a text value ("" otherwise) */
-    int i;                        /* the value's index on its axis */
-} dup_key_t;
-
-static void dup_key(const char *v, int split, dup_key_t *out)
+/* A split value's identity (01:2 is 1:2): sweep_find_dup's canon for the split axis. */
+static int split_canon(const char *v, char *out, size_t n, void *ctx)
 {
     cap_split_t sp;
-    char e[CAP_ERR_MAX], *end;
-    double x = strtod(v, &end);
-    out->t = "";
-    if (split && cap_parse_split(v, &sp, e, sizeof e) == 0) snprintf(out->k, sizeof out->k, "s%d:%d:%d", (int)sp.kind, sp.p, sp.d);
-    else if (!split && end != v && !*end && isfinite(x)) snprintf(out->k, sizeof out->k, "n%.17g", x);
-    else snprintf(out->k, sizeof out->k, "t"), out->t = v;
+    char e[CAP_ERR_MAX];
+    (void)ctx;
+    if (cap_parse_split(v, &sp, e, sizeof e) < 0) return 0;
+    snprintf(out, n, "%d:%d:%d", (int)sp.kind, sp.p, sp.d);
+    return 1;
 }
 
-static int dup_cmp(const void *a, const void *b)
-{
-    const dup_key_t *x = a, *y = b;
-    int c = strcmp(x->k, y->k);
-    if (!c) c = strcmp(x->t, y->t);
-    return c ? c : (x->i > y->i) - (x->i < y->i);
-}
-
-/* A value given twice on one --search axis would run one configuration twice (and print it
- * twice): refused, as a key given twice is.  0, 1 out of memory, or 2 with the message printed. */
+/* A split value given twice would run one configuration twice (and print it twice):
+ * refused, as a value given twice on any other axis is (sweep_add).  0, 1 out of memory, or
+ * 2 with the message printed. */
 static int check_dups(const cap_opts_t *o)
 {
-    const sweep_t *sw = o->search;
-    for (int a = 0; a < sw->naxes; a++) {
-        const sweep_axis_t *ax = &sw->axes[a];
-        dup_key_t *k = malloc((size_t)ax->n * sizeof *k);
-        if (!k) return 1;
-        for (int i = 0; i < ax->n; i++) dup_key(ax->vals[i], o->has_split && a == o->split_axis, &k[i]), k[i].i = i;
-        qsort(k, (size_t)ax->n, sizeof *k, dup_cmp);
-        int i1 = -1, i2 = -1;             /* the first duplicate pair, by the later value's index */
-        for (int i = 1; i < ax->n; i++)
-            if (!strcmp(k[i].k, k[i - 1].k) && !strcmp(k[i].t, k[i - 1].t) && (i2 < 0 || k[i].i < i2)) i1 = k[i - 1].i, i2 = k[i].i;
-        free(k);
-        if (i2 < 0) continue;
-        if (strcmp(ax->vals[i1], ax->vals[i2]))
-            setup_msg(stderr, "pacesim capacity: --search %s: %s and %s are the same value (each configuration runs "
-                      "once: give it once)", ax->key, ax->vals[i1], ax->vals[i2]);
-        else
-            setup_msg(stderr, "pacesim capacity: --search %s: %s is given twice (each configuration runs once: give "
-                      "it once)", ax->key, ax->vals[i2]);
-        return 2;
-    }
-    return 0;
+    if (!o->has_split) return 0;
+    const sweep_axis_t *ax = &o->search->axes[o->split_axis];
+    int i1, i2, r = sweep_find_dup(ax->vals, ax->n, split_canon, NULL, &i1, &i2);
+    if (r <= 0) return r < 0 ? 1 : 0;
+    if (strcmp(ax->vals[i1], ax->vals[i2]))
+        setup_msg(stderr, "pacesim capacity: --search %s: %s and %s are the same value (each value runs once: give it "
+                  "once)", ax->key, ax->vals[i1], ax->vals[i2]);
+    else
+        setup_msg(stderr, "pacesim capacity: --search %s: %s is given twice (each value runs once: give it once)",
+                  ax->key, ax->vals[i2]);
+    return 2;
 }
 
 /* Every value of every axis, alone on the caller's overrides, must load: an unknown key or

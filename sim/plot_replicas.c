@@ -105,6 +105,8 @@ static void pr_emit(void *ctx, long j)
 
 /* the highest rate a replica is given: capacity's saturation probe (every request at once) */
 #define PR_MAX_RATE 1e6
+/* the most runs one plot simulates (the default plot's 114 take ~30 s on two cores) */
+#define PR_MAX_RUNS 10000
 
 /* A list of positive numbers (sweep_values' syntax) into *out (malloc'd), each given once:
  * rates up to PR_MAX_RATE, replicas integers in [1, 4096].  0, or -1 with a message. */
@@ -126,17 +128,17 @@ static int parse_list(const char *opt, const char *list, int integer, double **o
                       integer ? "an integer in [1, 4096]" : "a rate in (0, 1e6] requests/s per replica");
             rc = -1;
         }
-        for (int k = 0; k < i && rc == 0; k++)
-            if ((*out)[k] == v) {
-                if (!strcmp(vals[k], vals[i]))
-                    setup_msg(stderr, "pacesim plot replicas: %s %s: %s is given twice (each point runs once: give it"
-                              " once)", opt, list, vals[i]);
-                else
-                    setup_msg(stderr, "pacesim plot replicas: %s %s: %s and %s are the same %s (each point runs once: "
-                              "give it once)", opt, list, vals[k], vals[i], integer ? "count" : "rate");
-                rc = -1;
-            }
         if (rc == 0) (*out)[i] = v;
+    }
+    int k, i;
+    if (rc == 0 && sweep_find_dup(vals, *n, NULL, NULL, &k, &i) > 0) {
+        if (!strcmp(vals[k], vals[i]))
+            setup_msg(stderr, "pacesim plot replicas: %s %s: %s is given twice (each point runs once: give it once)",
+                      opt, list, vals[i]);
+        else
+            setup_msg(stderr, "pacesim plot replicas: %s %s: %s and %s are the same %s (each point runs once: give it "
+                      "once)", opt, list, vals[k], vals[i], integer ? "count" : "rate");
+        rc = -1;
     }
     sweep_free_values(vals, *n);
     if (rc < 0) {
@@ -283,6 +285,12 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
                       nrnames > NROUTERS ? "more routers than there are" : serr);
             goto out;
         }
+        int d1, d2;
+        if (sweep_find_dup(rnames, nrnames, NULL, NULL, &d1, &d2) > 0) {
+            setup_msg(stderr, "pacesim plot replicas: --routers %s: %s is given twice (each router runs once: give it"
+                      " once)", routers_s, rnames[d2]);
+            goto out;
+        }
     }
     for (int i = 0; i < (routers_s ? nrnames : NROUTERS); i++) {
         const char *name = routers_s ? rnames[i] : all_routers[i];
@@ -303,6 +311,13 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
         routers[nrouters++] = name;
     }
     /* the runs: one replica once, then per router and number of replicas, every rate */
+    long nruns = 0;
+    for (int k = 0; k < nreps; k++) nruns += (long)(reps[k] == 1 ? 1 : nrouters) * nrates;
+    if (nruns > PR_MAX_RUNS) {
+        setup_msg(stderr, "pacesim plot replicas: %ld runs (--replicas x routers x --rates), more than %d in one plot: give"
+                  " fewer", nruns, PR_MAX_RUNS);
+        goto out;
+    }
     P.jobs = calloc((size_t)(nreps * (nrouters + 1)) * (size_t)nrates, sizeof *P.jobs);
     if (!P.jobs) {
         fprintf(stderr, "pacesim: out of memory\n");

@@ -309,6 +309,46 @@ fail:
     return -1;
 }
 
+typedef struct dup_key {
+    char k[48];                   /* a canonical text ("n" + a number's value, ...); "t" for a text value */
+    const char *t;                /* a text value ("" otherwise) */
+    int i;                        /* the value's index */
+} dup_key_t;
+
+static int dup_cmp(const void *a, const void *b)
+{
+    const dup_key_t *x = a, *y = b;
+    int c = strcmp(x->k, y->k);
+    if (!c) c = strcmp(x->t, y->t);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+int sweep_find_dup(char *const *vals, int n, sweep_canon_fn canon, void *ctx, int *first, int *second)
+{
+    dup_key_t *k = malloc((size_t)(n > 0 ? n : 1) * sizeof *k);
+    if (!k) return -1;
+    for (int i = 0; i < n; i++) {
+        const char *v = vals[i];
+        char *end;
+        double x = strtod(v, &end);
+        k[i].i = i;
+        k[i].t = "";
+        if (canon && canon(v, k[i].k + 1, sizeof k[i].k - 1, ctx)) k[i].k[0] = 'c';
+        else if (end != v && !*end && isfinite(x)) snprintf(k[i].k, sizeof k[i].k, "n%.17g", x == 0 ? 0.0 : x);
+        else snprintf(k[i].k, sizeof k[i].k, "t"), k[i].t = v;
+    }
+    qsort(k, (size_t)n, sizeof *k, dup_cmp);
+    int i1 = -1, i2 = -1;                 /* of the repeats, the one earliest in the list */
+    for (int i = 1; i < n; i++)
+        if (!strcmp(k[i].k, k[i - 1].k) && !strcmp(k[i].t, k[i - 1].t) && (i2 < 0 || k[i].i < i2))
+            i1 = k[i - 1].i, i2 = k[i].i;
+    free(k);
+    if (i2 < 0) return 0;
+    *first = i1;
+    *second = i2;
+    return 1;
+}
+
 int sweep_add(sweep_t *sw, const char *spec, char *err, size_t errn)
 {
     const char *eq = strchr(spec, '=');
@@ -331,6 +371,18 @@ int sweep_add(sweep_t *sw, const char *spec, char *err, size_t errn)
     int n;
     if (sweep_values(eq + 1, &vals, &n, verr, sizeof verr) < 0) {
         snprintf(err, errn, "--sweep %.*s: %s", (int)klen, spec, verr);
+        return -1;
+    }
+    int d1, d2, dr = sweep_find_dup(vals, n, NULL, NULL, &d1, &d2);
+    if (dr != 0) {
+        if (dr < 0) snprintf(err, errn, "out of memory");
+        else if (!strcmp(vals[d1], vals[d2]))
+            snprintf(err, errn, "--sweep %.*s: %s is given twice (each value runs once: give it once)", (int)klen, spec,
+                     vals[d2]);
+        else
+            snprintf(err, errn, "--sweep %.*s: %s and %s are the same value (each value runs once: give it once)",
+                     (int)klen, spec, vals[d1], vals[d2]);
+        sweep_free_values(vals, n);
         return -1;
     }
     sweep_axis_t *na = realloc(sw->axes, (size_t)(sw->naxes + 1) * sizeof *na);

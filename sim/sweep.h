@@ -49,8 +49,15 @@ typedef struct sweep {
 int sweep_values(const char *list, char ***vals, int *n, char *err, size_t errn);
 void sweep_free_values(char **vals, int n);
 
+/* A value's identity for sweep_find_dup: its canonical text into out (n bytes), 1; or 0:
+ * the default (a number by its value, so 4 and 4.0 are one; any other text as it is). */
+typedef int (*sweep_canon_fn)(const char *v, char *out, size_t n, void *ctx);
+/* The first value (by position) that repeats an earlier one of vals: 1 with *first and
+ * *second their indices, 0 none, -1 out of memory.  canon NULL: the default identity. */
+int sweep_find_dup(char *const *vals, int n, sweep_canon_fn canon, void *ctx, int *first, int *second);
+
 /* Add an axis from "key.path=LIST"; 0, or -1 with err set (no '=', empty key, bad
- * list, key swept twice). */
+ * list, key swept twice, a value given twice: it would run one point twice). */
 int sweep_add(sweep_t *sw, const char *spec, char *err, size_t errn);
 /* Points in the product (1 with no axes). */
 long sweep_npoints(const sweep_t *sw);

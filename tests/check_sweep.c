@@ -109,6 +109,21 @@ START_TEST(axes_and_points)
     ck_assert_int_lt(sweep_add(&sw, "novalue", err, sizeof err), 0);
     ck_assert_int_lt(sweep_add(&sw, "=1,2", err, sizeof err), 0);
     ck_assert_int_lt(sweep_add(&sw, "k=1..2:0", err, sizeof err), 0);
+    /* a value given twice would run one point twice: refused, also 4 and 4.0, 1e3 and 1000 */
+    ck_assert_int_lt(sweep_add(&sw, "k=1,2,1", err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(err, "k: 1 is given twice"));
+    ck_assert_int_lt(sweep_add(&sw, "k=1..5,3", err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(err, "k: 3 is given twice"));
+    ck_assert_int_lt(sweep_add(&sw, "k=4,1e3,4.0", err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(err, "k: 4 and 4.0 are the same value"));
+    ck_assert_int_lt(sweep_add(&sw, "k=x,1000,y,1e3", err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(err, "k: 1000 and 1e3 are the same value"));
+    ck_assert_int_lt(sweep_add(&sw, "k=fp8,auto,fp8", err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(err, "k: fp8 is given twice"));
+    ck_assert_int_eq(sweep_add(&sw, "k=nan,inf,-0.5..0.5:0.5", err, sizeof err), 0);   /* distinct (text, -0.5, 0.0, 0.5) */
+    sweep_free(&sw);
+    ck_assert_int_eq(sweep_add(&sw, "a.b=1..3", err, sizeof err), 0);
+    ck_assert_int_eq(sweep_add(&sw, "c=x,y", err, sizeof err), 0);
     ck_assert_int_eq(sw.naxes, 2);
     ck_assert_int_eq(sweep_npoints(&sw), 6);
     /* the first axis is the outer loop */

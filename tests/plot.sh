@@ -45,6 +45,10 @@ refused "replicas: --rates nan" 2 "nan is not a rate in (0, 1e6]" "$bin" plot re
 refused "replicas: --rates inf" 2 "inf is not a rate in (0, 1e6]" "$bin" plot replicas --rates inf
 refused "replicas: a rate twice" 2 "--rates 4,8,4: 4 is given twice" "$bin" plot replicas --rates 4,8,4
 refused "replicas: a rate twice in two spellings" 2 "4 and 4.0 are the same rate" "$bin" plot replicas --rates 4,4.0
+refused "replicas: a router twice" 2 "--routers round_robin,random,round_robin: round_robin is given twice" \
+    "$bin" plot replicas --routers round_robin,random,round_robin
+refused "replicas: more than 10000 runs" 2 "plot replicas: 60000 runs (--replicas x routers x --rates), more than 10000" \
+    "$bin" plot replicas --rates 1..20000 --replicas 1,2 --routers round_robin,random
 refused "replicas: a count twice" 2 "--replicas 2,1,2: 2 is given twice" "$bin" plot replicas --replicas 2,1,2
 refused "replicas: a rate at which no request arrives before the stop" 2 \
     "1 replica, no router, 1e-300/s per replica: no request finished (the run stopped at stop.max_time_s)" \
