@@ -1172,6 +1172,18 @@ static int parse_reference(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     return 0;
 }
 
+/* A Poisson workload starting at or after stop.max_time_s (its default too) would run no
+ * request and print a table of nothing: refused at workload.poisson.start_s. */
+static int poisson_start_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s)
+{
+    if (!s->poisson.enabled || s->poisson.start_s < s->stop.max_time_s) return 0;
+    const yd_node_t *w = yd_map_get(root, "workload"), *p = w ? yd_map_get(w, "poisson") : NULL;
+    const yd_node_t *at = p ? yd_map_get(p, "start_s") : NULL;
+    return yd_fail(e, at ? at : p ? p : root, "workload.poisson.start_s",
+                   "%g s: no request would arrive before stop.max_time_s (%g s%s)", s->poisson.start_s,
+                   s->stop.max_time_s, yd_map_get(root, "stop") ? "" : ", its default");
+}
+
 static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 {
     static const char *const keys[] = {"when", "max_time_s", "max_steps", NULL};
@@ -1181,7 +1193,7 @@ static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     st->max_steps = 0;
     yd_node_t *m = yd_map_get(root, "stop"), *when = NULL;
     if (!m || yd_is_null(m))
-        return 0;
+        return poisson_start_check(e, root, s);
     if (yd_strict_map(e, m, "stop", keys) ||
         yd_get_double(e, m, "stop", "max_time_s", YD_OPT, POS_NUM, &st->max_time_s) < 0 ||
         yd_get_long(e, m, "stop", "max_steps", YD_OPT, 0, LONG_MAX, &st->max_steps) < 0 ||
@@ -1197,7 +1209,7 @@ static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
             st->event = mk.event;
         }
     }
-    return 0;
+    return poisson_start_check(e, root, s);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -1340,7 +1352,8 @@ static int parse_disagg(yd_err_t *e, const yd_node_t *m, const yd_node_t *pools,
         return yd_fail(e, kv, kvp, "give the link: link: PRESET (%s) or bandwidth_GBps", hw_link_names());
     c->kv_bandwidth = hb ? gbps * 1e9 : c->kv_link->bytes_per_s;
     c->kv_latency_s = hlat ? lat_us * 1e-6 : hl ? c->kv_link->latency_s : 0.0;
-    if (c->router_latency_s + c->kv_latency_s >= s->stop.max_time_s) {   /* no first token before the stop */
+    if ((s->poisson.enabled ? s->poisson.start_s : 0) + c->router_latency_s + c->kv_latency_s >= s->stop.max_time_s) {
+        /* no first token before the stop */
         const yd_node_t *at = yd_map_get(kv, hlat ? "latency_us" : "link");
         return yd_fail(e, at ? at : kv, hlat ? "cluster.kv_transfer.latency_us" : "cluster.kv_transfer.link",
                        "%g s%s: no request's KV would reach a decode replica before stop.max_time_s (%g s)",
@@ -1368,10 +1381,11 @@ static int parse_cluster(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         yd_get_double(e, m, cp, "balance_rel_threshold", YD_OPT, 1.0, 1e6, 0, &c->balance_rel) < 0 ||
         yd_get_node(e, m, cp, "pools", YD_REQ, YD_MAP, &pools) < 0)
         return -1;
-    if (c->router_latency_s >= s->stop.max_time_s)     /* every request reaches a replica at or after it */
+    double t0 = s->poisson.enabled ? s->poisson.start_s : 0;   /* the first arrival, at the earliest */
+    if (t0 + c->router_latency_s >= s->stop.max_time_s)   /* every request reaches a replica at or after it */
         return yd_fail(e, yd_map_get(m, "router_latency_s"), "cluster.router_latency_s",
-                       "%g s: no request would reach a replica before stop.max_time_s (%g s): give a latency below it",
-                       c->router_latency_s, s->stop.max_time_s);
+                       "%g s%s: no request would reach a replica before stop.max_time_s (%g s): give a latency below it",
+                       c->router_latency_s, t0 > 0 ? " after workload.poisson.start_s" : "", s->stop.max_time_s);
     c->router = (router_kind_t)rt;
     c->line = m->line;
     c->col = m->col;
