@@ -318,7 +318,15 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
             if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
                 || duty_load(&s, j, t_s[p[q]], L, tl, 1.0, settle, &d, &mhz, &w) < 0)
                 goto done;
-            double fc = heat_clock(u, cold, hot, (const double(*)[3])out->curve, out->ncurve);
+            /* the curve's clock at duty u (linear between its points, from (0, cold)) */
+            double d0 = 0, f0 = cold, fc = out->curve[out->ncurve - 1][1];
+            for (int c = 0; c < out->ncurve; c++) {
+                if (u <= out->curve[c][0]) {
+                    fc = f0 + (out->curve[c][1] - f0) * (u - d0) / (out->curve[c][0] - d0);
+                    break;
+                }
+                d0 = out->curve[c][0], f0 = out->curve[c][1];
+            }
             fprintf(progress, "calib: sustained load: gemm m=%ld n=%ld k=%ld back to back, %.2f of the heater's FLOP rate: "
                     "%.0f MHz, %.0f W (the curve at duty %.2f: %.0f MHz)\n", j->m, j->n, j->k, u, mhz, w, u, fc);
         }

@@ -18,8 +18,10 @@
  *      share of light load, if longer) of the heater for a share
  *      `duty` of the time and the light load for the rest (shares at their calibrated times),
  *      duty 0.1, 0.2, .. 1, each for 6 time constants (0.4 .. 1 s) -> the clock (and the board
- *      power, where the timer reads it) over the last 30%: the curve sim/heat.h maps a step's
- *      heat to its clock by (a power limit that bites only above some load shows as a knee).
+ *      power, where the timer reads it) over the last 30%: the profile's sustained.curve, the
+ *      clock against load (recorded for study; sim/heat.h says why pricing does not use it);
+ *      then GEMMs of several FLOP rates back to back, their clock and power printed beside
+ *      the curve's at that duty.
  * Time is counted as the timer's own (GPU) seconds, so a fake timer is deterministic. */
 #ifndef PACESIM_SUSTAIN_H
 #define PACESIM_SUSTAIN_H

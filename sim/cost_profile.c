@@ -1300,8 +1300,7 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
         if (cost_enumerate(pm->m, &pm->r, in, pm_price, &x) < 0) return -1;
         double c = x.total > 0 ? x.heat_w / x.total : 0;
         pm->heat_mean = heat_step(&pm->heat, c, x.total, pm->p->tau_up_s, pm->p->tau_down_s);
-        pm->clock_mean = heat_clock(pm->heat_mean, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz,
-                                    (const double(*)[3])pm->p->curve, pm->p->ncurve);
+        pm->clock_mean = heat_clock(pm->heat_mean, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
         pm->clock_model = pm->clock_mean;
         /* a diagnostic's schedule: this step priced at the clock given for it (the state
          * itself keeps following the model) */

@@ -43,17 +43,10 @@ double heat_factor_at(double hot, double f, double f_cold, double f_hot)
 
 double heat_factor(double hot, double h, double f_cold, double f_hot)
 {
-    return heat_factor_at(hot, f_cold - h * (f_cold - f_hot), f_cold, f_hot);
+    return heat_factor_at(hot, heat_clock(h, f_cold, f_hot), f_cold, f_hot);
 }
 
-double heat_clock(double h, double f_cold, double f_hot, const double (*curve)[3], int n)
+double heat_clock(double h, double f_cold, double f_hot)
 {
-    if (n < 1 || !curve) return f_cold - h * (f_cold - f_hot);
-    double d0 = 0, f0 = f_cold;
-    for (int i = 0; i < n; i++) {
-        double d1 = curve[i][0], f1 = curve[i][1];
-        if (h <= d1) return d1 > d0 ? f0 + (f1 - f0) * (h - d0) / (d1 - d0) : f1;
-        d0 = d1, f0 = f1;
-    }
-    return f0;
+    return f_cold - h * (f_cold - f_hot);
 }

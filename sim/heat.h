@@ -42,13 +42,11 @@ double heat_factor(double hot, double h, double f_cold, double f_hot);
 /* The same at clock f (MHz): (f_cold / f)^s; 1 when the clocks are not usable. */
 double heat_factor_at(double hot, double f, double f_cold, double f_hot);
 
-/* The clock (MHz) at state h.  Without a curve (n = 0): f_cold - h (f_cold - f_hot), the
- * linear map.  With calib's curve (n points {duty, MHz, W}, duty rising: the clock the card
- * settled at with the heater that share of the time and the light load the rest): linear
- * between its points, from (0, f_cold) to the first, the last point's clock beyond it.  A
- * step's heat target is its heater-equivalent share of the time, so the measured curve maps
- * it to the clock directly: where the power limit only bites above some load (a knee) the
- * clock stays at f_cold below it. */
-double heat_clock(double h, double f_cold, double f_hot, const double (*curve)[3], int n);
+/* The clock (MHz) at state h: f_cold - h (f_cold - f_hot), the linear map.  (calib also
+ * records the clock against a duty-cycled load, the profile's sustained.curve; pricing does
+ * not use it: with calib's light load between the heater's runs the card sat at its power
+ * cap from a tenth of the time on, which is not how a serving step's attention and
+ * elementwise work load it -- docs/validation.md section 2.) */
+double heat_clock(double h, double f_cold, double f_hot);
 
 #endif

@@ -24,8 +24,8 @@
  *                                     # curve: [[duty, mhz, watts], ...], 1 .. 32 points,
  *                                     # the clock settled with the heater that share of
  *                                     # the time (0 < duty <= 1, rising; mhz > 0; watts
- *                                     # >= 0, 0 = not read): the clock against load
- *                                     # (sim/heat.h), absent = the linear map
+ *                                     # >= 0, 0 = not read): calib's clock against load,
+ *                                     # recorded, not priced by (sim/heat.h)
  *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 8}
  *                                     # optional (both keys): the fp8 bridge's expansion
  *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;

@@ -87,8 +87,8 @@ typedef struct profile {
     int has_sustained;             /* the card under sustained load (sim/heat.h): */
     double clock_cold_mhz, clock_hot_mhz;   /* settled under a light load / the heater */
     double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
-    int ncurve;                    /* the clock against load (sustained.curve; 0: not measured, */
-    double curve[PROF_MAX_CURVE][3];  /* the linear map): duty, MHz, W (0: not read); duty ascending */
+    int ncurve;                    /* calib's clock against load (sustained.curve; 0: not measured; */
+    double curve[PROF_MAX_CURVE][3];  /* recorded, not priced by): duty, MHz, W (0: not read), duty rising */
     int expand_cta_tokens;         /* the fp8 bridge's expansion kernel: tokens per CTA and */
     int expand_ctas_per_sm;        /* CTAs per SM (0 = not recorded: 784 and 8) */
     int split_max, split_min_tiles, split_cost_tiles, split_ctas_per_sm;

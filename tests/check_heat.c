@@ -55,22 +55,14 @@ START_TEST(factor_follows_the_clock)
 }
 END_TEST
 
-/* The clock at a state: the linear map without a curve; with one, linear between its points
- * from (0, f_cold), flat at the last point's clock beyond it (a knee keeps f_cold below it) */
-START_TEST(clock_follows_the_curve)
+/* The clock at a state: the linear map; the factor at a clock, as heat_factor's at that state */
+START_TEST(clock_of_the_state)
 {
-    ck_assert_double_eq_tol(heat_clock(0.25, 1980, 1600, NULL, 0), 1885, 1e-9);
-    const double c[3][3] = { { 0.3, 1980, 400 }, { 0.6, 1800, 600 }, { 0.9, 1500, 700 } };
-    ck_assert_double_eq_tol(heat_clock(0.0, 1980, 1600, c, 3), 1980, 1e-9);
-    ck_assert_double_eq_tol(heat_clock(0.2, 1980, 1600, c, 3), 1980, 1e-9);
-    ck_assert_double_eq_tol(heat_clock(0.45, 1980, 1600, c, 3), 1890, 1e-9);
-    ck_assert_double_eq_tol(heat_clock(0.75, 1980, 1600, c, 3), 1650, 1e-9);
-    ck_assert_double_eq_tol(heat_clock(1.0, 1980, 1600, c, 3), 1500, 1e-9);
-    /* a first point below f_cold: linear from (0, f_cold) */
-    const double d[1][3] = { { 0.5, 1780, 0 } };
-    ck_assert_double_eq_tol(heat_clock(0.25, 1980, 1600, d, 1), 1880, 1e-9);
-    /* the factor at a clock, as heat_factor's at the state the linear map gives it */
+    ck_assert_double_eq_tol(heat_clock(0.25, 1980, 1600), 1885, 1e-9);
+    ck_assert_double_eq_tol(heat_clock(0, 1980, 1600), 1980, 1e-9);
+    ck_assert_double_eq_tol(heat_clock(1, 1980, 1600), 1600, 1e-9);
     ck_assert_double_eq_tol(heat_factor_at(1.5, 1885, 1980, 1600), heat_factor(1.5, 0.25, 1980, 1600), 1e-12);
+    ck_assert_double_eq(heat_factor_at(1.5, 1885, 1600, 1980), 1.0);
 }
 END_TEST
 
@@ -245,22 +237,23 @@ START_TEST(attention_heats_by_its_law)
 }
 END_TEST
 
-/* With a measured curve whose knee lies above the steps' heat, the same hot mixed steps cost
- * what they cost cold; with one that falls from the start, more than cold, and the cost
- * model's clock is the curve's at its state. */
-START_TEST(curve_knee_keeps_medium_loads_cold)
+/* calib's clock-against-load curve is recorded, not priced by: a profile with one prices hot
+ * mixed steps as the same profile without; the model's clock is the linear map's at its
+ * state; a diagnostic's schedule prices the next steps at the clocks given, then the model's
+ * own again. */
+START_TEST(curve_recorded_schedule_prices)
 {
     char err[SCN_ERR_MAX];
     ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &M, err) == 0, "%s", err);
-    profile_t cold, knee, lin;
+    profile_t cold, curve, lin;
     card(&cold, 0, 1.3);
-    card(&knee, 1, 1.3);
+    card(&curve, 1, 1.3);
     card(&lin, 1, 1.3);
-    const double kc[2][3] = { { 0.99, 1980, 0 }, { 1, 1600, 0 } };
+    const double kc[2][3] = { { 0.5, 1900, 650 }, { 1, 1600, 700 } };
     for (int i = 0; i < 2; i++)
-        for (int c = 0; c < 3; c++) knee.curve[i][c] = kc[i][c];
-    knee.ncurve = 2;
-    cost_model_t *mc = cost_profile_new(&cold, &M, 1, err), *mk = cost_profile_new(&knee, &M, 1, err);
+        for (int c = 0; c < 3; c++) curve.curve[i][c] = kc[i][c];
+    curve.ncurve = 2;
+    cost_model_t *mc = cost_profile_new(&cold, &M, 1, err), *mk = cost_profile_new(&curve, &M, 1, err);
     cost_model_t *ml = cost_profile_new(&lin, &M, 1, err);
     ck_assert(mc && mk && ml);
     stepdef_t mix;
@@ -270,27 +263,30 @@ START_TEST(curve_knee_keeps_medium_loads_cold)
         ck_assert_int_eq(mc->step(mc, &mix.in, &oc), 0);
         ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
         ck_assert_int_eq(ml->step(ml, &mix.in, &ol), 0);
+        ck_assert_double_eq(ok.total, ol.total);
     }
-    ck_assert_double_eq_tol(ok.total, oc.total, 1e-12 * oc.total);
-    ck_assert_double_eq(cost_profile_model_clock(mk), 1980);
     ck_assert(ol.total > oc.total * 1.001);
     double f = cost_profile_model_clock(ml);
     ck_assert(f < 1980 && f > 1600);
+    double fx = ol.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA];
+    ck_assert_double_eq_tol(fx, heat_factor_at(1.3, f, 1980, 1600), 1e-9);
     ck_assert(isnan(cost_profile_model_clock(mc)));
-    /* a diagnostic's schedule prices the next steps at the clocks given */
+    /* the schedule: the heater's clock for one step, the state itself as the model has it */
     const double sched[1] = { 1600 };
-    cost_profile_clock_schedule(mk, sched, 1);
+    cost_profile_clock_schedule(ml, sched, 1);
+    ck_assert_int_eq(ml->step(ml, &mix.in, &ol), 0);
     ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
-    ck_assert_double_eq_tol(ok.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA], 1.3, 1e-9);
-    ck_assert_double_eq(cost_profile_model_clock(mk), 1980);   /* the model's own, still */
-    ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);         /* past the schedule: the model's */
-    ck_assert_double_eq_tol(ok.total, oc.total, 1e-12 * oc.total);
+    ck_assert_double_eq_tol(ol.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA], 1.3, 1e-9);
+    ck_assert_double_eq(cost_profile_model_clock(ml), cost_profile_model_clock(mk));
+    ck_assert_int_eq(ml->step(ml, &mix.in, &ol), 0);         /* past the schedule: the model's */
+    ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
+    ck_assert_double_eq(ok.total, ol.total);
     route_plan_free(&mix.plan);
     cost_free(mc);
     cost_free(mk);
     cost_free(ml);
     prof_free(&cold);
-    prof_free(&knee);
+    prof_free(&curve);
     prof_free(&lin);
 }
 END_TEST
@@ -337,7 +333,7 @@ int main(void)
     const check_test_t tests[] = {
         CHECK_TEST(step_settles_and_means), CHECK_TEST(tau_of_traces), CHECK_TEST(factor_follows_the_clock),
         CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(attention_heats_by_its_law),
-        CHECK_TEST(clock_follows_the_curve), CHECK_TEST(curve_knee_keeps_medium_loads_cold),
+        CHECK_TEST(clock_of_the_state), CHECK_TEST(curve_recorded_schedule_prices),
         CHECK_TEST(profile_round_trip)};
     return check_main("heat", "core", tests, CHECK_N(tests), 0, NULL);
 }
