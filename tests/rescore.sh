@@ -11,10 +11,11 @@
 #                  MTP off/2/4, fp16 and fp8 KV, one model of head_dim 128 and 8 kv heads) and
 #                  the twelve B = 16K scenarios, replayed after calib measured the serving
 #                  envelope and the head_dim-128 model's shape (profile.yaml: both shapes, the
-#                  varlen and MoE laws too) in one GPU run; run 2 of each in the next run,
-#                  on another H200 of the same pool (each GPU run gets whichever card is free)
+#                  varlen and MoE laws too) in one GPU run; run 2 of each on another H200
+#                  of the same device session (its own calib there; the card of run 1 had
+#                  gone back between the two calls)
 #   h200-b131k/    the two B = 131K scenarios (fp16, no MTP, baseline and PREFIX_DECODE_ROWS=1),
-#                  priced by the h200-envelope set's profile (the same model, another card):
+#                  priced by the h200-envelope set's earlier profile (the same model, another card):
 #                  run 1 in the library sets' device session, runs 2 and 3 in a later one
 #   h200-lib-llama8b/, h200-lib-qwen3-30b-a3b/  a dense and an MoE model of the library under the
 #                  upstream scheduler and the varlen attention backend (scenarios/lib/): 48
