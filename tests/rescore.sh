@@ -168,6 +168,17 @@ if printf '%s\n' "$out" | grep -q "^== rescore .*: 3 measured runs" &&
    printf '%s\n' "$out" | grep -q "^   steps 36 / 36 36 36 "; then
     echo "  ok   three runs: mean between min and max, a verdict, the +1% column, every run's steps"; pass=$((pass + 1))
 else echo "  FAIL three runs: $out"; fail=$((fail + 1)); fi
+# --recorded-clock: the clock table's recorded column is the runs' mean sm_clock_mhz per step type
+out=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv \
+      --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml \
+      --recorded-clock 2>&1)
+want=$(awk -F, 'FNR > 1 && $2 == "mixed" { s += $7; n++ } END { printf "%.0f", s / n }' $e.steps.csv $e.run2.steps.csv)
+if printf '%s\n' "$out" | grep -q "recorded SM clock (a diagnostic)" &&
+   printf '%s\n' "$out" | awk -v w="$want" '/^   clock /{ c = 1; next } c && $1 == "mixed" { ok = ($4 == w && $3 > 1000 && $3 <= 1980) } END { exit !ok }'; then
+    echo "  ok   --recorded-clock: the model's clock beside the runs' recorded mean ($want MHz, mixed)"; pass=$((pass + 1))
+else echo "  FAIL --recorded-clock (want $want MHz): $out"; fail=$((fail + 1)); fi
+expect 2 "takes two or more --measured runs" "--recorded-clock with one run is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --recorded-clock
 expect 2 "takes one --measured run" "--steps with several runs is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv --steps "$tmp/s.csv"
 expect 1 "not the recorded scenario" "a run of another scenario among the runs is refused" -- \
