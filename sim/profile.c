@@ -149,7 +149,7 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         yd_node_t *cv = NULL;
         if (yd_get_node(e, sus, sp, "curve", YD_OPT, YD_SEQ, &cv) < 0) return -1;
         if (cv) {
-            char cp[128], ip[160], vp[192];
+            char cp[YD_PATH_MAX], ip[YD_PATH_MAX], vp[YD_PATH_MAX];
             yd_path(cp, sp, "curve");
             if (cv->n < 1 || cv->n > PROF_MAX_CURVE)
                 return yd_fail(e, cv, cp, "expected 1 to %d points, got %d", PROF_MAX_CURVE, cv->n);
