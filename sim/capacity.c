@@ -1609,10 +1609,15 @@ static int read_lines(const char *path, char ***out, long *nout)
         if (!(lines[n] = strdup(line))) { rc = 1; break; }
         n++;
     }
+    int rerr = !rc && ferror(f) ? errno : 0;  /* a directory, an I/O error: not an empty CSV */
     free(line);
     fclose(f);
     *out = lines;
     *nout = n;
+    if (rerr) {
+        setup_msg(stderr, "pacesim capacity: %s: %s", path, strerror(rerr));
+        return rerr == ENOMEM ? 1 : 2;
+    }
     if (rc) fprintf(stderr, "pacesim capacity: out of memory\n");
     return rc;
 }

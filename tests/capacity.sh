@@ -63,6 +63,7 @@ refused "split P:D twice in two spellings" '--search split: 1:2 and 01:2 are the
 refused "unknown option" 'unknown option --sweep' $S --slo ttft_p99=2 --sweep engine.max_num_seqs=4
 refused "two scenarios" 'one scenario at a time' $S $S --slo ttft_p99=2
 refused "missing scenario" 'nope.yaml' nope.yaml --slo ttft_p99=2
+refused "--frontier on a directory (it read as empty)" 'Is a directory' --frontier tests
 refused "--frontier on a run's CSV" 'not a capacity CSV' --frontier tests/data/golden/run-all.csv
 for f in tests/data/bad/capacity/*.yaml; do
   want=$(sed -n 's/^# expect: //p' "$f" | head -n 1)
