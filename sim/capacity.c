@@ -1880,8 +1880,18 @@ int capacity_main(int argc, char **argv, const char *argv0)
             if (!strcmp(opt, "--slo")) {
                 if (o.nslo == CAP_MAX_SLO) { rc = bad("at most %s SLOs%s", "8", ""); goto out; }
                 if (cap_parse_slo(v, &o.slo[o.nslo], err, sizeof err) < 0) { rc = bad("%s%s", err, ""); goto out; }
-                for (int k = 0; k < o.nslo; k++)
-                    if (!strcmp(o.slo[k].name, o.slo[o.nslo].name)) { rc = bad("--slo %s: %s is given twice", v, o.slo[k].name); goto out; }
+                for (int k = 0; k < o.nslo; k++) {     /* one bound a statistic: p99 and p99.0 are one */
+                    const cap_slo_t *x = &o.slo[k], *y = &o.slo[o.nslo];
+                    if (x->metric == y->metric && x->per_request == y->per_request && x->mean == y->mean
+                        && (x->per_request || x->mean || x->q == y->q)) {
+                        char m[CAP_ERR_MAX];
+                        if (strcmp(x->name, y->name))
+                            snprintf(m, sizeof m, "%s is %s, given already (one bound a statistic)", y->name, x->name);
+                        else snprintf(m, sizeof m, "%s is given twice", x->name);
+                        rc = bad("--slo %s: %s", v, m);
+                        goto out;
+                    }
+                }
                 o.nslo++;
                 extra[nx++] = "--slo", extra[nx++] = v;
             } else if (!strcmp(opt, "--goodput")) {

@@ -31,6 +31,7 @@ refused "unknown statistic" 'unknown statistic "q99"' $S --slo ttft_q99=2
 refused "SLO not a number" '"2s" is not a number' $S --slo ttft_p99=2s
 refused "SLO zero" '"0" is not a number of seconds > 0' $S --slo ttft_p99=0
 refused "SLO twice" 'ttft_p99 is given twice' $S --slo ttft_p99=2 --slo ttft_p99=3
+refused "SLO twice in two spellings" 'ttft_p99.0 is ttft_p99, given already' $S --slo ttft_p99=2 --slo ttft_p99.0=3
 refused "no SLO" 'no SLO given' $S
 refused "threshold without goodput" 'is a per-request threshold' $S --slo ttft=2
 refused "goodput without threshold" '--goodput needs per-request thresholds' $S --slo ttft_p99=2 --goodput 0.9
