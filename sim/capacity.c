@@ -1574,7 +1574,7 @@ static void report(FILE *f, const cap_table_t *t, const cap_opts_t *o, const cha
                 fprintf(f, "cheapest carrying %g req/s: no single configuration does; %ld copies of point %ld (", target,
                         copies_best, best->point);
                 point_label_t(f, t, best);
-                fprintf(f, "%s%ld GPUs", t->naxes ? "; " : "", copies_best * best->gpus);
+                fprintf(f, "%s%.0f GPUs", t->naxes ? "; " : "", (double)copies_best * best->gpus);   /* a merged CSV may hold any count */
                 if (!isnan(best->usd)) fprintf(f, ", $%.2f/h", (double)copies_best * best->usd);
                 fprintf(f, "), each sustaining %.4g req/s: random routing splits the Poisson stream into %ld of %.4g req/s\n",
                         best->rate, copies_best, target / (double)copies_best);
