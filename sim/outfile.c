@@ -10,6 +10,10 @@
 FILE *outfile_open(const char *path)
 {
     if (!strcmp(path, "-")) return stdout;
+    if (!*path) {
+        setup_msg(stderr, "an output named by an empty file name (give a path, or - for stdout)");
+        return NULL;
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
     int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
     FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "w");

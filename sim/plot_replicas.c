@@ -304,7 +304,9 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
         all[n++] = set2;
         if (scn_load(file, all, n, &s, err) < 0) {
             if (!routers_s) continue;              /* not for this scenario (session without conversations...) */
-            setup_msg(stderr, "%s", err);
+            if (!strncmp(err, "--set cluster.router:", 21))   /* the router is the user's --routers */
+                setup_msg(stderr, "pacesim plot replicas: --routers %s:%s", routers_s, err + 21);
+            else setup_msg(stderr, "%s", err);
             goto out;
         }
         scn_free(&s);

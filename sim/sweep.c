@@ -1065,6 +1065,10 @@ int sweep_print_points_ex(FILE *out, FILE *err, const char *argv0, const char *c
         fprintf(err, "pacesim: too many runs (at most %ld)\n", SWEEP_MAX_RUNS);
         return 2;
     }
+    if (!dir || !*dir) {                  /* "" would put every point's CSV at the root: /point-0000.csv */
+        fprintf(err, "pacesim %s: -o: an empty directory name (the points' CSVs go under it)\n", cmd);
+        return 2;
+    }
     long total = np * nf;
     int width = 4;
     for (long t = 10000; t <= total - 1 && width < 18; t *= 10) width++;

@@ -64,6 +64,8 @@ refused "split P:D twice in two spellings" '--search split: 1:2 and 01:2 are the
 refused "unknown option" 'unknown option --sweep' $S --slo ttft_p99=2 --sweep engine.max_num_seqs=4
 refused "two scenarios" 'one scenario at a time' $S $S --slo ttft_p99=2
 refused "missing scenario" 'nope.yaml' nope.yaml --slo ttft_p99=2
+refused "--points -o \"\" (the CSVs went to /point-0000.csv)" '-o: an empty directory name' $S --slo ttft_p99=2 --points -o ""
+refused "--csv \"\"" 'an output named by an empty file name' $S --slo ttft_p99=2 --csv ""
 refused "--frontier on a directory (it read as empty)" 'Is a directory' --frontier tests
 refused "--frontier on a run's CSV" 'not a capacity CSV' --frontier tests/data/golden/run-all.csv
 for f in tests/data/bad/capacity/*.yaml; do

@@ -399,7 +399,8 @@ static void gen(uint64_t seed, uint64_t iter, gen_t *g)
         if (k == 2 && strstr(w, "request: ") == NULL) snprintf(w, n, "{kind: ttft}");
     }
     g->max_steps = rchance(&r, 0.5) ? rint_in(&r, 50, 3000) : rint_in(&r, 3000, 30000);
-    g->max_time = rchance(&r, 0.3) ? 0.5 + runif(&r) * 20 : 0;
+    /* past the first arrival's reaching a replica (a stop before it is refused) */
+    g->max_time = rchance(&r, 0.3) ? g->start + g->router_latency + 0.5 + runif(&r) * 20 : 0;
     if (g->nreq && rchance(&r, 0.3))
         snprintf(g->stop, sizeof g->stop, "R%ld.%s", rint_in(&r, 0, g->nreq - 1), events[rint_in(&r, 1, 3)]);
     else

@@ -49,6 +49,10 @@ refused "replicas: a router twice" 2 "--routers round_robin,random,round_robin: 
     "$bin" plot replicas --routers round_robin,random,round_robin
 refused "replicas: more than 10000 runs" 2 "plot replicas: 60000 runs (--replicas x routers x --rates), more than 10000" \
     "$bin" plot replicas --rates 1..20000 --replicas 1,2 --routers round_robin,random
+refused "replicas: an unknown router, named as --routers" 2 'plot replicas: --routers nope: expected one of round_robin' \
+    "$bin" plot replicas --routers nope
+refused "replicas: --data named by an empty name" 2 "an output named by an empty file name" "$bin" plot replicas \
+    scenarios/cluster/h200-llama8b-chat.yaml --rates 1 --replicas 1 --data "" -o "$tmp/x.png"
 refused "replicas: a count twice" 2 "--replicas 2,1,2: 2 is given twice" "$bin" plot replicas --replicas 2,1,2
 refused "replicas: a rate at which no request arrives before the stop" 2 \
     "1 replica, no router, 1e-300/s per replica: no request finished (the run stopped at stop.max_time_s)" \
