@@ -1229,6 +1229,85 @@ START_TEST(moe_row_tiles)
 }
 END_TEST
 
+/* A routed-expert layer is priced from calib's points of its shape: at a measured token count
+ * the point's time, between two the law scaled by their measured-over-law ratios
+ * (interpolated in tokens), and a shape calib did not measure by the law alone. */
+START_TEST(moe_priced_by_points)
+{
+    profile_t p;
+    char perr[PROF_ERR_MAX], err[COST_ERR_MAX];
+    ck_assert_msg(prof_load("tests/data/replay/h200-lib-qwen3-30b-a3b/profile.yaml", &p, perr) == 0, "%s", perr);
+    model_t q;
+    char serr[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/qwen3-30b-a3b.yaml", &q, serr) == 0, "%s", serr);
+    model_rank_t r;
+    ck_assert_int_eq(model_rank(&q, 1, &r), 0);
+    cost_model_t *cm = cost_profile_new(&p, &q, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    cost_profile_set_bounds(cm, 0);
+    const prof_law_t *l = prof_find(&p, "gemm.moe.fp16");
+    ck_assert_ptr_nonnull(l);
+    cost_hw_t hw = cost_hw_of(&p);   /* the profile's ceilings, as the model prices with */
+    int at_points = 0;
+    for (int i = 0; i < l->npts; i++) {
+        const double *v = l->pts + (size_t)i * l->ncols;
+        if (v[MOE_COL_SKEW] != q.moe_skew || v[MOE_COL_EXPERTS] != q.moe_experts) continue;
+        /* the first point of its shape and token count prices it (repeats: the file's first) */
+        int first = 1;
+        for (int j = 0; j < i && first; j++) {
+            const double *u = l->pts + (size_t)j * l->ncols;
+            first = !(u[MOE_COL_TOKENS] == v[MOE_COL_TOKENS] && u[MOE_COL_N] == v[MOE_COL_N] &&
+                      u[MOE_COL_K] == v[MOE_COL_K] && u[MOE_COL_SKEW] == v[MOE_COL_SKEW]);
+        }
+        if (!first) continue;
+        cost_item_t it = { .kind = CI_GEMM, .moe = 2, .experts = 1, .count = 1, .m = 1, .n = v[MOE_COL_N],
+                           .k = v[MOE_COL_K], .wb = 2, .tokens = v[MOE_COL_TOKENS], .part = CP_LINEAR };
+        double sec;
+        int grid;
+        ck_assert_int_eq(cost_profile_item(cm, &it, &sec, &grid), 0);
+        ck_assert_int_eq(grid, 1);
+        ck_assert_msg(fabs(sec / v[l->ncols - 1] - 1) < 1e-9, "%g tokens: %g s, measured %g", v[0], sec, v[l->ncols - 1]);
+        at_points++;
+        /* halfway to the next measured count: the law times the two ratios' mean */
+        const double *nx = NULL;
+        for (int j = 0; j < l->npts; j++) {
+            const double *u = l->pts + (size_t)j * l->ncols;
+            if (u[MOE_COL_N] == v[MOE_COL_N] && u[MOE_COL_K] == v[MOE_COL_K] && u[MOE_COL_SKEW] == v[MOE_COL_SKEW] &&
+                u[0] > v[0] && (!nx || u[0] < nx[0]))
+                nx = u;
+        }
+        if (!nx || (long)(nx[0] - v[0]) % 2) continue;
+        double mid[PROF_MAX_COLS], f[PROF_MAX_COEF], fv[PROF_MAX_COEF], fn[PROF_MAX_COEF];
+        memcpy(mid, v, sizeof(double) * (size_t)l->ncols);
+        mid[0] = (v[0] + nx[0]) / 2;
+        int one = 1;
+        for (int j = 0; j < l->npts && one; j++) {    /* only where the midpoint was not measured */
+            const double *u = l->pts + (size_t)j * l->ncols;
+            one = !(u[0] == mid[0] && u[MOE_COL_N] == v[MOE_COL_N] && u[MOE_COL_K] == v[MOE_COL_K] && u[MOE_COL_SKEW] == v[MOE_COL_SKEW]);
+        }
+        if (!one) continue;
+        ck_assert_int_eq(cost_point_features(l->name, mid, &q, &r, &hw, f), 0);
+        ck_assert_int_eq(cost_point_features(l->name, v, &q, &r, &hw, fv), 0);
+        ck_assert_int_eq(cost_point_features(l->name, nx, &q, &r, &hw, fn), 0);
+        double want = prof_eval(l, f) * (v[l->ncols - 1] / prof_eval(l, fv) + nx[l->ncols - 1] / prof_eval(l, fn)) / 2;
+        it.tokens = mid[0];
+        ck_assert_int_eq(cost_profile_item(cm, &it, &sec, &grid), 0);
+        ck_assert_msg(fabs(sec / want - 1) < 1e-9, "%g tokens: %g s, want %g", mid[0], sec, want);
+    }
+    ck_assert_int_ge(at_points, 16);
+    /* an expert shape calib did not measure: the law, not a point */
+    cost_item_t other = { .kind = CI_GEMM, .moe = 2, .experts = 1, .count = 1, .m = 1, .n = 4096, .k = 4096, .wb = 2,
+                          .tokens = 4, .part = CP_LINEAR };
+    double sec;
+    int grid;
+    ck_assert_int_eq(cost_profile_item(cm, &other, &sec, &grid), 0);
+    ck_assert_int_eq(grid, 0);
+    ck_assert(sec > 0);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 /* Points that record their shape price only items of that shape: one decode law measured at
  * the reference heads (2x the law) and at 32 q / 8 kv heads, head_dim 128 (3x) prices each
  * model's call from its own points, and a model of a third shape by the law. */
@@ -1304,7 +1383,7 @@ int main(void)
         CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch),
         CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
         CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch), CHECK_TEST(decode_pack_meets_measured_rows),
-        CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim), CHECK_TEST(moe_row_tiles), CHECK_TEST(gemm_between_kernels),
+        CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim), CHECK_TEST(moe_row_tiles), CHECK_TEST(moe_priced_by_points), CHECK_TEST(gemm_between_kernels),
         CHECK_TEST(grid_keys_points_by_shape)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }
