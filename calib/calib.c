@@ -376,17 +376,18 @@ static void varlen_grid(jobvec_t *jv, int smoke)
 
 /* The MoE expert GEMMs' grid (with --moe E,TOPK,WIDTH): the up projection (gate and up fused,
  * n = 2 x width / tp, k = hidden) and the down projection (n = hidden, k = width / tp) over
- * tokens 1 .. 4096, uniform, and skewed (Zipf 1.0) from 16 tokens; a decode batch's 1-32 tokens
- * at 1, 2, 4, 8, 16, 32 (the layer's time there follows the experts touched, a step per new
- * expert's weights, which 1, 4, 16 alone left to the law: an H200 layer of Qwen3-30B-A3B's up
- * projection at 1 token took 30 us, the law through 1, 4, 16 said 23); and, uniform, where each
+ * tokens 1 .. 4096, uniform, and skewed (Zipf 1.0) from 16 tokens; a decode batch's every
+ * token count 1-16, then 24, 32, 48 (the layer's time there steps with the experts touched, not
+ * smoothly: an H200 layer of Qwen3-30B-A3B's down projection took 15 / 19 / 31 / 34 / 45 / 49 /
+ * 60 / 63 us at 1-8 tokens, a step at every odd count, which points at 1, 4, 16 left to the law
+ * -- 17 / 24 / 30 / 37 / 44 / 50 / 57 / 64); and, uniform, where each
  * expert gets just past 64 and 128 rows and between (65, 96, 129, 192 rows an expert): the
  * grouped GEMM's time steps with its row tiles (an H200 layer of 63-64 rows an expert took
  * 0.224 ms, of 74-75 rows 0.329 ms), which points at 64, 128, 256 rows alone do not show.
- * 44 points (smoke: 4). */
+ * 74 points (smoke: 4). */
 static void moe_grid(jobvec_t *jv, const calib_opts_t *o, const model_t *m)
 {
-    static const long tok_f[] = { 1, 2, 4, 8, 16, 32, 64, 256, 1024, 2048, 4096 }, tok_s[] = { 16, 1024 };
+    static const long tok_f[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 32, 48, 64, 256, 1024, 2048, 4096 }, tok_s[] = { 16, 1024 };
     static const long rows_past[] = { 65, 96, 129, 192 };
     const long *tok = o->smoke ? tok_s : tok_f;
     int nt = o->smoke ? 2 : (int)(sizeof tok_f / sizeof *tok_f);

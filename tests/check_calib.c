@@ -1243,7 +1243,7 @@ START_TEST(grid_varlen_moe)
     ck_assert_int_eq(spread, 48 + 14);
     ck_assert_int_eq(spread_mixed, 36 + 2);
     ck_assert_int_eq(lone, 3);
-    ck_assert_int_eq(nm, 44);
+    ck_assert_int_eq(nm, 74);
     ck_assert_int_eq(past_tile, 8);   /* up and down just past 64 and 128 rows an expert, and between */
     ck_assert_int_ge(mixed, 18);
     ck_assert_int_ge(alone, 4);
@@ -1258,7 +1258,7 @@ START_TEST(grid_varlen_moe)
     o.tp = 2;
     o.varlen = 0;
     ck_assert_int_eq(calib_grid_build(&o, &ref_model, &ref_rank, &j, &n), 0);
-    ck_assert_int_eq(n, 44);
+    ck_assert_int_eq(n, 74);
     for (int i = 0; i < n; i++)
         ck_assert(j[i].n == 768 || j[i].k == 384);
     free(j);
@@ -1287,7 +1287,7 @@ START_TEST(driver_varlen_moe)
     ck_assert_ptr_nonnull(prof_find(&p, "attn.varlen.fp16"));
     ck_assert_ptr_nonnull(prof_find(&p, "gemm.moe.fp16"));
     ck_assert_int_eq(prof_find(&p, "attn.varlen.fp16")->npts, 118);
-    ck_assert_int_eq(prof_find(&p, "gemm.moe.fp16")->npts, 44);
+    ck_assert_int_eq(prof_find(&p, "gemm.moe.fp16")->npts, 74);
     check_recovered_only(&p, 1e-6, 1e-6, "attn.varlen.fp16,gemm.moe.fp16");
     /* what calib measured is a profile prof_save writes and prof_load reads back (decode rows,
      * chunks and prefixes of 0, a skew of 0 are points of these grids) */
@@ -1300,7 +1300,7 @@ START_TEST(driver_varlen_moe)
     char perr[PROF_ERR_MAX];
     ck_assert_msg(prof_load(path, &back, perr) == 0, "%s", perr);
     ck_assert_int_eq(prof_find(&back, "attn.varlen.fp16")->npts, 118);
-    ck_assert_int_eq(prof_find(&back, "gemm.moe.fp16")->npts, 44);
+    ck_assert_int_eq(prof_find(&back, "gemm.moe.fp16")->npts, 74);
     prof_free(&back);
     unlink(path);
     prof_free(&p);
