@@ -1172,16 +1172,43 @@ static int parse_reference(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     return 0;
 }
 
-/* A Poisson workload starting at or after stop.max_time_s (its default too) would run no
- * request and print a table of nothing: refused at workload.poisson.start_s. */
-static int poisson_start_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s)
+/* The earliest a request can arrive: the Poisson start, the earliest explicit arrival at a
+ * time (the others follow a request); *src -1 the Poisson, i requests[i], -2 none known
+ * (a trace's arrivals are read at set-up: 0 then). */
+static double first_arrival(const scenario_t *s, int *src)
 {
-    if (!s->poisson.enabled || s->poisson.start_s < s->stop.max_time_s) return 0;
-    const yd_node_t *w = yd_map_get(root, "workload"), *p = w ? yd_map_get(w, "poisson") : NULL;
-    const yd_node_t *at = p ? yd_map_get(p, "start_s") : NULL;
-    return yd_fail(e, at ? at : p ? p : root, "workload.poisson.start_s",
-                   "%g s: no request would arrive before stop.max_time_s (%g s%s)", s->poisson.start_s,
-                   s->stop.max_time_s, yd_map_get(root, "stop") ? "" : ", its default");
+    double t = INFINITY;
+    *src = -2;
+    if (s->trace_path[0]) return 0;
+    if (s->poisson.enabled) t = s->poisson.start_s, *src = -1;
+    for (int i = 0; i < s->n_requests; i++)
+        if (s->requests[i].arrival.kind == TRIG_TIME && s->requests[i].arrival.time_s < t)
+            t = s->requests[i].arrival.time_s, *src = i;
+    return *src == -2 ? 0 : t;
+}
+
+/* A workload whose first request arrives at or after stop.max_time_s (its default too)
+ * would run nothing and print a table of nothing: refused at the first arrival's key. */
+static int arrival_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s)
+{
+    int src;
+    double t = first_arrival(s, &src);
+    if (src == -2 || t < s->stop.max_time_s) return 0;
+    const char *dflt = yd_map_get(root, "stop") ? "" : ", its default";
+    const yd_node_t *w = yd_map_get(root, "workload");
+    if (src == -1) {
+        const yd_node_t *p = w ? yd_map_get(w, "poisson") : NULL, *at = p ? yd_map_get(p, "start_s") : NULL;
+        return yd_fail(e, at ? at : p ? p : root, "workload.poisson.start_s",
+                       "%g s: no request would arrive before stop.max_time_s (%g s%s)", t, s->stop.max_time_s, dflt);
+    }
+    const yd_node_t *rq = w ? yd_map_get(w, "requests") : NULL;
+    const yd_node_t *it = rq && rq->kind == YD_SEQ && src < rq->n ? rq->vals[src] : NULL;
+    const yd_node_t *at = it && it->kind == YD_MAP ? yd_map_get(it, "arrival") : NULL;
+    char kp[YD_PATH_MAX];
+    snprintf(kp, sizeof kp, "workload.requests[%d].arrival", src);
+    return yd_fail(e, at ? at : it ? it : root, kp,
+                   "%g s, the first arrival: no request would arrive before stop.max_time_s (%g s%s)", t,
+                   s->stop.max_time_s, dflt);
 }
 
 static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
@@ -1193,7 +1220,7 @@ static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     st->max_steps = 0;
     yd_node_t *m = yd_map_get(root, "stop"), *when = NULL;
     if (!m || yd_is_null(m))
-        return poisson_start_check(e, root, s);
+        return arrival_check(e, root, s);
     if (yd_strict_map(e, m, "stop", keys) ||
         yd_get_double(e, m, "stop", "max_time_s", YD_OPT, POS_NUM, &st->max_time_s) < 0 ||
         yd_get_long(e, m, "stop", "max_steps", YD_OPT, 0, LONG_MAX, &st->max_steps) < 0 ||
@@ -1209,7 +1236,7 @@ static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
             st->event = mk.event;
         }
     }
-    return poisson_start_check(e, root, s);
+    return arrival_check(e, root, s);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -1352,7 +1379,8 @@ static int parse_disagg(yd_err_t *e, const yd_node_t *m, const yd_node_t *pools,
         return yd_fail(e, kv, kvp, "give the link: link: PRESET (%s) or bandwidth_GBps", hw_link_names());
     c->kv_bandwidth = hb ? gbps * 1e9 : c->kv_link->bytes_per_s;
     c->kv_latency_s = hlat ? lat_us * 1e-6 : hl ? c->kv_link->latency_s : 0.0;
-    if ((s->poisson.enabled ? s->poisson.start_s : 0) + c->router_latency_s + c->kv_latency_s >= s->stop.max_time_s) {
+    int src;
+    if (first_arrival(s, &src) + c->router_latency_s + c->kv_latency_s >= s->stop.max_time_s) {
         /* no first token before the stop */
         const yd_node_t *at = yd_map_get(kv, hlat ? "latency_us" : "link");
         return yd_fail(e, at ? at : kv, hlat ? "cluster.kv_transfer.latency_us" : "cluster.kv_transfer.link",
@@ -1381,11 +1409,12 @@ static int parse_cluster(yd_err_t *e, const yd_node_t *root, scenario_t *s)
         yd_get_double(e, m, cp, "balance_rel_threshold", YD_OPT, 1.0, 1e6, 0, &c->balance_rel) < 0 ||
         yd_get_node(e, m, cp, "pools", YD_REQ, YD_MAP, &pools) < 0)
         return -1;
-    double t0 = s->poisson.enabled ? s->poisson.start_s : 0;   /* the first arrival, at the earliest */
+    int src;
+    double t0 = first_arrival(s, &src);                      /* the first arrival, at the earliest */
     if (t0 + c->router_latency_s >= s->stop.max_time_s)   /* every request reaches a replica at or after it */
         return yd_fail(e, yd_map_get(m, "router_latency_s"), "cluster.router_latency_s",
                        "%g s%s: no request would reach a replica before stop.max_time_s (%g s): give a latency below it",
-                       c->router_latency_s, t0 > 0 ? " after workload.poisson.start_s" : "", s->stop.max_time_s);
+                       c->router_latency_s, t0 > 0 ? " after the first arrival" : "", s->stop.max_time_s);
     c->router = (router_kind_t)rt;
     c->line = m->line;
     c->col = m->col;
