@@ -400,7 +400,11 @@ static void gen(uint64_t seed, uint64_t iter, gen_t *g)
     }
     g->max_steps = rchance(&r, 0.5) ? rint_in(&r, 50, 3000) : rint_in(&r, 3000, 30000);
     /* past the first arrival's reaching a replica (a stop before it is refused) */
-    g->max_time = rchance(&r, 0.3) ? g->start + g->router_latency + 0.5 + runif(&r) * 20 : 0;
+    double first = g->poisson ? g->start : INFINITY;
+    for (int i = 0; i < g->nreq; i++)
+        if (g->req[i].trig == 0 && g->req[i].t < first) first = g->req[i].t;
+    if (!isfinite(first)) first = 0;
+    g->max_time = rchance(&r, 0.3) ? first + g->router_latency + 0.5 + runif(&r) * 20 : 0;
     if (g->nreq && rchance(&r, 0.3))
         snprintf(g->stop, sizeof g->stop, "R%ld.%s", rint_in(&r, 0, g->nreq - 1), events[rint_in(&r, 1, 3)]);
     else
