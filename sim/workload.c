@@ -533,13 +533,29 @@ static int trace_read(const workload_t *e, trace_rd_t *rd, double *t, long row[5
     return 0;
 }
 
+/* The trace's first arrival t (rows arrive in order: the earliest), on line `line`: a trace
+ * that starts at or after the stop (its requests reaching a replica after it) would run
+ * nothing and print a table of nothing.  0, or WL_EINPUT with the message. */
+static int trace_first(const workload_t *e, double t, long line)
+{
+    const scenario_t *s = e->s;
+    double lat = s->cluster.enabled ? s->cluster.router_latency_s : 0;
+    if (!(s->stop.max_time_s > 0 && t + lat >= s->stop.max_time_s)) return 0;
+    snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: its first arrival, %g s%s, is at or past stop.max_time_s (%g s):"
+             " no request would %s before it", s->trace_path, line, t, lat > 0 ? " (+ cluster.router_latency_s)" : "",
+             s->stop.max_time_s, lat > 0 ? "reach a replica" : "arrive");
+    return WL_EINPUT;
+}
+
 /* Read the next trace row and schedule its arrival (nothing at the end of the trace). */
 static int trace_next(workload_t *e)
 {
     trace_rd_t rd = { e->trace, e->trace_line, e->trace_last, &e->trace_hash, &e->trace_nhash, &e->trace_hcap,
                       &e->trace_hblock };
     double t;
+    int first = e->trace_last < 0;
     int got = trace_read(e, &rd, &t, e->trace_row);
+    if (got > 0 && first && trace_first(e, t, rd.line) < 0) return WL_EINPUT;
     e->trace_line = rd.line;
     e->trace_last = rd.last;
     return got <= 0 ? got : push_ev(e, t, EVT_SOURCE, SRC_TRACE);
@@ -579,7 +595,12 @@ int workload_check_trace(const scenario_t *s, const workload_hooks_t *h, char *e
     double t;
     long row[5];
     int got;
-    while ((got = trace_read(e, &rd, &t, row)) > 0) {}
+    int first = 1;
+    while ((got = trace_read(e, &rd, &t, row)) > 0)
+        if (first && (first = 0, trace_first(e, t, rd.line) < 0)) {
+            got = WL_EINPUT;
+            break;
+        }
     fclose(rd.f);
     free(ids);
     return got == WL_EFAIL ? WL_EFAIL : got < 0 ? WL_EINPUT : 0;
