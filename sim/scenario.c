@@ -1416,6 +1416,13 @@ static int parse_cluster(yd_err_t *e, const yd_node_t *root, scenario_t *s)
                        "%g s%s: no request would reach a replica before stop.max_time_s (%g s): give a latency below it",
                        c->router_latency_s, t0 > 0 ? " after the first arrival" : "", s->stop.max_time_s);
     c->router = (router_kind_t)rt;
+    /* the load thresholds are prefix_affinity's alone: under another router a set one would be ignored */
+    static const char *const pa_only[] = {"balance_abs_threshold", "balance_rel_threshold", NULL};
+    for (int i = 0; pa_only[i] && c->router != ROUTER_PREFIX_AFFINITY; i++)
+        if (yd_map_get(m, pa_only[i]))
+            return yd_fail(e, yd_map_get(m, pa_only[i]), yd_path(kp, cp, pa_only[i]),
+                           "needs cluster.router: prefix_affinity (router %s has no load threshold)",
+                           router_names[rt]);
     c->line = m->line;
     c->col = m->col;
     if (pools->n < 1 || pools->n > SCN_MAX_POOLS)

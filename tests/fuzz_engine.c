@@ -452,9 +452,10 @@ static void write_cluster(FILE *f, const gen_t *g)
     } else {
         fprintf(f, "cluster:\n");
     }
-    fprintf(f, "  router: %s\n  router_latency_s: %.4f\n  balance_abs_threshold: %ld\n"
-               "  balance_rel_threshold: %.4f\n  pools:\n",
-            routers[g->router], g->router_latency, g->bal_abs, g->bal_rel);
+    fprintf(f, "  router: %s\n  router_latency_s: %.4f\n", routers[g->router], g->router_latency);
+    if (!strcmp(routers[g->router], "prefix_affinity"))   /* its thresholds: refused under another router */
+        fprintf(f, "  balance_abs_threshold: %ld\n  balance_rel_threshold: %.4f\n", g->bal_abs, g->bal_rel);
+    fprintf(f, "  pools:\n");
     for (int i = 0; i < g->npools; i++) {
         const g_pool_t *p = &g->pools[i];
         fprintf(f, "    p%d:\n      count: %d\n", i, p->count);
