@@ -187,7 +187,8 @@ static const cmd_help_t helps[] = {
       "          h200-llama8b-chat.yaml) with its first pool at each of --replicas (1,2,4,8),\n"
       "          each router it accepts (or --routers), workload.poisson.rate_per_s = rate x\n"
       "          replicas for each of --rates per replica (4..14:2; each in (0, 1e6], given\n"
-      "          once) and its count x replicas (at most 10000 runs);\n"
+      "          once) and its count x replicas (at most 10000 runs and 200000 requests\n"
+      "          in all; --replicas each in [1, 4096], a cluster's limit);\n"
       "          --data keeps the runs' CSV (a DATA.csv given instead of a scenario is drawn)\n" },
     { "replay", "pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT]\n",
       "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"

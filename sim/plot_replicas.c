@@ -107,9 +107,14 @@ static void pr_emit(void *ctx, long j)
 #define PR_MAX_RATE 1e6
 /* the most runs one plot simulates (the default plot's 114 take ~30 s on two cores) */
 #define PR_MAX_RUNS 10000
+/* the most requests one plot simulates, workload.poisson.count x replicas summed over the runs (the
+ * default plot's 85,200 take ~30 s on two cores; one run of 256 replicas x 200 requests ~1 min on
+ * one core, a request dearer the more replicas there are: 4096 x 200 in one run would take hours) */
+#define PR_MAX_REQUESTS 200000L
 
 /* A list of positive numbers (sweep_values' syntax) into *out (malloc'd), each given once:
- * rates up to PR_MAX_RATE, replicas integers in [1, 4096].  0, or -1 with a message. */
+ * rates up to PR_MAX_RATE, replicas integers in [1, SCN_MAX_REPLICAS] (a cluster's own limit).  0, or -1
+ * with a message. */
 static int parse_list(const char *opt, const char *list, int integer, double **out, int *n)
 {
     char **vals = NULL, err[SWEEP_ERR_MAX];
@@ -124,8 +129,12 @@ static int parse_list(const char *opt, const char *list, int integer, double **o
         double v = strtod(vals[i], &end);
         if (end == vals[i] || *end || !(v > 0) || !isfinite(v) || (integer && (v != floor(v) || v > SCN_MAX_REPLICAS))
             || (!integer && v > PR_MAX_RATE)) {
-            setup_msg(stderr, "pacesim plot replicas: %s %s: %s is not %s", opt, list, vals[i],
-                      integer ? "an integer in [1, 4096]" : "a rate in (0, 1e6] requests/s per replica");
+            if (integer)
+                setup_msg(stderr, "pacesim plot replicas: %s %s: %s is not an integer in [1, %d] (a cluster's replicas)",
+                          opt, list, vals[i], SCN_MAX_REPLICAS);
+            else
+                setup_msg(stderr, "pacesim plot replicas: %s %s: %s is not a rate in (0, 1e6] requests/s per replica",
+                          opt, list, vals[i]);
             rc = -1;
         }
         if (rc == 0) (*out)[i] = v;
@@ -318,6 +327,15 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
     if (nruns > PR_MAX_RUNS) {
         setup_msg(stderr, "pacesim plot replicas: %ld runs (--replicas x routers x --rates), more than %d in one plot: give"
                   " fewer", nruns, PR_MAX_RUNS);
+        goto out;
+    }
+    /* and the requests they simulate: count x replicas a run */
+    double nreq = 0;
+    for (int k = 0; k < nreps; k++) nreq += (double)(reps[k] == 1 ? 1 : nrouters) * nrates * (double)P.count * reps[k];
+    if (nreq > PR_MAX_REQUESTS) {
+        setup_msg(stderr, "pacesim plot replicas: %.0f requests to simulate (workload.poisson.count %ld x replicas, "
+                  "summed over %ld runs), more than %ld in one plot: give fewer or smaller --replicas, fewer --rates or "
+                  "--routers, or a lower workload.poisson.count", nreq, P.count, nruns, PR_MAX_REQUESTS);
         goto out;
     }
     P.jobs = calloc((size_t)(nreps * (nrouters + 1)) * (size_t)nrates, sizeof *P.jobs);

@@ -49,6 +49,13 @@ refused "replicas: a router twice" 2 "--routers round_robin,random,round_robin: 
     "$bin" plot replicas --routers round_robin,random,round_robin
 refused "replicas: more than 10000 runs" 2 "plot replicas: 60000 runs (--replicas x routers x --rates), more than 10000" \
     "$bin" plot replicas --rates 1..20000 --replicas 1,2 --routers round_robin,random
+refused "replicas: 4096 replicas x every rate and router: more than 200000 requests" 2 \
+    "plot replicas: 29491200 requests to simulate (workload.poisson.count 200 x replicas, summed over 36 runs), more than 200000" \
+    "$bin" plot replicas --replicas 4096
+refused "replicas: one run of 1024 replicas x 200 requests is over the cap too" 2 "204800 requests to simulate" \
+    "$bin" plot replicas --replicas 1024 --rates 4 --routers round_robin
+refused "replicas: --replicas above a cluster's 4096" 2 "--replicas 4097: 4097 is not an integer in [1, 4096]" \
+    "$bin" plot replicas --replicas 4097
 refused "replicas: an unknown router, named as --routers" 2 'plot replicas: --routers nope: expected one of round_robin' \
     "$bin" plot replicas --routers nope
 refused "replicas: --data named by an empty name" 2 "an output named by an empty file name" "$bin" plot replicas \
