@@ -60,16 +60,22 @@ START_TEST(slo_names)
 }
 END_TEST
 
-static cap_conf_t *open_conf(cap_opts_t *o, const char *file, const char *slo1, const char *slo2, double goodput)
+/* The options every test starts from: FILE, no search, 2% tolerance, 10% warm-up and cool-down. */
+static void base_opts(cap_opts_t *o, const char *file)
 {
     static sweep_t none;
-    char err[CAP_ERR_MAX];
-    int rc;
     memset(o, 0, sizeof *o);
     o->file = file;
     o->search = &none;
     o->tol = 0.02;
     o->warmup = o->cooldown = 0.1;
+}
+
+static cap_conf_t *open_conf(cap_opts_t *o, const char *file, const char *slo1, const char *slo2, double goodput)
+{
+    char err[CAP_ERR_MAX];
+    int rc;
+    base_opts(o, file);
     o->goodput = goodput;
     ck_assert_int_eq(cap_parse_slo(slo1, &o->slo[o->nslo++], err, sizeof err), 0);
     if (slo2) ck_assert_int_eq(cap_parse_slo(slo2, &o->slo[o->nslo++], err, sizeof err), 0);
@@ -199,14 +205,9 @@ END_TEST
 START_TEST(too_few_requests)
 {
     cap_opts_t o;
-    static sweep_t none;
     char err[CAP_ERR_MAX];
     int rc;
-    memset(&o, 0, sizeof o);
-    o.file = SMALL;
-    o.search = &none;
-    o.tol = 0.02;
-    o.warmup = o.cooldown = 0.1;
+    base_opts(&o, SMALL);
     ck_assert_int_eq(cap_parse_slo("ttft_p99.9=2", &o.slo[o.nslo++], err, sizeof err), 0);
     ck_assert_ptr_null(cap_conf_open(&o, NULL, 0, &rc, err, sizeof err));
     ck_assert_int_eq(rc, 2);
@@ -267,13 +268,8 @@ START_TEST(split_rewrite)
     /* its GPUs: 2 prefill replicas at TP 2 (a set of the split's pool, after the rewrite) + 1 decode at TP 1 */
     const char *all[] = { sets[0], ov, "cluster.pools.prefill.engine.tensor_parallel_size=2" };
     cap_opts_t o;
-    static sweep_t none;
     int rc;
-    memset(&o, 0, sizeof o);
-    o.file = SMALL;
-    o.search = &none;
-    o.tol = 0.02;
-    o.warmup = o.cooldown = 0.1;
+    base_opts(&o, SMALL);
     ck_assert_int_eq(cap_parse_slo("ttft_p99=2", &o.slo[o.nslo++], err, sizeof err), 0);
     cap_conf_t *c = cap_conf_open(&o, all, 3, &rc, err, sizeof err);
     ck_assert_msg(c != NULL, "%s", err);
