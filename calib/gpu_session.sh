@@ -15,6 +15,10 @@
 #      same card, merged into OUT/h200.yaml (calib --refit --merge): one profile measures both
 #      models' attention shapes                                  -> appended to OUT/calib.txt
 # CALIB_ARGS are added to calib's (e.g. "--varlen --moe 128,8,768" for the opt-in laws).
+# STAGE=calib stops after 1 and 1b; STAGE=runs skips 0, 1 and 1b and replays (2, 3; RUNS="K ..."
+# picks the runs) priced by the OUT/h200.yaml an earlier call on this card wrote; WORK=DIR keeps
+# the replays' files there across calls (default a temporary folder), so that one card's calib
+# and runs can span several calls of one machine (calib/device_record.sh).
 # Usage: calib/gpu_session.sh OUT [BINDIR]   (BINDIR holds calib and pacesim-gpu, e.g. the
 # static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  At most 8 files in OUT.
 set -u
@@ -23,38 +27,52 @@ bindir=${2:-bin}
 mkdir -p "$out"
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-work=$(mktemp -d)
-if [ "${VALIDATE:-0}" = 1 ]; then
-    OUT=$work/k STEPS=validate LONG=1 T_VALIDATE=${T_VALIDATE:-110} bash kernels/device_run.sh > "$work/k.log" 2>&1
-    mv "$work/k.log" "$work/k/"
-    tar czf "$out/kernels.tgz" -C "$work" k
-    grep -E "cases passed|FAIL" "$work/k/validate.txt" | head -20
+stage=${STAGE:-all}
+case $stage in all|calib|runs) ;; *) echo "gpu_session.sh: STAGE must be all, calib or runs, not '$stage'" >&2; exit 2 ;; esac
+if [ -n "${WORK:-}" ]; then
+    work=$WORK
+    mkdir -p "$work"
+else
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
 fi
-{ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } > "$work/calib.txt" 2>&1
-"$bindir/calib" --model models/qwen3.8-27b.yaml --tp 1 --out "$out/h200.yaml" --keep-going \
-    --points-log "$work/points.csv" ${CALIB_ARGS:-} \
-    >> "$work/calib.txt" 2>&1 || echo "calib rc=$?" >> "$work/calib.txt"
-cp "$work/calib.txt" "$out/calib.txt"
-[ -f "$work/points.csv" ] && gzip -c "$work/points.csv" > "$out/points.csv.gz"
-if [ -n "${ALSO_MODEL:-}" ]; then
-    also=attn.prefill_bm32.fp16,attn.prefill_generic.fp16,attn.prefill_lowsmem.fp16,attn.decode_xqa.fp16
-    also=$also,attn.decode_scalar.fp16,gemm
-    { echo "== calib $ALSO_MODEL ($also), merged"; date; } >> "$out/calib.txt"
-    "$bindir/calib" --model "$ALSO_MODEL" --tp 1 --out "$work/also.yaml" --keep-going --only "$also" \
-        >> "$out/calib.txt" 2>&1 \
-    && "$bindir/calib" --refit "$out/h200.yaml" --merge "$work/also.yaml" --model models/qwen3.8-27b.yaml \
-        --out "$out/h200.yaml" >> "$out/calib.txt" 2>&1 || echo "calib (ALSO_MODEL) rc=$?" >> "$out/calib.txt"
+if [ "$stage" = runs ] && [ ! -s "$out/h200.yaml" ]; then
+    echo "gpu_session.sh: STAGE=runs needs the profile of an earlier calib in $out/h200.yaml" >&2
+    exit 2
 fi
-grep -E "sustained|rc=|merged" "$out/calib.txt"
+if [ "$stage" != runs ]; then
+    if [ "${VALIDATE:-0}" = 1 ]; then
+        OUT=$work/k STEPS=validate LONG=1 T_VALIDATE=${T_VALIDATE:-110} bash kernels/device_run.sh > "$work/k.log" 2>&1
+        mv "$work/k.log" "$work/k/"
+        tar czf "$out/kernels.tgz" -C "$work" k
+        grep -E "cases passed|FAIL" "$work/k/validate.txt" | head -20
+    fi
+    { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } > "$work/calib.txt" 2>&1
+    "$bindir/calib" --model models/qwen3.8-27b.yaml --tp 1 --out "$out/h200.yaml" --keep-going \
+        --points-log "$work/points.csv" ${CALIB_ARGS:-} \
+        >> "$work/calib.txt" 2>&1 || echo "calib rc=$?" >> "$work/calib.txt"
+    cp "$work/calib.txt" "$out/calib.txt"
+    [ -f "$work/points.csv" ] && gzip -c "$work/points.csv" > "$out/points.csv.gz"
+    if [ -n "${ALSO_MODEL:-}" ]; then
+        also=attn.prefill_bm32.fp16,attn.prefill_generic.fp16,attn.prefill_lowsmem.fp16,attn.decode_xqa.fp16
+        also=$also,attn.decode_scalar.fp16,gemm
+        { echo "== calib $ALSO_MODEL ($also), merged"; date; } >> "$out/calib.txt"
+        "$bindir/calib" --model "$ALSO_MODEL" --tp 1 --out "$work/also.yaml" --keep-going --only "$also" \
+            >> "$out/calib.txt" 2>&1 \
+        && "$bindir/calib" --refit "$out/h200.yaml" --merge "$work/also.yaml" --model models/qwen3.8-27b.yaml \
+            --out "$out/h200.yaml" >> "$out/calib.txt" 2>&1 || echo "calib (ALSO_MODEL) rc=$?" >> "$out/calib.txt"
+    fi
+    grep -E "sustained|rc=|merged" "$out/calib.txt"
+fi
+[ "$stage" = calib ] && exit 0
 if [ "${SERVE:-0}" = 1 ]; then
-    PROFILE=$out/h200.yaml bash calib/replay_serve.sh "$work/s" "$bindir/pacesim-gpu" > "$out/serve.txt" 2>&1
+    PROFILE=$out/h200.yaml bash calib/replay_serve.sh "$work/s" "$bindir/pacesim-gpu" >> "$out/serve.txt" 2>&1
     cp "$out/h200.yaml" "$work/s/profile.yaml"
     tar czf "$out/serve-steps.tgz" -C "$work" s
 fi
 if [ "${REPLAY_REF:-1}" = 1 ]; then
     PROFILE=$out/h200.yaml REPLAY_131K=${REPLAY_131K:-1} \
-        bash calib/replay_h200.sh "$work/r" "$bindir/pacesim-gpu" > "$out/replay.txt" 2>&1
+        bash calib/replay_h200.sh "$work/r" "$bindir/pacesim-gpu" >> "$out/replay.txt" 2>&1
     { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } >> "$out/replay.txt" 2>&1
     tar czf "$out/replay-steps.tgz" -C "$work" r
 fi
-rm -rf "$work"

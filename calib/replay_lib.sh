@@ -16,7 +16,10 @@
 # logs).  T_CALIB (default 240) and T_SCENARIO (default 90) cap each calib and replay, in
 # seconds; CALIB_BUDGET_S (default 150) stops calib's grid (its sustained probes then skip).
 # LIB_PAIRS="model:scenario[,scenario...] ..." replays only those (default: both models, all
-# their scenarios).
+# their scenarios).  STAGE=calib only calibrates; STAGE=runs only replays (RUNS / REPEATS) with
+# the profile an earlier calib of this card left in OUTDIR/lib-<m>/; LOGS=DIR keeps the logs there
+# across calls (default a temporary folder), so a set's calib and runs can span several calls
+# of one machine (calib/device_record.sh).
 set -u
 out=${1:?usage: calib/replay_lib.sh OUTDIR [BINDIR]}
 bindir=${2:-bin}
@@ -25,10 +28,17 @@ laws=$laws,attn.decode_scalar.fp16,attn.varlen,gemm,elementwise
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
-{ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date -u; } \
-    > "$logs/gpu.txt" 2>&1
+stage=${STAGE:-all}
+case $stage in all|calib|runs) ;; *) echo "replay_lib.sh: STAGE must be all, calib or runs, not '$stage'" >&2; exit 2 ;; esac
+if [ -n "${LOGS:-}" ]; then
+    logs=$LOGS
+    mkdir -p "$logs"
+else
+    logs=$(mktemp -d)
+    trap 'rm -rf "$logs"' EXIT
+fi
+{ nvidia-smi --query-gpu=name,uuid,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date -u; } \
+    >> "$logs/gpu.txt" 2>&1
 status=0
 llama=h200-llama8b-poisson,h200-llama8b-wide-s64-b4096,h200-llama8b-wide-s128-b8192,h200-llama8b-wide-s256-b16384
 qwen=h200-qwen3-30b-a3b-poisson,h200-qwen3-30b-a3b-wide-s128-b8192,h200-qwen3-30b-a3b-wide-s256-b16384
@@ -38,20 +48,23 @@ for pair in ${LIB_PAIRS:-llama-3.1-8b:$llama qwen3-30b-a3b:$qwen}; do
     dir=$out/lib-$short
     mkdir -p "$dir"
     rep=$dir/$first.txt
-    echo "== calib $m $(date -u +%T)" | tee "$rep"
-    t0=$(date +%s)
-    timeout "${T_CALIB:-240}" "$bindir/calib" --model "models/$m.yaml" --tp 1 --varlen --out "$dir/profile.yaml" \
-        --keep-going --only "$laws" --sustain --budget-s "${CALIB_BUDGET_S:-150}" --quiet \
-        --points-log "$logs/points-$short.csv" > "$logs/calib-$short.out" 2> "$logs/calib-$short.err"
-    rc=$?
-    echo "calib rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$rep"
-    cat "$logs/calib-$short.out" >> "$rep"
-    tail -5 "$logs/calib-$short.err" | tee -a "$rep"
+    if [ "$stage" != runs ]; then
+        echo "== calib $m $(date -u +%T)" | tee "$rep"
+        t0=$(date +%s)
+        timeout "${T_CALIB:-240}" "$bindir/calib" --model "models/$m.yaml" --tp 1 --varlen --out "$dir/profile.yaml" \
+            --keep-going --only "$laws" --sustain --budget-s "${CALIB_BUDGET_S:-150}" --quiet \
+            --points-log "$logs/points-$short.csv" > "$logs/calib-$short.out" 2> "$logs/calib-$short.err"
+        rc=$?
+        echo "calib rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$rep"
+        cat "$logs/calib-$short.out" >> "$rep"
+        tail -5 "$logs/calib-$short.err" | tee -a "$rep"
+    fi
     if [ ! -s "$dir/profile.yaml" ]; then
         echo "no profile: $m not replayed" | tee -a "$rep"
         status=1
         continue
     fi
+    [ "$stage" = calib ] && continue
     for k in ${RUNS:-$(seq 1 "${REPEATS:-2}")}; do
         for scn in ${scns//,/ }; do
             f=scenarios/lib/$scn.yaml steps=$dir/$scn.steps.csv items=() r=$scn

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# device_record.sh -- record replay sets (tests/data/replay/) on ONE card, over one or more
+# consecutive calls of a device machine that keeps a folder between calls: each set's calib and
+# all of its runs on the same card, so that the runs' spread is that card's noise and the
+# profile predicts the card it measured.
+# Usage: calib/device_record.sh WORK OUT BINDIR STEP...
+#   WORK    a folder that stays on the machine between calls (an ignored path of the checkout,
+#           e.g. .gpuwork); every result accumulates there
+#   OUT     WORK is packed into one file, OUT/record.tgz, at the end of every call
+#   BINDIR  calib and pacesim-gpu (e.g. .gpubundle from `make gpu-bundle`)
+#   STEP    lib-calib:M            calib of library model M (llama8b, qwen3-30b-a3b)
+#           lib-runs:M:K[,K...]    runs K of M's scenarios (scenarios/lib/h200-M-*.yaml)
+#           env-calib              the envelope set's calib (the reference model with the serving
+#                                  envelope, the opt-in laws and the head_dim-128 model merged)
+#           env-serve:K[,K...]     runs K of the serving scenarios (scenarios/h200-serve-*.yaml)
+#           env-ref:K[,K...]       runs K of the B = 16K reference replays (PACE_STEPS 4 and 8 too)
+# The first call writes WORK/card (the card's UUID); on another card every step is refused
+# (exit 3) unless OTHER_CARD=1.  BUDGET_S (default 570): a step whose estimated seconds would
+# pass it, counted from this call's start, is skipped and named, so a call ends inside the
+# machine's limit; the next call goes on from there.
+# Results: WORK/lib/lib-<M>/ and WORK/env/ (profile, steps CSVs, reports), WORK/lib-logs/,
+# WORK/steps.log (each step with its card, start and seconds).
+set -u
+[ $# -ge 4 ] || { echo "usage: calib/device_record.sh WORK OUT BINDIR STEP..." >&2; exit 2; }
+work=$1 out=$2 bindir=$3
+shift 3
+mkdir -p "$work" "$out"
+work=$(cd "$work" && pwd) out=$(cd "$out" && pwd)
+case $bindir in /*) ;; *) bindir=$PWD/$bindir ;; esac
+budget=${BUDGET_S:-570}
+t_start=$(date +%s)
+card=$(nvidia-smi --query-gpu=uuid --format=csv,noheader 2>/dev/null | head -1)
+[ -n "$card" ] || { echo "device_record.sh: no GPU (nvidia-smi gives no UUID)" >&2; exit 3; }
+if [ -s "$work/card" ] && [ "$(cat "$work/card")" != "$card" ]; then
+    echo "device_record.sh: this is card $card, WORK was recorded on $(cat "$work/card")" >&2
+    [ "${OTHER_CARD:-0}" = 1 ] || exit 3
+fi
+[ -s "$work/card" ] || echo "$card" > "$work/card"
+# estimated seconds of each step (measured on an H200: calib, then one run of the scenarios)
+estimate() {
+    local kind=$1 m=$2 n=$3
+    case $kind in
+        lib-calib) echo 140 ;;
+        lib-runs) case $m in llama8b) echo $((80 * n)) ;; *) echo $((70 * n)) ;; esac ;;
+        env-calib) echo 300 ;;
+        env-serve) echo $((160 * n)) ;;
+        env-ref) echo $((100 * n)) ;;
+    esac
+}
+lib_pair() {
+    local m=$1 model list f
+    case $m in
+        llama8b) model=llama-3.1-8b ;;
+        qwen3-30b-a3b) model=qwen3-30b-a3b ;;
+        *) return 1 ;;
+    esac
+    list=
+    for f in scenarios/lib/h200-$m-*.yaml; do
+        [ -f "$f" ] || return 1
+        list=$list${list:+,}$(basename "$f" .yaml)
+    done
+    # the 48-request Poisson load first: replay_lib.sh names the set after its first scenario
+    list=h200-$m-poisson,$(echo "$list" | tr , '\n' | grep -v -- "-poisson$" | paste -sd, -)
+    echo "$model:$list"
+}
+status=0
+for st in "$@"; do
+    kind=${st%%:*} rest=${st#*:} m= runs= n=1
+    [ "$rest" = "$st" ] && rest=
+    case $kind in
+        lib-calib) m=$rest ;;
+        lib-runs) m=${rest%%:*} runs=${rest#*:} ;;
+        env-calib) ;;
+        env-serve|env-ref) runs=$rest ;;
+        *) echo "device_record.sh: unknown step '$st'" >&2; exit 2 ;;
+    esac
+    case $kind in lib-runs|env-serve|env-ref)
+        [[ $runs =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "device_record.sh: step '$st': runs must be K[,K...]" >&2; exit 2; }
+        n=$(echo "$runs" | tr , '\n' | wc -l) ;;
+    esac
+    if [ -n "$m" ] || [[ $kind == lib-* ]]; then
+        pair=$(lib_pair "$m") || { echo "device_record.sh: step '$st': no library model '$m'" >&2; exit 2; }
+    fi
+    est=$(estimate "$kind" "$m" "$n")
+    used=$(( $(date +%s) - t_start ))
+    if [ $((used + est)) -gt "$budget" ]; then
+        echo "== $st skipped: ${used} s used, ~${est} s more would pass ${budget} s" | tee -a "$work/steps.log"
+        status=4
+        continue
+    fi
+    echo "== $st on $card from $(date -u +%T) (${used} s used, ~${est} s)" | tee -a "$work/steps.log"
+    t0=$(date +%s)
+    case $kind in
+        lib-calib|lib-runs)
+            stage=calib
+            [ "$kind" = lib-runs ] && stage=runs
+            STAGE=$stage RUNS="${runs//,/ }" LOGS=$work/lib-logs LIB_PAIRS=$pair \
+                CALIB_BUDGET_S=${CALIB_BUDGET_S:-130} T_CALIB=${T_CALIB:-200} T_SCENARIO=${T_SCENARIO:-70} \
+                bash calib/replay_lib.sh "$work/lib" "$bindir" ;;
+        env-calib|env-serve|env-ref)
+            stage=runs serve=0 ref=0
+            case $kind in env-calib) stage=calib ;; env-serve) serve=1 ;; env-ref) ref=1 ;; esac
+            STAGE=$stage RUNS="${runs//,/ }" WORK=$work/env-work SERVE=$serve REPLAY_REF=$ref REPLAY_131K=0 \
+                ALSO_MODEL=models/hybrid-hd128-kv8-fp16.yaml CALIB_ARGS="--varlen --moe 128,8,768" \
+                T_SCENARIO=${T_SCENARIO_ENV:-50} bash calib/gpu_session.sh "$work/env" "$bindir" ;;
+    esac
+    rc=$?
+    echo "   rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$work/steps.log"
+    [ $rc = 0 ] || status=1
+done
+tar czf "$out/record.tgz" -C "$work" .
+exit $status
