@@ -107,6 +107,7 @@ for st in "$@"; do
     rc=$?
     echo "   rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$work/steps.log"
     [ $rc = 0 ] || status=1
+    tar czf "$out/record.tgz" -C "$work" .   # after every step: a call cut short still returns its steps
 done
 tar czf "$out/record.tgz" -C "$work" .
 exit $status
