@@ -41,9 +41,9 @@ estimate() {
     local kind=$1 m=$2 n=$3
     case $kind in
         lib-calib) echo 140 ;;
-        lib-runs) case $m in llama8b) echo $((80 * n)) ;; *) echo $((70 * n)) ;; esac ;;
+        lib-runs) case $m in llama8b) echo $((78 * n)) ;; *) echo $((66 * n)) ;; esac ;;
         env-calib) echo 300 ;;
-        env-serve) echo $((160 * n)) ;;
+        env-serve) echo $((158 * n)) ;;
         env-ref) echo $((100 * n)) ;;
     esac
 }
