@@ -51,6 +51,8 @@ static calib_law_spec_t law_table[] = {
       "tokens = one long row + seqs-1 one-token rows" },
     { .law = LAW_ELEMENTWISE, .kernel = CK_ELEM, .fp8 = 0, .what =
       "one layer's elementwise proxy: 2 x (residual add + RMSNorm over hidden) + SiLU-mul over the MLP width" },
+    { .law = LAW_ELEMENTWISE_COLD, .kernel = CK_ELEM, .fp8 = 0, .what =
+      "the elementwise proxy L2-cold: each run on its own tensors and norm weight, over 3x the L2, evicted first" },
     { .law = LAW_VARLEN_FP16, .kernel = CK_VARLEN, .fp8 = 0, .what =
       "varlen paged attention (kernels/attn_varlen.cu), one launch over a mixed batch: decode rows (q=1) at ctx "
       "+ chunks of chunk_q after chunk_prefix, fp16 KV" },
@@ -148,6 +150,15 @@ static int law_index(calib_kernel_t k, int fp8)
 {
     for (int i = 0; i < NLAWS; i++)
         if (law_table[i].kernel == k && law_table[i].fp8 == fp8)
+            return i;
+    return -1;
+}
+
+/* The table's index of law id (-1: none). */
+static int law_index_id(law_id_t id)
+{
+    for (int i = 0; i < NLAWS; i++)
+        if (law_table[i].law == id)
             return i;
     return -1;
 }
@@ -607,6 +618,22 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
         j->tokens = o->smoke ? tok_s[i] : tok_f[i];
         j->x[0] = (double)j->tokens;
     }
+    /* L2-cold at the small counts (CALIB_ELEM_COLD_MAX): in a step every layer's norms follow its
+     * GEMMs, which stream far more than the L2 (docs/validation.md) */
+    for (int v = 0; v < 2; v++)
+        for (int i = 0; i < (v ? (o->smoke ? N(tok_s) : N(tok_f)) : (o->smoke ? 0 : N(tok_v))); i++) {
+            long tk = v ? (o->smoke ? tok_s[i] : tok_f[i]) : tok_v[i];
+            if (tk > CALIB_ELEM_COLD_MAX || (o->smoke && tk > 1))
+                continue;
+            calib_job_t *j = jv_push(&jv);
+            if (!j)
+                break;
+            j->kernel = CK_ELEM;
+            j->law = law_index_id(LAW_ELEMENTWISE_COLD);
+            j->cold = 1;
+            j->tokens = tk;
+            j->x[0] = (double)j->tokens;
+        }
     /* the varlen backend and the MoE expert GEMMs only where asked for (calib_opts_t) */
     if (o->varlen)
         varlen_grid(&jv, o->smoke);

@@ -49,6 +49,9 @@ typedef struct calib_job {
     long seq_len;
     long m, n, k;                 /* gemm */
     long tokens;                  /* gdn, elementwise */
+    int cold;                     /* elementwise: every run on tensors not in L2 (law elementwise.cold):
+                                     the timer rotates them through several times the L2 and
+                                     evicts it before the timings, as a layer's GEMMs do */
     int seqs;                     /* gdn: tokens are split as seqs-1 one-token rows + one long row */
     double est_s;                 /* a rough a-priori time, used only to order the grid */
     /* varlen: rows decode rows of q = 1 at seq_len (ctx_min > 0: at contexts spread from ctx_min
@@ -160,6 +163,11 @@ typedef struct calib_opts {
 #define CALIB_SETTLE_MAX 0.1
 #define CALIB_RECHECK_FACTOR 3.0
 #define CALIB_RECHECK_MIN 0.05
+
+/* The elementwise proxy is timed L2-cold too (law elementwise.cold) at the grid's token counts up
+ * to this: past it the warm points' own rotation outgrows the L2 of the cards measured, and the
+ * kernels are long enough to hide a cold pass (docs/validation.md). */
+#define CALIB_ELEM_COLD_MAX 64
 
 void calib_opts_default(calib_opts_t *o);
 /* The MoE grid's shape from the model (its experts, top-k and expert width) where the model

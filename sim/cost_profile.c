@@ -57,6 +57,8 @@ typedef struct {
     const char *pk_from;          /* "datasheet" or "measured" */
     double (**pe)[2];             /* per law: its points' (floor, measured time), ascending in floor (NULL: none) */
     int *npe;
+    double (*cold)[2];            /* elementwise.cold's points: tokens, cold over warm price (elem_cold) */
+    int ncold;
     long n_floor, n_cap;
     double s_floor, s_cap;        /* seconds the floor added, the cap removed (pass 1) */
     double all_s;                 /* every item's seconds (pass 1), for the bounds' share */
@@ -406,6 +408,84 @@ static int moe_grid_price(const pm_t *pm, const prof_law_t *l, const double *row
     return 1;
 }
 
+/* Elementwise work L2-cold (law elementwise.cold; docs/validation.md section 2).  In a step
+ * every layer's norms and SiLU-mul follow its GEMMs (vLLM's decoder layer: input_layernorm,
+ * attention, post_attention_layernorm, the MLP's gate_up GEMM, SiluAndMul, down GEMM), which
+ * stream far more than the L2, so their residual and norm weights come from DRAM; calib's
+ * elementwise points are timed over a rotation of tensors that stays in L2 at small token
+ * counts.  Where the profile has cold points, an elementwise item is priced at its warm price
+ * (the grid or the law) times the cold-over-warm ratio of the two nearest cold points,
+ * interpolated in tokens, each ratio its cold point's time over the warm price at its count,
+ * so a measured count prices at its cold point.  Below the first point the first's ratio;
+ * past the last the ratio falls linearly to 1 at twice its count (there calib's warm rotation
+ * outgrows the L2 and the warm points are cold themselves); a ratio under 1 (a cold point
+ * timed under its warm one) counts as 1.  Every step is priced so: an engine's every layer
+ * runs its elementwise work after its GEMMs.  A profile without cold points prices as ever. */
+static int elem_warm(const pm_t *pm, int li, double tokens, double *t)
+{
+    const prof_law_t *l = &pm->p->laws[li];
+    cost_item_t it;
+    memset(&it, 0, sizeof it);
+    it.kind = CI_ELEM;
+    it.tokens = tokens;
+    it.count = 1;
+    double feat[PROF_MAX_COEF];
+    if (cost_item_features(&it, pm->m, &pm->r, &pm->hw, feat) < 0) return -1;
+    if (!grid_price(pm, li, &it, feat, NULL, t)) *t = prof_eval(l, feat);
+    return *t > 0 ? 0 : -1;
+}
+
+static int cmp_cold(const void *va, const void *vb)
+{
+    const double *a = va, *b = vb;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* The ratios (pm->cold) from the profile's points: 0, or -1 out of memory.  Repeats of a count
+ * count once (the first in the file); points of no positive time, or where the warm price is
+ * none, are left out. */
+static int elem_cold_init(pm_t *pm)
+{
+    const prof_law_t *c = prof_find(pm->p, "elementwise.cold"), *w = prof_find(pm->p, "elementwise");
+    if (!c || !w || c->npts < 1 || c->ncols != 2) return 0;
+    pm->cold = malloc((size_t)c->npts * sizeof *pm->cold);
+    if (!pm->cold) return -1;
+    int li = (int)(w - pm->p->laws), n = 0;
+    for (int i = 0; i < c->npts; i++) {
+        double x = c->pts[2 * i], tc = c->pts[2 * i + 1], tw;
+        int seen = 0;
+        for (int k = 0; k < n; k++) seen |= pm->cold[k][0] == x;
+        if (seen || !(tc > 0) || elem_warm(pm, li, x, &tw) < 0) continue;
+        pm->cold[n][0] = x;
+        pm->cold[n][1] = fmax(1, tc / tw);
+        n++;
+    }
+    qsort(pm->cold, (size_t)n, sizeof *pm->cold, cmp_cold);
+    pm->ncold = n;
+    return 0;
+}
+
+/* The cold-over-warm factor at tokens x (1: no cold points). */
+static double elem_cold(const pm_t *pm, double x)
+{
+    int n = pm->ncold;
+    if (n < 1) return 1;
+    const double (*c)[2] = (const double (*)[2])pm->cold;
+    if (x <= c[0][0]) return c[0][1];
+    if (x >= c[n - 1][0]) {
+        double end = c[n - 1][0];
+        return x >= 2 * end ? 1 : c[n - 1][1] + (1 - c[n - 1][1]) * (x - end) / end;
+    }
+    int a = 0, b = n - 1;                   /* c[a][0] <= x < c[b][0] */
+    while (b - a > 1) {
+        int mid = a + (b - a) / 2;
+        if (c[mid][0] <= x) a = mid;
+        else b = mid;
+    }
+    double w = (x - c[a][0]) / (c[b][0] - c[a][0]);
+    return (1 - w) * c[a][1] + w * c[b][1];
+}
+
 /* One item's calibrated seconds (x count); *grid: priced from measured points; *lp its
  * law (NULL when the profile has none and the item is optional).  0 / -1 (err set). */
 static int pm_item_raw(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
@@ -487,6 +567,7 @@ static int pm_item_raw(cost_model_t *cm, const cost_item_t *it, double *sec, int
     *grid = pm->shape_out && (it->kind == CI_ATTN || it->kind == CI_BRIDGE) ? 0
                                                                           : grid_price(pm, (int)(l - pm->p->laws), it, feat, kv, &t);
     if (!*grid) t = prof_eval(l, feat);
+    if (it->kind == CI_ELEM && pm->ncold) t *= elem_cold(pm, it->tokens);
     *sec = (t > 0 ? t : 0) * it->count;
     return 0;
 }
@@ -1372,6 +1453,7 @@ static void pm_destroy(cost_model_t *cm)
     if (!pm->env_taken) env_write(pm, stderr);
     env_free(pm);
     cost_grid_free(&pm->grid);
+    free(pm->cold);
     free(pm);
     free(cm);
 }
@@ -1483,7 +1565,7 @@ cost_model_t *cost_profile_new_link(const profile_t *p, const model_t *m, int tp
         snprintf(err, COST_ERR_MAX, "out of memory");
         goto fail;
     }
-    if (cost_grid_build(&pm->grid, p->laws, p->nlaws) < 0 || env_init(pm, tp) < 0) {
+    if (cost_grid_build(&pm->grid, p->laws, p->nlaws) < 0 || env_init(pm, tp) < 0 || elem_cold_init(pm) < 0) {
         snprintf(err, COST_ERR_MAX, "out of memory");
         goto fail;
     }
@@ -1496,6 +1578,7 @@ fail:
     if (pm) {
         env_free(pm);
         cost_grid_free(&pm->grid);
+        free(pm->cold);
     }
     free(pm);
     free(cm);

@@ -77,6 +77,9 @@ static const law_form_t forms[LAW__N] = {
       NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
     { LAW_COPY_D2H, "copy.d2h", LF_ALLREDUCE, 2, { "bytes", "t_s" }, 1, -1, ALLREDUCE__N, allreduce_feats,
       NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+    /* the elementwise proxy L2-cold (calib's CK_ELEM jobs with cold set): elementwise's form */
+    { LAW_ELEMENTWISE_COLD, "elementwise.cold", LF_ELEMENTWISE, 2, { "tokens", "t_s" }, 1, 0, ELEM__N, elem_feats,
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
 };
 
 _Static_assert(DECODE__N <= LAW_MAX_FEAT && GEMM__N <= LAW_MAX_FEAT, "LAW_MAX_FEAT is the most features a law has");

@@ -40,6 +40,10 @@ typedef enum {
     LAW_COPY_D2D,                      /* copy.d2d: one copy within a GPU's memory (calib/copy.h) */
     LAW_COPY_H2D,                      /* copy.h2d: one copy from pinned host memory to the GPU */
     LAW_COPY_D2H,                      /* copy.d2h: one copy from the GPU to pinned host memory */
+    LAW_ELEMENTWISE_COLD,              /* elementwise.cold: the elementwise proxy, every run on tensors
+                                          not in L2 (as a layer's norms after its GEMMs); optional:
+                                          where a profile has its points, they scale elementwise's
+                                          prices at small token counts (cost_profile.c elem_cold) */
     LAW__N
 } law_id_t;
 

@@ -422,7 +422,12 @@ static int gm_item(void *vctx, const cost_item_t *it)
         if (run_job(cm, g, &j, it->count, &sec) < 0) return -1;
         break;
     case CI_ELEM:
+        /* every layer's norms and SiLU-mul run after its GEMMs, which stream far more than the
+         * L2: the runs L2-cold, each on tensors of its own (calib's elementwise.cold; the
+         * layers' runs back to back would otherwise find a rotation that fits the L2 warm
+         * after its first pass) */
         j.kernel = CK_ELEM;
+        j.cold = 1;
         j.tokens = (long)it->tokens;
         if (run_job(cm, g, &j, it->count, &sec) < 0) return -1;
         break;

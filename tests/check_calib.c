@@ -71,6 +71,7 @@ typedef struct {
     int retime_prepares;              /* prepare() of the slow point after its first timing... */
     double retime_idle;               /* ...and the rest before the first of them */
     int last_iters;
+    long cold_jobs;                   /* prepare() of elementwise.cold jobs */
 } fake_t;
 
 /* The fake library's kernel for a GEMM (tile_n, tile_m, splits): like cuBLAS's, not
@@ -151,6 +152,15 @@ static int fake_prepare(calib_timer_t *t, const calib_job_t *j)
     }
     f->busy = 0;
     f->last_idle = 0;
+    /* the L2-cold elementwise jobs ask the timer for cold runs, at the small counts only */
+    if (!strcmp(calib_laws(NULL)[j->law].name, "elementwise.cold")) {
+        ck_assert_int_eq(j->kernel, CK_ELEM);
+        ck_assert_int_eq(j->cold, 1);
+        ck_assert_int_le(j->tokens, CALIB_ELEM_COLD_MAX);
+        f->cold_jobs++;
+    } else {
+        ck_assert_int_eq(j->cold, 0);
+    }
     if ((int)j->kernel == f->skip_kernel) {
         snprintf(t->err, sizeof t->err, "fake: not here");
         return 1;
@@ -238,6 +248,8 @@ static void fake_init(void)
             c[0] = 1.5e-5; c[1] = 1e-7; c[2] = 3e-6; c[3] = 2e-6; c[4] = 4e-6; c[5] = 5e-7; c[6] = 3e-7;
         } else if (!strcmp(nm, "elementwise")) {
             c[0] = 4e-6; c[1] = 1.5e-8; c[2] = 2e-6; c[3] = 1e-6; c[4] = 3e-6;
+        } else if (!strcmp(nm, "elementwise.cold")) {   /* the warm law + a cold pass's DRAM reads */
+            c[0] = 6.5e-6; c[1] = 1.6e-8; c[2] = 2e-6; c[3] = 1e-6; c[4] = 3e-6;
         } else if (!strcmp(nm, "attn.varlen.fp16")) {
             c[0] = 5e-6; c[1] = 3e-9; c[2] = 1e-7; c[3] = 2e-9; c[4] = 4e-9;
         } else if (!strcmp(nm, "gemm.moe.fp16")) {
@@ -987,6 +999,61 @@ START_TEST(driver_points_log)
 }
 END_TEST
 
+START_TEST(driver_times_elementwise_cold)
+{
+    /* calib times the elementwise proxy L2-cold at the grid's counts of 1-64 tokens (law
+     * elementwise.cold, its own points), and the profile it writes prices a one-token
+     * elementwise item at its cold point, a 256-token one at its warm point */
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.quiet = 1;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    const prof_law_t *w = prof_find(&p, "elementwise"), *c = prof_find(&p, "elementwise.cold");
+    ck_assert_ptr_nonnull(w);
+    ck_assert_ptr_nonnull(c);
+    static const double want[] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64 };
+    ck_assert_int_eq(c->npts, 12);
+    ck_assert_int_eq(fk.cold_jobs, 12);
+    int nl, lc = -1;
+    const calib_law_spec_t *ls = calib_laws(&nl);
+    for (int l = 0; l < nl; l++)
+        if (!strcmp(ls[l].name, "elementwise.cold")) lc = l;
+    ck_assert_int_ge(lc, 0);
+    double t1 = 0;
+    for (int k = 0; k < 12; k++) {
+        int found = 0;
+        for (int i = 0; i < c->npts; i++) {
+            const double *v = c->pts + 2 * i;
+            if (v[0] != want[k]) continue;
+            found = 1;
+            double feat[PROF_MAX_COEF];
+            ck_assert_int_eq(cost_point_features("elementwise.cold", v, &ref_model, &ref_rank, &fake_hw, feat), 0);
+            ck_assert_double_eq_tol(v[1], known_law(fk.coef[lc], "elementwise.cold", feat), 1e-12 * v[1]);
+            for (int q = 0; q < w->npts; q++)   /* above the warm point of its count */
+                if (w->pts[2 * q] == v[0]) ck_assert(v[1] > w->pts[2 * q + 1]);
+            if (v[0] == 1) t1 = v[1];
+        }
+        ck_assert_msg(found, "no cold point at %g tokens", want[k]);
+    }
+    char cerr[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &ref_model, 1, cerr);
+    ck_assert_msg(cm != NULL, "%s", cerr);
+    cost_item_t one = { .kind = CI_ELEM, .tokens = 1, .count = 1, .part = CP_ELEM };
+    cost_item_t big = { .kind = CI_ELEM, .tokens = 256, .count = 1, .part = CP_ELEM };
+    double t;
+    int grid;
+    ck_assert_int_eq(cost_profile_item(cm, &one, &t, &grid), 0);
+    ck_assert_double_eq_tol(t, t1, 1e-12 * t1);
+    ck_assert_int_eq(cost_profile_item(cm, &big, &t, &grid), 0);
+    for (int q = 0; q < w->npts; q++)
+        if (w->pts[2 * q] == 256) ck_assert_double_eq_tol(t, w->pts[2 * q + 1], 1e-12 * t);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 /* ---- refitting a profile from its points (no GPU) ------------------------------------ */
 
 START_TEST(refit_gives_the_fit_back)
@@ -1611,7 +1678,7 @@ int main(void)
         CHECK_TEST(driver_second_look), CHECK_TEST(driver_progress_line), CHECK_TEST(driver_skips_unsupported),
         CHECK_TEST(driver_error_names_the_job), CHECK_TEST(driver_records_gemm_choice),
         CHECK_TEST(driver_records_the_split), CHECK_TEST(driver_keep_going), CHECK_TEST(driver_budget_cuts),
-        CHECK_TEST(driver_points_log),
+        CHECK_TEST(driver_points_log), CHECK_TEST(driver_times_elementwise_cold),
         CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals),
         CHECK_TEST(grid_varlen_moe), CHECK_TEST(driver_varlen_moe), CHECK_TEST(driver_full_grid_saves),
         CHECK_TEST(driver_library_models), CHECK_TEST(merge_adds_another_shape), CHECK_TEST(merge_command_line)};

@@ -1366,6 +1366,97 @@ START_TEST(grid_keys_points_by_shape)
 }
 END_TEST
 
+/* elementwise law of the synthetic profile with measured points (tokens, t_s), warm or cold */
+static void elem_points(profile_t *p, const char *name, const double *pts, int n)
+{
+    prof_law_t l;
+    prof_law_init(&l, law_find(name));
+    const prof_law_t *w = prof_find(p, "elementwise");
+    for (int c = 0; c < l.ncoef; c++) l.coef[c] = w ? w->coef[c] : 0;
+    if (!w) l.coef[0] = 2e-6;
+    l.fit_median_rel = l.fit_max_rel = -1;
+    l.npts = n;
+    l.pts = (double *)pts;
+    ck_assert_int_eq(prof_put(p, &l), 0);
+}
+
+static double decode_1_elem(const profile_t *p, const char *what)
+{
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s: %s", what, err);
+    model_rank_t r;
+    model_rank(&M, 1, &r);
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 784, .group = r.group, .fp8_bridge_page = 784 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    kseg_t rows[1] = { { 0, 1, 4096 } };
+    ck_assert_int_eq(route_step(&rc, rows, 1, &plan), 0);
+    cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0, 0, 0, 0 };
+    cost_breakdown_t o;
+    ck_assert_int_eq(cm->step(cm, &in, &o), 0);
+    route_plan_free(&plan);
+    cost_free(cm);
+    return o.elementwise;
+}
+
+static double elem_item(const profile_t *p, double tokens)
+{
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    cost_item_t it = { .kind = CI_ELEM, .tokens = tokens, .count = 1, .part = CP_ELEM };
+    double t;
+    int grid;
+    ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+    cost_free(cm);
+    return t;
+}
+
+START_TEST(elementwise_cold_points)
+{
+    /* warm points at 1-128 tokens; a profile without elementwise.cold prices a one-token decode
+     * step's elementwise at the warm point (as before), one with it at the cold point, every layer */
+    static const double warm[] = { 1, 10e-6, 2, 11e-6, 4, 12e-6, 8, 14e-6, 64, 30e-6, 128, 50e-6, 256, 90e-6 };
+    static const double cold[] = { 1, 13e-6, 4, 15e-6, 8, 14e-6, 64, 33e-6 };
+    profile_t p;
+    synthetic(&p, 0);
+    elem_points(&p, "elementwise", warm, 7);
+    ck_assert_double_eq_tol(decode_1_elem(&p, "warm"), M.n_layers * 10e-6, 1e-15);
+    double w3 = elem_item(&p, 3), w96 = elem_item(&p, 96), w128 = elem_item(&p, 128);
+    ck_assert_double_eq_tol(w3, 11.5e-6, 1e-15);         /* the warm grid between its points */
+    elem_points(&p, "elementwise.cold", cold, 4);
+    ck_assert_double_eq_tol(decode_1_elem(&p, "cold"), M.n_layers * 13e-6, 1e-15);
+    /* measured counts price at their cold points; between, the warm price by the ratios' blend */
+    ck_assert_double_eq_tol(elem_item(&p, 4), 15e-6, 1e-15);
+    ck_assert_double_eq_tol(elem_item(&p, 64), 33e-6, 1e-15);
+    double r1 = 13.0 / 10, r4 = 15.0 / 12;
+    ck_assert_double_eq_tol(elem_item(&p, 3), w3 * (r1 + (r4 - r1) * (3 - 1) / 3.0), 1e-15);
+    /* 8 tokens timed cold as warm: ratio 1 */
+    ck_assert_double_eq_tol(elem_item(&p, 8), 14e-6, 1e-15);
+    /* past the last cold point the ratio falls to 1 at twice its count */
+    double r64 = 33.0 / 30;
+    ck_assert_double_eq_tol(elem_item(&p, 96), w96 * (r64 + (1 - r64) * 0.5), 1e-15);
+    ck_assert_double_eq_tol(elem_item(&p, 128), w128, 1e-15);
+    ck_assert_double_eq_tol(elem_item(&p, 256), 90e-6, 1e-15);
+    prof_free(&p);
+    /* a cold point timed under its warm one counts as the warm (ratio 1), not a discount */
+    static const double under[] = { 1, 9e-6 };
+    synthetic(&p, 0);
+    elem_points(&p, "elementwise", warm, 7);
+    elem_points(&p, "elementwise.cold", under, 1);
+    ck_assert_double_eq_tol(decode_1_elem(&p, "under"), M.n_layers * 10e-6, 1e-15);
+    prof_free(&p);
+    /* cold points without a warm elementwise law: elementwise stays optional (priced at 0) */
+    synthetic(&p, 0);
+    for (int i = 0; i < p.nlaws; i++)
+        if (!strcmp(p.laws[i].name, "elementwise")) snprintf(p.laws[i].name, sizeof p.laws[i].name, "gdn.unused");
+    elem_points(&p, "elementwise.cold", cold, 4);
+    ck_assert_double_eq_tol(decode_1_elem(&p, "no warm law"), 0, 1e-15);
+    prof_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -1384,6 +1475,6 @@ int main(void)
         CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
         CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch), CHECK_TEST(decode_pack_meets_measured_rows),
         CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim), CHECK_TEST(moe_row_tiles), CHECK_TEST(moe_priced_by_points), CHECK_TEST(gemm_between_kernels),
-        CHECK_TEST(grid_keys_points_by_shape)};
+        CHECK_TEST(grid_keys_points_by_shape), CHECK_TEST(elementwise_cold_points)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);
 }
