@@ -178,7 +178,8 @@ static double estimate(const calib_job_t *j, const model_t *m, const model_rank_
     }
     case CK_DECODE_XQA: case CK_DECODE_SCALAR: {
         double heads = j->kernel == CK_DECODE_XQA ? r->kv_heads : r->q_heads;
-        t = (double)j->rows * j->q * (double)j->seq_len * heads * D * 2 * (j->fp8 ? 1 : 2) / bw;
+        double L = j->ctx_min > 0 ? (j->ctx_min + (double)j->seq_len) / 2 : (double)j->seq_len;
+        t = (double)j->rows * j->q * L * heads * D * 2 * (j->fp8 ? 1 : 2) / bw;
         break;
     }
     case CK_FP8_EXPAND:
@@ -228,6 +229,18 @@ static void add_attn(jobvec_t *jv, calib_kernel_t k, int fp8, int rows, int q, l
     j->x[ATTN_COL_Q] = q;
     j->x[ATTN_COL_SEQ_LEN] = (double)seq_len;
     j->x[ATTN_COL_PAGE] = page;
+}
+
+/* A decode point of rows requests of q at contexts spread evenly from ctx_min to seq_len
+ * (ATTN_COL_CTX_MIN: law.h), as a serving batch's requests differ. */
+static void add_attn_spread(jobvec_t *jv, calib_kernel_t k, int fp8, int rows, int q, long ctx_min, long seq_len,
+                            int page)
+{
+    add_attn(jv, k, fp8, rows, q, seq_len, page);
+    if (jv->failed) return;
+    calib_job_t *j = &jv->v[jv->n - 1];
+    j->ctx_min = rows > 1 && ctx_min >= q && ctx_min < seq_len ? ctx_min : 0;
+    j->x[ATTN_COL_CTX_MIN] = (double)j->ctx_min;
 }
 
 static void add_gemm(jobvec_t *jv, const char *what, long mm, long n, long k)
@@ -487,6 +500,8 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
         static const int rows_v[] = { 32, 64, 128, 256 }, spec_v[] = { 0, 2, 4 };
         static const long ctx_v[] = { 128, 512, 1024, 2048, 4096, 8192, 16384 };
         static const long ctx_ref[] = { 128, 512, 2048, 8192 }, ctx_short[] = { 128, 512 };
+        static const int rows_sp[] = { 8, 16, 32, 64 };
+        static const long spread_sp[][2] = { { 512, 3584 }, { 2048, 14336 } };
         for (int f = 0; f <= 1; f++)
             for (int kk = 0; kk < 2; kk++) {
                 calib_kernel_t k = kk ? CK_DECODE_SCALAR : CK_DECODE_XQA;
@@ -509,6 +524,14 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
                             for (int c = 0; c < (ref ? N(ctx_short) : N(ctx_ref)); c++)
                                 add_attn(&jv, k, f, rows[a], qs[b], ref ? ctx_short[c] : ctx_ref[c], page);
                     }
+                    /* the verify rows of a serving batch's requests at unlike contexts (a
+                     * lognormal load's 3K-15K): 8-64 requests spread over 512-3584 and
+                     * 2048-14336 keys, whose mean contexts (2K, 8K) the identical-row points
+                     * above measure at the same request counts (cost_profile.c's pack prices a
+                     * spread by the ratio of the two) */
+                    for (int a = 0; K && a < N(rows_sp); a++)
+                        for (int c = 0; c < N(spread_sp); c++)
+                            add_attn_spread(&jv, k, f, rows_sp[a], 1 + K, spread_sp[c][0], spread_sp[c][1], page);
                 }
             }
     }
@@ -760,7 +783,10 @@ static void job_label(const calib_job_t *j, char *buf, size_t n)
                  j->topk, j->n, j->k, j->skew);
         break;
     default:
-        snprintf(buf, n, "%s rows=%d q=%d L=%ld page=%d", law, j->rows, j->q, j->seq_len, j->page);
+        if (j->ctx_min > 0)
+            snprintf(buf, n, "%s rows=%d q=%d L=%ld-%ld page=%d", law, j->rows, j->q, j->ctx_min, j->seq_len, j->page);
+        else
+            snprintf(buf, n, "%s rows=%d q=%d L=%ld page=%d", law, j->rows, j->q, j->seq_len, j->page);
     }
 }
 

@@ -56,7 +56,8 @@ typedef struct calib_job {
     double est_s;                 /* a rough a-priori time, used only to order the grid */
     /* varlen: rows decode rows of q = 1 at seq_len (ctx_min > 0: at contexts spread from ctx_min
      * to seq_len, law_varlen_row_ctx), plus chunks rows of q new tokens after prefix tokens of
-     * context; page as above */
+     * context; page as above.  decode (ctx_min > 0): the rows requests' contexts spread from
+     * ctx_min to seq_len the same way (ATTN_COL_CTX_MIN) */
     int chunks;
     long prefix, ctx_min;
     /* moe: tokens x topk assignments over experts (law_moe_counts with skew), each expert's

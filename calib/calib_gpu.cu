@@ -529,9 +529,12 @@ static int prepare_attn(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
         return 1;
     }
     g->flags = (j->kernel == CK_PREFILL_FAST && j->page != 784) ? ATTN_F_ANY_PAGE : 0;
-    long per_row = (j->seq_len + j->page - 1) / j->page;
+    long need = 0;
+    /* a decode job's requests at contexts spread from ctx_min (law.h; 0: all at seq_len) */
+    for (int i = 0; i < j->rows; i++)
+        need += (law_varlen_row_ctx(j->rows, j->ctx_min, j->seq_len, i) + j->page - 1) / j->page;
     pool_t *p;
-    if (pool_for(t, g, j->fp8, j->page, per_row * j->rows, &p) < 0)
+    if (pool_for(t, g, j->fp8, j->page, need, &p) < 0)
         return -1;
     g->cur_pool = p;
     int rows = j->rows, *ql = (int *)malloc(rows * sizeof(int)), *sl = (int *)malloc(rows * sizeof(int));
@@ -541,10 +544,10 @@ static int prepare_attn(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
         return -1;
     }
     for (int i = 0; i < rows; i++)
-        ql[i] = j->q, sl[i] = (int)j->seq_len;
+        ql[i] = j->q, sl[i] = (int)law_varlen_row_ctx(rows, j->ctx_min, j->seq_len, i);
     int expand = (j->kernel == CK_DECODE_XQA || j->kernel == CK_DECODE_SCALAR) && j->q > 1;
     /* rotate over enough distinct random pages that the job's KV cannot stay in L2 */
-    double kv_bytes = (double)rows * per_row * j->page * g->r.kv_heads * g->m.head_dim * (j->fp8 ? 1 : 2) * 2;
+    double kv_bytes = (double)need * j->page * g->r.kv_heads * g->m.head_dim * (j->fp8 ? 1 : 2) * 2;
     double l2 = g->prop.l2CacheSize > 0 ? g->prop.l2CacheSize : 64.0 * 1024 * 1024;
     g->nrot = (int)ceil(3 * l2 / kv_bytes);
     if (g->nrot < 4) g->nrot = 4;

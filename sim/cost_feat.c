@@ -664,6 +664,22 @@ int cost_point_features_n(const char *law, const double *row, int ncols, const m
              * rows of it read the same pages); the point's rows are distinct requests */
             kseg_t ex[64];
             if (seg.q > 64) return -1;
+            long lo = ncols > ATTN_COL_CTX_MIN + 1 ? (long)row[ATTN_COL_CTX_MIN] : 0;
+            if (lo > 0 && lo < seg.seq_len && rows > 1) {
+                /* requests at contexts spread from ctx_min to seq_len (law.h), each expanded,
+                 * in order: the call a pack of them makes */
+                if (lo < seg.q || rows > PROF_MAX_ROWS) return -1;
+                kseg_t *sp = malloc((size_t)rows * (size_t)seg.q * sizeof *sp);
+                if (!sp) return -1;
+                for (long i = 0; i < rows; i++) {
+                    long L = law_varlen_row_ctx(rows, lo, seg.seq_len, i);
+                    for (int t = 0; t < seg.q; t++)
+                        sp[i * seg.q + t] = (kseg_t){ (int)i, 1, L - seg.q + 1 + t };
+                }
+                attn_features(f, sp, (int)(rows * seg.q), 1, r, hd, hw, feat);
+                free(sp);
+                return 0;
+            }
             for (int t = 0; t < seg.q; t++)
                 ex[t] = (kseg_t){ 0, 1, seg.seq_len - seg.q + 1 + t };
             attn_features(f, ex, seg.q, rows, r, hd, hw, feat);

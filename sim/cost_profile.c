@@ -65,7 +65,15 @@ typedef struct {
     int no_bounds;                /* cost_profile_set_bounds(cm, 0): the laws' prices as they are */
     int last_bound;               /* pm_item's last item: 0 as priced, 1 raised to its floor, 2 capped */
     double last_raw;              /*   and its price before */
+    struct spread_memo *spread;   /* per law: its spread points' corrections (spread_points), NULL: none yet */
+    int spreading;                /* 1 while a spread point's call is priced (no correction of its own) */
 } pm_t;
+
+/* A point of a decode law whose requests' contexts spread from ctx_min to seq_len (law.h):
+ * its shape, requests, mean context and spread (ctx_cv), and c, its measured time over the
+ * price this model gives the same call without the correction (split_decode). */
+typedef struct { double q, page, lo, hi, rows, mean, cv, c; } spread_pt_t;
+struct spread_memo { int done, n; spread_pt_t *pt; };
 
 /* Extrapolation bounded by physics.  Every item is priced at least at its roofline floor,
  * max(FLOPs / peak, bytes / bandwidth) with cost_item_traffic's least work and the card's
@@ -697,6 +705,11 @@ static double launch_terms(const pm_t *pm, const prof_law_t *l, const kcall_t *c
     return t;
 }
 
+static int spread_corr(cost_model_t *cm, const cost_item_t *it, int li, int q, double nreq, double L, double cv,
+                       double *corr);
+static double ctx_cv(double sum, double sum2, double n);
+static int group_spread(const prof_law_t *l, const cost_grid_group_t *gr);
+
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp)
 {
     const kcall_t *c = it->call;
@@ -799,6 +812,27 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
         *grid &= g;
     }
     if (*sec >= 0) *sec += lt_max;
+    /* requests at unlike contexts: calib's spread points of their q say what such a call
+     * costs beside this price (spread_corr); requests of unlike q take none */
+    const prof_law_t *sl = f ? prof_find(pm->p, f->name) : NULL;
+    if (*sec > 0 && !pm->spreading && !pm->shape_out && sl && cost_grid_nkeys(sl) > ATTN_COL_CTX_MIN) {
+        int q = -1, same = 1;
+        double sum = 0, sum2 = 0, corr;
+        for (int i = 0; i < c->nseg && same;) {
+            int e = i;
+            double len = 0;
+            for (; e < c->nseg && ref[e].req == ref[i].req; e++)
+                if ((double)c->segs[ref[e].idx].seq_len > len) len = (double)c->segs[ref[e].idx].seq_len;
+            same = q < 0 || q == e - i;
+            q = e - i;
+            sum += len;
+            sum2 += len * len;
+            i = e;
+        }
+        if (same && spread_corr(cm, it, (int)(sl - pm->p->laws), q, nparts, floor(sum / nparts + 0.5),
+                                ctx_cv(sum, sum2, nparts), &corr))
+            *sec *= corr;
+    }
     free(seg);
     free(ref);
     free(part);
@@ -806,12 +840,208 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
     return 1;
 }
 
+/* The spread of n contexts: their standard deviation over their mean (0: all alike). */
+static double ctx_cv(double sum, double sum2, double n)
+{
+    double mean = sum / n, var = sum2 / n - mean * mean;
+    return mean > 0 && var > 0 ? sqrt(var) / mean : 0;
+}
+
+static int cmp_spread_pt(const void *va, const void *vb)
+{
+    const spread_pt_t *a = va, *b = vb;
+    if (a->q != b->q) return a->q < b->q ? -1 : 1;
+    if (a->page != b->page) return a->page < b->page ? -1 : 1;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
+    return (a->rows > b->rows) - (a->rows < b->rows);
+}
+
+/* Law li's spread points of the run's shape (once a law; it: a call of the law, whose route
+ * and KV the points' calls take): each point's call (its requests' rows expanded token-wise,
+ * as the engine's) priced by split_decode without the correction, against its measured
+ * time.  0 / -1 (out of memory). */
+static int spread_points(cost_model_t *cm, const cost_item_t *it, int li)
+{
+    pm_t *pm = cm->impl;
+    if (!pm->spread && !(pm->spread = calloc((size_t)pm->p->nlaws, sizeof *pm->spread))) return -1;
+    struct spread_memo *sm = &pm->spread[li];
+    if (sm->done) return 0;
+    sm->done = 1;
+    const prof_law_t *l = &pm->p->laws[li];
+    double shape[PROF_MAX_COLS] = { 0 };
+    row_shape(pm, shape);
+    int lo, hi, cap = 0;
+    cost_grid_law(&pm->grid, li, &lo, &hi);
+    for (int g = lo; g < hi; g++)
+        if (group_spread(l, &pm->grid.g[g]) && group_shape_is(l, &pm->grid.g[g], shape)) cap += pm->grid.g[g].npts;
+    if (!cap) return 0;
+    free(sm->pt);
+    if (!(sm->pt = malloc((size_t)cap * sizeof *sm->pt))) return -1;
+    char err[sizeof cm->err];
+    memcpy(err, cm->err, sizeof err);
+    pm->spreading = 1;
+    for (int g = lo; g < hi; g++) {
+        const cost_grid_group_t *gr = &pm->grid.g[g];
+        if (!group_spread(l, gr) || !group_shape_is(l, gr, shape)) continue;
+        for (int i = 0; i < gr->npts; i++) {
+            const double *row = gr->row[i];
+            long rows = (long)row[ATTN_COL_ROWS], a = (long)row[ATTN_COL_CTX_MIN], b = (long)row[ATTN_COL_SEQ_LEN];
+            int q = (int)row[ATTN_COL_Q];
+            if (rows < 2 || a >= b || a < q) continue;
+            kseg_t *segs = malloc((size_t)(rows * q) * sizeof *segs);
+            if (!segs) {
+                pm->spreading = 0;
+                return -1;
+            }
+            double sum = 0, sum2 = 0, t = 0;
+            for (long k = 0; k < rows; k++) {
+                long x = law_varlen_row_ctx(rows, a, b, k);
+                sum += (double)x;
+                sum2 += (double)x * x;
+                for (int u = 0; u < q; u++) segs[k * q + u] = (kseg_t){ (int)k, 1, x - q + 1 + u };
+            }
+            kcall_t call = *it->call;
+            call.segs = segs;
+            call.nseg = (int)(rows * q);
+            call.page = (int)row[ATTN_COL_PAGE];
+            cost_item_t one = *it;
+            one.call = &call;
+            one.count = 1;
+            int gd;
+            const prof_law_t *lp = NULL;
+            if (split_decode(cm, &one, &t, &gd, &lp) && t > 0 && gr->t[i] > 0)
+                sm->pt[sm->n++] = (spread_pt_t){ q, row[ATTN_COL_PAGE], (double)a, (double)b, (double)rows,
+                                                 floor(sum / rows + 0.5), ctx_cv(sum, sum2, (double)rows), gr->t[i] / t };
+            free(segs);
+        }
+    }
+    pm->spreading = 0;
+    memcpy(cm->err, err, sizeof err);   /* a point the model cannot price is no error of the run's */
+    if (sm->n > 1) qsort(sm->pt, (size_t)sm->n, sizeof *sm->pt, cmp_spread_pt);
+    return 0;
+}
+
+#define SPREAD_REACH 2.0   /* past the measured requests or mean contexts, the nearest end's
+                              correction holds to this factor beyond it, then none */
+#define SPREAD_MAX_RANGES 64
+
+/* The correction calib's spread points of law li make to a call of nreq requests of q rows
+ * each (at it's page) whose contexts average L with spread cv (ctx_cv): each point's c
+ * (spread_pt_t); within a range of points (one ctx_min .. seq_len) interpolated in requests
+ * between the two nearest, then between the ranges' mean contexts (nreq requests spread
+ * evenly over each) in ln L (past the ends: the nearest, to SPREAD_REACH); applied in
+ * proportion to the call's spread over that of nreq requests spread as the points (requests
+ * at one context take none, ones as spread as the points all of it).  1 and *corr, or 0 (no
+ * spread point to tell). */
+static int spread_corr(cost_model_t *cm, const cost_item_t *it, int li, int q, double nreq, double L, double cv,
+                       double *corr)
+{
+    pm_t *pm = cm->impl;
+    if (spread_points(cm, it, li) < 0 || !pm->spread) return 0;
+    const struct spread_memo *sm = &pm->spread[li];
+    double page = it->call->page;
+    spread_pt_t set[SPREAD_MAX_RANGES];
+    int ns = 0;
+    for (int i = 0; i < sm->n && ns < SPREAD_MAX_RANGES;) {
+        const spread_pt_t *p = &sm->pt[i];
+        int e = i + 1;
+        while (e < sm->n && sm->pt[e].q == p->q && sm->pt[e].page == p->page && sm->pt[e].lo == p->lo &&
+               sm->pt[e].hi == p->hi)
+            e++;
+        if (p->q == q && p->page == page) {
+            const spread_pt_t *below = NULL, *above = NULL;
+            for (int k = i; k < e; k++) {   /* requests ascend within a range */
+                if (sm->pt[k].rows <= nreq) below = &sm->pt[k];
+                if (sm->pt[k].rows >= nreq && !above) above = &sm->pt[k];
+            }
+            if (below && !above && nreq > below->rows * SPREAD_REACH) below = NULL;
+            if (above && !below && nreq < above->rows / SPREAD_REACH) above = NULL;
+            if (below || above) {        /* the range's c at nreq requests, and nreq requests' */
+                const spread_pt_t *b = below ? below : above, *a = above ? above : below;   /* spread over it */
+                double w = a->rows > b->rows ? (nreq - b->rows) / (a->rows - b->rows) : 0, sum = 0, sum2 = 0;
+                for (long k = 0; k < (long)nreq; k++) {
+                    double x = (double)law_varlen_row_ctx((long)nreq, (long)p->lo, (long)p->hi, k);
+                    sum += x;
+                    sum2 += x * x;
+                }
+                set[ns++] = (spread_pt_t){ q, page, p->lo, p->hi, nreq, sum / nreq, ctx_cv(sum, sum2, nreq),
+                                           b->c + w * (a->c - b->c) };
+            }
+        }
+        i = e;
+    }
+    const spread_pt_t *below = NULL, *above = NULL;
+    for (int i = 0; i < ns; i++) {
+        if (set[i].mean <= L && (!below || set[i].mean > below->mean)) below = &set[i];
+        if (set[i].mean >= L && (!above || set[i].mean < above->mean)) above = &set[i];
+    }
+    double c, scv;
+    if (below && above) {
+        double w = above->mean > below->mean ? log(L / below->mean) / log(above->mean / below->mean) : 0;
+        c = below->c + w * (above->c - below->c);
+        scv = below->cv + w * (above->cv - below->cv);
+    } else if (below && L <= below->mean * SPREAD_REACH) {
+        c = below->c, scv = below->cv;
+    } else if (above && L >= above->mean / SPREAD_REACH) {
+        c = above->c, scv = above->cv;
+    } else {
+        return 0;
+    }
+    if (!(scv > 0)) return 0;
+    *corr = 1 + fmin(1, cv / scv) * (c - 1);
+    return 1;
+}
+
+/* Whether group gr of a decode law is of requests at spread contexts (ctx_min > 0: law.h). */
+static int group_spread(const prof_law_t *l, const cost_grid_group_t *gr)
+{
+    return cost_grid_nkeys(l) > ATTN_COL_CTX_MIN && gr->key[ATTN_COL_CTX_MIN] > 0;
+}
+
+/* calib's identical-row points of q and page (of the run's shape) at nreq requests of
+ * context L: their time over the law's there, interpolated in rows between the two nearest
+ * measured row counts (and along seq_len within each).  1 and *ratio, or 0 (no measured rows
+ * around it). */
+static int uniform_ratio(const pm_t *pm, const prof_law_t *l, int q, int page, double nreq, double L, double *ratio)
+{
+    double shape[PROF_MAX_COLS] = { 0 };
+    row_shape(pm, shape);
+    int lo, hi;
+    cost_grid_law(&pm->grid, (int)(l - pm->p->laws), &lo, &hi);
+    const cost_grid_group_t *below = NULL, *above = NULL;
+    for (int g = lo; g < hi; g++) {
+        const cost_grid_group_t *gr = &pm->grid.g[g];
+        if (gr->key[ATTN_COL_Q] != q || gr->key[ATTN_COL_PAGE] != page || !group_shape_is(l, gr, shape) ||
+            group_spread(l, gr))
+            continue;
+        if (L < gr->ax[0] || L > gr->ax[gr->npts - 1]) continue;   /* inside its contexts only */
+        double r = gr->key[ATTN_COL_ROWS];
+        if (r <= nreq && (!below || r > below->key[ATTN_COL_ROWS])) below = gr;
+        if (r >= nreq && (!above || r < above->key[ATTN_COL_ROWS])) above = gr;
+    }
+    if (!below || !above) return 0;
+    double gb, ga, fb[PROF_MAX_COEF], fa[PROF_MAX_COEF], row[PROF_MAX_COLS] = { 0 };
+    row_shape(pm, row);
+    row[ATTN_COL_Q] = q;
+    row[ATTN_COL_SEQ_LEN] = L;
+    row[ATTN_COL_PAGE] = page;
+    row[ATTN_COL_ROWS] = below->key[ATTN_COL_ROWS];
+    if (cost_point_features(l->name, row, pm->m, &pm->r, &pm->hw, fb) < 0 || group_eval(pm, l, below, L, fb, &gb) < 0) return 0;
+    row[ATTN_COL_ROWS] = above->key[ATTN_COL_ROWS];
+    if (cost_point_features(l->name, row, pm->m, &pm->r, &pm->hw, fa) < 0 || group_eval(pm, l, above, L, fa, &ga) < 0) return 0;
+    double lb = prof_eval(l, fb), la = prof_eval(l, fa);
+    if (!(lb > 0 && la > 0)) return 0;
+    double rb = below->key[ATTN_COL_ROWS], ra = above->key[ATTN_COL_ROWS];
+    double w = ra > rb ? (nreq - rb) / (ra - rb) : 0;
+    *ratio = (1 - w) * (gb / lb) + w * (ga / la);
+    return 1;
+}
+
 /* The pack of latency-bound decode requests (split_decode) priced by the law on their
  * union, scaled to meet calib's identical-row points of the same q and page at the pack's
- * request count and mean context: the grid's time there over the law's (interpolated in
- * rows between the two nearest measured row counts, and along seq_len within each).  A
- * pack whose requests have unlike q, or no measured rows around it, is the law's alone.
- * 1 and *t, or 0. */
+ * request count and mean context (uniform_ratio).  A pack whose requests have unlike q, or
+ * no measured rows around it, is the law's alone.  1 and *t, or 0. */
 static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *feat, double *t)
 {
     const prof_law_t *l = &pm->p->laws[li];
@@ -832,34 +1062,8 @@ static int pack_anchor(pm_t *pm, int li, const cost_item_t *it, const double *fe
         run++;
         if ((double)c->segs[i].seq_len > cur) cur = (double)c->segs[i].seq_len;
     }
-    double L = floor(sum_len / nreq + 0.5), shape[PROF_MAX_COLS] = { 0 };
-    row_shape(pm, shape);
-    int lo, hi;
-    cost_grid_law(&pm->grid, li, &lo, &hi);
-    const cost_grid_group_t *below = NULL, *above = NULL;
-    for (int g = lo; g < hi; g++) {
-        const cost_grid_group_t *gr = &pm->grid.g[g];
-        if (gr->key[ATTN_COL_Q] != q || gr->key[ATTN_COL_PAGE] != c->page || !group_shape_is(l, gr, shape)) continue;
-        if (L < gr->ax[0] || L > gr->ax[gr->npts - 1]) continue;   /* inside its contexts only */
-        double r = gr->key[ATTN_COL_ROWS];
-        if (r <= nreq && (!below || r > below->key[ATTN_COL_ROWS])) below = gr;
-        if (r >= nreq && (!above || r < above->key[ATTN_COL_ROWS])) above = gr;
-    }
-    if (!below || !above) return 0;
-    double gb, ga, fb[PROF_MAX_COEF], fa[PROF_MAX_COEF], row[PROF_MAX_COLS] = { 0 };
-    row_shape(pm, row);
-    row[ATTN_COL_Q] = q;
-    row[ATTN_COL_SEQ_LEN] = L;
-    row[ATTN_COL_PAGE] = c->page;
-    row[ATTN_COL_ROWS] = below->key[ATTN_COL_ROWS];
-    if (cost_point_features(l->name, row, pm->m, &pm->r, &pm->hw, fb) < 0 || group_eval(pm, l, below, L, fb, &gb) < 0) return 0;
-    row[ATTN_COL_ROWS] = above->key[ATTN_COL_ROWS];
-    if (cost_point_features(l->name, row, pm->m, &pm->r, &pm->hw, fa) < 0 || group_eval(pm, l, above, L, fa, &ga) < 0) return 0;
-    double lb = prof_eval(l, fb), la = prof_eval(l, fa);
-    if (!(lb > 0 && la > 0)) return 0;
-    double rb = below->key[ATTN_COL_ROWS], ra = above->key[ATTN_COL_ROWS];
-    double w = ra > rb ? (nreq - rb) / (ra - rb) : 0;
-    double ratio = (1 - w) * (gb / lb) + w * (ga / la);
+    double L = floor(sum_len / nreq + 0.5), ratio;
+    if (!uniform_ratio(pm, l, q, c->page, nreq, L, &ratio)) return 0;
     *t = prof_eval(l, feat) * ratio;
     return 1;
 }
@@ -1150,7 +1354,11 @@ int cost_floor_check(cost_model_t *cm, const cost_step_t *in, char *err, size_t 
 
 void cost_profile_set_bounds(cost_model_t *cm, int on)
 {
-    if (cm && cm->step == pm_step) ((pm_t *)cm->impl)->no_bounds = !on;
+    if (!cm || cm->step != pm_step) return;
+    pm_t *pm = cm->impl;
+    pm->no_bounds = !on;
+    if (pm->spread)                /* the spread points' calls priced again, bounded or not */
+        for (int li = 0; li < pm->p->nlaws; li++) pm->spread[li].done = 0, pm->spread[li].n = 0;
 }
 
 double cost_profile_item_floor(cost_model_t *cm, const cost_item_t *it)
@@ -1208,6 +1416,12 @@ static int point_traffic(const pm_t *pm, const prof_law_t *l, const law_form_t *
             D = row[ATTN_COL_HEAD_DIM];
         }
         double rows = row[ATTN_COL_ROWS], q = row[ATTN_COL_Q], L = row[ATTN_COL_SEQ_LEN];
+        long lo = f->family != LF_PREFILL && l->ncols > ATTN_COL_CTX_MIN + 1 ? (long)row[ATTN_COL_CTX_MIN] : 0;
+        if (lo > 0 && lo < (long)L && rows > 1) {   /* requests spread from ctx_min (law.h): their mean */
+            double keys = 0;
+            for (long i = 0; i < (long)rows; i++) keys += (double)law_varlen_row_ctx((long)rows, lo, (long)L, i);
+            L = keys / rows;
+        }
         *fl = rows * 4.0 * qh * q * (L - q / 2) * D;
         *by = rows * 2.0 * L * kvh * D * kvb;
         return 1;
@@ -1299,6 +1513,10 @@ static void env_free(pm_t *pm)
     free(pm->out_n);
     free(pm->out_s);
     free(pm->out_why);
+    if (pm->spread)
+        for (int li = 0; li < pm->p->nlaws; li++) free(pm->spread[li].pt);
+    free(pm->spread);
+    pm->spread = NULL;
 }
 
 /* Whether law l's points record the attention shape they measured (q heads, kv heads,

@@ -30,13 +30,16 @@ static const char *const moe_feats[] = { "1", "flops", "weight_bytes", "active_e
 #define NO_ROOF -1, -1
 #define NO_KNEE -1, -1
 #define PREFILL(id, name, bm, bn, split) \
-    { id, name, LF_PREFILL, ATTN_COLS, PREFILL__N, prefill_feats, NO_ROOF, NO_KNEE, bm, bn, 1, split, 1 }
+    { id, name, LF_PREFILL, ATTN_COLS, PREFILL__N, prefill_feats, NO_ROOF, NO_KNEE, bm, bn, 1, split, 1, 0 }
 /* decode: the CTAs an SM holds on sm_90 (XQA 2, fp16 and fp8; scalar: 78 registers x 256
  * threads = 3); decode_scalar has no lone-CTA term (its SMs hold an odd number by design) */
+/* decode points may spread their requests' contexts (ctx_min: law.h), an optional column */
+#define DECODE_COLS 9, { "rows", "q", "seq_len", "page", "q_heads", "kv_heads", "head_dim", "ctx_min", "t_s" }, 4, \
+    ATTN_COL_SEQ_LEN
 #define XQA(id, name) \
-    { id, name, LF_DECODE_XQA, ATTN_COLS, DECODE__N, decode_feats, NO_ROOF, NO_KNEE, 0, 0, 2, 0, 1 }
+    { id, name, LF_DECODE_XQA, DECODE_COLS, DECODE__N, decode_feats, NO_ROOF, NO_KNEE, 0, 0, 2, 0, 1, 1 }
 #define SCALAR(id, name) \
-    { id, name, LF_DECODE_SCALAR, ATTN_COLS, DECODE__N, decode_feats, NO_ROOF, NO_KNEE, 0, 0, 3, 0, 1 }
+    { id, name, LF_DECODE_SCALAR, DECODE_COLS, DECODE__N, decode_feats, NO_ROOF, NO_KNEE, 0, 0, 3, 0, 1, 1 }
 
 static const law_form_t forms[LAW__N] = {
     PREFILL(LAW_PREFILL_BM32_FP16, "attn.prefill_bm32.fp16", 32, 128, 1),
@@ -52,34 +55,34 @@ static const law_form_t forms[LAW__N] = {
     SCALAR(LAW_DECODE_SCALAR_FP8, "attn.decode_scalar.fp8"),
     /* the expansion kernel: 8 CTAs an SM where the profile records no fp8_expand */
     { LAW_FP8_BRIDGE, "attn.fp8_bridge", LF_BRIDGE, ATTN_COLS, BRIDGE__N, bridge_feats,
-      BRIDGE_PAGE_WALK, BRIDGE_EXPANDED_BW, BRIDGE_EXPANDED_KNEE, BRIDGE_SM_CTAS, 0, 0, 8, 0, 1 },
+      BRIDGE_PAGE_WALK, BRIDGE_EXPANDED_BW, BRIDGE_EXPANDED_KNEE, BRIDGE_SM_CTAS, 0, 0, 8, 0, 1, 0 },
     { LAW_GEMM, "gemm", LF_GEMM, LAW_GEMM_NCOLS, { "m", "n", "k", "wb", "tile_n", "tile_m", "splits", "t_s" }, 4, GEMM_COL_M,
-      GEMM__N, gemm_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+      GEMM__N, gemm_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0, 0 },
     { LAW_GDN, "gdn", LF_GDN, 3, { "tokens", "seqs", "t_s" }, 2, GDN_COL_TOKENS, GDN__N, gdn_feats,
-      GDN_LONG_ROW, GDN_TOKENS_BW, NO_KNEE, 0, 0, 0, 0, 0 },
+      GDN_LONG_ROW, GDN_TOKENS_BW, NO_KNEE, 0, 0, 0, 0, 0, 0 },
     { LAW_ELEMENTWISE, "elementwise", LF_ELEMENTWISE, 2, { "tokens", "t_s" }, 1, 0, ELEM__N, elem_feats,
-      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0, 0 },
     { LAW_ALLREDUCE, "allreduce", LF_ALLREDUCE, 2, { "bytes", "t_s" }, 1, -1, ALLREDUCE__N, allreduce_feats,
-      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
-    { LAW_STEP, "step", LF_STEP, 2, { "rows", "t_s" }, 1, -1, STEP__N, step_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0, 0 },
+    { LAW_STEP, "step", LF_STEP, 2, { "rows", "t_s" }, 1, -1, STEP__N, step_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0, 0 },
     /* varlen: BM from head_dim (law.h), BN 64; 2 CTAs an SM on sm_90 (127 registers x 256 threads) */
     /* ctx_min: the decode rows' contexts spread down to it; a part of the point's shape, optional
      * in a file (a profile written before it has rows of six columns and t_s) */
     { LAW_VARLEN_FP16, "attn.varlen.fp16", LF_VARLEN, 8,
       { "decode_rows", "ctx", "chunks", "chunk_q", "chunk_prefix", "page", "ctx_min", "t_s" }, 6, -1, VARLEN__N,
-      varlen_feats, NO_ROOF, NO_KNEE, 0, LAW_VARLEN_BN, 2, 0, 1 },
+      varlen_feats, NO_ROOF, NO_KNEE, 0, LAW_VARLEN_BN, 2, 0, 1, 0 },
     { LAW_GEMM_MOE, "gemm.moe.fp16", LF_MOE, 7, { "tokens", "experts", "topk", "n", "k", "skew", "t_s" }, 6, -1,
-      MOE__N, moe_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+      MOE__N, moe_feats, NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0, 0 },
     /* copies (calib/copy.h): t = c0 + c1 bytes, the all-reduce's form */
     { LAW_COPY_D2D, "copy.d2d", LF_ALLREDUCE, 2, { "bytes", "t_s" }, 1, -1, ALLREDUCE__N, allreduce_feats,
-      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0, 0 },
     { LAW_COPY_H2D, "copy.h2d", LF_ALLREDUCE, 2, { "bytes", "t_s" }, 1, -1, ALLREDUCE__N, allreduce_feats,
-      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0, 0 },
     { LAW_COPY_D2H, "copy.d2h", LF_ALLREDUCE, 2, { "bytes", "t_s" }, 1, -1, ALLREDUCE__N, allreduce_feats,
-      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0, 0 },
     /* the elementwise proxy L2-cold (calib's CK_ELEM jobs with cold set): elementwise's form */
     { LAW_ELEMENTWISE_COLD, "elementwise.cold", LF_ELEMENTWISE, 2, { "tokens", "t_s" }, 1, 0, ELEM__N, elem_feats,
-      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0 },
+      NO_ROOF, NO_KNEE, 0, 0, 0, 0, 0, 0 },
 };
 
 _Static_assert(DECODE__N <= LAW_MAX_FEAT && GEMM__N <= LAW_MAX_FEAT, "LAW_MAX_FEAT is the most features a law has");
@@ -105,7 +108,7 @@ int law_ncoef(const char *name)
 
 int law_has_facts(const law_form_t *f, int ncols)
 {
-    return f && f->nshape < f->ncols - 1 && ncols >= f->ncols;
+    return f && f->nshape < f->ncols - 1 && ncols >= f->ncols - f->opt_cols;
 }
 
 int law_shape_cols(const law_form_t *f, int ncols)

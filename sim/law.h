@@ -12,7 +12,7 @@
 #ifndef PACESIM_LAW_H
 #define PACESIM_LAW_H
 
-#define LAW_MAX_COLS 8                 /* point columns, t_s included */
+#define LAW_MAX_COLS 9                 /* point columns, t_s included */
 #define LAW_GEMM_NCOLS 8               /* gemm's: its shape, the kernel cuBLAS picked, t_s */
 
 typedef enum {
@@ -159,7 +159,8 @@ enum varlen_col { VARLEN_COL_DECODE_ROWS = 0, VARLEN_COL_CTX, VARLEN_COL_CHUNKS,
                    * as a serving batch's rows differ; 0 = every row at ctx */
                   VARLEN_COL_CTX_MIN };
 
-/* The context of decode row i (0 .. nd - 1) of a varlen point: ctx_min + (ctx - ctx_min) x i /
+/* The context of decode row i (0 .. nd - 1) of a varlen point (and of request i of a decode
+ * point with ctx_min, ATTN_COL_CTX_MIN): ctx_min + (ctx - ctx_min) x i /
  * (nd - 1), rounded down (row 0 at ctx_min, the last at ctx); ctx for every row where ctx_min
  * is 0 (or not below ctx) or nd is 1.  calib's batch and the law's features both take it. */
 static inline long law_varlen_row_ctx(long nd, long ctx_min, long ctx, long i)
@@ -201,7 +202,12 @@ int law_moe_counts(long tokens, int experts, int topk, double skew, long *counts
 enum attn_col { ATTN_COL_ROWS = 0, ATTN_COL_Q, ATTN_COL_SEQ_LEN, ATTN_COL_PAGE,
                 /* the per-rank shape the point was measured at (optional in a file: a row of the
                  * first four columns and t_s is of the profile's own model at its TP degree) */
-                ATTN_COL_Q_HEADS, ATTN_COL_KV_HEADS, ATTN_COL_HEAD_DIM };
+                ATTN_COL_Q_HEADS, ATTN_COL_KV_HEADS, ATTN_COL_HEAD_DIM,
+                /* the decode laws only, optional in a file (a row of the seven columns above and
+                 * t_s has none): the point's requests' contexts spread evenly from ctx_min to
+                 * seq_len (law_varlen_row_ctx: request i's longest row), as a serving batch's
+                 * requests differ; 0 = every request at seq_len */
+                ATTN_COL_CTX_MIN };
 enum gemm_col { GEMM_COL_M = 0, GEMM_COL_N, GEMM_COL_K, GEMM_COL_WB, GEMM_COL_TILE_N, GEMM_COL_TILE_M, GEMM_COL_SPLITS };
 enum gdn_col { GDN_COL_TOKENS = 0, GDN_COL_SEQS };
 
@@ -224,6 +230,8 @@ typedef struct law_form {
     int shape_facts;                   /* 1: the columns after nshape (attention: the heads and head
                                           size; varlen: ctx_min) are part of a point's shape, its
                                           grid key */
+    int opt_cols;                      /* the last columns before t_s a file may leave out with
+                                          the facts kept (decode: ctx_min); 0 for most */
 } law_form_t;
 
 /* The form of law id (id < LAW__N). */
@@ -233,7 +241,8 @@ const law_form_t *law_find(const char *name);
 /* The number of coefficients of law name (0 if it is not in the catalogue). */
 int law_ncoef(const char *name);
 /* 1 when a row of ncols columns (t_s included) of law f carries, after its shape, the facts
- * measured with it (f has such columns and the row has all of f's), else 0. */
+ * measured with it (f has such columns and the row has all of f's, but the opt_cols last
+ * ones it may leave out), else 0. */
 int law_has_facts(const law_form_t *f, int ncols);
 /* The columns that name the shape of a row of ncols columns (t_s included): f's shape
  * columns when the row carries facts (and those facts too where f's are shape_facts), else

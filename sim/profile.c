@@ -226,6 +226,10 @@ static void col_range(const law_form_t *f, int c, int ncols, double *lo, double 
     *lo = 1;
     switch (f->family) {
     case LF_PREFILL: case LF_DECODE_XQA: case LF_DECODE_SCALAR: case LF_BRIDGE:
+        if (c == ATTN_COL_CTX_MIN) {     /* decode: the requests' contexts spread down to it; 0 = none */
+            *lo = 0, *hi = PROF_MAX_SEQ_LEN;
+            return;
+        }
         *hi = c == ATTN_COL_ROWS ? PROF_MAX_ROWS
             : c == ATTN_COL_Q ? (f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ? 64 : PROF_MAX_Q)
             : c == ATTN_COL_SEQ_LEN ? PROF_MAX_SEQ_LEN : c == ATTN_COL_PAGE ? PROF_MAX_PAGE : PROF_MAX_HEADS;
@@ -258,6 +262,15 @@ static void col_range(const law_form_t *f, int c, int ncols, double *lo, double 
     }
 }
 
+/* 1 when decode point v's ctx_min (where its ncols columns hold one) is neither 0 nor
+ * within q .. seq_len (its requests' rows would start before their first key). */
+static int attn_spread_bad(const law_form_t *f, const double *v, int ncols)
+{
+    if (!f || (f->family != LF_DECODE_XQA && f->family != LF_DECODE_SCALAR) || ncols <= ATTN_COL_CTX_MIN + 1) return 0;
+    double lo = v[ATTN_COL_CTX_MIN];
+    return lo != 0 && (lo < v[ATTN_COL_Q] || lo > v[ATTN_COL_SEQ_LEN]);
+}
+
 /* A point row's values against its columns' ranges, and the ones that relate columns (an
  * attention row's q within its seq_len, a gdn point's sequences within its tokens). */
 static int check_row(yd_err_t *e, const yd_node_t *row, const char *ip, const law_form_t *f, const double *v, int ncols)
@@ -277,6 +290,10 @@ static int check_row(yd_err_t *e, const yd_node_t *row, const char *ip, const la
          f->family == LF_BRIDGE) && v[ATTN_COL_Q] > v[ATTN_COL_SEQ_LEN])
         return yd_fail(e, row->vals[ATTN_COL_Q], yd_path_idx(vp, ip, ATTN_COL_Q),
                        "q (%g) must not exceed seq_len (%g)", v[ATTN_COL_Q], v[ATTN_COL_SEQ_LEN]);
+    if (attn_spread_bad(f, v, ncols))
+        return yd_fail(e, row->vals[ATTN_COL_CTX_MIN], yd_path_idx(vp, ip, ATTN_COL_CTX_MIN),
+                       "ctx_min (%g) must be 0 or from q (%g) to seq_len (%g)", v[ATTN_COL_CTX_MIN], v[ATTN_COL_Q],
+                       v[ATTN_COL_SEQ_LEN]);
     if (f->family == LF_VARLEN && ncols > VARLEN_COL_CTX_MIN + 1 && v[VARLEN_COL_CTX_MIN] > v[VARLEN_COL_CTX])
         return yd_fail(e, row->vals[VARLEN_COL_CTX_MIN], yd_path_idx(vp, ip, VARLEN_COL_CTX_MIN),
                        "ctx_min (%g) must not exceed ctx (%g)", v[VARLEN_COL_CTX_MIN], v[VARLEN_COL_CTX]);
@@ -292,6 +309,7 @@ static int check_cols(yd_err_t *e, const yd_node_t *cols, const char *path, cons
 {
     char ip[YD_PATH_MAX], list[200] = "";
     int short_ok = f->nshape < f->ncols - 1, want = l->ncols == f->nshape + 1 && short_ok ? f->nshape + 1 : f->ncols;
+    if (l->ncols >= f->ncols - f->opt_cols && l->ncols < f->ncols) want = l->ncols;   /* without the optional last */
     for (int c = 0; c < f->ncols; c++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", c ? ", " : "", f->cols[c]);
     if (l->ncols != want) {
@@ -610,7 +628,7 @@ static int row_ok(const law_form_t *f, const double *v, int ncols)
     }
     if (f && (f->family == LF_PREFILL || f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR ||
               f->family == LF_BRIDGE))
-        return v[ATTN_COL_Q] <= v[ATTN_COL_SEQ_LEN];
+        return v[ATTN_COL_Q] <= v[ATTN_COL_SEQ_LEN] && !attn_spread_bad(f, v, ncols);
     return !f || f->family != LF_GDN || v[GDN_COL_SEQS] <= v[GDN_COL_TOKENS];
 }
 

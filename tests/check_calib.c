@@ -376,6 +376,35 @@ START_TEST(grid_default)
     for (int i = 0; i < n; i++)   /* a call's KV held to 1M tokens */
         if ((j[i].kernel == CK_DECODE_XQA || j[i].kernel == CK_DECODE_SCALAR) && j[i].rows > 16)
             ck_assert_int_le((long)j[i].rows * j[i].seq_len, 1L << 20);
+    /* the MTP verify rows of requests at spread contexts: every decode law, q 3 and 5 at their
+     * depth's page, 8-64 requests over 512-3584 and 2048-14336 keys (64 points), each's
+     * features between its requests all at ctx_min and all at seq_len */
+    int nspread = 0;
+    for (int i = 0; i < n; i++) {
+        const calib_law_spec_t *lsi = &ls[j[i].law];
+        int dec = j[i].kernel == CK_DECODE_XQA || j[i].kernel == CK_DECODE_SCALAR;
+        if (!dec && j[i].kernel != CK_VARLEN) ck_assert_int_eq(j[i].ctx_min, 0);
+        if (!dec) continue;
+        ck_assert_int_eq(lsi->ncols, ATTN_COL_CTX_MIN + 2);
+        ck_assert_double_eq(j[i].x[ATTN_COL_CTX_MIN], (double)j[i].ctx_min);
+        if (!j[i].ctx_min) continue;
+        nspread++;
+        int K = j[i].q - 1;
+        ck_assert(K == 2 || K == 4);
+        ck_assert_int_eq(j[i].page, model_block_size(&ref_model, 1, j[i].fp8 ? 1 : 2, K));
+        ck_assert(j[i].rows >= 8 && j[i].rows <= 64);
+        ck_assert((j[i].ctx_min == 512 && j[i].seq_len == 3584) || (j[i].ctx_min == 2048 && j[i].seq_len == 14336));
+        double x[PROF_MAX_COLS], fs[PROF_MAX_COEF], flo[PROF_MAX_COEF], fhi[PROF_MAX_COEF];
+        memcpy(x, j[i].x, sizeof x);
+        ck_assert_int_eq(cost_point_features_n(lsi->name, x, lsi->ncols, &ref_model, &ref_rank, &fake_hw, fs), 0);
+        ck_assert_int_eq(cost_point_features_n(lsi->name, x, lsi->ncols - 1, &ref_model, &ref_rank, &fake_hw, fhi), 0);
+        x[ATTN_COL_SEQ_LEN] = (double)j[i].ctx_min;
+        ck_assert_int_eq(cost_point_features_n(lsi->name, x, lsi->ncols - 1, &ref_model, &ref_rank, &fake_hw, flo), 0);
+        ck_assert(fs[DECODE_KV_TOKENS] > flo[DECODE_KV_TOKENS] && fs[DECODE_KV_TOKENS] < fhi[DECODE_KV_TOKENS]);
+        ck_assert(fs[DECODE_CTAS] > flo[DECODE_CTAS] && fs[DECODE_CTAS] < fhi[DECODE_CTAS]);
+        ck_assert_double_eq(fs[DECODE_PART_TOKENS_MAX], fhi[DECODE_PART_TOKENS_MAX]);
+    }
+    ck_assert_int_eq(nspread, 4 * 2 * 4 * 2);
     int big_m = 0, many_seqs = 0, big_elem = 0;
     for (int i = 0; i < n; i++) {
         big_m |= j[i].kernel == CK_GEMM && j[i].m == 16384 && j[i].n == ref_rank.mlp_up_n;

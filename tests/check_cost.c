@@ -1102,6 +1102,100 @@ START_TEST(decode_pack_meets_measured_rows)
 }
 END_TEST
 
+/* One decode call of n requests of q tokens at contexts ctx[] (the router's, page 784):
+ * its price by cm, and the law it went to in *law. */
+static double price_verify_call(cost_model_t *cm, const route_cfg_t *rc, const long *ctx, int n, int q, char *law)
+{
+    kseg_t rows[128];
+    ck_assert_int_le(n, 128);
+    for (int i = 0; i < n; i++) rows[i] = (kseg_t){ i, q, ctx[i] };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    ck_assert_int_eq(route_step(rc, rows, n, &plan), 0);
+    ck_assert_int_eq(plan.ncalls, 1);
+    ck_assert_int_eq(plan.calls[0].nseg, n * q);
+    cost_item_t it = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 1, .part = CP_ATTN };
+    double t;
+    int grid;
+    ck_assert_int_eq(cost_profile_item(cm, &it, &t, &grid), 0);
+    cost_item_law(&it, law, 64);
+    route_plan_free(&plan);
+    return t;
+}
+
+/* A call of MTP verify rows whose requests' contexts spread meets calib's points of requests
+ * spread the same way (the ctx_min column): where calib measured 8 and 32 requests of q = 3
+ * spread over 2048-14336 keys at 1.25x what the model prices the same calls, a call of 16
+ * requests so spread costs 1.25x its price without the points; one of 16 requests at one
+ * context (no spread) costs what it did; one spread half as much moves part of the way; a
+ * profile without the column prices every call as before. */
+START_TEST(decode_spread_call_meets_spread_points)
+{
+    profile_t p;
+    synthetic(&p, 0);
+    p.sms = 132;
+    model_rank_t r;
+    route_cfg_t rc;
+    cost_model_t *plain = decode_model(&p, &r, &rc);
+    enum { Q = 3 };
+    static const int reqs[] = { 8, 32 };
+    long ctx[64];
+    double pts[2][2 * 9];
+    char law[64] = "", law2[64] = "";
+    /* the points' calls priced without them: their law's and at the spread calib runs */
+    for (int a = 0; a < 2; a++) {
+        for (int i = 0; i < reqs[a]; i++) ctx[i] = law_varlen_row_ctx(reqs[a], 2048, 14336, i);
+        double t = price_verify_call(plain, &rc, ctx, reqs[a], Q, law);
+        if (a) ck_assert_str_eq(law, law2);
+        snprintf(law2, sizeof law2, "%s", law);
+        double *row = pts[0] + 9 * a;
+        row[ATTN_COL_ROWS] = reqs[a], row[ATTN_COL_Q] = Q, row[ATTN_COL_SEQ_LEN] = 14336, row[ATTN_COL_PAGE] = 784;
+        row[ATTN_COL_Q_HEADS] = r.q_heads, row[ATTN_COL_KV_HEADS] = r.kv_heads, row[ATTN_COL_HEAD_DIM] = M.head_dim;
+        row[ATTN_COL_CTX_MIN] = 2048;
+        row[8] = 1.25 * t;
+    }
+    /* 16 requests: spread as the points, at one context (their mean), spread half as much */
+    long spread[16], one[16], half[16];
+    for (int i = 0; i < 16; i++) {
+        spread[i] = law_varlen_row_ctx(16, 2048, 14336, i);
+        one[i] = 8192;
+        half[i] = law_varlen_row_ctx(16, 5120, 11264, i);
+    }
+    double t_spread = price_verify_call(plain, &rc, spread, 16, Q, law2), t_one = price_verify_call(plain, &rc, one, 16, Q, law2),
+           t_half = price_verify_call(plain, &rc, half, 16, Q, law2);
+    ck_assert_str_eq(law, law2);
+    /* the same profile with the points (the law's own coefficients, nine columns) */
+    prof_law_t l;
+    prof_law_init(&l, law_find(law));
+    ck_assert_int_eq(l.ncols, 9);
+    for (int c = 0; c < l.ncoef; c++) l.coef[c] = prof_find(&p, law)->coef[c];
+    l.npts = 2;
+    l.pts = pts[0];
+    ck_assert_int_eq(prof_put(&p, &l), 0);
+    char err[COST_ERR_MAX];
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    for (int a = 0; a < 2; a++) {
+        for (int i = 0; i < reqs[a]; i++) ctx[i] = law_varlen_row_ctx(reqs[a], 2048, 14336, i);
+        ck_assert_double_eq_tol(price_verify_call(cm, &rc, ctx, reqs[a], Q, law2), pts[0][9 * a + 8],
+                                1e-9 * pts[0][9 * a + 8]);
+    }
+    ck_assert_double_eq_tol(price_verify_call(cm, &rc, spread, 16, Q, law2), 1.25 * t_spread, 1e-9 * t_spread);
+    ck_assert_double_eq(price_verify_call(cm, &rc, one, 16, Q, law2), t_one);
+    double th = price_verify_call(cm, &rc, half, 16, Q, law2);
+    ck_assert_msg(th > 1.05 * t_half && th < 1.2 * t_half, "half the spread: %g s, %g without the points", th, t_half);
+    /* q = 1 rows (no point of their q) and another page: as before */
+    long two[2] = { 3000, 9000 };
+    ck_assert_double_eq(price_verify_call(cm, &rc, spread, 16, 1, law2), price_verify_call(plain, &rc, spread, 16, 1, law2));
+    route_cfg_t rc2 = rc;
+    rc2.page = 1568;
+    ck_assert_double_eq(price_verify_call(cm, &rc2, two, 2, Q, law2), price_verify_call(plain, &rc2, two, 2, Q, law2));
+    cost_free(cm);
+    cost_free(plain);
+    prof_free(&p);
+}
+END_TEST
+
 /* A profile whose envelope is another attention shape: the run ends with the law's warning
  * line on stderr, naming the shapes and the share of step time. */
 START_TEST(envelope_warns_outside)
@@ -1328,15 +1422,15 @@ START_TEST(grid_keys_points_by_shape)
         prof_law_t l = *prof_find(&p, names[k]);
         prof_law_init(&l, law_find(names[k]));
         for (int c = 0; c < l.ncoef; c++) l.coef[c] = prof_find(&p, names[k])->coef[c];
-        double pts[2 * 2 * 8];
+        double pts[2 * 2 * 9];
         int n = 0;
         for (int s = 0; s < 2; s++)
             for (long L = 1024; L <= 4096; L *= 4) {
-                double *row = pts + 8 * n++, f[PROF_MAX_COEF];
+                double *row = pts + 9 * n++, f[PROF_MAX_COEF];
                 row[0] = 1, row[1] = 1, row[2] = (double)L, row[3] = 784;
-                row[4] = rk[s].q_heads, row[5] = rk[s].kv_heads, row[6] = ms[s]->head_dim;
-                ck_assert_int_eq(cost_point_features_n(l.name, row, 8, &M, &rk[0], &hw, f), 0);
-                row[7] = prof_eval(&l, f) * (s ? 3 : 2);
+                row[4] = rk[s].q_heads, row[5] = rk[s].kv_heads, row[6] = ms[s]->head_dim, row[7] = 0;
+                ck_assert_int_eq(cost_point_features_n(l.name, row, 9, &M, &rk[0], &hw, f), 0);
+                row[8] = prof_eval(&l, f) * (s ? 3 : 2);
             }
         l.npts = n;
         l.pts = pts;
@@ -1474,6 +1568,7 @@ int main(void)
         CHECK_TEST(prefill_split_parts), CHECK_TEST(decode_mixture_is_its_parts_one_launch),
         CHECK_TEST(prefill_tiles_by_periods), CHECK_TEST(grid_of_many_points),
         CHECK_TEST(grid_loo_is_finite_within_bounds), CHECK_TEST(decode_pack_is_one_launch), CHECK_TEST(decode_pack_meets_measured_rows),
+        CHECK_TEST(decode_spread_call_meets_spread_points),
         CHECK_TEST(envelope_warns_outside), CHECK_TEST(features_scale_with_head_dim), CHECK_TEST(moe_row_tiles), CHECK_TEST(moe_priced_by_points), CHECK_TEST(gemm_between_kernels),
         CHECK_TEST(grid_keys_points_by_shape), CHECK_TEST(elementwise_cold_points)};
     return check_main("cost", "profile", tests, CHECK_N(tests), 0, setup);

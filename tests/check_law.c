@@ -46,7 +46,12 @@ START_TEST(forms_are_well_formed)
     ck_assert_int_eq(attn || f->family == LF_VARLEN, !strncmp(f->name, "attn.", 5));
     if (f->family == LF_VARLEN) ck_assert(f->ctas_per_sm >= 1 && f->tile_n == LAW_VARLEN_BN && f->ncols == 8 &&
                                           f->nshape == 6 && f->shape_facts);
-    if (attn) ck_assert(f->ctas_per_sm >= 1 && f->axis == ATTN_COL_SEQ_LEN && f->ncols == 8 && f->nshape == 4 && f->shape_facts);
+    /* decode: the optional ctx_min after the shape facts (law.h) */
+    int dec = f->family == LF_DECODE_XQA || f->family == LF_DECODE_SCALAR;
+    if (attn) ck_assert(f->ctas_per_sm >= 1 && f->axis == ATTN_COL_SEQ_LEN && f->ncols == (dec ? 9 : 8) &&
+                        f->nshape == 4 && f->shape_facts && f->opt_cols == dec);
+    if (dec) ck_assert_str_eq(f->cols[ATTN_COL_CTX_MIN], "ctx_min");
+    if (!attn) ck_assert_int_eq(f->opt_cols, 0);
     if (f->family == LF_PREFILL) ck_assert(f->tile_m > 0 && f->tile_n > 0);
 }
 END_TEST

@@ -476,8 +476,8 @@ static const bad_t bads[] = {
               ":4:34: laws[0].points: points need columns"},
     {META "laws:\n  - {name: a, coef: [1], columns: [x, y]}\n",
      ":4:39: laws[0].columns[1]: the last column must be \"t_s\", got \"y\""},
-    {META "laws:\n  - {name: a, coef: [1], columns: [a, b, c, d, e, f, g, h, t_s]}\n",
-     ":4:35: laws[0].columns: at most 8 columns, got 9"},
+    {META "laws:\n  - {name: a, coef: [1], columns: [a, b, c, d, e, f, g, h, i, t_s]}\n",
+     ":4:35: laws[0].columns: at most 9 columns, got 10"},
     {META "laws:\n  - {name: a, coef: [1], fit: {median_rel: 0.1}}\n",
      ":4:31: laws[0].fit: missing required key \"max_rel\""},
     {META "laws:\n  - {name: a, coef: [1], slope: 2}\n",
@@ -512,6 +512,17 @@ static const bad_t bads[] = {
     {META "laws:\n  - {name: attn.decode_xqa.fp16, coef: [1], columns: [rows, q, seq_len, page, t_s], "
      "points: [[1, 65, 1024, 784, 1e-5]]}\n",
      "laws[0].points[0][1]: this column must be a whole number in [1, 64], got 65"},
+    /* a decode point's requests spread from ctx_min: 0, or within q .. seq_len */
+    {META "laws:\n  - {name: attn.decode_scalar.fp8, coef: [1], columns: [rows, q, seq_len, page, q_heads, kv_heads, "
+     "head_dim, ctx_min, t_s], points: [[8, 3, 1024, 1600, 24, 4, 256, 2048, 1e-5]]}\n",
+     "laws[0].points[0][7]: ctx_min (2048) must be 0 or from q (3) to seq_len (1024)"},
+    {META "laws:\n  - {name: attn.decode_scalar.fp8, coef: [1], columns: [rows, q, seq_len, page, q_heads, kv_heads, "
+     "head_dim, ctx_min, t_s], points: [[8, 3, 1024, 1600, 24, 4, 256, 2, 1e-5]]}\n",
+     "laws[0].points[0][7]: ctx_min (2) must be 0 or from q (3) to seq_len (1024)"},
+    {META "laws:\n  - {name: attn.prefill_generic.fp16, coef: [1], columns: [rows, q, seq_len, page, q_heads, kv_heads, "
+     "head_dim, ctx_min, t_s]}\n",
+     "laws[0].columns: law \"attn.prefill_generic.fp16\" has the columns [rows, q, seq_len, page, q_heads, kv_heads, "
+     "head_dim, t_s] (or its first 4 and t_s), got 9"},
     /* cuBLAS's kernel ranges: gemm's only, whole numbers from 1, ascending in m per shape */
     {META "laws:\n  - {name: gdn, coef: [1], kernels: [[1, 2, 2, 1, 4, 64, 8, 1]]}\n",
      ":4:37: laws[0].kernels: only law gemm records cuBLAS's kernels, not \"gdn\""},
