@@ -36,7 +36,15 @@ while [ $# -gt 0 ]; do
 done
 case $kind in rate|cdf|tradeoff|replicas) ;;
     *) die "pacesim plot: unknown kind \"$kind\" (rate, cdf, tradeoff, replicas)" ;; esac
-[ -f "$csv" ] && [ -r "$csv" ] || die "$csv: cannot read (not a readable regular file)"
+# the input as the binary's inputs are refused (sim/ydoc.c yd_open_input): a regular file only
+if [ ! -e "$csv" ]; then die "$csv: cannot open: No such file or directory"
+elif [ -d "$csv" ]; then die "$csv: cannot read: Is a directory"
+elif [ ! -f "$csv" ]; then die "$csv: cannot read: not a regular file (a FIFO, device or socket)"
+elif [ ! -r "$csv" ]; then die "$csv: cannot open: Permission denied"; fi
+if [ "$(LC_ALL=C tr -dc '\000' < "$csv" | head -c 1 | wc -c)" -ne 0 ]; then
+    ln=$(LC_ALL=C grep -naP -m1 '\x00' "$csv" 2>/dev/null | cut -d: -f1)
+    die "$csv:${ln:-1}:1: plot $kind: a NUL byte: binary data, not a CSV file"
+fi
 [ -n "$out" ] || { mkdir -p plots/out; out=plots/out/$kind-$(basename "$csv" .csv).png; }
 case $out in *.png) fmt=png ;; *.svg) fmt=svg ;; *) die "pacesim plot: -o $out: the name must end in .png or .svg" ;; esac
 header=$(head -n 1 "$csv" | tr -d '\r')

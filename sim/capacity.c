@@ -1588,9 +1588,10 @@ static void report(FILE *f, const cap_table_t *t, const cap_opts_t *o, const cha
 /* Read a file's lines (without their line ends).  0, 1 out of memory, 2 cannot open. */
 static int read_lines(const char *path, char ***out, long *nout)
 {
-    FILE *f = fopen(path, "r");
+    const char *why = NULL;
+    FILE *f = yd_open_input(path, &why);          /* a regular file only: a FIFO would block */
     if (!f) {
-        setup_msg(stderr, "pacesim capacity: %s: %s", path, strerror(errno));
+        setup_msg(stderr, "%s: %s", path, why);
         return 2;
     }
     char **lines = NULL, *line = NULL;
@@ -1615,7 +1616,7 @@ static int read_lines(const char *path, char ***out, long *nout)
     *out = lines;
     *nout = n;
     if (rerr) {
-        setup_msg(stderr, "pacesim capacity: %s: %s", path, strerror(rerr));
+        setup_msg(stderr, "%s: cannot read: %s", path, strerror(rerr));
         return rerr == ENOMEM ? 1 : 2;
     }
     if (rc) fprintf(stderr, "pacesim capacity: out of memory\n");

@@ -117,7 +117,8 @@ static const cmd_help_t helps[] = {
       "          each writes DIR/point-NNNN.csv (-o DIR, default points); then\n"
       "          `pacesim merge DIR/point-*.csv > all.csv` gives the CSV of the local sweep\n" },
     { "merge", "pacesim merge CSV... [-o OUT]\n", "merge     join per-point CSVs: one header (the union of their columns, empty where\n"
-      "          a file has none), rows in point order\n" },
+      "          a file has none), rows in point order; a missing, unreadable or empty file (a\n"
+      "          failed point's) is refused, exit 2, and nothing is merged\n" },
     { "best", "pacesim best CSV --objective max:COL|min:COL [--constraint EXPR]...\n",
       "best      apply --objective/--constraint to a sweep CSV (e.g. a merged one); see run\n" },
     { "capacity",
@@ -305,6 +306,45 @@ static int validate_files(const char **files, int nf, const char **sets, int ns)
     return rc;
 }
 
+/* pacesim points: each file assembled as its first point's run assembles it (the --set
+ * values, then every swept key at its first value), so that a missing file or a bad key is
+ * refused here (exit 2), not by every printed command later. */
+static int points_check(const char **files, int nf, const char **sets, int ns, const sweep_t *sw)
+{
+    int naxes = sw->naxes, n = 0, rc = 0;
+    const char **all = calloc((size_t)ns + (size_t)naxes + 1, sizeof *all);
+    char **own = calloc((size_t)naxes + 1, sizeof *own);
+    if (!all || !own) {
+        fprintf(stderr, "pacesim: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    for (int i = 0; i < ns; i++) all[n++] = sets[i];
+    for (int a = 0; a < naxes; a++) {
+        size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[0]) + 2;
+        if (!(own[a] = malloc(len))) {
+            fprintf(stderr, "pacesim: out of memory\n");
+            rc = 1;
+            goto out;
+        }
+        snprintf(own[a], len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[0]);
+        all[n++] = own[a];
+    }
+    for (int i = 0; i < nf && !rc; i++) {
+        setup_t u;
+        if (setup_open(&u, files[i], all, n) < 0) {
+            fprintf(stderr, "%s\n", u.err);
+            rc = 2;
+        }
+        setup_close(&u);
+    }
+out:
+    for (int a = 0; own && a < naxes; a++) free(own[a]);
+    free(own);
+    free(all);
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv, int cmd)
 {
     const char **files = calloc((size_t)argc + 1, sizeof *files);
@@ -440,7 +480,8 @@ static int cmd_run(int argc, char **argv, int cmd)
         goto out;
     }
     if (cmd == CMD_POINTS) {
-        rc = sweep_print_points(stdout, stderr, argv0, files, nf, sets, ns, &sw, outdir);
+        if ((rc = points_check(files, nf, sets, ns, &sw)) == 0)
+            rc = sweep_print_points(stdout, stderr, argv0, files, nf, sets, ns, &sw, outdir);
         goto out;
     }
     if (cmd == CMD_BEST) {
@@ -740,11 +781,15 @@ static int cmd_model(int argc, char **argv)
         setup_msg(stderr, "%s", err);
         return rc == -1 ? 2 : 1;
     }
-    FILE *o = outp ? fopen(outp, "w") : stdout;
+    if (outp && outfile_same(outp, cfg)) {
+        free(text);
+        setup_msg(stderr, "-o %s: that is the config it reads (it would be overwritten)", outp);
+        return 2;
+    }
+    FILE *o = outp ? outfile_open(outp) : stdout;   /* no hang on a FIFO without a reader */
     if (!o) {
         free(text);
-        setup_msg(stderr, "%s: cannot write: %s", outp, strerror(errno));
-        return 1;
+        return 2;
     }
     fwrite(text, 1, n, o);
     free(text);

@@ -247,6 +247,7 @@ static void copy_settings(run_result_t *res, const scenario_t *s)
     res->upstream = s->engine.scheduler == SCHED_UPSTREAM;
     res->varlen = s->engine.attention_backend == ATTN_BACKEND_VARLEN;
     res->seed = s->seed;
+    res->max_time_s = s->stop.max_time_s;
     res->nwin = s->n_windows < RUN_MAX_WIN ? s->n_windows : RUN_MAX_WIN;
     for (int i = 0; i < res->nwin; i++) {
         snprintf(res->win_name[i], SCN_ID_MAX, "%s", s->windows[i].name);
@@ -587,11 +588,16 @@ void report_table(FILE *f, const run_result_t *r)
         }
     }
     const run_summary_t *S = &r->sum;
+    char stop[128] = "";
+    if (S->stopped_by_time && S->makespan < r->max_time_s)   /* idle, the next arrival past the stop */
+        snprintf(stop, sizeof stop, " [stopped: max_time_s %g s; idle after the last step, no arrival before it]",
+                 r->max_time_s);
+    else if (S->stopped_by_time) snprintf(stop, sizeof stop, " [stopped: max_time_s]");
+    else if (S->stopped_by_steps) snprintf(stop, sizeof stop, " [stopped: max_steps]");
     fprintf(f, "   steps %ld (decode-only %ld, mixed %ld, prefill-only %ld), preemptions %ld, "
-               "requests finished %ld, simulated %.3f s%s%s\n",
+               "requests finished %ld, simulated %.3f s%s\n",
             S->steps, S->steps_by_type[STEP_DECODE_ONLY], S->steps_by_type[STEP_MIXED],
-            S->steps_by_type[STEP_PREFILL_ONLY], S->preemptions, S->requests_finished, S->makespan,
-            S->stopped_by_time ? " [stopped: max_time_s]" : "", S->stopped_by_steps ? " [stopped: max_steps]" : "");
+            S->steps_by_type[STEP_PREFILL_ONLY], S->preemptions, S->requests_finished, S->makespan, stop);
     if (S->pool)
         fprintf(f, "   prefix cache (block pool): %ld lookups, hit %ld of %ld tokens (%.4f), %ld blocks hit,"
                    " %ld evictions, %ld blocks allocated; peak in use %ld (attention %ld, GDN state %ld)\n",

@@ -56,6 +56,7 @@ typedef struct run_result {
     int dflash2;                  /* the speculative method is dflash2 (else mtp) */
     kv_dtype_t kv;
     uint64_t seed;
+    double max_time_s;            /* stop.max_time_s */
     int nwin;
     char win_name[RUN_MAX_WIN][SCN_ID_MAX];
     int win_kind[RUN_MAX_WIN];

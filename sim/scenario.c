@@ -70,6 +70,7 @@
 #include "scenario.h"
 #include "kvpool.h"
 #include "hwcat.h"
+#include "workload.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -1172,15 +1173,15 @@ static int parse_reference(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     return 0;
 }
 
-/* The earliest a request can arrive: the Poisson start, the earliest explicit arrival at a
- * time (the others follow a request); *src -1 the Poisson, i requests[i], -2 none known
- * (a trace's arrivals are read at set-up: 0 then). */
+/* The earliest a request arrives: the first Poisson request (the seed's draw, as the run
+ * makes it), the earliest explicit arrival at a time (the others follow a request); *src -1
+ * the Poisson, i requests[i], -2 none known (a trace's arrivals are read at set-up: 0 then). */
 static double first_arrival(const scenario_t *s, int *src)
 {
     double t = INFINITY;
     *src = -2;
     if (s->trace_path[0]) return 0;
-    if (s->poisson.enabled) t = s->poisson.start_s, *src = -1;
+    if (s->poisson.enabled) t = workload_first_poisson(s), *src = -1;
     for (int i = 0; i < s->n_requests; i++)
         if (s->requests[i].arrival.kind == TRIG_TIME && s->requests[i].arrival.time_s < t)
             t = s->requests[i].arrival.time_s, *src = i;
@@ -1196,10 +1197,18 @@ static int arrival_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s
     if (src == -2 || t < s->stop.max_time_s) return 0;
     const char *dflt = yd_map_get(root, "stop") ? "" : ", its default";
     const yd_node_t *w = yd_map_get(root, "workload");
-    if (src == -1) {
+    if (src == -1 && s->poisson.start_s >= s->stop.max_time_s) {
         const yd_node_t *p = w ? yd_map_get(w, "poisson") : NULL, *at = p ? yd_map_get(p, "start_s") : NULL;
         return yd_fail(e, at ? at : p ? p : root, "workload.poisson.start_s",
-                       "%g s: no request would arrive before stop.max_time_s (%g s%s)", t, s->stop.max_time_s, dflt);
+                       "%g s: no request would arrive before stop.max_time_s (%g s%s)", s->poisson.start_s,
+                       s->stop.max_time_s, dflt);
+    }
+    if (src == -1) {             /* the first inter-arrival draw passes the stop: the run would be empty */
+        const yd_node_t *p = w ? yd_map_get(w, "poisson") : NULL, *at = p ? yd_map_get(p, "rate_per_s") : NULL;
+        return yd_fail(e, at ? at : p ? p : root, "workload.poisson.rate_per_s",
+                       "%g/s: the first request arrives at %.6g s (seed %llu): none would arrive before "
+                       "stop.max_time_s (%g s%s)", s->poisson.rate_per_s, t, (unsigned long long)s->seed,
+                       s->stop.max_time_s, dflt);
     }
     const yd_node_t *rq = w ? yd_map_get(w, "requests") : NULL;
     const yd_node_t *it = rq && rq->kind == YD_SEQ && src < rq->n ? rq->vals[src] : NULL;

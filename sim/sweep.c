@@ -1840,11 +1840,10 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
     for (int i = 0; i < n && rc < 2; i++) {
         const char *why = NULL;
         FILE *f = yd_open_input(paths[i], &why);
-        if (!f) {
-            fputs("pacesim merge: ", err);
+        if (!f) {                          /* the user's input: refused like a bad one */
             put_clean(err, paths[i]);
             fprintf(err, ": %s\n", why);
-            rc = 1;
+            rc = 2;
             continue;
         }
         long line = 0;
@@ -1872,7 +1871,6 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
                 for (int k = 0; k < mfs[i].ncol; k++)
                     if (mfs[i].col[k] == 0) point_at = k;
                 if (by_point && point_at < 0) {
-                    fputs("pacesim merge: ", err);
                     put_clean(err, paths[i]);
                     fputs(":1: no point column, the first file's header starts with one\n", err);
                     rc = 2;
@@ -1896,7 +1894,6 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
                 free(len);
             }
             if (nf != hdr_fields || bad_point) {
-                fputs("pacesim merge: ", err);
                 put_clean(err, paths[i]);
                 if (nf != hdr_fields) fprintf(err, ":%ld: %d fields, the header has %d\n", line, nf, hdr_fields);
                 else fprintf(err, ":%ld: the point column is not a non-negative integer\n", line);
@@ -1925,15 +1922,13 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
             nrows++;
         }
         if (rc < 2 && got < 0) {
-            fputs("pacesim merge: ", err);
             put_clean(err, paths[i]);
             fprintf(err, ":%ld: %s\n", line + 1, why);
             rc = 2;
         } else if (rc < 2 && line == 0) {
-            fputs("pacesim merge: ", err);
-            put_clean(err, paths[i]);
-            fputs(": empty (a failed point?), skipped\n", err);
-            rc = 1;
+            put_clean(err, paths[i]);           /* a failed point's: merging without it would */
+            fputs(":1:1: empty (no CSV header: a failed point?)\n", err);   /* look complete */
+            rc = 2;
         }
         fclose(f);
     }

@@ -9,6 +9,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "trace_import.h"
+#include "ydoc.h"
 
 #define LINE_MAX_ 65536
 
@@ -629,8 +630,9 @@ int trace_import(const char *in, FILE *out, const trace_import_opts_t *o, trace_
         snprintf(err, errn, "pacesim trace import: unknown format \"%s\" (azure, burstgpt, mooncake, sharegpt)", o->format);
         return 2;
     }
-    if (!(m.in = fopen(in, "r"))) {
-        snprintf(err, errn, "%s: %s", in, strerror(errno));
+    const char *why = NULL;
+    if (!(m.in = yd_open_input(in, &why))) {         /* a regular file only: a FIFO would block */
+        snprintf(err, errn, "%s: %s", in, why);
         return 2;
     }
     fputs(kind == 3 ? "arrival_s,prompt_tokens,output_tokens,cached_tokens,prefix_group,prefix_tokens,hash_ids\n"

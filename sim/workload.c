@@ -189,6 +189,24 @@ static int push_ev(workload_t *e, double t, evt_kind_t k, int a)
     return 0;
 }
 
+/* The workload's random stream: the seed's second (the first is the replicas' MTP acceptance). */
+static void seed_stream(gsl_rng *rng, const scenario_t *s)
+{
+    gsl_rng_set(rng, s->seed * 2 + 2);
+}
+
+double workload_first_poisson(const scenario_t *s)
+{
+    const scn_poisson_t *p = &s->poisson;
+    if (!p->enabled || p->count < 1) return INFINITY;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) return p->start_s;            /* out of memory: the earliest it could be */
+    seed_stream(rng, s);
+    double t = p->start_s + gsl_ran_exponential(rng, 1.0 / p->rate_per_s);   /* as schedule_next_poisson */
+    gsl_rng_free(rng);
+    return t;
+}
+
 static int schedule_next_poisson(workload_t *e, double after)
 {
     const scn_poisson_t *p = &e->s->poisson;
@@ -787,8 +805,7 @@ int workload_init(workload_t *e, const scenario_t *s, reqpool_t *rp, evq_t *q, c
         snprintf(err, ENG_ERR_MAX, "out of memory");
         return -1;
     }
-    /* the seed's second stream (the first is the replicas' MTP acceptance) */
-    gsl_rng_set(e->rng, s->seed * 2 + 2);
+    seed_stream(e->rng, s);
 
     for (int i = 0; i < s->n_requests; i++) {
         int slot = reqpool_alloc(rp);

@@ -63,6 +63,10 @@ typedef struct workload {
 /* The checks that need no state (every explicit and generated request can fit, arrivals
  * the clock resolves).  0, or -1 with err set. */
 int workload_check(const scenario_t *s, const workload_hooks_t *h, char *err);
+/* When the run's first Poisson request arrives (the workload stream's first draw under the
+ * scenario's seed), INFINITY without a Poisson workload: the loader refuses a scenario
+ * whose first request would arrive only after stop.max_time_s. */
+double workload_first_poisson(const scenario_t *s);
 /* Set up: the explicit requests in the pool, their triggers, the first generated
  * request's event, the trace opened and its first row read.  0, -1 or WL_EINPUT with err
  * set; workload_free releases what it took, also after a failure. */

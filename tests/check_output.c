@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runner.h"
+#include "scenario.h"
+#include "workload.h"
 
 #define POISSON "scenarios/bench-poisson-100k.yaml"
 #define NREQ 400
@@ -235,6 +237,47 @@ START_TEST(published_only_for_its_configuration)
 }
 END_TEST
 
+/* The loader's first Poisson arrival (workload_first_poisson: a scenario whose first request
+ * would arrive after stop.max_time_s is refused by it) is the run's, for several seeds. */
+START_TEST(first_poisson_arrival_is_the_runs)
+{
+    static const char *const seeds[] = { "seed=1", "seed=7", "seed=123456" };
+    run_result_t *r = malloc(sizeof *r);
+    rows_t *R = malloc(sizeof *R);
+    for (int k = 0; k < 3; k++) {
+        const char *sets[] = { "workload.poisson.count=20", "workload.poisson.start_s=1.5", seeds[k] };
+        scenario_t sc;
+        char err[SCN_ERR_MAX];
+        ck_assert_msg(scn_load(POISSON, sets, 3, &sc, err) == 0, "%s", err);
+        double t = workload_first_poisson(&sc);
+        scn_free(&sc);
+        run_with_requests(POISSON, sets, 3, r, R);
+        ck_assert_int_eq(R->n, 20);
+        double first = INFINITY;
+        for (int i = 0; i < R->n; i++)
+            if (R->v[i][C_ARR] < first) first = R->v[i][C_ARR];
+        ck_assert(t > 1.5);
+        CLOSE(first, t);
+    }
+    free(R);
+    free(r);
+}
+END_TEST
+
+/* A run that stopped at stop.max_time_s idle (the next arrival after it) says so: its
+ * simulated time is the last step's end, short of the stop. */
+START_TEST(idle_stop_is_told)
+{
+    run_result_t *r = malloc(sizeof *r);
+    const char *sets[] = { "workload.poisson.count=50", "workload.poisson.rate_per_s=0.05", "stop.max_time_s=60" };
+    runner_run(POISSON, sets, 3, NULL, r);
+    ck_assert_msg(r->rc == 0, "%s", r->err);
+    ck_assert(r->sum.stopped_by_time && r->sum.makespan < 60 && r->sum.steps > 0);
+    ck_assert(table_has(r, "[stopped: max_time_s 60 s; idle after the last step, no arrival before it]"));
+    free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("output");
@@ -244,6 +287,8 @@ int main(void)
     tcase_add_test(tc, percentiles_are_exact_on_a_small_run);
     tcase_add_test(tc, unfinished_requests_are_listed);
     tcase_add_test(tc, published_only_for_its_configuration);
+    tcase_add_test(tc, first_poisson_arrival_is_the_runs);
+    tcase_add_test(tc, idle_stop_is_told);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -299,12 +299,31 @@ START_TEST(merge_equals_sweep)
     ck_assert_int_eq(empty, cols - 2);                            /* every sweep column empty */
     ck_assert_int_eq(count_lines(m), 13);                        /* the header, 12 rows */
     free(m);
+    /* an empty file (a failed point's) is refused, nothing merged: without its row the
+     * merged CSV would look like the whole sweep; a missing file likewise */
     w = fopen(paths[0], "w");
     fclose(w);
+    char *me;
+    size_t nme;
+    FILE *ef = open_memstream(&me, &nme);
     mf = open_memstream(&m, &nm);
-    ck_assert_int_eq(sweep_merge(order, 12, mf, fopen("/dev/null", "w")), 1);
+    ck_assert_int_eq(sweep_merge(order, 12, mf, ef), 2);
     fclose(mf);
-    ck_assert_int_eq(count_lines(m), 12);
+    fclose(ef);
+    ck_assert_int_eq(nm, 0);
+    ck_assert_msg(count_lines(me) == 1 && !strncmp(me, paths[0], strlen(paths[0])) && strstr(me, ":1:1: empty"), "%s",
+                  me);
+    free(me);
+    free(m);
+    unlink(paths[0]);
+    ef = open_memstream(&me, &nme);
+    mf = open_memstream(&m, &nm);
+    ck_assert_int_eq(sweep_merge(order, 12, mf, ef), 2);
+    fclose(mf);
+    fclose(ef);
+    ck_assert_int_eq(nm, 0);
+    ck_assert_msg(count_lines(me) == 1 && strstr(me, ": cannot open: No such file"), "%s", me);
+    free(me);
     free(m);
     for (int j = 0; j < 12; j++) unlink(paths[j]);
     rmdir(dir);
@@ -595,7 +614,7 @@ START_TEST(merge_malformed)
     char fifo[300];
     snprintf(fifo, sizeof fifo, "%s/fifo.csv", dir);
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-    ck_assert_int_eq(merge_one(fifo, &o, &e), 1);
+    ck_assert_int_eq(merge_one(fifo, &o, &e), 2);
     ck_assert_msg(strstr(e, "not a regular file"), "%s", e);
     free(o);
     free(e);

@@ -51,6 +51,7 @@
 #include <gsl/gsl_errno.h>
 #include "model.h"
 #include "setup.h"
+#include "workload.h"
 
 /* ---- a deterministic random stream (splitmix64) ---------------------------------------- */
 
@@ -218,6 +219,22 @@ static void gen_mark(rng_t *r, const gen_t *g, char *out, size_t n, int from)
 {
     if (g->nreq == 0 || rchance(r, 0.3)) snprintf(out, n, "%s", from ? "start" : "end");
     else snprintf(out, n, "R%ld.%s", rint_in(r, 0, g->nreq - 1), events[rint_in(r, 0, 3)]);
+}
+
+/* When the case's first Poisson request arrives (workload.h), from its keys as written. */
+static double first_poisson(const gen_t *g)
+{
+    static scenario_t ps;                     /* large: not on the stack */
+    char b[64];
+    memset(&ps, 0, sizeof ps);
+    ps.seed = g->seed;
+    ps.poisson.enabled = 1;
+    ps.poisson.count = g->count;
+    snprintf(b, sizeof b, "%.4f", g->rate);
+    ps.poisson.rate_per_s = strtod(b, NULL);
+    snprintf(b, sizeof b, "%.4f", g->start);
+    ps.poisson.start_s = strtod(b, NULL);
+    return workload_first_poisson(&ps);
 }
 
 static void gen(uint64_t seed, uint64_t iter, gen_t *g)
@@ -399,8 +416,9 @@ static void gen(uint64_t seed, uint64_t iter, gen_t *g)
         if (k == 2 && strstr(w, "request: ") == NULL) snprintf(w, n, "{kind: ttft}");
     }
     g->max_steps = rchance(&r, 0.5) ? rint_in(&r, 50, 3000) : rint_in(&r, 3000, 30000);
-    /* past the first arrival's reaching a replica (a stop before it is refused) */
-    double first = g->poisson ? g->start : INFINITY;
+    /* past the first arrival's reaching a replica (a stop before it is refused); the first
+     * Poisson request at the run's own draw, from the values as written */
+    double first = g->poisson ? first_poisson(g) : INFINITY;
     for (int i = 0; i < g->nreq; i++)
         if (g->req[i].trig == 0 && g->req[i].t < first) first = g->req[i].t;
     if (!isfinite(first)) first = 0;

@@ -220,6 +220,8 @@ EXTRA_TESTS += tests/golden.sh
 EXTRA_TESTS += tests/doc_keys.sh
 # -- outputs: every --help, CSV shapes and quoting, steps/requests of several runs, make run's table
 EXTRA_TESTS += tests/outputs.sh
+# -- inputs: a missing, directory, empty, binary or FIFO input to every command: exit 2, one line
+EXTRA_TESTS += tests/inputs.sh
 # profile --compare on the shipped profiles (sim/profile_compare.c)
 EXTRA_TESTS += tests/profile_compare.sh
 # the sm_70 report's rule (kernels/check_sm70.sh) on synthetic ptxas reports

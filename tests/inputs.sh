@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# inputs.sh: every command's input files, unusable ones refused alike: a missing file, a
+# directory, an empty file, a file with a NUL byte (binary data) and a FIFO with no writer
+# each give exit status 2 and one stderr line that names the file, at once (a FIFO must not
+# be waited on), and nothing on stdout.  The commands' readers differ (libyaml documents,
+# CSVs, recordings, traces, JSON lines, plots/plot.sh); the user's mistake is the same.
+#   tests/inputs.sh        PACESIM=path overrides bin/pacesim
+set -u
+cd "$(dirname "$0")/.."
+bin=${PACESIM:-bin/pacesim}
+[ -x "$bin" ] || { echo "inputs: $bin not built"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+SCN=scenarios/h200-fp16-nomtp-b16k-pdr.yaml
+REC=tests/data/replay/h200-envelope/h200-fp16-nomtp-b16k-pdr.steps.csv
+
+# the unusable inputs, one set per extension (some commands tell a scenario from a CSV by it)
+for x in yaml csv json jsonl; do
+    mkdir "$tmp/dir.$x"
+    : > "$tmp/empty.$x"
+    printf 'point,a\n0,\0001\n' > "$tmp/nul.$x"
+    mkfifo "$tmp/fifo.$x"
+done
+
+# refused KIND.EXT WHAT ARGS...: ARGS with @F replaced by the KIND.EXT file
+refused() {
+    local kind=$1 what=$2 f="$tmp/$1"
+    shift 2
+    local args=() a
+    for a in "$@"; do args+=("${a//@F/$f}"); done
+    timeout 20 "$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err"
+    local rc=$? msg
+    msg=$(head -c 300 "$tmp/err")
+    if [ $rc -ne 2 ]; then echo "  FAIL $what ($kind): exit $rc, expected 2: $msg"; fail=$((fail + 1))
+    elif [ "$(wc -l <"$tmp/err")" -ne 1 ]; then echo "  FAIL $what ($kind): $(wc -l <"$tmp/err") lines on stderr: $msg"
+        fail=$((fail + 1))
+    elif ! grep -qF -- "$f" "$tmp/err"; then echo "  FAIL $what ($kind): the message does not name the file: $msg"
+        fail=$((fail + 1))
+    elif [ -s "$tmp/out" ]; then echo "  FAIL $what ($kind): output on stdout"; fail=$((fail + 1))
+    else pass=$((pass + 1)); fi
+}
+
+# every_kind EXT WHAT ARGS...: the five unusable inputs of that extension
+every_kind() {
+    local x=$1 what=$2 k
+    shift 2
+    for k in missing dir empty nul fifo; do refused "$k.$x" "$what" "$@"; done
+}
+
+every_kind yaml "run" run @F
+every_kind yaml "validate" validate @F
+every_kind yaml "points" points @F
+every_kind yaml "capacity" capacity @F --slo ttft_p99=2
+every_kind yaml "rescore: the scenario" rescore @F --measured "$REC"
+every_kind csv "rescore: the recording" rescore "$SCN" --measured @F
+every_kind csv "rescore: a second recording" rescore "$SCN" --measured "$REC" --measured @F
+every_kind yaml "profile" profile @F
+every_kind yaml "profile --compare" profile calib/profiles/h200.yaml --compare @F
+every_kind yaml "run: the scenario's profile" validate "$SCN" --set profile=@F
+every_kind yaml "run: the scenario's model" validate "$SCN" --set model=@F
+every_kind csv "run: the scenario's trace" validate scenarios/bench-trace.yaml --set workload.trace=@F
+every_kind yaml "plot replicas: the scenario" plot replicas @F -o "$tmp/x.png"
+every_kind csv "plot replicas: a data CSV" plot replicas @F -o "$tmp/x.png"
+for k in rate cdf tradeoff; do every_kind csv "plot $k" plot $k @F -o "$tmp/x.png"; done
+every_kind csv "merge" merge @F
+every_kind csv "merge: a second file" merge scenarios/bench-trace.csv @F
+every_kind csv "best" best @F --objective max:a
+every_kind csv "capacity --frontier" capacity --frontier @F
+every_kind jsonl "trace import mooncake" trace import mooncake @F -o "$tmp/t.csv"
+every_kind csv "trace import azure" trace import azure @F -o "$tmp/t.csv"
+every_kind json "trace import sharegpt" trace import sharegpt @F -o "$tmp/t.csv"
+every_kind json "model import" model import @F -o "$tmp/m.yaml"
+
+# points assembles each file at its first point: a bad swept value is refused before any
+# command is printed (as capacity --points does)
+timeout 20 "$bin" points "$SCN" --sweep engine.max_num_seqs=0,4 >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'engine.max_num_seqs: expected a positive integer' "$tmp/err"; then
+    pass=$((pass + 1))
+else echo "  FAIL points: a bad first swept value not refused: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+# model import -o: a FIFO with no reader is refused at once (no hang), as is its own input
+timeout 20 "$bin" model import tests/data/hf/gemma-7b.json -o "$tmp/fifo.yaml" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q 'a FIFO that no process reads' "$tmp/err"; then pass=$((pass + 1))
+else echo "  FAIL model import -o FIFO: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+cp tests/data/hf/gemma-7b.json "$tmp/g.json"
+timeout 20 "$bin" model import "$tmp/g.json" -o "$tmp/./g.json" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && cmp -s tests/data/hf/gemma-7b.json "$tmp/g.json"; then pass=$((pass + 1))
+else echo "  FAIL model import -o its input: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+
+echo "inputs: $pass checks passed, $fail failed"
+[ $fail -eq 0 ]
