@@ -590,7 +590,7 @@ void report_table(FILE *f, const run_result_t *r)
     const run_summary_t *S = &r->sum;
     char stop[128] = "";
     if (S->stopped_by_time && S->makespan < r->max_time_s)   /* idle, the next arrival past the stop */
-        snprintf(stop, sizeof stop, " [stopped: max_time_s %g s; idle after the last step, no arrival before it]",
+        snprintf(stop, sizeof stop, " [stopped: max_time_s %g s; idle after the last step, nothing more to run before it]",
                  r->max_time_s);
     else if (S->stopped_by_time) snprintf(stop, sizeof stop, " [stopped: max_time_s]");
     else if (S->stopped_by_steps) snprintf(stop, sizeof stop, " [stopped: max_steps]");

@@ -273,7 +273,7 @@ START_TEST(idle_stop_is_told)
     runner_run(POISSON, sets, 3, NULL, r);
     ck_assert_msg(r->rc == 0, "%s", r->err);
     ck_assert(r->sum.stopped_by_time && r->sum.makespan < 60 && r->sum.steps > 0);
-    ck_assert(table_has(r, "[stopped: max_time_s 60 s; idle after the last step, no arrival before it]"));
+    ck_assert(table_has(r, "[stopped: max_time_s 60 s; idle after the last step, nothing more to run before it]"));
     free(r);
 }
 END_TEST

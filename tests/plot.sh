@@ -62,7 +62,7 @@ refused "replicas: --data named by an empty name" 2 "an output named by an empty
     scenarios/cluster/h200-llama8b-chat.yaml --rates 1 --replicas 1 --data "" -o "$tmp/x.png"
 refused "replicas: a count twice" 2 "--replicas 2,1,2: 2 is given twice" "$bin" plot replicas --replicas 2,1,2
 refused "replicas: a rate at which no request arrives before the stop" 2 \
-    "1 replica, no router, 1e-300/s per replica: no request finished (the run stopped at stop.max_time_s)" \
+    "1 replica, no router, 1e-300/s per replica: --set workload.poisson.rate_per_s: 1e-300/s: the first request arrives at" \
     "$bin" plot replicas scenarios/cluster/h200-llama8b-chat.yaml --set workload.poisson.count=10 --rates 1e-300 \
     --replicas 1 --data "$tmp/slow.csv" -o "$tmp/slow.svg"
 refused "replicas: a router the scenario refuses" 2 "session" "$bin" plot replicas scenarios/lib/h200-llama8b-poisson.yaml \
@@ -99,7 +99,7 @@ got=$(awk -F, '$1 == "least_outstanding" && $3 == 12 { print $8 + 0 }' "$tmp/rep
 check "replicas: a point's p99 TTFT is its run's ($got, run: $p99)" \
     awk -v a="$got" -v b="$p99" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * b) }'
 refused "-o neither .png nor .svg" 2 "must end in .png or .svg" "$bin" plot cdf "$tmp/req.csv" -o "$tmp/x.pdf"
-refused "a missing CSV" 2 "cannot read" "$bin" plot cdf "$tmp/none.csv"
+refused "a missing CSV" 2 "none.csv: cannot open: No such file or directory" "$bin" plot cdf "$tmp/none.csv"
 refused "no gnuplot: exit 1, how to install it" 1 "make setup-plots" env GNUPLOT=/nonexistent/gnuplot "$bin" plot cdf "$tmp/req.csv" -o "$tmp/x.png"
 
 if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then

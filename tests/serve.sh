@@ -115,11 +115,14 @@ check "no clamp and no early stop: no warning of either" sh -c "! grep -q 'were 
 left=$(awk -F, 'NR > 1 && $2 != "" && $5 == ""' "$tmp/stop.csv" | wc -l)
 check "stopped by max_time_s: warned, with the $left arrived requests unfinished" \
     grep -q "stopped at stop.max_time_s .* with $left of [0-9]* arrived requests unfinished" "$tmp/w2"
-# a cluster whose router latency holds every request past the stop: the warning names the limit
-# (5 s), not the last step's end (none ran) as the time simulated
-"$bin" run tests/data/bad/cluster-router-latency-past-stop.yaml --set cluster.router_latency_s=4.9 --quiet 2>"$tmp/w2b"
-check "stopped by max_time_s before any step: the warning names the stop and the last step apart" \
-    grep -q "stopped at stop.max_time_s (5 s; the last engine step ended at 0 s) with 1 of 1 arrived" "$tmp/w2b"
+# a cluster whose router latency holds the second request past the stop, the engine idle from
+# the first one's end: the warning names the limit (5 s) and the last step's end apart
+"$bin" run tests/data/bad/cluster-router-latency-past-stop.yaml --set cluster.router_latency_s=0.5 \
+    --set 'workload={requests: [{id: a, prompt_tokens: 100, output_tokens: 10, arrival: 0},
+                                {id: b, prompt_tokens: 100, output_tokens: 10, arrival: 4.8}]}' \
+    --set 'measure={ttft: {kind: ttft}}' --quiet 2>"$tmp/w2b"
+check "stopped by max_time_s idle: the warning names the stop and the last step apart" \
+    grep -q "stopped at stop.max_time_s (5 s; the last engine step ended at 0.6[0-9]* s) with 1 of 2 arrived" "$tmp/w2b"
 "$bin" run "$scn" --set stop.max_steps=40 --quiet 2>"$tmp/w3"
 check "stopped by max_steps: warned" grep -q "stopped at stop.max_steps" "$tmp/w3"
 "$bin" run scenarios/default.yaml --set stop.max_steps=5 --quiet 2>"$tmp/w4"
