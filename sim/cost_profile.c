@@ -451,7 +451,7 @@ static int cmp_cold(const void *va, const void *vb)
 
 /* The ratios (pm->cold) from the profile's points: 0, or -1 out of memory.  Repeats of a count
  * count once (the first in the file); points of no positive time, or where the warm price is
- * none, are left out. */
+ * none (or so small that the ratio is not finite), are left out. */
 static int elem_cold_init(pm_t *pm)
 {
     const prof_law_t *c = prof_find(pm->p, "elementwise.cold"), *w = prof_find(pm->p, "elementwise");
@@ -463,7 +463,7 @@ static int elem_cold_init(pm_t *pm)
         double x = c->pts[2 * i], tc = c->pts[2 * i + 1], tw;
         int seen = 0;
         for (int k = 0; k < n; k++) seen |= pm->cold[k][0] == x;
-        if (seen || !(tc > 0) || elem_warm(pm, li, x, &tw) < 0) continue;
+        if (seen || !(tc > 0) || elem_warm(pm, li, x, &tw) < 0 || !isfinite(tc / tw)) continue;
         pm->cold[n][0] = x;
         pm->cold[n][1] = fmax(1, tc / tw);
         n++;
