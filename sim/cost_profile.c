@@ -69,10 +69,10 @@ typedef struct {
     int spreading;                /* 1 while a spread point's call is priced (no correction of its own) */
 } pm_t;
 
-/* A point of a decode law whose requests' contexts spread from ctx_min to seq_len (law.h):
- * its shape, requests, mean context and spread (ctx_cv), and c, its measured time over the
+/* A many-request point of a decode law: its requests' q, page, contexts (from lo to hi, ctx_min
+ * to seq_len, law.h; lo 0: every request at hi), their count, and c, its measured time over the
  * price this model gives the same call without the correction (split_decode). */
-typedef struct { double q, page, lo, hi, rows, mean, cv, c; } spread_pt_t;
+typedef struct { double q, page, lo, hi, rows, c; } spread_pt_t;
 struct spread_memo { int done, n; spread_pt_t *pt; };
 
 /* Extrapolation bounded by physics.  Every item is priced at least at its roofline floor,
@@ -812,8 +812,8 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
         *grid &= g;
     }
     if (*sec >= 0) *sec += lt_max;
-    /* requests at unlike contexts: calib's spread points of their q say what such a call
-     * costs beside this price (spread_corr); requests of unlike q take none */
+    /* several requests of one q (MTP verify rows): calib's many-request points of that q say
+     * what such a call costs beside this price (spread_corr); requests of unlike q take none */
     const prof_law_t *sl = f ? prof_find(pm->p, f->name) : NULL;
     if (*sec > 0 && !pm->spreading && !pm->shape_out && sl && cost_grid_nkeys(sl) > ATTN_COL_CTX_MIN) {
         int q = -1, same = 1;
@@ -829,8 +829,8 @@ static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, in
             sum2 += len * len;
             i = e;
         }
-        if (same && spread_corr(cm, it, (int)(sl - pm->p->laws), q, nparts, floor(sum / nparts + 0.5),
-                                ctx_cv(sum, sum2, nparts), &corr))
+        if (same && q > 1 &&
+            spread_corr(cm, it, (int)(sl - pm->p->laws), q, nparts, sum / nparts, ctx_cv(sum, sum2, nparts), &corr))
             *sec *= corr;
     }
     free(seg);
@@ -847,20 +847,11 @@ static double ctx_cv(double sum, double sum2, double n)
     return mean > 0 && var > 0 ? sqrt(var) / mean : 0;
 }
 
-static int cmp_spread_pt(const void *va, const void *vb)
-{
-    const spread_pt_t *a = va, *b = vb;
-    if (a->q != b->q) return a->q < b->q ? -1 : 1;
-    if (a->page != b->page) return a->page < b->page ? -1 : 1;
-    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
-    if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
-    return (a->rows > b->rows) - (a->rows < b->rows);
-}
-
-/* Law li's spread points of the run's shape (once a law; it: a call of the law, whose route
- * and KV the points' calls take): each point's call (its requests' rows expanded token-wise,
- * as the engine's) priced by split_decode without the correction, against its measured
- * time.  0 / -1 (out of memory). */
+/* Law li's many-request points of the run's shape (once a law; it: a call of the law, whose
+ * route and KV the points' calls take) of every q and page it holds spread points of (q > 1):
+ * those spread points and the identical-row points of two or more requests, each's call (its
+ * requests' rows expanded token-wise, as the engine's) priced by split_decode without the
+ * correction, against its measured time.  0 / -1 (out of memory). */
 static int spread_points(cost_model_t *cm, const cost_item_t *it, int li)
 {
     pm_t *pm = cm->impl;
@@ -869,12 +860,23 @@ static int spread_points(cost_model_t *cm, const cost_item_t *it, int li)
     if (sm->done) return 0;
     sm->done = 1;
     const prof_law_t *l = &pm->p->laws[li];
-    double shape[PROF_MAX_COLS] = { 0 };
+    double shape[PROF_MAX_COLS] = { 0 }, qp[16][2];
     row_shape(pm, shape);
-    int lo, hi, cap = 0;
+    int lo, hi, cap = 0, nqp = 0;
     cost_grid_law(&pm->grid, li, &lo, &hi);
-    for (int g = lo; g < hi; g++)
-        if (group_spread(l, &pm->grid.g[g]) && group_shape_is(l, &pm->grid.g[g], shape)) cap += pm->grid.g[g].npts;
+    for (int g = lo; g < hi; g++) {          /* the (q, page) of its spread points */
+        const cost_grid_group_t *gr = &pm->grid.g[g];
+        if (!group_spread(l, gr) || !group_shape_is(l, gr, shape) || gr->key[ATTN_COL_Q] < 2) continue;
+        int k = 0;
+        while (k < nqp && (qp[k][0] != gr->key[ATTN_COL_Q] || qp[k][1] != gr->key[ATTN_COL_PAGE])) k++;
+        if (k == nqp && nqp < 16) qp[nqp][0] = gr->key[ATTN_COL_Q], qp[nqp++][1] = gr->key[ATTN_COL_PAGE];
+    }
+    for (int g = lo; g < hi; g++) {
+        const cost_grid_group_t *gr = &pm->grid.g[g];
+        int k = 0;
+        while (k < nqp && (qp[k][0] != gr->key[ATTN_COL_Q] || qp[k][1] != gr->key[ATTN_COL_PAGE])) k++;
+        if (k < nqp && group_shape_is(l, gr, shape) && gr->key[ATTN_COL_ROWS] >= 2) cap += gr->npts;
+    }
     if (!cap) return 0;
     free(sm->pt);
     if (!(sm->pt = malloc((size_t)cap * sizeof *sm->pt))) return -1;
@@ -883,23 +885,23 @@ static int spread_points(cost_model_t *cm, const cost_item_t *it, int li)
     pm->spreading = 1;
     for (int g = lo; g < hi; g++) {
         const cost_grid_group_t *gr = &pm->grid.g[g];
-        if (!group_spread(l, gr) || !group_shape_is(l, gr, shape)) continue;
+        int k = 0;
+        while (k < nqp && (qp[k][0] != gr->key[ATTN_COL_Q] || qp[k][1] != gr->key[ATTN_COL_PAGE])) k++;
+        if (k == nqp || !group_shape_is(l, gr, shape) || gr->key[ATTN_COL_ROWS] < 2) continue;
         for (int i = 0; i < gr->npts; i++) {
             const double *row = gr->row[i];
-            long rows = (long)row[ATTN_COL_ROWS], a = (long)row[ATTN_COL_CTX_MIN], b = (long)row[ATTN_COL_SEQ_LEN];
+            long rows = (long)row[ATTN_COL_ROWS], b = (long)row[ATTN_COL_SEQ_LEN];
+            long a = group_spread(l, gr) ? (long)row[ATTN_COL_CTX_MIN] : 0;
             int q = (int)row[ATTN_COL_Q];
-            if (rows < 2 || a >= b || a < q) continue;
+            if (a >= b || (a > 0 && a < q) || b < q) continue;
             kseg_t *segs = malloc((size_t)(rows * q) * sizeof *segs);
             if (!segs) {
                 pm->spreading = 0;
                 return -1;
             }
-            double sum = 0, sum2 = 0, t = 0;
-            for (long k = 0; k < rows; k++) {
-                long x = law_varlen_row_ctx(rows, a, b, k);
-                sum += (double)x;
-                sum2 += (double)x * x;
-                for (int u = 0; u < q; u++) segs[k * q + u] = (kseg_t){ (int)k, 1, x - q + 1 + u };
+            for (long r = 0; r < rows; r++) {
+                long x = law_varlen_row_ctx(rows, a, b, r);
+                for (int u = 0; u < q; u++) segs[r * q + u] = (kseg_t){ (int)r, 1, x - q + 1 + u };
             }
             kcall_t call = *it->call;
             call.segs = segs;
@@ -909,87 +911,135 @@ static int spread_points(cost_model_t *cm, const cost_item_t *it, int li)
             one.call = &call;
             one.count = 1;
             int gd;
+            double t = 0;
             const prof_law_t *lp = NULL;
             if (split_decode(cm, &one, &t, &gd, &lp) && t > 0 && gr->t[i] > 0)
-                sm->pt[sm->n++] = (spread_pt_t){ q, row[ATTN_COL_PAGE], (double)a, (double)b, (double)rows,
-                                                 floor(sum / rows + 0.5), ctx_cv(sum, sum2, (double)rows), gr->t[i] / t };
+                sm->pt[sm->n++] = (spread_pt_t){ q, row[ATTN_COL_PAGE], (double)a, (double)b, (double)rows, gr->t[i] / t };
             free(segs);
         }
     }
     pm->spreading = 0;
     memcpy(cm->err, err, sizeof err);   /* a point the model cannot price is no error of the run's */
-    if (sm->n > 1) qsort(sm->pt, (size_t)sm->n, sizeof *sm->pt, cmp_spread_pt);
     return 0;
 }
 
 #define SPREAD_REACH 2.0   /* past the measured requests or mean contexts, the nearest end's
                               correction holds to this factor beyond it, then none */
-#define SPREAD_MAX_RANGES 64
+#define SPREAD_MAX 64      /* request counts, or ranges, of one (q, page) looked at */
 
-/* The correction calib's spread points of law li make to a call of nreq requests of q rows
- * each (at it's page) whose contexts average L with spread cv (ctx_cv): each point's c
- * (spread_pt_t); within a range of points (one ctx_min .. seq_len) interpolated in requests
- * between the two nearest, then between the ranges' mean contexts (nreq requests spread
- * evenly over each) in ln L (past the ends: the nearest, to SPREAD_REACH); applied in
- * proportion to the call's spread over that of nreq requests spread as the points (requests
- * at one context take none, ones as spread as the points all of it).  1 and *corr, or 0 (no
- * spread point to tell). */
+/* Between two measured values of c: at x from (xb, cb) and (xa, ca) (linear; ln x where lnx), or
+ * the one there is within SPREAD_REACH of x.  1 and *c, or 0. */
+static int spread_interp(int nb, double xb, double cb, int na, double xa, double ca, double x, int lnx, double *c)
+{
+    if (nb && na) {
+        double w = xa > xb ? (lnx ? log(x / xb) / log(xa / xb) : (x - xb) / (xa - xb)) : 0;
+        *c = cb + w * (ca - cb);
+        return 1;
+    }
+    if (nb && x <= xb * SPREAD_REACH) return *c = cb, 1;
+    if (na && x >= xa / SPREAD_REACH) return *c = ca, 1;
+    return 0;
+}
+
+/* The identical-row points' c (spread_pt_t) at nreq requests of context L (of q, page): along
+ * ln seq_len within each measured request count, then between the two nearest counts.  1 and
+ * *c, or 0. */
+static int uniform_c(const struct spread_memo *sm, double q, double page, double nreq, double L, double *c)
+{
+    double rows[SPREAD_MAX], cr[SPREAD_MAX];
+    int nr = 0;
+    for (int i = 0; i < sm->n; i++) {   /* each request count's c at L */
+        const spread_pt_t *p = &sm->pt[i];
+        int k = 0;
+        if (p->lo > 0 || p->q != q || p->page != page) continue;
+        while (k < nr && rows[k] != p->rows) k++;
+        if (k < nr || nr == SPREAD_MAX) continue;
+        const spread_pt_t *b = NULL, *a = NULL;
+        for (int j = i; j < sm->n; j++) {
+            const spread_pt_t *o = &sm->pt[j];
+            if (o->lo > 0 || o->q != q || o->page != page || o->rows != p->rows) continue;
+            if (o->hi <= L && (!b || o->hi > b->hi)) b = o;
+            if (o->hi >= L && (!a || o->hi < a->hi)) a = o;
+        }
+        rows[nr] = p->rows;
+        if (spread_interp(b != NULL, b ? b->hi : 0, b ? b->c : 0, a != NULL, a ? a->hi : 0, a ? a->c : 0, L, 1, &cr[nr]))
+            nr++;
+    }
+    int b = -1, a = -1;
+    for (int k = 0; k < nr; k++) {
+        if (rows[k] <= nreq && (b < 0 || rows[k] > rows[b])) b = k;
+        if (rows[k] >= nreq && (a < 0 || rows[k] < rows[a])) a = k;
+    }
+    return spread_interp(b >= 0, b >= 0 ? rows[b] : 0, b >= 0 ? cr[b] : 0, a >= 0, a >= 0 ? rows[a] : 0,
+                         a >= 0 ? cr[a] : 0, nreq, 0, c);
+}
+
+/* The spread points' c at nreq requests of mean context L (of q, page): within each range
+ * (one ctx_min .. seq_len) between the two nearest measured request counts, then between the
+ * ranges' mean contexts (nreq requests spread evenly over each) in ln L; *cv the spread of nreq
+ * requests so spread (ctx_cv), likewise.  1 and *c, *cv, or 0. */
+static int spread_c(const struct spread_memo *sm, double q, double page, double nreq, double L, double *c, double *cv)
+{
+    double lo[SPREAD_MAX], hi[SPREAD_MAX], mean[SPREAD_MAX], rcv[SPREAD_MAX], rc[SPREAD_MAX];
+    int nr = 0;
+    for (int i = 0; i < sm->n; i++) {   /* each range's c at nreq requests */
+        const spread_pt_t *p = &sm->pt[i];
+        int k = 0;
+        if (!(p->lo > 0) || p->q != q || p->page != page) continue;
+        while (k < nr && (lo[k] != p->lo || hi[k] != p->hi)) k++;
+        if (k < nr || nr == SPREAD_MAX) continue;
+        const spread_pt_t *b = NULL, *a = NULL;
+        for (int j = i; j < sm->n; j++) {
+            const spread_pt_t *o = &sm->pt[j];
+            if (o->lo != p->lo || o->hi != p->hi || o->q != q || o->page != page) continue;
+            if (o->rows <= nreq && (!b || o->rows > b->rows)) b = o;
+            if (o->rows >= nreq && (!a || o->rows < a->rows)) a = o;
+        }
+        lo[nr] = p->lo, hi[nr] = p->hi;
+        if (!spread_interp(b != NULL, b ? b->rows : 0, b ? b->c : 0, a != NULL, a ? a->rows : 0, a ? a->c : 0, nreq, 0,
+                           &rc[nr]))
+            continue;
+        double sum = 0, sum2 = 0;
+        for (long r = 0; r < (long)nreq; r++) {
+            double x = (double)law_varlen_row_ctx((long)nreq, (long)p->lo, (long)p->hi, r);
+            sum += x;
+            sum2 += x * x;
+        }
+        mean[nr] = sum / nreq;
+        rcv[nr++] = ctx_cv(sum, sum2, nreq);
+    }
+    int b = -1, a = -1;
+    for (int k = 0; k < nr; k++) {
+        if (mean[k] <= L && (b < 0 || mean[k] > mean[b])) b = k;
+        if (mean[k] >= L && (a < 0 || mean[k] < mean[a])) a = k;
+    }
+    return spread_interp(b >= 0, b >= 0 ? mean[b] : 0, b >= 0 ? rc[b] : 0, a >= 0, a >= 0 ? mean[a] : 0,
+                         a >= 0 ? rc[a] : 0, L, 1, c) &&
+           spread_interp(b >= 0, b >= 0 ? mean[b] : 0, b >= 0 ? rcv[b] : 0, a >= 0, a >= 0 ? mean[a] : 0,
+                         a >= 0 ? rcv[a] : 0, L, 1, cv);
+}
+
+/* What calib's many-request points of law li say of a call of nreq requests of q rows each (at
+ * it's page) whose contexts average L with spread cv (ctx_cv), where calib measured spread
+ * points of that q and page (the MTP verify rows): each point's c, its measured time over this
+ * model's price of the same call (spread_points).  The identical-row points' c at the call's
+ * requests and L (uniform_c: 1 where they do not reach it), moved toward the spread points' c
+ * (spread_c) in proportion to the call's spread over that of as many requests spread as the
+ * points (requests at one context take the identical rows' c, ones as spread as the points the
+ * spread points').  1 and *corr, or 0 (no point to tell). */
 static int spread_corr(cost_model_t *cm, const cost_item_t *it, int li, int q, double nreq, double L, double cv,
                        double *corr)
 {
     pm_t *pm = cm->impl;
     if (spread_points(cm, it, li) < 0 || !pm->spread) return 0;
     const struct spread_memo *sm = &pm->spread[li];
-    double page = it->call->page;
-    spread_pt_t set[SPREAD_MAX_RANGES];
-    int ns = 0;
-    for (int i = 0; i < sm->n && ns < SPREAD_MAX_RANGES;) {
-        const spread_pt_t *p = &sm->pt[i];
-        int e = i + 1;
-        while (e < sm->n && sm->pt[e].q == p->q && sm->pt[e].page == p->page && sm->pt[e].lo == p->lo &&
-               sm->pt[e].hi == p->hi)
-            e++;
-        if (p->q == q && p->page == page) {
-            const spread_pt_t *below = NULL, *above = NULL;
-            for (int k = i; k < e; k++) {   /* requests ascend within a range */
-                if (sm->pt[k].rows <= nreq) below = &sm->pt[k];
-                if (sm->pt[k].rows >= nreq && !above) above = &sm->pt[k];
-            }
-            if (below && !above && nreq > below->rows * SPREAD_REACH) below = NULL;
-            if (above && !below && nreq < above->rows / SPREAD_REACH) above = NULL;
-            if (below || above) {        /* the range's c at nreq requests, and nreq requests' */
-                const spread_pt_t *b = below ? below : above, *a = above ? above : below;   /* spread over it */
-                double w = a->rows > b->rows ? (nreq - b->rows) / (a->rows - b->rows) : 0, sum = 0, sum2 = 0;
-                for (long k = 0; k < (long)nreq; k++) {
-                    double x = (double)law_varlen_row_ctx((long)nreq, (long)p->lo, (long)p->hi, k);
-                    sum += x;
-                    sum2 += x * x;
-                }
-                set[ns++] = (spread_pt_t){ q, page, p->lo, p->hi, nreq, sum / nreq, ctx_cv(sum, sum2, nreq),
-                                           b->c + w * (a->c - b->c) };
-            }
-        }
-        i = e;
-    }
-    const spread_pt_t *below = NULL, *above = NULL;
-    for (int i = 0; i < ns; i++) {
-        if (set[i].mean <= L && (!below || set[i].mean > below->mean)) below = &set[i];
-        if (set[i].mean >= L && (!above || set[i].mean < above->mean)) above = &set[i];
-    }
-    double c, scv;
-    if (below && above) {
-        double w = above->mean > below->mean ? log(L / below->mean) / log(above->mean / below->mean) : 0;
-        c = below->c + w * (above->c - below->c);
-        scv = below->cv + w * (above->cv - below->cv);
-    } else if (below && L <= below->mean * SPREAD_REACH) {
-        c = below->c, scv = below->cv;
-    } else if (above && L >= above->mean / SPREAD_REACH) {
-        c = above->c, scv = above->cv;
-    } else {
-        return 0;
-    }
-    if (!(scv > 0)) return 0;
-    *corr = 1 + fmin(1, cv / scv) * (c - 1);
+    double page = it->call->page, cu = 1, cs, scv;
+    int any = 0;
+    for (int i = 0; i < sm->n && !any; i++) any = sm->pt[i].lo > 0 && sm->pt[i].q == q && sm->pt[i].page == page;
+    if (!any) return 0;
+    int u = uniform_c(sm, q, page, nreq, L, &cu), s = spread_c(sm, q, page, nreq, L, &cs, &scv) && scv > 0;
+    if (!u && !s) return 0;
+    *corr = s ? cu + fmin(1, cv / scv) * (cs - cu) : cu;
     return 1;
 }
 

@@ -1123,36 +1123,39 @@ static double price_verify_call(cost_model_t *cm, const route_cfg_t *rc, const l
     return t;
 }
 
-/* A call of MTP verify rows whose requests' contexts spread meets calib's points of requests
- * spread the same way (the ctx_min column): where calib measured 8 and 32 requests of q = 3
- * spread over 2048-14336 keys at 1.25x what the model prices the same calls, a call of 16
- * requests so spread costs 1.25x its price without the points; one of 16 requests at one
- * context (no spread) costs what it did; one spread half as much moves part of the way; a
- * profile without the column prices every call as before. */
+/* A call of MTP verify rows meets calib's many-request points of its q: where calib measured
+ * 8 and 32 requests of q = 3 spread over 2048-14336 keys (the ctx_min column) at 1.25x what the
+ * model prices the same calls, and 8 and 32 requests at one context of 2048 and 8192 keys at
+ * 1.1x, a call of 16 requests so spread costs 1.25x its price without the points; 16 requests
+ * at 8192 (no spread) 1.1x; 16 spread half as much in between; q = 1 rows and another page (no
+ * spread point of theirs) as before; and a profile without the column as before. */
 START_TEST(decode_spread_call_meets_spread_points)
 {
     profile_t p;
     synthetic(&p, 0);
-    p.sms = 132;
+    p.sms = 8;   /* every request of 2K+ fills two waves alone: no pack (pack_anchor) in these calls */
     model_rank_t r;
     route_cfg_t rc;
     cost_model_t *plain = decode_model(&p, &r, &rc);
-    enum { Q = 3 };
-    static const int reqs[] = { 8, 32 };
+    enum { Q = 3, NPTS = 6 };
+    /* requests, ctx_min, seq_len, measured over the model's price */
+    static const double pt[NPTS][4] = { { 8, 2048, 14336, 1.25 }, { 32, 2048, 14336, 1.25 }, { 8, 0, 4096, 1.1 },
+                                        { 8, 0, 8192, 1.1 },      { 32, 0, 4096, 1.1 },       { 32, 0, 8192, 1.1 } };
     long ctx[64];
-    double pts[2][2 * 9];
+    double pts[NPTS * 9];
     char law[64] = "", law2[64] = "";
-    /* the points' calls priced without them: their law's and at the spread calib runs */
-    for (int a = 0; a < 2; a++) {
-        for (int i = 0; i < reqs[a]; i++) ctx[i] = law_varlen_row_ctx(reqs[a], 2048, 14336, i);
-        double t = price_verify_call(plain, &rc, ctx, reqs[a], Q, law);
+    /* the points' calls priced without them, all by one law */
+    for (int a = 0; a < NPTS; a++) {
+        int n = (int)pt[a][0];
+        for (int i = 0; i < n; i++) ctx[i] = law_varlen_row_ctx(n, (long)pt[a][1], (long)pt[a][2], i);
+        double t = price_verify_call(plain, &rc, ctx, n, Q, law);
         if (a) ck_assert_str_eq(law, law2);
         snprintf(law2, sizeof law2, "%s", law);
-        double *row = pts[0] + 9 * a;
-        row[ATTN_COL_ROWS] = reqs[a], row[ATTN_COL_Q] = Q, row[ATTN_COL_SEQ_LEN] = 14336, row[ATTN_COL_PAGE] = 784;
+        double *row = pts + 9 * a;
+        row[ATTN_COL_ROWS] = n, row[ATTN_COL_Q] = Q, row[ATTN_COL_SEQ_LEN] = pt[a][2], row[ATTN_COL_PAGE] = 784;
         row[ATTN_COL_Q_HEADS] = r.q_heads, row[ATTN_COL_KV_HEADS] = r.kv_heads, row[ATTN_COL_HEAD_DIM] = M.head_dim;
-        row[ATTN_COL_CTX_MIN] = 2048;
-        row[8] = 1.25 * t;
+        row[ATTN_COL_CTX_MIN] = pt[a][1];
+        row[8] = pt[a][3] * t;
     }
     /* 16 requests: spread as the points, at one context (their mean), spread half as much */
     long spread[16], one[16], half[16];
@@ -1169,21 +1172,21 @@ START_TEST(decode_spread_call_meets_spread_points)
     prof_law_init(&l, law_find(law));
     ck_assert_int_eq(l.ncols, 9);
     for (int c = 0; c < l.ncoef; c++) l.coef[c] = prof_find(&p, law)->coef[c];
-    l.npts = 2;
-    l.pts = pts[0];
+    l.npts = NPTS;
+    l.pts = pts;
     ck_assert_int_eq(prof_put(&p, &l), 0);
     char err[COST_ERR_MAX];
     cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
     ck_assert_msg(cm != NULL, "%s", err);
-    for (int a = 0; a < 2; a++) {
-        for (int i = 0; i < reqs[a]; i++) ctx[i] = law_varlen_row_ctx(reqs[a], 2048, 14336, i);
-        ck_assert_double_eq_tol(price_verify_call(cm, &rc, ctx, reqs[a], Q, law2), pts[0][9 * a + 8],
-                                1e-9 * pts[0][9 * a + 8]);
+    for (int a = 0; a < NPTS; a++) {   /* each point's call costs what calib measured */
+        int n = (int)pt[a][0];
+        for (int i = 0; i < n; i++) ctx[i] = law_varlen_row_ctx(n, (long)pt[a][1], (long)pt[a][2], i);
+        ck_assert_double_eq_tol(price_verify_call(cm, &rc, ctx, n, Q, law2), pts[9 * a + 8], 1e-9 * pts[9 * a + 8]);
     }
     ck_assert_double_eq_tol(price_verify_call(cm, &rc, spread, 16, Q, law2), 1.25 * t_spread, 1e-9 * t_spread);
-    ck_assert_double_eq(price_verify_call(cm, &rc, one, 16, Q, law2), t_one);
+    ck_assert_double_eq_tol(price_verify_call(cm, &rc, one, 16, Q, law2), 1.1 * t_one, 1e-9 * t_one);
     double th = price_verify_call(cm, &rc, half, 16, Q, law2);
-    ck_assert_msg(th > 1.05 * t_half && th < 1.2 * t_half, "half the spread: %g s, %g without the points", th, t_half);
+    ck_assert_msg(th > 1.15 * t_half && th < 1.24 * t_half, "half the spread: %g s, %g without the points", th, t_half);
     /* q = 1 rows (no point of their q) and another page: as before */
     long two[2] = { 3000, 9000 };
     ck_assert_double_eq(price_verify_call(cm, &rc, spread, 16, 1, law2), price_verify_call(plain, &rc, spread, 16, 1, law2));
