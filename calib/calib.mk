@@ -53,7 +53,27 @@ bin/calib: $(BUILD)/calib/main.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUBLAS_LIBS) $(CUDA_LIBS) $(if $(filter 1,$(CALIB_STATIC)),$(LIBS_STATIC),$(LIBS))
 
-test-cuda: bin/calib
+test-cuda: bin/calib bin/order_study bin/varlen_study
+
+# two studies of the varlen call's measurement context (docs/validation.md section 2), built
+# with the CUDA targets and run by hand on a GPU: calib/varlen_study.cu (one batch as calib's
+# point and as the replay's call), calib/order_study.cu (the call between a layer's GEMMs, as the
+# engine runs a step, against the replay's item-by-item order)
+$(BUILD)/calib/order_study.o: calib/order_study.cu calib/gpuclock.h kernels/attn.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Ikernels -Icalib -c $< -o $@
+
+bin/order_study: $(BUILD)/calib/order_study.o $(ATTN_LIB)
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUBLAS_LIBS) $(CUDA_LIBS)
+
+$(BUILD)/calib/varlen_study.o: calib/varlen_study.cu kernels/attn.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Ikernels -c $< -o $@
+
+bin/varlen_study: $(BUILD)/calib/varlen_study.o $(ATTN_LIB)
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 # CALIB_TP > 1: the all-reduce law too, where this host has CALIB_TP GPUs and NCCL (nccl.h): bin/calib_allreduce
 # (calib/allreduce.mk) times NCCL's all-reduce across them and merges its law into the profile; else
 # a note says why it was not measured (a run at that TP then prices the all-reduces from a link's datasheet)
