@@ -2005,6 +2005,12 @@ int capacity_main(int argc, char **argv, const char *argv0)
     for (int a = 0; a < sw.naxes; a++)
         if (!strcmp(sw.axes[a].key, CAP_SPLIT_KEY)) o.has_split = 1, o.split_axis = a;
     if (sw.naxes > 64) { rc = bad("at most 64 --search keys%s%s", "", ""); goto out; }
+    for (int a = 0; a < sw.naxes; a++)     /* every probe sets it: the searched values would be lost */
+        if (!strcmp(sw.axes[a].key, "workload.poisson.rate_per_s")) {
+            rc = bad("--search %s: the request rate is what capacity finds (each probe sets it)%s", sw.axes[a].key,
+                     "; search the deployment's keys");
+            goto out;
+        }
     R.npoints = sweep_npoints(&sw);
     if (R.npoints > CAP_MAX_CONFIGS) {
         rc = bad("%s configurations at most in one run (use --points to spread a larger search)%s", "1000000", "");

@@ -39,6 +39,7 @@
 #include "perfetto.h"
 #include "plot_replicas.h"
 #include "trace_import.h"
+#include "ydoc.h"
 
 #ifndef PACESIM_VERSION
 #define PACESIM_VERSION "0.1.0"
@@ -155,7 +156,8 @@ static const cmd_help_t helps[] = {
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
       "          per window predicted beside measured (--set as given to the replay); with\n"
-      "          several runs of the replay, each error beside the runs' spread, inside or a\n"
+      "          several runs of the replay (each its own recording: one given twice is\n"
+      "          refused), each error beside the runs' spread, inside or a\n"
       "          miss, and how far each window moves at 1% more step time; --recorded-clock\n"
       "          (a diagnostic of the clock model, several runs): every step priced at the SM\n"
       "          clock its run recorded, and the model's clock beside the recorded per step type\n" },
@@ -185,8 +187,9 @@ static const cmd_help_t helps[] = {
       "          --requests CSV as latency CDFs; tradeoff: a PACE_STEPS sweep's trade-off.\n"
       "          replicas: p99 TTFT against the rate per replica, a panel per router, a curve\n"
       "          per number of replicas, simulated: the scenario (default scenarios/cluster/\n"
-      "          h200-llama8b-chat.yaml) with its first pool at each of --replicas (1,2,4,8),\n"
-      "          each router it accepts (or --routers), workload.poisson.rate_per_s = rate x\n"
+      "          h200-llama8b-chat.yaml; one engine or a cluster of one pool) with its pool at\n"
+      "          each of --replicas (1,2,4,8), each router it accepts (or --routers),\n"
+      "          workload.poisson.rate_per_s = rate x\n"
       "          replicas for each of --rates per replica (4..14:2; each in (0, 1e6], given\n"
       "          once) and its count x replicas (at most 10000 runs and 200000 requests\n"
       "          in all; --replicas each in [1, 4096], a cluster's limit);\n"
@@ -615,6 +618,22 @@ static int cmd_profile(int argc, char **argv)
  * priced again by the current model and profile, with no GPU: the scenario runs twice
  * through the same scheduler, once priced by its profile, once by the recording (each
  * step what the replay measured), and the replay's report comes out of the two. */
+/* Two files of the same bytes (both readable regular files; else 0: their reader reports them). */
+static int same_bytes(const char *a, const char *b)
+{
+    const char *why;
+    FILE *fa = yd_open_input(a, &why), *fb = fa ? yd_open_input(b, &why) : NULL;
+    int same = fa && fb;
+    while (same) {
+        int ca = getc(fa), cb = getc(fb);
+        if (ca != cb) same = 0;
+        if (ca == EOF || cb == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
 static int cmd_rescore(int argc, char **argv)
 {
     enum { MAX_SETS = 64 };
@@ -663,6 +682,14 @@ static int cmd_rescore(int argc, char **argv)
         rc = 2;
         goto done;
     }
+    for (int i = 0; i < nruns; i++)   /* one recording twice: a spread of 0 that no GPU gave */
+        for (int j = 0; j < i; j++)
+            if (outfile_same(runs[i], runs[j]) || same_bytes(runs[i], runs[j])) {
+                setup_msg(stderr, "--measured %s: the same recording as --measured %s%s: the runs' spread would be 0",
+                          runs[i], runs[j], outfile_same(runs[i], runs[j]) ? "" : " (byte for byte)");
+                rc = 2;
+                goto done;
+            }
     if (nruns > 1) {              /* several measured runs: error beside their spread */
         char rerr[SETUP_ERR_MAX];
         if (steps) {

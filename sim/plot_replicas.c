@@ -278,10 +278,18 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
         setup_msg(stderr, "%s", err);
         goto out;
     }
-    int poisson = s.poisson.enabled;
+    int poisson = s.poisson.enabled, npools = s.cluster.enabled ? s.cluster.n_pools : 1;
     snprintf(P.pool, sizeof P.pool, "%s", s.cluster.enabled ? s.cluster.pools[0].name : "main");
+    char pool2[SCN_ID_MAX];
+    snprintf(pool2, sizeof pool2, "%s", npools > 1 ? s.cluster.pools[1].name : "");
     P.count = s.poisson.count;
     scn_free(&s);
+    if (npools > 1) {     /* the x axis, the rate per replica, would count the first pool's replicas alone */
+        setup_msg(stderr, "%s: plot replicas scales one pool's replicas, this cluster has %d (%s, %s%s): a "
+                  "disaggregated or mixed cluster's pools are scaled by pacesim run --sweep cluster.pools.NAME.count=...",
+                  file, npools, P.pool, pool2, npools > 2 ? ", ..." : "");
+        goto out;
+    }
     if (!poisson) {
         setup_msg(stderr, "%s: plot replicas: the scenario has no workload.poisson (its rate is what is swept)", file);
         goto out;

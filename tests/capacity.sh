@@ -33,6 +33,8 @@ refused "SLO zero" '"0" is not a number of seconds > 0' $S --slo ttft_p99=0
 refused "SLO twice" 'ttft_p99 is given twice' $S --slo ttft_p99=2 --slo ttft_p99=3
 refused "SLO twice in two spellings" 'ttft_p99.0 is ttft_p99, given already' $S --slo ttft_p99=2 --slo ttft_p99.0=3
 refused "no SLO" 'no SLO given' $S
+refused "the rate searched" '--search workload.poisson.rate_per_s: the request rate is what capacity finds' $S \
+  --slo ttft_p99=2 --search workload.poisson.rate_per_s=1,2
 refused "threshold without goodput" 'is a per-request threshold' $S --slo ttft=2
 refused "goodput without threshold" '--goodput needs per-request thresholds' $S --slo ttft_p99=2 --goodput 0.9
 refused "goodput over one" '--goodput 1.5' $S --slo ttft=2 --goodput 1.5

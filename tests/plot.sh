@@ -38,6 +38,9 @@ refused "tradeoff of a serving sweep" 2 "plot tradeoff: no column a_tok_s" \
     "$bin" plot tradeoff "$tmp/sweep.csv"
 refused "an unknown kind" 2 "unknown kind \"bars\"" "$bin" plot bars "$tmp/sweep.csv"
 refused "replicas: a scenario without a Poisson rate" 2 "no workload.poisson" "$bin" plot replicas scenarios/default.yaml
+refused "replicas: a cluster of two pools (the rate per replica would count one)" 2 \
+    "plot replicas scales one pool's replicas, this cluster has 2 (pre, dec)" \
+    "$bin" plot replicas scenarios/cluster/h200-llama8b-disagg.yaml
 refused "replicas: --replicas 0" 2 "not an integer in [1, 4096]" "$bin" plot replicas --replicas 0,2
 refused "replicas: --rates 1e308 (gnuplot drew nothing of it)" 2 "--rates 1e308: 1e308 is not a rate in (0, 1e6]" \
     "$bin" plot replicas --rates 1e308
