@@ -328,12 +328,115 @@ START_TEST(profile_round_trip)
 }
 END_TEST
 
+/* ---- the order study (calib/order_study.cu) priced by its card's profile ------------ */
+
+/* calib/order_study.cu ran one Llama-3.1-8B step shape on one H200 (GPU-6672d77c, the card
+ * tests/data/replay/h200-lib-llama8b/profile.yaml was calibrated on; docs/validation.md
+ * section 2): 32 layers, each its qkv, o, gate|up and down GEMMs (fp16, m = the step's tokens)
+ * and one varlen attention call, steps back to back.  Measured (two passes of 40 and of 80
+ * steps an order):
+ *   mixed  (207 decode rows at 143-950 keys + 4 chunks of 98, 599 tokens): GEMMs 12.56-12.70
+ *          ms a step, SM clock 1794-1815 MHz, the varlen call 1.093-1.105 of its time alone
+ *          (alone: 315.5-317.6 us at 1942-1963 MHz);
+ *   decode (the 207 rows, 207 tokens): GEMMs 5.48-5.53 ms, 1962-1978 MHz, the call 1.001-1.006
+ *          of alone (308.6-309.4 us at 1948-1975 MHz).
+ * The heat model's figures for that sequence: each step's items priced at calibrated times
+ * (cost_profile_item before any step), the step's target as pm_step forms it (a GEMM's FLOP
+ * rate over the calibrated peak, the varlen law's heat), the state followed over back-to-back
+ * steps (heat_step) to its settled mean, the clock and the varlen factor at it. */
+typedef struct {
+    double gemm_s, attn_s, target, mhz, factor;
+} study_t;
+
+static void order_study_step(cost_model_t *cm, const profile_t *p, const model_rank_t *r, int mixed, study_t *o)
+{
+    static const double gn[4] = { 6144, 4096, 28672, 4096 }, gk[4] = { 4096, 4096, 4096, 14336 };
+    kseg_t rows[211];
+    int n = 0;
+    for (int i = 0; i < 207; i++) rows[n++] = (kseg_t){ i, 1, 143 + (950 - 143) * i / 206 };
+    for (int c = 0; mixed && c < 4; c++) rows[n++] = (kseg_t){ 207 + c, 98, 98 };
+    route_cfg_t rc = { .smallq_max_q = 16, .page = 16, .group = 4, .fp8_bridge_page = 16, .varlen = 1 };
+    route_plan_t plan;
+    route_plan_init(&plan);
+    ck_assert_int_eq(route_step(&rc, rows, n, &plan), 0);
+    ck_assert_int_eq(plan.ncalls, 1);
+    double heat_w = 0, sec;
+    int grid;
+    memset(o, 0, sizeof *o);
+    for (int g = 0; g < 4; g++) {
+        cost_item_t it = { .kind = CI_GEMM, .m = mixed ? 599 : 207, .n = gn[g], .k = gk[g], .wb = 2, .count = 32,
+                           .part = CP_LINEAR };
+        ck_assert_int_eq(cost_profile_item(cm, &it, &sec, &grid), 0);   /* seconds for the 32 layers */
+        double u = cost_item_flops(&it, &M, r) * it.count / sec / (p->peak_fp16_tflops * 1e12);
+        o->gemm_s += sec;
+        heat_w += sec * (u < 1 ? u : 1);
+    }
+    cost_item_t va = { .kind = CI_ATTN, .call = &plan.calls[0], .count = 32, .part = CP_ATTN };
+    char b[64];
+    ck_assert_str_eq(cost_item_law(&va, b, sizeof b), "attn.varlen.fp16");
+    ck_assert_int_eq(cost_profile_item(cm, &va, &sec, &grid), 0);
+    const prof_law_t *vl = prof_find(p, "attn.varlen.fp16");
+    ck_assert(vl && vl->has_sustained);
+    o->attn_s = sec;
+    heat_w += sec * vl->heat;
+    o->target = heat_w / (o->gemm_s + o->attn_s);
+    double h = 0, mean = 0;
+    for (int i = 0; i < 400; i++) mean = heat_step(&h, o->target, o->gemm_s + o->attn_s, p->tau_up_s, p->tau_down_s);
+    o->mhz = heat_clock(mean, p->clock_cold_mhz, p->clock_hot_mhz);
+    o->factor = heat_factor_at(vl->hot, o->mhz, p->clock_cold_mhz, p->clock_hot_mhz);
+    route_plan_free(&plan);
+}
+
+/* What the profile prices as the study measured it, and where the heat model's clock stands
+ * against the study's (the gap is docs/validation.md section 2's "The order study priced"). */
+START_TEST(order_study_of_the_card)
+{
+    char err[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/llama-3.1-8b.yaml", &M, err) == 0, "%s", err);
+    profile_t p;
+    ck_assert_msg(prof_load("tests/data/replay/h200-lib-llama8b/profile.yaml", &p, err) == 0, "%s", err);
+    ck_assert(p.has_sustained);
+    model_rank_t r;
+    ck_assert_int_eq(model_rank(&M, 1, &r), 0);
+    cost_model_t *cm = cost_profile_new(&p, &M, 1, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    study_t mx, dc;
+    order_study_step(cm, &p, &r, 1, &mx);
+    order_study_step(cm, &p, &r, 0, &dc);
+    fprintf(stderr, "order study priced: mixed GEMMs %.2f ms, varlen %.1f us, target %.3f, %.0f MHz, varlen x %.3f "
+            "(measured 12.56-12.70 ms, 315.5-317.6 us alone, 1794-1815 MHz, x 1.093-1.105); decode GEMMs %.2f ms, "
+            "varlen %.1f us, target %.3f, %.0f MHz, x %.3f (measured 5.48-5.53 ms, 308.6-309.4 us, 1962-1978 MHz, "
+            "x 1.001-1.006)\n", mx.gemm_s * 1e3, mx.attn_s / 32 * 1e6, mx.target, mx.mhz, mx.factor, dc.gemm_s * 1e3,
+            dc.attn_s / 32 * 1e6, dc.target, dc.mhz, dc.factor);
+    /* the laws at the clock their items ran at: the varlen call alone (near the cold clock)
+     * and the decode step's GEMMs (1962-1978 MHz) within 2% of the study */
+    ck_assert_msg(fabs(mx.attn_s / 32 / 316.5e-6 - 1) < 0.02, "mixed varlen %g us", mx.attn_s / 32 * 1e6);
+    ck_assert_msg(fabs(dc.attn_s / 32 / 309.0e-6 - 1) < 0.02, "decode varlen %g us", dc.attn_s / 32 * 1e6);
+    ck_assert_msg(fabs(dc.gemm_s / 5.505e-3 - 1) < 0.02, "decode GEMMs %g ms", dc.gemm_s * 1e3);
+    /* the mixed step's GEMMs heat the card more than the decode step's: its clock lower, the
+     * call slower, as measured */
+    ck_assert(mx.target > dc.target && mx.mhz < dc.mhz && mx.factor > dc.factor);
+    ck_assert(mx.mhz > p.clock_hot_mhz && dc.mhz < p.clock_cold_mhz);
+    /* The gap the study shows (docs/validation.md section 2): the one clock a step from the
+     * time-weighted heat sits 80-140 MHz under the clock the interleaved steps ran at (mixed
+     * 1794-1815, decode 1962-1978 MHz), and the mixed step's GEMMs at 1800 MHz took 6-9% over
+     * their calibrated time, where the gemm law's hot leaves them under 1%.  Held here as the
+     * model stands so that a change to it meets the study: a fix moves these bounds to the
+     * study's figures. */
+    ck_assert_msg(mx.mhz > 1650 && mx.mhz < 1760, "mixed clock %g MHz", mx.mhz);
+    ck_assert_msg(dc.mhz > 1800 && dc.mhz < 1890, "decode clock %g MHz", dc.mhz);
+    ck_assert_msg(mx.gemm_s < 12.56e-3 * 0.95, "mixed GEMMs %g ms", mx.gemm_s * 1e3);
+    cost_free(cm);
+    prof_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
         CHECK_TEST(step_settles_and_means), CHECK_TEST(tau_of_traces), CHECK_TEST(factor_follows_the_clock),
         CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(attention_heats_by_its_law),
         CHECK_TEST(clock_of_the_state), CHECK_TEST(curve_recorded_schedule_prices),
-        CHECK_TEST(profile_round_trip)};
+        CHECK_TEST(profile_round_trip), CHECK_TEST(order_study_of_the_card)};
     return check_main("heat", "core", tests, CHECK_N(tests), 0, NULL);
 }
