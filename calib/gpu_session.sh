@@ -27,15 +27,9 @@ bindir=${2:-bin}
 mkdir -p "$out"
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-stage=${STAGE:-all}
-case $stage in all|calib|runs) ;; *) echo "gpu_session.sh: STAGE must be all, calib or runs, not '$stage'" >&2; exit 2 ;; esac
-if [ -n "${WORK:-}" ]; then
-    work=$WORK
-    mkdir -p "$work"
-else
-    work=$(mktemp -d)
-    trap 'rm -rf "$work"' EXIT
-fi
+. "$(dirname "$0")/stage_lib.sh"
+stage_and_dir gpu_session.sh "${WORK:-}"
+work=$dir
 if [ "$stage" = runs ] && [ ! -s "$out/h200.yaml" ]; then
     echo "gpu_session.sh: STAGE=runs needs the profile of an earlier calib in $out/h200.yaml" >&2
     exit 2

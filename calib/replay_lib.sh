@@ -28,15 +28,9 @@ laws=$laws,attn.decode_scalar.fp16,attn.varlen,gemm,elementwise
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-stage=${STAGE:-all}
-case $stage in all|calib|runs) ;; *) echo "replay_lib.sh: STAGE must be all, calib or runs, not '$stage'" >&2; exit 2 ;; esac
-if [ -n "${LOGS:-}" ]; then
-    logs=$LOGS
-    mkdir -p "$logs"
-else
-    logs=$(mktemp -d)
-    trap 'rm -rf "$logs"' EXIT
-fi
+. "$(dirname "$0")/stage_lib.sh"
+stage_and_dir replay_lib.sh "${LOGS:-}"
+logs=$dir
 { nvidia-smi --query-gpu=name,uuid,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date -u; } \
     >> "$logs/gpu.txt" 2>&1
 status=0
