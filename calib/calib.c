@@ -1179,6 +1179,18 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         out->ncurve = sus.ncurve < PROF_MAX_CURVE ? sus.ncurve : PROF_MAX_CURVE;
         for (int q = 0; q < out->ncurve; q++)
             for (int c = 0; c < 3; c++) out->curve[q][c] = sus.curve[q][c];
+        /* recorded, not priced by (calib/sustain.h 6. and 7.); a value outside the profile's
+         * range is left out, so what is written loads back */
+        if (sus.has_chot && sus.chot[3] >= 0.5 && sus.chot[3] <= 5) {
+            out->has_chot = 1;
+            for (int c = 0; c < 4; c++) out->chot[c] = sus.chot[c];
+        }
+        for (int q = 0; q < sus.ninter && out->ninter < PROF_MAX_INTER; q++) {
+            const double *row = sus.inter[q];
+            if (!(row[1] <= 1000 && row[4] >= 0.5 && row[4] <= 5 && row[5] >= 0.5 && row[5] <= 5)) continue;
+            for (int c = 0; c < 6; c++) out->inter[out->ninter][c] = row[c];
+            out->ninter++;
+        }
     }
     snprintf(out->model, sizeof out->model, "%s", m->name);
     out->tp = o->tp;

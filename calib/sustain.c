@@ -212,6 +212,120 @@ static void pick_loads(const calib_job_t *jobs, const double *t_s, int njobs, in
     }
 }
 
+/* The compute-bound GEMM (sustain.h 6.): of the GEMMs of m >= 512 timed at 0.1 .. 1 ms, the
+ * one nearest 0.4 ms (the larger FLOP count on a tie); and the fp16 q = 1 XQA decode row
+ * nearest 0.3 ms.  -1: none. */
+static void pick_layer(const calib_job_t *jobs, const double *t_s, int njobs, int *gi, int *di)
+{
+    *gi = *di = -1;
+    double bg = INFINITY, bd = INFINITY;
+    for (int i = 0; i < njobs; i++) {
+        const calib_job_t *j = &jobs[i];
+        if (!(t_s[i] > 0)) continue;
+        if (j->kernel == CK_GEMM && j->m >= 512 && t_s[i] >= 1e-4 && t_s[i] < 1e-3) {
+            double d = fabs(log(t_s[i] / 4e-4));
+            if (d < bg || (d == bg && (double)j->m * j->n * j->k > (double)jobs[*gi].m * jobs[*gi].n * jobs[*gi].k))
+                bg = d, *gi = i;
+        }
+        if (j->kernel == CK_DECODE_XQA && !j->fp8 && j->q == 1) {
+            double d = fabs(log(t_s[i] / 3e-4));
+            if (d < bd) bd = d, *di = i;
+        }
+    }
+}
+
+/* Layers of g (ig runs) then d (id runs) back to back for `seconds` (both prepared first:
+ * an attention job keeps its state while a GEMM runs, calib.h); the clock and the power read
+ * every ~2 ms.  Over the last 30%: *mhz (NAN if no clock was read), *watts (0 if not read),
+ * each part's seconds a run (*gs, *ds).  0 / -1. */
+static int layers(sus_t *s, const calib_job_t *g, int ig, const calib_job_t *d, int id, double seconds, double *mhz,
+                  double *watts, double *gs, double *ds)
+{
+    if (s->t->prepare(s->t, d) != 0 || s->t->prepare(s->t, g) != 0) return -1;
+    double start = s->now, last = start, fs = 0, ws = 0, gsum = 0, dsum = 0;
+    long gn = 0, dn = 0;
+    int fc = 0, wc = 0;
+    while (s->now - start < seconds) {
+        double sg, sd, f, w;
+        if (s->t->run(s->t, g, ig, &sg) != 0 || s->t->run(s->t, d, id, &sd) != 0) return -1;
+        if (!(sg > 0) || !(sd > 0)) {
+            snprintf(s->t->err, sizeof s->t->err, "interleaved load: non-positive time");
+            return -1;
+        }
+        s->now += sg * ig + sd * id;
+        if (s->now - start < 0.7 * seconds) continue;
+        gsum += sg * ig, gn += ig, dsum += sd * id, dn += id;
+        if (s->now - last < 0.002) continue;
+        last = s->now;
+        if (s->t->clock(s->t, &f) == 0) fs += f, fc++;
+        if (s->t->power && s->t->power(s->t, &w) == 0 && w > 0) ws += w, wc++;
+    }
+    *mhz = fc ? fs / fc : NAN;
+    *watts = wc ? ws / wc : 0;
+    *gs = gn ? gsum / gn : NAN;
+    *ds = dn ? dsum / dn : NAN;
+    return 0;
+}
+
+/* 6. and 7. of sustain.h, after the light load L and the heater H (pre_l, pre_h seconds
+ * before each timing), each interleaved row settled for `settle` seconds.  0 / -1. */
+static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, int njobs, const calib_job_t *L,
+                        double tl, const calib_job_t *H, double th, double pre_l, double pre_h, double settle,
+                        calib_sustain_t *out, FILE *progress)
+{
+    int gi, di;
+    pick_layer(jobs, t_s, njobs, &gi, &di);
+    if (gi < 0) {
+        if (progress) fprintf(progress, "calib: sustained load: no GEMM of m >= 512 at 0.1 .. 1 ms: no compute-bound probe\n");
+        return 0;
+    }
+    const calib_job_t *G = &jobs[gi];
+    double tg = t_s[gi], tc[3], th3[3], tail;
+    for (int r = 0; r < 3; r++)
+        if (timed_after(s, L, tl, pre_l, G, tg, &tc[r]) < 0 || timed_after(s, H, th, pre_h, G, tg, &th3[r]) < 0)
+            return -1;
+    double gcold = median(tc, 3);
+    if (gcold > 0) {
+        out->has_chot = 1;
+        out->chot[0] = G->m, out->chot[1] = G->n, out->chot[2] = G->k;
+        out->chot[3] = median(th3, 3) / gcold;
+        if (progress)
+            fprintf(progress, "calib: sustained load: compute-bound gemm m=%ld n=%ld k=%ld hot %.3f\n", G->m, G->n, G->k,
+                    out->chot[3]);
+    }
+    if (di < 0 || !(gcold > 0)) return 0;
+    const calib_job_t *D = &jobs[di];
+    double td = t_s[di], dc[3];
+    for (int r = 0; r < 3; r++)
+        if (timed_after(s, L, tl, pre_l, D, td, &dc[r]) < 0) return -1;
+    double dcold = median(dc, 3);
+    if (!(dcold > 0)) return 0;
+    static const double share[3] = { 0.25, 0.5, 0.75 };
+    for (int q = 0; q < SUSTAIN_INTER_N; q++) {
+        double sh = share[q % 3];
+        /* a layer: the GEMM part a run or a few, the decode part >= 0.2 ms; or 20 ms cycles */
+        double cyc = q < 3 ? fmax(gcold / sh, 2e-4 / (1 - sh)) : 0.02;
+        int ig = (int)lround(sh * cyc / gcold), id;
+        if (ig < 1) ig = 1;
+        id = (int)lround(ig * gcold * (1 - sh) / sh / dcold);
+        if (id < 1) id = 1;
+        double *row = out->inter[out->ninter], gs, ds;
+        if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
+            || layers(s, G, ig, D, id, settle, &row[2], &row[3], &gs, &ds) < 0)
+            return -1;
+        if (!isfinite(row[2]) || !(gs > 0) || !(ds > 0)) continue;
+        row[0] = ig * gcold / (ig * gcold + id * dcold);
+        row[1] = (ig * gcold + id * dcold) * 1e3;
+        row[4] = gs / gcold;
+        row[5] = ds / dcold;
+        if (progress)
+            fprintf(progress, "calib: sustained load: interleaved, gemm share %.2f, layer %.3f ms: %.0f MHz, %.0f W, "
+                    "gemm x%.3f, decode x%.3f\n", row[0], row[1], row[2], row[3], row[4], row[5]);
+        out->ninter++;
+    }
+    return 0;
+}
+
 static int pick_gemm(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[STUDY_GEMM_PROBES]);
 
 int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, int njobs, int nlaws,
@@ -306,6 +420,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
             fprintf(progress, "calib: sustained load: clock at duty %.2f: %.0f MHz, %.0f W\n", c[0], c[1], c[2]);
         out->ncurve++;
     }
+    if (layer_probes(&s, jobs, t_s, njobs, L, tl, H, th, pre_l, pre_h, settle, out, progress) < 0) goto done;
     /* a check of how a step's GEMMs are counted (sim/heat.h: a GEMM loads the card as the
      * heater its FLOP rate's share of the time): GEMMs of several FLOP rates back to back,
      * printed beside the curve at that duty (not stored) */

@@ -22,6 +22,20 @@
  *      clock against load (recorded for study; sim/heat.h says why pricing does not use it);
  *      then GEMMs of several FLOP rates back to back, their clock and power printed beside
  *      the curve's at that duty.
+ *   6. a compute-bound GEMM's hot (sustained.gemm_compute_hot): the grid's GEMM of m >= 512
+ *      nearest 0.4 ms (0.1 .. 1 ms; none: not measured) timed 3 times right after the light
+ *      load and 3 times right after the heater, as the laws' probes in 4. -> the ratio of the
+ *      medians (the gemm law's own hot comes from its probes, of m = 64 on the grids so far:
+ *      bandwidth-bound GEMMs that hardly slow with the clock).
+ *   7. the layer-interleaved load (sustained.interleave): that GEMM and an fp16 q = 1 XQA
+ *      decode row (the one nearest 0.3 ms) back to back in "layers", the GEMM a share 0.25,
+ *      0.5, 0.75 of each layer's time at their cold times, each part a few runs of
+ *      0.2 .. ~1 ms (a layer's GEMMs and its attention), and the same shares in 20 ms cycles
+ *      (as the curve's); after the light load, each for 6 time constants (0.4 .. 1 s) ->
+ *      over the last 30%: the clock, the board power, and each part's time a run over its
+ *      time right after the light load (median of 3).  Recorded, not priced by.
+ *      The timer runs each part as its own call: between parts the host waits for the
+ *      card (some us; the layers' share of idle time is that much above a serving step's).
  * Time is counted as the timer's own (GPU) seconds, so a fake timer is deterministic. */
 #ifndef PACESIM_SUSTAIN_H
 #define PACESIM_SUSTAIN_H
@@ -35,6 +49,7 @@ extern "C" {
 
 #define SUSTAIN_MAX_LAWS 32
 #define SUSTAIN_CURVE_N 10         /* the clock-against-load points: duty 0.1, 0.2, .. 1 */
+#define SUSTAIN_INTER_N 6          /* the layer-interleaved load's rows (7. above) */
 
 typedef struct calib_sustain {
     int ok;                       /* 1: measured; 0: skipped (why says why) */
@@ -44,6 +59,11 @@ typedef struct calib_sustain {
     double hot[SUSTAIN_MAX_LAWS], heat[SUSTAIN_MAX_LAWS];   /* per law index; NAN: not probed */
     int ncurve;                   /* the clock against load (5. above): points measured */
     double curve[SUSTAIN_CURVE_N][3];   /* duty (the heater's share at calibrated times), MHz, W (0: not read) */
+    int has_chot;                 /* 6. above measured: */
+    double chot[4];               /*   the GEMM's m, n, k and its hot */
+    int ninter;                   /* 7. above: rows measured */
+    double inter[SUSTAIN_INTER_N][6];   /* gemm share, layer ms, MHz, W (0: not read), the GEMM's
+                                           and the decode's time factor */
     double seconds;               /* timer time the probes took */
 } calib_sustain_t;
 

@@ -25,7 +25,15 @@
  *                                     # the clock settled with the heater that share of
  *                                     # the time (0 < duty <= 1, rising; mhz > 0; watts
  *                                     # >= 0, 0 = not read): calib's clock against load,
- *                                     # recorded, not priced by (sim/heat.h)
+ *                                     # recorded, not priced by (sim/heat.h); and
+ *                                     # optionally gemm_compute_hot: {m: 2048, n: 6144,
+ *                                     # k: 4096, hot: 1.2} (m, n, k 1 .. 2^31, hot 0.5 ..
+ *                                     # 5) and interleave: [[gemm_share, layer_ms, mhz,
+ *                                     # watts, gemm_factor, decode_factor], ...], 1 .. 32
+ *                                     # rows (share 0 < .. <= 1, layer_ms 0 < .. <= 1000,
+ *                                     # mhz > 0, watts >= 0, factors 0.5 .. 5): calib's
+ *                                     # compute-bound GEMM probe and layer-interleaved
+ *                                     # load (calib/sustain.h), recorded, not priced by
  *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 8}
  *                                     # optional (both keys): the fp8 bridge's expansion
  *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;
@@ -94,7 +102,9 @@ static const char *const meta_keys[] = {
     "prefill_split", "envelope", NULL};
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", "kernels", NULL};
-static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "curve", NULL};
+static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "curve",
+                                             "gemm_compute_hot", "interleave", NULL};
+static const char *const chot_keys[] = {"m", "n", "k", "hot", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", NULL};
 static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
@@ -169,6 +179,42 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
                                    p->curve[i - 1][0]);
             }
             p->ncurve = cv->n;
+        }
+        yd_node_t *ch = NULL;
+        if (yd_get_node(e, sus, sp, "gemm_compute_hot", YD_OPT, YD_MAP, &ch) < 0) return -1;
+        if (ch) {
+            char hp[YD_PATH_MAX];
+            yd_path(hp, sp, "gemm_compute_hot");
+            if (yd_strict_map(e, ch, hp, chot_keys) ||
+                yd_get_double(e, ch, hp, "m", YD_REQ, 1.0, 2147483648.0, 0, &p->chot[0]) < 0 ||
+                yd_get_double(e, ch, hp, "n", YD_REQ, 1.0, 2147483648.0, 0, &p->chot[1]) < 0 ||
+                yd_get_double(e, ch, hp, "k", YD_REQ, 1.0, 2147483648.0, 0, &p->chot[2]) < 0 ||
+                yd_get_double(e, ch, hp, "hot", YD_REQ, 0.5, 5.0, 0, &p->chot[3]) < 0)
+                return -1;
+            p->has_chot = 1;
+        }
+        yd_node_t *iv = NULL;
+        if (yd_get_node(e, sus, sp, "interleave", YD_OPT, YD_SEQ, &iv) < 0) return -1;
+        if (iv) {
+            char cp[YD_PATH_MAX], ip[YD_PATH_MAX], vp[YD_PATH_MAX];
+            yd_path(cp, sp, "interleave");
+            if (iv->n < 1 || iv->n > PROF_MAX_INTER)
+                return yd_fail(e, iv, cp, "expected 1 to %d rows, got %d", PROF_MAX_INTER, iv->n);
+            for (int i = 0; i < iv->n; i++) {
+                yd_node_t *pt = iv->vals[i];
+                yd_path_idx(ip, cp, i);
+                if (yd_expect(e, pt, ip, YD_SEQ) < 0) return -1;
+                if (pt->n != 6)
+                    return yd_fail(e, pt, ip, "expected [gemm_share, layer_ms, mhz, watts, gemm_factor, decode_factor], "
+                                   "got %d numbers", pt->n);
+                static const double lo[6] = { 0, 0, 0, 0, 0.5, 0.5 }, hi[6] = { 1, 1000, MAX_META, MAX_META, 5, 5 };
+                static const int flag[6] = { YD_LO_OPEN, YD_LO_OPEN, YD_LO_OPEN, 0, 0, 0 };
+                for (int c = 0; c < 6; c++) {
+                    yd_path_idx(vp, ip, c);
+                    if (yd_as_double(e, pt->vals[c], vp, lo[c], hi[c], flag[c], &p->inter[i][c]) < 0) return -1;
+                }
+            }
+            p->ninter = iv->n;
         }
         p->has_sustained = 1;
     }
@@ -711,6 +757,16 @@ int prof_save(const char *path, const profile_t *p)
             fprintf(f, ",\n    curve: [");
             for (int i = 0; i < p->ncurve; i++)
                 fprintf(f, "%s[%.6g, %.6g, %.6g]", i ? ", " : "", p->curve[i][0], p->curve[i][1], p->curve[i][2]);
+            fprintf(f, "]");
+        }
+        if (p->has_chot)
+            fprintf(f, ",\n    gemm_compute_hot: {m: %.17g, n: %.17g, k: %.17g, hot: %.17g}", p->chot[0], p->chot[1],
+                    p->chot[2], p->chot[3]);
+        if (p->ninter) {
+            fprintf(f, ",\n    interleave: [");
+            for (int i = 0; i < p->ninter; i++)
+                fprintf(f, "%s[%.6g, %.6g, %.6g, %.6g, %.6g, %.6g]", i ? ", " : "", p->inter[i][0], p->inter[i][1],
+                        p->inter[i][2], p->inter[i][3], p->inter[i][4], p->inter[i][5]);
             fprintf(f, "]");
         }
         fprintf(f, "}\n");

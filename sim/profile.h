@@ -26,6 +26,7 @@
 
 #define PROF_MAX_COEF 10               /* coefficients a law may have in a file */
 #define PROF_MAX_CURVE 32          /* points of the card's clock against load */
+#define PROF_MAX_INTER 32          /* rows of the layer-interleaved load */
 #define PROF_MAX_COLS LAW_MAX_COLS
 #define PROF_ERR_MAX 1024
 #define PROF_MAX_LAWS 1024             /* laws a profile may have (the catalogue has 15) */
@@ -89,6 +90,12 @@ typedef struct profile {
     double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
     int ncurve;                    /* calib's clock against load (sustained.curve; 0: not measured; */
     double curve[PROF_MAX_CURVE][3];  /* recorded, not priced by): duty, MHz, W (0: not read), duty rising */
+    int has_chot;                  /* calib's compute-bound GEMM hot (sustained.gemm_compute_hot; */
+    double chot[4];                /* recorded, not priced by): its m, n, k, hot */
+    int ninter;                    /* calib's layer-interleaved load (sustained.interleave; 0: not */
+    double inter[PROF_MAX_INTER][6];  /* measured; recorded, not priced by): gemm share, layer ms,
+                                         MHz, W (0: not read), the GEMM's and the decode's time
+                                         over their times after the light load */
     int expand_cta_tokens;         /* the fp8 bridge's expansion kernel: tokens per CTA and */
     int expand_ctas_per_sm;        /* CTAs per SM (0 = not recorded: 784 and 8) */
     int split_max, split_min_tiles, split_cost_tiles, split_ctas_per_sm;

@@ -237,8 +237,9 @@ START_TEST(attention_heats_by_its_law)
 }
 END_TEST
 
-/* calib's clock-against-load curve is recorded, not priced by: a profile with one prices hot
- * mixed steps as the same profile without; the model's clock is the linear map's at its
+/* calib's clock-against-load curve, its compute-bound GEMM's hot and its layer-interleaved
+ * load are recorded, not priced by: a profile with them prices hot mixed steps as the same
+ * profile without; the model's clock is the linear map's at its
  * state; a diagnostic's schedule prices the next steps at the clocks given, then the model's
  * own again. */
 START_TEST(curve_recorded_schedule_prices)
@@ -253,6 +254,12 @@ START_TEST(curve_recorded_schedule_prices)
     for (int i = 0; i < 2; i++)
         for (int c = 0; c < 3; c++) curve.curve[i][c] = kc[i][c];
     curve.ncurve = 2;
+    curve.has_chot = 1;
+    curve.chot[0] = 2048, curve.chot[1] = 6144, curve.chot[2] = 4096, curve.chot[3] = 1.2;
+    const double ki[2][6] = { { 0.25, 1.6, 1950, 600, 1.01, 1.0 }, { 0.75, 0.8, 1800, 690, 1.08, 1.05 } };
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 6; c++) curve.inter[i][c] = ki[i][c];
+    curve.ninter = 2;
     cost_model_t *mc = cost_profile_new(&cold, &M, 1, err), *mk = cost_profile_new(&curve, &M, 1, err);
     cost_model_t *ml = cost_profile_new(&lin, &M, 1, err);
     ck_assert(mc && mk && ml);
@@ -311,6 +318,7 @@ START_TEST(profile_round_trip)
     ck_assert(x && x->has_sustained && x->hot == 1.3 && x->heat == 0);
     ck_assert(e && !e->has_sustained);
     ck_assert_int_eq(q.ncurve, 0);
+    ck_assert(!q.has_chot && q.ninter == 0);   /* a profile without them loads as before */
     prof_free(&q);
     /* the curve travels too */
     p.ncurve = 2;
@@ -322,6 +330,22 @@ START_TEST(profile_round_trip)
     ck_assert_double_eq(q.curve[0][0], 0.4);
     ck_assert_double_eq(q.curve[0][2], 512.5);
     ck_assert_double_eq(q.curve[1][1], 1420);
+    ck_assert(!q.has_chot && q.ninter == 0);
+    prof_free(&q);
+    /* and the compute-bound GEMM's hot and the layer-interleaved load */
+    p.has_chot = 1;
+    p.chot[0] = 2048, p.chot[1] = 6144, p.chot[2] = 4096, p.chot[3] = 1.1875;
+    p.ninter = 2;
+    const double ki[2][6] = { { 0.25, 1.6, 1950, 600.5, 1.01, 1 }, { 0.75, 0.8, 1800, 0, 1.0625, 1.05 } };
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 6; c++) p.inter[i][c] = ki[i][c];
+    ck_assert_int_eq(prof_save(path, &p), 0);
+    ck_assert_msg(prof_load(path, &q, err) == 0, "%s", err);
+    ck_assert_int_eq(q.ncurve, 2);
+    ck_assert(q.has_chot && q.chot[0] == 2048 && q.chot[1] == 6144 && q.chot[2] == 4096 && q.chot[3] == 1.1875);
+    ck_assert_int_eq(q.ninter, 2);
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 6; c++) ck_assert_double_eq(q.inter[i][c], ki[i][c]);
     prof_free(&q);
     prof_free(&p);
     unlink(path);
