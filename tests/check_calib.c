@@ -72,6 +72,8 @@ typedef struct {
     double retime_idle;               /* ...and the rest before the first of them */
     int last_iters;
     long cold_jobs;                   /* prepare() of elementwise.cold jobs */
+    int heat_on;                      /* a card with a clock: GEMMs pull the load state heat_p */
+    double heat_p;                    /* up, the rest down; the clock and every time follow it */
 } fake_t;
 
 /* The fake library's kernel for a GEMM (tile_n, tile_m, splits): like cuBLAS's, not
@@ -185,6 +187,11 @@ static int fake_run(calib_timer_t *t, const calib_job_t *j, int iters, double *s
         s *= 10;
     if (f->slow_now)
         s *= f->slow_factor;
+    if (f->heat_on) {   /* time constant 50 ms; 15% slower at the heater's clock */
+        s *= 1 + 0.15 * f->heat_p;
+        double target = j->kernel == CK_GEMM ? 1 : 0;
+        f->heat_p = target + (f->heat_p - target) * exp(-s * iters / 0.05);
+    }
     *sec = s;
     f->busy += s * iters;
     return 0;
@@ -197,6 +204,13 @@ static void fake_idle(calib_timer_t *t, double seconds)
     f->last_idle = seconds;
     if (!(seconds > 0 && seconds <= CALIB_SETTLE_MAX))
         f->idle_wrong++;
+}
+
+static int fake_clock(calib_timer_t *t, double *mhz)
+{
+    fake_t *f = t->impl;
+    *mhz = 1980 - 400 * f->heat_p;
+    return 0;
 }
 
 static void fake_describe(calib_timer_t *t, profile_t *p)
@@ -1618,6 +1632,40 @@ START_TEST(driver_full_grid_saves)
 }
 END_TEST
 
+/* On a card with a clock calib runs the sustained-load probes too and writes what they
+ * measured, the recorded-only ones included (a compute-bound GEMM's hot, the layer-interleaved
+ * load: calib/sustain.h 6. and 7.), into a profile that loads back with them. */
+START_TEST(driver_records_sustained_probes)
+{
+    calib_opts_t o;
+    profile_t p, back;
+    char err[256], perr[PROF_ERR_MAX], path[] = "/tmp/pacesim-sus-XXXXXX";
+    calib_opts_default(&o);
+    o.quiet = 1;
+    fk.heat_on = 1;
+    ft.clock = fake_clock;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    ck_assert(p.has_sustained && p.clock_hot_mhz < p.clock_cold_mhz);
+    ck_assert(p.has_chot && p.chot[0] >= 512);
+    ck_assert_double_eq_tol(p.chot[3], 1.15, 0.01);    /* timed after the heater: ~its full drop */
+    ck_assert_int_ge(p.ninter, 1);
+    for (int q = 0; q < p.ninter; q++)
+        ck_assert_msg(p.inter[q][2] < p.clock_cold_mhz && p.inter[q][2] > p.clock_hot_mhz - 1 && p.inter[q][4] > 1,
+                      "row %d: %g MHz, gemm x%g", q, p.inter[q][2], p.inter[q][4]);
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(prof_save(path, &p) == 0, "prof_save: %s", strerror(errno));
+    ck_assert_msg(prof_load(path, &back, perr) == 0, "%s", perr);
+    ck_assert(back.has_chot && back.chot[3] == p.chot[3]);
+    ck_assert_int_eq(back.ninter, p.ninter);
+    ck_assert_double_eq_tol(back.inter[0][2], p.inter[0][2], 1e-3 * p.inter[0][2]);   /* 6 digits */
+    prof_free(&back);
+    prof_free(&p);
+    unlink(path);
+}
+END_TEST
+
 /* The library's models (a dense one, an MoE one; no GDN layers): calib's grid takes every
  * GEMM and elementwise shape from the model and has no GDN job, the MoE grid comes from the
  * model's moe: keys without --moe, and the fake driver's profile round-trips. */
@@ -1710,6 +1758,7 @@ int main(void)
         CHECK_TEST(driver_points_log), CHECK_TEST(driver_times_elementwise_cold),
         CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals),
         CHECK_TEST(grid_varlen_moe), CHECK_TEST(driver_varlen_moe), CHECK_TEST(driver_full_grid_saves),
+        CHECK_TEST(driver_records_sustained_probes),
         CHECK_TEST(driver_library_models), CHECK_TEST(merge_adds_another_shape), CHECK_TEST(merge_command_line)};
     gsl_set_error_handler_off();
     return check_main("calib", "host", tests, CHECK_N(tests), 60, setup_all);
