@@ -303,12 +303,17 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
     static const double share[3] = { 0.25, 0.5, 0.75 };
     for (int q = 0; q < SUSTAIN_INTER_N; q++) {
         double sh = share[q % 3];
-        /* a layer: the GEMM part a run or a few, the decode part >= 0.2 ms; or 20 ms cycles */
-        double cyc = q < 3 ? fmax(gcold / sh, 2e-4 / (1 - sh)) : 0.02;
-        int ig = (int)lround(sh * cyc / gcold), id;
+        /* a layer: the fewest GEMM runs (1 .. 8) whose decode part, whole runs of it, puts the
+         * share within 0.04 of sh (else the nearest); or 20 ms cycles */
+        int ig = q < 3 ? 1 : (int)lround(sh * 0.02 / gcold), id = 1;
         if (ig < 1) ig = 1;
-        id = (int)lround(ig * gcold * (1 - sh) / sh / dcold);
-        if (id < 1) id = 1;
+        for (int a = ig, best = -1; a <= (q < 3 ? 8 : ig); a++) {
+            int b = (int)lround(a * gcold * (1 - sh) / sh / dcold);
+            if (b < 1) b = 1;
+            double e = fabs(a * gcold / (a * gcold + b * dcold) - sh);
+            if (best < 0 || e < fabs(best * gcold / (best * gcold + id * dcold) - sh)) best = a, ig = a, id = b;
+            if (e < 0.04) break;
+        }
         double *row = out->inter[out->ninter], gs, ds;
         if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
             || layers(s, G, ig, D, id, settle, &row[2], &row[3], &gs, &ds) < 0)

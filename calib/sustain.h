@@ -29,8 +29,9 @@
  *      bandwidth-bound GEMMs that hardly slow with the clock).
  *   7. the layer-interleaved load (sustained.interleave): that GEMM and an fp16 q = 1 XQA
  *      decode row (the one nearest 0.3 ms) back to back in "layers", the GEMM a share 0.25,
- *      0.5, 0.75 of each layer's time at their cold times, each part a few runs of
- *      0.2 .. ~1 ms (a layer's GEMMs and its attention), and the same shares in 20 ms cycles
+ *      0.5, 0.75 of each layer's time at their cold times (the fewest GEMM runs, 1 .. 8,
+ *      that with whole decode runs put the share within 0.04: layers of a ms or two, a
+ *      layer's GEMMs and its attention), and the same shares in 20 ms cycles
  *      (as the curve's); after the light load, each for 6 time constants (0.4 .. 1 s) ->
  *      over the last 30%: the clock, the board power, and each part's time a run over its
  *      time right after the light load (median of 3).  Recorded, not priced by.

@@ -255,14 +255,15 @@ START_TEST(layer_probes_recover_the_card)
     for (int q = 0; q < s.ninter; q++) {
         const double *r = s.inter[q];
         double want = q % 3 == 0 ? 0.25 : q % 3 == 1 ? 0.5 : 0.75;
-        ck_assert_msg(fabs(r[0] - want) < 0.05, "row %d: share %g", q, r[0]);
+        ck_assert_msg(fabs(r[0] - want) < 0.04, "row %d: share %g", q, r[0]);
         if (q < 3) ck_assert_msg(r[1] >= 0.5 && r[1] <= 2.0, "row %d: a layer of %g ms", q, r[1]);
         else ck_assert_msg(fabs(r[1] - 20) < 1, "row %d: a cycle of %g ms", q, r[1]);
         ck_assert_double_eq(r[3], 500);
         double a = r[0] * r[1] * r[4], b = (1 - r[0]) * r[1] * r[5];
         double p = (a / TAU_UP) / (a / TAU_UP + b / TAU_DOWN);
-        /* a layer: within 1% of the drop; a 20 ms cycle swings the state, within 5% */
-        ck_assert_msg(fabs(r[2] - f_of(p)) < (q < 3 ? 4 : 19), "row %d: %g MHz, expected %g", q, r[2], f_of(p));
+        /* a layer: within 2% of the drop (read at a layer's end, after its decode part: the state
+         * swings ~1% over a 1.6 ms layer); a 20 ms cycle swings it more, within 5% */
+        ck_assert_msg(fabs(r[2] - f_of(p)) < (q < 3 ? 8 : 19), "row %d: %g MHz, expected %g", q, r[2], f_of(p));
         ck_assert_msg(fabs(r[4] - (1 + (F_COLD / F_HOT - 1) * p)) < (q < 3 ? 0.01 : 0.03), "row %d: gemm x%g, p %g", q,
                       r[4], p);
         ck_assert_msg(fabs(r[5] - (1 + 0.15 * p)) < (q < 3 ? 0.01 : 0.03), "row %d: decode x%g, p %g", q, r[5], p);
