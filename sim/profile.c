@@ -123,6 +123,35 @@ static const char *const env_keys[] = {"tp", "q_heads", "kv_heads", "head_dim", 
 #define T_MIN 1e-9                     /* a measured time, s: no kernel is faster than 1 ns */
 #define T_MAX 1e3                      /* ... and none of one call or step slower than 1000 s */
 
+/* read_rows: the optional sequence `key` of `parent` (at path `pp`): 1 to maxrows rows of exactly
+ * width numbers, column c in [lo[c], hi[c]] (flag[c]: yd_as_double's bound flags), into out (rows of
+ * width doubles); *nrows their count (left alone when the key is absent), *node the sequence (may be
+ * NULL).  A bad row: one line at it, -1. */
+static int read_rows(yd_err_t *e, const yd_node_t *parent, const char *pp, const char *key, const char *shape,
+                     int maxrows, int width, const double *lo, const double *hi, const int *flag, double *out,
+                     int *nrows, yd_node_t **node)
+{
+    yd_node_t *sq = NULL;
+    if (yd_get_node(e, parent, pp, key, YD_OPT, YD_SEQ, &sq) < 0) return -1;
+    if (node) *node = sq;
+    if (!sq) return 0;
+    char cp[YD_PATH_MAX], ip[YD_PATH_MAX], vp[YD_PATH_MAX];
+    yd_path(cp, pp, key);
+    if (sq->n < 1 || sq->n > maxrows) return yd_fail(e, sq, cp, "expected 1 to %d rows, got %d", maxrows, sq->n);
+    for (int i = 0; i < sq->n; i++) {
+        yd_node_t *row = sq->vals[i];
+        yd_path_idx(ip, cp, i);
+        if (yd_expect(e, row, ip, YD_SEQ) < 0) return -1;
+        if (row->n != width) return yd_fail(e, row, ip, "expected %s, got %d numbers", shape, row->n);
+        for (int c = 0; c < width; c++) {
+            yd_path_idx(vp, ip, c);
+            if (yd_as_double(e, row->vals[c], vp, lo[c], hi[c], flag[c], &out[i * width + c]) < 0) return -1;
+        }
+    }
+    *nrows = sq->n;
+    return 0;
+}
+
 static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
 {
     const char *pp = "profile";
@@ -156,30 +185,20 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         if (!(p->clock_hot_mhz < p->clock_cold_mhz))
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
                            "must be below clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->clock_hot_mhz);
+        static const double clo[3] = { 0, 0, 0 }, chi[3] = { 1, MAX_META, MAX_META };
+        static const int cflag[3] = { YD_LO_OPEN, YD_LO_OPEN, 0 };
         yd_node_t *cv = NULL;
-        if (yd_get_node(e, sus, sp, "curve", YD_OPT, YD_SEQ, &cv) < 0) return -1;
-        if (cv) {
-            char cp[YD_PATH_MAX], ip[YD_PATH_MAX], vp[YD_PATH_MAX];
-            yd_path(cp, sp, "curve");
-            if (cv->n < 1 || cv->n > PROF_MAX_CURVE)
-                return yd_fail(e, cv, cp, "expected 1 to %d points, got %d", PROF_MAX_CURVE, cv->n);
-            for (int i = 0; i < cv->n; i++) {
-                yd_node_t *pt = cv->vals[i];
+        if (read_rows(e, sus, sp, "curve", "[duty, mhz, watts]", PROF_MAX_CURVE, 3, clo, chi, cflag, &p->curve[0][0],
+                      &p->ncurve, &cv) < 0)
+            return -1;
+        for (int i = 1; i < p->ncurve; i++)
+            if (!(p->curve[i][0] > p->curve[i - 1][0])) {
+                char cp[YD_PATH_MAX], ip[YD_PATH_MAX];
+                yd_path(cp, sp, "curve");
                 yd_path_idx(ip, cp, i);
-                if (yd_expect(e, pt, ip, YD_SEQ) < 0) return -1;
-                if (pt->n != 3) return yd_fail(e, pt, ip, "expected [duty, mhz, watts], got %d numbers", pt->n);
-                static const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, MAX_META, MAX_META };
-                for (int c = 0; c < 3; c++) {
-                    yd_path_idx(vp, ip, c);
-                    if (yd_as_double(e, pt->vals[c], vp, lo[c], hi[c], c < 2 ? YD_LO_OPEN : 0, &p->curve[i][c]) < 0)
-                        return -1;
-                }
-                if (i > 0 && !(p->curve[i][0] > p->curve[i - 1][0]))
-                    return yd_fail(e, pt->vals[0], ip, "duty must rise along the curve (%g after %g)", p->curve[i][0],
-                                   p->curve[i - 1][0]);
+                return yd_fail(e, cv->vals[i]->vals[0], ip, "duty must rise along the curve (%g after %g)",
+                               p->curve[i][0], p->curve[i - 1][0]);
             }
-            p->ncurve = cv->n;
-        }
         yd_node_t *ch = NULL;
         if (yd_get_node(e, sus, sp, "gemm_compute_hot", YD_OPT, YD_MAP, &ch) < 0) return -1;
         if (ch) {
@@ -193,29 +212,11 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
                 return -1;
             p->has_chot = 1;
         }
-        yd_node_t *iv = NULL;
-        if (yd_get_node(e, sus, sp, "interleave", YD_OPT, YD_SEQ, &iv) < 0) return -1;
-        if (iv) {
-            char cp[YD_PATH_MAX], ip[YD_PATH_MAX], vp[YD_PATH_MAX];
-            yd_path(cp, sp, "interleave");
-            if (iv->n < 1 || iv->n > PROF_MAX_INTER)
-                return yd_fail(e, iv, cp, "expected 1 to %d rows, got %d", PROF_MAX_INTER, iv->n);
-            for (int i = 0; i < iv->n; i++) {
-                yd_node_t *pt = iv->vals[i];
-                yd_path_idx(ip, cp, i);
-                if (yd_expect(e, pt, ip, YD_SEQ) < 0) return -1;
-                if (pt->n != 6)
-                    return yd_fail(e, pt, ip, "expected [gemm_share, layer_ms, mhz, watts, gemm_factor, decode_factor], "
-                                   "got %d numbers", pt->n);
-                static const double lo[6] = { 0, 0, 0, 0, 0.5, 0.5 }, hi[6] = { 1, 1000, MAX_META, MAX_META, 5, 5 };
-                static const int flag[6] = { YD_LO_OPEN, YD_LO_OPEN, YD_LO_OPEN, 0, 0, 0 };
-                for (int c = 0; c < 6; c++) {
-                    yd_path_idx(vp, ip, c);
-                    if (yd_as_double(e, pt->vals[c], vp, lo[c], hi[c], flag[c], &p->inter[i][c]) < 0) return -1;
-                }
-            }
-            p->ninter = iv->n;
-        }
+        static const double ilo[6] = { 0, 0, 0, 0, 0.5, 0.5 }, ihi[6] = { 1, 1000, MAX_META, MAX_META, 5, 5 };
+        static const int iflag[6] = { YD_LO_OPEN, YD_LO_OPEN, YD_LO_OPEN, 0, 0, 0 };
+        if (read_rows(e, sus, sp, "interleave", "[gemm_share, layer_ms, mhz, watts, gemm_factor, decode_factor]",
+                      PROF_MAX_INTER, 6, ilo, ihi, iflag, &p->inter[0][0], &p->ninter, NULL) < 0)
+            return -1;
         p->has_sustained = 1;
     }
     yd_node_t *ex = NULL;
