@@ -11,9 +11,7 @@
 #                  MTP off/2/4, fp16 and fp8 KV, one model of head_dim 128 and 8 kv heads) and
 #                  the twelve B = 16K scenarios, replayed after calib measured the serving
 #                  envelope and the head_dim-128 model's shape (profile.yaml: both shapes, the
-#                  varlen and MoE laws too) in one GPU run; run 2 of each on another H200
-#                  of the same device session (its own calib there; the card of run 1 had
-#                  gone back between the two calls)
+#                  varlen and MoE laws too); calib and all three runs on one H200
 #   h200-b131k/    the two B = 131K scenarios (fp16, no MTP, baseline and PREFIX_DECODE_ROWS=1),
 #                  priced by the h200-envelope set's earlier profile (the same model, another card):
 #                  run 1 in the library sets' device session, runs 2 and 3 in a later one
@@ -21,7 +19,13 @@
 #                  upstream scheduler and the varlen attention backend (scenarios/lib/): 48
 #                  Poisson requests, and the wide-batch class (64-256 sequences, budgets 4K-16K,
 #                  Poisson near saturation), each priced by the profile calib measured for that
-#                  model just before, both runs on that card (tests/data/replay/*/profile.yaml)
+#                  model just before, every run on that card (tests/data/replay/*/profile.yaml;
+#                  the Llama set three runs, the MoE set two, recorded earlier on another card)
+#   h200-envelope-b/, h200-lib-llama8b-b/, h200-lib-qwen3-30b-a3b-b/  the same recordings (same
+#                  file names) on other H200s, each set's calib (with the sustained-load probes)
+#                  and runs on one card (the two library sets on the same one), priced by that
+#                  calib's profile: the envelope set two runs, the library sets three; beside
+#                  the sets above they show the card-to-card spread of one model and binary
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
