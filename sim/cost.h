@@ -209,6 +209,12 @@ void cost_profile_envelope_quiet(cost_model_t *cm);
  * clock) instead of the clock its heat state stands for (heat.h); the array is borrowed.
  * NULL ends it.  Nothing for another model or a profile without the sustained probes. */
 void cost_profile_clock_schedule(cost_model_t *cm, const double *mhz, long n);
+/* A diagnostic (pacesim rescore --recorded-clock --compute-hot): on (1), a cuBLAS GEMM of a step
+ * priced at a scheduled clock takes a hot moved from the gemm law's towards calib's
+ * compute-bound GEMM probe's (the profile's sustained.gemm_compute_hot) by its FLOP rate
+ * (sim/cost_profile.c item_factor); off (0, the default) the gemm law's.  Nothing for another
+ * model or a profile without the probe. */
+void cost_profile_compute_hot(cost_model_t *cm, int on);
 /* The clock (MHz) the heat state of that model stood for over its last step (its mean;
  * the modelled one also under a schedule); NAN for another model or without the probes. */
 double cost_profile_model_clock(const cost_model_t *cm);

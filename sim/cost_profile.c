@@ -58,6 +58,9 @@ typedef struct {
     double (**pe)[2];             /* per law: its points' (floor, measured time), ascending in floor (NULL: none) */
     int *npe;
     double (*cold)[2];            /* elementwise.cold's points: tokens, cold over warm price (elem_cold) */
+    double gemm_u_law;            /* the gemm law's hot probes' FLOP rate over the peak (gemm_hot_init) */
+    int scheduled;                /* the step is priced at a clock the diagnostic's schedule gave */
+    int compute_hot;              /* cost_profile_compute_hot(): GEMMs there by the compute-bound probe */
     int ncold;
     long n_floor, n_cap;
     double s_floor, s_cap;        /* seconds the floor added, the cap removed (pass 1) */
@@ -452,6 +455,36 @@ static int cmp_cold(const void *va, const void *vb)
 /* The ratios (pm->cold) from the profile's points: 0, or -1 out of memory.  Repeats of a count
  * count once (the first in the file); points of no positive time, or where the warm price is
  * none (or so small that the ratio is not finite), are left out. */
+/* The gemm law's hot probes as calib picks them (calib/sustain.c probe_pick: of the law's
+ * points of 20 us .. 20 ms sorted by time, those at a third and at two thirds): their mean
+ * FLOP rate over the calibrated peak, in pm->gemm_u_law (0 when none qualifies). */
+static void gemm_hot_init(pm_t *pm)
+{
+    const prof_law_t *l = prof_find(pm->p, "gemm");
+    double pk = pm->p->peak_fp16_tflops * 1e12;
+    pm->gemm_u_law = 0;
+    if (!l || !(pk > 0) || l->ncols <= GEMM_COL_K + 1 || l->npts < 1) return;
+    double *t = malloc((size_t)l->npts * sizeof *t), *u = malloc((size_t)l->npts * sizeof *u);
+    int n = 0;
+    for (int i = 0; t && u && i < l->npts; i++) {
+        const double *r = l->pts + (size_t)i * l->ncols;
+        double ts = r[l->ncols - 1];
+        if (!(ts >= 2e-5 && ts <= 2e-2)) continue;
+        double ui = 2 * r[GEMM_COL_M] * r[GEMM_COL_N] * r[GEMM_COL_K] / ts / pk;
+        int b = n++;
+        for (; b > 0 && t[b - 1] > ts; b--) {  /* insertion by time (the range holds a few hundred) */
+            t[b] = t[b - 1];
+            u[b] = u[b - 1];
+        }
+        t[b] = ts;
+        u[b] = ui;
+    }
+    if (n >= 3) pm->gemm_u_law = (u[n / 3] + u[2 * n / 3]) / 2;
+    else if (n) pm->gemm_u_law = u[0];
+    free(t);
+    free(u);
+}
+
 static int elem_cold_init(pm_t *pm)
 {
     const prof_law_t *c = prof_find(pm->p, "elementwise.cold"), *w = prof_find(pm->p, "elementwise");
@@ -1142,11 +1175,37 @@ static double hot_factor(const pm_t *pm, const prof_law_t *l, double f)
     return heat_factor_at(l->hot, f, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
 }
 
+/* An item's sustained-load factor at clock f: its law's (hot_factor), but for a cuBLAS GEMM
+ * priced at a clock a diagnostic's schedule gave (rescore --recorded-clock --compute-hot) in a
+ * profile with calib's compute-bound GEMM probe (sustained.gemm_compute_hot): there the GEMM's hot is the
+ * gemm law's (from its probes, of FLOP rate u_law over the peak) moved towards the
+ * compute-bound probe's (rate 1) in proportion to the item's own rate u at its calibrated
+ * time, log-linearly: hot = hot_law^(1 - w) hot_cb^w, w = (u - u_law) / (1 - u_law) in
+ * [0, 1].  At the model's own clock the gemm law's hot stays: the linear map's clock sits
+ * 70-250 MHz under the replays' in mixed steps, and with the probe's hot there the steps are
+ * priced 4-8% over (docs/validation.md section 2). */
+static double item_factor(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec, double f)
+{
+    double h = hot_factor(pm, l, f);
+    if (it->kind != CI_GEMM || !pm->scheduled || !pm->compute_hot || !pm->p->has_chot || !(pm->p->chot[3] > 0) || !l ||
+        !l->has_sustained || !pm->p->has_sustained || !(f > 0) || f >= pm->p->clock_cold_mhz)
+        return h;
+    double fl = cost_item_flops(it, pm->m, &pm->r), pk = pm->p->peak_fp16_tflops * 1e12;
+    double u0 = pm->gemm_u_law;
+    if (!(fl > 0) || !(pk > 0) || !(sec > 0) || !(u0 < 1)) return h;
+    double u = fl * it->count / sec / pk;
+    double w = (u - u0) / (1 - u0);
+    if (!(w > 0)) return h;
+    if (w > 1) w = 1;
+    double hot = exp((1 - w) * log(l->hot) + w * log(pm->p->chot[3]));
+    return heat_factor_at(hot, f, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
+}
+
 int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid)
 {
     const prof_law_t *l;
     if (pm_item(cm, it, sec, grid, &l) < 0) return -1;
-    *sec *= hot_factor(cm->impl, l, ((pm_t *)cm->impl)->clock_mean);
+    *sec *= item_factor(cm->impl, it, l, *sec, ((pm_t *)cm->impl)->clock_mean);
     return 0;
 }
 
@@ -1289,7 +1348,7 @@ static int pm_price(void *vctx, const cost_item_t *it)
         pm->n_cap++;
         pm->s_cap += raw - sec;
     }
-    double s = sec * hot_factor(x->cm->impl, l, pm->clock_mean);
+    double s = sec * item_factor(pm, it, l, sec, pm->clock_mean);
     if (pm->env) {
         char why[128];
         int li = l ? (int)(l - pm->p->laws) : -1;
@@ -1377,7 +1436,7 @@ static int floor_item(void *vctx, const cost_item_t *it)
         return -1;
     }
     double run, f = item_floor(pm, it, l, &run);
-    sec *= hot_factor(pm, l, pm->clock_mean);
+    sec *= item_factor(pm, it, l, sec, pm->clock_mean);
     if (sec > 0 && sec < f * (1 - 1e-12)) {
         char nm[64];
         snprintf(x->err, x->n, "invariant violated: item %s priced %.6g s, under its roofline floor %.6g s",
@@ -1694,6 +1753,7 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
         /* a diagnostic's schedule: this step priced at the clock given for it (the state
          * itself keeps following the model) */
         double f = pm->nstep < pm->nclk ? pm->clk[pm->nstep] : NAN;
+        pm->scheduled = f > 0;
         if (f > 0) pm->clock_mean = f;
         x.pass = 1;
     }
@@ -1706,6 +1766,11 @@ void cost_profile_clock_schedule(cost_model_t *cm, const double *mhz, long n)
     if (!cm || cm->step != pm_step) return;
     pm_t *pm = cm->impl;
     pm->clk = mhz, pm->nclk = mhz ? n : 0, pm->nstep = 0;
+}
+
+void cost_profile_compute_hot(cost_model_t *cm, int on)
+{
+    if (cm && cm->step == pm_step) ((pm_t *)cm->impl)->compute_hot = on != 0;
 }
 
 double cost_profile_model_clock(const cost_model_t *cm)
@@ -1837,6 +1902,7 @@ cost_model_t *cost_profile_new_link(const profile_t *p, const model_t *m, int tp
         snprintf(err, COST_ERR_MAX, "out of memory");
         goto fail;
     }
+    gemm_hot_init(pm);
     cm->name = "profile";
     cm->step = pm_step;
     cm->destroy = pm_destroy;

@@ -152,7 +152,7 @@ static const cmd_help_t helps[] = {
       "          --compare: where two profiles differ, law by law, on the items of the reference\n"
       "          experiment (scenarios/default.yaml, or --scenario FILE) and in their envelopes\n" },
     { "rescore", "pacesim rescore FILE --measured STEPS.csv [--measured RUN2.csv]... [--set key.path=value]... [--steps OUT]\n"
-                 "                [--recorded-clock]\n",
+                 "                [--recorded-clock [--compute-hot]]\n",
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
       "          per window predicted beside measured (--set as given to the replay); with\n"
@@ -160,7 +160,8 @@ static const cmd_help_t helps[] = {
       "          refused), each error beside the runs' spread, inside or a\n"
       "          miss, and how far each window moves at 1% more step time; --recorded-clock\n"
       "          (a diagnostic of the clock model, several runs): every step priced at the SM\n"
-      "          clock its run recorded, and the model's clock beside the recorded per step type\n" },
+      "          clock its run recorded, and the model's clock beside the recorded per step type;\n"
+      "          --compute-hot: there a GEMM priced by calib's compute-bound GEMM probe too\n" },
     { "model", "pacesim model import CONFIG.json [-o OUT.yaml] [--name NAME]\n",
       "model     import: a model file from a Hugging Face config.json (Llama, Mistral, Qwen2/3 dense\n"
       "          and MoE, Qwen3-Next, Mixtral, Gemma 1/2; others refused by name), to stdout or\n"
@@ -638,9 +639,10 @@ static int cmd_rescore(int argc, char **argv)
 {
     enum { MAX_SETS = 64 };
     const char *file = NULL, *measured = NULL, *steps = NULL, *sets[MAX_SETS], *runs[RESCORE_MAX_RUNS];
-    int ns = 0, nruns = 0, recorded_clock = 0;
+    int ns = 0, nruns = 0, recorded_clock = 0, compute_hot = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--recorded-clock")) recorded_clock = 1;
+        else if (!strcmp(argv[i], "--compute-hot")) compute_hot = 1;
         else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
             if (ns == MAX_SETS) {
                 fprintf(stderr, "pacesim: rescore: at most %d --set\n", MAX_SETS);
@@ -682,6 +684,12 @@ static int cmd_rescore(int argc, char **argv)
         rc = 2;
         goto done;
     }
+    if (compute_hot && !recorded_clock) {
+        fprintf(stderr, "pacesim: rescore: --compute-hot goes with --recorded-clock\n");
+        rc = 2;
+        goto done;
+    }
+    if (compute_hot) recorded_clock = 2;
     for (int i = 0; i < nruns; i++)   /* one recording twice: a spread of 0 that no GPU gave */
         for (int j = 0; j < i; j++)
             if (outfile_same(runs[i], runs[j]) || same_bytes(runs[i], runs[j])) {

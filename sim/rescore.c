@@ -127,13 +127,17 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             const double *rc_, *mc_;
             long nc = replay_recorded_clocks(rm[r], &rc_, &mc_);
             cost_profile_clock_schedule(pm[r], rc_, nc);
+            cost_profile_compute_hot(pm[r], recorded_clock == 2);
         }
     }
     /* the prediction's steps: step k at run 1's k-th clock (the runs' steps match the
      * prediction's in count within ~1%, not one by one: an approximation for the windows) */
     const double *clk1 = NULL, *mclk1;
     long nclk1 = recorded_clock ? replay_recorded_clocks(rm[0], &clk1, &mclk1) : 0;
-    if (recorded_clock) cost_profile_clock_schedule(u->cost, clk1, nclk1);
+    if (recorded_clock) {
+        cost_profile_clock_schedule(u->cost, clk1, nclk1);
+        cost_profile_compute_hot(u->cost, recorded_clock == 2);
+    }
     /* the prediction, then the same at 1% more a step */
     if (engine_run(&u->e) < 0) {
         snprintf(err, errsz, "%s", u->e.err);
@@ -148,7 +152,10 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         goto done;
     }
     sc->k = 1 + RESCORE_SENS;
-    if (recorded_clock) cost_profile_clock_schedule(sc->inner, clk1, nclk1);
+    if (recorded_clock) {
+        cost_profile_clock_schedule(sc->inner, clk1, nclk1);
+        cost_profile_compute_hot(sc->inner, recorded_clock == 2);
+    }
     cost_profile_envelope_quiet(sc->inner);
     es_started = 1;
     if (setup_engine(u, sm, &es) < 0 || engine_run(&es) < 0) {
@@ -172,7 +179,8 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         }
     }
     fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s\n", u->s.name, file, u->prof.gpu, nruns,
-            recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "");
+            recorded_clock == 2 ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
+            : recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "");
     fprintf(out, "   %-10s %6s %10s %9s %9s %9s %7s  %s\n", "step type", "steps", "median err", "sum err", "spread",
             "verdict", "beyond", "(run medians)");
     for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {

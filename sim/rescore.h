@@ -44,7 +44,8 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
  * report to out.  0; -2 a recording refused (err: file:line:col), -1 a run failed (err). */
 /* recorded_clock: a diagnostic of the clock model (pacesim rescore --recorded-clock): every
  * recorded step priced at the SM clock its run recorded, the prediction's step k at run 1's
- * k-th clock, and a table of the model's clock against the recorded one per step type. */
+ * k-th clock, and a table of the model's clock against the recorded one per step type; 2: the
+ * same, a GEMM there priced by calib's compute-bound GEMM probe too (cost_profile_compute_hot). */
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
                  char *err, size_t errsz);
 

@@ -238,10 +238,10 @@ START_TEST(attention_heats_by_its_law)
 END_TEST
 
 /* calib's clock-against-load curve, its compute-bound GEMM's hot and its layer-interleaved
- * load are recorded, not priced by: a profile with them prices hot mixed steps as the same
- * profile without; the model's clock is the linear map's at its
- * state; a diagnostic's schedule prices the next steps at the clocks given, then the model's
- * own again. */
+ * load are recorded, not priced by the model's own clock: a profile with them prices hot
+ * mixed steps as the same profile without; the model's clock is the linear map's at its
+ * state; a diagnostic's schedule prices the next steps at the clocks given (the GEMMs there
+ * by the compute-bound probe too when asked), then the model's own again. */
 START_TEST(curve_recorded_schedule_prices)
 {
     char err[SCN_ERR_MAX];
@@ -281,10 +281,35 @@ START_TEST(curve_recorded_schedule_prices)
     /* the schedule: the heater's clock for one step, the state itself as the model has it */
     const double sched[1] = { 1600 };
     cost_profile_clock_schedule(ml, sched, 1);
+    cost_profile_clock_schedule(mk, sched, 1);
+    ck_assert_int_eq(ml->step(ml, &mix.in, &ol), 0);
+    ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
+    ck_assert_double_eq(ok.total, ol.total);                 /* the probe off: the law's hot */
+    cost_profile_clock_schedule(ml, sched, 1);
+    cost_profile_clock_schedule(mk, sched, 1);
+    cost_profile_compute_hot(mk, 1);
+    cost_profile_compute_hot(ml, 1);
     ck_assert_int_eq(ml->step(ml, &mix.in, &ol), 0);
     ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
     ck_assert_double_eq_tol(ol.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA], 1.3, 1e-9);
     ck_assert_double_eq(cost_profile_model_clock(ml), cost_profile_model_clock(mk));
+    /* at a scheduled clock the compute-bound GEMM probe prices the GEMMs: the gemm law's hot
+     * (1 here, its points none: probes' rate 0) moved towards the probe's 1.2 by the item's
+     * FLOP rate u at its calibrated time, so hot = 1.2^u, at the heater's clock exactly that */
+    ck_assert_double_eq(ok.attn, ol.attn);
+    ck_assert(ok.linear > ol.linear * 1.01 && ok.linear < ol.linear * 1.2);
+    cost_item_t g = { .kind = CI_GEMM, .m = 2048, .n = 6144, .k = 4096, .wb = 2, .count = 64, .part = CP_LINEAR };
+    double c0, hotp;
+    int grid;
+    ck_assert_int_eq(cost_profile_item(mc, &g, &c0, &grid), 0);
+    ck_assert_int_eq(cost_profile_item(mk, &g, &hotp, &grid), 0);
+    double u = 2 * g.m * g.n * g.k * g.count / c0 / 700e12;
+    ck_assert(u > 0.3 && u < 1);
+    ck_assert_double_eq_tol(hotp / c0, pow(1.2, u), 1e-9);
+    ck_assert_int_eq(cost_profile_item(ml, &g, &hotp, &grid), 0);
+    ck_assert_double_eq_tol(hotp, c0, 1e-15);               /* no probe: the law's hot, 1 */
+    cost_profile_compute_hot(mk, 0);
+    cost_profile_compute_hot(ml, 0);
     ck_assert_int_eq(ml->step(ml, &mix.in, &ol), 0);         /* past the schedule: the model's */
     ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
     ck_assert_double_eq(ok.total, ol.total);

@@ -183,6 +183,26 @@ if printf '%s\n' "$out" | grep -q "recorded SM clock (a diagnostic)" &&
 else echo "  FAIL --recorded-clock (want $want MHz): $out"; fail=$((fail + 1)); fi
 expect 2 "takes two or more --measured runs" "--recorded-clock with one run is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --recorded-clock
+# --compute-hot: at the recorded clock the GEMMs by calib's compute-bound GEMM probe too: a
+# profile with the probe prices the mixed steps higher in sum (their GEMMs near peak rate); one
+# without it (the envelope set's) prices as --recorded-clock alone
+l=tests/data/replay/h200-lib-llama8b-b/h200-llama8b-wide-s256-b16384
+ch() { "$bin" rescore scenarios/lib/h200-llama8b-wide-s256-b16384.yaml --measured $l.steps.csv --measured $l.run2.steps.csv \
+       --set profile=$PWD/tests/data/replay/h200-lib-llama8b-b/profile.yaml --recorded-clock "$@" 2>&1; }
+sum_of() { printf '%s\n' "$1" | awk '/^   mixed /{ s = $4; sub(/%/, "", s); print s; exit }'; }
+o1=$(ch) o2=$(ch --compute-hot)
+e1=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv \
+      --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml \
+      --recorded-clock 2>&1 | tail -n +2)
+e2=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv \
+      --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml \
+      --recorded-clock --compute-hot 2>&1 | tail -n +2)
+if [ -f $l.steps.csv ] && printf '%s\n' "$o2" | grep -q "compute-bound GEMMs by calib's probe (a diagnostic)" &&
+   awk -v a="$(sum_of "$o1")" -v b="$(sum_of "$o2")" 'BEGIN { exit !(b > a + 0.5) }' && [ "$e1" = "$e2" ]; then
+    echo "  ok   --compute-hot: mixed steps $(sum_of "$o1")% -> $(sum_of "$o2")% in sum with the probe; as before without it"; pass=$((pass + 1))
+else echo "  FAIL --compute-hot: $o2"; fail=$((fail + 1)); fi
+expect 2 "compute-hot goes with --recorded-clock" "--compute-hot without --recorded-clock is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv --compute-hot
 expect 2 "takes one --measured run" "--steps with several runs is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv --steps "$tmp/s.csv"
 expect 1 "not the recorded scenario" "a run of another scenario among the runs is refused" -- \
