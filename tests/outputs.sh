@@ -182,5 +182,34 @@ check "items_summary: a ragged row refused at its line, exit 2" test "$rc" = 2 -
 out=$(calib/items_summary.sh "$tmp/none.csv" 2>&1); rc=$?
 check "items_summary: a missing file, exit 2" test "$rc" = 2 -a "$(printf '%s\n' "$out" | wc -l)" = 1
 
+# -- calib/items_clock.sh: the items split into law and clock.  One mixed step: a GEMM at the
+# peak's rate (u = 1, its law's hot 1) and an elementwise item (hot 2 at f_hot 1000 MHz: time as
+# 1/f), both 1e-5 s at the cold clock; time constants 0, so the step's clock is the linear map's
+# at its target 0.5: 1500 MHz, the elementwise price 1.333e-5 s.  NVML read 1800 MHz.
+cat > "$tmp/ic.yaml" <<'YAML'
+profile:
+  peak_fp16_tflops: 100
+  sustained: {clock_cold_mhz: 2000, clock_hot_mhz: 1000, tau_up_s: 0, tau_down_s: 0,
+    gemm_compute_hot: {m: 1, n: 1, k: 1, hot: 2}}
+laws:
+  - name: "gemm"
+    sustained: {hot: 1, heat: 0}
+  - name: "elementwise"
+    sustained: {hot: 2, heat: 0}
+YAML
+printf 'step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons\n1,mixed,2.33333333e-05,2.58333e-05,0,0,1800,500,0\n' > "$tmp/ic-steps.csv"
+printf 'step,type,law,a,b,c,d,count,predicted_s,measured_s,from_grid\n1,mixed,gemm,1000,1000,500,2,1,1e-05,1.25e-05,1\n1,mixed,elementwise,16,0,0,0,1,1.33333333e-05,1.33333333e-05,1\n' > "$tmp/ic-items.csv"
+calib/items_clock.sh "$tmp/ic.yaml" "$tmp/ic-steps.csv" "$tmp/ic-items.csv" > "$tmp/ic.txt" 2>&1; rc=$?
+# elementwise: cold 1e-5 / 1.333e-5, priced 1, at 1800 MHz 1.111e-5 / 1.333e-5; the GEMM: 0.8
+# at every clock by its law, by the probe (hot 2 at u = 1) 1.111e-5 / 1.25e-5
+check "items_clock: law, price, NVML's clock, the probe" sh -c "test $rc = 0 &&
+    grep -qE '^mixed +elementwise 1-64 tokens +1 +0.0000 +0.750 +1.000 +0.833 +0.833\$' '$tmp/ic.txt' &&
+    grep -qE '^mixed +gemm u>=0.6 +1 +0.0000 +0.800 +0.800 +0.800 +0.889\$' '$tmp/ic.txt' &&
+    grep -q '^clock    mixed    model 1500 MHz, NVML 1800 MHz' '$tmp/ic.txt'"
+out=$(calib/items_clock.sh "$tmp/ic.yaml" "$tmp/ic-items.csv" "$tmp/ic-items.csv" 2>&1); rc=$?
+check "items_clock: a steps file that is not one refused at 1:1, exit 2" test "$rc" = 2 -a "$(printf '%s\n' "$out" | wc -l)" = 1 -a "${out#*ic-items.csv:1:1:}" != "$out"
+out=$(calib/items_clock.sh "$tmp/ic.yaml" "$tmp/ic-steps.csv" "$tmp/none.csv" 2>&1); rc=$?
+check "items_clock: a missing file, exit 2" test "$rc" = 2 -a "$(printf '%s\n' "$out" | wc -l)" = 1
+
 echo "outputs: $pass passed, $fail failed"
 [ "$fail" = 0 ]
