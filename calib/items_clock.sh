@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # items_clock.sh -- a GPU replay's items split into law and clock (docs/validation.md section 2,
 # "The second cards' replays, item by item").  Usage:
-#   calib/items_clock.sh PROFILE.yaml STEPS.csv ITEMS.csv
-# PROFILE the profile that priced the replay, STEPS.csv its --steps file and ITEMS.csv its --items
-# file (the same run).  An item's price is its law at the cold clock times its heat factor at the
+#   calib/items_clock.sh PROFILE.yaml STEPS.csv ITEMS.csv [STEPS2.csv ITEMS2.csv]...
+# PROFILE the profile that priced the replays, each STEPS.csv a replay's --steps file and the
+# ITEMS.csv after it that run's --items file; several replays are summed together (each from a
+# cold heat state, as each replay starts).  An item's price is its law at the cold clock times its heat factor at the
 # model's clock for the step, (f_cold / f)^s with s = ln(hot) / ln(f_cold / f_hot) (sim/heat.h).
 # Each step's model clock is recovered from its items as the heat model forms it: the step's heat
 # target from the items' prices over their factors (a GEMM: its FLOPs over the calibrated peak,
@@ -16,18 +17,23 @@
 # the profile's compute-bound probe by its rate (rescore --compute-hot's rule); then per step type
 # the model's clock beside NVML's, weighted by price.  Bad input exits 2 with one line.
 set -u
-prof=${1:-} steps=${2:-} items=${3:-}
-usage="usage: calib/items_clock.sh PROFILE.yaml STEPS.csv ITEMS.csv"
-case $prof in -h|--help) echo "$usage"; exit 0 ;; esac
-[ -n "$items" ] || { echo "$usage" >&2; exit 2; }
-for f in "$prof" "$steps" "$items"; do
+usage="usage: calib/items_clock.sh PROFILE.yaml STEPS.csv ITEMS.csv [STEPS2.csv ITEMS2.csv]..."
+case ${1:-} in -h|--help) echo "$usage"; exit 0 ;; esac
+[ $# -ge 3 ] && [ $(( ($# - 1) % 2 )) = 0 ] || { echo "$usage" >&2; exit 2; }
+prof=$1; shift
+for f in "$prof" "$@"; do
     [ -f "$f" ] && [ -r "$f" ] || { echo "items_clock: $f: no such readable file" >&2; exit 2; }
 done
-head -1 "$items" | tr -d '\r' | grep -q '^step,type,law,a,b,c,d,count,predicted_s,measured_s' \
-    || { echo "items_clock: $items:1:1: not a replay's --items CSV (header step,type,law,a,b,c,d,count,predicted_s,measured_s,...)" >&2; exit 2; }
-head -1 "$steps" | tr -d '\r' | grep -q '^step,type,predicted_s,measured_s,.*sm_clock_mhz' \
-    || { echo "items_clock: $steps:1:1: not a replay's --steps CSV (header step,type,predicted_s,measured_s,...,sm_clock_mhz,...)" >&2; exit 2; }
-awk -v PF="$prof" -v SF="$steps" -v IF="$items" '
+steps=() items=()
+while [ $# -gt 0 ]; do
+    head -1 "$1" | tr -d '\r' | grep -q '^step,type,predicted_s,measured_s,.*sm_clock_mhz' \
+        || { echo "items_clock: $1:1:1: not a replay's --steps CSV (header step,type,predicted_s,measured_s,...,sm_clock_mhz,...)" >&2; exit 2; }
+    head -1 "$2" | tr -d '\r' | grep -q '^step,type,law,a,b,c,d,count,predicted_s,measured_s' \
+        || { echo "items_clock: $2:1:1: not a replay's --items CSV (header step,type,law,a,b,c,d,count,predicted_s,measured_s,...)" >&2; exit 2; }
+    steps+=("$1") items+=("$2")
+    shift 2
+done
+SFS=$(printf '%s\n' "${steps[@]}") awk -v PF="$prof" '
 function num(s, key,   r) { if (!match(s, key ": *[-0-9.eE+]+")) return ""; r = substr(s, RSTART, RLENGTH); sub(/^[^:]*: */, "", r); return r + 0 }
 function powr(x, y) { return x > 0 ? exp(y * log(x)) : 0 }
 function hstep(c, dt,   tau, x, a, h0) {      # heat_step: moves H, returns the mean
@@ -103,14 +109,19 @@ BEGIN {
     if (!(fc > 0)) fc = fh = 1
     L = (fh > 0 && fc > fh) ? log(fc / fh) : 0
     ulaw = ng >= 3 ? (gu[int(ng / 3) + 1] + gu[int(2 * ng / 3) + 1]) / 2 : ng ? gu[1] : 0
-    while ((getline line < SF) > 0) {
+    nsf = split(ENVIRON["SFS"], sfs, "\n")
+}
+function load_steps(sf,   line, ns, v, j, sl, col) {   # a replay: its steps, prices and clocks
+    split("", spred); split("", sclk)
+    while ((getline line < sf) > 0) {
         sub(/\r$/, "", line); ns = split(line, v, ",")
         if (++sl == 1) { for (j = 1; j <= ns; j++) col[v[j]] = j; continue }
         spred[v[1] + 0] = v[col["predicted_s"]] + 0
         if (v[col["sm_clock_mhz"]] + 0 > 0) sclk[v[1] + 0] = v[col["sm_clock_mhz"]] + 0
     }
+    close(sf)
 }
-FNR == 1 { next }
+FNR == 1 { flush(); cur = -1; H = 0; load_steps(sfs[++fno]); next }
 {
     sub(/\r$/, "")
     if (NF < 10 || $9 !~ /^[0-9.eE+-]+$/ || $10 !~ /^[0-9.eE+-]+$/) {
@@ -134,4 +145,4 @@ END {
     split("decode mixed prefill", ty, " ")
     for (i = 1; i <= 3; i++) if (tw[ty[i]] > 0)
         printf("clock    %-8s model %4.0f MHz, NVML %4.0f MHz (weighted by price)\n", ty[i], tf[ty[i]] / tw[ty[i]], tn[ty[i]] / tw[ty[i]])
-}' "$items"
+}' "${items[@]}"
