@@ -1182,7 +1182,7 @@ static double hot_factor(const pm_t *pm, const prof_law_t *l, double f)
  * compute-bound probe's (rate 1) in proportion to the item's own rate u at its calibrated
  * time, log-linearly: hot = hot_law^(1 - w) hot_cb^w, w = (u - u_law) / (1 - u_law) in
  * [0, 1].  At the model's own clock the gemm law's hot stays: the linear map's clock sits
- * 70-250 MHz under the replays' in mixed steps, and with the probe's hot there the steps are
+ * 60-250 MHz under the replays' in mixed steps, and with the probe's hot there the steps are
  * priced 4-8% over (docs/validation.md section 2). */
 static double item_factor(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec, double f)
 {
