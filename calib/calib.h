@@ -246,6 +246,12 @@ calib_timer_t *calib_gpu_timer_new(char err[256]);
 #define CALIB_GATE_MAX_S 0.02
 int calib_gpu_gate_close(void);
 int calib_gpu_gate_open(void);
+/* Queue iters runs of a prepared job j on the default stream (no events, no synchronisation:
+ * the caller times them, e.g. pacesim-gpu replay --back-to-back, between its own events and
+ * behind its own gate).  *queued counts the calls queued behind the caller's gate: the gate is
+ * opened when it reaches CALIB_GATE_MAX_CALLS.  0, 1 (the kernel refused the shape before
+ * launching), or -1 with t->err filled. */
+int calib_gpu_launch(calib_timer_t *t, const calib_job_t *j, int iters, long *queued);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,15 @@
 # machine's limit; the next call goes on from there.
 # Results: WORK/lib/lib-<M>/ and WORK/env/ (profile, steps CSVs, reports), WORK/lib-logs/,
 # WORK/steps.log (each step with its card, start and seconds).
+# REPLAY_MODE=b2b: the runs' replays with pacesim-gpu's --back-to-back (each step's items queued
+# on one stream, one sync a step), files named <scenario>.b2b.csv / .runK.b2b.csv beside the
+# item-by-item ones (REPLAY_MODE=item, the default), so one set on one card can hold both.
 set -u
+case ${REPLAY_MODE:-item} in
+    item) mode=() sfx= ;;
+    b2b) mode=(--back-to-back) sfx=.b2b ;;
+    *) echo "device_record.sh: REPLAY_MODE must be item or b2b, not '${REPLAY_MODE}'" >&2; exit 2 ;;
+esac
 [ $# -ge 4 ] || { echo "usage: calib/device_record.sh WORK OUT BINDIR STEP..." >&2; exit 2; }
 work=$1 out=$2 bindir=$3
 shift 3
@@ -88,7 +96,7 @@ for st in "$@"; do
         status=4
         continue
     fi
-    echo "== $st on $card from $(date -u +%T) (${used} s used, ~${est} s)" | tee -a "$work/steps.log"
+    echo "== $st on $card${sfx:+ (b2b)} from $(date -u +%T) (${used} s used, ~${est} s)" | tee -a "$work/steps.log"
     t0=$(date +%s)
     case $kind in
         lib-calib|lib-runs)

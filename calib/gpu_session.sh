@@ -21,7 +21,15 @@
 # and runs can span several calls of one machine (calib/device_record.sh).
 # Usage: calib/gpu_session.sh OUT [BINDIR]   (BINDIR holds calib and pacesim-gpu, e.g. the
 # static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  At most 8 files in OUT.
+# REPLAY_MODE=b2b: the replays (2, 3) with pacesim-gpu's --back-to-back, into serve.b2b.txt,
+# serve-steps.b2b.tgz, replay.b2b.txt, replay-steps.b2b.tgz and files named <r>.b2b.* beside
+# the item-by-item replays' (calib/replay_serve.sh, calib/replay_h200.sh).
 set -u
+case ${REPLAY_MODE:-item} in
+    item) mode=() sfx= ;;
+    b2b) mode=(--back-to-back) sfx=.b2b ;;
+    *) echo "gpu_session.sh: REPLAY_MODE must be item or b2b, not '${REPLAY_MODE}'" >&2; exit 2 ;;
+esac
 out=${1:?usage: gpu_session.sh OUT [BINDIR]}
 bindir=${2:-bin}
 mkdir -p "$out"
@@ -60,13 +68,13 @@ if [ "$stage" != runs ]; then
 fi
 [ "$stage" = calib ] && exit 0
 if [ "${SERVE:-0}" = 1 ]; then
-    PROFILE=$out/h200.yaml bash calib/replay_serve.sh "$work/s" "$bindir/pacesim-gpu" >> "$out/serve.txt" 2>&1
+    PROFILE=$out/h200.yaml bash calib/replay_serve.sh "$work/s" "$bindir/pacesim-gpu" >> "$out/serve$sfx.txt" 2>&1
     cp "$out/h200.yaml" "$work/s/profile.yaml"
-    tar czf "$out/serve-steps.tgz" -C "$work" s
+    tar czf "$out/serve-steps$sfx.tgz" -C "$work" s
 fi
 if [ "${REPLAY_REF:-1}" = 1 ]; then
     PROFILE=$out/h200.yaml REPLAY_131K=${REPLAY_131K:-1} \
-        bash calib/replay_h200.sh "$work/r" "$bindir/pacesim-gpu" >> "$out/replay.txt" 2>&1
-    { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } >> "$out/replay.txt" 2>&1
-    tar czf "$out/replay-steps.tgz" -C "$work" r
+        bash calib/replay_h200.sh "$work/r" "$bindir/pacesim-gpu" >> "$out/replay$sfx.txt" 2>&1
+    { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } >> "$out/replay$sfx.txt" 2>&1
+    tar czf "$out/replay-steps$sfx.tgz" -C "$work" r
 fi

@@ -5,7 +5,14 @@
 # fp16 no-MTP ones also at PACE_STEPS 4 and 8 as <scenario>-paceN, then B=131K ones while
 # REPLAY_131K=1; PROFILE=path prices with another profile; REPEATS=N replays each N times, all
 # once and then all again, run K >= 2 as <scenario>.runK.steps.csv).  Writes OUTDIR/<scenario>.txt, .steps.csv and .items.csv (every item predicted beside measured).
+# REPLAY_MODE=b2b: pacesim-gpu's --back-to-back, its files named <r>.b2b.csv (steps), .b2b.txt,
+# .b2b.err, .b2b.items.csv beside the item-by-item replay's.
 set -u
+case ${REPLAY_MODE:-item} in
+    item) mode=() sfx= ;;
+    b2b) mode=(--back-to-back) sfx=.b2b ;;
+    *) echo "replay_h200.sh: REPLAY_MODE must be item or b2b, not '${REPLAY_MODE}'" >&2; exit 2 ;;
+esac
 out=${1:-replay-out}
 bin=${2:-bin/pacesim-gpu}
 mkdir -p "$out"
@@ -16,10 +23,12 @@ for k in ${RUNS:-$(seq 1 "${REPEATS:-1}")}; do
 for e in $list; do
     f=${e%%:*} n=$(basename "${e%%:*}" .yaml) pace=()
     [ "$f" != "$e" ] && n=$n-pace${e##*:} pace=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${e##*:}")
-    r=$n items=(--items "$out/$n.items.csv")
+    r=$n items=(--items "$out/$n$sfx.items.csv")
     [ "$k" -gt 1 ] && r=$n.run$k items=()
-    echo "== $n run $k $(date +%T)"
-    "$bin" replay "$f" --set workload.requests.B.output_tokens=8 "${pace[@]}" ${PROFILE:+--set profile=$PROFILE} --steps "$out/$r.steps.csv" "${items[@]}" > "$out/$r.txt" 2> "$out/$r.err"
+    steps=$out/$r.steps.csv
+    [ -n "$sfx" ] && steps=$out/$r$sfx.csv r=$r$sfx
+    echo "== $n run $k ${REPLAY_MODE:-item} $(date +%T)"
+    "$bin" replay "$f" --set workload.requests.B.output_tokens=8 "${pace[@]}" ${PROFILE:+--set profile=$PROFILE} --steps "$steps" "${items[@]}" "${mode[@]}" > "$out/$r.txt" 2> "$out/$r.err"
     echo "rc=$?"; grep -vE "^   (window|step type) " "$out/$r.txt" | tail -n +2; tail -2 "$out/$r.err"
 done
 done

@@ -19,8 +19,16 @@
 # their scenarios).  STAGE=calib only calibrates; STAGE=runs only replays (RUNS / REPEATS) with
 # the profile an earlier calib of this card left in OUTDIR/lib-<m>/; LOGS=DIR keeps the logs there
 # across calls (default a temporary folder), so a set's calib and runs can span several calls
-# of one machine (calib/device_record.sh).
+# of one machine (calib/device_record.sh).  REPLAY_MODE=b2b replays with pacesim-gpu's
+# --back-to-back (each step's items queued on one stream, one sync a step) and names its files
+# apart, so one set holds both: <scenario>.b2b.csv, <scenario>.runK.b2b.csv, <scenario>.b2b.txt
+# (the logs' too); REPLAY_MODE=item (the default) is the item-by-item replay.
 set -u
+case ${REPLAY_MODE:-item} in
+    item) mode=() sfx= ;;
+    b2b) mode=(--back-to-back) sfx=.b2b ;;
+    *) echo "replay_lib.sh: REPLAY_MODE must be item or b2b, not '${REPLAY_MODE}'" >&2; exit 2 ;;
+esac
 out=${1:?usage: calib/replay_lib.sh OUTDIR [BINDIR]}
 bindir=${2:-bin}
 laws=attn.prefill_bm32.fp16,attn.prefill_generic.fp16,attn.prefill_lowsmem.fp16,attn.decode_xqa.fp16
@@ -61,19 +69,21 @@ for pair in ${LIB_PAIRS:-llama-3.1-8b:$llama qwen3-30b-a3b:$qwen}; do
     [ "$stage" = calib ] && continue
     for k in ${RUNS:-$(seq 1 "${REPEATS:-2}")}; do
         for scn in ${scns//,/ }; do
-            f=scenarios/lib/$scn.yaml steps=$dir/$scn.steps.csv items=() r=$scn
-            [ "$k" -gt 1 ] && steps=$dir/$scn.run$k.steps.csv r=$scn.run$k
-            [ "$k" = 1 ] && items=(--items "$logs/$scn.items.csv")
-            echo "== replay $scn run $k $(date -u +%T)" | tee -a "$dir/$scn.txt"
+            f=scenarios/lib/$scn.yaml items=() r=$scn
+            [ "$k" -gt 1 ] && r=$scn.run$k
+            steps=$dir/$r.steps.csv rep=$dir/$scn.txt
+            [ -n "$sfx" ] && steps=$dir/$r$sfx.csv rep=$dir/$scn$sfx.txt r=$r$sfx
+            [ "$k" = 1 ] && items=(--items "$logs/$scn$sfx.items.csv")
+            echo "== replay $scn run $k ${REPLAY_MODE:-item} $(date -u +%T)" | tee -a "$rep"
             t0=$(date +%s)
             timeout "${T_SCENARIO:-90}" "$bindir/pacesim-gpu" replay "$f" --set "profile=$dir/profile.yaml" \
-                --steps "$steps" "${items[@]}" > "$logs/$r.out" 2> "$logs/$r.err"
+                --steps "$steps" "${items[@]}" "${mode[@]}" > "$logs/$r.out" 2> "$logs/$r.err"
             rc=$?
-            echo "replay rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$dir/$scn.txt"
-            cat "$logs/$r.out" >> "$dir/$scn.txt"
+            echo "replay rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$rep"
+            cat "$logs/$r.out" >> "$rep"
             grep -E "^   (decode|mixed|prefill|ttft_p50|tpot_p50|steps) " "$logs/$r.out"
-            grep -E "^warning" "$logs/$r.err" | sort -u | head -12 >> "$dir/$scn.txt"
-            tail -3 "$logs/$r.err" >> "$dir/$scn.txt"
+            grep -E "^warning" "$logs/$r.err" | sort -u | head -12 >> "$rep"
+            tail -3 "$logs/$r.err" >> "$rep"
             [ $rc = 0 ] || { status=1; tail -2 "$logs/$r.err"; }
         done
     done

@@ -25,6 +25,12 @@ typedef struct replay_rec {       /* one step */
     double pred_attn, meas_attn;
     double clock_mhz, power_w;    /* means over the step's wall time (NAN: not sampled) */
     unsigned long long clock_why; /* NVML clock-event (throttle) reasons seen during it */
+    /* back to back (pacesim-gpu replay --back-to-back): the step's items queued on one stream,
+     * one host synchronisation; measured = span + the profile's overhead (and all-reduce) */
+    int b2b;                      /* 1: the three below are recorded (the --steps file has them) */
+    double span;                  /* first item's start event to the last item's end event (s) */
+    double items_sum;             /* the items' own event times summed (s): span - items_sum = gaps */
+    double wall;                  /* host clock from the first launch to the step's synchronisation (s) */
 } replay_rec_t;
 
 typedef struct replay_log {      /* the steps so far */
@@ -46,7 +52,9 @@ int replay_stats(const replay_rec_t *rec, long n, int type, replay_stats_t *st);
  * predicted run's value (ep) beside the measured run's (eg).  0, or -1 out of memory. */
 int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gpu, const replay_rec_t *rec, long n,
                   const engine_t *ep, const engine_t *eg);
-/* Every step as a CSV row (the --steps file `pacesim rescore` reads back).  0 / -1. */
+/* Every step as a CSV row (the --steps file `pacesim rescore` reads back).  Records of a
+ * back-to-back replay (rec[0].b2b) add the columns gpu_span_s, items_sum_s and wall_s, which
+ * the reader does not read.  0 / -1. */
 int replay_steps_csv(const char *path, const replay_rec_t *rec, long n);
 
 /* A replay's cost model around impl: name (static), step, destroy (frees impl and the

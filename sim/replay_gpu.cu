@@ -1,12 +1,17 @@
 /* replay_gpu.cu: the GPU replay cost model and bin/pacesim-gpu (see replay.h).
  *
- *   bin/pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv]
+ *   bin/pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv] [--back-to-back]
  *
  * Runs the scenario twice with the same scheduler: once priced by its profile (the
  * prediction), once priced by the GPU (each step's items executed and timed, with the
  * profile's price of the same step recorded beside it).  Prints per step type the
  * median and max relative error of the predicted step time, and per measurement window
- * predicted beside measured. */
+ * predicted beside measured.
+ *
+ * Each item is prepared on the host (batch, plan, copies), timed between two events and
+ * synchronised, so the GPU idles between items.  --back-to-back prepares all of a step's
+ * items first, then queues them on one stream as an engine does (an event before and after
+ * each, one sync a step): the step's time is the first event to the last. */
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <time.h>
@@ -34,6 +39,33 @@ typedef struct {
 } pool_t;
 
 #define CLK_RING (1 << 16)        /* samples kept per step (~2 min at 2 ms) */
+
+/* One attention item made ready to launch: its batch, plan, layer views and buffers. */
+typedef struct {
+    int route, flags, varlen, nsets, reps, rc;   /* rc: the warm-up run's (0 when none ran) */
+    attn_kv views[REPLAY_MAX_SETS];
+    attn_batch *b;
+    attn_varlen_plan *pl;
+    void *q, *out, *ws;
+    size_t ws_cap;
+} attn_prep_t;
+
+/* --back-to-back: a step's item, prepared before any of the step's items is launched */
+typedef struct {
+    cost_item_t it;               /* it.call points into the step's plan: valid until gm_step returns */
+    int what;                     /* 0: no GPU work (sec given), 1: attention, 2: a timer job */
+    double sec;
+    int reps;
+    attn_prep_t a;
+    calib_job_t j;
+} pend_t;
+
+typedef struct {                  /* an attention item's own buffers (one per item of a step) */
+    void *q, *out, *ws;
+    size_t q_cap, ws_cap;
+} slot_t;
+
+#define B2B_KINDS 32              /* calib_job_t kernels (CK_*) tracked for their per-job state */
 
 typedef struct {
     const model_t *m;
@@ -68,6 +100,17 @@ typedef struct {
     double kv_tokens;             /* the engine's KV capacity (tokens) */
     int moe_grouped;              /* routed experts run as one grouped GEMM per layer (the
                                      profile has gemm.moe.fp16); else one GEMM per group */
+    /* --back-to-back: the step's items prepared, then queued on one stream, one sync a step */
+    int b2b;
+    pend_t *pend;
+    int npend, cap_pend;
+    slot_t *slots;
+    int nslots, slot_used;
+    cudaEvent_t *ev;              /* two per item: before and after it */
+    int nev;
+    int last_job[B2B_KINDS];      /* the item whose prepare last set a kernel's per-job state */
+    long reprep;                  /* items re-prepared inside a step (a later item of their kind
+                                     had overwritten the timer's per-job state) */
 } gm_t;
 
 /* One line of the --items log: the item's law and shape, its count, the profile's price
@@ -230,8 +273,10 @@ static int pool_make(cost_model_t *cm, gm_t *g, pool_t *p, int dtype, int page)
     return 0;
 }
 
-/* Time n back-to-back runs of one attention call; seconds in *sec (all n together). */
-static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only, double n, double *sec)
+/* Make one attention call ready to run n times (layers): its batch, plan, the layers' page
+ * views and buffers -- the shared ones (slot < 0) or slot's own (--back-to-back: each item of a
+ * step its own q, out and workspace) -- and run it once untimed if its shape is new. */
+static int attn_prep(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only, double n, int slot, attn_prep_t *a)
 {
     pool_t *p = &g->pool_eng;
     int route, flags = 0, varlen = c->route == ROUTE_VARLEN;
@@ -262,6 +307,13 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
         return -1;
     }
     int reps = (int)lround(n);
+    a->route = route;
+    a->flags = flags;
+    a->varlen = varlen;
+    a->reps = reps;
+    a->rc = 0;
+    a->b = NULL;
+    a->pl = NULL;
     /* the layers' page sets (replay_layer_sets): the call's KV counted once a request (its
      * rows share its pages); a bridge's fp16 side stays put (the fork rewrites one workspace
      * every layer) */
@@ -272,7 +324,7 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
     long stride, limit;
     int nsets = replay_layer_views(p->kv.num_blocks, p == &g->pool_eng ? replay_layer_sets(call_bytes, g->l2_bytes, reps) : 1,
                                    &stride, &limit);
-    attn_kv views[REPLAY_MAX_SETS];
+    attn_kv *views = a->views;
     size_t block_bytes = (size_t)pg * g->r.kv_heads * g->m->head_dim * (size_t)elem; /* of K (and of V) */
     for (int s = 0; s < nsets; s++) {
         views[s] = p->kv;
@@ -300,13 +352,16 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
         return -1;
     }
     size_t qb = (size_t)totq * g->r.q_heads * g->m->head_dim * 2;
-    if (qb > g->q_cap) {
-        cudaFree(g->q);
-        cudaFree(g->out);
-        g->q_cap = qb + qb / 2;
-        CK(cudaMalloc(&g->q, g->q_cap));
-        CK(cudaMalloc(&g->out, g->q_cap));
-        attn_fill_half_random(g->q, g->q_cap / 2, -1.f, 1.f, 3);
+    void **bq = slot < 0 ? &g->q : &g->slots[slot].q, **bo = slot < 0 ? &g->out : &g->slots[slot].out;
+    void **bw = slot < 0 ? &g->ws : &g->slots[slot].ws;
+    size_t *qcap = slot < 0 ? &g->q_cap : &g->slots[slot].q_cap, *wcap = slot < 0 ? &g->ws_cap : &g->slots[slot].ws_cap;
+    if (qb > *qcap) {
+        cudaFree(*bq);
+        cudaFree(*bo);
+        *qcap = qb + qb / 2;
+        CK(cudaMalloc(bq, *qcap));
+        CK(cudaMalloc(bo, *qcap));
+        attn_fill_half_random(*bq, *qcap / 2, -1.f, 1.f, 3);
     }
     attn_varlen_plan *pl = NULL;
     if (varlen) {
@@ -318,16 +373,41 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
         }
     } else {
         size_t need = attn_ws_bytes(route, &p->kv, b);
-        if (need > g->ws_cap) {
-            cudaFree(g->ws);
-            g->ws_cap = need + need / 4;
-            CK(cudaMalloc(&g->ws, g->ws_cap));
+        if (need > *wcap) {
+            cudaFree(*bw);
+            *wcap = need + need / 4;
+            CK(cudaMalloc(bw, *wcap));
         }
     }
-    int rc = 0;
+    a->nsets = nsets;
+    a->b = b;
+    a->pl = pl;
+    a->q = *bq;
+    a->out = *bo;
+    a->ws = *bw;
+    a->ws_cap = *wcap;
     if (first_time(g, varlen ? 99 : 100 + route, flags, p->kv.page, rows, maxp, (double)totq))
-        rc = varlen ? attn_varlen_run(pl, &views[0], b, g->q, g->out, 1.f / 16, NULL)
-                    : attn_run(route, &views[0], b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
+        a->rc = varlen ? attn_varlen_run(pl, &views[0], b, a->q, a->out, 1.f / 16, NULL)
+                       : attn_run(route, &views[0], b, a->q, a->out, 1.f / 16, a->ws, a->ws_cap, flags, NULL);
+    return 0;
+}
+
+/* Queue layer k's run of a prepared attention call (its k-th page set). */
+static int attn_launch(const attn_prep_t *a, int k)
+{
+    const attn_kv *kv = &a->views[k % a->nsets];
+    return a->varlen ? attn_varlen_run(a->pl, kv, a->b, a->q, a->out, 1.f / 16, NULL)
+                     : attn_run(a->route, kv, a->b, a->q, a->out, 1.f / 16, a->ws, a->ws_cap, a->flags, NULL);
+}
+
+/* Time n back-to-back runs of one attention call; seconds in *sec (all n together). */
+static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only, double n, double *sec)
+{
+    attn_prep_t a;
+    if (attn_prep(cm, g, c, expand_only, n, -1, &a) < 0) return -1;
+    int rc = a.rc, reps = a.reps, varlen = a.varlen, route = a.route;
+    attn_varlen_plan *pl = a.pl;
+    attn_batch *b = a.b;
     /* the calls queued behind calib's launch gate: the GPU's time, not the host's launch rate */
     if (calib_gpu_gate_close() < 0) {
         snprintf(cm->err, sizeof cm->err, "the launch gate: %s", cudaGetErrorString(cudaGetLastError()));
@@ -337,9 +417,7 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
     }
     CK(cudaEventRecord(g->e0, 0));
     for (int k = 0; k < reps && !rc; k++) {
-        const attn_kv *kv = &views[k % nsets];   /* layer k's own pages */
-        rc = varlen ? attn_varlen_run(pl, kv, b, g->q, g->out, 1.f / 16, NULL)
-                    : attn_run(route, kv, b, g->q, g->out, 1.f / 16, g->ws, g->ws_cap, flags, NULL);
+        rc = attn_launch(&a, k);                 /* layer k's own pages */
         if (k + 1 == CALIB_GATE_MAX_CALLS) calib_gpu_gate_open();
     }
     CK(cudaEventRecord(g->e1, 0));
@@ -379,6 +457,160 @@ static int run_job(cost_model_t *cm, gm_t *g, calib_job_t *j, double n, double *
     return 0;
 }
 
+/* --back-to-back: a timer job's preparation (buffers, and its untimed first run if its shape
+ * is new); it is queued later, with the step's other items. */
+static int prep_job(cost_model_t *cm, gm_t *g, pend_t *pe, const calib_job_t *j, double n)
+{
+    int rc = g->t->prepare(g->t, j);
+    if (rc) {
+        snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err[0] ? g->t->err : "prepare failed");
+        return -1;
+    }
+    double s;
+    if (first_time(g, j->kernel, (double)j->m, (double)j->n, (double)j->k, (double)j->tokens, j->seqs)
+        && g->t->run(g->t, j, 1, &s)) {
+        snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err);
+        return -1;
+    }
+    pe->what = 2;
+    pe->j = *j;
+    pe->reps = (int)lround(n);
+    if (j->kernel >= 0 && j->kernel < B2B_KINDS) g->last_job[j->kernel] = (int)(pe - g->pend);
+    return 0;
+}
+
+static int job(cost_model_t *cm, gm_t *g, pend_t *pe, calib_job_t *j, double n, double *sec)
+{
+    return pe ? prep_job(cm, g, pe, j, n) : run_job(cm, g, j, n, sec);
+}
+
+static int attn_item(cost_model_t *cm, gm_t *g, pend_t *pe, const kcall_t *c, int expand_only, double n, double *sec)
+{
+    if (!pe) return run_attn(cm, g, c, expand_only, n, sec);
+    if (g->slot_used == g->nslots) {
+        slot_t *s = (slot_t *)realloc(g->slots, (size_t)(g->nslots + 1) * sizeof *s);
+        if (!s) {
+            snprintf(cm->err, sizeof cm->err, "out of memory");
+            return -1;
+        }
+        memset(&s[g->nslots], 0, sizeof *s);
+        g->slots = s;
+        g->nslots++;
+    }
+    if (attn_prep(cm, g, c, expand_only, n, g->slot_used++, &pe->a) < 0) return -1;
+    pe->what = 1;
+    if (pe->a.rc) {
+        snprintf(cm->err, sizeof cm->err, "%s: %s", pe->a.varlen ? "varlen" : attn_route_name(pe->a.route),
+                 attn_strerror(pe->a.rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* the kernels whose timer keeps per-job state (GDN's sequence offsets, the L2-cold proxy's
+ * sets, the MoE's groups): a job of these must be the last one of its kernel prepared */
+static int job_stateful(int kernel)
+{
+    return kernel == CK_GDN || kernel == CK_ELEM || kernel == CK_GEMM_MOE;
+}
+
+static void b2b_free(gm_t *g)
+{
+    for (int i = 0; i < g->npend; i++)
+        if (g->pend[i].what == 1) {
+            attn_varlen_plan_free(g->pend[i].a.pl);
+            attn_batch_free(g->pend[i].a.b);
+        }
+    g->npend = 0;
+    g->slot_used = 0;
+}
+
+#define CKB2B(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+    snprintf(cm->err, sizeof cm->err, "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e_)); goto fail; } } while (0)
+
+/* --back-to-back: the step's prepared items queued on the default stream in their order, an
+ * event before and after each, behind one launch gate, then one synchronisation.  Each item's
+ * time is its events' span; the step's GPU time the first event to the last.  *t0, *t1: the
+ * host clock at the first launch and after the synchronisation. */
+static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *t0, double *t1)
+{
+    int rc = 0, first = -1, last = -1;
+    long queued = 0;
+    if (2 * g->npend > g->nev) {
+        int n = 2 * g->npend;
+        cudaEvent_t *e = (cudaEvent_t *)realloc(g->ev, (size_t)n * sizeof *e);
+        if (!e) {
+            snprintf(cm->err, sizeof cm->err, "out of memory");
+            goto fail;
+        }
+        g->ev = e;
+        for (; g->nev < n; g->nev++) CKB2B(cudaEventCreate(&g->ev[g->nev]));
+    }
+    CKB2B(cudaDeviceSynchronize());          /* the preparation's copies and first runs: not timed */
+    *t0 = now_s();
+    if (calib_gpu_gate_close() < 0) {
+        snprintf(cm->err, sizeof cm->err, "the launch gate: %s", cudaGetErrorString(cudaGetLastError()));
+        goto fail;
+    }
+    for (int i = 0; i < g->npend && !rc; i++) {
+        pend_t *pe = &g->pend[i];
+        if (!pe->what) continue;
+        if (pe->what == 2 && job_stateful(pe->j.kernel) && pe->j.kernel < B2B_KINDS && g->last_job[pe->j.kernel] != i) {
+            /* a later item of its kernel prepared the timer's state over this one's: prepare it
+             * again here (it synchronises: the GPU idles, a gap between the items' events) */
+            g->gate_late += calib_gpu_gate_open();
+            if (g->t->prepare(g->t, &pe->j)) {
+                snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err[0] ? g->t->err : "prepare failed");
+                goto fail;
+            }
+            g->last_job[pe->j.kernel] = i;
+            g->reprep++;
+            if (calib_gpu_gate_close() < 0) {
+                snprintf(cm->err, sizeof cm->err, "the launch gate: %s", cudaGetErrorString(cudaGetLastError()));
+                goto fail;
+            }
+            queued = 0;
+        }
+        CKB2B(cudaEventRecord(g->ev[2 * i], 0));
+        if (pe->what == 1) {
+            for (int k = 0; k < pe->a.reps && !rc; k++) {
+                rc = attn_launch(&pe->a, k);
+                if (++queued == CALIB_GATE_MAX_CALLS) calib_gpu_gate_open();
+            }
+            if (rc) snprintf(cm->err, sizeof cm->err, "%s: %s", pe->a.varlen ? "varlen" : attn_route_name(pe->a.route),
+                             attn_strerror(rc));
+        } else if ((rc = calib_gpu_launch(g->t, &pe->j, pe->reps, &queued)) != 0) {
+            snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err);
+        }
+        CKB2B(cudaEventRecord(g->ev[2 * i + 1], 0));
+        if (first < 0) first = i;
+        last = i;
+    }
+    g->gate_late += calib_gpu_gate_open();
+    CKB2B(cudaDeviceSynchronize());          /* once a step */
+    *t1 = now_s();
+    if (rc) goto fail;
+    for (int i = 0; i < g->npend; i++) {
+        pend_t *pe = &g->pend[i];
+        if (!pe->what) continue;
+        float ms;
+        CKB2B(cudaEventElapsedTime(&ms, g->ev[2 * i], g->ev[2 * i + 1]));
+        pe->sec = ms * 1e-3;
+    }
+    *span = 0;
+    if (first >= 0) {
+        float ms;
+        CKB2B(cudaEventElapsedTime(&ms, g->ev[2 * first], g->ev[2 * last + 1]));
+        *span = ms * 1e-3;
+    }
+    return 0;
+fail:
+    calib_gpu_gate_open();
+    cudaDeviceSynchronize();
+    b2b_free(g);
+    return -1;
+}
+
 typedef struct {
     cost_model_t *cm;
     cost_breakdown_t *o;
@@ -393,9 +625,26 @@ static int gm_item(void *vctx, const cost_item_t *it)
     double sec = 0;
     calib_job_t j;
     memset(&j, 0, sizeof j);
+    pend_t *pe = NULL;               /* --back-to-back: prepared here, queued after the step's last item */
+    if (g->b2b) {
+        if (g->npend == g->cap_pend) {
+            int cap = g->cap_pend ? 2 * g->cap_pend : 64;
+            pend_t *p = (pend_t *)realloc(g->pend, (size_t)cap * sizeof *p);
+            if (!p) {
+                snprintf(cm->err, sizeof cm->err, "out of memory");
+                return -1;
+            }
+            g->pend = p;
+            g->cap_pend = cap;
+        }
+        pe = &g->pend[g->npend++];
+        pe->it = *it;
+        pe->what = 0;
+        pe->sec = 0;
+    }
     switch (it->kind) {
-    case CI_ATTN: if (run_attn(cm, g, it->call, 0, it->count, &sec) < 0) return -1; break;
-    case CI_BRIDGE: if (run_attn(cm, g, it->call, 1, it->count, &sec) < 0) return -1; break;
+    case CI_ATTN: if (attn_item(cm, g, pe, it->call, 0, it->count, &sec) < 0) return -1; break;
+    case CI_BRIDGE: if (attn_item(cm, g, pe, it->call, 1, it->count, &sec) < 0) return -1; break;
     case CI_GEMM:
         if (it->moe && g->moe_grouped) {
             /* routed experts: the layer's grouped GEMM, run once per layer for the busiest
@@ -408,18 +657,18 @@ static int gm_item(void *vctx, const cost_item_t *it)
             j.topk = g->m->moe_topk;
             j.skew = g->m->moe_skew;
             j.n = (long)it->n; j.k = (long)it->k;
-            if (run_job(cm, g, &j, it->count / it->experts, &sec) < 0) return -1;
+            if (job(cm, g, pe, &j, it->count / it->experts, &sec) < 0) return -1;
             break;
         }
         j.kernel = CK_GEMM;
         j.m = (long)it->m; j.n = (long)it->n; j.k = (long)it->k;
-        if (run_job(cm, g, &j, it->count, &sec) < 0) return -1;
+        if (job(cm, g, pe, &j, it->count, &sec) < 0) return -1;
         break;
     case CI_GDN:
         j.kernel = CK_GDN;
         j.tokens = (long)it->tokens;
         j.seqs = (int)it->seqs;
-        if (run_job(cm, g, &j, it->count, &sec) < 0) return -1;
+        if (job(cm, g, pe, &j, it->count, &sec) < 0) return -1;
         break;
     case CI_ELEM:
         /* every layer's norms and SiLU-mul run after its GEMMs, which stream far more than the
@@ -429,10 +678,14 @@ static int gm_item(void *vctx, const cost_item_t *it)
         j.kernel = CK_ELEM;
         j.cold = 1;
         j.tokens = (long)it->tokens;
-        if (run_job(cm, g, &j, it->count, &sec) < 0) return -1;
+        if (job(cm, g, pe, &j, it->count, &sec) < 0) return -1;
         break;
     case CI_ALLREDUCE: break;           /* one GPU: the profile's all-reduce is added per step */
     case CI_STEP: sec = x->pred ? x->pred->overhead : 0; break;
+    }
+    if (pe) {
+        pe->sec = sec;                /* what == 0: no GPU work; the others' come from their events */
+        return 0;
     }
     item_log(g, it, sec);
     cost_breakdown_add(x->o, it, sec);
@@ -451,15 +704,36 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     memset(o, 0, sizeof *o);
     g->cur_type = in->rows == in->decode_rows ? STEP_DECODE_ONLY : in->decode_rows == 0 ? STEP_PREFILL_ONLY : STEP_MIXED;
     gm_ctx_t x = { cm, o, g->pred ? &pb : NULL };
+    replay_rec_t r;
+    memset(&r, 0, sizeof r);
     double t0 = now_s();
-    if (cost_enumerate(g->m, &g->r, in, gm_item, &x) < 0) return -1;
+    if (cost_enumerate(g->m, &g->r, in, gm_item, &x) < 0) {
+        b2b_free(g);
+        return -1;
+    }
     double t1 = now_s();
+    if (g->b2b) {
+        /* the step's items, all prepared: queued back to back, one sync; each item's time from
+         * its events, the step's GPU time the span of all (items and their gaps) */
+        double span = 0, sum = 0;
+        if (b2b_run(cm, g, &span, &t0, &t1) < 0) return -1;
+        for (int i = 0; i < g->npend; i++) {
+            const pend_t *pe = &g->pend[i];
+            item_log(g, &pe->it, pe->sec);
+            cost_breakdown_add(o, &pe->it, pe->sec);
+            if (pe->what) sum += pe->sec;
+        }
+        b2b_free(g);
+        o->total += span - sum;       /* the step: the span, plus the profile's overhead */
+        r.b2b = 1;
+        r.span = span;
+        r.items_sum = sum;
+        r.wall = t1 - t0;
+    }
     if (pb.allreduce > 0) {            /* TP > 1 on one GPU: the profile's all-reduce */
         o->allreduce += pb.allreduce;
         o->total += pb.allreduce;
     }
-    replay_rec_t r;
-    memset(&r, 0, sizeof r);
     r.no = g->log.n + 1;
     r.type = g->cur_type;
     r.predicted = pb.total;
@@ -477,6 +751,10 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 static void gm_destroy(cost_model_t *cm)
 {
     gm_t *g = (gm_t *)cm->impl;
+    b2b_free(g);
+    if (g->reprep)
+        fprintf(stderr, "replay: %ld items re-prepared inside their step (another item of their kernel in the same step;"
+                " the GPU idled meanwhile: a gap in the step's span)\n", g->reprep);
     if (g->gate_late)
         fprintf(stderr, "replay: %ld attention items' launch gate let go by its %g s limit (the host queued its"
                 " calls slower): those may include the host's launch rate\n", g->gate_late, CALIB_GATE_MAX_S);
@@ -485,6 +763,15 @@ static void gm_destroy(cost_model_t *cm)
     cudaFree(g->q);
     cudaFree(g->out);
     cudaFree(g->ws);
+    for (int i = 0; i < g->nslots; i++) {
+        cudaFree(g->slots[i].q);
+        cudaFree(g->slots[i].out);
+        cudaFree(g->slots[i].ws);
+    }
+    free(g->slots);
+    for (int i = 0; i < g->nev; i++) cudaEventDestroy(g->ev[i]);
+    free(g->ev);
+    free(g->pend);
     if (g->t) g->t->destroy(g->t);
     free(g->perm);
     free(g->log.rec);
@@ -580,9 +867,11 @@ static cost_model_t *replay_gpu_sized(const model_t *m, int tp, int page, int kv
 int main(int argc, char **argv)
 {
     const char *file = NULL, *steps = NULL, *items = NULL, *sets[64];
-    int ns = 0;
+    int ns = 0, b2b = 0;
     if (argc < 3 || strcmp(argv[1], "replay")) {
-        fprintf(stderr, "usage: pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv]\n");
+        fprintf(stderr, "usage: pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv] [--back-to-back]\n"
+                        "  --back-to-back  each step's items all prepared first, then queued on one stream as an engine\n"
+                        "                  queues them, one sync a step; --steps adds gpu_span_s, items_sum_s, wall_s\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
@@ -590,6 +879,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = argv[++i];
         else if (!strcmp(argv[i], "--items") && i + 1 < argc) items = argv[++i];
         else if (!strcmp(argv[i], "--gpu")) continue;
+        else if (!strcmp(argv[i], "--back-to-back")) {
+            if (b2b++) {
+                fprintf(stderr, "pacesim-gpu: --back-to-back given twice\n");
+                return 2;
+            }
+        }
         else if (argv[i][0] == '-') {
             fprintf(stderr, "pacesim-gpu: unknown option %s\n", argv[i]);
             return 2;
@@ -642,6 +937,7 @@ int main(int argc, char **argv)
             rc = 1;
             goto done;
         }
+        ((gm_t *)gm->impl)->b2b = b2b;
         replay_items_log(gm, fi);    /* the model closes it */
         fi = NULL;
     }

@@ -4,6 +4,8 @@
 #include <check.h>
 #include "check_run.h"
 #include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include "replay.h"
 #include "rescore.h"
 
@@ -119,10 +121,53 @@ START_TEST(step_type_beside_its_runs)
 }
 END_TEST
 
+/* the --steps file: an item-by-item replay's columns as they always were; a back-to-back
+ * replay's three more (span, items' sum, wall), which the recording's reader skips */
+static void first_lines(const char *path, char *a, char *b, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(a, (int)n, f));
+    ck_assert_ptr_nonnull(fgets(b, (int)n, f));
+    fclose(f);
+}
+
+START_TEST(steps_csv_back_to_back)
+{
+    char path[] = "/tmp/check_replay_XXXXXX", a[512], b[512], err[COST_ERR_MAX];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 0, 0, 0, 0 },
+                          { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, NAN, NAN, 0, 0, 0, 0, 0 } };
+    ck_assert_int_eq(replay_steps_csv(path, r, 2), 0);
+    first_lines(path, a, b, sizeof a);
+    ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons\n");
+    ck_assert_str_eq(b, "1,mixed,0.02,0.025,0.005,0.006,1830,600,0\n");
+    r[0].b2b = r[1].b2b = 1;
+    r[0].span = 0.0245, r[0].items_sum = 0.0240, r[0].wall = 0.0262;
+    r[1].span = 0.0108, r[1].items_sum = 0.0107, r[1].wall = 0.0115;
+    ck_assert_int_eq(replay_steps_csv(path, r, 2), 0);
+    first_lines(path, a, b, sizeof a);
+    ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons,"
+                        "gpu_span_s,items_sum_s,wall_s\n");
+    ck_assert_str_eq(b, "1,mixed,0.02,0.025,0.005,0.006,1830,600,0,0.0245,0.024,0.0262\n");
+    /* read back: both steps, the clock column where it was */
+    cost_model_t *cm = replay_recorded_new(path, NULL, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    const double *rec, *mod;
+    ck_assert_int_eq(replay_recorded_clocks(cm, &rec, &mod), 2);
+    ck_assert_double_eq(rec[0], 1830);
+    ck_assert(isnan(rec[1]));
+    cost_free(cm);
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = { CHECK_TEST(sets_cover_three_l2), CHECK_TEST(views_fit_the_pool),
                                    CHECK_TEST(views_of_a_small_pool), CHECK_TEST(window_beside_its_runs),
-                                   CHECK_TEST(step_type_beside_its_runs) };
+                                   CHECK_TEST(step_type_beside_its_runs), CHECK_TEST(steps_csv_back_to_back) };
     return check_main("replay", "layers", tests, CHECK_N(tests), 0, NULL);
 }

@@ -18,7 +18,12 @@ echo "fake calib"
 EOF
 cat > "$t/bin/pacesim-gpu" <<'EOF'
 #!/bin/sh
-while [ $# -gt 0 ]; do [ "$1" = --steps ] && { echo "step,type" > "$2"; shift; }; shift; done
+b2b=; steps=
+while [ $# -gt 0 ]; do
+    case $1 in --steps) steps=$2; shift ;; --back-to-back) b2b=,gpu_span_s ;; esac
+    shift
+done
+[ -n "$steps" ] && echo "step,type$b2b" > "$steps"
 echo "fake replay"
 EOF
 chmod +x "$t/fake/nvidia-smi" "$t/bin/calib" "$t/bin/pacesim-gpu"
@@ -48,6 +53,23 @@ BUDGET_S=100 bash calib/device_record.sh "$w" "$o" "$t/bin" env-calib lib-runs:l
 rc=$?
 check "a step past the budget skipped and named: exit 4 (got $rc)" \
     '[ $rc = 4 ] && grep -q "env-calib skipped" $t/log4 && [ -s $d/h200-llama8b-poisson.run4.steps.csv ]'
+# REPLAY_MODE=b2b: the same steps replayed back to back (--back-to-back), into files of their own
+# beside the item-by-item ones, which stay as they were
+REPLAY_MODE=b2b bash calib/device_record.sh "$w" "$o" "$t/bin" lib-runs:llama8b:1,2 env-ref:1 env-serve:1 > "$t/log6" 2>&1
+rc=$?
+check "REPLAY_MODE=b2b: rc 0 (got $rc), runs 1-2 as .b2b.csv with --back-to-back, item runs untouched" \
+    '[ $rc = 0 ] && grep -q gpu_span_s $d/h200-llama8b-poisson.b2b.csv && grep -q gpu_span_s $d/h200-llama8b-poisson.run2.b2b.csv &&
+     [ "$(cat $d/h200-llama8b-poisson.steps.csv)" = step,type ] && [ $(ls $d/*.steps.csv | wc -l) = 16 ] &&
+     [ -s $d/h200-llama8b-poisson.b2b.txt ] && grep -q "(b2b)" $w/steps.log'
+check "REPLAY_MODE=b2b: reference and serving replays as .b2b.csv, their own reports" \
+    'grep -q gpu_span_s $w/env-work/r/h200-fp16-nomtp-b16k-pdr-pace8.b2b.csv &&
+     grep -q gpu_span_s $w/env-work/s/h200-serve-poisson-p600-s64-b2048.b2b.csv &&
+     [ "$(cat $w/env-work/r/h200-fp16-nomtp-b16k-pdr-pace8.run2.steps.csv)" = step,type ] &&
+     [ -s $w/env/replay.b2b.txt ] && [ -s $w/env/replay-steps.b2b.tgz ] && [ -s $w/env/serve-steps.b2b.tgz ]'
+for sc in calib/device_record.sh calib/replay_lib.sh calib/gpu_session.sh; do
+    msg=$(REPLAY_MODE=fast bash $sc "$w" "$o" "$t/bin" lib-runs:llama8b:1 2>&1); rc=$?
+    check "$sc: REPLAY_MODE=fast refused, exit 2 (got $rc), one line" '[ $rc = 2 ] && [ $(printf "%s\n" "$msg" | wc -l) = 1 ]'
+done
 for bad in lib-runs:llama8b lib-runs:llama8b:x lib-calib:gpt2 nosuch; do
     bash calib/device_record.sh "$w" "$o" "$t/bin" "$bad" > "$t/log5" 2>&1
     rc=$?

@@ -22,6 +22,16 @@ for f in scenarios/lib/h200-llama8b-poisson.yaml scenarios/lib/h200-qwen3-30b-a3
     else echo "  ok   $f: windows agree ($(printf '%s\n' "$out" | awk '/^   steps /{print $2}') steps)"; fi
 done
 "$bin" replay 2>/dev/null; [ $? = 2 ] || { echo "FAIL usage exit"; fail=1; }
+# --back-to-back (the step's items queued on one stream; the GPU path itself needs a GPU): the
+# dry run is unchanged by it, and the flag given twice is refused in one line, exit 2
+f=scenarios/h200-fp8-mtp4-b16k-pdr.yaml
+a=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$f" --set workload.requests.B.output_tokens=8 --back-to-back) \
+    && b=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$f" --set workload.requests.B.output_tokens=8) && [ "$a" = "$b" ] \
+    && echo "  ok   --back-to-back: the dry run unchanged" || { echo "FAIL --back-to-back dry run"; fail=1; }
+msg=$("$bin" replay "$f" --back-to-back --back-to-back 2>&1); rc=$?
+if [ $rc = 2 ] && [ "$(printf '%s\n' "$msg" | wc -l)" = 1 ]; then echo "  ok   --back-to-back twice: exit 2, one line"
+else echo "FAIL --back-to-back twice: rc $rc: $msg"; fail=1; fi
+"$bin" 2>&1 | grep -q -- "--back-to-back" || { echo "FAIL usage names --back-to-back"; fail=1; }
 # `pacesim replay FILE --gpu` is pacesim-gpu's replay; without the GPU build, one clear line
 a=$(PACESIM_REPLAY_DRY=1 bin/pacesim replay scenarios/h200-fp8-mtp4-b16k-pdr.yaml --gpu --set workload.requests.B.output_tokens=8 | grep '^   b_prefill_s')
 b=$(PACESIM_REPLAY_DRY=1 "$bin" replay scenarios/h200-fp8-mtp4-b16k-pdr.yaml --set workload.requests.B.output_tokens=8 | grep '^   b_prefill_s')
