@@ -1185,10 +1185,13 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             out->has_chot = 1;
             for (int c = 0; c < 4; c++) out->chot[c] = sus.chot[c];
         }
+        _Static_assert(SUSTAIN_INTER_COLS == sizeof out->inter[0] / sizeof out->inter[0][0],
+                       "calib_sustain_t's interleave rows and the profile's have the same columns");
         for (int q = 0; q < sus.ninter && out->ninter < PROF_MAX_INTER; q++) {
             const double *row = sus.inter[q];
             if (!(row[1] <= 1000 && row[4] >= 0.5 && row[4] <= 5 && row[5] >= 0.5 && row[5] <= 5)) continue;
-            for (int c = 0; c < 6; c++) out->inter[out->ninter][c] = row[c];
+            for (int c = 0; c < SUSTAIN_INTER_COLS; c++) out->inter[out->ninter][c] = row[c];
+            if (!(row[6] >= 0 && row[6] <= 2)) out->inter[out->ninter][6] = 0;   /* not a duty: not measured */
             out->ninter++;
         }
     }

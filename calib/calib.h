@@ -80,6 +80,11 @@ typedef struct calib_law_spec {
  * how many. */
 const calib_law_spec_t *calib_laws(int *n);
 
+/* The timer's back-to-back sequences (seq_queue, below) */
+#define CALIB_SEQ_PARTS 4
+#define CALIB_SEQ_LAYERS 64
+#define CALIB_SEQ_DEPTH 3
+
 /* The timer a driver calls.  Each function returns 0, or -1 with err filled;
  * prepare() may also return 1: "this job is not supported here" (the point is skipped). */
 typedef struct calib_timer calib_timer_t;
@@ -108,6 +113,19 @@ struct calib_timer {
     int (*clock)(calib_timer_t *t, double *mhz);
     /* The board power now, in W: 0, or -1 where it cannot be read.  May be NULL. */
     int (*power)(calib_timer_t *t, double *watts);
+    /* The host's wall clock (monotonic seconds), for the probes' duty: the share of the wall time
+     * the card was busy (calib/sustain.h 7.).  May be NULL (no duty measured). */
+    double (*wall)(calib_timer_t *t);
+    /* A sequence run back to back (calib/sustain.h 7.): seq_queue() queues a batch of nlayers
+     * layers (1 .. CALIB_SEQ_LAYERS), each layer its nparts parts (1 .. CALIB_SEQ_PARTS) in order,
+     * part p job jobs[p] run iters[p] times, with an event between parts; the jobs were prepared
+     * (an attention job keeps its state while a GEMM is prepared and run).  The batch goes behind
+     * what the card still has queued and the host does not wait, so batches queued ahead (at most
+     * CALIB_SEQ_DEPTH not yet waited for) run with no host work between them.  seq_wait() waits
+     * for the oldest queued batch: each part's seconds on the card over the batch (its events).
+     * Both 0, or -1 with err filled.  May be NULL (then the layer-scale rows are not measured). */
+    int (*seq_queue)(calib_timer_t *t, const calib_job_t *const *jobs, const int *iters, int nparts, int nlayers);
+    int (*seq_wait)(calib_timer_t *t, double part_s[]);
     void (*destroy)(calib_timer_t *t);
     void *impl;
     char err[256];

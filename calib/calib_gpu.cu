@@ -427,7 +427,13 @@ typedef struct {
     size_t moe_ptr_cap;
     long gate_late;             /* timings whose launch gate let go by its time limit */
     long gate_late_runs;        /* those of more than one run */
+    /* seq_queue / seq_wait (calib.h): a ring of CALIB_SEQ_DEPTH batches, each its events */
+    cudaEvent_t *seq_ev;        /* [CALIB_SEQ_DEPTH][SEQ_EVENTS] */
+    int seq_head, seq_n;        /* the oldest queued batch's slot; batches queued, not waited for */
+    int seq_parts[CALIB_SEQ_DEPTH], seq_layers[CALIB_SEQ_DEPTH];
 } gpu_t;
+
+#define SEQ_EVENTS (CALIB_SEQ_LAYERS * CALIB_SEQ_PARTS + 1)   /* a batch's: before it, after each part */
 
 static int gpu_setup(calib_timer_t *t, const model_t *m, const model_rank_t *r);
 
@@ -1183,6 +1189,80 @@ extern "C" int calib_gpu_launch(calib_timer_t *t, const calib_job_t *j, int iter
     return 0;
 }
 
+/* ---- sequences back to back (calib.h: seq_queue, seq_wait; calib/sustain.h 7.) ----
+ * A batch is queued on the default stream with an event before it and one after each part, and
+ * the host returns without waiting: with the next batch queued before the host waits for this
+ * one (CALIB_SEQ_DEPTH deep), the card runs batch after batch while the host reads the clock
+ * and the power, and no host work sits between the parts (gpu_run waits for the card after
+ * each call, and the sustained-load probes read NVML between calls: at layer scale the card
+ * idled between the parts).  No launch gate: the host queues a batch of ~20 ms in far less
+ * than the batch ahead of it takes to run. */
+static int gpu_seq_queue(calib_timer_t *t, const calib_job_t *const *jobs, const int *iters, int nparts, int nlayers)
+{
+    gpu_t *g = (gpu_t *)t->impl;
+    if (nparts < 1 || nparts > CALIB_SEQ_PARTS || nlayers < 1 || nlayers > CALIB_SEQ_LAYERS
+        || g->seq_n >= CALIB_SEQ_DEPTH) {
+        snprintf(t->err, sizeof t->err, "seq_queue: %d parts, %d layers, %d batches queued (at most %d, %d, %d)",
+                 nparts, nlayers, g->seq_n, CALIB_SEQ_PARTS, CALIB_SEQ_LAYERS, CALIB_SEQ_DEPTH - 1);
+        return -1;
+    }
+    if (!g->seq_ev) {
+        g->seq_ev = (cudaEvent_t *)calloc((size_t)CALIB_SEQ_DEPTH * SEQ_EVENTS, sizeof *g->seq_ev);
+        if (!g->seq_ev) {
+            snprintf(t->err, sizeof t->err, "out of memory");
+            return -1;
+        }
+        for (int i = 0; i < CALIB_SEQ_DEPTH * SEQ_EVENTS; i++)
+            CK(cudaEventCreate(&g->seq_ev[i]));
+    }
+    int slot = (g->seq_head + g->seq_n) % CALIB_SEQ_DEPTH, e = 0;
+    cudaEvent_t *ev = g->seq_ev + (size_t)slot * SEQ_EVENTS;
+    CK(cudaEventRecord(ev[e++], 0));
+    for (int l = 0; l < nlayers; l++)
+        for (int p = 0; p < nparts; p++) {
+            for (int k = 0; k < iters[p]; k++)
+                if (run_once(t, g, jobs[p], g->iter++) != 0) {
+                    cudaDeviceSynchronize();
+                    return -1;   /* err says why (a refused shape: it ran before, so an error here) */
+                }
+            CK(cudaEventRecord(ev[e++], 0));
+        }
+    g->seq_parts[slot] = nparts;
+    g->seq_layers[slot] = nlayers;
+    g->seq_n++;
+    return 0;
+}
+
+static int gpu_seq_wait(calib_timer_t *t, double part_s[])
+{
+    gpu_t *g = (gpu_t *)t->impl;
+    if (g->seq_n < 1) {
+        snprintf(t->err, sizeof t->err, "seq_wait: no batch queued");
+        return -1;
+    }
+    int slot = g->seq_head, np = g->seq_parts[slot], n = np * g->seq_layers[slot];
+    cudaEvent_t *ev = g->seq_ev + (size_t)slot * SEQ_EVENTS;
+    g->seq_head = (slot + 1) % CALIB_SEQ_DEPTH;
+    g->seq_n--;
+    CK(cudaEventSynchronize(ev[n]));
+    CK(cudaGetLastError());
+    for (int p = 0; p < np; p++) part_s[p] = 0;
+    for (int i = 0; i < n; i++) {
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+        part_s[i % np] += ms * 1e-3;
+    }
+    return 0;
+}
+
+static double gpu_wall(calib_timer_t *t)
+{
+    (void)t;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static void read_driver(char *buf, size_t n)
 {
     FILE *f = fopen("/proc/driver/nvidia/version", "r");
@@ -1271,6 +1351,12 @@ static void gpu_destroy(calib_timer_t *t)
         if (g->gate_late_runs)
             fprintf(stderr, "calib: %ld timings of several runs (of %ld timings whose launch gate let go by its time"
                     " limit) include the host's launch rate\n", g->gate_late_runs, g->gate_late);
+        if (g->seq_ev) {
+            cudaDeviceSynchronize();
+            for (int i = 0; i < CALIB_SEQ_DEPTH * SEQ_EVENTS; i++)
+                if (g->seq_ev[i]) cudaEventDestroy(g->seq_ev[i]);
+            free(g->seq_ev);
+        }
         free_batches(g);
         free_plans(g);
         attn_kv_free(&g->vl_kv);
@@ -1334,6 +1420,9 @@ extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
     t->idle = gpu_idle;
     t->clock = gpu_clock;
     t->power = gpu_power;
+    t->wall = gpu_wall;
+    t->seq_queue = gpu_seq_queue;
+    t->seq_wait = gpu_seq_wait;
     t->destroy = gpu_destroy;
     g->sbuf.f32 = 1;
     cudaError_t e;

@@ -234,15 +234,40 @@ static void pick_layer(const calib_job_t *jobs, const double *t_s, int njobs, in
     }
 }
 
-/* Layers of g (ig runs) then d (id runs) back to back for `seconds` (both prepared first:
- * an attention job keeps its state while a GEMM runs, calib.h); the clock and the power read
- * every ~2 ms.  Over the last 30%: *mhz (NAN if no clock was read), *watts (0 if not read),
- * each part's seconds a run (*gs, *ds).  0 / -1. */
-static int layers(sus_t *s, const calib_job_t *g, int ig, const calib_job_t *d, int id, double seconds, double *mhz,
-                  double *watts, double *gs, double *ds)
+/* What an interleaved row read over its last 30%: the clock (NAN if none was read), the power
+ * (0 if not read), each part's seconds a run, and the duty: the card's seconds over the host's
+ * wall seconds (0: the timer has no wall clock). */
+typedef struct {
+    double mhz, watts, gs, ds, duty;
+} inter_read_t;
+
+static double wall_now(const sus_t *s)
+{
+    return s->t->wall ? s->t->wall(s->t) : 0;
+}
+
+/* the readings' means and the duty, from their sums */
+static void inter_close(const sus_t *s, inter_read_t *r, double fs, int fc, double ws, int wc, double gsum, long gn,
+                        double dsum, long dn, double busy, double w0, double w1)
+{
+    r->mhz = fc ? fs / fc : NAN;
+    r->watts = wc ? ws / wc : 0;
+    r->gs = gn ? gsum / gn : NAN;
+    r->ds = dn ? dsum / dn : NAN;
+    r->duty = s->t->wall && w1 > w0 ? busy / (w1 - w0) : 0;
+}
+
+/* Layers of g (ig runs) then d (id runs), each part a call of the timer's run() (which waits
+ * for the card), for `seconds` (both prepared first: an attention job keeps its state while a
+ * GEMM runs, calib.h); the clock and the power read every ~2 ms of the card's time.  Between
+ * the parts the card waits on the host (the call's return, the next call's launches, the
+ * readings): at 20 ms cycles a small share of the time, at layer scale most of it (the duty
+ * says how much).  0 / -1. */
+static int layers(sus_t *s, const calib_job_t *g, int ig, const calib_job_t *d, int id, double seconds,
+                  inter_read_t *r)
 {
     if (s->t->prepare(s->t, d) != 0 || s->t->prepare(s->t, g) != 0) return -1;
-    double start = s->now, last = start, fs = 0, ws = 0, gsum = 0, dsum = 0;
+    double start = s->now, last = start, fs = 0, ws = 0, gsum = 0, dsum = 0, busy = 0, w0 = wall_now(s), w1 = w0;
     long gn = 0, dn = 0;
     int fc = 0, wc = 0;
     while (s->now - start < seconds) {
@@ -253,17 +278,69 @@ static int layers(sus_t *s, const calib_job_t *g, int ig, const calib_job_t *d, 
             return -1;
         }
         s->now += sg * ig + sd * id;
-        if (s->now - start < 0.7 * seconds) continue;
-        gsum += sg * ig, gn += ig, dsum += sd * id, dn += id;
-        if (s->now - last < 0.002) continue;
-        last = s->now;
+        if (s->now - start < 0.7 * seconds) {
+            w0 = w1 = wall_now(s);
+            continue;
+        }
+        gsum += sg * ig, gn += ig, dsum += sd * id, dn += id, busy += sg * ig + sd * id;
+        if (s->now - last >= 0.002) {
+            last = s->now;
+            if (s->t->clock(s->t, &f) == 0) fs += f, fc++;
+            if (s->t->power && s->t->power(s->t, &w) == 0 && w > 0) ws += w, wc++;
+        }
+        w1 = wall_now(s);
+    }
+    inter_close(s, r, fs, fc, ws, wc, gsum, gn, dsum, dn, busy, w0, w1);
+    return 0;
+}
+
+/* The same layers run back to back on the card (the timer's seq_queue, calib.h): batches of
+ * ~SEQ_BATCH_S of layers (at the parts' cold times, layer_s a layer), up to CALIB_SEQ_DEPTH
+ * queued ahead, so the card never waits on the host; after each batch is waited for, the clock
+ * and the power read while the next ones run.  Each part's time from the timer's events.
+ * 0 / -1. */
+#define SEQ_BATCH_S 0.02
+static int seq_layers(sus_t *s, const calib_job_t *g, int ig, const calib_job_t *d, int id, double layer_s,
+                      double seconds, int *nl_out, inter_read_t *r)
+{
+    const calib_job_t *jobs[2] = { g, d };
+    const int iters[2] = { ig, id };
+    int nl = (int)lround(SEQ_BATCH_S / layer_s);
+    if (nl < 1) nl = 1;
+    if (nl > CALIB_SEQ_LAYERS) nl = CALIB_SEQ_LAYERS;
+    *nl_out = nl;
+    if (s->t->prepare(s->t, d) != 0 || s->t->prepare(s->t, g) != 0) return -1;
+    double start = s->now, est = nl * layer_s, fs = 0, ws = 0, gsum = 0, dsum = 0, busy = 0;
+    double w0 = wall_now(s), w1 = w0;
+    long gn = 0, dn = 0;
+    int fc = 0, wc = 0, queued = 0;
+    for (;;) {
+        /* queue while the batches ahead (at the last batch's time) leave the row short */
+        while (queued < CALIB_SEQ_DEPTH && s->now + queued * est - start < seconds) {
+            if (s->t->seq_queue(s->t, jobs, iters, 2, nl) != 0) return -1;
+            queued++;
+        }
+        if (!queued) break;
+        double ps[CALIB_SEQ_PARTS], f, w;
+        if (s->t->seq_wait(s->t, ps) != 0) return -1;
+        queued--;
+        double now = wall_now(s);
+        if (!(ps[0] > 0) || !(ps[1] > 0)) {
+            snprintf(s->t->err, sizeof s->t->err, "interleaved load: non-positive time");
+            return -1;
+        }
+        est = ps[0] + ps[1];
+        s->now += est;
+        if (s->now - start < 0.7 * seconds) {
+            w0 = w1 = now;
+            continue;
+        }
+        gsum += ps[0], gn += (long)ig * nl, dsum += ps[1], dn += (long)id * nl, busy += est;
+        w1 = now;
         if (s->t->clock(s->t, &f) == 0) fs += f, fc++;
         if (s->t->power && s->t->power(s->t, &w) == 0 && w > 0) ws += w, wc++;
     }
-    *mhz = fc ? fs / fc : NAN;
-    *watts = wc ? ws / wc : 0;
-    *gs = gn ? gsum / gn : NAN;
-    *ds = dn ? dsum / dn : NAN;
+    inter_close(s, r, fs, fc, ws, wc, gsum, gn, dsum, dn, busy, w0, w1);
     return 0;
 }
 
@@ -301,32 +378,49 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
     double dcold = median(dc, 3);
     if (!(dcold > 0)) return 0;
     static const double share[3] = { 0.25, 0.5, 0.75 };
-    for (int q = 0; q < SUSTAIN_INTER_N; q++) {
-        double sh = share[q % 3];
+    int seq = s->t->seq_queue && s->t->seq_wait;
+    if (!seq && progress)
+        fprintf(progress, "calib: sustained load: the timer cannot queue layers back to back: no layer-scale rows\n");
+    /* rows 0 .. 2: layers back to back at the three shares; 3: the 0.5 layer again, a call a
+     * part, as the probe ran layers before (the control: printed, not stored); 4 .. 6: 20 ms
+     * cycles at the three shares, a call a part */
+    for (int q = 0; q < SUSTAIN_INTER_N + 1; q++) {
+        int layer = q < 4, control = q == 3;
+        double sh = control ? 0.5 : share[q < 3 ? q : q - 4];
+        if (layer && !seq) continue;
         /* a layer: the fewest GEMM runs (1 .. 8) whose decode part, whole runs of it, puts the
          * share within 0.04 of sh (else the nearest); or 20 ms cycles */
-        int ig = q < 3 ? 1 : (int)lround(sh * 0.02 / gcold), id = 1;
+        int ig = layer ? 1 : (int)lround(sh * 0.02 / gcold), id = 1, nl = 0;
         if (ig < 1) ig = 1;
-        for (int a = ig, best = -1; a <= (q < 3 ? 8 : ig); a++) {
+        for (int a = ig, best = -1; a <= (layer ? 8 : ig); a++) {
             int b = (int)lround(a * gcold * (1 - sh) / sh / dcold);
             if (b < 1) b = 1;
             double e = fabs(a * gcold / (a * gcold + b * dcold) - sh);
             if (best < 0 || e < fabs(best * gcold / (best * gcold + id * dcold) - sh)) best = a, ig = a, id = b;
             if (e < 0.04) break;
         }
-        double *row = out->inter[out->ninter], gs, ds;
+        double lay = ig * gcold + id * dcold;
+        inter_read_t r;
         if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
-            || layers(s, G, ig, D, id, settle, &row[2], &row[3], &gs, &ds) < 0)
+            || (layer && !control ? seq_layers(s, G, ig, D, id, lay, settle, &nl, &r) : layers(s, G, ig, D, id, settle, &r))
+                   < 0)
             return -1;
-        if (!isfinite(row[2]) || !(gs > 0) || !(ds > 0)) continue;
-        row[0] = ig * gcold / (ig * gcold + id * dcold);
-        row[1] = (ig * gcold + id * dcold) * 1e3;
-        row[4] = gs / gcold;
-        row[5] = ds / dcold;
-        if (progress)
-            fprintf(progress, "calib: sustained load: interleaved, gemm share %.2f, layer %.3f ms: %.0f MHz, %.0f W, "
-                    "gemm x%.3f, decode x%.3f\n", row[0], row[1], row[2], row[3], row[4], row[5]);
-        out->ninter++;
+        if (!isfinite(r.mhz) || !(r.gs > 0) || !(r.ds > 0)) continue;
+        double row[SUSTAIN_INTER_COLS] = { ig * gcold / lay, lay * 1e3, r.mhz, r.watts, r.gs / gcold, r.ds / dcold, r.duty };
+        if (progress) {
+            char how[64], duty[128];
+            if (nl) snprintf(how, sizeof how, "%d a batch, back to back", nl);
+            else snprintf(how, sizeof how, "a call a part%s", control ? " (as before; not stored)" : "");
+            if (!(r.duty > 0)) snprintf(duty, sizeof duty, "duty not measured");
+            else if (r.duty < SUSTAIN_DUTY_MIN)
+                snprintf(duty, sizeof duty, "duty %.3f (below %.1f: the card waited on the host between the parts; "
+                         "not the load the row names)", r.duty, SUSTAIN_DUTY_MIN);
+            else snprintf(duty, sizeof duty, "duty %.3f", r.duty);
+            fprintf(progress, "calib: sustained load: interleaved, gemm share %.2f, layer %.3f ms, %s: %.0f MHz, %.0f W, "
+                    "gemm x%.3f, decode x%.3f, %s\n", row[0], row[1], how, row[2], row[3], row[4], row[5], duty);
+        }
+        if (control) continue;
+        memcpy(out->inter[out->ninter++], row, sizeof row);
     }
     return 0;
 }

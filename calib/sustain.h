@@ -28,15 +28,25 @@
  *      medians (the gemm law's own hot comes from its probes, of m = 64 on the grids so far:
  *      bandwidth-bound GEMMs that hardly slow with the clock).
  *   7. the layer-interleaved load (sustained.interleave): that GEMM and an fp16 q = 1 XQA
- *      decode row (the one nearest 0.3 ms) back to back in "layers", the GEMM a share 0.25,
- *      0.5, 0.75 of each layer's time at their cold times (the fewest GEMM runs, 1 .. 8,
- *      that with whole decode runs put the share within 0.04: layers of a ms or two, a
- *      layer's GEMMs and its attention), and the same shares in 20 ms cycles
- *      (as the curve's); after the light load, each for 6 time constants (0.4 .. 1 s) ->
- *      over the last 30%: the clock, the board power, and each part's time a run over its
- *      time right after the light load (median of 3).  Recorded, not priced by.
- *      The timer runs each part as its own call: between parts the host waits for the
- *      card (some us; the layers' share of idle time is that much above a serving step's).
+ *      decode row (the one nearest 0.3 ms) in "layers", the GEMM a share 0.25, 0.5, 0.75 of
+ *      each layer's time at their cold times (the fewest GEMM runs, 1 .. 8, that with whole
+ *      decode runs put the share within 0.04: layers of a ms or two, a layer's GEMMs and its
+ *      attention), and the same shares in 20 ms cycles (as the curve's); after the light load,
+ *      each for 6 time constants (0.4 .. 1 s) -> over the last 30%: the clock, the board
+ *      power, each part's time a run over its time right after the light load (median of 3),
+ *      and the duty: the card's busy seconds over the host's wall seconds.  Recorded, not
+ *      priced by.
+ *      The layers run back to back on the card (the timer's seq_queue, calib.h): batches of
+ *      ~20 ms of layers, up to three queued ahead, each part's time from events around it, the
+ *      clock and the power read between batches while the next ones run -- so the duty is ~1
+ *      however long a reading takes.  The 20 ms cycles run a call of the timer's run() a part
+ *      (the host waits for the card after each, and reads the clock and the power after each
+ *      part): their duty says what those gaps cost.  The layers were run that way too at
+ *      first, and at layer scale the card then waited on the host much of the time (the
+ *      call's return, the next call's launches, an NVML reading every ~2 ms of the card's
+ *      time): the rows read the idle card's clock and no slowdown.  One layer row (share 0.5)
+ *      is still run that way, its duty beside the back-to-back row's (printed, not stored).
+ *      A row whose duty is under SUSTAIN_DUTY_MIN is named in the log.
  * Time is counted as the timer's own (GPU) seconds, so a fake timer is deterministic. */
 #ifndef PACESIM_SUSTAIN_H
 #define PACESIM_SUSTAIN_H
@@ -50,7 +60,9 @@ extern "C" {
 
 #define SUSTAIN_MAX_LAWS 32
 #define SUSTAIN_CURVE_N 10         /* the clock-against-load points: duty 0.1, 0.2, .. 1 */
-#define SUSTAIN_INTER_N 6          /* the layer-interleaved load's rows (7. above) */
+#define SUSTAIN_INTER_N 6          /* the layer-interleaved load's rows (7. above), */
+#define SUSTAIN_INTER_COLS 7       /*   their columns */
+#define SUSTAIN_DUTY_MIN 0.9       /* a row whose duty is below this is named in the log */
 
 typedef struct calib_sustain {
     int ok;                       /* 1: measured; 0: skipped (why says why) */
@@ -63,8 +75,9 @@ typedef struct calib_sustain {
     int has_chot;                 /* 6. above measured: */
     double chot[4];               /*   the GEMM's m, n, k and its hot */
     int ninter;                   /* 7. above: rows measured */
-    double inter[SUSTAIN_INTER_N][6];   /* gemm share, layer ms, MHz, W (0: not read), the GEMM's
-                                           and the decode's time factor */
+    double inter[SUSTAIN_INTER_N][SUSTAIN_INTER_COLS];   /* gemm share, layer ms, MHz, W (0: not read),
+                                           the GEMM's and the decode's time factor, the duty (the
+                                           card's busy seconds over the wall seconds; 0: not read) */
     double seconds;               /* timer time the probes took */
 } calib_sustain_t;
 

@@ -29,11 +29,14 @@
  *                                     # optionally gemm_compute_hot: {m: 2048, n: 6144,
  *                                     # k: 4096, hot: 1.2} (m, n, k 1 .. 2^31, hot 0.5 ..
  *                                     # 5) and interleave: [[gemm_share, layer_ms, mhz,
- *                                     # watts, gemm_factor, decode_factor], ...], 1 .. 32
- *                                     # rows (share 0 < .. <= 1, layer_ms 0 < .. <= 1000,
- *                                     # mhz > 0, watts >= 0, factors 0.5 .. 5): calib's
- *                                     # compute-bound GEMM probe and layer-interleaved
- *                                     # load (calib/sustain.h), recorded, not priced by
+ *                                     # watts, gemm_factor, decode_factor, duty], ...],
+ *                                     # 1 .. 32 rows (share 0 < .. <= 1, layer_ms 0 < ..
+ *                                     # <= 1000, mhz > 0, watts >= 0, factors 0.5 .. 5,
+ *                                     # duty 0 .. 2, 0 = not measured; rows of six, as
+ *                                     # written before calib measured the duty, read with
+ *                                     # duty 0; all rows alike): calib's compute-bound GEMM
+ *                                     # probe and layer-interleaved load (calib/sustain.h),
+ *                                     # recorded, not priced by
  *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 8}
  *                                     # optional (both keys): the fp8 bridge's expansion
  *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;
@@ -123,13 +126,14 @@ static const char *const env_keys[] = {"tp", "q_heads", "kv_heads", "head_dim", 
 #define T_MIN 1e-9                     /* a measured time, s: no kernel is faster than 1 ns */
 #define T_MAX 1e3                      /* ... and none of one call or step slower than 1000 s */
 
-/* read_rows: the optional sequence `key` of `parent` (at path `pp`): 1 to maxrows rows of exactly
- * width numbers, column c in [lo[c], hi[c]] (flag[c]: yd_as_double's bound flags), into out (rows of
- * width doubles); *nrows their count (left alone when the key is absent), *node the sequence (may be
- * NULL).  A bad row: one line at it, -1. */
+/* read_rows: the optional sequence `key` of `parent` (at path `pp`): 1 to maxrows rows of minw to
+ * width numbers (all of a sequence's rows alike), column c in [lo[c], hi[c]] (flag[c]: yd_as_double's
+ * bound flags), into out (rows of width doubles, a row's missing last columns 0); *nrows their
+ * count (left alone when the key is absent), *node the sequence (may be NULL).  A bad row: one
+ * line at it, -1. */
 static int read_rows(yd_err_t *e, const yd_node_t *parent, const char *pp, const char *key, const char *shape,
-                     int maxrows, int width, const double *lo, const double *hi, const int *flag, double *out,
-                     int *nrows, yd_node_t **node)
+                     int maxrows, int minw, int width, const double *lo, const double *hi, const int *flag,
+                     double *out, int *nrows, yd_node_t **node)
 {
     yd_node_t *sq = NULL;
     if (yd_get_node(e, parent, pp, key, YD_OPT, YD_SEQ, &sq) < 0) return -1;
@@ -142,10 +146,14 @@ static int read_rows(yd_err_t *e, const yd_node_t *parent, const char *pp, const
         yd_node_t *row = sq->vals[i];
         yd_path_idx(ip, cp, i);
         if (yd_expect(e, row, ip, YD_SEQ) < 0) return -1;
-        if (row->n != width) return yd_fail(e, row, ip, "expected %s, got %d numbers", shape, row->n);
+        if (row->n < minw || row->n > width) return yd_fail(e, row, ip, "expected %s, got %d numbers", shape, row->n);
+        if (i && row->n != sq->vals[0]->n)
+            return yd_fail(e, row, ip, "expected %d numbers as the first row has, got %d", sq->vals[0]->n, row->n);
         for (int c = 0; c < width; c++) {
             yd_path_idx(vp, ip, c);
-            if (yd_as_double(e, row->vals[c], vp, lo[c], hi[c], flag[c], &out[i * width + c]) < 0) return -1;
+            out[i * width + c] = 0;
+            if (c < row->n && yd_as_double(e, row->vals[c], vp, lo[c], hi[c], flag[c], &out[i * width + c]) < 0)
+                return -1;
         }
     }
     *nrows = sq->n;
@@ -188,7 +196,7 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         static const double clo[3] = { 0, 0, 0 }, chi[3] = { 1, MAX_META, MAX_META };
         static const int cflag[3] = { YD_LO_OPEN, YD_LO_OPEN, 0 };
         yd_node_t *cv = NULL;
-        if (read_rows(e, sus, sp, "curve", "[duty, mhz, watts]", PROF_MAX_CURVE, 3, clo, chi, cflag, &p->curve[0][0],
+        if (read_rows(e, sus, sp, "curve", "[duty, mhz, watts]", PROF_MAX_CURVE, 3, 3, clo, chi, cflag, &p->curve[0][0],
                       &p->ncurve, &cv) < 0)
             return -1;
         for (int i = 1; i < p->ncurve; i++)
@@ -212,10 +220,11 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
                 return -1;
             p->has_chot = 1;
         }
-        static const double ilo[6] = { 0, 0, 0, 0, 0.5, 0.5 }, ihi[6] = { 1, 1000, MAX_META, MAX_META, 5, 5 };
-        static const int iflag[6] = { YD_LO_OPEN, YD_LO_OPEN, YD_LO_OPEN, 0, 0, 0 };
-        if (read_rows(e, sus, sp, "interleave", "[gemm_share, layer_ms, mhz, watts, gemm_factor, decode_factor]",
-                      PROF_MAX_INTER, 6, ilo, ihi, iflag, &p->inter[0][0], &p->ninter, NULL) < 0)
+        /* the duty column came later: rows of six numbers read with duty 0 (not measured) */
+        static const double ilo[7] = { 0, 0, 0, 0, 0.5, 0.5, 0 }, ihi[7] = { 1, 1000, MAX_META, MAX_META, 5, 5, 2 };
+        static const int iflag[7] = { YD_LO_OPEN, YD_LO_OPEN, YD_LO_OPEN, 0, 0, 0, 0 };
+        if (read_rows(e, sus, sp, "interleave", "[gemm_share, layer_ms, mhz, watts, gemm_factor, decode_factor(, duty)]",
+                      PROF_MAX_INTER, 6, 7, ilo, ihi, iflag, &p->inter[0][0], &p->ninter, NULL) < 0)
             return -1;
         p->has_sustained = 1;
     }
@@ -765,9 +774,14 @@ int prof_save(const char *path, const profile_t *p)
                     p->chot[2], p->chot[3]);
         if (p->ninter) {
             fprintf(f, ",\n    interleave: [");
-            for (int i = 0; i < p->ninter; i++)
-                fprintf(f, "%s[%.6g, %.6g, %.6g, %.6g, %.6g, %.6g]", i ? ", " : "", p->inter[i][0], p->inter[i][1],
+            int duty = 0;   /* the duty column where a row has one (a profile without reads back as it was) */
+            for (int i = 0; i < p->ninter; i++) duty |= p->inter[i][6] != 0;
+            for (int i = 0; i < p->ninter; i++) {
+                fprintf(f, "%s[%.6g, %.6g, %.6g, %.6g, %.6g, %.6g", i ? ", " : "", p->inter[i][0], p->inter[i][1],
                         p->inter[i][2], p->inter[i][3], p->inter[i][4], p->inter[i][5]);
+                if (duty) fprintf(f, ", %.6g", p->inter[i][6]);
+                fputc(']', f);
+            }
             fprintf(f, "]");
         }
         fprintf(f, "}\n");

@@ -93,9 +93,11 @@ typedef struct profile {
     int has_chot;                  /* calib's compute-bound GEMM hot (sustained.gemm_compute_hot; */
     double chot[4];                /* recorded, not priced by): its m, n, k, hot */
     int ninter;                    /* calib's layer-interleaved load (sustained.interleave; 0: not */
-    double inter[PROF_MAX_INTER][6];  /* measured; recorded, not priced by): gemm share, layer ms,
+    double inter[PROF_MAX_INTER][7];  /* measured; recorded, not priced by): gemm share, layer ms,
                                          MHz, W (0: not read), the GEMM's and the decode's time
-                                         over their times after the light load */
+                                         over their times after the light load, the duty (the
+                                         card's busy over the wall time; 0: not measured, as in
+                                         profiles from before calib measured it) */
     int expand_cta_tokens;         /* the fp8 bridge's expansion kernel: tokens per CTA and */
     int expand_ctas_per_sm;        /* CTAs per SM (0 = not recorded: 784 and 8) */
     int split_max, split_min_tiles, split_cost_tiles, split_ctas_per_sm;

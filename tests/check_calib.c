@@ -15,6 +15,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "../calib/calib.h"
+#include "../calib/sustain.h"
 #include "attn.h"
 #include "attn_split.h"
 #include "cost.h"
@@ -74,6 +75,12 @@ typedef struct {
     long cold_jobs;                   /* prepare() of elementwise.cold jobs */
     int heat_on;                      /* a card with a clock: GEMMs pull the load state heat_p */
     double heat_p;                    /* up, the rest down; the clock and every time follow it */
+    double card_s;                    /* seconds on the card in all (the host takes no time: */
+    double wall;                      /*   the wall clock is where the card is, once waited for) */
+    int seq_n;                        /* seq_queue: batches queued, not waited for, their parts' */
+    int seq_parts[CALIB_SEQ_DEPTH];   /*   times and ends on the card */
+    double seq_s[CALIB_SEQ_DEPTH][CALIB_SEQ_PARTS], seq_end[CALIB_SEQ_DEPTH];
+    long seq_batches;
 } fake_t;
 
 /* The fake library's kernel for a GEMM (tile_n, tile_m, splits): like cuBLAS's, not
@@ -194,8 +201,45 @@ static int fake_run(calib_timer_t *t, const calib_job_t *j, int iters, double *s
     }
     *sec = s;
     f->busy += s * iters;
+    f->card_s += s * iters;
+    f->wall = f->card_s;
     return 0;
 }
+
+/* a batch of layers (calib.h's seq_queue): its runs as run() runs them, part by part */
+static int fake_seq_queue(calib_timer_t *t, const calib_job_t *const *jobs, const int *iters, int nparts, int nlayers)
+{
+    fake_t *f = t->impl;
+    ck_assert(f->seq_n < CALIB_SEQ_DEPTH && nparts >= 1 && nparts <= CALIB_SEQ_PARTS && nlayers >= 1
+              && nlayers <= CALIB_SEQ_LAYERS);
+    int slot = (int)((f->seq_n + f->seq_batches) % CALIB_SEQ_DEPTH);
+    double *ps = f->seq_s[slot], sec, wall = f->wall;   /* queued: the host does not wait */
+    for (int p = 0; p < nparts; p++) ps[p] = 0;
+    for (int l = 0; l < nlayers; l++)
+        for (int p = 0; p < nparts; p++) {
+            if (fake_run(t, jobs[p], iters[p], &sec) != 0) return -1;
+            ps[p] += sec * iters[p];
+        }
+    f->seq_parts[slot] = nparts;
+    f->seq_end[slot] = f->card_s;
+    f->wall = wall;
+    f->seq_n++;
+    return 0;
+}
+
+static int fake_seq_wait(calib_timer_t *t, double part_s[])
+{
+    fake_t *f = t->impl;
+    ck_assert_int_gt(f->seq_n, 0);
+    int slot = (int)(f->seq_batches % CALIB_SEQ_DEPTH);
+    for (int p = 0; p < f->seq_parts[slot]; p++) part_s[p] = f->seq_s[slot][p];
+    if (f->wall < f->seq_end[slot]) f->wall = f->seq_end[slot];
+    f->seq_n--;
+    f->seq_batches++;
+    return 0;
+}
+
+static double fake_wall(calib_timer_t *t) { return ((fake_t *)t->impl)->wall; }
 
 static void fake_idle(calib_timer_t *t, double seconds)
 {
@@ -1644,14 +1688,23 @@ START_TEST(driver_records_sustained_probes)
     o.quiet = 1;
     fk.heat_on = 1;
     ft.clock = fake_clock;
+    ft.wall = fake_wall;
+    ft.seq_queue = fake_seq_queue;
+    ft.seq_wait = fake_seq_wait;
     ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
     ck_assert(p.has_sustained && p.clock_hot_mhz < p.clock_cold_mhz);
     ck_assert(p.has_chot && p.chot[0] >= 512);
     ck_assert_double_eq_tol(p.chot[3], 1.15, 0.01);    /* timed after the heater: ~its full drop */
-    ck_assert_int_ge(p.ninter, 1);
-    for (int q = 0; q < p.ninter; q++)
+    /* the layer rows back to back (batches queued and all waited for), the 20 ms cycles a call
+     * a part; a card with no host time between its runs: every duty 1 */
+    ck_assert_int_eq(p.ninter, SUSTAIN_INTER_N);
+    ck_assert(fk.seq_batches > 0 && fk.seq_n == 0);
+    for (int q = 0; q < p.ninter; q++) {
         ck_assert_msg(p.inter[q][2] < p.clock_cold_mhz && p.inter[q][2] > p.clock_hot_mhz - 1 && p.inter[q][4] > 1,
                       "row %d: %g MHz, gemm x%g", q, p.inter[q][2], p.inter[q][4]);
+        ck_assert_msg(q < 3 ? p.inter[q][1] < 5 : p.inter[q][1] > 10, "row %d: %g ms", q, p.inter[q][1]);
+        ck_assert_double_eq_tol(p.inter[q][6], 1, 1e-9);
+    }
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
@@ -1660,6 +1713,7 @@ START_TEST(driver_records_sustained_probes)
     ck_assert(back.has_chot && back.chot[3] == p.chot[3]);
     ck_assert_int_eq(back.ninter, p.ninter);
     ck_assert_double_eq_tol(back.inter[0][2], p.inter[0][2], 1e-3 * p.inter[0][2]);   /* 6 digits */
+    for (int q = 0; q < back.ninter; q++) ck_assert_double_eq_tol(back.inter[q][6], 1, 1e-9);
     prof_free(&back);
     prof_free(&p);
     unlink(path);

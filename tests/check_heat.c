@@ -323,6 +323,18 @@ START_TEST(curve_recorded_schedule_prices)
 }
 END_TEST
 
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    char *buf = malloc(1 << 20);
+    ck_assert_ptr_nonnull(buf);
+    size_t n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
 START_TEST(profile_round_trip)
 {
     char path[] = "/tmp/pacesim_heat_XXXXXX", err[PROF_ERR_MAX];
@@ -369,11 +381,36 @@ START_TEST(profile_round_trip)
     ck_assert_int_eq(q.ncurve, 2);
     ck_assert(q.has_chot && q.chot[0] == 2048 && q.chot[1] == 6144 && q.chot[2] == 4096 && q.chot[3] == 1.1875);
     ck_assert_int_eq(q.ninter, 2);
+    for (int i = 0; i < 2; i++) {
+        for (int c = 0; c < 6; c++) ck_assert_double_eq(q.inter[i][c], ki[i][c]);
+        ck_assert_double_eq(q.inter[i][6], 0);   /* no duty measured: rows of six, read with duty 0 */
+    }
+    /* ... written back as it was read (a profile from before the duty column stays byte for byte) */
+    char *a = slurp(path), path2[] = "/tmp/pacesim_heat_XXXXXX";
+    fd = mkstemp(path2);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(prof_save(path2, &q), 0);
+    char *b = slurp(path2);
+    ck_assert_str_eq(a, b);
+    ck_assert_msg(strstr(a, "interleave: [[0.25, 1.6, 1950, 600.5, 1.01, 1], [0.75, 0.8, 1800, 0, 1.0625, 1.05]]"), "%s",
+                  a);
+    free(a);
+    free(b);
+    prof_free(&q);
+    /* the duty column where measured (a row may read 0: not measured) */
+    p.inter[0][6] = 0.995, p.inter[1][6] = 0;
+    ck_assert_int_eq(prof_save(path, &p), 0);
+    ck_assert_msg(prof_load(path, &q, err) == 0, "%s", err);
+    ck_assert_int_eq(q.ninter, 2);
+    ck_assert_double_eq(q.inter[0][6], 0.995);
+    ck_assert_double_eq(q.inter[1][6], 0);
     for (int i = 0; i < 2; i++)
         for (int c = 0; c < 6; c++) ck_assert_double_eq(q.inter[i][c], ki[i][c]);
     prof_free(&q);
     prof_free(&p);
     unlink(path);
+    unlink(path2);
 }
 END_TEST
 

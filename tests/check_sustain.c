@@ -15,11 +15,23 @@
 #define TAU_UP 0.06
 #define TAU_DOWN 0.10
 
+/* The host beside the card: a wall clock that the card's work and the host's own advance.  A
+ * run() call queues its runs when the card is free and waits for them (then call_s of host
+ * work); a reading of the clock or the power takes read_s; seq_queue() queues a batch behind
+ * what the card has queued (queue_s of host work) and seq_wait() waits for the oldest.  While
+ * the card waits on the host its load state falls towards 0 (TAU_DOWN), as an idle card's. */
+#define F_DEPTH CALIB_SEQ_DEPTH
 typedef struct {
     double p;                     /* the card's load state: 0 cold .. 1 the heater's */
     double knee;                  /* the clock falls only for p above it (0: linear in p) */
     double watts;                 /* the power read (0: the timer reads none) */
     int noclock;
+    double wall, card_end;        /* the host's clock; when the card's queued work ends */
+    double call_s, read_s, queue_s;
+    int nq;                       /* batches queued, not waited for: their parts' times and ends */
+    int qparts[F_DEPTH];
+    double qs[F_DEPTH][CALIB_SEQ_PARTS], qend[F_DEPTH];
+    long batches;                 /* batches queued in all */
 } fake_t;
 
 /* per job: calibrated time, hot (time factor at F_HOT), heat (its own settling point) */
@@ -41,26 +53,77 @@ static double f_of(double p)
 
 static int f_prepare(calib_timer_t *t, const calib_job_t *j) { (void)t; (void)j; return 0; }
 
+/* one run of j on the card: its time; the load state moves */
+static double f_step(fake_t *k, const calib_job_t *j)
+{
+    double drop = (F_COLD - f_of(k->p)) / (F_COLD - F_HOT);
+    double dt = t_s[j - jobs] * (1 + (job_hot(j) - 1) * drop);
+    double target = job_heat(j);
+    double tau = target > k->p ? TAU_UP : TAU_DOWN;
+    k->p = target + (k->p - target) * exp(-dt / tau);
+    return dt;
+}
+
+/* work queued now starts when the card is free; the card idled (and cooled) until then */
+static double f_start(fake_t *k)
+{
+    double start = k->wall > k->card_end ? k->wall : k->card_end;
+    if (start > k->card_end) k->p *= exp(-(start - k->card_end) / TAU_DOWN);
+    return start;
+}
+
 static int f_run(calib_timer_t *t, const calib_job_t *j, int iters, double *sec)
 {
     fake_t *k = t->impl;
-    double t0 = t_s[j - jobs], total = 0;
-    for (int i = 0; i < iters; i++) {
-        double drop = (F_COLD - f_of(k->p)) / (F_COLD - F_HOT);
-        double dt = t0 * (1 + (job_hot(j) - 1) * drop);
-        double target = job_heat(j);
-        double tau = target > k->p ? TAU_UP : TAU_DOWN;
-        k->p = target + (k->p - target) * exp(-dt / tau);
-        total += dt;
-    }
+    double start = f_start(k), total = 0;
+    for (int i = 0; i < iters; i++) total += f_step(k, j);
     *sec = total / iters;
+    k->card_end = start + total;
+    k->wall = k->card_end + k->call_s;
     return 0;
 }
+
+static int f_seq_queue(calib_timer_t *t, const calib_job_t *const *js, const int *iters, int nparts, int nlayers)
+{
+    fake_t *k = t->impl;
+    ck_assert(k->nq < F_DEPTH && nparts >= 1 && nparts <= CALIB_SEQ_PARTS && nlayers >= 1
+              && nlayers <= CALIB_SEQ_LAYERS);
+    double start = f_start(k), total = 0, *ps = k->qs[k->nq];
+    for (int p = 0; p < nparts; p++) ps[p] = 0;
+    for (int l = 0; l < nlayers; l++)
+        for (int p = 0; p < nparts; p++)
+            for (int i = 0; i < iters[p]; i++) {
+                double dt = f_step(k, js[p]);
+                ps[p] += dt, total += dt;
+            }
+    k->card_end = start + total;
+    k->qparts[k->nq] = nparts;
+    k->qend[k->nq++] = k->card_end;
+    k->wall += k->queue_s;
+    k->batches++;
+    return 0;
+}
+
+static int f_seq_wait(calib_timer_t *t, double part_s[])
+{
+    fake_t *k = t->impl;
+    ck_assert_int_gt(k->nq, 0);
+    for (int p = 0; p < k->qparts[0]; p++) part_s[p] = k->qs[0][p];
+    if (k->wall < k->qend[0]) k->wall = k->qend[0];
+    k->nq--;
+    memmove(k->qs[0], k->qs[1], (size_t)k->nq * sizeof k->qs[0]);
+    memmove(k->qend, k->qend + 1, (size_t)k->nq * sizeof *k->qend);
+    memmove(k->qparts, k->qparts + 1, (size_t)k->nq * sizeof *k->qparts);
+    return 0;
+}
+
+static double f_wall(calib_timer_t *t) { return ((fake_t *)t->impl)->wall; }
 
 static int f_clock(calib_timer_t *t, double *mhz)
 {
     fake_t *k = t->impl;
     if (k->noclock) return -1;
+    k->wall += k->read_s;
     *mhz = f_of(k->p);
     return 0;
 }
@@ -68,6 +131,7 @@ static int f_clock(calib_timer_t *t, double *mhz)
 static int f_power(calib_timer_t *t, double *watts)
 {
     fake_t *k = t->impl;
+    k->wall += k->read_s;
     *watts = k->watts;
     return k->watts > 0 ? 0 : -1;
 }
@@ -110,6 +174,9 @@ static void setup(void)
     ft.run = f_run;
     ft.clock = f_clock;
     ft.power = f_power;
+    ft.wall = f_wall;
+    ft.seq_queue = f_seq_queue;
+    ft.seq_wait = f_seq_wait;
     /* law 0: the GEMMs (the heater is the larger: it settles at F_HOT and, timed at its own
      * clock already, does not slow down further); law 1: XQA decode (the light load and a
      * probe); law 2: a kernel that heats half as much and slows 25% at F_HOT */
@@ -278,6 +345,73 @@ START_TEST(layer_probes_recover_the_card)
 }
 END_TEST
 
+/* The layer rows run back to back, the 20 ms cycles a call a part (sustain.h 7.), on a host
+ * whose calls cost 60 us and whose readings of the clock and the power 2 ms each (how long an
+ * NVML reading takes on the card is not known; the back-to-back rows must not depend on it).
+ * The layer rows keep the card busy (duty ~1) and read the clock the host-free rows above
+ * read; the 20 ms cycles show what the host's gaps cost (a read of each every cycle: duty
+ * exactly the cycle over the cycle and the host's work); the control row -- the 0.5 layer a
+ * call a part, as the probe ran layers before -- waits on the host much of the time, reads a
+ * cooler card, and is named in the log; and a timer that cannot queue layers back to back
+ * measures no layer-scale row. */
+START_TEST(layer_rows_keep_the_card_busy)
+{
+    setup();
+    fk.watts = 500;
+    fk.call_s = 6e-5, fk.read_s = 2e-3, fk.queue_s = 2e-4;
+    calib_sustain_t s;
+    char *log = NULL;
+    size_t logn = 0;
+    FILE *pf = open_memstream(&log, &logn);
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, pf), 0);
+    fclose(pf);
+    ck_assert_msg(s.ok, "not measured: %s", s.why);
+    ck_assert_int_eq(s.ninter, SUSTAIN_INTER_N);
+    ck_assert(fk.batches > 0 && fk.nq == 0);
+    for (int q = 0; q < s.ninter; q++) {
+        const double *r = s.inter[q];
+        double a = r[0] * r[1] * r[4], b = (1 - r[0]) * r[1] * r[5];
+        if (q < 3) {
+            double p = (a / TAU_UP) / (a / TAU_UP + b / TAU_DOWN);
+            ck_assert_msg(fabs(r[6] - 1) < 0.01, "row %d: duty %g", q, r[6]);
+            ck_assert_msg(fabs(r[2] - f_of(p)) < 8, "row %d: %g MHz, expected %g", q, r[2], f_of(p));
+        } else {
+            double cyc = a + b;   /* ms: then two calls and a reading of each */
+            ck_assert_msg(fabs(r[6] - cyc / (cyc + 2 * fk.call_s * 1e3 + 2 * fk.read_s * 1e3)) < 1e-3,
+                          "row %d: duty %g of a %g ms cycle", q, r[6], cyc);
+            ck_assert(r[6] < SUSTAIN_DUTY_MIN);
+        }
+    }
+    const char *c = strstr(log, "a call a part (as before; not stored): ");
+    ck_assert_msg(c != NULL, "%s", log);
+    double mhz, w, gx, dx, duty;
+    ck_assert_int_eq(sscanf(c + strlen("a call a part (as before; not stored): "),
+                            "%lf MHz, %lf W, gemm x%lf, decode x%lf, duty %lf", &mhz, &w, &gx, &dx, &duty), 5);
+    ck_assert_msg(duty < 0.6 && mhz > s.inter[1][2] + 40, "control: duty %g, %g MHz (back to back %g MHz)", duty, mhz,
+                  s.inter[1][2]);
+    ck_assert_msg(strstr(c, "(below 0.9: the card waited on the host") != NULL, "%s", log);
+    ck_assert_msg(strstr(log, "a batch, back to back: ") != NULL, "%s", log);
+    free(log);
+    /* no back-to-back sequences: the 20 ms cycles only */
+    setup();
+    ft.seq_queue = NULL;
+    log = NULL;
+    pf = open_memstream(&log, &logn);
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, pf), 0);
+    fclose(pf);
+    ck_assert_int_eq(s.ninter, 3);
+    for (int q = 0; q < 3; q++) ck_assert(s.inter[q][1] > 10 && fabs(s.inter[q][6] - 1) < 1e-9);
+    ck_assert_msg(strstr(log, "no layer-scale rows") != NULL && !strstr(log, "not stored"), "%s", log);
+    free(log);
+    /* no wall clock: no duty */
+    setup();
+    ft.wall = NULL;
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, NULL), 0);
+    ck_assert_int_eq(s.ninter, SUSTAIN_INTER_N);
+    for (int q = 0; q < s.ninter; q++) ck_assert(s.inter[q][6] == 0);
+}
+END_TEST
+
 static void f_rest(calib_timer_t *t, double seconds)
 {
     (void)t, (void)seconds;
@@ -315,7 +449,7 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(curve_finds_the_knee), CHECK_TEST(skips_without_a_clock_or_a_drop),
-                                  CHECK_TEST(layer_probes_recover_the_card),
+                                  CHECK_TEST(layer_probes_recover_the_card), CHECK_TEST(layer_rows_keep_the_card_busy),
                                   CHECK_TEST(preload_study_prints_every_probe)};
     return check_main("sustain", "core", tests, CHECK_N(tests), 60, NULL);
 }
