@@ -196,6 +196,18 @@ static void setup(void)
     jobs[7].m = 2048, jobs[7].n = 5120, jobs[7].k = 5120;
 }
 
+/* calib_sustain over the fake card's jobs (4 laws), its progress log returned (the caller frees it) */
+static char *sustain_logged(calib_sustain_t *s)
+{
+    char *log = NULL;
+    size_t logn = 0;
+    FILE *pf = open_memstream(&log, &logn);
+    ck_assert_ptr_nonnull(pf);
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, s, pf), 0);
+    fclose(pf);
+    return log;
+}
+
 START_TEST(recovers_the_card)
 {
     setup();
@@ -234,11 +246,7 @@ START_TEST(curve_finds_the_knee)
     fk.knee = 0.4;
     fk.watts = 500;
     calib_sustain_t s;
-    char *log = NULL;
-    size_t logn = 0;
-    FILE *pf = open_memstream(&log, &logn);
-    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, pf), 0);
-    fclose(pf);
+    char *log = sustain_logged(&s);
     /* the curve's points and the GEMMs back to back (both GEMMs: heat 1, the heater's clock) */
     ck_assert_msg(strstr(log, "clock at duty 0.10: 1980 MHz, 500 W") != NULL, "%s", log);
     ck_assert_msg(strstr(log, "gemm m=4096 n=16480 k=5120 back to back, 1.00 of the heater's FLOP rate: 1600 MHz, 500 W")
@@ -307,11 +315,7 @@ START_TEST(layer_probes_recover_the_card)
     setup();
     fk.watts = 500;
     calib_sustain_t s;
-    char *log = NULL;
-    size_t logn = 0;
-    FILE *pf = open_memstream(&log, &logn);
-    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, pf), 0);
-    fclose(pf);
+    char *log = sustain_logged(&s);
     ck_assert_msg(s.ok, "not measured: %s", s.why);
     ck_assert_msg(strstr(log, "compute-bound gemm m=2048 n=5120 k=5120 hot 1.2") != NULL, "%s", log);
     free(log);
@@ -360,11 +364,7 @@ START_TEST(layer_rows_keep_the_card_busy)
     fk.watts = 500;
     fk.call_s = 6e-5, fk.read_s = 2e-3, fk.queue_s = 2e-4;
     calib_sustain_t s;
-    char *log = NULL;
-    size_t logn = 0;
-    FILE *pf = open_memstream(&log, &logn);
-    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, pf), 0);
-    fclose(pf);
+    char *log = sustain_logged(&s);
     ck_assert_msg(s.ok, "not measured: %s", s.why);
     ck_assert_int_eq(s.ninter, SUSTAIN_INTER_N);
     ck_assert(fk.batches > 0 && fk.nq == 0);
@@ -395,10 +395,7 @@ START_TEST(layer_rows_keep_the_card_busy)
     /* no back-to-back sequences: the 20 ms cycles only */
     setup();
     ft.seq_queue = NULL;
-    log = NULL;
-    pf = open_memstream(&log, &logn);
-    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, pf), 0);
-    fclose(pf);
+    log = sustain_logged(&s);
     ck_assert_int_eq(s.ninter, 3);
     for (int q = 0; q < 3; q++) ck_assert(s.inter[q][1] > 10 && fabs(s.inter[q][6] - 1) < 1e-9);
     ck_assert_msg(strstr(log, "no layer-scale rows") != NULL && !strstr(log, "not stored"), "%s", log);
