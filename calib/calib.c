@@ -641,8 +641,8 @@ int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t
         j->tokens = o->smoke ? tok_s[i] : tok_f[i];
         j->x[0] = (double)j->tokens;
     }
-    /* L2-cold at the small counts (CALIB_ELEM_COLD_MAX): in a step every layer's norms follow its
-     * GEMMs, which stream far more than the L2 (docs/validation.md) */
+    /* L2-cold up to CALIB_ELEM_COLD_MAX: in a step every layer's norms follow its GEMMs, which
+     * stream far more than the L2 (docs/validation.md) */
     for (int v = 0; v < 2; v++)
         for (int i = 0; i < (v ? (o->smoke ? N(tok_s) : N(tok_f)) : (o->smoke ? 0 : N(tok_v))); i++) {
             long tk = v ? (o->smoke ? tok_s[i] : tok_f[i]) : tok_v[i];

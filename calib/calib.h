@@ -184,9 +184,10 @@ typedef struct calib_opts {
 #define CALIB_RECHECK_MIN 0.05
 
 /* The elementwise proxy is timed L2-cold too (law elementwise.cold) at the grid's token counts up
- * to this: past it the warm points' own rotation outgrows the L2 of the cards measured, and the
- * kernels are long enough to hide a cold pass (docs/validation.md). */
-#define CALIB_ELEM_COLD_MAX 64
+ * to this, the largest step budget the grid reaches: the warm points' rotation stays partly in
+ * the L2 up to a few hundred tokens, and an engine's step runs its norms after GEMMs that stream
+ * far more than the L2 at every batch (docs/validation.md section 2). */
+#define CALIB_ELEM_COLD_MAX 16384
 
 void calib_opts_default(calib_opts_t *o);
 /* The MoE grid's shape from the model (its experts, top-k and expert width) where the model

@@ -1088,9 +1088,9 @@ END_TEST
 
 START_TEST(driver_times_elementwise_cold)
 {
-    /* calib times the elementwise proxy L2-cold at the grid's counts of 1-64 tokens (law
-     * elementwise.cold, its own points), and the profile it writes prices a one-token
-     * elementwise item at its cold point, a 256-token one at its warm point */
+    /* calib times the elementwise proxy L2-cold at every count of its grid (law
+     * elementwise.cold, its own points), and the profile it writes prices a one-token and a
+     * 256-token elementwise item each at its cold point */
     calib_opts_t o;
     profile_t p;
     char err[256];
@@ -1100,16 +1100,19 @@ START_TEST(driver_times_elementwise_cold)
     const prof_law_t *w = prof_find(&p, "elementwise"), *c = prof_find(&p, "elementwise.cold");
     ck_assert_ptr_nonnull(w);
     ck_assert_ptr_nonnull(c);
-    static const double want[] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64 };
-    ck_assert_int_eq(c->npts, 12);
-    ck_assert_int_eq(fk.cold_jobs, 12);
+    static const double want[] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
+                                   512, 784, 1024, 1568, 2048, 3072, 4096, 5120, 6144, 7168, 8192,
+                                   10240, 12288, 14336, 16384 };
+    int nwant = (int)(sizeof want / sizeof want[0]);
+    ck_assert_int_eq(c->npts, nwant);
+    ck_assert_int_eq(fk.cold_jobs, nwant);
     int nl, lc = -1;
     const calib_law_spec_t *ls = calib_laws(&nl);
     for (int l = 0; l < nl; l++)
         if (!strcmp(ls[l].name, "elementwise.cold")) lc = l;
     ck_assert_int_ge(lc, 0);
-    double t1 = 0;
-    for (int k = 0; k < 12; k++) {
+    double t1 = 0, t256 = 0;
+    for (int k = 0; k < nwant; k++) {
         int found = 0;
         for (int i = 0; i < c->npts; i++) {
             const double *v = c->pts + 2 * i;
@@ -1121,6 +1124,7 @@ START_TEST(driver_times_elementwise_cold)
             for (int q = 0; q < w->npts; q++)   /* above the warm point of its count */
                 if (w->pts[2 * q] == v[0]) ck_assert(v[1] > w->pts[2 * q + 1]);
             if (v[0] == 1) t1 = v[1];
+            if (v[0] == 256) t256 = v[1];
         }
         ck_assert_msg(found, "no cold point at %g tokens", want[k]);
     }
@@ -1134,8 +1138,7 @@ START_TEST(driver_times_elementwise_cold)
     ck_assert_int_eq(cost_profile_item(cm, &one, &t, &grid), 0);
     ck_assert_double_eq_tol(t, t1, 1e-12 * t1);
     ck_assert_int_eq(cost_profile_item(cm, &big, &t, &grid), 0);
-    for (int q = 0; q < w->npts; q++)
-        if (w->pts[2 * q] == 256) ck_assert_double_eq_tol(t, w->pts[2 * q + 1], 1e-12 * t);
+    ck_assert_double_eq_tol(t, t256, 1e-12 * t256);
     cost_free(cm);
     prof_free(&p);
 }
