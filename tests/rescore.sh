@@ -26,6 +26,9 @@
 #                  and runs on one card (the two library sets on the same one), priced by that
 #                  calib's profile: the envelope set two runs, the library sets three; beside
 #                  the sets above they show the card-to-card spread of one model and binary
+#   h200-lib-llama8b-c/  the Llama recordings on a third H200, its calib with the L2-cold
+#                  elementwise points at every count, two runs each replayed back to back
+#                  (pacesim-gpu replay --back-to-back: a step's items on one stream, one sync a step)
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
