@@ -209,6 +209,15 @@ void cost_profile_envelope_quiet(cost_model_t *cm);
  * clock) instead of the clock its heat state stands for (heat.h); the array is borrowed.
  * NULL ends it.  Nothing for another model or a profile without the sustained probes. */
 void cost_profile_clock_schedule(cost_model_t *cm, const double *mhz, long n);
+/* The GPU's idle before each step (pacesim rescore, from a back-to-back replay's recorded
+ * gap_s): the model cost_profile_new made lets its heat state relax over idle_s[k] seconds
+ * before its k-th step from now (k < n; NAN or < 0: the step law's host time, as without a
+ * schedule) instead of over the step law's host time (heat.h); the array is borrowed.  NULL
+ * ends it.  Nothing for another model or a profile without the sustained probes. */
+void cost_profile_idle_schedule(cost_model_t *cm, const double *idle_s, long n);
+/* The idle (s) the heat state relaxed over before that model's last step; NAN for another
+ * model or without the probes. */
+double cost_profile_idle(const cost_model_t *cm);
 /* A diagnostic (pacesim rescore --recorded-clock --compute-hot): on (1), a cuBLAS GEMM of a step
  * priced at a scheduled clock takes a hot moved from the gemm law's towards calib's
  * compute-bound GEMM probe's (the profile's sustained.gemm_compute_hot) by its FLOP rate

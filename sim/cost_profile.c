@@ -31,6 +31,9 @@ typedef struct {
     double clock_model;           /* the model's own clock over the last step (before a clock schedule) */
     const double *clk;            /* cost_profile_clock_schedule(): step k priced at clk[k] MHz */
     long nclk, nstep;             /*   its length; the steps priced so far */
+    const double *idl;            /* cost_profile_idle_schedule(): step k after idl[k] s of GPU idle */
+    long nidl;                    /*   its length */
+    double idle_last;             /* the idle before the last step priced (s) */
     struct { double m, n, k, wb; int pt; } gemm_memo[16]; /* gemm_choice()'s recent answers */
     int gemm_nmemo, gemm_next;
     struct { double n, k, wb; int lo, hi; } kern_memo[32]; /* the gemm kernel ranges' shapes found */
@@ -334,7 +337,8 @@ typedef struct {
     cost_model_t *cm;
     cost_breakdown_t *o;
     int pass;                     /* 0: calibrated prices summed; 1: priced at the heat state */
-    double total, heat_w;         /* pass 0: seconds, and seconds x the law's heat */
+    double total, heat_w;         /* pass 0: the GPU's seconds, and seconds x the law's heat */
+    double host;                  /* pass 0: the step law's seconds (host time: the GPU idles) */
 } pm_ctx_t;
 
 static int split_decode(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid, const prof_law_t **lp);
@@ -1336,8 +1340,11 @@ static int pm_price(void *vctx, const cost_item_t *it)
     int bound = pm->last_bound;
     double raw = pm->last_raw;
     if (x->pass == 0) {
-        x->total += sec;
-        x->heat_w += sec * item_heat((pm_t *)x->cm->impl, it, l, sec);
+        if (it->kind == CI_STEP) x->host += sec;
+        else {
+            x->total += sec;
+            x->heat_w += sec * item_heat((pm_t *)x->cm->impl, it, l, sec);
+        }
         return 0;
     }
     pm->all_s += sec;
@@ -1735,18 +1742,24 @@ static int env_init(pm_t *pm, int tp)
 }
 
 /* With a profile that has the sustained-load probes: a first pass prices the items at
- * their calibrated times, whose heat-weighted share is the step's target; the state
- * follows it over the step's length (heat_step) and a second pass prices every item at
- * the state's mean over the step.  Without them: one pass, calibrated times. */
+ * their calibrated times, whose heat-weighted share is the step's target; the state first
+ * relaxes over the GPU's idle before the step (target 0: the step law's host time, which an
+ * engine spends before it queues the step's kernels, or the idle a schedule gives:
+ * cost_profile_idle_schedule), then follows the target over the kernels' time (heat_step),
+ * and a second pass prices every item at the state's mean over the kernels' time.  Without
+ * them: one pass, calibrated times. */
 static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
     pm_t *pm = cm->impl;
     memset(o, 0, sizeof *o);
-    pm_ctx_t x = { cm, o, 1, 0, 0 };
+    pm_ctx_t x = { cm, o, 1, 0, 0, 0 };
     if (pm->p->has_sustained) {
         x.pass = 0;
         if (cost_enumerate(pm->m, &pm->r, in, pm_price, &x) < 0) return -1;
         double c = x.total > 0 ? x.heat_w / x.total : 0;
+        double idle = pm->nstep < pm->nidl && pm->idl[pm->nstep] >= 0 ? pm->idl[pm->nstep] : x.host;
+        pm->idle_last = idle;
+        heat_step(&pm->heat, 0, idle, pm->p->tau_up_s, pm->p->tau_down_s);
         pm->heat_mean = heat_step(&pm->heat, c, x.total, pm->p->tau_up_s, pm->p->tau_down_s);
         pm->clock_mean = heat_clock(pm->heat_mean, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
         pm->clock_model = pm->clock_mean;
@@ -1766,6 +1779,20 @@ void cost_profile_clock_schedule(cost_model_t *cm, const double *mhz, long n)
     if (!cm || cm->step != pm_step) return;
     pm_t *pm = cm->impl;
     pm->clk = mhz, pm->nclk = mhz ? n : 0, pm->nstep = 0;
+}
+
+void cost_profile_idle_schedule(cost_model_t *cm, const double *idle_s, long n)
+{
+    if (!cm || cm->step != pm_step) return;
+    pm_t *pm = cm->impl;
+    pm->idl = idle_s, pm->nidl = idle_s ? n : 0, pm->nstep = 0;
+}
+
+double cost_profile_idle(const cost_model_t *cm)
+{
+    if (!cm || cm->step != pm_step) return NAN;
+    const pm_t *pm = cm->impl;
+    return pm->p->has_sustained && pm->nstep ? pm->idle_last : NAN;
 }
 
 void cost_profile_compute_hot(cost_model_t *cm, int on)

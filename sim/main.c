@@ -152,7 +152,7 @@ static const cmd_help_t helps[] = {
       "          --compare: where two profiles differ, law by law, on the items of the reference\n"
       "          experiment (scenarios/default.yaml, or --scenario FILE) and in their envelopes\n" },
     { "rescore", "pacesim rescore FILE --measured STEPS.csv [--measured RUN2.csv]... [--set key.path=value]... [--steps OUT]\n"
-                 "                [--recorded-clock [--compute-hot]]\n",
+                 "                [--recorded-clock [--compute-hot]] [--no-recorded-idle]\n",
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
       "          per window predicted beside measured (--set as given to the replay); with\n"
@@ -161,7 +161,9 @@ static const cmd_help_t helps[] = {
       "          miss, and how far each window moves at 1% more step time; --recorded-clock\n"
       "          (a diagnostic of the clock model, several runs): every step priced at the SM\n"
       "          clock its run recorded, and the model's clock beside the recorded per step type;\n"
-      "          --compute-hot: there a GEMM priced by calib's compute-bound GEMM probe too\n" },
+      "          --compute-hot: there a GEMM priced by calib's compute-bound GEMM probe too;\n"
+      "          where every run records the GPU's idle before each step (a back-to-back\n"
+      "          replay's gap_s), the model's clock relaxes over it (--no-recorded-idle: not)\n" },
     { "model", "pacesim model import CONFIG.json [-o OUT.yaml] [--name NAME]\n",
       "model     import: a model file from a Hugging Face config.json (Llama, Mistral, Qwen2/3 dense\n"
       "          and MoE, Qwen3-Next, Mixtral, Gemma 1/2; others refused by name), to stdout or\n"
@@ -640,9 +642,10 @@ static int cmd_rescore(int argc, char **argv)
 {
     enum { MAX_SETS = 64 };
     const char *file = NULL, *measured = NULL, *steps = NULL, *sets[MAX_SETS], *runs[RESCORE_MAX_RUNS];
-    int ns = 0, nruns = 0, recorded_clock = 0, compute_hot = 0;
+    int ns = 0, nruns = 0, recorded_clock = 0, compute_hot = 0, recorded_idle = 1;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--recorded-clock")) recorded_clock = 1;
+        else if (!strcmp(argv[i], "--no-recorded-idle")) recorded_idle = 0;
         else if (!strcmp(argv[i], "--compute-hot")) compute_hot = 1;
         else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
             if (ns == MAX_SETS) {
@@ -706,7 +709,7 @@ static int cmd_rescore(int argc, char **argv)
             rc = 2;
             goto done;
         }
-        int r = rescore_runs(stdout, &u, file, runs, nruns, recorded_clock, rerr, sizeof rerr);
+        int r = rescore_runs(stdout, &u, file, runs, nruns, recorded_clock, recorded_idle, rerr, sizeof rerr);
         if (r < 0) setup_msg(stderr, "%s", rerr);
         rc = r == -2 ? 2 : r < 0 ? 1 : 0;
         goto done;
@@ -717,6 +720,12 @@ static int cmd_rescore(int argc, char **argv)
         goto done;
     }
     cost_profile_envelope_quiet(pm2);   /* the profile run warns; the recorded run is measured */
+    const double *gap;
+    long ng = recorded_idle ? replay_recorded_gaps(rm, &gap) : 0;
+    if (ng) {                           /* the recorded GPU idle before each step (rescore_runs) */
+        cost_profile_idle_schedule(pm2, gap, ng);
+        cost_profile_idle_schedule(u.cost, gap, ng);
+    }
     if (engine_run(&u.e) < 0) {
         setup_msg(stderr, "%s", u.e.err);
         rc = 1;

@@ -135,6 +135,8 @@ typedef struct {
     long nmeas;
     double *meas, *meas_attn;     /* per recorded step */
     double *clk, *mclk;           /* per step: the recorded SM clock (NAN: none), the model's (MHz) */
+    double *gap;                  /* per step: the recorded GPU idle before it (gap_s), when has_gap */
+    int has_gap;
     int *type;
     replay_log_t log;
 } rm_t;
@@ -188,6 +190,7 @@ static void rm_destroy(cost_model_t *cm)
     free(r->meas_attn);
     free(r->clk);
     free(r->mclk);
+    free(r->gap);
     free(r->type);
     free(r->log.rec);
     free(r);
@@ -199,7 +202,8 @@ static void rm_destroy(cost_model_t *cm)
  * separated by commas, none empty.  Every row has the header's field count; `step` counts
  * 1, 2, ... (the rows are the steps in order); `type` is a step type's name; `measured_s`
  * (and `meas_attn_s`, when present) a plain decimal number: no hex, inf or nan, nor a
- * subnormal (no step lasts 1e-310 s: such a value is a damaged file).  The other columns
+ * subnormal (no step lasts 1e-310 s: such a value is a damaged file); so is `gap_s` (a
+ * back-to-back replay's GPU idle before the step, 0 or more), when present.  The other columns
  * are not read.  A malformed file is refused at its line and column. */
 
 /* a step's time: within a profile point's range of t_s (1 ns .. 1000 s); 1e-300 s is no step a
@@ -310,6 +314,9 @@ static int rm_grow(rm_t *r, long *cap)
     double *q = realloc(r->mclk, (size_t)c * sizeof *q);
     if (!q) return -1;
     r->mclk = q;
+    double *g = realloc(r->gap, (size_t)c * sizeof *g);
+    if (!g) return -1;
+    r->gap = g;
     int *t = realloc(r->type, (size_t)c * sizeof *t);
     if (!t) return -1;
     r->type = t;
@@ -330,7 +337,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
     char line[RM_LINE_MAX + 1], names[RM_LINE_MAX + 1];   /* names: the header's fields */
     size_t len = 0;
     long rcap = 0, ln = 0;
-    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, nhdr = 0, got;
+    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, cg = -1, nhdr = 0, got;
     rm_row_t row, hdr;
     if (!cm) {
         snprintf(err, COST_ERR_MAX, "out of memory");
@@ -371,7 +378,8 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
             for (int c = 0; c < row.n; c++) {
                 int *which = !strcmp(row.fld[c], "step") ? &cs : !strcmp(row.fld[c], "type") ? &ct
                              : !strcmp(row.fld[c], "measured_s") ? &cm_ : !strcmp(row.fld[c], "meas_attn_s") ? &ca
-                             : !strcmp(row.fld[c], "sm_clock_mhz") ? &cc : NULL;
+                             : !strcmp(row.fld[c], "sm_clock_mhz") ? &cc : !strcmp(row.fld[c], "gap_s") ? &cg
+                             : NULL;
                 if (which && *which >= 0) {
                     snprintf(err, COST_ERR_MAX, "%s:1:%d: %s: a second column of that name", csv, row.col[c], row.fld[c]);
                     goto fail;
@@ -418,6 +426,13 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
                      csv, ln, row.col[ca], RM_MIN_S, RM_MAX_S);
             goto fail;
         }
+        double gp = 0;
+        if (cg >= 0 && (rm_decimal(row.fld[cg], &gp) < 0 || !(gp >= 0 && gp <= RM_MAX_S))) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: gap_s: expected a decimal number of seconds in [0, %g]", csv, ln,
+                     row.col[cg], RM_MAX_S);
+            goto fail;
+        }
+        r->gap[r->nmeas] = gp;
         r->type[r->nmeas] = ty;
         r->meas[r->nmeas] = m;
         r->meas_attn[r->nmeas] = at;
@@ -437,6 +452,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         snprintf(err, COST_ERR_MAX, "%s:%ld:1: recording: no steps recorded", csv, ln);
         goto fail;
     }
+    r->has_gap = cg >= 0;
     fclose(f);
     return cm;
 fail:
@@ -452,6 +468,13 @@ long replay_recorded_clocks(const cost_model_t *cm, const double **recorded, con
     *recorded = r->clk;
     *model = r->mclk;
     return r->nmeas;
+}
+
+long replay_recorded_gaps(const cost_model_t *cm, const double **gap)
+{
+    const rm_t *r = cm->impl;
+    *gap = r->has_gap ? r->gap : NULL;
+    return r->has_gap ? r->nmeas : 0;
 }
 
 const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, long *nrecorded)

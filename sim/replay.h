@@ -74,6 +74,10 @@ const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, lon
  * cost_profile_model_clock; NAN beyond them or without the probes).  Returns the steps
  * recorded; the arrays are the model's. */
 long replay_recorded_clocks(const cost_model_t *cm, const double **recorded, const double **model);
+/* The recording's GPU idle before each step (its gap_s column, seconds: a back-to-back
+ * replay's time from the previous step's last kernel to this step's first).  Returns the
+ * steps recorded, *gap the model's array; 0 and NULL when the recording has no such column. */
+long replay_recorded_gaps(const cost_model_t *cm, const double **gap);
 
 /* The engine keeps a KV cache per layer, so a call's later layers never find its KV in
  * L2 (the GEMMs between them stream far more than L2 holds).  The GPU replay runs a call's

@@ -98,10 +98,33 @@ static void pct(FILE *f, int width, double x)
     else fprintf(f, " %+*.1f%%", width - 1, 100 * x);
 }
 
+/* The prediction's idle before its step k: the mean of the runs' recorded gap_s at step k over
+ * the runs that have a step k (the runs' steps match the prediction's in count within ~1%).  A
+ * malloc'd array of the longest run's length (*n), or NULL (out of memory). */
+static double *mean_gaps(const double *const *gap, const long *ng, int nruns, long *n)
+{
+    long len = 0;
+    for (int r = 0; r < nruns; r++) len = ng[r] > len ? ng[r] : len;
+    double *m = malloc((size_t)(len ? len : 1) * sizeof *m);
+    if (!m) return NULL;
+    for (long k = 0; k < len; k++) {
+        double s = 0;
+        int c = 0;
+        for (int r = 0; r < nruns; r++)
+            if (k < ng[r]) s += gap[r][k], c++;
+        m[k] = s / c;
+    }
+    *n = len;
+    return m;
+}
+
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
-                 char *err, size_t errsz)
+                 int recorded_idle, char *err, size_t errsz)
 {
     cost_model_t *pm[RESCORE_MAX_RUNS] = { 0 }, *rm[RESCORE_MAX_RUNS] = { 0 }, *sm = NULL;
+    const double *gap[RESCORE_MAX_RUNS];
+    long ng[RESCORE_MAX_RUNS], ngm = 0;
+    double *gm = NULL;
     engine_t eg[RESCORE_MAX_RUNS], es;
     int rc = -1, started = 0, es_started = 0;
     memset(eg, 0, sizeof eg);
@@ -129,6 +152,19 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             cost_profile_clock_schedule(pm[r], rc_, nc);
             cost_profile_compute_hot(pm[r], recorded_clock == 2);
         }
+        ng[r] = replay_recorded_gaps(rm[r], &gap[r]);
+        if (!ng[r]) recorded_idle = 0;       /* every run records its idle, or none is used */
+    }
+    /* the GPU idle each run recorded before each step (a back-to-back replay's gap_s): the
+     * heat state relaxes over it, each run's steps after their own, the prediction's after
+     * the runs' mean */
+    if (recorded_idle) {
+        if (!(gm = mean_gaps(gap, ng, nruns, &ngm))) {
+            snprintf(err, errsz, "out of memory");
+            goto done;
+        }
+        for (int r = 0; r < nruns; r++) cost_profile_idle_schedule(pm[r], gap[r], ng[r]);
+        cost_profile_idle_schedule(u->cost, gm, ngm);
     }
     /* the prediction's steps: step k at run 1's k-th clock (the runs' steps match the
      * prediction's in count within ~1%, not one by one: an approximation for the windows) */
@@ -156,6 +192,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         cost_profile_clock_schedule(sc->inner, clk1, nclk1);
         cost_profile_compute_hot(sc->inner, recorded_clock == 2);
     }
+    if (recorded_idle) cost_profile_idle_schedule(sc->inner, gm, ngm);
     cost_profile_envelope_quiet(sc->inner);
     es_started = 1;
     if (setup_engine(u, sm, &es) < 0 || engine_run(&es) < 0) {
@@ -181,6 +218,12 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s\n", u->s.name, file, u->prof.gpu, nruns,
             recorded_clock == 2 ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
             : recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "");
+    if (recorded_idle) {
+        double gs = 0;
+        for (long k = 0; k < ngm; k++) gs += gm[k];
+        fprintf(out, "   the heat state relaxes over the GPU idle each run recorded before each step (gap_s): %.2f ms a step"
+                " (the runs' mean)\n", ngm ? 1e3 * gs / ngm : 0);
+    }
     fprintf(out, "   %-10s %6s %10s %9s %9s %9s %7s  %s\n", "step type", "steps", "median err", "sum err", "spread",
             "verdict", "beyond", "(run medians)");
     for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {
@@ -260,5 +303,6 @@ done:
         if (pm[r]) cost_free(pm[r]);
     }
     if (sm) cost_free(sm);
+    free(gm);
     return rc;
 }

@@ -46,7 +46,11 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
  * recorded step priced at the SM clock its run recorded, the prediction's step k at run 1's
  * k-th clock, and a table of the model's clock against the recorded one per step type; 2: the
  * same, a GEMM there priced by calib's compute-bound GEMM probe too (cost_profile_compute_hot). */
+/* recorded_idle: where every run records the GPU's idle before each step (a back-to-back
+ * replay's gap_s column), the heat state relaxes over it (cost_profile_idle_schedule): each
+ * run's steps after their own run's idle, the prediction's step k after the runs' mean at k;
+ * 0, or a run without the column: the step law's host time, as the model prices an engine. */
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
-                 char *err, size_t errsz);
+                 int recorded_idle, char *err, size_t errsz);
 
 #endif

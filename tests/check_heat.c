@@ -323,6 +323,71 @@ START_TEST(curve_recorded_schedule_prices)
 }
 END_TEST
 
+/* The GPU's idle before a step cools the card (heat.h): the state relaxes at target 0 over the
+ * idle -- the step law's host time, or what a schedule gives (cost_profile_idle_schedule) --
+ * then follows the step's target over its kernels' time, and the step is priced at the mean
+ * of that.  Two mixed steps from cold, checked against heat_step itself: the first step's
+ * clock gives its target (the state starts at 0, which no idle moves); the second starts from
+ * the first's end relaxed over the idle.  A longer idle leaves the second step's clock higher
+ * and its price lower; past the schedule (or at a NAN in it) the host time is the idle. */
+START_TEST(idle_cools_the_state)
+{
+    char err[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &M, err) == 0, "%s", err);
+    profile_t cold, hot;
+    card(&cold, 0, 1.3);
+    card(&hot, 1, 1.3);
+    cost_model_t *mc = cost_profile_new(&cold, &M, 1, err);
+    ck_assert(mc);
+    stepdef_t mix;
+    mkstep(&mix, 1);
+    cost_breakdown_t oc, o;
+    ck_assert_int_eq(mc->step(mc, &mix.in, &oc), 0);
+    double host = oc.overhead, T = oc.total - oc.overhead;   /* the step law's 1 ms; the kernels' time */
+    ck_assert_double_eq_tol(host, 1e-3, 1e-12);
+    const double idles[4] = { -1, 0, 0.005, 0.05 };           /* -1: no schedule (the host time) */
+    double clk2[4], tot2[4];
+    for (int j = 0; j < 4; j++) {
+        cost_model_t *mh = cost_profile_new(&hot, &M, 1, err);
+        ck_assert(mh);
+        const double sched[3] = { 0, idles[j], NAN };
+        if (idles[j] >= 0) cost_profile_idle_schedule(mh, sched, 3);
+        ck_assert_int_eq(mh->step(mh, &mix.in, &o), 0);
+        ck_assert_double_eq_tol(cost_profile_idle(mh), idles[j] >= 0 ? 0 : host, 1e-15);
+        /* step 1 from h = 0: mean c (1 - tau/T (1 - e^-T/tau)), end c (1 - e^-T/tau) */
+        double f1 = cost_profile_model_clock(mh), m1 = (1980 - f1) / (1980 - 1600);
+        double a = exp(-T / hot.tau_up_s), c = m1 / (1 - hot.tau_up_s / T * (1 - a)), h = c * (1 - a);
+        ck_assert(c > 0.1 && c < 1);
+        ck_assert_int_eq(mh->step(mh, &mix.in, &o), 0);
+        double idle = idles[j] >= 0 ? idles[j] : host;
+        ck_assert_double_eq_tol(cost_profile_idle(mh), idle, 1e-15);
+        heat_step(&h, 0, idle, hot.tau_up_s, hot.tau_down_s);
+        double m2 = heat_step(&h, c, T, hot.tau_up_s, hot.tau_down_s);
+        clk2[j] = cost_profile_model_clock(mh);
+        tot2[j] = o.total;
+        ck_assert_double_eq_tol(clk2[j], heat_clock(m2, 1980, 1600), 1e-6);
+        ck_assert_double_eq_tol(o.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA],
+                                heat_factor_at(1.3, clk2[j], 1980, 1600), 1e-9);
+        /* step 3: the schedule's NAN, then past its end: the host time again */
+        ck_assert_int_eq(mh->step(mh, &mix.in, &o), 0);
+        ck_assert_double_eq_tol(cost_profile_idle(mh), host, 1e-15);
+        ck_assert_int_eq(mh->step(mh, &mix.in, &o), 0);
+        ck_assert_double_eq_tol(cost_profile_idle(mh), host, 1e-15);
+        cost_free(mh);
+    }
+    /* idle 0 < the host time's 1 ms < 5 ms < 50 ms: the clock up, the price down */
+    ck_assert(clk2[1] < clk2[0] && clk2[0] < clk2[2] && clk2[2] < clk2[3]);
+    ck_assert(tot2[1] > tot2[0] && tot2[0] > tot2[2] && tot2[2] > tot2[3]);
+    ck_assert(tot2[3] > oc.total);                            /* still above the cold price */
+    /* a model without the probes: no state, no idle */
+    ck_assert(isnan(cost_profile_idle(mc)));
+    route_plan_free(&mix.plan);
+    cost_free(mc);
+    prof_free(&cold);
+    prof_free(&hot);
+}
+END_TEST
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -522,7 +587,7 @@ int main(void)
     const check_test_t tests[] = {
         CHECK_TEST(step_settles_and_means), CHECK_TEST(tau_of_traces), CHECK_TEST(factor_follows_the_clock),
         CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(attention_heats_by_its_law),
-        CHECK_TEST(clock_of_the_state), CHECK_TEST(curve_recorded_schedule_prices),
+        CHECK_TEST(clock_of_the_state), CHECK_TEST(curve_recorded_schedule_prices), CHECK_TEST(idle_cools_the_state),
         CHECK_TEST(profile_round_trip), CHECK_TEST(order_study_of_the_card)};
     return check_main("heat", "core", tests, CHECK_N(tests), 0, NULL);
 }

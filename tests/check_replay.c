@@ -5,6 +5,7 @@
 #include "check_run.h"
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "replay.h"
 #include "rescore.h"
@@ -164,10 +165,50 @@ START_TEST(steps_csv_back_to_back)
 }
 END_TEST
 
+/* A back-to-back recording's gap_s column (the GPU's idle before each step) is read back for
+ * rescore; a recording without it has none. */
+START_TEST(recording_gaps_read)
+{
+    char path[] = "/tmp/check_replay_XXXXXX", err[COST_ERR_MAX];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("step,type,measured_s,gap_s,sm_clock_mhz\n1,prefill,0.02,0,1980\n2,decode,0.01,0.0042,1970\n"
+          "3,mixed,0.03,1.5e-3,1850\n", f);
+    fclose(f);
+    cost_model_t *cm = replay_recorded_new(path, NULL, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    const double *g;
+    ck_assert_int_eq(replay_recorded_gaps(cm, &g), 3);
+    ck_assert_double_eq(g[0], 0);
+    ck_assert_double_eq(g[1], 0.0042);
+    ck_assert_double_eq(g[2], 1.5e-3);
+    cost_free(cm);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("step,type,measured_s\n1,prefill,0.02\n", f);
+    fclose(f);
+    ck_assert_ptr_nonnull(cm = replay_recorded_new(path, NULL, err));
+    ck_assert_int_eq(replay_recorded_gaps(cm, &g), 0);
+    ck_assert_ptr_null(g);
+    cost_free(cm);
+    /* a negative idle is no recording's */
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("step,type,measured_s,gap_s\n1,prefill,0.02,-0.001\n", f);
+    fclose(f);
+    ck_assert_ptr_null(replay_recorded_new(path, NULL, err));
+    ck_assert_msg(strstr(err, ":2:16: gap_s: expected") != NULL, "%s", err);
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = { CHECK_TEST(sets_cover_three_l2), CHECK_TEST(views_fit_the_pool),
                                    CHECK_TEST(views_of_a_small_pool), CHECK_TEST(window_beside_its_runs),
-                                   CHECK_TEST(step_type_beside_its_runs), CHECK_TEST(steps_csv_back_to_back) };
+                                   CHECK_TEST(step_type_beside_its_runs), CHECK_TEST(steps_csv_back_to_back),
+                                   CHECK_TEST(recording_gaps_read) };
     return check_main("replay", "layers", tests, CHECK_N(tests), 0, NULL);
 }

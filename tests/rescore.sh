@@ -204,6 +204,25 @@ if [ -f $l.steps.csv ] && printf '%s\n' "$o2" | grep -q "compute-bound GEMMs by 
    awk -v a="$(sum_of "$o1")" -v b="$(sum_of "$o2")" 'BEGIN { exit !(b > a + 0.5) }' && [ "$e1" = "$e2" ]; then
     echo "  ok   --compute-hot: mixed steps $(sum_of "$o1")% -> $(sum_of "$o2")% in sum with the probe; as before without it"; pass=$((pass + 1))
 else echo "  FAIL --compute-hot: $o2"; fail=$((fail + 1)); fi
+# gap_s (a back-to-back replay's GPU idle before each step): with it in every run the heat
+# state relaxes over it before each step, so the Llama card's mixed steps price lower in sum (a
+# cooler clock); in one run only, or with --no-recorded-idle, the output is the plain one
+awk -F, -v OFS=, 'NR == 1 { print $0, "gap_s"; next } { print $0, 0.02 }' $l.steps.csv > "$tmp/g1.csv"
+awk -F, -v OFS=, 'NR == 1 { print $0, "gap_s"; next } { print $0, 0.02 }' $l.run2.steps.csv > "$tmp/g2.csv"
+gi() { "$bin" rescore scenarios/lib/h200-llama8b-wide-s256-b16384.yaml --set profile=$PWD/tests/data/replay/h200-lib-llama8b-b/profile.yaml "$@" 2>&1; }
+o0=$(gi --measured $l.steps.csv --measured $l.run2.steps.csv)
+o1=$(gi --measured "$tmp/g1.csv" --measured "$tmp/g2.csv")
+o2=$(gi --measured "$tmp/g1.csv" --measured $l.run2.steps.csv)
+o3=$(gi --measured "$tmp/g1.csv" --measured "$tmp/g2.csv" --no-recorded-idle)
+if [ -f $l.steps.csv ] && printf '%s\n' "$o1" | grep -q "relaxes over the GPU idle each run recorded before each step (gap_s): 20.00 ms a step" &&
+   awk -v a="$(sum_of "$o0")" -v b="$(sum_of "$o1")" 'BEGIN { exit !(b < a - 0.5) }' &&
+   [ "$(printf '%s\n' "$o2" | tail -n +2)" = "$(printf '%s\n' "$o0" | tail -n +2)" ] &&
+   [ "$(printf '%s\n' "$o3" | tail -n +2)" = "$(printf '%s\n' "$o0" | tail -n +2)" ]; then
+    echo "  ok   gap_s: mixed steps $(sum_of "$o0")% -> $(sum_of "$o1")% in sum after 20 ms of idle a step; one run without it, or --no-recorded-idle: as before"; pass=$((pass + 1))
+else echo "  FAIL gap_s: $o1"; fail=$((fail + 1)); fi
+awk -F, -v OFS=, 'NR == 5 { $NF = -0.001 } 1' "$tmp/g1.csv" > "$tmp/gneg.csv"
+expect 2 "gneg.csv:5:[0-9]*: gap_s: expected a decimal number of seconds" "a negative gap_s is refused at its line and column" -- \
+    rescore scenarios/lib/h200-llama8b-wide-s256-b16384.yaml --measured "$tmp/gneg.csv" --measured "$tmp/g2.csv"
 expect 2 "compute-hot goes with --recorded-clock" "--compute-hot without --recorded-clock is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv --compute-hot
 expect 2 "takes one --measured run" "--steps with several runs is refused" -- \
