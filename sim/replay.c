@@ -104,12 +104,14 @@ int replay_steps_csv(const char *path, const replay_rec_t *rec, long n)
     if (!f) return -1;
     int b2b = n > 0 && rec[0].b2b;
     fprintf(f, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons%s\n",
-            b2b ? ",gpu_span_s,items_sum_s,wall_s" : "");
+            b2b ? ",gpu_span_s,items_sum_s,wall_s,reprep_s,gap_s" : "");
     for (long i = 0; i < n; i++) {
         fprintf(f, "%ld,%s,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%#llx", rec[i].no, engine_step_type_name(rec[i].type),
                 rec[i].predicted, rec[i].measured, rec[i].pred_attn, rec[i].meas_attn, rec[i].clock_mhz, rec[i].power_w,
                 rec[i].clock_why);
-        if (b2b) fprintf(f, ",%.9g,%.9g,%.9g", rec[i].span, rec[i].items_sum, rec[i].wall);
+        if (b2b)
+            fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%.9g", rec[i].span, rec[i].items_sum, rec[i].wall, rec[i].reprep,
+                    rec[i].gap);
         fputc('\n', f);
     }
     int bad = ferror(f);          /* a write error: errno says why (a full device) */
@@ -174,7 +176,7 @@ static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     for (int q = 0; q < ROUTE__N; q++) o->attn_route[q] *= k;
     o->attn *= k;
     o->total = r->meas[i];
-    replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0, 0, 0, 0, 0 };
+    replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0, 0, 0, 0, 0, 0, 0 };
     r->mclk[i] = cost_profile_model_clock(r->pred);
     if (replay_log_add(&r->log, &rec) < 0) {
         snprintf(cm->err, sizeof cm->err, "out of memory");

@@ -26,11 +26,16 @@ typedef struct replay_rec {       /* one step */
     double clock_mhz, power_w;    /* means over the step's wall time (NAN: not sampled) */
     unsigned long long clock_why; /* NVML clock-event (throttle) reasons seen during it */
     /* back to back (pacesim-gpu replay --back-to-back): the step's items queued on one stream,
-     * one host synchronisation; measured = span + the profile's overhead (and all-reduce) */
-    int b2b;                      /* 1: the three below are recorded (the --steps file has them) */
+     * one host synchronisation; measured = span - reprep + the profile's overhead (and all-reduce) */
+    int b2b;                      /* 1: the five below are recorded (the --steps file has them) */
     double span;                  /* first item's start event to the last item's end event (s) */
     double items_sum;             /* the items' own event times summed (s): span - items_sum = gaps */
     double wall;                  /* host clock from the first launch to the step's synchronisation (s) */
+    double reprep;                /* the GPU's gaps in the span before items re-prepared inside the
+                                     step (a replay artifact: left out of measured) (s) */
+    double gap;                   /* the GPU's time from the last step's last end event to this step's
+                                     first start event: the card idle while the host prepared the
+                                     step, besides untimed preparation work (s; 0 for the first step) */
 } replay_rec_t;
 
 typedef struct replay_log {      /* the steps so far */
@@ -53,8 +58,8 @@ int replay_stats(const replay_rec_t *rec, long n, int type, replay_stats_t *st);
 int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gpu, const replay_rec_t *rec, long n,
                   const engine_t *ep, const engine_t *eg);
 /* Every step as a CSV row (the --steps file `pacesim rescore` reads back).  Records of a
- * back-to-back replay (rec[0].b2b) add the columns gpu_span_s, items_sum_s and wall_s, which
- * the reader does not read.  0 / -1. */
+ * back-to-back replay (rec[0].b2b) add the columns gpu_span_s, items_sum_s, wall_s, reprep_s
+ * and gap_s, which the reader does not read.  0 / -1. */
 int replay_steps_csv(const char *path, const replay_rec_t *rec, long n);
 
 /* A replay's cost model around impl: name (static), step, destroy (frees impl and the

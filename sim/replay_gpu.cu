@@ -58,6 +58,8 @@ typedef struct {
     int reps;
     attn_prep_t a;
     calib_job_t j;
+    int after;                    /* re-prepared inside the step: the item queued before it (its end
+                                     event to this item's start event is the GPU's gap), else -1 */
 } pend_t;
 
 typedef struct {                  /* an attention item's own buffers (one per item of a step) */
@@ -111,6 +113,10 @@ typedef struct {
     int last_job[B2B_KINDS];      /* the item whose prepare last set a kernel's per-job state */
     long reprep;                  /* items re-prepared inside a step (a later item of their kind
                                      had overwritten the timer's per-job state) */
+    cudaEvent_t ev_last;          /* the last step's last item's end event (kept for gap_s) */
+    int ev_last_made, ev_last_ok; /* created; recorded by a step that ran (the next gap_s measured) */
+    int step_first;               /* first runs of new shapes in this step's preparation */
+    long gap_work, gap_steps;     /* steps whose gap_s held such first runs; steps with a gap_s */
 } gm_t;
 
 /* One line of the --items log: the item's law and shape, its count, the profile's price
@@ -233,6 +239,7 @@ static int first_time(gm_t *g, double a, double b, double c, double d, double e,
     }
     double *k = g->seen[g->nseen++];
     k[0] = a; k[1] = b; k[2] = c; k[3] = d; k[4] = e; k[5] = f;
+    g->step_first++;
     return 1;
 }
 
@@ -530,12 +537,19 @@ static void b2b_free(gm_t *g)
 
 /* --back-to-back: the step's prepared items queued on the default stream in their order, an
  * event before and after each, behind one launch gate, then one synchronisation.  Each item's
- * time is its events' span; the step's GPU time the first event to the last.  *t0, *t1: the
- * host clock at the first launch and after the synchronisation. */
-static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *t0, double *t1)
+ * time is its events' span; the step's GPU time the first event to the last.  *reprep: the
+ * GPU's gaps before the items re-prepared inside the step (the item queued before one's end
+ * event to its start event: the re-preparation's host sync, its copies, and the launch gate
+ * closed again after it), which the step's time leaves out.  *gap: the GPU's time from the
+ * last step's last end event to this step's first start event (0 for the first step): the
+ * card idle while the host prepared this step, besides the preparation's own GPU work (the
+ * first runs of new shapes, copies, fills) and the launch gate's hold.  *t0, *t1: the host
+ * clock at the first launch and after the synchronisation. */
+static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, double *gap, double *t0, double *t1)
 {
     int rc = 0, first = -1, last = -1;
     long queued = 0;
+    *span = *reprep = *gap = 0;
     if (2 * g->npend > g->nev) {
         int n = 2 * g->npend;
         cudaEvent_t *e = (cudaEvent_t *)realloc(g->ev, (size_t)n * sizeof *e);
@@ -546,6 +560,10 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *t0, double *
         g->ev = e;
         for (; g->nev < n; g->nev++) CKB2B(cudaEventCreate(&g->ev[g->nev]));
     }
+    if (!g->ev_last_made) {
+        CKB2B(cudaEventCreate(&g->ev_last));
+        g->ev_last_made = 1;
+    }
     CKB2B(cudaDeviceSynchronize());          /* the preparation's copies and first runs: not timed */
     *t0 = now_s();
     if (calib_gpu_gate_close() < 0) {
@@ -554,6 +572,7 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *t0, double *
     }
     for (int i = 0; i < g->npend && !rc; i++) {
         pend_t *pe = &g->pend[i];
+        pe->after = -1;
         if (!pe->what) continue;
         if (pe->what == 2 && job_stateful(pe->j.kernel) && pe->j.kernel < B2B_KINDS && g->last_job[pe->j.kernel] != i) {
             /* a later item of its kernel prepared the timer's state over this one's: prepare it
@@ -565,6 +584,7 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *t0, double *
             }
             g->last_job[pe->j.kernel] = i;
             g->reprep++;
+            pe->after = last;             /* -1 before the step's first item: outside the span */
             if (calib_gpu_gate_close() < 0) {
                 snprintf(cm->err, sizeof cm->err, "the launch gate: %s", cudaGetErrorString(cudaGetLastError()));
                 goto fail;
@@ -596,12 +616,27 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *t0, double *
         float ms;
         CKB2B(cudaEventElapsedTime(&ms, g->ev[2 * i], g->ev[2 * i + 1]));
         pe->sec = ms * 1e-3;
+        if (pe->after >= 0) {
+            CKB2B(cudaEventElapsedTime(&ms, g->ev[2 * pe->after + 1], g->ev[2 * i]));
+            *reprep += ms * 1e-3;
+        }
     }
-    *span = 0;
     if (first >= 0) {
         float ms;
         CKB2B(cudaEventElapsedTime(&ms, g->ev[2 * first], g->ev[2 * last + 1]));
         *span = ms * 1e-3;
+        if (g->ev_last_ok) {
+            CKB2B(cudaEventElapsedTime(&ms, g->ev_last, g->ev[2 * first]));
+            *gap = ms * 1e-3;
+            g->gap_steps++;
+            if (g->step_first) g->gap_work++;
+        }
+        /* this step's last end event kept for the next step's gap (the spare one takes its
+         * place in the array); a step without GPU work keeps the last one */
+        cudaEvent_t e = g->ev_last;
+        g->ev_last = g->ev[2 * last + 1];
+        g->ev[2 * last + 1] = e;
+        g->ev_last_ok = 1;
     }
     return 0;
 fail:
@@ -706,6 +741,7 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     gm_ctx_t x = { cm, o, g->pred ? &pb : NULL };
     replay_rec_t r;
     memset(&r, 0, sizeof r);
+    g->step_first = 0;
     double t0 = now_s();
     if (cost_enumerate(g->m, &g->r, in, gm_item, &x) < 0) {
         b2b_free(g);
@@ -714,9 +750,10 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     double t1 = now_s();
     if (g->b2b) {
         /* the step's items, all prepared: queued back to back, one sync; each item's time from
-         * its events, the step's GPU time the span of all (items and their gaps) */
-        double span = 0, sum = 0;
-        if (b2b_run(cm, g, &span, &t0, &t1) < 0) return -1;
+         * its events, the step's GPU time the span of all (items and their gaps) less the gaps
+         * that re-preparations inside it left */
+        double span = 0, sum = 0, reprep = 0, gap = 0;
+        if (b2b_run(cm, g, &span, &reprep, &gap, &t0, &t1) < 0) return -1;
         for (int i = 0; i < g->npend; i++) {
             const pend_t *pe = &g->pend[i];
             item_log(g, &pe->it, pe->sec);
@@ -724,11 +761,14 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
             if (pe->what) sum += pe->sec;
         }
         b2b_free(g);
-        o->total += span - sum;       /* the step: the span, plus the profile's overhead */
+        o->total += span - reprep - sum;  /* the step: the span less re-preparations' gaps, plus the
+                                             profile's overhead */
         r.b2b = 1;
         r.span = span;
         r.items_sum = sum;
         r.wall = t1 - t0;
+        r.reprep = reprep;
+        r.gap = gap;
     }
     if (pb.allreduce > 0) {            /* TP > 1 on one GPU: the profile's all-reduce */
         o->allreduce += pb.allreduce;
@@ -754,7 +794,10 @@ static void gm_destroy(cost_model_t *cm)
     b2b_free(g);
     if (g->reprep)
         fprintf(stderr, "replay: %ld items re-prepared inside their step (another item of their kernel in the same step;"
-                " the GPU idled meanwhile: a gap in the step's span)\n", g->reprep);
+                " the GPU idled meanwhile: that gap is left out of the step's time, reprep_s)\n", g->reprep);
+    if (g->b2b && g->gap_steps)
+        fprintf(stderr, "replay: %ld of %ld steps' gap_s hold untimed first runs of new shapes (every gap_s also holds"
+                " its preparation's copies and fills, and the launch gate's hold)\n", g->gap_work, g->gap_steps);
     if (g->gate_late)
         fprintf(stderr, "replay: %ld attention items' launch gate let go by its %g s limit (the host queued its"
                 " calls slower): those may include the host's launch rate\n", g->gate_late, CALIB_GATE_MAX_S);
@@ -770,6 +813,7 @@ static void gm_destroy(cost_model_t *cm)
     }
     free(g->slots);
     for (int i = 0; i < g->nev; i++) cudaEventDestroy(g->ev[i]);
+    if (g->ev_last_made) cudaEventDestroy(g->ev_last);
     free(g->ev);
     free(g->pend);
     if (g->t) g->t->destroy(g->t);
@@ -871,7 +915,8 @@ int main(int argc, char **argv)
     if (argc < 3 || strcmp(argv[1], "replay")) {
         fprintf(stderr, "usage: pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv] [--back-to-back]\n"
                         "  --back-to-back  each step's items all prepared first, then queued on one stream as an engine\n"
-                        "                  queues them, one sync a step; --steps adds gpu_span_s, items_sum_s, wall_s\n");
+                        "                  queues them, one sync a step; --steps adds gpu_span_s, items_sum_s, wall_s,\n"
+                        "                  reprep_s, gap_s\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {

@@ -139,8 +139,8 @@ START_TEST(steps_csv_back_to_back)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 0, 0, 0, 0 },
-                          { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, NAN, NAN, 0, 0, 0, 0, 0 } };
+    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 0, 0, 0, 0, 0, 0 },
+                          { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, NAN, NAN, 0, 0, 0, 0, 0, 0, 0 } };
     ck_assert_int_eq(replay_steps_csv(path, r, 2), 0);
     first_lines(path, a, b, sizeof a);
     ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons\n");
@@ -148,11 +148,13 @@ START_TEST(steps_csv_back_to_back)
     r[0].b2b = r[1].b2b = 1;
     r[0].span = 0.0245, r[0].items_sum = 0.0240, r[0].wall = 0.0262;
     r[1].span = 0.0108, r[1].items_sum = 0.0107, r[1].wall = 0.0115;
+    r[0].reprep = 0.0003, r[0].gap = 0;   /* the first step: no gap before it */
+    r[1].reprep = 0, r[1].gap = 0.0021;
     ck_assert_int_eq(replay_steps_csv(path, r, 2), 0);
     first_lines(path, a, b, sizeof a);
     ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons,"
-                        "gpu_span_s,items_sum_s,wall_s\n");
-    ck_assert_str_eq(b, "1,mixed,0.02,0.025,0.005,0.006,1830,600,0,0.0245,0.024,0.0262\n");
+                        "gpu_span_s,items_sum_s,wall_s,reprep_s,gap_s\n");
+    ck_assert_str_eq(b, "1,mixed,0.02,0.025,0.005,0.006,1830,600,0,0.0245,0.024,0.0262,0.0003,0\n");
     /* read back: both steps, the clock column where it was */
     cost_model_t *cm = replay_recorded_new(path, NULL, err);
     ck_assert_msg(cm != NULL, "%s", err);
@@ -160,6 +162,19 @@ START_TEST(steps_csv_back_to_back)
     ck_assert_int_eq(replay_recorded_clocks(cm, &rec, &mod), 2);
     ck_assert_double_eq(rec[0], 1830);
     ck_assert(isnan(rec[1]));
+    cost_free(cm);
+    /* a back-to-back recording from before reprep_s and gap_s (three extra columns) reads too */
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons,"
+          "gpu_span_s,items_sum_s,wall_s\n"
+          "1,mixed,0.02,0.025,0.005,0.006,1830,600,0,0.0245,0.024,0.0262\n"
+          "2,decode,0.01,0.011,0.002,0.0025,1710,500,0,0.0108,0.0107,0.0115\n", f);
+    fclose(f);
+    cm = replay_recorded_new(path, NULL, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    ck_assert_int_eq(replay_recorded_clocks(cm, &rec, &mod), 2);
+    ck_assert_double_eq(rec[1], 1710);
     cost_free(cm);
     unlink(path);
 }
