@@ -221,7 +221,8 @@ double cost_profile_idle(const cost_model_t *cm);
 /* A diagnostic (pacesim rescore --recorded-clock --compute-hot): on (1), a cuBLAS GEMM of a step
  * priced at a scheduled clock takes a hot moved from the gemm law's towards calib's
  * compute-bound GEMM probe's (the profile's sustained.gemm_compute_hot) by its FLOP rate
- * (sim/cost_profile.c item_factor); off (0, the default) the gemm law's.  Nothing for another
+ * (sim/cost_profile.c item_factor); 2 (rescore --compute-hot alone): the same at every step's
+ * clock, the model's own included; off (0, the default) the gemm law's.  Nothing for another
  * model or a profile without the probe. */
 void cost_profile_compute_hot(cost_model_t *cm, int on);
 /* The clock (MHz) the heat state of that model stood for over its last step (its mean;

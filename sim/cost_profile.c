@@ -63,7 +63,8 @@ typedef struct {
     double (*cold)[2];            /* elementwise.cold's points: tokens, cold over warm price (elem_cold) */
     double gemm_u_law;            /* the gemm law's hot probes' FLOP rate over the peak (gemm_hot_init) */
     int scheduled;                /* the step is priced at a clock the diagnostic's schedule gave */
-    int compute_hot;              /* cost_profile_compute_hot(): GEMMs there by the compute-bound probe */
+    int compute_hot;              /* cost_profile_compute_hot(): GEMMs by the compute-bound probe (1: at a
+                                     scheduled clock, 2: at every clock) */
     int ncold;
     long n_floor, n_cap;
     double s_floor, s_cap;        /* seconds the floor added, the cap removed (pass 1) */
@@ -1180,7 +1181,8 @@ static double hot_factor(const pm_t *pm, const prof_law_t *l, double f)
 }
 
 /* An item's sustained-load factor at clock f: its law's (hot_factor), but for a cuBLAS GEMM
- * priced at a clock a diagnostic's schedule gave (rescore --recorded-clock --compute-hot) in a
+ * priced at a clock a diagnostic's schedule gave (rescore --recorded-clock --compute-hot; at the
+ * model's own clock too with rescore --compute-hot alone, cost_profile_compute_hot 2) in a
  * profile with calib's compute-bound GEMM probe (sustained.gemm_compute_hot): there the GEMM's hot is the
  * gemm law's (from its probes, of FLOP rate u_law over the peak) moved towards the
  * compute-bound probe's (rate 1) in proportion to the item's own rate u at its calibrated
@@ -1191,7 +1193,8 @@ static double hot_factor(const pm_t *pm, const prof_law_t *l, double f)
 static double item_factor(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec, double f)
 {
     double h = hot_factor(pm, l, f);
-    if (it->kind != CI_GEMM || !pm->scheduled || !pm->compute_hot || !pm->p->has_chot || !(pm->p->chot[3] > 0) || !l ||
+    if (it->kind != CI_GEMM || !pm->compute_hot || (pm->compute_hot == 1 && !pm->scheduled) || !pm->p->has_chot ||
+        !(pm->p->chot[3] > 0) || !l ||
         !l->has_sustained || !pm->p->has_sustained || !(f > 0) || f >= pm->p->clock_cold_mhz)
         return h;
     double fl = cost_item_flops(it, pm->m, &pm->r), pk = pm->p->peak_fp16_tflops * 1e12;
@@ -1797,7 +1800,7 @@ double cost_profile_idle(const cost_model_t *cm)
 
 void cost_profile_compute_hot(cost_model_t *cm, int on)
 {
-    if (cm && cm->step == pm_step) ((pm_t *)cm->impl)->compute_hot = on != 0;
+    if (cm && cm->step == pm_step) ((pm_t *)cm->impl)->compute_hot = on == 2 ? 2 : on != 0;
 }
 
 double cost_profile_model_clock(const cost_model_t *cm)

@@ -152,7 +152,7 @@ static const cmd_help_t helps[] = {
       "          --compare: where two profiles differ, law by law, on the items of the reference\n"
       "          experiment (scenarios/default.yaml, or --scenario FILE) and in their envelopes\n" },
     { "rescore", "pacesim rescore FILE --measured STEPS.csv [--measured RUN2.csv]... [--set key.path=value]... [--steps OUT]\n"
-                 "                [--recorded-clock [--compute-hot]] [--no-recorded-idle]\n",
+                 "                [--recorded-clock] [--compute-hot] [--no-recorded-idle]\n",
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
       "          per window predicted beside measured (--set as given to the replay); with\n"
@@ -161,7 +161,8 @@ static const cmd_help_t helps[] = {
       "          miss, and how far each window moves at 1% more step time; --recorded-clock\n"
       "          (a diagnostic of the clock model, several runs): every step priced at the SM\n"
       "          clock its run recorded, and the model's clock beside the recorded per step type;\n"
-      "          --compute-hot: there a GEMM priced by calib's compute-bound GEMM probe too;\n"
+      "          --compute-hot (several runs): a GEMM priced by calib's compute-bound GEMM probe\n"
+      "          too, at the recorded clock or, alone, at the model's own (a diagnostic);\n"
       "          where every run records the GPU's idle before each step (a back-to-back\n"
       "          replay's gap_s), the model's clock relaxes over it (--no-recorded-idle: not)\n" },
     { "model", "pacesim model import CONFIG.json [-o OUT.yaml] [--name NAME]\n",
@@ -688,12 +689,12 @@ static int cmd_rescore(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    if (compute_hot && !recorded_clock) {
-        fprintf(stderr, "pacesim: rescore: --compute-hot goes with --recorded-clock\n");
+    if (compute_hot && nruns < 2) {
+        fprintf(stderr, "pacesim: rescore: --compute-hot takes two or more --measured runs\n");
         rc = 2;
         goto done;
     }
-    if (compute_hot) recorded_clock = 2;
+    if (compute_hot) recorded_clock = recorded_clock ? 2 : 3;
     for (int i = 0; i < nruns; i++)   /* one recording twice: a spread of 0 that no GPU gave */
         for (int j = 0; j < i; j++)
             if (outfile_same(runs[i], runs[j]) || same_bytes(runs[i], runs[j])) {

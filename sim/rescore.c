@@ -146,12 +146,13 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             goto done;
         }
         cost_profile_envelope_quiet(pm[r]);   /* the profile run warns; the recorded runs are measured */
-        if (recorded_clock) {                 /* each recorded step priced at its own run's clock */
+        if (recorded_clock == 1 || recorded_clock == 2) {   /* each recorded step at its own run's clock */
             const double *rc_, *mc_;
             long nc = replay_recorded_clocks(rm[r], &rc_, &mc_);
             cost_profile_clock_schedule(pm[r], rc_, nc);
             cost_profile_compute_hot(pm[r], recorded_clock == 2);
         }
+        if (recorded_clock == 3) cost_profile_compute_hot(pm[r], 2);
         ng[r] = replay_recorded_gaps(rm[r], &gap[r]);
         if (!ng[r]) recorded_idle = 0;       /* every run records its idle, or none is used */
     }
@@ -169,11 +170,13 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     /* the prediction's steps: step k at run 1's k-th clock (the runs' steps match the
      * prediction's in count within ~1%, not one by one: an approximation for the windows) */
     const double *clk1 = NULL, *mclk1;
-    long nclk1 = recorded_clock ? replay_recorded_clocks(rm[0], &clk1, &mclk1) : 0;
-    if (recorded_clock) {
+    int sched = recorded_clock == 1 || recorded_clock == 2;
+    long nclk1 = sched ? replay_recorded_clocks(rm[0], &clk1, &mclk1) : 0;
+    if (sched) {
         cost_profile_clock_schedule(u->cost, clk1, nclk1);
         cost_profile_compute_hot(u->cost, recorded_clock == 2);
     }
+    if (recorded_clock == 3) cost_profile_compute_hot(u->cost, 2);
     /* the prediction, then the same at 1% more a step */
     if (engine_run(&u->e) < 0) {
         snprintf(err, errsz, "%s", u->e.err);
@@ -188,10 +191,11 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         goto done;
     }
     sc->k = 1 + RESCORE_SENS;
-    if (recorded_clock) {
+    if (sched) {
         cost_profile_clock_schedule(sc->inner, clk1, nclk1);
         cost_profile_compute_hot(sc->inner, recorded_clock == 2);
     }
+    if (recorded_clock == 3) cost_profile_compute_hot(sc->inner, 2);
     if (recorded_idle) cost_profile_idle_schedule(sc->inner, gm, ngm);
     cost_profile_envelope_quiet(sc->inner);
     es_started = 1;
@@ -217,6 +221,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     }
     fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s\n", u->s.name, file, u->prof.gpu, nruns,
             recorded_clock == 2 ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
+            : recorded_clock == 3 ? ", compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)"
             : recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "");
     if (recorded_idle) {
         double gs = 0;

@@ -313,6 +313,15 @@ START_TEST(curve_recorded_schedule_prices)
     ck_assert_int_eq(ml->step(ml, &mix.in, &ol), 0);         /* past the schedule: the model's */
     ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
     ck_assert_double_eq(ok.total, ol.total);
+    /* 2 (rescore --compute-hot alone): the probe at the model's own clock, unscheduled */
+    cost_profile_compute_hot(mk, 2);
+    ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
+    ck_assert(ok.linear > ol.linear * 1.001);
+    double fm = cost_profile_model_clock(mk);
+    ck_assert(fm > 1600 && fm < 1980);
+    ck_assert_int_eq(cost_profile_item(mk, &g, &hotp, &grid), 0);
+    ck_assert_double_eq_tol(hotp / c0, heat_factor_at(pow(1.2, u), fm, 1980, 1600), 1e-9);
+    cost_profile_compute_hot(mk, 0);
     route_plan_free(&mix.plan);
     cost_free(mc);
     cost_free(mk);

@@ -223,8 +223,19 @@ else echo "  FAIL gap_s: $o1"; fail=$((fail + 1)); fi
 awk -F, -v OFS=, 'NR == 5 { $NF = -0.001 } 1' "$tmp/g1.csv" > "$tmp/gneg.csv"
 expect 2 "gneg.csv:5:[0-9]*: gap_s: expected a decimal number of seconds" "a negative gap_s is refused at its line and column" -- \
     rescore scenarios/lib/h200-llama8b-wide-s256-b16384.yaml --measured "$tmp/gneg.csv" --measured "$tmp/g2.csv"
-expect 2 "compute-hot goes with --recorded-clock" "--compute-hot without --recorded-clock is refused" -- \
-    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv --compute-hot
+# --compute-hot alone: the probe at the model's own clock, the model's clock beside the recorded
+o3=$(ch --compute-hot | tail -n +2)
+o4=$("$bin" rescore scenarios/lib/h200-llama8b-wide-s256-b16384.yaml --measured $l.steps.csv --measured $l.run2.steps.csv \
+     --set profile=$PWD/tests/data/replay/h200-lib-llama8b-b/profile.yaml --compute-hot 2>&1)
+o5=$("$bin" rescore scenarios/lib/h200-llama8b-wide-s256-b16384.yaml --measured $l.steps.csv --measured $l.run2.steps.csv \
+     --set profile=$PWD/tests/data/replay/h200-lib-llama8b-b/profile.yaml 2>&1)
+if [ -f $l.steps.csv ] && printf '%s\n' "$o4" | grep -q "compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)" &&
+   printf '%s\n' "$o4" | grep -q "^   clock " && [ "$(printf '%s\n' "$o4" | tail -n +2)" != "$o3" ] &&
+   awk -v a="$(sum_of "$o5")" -v b="$(sum_of "$o4")" 'BEGIN { exit !(b > a + 0.5) }'; then
+    echo "  ok   --compute-hot alone: mixed steps $(sum_of "$o5")% -> $(sum_of "$o4")% in sum at the model's clock"; pass=$((pass + 1))
+else echo "  FAIL --compute-hot alone: $o4"; fail=$((fail + 1)); fi
+expect 2 "compute-hot takes two or more --measured runs" "--compute-hot with one run is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --compute-hot
 expect 2 "takes one --measured run" "--steps with several runs is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv --steps "$tmp/s.csv"
 expect 1 "not the recorded scenario" "a run of another scenario among the runs is refused" -- \
