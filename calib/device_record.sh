@@ -20,15 +20,14 @@
 # machine's limit; the next call goes on from there.
 # Results: WORK/lib/lib-<M>/ and WORK/env/ (profile, steps CSVs, reports), WORK/lib-logs/,
 # WORK/steps.log (each step with its card, start and seconds).
-# REPLAY_MODE=b2b: the runs' replays with pacesim-gpu's --back-to-back (each step's items queued
-# on one stream, one sync a step), files named <scenario>.b2b.csv / .runK.b2b.csv beside the
-# item-by-item ones (REPLAY_MODE=item, the default), so one set on one card can hold both.
+# The runs' replays go back to back (pacesim-gpu's --back-to-back: each step's items queued on one
+# stream, one sync a step, the GPU's idle before each step recorded as gap_s), under the set's
+# names; REPLAY_MODE=item replays item by item, its files named <scenario>.item.csv /
+# .runK.item.csv beside them (calib/stage_lib.sh), so one WORK on one card can hold both.
 set -u
-case ${REPLAY_MODE:-item} in
-    item) mode=() sfx= ;;
-    b2b) mode=(--back-to-back) sfx=.b2b ;;
-    *) echo "device_record.sh: REPLAY_MODE must be item or b2b, not '${REPLAY_MODE}'" >&2; exit 2 ;;
-esac
+. "$(dirname "$0")/stage_lib.sh"
+replay_mode device_record.sh
+export REPLAY_MODE=$rmode
 [ $# -ge 4 ] || { echo "usage: calib/device_record.sh WORK OUT BINDIR STEP..." >&2; exit 2; }
 work=$1 out=$2 bindir=$3
 shift 3
@@ -96,7 +95,9 @@ for st in "$@"; do
         status=4
         continue
     fi
-    echo "== $st on $card${sfx:+ (b2b)} from $(date -u +%T) (${used} s used, ~${est} s)" | tee -a "$work/steps.log"
+    tag=
+    [[ $kind == *-calib ]] || tag=" ($rmode)"
+    echo "== $st on $card$tag from $(date -u +%T) (${used} s used, ~${est} s)" | tee -a "$work/steps.log"
     t0=$(date +%s)
     case $kind in
         lib-calib|lib-runs)

@@ -21,21 +21,19 @@
 # and runs can span several calls of one machine (calib/device_record.sh).
 # Usage: calib/gpu_session.sh OUT [BINDIR]   (BINDIR holds calib and pacesim-gpu, e.g. the
 # static ones `make gpu-bundle` puts in .gpubundle/; default bin/).  At most 8 files in OUT.
-# REPLAY_MODE=b2b: the replays (2, 3) with pacesim-gpu's --back-to-back, into serve.b2b.txt,
-# serve-steps.b2b.tgz, replay.b2b.txt, replay-steps.b2b.tgz and files named <r>.b2b.* beside
-# the item-by-item replays' (calib/replay_serve.sh, calib/replay_h200.sh).
+# The replays (2, 3) run back to back (pacesim-gpu's --back-to-back, the GPU's idle before each
+# step recorded as gap_s); REPLAY_MODE=item replays item by item, into serve.item.txt,
+# serve-steps.item.tgz, replay.item.txt, replay-steps.item.tgz and files named <r>.item.* beside
+# the back-to-back replays' (calib/replay_serve.sh, calib/replay_h200.sh, calib/stage_lib.sh).
 set -u
-case ${REPLAY_MODE:-item} in
-    item) mode=() sfx= ;;
-    b2b) mode=(--back-to-back) sfx=.b2b ;;
-    *) echo "gpu_session.sh: REPLAY_MODE must be item or b2b, not '${REPLAY_MODE}'" >&2; exit 2 ;;
-esac
+. "$(dirname "$0")/stage_lib.sh"
+replay_mode gpu_session.sh
+export REPLAY_MODE=$rmode
 out=${1:?usage: gpu_session.sh OUT [BINDIR]}
 bindir=${2:-bin}
 mkdir -p "$out"
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-. "$(dirname "$0")/stage_lib.sh"
 stage_and_dir gpu_session.sh "${WORK:-}"
 work=$dir
 if [ "$stage" = runs ] && [ ! -s "$out/h200.yaml" ]; then
@@ -67,14 +65,16 @@ if [ "$stage" != runs ]; then
     grep -E "sustained|rc=|merged" "$out/calib.txt"
 fi
 [ "$stage" = calib ] && exit 0
+status=0   # 1: a replay script refused a run (calib/stage_lib.sh item_named)
 if [ "${SERVE:-0}" = 1 ]; then
-    PROFILE=$out/h200.yaml bash calib/replay_serve.sh "$work/s" "$bindir/pacesim-gpu" >> "$out/serve$sfx.txt" 2>&1
+    PROFILE=$out/h200.yaml bash calib/replay_serve.sh "$work/s" "$bindir/pacesim-gpu" >> "$out/serve$sfx.txt" 2>&1 || status=1
     cp "$out/h200.yaml" "$work/s/profile.yaml"
     tar czf "$out/serve-steps$sfx.tgz" -C "$work" s
 fi
 if [ "${REPLAY_REF:-1}" = 1 ]; then
     PROFILE=$out/h200.yaml REPLAY_131K=${REPLAY_131K:-1} \
-        bash calib/replay_h200.sh "$work/r" "$bindir/pacesim-gpu" >> "$out/replay$sfx.txt" 2>&1
+        bash calib/replay_h200.sh "$work/r" "$bindir/pacesim-gpu" >> "$out/replay$sfx.txt" 2>&1 || status=1
     { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date; } >> "$out/replay$sfx.txt" 2>&1
     tar czf "$out/replay-steps$sfx.tgz" -C "$work" r
 fi
+exit $status

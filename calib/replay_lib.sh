@@ -19,16 +19,15 @@
 # their scenarios).  STAGE=calib only calibrates; STAGE=runs only replays (RUNS / REPEATS) with
 # the profile an earlier calib of this card left in OUTDIR/lib-<m>/; LOGS=DIR keeps the logs there
 # across calls (default a temporary folder), so a set's calib and runs can span several calls
-# of one machine (calib/device_record.sh).  REPLAY_MODE=b2b replays with pacesim-gpu's
-# --back-to-back (each step's items queued on one stream, one sync a step) and names its files
-# apart, so one set holds both: <scenario>.b2b.csv, <scenario>.runK.b2b.csv, <scenario>.b2b.txt
-# (the logs' too); REPLAY_MODE=item (the default) is the item-by-item replay.
+# of one machine (calib/device_record.sh).  The replays run back to back (pacesim-gpu's
+# --back-to-back: each step's items queued on one stream, one sync a step, the GPU's idle before
+# each step recorded as gap_s); REPLAY_MODE=item replays item by item instead and names its files
+# apart, so one folder holds both and stays a set of the back-to-back runs: <scenario>.item.csv,
+# <scenario>.runK.item.csv, <scenario>.item.txt (the logs' too; calib/stage_lib.sh).  A
+# back-to-back run is refused (status 1) beside an item-by-item recording under the set's names.
 set -u
-case ${REPLAY_MODE:-item} in
-    item) mode=() sfx= ;;
-    b2b) mode=(--back-to-back) sfx=.b2b ;;
-    *) echo "replay_lib.sh: REPLAY_MODE must be item or b2b, not '${REPLAY_MODE}'" >&2; exit 2 ;;
-esac
+. "$(dirname "$0")/stage_lib.sh"
+replay_mode replay_lib.sh
 out=${1:?usage: calib/replay_lib.sh OUTDIR [BINDIR]}
 bindir=${2:-bin}
 laws=attn.prefill_bm32.fp16,attn.prefill_generic.fp16,attn.prefill_lowsmem.fp16,attn.decode_xqa.fp16
@@ -36,7 +35,6 @@ laws=$laws,attn.decode_scalar.fp16,attn.varlen,gemm,elementwise
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-. "$(dirname "$0")/stage_lib.sh"
 stage_and_dir replay_lib.sh "${LOGS:-}"
 logs=$dir
 { nvidia-smi --query-gpu=name,uuid,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv; date -u; } \
@@ -74,7 +72,14 @@ for pair in ${LIB_PAIRS:-llama-3.1-8b:$llama qwen3-30b-a3b:$qwen}; do
             steps=$dir/$r.steps.csv rep=$dir/$scn.txt
             [ -n "$sfx" ] && steps=$dir/$r$sfx.csv rep=$dir/$scn$sfx.txt r=$r$sfx
             [ "$k" = 1 ] && items=(--items "$logs/$scn$sfx.items.csv")
-            echo "== replay $scn run $k ${REPLAY_MODE:-item} $(date -u +%T)" | tee -a "$rep"
+            echo "== replay $scn run $k $rmode $(date -u +%T)" | tee -a "$rep"
+            old=$(item_named "$dir" "$scn" "$steps")
+            if [ -n "$old" ]; then
+                echo "replay_lib.sh: $(echo $old): item by item under the set's names (back to back is the" \
+                     "default now): rename to <scenario>[.runK].item.csv first; run $k not replayed" | tee -a "$rep" >&2
+                status=1
+                continue
+            fi
             t0=$(date +%s)
             timeout "${T_SCENARIO:-90}" "$bindir/pacesim-gpu" replay "$f" --set "profile=$dir/profile.yaml" \
                 --steps "$steps" "${items[@]}" "${mode[@]}" > "$logs/$r.out" 2> "$logs/$r.err"

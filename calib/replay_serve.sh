@@ -9,27 +9,34 @@
 # writes <scenario>.runK.steps.csv, .txt, .err, no items).  Writes OUTDIR/<scenario>.txt, .err,
 # .steps.csv and .items.csv; the steps CSVs with the profile are a recording for
 # tests/data/replay/<set>/.
-# REPLAY_MODE=b2b: pacesim-gpu's --back-to-back, its files named <r>.b2b.csv (steps), .b2b.txt,
-# .b2b.err, .b2b.items.csv beside the item-by-item replay's.
+# The replays run back to back (pacesim-gpu's --back-to-back, the GPU's idle before each step
+# recorded as gap_s); REPLAY_MODE=item replays item by item, its files named <r>.item.csv (steps),
+# .item.txt, .item.err, .item.items.csv beside the back-to-back ones (calib/stage_lib.sh); a
+# back-to-back run beside an item-by-item recording under the set's names is refused (exit 1).
 set -u
-case ${REPLAY_MODE:-item} in
-    item) mode=() sfx= ;;
-    b2b) mode=(--back-to-back) sfx=.b2b ;;
-    *) echo "replay_serve.sh: REPLAY_MODE must be item or b2b, not '${REPLAY_MODE}'" >&2; exit 2 ;;
-esac
+. "$(dirname "$0")/stage_lib.sh"
+replay_mode replay_serve.sh
 out=${1:-replay-serve-out}
 bin=${2:-bin/pacesim-gpu}
 mkdir -p "$out"
+status=0
 for k in ${RUNS:-$(seq 1 "${REPEATS:-1}")}; do
 for f in scenarios/h200-serve-*.yaml; do
     n=$(basename "$f" .yaml) r=$(basename "$f" .yaml) items=(--items "$out/$n$sfx.items.csv")
     [ "$k" -gt 1 ] && r=$n.run$k items=()
     steps=$out/$r.steps.csv
     [ -n "$sfx" ] && steps=$out/$r$sfx.csv r=$r$sfx
-    echo "== $n run $k ${REPLAY_MODE:-item} $(date +%T)"
+    echo "== $n run $k $rmode $(date +%T)"
+    old=$(item_named "$out" "$n" "$steps")
+    if [ -n "$old" ]; then
+        echo "refused: $(echo $old): item by item under the set's names (back to back is the default now): rename to <scenario>[.runK].item.csv first"
+        status=1
+        continue
+    fi
     timeout "${T_SCENARIO:-60}" "$bin" replay "$f" ${PROFILE:+--set profile=$PROFILE} --steps "$steps" \
         "${items[@]}" "${mode[@]}" > "$out/$r.txt" 2> "$out/$r.err"
     echo "rc=$?"; grep -vE "^   (window|step type) " "$out/$r.txt" | tail -n +2
     [ "$k" = 1 ] && grep -E "^warning" "$out/$r.err" | sort -u | head -12; tail -2 "$out/$r.err"
 done
 done
+exit $status

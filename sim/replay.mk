@@ -11,8 +11,8 @@ bin/pacesim-gpu: $(BUILD)/sim/replay_gpu.o $(BUILD)/calib/calib.o $(BUILD)/calib
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUBLAS_LIBS) $(CUDA_LIBS) $(if $(filter 1,$(REPLAY_STATIC)),$(LIBS_STATIC),$(LIBS))
 replay-gpu: bin/pacesim-gpu
 # make replay [REPLAY_OUT=replay-out] [REPLAY_131K=0]: every scenarios/h200-*.yaml replayed on
-# this machine's GPU, priced by its profile (calib/replay_h200.sh): per scenario the report,
-# --steps and --items CSVs in REPLAY_OUT
+# this machine's GPU, priced by its profile (calib/replay_h200.sh, back to back; REPLAY_MODE=item
+# item by item): per scenario the report, --steps and --items CSVs in REPLAY_OUT
 REPLAY_OUT ?= replay-out
 REPLAY_131K ?= 1
 replay: bin/pacesim-gpu

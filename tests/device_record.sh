@@ -53,22 +53,52 @@ BUDGET_S=100 bash calib/device_record.sh "$w" "$o" "$t/bin" env-calib lib-runs:l
 rc=$?
 check "a step past the budget skipped and named: exit 4 (got $rc)" \
     '[ $rc = 4 ] && grep -q "env-calib skipped" $t/log4 && [ -s $d/h200-llama8b-poisson.run4.steps.csv ]'
-# REPLAY_MODE=b2b: the same steps replayed back to back (--back-to-back), into files of their own
-# beside the item-by-item ones, which stay as they were
-REPLAY_MODE=b2b bash calib/device_record.sh "$w" "$o" "$t/bin" lib-runs:llama8b:1,2 env-ref:1 env-serve:1 > "$t/log6" 2>&1
+# the default: back to back (--back-to-back), under the set's names
+check "back to back by default: the set's files with --back-to-back's columns, the mode logged" \
+    'grep -q gpu_span_s $d/h200-llama8b-poisson.steps.csv && grep -q gpu_span_s $d/h200-llama8b-wide-s64-b4096.run3.steps.csv &&
+     grep -q gpu_span_s $w/env-work/r/h200-fp16-nomtp-b16k-pdr-pace8.run2.steps.csv &&
+     grep -q gpu_span_s $w/env-work/s/h200-serve-poisson-p600-s64-b2048.steps.csv &&
+     grep -q "lib-runs:llama8b:2,3 on GPU-aaaa (b2b)" $w/steps.log && ! grep -q "env-calib on GPU-aaaa (" $w/steps.log &&
+     [ -s $w/env/replay.txt ] && [ -s $w/env/replay-steps.tgz ] && ! ls $d $w/env-work/r | grep -q "[.]item[.]"'
+# REPLAY_MODE=item: the same steps replayed item by item (no --back-to-back), into files of their
+# own (.item.csv) beside the set's, which stay as they were and hold no item-by-item run
+echo kept >> $d/h200-llama8b-poisson.steps.csv
+REPLAY_MODE=item bash calib/device_record.sh "$w" "$o" "$t/bin" lib-runs:llama8b:1,2 env-ref:1 env-serve:1 > "$t/log6" 2>&1
 rc=$?
-check "REPLAY_MODE=b2b: rc 0 (got $rc), runs 1-2 as .b2b.csv with --back-to-back, item runs untouched" \
-    '[ $rc = 0 ] && grep -q gpu_span_s $d/h200-llama8b-poisson.b2b.csv && grep -q gpu_span_s $d/h200-llama8b-poisson.run2.b2b.csv &&
-     [ "$(cat $d/h200-llama8b-poisson.steps.csv)" = step,type ] && [ $(ls $d/*.steps.csv | wc -l) = 16 ] &&
-     [ -s $d/h200-llama8b-poisson.b2b.txt ] && grep -q "(b2b)" $w/steps.log'
-check "REPLAY_MODE=b2b: reference and serving replays as .b2b.csv, their own reports" \
-    'grep -q gpu_span_s $w/env-work/r/h200-fp16-nomtp-b16k-pdr-pace8.b2b.csv &&
-     grep -q gpu_span_s $w/env-work/s/h200-serve-poisson-p600-s64-b2048.b2b.csv &&
-     [ "$(cat $w/env-work/r/h200-fp16-nomtp-b16k-pdr-pace8.run2.steps.csv)" = step,type ] &&
-     [ -s $w/env/replay.b2b.txt ] && [ -s $w/env/replay-steps.b2b.tgz ] && [ -s $w/env/serve-steps.b2b.tgz ]'
-for sc in calib/device_record.sh calib/replay_lib.sh calib/gpu_session.sh; do
+check "REPLAY_MODE=item: rc 0 (got $rc), runs 1-2 as .item.csv without --back-to-back, the set's runs untouched" \
+    '[ $rc = 0 ] && [ "$(cat $d/h200-llama8b-poisson.item.csv)" = step,type ] &&
+     [ "$(cat $d/h200-llama8b-poisson.run2.item.csv)" = step,type ] && grep -q kept $d/h200-llama8b-poisson.steps.csv &&
+     [ $(ls $d/*.steps.csv | wc -l) = 16 ] && [ $(cat $d/*.steps.csv | grep -vc gpu_span_s) = 1 ] &&
+     [ -s $d/h200-llama8b-poisson.item.txt ] && grep -q "lib-runs:llama8b:1,2 on GPU-aaaa (item)" $w/steps.log'
+check "REPLAY_MODE=item: reference and serving replays as .item.csv, their own reports" \
+    '[ "$(cat $w/env-work/r/h200-fp16-nomtp-b16k-pdr-pace8.item.csv)" = step,type ] &&
+     [ "$(cat $w/env-work/s/h200-serve-poisson-p600-s64-b2048.item.csv)" = step,type ] &&
+     grep -q gpu_span_s $w/env-work/r/h200-fp16-nomtp-b16k-pdr-pace8.steps.csv &&
+     [ -s $w/env/replay.item.txt ] && [ -s $w/env/replay-steps.item.tgz ] && [ -s $w/env/serve-steps.item.tgz ]'
+# an item-by-item recording under the set's names (made before back to back was the default):
+# a back-to-back run of that scenario beside it is refused (the set would mix the modes), the
+# other scenarios run
+echo step,type > $d/h200-llama8b-poisson.run5.steps.csv
+echo step,type > $w/env-work/r/h200-fp16-nomtp-b16k-pdr.run5.steps.csv
+echo step,type > $w/env-work/s/h200-serve-poisson-p600-s64-b2048.steps.csv
+bash calib/device_record.sh "$w" "$o" "$t/bin" lib-runs:llama8b:6 env-ref:6 env-serve:6 > "$t/log7" 2>&1
+rc=$?
+rc7=$(grep -A1 "^== env-ref:6" $w/steps.log | tail -1)
+check "a back-to-back run beside an item-by-item one under the set's names refused: exit 1 (got $rc), named" \
+    '[ $rc = 1 ] && [ ! -e $d/h200-llama8b-poisson.run6.steps.csv ] && [ -s $d/h200-llama8b-wide-s64-b4096.run6.steps.csv ] &&
+     grep -q "poisson.run5.steps.csv: item by item" $t/log7 && grep -q "poisson.run5.steps.csv: item by item" $d/h200-llama8b-poisson.txt &&
+     [ ! -e $w/env-work/r/h200-fp16-nomtp-b16k-pdr.run6.steps.csv ] && [ -s $w/env-work/r/h200-fp16-nomtp-b16k-baseline.run6.steps.csv ] &&
+     grep -q "refused: .*pdr.run5.steps.csv" $w/env/replay.txt && [ "${rc7%% in*}" = "   rc=1" ] &&
+     [ ! -e $w/env-work/s/h200-serve-poisson-p600-s64-b2048.run6.steps.csv ] &&
+     [ -s $w/env-work/s/h200-serve-burst-p600-s128-b4096.run6.steps.csv ] &&
+     grep -q "refused: .*s64-b2048.steps.csv" $w/env/serve.txt'
+REPLAY_MODE=item bash calib/device_record.sh "$w" "$o" "$t/bin" lib-runs:llama8b:6 > "$t/log8" 2>&1
+rc=$?
+check "the same run item by item: rc 0 (got $rc)" '[ $rc = 0 ] && [ -s $d/h200-llama8b-poisson.run6.item.csv ]'
+for sc in calib/device_record.sh calib/replay_lib.sh calib/gpu_session.sh calib/replay_h200.sh calib/replay_serve.sh; do
     msg=$(REPLAY_MODE=fast bash $sc "$w" "$o" "$t/bin" lib-runs:llama8b:1 2>&1); rc=$?
-    check "$sc: REPLAY_MODE=fast refused, exit 2 (got $rc), one line" '[ $rc = 2 ] && [ $(printf "%s\n" "$msg" | wc -l) = 1 ]'
+    check "$sc: REPLAY_MODE=fast refused, exit 2 (got $rc), one line" \
+        '[ $rc = 2 ] && [ $(printf "%s\n" "$msg" | wc -l) = 1 ] && printf "%s" "$msg" | grep -q "must be b2b or item"'
 done
 for bad in lib-runs:llama8b lib-runs:llama8b:x lib-calib:gpt2 nosuch; do
     bash calib/device_record.sh "$w" "$o" "$t/bin" "$bad" > "$t/log5" 2>&1

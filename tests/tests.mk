@@ -212,7 +212,8 @@ check-valgrind: bin/pacesim
 
 # -- ground truth: the cost model against an H200 replay's recorded step times ----------
 EXTRA_TESTS += tests/rescore.sh
-# calib/device_record.sh's staging across calls of one card (fake device binaries)
+# calib/device_record.sh's staging across calls of one card (fake device binaries), both replay
+# modes (back to back, the default; REPLAY_MODE=item) and their files' names
 EXTRA_TESTS += tests/device_record.sh
 
 # -- reference outputs byte for byte (tests/golden.sh; --update regenerates tests/data/golden/)
