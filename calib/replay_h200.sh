@@ -28,12 +28,7 @@ for e in $list; do
     steps=$out/$r.steps.csv
     [ -n "$sfx" ] && steps=$out/$r$sfx.csv r=$r$sfx
     echo "== $n run $k $rmode $(date +%T)"
-    old=$(item_named "$out" "$n" "$steps")
-    if [ -n "$old" ]; then
-        echo "refused: $(echo $old): item by item under the set's names (back to back is the default now): rename to <scenario>[.runK].item.csv first"
-        status=1
-        continue
-    fi
+    if ! item_refused "$out" "$n" "$steps"; then status=1; continue; fi
     "$bin" replay "$f" --set workload.requests.B.output_tokens=8 "${pace[@]}" ${PROFILE:+--set profile=$PROFILE} --steps "$steps" "${items[@]}" "${mode[@]}" > "$out/$r.txt" 2> "$out/$r.err"
     echo "rc=$?"; grep -vE "^   (window|step type) " "$out/$r.txt" | tail -n +2; tail -2 "$out/$r.err"
 done

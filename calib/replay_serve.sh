@@ -27,12 +27,7 @@ for f in scenarios/h200-serve-*.yaml; do
     steps=$out/$r.steps.csv
     [ -n "$sfx" ] && steps=$out/$r$sfx.csv r=$r$sfx
     echo "== $n run $k $rmode $(date +%T)"
-    old=$(item_named "$out" "$n" "$steps")
-    if [ -n "$old" ]; then
-        echo "refused: $(echo $old): item by item under the set's names (back to back is the default now): rename to <scenario>[.runK].item.csv first"
-        status=1
-        continue
-    fi
+    if ! item_refused "$out" "$n" "$steps"; then status=1; continue; fi
     timeout "${T_SCENARIO:-60}" "$bin" replay "$f" ${PROFILE:+--set profile=$PROFILE} --steps "$steps" \
         "${items[@]}" "${mode[@]}" > "$out/$r.txt" 2> "$out/$r.err"
     echo "rc=$?"; grep -vE "^   (window|step type) " "$out/$r.txt" | tail -n +2

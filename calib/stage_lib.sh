@@ -48,3 +48,11 @@ item_named() {
     done
     return 0
 }
+# item_refused DIR NAME TARGET: 1, after a line naming them, where item_named finds any; else 0
+item_refused() {
+    local old
+    old=$(item_named "$1" "$2" "$3")
+    [ -z "$old" ] && return 0
+    echo "refused: $(echo $old): item by item under the set's names (back to back is the default now): rename to <scenario>[.runK].item.csv first"
+    return 1
+}
