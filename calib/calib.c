@@ -1185,6 +1185,10 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             out->has_chot = 1;
             for (int c = 0; c < 4; c++) out->chot[c] = sus.chot[c];
         }
+        if (sus.has_ehot && sus.ehot[1] >= 0.5 && sus.ehot[1] <= 5) {
+            out->has_ehot = 1;
+            out->ehot[0] = sus.ehot[0], out->ehot[1] = sus.ehot[1];
+        }
         _Static_assert(SUSTAIN_INTER_COLS == sizeof out->inter[0] / sizeof out->inter[0][0],
                        "calib_sustain_t's interleave rows and the profile's have the same columns");
         for (int q = 0; q < sus.ninter && out->ninter < PROF_MAX_INTER; q++) {

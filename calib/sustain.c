@@ -425,6 +425,62 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
     return 0;
 }
 
+/* The elementwise proxy's point (cold: L2-cold, else warm) of SUSTAIN_ELEM_MIN_TOKENS tokens
+ * or more nearest SUSTAIN_ELEM_TOKENS by ratio (of two as near, the larger); -1: none. */
+static int pick_elem(const calib_job_t *jobs, const double *t_s, int njobs, int cold)
+{
+    int best = -1;
+    double bd = 0;
+    for (int i = 0; i < njobs; i++) {
+        const calib_job_t *j = &jobs[i];
+        if (j->kernel != CK_ELEM || !j->cold != !cold || !(t_s[i] > 0) || j->tokens < SUSTAIN_ELEM_MIN_TOKENS) continue;
+        double d = fabs(log((double)j->tokens / SUSTAIN_ELEM_TOKENS));
+        if (best < 0 || d < bd - 1e-9 || (fabs(d - bd) <= 1e-9 && j->tokens > jobs[best].tokens)) best = i, bd = d;
+    }
+    return best;
+}
+
+/* 8. of sustain.h: the elementwise proxy at a serving budget, L2-cold (stored) and warm (printed),
+ * each timed 3 times after the light load L and 3 times after the heater H, interleaved (pre_l,
+ * pre_h seconds before each timing), as the compute-bound GEMM is.  0 / -1. */
+static int elem_probe(sus_t *s, const calib_job_t *jobs, const double *t_s, int njobs, const calib_job_t *L,
+                      double tl, const calib_job_t *H, double th, double pre_l, double pre_h, calib_sustain_t *out,
+                      FILE *progress)
+{
+    int ci = pick_elem(jobs, t_s, njobs, 1);
+    if (ci < 0) {
+        if (progress)
+            fprintf(progress, "calib: sustained load: no L2-cold elementwise point of >= %d tokens: no elementwise probe\n",
+                    SUSTAIN_ELEM_MIN_TOKENS);
+        return 0;
+    }
+    for (int v = 0; v < 2; v++) {
+        int ei = v ? pick_elem(jobs, t_s, njobs, 0) : ci;
+        if (ei < 0 || (v && jobs[ei].tokens != jobs[ci].tokens)) continue;
+        const calib_job_t *E = &jobs[ei];
+        double te = t_s[ei], tc[3], th3[3];
+        for (int r = 0; r < 3; r++)
+            if (timed_after(s, L, tl, pre_l, E, te, &tc[r]) < 0 || timed_after(s, H, th, pre_h, E, te, &th3[r]) < 0)
+                return -1;
+        double c = median(tc, 3);
+        if (!(c > 0)) continue;
+        double hot = median(th3, 3) / c, law = E->law >= 0 && E->law < SUSTAIN_MAX_LAWS ? out->hot[E->law] : NAN;
+        if (!v) {
+            out->has_ehot = 1;
+            out->ehot[0] = (double)E->tokens;
+            out->ehot[1] = hot;
+        }
+        if (progress) {
+            char lh[64] = "";
+            if (isfinite(law)) snprintf(lh, sizeof lh, "; the law's hot %.3f", law);
+            fprintf(progress, "calib: sustained load: elementwise proxy %s, %ld tokens, %.4f ms: hot %.3f "
+                    "(s %.2f against the heater's %.0f MHz%s)%s\n", v ? "warm" : "L2-cold", E->tokens, c * 1e3, hot,
+                    log(hot) / log(out->clock_cold / out->clock_hot), out->clock_hot, lh, v ? " (printed only)" : "");
+        }
+    }
+    return 0;
+}
+
 static int pick_gemm(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[STUDY_GEMM_PROBES]);
 
 int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, int njobs, int nlaws,
@@ -520,6 +576,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
         out->ncurve++;
     }
     if (layer_probes(&s, jobs, t_s, njobs, L, tl, H, th, pre_l, pre_h, settle, out, progress) < 0) goto done;
+    if (elem_probe(&s, jobs, t_s, njobs, L, tl, H, th, pre_l, pre_h, out, progress) < 0) goto done;
     /* a check of how a step's GEMMs are counted (sim/heat.h: a GEMM loads the card as the
      * heater its FLOP rate's share of the time): GEMMs of several FLOP rates back to back,
      * printed beside the curve at that duty (not stored) */

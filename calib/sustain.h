@@ -47,6 +47,15 @@
  *      time): the rows read the idle card's clock and no slowdown.  One layer row (share 0.5)
  *      is still run that way, its duty beside the back-to-back row's (printed, not stored).
  *      A row whose duty is under SUSTAIN_DUTY_MIN is named in the log.
+ *   8. the elementwise proxy's hot at a serving budget (sustained.elementwise_hot): its L2-cold
+ *      point (law elementwise.cold) of SUSTAIN_ELEM_MIN_TOKENS tokens or more nearest
+ *      SUSTAIN_ELEM_TOKENS (by ratio; none: not measured) timed 3 times right after the light
+ *      load and 3 times right after the heater, interleaved, as the compute-bound GEMM in 6.
+ *      -> the ratio of the medians; the warm point of the same tokens likewise, printed beside
+ *      it (not stored), with the law's own hot and the exponent s = ln hot / ln(cold / hot
+ *      clock).  The elementwise laws' own probes (4.) are points of 20 us .. 20 ms at a third
+ *      and two thirds of their sorted times: a few hundred tokens at most on the grids so far,
+ *      where the replays' mixed steps run the proxy at 1-16K tokens.
  * Time is counted as the timer's own (GPU) seconds, so a fake timer is deterministic. */
 #ifndef PACESIM_SUSTAIN_H
 #define PACESIM_SUSTAIN_H
@@ -63,6 +72,8 @@ extern "C" {
 #define SUSTAIN_INTER_N 6          /* the layer-interleaved load's rows (7. above), */
 #define SUSTAIN_INTER_COLS 7       /*   their columns */
 #define SUSTAIN_DUTY_MIN 0.9       /* a row whose duty is below this is named in the log */
+#define SUSTAIN_ELEM_TOKENS 2048   /* the elementwise probe's aim (8. above): a serving budget */
+#define SUSTAIN_ELEM_MIN_TOKENS 512  /*   and its least tokens */
 
 typedef struct calib_sustain {
     int ok;                       /* 1: measured; 0: skipped (why says why) */
@@ -74,6 +85,8 @@ typedef struct calib_sustain {
     double curve[SUSTAIN_CURVE_N][3];   /* duty (the heater's share at calibrated times), MHz, W (0: not read) */
     int has_chot;                 /* 6. above measured: */
     double chot[4];               /*   the GEMM's m, n, k and its hot */
+    int has_ehot;                 /* 8. above measured: */
+    double ehot[2];               /*   the L2-cold proxy's tokens and its hot */
     int ninter;                   /* 7. above: rows measured */
     double inter[SUSTAIN_INTER_N][SUSTAIN_INTER_COLS];   /* gemm share, layer ms, MHz, W (0: not read),
                                            the GEMM's and the decode's time factor, the duty (the

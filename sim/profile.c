@@ -36,7 +36,11 @@
  *                                     # written before calib measured the duty, read with
  *                                     # duty 0; all rows alike): calib's compute-bound GEMM
  *                                     # probe and layer-interleaved load (calib/sustain.h),
- *                                     # recorded, not priced by
+ *                                     # recorded, not priced by; and optionally
+ *                                     # elementwise_hot: {tokens: 2048, hot: 1.3} (tokens
+ *                                     # 1 .. 2^31, hot 0.5 .. 5): calib's elementwise proxy
+ *                                     # L2-cold at a serving budget timed after the heater
+ *                                     # over after the light load, recorded, not priced by
  *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 8}
  *                                     # optional (both keys): the fp8 bridge's expansion
  *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;
@@ -106,8 +110,9 @@ static const char *const meta_keys[] = {
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", "kernels", NULL};
 static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "curve",
-                                             "gemm_compute_hot", "interleave", NULL};
+                                             "gemm_compute_hot", "interleave", "elementwise_hot", NULL};
 static const char *const chot_keys[] = {"m", "n", "k", "hot", NULL};
+static const char *const ehot_keys[] = {"tokens", "hot", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", NULL};
 static const char *const split_keys[] = {"max_parts", "min_tiles", "cost_tiles", "ctas_per_sm", NULL};
 static const char *const expand_keys[] = {"cta_tokens", "ctas_per_sm", NULL};
@@ -219,6 +224,17 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
                 yd_get_double(e, ch, hp, "hot", YD_REQ, 0.5, 5.0, 0, &p->chot[3]) < 0)
                 return -1;
             p->has_chot = 1;
+        }
+        yd_node_t *eh = NULL;
+        if (yd_get_node(e, sus, sp, "elementwise_hot", YD_OPT, YD_MAP, &eh) < 0) return -1;
+        if (eh) {
+            char hp[YD_PATH_MAX];
+            yd_path(hp, sp, "elementwise_hot");
+            if (yd_strict_map(e, eh, hp, ehot_keys) ||
+                yd_get_double(e, eh, hp, "tokens", YD_REQ, 1.0, 2147483648.0, 0, &p->ehot[0]) < 0 ||
+                yd_get_double(e, eh, hp, "hot", YD_REQ, 0.5, 5.0, 0, &p->ehot[1]) < 0)
+                return -1;
+            p->has_ehot = 1;
         }
         /* the duty column came later: rows of six numbers read with duty 0 (not measured) */
         static const double ilo[7] = { 0, 0, 0, 0, 0.5, 0.5, 0 }, ihi[7] = { 1, 1000, MAX_META, MAX_META, 5, 5, 2 };
@@ -772,6 +788,8 @@ int prof_save(const char *path, const profile_t *p)
         if (p->has_chot)
             fprintf(f, ",\n    gemm_compute_hot: {m: %.17g, n: %.17g, k: %.17g, hot: %.17g}", p->chot[0], p->chot[1],
                     p->chot[2], p->chot[3]);
+        if (p->has_ehot)
+            fprintf(f, ",\n    elementwise_hot: {tokens: %.17g, hot: %.17g}", p->ehot[0], p->ehot[1]);
         if (p->ninter) {
             fprintf(f, ",\n    interleave: [");
             int duty = 0;   /* the duty column where a row has one (a profile without reads back as it was) */

@@ -92,6 +92,9 @@ typedef struct profile {
     double curve[PROF_MAX_CURVE][3];  /* recorded, not priced by): duty, MHz, W (0: not read), duty rising */
     int has_chot;                  /* calib's compute-bound GEMM hot (sustained.gemm_compute_hot; */
     double chot[4];                /* recorded, not priced by): its m, n, k, hot */
+    int has_ehot;                  /* calib's elementwise proxy at a serving budget, L2-cold, its */
+    double ehot[2];                /* hot (sustained.elementwise_hot; recorded, not priced by):
+                                      its tokens, hot */
     int ninter;                    /* calib's layer-interleaved load (sustained.interleave; 0: not */
     double inter[PROF_MAX_INTER][7];  /* measured; recorded, not priced by): gemm share, layer ms,
                                          MHz, W (0: not read), the GEMM's and the decode's time

@@ -1698,6 +1698,9 @@ START_TEST(driver_records_sustained_probes)
     ck_assert(p.has_sustained && p.clock_hot_mhz < p.clock_cold_mhz);
     ck_assert(p.has_chot && p.chot[0] >= 512);
     ck_assert_double_eq_tol(p.chot[3], 1.15, 0.01);    /* timed after the heater: ~its full drop */
+    /* the L2-cold elementwise proxy at the grid's 2048 tokens, timed after the heater too */
+    ck_assert(p.has_ehot && p.ehot[0] == SUSTAIN_ELEM_TOKENS);
+    ck_assert_double_eq_tol(p.ehot[1], 1.15, 0.01);
     /* the layer rows back to back (batches queued and all waited for), the 20 ms cycles a call
      * a part; a card with no host time between its runs: every duty 1 */
     ck_assert_int_eq(p.ninter, SUSTAIN_INTER_N);
@@ -1714,6 +1717,7 @@ START_TEST(driver_records_sustained_probes)
     ck_assert_msg(prof_save(path, &p) == 0, "prof_save: %s", strerror(errno));
     ck_assert_msg(prof_load(path, &back, perr) == 0, "%s", perr);
     ck_assert(back.has_chot && back.chot[3] == p.chot[3]);
+    ck_assert(back.has_ehot && back.ehot[0] == p.ehot[0] && back.ehot[1] == p.ehot[1]);
     ck_assert_int_eq(back.ninter, p.ninter);
     ck_assert_double_eq_tol(back.inter[0][2], p.inter[0][2], 1e-3 * p.inter[0][2]);   /* 6 digits */
     for (int q = 0; q < back.ninter; q++) ck_assert_double_eq_tol(back.inter[q][6], 1, 1e-9);

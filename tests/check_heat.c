@@ -429,7 +429,7 @@ START_TEST(profile_round_trip)
     ck_assert(x && x->has_sustained && x->hot == 1.3 && x->heat == 0);
     ck_assert(e && !e->has_sustained);
     ck_assert_int_eq(q.ncurve, 0);
-    ck_assert(!q.has_chot && q.ninter == 0);   /* a profile without them loads as before */
+    ck_assert(!q.has_chot && q.ninter == 0 && !q.has_ehot);   /* a profile without them loads as before */
     prof_free(&q);
     /* the curve travels too */
     p.ncurve = 2;
@@ -481,6 +481,22 @@ START_TEST(profile_round_trip)
     ck_assert_double_eq(q.inter[1][6], 0);
     for (int i = 0; i < 2; i++)
         for (int c = 0; c < 6; c++) ck_assert_double_eq(q.inter[i][c], ki[i][c]);
+    ck_assert(!q.has_ehot);
+    prof_free(&q);
+    /* the elementwise proxy's hot at a serving budget: read back as written, and written back
+     * byte for byte */
+    p.has_ehot = 1;
+    p.ehot[0] = 2048, p.ehot[1] = 1.3125;
+    ck_assert_int_eq(prof_save(path, &p), 0);
+    ck_assert_msg(prof_load(path, &q, err) == 0, "%s", err);
+    ck_assert(q.has_ehot && q.ehot[0] == 2048 && q.ehot[1] == 1.3125);
+    ck_assert(q.has_chot && q.ninter == 2 && q.ncurve == 2);
+    ck_assert_int_eq(prof_save(path2, &q), 0);
+    a = slurp(path), b = slurp(path2);
+    ck_assert_str_eq(a, b);
+    ck_assert_msg(strstr(a, "elementwise_hot: {tokens: 2048, hot: 1.3125}"), "%s", a);
+    free(a);
+    free(b);
     prof_free(&q);
     prof_free(&p);
     unlink(path);

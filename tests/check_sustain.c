@@ -35,8 +35,8 @@ typedef struct {
 } fake_t;
 
 /* per job: calibrated time, hot (time factor at F_HOT), heat (its own settling point) */
-static calib_job_t jobs[8];
-static double t_s[8], hot_of[8], heat_of[8];
+static calib_job_t jobs[16];
+static double t_s[16], hot_of[16], heat_of[16];
 static int njobs;
 
 static double job_hot(const calib_job_t *j) { return hot_of[j - jobs]; }
@@ -194,6 +194,19 @@ static void setup(void)
      * law 4, which the law probes (nlaws 4 below) leave alone */
     add(CK_GEMM, 4, 4e-4, F_COLD / F_HOT, 1.0);
     jobs[7].m = 2048, jobs[7].n = 5120, jobs[7].k = 5120;
+    /* the elementwise proxy (laws 5, L2-cold, and 6, warm; the law probes leave them alone):
+     * memory-bound, no pull on the clock; L2-cold at 256, 1024 and 4096 tokens, 30% slower at
+     * F_HOT; warm at 1024 and 4096 tokens, 10% slower */
+    static const long cold_tok[3] = { 256, 1024, 4096 }, warm_tok[2] = { 1024, 4096 };
+    for (int i = 0; i < 3; i++) {
+        add(CK_ELEM, 5, 2e-5 * cold_tok[i] / 1024, 1.3, 0.0);
+        jobs[njobs - 1].tokens = cold_tok[i];
+        jobs[njobs - 1].cold = 1;
+    }
+    for (int i = 0; i < 2; i++) {
+        add(CK_ELEM, 6, 1.5e-5 * warm_tok[i] / 1024, 1.1, 0.0);
+        jobs[njobs - 1].tokens = warm_tok[i];
+    }
 }
 
 /* calib_sustain over the fake card's jobs (4 laws), its progress log returned (the caller frees it) */
@@ -229,7 +242,7 @@ START_TEST(recovers_the_card)
     ck_assert_double_eq_tol(s.heat[1], 0.0, 0.02);
     ck_assert_double_eq_tol(s.heat[2], 0.5, 0.03);
     ck_assert(isnan(s.hot[3]) && isnan(s.heat[3]));   /* a law with no points */
-    ck_assert_msg(s.seconds > 2 && s.seconds < 40, "%g s", s.seconds);
+    ck_assert_msg(s.seconds > 2 && s.seconds < 45, "%g s", s.seconds);
 }
 END_TEST
 
@@ -349,6 +362,53 @@ START_TEST(layer_probes_recover_the_card)
 }
 END_TEST
 
+/* The elementwise proxy at a serving budget (sustain.h 8.): of the L2-cold points of 512 tokens
+ * or more, the one nearest 2048 by ratio (1024 and 4096 as near: the larger), timed after the
+ * heater (4 time constants: 98% of the way down) over after the light load -> 1 + 0.3 x 0.98;
+ * the warm point of the same tokens printed beside it, not stored; no L2-cold point of 512
+ * tokens or more: not measured, said in the log, the rest measured as before. */
+START_TEST(elementwise_probe_at_a_serving_budget)
+{
+    setup();
+    calib_sustain_t s;
+    char *txt = sustain_logged(&s);
+    ck_assert_msg(s.ok, "not measured: %s", s.why);
+    ck_assert(s.has_ehot && s.ehot[0] == 4096);
+    ck_assert_double_eq_tol(s.ehot[1], 1 + 0.3 * 0.98, 0.01);
+    const char *cp = "elementwise proxy L2-cold, 4096 tokens, ", *wp = "elementwise proxy warm, 4096 tokens, ";
+    const char *c = strstr(txt, cp);
+    ck_assert_msg(c != NULL, "%s", txt);
+    double ms, hot, sx;
+    ck_assert_int_eq(sscanf(c + strlen(cp), "%lf ms: hot %lf (s %lf", &ms, &hot, &sx), 3);
+    ck_assert_double_eq_tol(ms, 0.08, 0.001);   /* after the light load: its cold time */
+    ck_assert_double_eq_tol(hot, s.ehot[1], 1e-3);
+    ck_assert_double_eq_tol(sx, log(s.ehot[1]) / log(s.clock_cold / s.clock_hot), 0.01);
+    c = strstr(txt, wp);
+    ck_assert_msg(c != NULL && strstr(c, "(printed only)") != NULL, "%s", txt);
+    ck_assert_int_eq(sscanf(c + strlen(wp), "%lf ms: hot %lf", &ms, &hot), 2);
+    ck_assert_double_eq_tol(ms, 0.06, 0.001);
+    ck_assert_double_eq_tol(hot, 1 + 0.1 * 0.98, 0.01);
+    free(txt);
+    /* the probe's cost: 6 timings of each point, each after 4 time constants of the light load
+     * or of the heater (0.4 s, 0.24 s on the fake card), and a batch of the pre-load and a
+     * timing past them at most */
+    calib_sustain_t s0;
+    setup();
+    for (int i = 8; i < njobs; i++) t_s[i] = NAN;
+    txt = sustain_logged(&s0);
+    ck_assert_msg(strstr(txt, "no L2-cold elementwise point of >= 512 tokens") != NULL, "%s", txt);
+    free(txt);
+    ck_assert(s0.ok && !s0.has_ehot && s0.has_chot && s0.ninter == SUSTAIN_INTER_N);
+    double pre = fmin(0.5, fmax(0.1, 4 * s.tau_down)) + fmin(0.5, fmax(0.1, 4 * s.tau_up)), more = s.seconds - s0.seconds;
+    ck_assert_msg(more >= 2 * 3 * pre && more < 2 * 3 * pre + 0.06, "%g s more, pre-loads %g s", more, pre);
+    /* only the 256-token L2-cold point: none of a serving budget's size */
+    setup();
+    t_s[9] = t_s[10] = NAN;
+    ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s0, NULL), 0);
+    ck_assert(s0.ok && !s0.has_ehot);
+}
+END_TEST
+
 /* The layer rows run back to back, the 20 ms cycles a call a part (sustain.h 7.), on a host
  * whose calls cost 60 us and whose readings of the clock and the power 2 ms each (how long an
  * NVML reading takes on the card is not known; the back-to-back rows must not depend on it).
@@ -447,6 +507,7 @@ int main(void)
 {
     const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(curve_finds_the_knee), CHECK_TEST(skips_without_a_clock_or_a_drop),
                                   CHECK_TEST(layer_probes_recover_the_card), CHECK_TEST(layer_rows_keep_the_card_busy),
+                                  CHECK_TEST(elementwise_probe_at_a_serving_budget),
                                   CHECK_TEST(preload_study_prints_every_probe)};
     return check_main("sustain", "core", tests, CHECK_N(tests), 60, NULL);
 }
