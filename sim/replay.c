@@ -205,7 +205,8 @@ static void rm_destroy(cost_model_t *cm)
  * 1, 2, ... (the rows are the steps in order); `type` is a step type's name; `measured_s`
  * (and `meas_attn_s`, when present) a plain decimal number: no hex, inf or nan, nor a
  * subnormal (no step lasts 1e-310 s: such a value is a damaged file); so is `gap_s` (a
- * back-to-back replay's GPU idle before the step, 0 or more), when present.  The other columns
+ * back-to-back replay's GPU idle before the step, 0 or more), when present, and `reprep_s` beside
+ * it (the idle re-preparations left inside the step, added to the step's idle).  The other columns
  * are not read.  A malformed file is refused at its line and column. */
 
 /* a step's time: within a profile point's range of t_s (1 ns .. 1000 s); 1e-300 s is no step a
@@ -339,7 +340,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
     char line[RM_LINE_MAX + 1], names[RM_LINE_MAX + 1];   /* names: the header's fields */
     size_t len = 0;
     long rcap = 0, ln = 0;
-    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, cg = -1, nhdr = 0, got;
+    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, cg = -1, cr = -1, nhdr = 0, got;
     rm_row_t row, hdr;
     if (!cm) {
         snprintf(err, COST_ERR_MAX, "out of memory");
@@ -381,7 +382,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
                 int *which = !strcmp(row.fld[c], "step") ? &cs : !strcmp(row.fld[c], "type") ? &ct
                              : !strcmp(row.fld[c], "measured_s") ? &cm_ : !strcmp(row.fld[c], "meas_attn_s") ? &ca
                              : !strcmp(row.fld[c], "sm_clock_mhz") ? &cc : !strcmp(row.fld[c], "gap_s") ? &cg
-                             : NULL;
+                             : !strcmp(row.fld[c], "reprep_s") ? &cr : NULL;
                 if (which && *which >= 0) {
                     snprintf(err, COST_ERR_MAX, "%s:1:%d: %s: a second column of that name", csv, row.col[c], row.fld[c]);
                     goto fail;
@@ -434,7 +435,15 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
                      row.col[cg], RM_MAX_S);
             goto fail;
         }
-        r->gap[r->nmeas] = gp;
+        /* a re-preparation inside the step (reprep_s, left out of measured_s) idled the card
+         * too: counted with the idle before the step, where the heat model relaxes */
+        double rp = 0;
+        if (cg >= 0 && cr >= 0 && (rm_decimal(row.fld[cr], &rp) < 0 || !(rp >= 0 && rp <= RM_MAX_S))) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: reprep_s: expected a decimal number of seconds in [0, %g]", csv, ln,
+                     row.col[cr], RM_MAX_S);
+            goto fail;
+        }
+        r->gap[r->nmeas] = gp + rp;
         r->type[r->nmeas] = ty;
         r->meas[r->nmeas] = m;
         r->meas_attn[r->nmeas] = at;

@@ -80,7 +80,8 @@ const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, lon
  * recorded; the arrays are the model's. */
 long replay_recorded_clocks(const cost_model_t *cm, const double **recorded, const double **model);
 /* The recording's GPU idle before each step (its gap_s column, seconds: a back-to-back
- * replay's time from the previous step's last kernel to this step's first).  Returns the
+ * replay's time from the previous step's last kernel to this step's first; plus its reprep_s,
+ * where recorded: the idle that re-preparations left inside the step, counted before it).  Returns the
  * steps recorded, *gap the model's array; 0 and NULL when the recording has no such column. */
 long replay_recorded_gaps(const cost_model_t *cm, const double **gap);
 

@@ -208,6 +208,23 @@ START_TEST(recording_gaps_read)
     ck_assert_int_eq(replay_recorded_gaps(cm, &g), 0);
     ck_assert_ptr_null(g);
     cost_free(cm);
+    /* a back-to-back MoE step's re-preparations (reprep_s) idled the card inside it: counted with
+     * the idle before it */
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("step,type,measured_s,reprep_s,gap_s\n1,prefill,0.02,0,0\n2,decode,0.01,0.002,0.004\n", f);
+    fclose(f);
+    ck_assert_ptr_nonnull(cm = replay_recorded_new(path, NULL, err));
+    ck_assert_int_eq(replay_recorded_gaps(cm, &g), 2);
+    ck_assert_double_eq(g[0], 0);
+    ck_assert_double_eq_tol(g[1], 0.006, 1e-15);
+    cost_free(cm);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("step,type,measured_s,reprep_s,gap_s\n1,prefill,0.02,x,0\n", f);
+    fclose(f);
+    ck_assert_ptr_null(replay_recorded_new(path, NULL, err));
+    ck_assert_msg(strstr(err, ":2:16: reprep_s: expected") != NULL, "%s", err);
     /* a negative idle is no recording's */
     f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
