@@ -694,7 +694,6 @@ static int cmd_rescore(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    if (compute_hot) recorded_clock = recorded_clock ? 2 : 3;
     for (int i = 0; i < nruns; i++)   /* one recording twice: a spread of 0 that no GPU gave */
         for (int j = 0; j < i; j++)
             if (outfile_same(runs[i], runs[j]) || same_bytes(runs[i], runs[j])) {
@@ -710,7 +709,7 @@ static int cmd_rescore(int argc, char **argv)
             rc = 2;
             goto done;
         }
-        int r = rescore_runs(stdout, &u, file, runs, nruns, recorded_clock, recorded_idle, rerr, sizeof rerr);
+        int r = rescore_runs(stdout, &u, file, runs, nruns, recorded_clock, compute_hot, recorded_idle, rerr, sizeof rerr);
         if (r < 0) setup_msg(stderr, "%s", rerr);
         rc = r == -2 ? 2 : r < 0 ? 1 : 0;
         goto done;

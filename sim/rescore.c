@@ -118,8 +118,16 @@ static double *mean_gaps(const double *const *gap, const long *ng, int nruns, lo
     return m;
 }
 
+/* The diagnostics' settings on one model: its steps at the clocks clk (recorded_clock), and its
+ * GEMMs by calib's compute-bound probe (compute_hot: at those clocks, or at the model's own) */
+static void diagnose(cost_model_t *cm, const double *clk, long nclk, int recorded_clock, int compute_hot)
+{
+    if (recorded_clock) cost_profile_clock_schedule(cm, clk, nclk);
+    cost_profile_compute_hot(cm, !compute_hot ? 0 : recorded_clock ? 1 : 2);
+}
+
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
-                 int recorded_idle, char *err, size_t errsz)
+                 int compute_hot, int recorded_idle, char *err, size_t errsz)
 {
     cost_model_t *pm[RESCORE_MAX_RUNS] = { 0 }, *rm[RESCORE_MAX_RUNS] = { 0 }, *sm = NULL;
     const double *gap[RESCORE_MAX_RUNS];
@@ -146,13 +154,9 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             goto done;
         }
         cost_profile_envelope_quiet(pm[r]);   /* the profile run warns; the recorded runs are measured */
-        if (recorded_clock == 1 || recorded_clock == 2) {   /* each recorded step at its own run's clock */
-            const double *rc_, *mc_;
-            long nc = replay_recorded_clocks(rm[r], &rc_, &mc_);
-            cost_profile_clock_schedule(pm[r], rc_, nc);
-            cost_profile_compute_hot(pm[r], recorded_clock == 2);
-        }
-        if (recorded_clock == 3) cost_profile_compute_hot(pm[r], 2);
+        const double *rc_ = NULL, *mc_;    /* each recorded step at its own run's clock */
+        long nc = recorded_clock ? replay_recorded_clocks(rm[r], &rc_, &mc_) : 0;
+        diagnose(pm[r], rc_, nc, recorded_clock, compute_hot);
         ng[r] = replay_recorded_gaps(rm[r], &gap[r]);
         if (!ng[r]) recorded_idle = 0;       /* every run records its idle, or none is used */
     }
@@ -170,13 +174,8 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     /* the prediction's steps: step k at run 1's k-th clock (the runs' steps match the
      * prediction's in count within ~1%, not one by one: an approximation for the windows) */
     const double *clk1 = NULL, *mclk1;
-    int sched = recorded_clock == 1 || recorded_clock == 2;
-    long nclk1 = sched ? replay_recorded_clocks(rm[0], &clk1, &mclk1) : 0;
-    if (sched) {
-        cost_profile_clock_schedule(u->cost, clk1, nclk1);
-        cost_profile_compute_hot(u->cost, recorded_clock == 2);
-    }
-    if (recorded_clock == 3) cost_profile_compute_hot(u->cost, 2);
+    long nclk1 = recorded_clock ? replay_recorded_clocks(rm[0], &clk1, &mclk1) : 0;
+    diagnose(u->cost, clk1, nclk1, recorded_clock, compute_hot);
     /* the prediction, then the same at 1% more a step */
     if (engine_run(&u->e) < 0) {
         snprintf(err, errsz, "%s", u->e.err);
@@ -191,11 +190,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         goto done;
     }
     sc->k = 1 + RESCORE_SENS;
-    if (sched) {
-        cost_profile_clock_schedule(sc->inner, clk1, nclk1);
-        cost_profile_compute_hot(sc->inner, recorded_clock == 2);
-    }
-    if (recorded_clock == 3) cost_profile_compute_hot(sc->inner, 2);
+    diagnose(sc->inner, clk1, nclk1, recorded_clock, compute_hot);
     if (recorded_idle) cost_profile_idle_schedule(sc->inner, gm, ngm);
     cost_profile_envelope_quiet(sc->inner);
     es_started = 1;
@@ -220,8 +215,8 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         }
     }
     fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s\n", u->s.name, file, u->prof.gpu, nruns,
-            recorded_clock == 2 ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
-            : recorded_clock == 3 ? ", compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)"
+            recorded_clock && compute_hot ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
+            : compute_hot ? ", compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)"
             : recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "");
     if (recorded_idle) {
         double gs = 0;
@@ -249,7 +244,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         for (int r = 0; r < nruns; r++) fprintf(out, "%s%.1f%%", r ? " " : "", 100 * st[r].median);
         fprintf(out, ")\n");
     }
-    if (recorded_clock) {
+    if (recorded_clock || compute_hot) {
         fprintf(out, "   %-10s %6s %13s %13s %13s  %s\n", "clock", "steps", "model MHz", "recorded MHz", "model-rec",
                 "(per run: model / recorded, the steps' means)");
         for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {

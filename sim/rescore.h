@@ -44,14 +44,15 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
  * report to out.  0; -2 a recording refused (err: file:line:col), -1 a run failed (err). */
 /* recorded_clock: a diagnostic of the clock model (pacesim rescore --recorded-clock): every
  * recorded step priced at the SM clock its run recorded, the prediction's step k at run 1's
- * k-th clock, and a table of the model's clock against the recorded one per step type; 2: the
- * same, a GEMM there priced by calib's compute-bound GEMM probe too (cost_profile_compute_hot); 3:
- * every step at the model's own clock, a GEMM by that probe, and the same table. */
+ * k-th clock, and a table of the model's clock against the recorded one per step type.
+ * compute_hot (--compute-hot): a GEMM priced by calib's compute-bound GEMM probe too
+ * (cost_profile_compute_hot), at those clocks, or without recorded_clock at the model's own
+ * (the same table printed). */
 /* recorded_idle: where every run records the GPU's idle before each step (a back-to-back
  * replay's gap_s column), the heat state relaxes over it (cost_profile_idle_schedule): each
  * run's steps after their own run's idle, the prediction's step k after the runs' mean at k;
  * 0, or a run without the column: the step law's host time, as the model prices an engine. */
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
-                 int recorded_idle, char *err, size_t errsz);
+                 int compute_hot, int recorded_idle, char *err, size_t errsz);
 
 #endif
