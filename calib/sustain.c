@@ -144,6 +144,21 @@ static int timed_after(sus_t *s, const calib_job_t *pre, double pre_t, double pr
     return 0;
 }
 
+/* A job's time 3 times after the light load L and 3 times after the heater H, interleaved
+ * (pre_l, pre_h seconds of each before each timing): the medians' ratio in *hot (hot over
+ * cold) and the cold median in *cold.  0 / -1. */
+static int hot_ratio(sus_t *s, const calib_job_t *L, double tl, double pre_l, const calib_job_t *H, double th,
+                     double pre_h, const calib_job_t *j, double tj, double *cold, double *hot)
+{
+    double tc[3], th3[3];
+    for (int r = 0; r < 3; r++)
+        if (timed_after(s, L, tl, pre_l, j, tj, &tc[r]) < 0 || timed_after(s, H, th, pre_h, j, tj, &th3[r]) < 0)
+            return -1;
+    *cold = median(tc, 3);
+    *hot = median(th3, 3) / *cold;
+    return 0;
+}
+
 /* The probes of a law: of the n times t, those of 20 us .. 20 ms sorted, the ones at a
  * third and at two thirds (one or both of them when fewer than three qualify).  Indices
  * into t in idx; returns how many. */
@@ -357,15 +372,12 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
         return 0;
     }
     const calib_job_t *G = &jobs[gi];
-    double tg = t_s[gi], tc[3], th3[3], tail;
-    for (int r = 0; r < 3; r++)
-        if (timed_after(s, L, tl, pre_l, G, tg, &tc[r]) < 0 || timed_after(s, H, th, pre_h, G, tg, &th3[r]) < 0)
-            return -1;
-    double gcold = median(tc, 3);
+    double tg = t_s[gi], gcold, ghot, tail;
+    if (hot_ratio(s, L, tl, pre_l, H, th, pre_h, G, tg, &gcold, &ghot) < 0) return -1;
     if (gcold > 0) {
         out->has_chot = 1;
         out->chot[0] = G->m, out->chot[1] = G->n, out->chot[2] = G->k;
-        out->chot[3] = median(th3, 3) / gcold;
+        out->chot[3] = ghot;
         if (progress)
             fprintf(progress, "calib: sustained load: compute-bound gemm m=%ld n=%ld k=%ld hot %.3f\n", G->m, G->n, G->k,
                     out->chot[3]);
@@ -458,13 +470,10 @@ static int elem_probe(sus_t *s, const calib_job_t *jobs, const double *t_s, int 
         int ei = v ? pick_elem(jobs, t_s, njobs, 0) : ci;
         if (ei < 0 || (v && jobs[ei].tokens != jobs[ci].tokens)) continue;
         const calib_job_t *E = &jobs[ei];
-        double te = t_s[ei], tc[3], th3[3];
-        for (int r = 0; r < 3; r++)
-            if (timed_after(s, L, tl, pre_l, E, te, &tc[r]) < 0 || timed_after(s, H, th, pre_h, E, te, &th3[r]) < 0)
-                return -1;
-        double c = median(tc, 3);
+        double c, hot;
+        if (hot_ratio(s, L, tl, pre_l, H, th, pre_h, E, t_s[ei], &c, &hot) < 0) return -1;
         if (!(c > 0)) continue;
-        double hot = median(th3, 3) / c, law = E->law >= 0 && E->law < SUSTAIN_MAX_LAWS ? out->hot[E->law] : NAN;
+        double law = E->law >= 0 && E->law < SUSTAIN_MAX_LAWS ? out->hot[E->law] : NAN;
         if (!v) {
             out->has_ehot = 1;
             out->ehot[0] = (double)E->tokens;
@@ -539,17 +548,14 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
         int k = 0;
         for (int q = 0; q < np; q++) {
             const calib_job_t *j = &jobs[p[q]];
-            double tc[3], th3[3], tail;
-            for (int r = 0; r < 3; r++)
-                if (timed_after(&s, L, tl, pre_l, j, t_s[p[q]], &tc[r]) < 0
-                    || timed_after(&s, H, th, pre_h, j, t_s[p[q]], &th3[r]) < 0)
-                    goto done;
+            double c, hr, tail;
+            if (hot_ratio(&s, L, tl, pre_l, H, th, pre_h, j, t_s[p[q]], &c, &hr) < 0)
+                goto done;
             if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
                 || load(&s, j, t_s[p[q]], own, NULL, NULL, NULL, &tail) < 0)
                 goto done;
-            double c = median(tc, 3);
             if (!(c > 0) || !isfinite(tail)) continue;
-            ratio[k] = median(th3, 3) / c;
+            ratio[k] = hr;
             w[k] = (cold - tail) / (cold - hot);
             if (w[k] < 0) w[k] = 0;
             if (w[k] > 1) w[k] = 1;
