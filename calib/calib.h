@@ -64,7 +64,16 @@ typedef struct calib_job {
      * C[m_e, n] = A[m_e, k] W_e[n, k]^T (n, k as gemm) */
     int experts, topk;
     double skew;
+    int slot;                     /* moe: the prepared state it keeps (0 .. CALIB_MOE_SLOTS-1): jobs of
+                                     different slots stay prepared side by side (calib_gpu_ready);
+                                     calib's own jobs use slot 0 */
 } calib_job_t;
+
+/* The grouped MoE GEMMs the GPU timer keeps prepared at once (calib_job_t.slot): each slot its
+ * groups' shapes and its device arrays of operand pointers, at most LAW_MOE_MAX_EXPERTS groups
+ * x 16 rotation sets x 3 pointers (384 KiB of device memory, 32 KiB of host memory a slot; 3 MiB
+ * and 256 KiB for all).  The operands themselves are the timer's shared rotation buffers. */
+#define CALIB_MOE_SLOTS 8
 
 typedef struct calib_law_spec {
     law_id_t law;                 /* the law's form in the catalogue (sim/law.h) */
@@ -271,6 +280,12 @@ int calib_gpu_gate_open(void);
  * opened when it reaches CALIB_GATE_MAX_CALLS.  0, 1 (the kernel refused the shape before
  * launching), or -1 with t->err filled. */
 int calib_gpu_launch(calib_timer_t *t, const calib_job_t *j, int iters, long *queued);
+/* 1 if a prepared job j can be launched as it stands (calib_gpu_launch): its state in the timer
+ * is still its own -- a GEMM's or the elementwise proxy's buffers are large enough (they only
+ * grow), a GDN job is the last GDN job prepared (one set of sequence offsets), a grouped MoE GEMM's
+ * slot holds j's shape and no buffer its pointers point into was reallocated since -- else 0
+ * (prepare it again first).  Kernels not tracked (attention, varlen): 0. */
+int calib_gpu_ready(calib_timer_t *t, const calib_job_t *j);
 
 #ifdef __cplusplus
 }

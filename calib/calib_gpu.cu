@@ -128,6 +128,7 @@ typedef struct {
     size_t cap;      /* bytes */
     int f32;
     unsigned long long seed;
+    unsigned gen;    /* allocations so far: a pointer into it taken at generation g is stale past g */
 } rot_t;
 
 static int rot_reserve(calib_timer_t *t, rot_t *r, size_t bytes)
@@ -140,6 +141,7 @@ static int rot_reserve(calib_timer_t *t, rot_t *r, size_t bytes)
     r->cap = 0;
     size_t cap = bytes + bytes / 4;
     cap = (cap + 255) & ~(size_t)255;
+    r->gen++;
     CK(cudaMalloc(&r->base, cap));
     r->cap = cap;
     r->seed++;
@@ -166,10 +168,19 @@ static void *rot_get(const rot_t *r, size_t bytes, int i)
     int n = rot_sets(bytes);
     return (char *)r->base + (size_t)(i % n) * b;
 }
-static int rot_fit(calib_timer_t *t, rot_t *r, size_t bytes)
+static size_t rot_fit_bytes(size_t bytes)
 {
     size_t b = (bytes + 255) & ~(size_t)255;
-    return rot_reserve(t, r, b * (size_t)rot_sets(bytes));
+    return b * (size_t)rot_sets(bytes);
+}
+static int rot_fit(calib_timer_t *t, rot_t *r, size_t bytes)
+{
+    return rot_reserve(t, r, rot_fit_bytes(bytes));
+}
+/* 1 if rot_fit(r, bytes) has nothing to do: its rotation fits r as it is */
+static int rot_fits(const rot_t *r, size_t bytes)
+{
+    return r->base && r->cap >= rot_fit_bytes(bytes);
 }
 
 /* ---- GDN proxy kernels ---------------------------------------------------------
@@ -375,6 +386,23 @@ typedef struct {
     attn_kv kv;
 } pool_t;
 
+/* moe: one prepared grouped GEMM (a slot): its groups, their shapes and their device arrays of
+ * operand pointers per rotation set, pointing into the timer's wbuf and cbuf as they were when it
+ * was prepared (wgen, cgen) */
+typedef struct {
+    int ok;                     /* prepared (and the shape below is its job's) */
+    long tokens, n, k;
+    int experts, topk;
+    double skew;
+    unsigned wgen, cgen;
+    int groups, sets;
+    int *m, *gn, *gk, *one;     /* cuBLAS's m, n, k per group (column-major: m = the job's n, n = m_e) */
+    cublasOperation_t *ta, *tb;
+    float *alpha, *beta;
+    void **d_ptr;               /* [sets][3][groups]: A (weights), B (activations), C */
+    size_t ptr_cap;
+} moe_slot_t;
+
 typedef struct {
     cudaEvent_t e0, e1;
     cublasHandle_t blas;
@@ -401,9 +429,8 @@ typedef struct {
     rot_t sbuf;                 /* fp32 states */
     rot_t ebuf;                 /* the elementwise proxy's tensors (it updates its residual in place) */
     long elem_runs;             /* runs of it since ebuf was last filled */
-    rot_t ecold;                /* the L2-cold proxy's (job->cold): sets with their own norm weight, */
-    int ecold_sets;             /*   this many, over at least ELEM_COLD_L2 times the L2 */
-    size_t ecold_set;           /*   of this many bytes each */
+    rot_t ecold;                /* the L2-cold proxy's (job->cold): sets with their own norm weight
+                                   (elem_cold_sets: their number and size follow from the job) */
     long ecold_runs;            /* its runs since ecold was last filled */
     void *flush;                /* ELEM_FLUSH_L2 times the L2, written to evict it before cold timings */
     size_t flush_cap;
@@ -411,6 +438,8 @@ typedef struct {
     int *d_cu;
     int cu_cap;
     int gdn_ok;
+    long gdn_tokens;            /* the GDN job d_cu's offsets were made for (0: none yet) */
+    int gdn_seqs;
     unsigned iter;
     long long *d_sink;
     gpuclock_t nvml;            /* the SM clock for the sustained-load probes (NVML) */
@@ -418,13 +447,8 @@ typedef struct {
     attn_kv vl_kv;
     attn_varlen_plan *vl_plan[NROT];
     int vl_checked;
-    /* moe: the groups of the current job and their device pointer arrays per rotation set */
-    int moe_groups, moe_sets;
-    int *moe_m, *moe_n, *moe_k, *moe_one;
-    cublasOperation_t *moe_ta, *moe_tb;
-    float *moe_alpha, *moe_beta;
-    void **d_moe_ptr;           /* [sets][3][groups]: A (weights), B (activations), C */
-    size_t moe_ptr_cap;
+    /* moe: a prepared grouped GEMM per slot (calib_job_t.slot, CALIB_MOE_SLOTS) */
+    moe_slot_t moe[CALIB_MOE_SLOTS];
     long gate_late;             /* timings whose launch gate let go by its time limit */
     long gate_late_runs;        /* those of more than one run */
     /* seq_queue / seq_wait (calib.h): a ring of CALIB_SEQ_DEPTH batches, each its events */
@@ -711,6 +735,7 @@ static int prepare_gdn(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
     int rc = gdn_ready(t, g);
     if (rc)
         return rc;
+    g->gdn_tokens = 0;          /* d_cu's offsets are this job's once the copy below is done */
     int C = g->r.gdn_conv_dim, S = j->seqs, Hv = g->r.gdn_v_heads;
     size_t T = (size_t)j->tokens;
     if (rot_fit(t, &g->abuf, T * C * 2 + 2 * T * Hv * 2) < 0 ||
@@ -733,6 +758,8 @@ static int prepare_gdn(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
     for (int s = 2; s <= S; s++)
         cu[s] = cu[s - 1] + 1;
     CK(cudaMemcpy(g->d_cu, cu, (S + 1) * sizeof(int), cudaMemcpyHostToDevice));
+    g->gdn_tokens = j->tokens;
+    g->gdn_seqs = S;
     return 0;
 }
 
@@ -791,14 +818,24 @@ static int prepare_elem(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
  * step's layers), and the L2 is evicted here, before the timings (the last fill, or another
  * job's buffers, may hold some sets).  The proxy's input and gate|up tensors are cold too,
  * where an engine's are the preceding GEMM's fresh output: an upper bound by those reads. */
-static int prepare_elem_cold(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
+/* The L2-cold proxy's sets for job j: their size (returned) and number (*sets), a function of the
+ * job and the card alone, so that jobs of several token counts prepared one after the other each
+ * run with their own sets (the buffer only grows: it holds every one prepared) */
+static size_t elem_cold_set(const gpu_t *g, const calib_job_t *j, int *sets)
 {
     size_t T = (size_t)j->tokens, H = g->m.hidden, I = (size_t)g->r.mlp_down_k;
     double l2 = g->prop.l2CacheSize > 0 ? g->prop.l2CacheSize : 64.0 * 1024 * 1024;
     size_t b = ((T * (3 * H + 3 * I) + H) * 2 + 255) & ~(size_t)255;
-    int sets = (int)ceil(ELEM_COLD_L2 * l2 / (double)b);
-    if (sets < 1)
-        sets = 1;
+    int n = (int)ceil(ELEM_COLD_L2 * l2 / (double)b);
+    *sets = n < 1 ? 1 : n;
+    return b;
+}
+
+static int prepare_elem_cold(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
+{
+    double l2 = g->prop.l2CacheSize > 0 ? g->prop.l2CacheSize : 64.0 * 1024 * 1024;
+    int sets;
+    size_t b = elem_cold_set(g, j, &sets);
     size_t had = g->ecold.cap;
     if (rot_reserve(t, &g->ecold, b * (size_t)sets) < 0)
         return -1;
@@ -809,8 +846,6 @@ static int prepare_elem_cold(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
         CKA(attn_fill_half_random(g->ecold.base, g->ecold.cap / 2, -1.f, 1.f, g->ecold.seed));
         g->ecold_runs = 0;
     }
-    g->ecold_sets = sets;
-    g->ecold_set = b;
     size_t fl = ((size_t)(ELEM_FLUSH_L2 * l2) + 255) & ~(size_t)255;
     if (g->flush_cap < fl) {
         if (g->flush)
@@ -830,7 +865,9 @@ static int run_elem(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i
     size_t T = (size_t)j->tokens, H = g->m.hidden, I = (size_t)g->r.mlp_down_k;
     half *base, *w = g->norm_w;
     if (j->cold) {
-        base = (half *)((char *)g->ecold.base + (size_t)(i % (unsigned)g->ecold_sets) * g->ecold_set);
+        int sets;
+        size_t set = elem_cold_set(g, j, &sets);
+        base = (half *)((char *)g->ecold.base + (size_t)(i % (unsigned)sets) * set);
         w = base + T * (3 * H + 3 * I);
         g->ecold_runs++;
     } else {
@@ -960,8 +997,39 @@ static size_t moe_set_bytes(const calib_job_t *j, size_t *wb, size_t *ab, size_t
     return *wb + *ab;
 }
 
+/* 1 if slot ms holds job j's grouped GEMM, its pointers into the buffers as they are now */
+static int moe_slot_holds(const gpu_t *g, const moe_slot_t *ms, const calib_job_t *j)
+{
+    return ms->ok && ms->tokens == j->tokens && ms->n == j->n && ms->k == j->k && ms->experts == j->experts
+        && ms->topk == j->topk && ms->skew == j->skew && ms->wgen == g->wbuf.gen && ms->cgen == g->cbuf.gen;
+}
+
+static moe_slot_t *moe_slot_of(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
+{
+    if (j->slot < 0 || j->slot >= CALIB_MOE_SLOTS) {
+        snprintf(t->err, sizeof t->err, "grouped GEMM slot %d outside 0..%d", j->slot, CALIB_MOE_SLOTS - 1);
+        return NULL;
+    }
+    return &g->moe[j->slot];
+}
+
+static void moe_slot_free(moe_slot_t *ms)
+{
+    free(ms->m);
+    free(ms->alpha);
+    free(ms->ta);
+    cudaFree(ms->d_ptr);
+    memset(ms, 0, sizeof *ms);
+}
+
+/* Prepare job j's grouped GEMM in its slot (j->slot): the other slots keep theirs (their pointers
+ * stay good unless this job's rotation grows wbuf or cbuf: calib_gpu_ready says so) */
 static int prepare_moe(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
 {
+    moe_slot_t *ms = moe_slot_of(t, g, j);
+    if (!ms)
+        return -1;
+    ms->ok = 0;
     long cnt[LAW_MOE_MAX_EXPERTS];
     int active = law_moe_counts(j->tokens, j->experts, j->topk, j->skew, cnt);
     if (active < 1 || j->n > INT32_MAX || j->k > INT32_MAX) {
@@ -972,19 +1040,19 @@ static int prepare_moe(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
     if (rot_fit(t, &g->wbuf, set) < 0 || rot_reserve(t, &g->cbuf, cb) < 0)
         return -1;
     int sets = rot_sets(set);
-    free(g->moe_m);
-    g->moe_m = (int *)malloc(4 * (size_t)active * sizeof(int));
-    free(g->moe_alpha);
-    g->moe_alpha = (float *)malloc(2 * (size_t)active * sizeof(float));
-    free(g->moe_ta);
-    g->moe_ta = (cublasOperation_t *)malloc(2 * (size_t)active * sizeof(cublasOperation_t));
-    if (!g->moe_m || !g->moe_alpha || !g->moe_ta) {
+    free(ms->m);
+    ms->m = (int *)malloc(4 * (size_t)active * sizeof(int));
+    free(ms->alpha);
+    ms->alpha = (float *)malloc(2 * (size_t)active * sizeof(float));
+    free(ms->ta);
+    ms->ta = (cublasOperation_t *)malloc(2 * (size_t)active * sizeof(cublasOperation_t));
+    if (!ms->m || !ms->alpha || !ms->ta) {
         snprintf(t->err, sizeof t->err, "out of memory");
         return -1;
     }
-    g->moe_tb = g->moe_ta + active;
-    g->moe_n = g->moe_m + active, g->moe_k = g->moe_n + active, g->moe_one = g->moe_k + active;
-    g->moe_beta = g->moe_alpha + active;
+    ms->tb = ms->ta + active;
+    ms->gn = ms->m + active, ms->gk = ms->gn + active, ms->one = ms->gk + active;
+    ms->beta = ms->alpha + active;
     void **h = (void **)malloc((size_t)sets * 3 * active * sizeof(void *));
     if (!h) {
         snprintf(t->err, sizeof t->err, "out of memory");
@@ -997,14 +1065,14 @@ static int prepare_moe(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
             if (cnt[e] <= 0) continue;
             if (s == 0) {
                 /* column-major, as gemm's C^T[n x m_e] = W_e^T A_e^T: cuBLAS's m = n, n = m_e */
-                g->moe_m[gi] = (int)j->n;
-                g->moe_n[gi] = (int)cnt[e];
-                g->moe_k[gi] = (int)j->k;
-                g->moe_ta[gi] = CUBLAS_OP_T;
-                g->moe_tb[gi] = CUBLAS_OP_N;
-                g->moe_one[gi] = 1;
-                g->moe_alpha[gi] = 1.f;
-                g->moe_beta[gi] = 0.f;
+                ms->m[gi] = (int)j->n;
+                ms->gn[gi] = (int)cnt[e];
+                ms->gk[gi] = (int)j->k;
+                ms->ta[gi] = CUBLAS_OP_T;
+                ms->tb[gi] = CUBLAS_OP_N;
+                ms->one[gi] = 1;
+                ms->alpha[gi] = 1.f;
+                ms->beta[gi] = 0.f;
             }
             h[((size_t)s * 3 + 0) * active + gi] = base + (size_t)e * j->n * j->k * 2;
             h[((size_t)s * 3 + 1) * active + gi] = base + wb + off * j->k * 2;
@@ -1014,46 +1082,62 @@ static int prepare_moe(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
         }
     }
     size_t pb = (size_t)sets * 3 * active * sizeof(void *);
-    if (pb > g->moe_ptr_cap) {
-        if (g->d_moe_ptr) {
-            cudaError_t fe = cudaFree(g->d_moe_ptr);
-            g->d_moe_ptr = NULL;
-            g->moe_ptr_cap = 0;
+    if (pb > ms->ptr_cap) {
+        if (ms->d_ptr) {
+            cudaError_t fe = cudaFree(ms->d_ptr);
+            ms->d_ptr = NULL;
+            ms->ptr_cap = 0;
             if (fe != cudaSuccess) { free(h); return cuda_fail(t, fe, "cudaFree", __FILE__, __LINE__); }
         }
-        cudaError_t me = cudaMalloc((void **)&g->d_moe_ptr, pb);
+        cudaError_t me = cudaMalloc((void **)&ms->d_ptr, pb);
         if (me != cudaSuccess) { free(h); return cuda_fail(t, me, "cudaMalloc", __FILE__, __LINE__); }
-        g->moe_ptr_cap = pb;
+        ms->ptr_cap = pb;
     }
-    cudaError_t ce = cudaMemcpy(g->d_moe_ptr, h, pb, cudaMemcpyHostToDevice);
+    cudaError_t ce = cudaMemcpy(ms->d_ptr, h, pb, cudaMemcpyHostToDevice);
     free(h);
     if (ce != cudaSuccess) return cuda_fail(t, ce, "cudaMemcpy", __FILE__, __LINE__);
-    g->moe_groups = active;
-    g->moe_sets = sets;
+    ms->groups = active;
+    ms->sets = sets;
+    ms->tokens = j->tokens;
+    ms->n = j->n;
+    ms->k = j->k;
+    ms->experts = j->experts;
+    ms->topk = j->topk;
+    ms->skew = j->skew;
+    ms->wgen = g->wbuf.gen;
+    ms->cgen = g->cbuf.gen;
+    ms->ok = 1;
     return 0;
 }
 
 static int run_moe(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
 {
-    (void)j;
-    int a = g->moe_groups;
-    void **p = g->d_moe_ptr + (size_t)(i % g->moe_sets) * 3 * a;
+    moe_slot_t *ms = moe_slot_of(t, g, j);
+    if (!ms)
+        return -1;
+    if (!moe_slot_holds(g, ms, j)) {   /* its pointers would be another job's, or freed memory */
+        snprintf(t->err, sizeof t->err, "grouped GEMM slot %d does not hold this job as the buffers are now:"
+                 " prepare it again", j->slot);
+        return -1;
+    }
+    int a = ms->groups;
+    void **p = ms->d_ptr + (size_t)(i % ms->sets) * 3 * a;
     cublasStatus_t st = cublasGemmGroupedBatchedEx(
-        g->blas, g->moe_ta, g->moe_tb, g->moe_m, g->moe_n,
-        g->moe_k, g->moe_alpha, (const void *const *)p, CUDA_R_16F, g->moe_k, (const void *const *)(p + a), CUDA_R_16F,
-        g->moe_k, g->moe_beta, p + 2 * a, CUDA_R_16F, g->moe_m, a, g->moe_one, CUBLAS_COMPUTE_32F);
+        g->blas, ms->ta, ms->tb, ms->m, ms->gn,
+        ms->gk, ms->alpha, (const void *const *)p, CUDA_R_16F, ms->gk, (const void *const *)(p + a), CUDA_R_16F,
+        ms->gk, ms->beta, p + 2 * a, CUDA_R_16F, ms->m, a, ms->one, CUBLAS_COMPUTE_32F);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED) {
         /* a library without the grouped GEMM: equal groups (uniform routing) are one batched GEMM */
         int equal = 1;
-        for (int e = 1; e < a; e++) equal &= g->moe_n[e] == g->moe_n[0];
+        for (int e = 1; e < a; e++) equal &= ms->gn[e] == ms->gn[0];
         if (!equal) {
             snprintf(t->err, sizeof t->err, "cublasGemmGroupedBatchedEx not supported here, groups unequal");
             return 1;
         }
         const float alpha = 1.f, beta = 0.f;
-        st = cublasGemmBatchedEx(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, g->moe_m[0], g->moe_n[0], g->moe_k[0], &alpha,
-                                 (const void *const *)p, CUDA_R_16F, g->moe_k[0], (const void *const *)(p + a),
-                                 CUDA_R_16F, g->moe_k[0], &beta, p + 2 * a, CUDA_R_16F, g->moe_m[0], a,
+        st = cublasGemmBatchedEx(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, ms->m[0], ms->gn[0], ms->gk[0], &alpha,
+                                 (const void *const *)p, CUDA_R_16F, ms->gk[0], (const void *const *)(p + a),
+                                 CUDA_R_16F, ms->gk[0], &beta, p + 2 * a, CUDA_R_16F, ms->m[0], a,
                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     }
     if (st == CUBLAS_STATUS_INVALID_VALUE || st == CUBLAS_STATUS_NOT_SUPPORTED) {
@@ -1062,6 +1146,34 @@ static int run_moe(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
     }
     CKB(st);
     return 0;
+}
+
+extern "C" int calib_gpu_ready(calib_timer_t *t, const calib_job_t *j)
+{
+    gpu_t *g = (gpu_t *)t->impl;
+    switch (j->kernel) {
+    case CK_GEMM:
+        return rot_fits(&g->wbuf, (size_t)j->n * j->k * 2) && rot_fits(&g->abuf, (size_t)j->m * j->k * 2)
+            && g->cbuf.base && g->cbuf.cap >= (size_t)j->m * j->n * 2;
+    case CK_ELEM: {
+        size_t T = (size_t)j->tokens, H = g->m.hidden, I = (size_t)g->r.mlp_down_k;
+        if (!j->cold) return rot_fits(&g->ebuf, T * (3 * H + 3 * I) * 2);
+        int sets;
+        size_t b = elem_cold_set(g, j, &sets);
+        return g->ecold.base && g->ecold.cap >= b * (size_t)sets;
+    }
+    case CK_GDN: {
+        int C = g->r.gdn_conv_dim, Hv = g->r.gdn_v_heads, S = j->seqs;
+        size_t T = (size_t)j->tokens;
+        return g->gdn_tokens > 0 && g->gdn_tokens == j->tokens && g->gdn_seqs == S
+            && rot_fits(&g->abuf, T * C * 2 + 2 * T * Hv * 2) && g->cbuf.base
+            && g->cbuf.cap >= T * C * 2 + T * Hv * GDN_D * 2 && rot_fits(&g->sbuf, gdn_state_bytes(g, S));
+    }
+    case CK_GEMM_MOE:
+        return j->slot >= 0 && j->slot < CALIB_MOE_SLOTS && moe_slot_holds(g, &g->moe[j->slot], j);
+    default:
+        return 0;
+    }
 }
 
 static int gpu_prepare(calib_timer_t *t, const calib_job_t *j)
@@ -1360,10 +1472,8 @@ static void gpu_destroy(calib_timer_t *t)
         free_batches(g);
         free_plans(g);
         attn_kv_free(&g->vl_kv);
-        free(g->moe_m);
-        free(g->moe_alpha);
-        free(g->moe_ta);
-        cudaFree(g->d_moe_ptr);
+        for (int i = 0; i < CALIB_MOE_SLOTS; i++)
+            moe_slot_free(&g->moe[i]);
         for (int i = 0; i < g->npools; i++)
             attn_kv_free(&g->pools[i].kv);
         rot_t *rs[] = { &g->qbuf, &g->obuf, &g->wbuf, &g->abuf, &g->cbuf, &g->sbuf, &g->ebuf, &g->ecold };

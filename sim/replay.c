@@ -495,3 +495,19 @@ const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, lon
     *nrecorded = r->nmeas;
     return r->log.rec;
 }
+
+int replay_moe_slot(replay_moe_slots_t *s, const double key[6], int *fresh)
+{
+    for (int i = 0; i < s->n; i++) {
+        int same = 1;
+        for (int c = 0; c < 6; c++) same &= s->key[i][c] == key[c];
+        if (same) {
+            *fresh = 0;
+            return i;
+        }
+    }
+    *fresh = 1;
+    if (s->n >= REPLAY_MOE_SLOTS) return -1;
+    memcpy(s->key[s->n], key, sizeof s->key[s->n]);
+    return s->n++;
+}

@@ -97,6 +97,19 @@ int replay_layer_sets(double call_kv_bytes, double l2_bytes, int reps);
  * sets the pool allows (nsets, or 1 when it has fewer than 2 * nsets blocks: then stride 0). */
 int replay_layer_views(long nblocks, int nsets, long *stride, long *limit);
 
+/* --back-to-back: a step's grouped MoE GEMMs (a layer's gate_up and down, the MTP passes' at
+ * their own token counts) each kept prepared in a slot of its own in the GPU timer (calib.h:
+ * calib_job_t.slot; REPLAY_MOE_SLOTS is CALIB_MOE_SLOTS), so that every item of a step is
+ * prepared before the first one is launched.  One shape twice in a step shares its slot. */
+#define REPLAY_MOE_SLOTS 8
+typedef struct replay_moe_slots {
+    double key[REPLAY_MOE_SLOTS][6];   /* tokens, experts, topk, skew, n, k */
+    int n;                             /* slots taken this step (the caller sets 0 for the next) */
+} replay_moe_slots_t;
+/* The slot of a grouped GEMM of shape key in this step: the one an identical key took (*fresh
+ * 0), else the next one (*fresh 1); -1 when all REPLAY_MOE_SLOTS hold other shapes. */
+int replay_moe_slot(replay_moe_slots_t *s, const double key[6], int *fresh);
+
 /* The GPU model; pred (borrowed, may be NULL) prices each step beside it.  page and
  * kv are the engine's block size and KV dtype.  NULL with err filled (no GPU, ...). */
 cost_model_t *replay_gpu_new(const model_t *m, int tp, int page, int kv_fp8, cost_model_t *pred,

@@ -10,8 +10,10 @@
  *
  * Each item is prepared on the host (batch, plan, copies), timed between two events and
  * synchronised, so the GPU idles between items.  --back-to-back prepares all of a step's
- * items first, then queues them on one stream as an engine does (an event before and after
- * each, one sync a step): the step's time is the first event to the last. */
+ * items first -- each attention item its own batch, plan and buffers, each grouped MoE GEMM its
+ * own slot in the timer (REPLAY_MOE_SLOTS) -- then queues them on one stream as an engine does
+ * (an event before and after each, one sync a step): the step's time is the first event to the
+ * last, and nothing is prepared while the step runs. */
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <time.h>
@@ -62,12 +64,12 @@ typedef struct {
                                      event to this item's start event is the GPU's gap), else -1 */
 } pend_t;
 
+static_assert(REPLAY_MOE_SLOTS == CALIB_MOE_SLOTS, "the replay's grouped-GEMM slots are the timer's");
+
 typedef struct {                  /* an attention item's own buffers (one per item of a step) */
     void *q, *out, *ws;
     size_t q_cap, ws_cap;
 } slot_t;
-
-#define B2B_KINDS 32              /* calib_job_t kernels (CK_*) tracked for their per-job state */
 
 typedef struct {
     const model_t *m;
@@ -110,9 +112,11 @@ typedef struct {
     int nslots, slot_used;
     cudaEvent_t *ev;              /* two per item: before and after it */
     int nev;
-    int last_job[B2B_KINDS];      /* the item whose prepare last set a kernel's per-job state */
-    long reprep;                  /* items re-prepared inside a step (a later item of their kind
-                                     had overwritten the timer's per-job state) */
+    replay_moe_slots_t moe;       /* the step's grouped MoE GEMMs, a timer slot each */
+    long reprep_pre;              /* grouped GEMMs prepared again before their step was launched (a
+                                     later item's preparation had grown the buffers they point into) */
+    long reprep;                  /* items re-prepared inside a step (a later item of their kind had
+                                     overwritten the timer's state they need: calib_gpu_ready) */
     cudaEvent_t ev_last;          /* the last step's last item's end event (kept for gap_s) */
     int ev_last_made, ev_last_ok; /* created; recorded by a step that ran (the next gap_s measured) */
     int step_first;               /* first runs of new shapes in this step's preparation */
@@ -466,8 +470,24 @@ static int run_job(cost_model_t *cm, gm_t *g, calib_job_t *j, double n, double *
 
 /* --back-to-back: a timer job's preparation (buffers, and its untimed first run if its shape
  * is new); it is queued later, with the step's other items. */
-static int prep_job(cost_model_t *cm, gm_t *g, pend_t *pe, const calib_job_t *j, double n)
+static int prep_job(cost_model_t *cm, gm_t *g, pend_t *pe, calib_job_t *j, double n)
 {
+    if (j->kernel == CK_GEMM_MOE) {
+        /* its own slot: the step's other grouped GEMMs stay prepared beside it */
+        double key[6] = { (double)j->tokens, (double)j->experts, (double)j->topk, j->skew, (double)j->n, (double)j->k };
+        int fresh = 0;
+        if ((j->slot = replay_moe_slot(&g->moe, key, &fresh)) < 0) {
+            snprintf(cm->err, sizeof cm->err, "replay --back-to-back: a step has more than %d grouped MoE GEMMs of"
+                     " distinct shapes (the timer keeps %d prepared at once)", REPLAY_MOE_SLOTS, CALIB_MOE_SLOTS);
+            return -1;
+        }
+        if (!fresh && calib_gpu_ready(g->t, j)) {   /* the same shape earlier in this step: prepared */
+            pe->what = 2;
+            pe->j = *j;
+            pe->reps = (int)lround(n);
+            return 0;
+        }
+    }
     int rc = g->t->prepare(g->t, j);
     if (rc) {
         snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err[0] ? g->t->err : "prepare failed");
@@ -482,7 +502,6 @@ static int prep_job(cost_model_t *cm, gm_t *g, pend_t *pe, const calib_job_t *j,
     pe->what = 2;
     pe->j = *j;
     pe->reps = (int)lround(n);
-    if (j->kernel >= 0 && j->kernel < B2B_KINDS) g->last_job[j->kernel] = (int)(pe - g->pend);
     return 0;
 }
 
@@ -514,13 +533,6 @@ static int attn_item(cost_model_t *cm, gm_t *g, pend_t *pe, const kcall_t *c, in
     return 0;
 }
 
-/* the kernels whose timer keeps per-job state (GDN's sequence offsets, the L2-cold proxy's
- * sets, the MoE's groups): a job of these must be the last one of its kernel prepared */
-static int job_stateful(int kernel)
-{
-    return kernel == CK_GDN || kernel == CK_ELEM || kernel == CK_GEMM_MOE;
-}
-
 static void b2b_free(gm_t *g)
 {
     for (int i = 0; i < g->npend; i++)
@@ -530,6 +542,31 @@ static void b2b_free(gm_t *g)
         }
     g->npend = 0;
     g->slot_used = 0;
+    g->moe.n = 0;
+}
+
+/* --back-to-back, before the step is launched: every grouped GEMM's slot as its job needs it.  A
+ * later item's preparation may have grown the buffers an earlier grouped GEMM's pointers point
+ * into (cuBLAS takes them as device arrays, made when it was prepared): that one is prepared
+ * again here, before the launch, where the buffers no longer grow (each job's were fitted once). */
+static int b2b_ready(cost_model_t *cm, gm_t *g)
+{
+    for (int pass = 0; pass <= REPLAY_MOE_SLOTS; pass++) {
+        int again = 0;
+        for (int i = 0; i < g->npend; i++) {
+            pend_t *pe = &g->pend[i];
+            if (pe->what != 2 || pe->j.kernel != CK_GEMM_MOE || calib_gpu_ready(g->t, &pe->j)) continue;
+            if (g->t->prepare(g->t, &pe->j)) {
+                snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err[0] ? g->t->err : "prepare failed");
+                return -1;
+            }
+            g->reprep_pre++;
+            again = 1;
+        }
+        if (!again) return 0;
+    }
+    snprintf(cm->err, sizeof cm->err, "replay --back-to-back: the step's grouped GEMMs cannot all be prepared at once");
+    return -1;
 }
 
 #define CKB2B(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -564,6 +601,7 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
         CKB2B(cudaEventCreate(&g->ev_last));
         g->ev_last_made = 1;
     }
+    if (b2b_ready(cm, g) < 0) goto fail;
     CKB2B(cudaDeviceSynchronize());          /* the preparation's copies and first runs: not timed */
     *t0 = now_s();
     if (calib_gpu_gate_close() < 0) {
@@ -574,15 +612,16 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
         pend_t *pe = &g->pend[i];
         pe->after = -1;
         if (!pe->what) continue;
-        if (pe->what == 2 && job_stateful(pe->j.kernel) && pe->j.kernel < B2B_KINDS && g->last_job[pe->j.kernel] != i) {
-            /* a later item of its kernel prepared the timer's state over this one's: prepare it
-             * again here (it synchronises: the GPU idles, a gap between the items' events) */
+        if (pe->what == 2 && !calib_gpu_ready(g->t, &pe->j)) {
+            /* a later item of its kernel prepared the timer's state over this one's (two GDN jobs
+             * of other shapes in one step: one set of sequence offsets): prepare it again here
+             * (it synchronises: the GPU idles, a gap between the items' events).  Never a grouped
+             * GEMM (a slot each, b2b_ready) nor a GEMM or the elementwise proxy (buffers only grow) */
             g->gate_late += calib_gpu_gate_open();
             if (g->t->prepare(g->t, &pe->j)) {
                 snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err[0] ? g->t->err : "prepare failed");
                 goto fail;
             }
-            g->last_job[pe->j.kernel] = i;
             g->reprep++;
             pe->after = last;             /* -1 before the step's first item: outside the span */
             if (calib_gpu_gate_close() < 0) {
@@ -795,6 +834,9 @@ static void gm_destroy(cost_model_t *cm)
     if (g->reprep)
         fprintf(stderr, "replay: %ld items re-prepared inside their step (another item of their kernel in the same step;"
                 " the GPU idled meanwhile: that gap is left out of the step's time, reprep_s)\n", g->reprep);
+    if (g->reprep_pre)
+        fprintf(stderr, "replay: %ld grouped GEMMs prepared again before their step's launch (a later item's preparation"
+                " had grown the buffers they point into; untimed, in the step's gap_s)\n", g->reprep_pre);
     if (g->b2b && g->gap_steps)
         fprintf(stderr, "replay: %ld of %ld steps' gap_s hold untimed first runs of new shapes (every gap_s also holds"
                 " its preparation's copies and fills, and the launch gate's hold)\n", g->gap_work, g->gap_steps);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "replay.h"
 #include "rescore.h"
+#include "scenario.h"
 
 #define MB (1024.0 * 1024)
 
@@ -236,11 +237,93 @@ START_TEST(recording_gaps_read)
 }
 END_TEST
 
+/* --back-to-back: a step's grouped MoE GEMMs each take a slot of the timer (replay_moe_slot), one
+ * shape twice shares one, and a step with more distinct shapes than REPLAY_MOE_SLOTS is refused */
+START_TEST(moe_slots_one_per_shape)
+{
+    replay_moe_slots_t s = { .n = 0 };
+    double up[6] = { 100, 128, 8, 0.5, 1536, 2048 }, down[6] = { 100, 128, 8, 0.5, 2048, 768 };
+    int fresh = -1;
+    ck_assert_int_eq(replay_moe_slot(&s, up, &fresh), 0);
+    ck_assert_int_eq(fresh, 1);
+    ck_assert_int_eq(replay_moe_slot(&s, down, &fresh), 1);
+    ck_assert_int_eq(fresh, 1);
+    ck_assert_int_eq(replay_moe_slot(&s, up, &fresh), 0);      /* the MTP layer's at the same tokens */
+    ck_assert_int_eq(fresh, 0);
+    for (int i = 2; i < REPLAY_MOE_SLOTS; i++) {
+        double k[6] = { 100 + i, 128, 8, 0.5, 1536, 2048 };
+        ck_assert_int_eq(replay_moe_slot(&s, k, &fresh), i);
+        ck_assert_int_eq(fresh, 1);
+    }
+    double more[6] = { 7, 128, 8, 0.5, 1536, 2048 }, skew[6] = { 100, 128, 8, 0.25, 1536, 2048 };
+    ck_assert_int_eq(replay_moe_slot(&s, more, &fresh), -1);   /* a ninth shape: refused */
+    ck_assert_int_eq(replay_moe_slot(&s, skew, &fresh), -1);   /* another skew is another shape */
+    ck_assert_int_eq(replay_moe_slot(&s, down, &fresh), 1);    /* the ones it holds still found */
+    ck_assert_int_eq(s.n, REPLAY_MOE_SLOTS);
+    s.n = 0;                                                   /* the next step */
+    ck_assert_int_eq(replay_moe_slot(&s, down, &fresh), 0);
+    ck_assert_int_eq(fresh, 1);
+}
+END_TEST
+
+typedef struct {
+    const model_t *m;
+    replay_moe_slots_t s;
+    int grouped, refused;
+} moe_step_t;
+/* the replay's grouped GEMMs of a step (sim/replay_gpu.cu gm_item: the busiest group's item, its
+ * job keyed by the layer's tokens and the model's routing, as prep_job keys it) */
+static int moe_step_item(void *ctx, const cost_item_t *it)
+{
+    moe_step_t *x = ctx;
+    if (it->kind != CI_GEMM || it->moe != 2) return 0;
+    double key[6] = { (double)(long)it->tokens, x->m->moe_experts, x->m->moe_topk, x->m->moe_skew, (double)(long)it->n,
+                      (double)(long)it->k };
+    int fresh;
+    if (replay_moe_slot(&x->s, key, &fresh) < 0) x->refused++;
+    x->grouped++;
+    return 0;
+}
+
+/* Every step of the MoE models holds its grouped GEMMs in the timer's slots at once: 2 shapes a
+ * step (gate_up, down), 4 with MTP's passes 2..K at their own token count (pass 1's are the main
+ * model's), never more than REPLAY_MOE_SLOTS */
+START_TEST(moe_steps_fit_the_slots)
+{
+    const char *paths[] = { "models/qwen3-30b-a3b.yaml", "models/qwen3-next-80b-a3b.yaml" };
+    const long tokens[] = { 1, 5, 64, 4096 };
+    for (int pi = 0; pi < 2; pi++) {
+        model_t m;
+        char err[SCN_ERR_MAX];
+        ck_assert_msg(scn_load_model(paths[pi], &m, err) == 0, "%s", err);
+        model_rank_t r;
+        ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+        for (int ti = 0; ti < CHECK_N(tokens); ti++)
+            for (int k = 0; k <= 4; k++) {
+                if (k && !m.mtp_layers) continue;
+                route_plan_t draft;
+                memset(&draft, 0, sizeof draft);
+                int rows = tokens[ti] < 4 ? (int)tokens[ti] : 4;
+                cost_step_t in = { .tokens = tokens[ti], .rows = rows, .decode_rows = rows, .sampled = rows,
+                                   .spec_k = k, .draft_plan = k ? &draft : NULL };
+                moe_step_t x = { .m = &m };
+                ck_assert_int_eq(cost_enumerate(&m, &r, &in, moe_step_item, &x), 0);
+                int passes = 1 + (k > 0) + (k > 1);             /* main, MTP pass 1, passes 2..K */
+                ck_assert_int_eq(x.grouped, 2 * passes);
+                ck_assert_int_eq(x.refused, 0);
+                ck_assert_int_eq(x.s.n, k > 1 && rows != tokens[ti] ? 4 : 2);
+                ck_assert_int_le(x.s.n, REPLAY_MOE_SLOTS);
+            }
+    }
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = { CHECK_TEST(sets_cover_three_l2), CHECK_TEST(views_fit_the_pool),
                                    CHECK_TEST(views_of_a_small_pool), CHECK_TEST(window_beside_its_runs),
                                    CHECK_TEST(step_type_beside_its_runs), CHECK_TEST(steps_csv_back_to_back),
-                                   CHECK_TEST(recording_gaps_read) };
+                                   CHECK_TEST(recording_gaps_read), CHECK_TEST(moe_slots_one_per_shape),
+                                   CHECK_TEST(moe_steps_fit_the_slots) };
     return check_main("replay", "layers", tests, CHECK_N(tests), 0, NULL);
 }
