@@ -64,7 +64,7 @@ typedef struct {
     double gemm_u_law;            /* the gemm law's hot probes' FLOP rate over the peak (gemm_hot_init) */
     int scheduled;                /* the step is priced at a clock the diagnostic's schedule gave */
     int compute_hot;              /* cost_profile_compute_hot(): GEMMs by the compute-bound probe (1: at a
-                                     scheduled clock, 2: at every clock) */
+                                     scheduled clock, 2, the default: at every clock; 0: never) */
     int ncold;
     long n_floor, n_cap;
     double s_floor, s_cap;        /* seconds the floor added, the cap removed (pass 1) */
@@ -1180,16 +1180,18 @@ static double hot_factor(const pm_t *pm, const prof_law_t *l, double f)
     return heat_factor_at(l->hot, f, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
 }
 
-/* An item's sustained-load factor at clock f: its law's (hot_factor), but for a cuBLAS GEMM
- * priced at a clock a diagnostic's schedule gave (rescore --recorded-clock --compute-hot; at the
- * model's own clock too with rescore --compute-hot alone, cost_profile_compute_hot 2) in a
- * profile with calib's compute-bound GEMM probe (sustained.gemm_compute_hot): there the GEMM's hot is the
- * gemm law's (from its probes, of FLOP rate u_law over the peak) moved towards the
- * compute-bound probe's (rate 1) in proportion to the item's own rate u at its calibrated
- * time, log-linearly: hot = hot_law^(1 - w) hot_cb^w, w = (u - u_law) / (1 - u_law) in
- * [0, 1].  At the model's own clock the gemm law's hot stays: the linear map's clock sits
- * 60-250 MHz under the replays' in mixed steps, and with the probe's hot there the steps are
- * priced 4-8% over (docs/validation.md section 2). */
+/* An item's sustained-load factor at clock f: its law's (hot_factor), but for a cuBLAS GEMM in a
+ * profile with calib's compute-bound GEMM probe (sustained.gemm_compute_hot), by default
+ * (cost_profile_compute_hot 2: at every step's clock, the model's own included; 1: only at a
+ * clock a diagnostic's schedule gave, rescore --recorded-clock --compute-hot; 0: never): there
+ * the GEMM's hot is the gemm law's (from its probes, of FLOP rate u_law over the peak) moved
+ * towards the compute-bound probe's (rate 1) in proportion to the item's own rate u at its
+ * calibrated time, log-linearly: hot = hot_law^(1 - w) hot_cb^w, w = (u - u_law) / (1 - u_law)
+ * in [0, 1].  Priced where the idle before each step is known: in a simulation (the step law's
+ * host time) and in rescore where every run records it (gap_s); with the idle recorded the
+ * model's clock meets the replays' and the probe takes the mixed steps to the runs, where
+ * the idle was not recorded the replays idled the card for a time the model does not see and
+ * rescore prices the gemm law's hot (docs/validation.md section 2). */
 static double item_factor(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec, double f)
 {
     double h = hot_factor(pm, l, f);
@@ -1933,6 +1935,7 @@ cost_model_t *cost_profile_new_link(const profile_t *p, const model_t *m, int tp
         goto fail;
     }
     gemm_hot_init(pm);
+    pm->compute_hot = 2;          /* the probe wherever the profile has it (item_factor) */
     cm->name = "profile";
     cm->step = pm_step;
     cm->destroy = pm_destroy;

@@ -152,7 +152,7 @@ static const cmd_help_t helps[] = {
       "          --compare: where two profiles differ, law by law, on the items of the reference\n"
       "          experiment (scenarios/default.yaml, or --scenario FILE) and in their envelopes\n" },
     { "rescore", "pacesim rescore FILE --measured STEPS.csv [--measured RUN2.csv]... [--set key.path=value]... [--steps OUT]\n"
-                 "                [--recorded-clock] [--compute-hot] [--no-recorded-idle]\n",
+                 "                [--recorded-clock] [--compute-hot | --no-compute-hot] [--no-recorded-idle]\n",
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
       "          per window predicted beside measured (--set as given to the replay); with\n"
@@ -161,10 +161,13 @@ static const cmd_help_t helps[] = {
       "          miss, and how far each window moves at 1% more step time; --recorded-clock\n"
       "          (a diagnostic of the clock model, several runs): every step priced at the SM\n"
       "          clock its run recorded, and the model's clock beside the recorded per step type;\n"
-      "          --compute-hot (several runs): a GEMM priced by calib's compute-bound GEMM probe\n"
-      "          too, at the recorded clock or, alone, at the model's own (a diagnostic);\n"
       "          where every run records the GPU's idle before each step (a back-to-back\n"
-      "          replay's gap_s), the model's clock relaxes over it (--no-recorded-idle: not)\n" },
+      "          replay's gap_s), the model's clock relaxes over it (--no-recorded-idle: not)\n"
+      "          and a profile's compute-bound GEMM probe (calib's sustained.gemm_compute_hot)\n"
+      "          prices the GEMMs at that clock, as in a simulation; where the idle is not\n"
+      "          recorded the probe is not priced (the report says why); --no-compute-hot:\n"
+      "          never; --compute-hot: always (a diagnostic; with --recorded-clock at the\n"
+      "          recorded clocks)\n" },
     { "model", "pacesim model import CONFIG.json [-o OUT.yaml] [--name NAME]\n",
       "model     import: a model file from a Hugging Face config.json (Llama, Mistral, Qwen2/3 dense\n"
       "          and MoE, Qwen3-Next, Mixtral, Gemma 1/2; others refused by name), to stdout or\n"
@@ -643,11 +646,18 @@ static int cmd_rescore(int argc, char **argv)
 {
     enum { MAX_SETS = 64 };
     const char *file = NULL, *measured = NULL, *steps = NULL, *sets[MAX_SETS], *runs[RESCORE_MAX_RUNS];
-    int ns = 0, nruns = 0, recorded_clock = 0, compute_hot = 0, recorded_idle = 1;
+    int ns = 0, nruns = 0, recorded_clock = 0, compute_hot = -1, recorded_idle = 1;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--recorded-clock")) recorded_clock = 1;
         else if (!strcmp(argv[i], "--no-recorded-idle")) recorded_idle = 0;
-        else if (!strcmp(argv[i], "--compute-hot")) compute_hot = 1;
+        else if (!strcmp(argv[i], "--compute-hot") || !strcmp(argv[i], "--no-compute-hot")) {
+            int on = argv[i][2] == 'c';
+            if (compute_hot == !on) {
+                fprintf(stderr, "pacesim: rescore: --compute-hot and --no-compute-hot together\n");
+                return 2;
+            }
+            compute_hot = on;
+        }
         else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
             if (ns == MAX_SETS) {
                 fprintf(stderr, "pacesim: rescore: at most %d --set\n", MAX_SETS);
@@ -689,11 +699,6 @@ static int cmd_rescore(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    if (compute_hot && nruns < 2) {
-        fprintf(stderr, "pacesim: rescore: --compute-hot takes two or more --measured runs\n");
-        rc = 2;
-        goto done;
-    }
     for (int i = 0; i < nruns; i++)   /* one recording twice: a spread of 0 that no GPU gave */
         for (int j = 0; j < i; j++)
             if (outfile_same(runs[i], runs[j]) || same_bytes(runs[i], runs[j])) {
@@ -721,11 +726,14 @@ static int cmd_rescore(int argc, char **argv)
     }
     cost_profile_envelope_quiet(pm2);   /* the profile run warns; the recorded run is measured */
     const double *gap;
-    long ng = recorded_idle ? replay_recorded_gaps(rm, &gap) : 0;
-    if (ng) {                           /* the recorded GPU idle before each step (rescore_runs) */
+    long ng = replay_recorded_gaps(rm, &gap);
+    if (ng && recorded_idle) {          /* the recorded GPU idle before each step (rescore_runs) */
         cost_profile_idle_schedule(pm2, gap, ng);
         cost_profile_idle_schedule(u.cost, gap, ng);
     }
+    int probe = rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, NULL);
+    cost_profile_compute_hot(pm2, probe ? 2 : 0);   /* calib's GEMM probe at the model's clock, or not */
+    cost_profile_compute_hot(u.cost, probe ? 2 : 0);
     if (engine_run(&u.e) < 0) {
         setup_msg(stderr, "%s", u.e.err);
         rc = 1;
@@ -749,6 +757,8 @@ static int cmd_rescore(int argc, char **argv)
         goto done;
     }
     if (replay_report(stdout, &u.s, file, u.prof.gpu, rec, n, &u.e, &eg) < 0) rc = 1;
+    else if (compute_hot > 0) printf("   compute-bound GEMMs by calib's probe at the model's clock (--compute-hot)\n");
+    else rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, stdout);
 done:
     engine_free(&eg);
     if (rm) cost_free(rm);

@@ -118,7 +118,7 @@ static double *mean_gaps(const double *const *gap, const long *ng, int nruns, lo
     return m;
 }
 
-/* The diagnostics' settings on one model: its steps at the clocks clk (recorded_clock), and its
+/* The settings on one model: its steps at the clocks clk (recorded_clock, a diagnostic), and its
  * GEMMs by calib's compute-bound probe (compute_hot: at those clocks, or at the model's own) */
 static void diagnose(cost_model_t *cm, const double *clk, long nclk, int recorded_clock, int compute_hot)
 {
@@ -126,11 +126,29 @@ static void diagnose(cost_model_t *cm, const double *clk, long nclk, int recorde
     cost_profile_compute_hot(cm, !compute_hot ? 0 : recorded_clock ? 1 : 2);
 }
 
+int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, FILE *out)
+{
+    if (compute_hot >= 0 || !u->prof.has_chot) return compute_hot > 0;
+    if (recorded_idle) {
+        if (out)
+            fprintf(out, "   GEMMs by calib's compute-bound probe at the model's clock: the idle before each step is"
+                         " recorded (--no-compute-hot: not)\n");
+        return 1;
+    }
+    if (out)
+        fprintf(out, "   calib's compute-bound GEMM probe not priced: %s, so the clock it would price at is unknown"
+                     " (--compute-hot: priced anyway)\n",
+                idle_off ? "the recorded idle is off (--no-recorded-idle)"
+                         : "the runs do not record the GPU's idle before each step (gap_s)");
+    return 0;
+}
+
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
                  int compute_hot, int recorded_idle, char *err, size_t errsz)
 {
     cost_model_t *pm[RESCORE_MAX_RUNS] = { 0 }, *rm[RESCORE_MAX_RUNS] = { 0 }, *sm = NULL;
-    const double *gap[RESCORE_MAX_RUNS];
+    const double *gap[RESCORE_MAX_RUNS], *clk[RESCORE_MAX_RUNS];
+    long nclk[RESCORE_MAX_RUNS];
     long ng[RESCORE_MAX_RUNS], ngm = 0;
     double *gm = NULL;
     engine_t eg[RESCORE_MAX_RUNS], es;
@@ -154,12 +172,17 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             goto done;
         }
         cost_profile_envelope_quiet(pm[r]);   /* the profile run warns; the recorded runs are measured */
-        const double *rc_ = NULL, *mc_;    /* each recorded step at its own run's clock */
-        long nc = recorded_clock ? replay_recorded_clocks(rm[r], &rc_, &mc_) : 0;
-        diagnose(pm[r], rc_, nc, recorded_clock, compute_hot);
+        const double *mc_;                    /* each recorded step at its own run's clock */
+        clk[r] = NULL;
+        nclk[r] = recorded_clock ? replay_recorded_clocks(rm[r], &clk[r], &mc_) : 0;
         ng[r] = replay_recorded_gaps(rm[r], &gap[r]);
         if (!ng[r]) recorded_idle = 0;       /* every run records its idle, or none is used */
     }
+    /* calib's compute-bound GEMM probe: priced where the idle before each step is recorded */
+    int idle_off = !recorded_idle;
+    for (int r = 0; r < nruns && idle_off; r++) idle_off = ng[r] > 0;   /* recorded, but switched off */
+    int probe = rescore_probe(u, compute_hot, recorded_idle, idle_off, NULL);
+    for (int r = 0; r < nruns; r++) diagnose(pm[r], clk[r], nclk[r], recorded_clock, probe);
     /* the GPU idle each run recorded before each step (a back-to-back replay's gap_s): the
      * heat state relaxes over it, each run's steps after their own, the prediction's after
      * the runs' mean */
@@ -175,7 +198,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
      * prediction's in count within ~1%, not one by one: an approximation for the windows) */
     const double *clk1 = NULL, *mclk1;
     long nclk1 = recorded_clock ? replay_recorded_clocks(rm[0], &clk1, &mclk1) : 0;
-    diagnose(u->cost, clk1, nclk1, recorded_clock, compute_hot);
+    diagnose(u->cost, clk1, nclk1, recorded_clock, probe);
     /* the prediction, then the same at 1% more a step */
     if (engine_run(&u->e) < 0) {
         snprintf(err, errsz, "%s", u->e.err);
@@ -190,7 +213,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         goto done;
     }
     sc->k = 1 + RESCORE_SENS;
-    diagnose(sc->inner, clk1, nclk1, recorded_clock, compute_hot);
+    diagnose(sc->inner, clk1, nclk1, recorded_clock, probe);
     if (recorded_idle) cost_profile_idle_schedule(sc->inner, gm, ngm);
     cost_profile_envelope_quiet(sc->inner);
     es_started = 1;
@@ -215,8 +238,8 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         }
     }
     fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s\n", u->s.name, file, u->prof.gpu, nruns,
-            recorded_clock && compute_hot ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
-            : compute_hot ? ", compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)"
+            recorded_clock && probe ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
+            : compute_hot > 0 ? ", compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)"
             : recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "");
     if (recorded_idle) {
         double gs = 0;
@@ -224,6 +247,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         fprintf(out, "   the heat state relaxes over the GPU idle each run recorded before each step (gap_s): %.2f ms a step"
                 " (the runs' mean)\n", ngm ? 1e3 * gs / ngm : 0);
     }
+    if (compute_hot < 0) rescore_probe(u, compute_hot, recorded_idle, idle_off, out);   /* the default's line */
     fprintf(out, "   %-10s %6s %10s %9s %9s %9s %7s  %s\n", "step type", "steps", "median err", "sum err", "spread",
             "verdict", "beyond", "(run medians)");
     for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {
@@ -244,7 +268,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         for (int r = 0; r < nruns; r++) fprintf(out, "%s%.1f%%", r ? " " : "", 100 * st[r].median);
         fprintf(out, ")\n");
     }
-    if (recorded_clock || compute_hot) {
+    if (recorded_clock || compute_hot > 0) {   /* the diagnostics' table */
         fprintf(out, "   %-10s %6s %13s %13s %13s  %s\n", "clock", "steps", "model MHz", "recorded MHz", "model-rec",
                 "(per run: model / recorded, the steps' means)");
         for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {

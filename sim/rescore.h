@@ -45,14 +45,21 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
 /* recorded_clock: a diagnostic of the clock model (pacesim rescore --recorded-clock): every
  * recorded step priced at the SM clock its run recorded, the prediction's step k at run 1's
  * k-th clock, and a table of the model's clock against the recorded one per step type.
- * compute_hot (--compute-hot): a GEMM priced by calib's compute-bound GEMM probe too
- * (cost_profile_compute_hot), at those clocks, or without recorded_clock at the model's own
- * (the same table printed). */
+ * compute_hot: calib's compute-bound GEMM probe in the GEMMs' price (cost_profile_compute_hot),
+ * at those clocks, or without recorded_clock at the model's own: -1, the default, where the
+ * recorded idle is in use (rescore_probe); 1 (--compute-hot) always, with the same table
+ * printed (a diagnostic); 0 (--no-compute-hot) never. */
 /* recorded_idle: where every run records the GPU's idle before each step (a back-to-back
  * replay's gap_s column), the heat state relaxes over it (cost_profile_idle_schedule): each
  * run's steps after their own run's idle, the prediction's step k after the runs' mean at k;
  * 0, or a run without the column: the step law's host time, as the model prices an engine. */
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
                  int compute_hot, int recorded_idle, char *err, size_t errsz);
+/* Whether rescore prices calib's compute-bound GEMM probe: compute_hot 1 (forced) or 0 (off) as
+ * given; -1 (the default) where the profile has the probe and the recorded idle is in use
+ * (recorded_idle: every run records gap_s and --no-recorded-idle was not given; idle_off: they
+ * record it but it is switched off).  With out, the default's one line saying so or why not
+ * (nothing where the profile has no probe or the choice was given). */
+int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, FILE *out);
 
 #endif

@@ -262,16 +262,24 @@ START_TEST(curve_recorded_schedule_prices)
     curve.ninter = 2;
     cost_model_t *mc = cost_profile_new(&cold, &M, 1, err), *mk = cost_profile_new(&curve, &M, 1, err);
     cost_model_t *ml = cost_profile_new(&lin, &M, 1, err);
-    ck_assert(mc && mk && ml);
+    /* the default (2): the compute-bound probe priced at the model's own clock */
+    cost_model_t *md = cost_profile_new(&curve, &M, 1, err);
+    ck_assert(mc && mk && ml && md);
+    cost_profile_compute_hot(mk, 0);
     stepdef_t mix;
     mkstep(&mix, 1);
-    cost_breakdown_t oc, ok, ol;
+    cost_breakdown_t oc, ok, ol, od;
     for (int i = 0; i < 40; i++) {
         ck_assert_int_eq(mc->step(mc, &mix.in, &oc), 0);
         ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
         ck_assert_int_eq(ml->step(ml, &mix.in, &ol), 0);
-        ck_assert_double_eq(ok.total, ol.total);
+        ck_assert_int_eq(md->step(md, &mix.in, &od), 0);
+        ck_assert_double_eq(ok.total, ol.total);             /* the probe off: the law's hot */
+        ck_assert_double_eq(od.attn, ok.attn);               /* the same clock: the GEMMs alone move */
+        ck_assert(od.linear > ok.linear * 1.001);
     }
+    ck_assert_double_eq(cost_profile_model_clock(md), cost_profile_model_clock(mk));
+    cost_free(md);
     ck_assert(ol.total > oc.total * 1.001);
     double f = cost_profile_model_clock(ml);
     ck_assert(f < 1980 && f > 1600);

@@ -208,20 +208,48 @@ if [ -f $l.steps.csv ] && printf '%s\n' "$o2" | grep -q "compute-bound GEMMs by 
 else echo "  FAIL --compute-hot: $o2"; fail=$((fail + 1)); fi
 # gap_s (a back-to-back replay's GPU idle before each step): with it in every run the heat
 # state relaxes over it before each step, so the Llama card's mixed steps price lower in sum (a
-# cooler clock); in one run only, or with --no-recorded-idle, the output is the plain one
+# cooler clock; the probe off to see the idle alone); in one run only, or with
+# --no-recorded-idle, the output is the plain one (but for the probe's line: why not priced)
 awk -F, -v OFS=, 'NR == 1 { print $0, "gap_s"; next } { print $0, 0.02 }' $l.steps.csv > "$tmp/g1.csv"
 awk -F, -v OFS=, 'NR == 1 { print $0, "gap_s"; next } { print $0, 0.02 }' $l.run2.steps.csv > "$tmp/g2.csv"
 gi() { "$bin" rescore scenarios/lib/h200-llama8b-wide-s256-b16384.yaml --set profile=$PWD/tests/data/replay/h200-lib-llama8b-b/profile.yaml "$@" 2>&1; }
+noprobe() { printf '%s\n' "$1" | tail -n +2 | grep -v "probe not priced"; }
 o0=$(gi --measured $l.steps.csv --measured $l.run2.steps.csv)
-o1=$(gi --measured "$tmp/g1.csv" --measured "$tmp/g2.csv")
+o1=$(gi --measured "$tmp/g1.csv" --measured "$tmp/g2.csv" --no-compute-hot)
 o2=$(gi --measured "$tmp/g1.csv" --measured $l.run2.steps.csv)
 o3=$(gi --measured "$tmp/g1.csv" --measured "$tmp/g2.csv" --no-recorded-idle)
 if [ -f $l.steps.csv ] && printf '%s\n' "$o1" | grep -q "relaxes over the GPU idle each run recorded before each step (gap_s): 20.00 ms a step" &&
    awk -v a="$(sum_of "$o0")" -v b="$(sum_of "$o1")" 'BEGIN { exit !(b < a - 0.5) }' &&
-   [ "$(printf '%s\n' "$o2" | tail -n +2)" = "$(printf '%s\n' "$o0" | tail -n +2)" ] &&
-   [ "$(printf '%s\n' "$o3" | tail -n +2)" = "$(printf '%s\n' "$o0" | tail -n +2)" ]; then
+   [ "$(noprobe "$o2")" = "$(noprobe "$o0")" ] && [ "$(noprobe "$o3")" = "$(noprobe "$o0")" ]; then
     echo "  ok   gap_s: mixed steps $(sum_of "$o0")% -> $(sum_of "$o1")% in sum after 20 ms of idle a step; one run without it, or --no-recorded-idle: as before"; pass=$((pass + 1))
 else echo "  FAIL gap_s: $o1"; fail=$((fail + 1)); fi
+# calib's compute-bound GEMM probe by default where the idle is recorded: the GEMMs as
+# --compute-hot prices them (no clock table: not the diagnostic), its line instead; where it is
+# not recorded (a run without gap_s, or --no-recorded-idle) not priced, one line saying why
+o6=$(gi --measured "$tmp/g1.csv" --measured "$tmp/g2.csv")
+o7=$(gi --measured "$tmp/g1.csv" --measured "$tmp/g2.csv" --compute-hot)
+body() { printf '%s\n' "$1" | awk '/^   clock /{ c = 1 } /^   window /{ c = 0 } /^   / && !c && /%|^   steps /'; }   # less the clock table
+if printf '%s\n' "$o6" | grep -q "^   GEMMs by calib's compute-bound probe at the model's clock: the idle before each step is recorded" &&
+   ! printf '%s\n' "$o6" | grep -q "^   clock " && [ -n "$(body "$o6")" ] && [ "$(body "$o6")" = "$(body "$o7")" ] &&
+   awk -v a="$(sum_of "$o1")" -v b="$(sum_of "$o6")" 'BEGIN { exit !(b > a + 0.5) }' &&
+   printf '%s\n' "$o0" | grep -q "^   calib's compute-bound GEMM probe not priced: the runs do not record the GPU's idle before each step (gap_s)" &&
+   printf '%s\n' "$o2" | grep -q "^   calib's compute-bound GEMM probe not priced: the runs do not record" &&
+   printf '%s\n' "$o3" | grep -q "^   calib's compute-bound GEMM probe not priced: the recorded idle is off (--no-recorded-idle)" &&
+   [ "$(printf '%s\n' "$o0" | grep -c "probe")" = 1 ] && ! printf '%s\n' "$o1" | grep -q "probe"; then
+    echo "  ok   the probe by default with the recorded idle: mixed steps $(sum_of "$o1")% -> $(sum_of "$o6")% in sum (as --compute-hot); without it not priced, one line why"; pass=$((pass + 1))
+else echo "  FAIL the probe by default with the recorded idle: $o6"; fail=$((fail + 1)); fi
+# one run: the same rule (the replay report, then the probe's line)
+s0=$(gi --measured "$tmp/g1.csv")
+s1=$(gi --measured "$tmp/g1.csv" --no-compute-hot)
+s2=$(gi --measured $l.steps.csv)
+s3=$(gi --measured $l.steps.csv --compute-hot)
+if printf '%s\n' "$s0" | tail -n 1 | grep -q "^   GEMMs by calib's compute-bound probe at the model's clock: the idle" &&
+   [ "$(printf '%s\n' "$s0" | sed '$d')" != "$s1" ] && printf '%s\n' "$s1" | tail -n 1 | grep -q "^   steps " &&
+   printf '%s\n' "$s2" | tail -n 1 | grep -q "^   calib's compute-bound GEMM probe not priced: the runs do not record" &&
+   printf '%s\n' "$s3" | tail -n 1 | grep -q "^   compute-bound GEMMs by calib's probe at the model's clock (--compute-hot)" &&
+   [ "$(printf '%s\n' "$s3" | sed '$d')" != "$(printf '%s\n' "$s2" | sed '$d')" ]; then
+    echo "  ok   one run: the probe priced with its recorded idle, not without it (--compute-hot: anyway), one line each"; pass=$((pass + 1))
+else echo "  FAIL one run, the probe: $s0 / $s2 / $s3"; fail=$((fail + 1)); fi
 awk -F, -v OFS=, 'NR == 5 { $NF = -0.001 } 1' "$tmp/g1.csv" > "$tmp/gneg.csv"
 expect 2 "gneg.csv:5:[0-9]*: gap_s: expected a decimal number of seconds" "a negative gap_s is refused at its line and column" -- \
     rescore scenarios/lib/h200-llama8b-wide-s256-b16384.yaml --measured "$tmp/gneg.csv" --measured "$tmp/g2.csv"
@@ -236,8 +264,8 @@ if [ -f $l.steps.csv ] && printf '%s\n' "$o4" | grep -q "compute-bound GEMMs by 
    awk -v a="$(sum_of "$o5")" -v b="$(sum_of "$o4")" 'BEGIN { exit !(b > a + 0.5) }'; then
     echo "  ok   --compute-hot alone: mixed steps $(sum_of "$o5")% -> $(sum_of "$o4")% in sum at the model's clock"; pass=$((pass + 1))
 else echo "  FAIL --compute-hot alone: $o4"; fail=$((fail + 1)); fi
-expect 2 "compute-hot takes two or more --measured runs" "--compute-hot with one run is refused" -- \
-    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --compute-hot
+expect 2 "compute-hot and --no-compute-hot together" "--compute-hot with --no-compute-hot is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --compute-hot --no-compute-hot
 expect 2 "takes one --measured run" "--steps with several runs is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv --steps "$tmp/s.csv"
 expect 1 "not the recorded scenario" "a run of another scenario among the runs is refused" -- \
