@@ -55,7 +55,7 @@ static const cmd_help_t helps[] = {
       "pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]\n"
       "                   [--csv OUT] [--json OUT] [--steps OUT] [--requests OUT] [--replicas OUT] [--trace OUT.json]\n"
       "                   [--quiet] [--no-progress] [--goodput ttft:MS tpot:MS e2el:MS] [--summary | --no-summary]\n"
-      "                   [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]\n",
+      "                   [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...] [--error-bars P]\n",
       "run       simulate each scenario; print a result table per run (with the published\n"
       "          value and relative error for windows that carry a reference, while the run is\n"
       "          the file's configuration as written; latency windows over all requests also\n"
@@ -110,13 +110,23 @@ static const cmd_help_t helps[] = {
       "                         RHS a number, base, K*base, base*K, base+K or base-K; base is\n"
       "                         COL at the file's first point (every swept key at its first\n"
       "                         value), e.g. --constraint 'b_prefill_s<=1.10*base'\n"
+      "  --error-bars P         every run also simulated with every step costing (1 - P/100)\n"
+      "                         and (1 + P/100) times its price (same seed, same arrivals; 0 < P\n"
+      "                         <= 50, a percentage such as the profile's step-median error: 1-5\n"
+      "                         on the H200 sets, README Accuracy): each window, latency\n"
+      "                         statistic and serving figure gets low/high columns (the least\n"
+      "                         and the most over the three runs: a queue may move a figure\n"
+      "                         either way), the CSV COL_lo and COL_hi columns, and a line\n"
+      "                         names the figure that moves most per 1% of step error.\n"
+      "                         Three times the simulation work\n"
       "  --point-index N        number the first run N (the `point` column; used by `points`)\n"
       "  --quiet                no table on stdout\n"
       "  --no-progress          no progress bar (it is drawn only when stderr is a terminal)\n" },
-    { "points", "pacesim points FILE... [--set ...] [--sweep ...] [-o DIR]\n",
+    { "points", "pacesim points FILE... [--set ...] [--sweep ...] [--error-bars P] [-o DIR]\n",
       "points    print one `pacesim run` command per point (for GNU parallel, a cluster...);\n"
       "          each writes DIR/point-NNNN.csv (-o DIR, default points); then\n"
-      "          `pacesim merge DIR/point-*.csv > all.csv` gives the CSV of the local sweep\n" },
+      "          `pacesim merge DIR/point-*.csv > all.csv` gives the CSV of the local sweep\n"
+      "          (--error-bars P: each command runs with it)\n" },
     { "merge", "pacesim merge CSV... [-o OUT]\n", "merge     join per-point CSVs: one header (the union of their columns, empty where\n"
       "          a file has none), rows in point order; a missing, unreadable or empty file (a\n"
       "          failed point's) is refused, exit 2, and nothing is merged\n" },
@@ -288,6 +298,22 @@ static int parse_count(const char *opt, const char *v, long min, long *out)
     return 0;
 }
 
+/* --error-bars P: a percentage, 0 < P <= 50 ("3" or "3%"). */
+static int parse_error_bars(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double p = strtod(v, &end);
+    if (end != v && *end == '%') end++;
+    if (!*v || *end || errno == ERANGE || !(p > 0 && p <= 50)) {
+        setup_msg(stderr, "pacesim: --error-bars: %s: expected a percentage P, 0 < P <= 50 (e.g. 3: every step"
+                  " also at 0.97 and 1.03 times its price)", v);
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
 /* A --goodput pair: a name of letters and digits, then ':' (a scenario file is not one). */
 static int is_slo_pair(const char *a)
 {
@@ -366,6 +392,8 @@ static int cmd_run(int argc, char **argv, int cmd)
     int nf = 0, ns = 0, nc = 0, quiet = 0, progress = isatty(2), rc = 0, summary = 0;
     goodput_slo_t slo = GOODPUT_SLO_NONE;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
+    double error_bars = 0;
+    const char *error_bars_arg = NULL;
     sweep_t sw = { 0 };
     FILE *fc = NULL, *fs = NULL, *fr = NULL, *fj = NULL, *fp = NULL;
     perfetto_t *tr = NULL;
@@ -375,7 +403,7 @@ static int cmd_run(int argc, char **argv, int cmd)
         const char *a = argv[i];
         static const char *const valued[] = { "--set", "--csv", "--steps", "--sweep", "-j", "--jobs", "--trace",
                                               "--point-index", "--objective", "--constraint", "-o", "--out",
-                                              "--requests", "--json", "--replicas", NULL };
+                                              "--requests", "--json", "--replicas", "--error-bars", NULL };
         const char *v = NULL, *opt = a;
         char optbuf[32];
         for (int k = 0; valued[k]; k++) {
@@ -444,6 +472,9 @@ static int cmd_run(int argc, char **argv, int cmd)
             } else if (!strcmp(opt, "-j") || !strcmp(opt, "--jobs")) {
                 if (parse_count(opt, v, 1, &jobs) < 0) { rc = 2; goto out; }
                 if (jobs > 1024) jobs = 1024;
+            } else if (!strcmp(opt, "--error-bars")) {
+                if (parse_error_bars(v, &error_bars) < 0) { rc = 2; goto out; }
+                error_bars_arg = v;
             } else if (!strcmp(opt, "--point-index")) {
                 if (parse_count(opt, v, 0, &point_base) < 0) { rc = 2; goto out; }
             } else if (!strcmp(opt, "--csv")) {
@@ -491,8 +522,10 @@ static int cmd_run(int argc, char **argv, int cmd)
         goto out;
     }
     if (cmd == CMD_POINTS) {
+        const char *eb[] = { "--error-bars", error_bars_arg };
         if ((rc = points_check(files, nf, sets, ns, &sw)) == 0)
-            rc = sweep_print_points(stdout, stderr, argv0, files, nf, sets, ns, &sw, outdir);
+            rc = sweep_print_points_ex(stdout, stderr, argv0, "run", "--sweep", files, nf, sets, ns, eb,
+                                       error_bars_arg ? 2 : 0, &sw, outdir);
         goto out;
     }
     if (cmd == CMD_BEST) {
@@ -535,7 +568,7 @@ static int cmd_run(int argc, char **argv, int cmd)
         .jobs = (int)jobs, .table = quiet ? NULL : stdout, .csv = fc, .json = fj, .steps = fs, .requests = fr, .replicas = fp, .err = stderr,
         .best = fc == stdout ? stderr : stdout, .progress = progress, .hooks = tr ? &th : NULL,
         .objective = objective, .constraints = cons, .nconstraints = nc,
-        .summary = summary, .goodput = goodput_slo_any(&slo) ? &slo : NULL,
+        .summary = summary, .goodput = goodput_slo_any(&slo) ? &slo : NULL, .error_bars = error_bars,
     };
     rc = sweep_run(&cfg);
     if (tr && perfetto_close(tr) < 0 && rc == 0) rc = 1;

@@ -427,7 +427,7 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
 
     memset(res, 0, sizeof *res);
     snprintf(res->path, sizeof res->path, "%s", path);
-    if (setup_open(&u, path, sets, nsets) < 0) {
+    if (setup_open_scaled(&u, path, sets, nsets, h && h->cost_scale > 0 ? h->cost_scale : 1) < 0) {
         res->rc = 2;
         snprintf(res->err, sizeof res->err, "%s", u.err);
         goto out;
@@ -508,6 +508,127 @@ void report_num(FILE *f, double v)
     fprintf(f, "%.6g", v);
 }
 
+/* ---- error bars (run --error-bars P) ---- */
+
+/* A figure over the run and its two error-bar runs: the arguments of span3 */
+#define BARS(r, F) (r)->F, (r)->bars[0]->F, (r)->bars[1]->F
+
+/* The least and the most of a, b, c leaving NAN out (NAN when all are). */
+static void span3(double a, double b, double c, double *lo, double *hi)
+{
+    double v[3] = { a, b, c };
+    *lo = *hi = NAN;
+    for (int i = 0; i < 3; i++) {
+        if (isnan(v[i])) continue;
+        if (isnan(*lo) || v[i] < *lo) *lo = v[i];
+        if (isnan(*hi) || v[i] > *hi) *hi = v[i];
+    }
+}
+
+static int has_bars(const run_result_t *r) { return r->bars_pct > 0 && r->bars[0] && r->bars[1]; }
+
+/* One figure to fn: its value and range, from the run and its two error-bar runs (r NULL: NAN). */
+static void bar3(run_bar_fn fn, void *ctx, const char *col, const run_result_t *r, double a, double b, double c)
+{
+    double lo = NAN, hi = NAN;
+    if (r) span3(a, b, c, &lo, &hi);
+    fn(ctx, col, r ? a : NAN, lo, hi);
+}
+
+/* bar3 of figure F of r (NULL: none) */
+#define BAR3(fn, ctx, col, r, F)                                                                               \
+    do {                                                                                                       \
+        if (r) bar3(fn, ctx, col, r, BARS(r, F));                                                              \
+        else bar3(fn, ctx, col, NULL, NAN, NAN, NAN);                                                          \
+    } while (0)
+
+void run_bars_each(const run_result_t *r, const report_cols_t *c, run_bar_fn fn, void *ctx)
+{
+    static const char *const serve_keys[] = { "request_throughput", "input_throughput", "output_throughput",
+                                              "total_token_throughput" };
+    char col[SCN_ID_MAX + 32];
+    if (r && !has_bars(r)) r = NULL;
+    BAR3(fn, ctx, "makespan_s", r, sum.makespan);
+    if (c->serve) {
+        const run_result_t *s = r && r->has_serve && r->bars[0]->has_serve && r->bars[1]->has_serve ? r : NULL;
+        for (int i = 0; i < 4; i++) {
+            double v[3] = { NAN, NAN, NAN };
+            for (int k = 0; s && k < 3; k++) {
+                const serve_summary_t *x = k ? &s->bars[k - 1]->serve : &s->serve;
+                v[k] = i == 0 ? x->req_s : i == 1 ? x->input_tok_s : i == 2 ? x->output_tok_s : x->total_tok_s;
+            }
+            bar3(fn, ctx, serve_keys[i], s, v[0], v[1], v[2]);
+        }
+        if (c->goodput) {
+            const run_result_t *g = s && s->serve.has_goodput ? s : NULL;
+            BAR3(fn, ctx, "request_goodput", g, serve.goodput.req_s);
+            BAR3(fn, ctx, "goodput_share", g, serve.goodput.share);
+        }
+        for (int m = 0; m < SERVE__N; m++) {
+            static const char *const st[] = { "mean", "median", "p99" };
+            for (int k = 0; k < 3; k++) {
+                double v[3] = { NAN, NAN, NAN };
+                for (int q = 0; s && q < 3; q++) {
+                    const serve_stat_t *x = &(q ? &s->bars[q - 1]->serve : &s->serve)->lat[m];
+                    v[q] = 1000 * (k == 0 ? x->mean : k == 1 ? x->median : x->p99);
+                }
+                snprintf(col, sizeof col, "%s_%s_ms", st[k], serve_metric_key(m));
+                bar3(fn, ctx, col, s, v[0], v[1], v[2]);
+            }
+        }
+    }
+    for (int k = 0; k < c->nwins; k++) {
+        int i = 0;
+        while (r && i < r->nwin && strcmp(r->win_name[i], c->wins[k])) i++;
+        const run_result_t *w = r && i < r->nwin ? r : NULL;
+        BAR3(fn, ctx, c->wins[k], w, win_val[i]);
+        if (!c->dist || !c->dist[k]) continue;
+        const run_result_t *d = w && w->win_has_dist[i] && w->win_dist[i].n > 0 && w->bars[0]->win_dist[i].n > 0
+                                        && w->bars[1]->win_dist[i].n > 0 ? w : NULL;
+        static const char *const sfx[] = { "mean", "p50", "p90", "p99" };
+        for (int q = 0; q < 4; q++) {
+            double v[3] = { NAN, NAN, NAN };
+            for (int x = 0; d && x < 3; x++) {
+                const win_dist_t *wd = &(x ? d->bars[x - 1] : d)->win_dist[i];
+                v[x] = q == 0 ? wd->mean : q == 1 ? wd->p50 : q == 2 ? wd->p90 : wd->p99;
+            }
+            snprintf(col, sizeof col, "%s_%s", c->wins[k], sfx[q]);
+            bar3(fn, ctx, col, d, v[0], v[1], v[2]);
+        }
+    }
+}
+
+typedef struct {
+    double pct, best;
+    char *name;
+    size_t n;
+} amp_ctx_t;
+
+static void amp_one(void *ctx, const char *col, double v, double lo, double hi)
+{
+    amp_ctx_t *a = ctx;
+    if (isnan(v) || isnan(lo) || isnan(hi) || v == 0) return;
+    double x = (hi - lo) / fabs(v) / (2 * a->pct);   /* its % per 1% of step error */
+    x *= 100;
+    if (!isnan(a->best) && !(x > a->best)) return;
+    a->best = x;
+    snprintf(a->name, a->n, "%s", col);
+}
+
+static void own_report_cols(const run_result_t *r, report_cols_t *c, const char **cols);
+
+double run_bars_amplification(const run_result_t *r, char *name, size_t n)
+{
+    const char *cols[RUN_MAX_WIN];
+    report_cols_t c;
+    amp_ctx_t a = { r->bars_pct, NAN, name, n };
+    if (n) name[0] = 0;
+    if (!has_bars(r)) return NAN;
+    own_report_cols(r, &c, cols);
+    run_bars_each(r, &c, amp_one, &a);
+    return a.best;
+}
+
 static const char *kv_name(kv_dtype_t k) { return k == KV_FP8_E5M2 ? "fp8_e5m2" : k == KV_FP8_E4M3 ? "fp8_e4m3" : "fp16"; }
 
 /* s in buf with every control character (a newline, a tab...) as '?': a table line stays one line. */
@@ -556,8 +677,15 @@ void report_table(FILE *f, const run_result_t *r)
         anydist |= r->win_has_dist[i];
     }
     anyref = hasref && !r->ref_off[0];
+    int bars = has_bars(r);
+    double lo, hi;
+    if (bars)
+        fprintf(f, "   error bars: the run again with every step at x%.4g and at x%.4g its price (same seed, same"
+                   " arrivals); low, high: the least and the most of a figure over the three runs\n",
+                1 - r->bars_pct / 100, 1 + r->bars_pct / 100);
     if (r->nwin > 0) {
         fprintf(f, "   %-18s %14s", "window", "simulated");
+        if (bars) fprintf(f, " %14s %14s", "low", "high");
         if (anyref) fprintf(f, " %12s %9s", "published", "error");
         fputc('\n', f);
     }
@@ -565,6 +693,11 @@ void report_table(FILE *f, const run_result_t *r)
         fprintf(f, "   %-18s ", r->win_name[i]);
         if (isnan(r->win_val[i])) fprintf(f, "%14s", "n/a");
         else fprintf(f, "%14.4f", r->win_val[i]);
+        if (bars) {
+            span3(BARS(r, win_val[i]), &lo, &hi);
+            if (isnan(lo)) fprintf(f, " %14s %14s", "n/a", "n/a");
+            else fprintf(f, " %14.4f %14.4f", lo, hi);
+        }
         if (anyref && r->win_has_ref[i]) {
             fprintf(f, " %12.4g", r->win_ref[i]);
             if (!isnan(r->win_val[i]) && r->win_ref[i] != 0)
@@ -585,6 +718,17 @@ void report_table(FILE *f, const run_result_t *r)
             fprintf(f, " %10.4f %10.4f %10.4f %10.4f", d->mean, d->p50, d->p90, d->p99);
             if (d->exact) fputs("  exact\n", f);
             else fprintf(f, "  sketch, within %g%%\n", 100.0 * QUANT_REL_ERR);
+            if (!bars) continue;
+            double l[4], h[4];
+            span3(BARS(r, win_dist[i].mean), &l[0], &h[0]);
+            span3(BARS(r, win_dist[i].p50), &l[1], &h[1]);
+            span3(BARS(r, win_dist[i].p90), &l[2], &h[2]);
+            span3(BARS(r, win_dist[i].p99), &l[3], &h[3]);
+            for (int k = 0; k < 2; k++) {
+                fprintf(f, "   %-18s %9s", k ? "  high" : "  low", "");
+                for (int q = 0; q < 4; q++) fprintf(f, " %10.4f", k ? h[q] : l[q]);
+                fputc('\n', f);
+            }
         }
     }
     const run_summary_t *S = &r->sum;
@@ -594,10 +738,15 @@ void report_table(FILE *f, const run_result_t *r)
                  r->max_time_s);
     else if (S->stopped_by_time) snprintf(stop, sizeof stop, " [stopped: max_time_s]");
     else if (S->stopped_by_steps) snprintf(stop, sizeof stop, " [stopped: max_steps]");
+    char span[64] = "";
+    if (bars) {
+        span3(BARS(r, sum.makespan), &lo, &hi);
+        snprintf(span, sizeof span, " (low %.3f, high %.3f)", lo, hi);
+    }
     fprintf(f, "   steps %ld (decode-only %ld, mixed %ld, prefill-only %ld), preemptions %ld, "
-               "requests finished %ld, simulated %.3f s%s\n",
+               "requests finished %ld, simulated %.3f s%s%s\n",
             S->steps, S->steps_by_type[STEP_DECODE_ONLY], S->steps_by_type[STEP_MIXED],
-            S->steps_by_type[STEP_PREFILL_ONLY], S->preemptions, S->requests_finished, S->makespan, stop);
+            S->steps_by_type[STEP_PREFILL_ONLY], S->preemptions, S->requests_finished, S->makespan, span, stop);
     if (S->pool)
         fprintf(f, "   prefix cache (block pool): %ld lookups, hit %ld of %ld tokens (%.4f), %ld blocks hit,"
                    " %ld evictions, %ld blocks allocated; peak in use %ld (attention %ld, GDN state %ld)\n",
@@ -635,6 +784,14 @@ void report_table(FILE *f, const run_result_t *r)
     if (anyref && r->ref_source[0]) fprintf(f, "   published: %s\n", r->ref_source);
     if (hasref && r->ref_off[0]) fprintf(f, "   %s\n", r->ref_off);
     report_serve(f, r);
+    if (bars) {
+        char name[SCN_ID_MAX + 32];
+        double amp = run_bars_amplification(r, name, sizeof name);
+        if (isnan(amp)) fprintf(f, "   amplification: n/a (no figure with a value)\n");
+        else
+            fprintf(f, "   amplification: %s moves the most, %.2f%% per 1%% of step error ((high - low) / simulated"
+                       " / %g%%; CSV column names)\n", name, amp, 2 * r->bars_pct);
+    }
 }
 
 /* One line of the summary: vLLM's "{:<40} {:<10.2f}" without the trailing blanks; n/a for NAN. */
@@ -642,6 +799,22 @@ static void serve_line(FILE *f, const char *label, double v)
 {
     if (isnan(v)) fprintf(f, "   %-40s n/a\n", label);
     else fprintf(f, "   %-40s %.2f\n", label, v);
+}
+
+/* The same with its error bars' range [low, high] (the figure in each of the three runs: a,
+ * b, c) where the run has them. */
+static void serve_line3(FILE *f, const char *label, int bars, double a, double b, double c)
+{
+    double lo, hi;
+    if (!bars) {
+        serve_line(f, label, a);
+        return;
+    }
+    span3(a, b, c, &lo, &hi);
+    if (isnan(a)) fprintf(f, "   %-40s %-10s", label, "n/a");
+    else fprintf(f, "   %-40s %-10.2f", label, a);
+    if (isnan(lo)) fprintf(f, " [n/a]\n");
+    else fprintf(f, " [%.2f, %.2f]\n", lo, hi);
 }
 
 /* A section rule as vLLM's "{s:{c}^{n}}".format(s=title, n=50, c=c): title centred in 50. */
@@ -660,39 +833,45 @@ void report_serve(FILE *f, const run_result_t *r)
 {
     if (!r->has_serve) return;
     const serve_summary_t *v = &r->serve;
+    /* the error bars' runs' summaries (v itself where there are none: never printed) */
+    int bars = has_bars(r) && r->bars[0]->has_serve && r->bars[1]->has_serve;
+    const serve_summary_t *v0 = bars ? &r->bars[0]->serve : v, *v1 = bars ? &r->bars[1]->serve : v;
+#define SV(F) bars, v->F, v0->F, v1->F
     static const char *const headers[SERVE__N] = { "Time to First Token", "Time per Output Token (excl. 1st token)",
                                                    "Inter-token Latency", "End-to-end Latency" };
     char label[64];
     serve_rule(f, " Serving Benchmark Result ", '=');
     fprintf(f, "   %-40s %ld\n", "Successful requests:", v->completed);
-    serve_line(f, "Benchmark duration (s):", v->duration_s);
+    serve_line3(f, "Benchmark duration (s):", SV(duration_s));
     fprintf(f, "   %-40s %ld\n", "Total input tokens:", v->input_tokens);
     fprintf(f, "   %-40s %ld\n", "Total generated tokens:", v->output_tokens);
-    serve_line(f, "Request throughput (req/s):", v->req_s);
+    serve_line3(f, "Request throughput (req/s):", SV(req_s));
     if (v->has_goodput) {
         char slo[160];
-        serve_line(f, "Request goodput (req/s):", v->goodput.req_s);
-        serve_line(f, "Good requests (% of successful):", 100 * v->goodput.share);
+        serve_line3(f, "Request goodput (req/s):", SV(goodput.req_s));
+        serve_line3(f, "Good requests (% of successful):", bars, 100 * v->goodput.share, 100 * v0->goodput.share,
+                    100 * v1->goodput.share);
         fprintf(f, "   %-40s %s\n", "Goodput objectives:", goodput_slo_text(&v->slo, slo, sizeof slo));
     }
-    serve_line(f, "Input token throughput (tok/s):", v->input_tok_s);
-    serve_line(f, "Output token throughput (tok/s):", v->output_tok_s);
-    serve_line(f, "Total token throughput (tok/s):", v->total_tok_s);
+    serve_line3(f, "Input token throughput (tok/s):", SV(input_tok_s));
+    serve_line3(f, "Output token throughput (tok/s):", SV(output_tok_s));
+    serve_line3(f, "Total token throughput (tok/s):", SV(total_tok_s));
     int sketch = 0;
     for (int m = 0; m < SERVE__N; m++) {
-        const serve_stat_t *st = &v->lat[m];
+        const serve_stat_t *st = &v->lat[m], *s0 = &v0->lat[m], *s1 = &v1->lat[m];
         const char *nm = serve_metric_name(m);
         serve_rule(f, headers[m], '-');
         snprintf(label, sizeof label, "Mean %s (ms):", nm);
-        serve_line(f, label, 1000 * st->mean);
+        serve_line3(f, label, bars, 1000 * st->mean, 1000 * s0->mean, 1000 * s1->mean);
         snprintf(label, sizeof label, "Median %s (ms):", nm);
-        serve_line(f, label, 1000 * st->median);
+        serve_line3(f, label, bars, 1000 * st->median, 1000 * s0->median, 1000 * s1->median);
         snprintf(label, sizeof label, "P99 %s (ms):", nm);
-        serve_line(f, label, 1000 * st->p99);
+        serve_line3(f, label, bars, 1000 * st->p99, 1000 * s0->p99, 1000 * s1->p99);
         sketch |= !st->exact;
     }
     serve_rule(f, "", '=');
     if (sketch) fprintf(f, "   (percentiles past %ld values: a sketch within %g%%)\n", QUANT_EXACT_MAX, 100.0 * QUANT_REL_ERR);
+#undef SV
 }
 
 void report_csv_field(FILE *f, const char *s)
@@ -713,6 +892,28 @@ static const char *const serve_cols[] = { "completed", "total_input_tokens", "to
                                           "request_throughput", "input_throughput", "output_throughput",
                                           "total_token_throughput" };
 #define NSERVE_COLS ((int)(sizeof serve_cols / sizeof serve_cols[0]))
+
+static void bar_header(void *ctx, const char *col, double v, double lo, double hi)
+{
+    FILE *f = ctx;
+    char nm[SCN_ID_MAX + 40];
+    (void)v, (void)lo, (void)hi;
+    snprintf(nm, sizeof nm, "%s_lo", col);
+    fputc(',', f);
+    report_csv_field(f, nm);
+    snprintf(nm, sizeof nm, "%s_hi", col);
+    fputc(',', f);
+    report_csv_field(f, nm);
+}
+
+static void csv_num(FILE *f, double v);
+
+static void bar_row(void *ctx, const char *col, double v, double lo, double hi)
+{
+    (void)col, (void)v;
+    csv_num(ctx, lo);
+    csv_num(ctx, hi);
+}
 
 void report_csv_header_ex(FILE *f, const report_cols_t *c)
 {
@@ -748,6 +949,11 @@ void report_csv_header_ex(FILE *f, const report_cols_t *c)
             fputc(',', f);
             report_csv_field(f, nm);
         }
+    if (c->bars > 0) {
+        fputs(",error_bars_pct", f);
+        run_bars_each(NULL, c, bar_header, f);
+        fputs(",amplified,amplification", f);
+    }
     fputc('\n', f);
 }
 
@@ -823,6 +1029,16 @@ void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c)
         fprintf(f, ",%d", r->pools[i].replicas);
         load_fields(f, &r->pools[i], 0);
     }
+    if (c->bars > 0) {             /* a run without error bars (none asked of it): empty fields */
+        const run_result_t *b = has_bars(r) ? r : NULL;
+        char name[SCN_ID_MAX + 32] = "";
+        double amp = b ? run_bars_amplification(b, name, sizeof name) : NAN;
+        csv_num(f, b ? b->bars_pct : NAN);
+        run_bars_each(b, c, bar_row, f);
+        fputc(',', f);
+        report_csv_field(f, name);
+        csv_num(f, amp);
+    }
     fputc('\n', f);
 }
 
@@ -845,18 +1061,30 @@ static int own_pools(const run_result_t *r, const char *pools[SCN_MAX_POOLS])
     return r->npools;
 }
 
+/* r's own columns (no pools): the one-run CSV's, the amplification's */
+static void own_report_cols(const run_result_t *r, report_cols_t *c, const char **cols)
+{
+    int n = own_cols(r, cols);
+    *c = (report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n, r->win_has_dist, NULL, 0,
+                          has_bars(r) ? r->bars_pct : 0 };
+}
+
 void report_csv_header(FILE *f, const run_result_t *r)
 {
     const char *cols[RUN_MAX_WIN], *pools[SCN_MAX_POOLS];
-    int n = own_cols(r, cols), np = own_pools(r, pools);
-    report_csv_header_ex(f, &(report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n,
-                                              r->win_has_dist, pools, np });
+    report_cols_t c;
+    own_report_cols(r, &c, cols);
+    c.pools = pools;
+    c.npools = own_pools(r, pools);
+    report_csv_header_ex(f, &c);
 }
 
 void report_csv_row(FILE *f, const run_result_t *r)
 {
     const char *cols[RUN_MAX_WIN], *pools[SCN_MAX_POOLS];
-    int n = own_cols(r, cols), np = own_pools(r, pools);
-    report_csv_row_ex(f, r, &(report_cols_t){ r->has_serve, r->has_serve && r->serve.has_goodput, cols, n,
-                                              r->win_has_dist, pools, np });
+    report_cols_t c;
+    own_report_cols(r, &c, cols);
+    c.pools = pools;
+    c.npools = own_pools(r, pools);
+    report_csv_row_ex(f, r, &c);
 }

@@ -89,6 +89,11 @@ typedef struct run_result {
     long xfer_n;
     double xfer_mean, xfer_p99;
     int xfer_exact;
+    /* run --error-bars P: the same run with every step costing (1 - P/100) [0] and (1 + P/100)
+     * [1] times its price (borrowed; NULL: none).  The table and the CSV show, beside each
+     * figure, the least and the most of it over this run and those two. */
+    double bars_pct;
+    const struct run_result *bars[2];
 } run_result_t;
 
 /* Whether a scenario is a serving load: its requests come from a generator or a trace
@@ -118,6 +123,8 @@ typedef struct runner_hooks {
      * objectives, 1 for every run, -1 for none. */
     int summary;
     const goodput_slo_t *goodput; /* NULL, or the objectives goodput is counted against */
+    double cost_scale;            /* 0 or 1: as priced; else every step costs this times its price
+                                     (setup_open_scaled: run --error-bars's runs) */
 } runner_hooks_t;
 
 void runner_run_ex(const char *path, const char *const *sets, int nsets, const runner_hooks_t *h,
@@ -147,9 +154,23 @@ typedef struct report_cols {
                                    * _served, _mean_batch, _kv_use, _kv_peak, _prefix_hit, _queue_mean, _queue_peak,
                                    * _busy (empty for a run without that pool) */
     int npools;
+    /* run --error-bars P (0: none): after every other column, error_bars_pct, then COL_lo and
+     * COL_hi for makespan_s, the serving summary's figures and the windows' (a latency window's
+     * NAME_mean, _p50, _p90, _p99 too: run_bars_each), then amplified and amplification */
+    double bars;
 } report_cols_t;
 void report_csv_header_ex(FILE *f, const report_cols_t *c);
 void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c);
+/* The figures a run with error bars (r->bars set) shows a range for, in the CSV's order:
+ * fn(ctx, column, value, least, most) with c's columns; r NULL: the names alone (values NAN).
+ * A figure's range is the least and the most of it over the three runs (a queue can move a
+ * window either way); NAN where the run has none. */
+typedef void (*run_bar_fn)(void *ctx, const char *col, double v, double lo, double hi);
+void run_bars_each(const run_result_t *r, const report_cols_t *c, run_bar_fn fn, void *ctx);
+/* The figure that moves most per 1% of step error, (most - least) / |value| / (2 P) over the
+ * figures of run_bars_each with r's own columns: its column into name (n bytes) and that
+ * ratio, or NAN (no figure with a value) */
+double run_bars_amplification(const run_result_t *r, char *name, size_t n);
 /* A CSV field: as is, or in double quotes (quotes doubled) when it holds , " CR or LF. */
 void report_csv_field(FILE *f, const char *s);
 /* The header line of the steps CSV and of the requests CSV, after prefix (NULL: none); the

@@ -7,6 +7,7 @@
 #include "ydoc.h"
 #include <gsl/gsl_errno.h>
 #include "setup.h"
+#include "cost_scaled.h"
 #include "law.h"
 
 static pthread_once_t gsl_once = PTHREAD_ONCE_INIT;
@@ -28,8 +29,22 @@ static const hw_link_t *prof_link_for(const setup_t *u, const scenario_t *s)
  * the scenario needs) or the analytic one.  NULL with u->err set. */
 static const hw_link_t *prof_link(const setup_t *u) { return prof_link_for(u, &u->s); }
 
-/* The cost model of scenario s (the setup's, or one of its cluster pools'). */
+static cost_model_t *cost_unscaled_for(setup_t *u, const scenario_t *s, int check);
+
+/* The cost model of scenario s (the setup's, or one of its cluster pools'): every step at
+ * u->cost_scale times its price where that is set (setup_open_scaled). */
 static cost_model_t *cost_for(setup_t *u, const scenario_t *s, int check)
+{
+    cost_model_t *cm = cost_unscaled_for(u, s, check), *sm;
+    if (!cm || u->cost_scale == 0 || u->cost_scale == 1) return cm;
+    if (!(sm = cost_scaled_new(cm, u->cost_scale))) {
+        cost_free(cm);
+        snprintf(u->err, sizeof u->err, "%s: out of memory", s->path);
+    }
+    return sm;
+}
+
+static cost_model_t *cost_unscaled_for(setup_t *u, const scenario_t *s, int check)
 {
     int tp = s->engine.tensor_parallel_size;
     char cerr[COST_ERR_MAX];
@@ -164,7 +179,13 @@ static int open_parts(setup_t *u, const char *path, const char *const *sets, int
 
 int setup_open(setup_t *u, const char *path, const char *const *sets, int nsets)
 {
+    return setup_open_scaled(u, path, sets, nsets, 1);
+}
+
+int setup_open_scaled(setup_t *u, const char *path, const char *const *sets, int nsets, double k)
+{
     memset(u, 0, sizeof *u);
+    u->cost_scale = k;
     if (open_parts(u, path, sets, nsets) < 0) {
         setup_msg_line(u->err, sizeof u->err);
         return -1;

@@ -31,11 +31,18 @@ typedef struct setup {
     char err[SETUP_ERR_MAX];      /* one line after a failure */
     char warn[SETUP_ERR_MAX];     /* warnings of a successful open ("" none), for the caller to print
                                      with the run's output (setup_open writes none to stderr) */
+    double cost_scale;            /* every cost model it builds prices each step at this times its
+                                     price (cost_scaled.h); 1: as priced (setup_open) */
 } setup_t;
 
 /* Assemble path with overrides sets[0..nsets) ("key.path=value").  0, or -1 with u->err
  * set: the input is refused (exit status 2).  Call setup_close() in both cases. */
 int setup_open(setup_t *u, const char *path, const char *const *sets, int nsets);
+/* The same with every step of every cost model it builds (the scenario's, its cluster pools',
+ * setup_cost_new's) costing k (> 0) times its price: a uniform step-time error, the
+ * scenario, its seed and its arrivals unchanged.  u->cost is then a scaled model
+ * (cost_scaled_inner gives the profile's). */
+int setup_open_scaled(setup_t *u, const char *path, const char *const *sets, int nsets, double k);
 /* What only reading the whole trace finds (a malformed row, a request that can never fit
  * in the KV cache), with the messages a run gives when it reaches the row; a run reads
  * each row only when the previous one arrives.  0 (also with no trace), or -1 with u->err. */

@@ -583,6 +583,7 @@ int sweep_pool(const sweep_pool_t *cfg)
 
 typedef struct job_out {
     run_result_t *res;
+    run_result_t *bars[2];        /* --error-bars: the run at (1 - P/100) and (1 + P/100) a step */
     FILE *steps;                  /* buffered steps CSV (parallel runs), or NULL */
     FILE *requests;               /* buffered requests CSV (parallel runs), or NULL */
     FILE *replicas;               /* buffered replicas CSV (parallel runs), or NULL */
@@ -591,6 +592,8 @@ typedef struct job_out {
 typedef struct pool {
     const sweep_cfg_t *cfg;
     long npoints, njobs;
+    int per_run;                  /* pool jobs per run: 1, or 3 with --error-bars (the run, then its
+                                     two scaled runs: job J is run J / 3's (J % 3)th) */
     int buffer_steps;
     int steps_replica;            /* the steps rows' replica column (a run is a cluster's) */
     job_out_t *out;
@@ -615,13 +618,15 @@ static void single_end(void *ctx, const engine_t *e)
     if (c->inner && c->inner->on_end) c->inner->on_end(c->inner->ctx, e);
 }
 
-static void run_job(void *ctx, long j, void *progv)
+static void run_job(void *ctx, long jj, void *progv)
 {
     pool_t *P = ctx;
     prog_t *prog = progv;
     const sweep_cfg_t *cfg = P->cfg;
     const sweep_t *sw = cfg->sw;
     int naxes = sw ? sw->naxes : 0;
+    long j = jj / P->per_run;
+    int bar = (int)(jj % P->per_run);   /* 0: the run; 1, 2: its error bars' at -P%, +P% */
     long f = j / P->npoints, p = j % P->npoints;
     job_out_t *o = &P->out[j];
     run_result_t *res = malloc(sizeof *res);
@@ -639,7 +644,11 @@ static void run_job(void *ctx, long j, void *progv)
             sets[ns++] = own[a];
         }
     }
-    if (ok) {
+    if (ok && bar) {               /* an error bar's run: the same scenario, every step scaled, no other output */
+        runner_hooks_t h = { .summary = cfg->summary, .goodput = cfg->goodput,
+                             .cost_scale = bar == 1 ? 1 - cfg->error_bars / 100 : 1 + cfg->error_bars / 100 };
+        runner_run_ex(cfg->files[f], sets, ns, &h, res);
+    } else if (ok) {
         runner_hooks_t h = { .summary = cfg->summary, .goodput = cfg->goodput };
         single_ctx_t sc = { cfg->hooks, prog };
         if (P->buffer_steps && cfg->steps && !(o->steps = tmpfile())) ok = 0;
@@ -672,7 +681,8 @@ static void run_job(void *ctx, long j, void *progv)
     free(own);
     free(sets);
     free(sel);
-    o->res = res;
+    if (bar) o->bars[bar - 1] = res;
+    else o->res = res;
 }
 
 /* ---- in-order reporting -------------------------------------------------------- */
@@ -825,7 +835,7 @@ static char *csv_text(const emitter_t *E, long j, const run_result_t *r, int hea
     for (int i = 0; i < E->npools; i++) pools[i] = E->pools[i];
     report_cols_t c = { .serve = E->serve_cols, .goodput = E->serve_cols && E->cfg->goodput,
                         .wins = (const char *const *)E->cols, .nwins = E->ncols, .dist = E->coldist,
-                        .pools = pools, .npools = E->npools };
+                        .pools = pools, .npools = E->npools, .bars = E->cfg->error_bars };
     if (header) report_csv_header_ex(m, &c);
     else report_csv_row_ex(m, r, &c);
     if (fclose(m) != 0) {
@@ -863,9 +873,28 @@ static void copy_back(emitter_t *E, long j, FILE **tmp, FILE *out, const char *w
     *tmp = NULL;
 }
 
+/* The run's error bars' runs into it (--error-bars): a failure of one is the run's. */
+static void attach_bars(const sweep_cfg_t *cfg, job_out_t *o)
+{
+    run_result_t *r = o->res;
+    if (!(cfg->error_bars > 0) || !r || r->rc) return;
+    for (int k = 0; k < 2; k++) {
+        const run_result_t *b = o->bars[k];
+        if (b && !b->rc) continue;
+        r->rc = b ? b->rc : 1;
+        snprintf(r->err, sizeof r->err, "--error-bars: the run at x%g a step: %.1000s", 1 + (k ? 1 : -1) * cfg->error_bars / 100,
+                 b ? b->err : "out of memory");
+        return;
+    }
+    r->bars_pct = cfg->error_bars;
+    r->bars[0] = o->bars[0];
+    r->bars[1] = o->bars[1];
+}
+
 static void emit(emitter_t *E, long j, job_out_t *o)
 {
     const sweep_cfg_t *cfg = E->cfg;
+    attach_bars(cfg, o);
     const run_result_t *r = o->res;
     long p = j % E->npoints;
     /* in run order, whatever order the runs finished in; none beside a bad input's one line */
@@ -929,12 +958,18 @@ static void emit(emitter_t *E, long j, job_out_t *o)
     copy_back(E, j, &o->replicas, cfg->replicas, "replicas");
     free(o->res);
     o->res = NULL;
+    for (int k = 0; k < 2; k++) {
+        free(o->bars[k]);
+        o->bars[k] = NULL;
+    }
 }
 
-static void emit_job(void *ctx, long j)
+/* Pool job jj done (in order): the run it completes emitted (with --error-bars, the third of
+ * a run's jobs). */
+static void emit_job(void *ctx, long jj)
 {
     pool_t *P = ctx;
-    emit(P->em, j, &P->out[j]);
+    if (jj % P->per_run == P->per_run - 1) emit(P->em, jj / P->per_run, &P->out[jj / P->per_run]);
 }
 
 int sweep_run(const sweep_cfg_t *cfg)
@@ -986,12 +1021,13 @@ int sweep_run(const sweep_cfg_t *cfg)
     }
     if (cfg->json) fputc('[', cfg->json);
     pool_t P = { .cfg = cfg, .npoints = E.npoints, .njobs = E.njobs, .em = &E,
-                 .steps_replica = E.any_cluster };
+                 .steps_replica = E.any_cluster, .per_run = cfg->error_bars > 0 ? 3 : 1 };
+    long pjobs = E.njobs * P.per_run;
     int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs;
-    if (nthreads > E.njobs) nthreads = (int)E.njobs;
+    if (nthreads > pjobs) nthreads = (int)pjobs;
     P.buffer_steps = nthreads > 1;   /* the steps and requests CSVs */
     P.out = calloc((size_t)E.njobs, sizeof *P.out);
-    sweep_pool_t pc = { .njobs = E.njobs, .threads = nthreads, .progress = cfg->progress, .run = run_job,
+    sweep_pool_t pc = { .njobs = pjobs, .threads = nthreads, .progress = cfg->progress, .run = run_job,
                         .emit = emit_job, .ctx = &P };
     if (!P.out || sweep_pool(&pc) < 0) {
         free(P.out);

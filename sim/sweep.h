@@ -90,6 +90,9 @@ typedef struct sweep_cfg {
     int nconstraints;
     int summary;                  /* runner_hooks_t.summary: 0 serving loads, 1 all, -1 none */
     const goodput_slo_t *goodput; /* NULL, or the goodput objectives */
+    double error_bars;            /* run --error-bars P (0 < P <= 50; 0: none): every run also at
+                                     (1 - P/100) and (1 + P/100) times every step's price, the
+                                     table and the CSV with each figure's range (runner.h) */
 } sweep_cfg_t;
 
 /* Run everything; returns the worst run's rc (0 ok, 1 runtime or a write error on an

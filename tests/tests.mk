@@ -249,3 +249,6 @@ EXTRA_TESTS += tests/readme.sh
 EXTRA_TESTS += tests/capacity.sh
 EXTRA_TESTS += tests/traces.sh
 EXTRA_TESTS += tests/plot.sh
+
+# -- run --error-bars (sim/cost_scaled.c, runner.c, sweep.c): P refused outside (0, 50], points forwards it
+EXTRA_TESTS += tests/errbars.sh

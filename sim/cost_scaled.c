@@ -1,0 +1,53 @@
+/* cost_scaled.c: every step of another model scaled by k.  See cost_scaled.h. */
+#include <stdlib.h>
+#include <stdio.h>
+#include "cost_scaled.h"
+
+typedef struct {
+    cost_model_t *inner;          /* owned */
+    double k;
+} scaled_t;
+
+static int scaled_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
+{
+    scaled_t *s = cm->impl;
+    if (s->inner->step(s->inner, in, o) < 0) {
+        snprintf(cm->err, sizeof cm->err, "%s", s->inner->err);
+        return -1;
+    }
+    o->total *= s->k, o->attn *= s->k, o->linear *= s->k, o->gdn *= s->k, o->elementwise *= s->k;
+    o->allreduce *= s->k, o->overhead *= s->k, o->mtp *= s->k;
+    for (int q = 0; q < ROUTE__N; q++) o->attn_route[q] *= s->k;
+    return 0;
+}
+
+static void scaled_destroy(cost_model_t *cm)
+{
+    scaled_t *s = cm->impl;
+    cost_free(s->inner);
+    free(s);
+    free(cm);
+}
+
+cost_model_t *cost_scaled_new(cost_model_t *inner, double k)
+{
+    cost_model_t *cm = calloc(1, sizeof *cm);
+    scaled_t *s = malloc(sizeof *s);
+    if (!cm || !s) {
+        free(cm);
+        free(s);
+        return NULL;
+    }
+    s->inner = inner;
+    s->k = k;
+    cm->name = inner->name;       /* the step's price is still the inner model's, scaled */
+    cm->impl = s;
+    cm->step = scaled_step;
+    cm->destroy = scaled_destroy;
+    return cm;
+}
+
+cost_model_t *cost_scaled_inner(cost_model_t *cm)
+{
+    return cm && cm->step == scaled_step ? ((scaled_t *)cm->impl)->inner : cm;
+}

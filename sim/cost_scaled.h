@@ -1,0 +1,17 @@
+/* cost_scaled: a cost model whose every step costs k times what another model says (every
+ * part of the breakdown scaled alike).  What `rescore` re-simulates its "+1% step" column
+ * with and `run --error-bars P` its runs at (1 - P/100) and (1 + P/100): a uniform step-time
+ * error, the arrivals and the seed unchanged. */
+#ifndef PACESIM_COST_SCALED_H
+#define PACESIM_COST_SCALED_H
+
+#include "cost.h"
+
+/* A model pricing every step at k (> 0) times inner's price; it owns inner (cost_free frees
+ * both).  NULL out of memory (inner then still the caller's). */
+cost_model_t *cost_scaled_new(cost_model_t *inner, double k);
+/* The model a scaled model wraps (for the profile model's own settings), or cm itself when
+ * cm is not a scaled model. */
+cost_model_t *cost_scaled_inner(cost_model_t *cm);
+
+#endif
