@@ -79,6 +79,24 @@ static void serving(FILE *f, const serve_summary_t *v)
     fputc('}', f);
 }
 
+typedef struct {
+    FILE *f;
+    int first;
+} json_bars_t;
+
+/* One figure's range: "COL": [least, most] */
+static void json_bar(void *ctx, const char *col, double v, double lo, double hi)
+{
+    json_bars_t *b = ctx;
+    (void)v;
+    key(b->f, &b->first, col);
+    fputc('[', b->f);
+    num(b->f, lo);
+    fputs(", ", b->f);
+    num(b->f, hi);
+    fputc(']', b->f);
+}
+
 void report_json_run(FILE *f, const run_result_t *r, long point, const sweep_t *sw, const int *sel)
 {
     int first = 1;
@@ -175,6 +193,21 @@ void report_json_run(FILE *f, const run_result_t *r, long point, const sweep_t *
             fputc('}', f);
         }
         fputc('}', f);
+    }
+    if (r->bars_pct > 0 && r->bars[0] && r->bars[1]) {   /* run --error-bars P: the CSV's COL_lo, COL_hi */
+        char name[SCN_ID_MAX + 32];
+        double amp = run_bars_amplification(r, name, sizeof name);
+        key(f, &first, "error_bars");
+        int f3 = 1;
+        fputc('{', f);
+        kv_num(f, &f3, "pct", r->bars_pct);
+        kv_str(f, &f3, "amplified", name);
+        kv_num(f, &f3, "amplification", amp);
+        key(f, &f3, "ranges");
+        json_bars_t b = { f, 1 };
+        fputc('{', f);
+        run_bars_own(r, json_bar, &b);
+        fputs("}}", f);
     }
     if (r->disagg) {               /* disaggregated: the KV link and the transfers after the prefill */
         key(f, &first, "kv_transfer");

@@ -617,15 +617,20 @@ static void amp_one(void *ctx, const char *col, double v, double lo, double hi)
 
 static void own_report_cols(const run_result_t *r, report_cols_t *c, const char **cols);
 
-double run_bars_amplification(const run_result_t *r, char *name, size_t n)
+void run_bars_own(const run_result_t *r, run_bar_fn fn, void *ctx)
 {
     const char *cols[RUN_MAX_WIN];
     report_cols_t c;
+    own_report_cols(r, &c, cols);
+    run_bars_each(r, &c, fn, ctx);
+}
+
+double run_bars_amplification(const run_result_t *r, char *name, size_t n)
+{
     amp_ctx_t a = { r->bars_pct, NAN, name, n };
     if (n) name[0] = 0;
     if (!has_bars(r)) return NAN;
-    own_report_cols(r, &c, cols);
-    run_bars_each(r, &c, amp_one, &a);
+    run_bars_own(r, amp_one, &a);
     return a.best;
 }
 

@@ -167,6 +167,8 @@ void report_csv_row_ex(FILE *f, const run_result_t *r, const report_cols_t *c);
  * window either way); NAN where the run has none. */
 typedef void (*run_bar_fn)(void *ctx, const char *col, double v, double lo, double hi);
 void run_bars_each(const run_result_t *r, const report_cols_t *c, run_bar_fn fn, void *ctx);
+/* The same over r's own columns (its windows, its serving summary's where it has one). */
+void run_bars_own(const run_result_t *r, run_bar_fn fn, void *ctx);
 /* The figure that moves most per 1% of step error, (most - least) / |value| / (2 P) over the
  * figures of run_bars_each with r's own columns: its column into name (n bytes) and that
  * ratio, or NAN (no figure with a value) */

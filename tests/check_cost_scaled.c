@@ -90,10 +90,30 @@ START_TEST(closed_run_scales_exactly)
 }
 END_TEST
 
+/* A cluster of two replicas, one request each: replica 1's model is the engine's own for its
+ * pool (setup's pool_cost), scaled alike: both requests' figures scale by k exactly. */
+START_TEST(cluster_pools_scaled)
+{
+    const char *file = "tests/data/errbars/cluster-closed.yaml";
+    run_result_t *r1 = malloc(sizeof *r1), *rk = malloc(sizeof *rk);
+    ck_assert(r1 && rk);
+    run_at(file, 1, r1);
+    run_at(file, 1.1, rk);
+    ck_assert_int_eq(r1->nreps, 2);
+    ck_assert(r1->reps[0].served == 1 && r1->reps[1].served == 1);
+    near(rk->win_val[win(rk, "b_ttft")], 1.1 * r1->win_val[win(r1, "b_ttft")], 1e-9, "b_ttft (replica 1)");
+    near(rk->win_val[win(rk, "a_tpot")], 1.1 * r1->win_val[win(r1, "a_tpot")], 1e-9, "a_tpot (replica 0)");
+    near(rk->reps[1].busy_s, 1.1 * r1->reps[1].busy_s, 1e-9, "replica 1 busy");
+    near(rk->sum.makespan, 1.1 * r1->sum.makespan, 1e-9, "makespan");
+    free(r1);
+    free(rk);
+}
+END_TEST
+
 /* ---- run --error-bars through the sweep: the table and the CSV as strings ---- */
 typedef struct outs {
-    char *table, *csv, *err;
-    size_t nt, nc, ne;
+    char *table, *csv, *err, *json;
+    size_t nt, nc, ne, nj;
     int rc;
 } outs_t;
 
@@ -102,15 +122,16 @@ static void run_sweep(outs_t *o, const char *const *files, int nf, const sweep_t
 {
     memset(o, 0, sizeof *o);
     FILE *t = open_memstream(&o->table, &o->nt), *c = open_memstream(&o->csv, &o->nc);
-    FILE *e = open_memstream(&o->err, &o->ne);
-    ck_assert(t && c && e);
+    FILE *e = open_memstream(&o->err, &o->ne), *j = open_memstream(&o->json, &o->nj);
+    ck_assert(t && c && e && j);
     static const char *const sets[] = { "stop.max_time_s=3600" };
     sweep_cfg_t cfg = { .files = files, .nfiles = nf, .sets = sets, .nsets = 1, .sw = sw, .jobs = jobs,
-                        .table = t, .csv = c, .err = e, .best = e, .error_bars = bars, .goodput = slo };
+                        .table = t, .csv = c, .json = j, .err = e, .best = e, .error_bars = bars, .goodput = slo };
     o->rc = sweep_run(&cfg);
     fclose(t);
     fclose(c);
     fclose(e);
+    fclose(j);
 }
 
 static void outs_free(outs_t *o)
@@ -118,6 +139,7 @@ static void outs_free(outs_t *o)
     free(o->table);
     free(o->csv);
     free(o->err);
+    free(o->json);
 }
 
 /* Field `col` of CSV row `row` (1: the first after the header) as a string (static buffer;
@@ -244,6 +266,9 @@ START_TEST(bars_same_for_every_j)
     ck_assert_msg(a.rc == 0 && b.rc == 0, "%s %s", a.err, b.err);
     ck_assert(a.nt == b.nt && !memcmp(a.table, b.table, a.nt));
     ck_assert(a.nc == b.nc && !memcmp(a.csv, b.csv, a.nc));
+    ck_assert(a.nj == b.nj && !memcmp(a.json, b.json, a.nj));
+    ck_assert(strstr(a.json, "\"error_bars\": {\"pct\": 3, \"amplified\": \"a_tok_s\""));
+    ck_assert(strstr(a.json, "\"p99_ttft_ms\": ["));
     ck_assert(strstr(a.csv, ",error_bars_pct,"));
     /* 4 rows, every one with its amplification */
     int rows = 0;
@@ -266,6 +291,7 @@ START_TEST(no_bars_no_trace)
     ck_assert(a.rc == 0 && b.rc == 0);
     ck_assert(!strstr(a.csv, "_lo") && !strstr(a.csv, "amplif"));
     ck_assert(!strstr(a.table, "error bars") && !strstr(a.table, "amplification"));
+    ck_assert(!strstr(a.json, "error_bars") && strstr(b.json, "error_bars"));
     ck_assert_str_eq(field(a.csv, 1, "a_tok_s"), field(b.csv, 1, "a_tok_s"));
     ck_assert_str_eq(field(a.csv, 1, "b_prefill_s"), field(b.csv, 1, "b_prefill_s"));
     /* the CSV with bars is the CSV without, then its own columns */
@@ -279,7 +305,7 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {
-        CHECK_TEST(scaled_model_prices_k_times), CHECK_TEST(closed_run_scales_exactly),
+        CHECK_TEST(scaled_model_prices_k_times), CHECK_TEST(closed_run_scales_exactly), CHECK_TEST(cluster_pools_scaled),
         CHECK_TEST(bars_bracket_a_monotone_figure), CHECK_TEST(bars_serving_ranges),
         CHECK_TEST(bars_same_for_every_j), CHECK_TEST(no_bars_no_trace),
     };
