@@ -220,11 +220,13 @@ void cost_profile_idle_schedule(cost_model_t *cm, const double *idle_s, long n);
 double cost_profile_idle(const cost_model_t *cm);
 /* calib's compute-bound GEMM probe (the profile's sustained.gemm_compute_hot) in the price of a
  * cuBLAS GEMM: its hot moved from the gemm law's towards the probe's by its FLOP rate
- * (sim/cost_profile.c item_factor).  2, the default of a new model: at every step's clock,
- * the model's own included; 1 (pacesim rescore --recorded-clock --compute-hot): only at a
- * clock a schedule gave; 0 (rescore where the runs do not record their idle, or
- * --no-compute-hot): never, the gemm law's hot.  Nothing for another model or a profile
- * without the probe. */
+ * (sim/cost_profile.c item_factor).  2: at every step's clock, the model's own included (the
+ * default of a new model whose profile's step law prices a host time, the idle before each
+ * step: not all 0; rescore where every run records its idle); 1 (pacesim rescore
+ * --recorded-clock --compute-hot): only at a clock a schedule gave; 0: never, the gemm law's
+ * hot (the default where the step law is 0, not measured; rescore where the runs do not
+ * record their idle, or --no-compute-hot).  Nothing for another model or a profile without
+ * the probe. */
 void cost_profile_compute_hot(cost_model_t *cm, int on);
 /* The clock (MHz) the heat state of that model stood for over its last step (its mean;
  * the modelled one also under a schedule); NAN for another model or without the probes. */

@@ -174,8 +174,9 @@ static const cmd_help_t helps[] = {
       "          where every run records the GPU's idle before each step (a back-to-back\n"
       "          replay's gap_s), the model's clock relaxes over it (--no-recorded-idle: not)\n"
       "          and a profile's compute-bound GEMM probe (calib's sustained.gemm_compute_hot)\n"
-      "          prices the GEMMs at that clock, as in a simulation; where the idle is not\n"
-      "          recorded the probe is not priced (the report says why); --no-compute-hot:\n"
+      "          prices the GEMMs at that clock (as a simulation does where the profile's\n"
+      "          step law prices the engine's host time); where the idle is not recorded\n"
+      "          the probe is not priced (the report says why); --no-compute-hot:\n"
       "          never; --compute-hot: always (a diagnostic; with --recorded-clock at the\n"
       "          recorded clocks)\n" },
     { "model", "pacesim model import CONFIG.json [-o OUT.yaml] [--name NAME]\n",

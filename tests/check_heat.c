@@ -262,7 +262,8 @@ START_TEST(curve_recorded_schedule_prices)
     curve.ninter = 2;
     cost_model_t *mc = cost_profile_new(&cold, &M, 1, err), *mk = cost_profile_new(&curve, &M, 1, err);
     cost_model_t *ml = cost_profile_new(&lin, &M, 1, err);
-    /* the default (2): the compute-bound probe priced at the model's own clock */
+    /* the default where the step law prices a host time (the idle before each step, 1 ms
+     * here): the compute-bound probe at the model's own clock (2) */
     cost_model_t *md = cost_profile_new(&curve, &M, 1, err);
     ck_assert(mc && mk && ml && md);
     cost_profile_compute_hot(mk, 0);
@@ -280,6 +281,28 @@ START_TEST(curve_recorded_schedule_prices)
     }
     ck_assert_double_eq(cost_profile_model_clock(md), cost_profile_model_clock(mk));
     cost_free(md);
+    /* a step law of 0 (not measured: the idle unknown): the probe not priced by default */
+    for (int i = 0; i < curve.nlaws; i++)
+        if (!strcmp(curve.laws[i].name, "step")) curve.laws[i].coef[0] = 0;
+    cost_model_t *m0 = cost_profile_new(&curve, &M, 1, err), *m2 = cost_profile_new(&curve, &M, 1, err);
+    ck_assert(m0 && m2);
+    cost_profile_compute_hot(m0, 0);
+    cost_profile_compute_hot(m2, 2);
+    cost_model_t *mz = cost_profile_new(&curve, &M, 1, err);
+    ck_assert(mz);
+    cost_breakdown_t o0, o2, oz;
+    for (int i = 0; i < 40; i++) {
+        ck_assert_int_eq(m0->step(m0, &mix.in, &o0), 0);
+        ck_assert_int_eq(m2->step(m2, &mix.in, &o2), 0);
+        ck_assert_int_eq(mz->step(mz, &mix.in, &oz), 0);
+        ck_assert_double_eq(oz.total, o0.total);
+        ck_assert(o2.linear > o0.linear * 1.001);
+    }
+    cost_free(m0);
+    cost_free(m2);
+    cost_free(mz);
+    for (int i = 0; i < curve.nlaws; i++)
+        if (!strcmp(curve.laws[i].name, "step")) curve.laws[i].coef[0] = 1e-3;
     ck_assert(ol.total > oc.total * 1.001);
     double f = cost_profile_model_clock(ml);
     ck_assert(f < 1980 && f > 1600);
