@@ -2,7 +2,8 @@
 # plot.sh: `pacesim plot KIND CSV [-o OUT.png|OUT.svg] [options]`: pacesim's CSVs drawn with gnuplot.
 #   rate      latency against load from a sweep's CSV (--sweep ... --csv): x the first swept key
 #             (or --x COL), y the serving summary's p99 and median TTFT and TPOT where the CSV has
-#             them (or --y COL,COL...); one curve per column and scenario file (plots/rate.gp)
+#             them (or --y COL,COL...); one curve per column and scenario file (plots/rate.gp);
+#             a CSV of `run --error-bars P` (COL_lo, COL_hi for every y column): each point's range
 #   cdf       the latency CDFs of one run's requests CSV (--requests): queueing, TTFT, TPOT and
 #             end to end over the finished requests, p50/p90/p99 marked (plots/latency.gp)
 #   tradeoff  the pacing trade-off from a PACE_STEPS sweep's CSV: A's decode rate against B's
@@ -116,14 +117,18 @@ rate)
     need "$xcol" file
     IFS=, read -ra ys <<< "$ycols"
     need "${ys[@]}"
-    # one block per scenario file, rows "x y1 y2 ..." (empty values: '?', gnuplot's missing)
-    awk -F, -v X="$xcol" -v Y="$ycols" -v dat="$tmp/rate.dat" -v grp="$tmp/groups" '
+    bars=1      # run --error-bars: every y column's range (COL_lo, COL_hi) drawn with it
+    for c in "${ys[@]}"; do has "${c}_lo" && has "${c}_hi" || bars=0; done
+    # one block per scenario file, rows "x y1 y2 ..." (with bars "x y1 lo1 hi1 ..."; empty values:
+    # '?', gnuplot's missing)
+    awk -F, -v X="$xcol" -v Y="$ycols" -v B="$bars" -v dat="$tmp/rate.dat" -v grp="$tmp/groups" '
+        function v(col) { return $c[col] == "" ? "?" : $c[col] }
         NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; ny = split(Y, y, ","); next }
         {
             f = $c["file"]
             if (!(f in g)) { g[f] = ++ng; name[ng] = f }
-            line = ($c[X] == "" ? "?" : $c[X])
-            for (k = 1; k <= ny; k++) line = line " " ($c[y[k]] == "" ? "?" : $c[y[k]])
+            line = v(X)
+            for (k = 1; k <= ny; k++) line = line " " v(y[k]) (B ? " " v(y[k] "_lo") " " v(y[k] "_hi") : "")
             rows[g[f]] = rows[g[f]] line "\n"
         }
         END {
@@ -132,7 +137,7 @@ rate)
     if awk -F, -v X="$xcol" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == X) c = i; next } $c !~ /^-?[0-9.eE+-]+$/ { bad = 1 } END { exit !bad }' "$csv"; then
         die "$csv:1:1: plot rate: column $xcol is not numeric in every row"
     fi
-    gp -e "dat='$tmp/rate.dat'; ny=${#ys[@]}; ylabels='${ycols//,/ }'; groups='$(q "$(cat "$tmp/groups")")'; xlabel='$(q "$xcol")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'; logy=$logy" \
+    gp -e "dat='$tmp/rate.dat'; ny=${#ys[@]}; bars=$bars; ylabels='${ycols//,/ }'; groups='$(q "$(cat "$tmp/groups")")'; xlabel='$(q "$xcol")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'; logy=$logy" \
         "$here/rate.gp" || exit 1 ;;
 esac
 echo "plot: $out"

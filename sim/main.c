@@ -201,7 +201,8 @@ static const cmd_help_t helps[] = {
       "                   [--set key.path=value]... [--data OUT.csv] [-j N] [--title T]\n",
       "plot      draw pacesim's CSVs with gnuplot (plots/plot.sh), PNG or SVG by -o's extension:\n"
       "          rate: latency against load from a sweep's CSV (x the first swept key or --x;\n"
-      "          y the serving summary's p99 and median TTFT and TPOT, or --y); cdf: one run's\n"
+      "          y the serving summary's p99 and median TTFT and TPOT, or --y; a run\n"
+      "          --error-bars sweep's ranges as error bars); cdf: one run's\n"
       "          --requests CSV as latency CDFs; tradeoff: a PACE_STEPS sweep's trade-off.\n"
       "          replicas: p99 TTFT against the rate per replica, a panel per router, a curve\n"
       "          per number of replicas, simulated: the scenario (default scenarios/cluster/\n"

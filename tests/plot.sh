@@ -121,6 +121,10 @@ if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
     "$bin" plot rate "$tmp/sweep.csv" --x engine.max_num_seqs --y mean_e2el_ms,p99_e2el_ms --logy --title 'a "t"' -o "$tmp/r2.svg" > /dev/null
     check "rate with --x, --y, --logy, --title: an SVG with both curves named" \
         sh -c "grep -q 'mean_e2el_ms' '$tmp/r2.svg' && grep -q 'p99_e2el_ms' '$tmp/r2.svg'"
+    "$bin" run "$scn" --sweep engine.max_num_seqs=2,4,8 --error-bars 3 --csv "$tmp/bars.csv" --quiet
+    "$bin" plot rate "$tmp/bars.csv" -o "$tmp/bars.svg" > /dev/null
+    check "rate of a run --error-bars sweep: each point with its range" grep -q 'with the step-error ranges' "$tmp/bars.svg"
+    check "rate of a sweep without them: points alone" sh -c "! grep -q 'step-error' '$tmp/rate.svg'"
 else
     echo "  SKIP drawing: gnuplot not found (make setup-plots)"
 fi
