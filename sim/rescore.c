@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cost_scaled.h"
 #include "engine.h"
 #include "replay.h"
 #include "rescore.h"
@@ -60,34 +61,6 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
     o->spread = (hi - lo) / fabs(o->mean);
     o->excess = pred > hi ? (pred - hi) / fabs(o->mean) : pred < lo ? (pred - lo) / fabs(o->mean) : 0;
     o->sens = isnan(pred_1pct) || pred == 0 ? NAN : pred_1pct / pred - 1;
-}
-
-/* ---- the scaled model: every step of the profile's model costs (1 + f) times as much ---- */
-
-typedef struct {
-    cost_model_t *inner;          /* owned */
-    double k;
-} scaled_t;
-
-static int scaled_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
-{
-    scaled_t *s = cm->impl;
-    if (s->inner->step(s->inner, in, o) < 0) {
-        snprintf(cm->err, sizeof cm->err, "%s", s->inner->err);
-        return -1;
-    }
-    o->total *= s->k, o->attn *= s->k, o->linear *= s->k, o->gdn *= s->k, o->elementwise *= s->k;
-    o->allreduce *= s->k, o->overhead *= s->k, o->mtp *= s->k;
-    for (int q = 0; q < ROUTE__N; q++) o->attn_route[q] *= s->k;
-    return 0;
-}
-
-static void scaled_destroy(cost_model_t *cm)
-{
-    scaled_t *s = cm->impl;
-    cost_free(s->inner);
-    free(s);
-    free(cm);
 }
 
 /* ---- the report -------------------------------------------------------------------------- */
@@ -204,18 +177,15 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         snprintf(err, errsz, "%s", u->e.err);
         goto done;
     }
-    scaled_t *sc = calloc(1, sizeof *sc);
-    if (!sc || !(sc->inner = setup_cost_new(u)) ||
-        !(sm = replay_model_new("scaled", sc, scaled_step, scaled_destroy))) {
-        if (sc) cost_free(sc->inner);
-        free(sc);
-        snprintf(err, errsz, "%s", sc ? u->err : "out of memory");
+    cost_model_t *inner = setup_cost_new(u);       /* every step of it at (1 + RESCORE_SENS) its price */
+    if (!inner || !(sm = cost_scaled_new(inner, 1 + RESCORE_SENS))) {
+        cost_free(inner);
+        snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
         goto done;
     }
-    sc->k = 1 + RESCORE_SENS;
-    diagnose(sc->inner, clk1, nclk1, recorded_clock, probe);
-    if (recorded_idle) cost_profile_idle_schedule(sc->inner, gm, ngm);
-    cost_profile_envelope_quiet(sc->inner);
+    diagnose(inner, clk1, nclk1, recorded_clock, probe);
+    if (recorded_idle) cost_profile_idle_schedule(inner, gm, ngm);
+    cost_profile_envelope_quiet(inner);
     es_started = 1;
     if (setup_engine(u, sm, &es) < 0 || engine_run(&es) < 0) {
         snprintf(err, errsz, "prediction at +1%%: %s", es.err);
