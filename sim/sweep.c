@@ -609,7 +609,7 @@ static void single_step(void *ctx, const engine_t *e, const step_rec_t *st)
 {
     single_ctx_t *c = ctx;
     if (c->inner && c->inner->on_step) c->inner->on_step(c->inner->ctx, e, st);
-    prog_step(c->prog, e, st);
+    if (c->prog) prog_step(c->prog, e, st);   /* a job on a worker thread (--error-bars) has none */
 }
 
 static void single_end(void *ctx, const engine_t *e)

@@ -36,4 +36,17 @@ cmp -s "$tmp/merged.csv" "$tmp/sweep.csv" && ok "points + merge == the sweep wit
   || bad "merged CSV differs from the sweep's"
 head -1 "$tmp/sweep.csv" | grep -q ',a_tok_s_lo,a_tok_s_hi,' && ok "the CSV has a_tok_s_lo, a_tok_s_hi" || bad "no _lo/_hi columns"
 
+# one run's --trace, --steps, --requests, --replicas are the point run's: the same bytes with the
+# flag (its two other runs on other threads, -j 3) as without it
+S=scenarios/h200-serve-poisson-p600-s64-b2048.yaml
+$PACESIM run $S --error-bars 3 -j 3 --trace "$tmp/t1.json" --steps "$tmp/s1.csv" --requests "$tmp/r1.csv" \
+  --replicas "$tmp/p1.csv" --quiet || bad "--error-bars with --trace etc.: exit $?"
+$PACESIM run $S -j 3 --trace "$tmp/t0.json" --steps "$tmp/s0.csv" --requests "$tmp/r0.csv" --replicas "$tmp/p0.csv" \
+  --quiet || bad "--trace etc.: exit $?"
+for x in trace:t.json steps:s.csv requests:r.csv replicas:p.csv; do
+  o=${x%%:*} f=${x#*:}
+  a="$tmp/${f%%.*}1.${f#*.}" b="$tmp/${f%%.*}0.${f#*.}"
+  [ -s "$a" ] && cmp -s "$a" "$b" && ok "--$o: the same bytes with --error-bars as without" || bad "--$o differs with --error-bars"
+done
+
 exit $fail
