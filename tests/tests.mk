@@ -215,6 +215,9 @@ EXTRA_TESTS += tests/rescore.sh
 # calib/device_record.sh's staging across calls of one card (fake device binaries), both replay
 # modes (back to back, the default; REPLAY_MODE=item) and their files' names
 EXTRA_TESTS += tests/device_record.sh
+# calib/install_set.sh: such a WORK tree (and its record.tgz) installed as a replay set, rescored;
+# every refusal (missing or mixed: cards, modes, runs) one line, exit 2, nothing installed
+EXTRA_TESTS += tests/install_set.sh
 
 # -- reference outputs byte for byte (tests/golden.sh; --update regenerates tests/data/golden/)
 EXTRA_TESTS += tests/golden.sh
