@@ -3,7 +3,7 @@
  *   pacesim run FILE... [--set key.path=value]... [--sweep key.path=LIST]... [-j N]
  *               [--csv OUT] [--json OUT] [--steps OUT] [--requests OUT] [--trace OUT.json] [--quiet]
  *               [--no-progress] [--goodput ttft:MS tpot:MS e2el:MS] [--summary | --no-summary]
- *               [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...]
+ *               [--objective max:COL|min:COL [--constraint 'COL<=1.10*base']...] [--error-bars P]
  *   pacesim points FILE... [--set ...] --sweep ... [-o DIR]   one command line per point
  *   pacesim merge CSV... [-o OUT]                              join per-point CSVs
  *   pacesim best CSV --objective ... [--constraint ...]        the objective over a CSV
