@@ -116,9 +116,9 @@ static const cmd_help_t helps[] = {
       "                         on the H200 sets, README Accuracy): each window, latency\n"
       "                         statistic and serving figure gets low/high columns (the least\n"
       "                         and the most over the three runs: a queue may move a figure\n"
-      "                         either way), the CSV COL_lo and COL_hi columns, and a line\n"
-      "                         names the figure that moves most per 1% of step error.\n"
-      "                         Three times the simulation work\n"
+      "                         either way), the CSV COL_lo and COL_hi columns (the JSON an\n"
+      "                         error_bars object), and a line names the figure that moves\n"
+      "                         most per 1% of step error.  Three times the simulation work\n"
       "  --point-index N        number the first run N (the `point` column; used by `points`)\n"
       "  --quiet                no table on stdout\n"
       "  --no-progress          no progress bar (it is drawn only when stderr is a terminal)\n" },
