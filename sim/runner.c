@@ -729,9 +729,12 @@ void report_table(FILE *f, const run_result_t *r)
             span3(BARS(r, win_dist[i].p50), &l[1], &h[1]);
             span3(BARS(r, win_dist[i].p90), &l[2], &h[2]);
             span3(BARS(r, win_dist[i].p99), &l[3], &h[3]);
+            int none = r->bars[0]->win_dist[i].n == 0 || r->bars[1]->win_dist[i].n == 0;   /* as the CSV's */
             for (int k = 0; k < 2; k++) {
                 fprintf(f, "   %-18s %9s", k ? "  high" : "  low", "");
-                for (int q = 0; q < 4; q++) fprintf(f, " %10.4f", k ? h[q] : l[q]);
+                for (int q = 0; q < 4; q++)
+                    if (none) fprintf(f, " %10s", "n/a");
+                    else fprintf(f, " %10.4f", k ? h[q] : l[q]);
                 fputc('\n', f);
             }
         }
