@@ -22,6 +22,8 @@
 #define CAP_AIM 0.45              /* a guided probe aims 0.45 tol above or below the predicted rate */
 #define CAP_DOWN 0.9              /* below a failure, before any pass: x0.9, x0.81, x0.66, x0.43 ... */
 #define CAP_MIN_FRAC 1e-6         /* ... down to 1e-6 x the saturation rate: "below" */
+#define CAP_MAX_SPAN_S 5e6        /* ... or to the rate whose n arrivals span half of the clock's reach
+                                   * (workload.c's ENG_MAX_TIME_S, 1e7 s): "below" */
 #define CAP_MAX_UP 8              /* above a pass, before any failure: the saturation rate, then x2, 8 times: "above" */
 #define CAP_MIN_TAIL 10           /* measured requests beyond a percentile (or outside the goodput share) */
 
@@ -683,7 +685,7 @@ int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
         if (lo == 0) {                          /* failures only: gallop down */
             r = hi * down;
             down *= down;
-            if (r < CAP_MIN_FRAC * mu) {
+            if (r < CAP_MIN_FRAC * mu || r < (double)c->n / CAP_MAX_SPAN_S) {
                 a->below = 1;
                 a->rate = hi;
                 return 0;
@@ -1928,6 +1930,12 @@ int capacity_main(int argc, char **argv, const char *argv0)
                 if (R.ncost == CAP_MAX_COSTS) { rc = bad("at most %s --gpu-cost%s", "32", ""); goto out; }
                 char *name = strndup(v, (size_t)(eq - v));
                 if (!name) { rc = 1; goto out; }
+                for (int k = 0; k < R.ncost; k++)       /* the first would win unseen */
+                    if (!strcasecmp(R.cost_name[k], name)) {
+                        rc = bad("--gpu-cost %s: %s is priced twice", v, name);
+                        free(name);
+                        goto out;
+                    }
                 R.cost_name[R.ncost] = name;
                 R.cost_usd[R.ncost++] = usd;
                 extra[nx++] = "--gpu-cost", extra[nx++] = v;
@@ -1977,7 +1985,7 @@ int capacity_main(int argc, char **argv, const char *argv0)
     for (int k = 0; k < o.nslo; k++) per_request |= o.slo[k].per_request;
     if (per_request && o.goodput == 0) {
         rc = bad("--slo %s is a per-request threshold: give --goodput SHARE (the share of requests that must meet it), "
-                 "or a statistic such as %s_p99%s", "ttft/tpot/e2el", "ttft");
+                 "or a statistic such as %s_p99", "ttft/tpot/e2el", "ttft");
         goto out;
     }
     if (o.goodput > 0 && !per_request) {

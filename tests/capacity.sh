@@ -23,6 +23,7 @@ refused() {
   if [ $rc -ne 2 ]; then bad "$name: exit $rc, expected 2 ($(head -c 300 "$tmp/err"))"
   elif [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr, expected 1"
   elif ! grep -qF -- "$want" "$tmp/err"; then bad "$name: message lacks \"$want\": $(cat "$tmp/err")"
+  elif grep -qF "(null)" "$tmp/err"; then bad "$name: a missing argument printed: $(cat "$tmp/err")"
   elif [ -s "$tmp/out" ]; then bad "$name: wrote to stdout"
   else ok "$name"; fi
 }
@@ -35,7 +36,7 @@ refused "SLO twice in two spellings" 'ttft_p99.0 is ttft_p99, given already' $S 
 refused "no SLO" 'no SLO given' $S
 refused "the rate searched" '--search workload.poisson.rate_per_s: the request rate is what capacity finds' $S \
   --slo ttft_p99=2 --search workload.poisson.rate_per_s=1,2
-refused "threshold without goodput" 'is a per-request threshold' $S --slo ttft=2
+refused "threshold without goodput" 'is a per-request threshold: give --goodput SHARE (the share of requests that must meet it), or a statistic such as ttft_p99' $S --slo ttft=2
 refused "goodput without threshold" '--goodput needs per-request thresholds' $S --slo ttft_p99=2 --goodput 0.9
 refused "goodput over one" '--goodput 1.5' $S --slo ttft=2 --goodput 1.5
 refused "goodput nan" '--goodput nan' $S --slo ttft=2 --goodput nan
@@ -49,6 +50,8 @@ refused "--rate past 1e9 (its copy count overflowed)" '--rate 1e308: expected a 
   --slo ttft_p99=2 --rate 1e308
 refused "gpu-cost price below a tenth of a cent (its req/$ broke the table)" '--gpu-cost h200=1e-300' $S --slo ttft_p99=2 \
   --gpu-cost h200=1e-300
+refused "gpu-cost twice (the first price won unseen)" '--gpu-cost H200=4: H200 is priced twice' $S --slo ttft_p99=2 \
+  --gpu-cost h200=3.5 --gpu-cost H200=4
 refused "-j zero" '-j 0' $S --slo ttft_p99=2 -j 0
 refused "unknown search key" '--search engine.max_num_sequences=4: unknown key "max_num_sequences"' $S --slo ttft_p99=2 \
   --search engine.max_num_sequences=4
@@ -240,6 +243,13 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { st[$c["split"]]
   END { exit !(st["colocated"] == "ok" && st["1:2"] == "below") }' "$tmp/split-slow.csv" \
   && ok "split: a 1.2 s KV transfer breaks a 1 s TTFT bound at any rate (its TTFT holds the transfer)" \
   || bad "split: a 1.2 s KV transfer did not break the 1 s TTFT bound"
+# a configuration no rate serves (a 1-token budget: ~5 s a prompt against a 1 ms bound) is "below", exit 0: the
+# downward gallop stops before its arrivals pass the clock's reach (it ran into the engine's clock limit, exit 1)
+$PACESIM capacity $S --slo ttft_p50=0.001 --set workload.poisson.count=100 --set engine.max_num_batched_tokens=1 \
+  --csv "$tmp/hopeless.csv" --quiet 2> "$tmp/err" \
+  && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { exit !($c["status"] == "below") }' "$tmp/hopeless.csv" \
+  && ok "a configuration no rate serves is below, within the clock's reach" \
+  || bad "a configuration no rate serves: $(head -c 300 "$tmp/err")"
 # --points carries the split: points + merge + --frontier = the in-process CSV
 # shellcheck disable=SC2086
 $PACESIM capacity $C $SPLIT --search split=colocated,2,1:1,1:2 --search engine.tensor_parallel_size=1,2 --points \
