@@ -608,6 +608,12 @@ static int cmd_merge(int argc, char **argv)
         free(files);
         return 2;
     }
+    for (int i = 0; outp && i < nf; i++)
+        if (outfile_same(outp, files[i])) {     /* opening it would empty it before it is read */
+            setup_msg(stderr, "pacesim merge: -o %s: that is a CSV it merges (it would be overwritten)", outp);
+            free(files);
+            return 2;
+        }
     FILE *out = outp ? outfile_open(outp) : stdout;
     if (!out) {
         free(files);
@@ -925,9 +931,11 @@ static int cmd_trace(int argc, char **argv)
         return 2;
     }
     trace_import_opts_t o = trace_import_defaults();
-    const char *in = NULL, *outp = NULL;
+    const char *in = NULL, *outp = NULL, *sg_only = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--no-prune") || !strcmp(a, "--chars-per-token") || !strcmp(a, "--rate") || !strcmp(a, "--seed"))
+            sg_only = a;
         int valued = !strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--max-rows") || !strcmp(a, "--speedup")
                      || !strcmp(a, "--max-model-len") || !strcmp(a, "--chars-per-token") || !strcmp(a, "--rate")
                      || !strcmp(a, "--seed");
@@ -964,6 +972,15 @@ static int cmd_trace(int argc, char **argv)
     }
     if (!o.format || !in) {
         fprintf(stderr, "pacesim trace import: expected FORMAT FILE (azure, burstgpt, mooncake, sharegpt)\n");
+        return 2;
+    }
+    if (sg_only && (!strcmp(o.format, "azure") || !strcmp(o.format, "burstgpt") || !strcmp(o.format, "mooncake"))) {
+        setup_msg(stderr, "pacesim trace import: %s is sharegpt's (a %s trace's arrivals and lengths are its own)", sg_only,
+                  o.format);
+        return 2;
+    }
+    if (outp && outfile_same(outp, in)) {         /* opening it would empty it before it is read */
+        setup_msg(stderr, "pacesim trace import: -o %s: that is the trace it reads (it would be overwritten)", outp);
         return 2;
     }
     FILE *out = outp ? outfile_open(outp) : stdout;

@@ -87,5 +87,18 @@ timeout 20 "$bin" model import "$tmp/g.json" -o "$tmp/./g.json" >"$tmp/out" 2>"$
 if [ $? -eq 2 ] && cmp -s tests/data/hf/gemma-7b.json "$tmp/g.json"; then pass=$((pass + 1))
 else echo "  FAIL model import -o its input: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
 
+# trace import -o and merge -o naming an input: refused, the input untouched (opening the
+# output emptied it before it was read)
+cp tests/data/traces/azure-2023.csv "$tmp/az.csv"
+timeout 20 "$bin" trace import azure "$tmp/az.csv" -o "$tmp/./az.csv" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q 'that is the trace it reads' "$tmp/err" && cmp -s tests/data/traces/azure-2023.csv "$tmp/az.csv"
+then pass=$((pass + 1))
+else echo "  FAIL trace import -o its input: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+cp scenarios/bench-trace.csv "$tmp/m.csv"
+timeout 20 "$bin" merge scenarios/bench-trace.csv "$tmp/m.csv" -o "$tmp/./m.csv" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q 'that is a CSV it merges' "$tmp/err" && cmp -s scenarios/bench-trace.csv "$tmp/m.csv"
+then pass=$((pass + 1))
+else echo "  FAIL merge -o one of its inputs: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+
 echo "inputs: $pass checks passed, $fail failed"
 [ $fail -eq 0 ]

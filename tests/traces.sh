@@ -88,6 +88,9 @@ check "an unknown format: exit 2 naming the four" sh -c "test $rc = 2 && grep -q
 check "a missing file: exit 2, one line" sh -c "test $rc = 2 && test \$(wc -l < '$tmp/e') = 1"
 "$bin" trace import azure "$d/azure-2023.csv" --speedup 0 > /dev/null 2> "$tmp/e"; rc=$?
 check "--speedup 0: exit 2" test "$rc" = 2
+"$bin" trace import azure "$d/azure-2023.csv" --rate 5 > /dev/null 2> "$tmp/e"; rc=$?
+check "--rate on an azure trace (its timestamps won unseen): exit 2" \
+    sh -c "test $rc = 2 && grep -q -- '--rate is sharegpt' '$tmp/e'"
 
 echo "traces: $pass passed, $fail failed"
 [ "$fail" = 0 ]
