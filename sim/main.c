@@ -748,6 +748,13 @@ static int cmd_rescore(int argc, char **argv)
                 rc = 2;
                 goto done;
             }
+    for (int i = 0; steps && i <= nruns; i++)   /* --steps over an input: it replaced the recording */
+        if (outfile_same(steps, i < nruns ? runs[i] : file)) {
+            setup_msg(stderr, "pacesim: rescore: --steps %s: that is %s it reads (it would be overwritten)", steps,
+                      i < nruns ? "a recording" : "the scenario");
+            rc = 2;
+            goto done;
+        }
     if (nruns > 1) {              /* several measured runs: error beside their spread */
         char rerr[SETUP_ERR_MAX];
         if (steps) {

@@ -100,5 +100,12 @@ if [ $? -eq 2 ] && grep -q 'that is a CSV it merges' "$tmp/err" && cmp -s scenar
 then pass=$((pass + 1))
 else echo "  FAIL merge -o one of its inputs: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
 
+cp "$REC" "$tmp/rec.csv"
+timeout 20 "$bin" rescore "$SCN" --set workload.requests.B.output_tokens=8 --measured "$tmp/rec.csv" \
+    --steps "$tmp/./rec.csv" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q 'that is a recording it reads' "$tmp/err" && cmp -s "$REC" "$tmp/rec.csv"
+then pass=$((pass + 1))
+else echo "  FAIL rescore --steps its recording: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+
 echo "inputs: $pass checks passed, $fail failed"
 [ $fail -eq 0 ]
