@@ -1725,7 +1725,7 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
     char serr[SCN_ERR_MAX], err[256];
     if (scn_load_model(o.model_path, &m, serr) < 0) {
         fprintf(stderr, "calib: %s\n", serr);
-        return 1;
+        return 2;                       /* a bad --model is bad input */
     }
     if (refit)
         return refit_main(refit, merge, o.out_path, &m, tp_set ? o.tp : 0, residuals, o.only);

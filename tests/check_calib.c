@@ -1325,6 +1325,8 @@ START_TEST(refit_residuals)
     ck_assert_int_eq(calib_main(7, bad3, no_timer), 2);
     char *bad4[] = { "calib", "--refit", in, "--model", "models/qwen3.8-27b.yaml", NULL }; /* no --out */
     ck_assert_int_eq(calib_main(5, bad4, no_timer), 2);
+    char *bad5[] = { "calib", "--refit", in, "--model", "models/no-such-model.yaml", "--out", in, NULL };
+    ck_assert_int_eq(calib_main(7, bad5, no_timer), 2); /* a missing model is bad input (it exited 1) */
     fclose(stderr);
     stderr = keep_err;
     unlink(in);
