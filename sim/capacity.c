@@ -1761,16 +1761,23 @@ static int check_dups(const cap_opts_t *o)
     return 2;
 }
 
-/* Every value of every axis, alone on the caller's overrides, must load: an unknown key or
- * a bad value is refused before any run, naming the --search it came from.  With a split
- * axis, every value of every other axis beside every split value. */
+/* Every value of every axis, on the caller's overrides with the other axes at their first
+ * values (a configuration of the search: an axis may need another's, as cluster.router a
+ * cluster.pools.NAME.count makes), must load: an unknown key or a bad value is refused before
+ * any run, naming the --search it came from.  With a split axis, every value of every other
+ * axis alone beside every split value (the split rewrites the pools). */
 static int check_axes(const cap_opts_t *o)
 {
     const sweep_t *sw = o->search;
     const char **sets = calloc((size_t)o->nsets + (size_t)sw->naxes + 2, sizeof *sets);
-    char **own = calloc((size_t)sw->naxes + 1, sizeof *own);
-    int rc = sets && own ? 0 : 1, nsplit = o->has_split ? sw->axes[o->split_axis].n : 1, pd = 0;
+    char **own = calloc((size_t)sw->naxes + 1, sizeof *own), **first = calloc((size_t)sw->naxes + 1, sizeof *first);
+    int rc = sets && own && first ? 0 : 1, nsplit = o->has_split ? sw->axes[o->split_axis].n : 1, pd = 0;
     char err[CAP_ERR_MAX];
+    for (int a = 0; a < sw->naxes && !rc; a++) {        /* each axis at its first value: KEY=VAL */
+        size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[0]) + 2;
+        if (!(first[a] = malloc(len))) rc = 1;
+        else snprintf(first[a], len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[0]);
+    }
     for (int v = 0; o->has_split && v < nsplit && !rc; v++) {
         cap_split_t sp;
         if (cap_parse_split(sw->axes[o->split_axis].vals[v], &sp, err, sizeof err) < 0) {
@@ -1800,8 +1807,9 @@ static int check_axes(const cap_opts_t *o)
                     size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[v]) + 2;
                     if (!(kv = malloc(len))) { rc = 1; break; }
                     snprintf(kv, len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[v]);
-                    sets[n++] = kv;
                 }
+                for (int b = 0; b < sw->naxes; b++)  /* the point's sets in axis order, as config_sets */
+                    if (b == a || (!o->has_split && a >= 0)) sets[n++] = b == a ? kv : first[b];
                 const char *sval = o->has_split ? sw->axes[o->split_axis].vals[sv] : NULL;
                 if (sval) {                 /* the split's rewrite, then its pools' sets */
                     int sr = cap_split_override(o->file, sets, n, sval, &own[0], err, sizeof err);
@@ -1844,6 +1852,8 @@ static int check_axes(const cap_opts_t *o)
                 own[0] = NULL;
             }
         }
+    for (int a = 0; first && a < sw->naxes; a++) free(first[a]);
+    free(first);
     free(own);
     free(sets);
     return rc;

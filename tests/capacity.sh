@@ -243,6 +243,12 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { st[$c["split"]]
   END { exit !(st["colocated"] == "ok" && st["1:2"] == "below") }' "$tmp/split-slow.csv" \
   && ok "split: a 1.2 s KV transfer breaks a 1 s TTFT bound at any rate (its TTFT holds the transfer)" \
   || bad "split: a 1.2 s KV transfer did not break the 1 s TTFT bound"
+# an axis that needs another's (cluster.router on a scenario whose cluster comes from a later axis): each
+# value is checked within a configuration of the search, not alone (it was refused: missing key "pools")
+$PACESIM capacity $S --slo ttft_p99=2 --search cluster.router=random,least_kv --search cluster.pools.a.count=1,2 \
+  --points -o "$tmp/ax" > "$tmp/axcmds" 2> "$tmp/err" && [ "$(wc -l < "$tmp/axcmds")" = 4 ] \
+  && ok "an axis that needs another's is checked beside it" \
+  || bad "an axis that needs another's: $(head -c 300 "$tmp/err")"
 # a configuration no rate serves (a 1-token budget: ~5 s a prompt against a 1 ms bound) is "below", exit 0: the
 # downward gallop stops before its arrivals pass the clock's reach (it ran into the engine's clock limit, exit 1)
 $PACESIM capacity $S --slo ttft_p50=0.001 --set workload.poisson.count=100 --set engine.max_num_batched_tokens=1 \
