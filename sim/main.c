@@ -635,6 +635,13 @@ static int cmd_profile(int argc, char **argv)
         fprintf(stderr, "pacesim: profile needs a profile file\n");
         return 2;
     }
+    for (int i = 0; i < argc; i++)      /* an option is no profile (--scenario was read as one) */
+        if (argv[i][0] == '-' && argv[i][1]) {
+            setup_msg(stderr, "pacesim: profile: %s %s", argv[i], !strcmp(argv[i], "--scenario")
+                      ? "takes --compare (pacesim profile A.yaml --compare B.yaml --scenario FILE)"
+                      : "is not an option of profile (pacesim profile PROFILE.yaml... or A.yaml --compare B.yaml)");
+            return 2;
+        }
     for (int i = 0; i < argc; i++) {
         profile_t p;
         char err[PROF_ERR_MAX];

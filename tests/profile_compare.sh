@@ -69,5 +69,7 @@ bad --compare $H
 bad $H --compare $V --bogus
 bad $H --compare $V --scenario /nonexistent.yaml
 bad $H --compare $V --scenario tests/data/bad/profiles/coef-eleven.yaml
+bad $H --scenario scenarios/default.yaml      # --scenario without --compare: it was read as two profiles (two lines)
+bad $H --bogus
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
