@@ -166,6 +166,28 @@ static uint64_t scn_digest(const scenario_t *s)
     FNV(h, s->poisson);
     h = fnv(h, s->trace_path, strlen(s->trace_path) + 1);
     FNV(h, s->stop);
+    const scn_cluster_t *c = &s->cluster;   /* a cluster's replicas, router and link */
+    FNV(h, c->enabled);
+    if (!c->enabled) return h;
+    FNV(h, c->router);
+    FNV(h, c->router_latency_s);
+    FNV(h, c->balance_abs);
+    FNV(h, c->balance_rel);
+    FNV(h, c->n_pools);
+    for (int i = 0; i < c->n_pools; i++) {
+        const scn_pool_t *p = &c->pools[i];
+        h = fnv(h, p->name, strlen(p->name) + 1);
+        FNV(h, p->count);
+        FNV(h, p->role);
+        if (p->s) {
+            FNV(h, p->s->model);
+            FNV(h, p->s->engine);
+        }
+    }
+    FNV(h, c->kv_link);
+    FNV(h, c->kv_bandwidth);
+    FNV(h, c->kv_latency_s);
+    FNV(h, c->kv_layerwise);
     return h;
 }
 

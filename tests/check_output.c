@@ -233,6 +233,16 @@ START_TEST(published_only_for_its_configuration)
     ck_assert(!strstr(r->ref_off, "name"));
     ck_assert(!table_has(r, " error\n"));
     ck_assert(!table_has(r, "%"));
+    /* a cluster made of it: another configuration (the digest left the cluster out) */
+    const char *cl[] = { "cluster={pools: {p: {count: 1, role: prefill}, d: {count: 1, role: decode}}, kv_transfer: {link: pcie3}}" };
+    runner_run("scenarios/default.yaml", cl, 1, NULL, r);
+    ck_assert(r->rc == 0);
+    ck_assert_msg(strstr(r->ref_off, "cluster"), "%s", r->ref_off);
+    ck_assert(!table_has(r, " error\n"));
+    const char *one[] = { "cluster.pools.main.count=1", "cluster.router=random" };
+    runner_run("scenarios/default.yaml", one, 2, NULL, r);
+    ck_assert(r->rc == 0);
+    ck_assert_msg(strstr(r->ref_off, "cluster.pools.main.count") && strstr(r->ref_off, "cluster.router"), "%s", r->ref_off);
     free(r);
 }
 END_TEST
