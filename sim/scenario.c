@@ -140,6 +140,7 @@ static int resolve(yd_err_t *e, const yd_node_t *n, const char *path, const char
 {
     const char *slash = strrchr(base, '/');
     int len;
+    if (!rel[0]) return yd_fail(e, n, path, "an empty path (expected a file name)");   /* it opened "" or the directory */
     if (rel[0] == '/' || !slash) {
         len = snprintf(out, SCN_PATH_MAX, "%s", rel);
     } else {
