@@ -48,6 +48,8 @@ if [ "$(LC_ALL=C tr -dc '\000' < "$csv" | head -c 1 | wc -c)" -ne 0 ]; then
 fi
 [ -n "$out" ] || { mkdir -p plots/out; out=plots/out/$kind-$(basename "$csv" .csv).png; }
 case $out in *.png) fmt=png ;; *.svg) fmt=svg ;; *) die "pacesim plot: -o $out: the name must end in .png or .svg" ;; esac
+# gnuplot would fail on it with its own lines and exit 1
+[ -d "$(dirname -- "$out")" ] || die "pacesim plot: -o $out: no directory $(dirname -- "$out")"
 header=$(head -n 1 "$csv" | tr -d '\r')
 has() { printf '%s\n' "$header" | tr ',' '\n' | grep -qxF -- "$1"; }
 need() { for c in "$@"; do has "$c" || die "$csv:1:1: plot $kind: no column $c (a CSV of $what)"; done; }
@@ -55,21 +57,27 @@ need() { for c in "$@"; do has "$c" || die "$csv:1:1: plot $kind: no column $c (
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 q() { printf '%s' "$1" | sed "s/'/''/g"; }   # a gnuplot single-quoted string's content
+# rows whose columns COL... all hold a number (gnuplot fails on a plot of none)
+numrows() { awk -F, -v C="$*" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; nc = split(C, k, " "); next }
+    { ok = 1; for (j = 1; j <= nc; j++) if ($c[k[j]] !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/) ok = 0; n += ok } END { print n + 0 }' "$csv"; }
 # gnuplot, checked once the CSV is (a CSV's error is reported with or without it)
-gp() {
+gp() {   # its messages in one line: the last it printed (its warnings on success dropped)
     command -v "$gnuplot" >/dev/null 2>&1 || die "pacesim plot: $gnuplot not found (make setup-plots installs gnuplot-nox)" 1
-    "$gnuplot" "$@"
+    "$gnuplot" "$@" 2> "$tmp/gp.err" \
+        || die "pacesim plot: gnuplot failed: $(grep -v '^[[:space:]^]*$' "$tmp/gp.err" | tail -n 1 | head -c 300)" 1
 }
 
 case $kind in
 cdf)
     what="requests (pacesim run --requests)"
     need arrival_s admitted_s finished_s ttft_s tpot_s
+    [ "$(numrows finished_s ttft_s)" -gt 0 ] || die "$csv:1:1: plot cdf: no finished request to draw"
     [ -n "$title" ] || title=$(basename "$csv" .csv)
     gp -e "csv='$(q "$csv")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'" "$here/latency.gp" || exit 1 ;;
 tradeoff)
     what="a PACE_STEPS sweep (pacesim run --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=... --csv)"
     need PACE_STEPS a_tok_s b_prefill_s scenario
+    [ "$(numrows a_tok_s b_prefill_s)" -gt 0 ] || die "$csv:1:1: plot tradeoff: no row with both a_tok_s and b_prefill_s to draw"
     [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "file") c = i; next } { f[$c] = 1 } END { print length(f) }' "$csv")" = 1 ] \
         || die "$csv:1:1: plot tradeoff: the CSV holds several scenario files; plot each alone (plots/tradeoff.gp draws several)"
     cp "$csv" "$tmp/t.csv"
@@ -77,6 +85,7 @@ tradeoff)
 replicas)
     what="pacesim plot replicas --data"
     need router replicas rate_per_replica p99_ttft_s
+    [ "$(numrows rate_per_replica p99_ttft_s)" -gt 0 ] || die "$csv:1:1: plot replicas: no row with a p99_ttft_s to draw"
     # blocks (router r, replicas k) of rows "x y", one replica's rows (router empty) in every router's
     awk -F, -v dat="$tmp/rep.dat" -v meta="$tmp/meta" '
         NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
@@ -137,6 +146,12 @@ rate)
     if awk -F, -v X="$xcol" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == X) c = i; next } $c !~ /^-?[0-9.eE+-]+$/ { bad = 1 } END { exit !bad }' "$csv"; then
         die "$csv:1:1: plot rate: column $xcol is not numeric in every row"
     fi
+    # a y column with no value to draw (empty, nan; with --logy none above 0): gnuplot failed on it
+    none=$(awk -F, -v Y="$ycols" -v logy=$logy '
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; ny = split(Y, y, ","); next }
+        { for (k = 1; k <= ny; k++) { v = $c[y[k]]; if (v ~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ && (!logy || v + 0 > 0)) n[k]++ } }
+        END { for (k = 1; k <= ny; k++) if (!n[k]) { print y[k]; exit } }' "$csv")
+    [ -z "$none" ] || die "$csv:1:1: plot rate: column $none has no value to draw$([ $logy = 1 ] && echo ' above 0 (--logy)')"
     gp -e "dat='$tmp/rate.dat'; ny=${#ys[@]}; bars=$bars; ylabels='${ycols//,/ }'; groups='$(q "$(cat "$tmp/groups")")'; xlabel='$(q "$xcol")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'; logy=$logy" \
         "$here/rate.gp" || exit 1 ;;
 esac

@@ -59,6 +59,18 @@ refused "replicas: one run of 1024 replicas x 200 requests is over the cap too" 
     "$bin" plot replicas --replicas 1024 --rates 4 --routers round_robin
 refused "replicas: --replicas above a cluster's 4096" 2 "--replicas 4097: 4097 is not an integer in [1, 4096]" \
     "$bin" plot replicas --replicas 4097
+# nothing to draw, or nowhere to draw it: one line, exit 2 (gnuplot failed with its own lines, exit 1)
+printf 'point,workload.poisson.rate_per_s,file,ttft_p99\n0,1,a.yaml,0\n1,2,a.yaml,\n' > "$tmp/zero.csv"
+refused "rate --logy of a column with nothing above 0" 2 "zero.csv:1:1: plot rate: column ttft_p99 has no value to draw above 0" \
+    "$bin" plot rate "$tmp/zero.csv" --y ttft_p99 --logy -o "$tmp/x.svg"
+refused "-o in a missing directory" 2 "-o $tmp/none/x.svg: no directory $tmp/none" \
+    "$bin" plot rate "$tmp/sweep.csv" -o "$tmp/none/x.svg"
+"$bin" run scenarios/default.yaml --set stop.max_steps=3 --requests "$tmp/unfinished.csv" --quiet
+refused "cdf of requests none of which finished" 2 "unfinished.csv:1:1: plot cdf: no finished request to draw" \
+    "$bin" plot cdf "$tmp/unfinished.csv" -o "$tmp/x.png"
+printf 'router,replicas,rate_per_replica,p99_ttft_s\nround_robin,1,1,\n' > "$tmp/norep.csv"
+refused "replicas data without a p99" 2 "norep.csv:1:1: plot replicas: no row with a p99_ttft_s to draw" \
+    "$bin" plot replicas "$tmp/norep.csv" -o "$tmp/x.png"
 refused "replicas: an unknown router, named as --routers" 2 'plot replicas: --routers nope: expected one of round_robin' \
     "$bin" plot replicas --routers nope
 refused "replicas: --data named by an empty name" 2 "an output named by an empty file name" "$bin" plot replicas \
