@@ -27,6 +27,7 @@ extern "C" {
 #include "calib.h"
 #include "gpuclock.h"
 #include "engine.h"
+#include "outfile.h"
 #include "replay.h"
 #include "scenario.h"
 #include "setup.h"
@@ -981,6 +982,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "pacesim-gpu: no scenario\n");
         return 2;
     }
+    const char *outs[2] = { steps, items };     /* an output over an input: it replaced the scenario */
+    for (int k = 0; k < 2; k++)
+        if (outs[k] && (outfile_same(outs[k], file) || (k && steps && outfile_same(items, steps)))) {
+            fprintf(stderr, "pacesim-gpu: %s %s: that is %s (it would be overwritten)\n", k ? "--items" : "--steps",
+                    outs[k], outfile_same(outs[k], file) ? "the scenario" : "--steps' file");
+            return 2;
+        }
     setup_t u;
     if (setup_open(&u, file, sets, ns) < 0 || !u.has_prof) {
         fprintf(stderr, "%s\n", u.has_scn && !u.s.profile_path[0] ? "replay needs a profile (the prediction)" : u.err);

@@ -41,4 +41,14 @@ msg=$("$t/pacesim" replay scenarios/h200-fp8-mtp4-b16k-pdr.yaml --gpu 2>&1); rc=
 rm -rf "$t"
 if [ $rc = 2 ] && printf '%s' "$msg" | grep -q "needs the GPU build"; then echo "  ok   without pacesim-gpu: exit 2, one line"
 else echo "FAIL without pacesim-gpu: rc $rc: $msg"; fail=1; fi
+# --steps or --items naming the scenario (or each other): refused before anything runs (it was overwritten)
+t=$(mktemp -d); cp scenarios/h200-fp16-nomtp-b16k-baseline.yaml "$t/s.yaml"; sed -i "s|\.\./|$PWD/|g" "$t/s.yaml"; cp "$t/s.yaml" "$t/keep"
+msg=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$t/s.yaml" --steps "$t/./s.yaml" 2>&1); rc=$?
+if [ $rc = 2 ] && printf '%s' "$msg" | grep -q "that is the scenario" && cmp -s "$t/s.yaml" "$t/keep"; then
+    echo "  ok   --steps naming the scenario: exit 2, the scenario untouched"
+else echo "FAIL --steps naming the scenario: rc $rc: $msg"; fail=1; fi
+msg=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$t/s.yaml" --steps "$t/o.csv" --items "$t/o.csv" 2>&1); rc=$?
+if [ $rc = 2 ] && printf '%s' "$msg" | grep -q "that is --steps' file"; then echo "  ok   --items naming --steps' file: exit 2"
+else echo "FAIL --items naming --steps' file: rc $rc: $msg"; fail=1; fi
+rm -rf "$t"
 [ $fail = 0 ] && echo "replay_dry: 1 passed, 0 failed" || { echo "replay_dry: 0 passed, 1 failed"; exit 1; }
