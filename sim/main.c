@@ -549,6 +549,21 @@ static int cmd_run(int argc, char **argv, int cmd)
         const char *const oname[] = { "--csv", "--json", "--steps", "--requests", "--trace", "--replicas" };
         const char *const opath[] = { csv, json, steps, requests, trace, replicas };
         if ((rc = outputs_distinct(oname, opath, 6, files, nf))) goto out;
+        for (int i = 0; i < nf; i++) {  /* nor a file the scenario reads: opening it emptied the profile */
+            scenario_t sc;
+            char serr[SCN_ERR_MAX];
+            if (scn_load(files[i], sets, ns, &sc, serr) < 0) continue;   /* the run says why */
+            const char *in[3 + SCN_MAX_POOLS] = { sc.model_path, sc.profile_path, sc.trace_path };
+            int nin = 3;
+            for (int k = 0; k < sc.cluster.n_pools; k++)
+                if (sc.cluster.pools[k].s) in[nin++] = sc.cluster.pools[k].s->model_path;
+            int n = 0;
+            for (int k = 0; k < nin; k++)
+                if (in[k][0]) in[n++] = in[k];
+            rc = outputs_distinct(oname, opath, 6, in, n);
+            scn_free(&sc);
+            if (rc) goto out;
+        }
     }
     if (csv && !(fc = outfile_open(csv))) { rc = 2; goto out; }
     if (json && !(fj = outfile_open(json))) { rc = 2; goto out; }

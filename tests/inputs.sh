@@ -107,5 +107,20 @@ if [ $? -eq 2 ] && grep -q 'that is a recording it reads' "$tmp/err" && cmp -s "
 then pass=$((pass + 1))
 else echo "  FAIL rescore --steps its recording: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
 
+# a run's output naming a file its scenario reads (the profile, the trace): refused, the file
+# untouched (the output was opened, and the profile emptied, before the scenario was read)
+cp calib/profiles/v100-pcie-32gb-tp2.yaml "$tmp/p.yaml"
+sed "s|^profile: .*|profile: $tmp/p.yaml|; s|^model: \.\./|model: $PWD/|" scenarios/default.yaml > "$tmp/s.yaml"
+timeout 20 "$bin" run "$tmp/s.yaml" --csv "$tmp/./p.yaml" --quiet >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q 'that is an input of the run' "$tmp/err" && cmp -s calib/profiles/v100-pcie-32gb-tp2.yaml "$tmp/p.yaml"
+then pass=$((pass + 1))
+else echo "  FAIL run --csv naming the scenario's profile: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+cp scenarios/bench-trace.csv "$tmp/t.csv"
+timeout 20 "$bin" run scenarios/bench-trace.yaml --set "workload.trace=$tmp/t.csv" --requests "$tmp/t.csv" --quiet \
+    >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q 'that is an input of the run' "$tmp/err" && cmp -s scenarios/bench-trace.csv "$tmp/t.csv"
+then pass=$((pass + 1))
+else echo "  FAIL run --requests naming the scenario's trace: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+
 echo "inputs: $pass checks passed, $fail failed"
 [ $fail -eq 0 ]
