@@ -2065,6 +2065,22 @@ int capacity_main(int argc, char **argv, const char *argv0)
         rc = bad("--csv %s: %s", csv, "that is the scenario (it would be overwritten)");
         goto out;
     }
+    if (csv) {                                  /* nor a file it reads: the probes found the profile emptied */
+        scenario_t sc;
+        char serr[SCN_ERR_MAX];
+        if (scn_load(file, sets, ns, &sc, serr) == 0) {
+            const char *in[3 + SCN_MAX_POOLS] = { sc.model_path, sc.profile_path, sc.trace_path };
+            int nin = 3, same = 0;
+            for (int k = 0; k < sc.cluster.n_pools; k++)
+                if (sc.cluster.pools[k].s) in[nin++] = sc.cluster.pools[k].s->model_path;
+            for (int k = 0; k < nin; k++) same |= in[k][0] && outfile_same(csv, in[k]);
+            scn_free(&sc);
+            if (same) {
+                rc = bad("--csv %s: %s", csv, "that is a file the scenario reads (it would be overwritten)");
+                goto out;
+            }
+        }
+    }
     if (csv && !(fc = outfile_open(csv))) {
         rc = 2;
         goto out;

@@ -249,6 +249,12 @@ $PACESIM capacity $S --slo ttft_p99=2 --search cluster.router=random,least_kv --
   --points -o "$tmp/ax" > "$tmp/axcmds" 2> "$tmp/err" && [ "$(wc -l < "$tmp/axcmds")" = 4 ] \
   && ok "an axis that needs another's is checked beside it" \
   || bad "an axis that needs another's: $(head -c 300 "$tmp/err")"
+# --csv naming a file the scenario reads (a copy of its model): refused, untouched (the probes found it emptied)
+cp models/llama-3.1-8b.yaml "$tmp/m.yaml"
+sed "s|^model: .*|model: $tmp/m.yaml|" $S > "$tmp/sm.yaml"
+refused "--csv the scenario's model" 'that is a file the scenario reads' "$tmp/sm.yaml" --slo ttft_p99=2 --csv "$tmp/./m.yaml"
+cmp -s models/llama-3.1-8b.yaml "$tmp/m.yaml" && ok "--csv the scenario's model: the model untouched" \
+  || bad "--csv the scenario's model: the model was overwritten"
 # a configuration no rate serves (a 1-token budget: ~5 s a prompt against a 1 ms bound) is "below", exit 0: the
 # downward gallop stops before its arrivals pass the clock's reach (it ran into the engine's clock limit, exit 1)
 $PACESIM capacity $S --slo ttft_p50=0.001 --set workload.poisson.count=100 --set engine.max_num_batched_tokens=1 \
