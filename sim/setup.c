@@ -174,6 +174,13 @@ static int open_parts(setup_t *u, const char *path, const char *const *sets, int
         if (w) fclose(w);
     }
     hw_warnings(u);
+    /* a fork knob the upstream scheduler never reads: it ran unpaced, unsaid */
+    int up = s->engine.scheduler == SCHED_UPSTREAM;
+    for (int i = 0; i < s->cluster.n_pools; i++)
+        up |= s->cluster.pools[i].s && s->cluster.pools[i].s->engine.scheduler == SCHED_UPSTREAM;
+    if (s->env.pace_steps > 0 && up)
+        warn_add(u, "warning: %s: env.VLLM_1CAT_PREFILL_PACE_STEPS %d is the fork scheduler's knob: the upstream"
+                 " scheduler (engine.scheduler: upstream) does not pace", s->path, s->env.pace_steps);
     return 0;
 }
 

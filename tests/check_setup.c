@@ -65,6 +65,21 @@ START_TEST(accepted_with_its_parts)
 }
 END_TEST
 
+/* The fork's pacing knob under the upstream scheduler, which never reads it: said (it ran unpaced,
+ * unsaid); under the fork's, nothing. */
+START_TEST(pacing_under_upstream_is_said)
+{
+    setup_t u;
+    const char *up[] = { "env.VLLM_1CAT_PREFILL_PACE_STEPS=4", "engine.scheduler=upstream", "engine.attention_backend=fork" };
+    ck_assert_msg(setup_open(&u, "scenarios/default.yaml", up, 3) == 0, "%s", u.err);
+    ck_assert_msg(strstr(u.warn, "VLLM_1CAT_PREFILL_PACE_STEPS 4 is the fork scheduler's knob"), "%s", u.warn);
+    setup_close(&u);
+    ck_assert_msg(setup_open(&u, "scenarios/default.yaml", up, 1) == 0, "%s", u.err);
+    ck_assert_msg(!strstr(u.warn, "PACE_STEPS"), "%s", u.warn);
+    setup_close(&u);
+}
+END_TEST
+
 START_TEST(second_engine_steps_as_the_first)
 {
     setup_t u;
@@ -272,6 +287,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, refused_as_run_refuses, 0, (int)(sizeof refused / sizeof *refused));
     tcase_add_test(tc, accepted_with_its_parts);
+    tcase_add_test(tc, pacing_under_upstream_is_said);
     tcase_add_test(tc, second_engine_steps_as_the_first);
     tcase_add_test(tc, messages_are_one_line);
     tcase_add_test(tc, user_paths_are_escaped);
