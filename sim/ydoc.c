@@ -91,7 +91,8 @@ int yd_fail(yd_err_t *e, const yd_node_t *n, const char *path, const char *fmt, 
         path = "";
     if (!n)
         err_set(e, "%s%s%s", path, *path ? ": " : "", msg);
-    else if (n->origin == 1 || (n->origin && !*path))
+    else if (n->origin == 1 || (n->origin && !*path)
+             || (n->origin && !strncmp(n->file, "--set ", 6) && !strcmp(n->file + 6, path)))   /* not the key twice */
         err_set(e, "%s: %s", n->file, msg);
     else if (n->origin)
         err_set(e, "%s: %s: %s", n->file, path, msg);

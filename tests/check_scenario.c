@@ -286,6 +286,18 @@ START_TEST(override_bad)
 }
 END_TEST
 
+/* An error at the key a --set names is said once: "--set K: message" (it read "--set K: K: message"). */
+START_TEST(override_key_once)
+{
+    scenario_t s;
+    char err[SCN_ERR_MAX];
+    const char *set = "cluster.pools.x={count: 1}";
+    ck_assert_int_eq(scn_load("tests/data/capacity/disagg.yaml", &set, 1, &s, err), -1);
+    ck_assert_str_eq(err, "--set cluster.pools.x: a pool of role both (the default) beside prefill and decode pools is not"
+                          " modelled: give every pool role prefill or decode");
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------- */
 /* invalid scenarios: each must fail with this position and key path                   */
 
@@ -880,7 +892,7 @@ int main(void)
 {
     const check_test_t load[] = {
         CHECK_TEST(default_loads), CHECK_TEST(model_file_loads), CHECK_TEST(names), CHECK_TEST(deterministic),
-        CHECK_TEST(override_forms), CHECK_LOOP(override_bad, CHECK_N(bad_sets)),
+        CHECK_TEST(override_forms), CHECK_LOOP(override_bad, CHECK_N(bad_sets)), CHECK_TEST(override_key_once),
         CHECK_LOOP(bad_scenarios, CHECK_N(bads)), CHECK_LOOP(good_scenarios, CHECK_N(goods))};
     const check_test_t ydoc[] = {
         CHECK_LOOP(ydoc_bad, CHECK_N(bad_docs)), CHECK_TEST(ydoc_big_map_duplicate), CHECK_TEST(ydoc_too_big),
