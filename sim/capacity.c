@@ -1101,15 +1101,16 @@ static void cap_emit(void *ctx, long j)
             else if (nw) R->warned = nw;
         }
     }
+    int axes = R->o->search->naxes > 0;         /* no search: no "()" */
     if (row->log) {
-        fprintf(R->err, "point %ld (", R->point_base + j);
+        fprintf(R->err, "point %ld%s", R->point_base + j, axes ? " (" : "");
         point_label(R->err, R->o->search, j);
-        fprintf(R->err, "): %ld steps in all\n%s", row->a.steps, row->log);
+        fprintf(R->err, "%s: %ld steps in all\n%s", axes ? ")" : "", row->a.steps, row->log);
     }
     if (row->rc) {
-        fprintf(R->err, "point %ld (", R->point_base + j);
+        fprintf(R->err, "point %ld%s", R->point_base + j, axes ? " (" : "");
         point_label(R->err, R->o->search, j);
-        fprintf(R->err, "): %s\n", row->err ? setup_msg_line(row->err, strlen(row->err) + 1) : "out of memory");
+        fprintf(R->err, "%s: %s\n", axes ? ")" : "", row->err ? setup_msg_line(row->err, strlen(row->err) + 1) : "out of memory");
         if (row->rc > R->rc) R->rc = row->rc;
     }
 }
