@@ -1644,8 +1644,13 @@ int calib_main(int argc, char **argv, calib_timer_ctor mk)
             o.no_recheck = 1;
         } else if (!strcmp(a, "--varlen")) {
             o.varlen = 1;
-        } else if (!v) {
-            fprintf(stderr, "calib: %s: missing value\n", a);
+        } else if (!v) {                /* an unknown last argument is no option missing its value */
+            static const char *const valued[] = { "--model", "--out", "--refit", "--merge", "--only", "--residuals",
+                                                  "--tp", "--repeats", "--moe", "--budget-s", NULL };
+            int known = 0;
+            for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
+            if (known) fprintf(stderr, "calib: %s: missing value\n", a);
+            else fprintf(stderr, "calib: unknown argument \"%s\"\n", a);
             usage(stderr);
             return 2;
         } else if (!strcmp(a, "--model")) {

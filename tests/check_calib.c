@@ -1327,6 +1327,14 @@ START_TEST(refit_residuals)
     ck_assert_int_eq(calib_main(5, bad4, no_timer), 2);
     char *bad5[] = { "calib", "--refit", in, "--model", "models/no-such-model.yaml", "--out", in, NULL };
     ck_assert_int_eq(calib_main(7, bad5, no_timer), 2); /* a missing model is bad input (it exited 1) */
+    char *bad6[] = { "calib", "--refit", in, "--model", "models/qwen3.8-27b.yaml", "--bogus", NULL };
+    long at = ftell(stderr);
+    ck_assert_int_eq(calib_main(6, bad6, no_timer), 2);  /* named as unknown, not as missing its value */
+    char said[256] = "";
+    fflush(stderr);
+    fseek(stderr, at, SEEK_SET);
+    ck_assert_ptr_nonnull(fgets(said, sizeof said, stderr));
+    ck_assert_msg(strstr(said, "unknown argument \"--bogus\""), "%s", said);
     fclose(stderr);
     stderr = keep_err;
     unlink(in);
