@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include "capacity.h"
+#include "cost_scaled.h"
 #include "outfile.h"
 #include "quant.h"
 #include "serve.h"
@@ -276,6 +277,12 @@ static long measured_of(const cap_opts_t *o, long n)
 
 cap_conf_t *cap_conf_open(const cap_opts_t *o, const char *const *sets, int nsets, int *rc, char *err, size_t errn)
 {
+    return cap_conf_open_scaled(o, sets, nsets, 1, rc, err, errn);
+}
+
+cap_conf_t *cap_conf_open_scaled(const cap_opts_t *o, const char *const *sets, int nsets, double scale, int *rc, char *err,
+                                 size_t errn)
+{
     cap_conf_t *c = calloc(1, sizeof *c);
     *rc = 1;
     if (!c) {
@@ -283,7 +290,7 @@ cap_conf_t *cap_conf_open(const cap_opts_t *o, const char *const *sets, int nset
         return NULL;
     }
     c->o = o;
-    if (setup_open(&c->u, o->file, sets, nsets) < 0) {
+    if (setup_open_scaled(&c->u, o->file, sets, nsets, scale) < 0) {
         snprintf(err, errn, "%s", c->u.err);
         *rc = 2;
         cap_conf_close(c);
@@ -1007,6 +1014,11 @@ typedef struct cap_row {
     double usd_h;                 /* the configuration's price an hour (NAN: no --gpu-cost for it) */
     double trace_rate;            /* a trace's own rate (0: a Poisson workload) */
     cap_answer_t a;
+    /* --error-bars P: the searches with every step at (1 + P/100) [0] and (1 - P/100) [1] times
+     * its price, each with its status (as rc), message and --probes log */
+    cap_answer_t eb[2];
+    int eb_rc[2];
+    char *eb_err[2], *eb_log[2];
 } cap_row_t;
 
 typedef struct cap_run {
@@ -1023,7 +1035,15 @@ typedef struct cap_run {
     int one_point;                /* a point of a distributed search (--point-index): its CSV's frontier empty */
     char **warned;                /* set-up warnings printed so far */
     int nwarned;
+    int nvar;                     /* searches a configuration: 1, or 3 with --error-bars (jobs p*3 + v) */
 } cap_run_t;
+
+/* Search v of a configuration: 0 as priced; 1, 2: --error-bars's, every step at (1 + P/100)
+ * and (1 - P/100) its price. */
+static double var_scale(const cap_opts_t *o, int v)
+{
+    return v == 0 ? 1 : v == 1 ? 1 + o->error_bars / 100 : 1 - o->error_bars / 100;
+}
 
 /* The overrides of point p (config_sets); own has naxes + 1 slots.  The count, or -1 bad
  * input (err), -2 out of memory. */
@@ -1045,34 +1065,41 @@ static void cap_job(void *ctx, long j, void *prog)
 {
     (void)prog;
     cap_run_t *R = ctx;
-    cap_row_t *row = &R->rows[j];
+    long pt = j / R->nvar;
+    int v = (int)(j % R->nvar);
+    cap_row_t *row = &R->rows[pt];
+    cap_answer_t *ans = v ? &row->eb[v - 1] : &row->a;
+    int *rcp = v ? &row->eb_rc[v - 1] : &row->rc;
+    char **errp = v ? &row->eb_err[v - 1] : &row->err, **logp = v ? &row->eb_log[v - 1] : &row->log;
     const sweep_t *sw = R->o->search;
     const char **sets = calloc((size_t)R->nsets + (size_t)sw->naxes + 1, sizeof *sets);
     char **own = calloc((size_t)sw->naxes + 1, sizeof *own);
     char err[CAP_ERR_MAX] = "";
     cap_conf_t *c = NULL;
-    int ns = sets && own ? point_sets(R, j, sets, own, err, sizeof err) : -2;
-    row->rc = 1;
+    int ns = sets && own ? point_sets(R, pt, sets, own, err, sizeof err) : -2;
+    *rcp = 1;
     if (ns == -1) {
-        row->rc = 2;
+        *rcp = 2;
     } else if (ns < 0) {
         snprintf(err, sizeof err, "out of memory");
-    } else if ((c = cap_conf_open(R->o, sets, ns, &row->rc, err, sizeof err))) {
-        row->tp = cap_conf_tp(c);
-        row->replicas = cap_conf_replicas(c);
-        row->gpus = cap_conf_gpus(c);
-        snprintf(row->hw, sizeof row->hw, "%s", cap_conf_hw(c));
-        snprintf(row->gpu, sizeof row->gpu, "%s", cap_conf_gpu(c));
-        row->usd_h = price_of(R, row->hw, row->gpu) * row->gpus;
-        row->warn = strdup(cap_conf_warn(c));
-        row->trace_rate = cap_conf_trace_rate(c);
+    } else if ((c = cap_conf_open_scaled(R->o, sets, ns, var_scale(R->o, v), rcp, err, sizeof err))) {
+        if (v == 0) {
+            row->tp = cap_conf_tp(c);
+            row->replicas = cap_conf_replicas(c);
+            row->gpus = cap_conf_gpus(c);
+            snprintf(row->hw, sizeof row->hw, "%s", cap_conf_hw(c));
+            snprintf(row->gpu, sizeof row->gpu, "%s", cap_conf_gpu(c));
+            row->usd_h = price_of(R, row->hw, row->gpu) * row->gpus;
+            row->warn = strdup(cap_conf_warn(c));
+            row->trace_rate = cap_conf_trace_rate(c);
+        }
         size_t loglen;
-        FILE *lf = R->log_probes ? open_memstream(&row->log, &loglen) : NULL;
+        FILE *lf = R->log_probes ? open_memstream(logp, &loglen) : NULL;
         cap_conf_log(c, lf);
-        row->rc = cap_conf_search(c, &row->a, err, sizeof err) < 0 ? 1 : 0;
+        *rcp = cap_conf_search(c, ans, err, sizeof err) < 0 ? 1 : 0;
         if (lf) fclose(lf);
     }
-    if (row->rc) row->err = strdup(err);
+    if (*rcp) *errp = strdup(err);
     cap_conf_close(c);
     for (int a = 0; own && a <= sw->naxes; a++) free(own[a]);
     free(own);
@@ -1086,11 +1113,23 @@ static void point_label(FILE *f, const sweep_t *sw, long p)
     for (int a = 0; a < sw->naxes; a++) fprintf(f, "%s%s=%s", a ? " " : "", sw->axes[a].key, sw->axes[a].vals[sel[a]]);
 }
 
-/* In point order: the errors and the (distinct) set-up warnings. */
+/* "point N (key=value ...)", or "point N" without a search. */
+static void point_head(const cap_run_t *R, long p)
+{
+    int axes = R->o->search->naxes > 0;         /* no search: no "()" */
+    fprintf(R->err, "point %ld%s", R->point_base + p, axes ? " (" : "");
+    point_label(R->err, R->o->search, p);
+    if (axes) fputc(')', R->err);
+}
+
+/* In point order: the errors and the (distinct) set-up warnings, once the configuration's
+ * searches (its --error-bars ones too) are all done. */
 static void cap_emit(void *ctx, long j)
 {
     cap_run_t *R = ctx;
-    cap_row_t *row = &R->rows[j];
+    if (j % R->nvar != R->nvar - 1) return;
+    long pt = j / R->nvar;
+    cap_row_t *row = &R->rows[pt];
     if (row->warn && row->warn[0]) {
         int seen = 0;
         for (int i = 0; i < R->nwarned && !seen; i++) seen = !strcmp(R->warned[i], row->warn);
@@ -1101,18 +1140,28 @@ static void cap_emit(void *ctx, long j)
             else if (nw) R->warned = nw;
         }
     }
-    int axes = R->o->search->naxes > 0;         /* no search: no "()" */
     if (row->log) {
-        fprintf(R->err, "point %ld%s", R->point_base + j, axes ? " (" : "");
-        point_label(R->err, R->o->search, j);
-        fprintf(R->err, "%s: %ld steps in all\n%s", axes ? ")" : "", row->a.steps, row->log);
+        point_head(R, pt);
+        fprintf(R->err, ": %ld steps in all\n%s", row->a.steps, row->log);
     }
+    for (int v = 0; v < R->nvar - 1; v++)
+        if (row->eb_log[v]) {
+            point_head(R, pt);
+            fprintf(R->err, " with every step at x%.4g its price: %ld steps in all\n%s", var_scale(R->o, v + 1),
+                    row->eb[v].steps, row->eb_log[v]);
+        }
     if (row->rc) {
-        fprintf(R->err, "point %ld%s", R->point_base + j, axes ? " (" : "");
-        point_label(R->err, R->o->search, j);
-        fprintf(R->err, "%s: %s\n", axes ? ")" : "", row->err ? setup_msg_line(row->err, strlen(row->err) + 1) : "out of memory");
+        point_head(R, pt);
+        fprintf(R->err, ": %s\n", row->err ? setup_msg_line(row->err, strlen(row->err) + 1) : "out of memory");
         if (row->rc > R->rc) R->rc = row->rc;
     }
+    for (int v = 0; !row->rc && v < R->nvar - 1; v++)   /* (a configuration that failed fails its three alike) */
+        if (row->eb_rc[v]) {
+            point_head(R, pt);
+            fprintf(R->err, " with every step at x%.4g its price: %s\n", var_scale(R->o, v + 1),
+                    row->eb_err[v] ? setup_msg_line(row->eb_err[v], strlen(row->eb_err[v]) + 1) : "out of memory");
+            if (row->eb_rc[v] > R->rc) R->rc = row->eb_rc[v];
+        }
 }
 
 /* ---- the outputs ---- */
@@ -1140,7 +1189,9 @@ static void csv_out(FILE *f, const cap_run_t *R)
           "tok_s_per_gpu,saturation_req_s,ttft_p99_s,tpot_p99_s,e2el_p99_s", f);
     for (int k = 0; k < o->nslo; k++)
         if (!o->slo[k].per_request) fprintf(f, ",slo_%s_s", o->slo[k].name);
-    fputs(",goodput_share,goodput_req_s,time_scale,extrapolated_share,probes,sim_steps,frontier\n", f);
+    fputs(",goodput_share,goodput_req_s,time_scale,extrapolated_share,probes,sim_steps", f);
+    if (R->nvar > 1) fputs(",error_bars_pct,rate_per_s_lo,rate_per_s_hi,status_lo,status_hi", f);
+    fputs(",frontier\n", f);
     int sel[64];
     for (long i = 0; i < R->npoints; i++) {
         const cap_row_t *r = &R->rows[i];
@@ -1188,7 +1239,18 @@ static void csv_out(FILE *f, const cap_run_t *R)
         report_num(f, ok && r->trace_rate > 0 ? r->a.rate / r->trace_rate : NAN);
         fputc(',', f);
         report_num(f, ok ? p->env_outside : NAN);
-        fprintf(f, ",%d,%ld,\n", r->rc ? 0 : r->a.probes, r->rc ? 0 : r->a.steps);
+        fprintf(f, ",%d,%ld", r->rc ? 0 : r->a.probes, r->rc ? 0 : r->a.steps);
+        if (R->nvar > 1) {          /* the searches at +P% [0] (low) and -P% [1] (high) */
+            fputc(',', f);
+            report_num(f, o->error_bars);
+            for (int e = 0; e < 2; e++) {
+                fputc(',', f);
+                report_num(f, r->rc || r->eb_rc[e] ? NAN : r->eb[e].rate);
+            }
+            for (int e = 0; e < 2; e++)
+                fprintf(f, ",%s", r->rc || r->eb_rc[e] ? "error" : r->eb[e].below ? "below" : r->eb[e].above ? "above" : "ok");
+        }
+        fputs(",\n", f);
     }
 }
 
@@ -1231,6 +1293,12 @@ static const char *const tcol_names[TC__N] = { "point", "file", "gpus", "usd_per
                                                "rate_per_gpu", "req_per_usd", "tok_s_per_gpu", "ttft_p99_s", "tpot_p99_s",
                                                "goodput_share", "extrapolated_share", "probes", "frontier" };
 
+/* The columns of --error-bars P (all or none): P, the rates found with every step at (1 + P/100)
+ * (low) and at (1 - P/100) (high) its price, and those searches' statuses. */
+enum { TE_PCT, TE_LO, TE_HI, TE_SLO, TE_SHI, TE__N };
+static const char *const tecol_names[TE__N] = { "error_bars_pct", "rate_per_s_lo", "rate_per_s_hi", "status_lo",
+                                                "status_hi" };
+
 /* A capacity CSV's rows as the table prints them. */
 typedef struct cap_trow {
     char *line;                   /* the row as read (owned) */
@@ -1240,6 +1308,8 @@ typedef struct cap_trow {
     int status, gpus, frontier;
     long probes;
     double usd, rate, rate_gpu, req_usd, tok_gpu, ttft, tpot, good, extrap;
+    double eb_pct, rate_lo, rate_hi;  /* --error-bars (the table's eb) */
+    int st_lo, st_hi;
 } cap_trow_t;
 
 typedef struct cap_table {
@@ -1247,6 +1317,7 @@ typedef struct cap_table {
     char **hfld;
     int ncol, naxes;              /* axes: the columns between point and file */
     int col[TC__N];
+    int ecol[TE__N], eb;          /* the --error-bars columns (-1: none); eb: all of them there */
     char **slo_cols;              /* the slo_NAME_s columns (into hfld) */
     int nslo_cols;
     long n;
@@ -1297,6 +1368,7 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
     enum { MAXF = 512 };
     memset(t, 0, sizeof *t);
     for (int c = 0; c < TC__N; c++) t->col[c] = -1;
+    for (int c = 0; c < TE__N; c++) t->ecol[c] = -1;
     if (nlines < 1) {
         setup_msg(stderr, "%s:1:1: empty: not a capacity CSV", path);
         return 2;
@@ -1319,6 +1391,15 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
                 }
                 t->col[c] = i;
             }
+        for (int c = 0; c < TE__N; c++)
+            if (!strcmp(t->hfld[i], tecol_names[c])) {
+                if (t->ecol[c] >= 0) {
+                    setup_msg(stderr, "%s:1:%ld: %s: a second column of that name: not a capacity CSV", path,
+                              cell_col(t->head, t->hbuf, t->hfld[i]), tecol_names[c]);
+                    return 2;
+                }
+                t->ecol[c] = i;
+            }
         size_t l = strlen(t->hfld[i]);
         if (!strncmp(t->hfld[i], "slo_", 4) && l > 6 && !strcmp(t->hfld[i] + l - 2, "_s")) t->slo_cols[t->nslo_cols++] = t->hfld[i];
     }
@@ -1331,6 +1412,16 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
                   missing >= 0 ? tcol_names[missing] : "");
         return 2;
     }
+    int ne = 0;
+    for (int c = 0; c < TE__N; c++) ne += t->ecol[c] >= 0;
+    if (ne && ne < TE__N) {
+        int c = 0;
+        while (t->ecol[c] >= 0) c++;
+        setup_msg(stderr, "%s:1:1: not a capacity CSV (the error bars' columns error_bars_pct, rate_per_s_lo, "
+                  "rate_per_s_hi, status_lo, status_hi come all or none; no %s)", path, tecol_names[c]);
+        return 2;
+    }
+    t->eb = ne == TE__N;
     t->naxes = t->col[TC_FILE] - 1;
     for (long l = 1; l < nlines; l++) {
         cap_trow_t *r = &t->r[t->n];
@@ -1372,6 +1463,27 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
                       tcol_names[bad_col], f[t->col[bad_col]],
                       bad_col == TC_STATUS ? "a status (ok, below, above or error)" : "a number >= 0");
             return 2;
+        }
+        r->eb_pct = r->rate_lo = r->rate_hi = NAN;
+        if (t->eb) {
+            int bad_e = -1;
+            int *est[2] = { &r->st_lo, &r->st_hi };
+            for (int v = 0; v < 2; v++) {
+                const char *e = f[t->ecol[TE_SLO + v]];
+                *est[v] = !strcmp(e, "ok") ? T_OK : !strcmp(e, "below") ? T_BELOW : !strcmp(e, "above") ? T_ABOVE
+                        : !strcmp(e, "error") ? T_ERROR : -1;
+                if (*est[v] < 0) bad_e = TE_SLO + v;
+            }
+            if (tnum(f[t->ecol[TE_HI]], &r->rate_hi) < 0 || r->rate_hi < 0) bad_e = TE_HI;
+            if (tnum(f[t->ecol[TE_LO]], &r->rate_lo) < 0 || r->rate_lo < 0) bad_e = TE_LO;
+            if (tnum(f[t->ecol[TE_PCT]], &r->eb_pct) < 0 || !(r->eb_pct > 0 && r->eb_pct <= 50)) bad_e = TE_PCT;
+            if (bad_e >= 0) {
+                setup_msg(stderr, "%s:%ld:%ld: %s: \"%s\" is not %s", path, l + 1,
+                          cell_col(r->line, r->buf, f[t->ecol[bad_e]]), tecol_names[bad_e], f[t->ecol[bad_e]],
+                          bad_e >= TE_SLO ? "a status (ok, below, above or error)"
+                          : bad_e == TE_PCT ? "a percentage P, 0 < P <= 50" : "a number >= 0");
+                return 2;
+            }
         }
     }
     return 0;
@@ -1456,6 +1568,14 @@ static int axis_width(const cap_table_t *t, int a)
     return w < 6 ? 6 : w;
 }
 
+/* A rate as the table prints it: "<" none down to it, ">" every rate up to it passed. */
+static void rate_cell(char *b, size_t n, int status, double rate)
+{
+    if (status == T_ERROR) snprintf(b, n, "error");
+    else if (isnan(rate)) snprintf(b, n, "-");
+    else snprintf(b, n, "%s%.4g", status == T_BELOW ? "<" : status == T_ABOVE ? ">" : "", rate);
+}
+
 static void table_row(FILE *f, const cap_table_t *t, const int *wid, const cap_trow_t *r, int goodput)
 {
     char b[64];
@@ -1469,6 +1589,13 @@ static void table_row(FILE *f, const cap_table_t *t, const int *wid, const cap_t
     else if (isnan(r->rate)) snprintf(b, sizeof b, "-");
     else snprintf(b, sizeof b, "%s%.4g", r->status == T_BELOW ? "<" : r->status == T_ABOVE ? ">" : "", r->rate);
     fprintf(f, " %9s", b);
+    if (t->eb) {                  /* [low, high]: the searches at +P% and at -P% */
+        char lo[32], hi[32];
+        rate_cell(lo, sizeof lo, err ? T_ERROR : r->st_lo, r->rate_lo);
+        rate_cell(hi, sizeof hi, err ? T_ERROR : r->st_hi, r->rate_hi);
+        snprintf(b, sizeof b, "[%s, %s]", lo, hi);
+        fprintf(f, " %19s", b);
+    }
     fmt_g(b, sizeof b, ok ? r->rate_gpu : NAN, "%.4g");
     fprintf(f, " %9s", b);
     fmt_g(b, sizeof b, ok ? r->req_usd : NAN, ok && r->req_usd >= 1e8 ? "%.3g" : "%.0f");   /* a merged CSV's own */
@@ -1495,10 +1622,90 @@ static void table_header(FILE *f, const cap_table_t *t, const int *wid, int good
 {
     fprintf(f, "%6s ", "point");
     for (int a = 0; a < t->naxes; a++) fprintf(f, " %*s", wid[a], key_tail(t->hfld[1 + a]));
-    fprintf(f, " %4s %7s %9s %9s %8s %9s %8s %8s", "GPUs", "$/h", "req/s", "req/s/GPU", "req/$", "tok/s/GPU", "TTFTp99",
-            "TPOTp99");
+    fprintf(f, " %4s %7s %9s", "GPUs", "$/h", "req/s");
+    if (t->eb) fprintf(f, " %19s", "[low, high]");
+    fprintf(f, " %9s %8s %9s %8s %8s", "req/s/GPU", "req/$", "tok/s/GPU", "TTFTp99", "TPOTp99");
     if (goodput) fprintf(f, " %7s", "good");
     fprintf(f, " %7s %6s\n", "extrap", "probes");
+}
+
+/* A row's rate and whether it sustains one: as found (lo 0), or at +P% (lo 1: the search with
+ * every step at (1 + P/100) its price). */
+static double trow_rate(const cap_trow_t *r, int lo) { return lo ? r->rate_lo : r->rate; }
+static int trow_ok_at(const cap_trow_t *r, int lo)
+{
+    return lo ? (r->st_lo == T_OK || r->st_lo == T_ABOVE) && r->rate_lo > 0 && r->status != T_ERROR : trow_ok(r);
+}
+
+/* The --rate answer over the rows in cost order ix (at +P%: lo): the cheapest whose rate is at
+ * least target (*copies 0), else the cheapest number of copies of one (*copies), of equal costs
+ * the first point; NULL: none (*too_many: the rows that would need more than 10^12 copies). */
+static const cap_trow_t *pick_rate(const cap_table_t *t, const long *ix, double target, int lo, long *copies,
+                                   int *too_many)
+{
+    *copies = 0;
+    *too_many = 0;
+    for (long k = 0; k < t->n; k++)
+        if (trow_ok_at(&t->r[ix[k]], lo) && trow_rate(&t->r[ix[k]], lo) >= target) return &t->r[ix[k]];
+    const cap_trow_t *best = NULL;
+    double cbest = INFINITY;
+    for (long i = 0; i < t->n; i++) {   /* in point order: of equal costs the first point */
+        const cap_trow_t *r = &t->r[i];
+        if (!trow_ok_at(r, lo)) continue;
+        double kd = ceil(target / trow_rate(r, lo) - 1e-12);
+        if (!(kd <= 1e12)) {
+            (*too_many)++;
+            continue;
+        }
+        long k = (long)kd;
+        double cst = (double)k * (isnan(r->usd) ? (double)r->gpus : r->usd);
+        if (cst < cbest || (cst == cbest && best && r->point < best->point))
+            cbest = cst, best = r, *copies = k;
+    }
+    return best;
+}
+
+/* What pick_rate found, after "cheapest carrying R req/s: ". */
+static void pick_print(FILE *f, const cap_table_t *t, double target, const cap_trow_t *best, long copies, int too_many,
+                       int lo)
+{
+    if (best && !copies) {
+        fprintf(f, "point %ld (", best->point);
+        point_label_t(f, t, best);
+        fprintf(f, "%s%d GPU%s", t->naxes ? "; " : "", best->gpus, best->gpus == 1 ? "" : "s");
+        if (!isnan(best->usd)) fprintf(f, ", $%.2f/h", best->usd);
+        fprintf(f, ") sustains %.4g req/s\n", trow_rate(best, lo));
+    } else if (!best) {
+        fprintf(f, "none (%s)\n", too_many ? "each would need more than 10^12 copies" : "no configuration sustains any rate");
+    } else {
+        fprintf(f, "no single configuration does; %ld copies of point %ld (", copies, best->point);
+        point_label_t(f, t, best);
+        fprintf(f, "%s%.0f GPUs", t->naxes ? "; " : "", (double)copies * best->gpus);   /* a merged CSV may hold any count */
+        if (!isnan(best->usd)) fprintf(f, ", $%.2f/h", (double)copies * best->usd);
+        fprintf(f, "), each sustaining %.4g req/s: random routing splits the Poisson stream into %ld of %.4g req/s\n",
+                trow_rate(best, lo), copies, target / (double)copies);
+    }
+}
+
+/* The row with the most req/s per GPU (at +P%: lo), of equal ones the first in cost order ix;
+ * NULL: none sustains a rate. */
+static const cap_trow_t *pick_gpu(const cap_table_t *t, const long *ix, int lo)
+{
+    const cap_trow_t *best = NULL;
+    for (long k = 0; k < t->n; k++) {
+        const cap_trow_t *r = &t->r[ix[k]];
+        if (trow_ok_at(r, lo) && r->gpus > 0
+            && (!best || trow_rate(r, lo) / r->gpus > trow_rate(best, lo) / best->gpus)) best = r;
+    }
+    return best;
+}
+
+/* "point N (key=value ...)", or "point N" without a search. */
+static void point_ref(FILE *f, const cap_table_t *t, const cap_trow_t *r)
+{
+    fprintf(f, "point %ld%s", r->point, t->naxes ? " (" : "");
+    point_label_t(f, t, r);
+    if (t->naxes) fputc(')', f);
 }
 
 /* The table sorted by cost, the frontier and the --rate answer (target > 0), from the
@@ -1531,6 +1738,13 @@ static void report(FILE *f, const cap_table_t *t, const cap_opts_t *o, const cha
                "that does not grow (<: none down to it; "
                ">: every rate up to it); TTFT p99 s, TPOT p99 ms at that rate; F: on the Pareto frontier of tok/s/GPU, "
                "TTFT p99, TPOT p99\n");
+    if (t->eb) {
+        double pct = NAN;
+        for (long i = 0; i < t->n && isnan(pct); i++) pct = t->r[i].eb_pct;
+        fprintf(f, "[low, high]: req/s searched again with every step at x%.4g (low) and at x%.4g (high) its price "
+                "(--error-bars %g: the same seeds and arrivals; each within the rate tolerance, as req/s is)\n",
+                1 + pct / 100, 1 - pct / 100, pct);
+    }
     if (anyx) fprintf(f, "*: priced mostly (over 50%% of step time) outside the profile's measured envelope, by the laws' extrapolation\n");
     /* the frontier, by cost */
     fprintf(f, "Pareto frontier (tok/s/GPU against TTFT p99 and TPOT p99):");
@@ -1543,45 +1757,39 @@ static void report(FILE *f, const cap_table_t *t, const cap_opts_t *o, const cha
         fprintf(f, "%s%.0f tok/s/GPU, %.3f s, %.1f ms)", t->naxes ? ": " : "", r->tok_gpu, r->ttft, 1e3 * r->tpot);
     }
     fprintf(f, "%s\n", nf ? "" : " none");
-    if (target > 0) {
-        const cap_trow_t *best = NULL;
-        long copies_best = 0;
-        double cbest = INFINITY;
-        int too_many = 0;             /* configurations needing more than 10^12 copies (a tiny rate) */
-        for (long k = 0; k < t->n && !best; k++)
-            if (trow_ok(&t->r[ix[k]]) && t->r[ix[k]].rate >= target) best = &t->r[ix[k]];
-        if (best) {
-            fprintf(f, "cheapest carrying %g req/s: point %ld (", target, best->point);
-            point_label_t(f, t, best);
-            fprintf(f, "%s%d GPU%s", t->naxes ? "; " : "", best->gpus, best->gpus == 1 ? "" : "s");
-            if (!isnan(best->usd)) fprintf(f, ", $%.2f/h", best->usd);
-            fprintf(f, ") sustains %.4g req/s\n", best->rate);
+    double pct = NAN;             /* --error-bars P (the CSV's) */
+    for (long i = 0; t->eb && i < t->n && isnan(pct); i++) pct = t->r[i].eb_pct;
+    if (!isnan(pct)) {            /* the best rate per GPU, and at +P% */
+        const cap_trow_t *b0 = pick_gpu(t, ix, 0), *b1 = pick_gpu(t, ix, 1);
+        fprintf(f, "most req/s per GPU: ");
+        if (b0) {
+            point_ref(f, t, b0);
+            fprintf(f, ", %.4g req/s/GPU", b0->rate / b0->gpus);
         } else {
-            for (long i = 0; i < t->n; i++) {   /* in point order: of equal costs the first point */
-                const cap_trow_t *r = &t->r[i];
-                if (!trow_ok(r)) continue;
-                double kd = ceil(target / r->rate - 1e-12);
-                if (!(kd <= 1e12)) {
-                    too_many++;
-                    continue;
-                }
-                long k = (long)kd;
-                double cst = (double)k * (isnan(r->usd) ? (double)r->gpus : r->usd);
-                if (cst < cbest || (cst == cbest && best && r->point < best->point))
-                    cbest = cst, best = r, copies_best = k;
-            }
-            if (!best) {
-                fprintf(f, "cheapest carrying %g req/s: none (%s)\n", target,
-                        too_many ? "each would need more than 10^12 copies" : "no configuration sustains any rate");
-            } else {
-                fprintf(f, "cheapest carrying %g req/s: no single configuration does; %ld copies of point %ld (", target,
-                        copies_best, best->point);
-                point_label_t(f, t, best);
-                fprintf(f, "%s%.0f GPUs", t->naxes ? "; " : "", (double)copies_best * best->gpus);   /* a merged CSV may hold any count */
-                if (!isnan(best->usd)) fprintf(f, ", $%.2f/h", (double)copies_best * best->usd);
-                fprintf(f, "), each sustaining %.4g req/s: random routing splits the Poisson stream into %ld of %.4g req/s\n",
-                        best->rate, copies_best, target / (double)copies_best);
-            }
+            fprintf(f, "none");
+        }
+        fprintf(f, "; at +%g%% step cost: ", pct);
+        if (!b1) {
+            fprintf(f, "none\n");
+        } else {
+            if (b1 == b0) fprintf(f, "the same");
+            else point_ref(f, t, b1);
+            fprintf(f, ", %.4g req/s/GPU\n", b1->rate_lo / b1->gpus);
+        }
+    }
+    if (target > 0) {
+        long copies;
+        int too_many;
+        const cap_trow_t *best = pick_rate(t, ix, target, 0, &copies, &too_many);
+        fprintf(f, "cheapest carrying %g req/s: ", target);
+        pick_print(f, t, target, best, copies, too_many, 0);
+        if (!isnan(pct)) {        /* does the pick hold with every step at (1 + P/100) its price? */
+            long copies1;
+            int too_many1;
+            const cap_trow_t *b1 = pick_rate(t, ix, target, 1, &copies1, &too_many1);
+            fprintf(f, "at +%g%% step cost (every step at x%.4g its price): the pick %s: ", pct, 1 + pct / 100,
+                    b1 == best && copies1 == copies ? "holds" : "changes");
+            pick_print(f, t, target, b1, copies1, too_many1, 1);
         }
     }
     free(ix);
@@ -1870,7 +2078,7 @@ int capacity_main(int argc, char **argv, const char *argv0)
     double target = 0;
     sweep_t sw = { 0 };
     cap_opts_t o = { .tol = 0.02, .warmup = 0.1, .cooldown = 0.1 };
-    cap_run_t R = { .o = &o, .err = stderr };
+    cap_run_t R = { .o = &o, .err = stderr, .nvar = 1 };
     FILE *fc = NULL;
     char err[SWEEP_ERR_MAX];
     if (!sets || !extra) { rc = 1; goto out; }
@@ -1878,7 +2086,8 @@ int capacity_main(int argc, char **argv, const char *argv0)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         static const char *const valued[] = { "--slo", "--goodput", "--search", "--set", "--gpu-cost", "--rate", "--tol",
-                                              "-j", "--jobs", "--csv", "-o", "--out", "--point-index", NULL };
+                                              "-j", "--jobs", "--csv", "-o", "--out", "--point-index", "--error-bars",
+                                              NULL };
         const char *v = NULL, *opt = NULL;
         for (int k = 0; valued[k] && !v; k++) {
             size_t l = strlen(valued[k]);
@@ -1962,6 +2171,9 @@ int capacity_main(int argc, char **argv, const char *argv0)
                 point_base = strtol(v, &end, 10);
                 if (!*v || *end || errno || point_base < 0) { rc = bad("%s %s: expected an integer >= 0", opt, v); goto out; }
                 R.one_point = 1;
+            } else if (!strcmp(opt, "--error-bars")) {
+                if (cost_scaled_parse_pct("pacesim capacity", v, &o.error_bars) < 0) { rc = 2; goto out; }
+                extra[nx++] = "--error-bars", extra[nx++] = v;
             } else if (!strcmp(opt, "--csv")) {
                 csv = v;
             } else {
@@ -2007,6 +2219,11 @@ int capacity_main(int argc, char **argv, const char *argv0)
         if (sw.naxes || ns || points || R.ncost || R.log_probes) {
             rc = bad("--frontier reads a capacity CSV: it takes --slo, --goodput, --tol, --rate, --csv and --quiet, not "
                      "the search's %s%s", "--search, --set, --gpu-cost, --points or --probes", "");
+            goto out;
+        }
+        if (o.error_bars > 0) {
+            rc = bad("--frontier reads a capacity CSV: --error-bars is the search's (the table shows the ranges of a CSV "
+                     "that has its columns, rate_per_s_lo and rate_per_s_hi)%s%s", "", "");
             goto out;
         }
         if (csv && outfile_same(csv, file)) { rc = bad("--csv %s: %s", csv, "that is the CSV --frontier reads"); goto out; }
@@ -2089,8 +2306,9 @@ int capacity_main(int argc, char **argv, const char *argv0)
     R.sets = sets;
     R.nsets = ns;
     R.point_base = point_base;
+    R.nvar = o.error_bars > 0 ? 3 : 1;
     R.rows = calloc((size_t)R.npoints, sizeof *R.rows);
-    sweep_pool_t pc = { .njobs = R.npoints, .threads = (int)jobs, .progress = progress, .run = cap_job, .emit = cap_emit,
+    sweep_pool_t pc = { .njobs = R.npoints * R.nvar, .threads = (int)jobs, .progress = progress, .run = cap_job, .emit = cap_emit,
                         .ctx = &R };
     if (!R.rows || sweep_pool(&pc) < 0) {
         fprintf(stderr, "pacesim capacity: out of memory\n");
@@ -2123,6 +2341,7 @@ out:
         free(R.rows[p].err);
         free(R.rows[p].warn);
         free(R.rows[p].log);
+        for (int v = 0; v < 2; v++) free(R.rows[p].eb_err[v]), free(R.rows[p].eb_log[v]);
     }
     free(R.rows);
     for (int i = 0; i < R.nwarned; i++) free(R.warned[i]);

@@ -66,6 +66,8 @@ typedef struct cap_opts {
     double tol;                   /* relative rate tolerance (bisection and queue growth) */
     double warmup, cooldown;      /* shares of the requests not measured */
     int has_split, split_axis;    /* the search's `split` axis (docs/capacity.md), its index */
+    double error_bars;            /* --error-bars P (0 < P <= 50; 0: none): every configuration also
+                                     searched with every step at (1 + P/100) and (1 - P/100) its price */
 } cap_opts_t;
 
 /* The `split` search key: a configuration co-located as the scenario is written, N co-located
@@ -113,6 +115,10 @@ typedef struct cap_conf cap_conf_t;
  * assignments).  NULL with err set: rc 2 bad input (also a workload capacity cannot
  * search), 1 out of memory. */
 cap_conf_t *cap_conf_open(const cap_opts_t *o, const char *const *sets, int nsets, int *rc, char *err, size_t errn);
+/* The same with every step of every probe costing k (> 0) times its price (setup_open_scaled:
+ * the seed and the arrivals unchanged): --error-bars's searches. */
+cap_conf_t *cap_conf_open_scaled(const cap_opts_t *o, const char *const *sets, int nsets, double k, int *rc, char *err,
+                                 size_t errn);
 /* One probe at rate (req/s).  0, or -1 with err set (the simulation failed). */
 int cap_conf_probe(cap_conf_t *c, double rate, cap_probe_t *p, char *err, size_t errn);
 /* The completion rate (req/s) with every request arriving at once.  0 or -1. */

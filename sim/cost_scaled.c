@@ -1,7 +1,9 @@
 /* cost_scaled.c: every step of another model scaled by k.  See cost_scaled.h. */
+#include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include "cost_scaled.h"
+#include "setup.h"
 
 typedef struct {
     cost_model_t *inner;          /* owned */
@@ -50,4 +52,19 @@ cost_model_t *cost_scaled_new(cost_model_t *inner, double k)
 cost_model_t *cost_scaled_inner(cost_model_t *cm)
 {
     return cm && cm->step == scaled_step ? ((scaled_t *)cm->impl)->inner : cm;
+}
+
+int cost_scaled_parse_pct(const char *prog, const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double p = strtod(v, &end);
+    if (end != v && *end == '%') end++;
+    if (!*v || *end || errno == ERANGE || !(p > 0 && p <= 50)) {
+        setup_msg(stderr, "%s: --error-bars: %s: expected a percentage P, 0 < P <= 50 (e.g. 3: every step"
+                  " also at 0.97 and 1.03 times its price)", prog, v);
+        return -1;
+    }
+    *out = p;
+    return 0;
 }

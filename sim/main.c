@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include "capacity.h"
+#include "cost_scaled.h"
 #include "profile_compare.h"
 #include "replay.h"
 #include "rescore.h"
@@ -135,7 +136,7 @@ static const cmd_help_t helps[] = {
     { "capacity",
       "pacesim capacity FILE --slo NAME=SECONDS... [--goodput SHARE] [--search key.path=LIST]... [--set key.path=value]...\n"
       "                   [--gpu-cost PROFILE=DOLLARS_PER_HOUR]... [--rate R] [--tol T] [-j N] [--csv OUT] [--quiet]\n"
-      "                   [--points [-o DIR]]\n",
+      "                   [--error-bars P] [--points [-o DIR]]\n",
       "capacity  for every configuration of the search, the highest Poisson rate it sustains within\n"
       "          the SLOs (bisection on workload.poisson.rate_per_s, each probe workload.poisson.count\n"
       "          requests, the first and last 10% not measured, the queue checked for growth), its GPUs,\n"
@@ -149,6 +150,9 @@ static const cmd_help_t helps[] = {
       "  --gpu-cost NAME=USD    a GPU's price an hour; NAME: the profile's file name (h200) or GPU, or analytic\n"
       "  --rate R               name the cheapest configuration that carries R req/s\n"
       "  --tol T                relative tolerance of the rate (default 0.02)\n"
+      "  --error-bars P         every configuration also searched with every step costing (1 + P/100)\n"
+      "                         and (1 - P/100) its price (0 < P <= 50): its rate as value [low, high],\n"
+      "                         and whether the picks hold at +P%; the search runs 3 times\n"
       "  --csv OUT              one row per configuration (plots/capacity.gp plots it)\n"
       "  --points [-o DIR]      print one `pacesim capacity` command per configuration (each writes\n"
       "                         DIR/point-NNNN.csv; then pacesim merge, pacesim best)\n"
@@ -303,17 +307,7 @@ static int parse_count(const char *opt, const char *v, long min, long *out)
 /* --error-bars P: a percentage, 0 < P <= 50 ("3" or "3%"). */
 static int parse_error_bars(const char *v, double *out)
 {
-    char *end;
-    errno = 0;
-    double p = strtod(v, &end);
-    if (end != v && *end == '%') end++;
-    if (!*v || *end || errno == ERANGE || !(p > 0 && p <= 50)) {
-        setup_msg(stderr, "pacesim: --error-bars: %s: expected a percentage P, 0 < P <= 50 (e.g. 3: every step"
-                  " also at 0.97 and 1.03 times its price)", v);
-        return -1;
-    }
-    *out = p;
-    return 0;
+    return cost_scaled_parse_pct("pacesim", v, out);
 }
 
 /* A --goodput pair: a name of letters and digits, then ':' (a scenario file is not one). */

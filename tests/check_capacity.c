@@ -132,6 +132,40 @@ START_TEST(md1_closed_form)
 }
 END_TEST
 
+/* --error-bars's searches (cap_conf_open_scaled): every step at x s its price makes the M/D/1
+ * service time s D, the bound (2 D, in seconds) stays, so W <= 2 D is W <= (2 / s) (s D) and
+ * Pollaczek-Khinchine gives the rate (lambda s D = 2 (m - 1) / (2 m - 1), m = 2 / s): at x1.1
+ * 0.564 / D, at x1 0.667 / D, at x0.9 0.789 / D.  Each search lands within its tolerance plus
+ * the sampling error of the closed form, and the three are ordered: the rate at +10% below the
+ * point's below the rate at -10%.  The saturation probe measures 1 / (s D) exactly. */
+START_TEST(md1_scaled)
+{
+    static const double scales[] = { 1.1, 1, 0.9 };
+    double d = md1_service(), rate[3];
+    char slo[64], err[CAP_ERR_MAX];
+    snprintf(slo, sizeof slo, "e2el_mean=%.9g", 2 * d);
+    for (int i = 0; i < 3; i++) {
+        double sc = scales[i], m = 2 / sc, want = 2 * (m - 1) / (2 * m - 1) / (sc * d);
+        cap_opts_t o;
+        int rc;
+        base_opts(&o, MD1);
+        ck_assert_int_eq(cap_parse_slo(slo, &o.slo[o.nslo++], err, sizeof err), 0);
+        cap_conf_t *c = cap_conf_open_scaled(&o, NULL, 0, sc, &rc, err, sizeof err);
+        ck_assert_msg(c != NULL, "%s", err);
+        cap_answer_t a;
+        ck_assert_int_eq(cap_conf_search(c, &a, err, sizeof err), 0);
+        ck_assert(a.found);
+        ck_assert_msg(fabs(a.saturation * sc * d - 1) < 1e-6, "x%g: saturation %g req/s, 1/(sD) %g", sc, a.saturation,
+                      1 / (sc * d));
+        ck_assert_msg(fabs(a.rate / want - 1) < o.tol + 0.03, "x%g: found %g req/s, closed form %g req/s (D %g s)", sc,
+                      a.rate, want, d);
+        rate[i] = a.rate;
+        cap_conf_close(c);
+    }
+    ck_assert_msg(rate[0] < rate[1] && rate[1] < rate[2], "rates at x1.1, x1, x0.9: %g %g %g", rate[0], rate[1], rate[2]);
+}
+END_TEST
+
 /* A bound on the p99 alone stops a probe once enough requests have broken it; the decision
  * is the whole run's: the same bound on the same run, checked by its statistics, fails too. */
 START_TEST(early_stop_decides_as_whole_run)
@@ -303,7 +337,8 @@ int main(void)
     const check_test_t names[] = { CHECK_LOOP(slo_names, CHECK_N(slos)), CHECK_LOOP(split_values, CHECK_N(splits)),
                                    CHECK_TEST(split_rewrite) };
     const check_test_t search[] = {
-        CHECK_LOOP(md1_closed_form, 2), CHECK_TEST(early_stop_decides_as_whole_run), CHECK_TEST(goodput_hand_count),
+        CHECK_LOOP(md1_closed_form, 2), CHECK_TEST(md1_scaled), CHECK_TEST(early_stop_decides_as_whole_run),
+        CHECK_TEST(goodput_hand_count),
         CHECK_TEST(too_few_requests),
     };
     Suite *s = suite_create("capacity");

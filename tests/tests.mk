@@ -255,3 +255,5 @@ EXTRA_TESTS += tests/plot.sh
 
 # -- run --error-bars (sim/cost_scaled.c, runner.c, sweep.c): P refused outside (0, 50], points forwards it
 EXTRA_TESTS += tests/errbars.sh
+# -- capacity --error-bars: P refused as run refuses it, the +P% rate <= the rate <= the -P% rate, -j, --points
+EXTRA_TESTS += tests/capacity_errbars.sh
