@@ -497,7 +497,7 @@ static int run_at(cap_conf_t *c, double rate, double *env, double *makespan, lon
         snprintf(err, errn, "%s", c->u.err);
         return -1;
     }
-    cost_profile_envelope_quiet(cm);
+    cost_profile_envelope_quiet(cost_scaled_inner(cm));   /* (--error-bars: the profile model under the scaled one) */
     if (setup_engine(&c->u, cm, &e) < 0) {
         snprintf(err, errn, "%s", e.err);
         goto out;
@@ -508,7 +508,7 @@ static int run_at(cap_conf_t *c, double rate, double *env, double *makespan, lon
         snprintf(err, errn, "%s", e.err);
         goto out;
     }
-    *env = cost_profile_outside_share(cm);
+    *env = cost_profile_outside_share(cost_scaled_inner(cm));
     *makespan = e.sum.makespan;
     *steps = e.sum.steps;
     rc = 0;

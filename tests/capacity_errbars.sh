@@ -96,5 +96,13 @@ $PACESIM capacity --frontier "$tmp/badst.csv" --slo ttft_p99=1 > "$tmp/out" 2> "
 [ $rc = 2 ] && grep -q ':2:[0-9]*: status_lo: "fine" is not a status' "$tmp/err" && ok "a bad status_lo refused where it is" \
   || bad "bad status_lo: exit $rc, $(cat "$tmp/err")"
 
+# priced by a profile: the scaled searches' models warn as the point search's do, once (stderr
+# as without the flag, which has no warning at all here)
+H=scenarios/capacity/h200-hd128.yaml
+$PACESIM capacity $H --slo ttft_p99=1 --set workload.poisson.count=1300 --quiet --no-progress 2> "$tmp/w0" \
+  && $PACESIM capacity $H --slo ttft_p99=1 --set workload.poisson.count=1300 --error-bars 3 --quiet --no-progress 2> "$tmp/w1" \
+  && cmp -s "$tmp/w0" "$tmp/w1" && ok "a profile's search: stderr as without the flag" \
+  || bad "a profile's search: stderr differs with --error-bars: $(head -c 300 "$tmp/w1")"
+
 [ $fail = 0 ] && echo "capacity_errbars: all passed"
 exit $fail
