@@ -803,18 +803,20 @@ static int cmd_rescore(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    if (setup_engine(&u, rm, &eg) < 0 || engine_run(&eg) < 0) {
+    int ran = setup_engine(&u, rm, &eg) == 0 && engine_run(&eg) == 0;
+    char mis[SETUP_ERR_MAX];
+    if (replay_recorded_mismatch(rm, ran, mis, sizeof mis)) {   /* a recording of another scenario: bad input */
+        setup_msg(stderr, "%s", mis);
+        rc = 2;
+        goto done;
+    }
+    if (!ran) {
         setup_msg(stderr, "%s: %s", measured, eg.err);
         rc = 1;
         goto done;
     }
     long n, nrec;
     const replay_rec_t *rec = replay_recorded_records(rm, &n, &nrec);
-    if (n != nrec) {
-        setup_msg(stderr, "%s: the recording has %ld steps, the run %ld: not the recorded scenario?", measured, nrec, n);
-        rc = 1;
-        goto done;
-    }
     if (steps && replay_steps_csv(steps, rec, n) < 0) {
         setup_msg(stderr, "pacesim: %s: %s", steps, strerror(errno));
         rc = 1;

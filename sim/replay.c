@@ -140,6 +140,12 @@ typedef struct {
     double *gap;                  /* per step: the recorded GPU idle before it (gap_s), when has_gap */
     int has_gap;
     int *type;
+    long *line;                   /* per step: its line in the file */
+    int *tcol;                    /* per step: the column its type starts at */
+    long lastln;                  /* the file's last step's line */
+    char *path;                   /* the file (for a mismatch's location) */
+    long bad;                     /* the run's step that did not match (1-based; 0: none), */
+    int bad_type;                 /* and its type here (-1: past the recording's end) */
     replay_log_t log;
 } rm_t;
 
@@ -159,14 +165,11 @@ static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     }
     long i = r->log.n;
     int ty = step_type_of(in);
-    if (i >= r->nmeas) {
-        snprintf(cm->err, sizeof cm->err, "the run has more steps than the recording (%ld): not the recorded scenario?",
-                 r->nmeas);
-        return -1;
-    }
-    if (r->type[i] != ty) {
-        snprintf(cm->err, sizeof cm->err, "step %ld is %s here but %s in the recording: not the recorded scenario?",
-                 i + 1, engine_step_type_name(ty), engine_step_type_name(r->type[i]));
+    if (i >= r->nmeas || r->type[i] != ty) {     /* replay_recorded_mismatch() says where */
+        r->bad = i + 1;
+        r->bad_type = i >= r->nmeas ? -1 : ty;
+        snprintf(cm->err, sizeof cm->err, "the run does not match the recording at step %ld: not the recorded scenario",
+                 i + 1);
         return -1;
     }
     /* the measured time, split as the prediction splits it (attention as recorded) */
@@ -194,6 +197,9 @@ static void rm_destroy(cost_model_t *cm)
     free(r->mclk);
     free(r->gap);
     free(r->type);
+    free(r->line);
+    free(r->tcol);
+    free(r->path);
     free(r->log.rec);
     free(r);
     free(cm);
@@ -323,6 +329,12 @@ static int rm_grow(rm_t *r, long *cap)
     int *t = realloc(r->type, (size_t)c * sizeof *t);
     if (!t) return -1;
     r->type = t;
+    long *l = realloc(r->line, (size_t)c * sizeof *l);
+    if (!l) return -1;
+    r->line = l;
+    int *tc = realloc(r->tcol, (size_t)c * sizeof *tc);
+    if (!tc) return -1;
+    r->tcol = tc;
     *cap = c;
     return 0;
 }
@@ -347,6 +359,10 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         goto fail;
     }
     r->pred = pred;
+    if (!(r->path = strdup(csv))) {
+        snprintf(err, COST_ERR_MAX, "out of memory");
+        goto fail;
+    }
     while ((got = rm_line(f, line, &len)) != 0) {
         ln++;
         if (got == -1) {
@@ -445,6 +461,9 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         }
         r->gap[r->nmeas] = gp + rp;
         r->type[r->nmeas] = ty;
+        r->line[r->nmeas] = ln;
+        r->tcol[r->nmeas] = row.col[ct];
+        r->lastln = ln;
         r->meas[r->nmeas] = m;
         r->meas_attn[r->nmeas] = at;
         /* the clock: read for the --recorded-clock diagnostic only (a step the replay could not
@@ -486,6 +505,24 @@ long replay_recorded_gaps(const cost_model_t *cm, const double **gap)
     const rm_t *r = cm->impl;
     *gap = r->has_gap ? r->gap : NULL;
     return r->has_gap ? r->nmeas : 0;
+}
+
+const char *replay_recorded_mismatch(const cost_model_t *cm, int ended, char *buf, size_t size)
+{
+    const rm_t *r = cm->impl;
+    static const char why[] = "not the recorded scenario (the scenario, a --set or the profile differs from the replay's)";
+    if (r->bad && r->bad_type >= 0)
+        snprintf(buf, size, "%s:%ld:%d: type: the run's step %ld is %s, the recording's %s: %s", r->path,
+                 r->line[r->bad - 1], r->tcol[r->bad - 1], r->bad, engine_step_type_name(r->bad_type),
+                 engine_step_type_name(r->type[r->bad - 1]), why);
+    else if (r->bad)
+        snprintf(buf, size, "%s:%ld:1: step: the recording ends at step %ld, the run goes on: %s", r->path, r->lastln,
+                 r->nmeas, why);
+    else if (ended && r->log.n < r->nmeas)
+        snprintf(buf, size, "%s:%ld:1: step: the run ended after %ld steps, the recording goes on to step %ld: %s",
+                 r->path, r->line[r->log.n], r->log.n, r->nmeas, why);
+    else return NULL;
+    return buf;
 }
 
 const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, long *nrecorded)

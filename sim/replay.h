@@ -72,6 +72,10 @@ cost_model_t *replay_model_new(const char *name, void *impl, replay_step_fn step
  * the recording's, or one past its end, is an error (not the recorded scenario).  NULL
  * with err filled ("file:line: ..." for a malformed file). */
 cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[COST_ERR_MAX]);
+/* Where the run so far does not match the recording (its steps' types; their count too where
+ * the run ended, ended 1): "file:line:col: type|step: ...: not the recorded scenario (...)" in buf (a
+ * bad input, exit 2), or NULL when every step matched. */
+const char *replay_recorded_mismatch(const cost_model_t *cm, int ended, char *buf, size_t size);
 /* Its records so far, and how many steps the file holds. */
 const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, long *nrecorded);
 /* The recording's SM clock per step (its sm_clock_mhz column; NAN where it has none) and,

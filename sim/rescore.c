@@ -195,17 +195,19 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     const replay_rec_t *rec[RESCORE_MAX_RUNS];
     for (int r = 0; r < nruns; r++) {
         started = r + 1;
-        if (setup_engine(u, rm[r], &eg[r]) < 0 || engine_run(&eg[r]) < 0) {
+        int ran = setup_engine(u, rm[r], &eg[r]) == 0 && engine_run(&eg[r]) == 0;
+        char mis[SETUP_ERR_MAX];
+        if (replay_recorded_mismatch(rm[r], ran, mis, sizeof mis)) {   /* a recording of another scenario */
+            snprintf(err, errsz, "%s", mis);
+            rc = -2;
+            goto done;
+        }
+        if (!ran) {
             snprintf(err, errsz, "%s: %s", measured[r], eg[r].err);
             goto done;
         }
         long nrec;
         rec[r] = replay_recorded_records(rm[r], &n[r], &nrec);
-        if (n[r] != nrec) {
-            snprintf(err, errsz, "%s: the recording has %ld steps, the run %ld: not the recorded scenario?", measured[r],
-                     nrec, n[r]);
-            goto done;
-        }
     }
     fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s\n", u->s.name, file, u->prof.gpu, nruns,
             recorded_clock && probe ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"

@@ -12,7 +12,7 @@ fail=0
 ok() { echo "  ok   $1"; }
 bad() { echo "  FAIL $1"; fail=1; }
 
-for p in 0 -1 50.01 51 x '' nan inf 3x 1e999 '%'; do
+for p in 0 -1 50.01 51 x '' nan inf 3x 1e999 '%' 0x10 0X1p2 ' 3' '3 ' +3 1e1 3%% .%  NaN INF infinity; do
   $PACESIM run $SCN --error-bars "$p" --quiet > "$tmp/out" 2> "$tmp/err"; rc=$?
   if [ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q '^pacesim: --error-bars: ' "$tmp/err" && [ ! -s "$tmp/out" ]; then
     ok "--error-bars '$p': exit 2, one line"
@@ -23,6 +23,8 @@ done
 $PACESIM run $SCN --error-bars > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && ok "--error-bars without P: exit 2, one line" || bad "--error-bars without P: exit $rc"
 
+$PACESIM run $SCN --error-bars 2.5% --quiet > /dev/null 2>&1 && ok "--error-bars 2.5% accepted (a decimal fraction)" \
+  || bad "--error-bars 2.5% refused"
 $PACESIM run $SCN --error-bars 50 --csv "$tmp/50.csv" --quiet && ok "--error-bars 50 accepted" || bad "--error-bars 50 refused"
 $PACESIM run $SCN --error-bars 3 > "$tmp/a.txt" && $PACESIM run $SCN --error-bars=3% > "$tmp/b.txt" \
   && cmp -s "$tmp/a.txt" "$tmp/b.txt" && ok "--error-bars=3% is --error-bars 3" || bad "--error-bars=3% differs from 3"

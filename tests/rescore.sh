@@ -109,11 +109,17 @@ expect() {  # expect RC PATTERN DESCRIPTION -- ARGS...
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 r=tests/data/replay/h200-envelope/h200-fp16-nomtp-b16k-baseline.steps.csv
-expect 1 "not the recorded scenario" "another scenario's recording is refused" -- \
+# a recording of another scenario is bad input: refused at the first step that does not match
+expect 2 "^$r:12:4: type: the run's step 11 is decode, the recording's mixed: not the recorded scenario" \
+    "another scenario's recording is refused at the first mismatching step's line and column" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-pdr.yaml --measured $r --set workload.requests.B.output_tokens=8 \
     --set env.VLLM_1CAT_PREFILL_PACE_STEPS=4
-expect 1 "not the recorded scenario" "a run longer than its recording is refused" -- \
+expect 2 "^$r:37:1: step: the recording ends at step 36, the run goes on: not the recorded scenario" \
+    "a run longer than its recording (a --set dropped) is refused at the recording's last step" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r
+expect 2 "^$r:34:1: step: the run ended after 32 steps, the recording goes on to step 36: not the recorded scenario" \
+    "a run shorter than its recording is refused at the first step it lacks" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r --set workload.requests.B.output_tokens=4
 sed '3s/decode/decoed/' $r > "$tmp/bad.csv"
 expect 2 "bad.csv:3:3: type" "a malformed recording: file:line:col and the column" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/bad.csv" --set workload.requests.B.output_tokens=8
@@ -268,7 +274,8 @@ expect 2 "compute-hot and --no-compute-hot together" "--compute-hot with --no-co
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --compute-hot --no-compute-hot
 expect 2 "takes one --measured run" "--steps with several runs is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv --steps "$tmp/s.csv"
-expect 1 "not the recorded scenario" "a run of another scenario among the runs is refused" -- \
+expect 2 "h200-fp16-nomtp-b16k-pdr-pace4.steps.csv:[0-9]*:[0-9]*: [a-z]*: .*not the recorded scenario" \
+    "a run of another scenario among the runs is refused at its line" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv \
     --measured tests/data/replay/h200-envelope/h200-fp16-nomtp-b16k-pdr-pace4.steps.csv --set workload.requests.B.output_tokens=8
 expect 2 "bad.csv:3:3: type" "a malformed second run: file:line:col" -- \
