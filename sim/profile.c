@@ -128,6 +128,9 @@ static const char *const env_keys[] = {"tp", "q_heads", "kv_heads", "head_dim", 
 #define MAX_COEF 100.0                 /* a coefficient: s per unit of its feature, a roofline
                                           multiplier, or a knee's CTAs an SM */
 #define MAX_REL 100.0                  /* a fit's relative error (10000%) */
+#define MIN_TFLOPS 0.01                /* peak_fp16_tflops, where given (0: not), at least: 10 GFLOP/s */
+#define MIN_GBS 1.0                    /* mem_bw_gbs, where given, at least: 1 GB/s (a T4 has 65 TFLOP/s
+                                          fp16 and 320 GB/s; 1e-300 would price work at 1e290 s) */
 #define T_MIN 1e-9                     /* a measured time, s: no kernel is faster than 1 ns */
 #define T_MAX 1e3                      /* ... and none of one call or step slower than 1000 s */
 
@@ -184,6 +187,14 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         yd_get_double(e, m, pp, "calib_seconds", YD_OPT, 0.0, MAX_META, 0, &p->calib_seconds) < 0 ||
         yd_get_double(e, m, pp, "sm_clock_mhz", YD_OPT, 0.0, MAX_META, 0, &p->sm_clock_mhz) < 0)
         return -1;
+    if (p->peak_fp16_tflops > 0 && p->peak_fp16_tflops < MIN_TFLOPS)
+        return yd_fail(e, yd_map_get(m, "peak_fp16_tflops"), "profile.peak_fp16_tflops",
+                       "%g TFLOP/s is below %g (10 GFLOP/s, thousands of times below any GPU's fp16 rate; 0: not"
+                       " given): not a device's figure", p->peak_fp16_tflops, MIN_TFLOPS);
+    if (p->mem_bw_gbs > 0 && p->mem_bw_gbs < MIN_GBS)
+        return yd_fail(e, yd_map_get(m, "mem_bw_gbs"), "profile.mem_bw_gbs",
+                       "%g GB/s is below %g (hundreds of times below any GPU's memory bandwidth; 0: not given):"
+                       " not a device's figure", p->mem_bw_gbs, MIN_GBS);
     yd_node_t *sus = NULL;
     if (yd_get_node(e, m, pp, "sustained", YD_OPT, YD_MAP, &sus) < 0)
         return -1;

@@ -6,7 +6,7 @@
  *   name: str (default: file stem)          description: str          seed: int >= 0 (1)
  *   model: PATH | {model mapping}           (PATH relative to the scenario's directory)
  *   profile: PATH                           (resolved, not read; null = none)
- *   hardware: {gpu: NAME (hwcat.h)} | {analytic: {tflops: >0, tbps: >0, mem_gib: >0}}  (instead of a
+ *   hardware: {gpu: NAME (hwcat.h)} | {analytic: {tflops: >=0.01, tbps: >=0.001, mem_gib: >0}}  (instead of a
  *             profile), link: NAME (hwcat.h; also beside a profile: its all-reduce without a law)
  *   engine:
  *     max_num_batched_tokens: >0 (2048)     max_num_seqs: 1..2^20 (256)
@@ -80,6 +80,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <gsl/gsl_cdf.h>
 #include "ydoc.h"
 
 #define POS 1, INT_MAX
@@ -1221,6 +1222,55 @@ static int arrival_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s
                    s->stop.max_time_s, dflt);
 }
 
+/* The latest arrival the simulated clock resolves (workload.c's ENG_MAX_TIME_S: past it a
+ * step's duration rounds away), and how likely a generated arrival past it may be. */
+#define SCN_CLOCK_MAX_S 1e7
+#define SCN_CLOCK_RISK 1e-9
+
+/* Where stop.max_time_s lets a run go past the clock's limit, the Poisson arrivals and the
+ * conversations' think times must end before it: the count arrivals span a Gamma(count,
+ * 1/rate) time from start_s, a conversation's later turns arrive a Gamma(turns - 1, think_s)
+ * time after its first (service aside).  Either past the limit with a probability above
+ * SCN_CLOCK_RISK would end the run with "the clock cannot hold a step": refused at its key. */
+static int clock_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s)
+{
+    const scn_poisson_t *p = &s->poisson;
+    if (!p->enabled || !(s->stop.max_time_s > SCN_CLOCK_MAX_S) || !(p->start_s < SCN_CLOCK_MAX_S)) return 0;
+    const yd_node_t *w = yd_map_get(root, "workload"), *pn = w ? yd_map_get(w, "poisson") : NULL;
+    double span = SCN_CLOCK_MAX_S - p->start_s;
+    double q = gsl_cdf_gamma_Q(span, (double)p->count, 1.0 / p->rate_per_s);
+    if (q > SCN_CLOCK_RISK) {
+        const yd_node_t *at = pn ? yd_map_get(pn, "rate_per_s") : NULL;
+        return yd_fail(e, at ? at : pn ? pn : root, "workload.poisson.rate_per_s",
+                       "%g/s: the %ld arrivals from %g s pass %g s, the simulated clock's limit, with probability %.2g,"
+                       " and stop.max_time_s (%g s) lets the run reach them: keep stop.max_time_s within %g s, or"
+                       " arrivals within the limit (a higher rate, a smaller count)", p->rate_per_s, p->count,
+                       p->start_s, SCN_CLOCK_MAX_S, q, s->stop.max_time_s, SCN_CLOCK_MAX_S);
+    }
+    if (p->conv_turns < 2 || !(p->conv_think_s > 0)) return 0;
+    /* the last first turn, at most (probability SCN_CLOCK_RISK beside): Q's inverse by bisection
+     * (gsl_cdf_gamma_Qinv undershoots the mean at a count of 1e6) */
+    double th = 1.0 / p->rate_per_s, lo = 0, hi = (2.0 * (double)p->count + 50) * th;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (gsl_cdf_gamma_Q(mid, (double)p->count, th) > SCN_CLOCK_RISK) lo = mid;
+        else hi = mid;
+    }
+    double last = p->start_s + hi;
+    double qt = last < SCN_CLOCK_MAX_S
+                ? (double)p->count * gsl_cdf_gamma_Q(SCN_CLOCK_MAX_S - last, (double)(p->conv_turns - 1), p->conv_think_s)
+                : 1;
+    if (qt > SCN_CLOCK_RISK) {
+        const yd_node_t *cv = pn ? yd_map_get(pn, "conversation") : NULL, *at = cv ? yd_map_get(cv, "think_s") : NULL;
+        return yd_fail(e, at ? at : cv ? cv : pn ? pn : root, "workload.poisson.conversation.think_s",
+                       "%g s: a conversation's %ld later turns can arrive past %g s, the simulated clock's limit"
+                       " (probability up to %.2g), and stop.max_time_s (%g s) lets the run reach them: keep"
+                       " stop.max_time_s within %g s, or think_s shorter", p->conv_think_s, p->conv_turns - 1,
+                       SCN_CLOCK_MAX_S, fmin(qt, 1), s->stop.max_time_s, SCN_CLOCK_MAX_S);
+    }
+    return 0;
+}
+
 static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 {
     static const char *const keys[] = {"when", "max_time_s", "max_steps", NULL};
@@ -1230,7 +1280,7 @@ static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     st->max_steps = 0;
     yd_node_t *m = yd_map_get(root, "stop"), *when = NULL;
     if (!m || yd_is_null(m))
-        return arrival_check(e, root, s);
+        return arrival_check(e, root, s) || clock_check(e, root, s) ? -1 : 0;
     if (yd_strict_map(e, m, "stop", keys) ||
         yd_get_double(e, m, "stop", "max_time_s", YD_OPT, POS_NUM, &st->max_time_s) < 0 ||
         yd_get_long(e, m, "stop", "max_steps", YD_OPT, 0, LONG_MAX, &st->max_steps) < 0 ||
@@ -1246,7 +1296,7 @@ static int parse_stop(yd_err_t *e, const yd_node_t *root, scenario_t *s)
             st->event = mk.event;
         }
     }
-    return arrival_check(e, root, s);
+    return arrival_check(e, root, s) || clock_check(e, root, s) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -1477,6 +1527,9 @@ static int parse_cluster(yd_err_t *e, const yd_node_t *root, scenario_t *s)
     return 0;
 }
 
+#define SCN_MIN_TFLOPS 0.01       /* hardware.analytic.tflops at least (TFLOP/s) */
+#define SCN_MIN_TBPS 0.001        /* hardware.analytic.tbps at least (TB/s) */
+
 static int parse_hardware(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 {
     static const char *const hw_keys[] = {"analytic", "gpu", "link", NULL};
@@ -1499,6 +1552,16 @@ static int parse_hardware(yd_err_t *e, const yd_node_t *root, scenario_t *s)
                    yd_get_double(e, an, ap, "tbps", YD_REQ, POS_NUM, &s->analytic_tbps) < 0 ||
                    yd_get_double(e, an, ap, "mem_gib", YD_OPT, POS_NUM, &s->analytic_mem_gib) < 0))
             return -1;
+        /* a roofline's peaks: physically meaningful ones (a T4, the smallest datacenter GPU
+         * priced here, has 65 TFLOP/s fp16 and 0.32 TB/s; 1e-300 would price a step at 1e290 s) */
+        if (ha && s->analytic_tflops < SCN_MIN_TFLOPS)
+            return yd_fail(e, yd_map_get(an, "tflops"), "hardware.analytic.tflops",
+                           "%g TFLOP/s is below %g (10 GFLOP/s, thousands of times below any GPU's fp16 rate):"
+                           " not a device's figure", s->analytic_tflops, SCN_MIN_TFLOPS);
+        if (ha && s->analytic_tbps < SCN_MIN_TBPS)
+            return yd_fail(e, yd_map_get(an, "tbps"), "hardware.analytic.tbps",
+                           "%g TB/s is below %g (1 GB/s, hundreds of times below any GPU's memory bandwidth):"
+                           " not a device's figure", s->analytic_tbps, SCN_MIN_TBPS);
         if ((hg = yd_get_str(e, hw, "hardware", "gpu", YD_OPT, name, sizeof name)) < 0) return -1;
         if (hg && !(s->gpu = hw_gpu_find(name)))
             return yd_fail(e, yd_map_get(hw, "gpu"), "hardware.gpu", "unknown GPU \"%s\" (known: %s)", name,
