@@ -740,6 +740,7 @@ static int cmd_rescore(int argc, char **argv)
     }
     setup_t u;
     cost_model_t *pm2 = NULL, *rm = NULL;
+    FILE *fs = NULL;                    /* --steps */
     engine_t eg;
     char cerr[COST_ERR_MAX];
     int rc = 0;
@@ -783,6 +784,10 @@ static int cmd_rescore(int argc, char **argv)
         rc = r == -2 ? 2 : r < 0 ? 1 : 0;
         goto done;
     }
+    if (steps && !(fs = outfile_open(steps))) {   /* before the run: a FIFO without a reader is refused */
+        rc = 2;
+        goto done;
+    }
     if (!(pm2 = setup_cost_new(&u)) || !(rm = replay_recorded_new(measured, pm2, cerr))) {
         setup_msg(stderr, "%s", pm2 ? cerr : u.err);
         rc = 2;
@@ -817,15 +822,20 @@ static int cmd_rescore(int argc, char **argv)
     }
     long n, nrec;
     const replay_rec_t *rec = replay_recorded_records(rm, &n, &nrec);
-    if (steps && replay_steps_csv(steps, rec, n) < 0) {
-        setup_msg(stderr, "pacesim: %s: %s", steps, strerror(errno));
-        rc = 1;
-        goto done;
+    if (fs) {
+        FILE *fw = fs;
+        fs = NULL;                      /* replay_steps_csv closes it */
+        if (replay_steps_csv(fw, rec, n) < 0) {
+            setup_msg(stderr, "pacesim: %s: %s", steps, strerror(errno));
+            rc = 1;
+            goto done;
+        }
     }
     if (replay_report(stdout, &u.s, file, u.prof.gpu, rec, n, &u.e, &eg) < 0) rc = 1;
     else if (compute_hot > 0) printf("   compute-bound GEMMs by calib's probe at the model's clock (--compute-hot)\n");
     else rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, stdout);
 done:
+    if (fs && fs != stdout) fclose(fs);
     engine_free(&eg);
     if (rm) cost_free(rm);
     cost_free(pm2);

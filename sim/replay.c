@@ -98,10 +98,8 @@ int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gp
     return 0;
 }
 
-int replay_steps_csv(const char *path, const replay_rec_t *rec, long n)
+int replay_steps_csv(FILE *f, const replay_rec_t *rec, long n)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return -1;
     int b2b = n > 0 && rec[0].b2b;
     fprintf(f, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons%s\n",
             b2b ? ",gpu_span_s,items_sum_s,wall_s,reprep_s,gap_s" : "");
@@ -115,7 +113,7 @@ int replay_steps_csv(const char *path, const replay_rec_t *rec, long n)
         fputc('\n', f);
     }
     int bad = ferror(f);          /* a write error: errno says why (a full device) */
-    if (fclose(f) != 0) bad = 1;
+    if (f == stdout ? fflush(f) != 0 : fclose(f) != 0) bad = 1;
     return bad ? -1 : 0;
 }
 

@@ -57,10 +57,12 @@ int replay_stats(const replay_rec_t *rec, long n, int type, replay_stats_t *st);
  * predicted run's value (ep) beside the measured run's (eg).  0, or -1 out of memory. */
 int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gpu, const replay_rec_t *rec, long n,
                   const engine_t *ep, const engine_t *eg);
-/* Every step as a CSV row (the --steps file `pacesim rescore` reads back).  Records of a
- * back-to-back replay (rec[0].b2b) add the columns gpu_span_s, items_sum_s, wall_s, reprep_s
- * and gap_s, which the reader does not read.  0 / -1. */
-int replay_steps_csv(const char *path, const replay_rec_t *rec, long n);
+/* Every step as a CSV row (the --steps file `pacesim rescore` reads back) to f, which the
+ * caller opened (outfile_open: no hang on a FIFO without a reader) and this closes (stdout
+ * flushed).  Records of a back-to-back replay (rec[0].b2b) add the columns gpu_span_s,
+ * items_sum_s, wall_s, reprep_s and gap_s, which the reader does not read.  0, or -1 a write
+ * error (errno says why). */
+int replay_steps_csv(FILE *f, const replay_rec_t *rec, long n);
 
 /* A replay's cost model around impl: name (static), step, destroy (frees impl and the
  * model).  NULL out of memory (impl is then the caller's to free). */

@@ -996,9 +996,16 @@ int main(int argc, char **argv)
         return 2;
     }
     fputs(u.warn, stderr);
-    FILE *fi = NULL;
-    if (items && !(fi = fopen(items, "w"))) {
-        fprintf(stderr, "pacesim-gpu: %s: %s\n", items, strerror(errno));
+    /* the outputs opened before anything runs, as pacesim's: a FIFO without a reader is refused,
+     * not waited on (outfile_open says why); the items' log is no stdout, which the report takes */
+    FILE *fi = NULL, *fs = NULL;
+    if (items && !strcmp(items, "-")) {
+        fprintf(stderr, "pacesim-gpu: --items -: stdout carries the report: give a file\n");
+        setup_close(&u);
+        return 2;
+    }
+    if ((items && !(fi = outfile_open(items))) || (steps && !(fs = outfile_open(steps)))) {
+        if (fi) fclose(fi);
         setup_close(&u);
         return 2;
     }
@@ -1042,10 +1049,14 @@ int main(int argc, char **argv)
         goto done;
     }
     rec = gm ? replay_records(gm, &n) : NULL;
-    if (steps && replay_steps_csv(steps, rec, n) < 0) {
-        fprintf(stderr, "pacesim-gpu: %s: %s\n", steps, strerror(errno));
-        rc = 1;
-        goto done;
+    if (fs) {
+        FILE *fw = fs;
+        fs = NULL;                   /* replay_steps_csv closes it */
+        if (replay_steps_csv(fw, rec, n) < 0) {
+            fprintf(stderr, "pacesim-gpu: %s: %s\n", steps, strerror(errno));
+            rc = 1;
+            goto done;
+        }
     }
     if (replay_report(stdout, &u.s, file, u.prof.gpu, rec, n, &u.e, &eg) < 0) {
         fprintf(stderr, "pacesim-gpu: out of memory\n");
@@ -1063,6 +1074,7 @@ done:
     cost_free(gm);
     cost_free(pm);
     if (fi) fclose(fi);
+    if (fs && fs != stdout) fclose(fs);
     setup_close(&u);
     return rc;
 }

@@ -142,7 +142,7 @@ START_TEST(steps_csv_back_to_back)
     close(fd);
     replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 0, 0, 0, 0, 0, 0 },
                           { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, NAN, NAN, 0, 0, 0, 0, 0, 0, 0 } };
-    ck_assert_int_eq(replay_steps_csv(path, r, 2), 0);
+    ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 2), 0);
     first_lines(path, a, b, sizeof a);
     ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons\n");
     ck_assert_str_eq(b, "1,mixed,0.02,0.025,0.005,0.006,1830,600,0\n");
@@ -151,7 +151,7 @@ START_TEST(steps_csv_back_to_back)
     r[1].span = 0.0108, r[1].items_sum = 0.0107, r[1].wall = 0.0115;
     r[0].reprep = 0.0003, r[0].gap = 0;   /* the first step: no gap before it */
     r[1].reprep = 0, r[1].gap = 0.0021;
-    ck_assert_int_eq(replay_steps_csv(path, r, 2), 0);
+    ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 2), 0);
     first_lines(path, a, b, sizeof a);
     ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons,"
                         "gpu_span_s,items_sum_s,wall_s,reprep_s,gap_s\n");

@@ -50,5 +50,17 @@ else echo "FAIL --steps naming the scenario: rc $rc: $msg"; fail=1; fi
 msg=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$t/s.yaml" --steps "$t/o.csv" --items "$t/o.csv" 2>&1); rc=$?
 if [ $rc = 2 ] && printf '%s' "$msg" | grep -q "that is --steps' file"; then echo "  ok   --items naming --steps' file: exit 2"
 else echo "FAIL --items naming --steps' file: rc $rc: $msg"; fail=1; fi
+# --items or --steps naming a FIFO no process reads: refused in one line, exit 2, not waited on;
+# --items - is refused (stdout carries the report)
+mkfifo "$t/fifo"
+for o in --items --steps; do
+    msg=$(PACESIM_REPLAY_DRY=1 timeout 60 "$bin" replay "$t/s.yaml" $o "$t/fifo" 2>&1); rc=$?
+    if [ $rc = 2 ] && [ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] && printf '%s' "$msg" | grep -q "fifo: cannot write: a FIFO that no process reads"; then
+        echo "  ok   $o to a FIFO without a reader: exit 2, one line"
+    else echo "FAIL $o to a FIFO without a reader: rc $rc: $msg"; fail=1; fi
+done
+msg=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$t/s.yaml" --items - 2>&1); rc=$?
+if [ $rc = 2 ] && printf '%s' "$msg" | grep -q "stdout carries the report"; then echo "  ok   --items -: exit 2"
+else echo "FAIL --items -: rc $rc: $msg"; fail=1; fi
 rm -rf "$t"
 [ $fail = 0 ] && echo "replay_dry: 1 passed, 0 failed" || { echo "replay_dry: 0 passed, 1 failed"; exit 1; }

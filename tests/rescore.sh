@@ -174,6 +174,18 @@ expect 2 "dir.csv: cannot open the recording: cannot read: Is a directory" "a di
 cp "$tmp/bad.csv" "$tmp/$(printf 'new\nline').csv"
 expect 2 'new?line.csv:3:3: type' "a newline in the recording's path is escaped: one line" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/$(printf 'new\nline').csv" --set workload.requests.B.output_tokens=8
+# --steps naming a FIFO no process reads: refused before the run, not waited on
+mkfifo "$tmp/fifo.csv"
+out=$(timeout 60 "$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r \
+      --set workload.requests.B.output_tokens=8 --steps "$tmp/fifo.csv" 2>&1); rc=$?
+if [ $rc = 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && printf '%s' "$out" | grep -q "fifo.csv: cannot write: a FIFO that no process reads"; then
+    echo "  ok   --steps to a FIFO without a reader: exit 2, one line"; pass=$((pass + 1))
+else echo "  FAIL --steps to a FIFO without a reader: rc $rc: $out"; fail=$((fail + 1)); fi
+"$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r --set workload.requests.B.output_tokens=8 \
+    --steps "$tmp/out.csv" > /dev/null 2>&1; rc=$?
+if [ $rc = 0 ] && [ "$(wc -l < "$tmp/out.csv")" = 37 ] && head -n 1 "$tmp/out.csv" | grep -q '^step,type,predicted_s,measured_s,'; then
+    echo "  ok   --steps to a file: the header and the 36 steps"; pass=$((pass + 1))
+else echo "  FAIL --steps to a file: rc $rc, $(wc -l < "$tmp/out.csv") lines"; fail=$((fail + 1)); fi
 # several runs: the error beside their spread; --steps takes one run; a run of another scenario
 e=tests/data/replay/h200-envelope/h200-fp16-nomtp-b16k-baseline
 out=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv \
