@@ -762,6 +762,43 @@ int workload_check(const scenario_t *s, const workload_hooks_t *h, char *err)
             return -1;
         }
     }
+    /* a request triggered by another arrives no earlier than the other's arrival plus its delay:
+     * a chain of delays whose sum passes the clock's limit, with stop.max_time_s past that sum,
+     * would end the run mid-way ("the clock cannot hold a step"): refused at the request */
+    if (s->n_requests > 0 && s->stop.max_time_s > ENG_MAX_TIME_S) {
+        double *lb = malloc((size_t)s->n_requests * sizeof *lb);
+        int *stk = malloc((size_t)s->n_requests * sizeof *stk);
+        if (!lb || !stk) {
+            free(lb), free(stk);
+            snprintf(err, ENG_ERR_MAX, "out of memory");
+            return -1;
+        }
+        for (int i = 0; i < s->n_requests; i++) lb[i] = -1;
+        int bad = -1;
+        for (int i = 0; i < s->n_requests && bad < 0; i++) {
+            int n = 0, j = i;            /* up the chain to a known bound (load refused cycles) */
+            while (lb[j] < 0 && s->requests[j].arrival.kind != TRIG_TIME && s->requests[j].arrival.ref_idx >= 0 &&
+                   n < s->n_requests)
+                stk[n++] = j, j = s->requests[j].arrival.ref_idx;
+            if (lb[j] < 0) lb[j] = s->requests[j].arrival.kind == TRIG_TIME ? s->requests[j].arrival.time_s : 0;
+            while (n > 0) {
+                int k = stk[--n];
+                lb[k] = lb[s->requests[k].arrival.ref_idx] + s->requests[k].arrival.delay_s;
+            }
+            if (lb[i] > ENG_MAX_TIME_S && lb[i] < s->stop.max_time_s) bad = i;
+        }
+        double at = bad >= 0 ? lb[bad] : 0;
+        free(lb), free(stk);
+        if (bad >= 0) {
+            const scn_request_t *sr = &s->requests[bad];
+            snprintf(err, ENG_ERR_MAX,
+                     "%s:%d:%d: workload.requests[%d].arrival: its chain of triggers and delays puts it at %g s at the"
+                     " earliest, past %g s (the simulated clock would lose the steps' durations), and stop.max_time_s"
+                     " (%g s) lets the run reach it", s->path, sr->line, sr->col, bad, at, ENG_MAX_TIME_S,
+                     s->stop.max_time_s);
+            return -1;
+        }
+    }
     /* a generated request has at least one prompt and one output token (a request with
      * no output has no first token: every latency window would be meaningless) */
     if (s->poisson.enabled && s->engine.max_model_len < 2) {
