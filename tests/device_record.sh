@@ -6,27 +6,8 @@
 set -u
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-mkdir -p "$t/bin" "$t/fake"
-cat > "$t/fake/nvidia-smi" <<'EOF'
-#!/bin/sh
-case "$*" in *noheader*) echo "${FAKE_UUID:-GPU-aaaa}" ;; *) echo "name, uuid"; echo "Fake, ${FAKE_UUID:-GPU-aaaa}" ;; esac
-EOF
-cat > "$t/bin/calib" <<'EOF'
-#!/bin/sh
-while [ $# -gt 0 ]; do [ "$1" = --out ] && { echo "fake profile" > "$2"; shift; }; shift; done
-echo "fake calib"
-EOF
-cat > "$t/bin/pacesim-gpu" <<'EOF'
-#!/bin/sh
-b2b=; steps=
-while [ $# -gt 0 ]; do
-    case $1 in --steps) steps=$2; shift ;; --back-to-back) b2b=,gpu_span_s ;; esac
-    shift
-done
-[ -n "$steps" ] && echo "step,type$b2b" > "$steps"
-echo "fake replay"
-EOF
-chmod +x "$t/fake/nvidia-smi" "$t/bin/calib" "$t/bin/pacesim-gpu"
+. tests/fake_device.sh
+fake_device "$t"
 export PATH=$t/fake:$PATH
 fail=0
 check() { if eval "$2"; then echo "  ok   $1"; else echo "FAIL $1"; fail=1; fi; }

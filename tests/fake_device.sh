@@ -1,0 +1,35 @@
+# fake_device.sh -- sourced by the tests of calib/device_record.sh and calib/install_set.sh:
+# fake_device T [row] writes T/fake/nvidia-smi (the card's UUID from FAKE_UUID, default
+# GPU-aaaa), T/bin/calib (writes the profile --out names) and T/bin/pacesim-gpu (writes the
+# --steps CSV: a header, with gpu_span_s under --back-to-back, and with `row` one prefill step),
+# so the device's plumbing runs without a GPU.
+fake_device() {
+    local t=$1 row=${2:-}
+    mkdir -p "$t/bin" "$t/fake"
+    cat > "$t/fake/nvidia-smi" <<'EOF2'
+#!/bin/sh
+case "$*" in *noheader*) echo "${FAKE_UUID:-GPU-aaaa}" ;; *) echo "name, uuid"; echo "Fake, ${FAKE_UUID:-GPU-aaaa}" ;; esac
+EOF2
+    cat > "$t/bin/calib" <<'EOF2'
+#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = --out ] && { echo "fake profile" > "$2"; shift; }; shift; done
+echo "fake calib"
+EOF2
+    cat > "$t/bin/pacesim-gpu" <<EOF2
+#!/bin/sh
+row=$row
+EOF2
+    cat >> "$t/bin/pacesim-gpu" <<'EOF2'
+b2b=; steps=
+while [ $# -gt 0 ]; do
+    case $1 in --steps) steps=$2; shift ;; --back-to-back) b2b=,gpu_span_s ;; esac
+    shift
+done
+if [ -n "$steps" ]; then
+    echo "step,type$b2b" > "$steps"
+    [ -n "$row" ] && echo "1,prefill${b2b:+,0}" >> "$steps"
+fi
+echo "fake replay"
+EOF2
+    chmod +x "$t/fake/nvidia-smi" "$t/bin/calib" "$t/bin/pacesim-gpu"
+}
