@@ -339,9 +339,11 @@ static int validate_files(const char **files, int nf, const char **sets, int ns)
     return rc;
 }
 
-/* pacesim points: each file assembled as its first point's run assembles it (the --set
- * values, then every swept key at its first value), so that a missing file or a bad key is
- * refused here (exit 2), not by every printed command later. */
+/* pacesim run and points with --sweep: each file assembled as its first point's run
+ * assembles it (the --set values, then every swept key at its first value), and each
+ * further value of each swept key loaded with the others at their first values, so that a
+ * missing file, a bad key or a bad swept value is refused here with its one line (exit 2),
+ * not once by every run or printed command that carries it. */
 static int points_check(const char **files, int nf, const char **sets, int ns, const sweep_t *sw)
 {
     int naxes = sw->naxes, n = 0, rc = 0;
@@ -371,6 +373,29 @@ static int points_check(const char **files, int nf, const char **sets, int ns, c
         }
         setup_close(&u);
     }
+    for (int i = 0; i < nf && !rc; i++)
+        for (int a = 0; a < naxes && !rc; a++)
+            for (int v = 1; v < sw->axes[a].n && !rc; v++) {
+                size_t len = strlen(sw->axes[a].key) + strlen(sw->axes[a].vals[v]) + 2;
+                char *kv = malloc(len);
+                if (!kv) {
+                    fprintf(stderr, "pacesim: out of memory\n");
+                    rc = 1;
+                    break;
+                }
+                snprintf(kv, len, "%s=%s", sw->axes[a].key, sw->axes[a].vals[v]);
+                all[ns + a] = kv;
+                scenario_t sc;
+                char err[SCN_ERR_MAX];
+                if (scn_load(files[i], all, n, &sc, err) < 0) {
+                    setup_msg(stderr, "%s", err);
+                    rc = 2;
+                } else {
+                    scn_free(&sc);
+                }
+                all[ns + a] = own[a];
+                free(kv);
+            }
 out:
     for (int a = 0; own && a < naxes; a++) free(own[a]);
     free(own);
@@ -529,6 +554,7 @@ static int cmd_run(int argc, char **argv, int cmd)
         goto out;
     }
     long njobs = sweep_npoints(&sw) * nf;
+    if (sw.naxes && (rc = points_check(files, nf, sets, ns, &sw))) goto out;
     if (trace && njobs != 1) {
         fprintf(stderr, "pacesim: --trace needs exactly one run (one file, one point); this is %ld\n", njobs);
         rc = 2;

@@ -692,6 +692,7 @@ typedef struct emitter {
     long npoints, njobs;
     int naxes;
     int header_done, rc;
+    int bad_said;                 /* a sweep's bad input's line printed: no second (one line, exit 2) */
     sweep_best_t *best;
     char **cols;                  /* the CSV's window columns: the union over the runs */
     int *coldist;                 /* per column: a latency window over all requests (its distribution's columns follow) */
@@ -899,7 +900,11 @@ static void emit(emitter_t *E, long j, job_out_t *o)
     long p = j % E->npoints;
     /* in run order, whatever order the runs finished in; none beside a bad input's one line */
     if (r->warn[0] && r->rc != 2) fputs(r->warn, cfg->err);
-    if (r->rc) {
+    if (r->rc > E->rc) E->rc = r->rc;
+    if (r->rc == 2 && E->naxes && E->bad_said) {
+        /* another point's bad input: a sweep's one line was printed for the first */
+    } else if (r->rc) {
+        if (r->rc == 2) E->bad_said = 1;
         if (E->naxes) {
             fprintf(cfg->err, "point %ld (", cfg->point_base + j);
             point_label(cfg->err, cfg->sw, p);
@@ -907,7 +912,6 @@ static void emit(emitter_t *E, long j, job_out_t *o)
         }
         put_clean(cfg->err, r->err);
         fputc('\n', cfg->err);
-        if (r->rc > E->rc) E->rc = r->rc;
     } else {
         if (cfg->table) {
             if (E->naxes) {

@@ -78,6 +78,20 @@ timeout 20 "$bin" points "$SCN" --sweep engine.max_num_seqs=0,4 >"$tmp/out" 2>"$
 if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'engine.max_num_seqs: expected a positive integer' "$tmp/err"; then
     pass=$((pass + 1))
 else echo "  FAIL points: a bad first swept value not refused: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+# run --sweep: a bad swept value is refused before any run, once (not once per point of the
+# other axes); a value bad only at some points (a KV cache too small for request A) gives one
+# line for the first of them, not one per point
+timeout 20 "$bin" run "$SCN" --sweep engine.max_num_seqs=4,0 --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=0,2 \
+    >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
+    && grep -q 'engine.max_num_seqs: expected a positive integer, got "0"' "$tmp/err"; then pass=$((pass + 1))
+else echo "  FAIL run --sweep: a bad swept value: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+timeout 20 "$bin" run scenarios/default.yaml --sweep engine.num_gpu_blocks=400,1 --sweep engine.max_num_seqs=1,2 \
+    --quiet -j 2 >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
+    && grep -q '^point 2 (.*): scenarios/default.yaml:[0-9]*:[0-9]*: workload.requests\[0\]: .*engine.num_gpu_blocks' "$tmp/err"
+then pass=$((pass + 1))
+else echo "  FAIL run --sweep: points refused at set-up: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
 # model import -o: a FIFO with no reader is refused at once (no hang), as is its own input
 timeout 20 "$bin" model import tests/data/hf/gemma-7b.json -o "$tmp/fifo.yaml" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && grep -q 'a FIFO that no process reads' "$tmp/err"; then pass=$((pass + 1))
