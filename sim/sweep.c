@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "sweep.h"
 #include "report_json.h"
 #include "ydoc.h"
@@ -1533,6 +1534,36 @@ int sweep_best_report(const sweep_best_t *b, FILE *f)
     return missing;
 }
 
+/* Two of the input CSVs naming one file (the same device and inode: "a.csv" and "./a.csv",
+ * a link): its rows would count twice.  0, or 2 with one line on err.  A path that cannot
+ * be read is left to the reader (it says why). */
+static int inputs_distinct(const char *cmd, const char *const *paths, int n, FILE *err)
+{
+    struct stat *st = calloc(n > 0 ? (size_t)n : 1, sizeof *st);
+    int *ok = calloc(n > 0 ? (size_t)n : 1, sizeof *ok), rc = 0;
+    if (!st || !ok) {
+        free(st);
+        free(ok);
+        fprintf(err, "pacesim %s: out of memory\n", cmd);
+        return 2;
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        ok[i] = stat(paths[i], &st[i]) == 0;
+        for (int j = 0; ok[i] && j < i && !rc; j++)
+            if (ok[j] && st[j].st_dev == st[i].st_dev && st[j].st_ino == st[i].st_ino) {
+                fprintf(err, "pacesim %s: ", cmd);
+                put_clean(err, paths[i]);
+                fputs(": the same file as ", err);
+                put_clean(err, paths[j]);
+                fputs(" (its rows would count twice): give each CSV once\n", err);
+                rc = 2;
+            }
+    }
+    free(st);
+    free(ok);
+    return rc;
+}
+
 int sweep_best_files(const char *const *paths, int n, const char *objective, const char *const *cons, int ncons,
                      FILE *out, FILE *err)
 {
@@ -1541,6 +1572,7 @@ int sweep_best_files(const char *const *paths, int n, const char *objective, con
         fprintf(err, "pacesim best: --objective max:COL or min:COL is required\n");
         return 2;
     }
+    if (inputs_distinct("best", paths, n, err)) return 2;
     char *rec = NULL;
     size_t cap = 0;
     for (int i = 0; i < n && !rc; i++) {
@@ -1875,6 +1907,10 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
     int rc = 0, by_point = 0, have_hdr = 0;
     if (!mfs) {
         fputs("pacesim merge: out of memory\n", err);
+        return 2;
+    }
+    if (inputs_distinct("merge", paths, n, err)) {
+        free(mfs);
         return 2;
     }
     for (int i = 0; i < n && rc < 2; i++) {

@@ -114,6 +114,20 @@ if [ $? -eq 2 ] && grep -q 'that is a CSV it merges' "$tmp/err" && cmp -s scenar
 then pass=$((pass + 1))
 else echo "  FAIL merge -o one of its inputs: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
 
+# merge and best: one CSV given twice (the same name, ./ before it, a hard link) is refused,
+# nothing written: its rows would count twice
+"$bin" run scenarios/default.yaml --sweep engine.max_num_seqs=1,2 --quiet --csv "$tmp/d.csv" 2>/dev/null
+"$bin" run scenarios/default.yaml --sweep engine.max_num_seqs=3 --point-index 2 --quiet --csv "$tmp/e.csv" 2>/dev/null
+ln "$tmp/d.csv" "$tmp/d-link.csv"
+for args in "merge $tmp/d.csv $tmp/./d.csv" "merge $tmp/d.csv $tmp/e.csv $tmp/d-link.csv" \
+            "best $tmp/d.csv $tmp/d.csv --objective max:steps"; do
+    # shellcheck disable=SC2086
+    timeout 20 "$bin" $args >"$tmp/out" 2>"$tmp/err"
+    if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q ': the same file as ' "$tmp/err"
+    then pass=$((pass + 1))
+    else echo "  FAIL ${args%% *} of one CSV twice: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+done
+
 cp "$REC" "$tmp/rec.csv"
 timeout 20 "$bin" rescore "$SCN" --set workload.requests.B.output_tokens=8 --measured "$tmp/rec.csv" \
     --steps "$tmp/./rec.csv" >"$tmp/out" 2>"$tmp/err"
