@@ -198,7 +198,8 @@ static const cmd_help_t helps[] = {
       "          does unless --no-prune; tokens = ceil(characters / C), C = 4 unless\n"
       "          --chars-per-token: an approximation, no tokenizer; all arrive at 0, or\n"
       "          Poisson at --rate R a second).  Arrivals start at 0 and are divided by\n"
-      "          --speedup; --max-rows keeps the first N; --max-model-len L leaves out\n"
+      "          --speedup (1e-7 to 1e7; an arrival past the clock's 1e7 s is a bad\n"
+      "          record); --max-rows keeps the first N; --max-model-len L leaves out\n"
       "          requests of prompt + output > L.  A bad record: FILE:LINE:COL, exit 2\n" },
     { "plot", "pacesim plot rate|cdf|tradeoff CSV [-o OUT.png|OUT.svg] [--x COL] [--y COL,...] [--logy] [--title T]\n"
       "       pacesim plot replicas [SCENARIO | DATA.csv] [-o OUT] [--rates LIST] [--replicas LIST] [--routers LIST]\n"
@@ -1013,7 +1014,15 @@ static int cmd_trace(int argc, char **argv)
         else if (valued && !strcmp(a, "--seed") && num_ok && x >= 0 && x == (double)(unsigned long)x) o.seed = (unsigned long)x;
         else if (valued && !strcmp(a, "--max-rows") && num_ok && x >= 1 && x == floor(x) && x < 1e15) o.max_rows = (long)x;
         else if (valued && !strcmp(a, "--max-model-len") && num_ok && x >= 2 && x == floor(x) && x < 1e15) o.max_model_len = (long)x;
-        else if (valued && !strcmp(a, "--speedup") && num_ok && x > 0) o.speedup = x;
+        else if (valued && !strcmp(a, "--speedup") && num_ok && x >= TRACE_IMPORT_SPEEDUP_MIN && x <= TRACE_IMPORT_SPEEDUP_MAX)
+            o.speedup = x;
+        else if (valued && !strcmp(a, "--speedup")) {
+            setup_msg(stderr, "pacesim trace import: --speedup %s: expected a number from %g to %g (the simulated clock"
+                      " holds arrivals up to %g s: below, one second of the trace passes it; above, that span of"
+                      " it shrinks under one second)", v, TRACE_IMPORT_SPEEDUP_MIN, TRACE_IMPORT_SPEEDUP_MAX,
+                      TRACE_IMPORT_CLOCK_MAX_S);
+            return 2;
+        }
         else if (valued && !strcmp(a, "--chars-per-token") && num_ok && x > 0) o.chars_per_token = x;
         else if (valued && !strcmp(a, "--rate") && num_ok && x > 0) o.rate = x;
         else if (valued) {

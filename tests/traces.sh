@@ -88,6 +88,21 @@ check "an unknown format: exit 2 naming the four" sh -c "test $rc = 2 && grep -q
 check "a missing file: exit 2, one line" sh -c "test $rc = 2 && test \$(wc -l < '$tmp/e') = 1"
 "$bin" trace import azure "$d/azure-2023.csv" --speedup 0 > /dev/null 2> "$tmp/e"; rc=$?
 check "--speedup 0: exit 2" test "$rc" = 2
+# --speedup within the clock's 1e7 s: refused at the option below 1e-7 (a second of the trace
+# past it; 1e-300 made the arrivals overflow) and above 1e7 (all of it under a second)
+for k in 1e-300 5e-8 2e7 1e300 nan; do
+    "$bin" trace import azure "$d/azure-2023.csv" --speedup $k > "$tmp/o" 2> "$tmp/e"; rc=$?
+    check "--speedup $k: exit 2, one line naming the option and its range, nothing written" \
+        sh -c "test $rc = 2 && test \$(wc -l < '$tmp/e') = 1 && ! test -s '$tmp/o' \
+               && grep -q -- '--speedup $k: expected a number from 1e-07 to 1e+07' '$tmp/e'"
+done
+check "--speedup 1e-7 and 1e7 (the range's ends) taken" \
+    sh -c "'$bin' trace import azure '$d/azure-2023.csv' --speedup 1e7 >/dev/null 2>&1 \
+           && '$bin' trace import azure '$d/azure-2023.csv' --speedup 1e-7 --max-rows 1 >/dev/null 2>&1"
+# an arrival the speedup puts past the clock's limit: refused at its record (12.75 s / 1e-6)
+"$bin" trace import azure "$d/azure-2023.csv" --speedup 1e-6 > /dev/null 2> "$tmp/e"; rc=$?
+check "--speedup 1e-6: the arrival past 1e7 s refused at its record (exit 2, FILE:5:1)" \
+    sh -c "test $rc = 2 && test \$(wc -l < '$tmp/e') = 1 && grep -q 'azure-2023.csv:5:1: azure: arrival 1.275e+07 s' '$tmp/e'"
 "$bin" trace import azure "$d/azure-2023.csv" --rate 5 > /dev/null 2> "$tmp/e"; rc=$?
 check "--rate on an azure trace (its timestamps won unseen): exit 2" \
     sh -c "test $rc = 2 && grep -q -- '--rate is sharegpt' '$tmp/e'"
