@@ -131,6 +131,7 @@ static const char *const env_keys[] = {"tp", "q_heads", "kv_heads", "head_dim", 
 #define MIN_TFLOPS 0.01                /* peak_fp16_tflops, where given (0: not), at least: 10 GFLOP/s */
 #define MIN_GBS 1.0                    /* mem_bw_gbs, where given, at least: 1 GB/s (a T4 has 65 TFLOP/s
                                           fp16 and 320 GB/s; 1e-300 would price work at 1e290 s) */
+#define MIN_MEM_GIB 1.0                /* mem_gib, where given, at least: 1 GiB (a T4 has 16) */
 #define T_MIN 1e-9                     /* a measured time, s: no kernel is faster than 1 ns */
 #define T_MAX 1e3                      /* ... and none of one call or step slower than 1000 s */
 
@@ -195,6 +196,10 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         return yd_fail(e, yd_map_get(m, "mem_bw_gbs"), "profile.mem_bw_gbs",
                        "%g GB/s is below %g (hundreds of times below any GPU's memory bandwidth; 0: not given):"
                        " not a device's figure", p->mem_bw_gbs, MIN_GBS);
+    if (p->mem_gib > 0 && p->mem_gib < MIN_MEM_GIB)
+        return yd_fail(e, yd_map_get(m, "mem_gib"), "profile.mem_gib",
+                       "%g GiB is below %g (sixteen times below any GPU's memory; 0: not given): not a device's"
+                       " figure", p->mem_gib, MIN_MEM_GIB);
     yd_node_t *sus = NULL;
     if (yd_get_node(e, m, pp, "sustained", YD_OPT, YD_MAP, &sus) < 0)
         return -1;

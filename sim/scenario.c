@@ -1529,6 +1529,7 @@ static int parse_cluster(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 
 #define SCN_MIN_TFLOPS 0.01       /* hardware.analytic.tflops at least (TFLOP/s) */
 #define SCN_MIN_TBPS 0.001        /* hardware.analytic.tbps at least (TB/s) */
+#define SCN_MIN_MEM_GIB 1.0       /* hardware.analytic.mem_gib, where given, at least (GiB) */
 
 static int parse_hardware(yd_err_t *e, const yd_node_t *root, scenario_t *s)
 {
@@ -1562,6 +1563,11 @@ static int parse_hardware(yd_err_t *e, const yd_node_t *root, scenario_t *s)
             return yd_fail(e, yd_map_get(an, "tbps"), "hardware.analytic.tbps",
                            "%g TB/s is below %g (1 GB/s, hundreds of times below any GPU's memory bandwidth):"
                            " not a device's figure", s->analytic_tbps, SCN_MIN_TBPS);
+        /* (absent: 0, the KV cache sized from 80 GiB with a warning) */
+        if (ha && s->analytic_mem_gib > 0 && s->analytic_mem_gib < SCN_MIN_MEM_GIB)
+            return yd_fail(e, yd_map_get(an, "mem_gib"), "hardware.analytic.mem_gib",
+                           "%g GiB is below %g (sixteen times below any GPU's memory: a T4 has 16 GiB):"
+                           " not a device's figure", s->analytic_mem_gib, SCN_MIN_MEM_GIB);
         if ((hg = yd_get_str(e, hw, "hardware", "gpu", YD_OPT, name, sizeof name)) < 0) return -1;
         if (hg && !(s->gpu = hw_gpu_find(name)))
             return yd_fail(e, yd_map_get(hw, "gpu"), "hardware.gpu", "unknown GPU \"%s\" (known: %s)", name,
