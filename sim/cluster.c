@@ -141,7 +141,8 @@ static int cluster_on_finish(void *ctx, replica_t *r, req_t *q)
 
 static workload_hooks_t wl_hooks(engine_t *e)
 {
-    return (workload_hooks_t){ .arrive = cluster_arrive, .fits = cluster_fits, .ctx = e };
+    return (workload_hooks_t){ .arrive = cluster_arrive, .fits = cluster_fits, .ctx = e, .clock_max = e->clock_max,
+                               .step_min = e->step_min };
 }
 
 /* ---- outputs --------------------------------------------------------------------- */
@@ -209,6 +210,64 @@ int engine_init(engine_t *e, const scenario_t *s, cost_model_t *cost, const prof
     return engine_init_ex(e, s, cost, prof, NULL, NULL);
 }
 
+
+/* The price of the shortest step replica r can take: one row of one token at a context of
+ * one token (a prompt chunk's least; a decode row costs as much or more), its drafts as
+ * replica_start_step runs them, priced by cm (a fresh model: the run's keeps state from step
+ * to step).  0 with *dt, or -1 (no figure: out of memory, or cm refused the step). */
+static int shortest_step(const replica_t *r, cost_model_t *cm, double *dt)
+{
+    const scenario_t *s = r->s;
+    kseg_t seg = { -1, 1, 1 };
+    route_plan_t plan, dplan;
+    route_plan_init(&plan);
+    route_plan_init(&dplan);
+    const route_plan_t *draft = NULL;
+    int rc = route_step(&r->rcfg, &seg, 1, &plan);
+    if (rc == 0 && s->engine.spec_dflash2) {
+        route_cfg_t dc = r->rcfg;
+        dc.grouped_verify = ROUTE_GROUPED_DRAFT;
+        rc = route_step(&dc, &seg, 1, &dplan);
+        draft = &dplan;
+    } else if (rc == 0 && r->sc.spec_k > 1) {
+        rc = route_step(&r->rcfg, &seg, 1, &dplan);
+        draft = &dplan;
+    }
+    cost_step_t cin = { &plan, draft, 1, 1, 0, 0, r->sc.spec_k, 0, 1, s->engine.spec_mtp ? s->engine.draft_layers : 0 };
+    cost_breakdown_t o;
+    cost_breakdown_clear(&o);
+    if (rc == 0) rc = cm->step(cm, &cin, &o) < 0 ? -1 : 0;
+    route_plan_free(&plan);
+    route_plan_free(&dplan);
+    *dt = o.total;
+    return rc == 0 && o.total > 0 && isfinite(o.total) ? 0 : -1;
+}
+
+/* The latest time the clock holds every replica's shortest step to ENG_STEP_RTOL of it: a
+ * step ending before 2^k rounds by at most 2^(k-54) s.  Where it is before the workload's 1e7 s
+ * limit (a small model priced without a host overhead, a profile of nanosecond kernels), it
+ * is the limit of the arrivals (e->clock_max), so that an arrival too late for the clock is
+ * refused at its key, not met mid-run.  Needs fresh models (mk); none: the 1e7 s limit alone. */
+static void clock_hold(engine_t *e, engine_cost_fn mk, void *mk_ctx)
+{
+    e->clock_max = e->step_min = 0;
+    if (!mk) return;
+    double dmin = INFINITY;
+    char err[ENG_ERR_MAX];
+    for (int h = 0; h < e->nheads; h++) {
+        const replica_t *r = &e->rep[e->heads[h]];
+        cost_model_t *cm = mk(mk_ctx, r->s, err);
+        double dt;
+        if (cm && shortest_step(r, cm, &dt) == 0 && dt < dmin) dmin = dt;
+        cost_free(cm);
+    }
+    if (!isfinite(dmin)) return;
+    double hold = ldexp(1, (int)floor(54 + log2(ENG_STEP_RTOL * dmin)));
+    if (hold < 1e7) {
+        e->clock_max = hold;
+        e->step_min = dmin;
+    }
+}
 
 /* What a cluster's replicas allocate at the start, over all of them: the block pools' state
  * (~45 bytes a block) and the per-step arrays sized by max_num_seqs.  Each replica's is bounded
@@ -312,6 +371,7 @@ int engine_init_ex(engine_t *e, const scenario_t *s, cost_model_t *cost, const p
     }
     for (int k = 0; k < e->nrep; k++)
         if (k == 0 || e->rep[k].pool != e->rep[k - 1].pool) e->heads[e->nheads++] = k;
+    clock_hold(e, mk, mk_ctx);
     workload_hooks_t h = wl_hooks(e);
     e->unfit_pool = -1;
     if (workload_check(s, &h, e->err) < 0) {

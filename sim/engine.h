@@ -50,6 +50,9 @@ struct engine {                   /* read-only outside cluster.c */
     char *in_ready;               /* replica k is on ready */
     int *heads, nheads;           /* the first replica of each run of one pool's replicas */
     int unfit_pool;               /* the pool whose cache a request did not fit (-1 none; set-up's message) */
+    double clock_max;             /* the latest arrival the clock holds the shortest step at, where that is
+                                     before the workload's 1e7 s limit (0: that limit); engine_init_ex */
+    double step_min;              /* that step's price (s): one token, the least a step schedules */
     long rr_next;                 /* round_robin's next replica */
     void *rng_route;              /* gsl_rng*: the random router's draws (a stream of its own) */
     cost_model_t **owned;         /* the replicas' cost models the engine made (engine_init_ex) */

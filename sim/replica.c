@@ -14,8 +14,6 @@
                                      without mem_gib: a warning says so) */
 #define ENG_ACT_GIB 2.0           /* activations and workspaces, as vLLM's profiling run leaves them */
 #define ENG_BLOCK_DEFAULT 16      /* vLLM's block size for a model with no GDN layers */
-#define ENG_MAX_TIME_S 1e7        /* see workload.c: the latest arrival the clock resolves */
-#define ENG_STEP_RTOL 1e-6        /* how much of a step's duration the clock may lose to rounding */
 #define ENG_MAX_BLOCKS ((double)SCN_MAX_GPU_BLOCKS)  /* derived KV capacity cap (scenario.h: products stay in a long) */
 
 /* The block pool caches GDN states: prefix caching on with mamba_cache_mode align (a model
@@ -518,8 +516,10 @@ int replica_start_step(replica_t *e, double now)
     double t_end = now + dt;
     /* a clock far from 0 rounds a short step away (TTFT 0 at 1e15 s): refuse the run */
     if (!(fabs((t_end - now) - dt) <= ENG_STEP_RTOL * dt)) {
-        snprintf(e->err, ENG_ERR_MAX, "%s: at %.17g s the simulated clock cannot hold a step of %g s (requests"
-                 " arrive too late: keep arrivals within %g s)", s->path, now, dt, ENG_MAX_TIME_S);
+        snprintf(e->err, ENG_ERR_MAX, "%s: at %.17g s the simulated clock cannot hold a step of %g s (a double"
+                 " resolves %g s there, more than %g of the step): the run reached that time with work left; keep"
+                 " arrivals and stop.max_time_s earlier (docs/scenarios.md, Input limits)", s->path, now, dt,
+                 nextafter(t_end, INFINITY) - t_end, ENG_STEP_RTOL);
         return -1;
     }
     e->nrows = n;

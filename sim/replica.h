@@ -24,6 +24,8 @@
 #include "route.h"
 #include "scheduler.h"
 
+#define ENG_STEP_RTOL 1e-6        /* how much of a step's duration the clock may lose to rounding */
+
 typedef struct replica replica_t;
 
 typedef struct replica_hooks {

@@ -1232,20 +1232,15 @@ static int arrival_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s
  * 1/rate) time from start_s, a conversation's later turns arrive a Gamma(turns - 1, think_s)
  * time after its first (service aside).  Either past the limit with a probability above
  * SCN_CLOCK_RISK would end the run with "the clock cannot hold a step": refused at its key. */
-static int clock_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s)
+int scn_clock_risk(const scenario_t *s, double limit, double *prob)
 {
     const scn_poisson_t *p = &s->poisson;
-    if (!p->enabled || !(s->stop.max_time_s > SCN_CLOCK_MAX_S) || !(p->start_s < SCN_CLOCK_MAX_S)) return 0;
-    const yd_node_t *w = yd_map_get(root, "workload"), *pn = w ? yd_map_get(w, "poisson") : NULL;
-    double span = SCN_CLOCK_MAX_S - p->start_s;
+    if (!p->enabled || !(s->stop.max_time_s > limit) || !(p->start_s < limit)) return 0;
+    double span = limit - p->start_s;
     double q = gsl_cdf_gamma_Q(span, (double)p->count, 1.0 / p->rate_per_s);
     if (q > SCN_CLOCK_RISK) {
-        const yd_node_t *at = pn ? yd_map_get(pn, "rate_per_s") : NULL;
-        return yd_fail(e, at ? at : pn ? pn : root, "workload.poisson.rate_per_s",
-                       "%g/s: the %ld arrivals from %g s pass %g s, the simulated clock's limit, with probability %.2g,"
-                       " and stop.max_time_s (%g s) lets the run reach them: keep stop.max_time_s within %g s, or"
-                       " arrivals within the limit (a higher rate, a smaller count)", p->rate_per_s, p->count,
-                       p->start_s, SCN_CLOCK_MAX_S, q, s->stop.max_time_s, SCN_CLOCK_MAX_S);
+        *prob = q;
+        return 1;
     }
     if (p->conv_turns < 2 || !(p->conv_think_s > 0)) return 0;
     /* the last first turn, at most (probability SCN_CLOCK_RISK beside): Q's inverse by bisection
@@ -1257,16 +1252,37 @@ static int clock_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s)
         else hi = mid;
     }
     double last = p->start_s + hi;
-    double qt = last < SCN_CLOCK_MAX_S
-                ? (double)p->count * gsl_cdf_gamma_Q(SCN_CLOCK_MAX_S - last, (double)(p->conv_turns - 1), p->conv_think_s)
+    double qt = last < limit
+                ? (double)p->count * gsl_cdf_gamma_Q(limit - last, (double)(p->conv_turns - 1), p->conv_think_s)
                 : 1;
     if (qt > SCN_CLOCK_RISK) {
+        *prob = fmin(qt, 1);
+        return 2;
+    }
+    return 0;
+}
+
+static int clock_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s)
+{
+    const scn_poisson_t *p = &s->poisson;
+    double q = 0;
+    int which = scn_clock_risk(s, SCN_CLOCK_MAX_S, &q);
+    const yd_node_t *w = yd_map_get(root, "workload"), *pn = w ? yd_map_get(w, "poisson") : NULL;
+    if (which == 1) {
+        const yd_node_t *at = pn ? yd_map_get(pn, "rate_per_s") : NULL;
+        return yd_fail(e, at ? at : pn ? pn : root, "workload.poisson.rate_per_s",
+                       "%g/s: the %ld arrivals from %g s pass %g s, the simulated clock's limit, with probability %.2g,"
+                       " and stop.max_time_s (%g s) lets the run reach them: keep stop.max_time_s within %g s, or"
+                       " arrivals within the limit (a higher rate, a smaller count)", p->rate_per_s, p->count,
+                       p->start_s, SCN_CLOCK_MAX_S, q, s->stop.max_time_s, SCN_CLOCK_MAX_S);
+    }
+    if (which == 2) {
         const yd_node_t *cv = pn ? yd_map_get(pn, "conversation") : NULL, *at = cv ? yd_map_get(cv, "think_s") : NULL;
         return yd_fail(e, at ? at : cv ? cv : pn ? pn : root, "workload.poisson.conversation.think_s",
                        "%g s: a conversation's %ld later turns can arrive past %g s, the simulated clock's limit"
                        " (probability up to %.2g), and stop.max_time_s (%g s) lets the run reach them: keep"
                        " stop.max_time_s within %g s, or think_s shorter", p->conv_think_s, p->conv_turns - 1,
-                       SCN_CLOCK_MAX_S, fmin(qt, 1), s->stop.max_time_s, SCN_CLOCK_MAX_S);
+                       SCN_CLOCK_MAX_S, q, s->stop.max_time_s, SCN_CLOCK_MAX_S);
     }
     return 0;
 }

@@ -276,6 +276,11 @@ int scn_load_model(const char *path, model_t *out, char err[SCN_ERR_MAX]);
 
 /* Index of the explicit request with this id, or -1 (constant time). */
 int scn_find_request(const scenario_t *s, const char *id);
+/* Where stop.max_time_s (above limit) lets the run reach them: 1 if the Poisson arrivals pass
+ * limit (s) with a probability above 1e-9, 2 if a conversation's later turns can, with that
+ * probability in *prob; 0 neither (scenario.c checks it at load against the clock's 1e7 s, the
+ * engine against an earlier limit its shortest step sets). */
+int scn_clock_risk(const scenario_t *s, double limit, double *prob);
 
 /* Output tokens request i emits: output_tokens, cut at engine.max_model_len (vLLM's
  * finish reason "length"; at least 1). */

@@ -15,6 +15,19 @@
 
 #define ENG_MAX_TIME_S 1e7        /* latest arrival (116 days): the clock's double resolves 2e-9 s there, a millisecond step to 1e-6 */
 
+/* The latest arrival the run takes: 1e7 s, or earlier where the clock cannot hold the engine's
+ * shortest step there (h->clock_max: a step under a millisecond); why, into buf. */
+static double clock_limit(const workload_hooks_t *h, char *buf, size_t n)
+{
+    if (h->clock_max > 0 && h->clock_max < ENG_MAX_TIME_S) {
+        snprintf(buf, n, "past it the simulated clock cannot hold this engine's shortest step, %g s (one token), to"
+                 " 1e-6 of it", h->step_min);
+        return h->clock_max;
+    }
+    snprintf(buf, n, "the simulated clock would lose the steps' durations");
+    return ENG_MAX_TIME_S;
+}
+
 /* ---- the request pool ------------------------------------------------------------ */
 
 int reqpool_alloc(reqpool_t *p)
@@ -510,9 +523,11 @@ static int trace_read(const workload_t *e, trace_rd_t *rd, double *t, long row[5
                      e->s->trace_path, rd->line, e->s->engine.max_model_len);
             return WL_EINPUT;
         }
-        if (*t > ENG_MAX_TIME_S) {
-            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: arrival %g s is past %g s (the simulated clock would lose"
-                     " the steps' durations)", e->s->trace_path, rd->line, *t, ENG_MAX_TIME_S);
+        char why[160];
+        double lim = clock_limit(&e->h, why, sizeof why);
+        if (*t > lim) {
+            snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: arrival %g s is past %g s (%s)", e->s->trace_path, rd->line,
+                     *t, lim, why);
             return WL_EINPUT;
         }
         if (*rd->nids > 0 && (!e->s->engine.prefix_pool || grp != -1 || pt != 0
@@ -742,16 +757,16 @@ int workload_check(const scenario_t *s, const workload_hooks_t *h, char *err)
 {
     long need, cap;
     int blk;
+    char why[160];
+    const double lim = clock_limit(h, why, sizeof why);
     /* every explicit request must fit in the pool on its own, or it would wait forever;
      * and arrive in time for the clock to resolve its steps */
     for (int i = 0; i < s->n_requests; i++) {
         const scn_request_t *sr = &s->requests[i];
         double at = sr->arrival.kind == TRIG_TIME ? sr->arrival.time_s : sr->arrival.delay_s;
-        if (at > ENG_MAX_TIME_S) {
-            snprintf(err, ENG_ERR_MAX,
-                     "%s:%d:%d: workload.requests[%d].arrival: %s %g s is past %g s (the simulated clock would lose the"
-                     " steps' durations)", s->path, sr->line, sr->col, i,
-                     sr->arrival.kind == TRIG_TIME ? "the arrival" : "the delay", at, ENG_MAX_TIME_S);
+        if (at > lim) {
+            snprintf(err, ENG_ERR_MAX, "%s:%d:%d: workload.requests[%d].arrival: %s %g s is past %g s (%s)", s->path,
+                     sr->line, sr->col, i, sr->arrival.kind == TRIG_TIME ? "the arrival" : "the delay", at, lim, why);
             return -1;
         }
         if (!h->fits(h->ctx, sr->prompt_tokens, sr->output_tokens, &need, &blk, &cap)) {
@@ -765,7 +780,7 @@ int workload_check(const scenario_t *s, const workload_hooks_t *h, char *err)
     /* a request triggered by another arrives no earlier than the other's arrival plus its delay:
      * a chain of delays whose sum passes the clock's limit, with stop.max_time_s past that sum,
      * would end the run mid-way ("the clock cannot hold a step"): refused at the request */
-    if (s->n_requests > 0 && s->stop.max_time_s > ENG_MAX_TIME_S) {
+    if (s->n_requests > 0 && s->stop.max_time_s > lim) {
         double *lb = malloc((size_t)s->n_requests * sizeof *lb);
         int *stk = malloc((size_t)s->n_requests * sizeof *stk);
         if (!lb || !stk) {
@@ -785,7 +800,7 @@ int workload_check(const scenario_t *s, const workload_hooks_t *h, char *err)
                 int k = stk[--n];
                 lb[k] = lb[s->requests[k].arrival.ref_idx] + s->requests[k].arrival.delay_s;
             }
-            if (lb[i] > ENG_MAX_TIME_S && lb[i] < s->stop.max_time_s) bad = i;
+            if (lb[i] > lim && lb[i] < s->stop.max_time_s) bad = i;
         }
         double at = bad >= 0 ? lb[bad] : 0;
         free(lb), free(stk);
@@ -793,9 +808,8 @@ int workload_check(const scenario_t *s, const workload_hooks_t *h, char *err)
             const scn_request_t *sr = &s->requests[bad];
             snprintf(err, ENG_ERR_MAX,
                      "%s:%d:%d: workload.requests[%d].arrival: its chain of triggers and delays puts it at %g s at the"
-                     " earliest, past %g s (the simulated clock would lose the steps' durations), and stop.max_time_s"
-                     " (%g s) lets the run reach it", s->path, sr->line, sr->col, bad, at, ENG_MAX_TIME_S,
-                     s->stop.max_time_s);
+                     " earliest, past %g s (%s), and stop.max_time_s (%g s) lets the run reach it", s->path, sr->line,
+                     sr->col, bad, at, lim, why, s->stop.max_time_s);
             return -1;
         }
     }
@@ -808,9 +822,28 @@ int workload_check(const scenario_t *s, const workload_hooks_t *h, char *err)
                  s->path, s->poisson_line, s->poisson_col, s->engine.max_model_len);
         return -1;
     }
-    if (s->poisson.enabled && s->poisson.start_s > ENG_MAX_TIME_S) {
-        snprintf(err, ENG_ERR_MAX, "%s:%d:%d: workload.poisson.start_s: %g s is past %g s (the simulated clock would"
-                 " lose the steps' durations)", s->path, s->poisson_line, s->poisson_col, s->poisson.start_s, ENG_MAX_TIME_S);
+    if (s->poisson.enabled && s->poisson.start_s > lim) {
+        snprintf(err, ENG_ERR_MAX, "%s:%d:%d: workload.poisson.start_s: %g s is past %g s (%s)", s->path,
+                 s->poisson_line, s->poisson_col, s->poisson.start_s, lim, why);
+        return -1;
+    }
+    /* the Poisson arrivals and conversation turns against an earlier limit than the load's 1e7 s
+     * check (scenario.c), where stop.max_time_s lets the run reach it */
+    double q = 0;
+    int risk = lim < ENG_MAX_TIME_S ? scn_clock_risk(s, lim, &q) : 0;
+    if (risk == 1) {
+        snprintf(err, ENG_ERR_MAX, "%s:%d:%d: workload.poisson.rate_per_s: %g/s: the %ld arrivals from %g s pass %g s"
+                 " with probability %.2g (%s), and stop.max_time_s (%g s) lets the run reach them: keep"
+                 " stop.max_time_s within %g s, or a higher rate, a smaller count", s->path, s->poisson_line,
+                 s->poisson_col, s->poisson.rate_per_s, s->poisson.count, s->poisson.start_s, lim, q, why,
+                 s->stop.max_time_s, lim);
+        return -1;
+    }
+    if (risk == 2) {
+        snprintf(err, ENG_ERR_MAX, "%s:%d:%d: workload.poisson.conversation.think_s: %g s: a conversation's later turns"
+                 " can arrive past %g s (probability up to %.2g; %s), and stop.max_time_s (%g s) lets the run reach"
+                 " them: keep stop.max_time_s within %g s, or think_s shorter", s->path, s->poisson_line,
+                 s->poisson_col, s->poisson.conv_think_s, lim, q, why, s->stop.max_time_s, lim);
         return -1;
     }
     /* the largest request the Poisson generator can draw must fit too */
