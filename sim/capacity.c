@@ -1036,6 +1036,7 @@ typedef struct cap_run {
     char **warned;                /* set-up warnings printed so far */
     int nwarned;
     int nvar;                     /* searches a configuration: 1, or 3 with --error-bars (jobs p*3 + v) */
+    int bad_said;                 /* a bad input's line printed: no second (one line, exit 2) */
 } cap_run_t;
 
 /* Search v of a configuration: 0 as priced; 1, 2: --error-bars's, every step at (1 + P/100)
@@ -1150,17 +1151,22 @@ static void cap_emit(void *ctx, long j)
             fprintf(R->err, " with every step at x%.4g its price: %ld steps in all\n%s", var_scale(R->o, v + 1),
                     row->eb[v].steps, row->eb_log[v]);
         }
-    if (row->rc) {
+    /* a point refused as bad input (set-up: a KV cache too small at one combination) prints
+     * its line for the first such point only: the search's one bad-input line */
+    if (row->rc > R->rc) R->rc = row->rc;
+    if (row->rc && !(row->rc == 2 && R->bad_said)) {
+        if (row->rc == 2) R->bad_said = 1;
         point_head(R, pt);
         fprintf(R->err, ": %s\n", row->err ? setup_msg_line(row->err, strlen(row->err) + 1) : "out of memory");
-        if (row->rc > R->rc) R->rc = row->rc;
     }
     for (int v = 0; !row->rc && v < R->nvar - 1; v++)   /* (a configuration that failed fails its three alike) */
         if (row->eb_rc[v]) {
+            if (row->eb_rc[v] > R->rc) R->rc = row->eb_rc[v];
+            if (row->eb_rc[v] == 2 && R->bad_said) continue;
+            if (row->eb_rc[v] == 2) R->bad_said = 1;
             point_head(R, pt);
             fprintf(R->err, " with every step at x%.4g its price: %s\n", var_scale(R->o, v + 1),
                     row->eb_err[v] ? setup_msg_line(row->eb_err[v], strlen(row->eb_err[v]) + 1) : "out of memory");
-            if (row->eb_rc[v] > R->rc) R->rc = row->eb_rc[v];
         }
 }
 

@@ -262,6 +262,14 @@ $PACESIM capacity $S --slo ttft_p50=0.001 --set workload.poisson.count=100 --set
   && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { exit !($c["status"] == "below") }' "$tmp/hopeless.csv" \
   && ok "a configuration no rate serves is below, within the clock's reach" \
   || bad "a configuration no rate serves: $(head -c 300 "$tmp/err")"
+# configurations refused at set-up (a KV cache too small for the workload at num_gpu_blocks=1): one line, the
+# first such point's, not one per point that carries the value; exit 2
+$PACESIM capacity $S --slo ttft_p50=2 --set workload.poisson.count=100 --search engine.num_gpu_blocks=400,1 \
+  --search engine.max_num_seqs=1,2 --quiet -j 2 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] \
+  && grep -q '^point 2 (engine.num_gpu_blocks=1 engine.max_num_seqs=1): tests/data/capacity/small.yaml:[0-9]*:[0-9]*: workload.poisson: .*engine.num_gpu_blocks' "$tmp/err"
+then ok "configurations refused at set-up: one line, exit 2"
+else bad "configurations refused at set-up: exit $rc, $(head -c 300 "$tmp/err")"; fi
 # --points carries the split: points + merge + --frontier = the in-process CSV
 # shellcheck disable=SC2086
 $PACESIM capacity $C $SPLIT --search split=colocated,2,1:1,1:2 --search engine.tensor_parallel_size=1,2 --points \
