@@ -23,8 +23,9 @@
 #define CAP_AIM 0.45              /* a guided probe aims 0.45 tol above or below the predicted rate */
 #define CAP_DOWN 0.9              /* below a failure, before any pass: x0.9, x0.81, x0.66, x0.43 ... */
 #define CAP_MIN_FRAC 1e-6         /* ... down to 1e-6 x the saturation rate: "below" */
-#define CAP_MAX_SPAN_S 5e6        /* ... or to the rate whose n arrivals span half of the clock's reach
-                                   * (workload.c's ENG_MAX_TIME_S, 1e7 s): "below" */
+#define CAP_SPAN_SHARE 0.5        /* ... or to the rate whose n arrivals span half of the clock's reach
+                                   * (cap_conf's reach): "below" */
+#define CAP_CLOCK_S 1e7           /* the latest arrival a run takes (workload.c's ENG_MAX_TIME_S) */
 #define CAP_MAX_UP 8              /* above a pass, before any failure: the saturation rate, then x2, 8 times: "above" */
 #define CAP_MIN_TAIL 10           /* measured requests beyond a percentile (or outside the goodput share) */
 
@@ -115,6 +116,8 @@ struct cap_conf {
     FILE *log;                    /* each probe, one line (NULL: none) */
     goodput_slo_t good_slo;       /* the per-request thresholds, in ms (serve.h) */
     long sat_steps;
+    double reach;                 /* the latest arrival the clock holds this configuration's shortest step
+                                   * at: the engine's clock_max where it is earlier than CAP_CLOCK_S */
 };
 
 void cap_conf_log(cap_conf_t *c, FILE *f) { c->log = f; }
@@ -290,6 +293,7 @@ cap_conf_t *cap_conf_open_scaled(const cap_opts_t *o, const char *const *sets, i
         return NULL;
     }
     c->o = o;
+    c->reach = CAP_CLOCK_S;
     if (setup_open_scaled(&c->u, o->file, sets, nsets, scale) < 0) {
         snprintf(err, errn, "%s", c->u.err);
         *rc = 2;
@@ -502,6 +506,7 @@ static int run_at(cap_conf_t *c, double rate, double *env, double *makespan, lon
         snprintf(err, errn, "%s", e.err);
         goto out;
     }
+    if (e.clock_max > 0 && e.clock_max < c->reach) c->reach = e.clock_max;
     e.on_finish = on_finish;
     e.on_finish_ctx = c;
     if (engine_run(&e) < 0) {
@@ -692,7 +697,7 @@ int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
         if (lo == 0) {                          /* failures only: gallop down */
             r = hi * down;
             down *= down;
-            if (r < CAP_MIN_FRAC * mu || r < (double)c->n / CAP_MAX_SPAN_S) {
+            if (r < CAP_MIN_FRAC * mu || r < (double)c->n / (CAP_SPAN_SHARE * c->reach)) {
                 a->below = 1;
                 a->rate = hi;
                 return 0;

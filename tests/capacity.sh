@@ -270,6 +270,14 @@ if [ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] \
   && grep -q '^point 2 (engine.num_gpu_blocks=1 engine.max_num_seqs=1): tests/data/capacity/small.yaml:[0-9]*:[0-9]*: workload.poisson: .*engine.num_gpu_blocks' "$tmp/err"
 then ok "configurations refused at set-up: one line, exit 2"
 else bad "configurations refused at set-up: exit $rc, $(head -c 300 "$tmp/err")"; fi
+# a one-layer model's 30 us steps, which the clock holds only before 262144 s: the downward gallop stops at
+# the rate whose arrivals span half of that, "below" and exit 0 (a probe past it ran into the clock, exit 1)
+$PACESIM capacity tests/data/capacity/tiny-clock.yaml --slo ttft_mean=1e-7 --csv "$tmp/tiny-clock.csv" --quiet 2> "$tmp/err" \
+  && [ ! -s "$tmp/err" ] \
+  && sed 's/"[^"]*"//g' "$tmp/tiny-clock.csv" \
+     | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { exit !($c["status"] == "below" && $c["rate_per_s"] * 131072 > 100) }' \
+  && ok "a small model's clock reach bounds the downward gallop" \
+  || bad "a small model's clock reach: $(head -c 300 "$tmp/err")"
 # --points carries the split: points + merge + --frontier = the in-process CSV
 # shellcheck disable=SC2086
 $PACESIM capacity $C $SPLIT --search split=colocated,2,1:1,1:2 --search engine.tensor_parallel_size=1,2 --points \
