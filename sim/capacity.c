@@ -14,6 +14,7 @@
 #include "quant.h"
 #include "serve.h"
 #include "setup.h"
+#include "simclock.h"
 #include "ydoc.h"
 
 #define CAP_SAT_RATE 1e6          /* req/s of the saturation probe: every request at once */
@@ -25,7 +26,6 @@
 #define CAP_MIN_FRAC 1e-6         /* ... down to 1e-6 x the saturation rate: "below" */
 #define CAP_SPAN_SHARE 0.5        /* ... or to the rate whose n arrivals span half of the clock's reach
                                    * (cap_conf's reach): "below" */
-#define CAP_CLOCK_S 1e7           /* the latest arrival a run takes (workload.c's ENG_MAX_TIME_S) */
 #define CAP_MAX_UP 8              /* above a pass, before any failure: the saturation rate, then x2, 8 times: "above" */
 #define CAP_MIN_TAIL 10           /* measured requests beyond a percentile (or outside the goodput share) */
 
@@ -117,7 +117,7 @@ struct cap_conf {
     goodput_slo_t good_slo;       /* the per-request thresholds, in ms (serve.h) */
     long sat_steps;
     double reach;                 /* the latest arrival the clock holds this configuration's shortest step
-                                   * at: the engine's clock_max where it is earlier than CAP_CLOCK_S */
+                                   * at: the engine's clock_max where it is earlier than SIM_CLOCK_MAX_S */
 };
 
 void cap_conf_log(cap_conf_t *c, FILE *f) { c->log = f; }
@@ -293,7 +293,7 @@ cap_conf_t *cap_conf_open_scaled(const cap_opts_t *o, const char *const *sets, i
         return NULL;
     }
     c->o = o;
-    c->reach = CAP_CLOCK_S;
+    c->reach = SIM_CLOCK_MAX_S;
     if (setup_open_scaled(&c->u, o->file, sets, nsets, scale) < 0) {
         snprintf(err, errn, "%s", c->u.err);
         *rc = 2;

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "kvpool.h"
 #include "router.h"
+#include "simclock.h"
 
 /* ---- what the parts ask the run ------------------------------------------------------ */
 
@@ -244,10 +245,10 @@ static int shortest_step(const replica_t *r, cost_model_t *cm, double *dt)
 }
 
 /* The latest time the clock holds every replica's shortest step to ENG_STEP_RTOL of it: a
- * step ending before 2^k rounds by at most 2^(k-54) s.  Where it is before the workload's 1e7 s
- * limit (a small model priced without a host overhead, a profile of nanosecond kernels), it
+ * step ending before 2^k rounds by at most 2^(k-54) s.  Where it is before SIM_CLOCK_MAX_S
+ * (the workload's limit) (a small model priced without a host overhead, a profile of nanosecond kernels), it
  * is the limit of the arrivals (e->clock_max), so that an arrival too late for the clock is
- * refused at its key, not met mid-run.  Needs fresh models (mk); none: the 1e7 s limit alone. */
+ * refused at its key, not met mid-run.  Needs fresh models (mk); none: SIM_CLOCK_MAX_S alone. */
 static void clock_hold(engine_t *e, engine_cost_fn mk, void *mk_ctx)
 {
     e->clock_max = e->step_min = 0;
@@ -263,7 +264,7 @@ static void clock_hold(engine_t *e, engine_cost_fn mk, void *mk_ctx)
     }
     if (!isfinite(dmin)) return;
     double hold = ldexp(1, (int)floor(54 + log2(ENG_STEP_RTOL * dmin)));
-    if (hold < 1e7) {
+    if (hold < SIM_CLOCK_MAX_S) {
         e->clock_max = hold;
         e->step_min = dmin;
     }

@@ -1020,7 +1020,7 @@ static int cmd_trace(int argc, char **argv)
             setup_msg(stderr, "pacesim trace import: --speedup %s: expected a number from %g to %g (the simulated clock"
                       " holds arrivals up to %g s: below, one second of the trace passes it; above, that span of"
                       " it shrinks under one second)", v, TRACE_IMPORT_SPEEDUP_MIN, TRACE_IMPORT_SPEEDUP_MAX,
-                      TRACE_IMPORT_CLOCK_MAX_S);
+                      SIM_CLOCK_MAX_S);
             return 2;
         }
         else if (valued && !strcmp(a, "--chars-per-token") && num_ok && x > 0) o.chars_per_token = x;

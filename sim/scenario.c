@@ -68,6 +68,7 @@
  * hash index and cycles found in one pass, so loading is linear in the requests.
  * Models must pass model_check() (derived shapes that fit their types). */
 #include "scenario.h"
+#include "simclock.h"
 #include "kvpool.h"
 #include "hwcat.h"
 #include "workload.h"
@@ -1222,9 +1223,7 @@ static int arrival_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s
                    s->stop.max_time_s, dflt);
 }
 
-/* The latest arrival the simulated clock resolves (workload.c's ENG_MAX_TIME_S: past it a
- * step's duration rounds away), and how likely a generated arrival past it may be. */
-#define SCN_CLOCK_MAX_S 1e7
+/* How likely a generated arrival past the clock's limit (SIM_CLOCK_MAX_S) may be. */
 #define SCN_CLOCK_RISK 1e-9
 
 /* Where stop.max_time_s lets a run go past the clock's limit, the Poisson arrivals and the
@@ -1266,7 +1265,7 @@ static int clock_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s)
 {
     const scn_poisson_t *p = &s->poisson;
     double q = 0;
-    int which = scn_clock_risk(s, SCN_CLOCK_MAX_S, &q);
+    int which = scn_clock_risk(s, SIM_CLOCK_MAX_S, &q);
     const yd_node_t *w = yd_map_get(root, "workload"), *pn = w ? yd_map_get(w, "poisson") : NULL;
     if (which == 1) {
         const yd_node_t *at = pn ? yd_map_get(pn, "rate_per_s") : NULL;
@@ -1274,7 +1273,7 @@ static int clock_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s)
                        "%g/s: the %ld arrivals from %g s pass %g s, the simulated clock's limit, with probability %.2g,"
                        " and stop.max_time_s (%g s) lets the run reach them: keep stop.max_time_s within %g s, or"
                        " arrivals within the limit (a higher rate, a smaller count)", p->rate_per_s, p->count,
-                       p->start_s, SCN_CLOCK_MAX_S, q, s->stop.max_time_s, SCN_CLOCK_MAX_S);
+                       p->start_s, SIM_CLOCK_MAX_S, q, s->stop.max_time_s, SIM_CLOCK_MAX_S);
     }
     if (which == 2) {
         const yd_node_t *cv = pn ? yd_map_get(pn, "conversation") : NULL, *at = cv ? yd_map_get(cv, "think_s") : NULL;
@@ -1282,7 +1281,7 @@ static int clock_check(yd_err_t *e, const yd_node_t *root, const scenario_t *s)
                        "%g s: a conversation's %ld later turns can arrive past %g s, the simulated clock's limit"
                        " (probability up to %.2g), and stop.max_time_s (%g s) lets the run reach them: keep"
                        " stop.max_time_s within %g s, or think_s shorter", p->conv_think_s, p->conv_turns - 1,
-                       SCN_CLOCK_MAX_S, q, s->stop.max_time_s, SCN_CLOCK_MAX_S);
+                       SIM_CLOCK_MAX_S, q, s->stop.max_time_s, SIM_CLOCK_MAX_S);
     }
     return 0;
 }

@@ -57,10 +57,10 @@ static int emit(imp_t *m, long line, long col, long s, double f, long prompt, lo
         return fail(m, 2, line, col, "arrivals must not decrease (%.6f s after the first request, the one before at %.6f s):"
                                      " sort the file by time", t, m->last);
     if (t < m->last) t = m->last;
-    if (!(t <= TRACE_IMPORT_CLOCK_MAX_S))
+    if (!(t <= SIM_CLOCK_MAX_S))
         return fail(m, 2, line, col, "arrival %g s (after the first request, divided by --speedup %g) is past the"
                                      " simulated clock's %g s limit: a larger --speedup or --max-rows",
-                    t, o->speedup, TRACE_IMPORT_CLOCK_MAX_S);
+                    t, o->speedup, SIM_CLOCK_MAX_S);
     if (o->max_model_len > 0 && prompt + output > o->max_model_len) {
         m->st->skipped_len++;
         return 0;

@@ -37,13 +37,13 @@
 
 #include <stdio.h>
 
-/* The latest arrival a run takes (workload.c's ENG_MAX_TIME_S: past it the simulated clock
- * loses the steps' durations); an imported arrival past it is refused at its record. */
-#define TRACE_IMPORT_CLOCK_MAX_S 1e7
+#include "simclock.h"
+
+/* An imported arrival past SIM_CLOCK_MAX_S is refused at its record. */
 /* --speedup's range, from it: below 1e-7 one second of the trace lands past the limit,
  * above 1e7 the limit's whole span shrinks under a second (every arrival rounds to 0). */
-#define TRACE_IMPORT_SPEEDUP_MIN (1 / TRACE_IMPORT_CLOCK_MAX_S)
-#define TRACE_IMPORT_SPEEDUP_MAX TRACE_IMPORT_CLOCK_MAX_S
+#define TRACE_IMPORT_SPEEDUP_MIN (1 / SIM_CLOCK_MAX_S)
+#define TRACE_IMPORT_SPEEDUP_MAX SIM_CLOCK_MAX_S
 
 typedef struct trace_import_opts {
     const char *format;           /* azure, burstgpt, mooncake, sharegpt */

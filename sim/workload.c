@@ -11,21 +11,20 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "kvpool.h"
+#include "simclock.h"
 #include "workload.h"
-
-#define ENG_MAX_TIME_S 1e7        /* latest arrival (116 days): the clock's double resolves 2e-9 s there, a millisecond step to 1e-6 */
 
 /* The latest arrival the run takes: 1e7 s, or earlier where the clock cannot hold the engine's
  * shortest step there (h->clock_max: a step under a millisecond); why, into buf. */
 static double clock_limit(const workload_hooks_t *h, char *buf, size_t n)
 {
-    if (h->clock_max > 0 && h->clock_max < ENG_MAX_TIME_S) {
+    if (h->clock_max > 0 && h->clock_max < SIM_CLOCK_MAX_S) {
         snprintf(buf, n, "past it the simulated clock cannot hold this engine's shortest step, %g s (one token), to"
                  " 1e-6 of it", h->step_min);
         return h->clock_max;
     }
     snprintf(buf, n, "the simulated clock would lose the steps' durations");
-    return ENG_MAX_TIME_S;
+    return SIM_CLOCK_MAX_S;
 }
 
 /* ---- the request pool ------------------------------------------------------------ */
@@ -830,7 +829,7 @@ int workload_check(const scenario_t *s, const workload_hooks_t *h, char *err)
     /* the Poisson arrivals and conversation turns against an earlier limit than the load's 1e7 s
      * check (scenario.c), where stop.max_time_s lets the run reach it */
     double q = 0;
-    int risk = lim < ENG_MAX_TIME_S ? scn_clock_risk(s, lim, &q) : 0;
+    int risk = lim < SIM_CLOCK_MAX_S ? scn_clock_risk(s, lim, &q) : 0;
     if (risk == 1) {
         snprintf(err, ENG_ERR_MAX, "%s:%d:%d: workload.poisson.rate_per_s: %g/s: the %ld arrivals from %g s pass %g s"
                  " with probability %.2g (%s), and stop.max_time_s (%g s) lets the run reach them: keep"

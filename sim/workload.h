@@ -33,7 +33,7 @@ typedef struct workload_hooks {
     int (*fits)(void *ctx, long prompt, long output, long *need, int *block, long *cap);
     void *ctx;
     /* the latest arrival the clock holds the engine's shortest step at (engine.h's
-     * clock_max; 0: workload.c's ENG_MAX_TIME_S alone), and that step (s) */
+     * clock_max; 0: SIM_CLOCK_MAX_S alone), and that step (s) */
     double clock_max, step_min;
 } workload_hooks_t;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "runner.h"
+#include "simclock.h"
 
 static double win(const run_result_t *r, const char *name)
 {
@@ -143,7 +144,7 @@ START_TEST(the_fix_only_removes_cost)
 END_TEST
 
 /* A run far from time 0: a chain of n requests, each arriving `delay` s after the one
- * before finished.  Arrivals up to ENG_MAX_TIME_S keep their steps' durations; a chain
+ * before finished.  Arrivals up to SIM_CLOCK_MAX_S keep their steps' durations; a chain
  * that carries the clock much further is refused rather than rounding the steps away
  * (TTFT and TPOT 0). */
 static const char *far_file(int n, const char *delay)
