@@ -31,6 +31,8 @@
 #                  (pacesim-gpu replay --back-to-back: a step's items on one stream, one sync a step)
 #   h200-lib-llama8b-d/  the same on a fourth H200, back to back with the GPU's idle before each
 #                  step recorded (gap_s), which rescore's heat model relaxes over
+#   h200-lib-qwen3-30b-a3b-c/  the MoE recordings on a third H200, recorded as -d (each step's
+#                  items prepared before its launch: no step re-prepared)
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
