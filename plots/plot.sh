@@ -50,16 +50,34 @@ fi
 case $out in *.png) fmt=png ;; *.svg) fmt=svg ;; *) die "pacesim plot: -o $out: the name must end in .png or .svg" ;; esac
 # gnuplot would fail on it with its own lines and exit 1
 [ -d "$(dirname -- "$out")" ] || die "pacesim plot: -o $out: no directory $(dirname -- "$out")"
-header=$(head -n 1 "$csv" | tr -d '\r')
-has() { printf '%s\n' "$header" | tr ',' '\n' | grep -qxF -- "$1"; }
-need() { for c in "$@"; do has "$c" || die "$csv:1:1: plot $kind: no column $c (a CSV of $what)"; done; }
-[ "$(awk 'NR > 1 && NF { n++ } END { print n + 0 }' "$csv")" -gt 0 ] || die "$csv:2:1: plot $kind: no rows"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# the CSV as awk and gnuplot split it (at every comma): RFC 4180's quoted fields (a file name
+# with a comma, as pacesim writes it) unquoted, a comma inside one as ';'; CR line ends dropped
+in=$tmp/in.csv
+: > "$in"
+ln=$(awk -v out="$in" '{
+        sub(/\r$/, ""); s = $0
+        if (!index(s, "\"")) { print s > out; next }
+        o = ""; q = 0; n = length(s)
+        for (i = 1; i <= n; i++) {
+            ch = substr(s, i, 1)
+            if (q && ch == "\"" && substr(s, i + 1, 1) == "\"") { o = o ch; i++ }
+            else if (ch == "\"") q = !q
+            else o = o (q && ch == "," ? ";" : ch)
+        }
+        if (q) { print NR; exit }
+        print o > out
+    }' "$csv")
+[ -z "$ln" ] || die "$csv:$ln:1: plot $kind: a quoted field not closed on its line"
+header=$(head -n 1 "$in")
+has() { printf '%s\n' "$header" | tr ',' '\n' | grep -qxF -- "$1"; }
+need() { for c in "$@"; do has "$c" || die "$csv:1:1: plot $kind: no column $c (a CSV of $what)"; done; }
+[ "$(awk 'NR > 1 && NF { n++ } END { print n + 0 }' "$in")" -gt 0 ] || die "$csv:2:1: plot $kind: no rows"
 q() { printf '%s' "$1" | sed "s/'/''/g"; }   # a gnuplot single-quoted string's content
 # rows whose columns COL... all hold a number (gnuplot fails on a plot of none)
 numrows() { awk -F, -v C="$*" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; nc = split(C, k, " "); next }
-    { ok = 1; for (j = 1; j <= nc; j++) if ($c[k[j]] !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/) ok = 0; n += ok } END { print n + 0 }' "$csv"; }
+    { ok = 1; for (j = 1; j <= nc; j++) if ($c[k[j]] !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/) ok = 0; n += ok } END { print n + 0 }' "$in"; }
 # gnuplot, checked once the CSV is (a CSV's error is reported with or without it)
 gp() {   # its messages in one line: the last it printed (its warnings on success dropped)
     command -v "$gnuplot" >/dev/null 2>&1 || die "pacesim plot: $gnuplot not found (make setup-plots installs gnuplot-nox)" 1
@@ -73,14 +91,14 @@ cdf)
     need arrival_s admitted_s finished_s ttft_s tpot_s
     [ "$(numrows finished_s ttft_s)" -gt 0 ] || die "$csv:1:1: plot cdf: no finished request to draw"
     [ -n "$title" ] || title=$(basename "$csv" .csv)
-    gp -e "csv='$(q "$csv")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'" "$here/latency.gp" || exit 1 ;;
+    gp -e "csv='$(q "$in")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'" "$here/latency.gp" || exit 1 ;;
 tradeoff)
     what="a PACE_STEPS sweep (pacesim run --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=... --csv)"
     need PACE_STEPS a_tok_s b_prefill_s scenario
     [ "$(numrows a_tok_s b_prefill_s)" -gt 0 ] || die "$csv:1:1: plot tradeoff: no row with both a_tok_s and b_prefill_s to draw"
-    [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "file") c = i; next } { f[$c] = 1 } END { print length(f) }' "$csv")" = 1 ] \
+    [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "file") c = i; next } { f[$c] = 1 } END { print length(f) }' "$in")" = 1 ] \
         || die "$csv:1:1: plot tradeoff: the CSV holds several scenario files; plot each alone (plots/tradeoff.gp draws several)"
-    cp "$csv" "$tmp/t.csv"
+    cp "$in" "$tmp/t.csv"
     gp -e "csv='$tmp/t.csv'; out='$(q "$out")'; fmt='$fmt'" "$here/tradeoff1.gp" || exit 1 ;;
 replicas)
     what="pacesim plot replicas --data"
@@ -107,8 +125,8 @@ replicas)
                 }
             for (i = 1; i <= nr; i++) printf "%s ", rn[i] > meta; printf "\n" > meta
             for (k = 1; k <= nn; k++) printf "%s ", ns[k] > meta; printf "\n" > meta
-        }' "$csv"
-    if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } NF && ($c["replicas"] !~ /^[0-9]+$/ || $c["rate_per_replica"] !~ /^[0-9.eE+-]+$/) { bad = 1 } END { exit !bad }' "$csv"; then
+        }' "$in"
+    if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } NF && ($c["replicas"] !~ /^[0-9]+$/ || $c["rate_per_replica"] !~ /^[0-9.eE+-]+$/) { bad = 1 } END { exit !bad }' "$in"; then
         die "$csv:1:1: plot replicas: columns replicas and rate_per_replica must be numeric in every row"
     fi
     gp -e "dat='$tmp/rep.dat'; routers='$(q "$(sed -n 1p "$tmp/meta")")'; ns='$(sed -n 2p "$tmp/meta")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'" \
@@ -142,15 +160,15 @@ rate)
         }
         END {
             for (i = 1; i <= ng; i++) { printf "%s\n\n", rows[i] > dat; n = name[i]; sub(/.*\//, "", n); printf "%s ", n > grp }
-        }' "$csv"
-    if awk -F, -v X="$xcol" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == X) c = i; next } $c !~ /^-?[0-9.eE+-]+$/ { bad = 1 } END { exit !bad }' "$csv"; then
+        }' "$in"
+    if awk -F, -v X="$xcol" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == X) c = i; next } $c !~ /^-?[0-9.eE+-]+$/ { bad = 1 } END { exit !bad }' "$in"; then
         die "$csv:1:1: plot rate: column $xcol is not numeric in every row"
     fi
     # a y column with no value to draw (empty, nan; with --logy none above 0): gnuplot failed on it
     none=$(awk -F, -v Y="$ycols" -v logy=$logy '
         NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; ny = split(Y, y, ","); next }
         { for (k = 1; k <= ny; k++) { v = $c[y[k]]; if (v ~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ && (!logy || v + 0 > 0)) n[k]++ } }
-        END { for (k = 1; k <= ny; k++) if (!n[k]) { print y[k]; exit } }' "$csv")
+        END { for (k = 1; k <= ny; k++) if (!n[k]) { print y[k]; exit } }' "$in")
     [ -z "$none" ] || die "$csv:1:1: plot rate: column $none has no value to draw$([ $logy = 1 ] && echo ' above 0 (--logy)')"
     gp -e "dat='$tmp/rate.dat'; ny=${#ys[@]}; bars=$bars; ylabels='${ycols//,/ }'; groups='$(q "$(cat "$tmp/groups")")'; xlabel='$(q "$xcol")'; out='$(q "$out")'; fmt='$fmt'; title='$(q "$title")'; logy=$logy" \
         "$here/rate.gp" || exit 1 ;;

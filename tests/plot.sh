@@ -115,6 +115,25 @@ check "replicas: a point's p99 TTFT is its run's ($got, run: $p99)" \
     awk -v a="$got" -v b="$p99" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * b) }'
 refused "-o neither .png nor .svg" 2 "must end in .png or .svg" "$bin" plot cdf "$tmp/req.csv" -o "$tmp/x.pdf"
 refused "a missing CSV" 2 "none.csv: cannot open: No such file or directory" "$bin" plot cdf "$tmp/none.csv"
+# the data handed to gnuplot (a stand-in gnuplot keeps them): a file name with a comma, RFC 4180
+# quoted as pacesim writes it, and CRLF line ends draw the same points (they shifted a column)
+cat > "$tmp/gp" <<'EOF'
+#!/usr/bin/env bash
+d=${2#dat=\'}; cp "${d%%\'*}" "${0%/*}/gp.dat"
+EOF
+chmod +x "$tmp/gp"
+last=$(head -1 "$tmp/sweep.csv" | tr ',' '\n' | grep -x 'p99_[a-z]*_ms' | tail -1)
+GNUPLOT=$tmp/gp "$bin" plot rate "$tmp/sweep.csv" --y "p99_ttft_ms,$last" -o "$tmp/x.svg" > /dev/null && mv "$tmp/gp.dat" "$tmp/plain.dat"
+sed 's#,tests/data/serve/goodput.yaml,#,"tests/data/serve/a,""b"".yaml",#' "$tmp/sweep.csv" > "$tmp/quoted.csv"
+sed 's/$/\r/' "$tmp/quoted.csv" > "$tmp/crlf.csv"
+for f in quoted crlf; do
+    rm -f "$tmp/gp.dat"
+    GNUPLOT=$tmp/gp "$bin" plot rate "$tmp/$f.csv" --y "p99_ttft_ms,$last" -o "$tmp/x.svg" > /dev/null 2>&1
+    check "rate of a $f CSV: the points of the plain one" cmp -s "$tmp/plain.dat" "$tmp/gp.dat"
+done
+printf 'point,x,file,y\n0,1,"a,b.yaml,2\n' > "$tmp/open.csv"
+refused "a quoted field left open" 2 "open.csv:2:1: plot rate: a quoted field not closed on its line" \
+    "$bin" plot rate "$tmp/open.csv" -o "$tmp/x.png"
 refused "no gnuplot: exit 1, how to install it" 1 "make setup-plots" env GNUPLOT=/nonexistent/gnuplot "$bin" plot cdf "$tmp/req.csv" -o "$tmp/x.png"
 
 if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
