@@ -148,6 +148,14 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         const double *mc_;                    /* each recorded step at its own run's clock */
         clk[r] = NULL;
         nclk[r] = recorded_clock ? replay_recorded_clocks(rm[r], &clk[r], &mc_) : 0;
+        long known = 0;                       /* steps whose clock the run recorded */
+        for (long k = 0; k < nclk[r]; k++) known += !isnan(clk[r][k]);
+        if (recorded_clock && !known) {       /* it would be priced at the model's clock, unsaid */
+            snprintf(err, errsz, "%s:1:1: sm_clock_mhz: no step's SM clock recorded (no such column, or no value in "
+                     "[1, 1e5] MHz): --recorded-clock prices each step at its run's clock", measured[r]);
+            rc = -2;
+            goto done;
+        }
         ng[r] = replay_recorded_gaps(rm[r], &gap[r]);
         if (!ng[r]) recorded_idle = 0;       /* every run records its idle, or none is used */
     }

@@ -210,6 +210,12 @@ if printf '%s\n' "$out" | grep -q "recorded SM clock (a diagnostic)" &&
 else echo "  FAIL --recorded-clock (want $want MHz): $out"; fail=$((fail + 1)); fi
 expect 2 "takes two or more --measured runs" "--recorded-clock with one run is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --recorded-clock
+# --recorded-clock of a run that recorded no clock: refused (it priced at the model's clock, unsaid)
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "sm_clock_mhz") c = i }
+    { s = ""; for (i = 1; i <= NF; i++) if (i != c) s = s (s == "" ? "" : OFS) $i; print s }' $e.run2.steps.csv > "$tmp/noclk.csv"
+expect 2 "noclk.csv:1:1: sm_clock_mhz: no step's SM clock recorded" "--recorded-clock of a run without clocks is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured "$tmp/noclk.csv" \
+    --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml --recorded-clock
 # --compute-hot: at the recorded clock the GEMMs by calib's compute-bound GEMM probe too: a
 # profile with the probe prices the mixed steps higher in sum (their GEMMs near peak rate); one
 # without it (the envelope set's) prices as --recorded-clock alone
