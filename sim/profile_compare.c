@@ -51,6 +51,7 @@ typedef struct cmp_run {
     model_rank_t r;
     cmp_law_t law[CMP_MAX_LAWS];
     int nlaw, overflow;
+    int dropped;                  /* a model refused a step of the run: it is left out, the run redone */
     long steps;
     double step_sec[2];           /* the steps' items summed, per profile */
     double whole_sec[2];          /* the steps priced whole by each profile's model */
@@ -119,8 +120,12 @@ static int cmp_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o
     for (int i = 0; i < 2; i++) {
         cost_breakdown_t b;
         if (!c->pm[i]) continue;
-        if (c->pm[i]->step(c->pm[i], in, &b) < 0) {
+        if (c->pm[i]->step(c->pm[i], in, &b) < 0) {   /* e.g. a law one of its steps needs is missing */
+            snprintf(c->why[i], sizeof c->why[i], "%s", c->pm[i]->err);
             snprintf(cm->err, sizeof cm->err, "%s: %s", c->p[i]->path, c->pm[i]->err);
+            cost_free(c->pm[i]);
+            c->pm[i] = NULL;
+            c->dropped = 1;
             return -1;
         }
         c->whole_sec[i] += b.total;
@@ -344,7 +349,8 @@ int profile_compare_cmd(int argc, char **argv, FILE *out)
     cmp_run_t *c = calloc(1, sizeof *c);
     cost_model_t wrap = {.name = "compare", .step = cmp_step, .destroy = cmp_destroy};
     engine_t e;
-    int has_e = 0;
+    cost_model_t *fresh = NULL;  /* the scenario's model for a run redone (u.cost the first's) */
+    int has_e = 0, refused[2] = {0, 0};
     if (!c) {
         fprintf(stderr, "pacesim: profile --compare: out of memory\n");
         prof_free(&pa);
@@ -368,32 +374,56 @@ int profile_compare_cmd(int argc, char **argv, FILE *out)
         rc = 2;
         goto done;
     }
-    for (int i = 0; i < 2; i++) {
-        char cerr[COST_ERR_MAX];
-        c->hw[i] = cost_hw_of(c->p[i]);
-        /* as the simulator builds it (sim/setup.c): a profile without an all-reduce law at TP > 1
-         * prices the all-reduces over the scenario's link, else its GPU's catalogue link */
-        const hw_link_t *link = NULL;
-        if (tp > 1 && !prof_find(c->p[i], "allreduce")) {
-            const hw_gpu_t *g = hw_gpu_match(c->p[i]->gpu);
-            link = s->link ? s->link : g ? hw_link_find(g->link) : NULL;
-            if (link) snprintf(c->link[i], sizeof c->link[i], "%s", link->name);
-        }
-        c->pm[i] = cost_profile_new_link(c->p[i], &s->model, tp, link, cerr);   /* NULL: priced by the laws alone */
-        if (!c->pm[i]) snprintf(c->why[i], sizeof c->why[i], "%s", setup_msg_line(cerr, sizeof cerr));
-        if (c->pm[i]) cost_profile_envelope_quiet(c->pm[i]);
-    }
     wrap.impl = c;
-    has_e = 1;                   /* engine_free releases what engine_init acquired, also after failure */
-    if (setup_engine(&u, &wrap, &e) < 0) {
-        setup_msg(stderr, "%s", e.err);
-        rc = 1;
-        goto done;
-    }
-    if (engine_run(&e) < 0) {
-        setup_msg(stderr, "%s", e.err);
-        rc = 1;
-        goto done;
+    for (;;) {                   /* a run; again from the start where a model refused a step */
+        for (int i = 0; i < 2; i++) {
+            char cerr[COST_ERR_MAX];
+            if (refused[i]) continue;
+            cost_free(c->pm[i]);  /* a fresh one: a run left off left its state (the card's heat) */
+            c->hw[i] = cost_hw_of(c->p[i]);
+            /* as the simulator builds it (sim/setup.c): a profile without an all-reduce law at TP > 1
+             * prices the all-reduces over the scenario's link, else its GPU's catalogue link */
+            const hw_link_t *link = NULL;
+            if (tp > 1 && !prof_find(c->p[i], "allreduce")) {
+                const hw_gpu_t *g = hw_gpu_match(c->p[i]->gpu);
+                link = s->link ? s->link : g ? hw_link_find(g->link) : NULL;
+                if (link) snprintf(c->link[i], sizeof c->link[i], "%s", link->name);
+            }
+            c->pm[i] = cost_profile_new_link(c->p[i], &s->model, tp, link, cerr);   /* NULL: priced by the laws alone */
+            if (!c->pm[i]) snprintf(c->why[i], sizeof c->why[i], "%s", setup_msg_line(cerr, sizeof cerr));
+            if (c->pm[i]) cost_profile_envelope_quiet(c->pm[i]);
+        }
+        has_e = 1;               /* engine_free releases what engine_init acquired, also after failure */
+        if (setup_engine(&u, &wrap, &e) < 0) {
+            setup_msg(stderr, "%s", e.err);
+            rc = 1;
+            goto done;
+        }
+        if (engine_run(&e) == 0) break;
+        if (!c->dropped) {
+            setup_msg(stderr, "%s", e.err);
+            rc = 1;
+            goto done;
+        }
+        /* a profile's model refused a step (it does not take this scenario): the run again from
+         * the start without it, its items priced by their laws (at most once per profile) */
+        for (int i = 0; i < 2; i++) refused[i] |= !c->pm[i];
+        engine_free(&e);
+        has_e = 0;
+        cost_profile_envelope_quiet(c->inner);   /* a run left off: its warnings are the next one's */
+        cost_model_t *f = setup_cost_new(&u);
+        if (!f) {
+            setup_msg(stderr, "%s", u.err);
+            rc = 1;
+            goto done;
+        }
+        cost_free(fresh);
+        c->inner = fresh = f;
+        c->dropped = c->nlaw = c->overflow = 0;
+        c->steps = 0;
+        memset(c->law, 0, sizeof c->law);
+        memset(c->step_sec, 0, sizeof c->step_sec);
+        memset(c->whole_sec, 0, sizeof c->whole_sec);
     }
     fprintf(out, "== A %s: %s, TP%d, model %s\n== B %s: %s, TP%d, model %s\n", fa, pa.gpu, pa.tp, pa.model, fb, pb.gpu,
             pb.tp, pb.model);
@@ -407,6 +437,7 @@ int profile_compare_cmd(int argc, char **argv, FILE *out)
                      "envelope %d\n", dm, dl, oa, ob, di, c->nlaw, de);
 done:
     if (has_e) engine_free(&e);
+    cost_free(fresh);
     for (int i = 0; i < 2; i++) cost_free(c->pm[i]);
     setup_close(&u);
     free(c);

@@ -55,6 +55,22 @@ ok "H200 vs V100: B's price of all items ($b_s s) = the run's steps ($run_s s)" 
 a_s=$(awk '$1 == "all" && $2 == "items" { print $3 }' "$tmp/vh")
 ok "V100 vs H200: the prices swap" '[ "$a_s" = "$b_s" ]'
 ok "V100 vs H200: the V100 items priced from its points" 'grep -q "^   attn.decode_xqa.fp16 .* 100%  *0%  *\*$" "$tmp/vh"'
+# a profile whose model refuses a step of the reference experiment (no law for the decode
+# attention it needs): its items priced by their laws, counted unpriced where it has none, the
+# other's prices as against a whole profile, in each order (the comparison stopped, exit 1)
+X=tests/data/bad/profiles/missing-law-xqa.yaml
+for ord in "$H $X" "$X $H"; do
+    set -- $ord
+    "$P" profile "$1" --compare "$2" > "$tmp/x" 2> "$tmp/err"; rc=$?
+    [ "$1" = "$H" ] && w=B col=3 || w=A col=4
+    hx=$(awk -v c=$col '$1 == "all" && $2 == "items" { print $c }' "$tmp/x")
+    ok "a profile missing a law the run needs ($w): exit 0, nothing on stderr" '[ $rc = 0 ] && [ ! -s "$tmp/err" ]'
+    ok "a profile missing a law the run needs ($w): said, its items counted unpriced" \
+       'grep -q "^   $w: its cost model does not take this scenario (profile has no law \"attn.decode_xqa.fp16\"" "$tmp/x" &&
+        grep -q "^   attn.decode_xqa.fp16 .*(no law: A [0-9]*, B [0-9]* item runs)" "$tmp/x"'
+    ok "a profile missing a law the run needs ($w): the H200's items priced as against V100 ($hx)" \
+       '[ -n "$hx" ] && [ "$hx" = "$(awk "\$1 == \"all\" && \$2 == \"items\" { print \$3 }" "$tmp/hv")" ]'
+done
 
 # bad input: exit 2, one line
 bad() {
