@@ -315,14 +315,16 @@ static int print_envelope(FILE *o, const profile_t *a, const profile_t *b)
 
 int profile_compare_cmd(int argc, char **argv, FILE *out)
 {
-    const char *fa = NULL, *fb = NULL, *scn = PROFILE_COMPARE_SCENARIO;
+    const char *fa = NULL, *fb = NULL, *scn = NULL;
     for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--compare") && i + 1 < argc && !fb) fb = argv[++i];
-        else if (!strcmp(argv[i], "--scenario") && i + 1 < argc) scn = argv[++i];
-        else if (!strcmp(argv[i], "--compare") || !strcmp(argv[i], "--scenario")) {
-            fprintf(stderr, "pacesim: profile %s needs a file (pacesim profile A.yaml --compare B.yaml "
-                            "[--scenario FILE])\n", argv[i]);
-            return 2;
+        if (!strcmp(argv[i], "--compare") || !strcmp(argv[i], "--scenario")) {
+            const char **v = argv[i][2] == 'c' ? &fb : &scn;
+            if (i + 1 >= argc || *v) {   /* a second one: which is meant? */
+                fprintf(stderr, "pacesim: profile %s %s (pacesim profile A.yaml --compare B.yaml [--scenario FILE])\n",
+                        argv[i], *v ? "given twice" : "needs a file");
+                return 2;
+            }
+            *v = argv[++i];
         } else if (argv[i][0] == '-' || fa) {
             fprintf(stderr, "pacesim: profile --compare: unexpected argument %s (pacesim profile A.yaml --compare "
                             "B.yaml [--scenario FILE])\n", argv[i]);
@@ -333,6 +335,7 @@ int profile_compare_cmd(int argc, char **argv, FILE *out)
         fprintf(stderr, "pacesim: profile --compare needs two profiles: pacesim profile A.yaml --compare B.yaml\n");
         return 2;
     }
+    if (!scn) scn = PROFILE_COMPARE_SCENARIO;
     profile_t pa, pb;
     char err[PROF_ERR_MAX];
     if (prof_load(fa, &pa, err) < 0) {
@@ -365,6 +368,12 @@ int profile_compare_cmd(int argc, char **argv, FILE *out)
     }
     const scenario_t *s = &u.s;
     int tp = s->engine.tensor_parallel_size;
+    if (s->cluster.enabled) {    /* its steps are its replicas', not one engine's run of its workload */
+        setup_msg(stderr, "%s:%d:%d: cluster: --compare prices the steps of one engine; give --scenario a scenario "
+                  "without cluster:", scn, s->cluster.line, s->cluster.col);
+        rc = 2;
+        goto done;
+    }
     c->inner = u.cost;
     c->m = &s->model;
     c->p[0] = &pa;

@@ -87,5 +87,13 @@ bad $H --compare $V --scenario /nonexistent.yaml
 bad $H --compare $V --scenario tests/data/bad/profiles/coef-eleven.yaml
 bad $H --scenario scenarios/default.yaml      # --scenario without --compare: it was read as two profiles (two lines)
 bad $H --bogus
+bad $H --compare $V --compare $H                                   # which B? (it said "needs a file")
+bad $H --compare $V --scenario scenarios/default.yaml --scenario scenarios/cluster/h200-llama8b-chat.yaml   # the first was dropped
+bad $H --compare $V --scenario scenarios/cluster/h200-llama8b-chat.yaml   # one engine ran a cluster's workload, unsaid
+"$P" profile $H --compare $V --scenario scenarios/cluster/h200-llama8b-disagg.yaml > /dev/null 2> "$tmp/err"
+ok "a cluster scenario: refused at its cluster: key" \
+   'grep -q "^scenarios/cluster/h200-llama8b-disagg.yaml:[0-9]*:[0-9]*: cluster: --compare prices the steps of one engine" "$tmp/err"'
+"$P" profile $H --compare $V --compare $H > /dev/null 2> "$tmp/err"
+ok "--compare twice: said so" 'grep -q "profile --compare given twice" "$tmp/err"'
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
