@@ -505,6 +505,15 @@ long replay_recorded_gaps(const cost_model_t *cm, const double **gap)
     return r->has_gap ? r->nmeas : 0;
 }
 
+int replay_recorded_same(const cost_model_t *a, const cost_model_t *b)
+{
+    const rm_t *x = a->impl, *y = b->impl;
+    if (x->nmeas != y->nmeas) return 0;
+    for (long k = 0; k < x->nmeas; k++)
+        if (x->type[k] != y->type[k] || x->meas[k] != y->meas[k]) return 0;
+    return 1;
+}
+
 const char *replay_recorded_mismatch(const cost_model_t *cm, int ended, char *buf, size_t size)
 {
     const rm_t *r = cm->impl;

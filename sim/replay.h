@@ -90,6 +90,9 @@ long replay_recorded_clocks(const cost_model_t *cm, const double **recorded, con
  * where recorded: the idle that re-preparations left inside the step, counted before it).  Returns the
  * steps recorded, *gap the model's array; 0 and NULL when the recording has no such column. */
 long replay_recorded_gaps(const cost_model_t *cm, const double **gap);
+/* 1 where two recordings hold the same steps (types) with the same measured times: one GPU
+ * run given twice (its other columns edited or not), whose spread would be 0; else 0. */
+int replay_recorded_same(const cost_model_t *a, const cost_model_t *b);
 
 /* The engine keeps a KV cache per layer, so a call's later layers never find its KV in
  * L2 (the GEMMs between them stream far more than L2 holds).  The GPU replay runs a call's

@@ -144,6 +144,13 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             rc = -2;
             goto done;
         }
+        for (int q = 0; q < r; q++)
+            if (replay_recorded_same(rm[r], rm[q])) {   /* byte for byte the same is refused before */
+                snprintf(err, errsz, "%s:1:1: measured_s: every step's time as in --measured %s: one run given twice "
+                         "(the runs' spread would be 0)", measured[r], measured[q]);
+                rc = -2;
+                goto done;
+            }
         cost_profile_envelope_quiet(pm[r]);   /* the profile run warns; the recorded runs are measured */
         const double *mc_;                    /* each recorded step at its own run's clock */
         clk[r] = NULL;

@@ -308,6 +308,10 @@ cp $e.run2.steps.csv "$tmp/copy.csv"
 expect 2 "the same recording as --measured $e.run2.steps.csv (byte for byte)" "a copy of a recording" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv \
     --measured "$tmp/copy.csv"
+sed 's/$/\r/' $e.run2.steps.csv > "$tmp/crlf.csv"      # the same run, not the same bytes
+expect 2 "crlf.csv:1:1: measured_s: every step's time as in --measured $e.run2.steps.csv: one run given twice" \
+    "a copy of a recording with other line ends" -- rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml \
+    --measured $e.steps.csv --measured $e.run2.steps.csv --measured "$tmp/crlf.csv" --set workload.requests.B.output_tokens=8
 many=(); for i in $(seq 17); do many+=(--measured $e.steps.csv); done
 expect 2 "at most 16 --measured" "more than 16 runs is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml "${many[@]}"
