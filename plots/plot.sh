@@ -20,10 +20,14 @@ die() { echo "$1" >&2; exit "${2:-2}"; }
 [ $# -ge 2 ] || die "pacesim plot: expected KIND CSV (rate, cdf, tradeoff; see pacesim plot --help)"
 kind=$1 csv=$2
 shift 2
-out='' xcol='' ycols='' title='' logy=0
+out='' xcol='' ycols='' title='' logy=0 seen=' '
 while [ $# -gt 0 ]; do
     case $1 in
-        -o|--out|--x|--y|--title) [ $# -ge 2 ] || die "pacesim plot: $1 needs a value" ;;
+        -o|--out|--x|--y|--title)
+            [ $# -ge 2 ] || die "pacesim plot: $1 needs a value"
+            o=$1; [ "$o" = --out ] && o=-o
+            case $seen in *" $o "*) die "pacesim plot: $1 given twice" ;; esac   # which one is meant?
+            seen="$seen$o " ;;
     esac
     case $1 in
         -o|--out) out=$2; shift ;;

@@ -755,8 +755,13 @@ static int cmd_rescore(int argc, char **argv)
             }
             measured = runs[nruns++] = argv[++i];
         }
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = argv[++i];
-        else if (argv[i][0] == '-' || file) {
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
+            if (steps) {                /* which one is meant? */
+                fprintf(stderr, "pacesim: rescore: --steps given twice\n");
+                return 2;
+            }
+            steps = argv[++i];
+        } else if (argv[i][0] == '-' || file) {
             setup_msg(stderr, "pacesim: rescore: unexpected argument %s (see pacesim --help)", argv[i]);
             return 2;
         } else file = argv[i];

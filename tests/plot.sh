@@ -134,6 +134,11 @@ done
 printf 'point,x,file,y\n0,1,"a,b.yaml,2\n' > "$tmp/open.csv"
 refused "a quoted field left open" 2 "open.csv:2:1: plot rate: a quoted field not closed on its line" \
     "$bin" plot rate "$tmp/open.csv" -o "$tmp/x.png"
+refused "an option given twice (the first was dropped)" 2 "pacesim plot: --y given twice" \
+    "$bin" plot rate "$tmp/sweep.csv" --y p99_ttft_ms --y median_ttft_ms -o "$tmp/x.png"
+refused "-o and --out both" 2 "pacesim plot: --out given twice" "$bin" plot cdf "$tmp/req.csv" -o "$tmp/x.png" --out "$tmp/y.png"
+refused "replicas: --rates twice (the first was dropped)" 2 "pacesim plot replicas: --rates given twice" \
+    "$bin" plot replicas --rates 4 --rates 8 --replicas 1
 refused "no gnuplot: exit 1, how to install it" 1 "make setup-plots" env GNUPLOT=/nonexistent/gnuplot "$bin" plot cdf "$tmp/req.csv" -o "$tmp/x.png"
 
 if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then

@@ -312,6 +312,8 @@ sed 's/$/\r/' $e.run2.steps.csv > "$tmp/crlf.csv"      # the same run, not the s
 expect 2 "crlf.csv:1:1: measured_s: every step's time as in --measured $e.run2.steps.csv: one run given twice" \
     "a copy of a recording with other line ends" -- rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml \
     --measured $e.steps.csv --measured $e.run2.steps.csv --measured "$tmp/crlf.csv" --set workload.requests.B.output_tokens=8
+expect 2 "rescore: --steps given twice" "--steps twice (the first was dropped)" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --steps "$tmp/s1.csv" --steps "$tmp/s2.csv"
 many=(); for i in $(seq 17); do many+=(--measured $e.steps.csv); done
 expect 2 "at most 16 --measured" "more than 16 runs is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml "${many[@]}"
