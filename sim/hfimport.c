@@ -335,9 +335,19 @@ int hf_import(const char *path, const char *name, FILE *out, FILE *warn, char *e
     if (sliding)
         fprintf(f, "# Its sliding-window attention (window %d) is priced as full attention: an upper bound past the window.\n", win);
     if (q) fprintf(f, "# Weights quantized (quant_method %s): %g bytes a parameter.\n", qm, m.weight_bytes_per_param);
+    /* the name double-quoted: a --name such as "a # b", "a: b" or "null" reads back as given */
+    char qn[2 * sizeof nm + 3];
+    size_t k = 0;
+    qn[k++] = '"';
+    for (const char *p = nm; *p; p++) {
+        if (*p == '"' || *p == '\\') qn[k++] = '\\';
+        qn[k++] = *p;
+    }
+    qn[k++] = '"';
+    qn[k] = 0;
     fprintf(f, "model:\n  name: %s\n  layers: %d\n  full_attention_layers: %d\n  hidden: %d\n  intermediate: %d\n"
                "  vocab: %d\n  attention:\n    q_heads: %d\n    kv_heads: %d\n    head_dim: %d\n",
-            nm, m.n_layers, m.n_full_attn, m.hidden, m.intermediate, m.vocab, m.n_q_heads, m.n_kv_heads, m.head_dim);
+            qn, m.n_layers, m.n_full_attn, m.hidden, m.intermediate, m.vocab, m.n_q_heads, m.n_kv_heads, m.head_dim);
     if (m.attn_output_gate) fprintf(f, "    output_gate: true\n");
     if (fam == F_QWEN3_NEXT)
         fprintf(f, "  gdn:\n    key_heads: %d\n    value_heads: %d\n    key_head_dim: %d\n    value_head_dim: %d\n"

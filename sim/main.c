@@ -912,9 +912,22 @@ static int cmd_model(int argc, char **argv)
         return 2;
     }
     for (int i = 1; i < argc; i++) {
-        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--name")) && i + 1 < argc) {
-            if (argv[i][1] == 'o') outp = argv[++i];
-            else name = argv[++i];
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--name")) {
+            const char **v = argv[i][1] == 'o' ? &outp : &name;
+            if (i + 1 >= argc || *v) {   /* a second one: which is meant? */
+                fprintf(stderr, "pacesim model import: %s %s\n", argv[i], *v ? "given twice" : "needs a value");
+                return 2;
+            }
+            *v = argv[++i];
+            for (const char *p = *v; v == &name && *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f) {   /* a name is one line of text */
+                    fprintf(stderr, "pacesim model import: --name: a control character at byte %d\n", (int)(p - *v) + 1);
+                    return 2;
+                }
+            if (v == &name && !**v) {
+                fprintf(stderr, "pacesim model import: --name: empty (leave it out for the file's name)\n");
+                return 2;
+            }
         } else if (argv[i][0] == '-' && argv[i][1]) {
             setup_msg(stderr, "pacesim model import: unknown option \"%s\"", argv[i]);
             return 2;

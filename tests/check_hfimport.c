@@ -167,8 +167,28 @@ START_TEST(command)
     remove("/tmp/check_hfimport_mx.yaml");
     int rc = run_cmd("model import tests/data/hf/deepseek-v3.json >/dev/null 2>&1");
     ck_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
-    rc = run_cmd("model import tests/data/hf/llama-3.1-8b.json --name my-llama | grep -q 'name: my-llama'");
+    rc = run_cmd("model import tests/data/hf/llama-3.1-8b.json --name my-llama | grep -q 'name: \"my-llama\"'");
     ck_assert_int_eq(rc, 0);
+    /* a --name YAML would read otherwise (a comment, a mapping, null) reads back as given */
+    const char *names[] = { "a # b", "a: b", "null", "say \\\"hi\\\"" }, *want[] = { "a # b", "a: b", "null", "say \"hi\"" };
+    for (int i = 0; i < 4; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "model import tests/data/hf/llama-3.1-8b.json --name \"%s\" -o /tmp/check_hfimport_nm.yaml",
+                 names[i]);
+        ck_assert_int_eq(run_cmd(args), 0);
+        ck_assert_msg(scn_load_model("/tmp/check_hfimport_nm.yaml", &m, merr) == 0, "%s", merr);
+        ck_assert_str_eq(m.name, want[i]);
+    }
+    remove("/tmp/check_hfimport_nm.yaml");
+    /* an empty --name, one given twice, a name of two lines: refused */
+    const char *bad[] = { "--name ''", "--name a --name b", "--name \"$(printf 'a\\nb')\"", "-o /tmp/x.yaml -o /tmp/y.yaml",
+                          "--name" };
+    for (int i = 0; i < 5; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "model import tests/data/hf/llama-3.1-8b.json %s >/dev/null 2>&1", bad[i]);
+        rc = run_cmd(args);
+        ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "%s: rc %d", bad[i], rc);
+    }
 }
 END_TEST
 
