@@ -329,9 +329,10 @@ int hf_import(const char *path, const char *name, FILE *out, FILE *warn, char *e
         snprintf(err, errn, "out of memory");
         goto done;
     }
-    fprintf(f, "# %s, imported by `pacesim model import` from %s\n"
-               "# (model_type %s: transformers' %s, mapped as sim/hfimport.c documents).\n", nm, path, type,
-            FAMILIES[fi].cls);
+    fprintf(f, "# %s, imported by `pacesim model import` from ", nm);
+    for (const char *p = path; *p; p++)   /* a comment of one line, whatever the file's name holds */
+        fputc((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+    fprintf(f, "\n# (model_type %s: transformers' %s, mapped as sim/hfimport.c documents).\n", type, FAMILIES[fi].cls);
     if (sliding)
         fprintf(f, "# Its sliding-window attention (window %d) is priced as full attention: an upper bound past the window.\n", win);
     if (q) fprintf(f, "# Weights quantized (quant_method %s): %g bytes a parameter.\n", qm, m.weight_bytes_per_param);

@@ -180,6 +180,18 @@ START_TEST(command)
         ck_assert_str_eq(m.name, want[i]);
     }
     remove("/tmp/check_hfimport_nm.yaml");
+    /* a config whose file name holds a newline: the header comment stays one line */
+    const char *nl = "/tmp/check_hfimport_x\nlayers: 3.json";
+    FILE *src = fopen("tests/data/hf/llama-3.1-8b.json", "rb"), *dst = fopen(nl, "wb");
+    ck_assert(src && dst);
+    for (int ch; (ch = getc(src)) != EOF;) putc(ch, dst);
+    fclose(src);
+    ck_assert_int_eq(fclose(dst), 0);
+    ck_assert_int_eq(run_cmd("model import '/tmp/check_hfimport_x\nlayers: 3.json' -o /tmp/check_hfimport_nl.yaml"), 0);
+    remove(nl);
+    ck_assert_msg(scn_load_model("/tmp/check_hfimport_nl.yaml", &m, merr) == 0, "%s", merr);
+    ck_assert_int_eq(m.n_layers, 32);
+    remove("/tmp/check_hfimport_nl.yaml");
     /* an empty --name, one given twice, a name of two lines: refused */
     const char *bad[] = { "--name ''", "--name a --name b", "--name \"$(printf 'a\\nb')\"", "-o /tmp/x.yaml -o /tmp/y.yaml",
                           "--name" };
