@@ -2,6 +2,7 @@
  * assembles and the command line.  No CUDA here: the timer interface (calib.h) is
  * the only way out to a GPU, so all of this runs in CI against a fake timer. */
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -697,6 +698,55 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+size_t calib_mem_avail(size_t free_bytes, size_t held)
+{
+    size_t have = free_bytes + held;
+    if (have < free_bytes) /* wrapped */
+        have = SIZE_MAX;
+    return have > CALIB_MEM_MARGIN ? have - CALIB_MEM_MARGIN : 0;
+}
+
+static size_t round256(size_t b)
+{
+    return b > SIZE_MAX - 255 ? SIZE_MAX & ~(size_t)255 : (b + 255) & ~(size_t)255;
+}
+
+size_t calib_rot_plan(size_t full, size_t slice, int want, size_t avail, int *sets)
+{
+    *sets = 0;
+    if (want < 1 || slice == 0)
+        return 0;
+    size_t head = full > SIZE_MAX - full / 4 ? SIZE_MAX : full + full / 4;
+    size_t c = round256(head);
+    if (c <= avail) {
+        *sets = want;
+        return c;
+    }
+    c = round256(full);
+    if (c <= avail) {
+        *sets = want;
+        return c;
+    }
+    size_t n = avail / slice;
+    if (n < 1)
+        return 0;
+    if (n >= (size_t)want) /* full < slice * want <= avail: only where full was not slice * want */
+        n = (size_t)want;
+    *sets = (int)n;
+    return n * slice;
+}
+
+long calib_pool_plan(long want, size_t block, size_t avail)
+{
+    if (want < 1 || block == 0)
+        return 0;
+    size_t fit = avail / block;
+    long grow = want + want / 2;
+    if ((size_t)grow <= fit)
+        return grow;
+    return (size_t)want <= fit ? want : 0;
 }
 
 double calib_median(double *v, int n)

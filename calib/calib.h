@@ -208,6 +208,25 @@ void calib_opts_model(calib_opts_t *o, const model_t *m);
 int calib_grid_build(const calib_opts_t *o, const model_t *m, const model_rank_t *r,
                      calib_job_t **jobs, int *njobs);
 
+/* Device memory of the GPU timer's cached buffers (calib_gpu.cu): its operand rotations and KV
+ * pools stay allocated between points and only grow, so each allocation is sized against the
+ * device's free memory (cudaMemGetInfo) less CALIB_MEM_MARGIN, left to cuBLAS's and the kernels'
+ * workspaces and the CUDA context.  Where the full size fits, it is what a card with room gets
+ * (its timings unchanged); where not, a rotation gets fewer slices, a KV pool no room to grow. */
+#define CALIB_MEM_MARGIN (1ul << 30)
+/* The bytes an allocation may take: free (the device's free memory) plus held (what the buffer
+ * to be replaced holds: it is given back first) less CALIB_MEM_MARGIN; 0 when that is negative. */
+size_t calib_mem_avail(size_t free_bytes, size_t held);
+/* A rotation buffer's allocation for a request of full bytes made of want slices of slice bytes
+ * each (slice * want >= full; a single buffer is want 1, slice full rounded up to 256): full plus
+ * a quarter of headroom rounded up to 256 bytes where that fits avail, else full rounded up to
+ * 256, else as many whole slices as fit -- *sets gets the slices it holds (want, or fewer);
+ * 0 with *sets = 0 where not one slice fits avail. */
+size_t calib_rot_plan(size_t full, size_t slice, int want, size_t avail, int *sets);
+/* A KV pool's blocks of block bytes for a job wanting want of them: want and half as many again
+ * (room to grow) where that fits avail, else want where it fits, else 0. */
+long calib_pool_plan(long want, size_t block, size_t avail);
+
 /* Median of v[0..n) (sorts v in place).  NAN for n < 1. */
 double calib_median(double *v, int n);
 
@@ -267,12 +286,14 @@ calib_timer_t *calib_gpu_timer_new(char err[256]);
  * between the two the host queues the timed runs and their events, so they run back to back
  * as an engine's CUDA graphs run them.  At most CALIB_GATE_MAX_CALLS calls are queued behind
  * one gate (the launch queue is finite): callers open it after that many.  close returns 0 or
- * -1 (CUDA error); open returns 1 if the gate let go by its time limit, else 0, and may be
+ * -1 (calib_gpu_gate_error says why); open returns 1 if the gate let go by its time limit, else 0, and may be
  * called again before the next close (cuBLAS's first call of a new GEMM shape waits on the
  * GPU: a warm-up run's gate lets go by the limit). */
 #define CALIB_GATE_MAX_CALLS 256
 #define CALIB_GATE_MAX_S 0.02
 int calib_gpu_gate_close(void);
+/* What the last close that returned -1 ran into ("the gate kernel's launch: <CUDA error>", ...) */
+const char *calib_gpu_gate_error(void);
 int calib_gpu_gate_open(void);
 /* Queue iters runs of a prepared job j on the default stream (no events, no synchronisation:
  * the caller times them, e.g. pacesim-gpu replay --back-to-back, between its own events and

@@ -75,9 +75,18 @@ extern "C" {
 
 /* ---- errors ---------------------------------------------------------------- */
 
+/* Set where an allocation failed for want of device memory (cudaErrorMemoryAllocation, or a
+ * buffer that could not be sized to the free memory): gpu_prepare then gives the other cached
+ * buffers back and prepares the point once more. */
+static int mem_short;
+
 static int cuda_fail(calib_timer_t *t, cudaError_t e, const char *what, const char *file, int line)
 {
     snprintf(t->err, sizeof t->err, "%.60s:%d: %.120s: %.60s", file, line, what, cudaGetErrorString(e));
+    if (e == cudaErrorMemoryAllocation)
+        mem_short = 1;
+    (void)cudaGetLastError(); /* a failed call's error is also the last error: consumed here, so that
+                                 the next cudaGetLastError() reports that call's own */
     return -1;
 }
 #define CK(call)                                                                      \
@@ -122,28 +131,62 @@ __global__ void fill_f32_kernel(float *p, size_t n, float lo, float hi, unsigned
     }
 }
 
-/* A grow-only device buffer of random fp16 (or fp32) values, handed out in rotating slices. */
+/* A grow-only device buffer of random fp16 (or fp32) values, handed out in rotating slices.
+ * Sized against the device's free memory (calib_rot_plan): where a full rotation does not fit,
+ * it holds fewer slices (at least one) and rot_get rotates over those. */
 typedef struct {
     void *base;
     size_t cap;      /* bytes */
     int f32;
     unsigned long long seed;
     unsigned gen;    /* allocations so far: a pointer into it taken at generation g is stale past g */
+    size_t short_of; /* the largest rotation (bytes) it was sized for with fewer slices: 0 if none */
 } rot_t;
 
-static int rot_reserve(calib_timer_t *t, rot_t *r, size_t bytes)
+static size_t rot_slice(size_t bytes)
 {
-    if (r->cap >= bytes)
-        return 0;
-    if (r->base)
-        CK(cudaFree(r->base));
+    return (bytes + 255) & ~(size_t)255;
+}
+
+/* The buffer given back (cached state only: its next rot_fit or rot_reserve allocates afresh) */
+static void rot_release(rot_t *r)
+{
+    if (r->base) {
+        cudaFree(r->base);
+        r->gen++;
+    }
     r->base = NULL;
     r->cap = 0;
-    size_t cap = bytes + bytes / 4;
-    cap = (cap + 255) & ~(size_t)255;
+    r->short_of = 0;
+}
+
+/* Room for full bytes as want slices of slice bytes (calib_rot_plan against the free memory) */
+static int rot_alloc(calib_timer_t *t, rot_t *r, size_t full, size_t slice, int want)
+{
+    if (r->cap >= full)
+        return 0;
+    size_t fr = 0, tot = 0;
+    CK(cudaMemGetInfo(&fr, &tot));
+    int sets;
+    size_t cap = calib_rot_plan(full, slice, want, calib_mem_avail(fr, r->base ? r->cap : 0), &sets);
+    if (r->base && r->cap / slice >= (size_t)(sets > 0 ? sets : 1)) {
+        /* it holds as many slices as the free memory allows: kept, rotating over fewer */
+        if (full > r->short_of)
+            r->short_of = full;
+        return 0;
+    }
+    if (!cap) {
+        mem_short = 1;
+        snprintf(t->err, sizeof t->err, "a rotation of %d slices of %.1f MiB: not one fits the %.1f MiB free "
+                 "(less a margin of %.0f MiB)", want, slice / 1048576.0, fr / 1048576.0,
+                 CALIB_MEM_MARGIN / 1048576.0);
+        return -1;
+    }
+    rot_release(r);
     r->gen++;
     CK(cudaMalloc(&r->base, cap));
     r->cap = cap;
+    r->short_of = sets < want ? full : 0;
     r->seed++;
     if (r->f32) {
         fill_f32_kernel<<<1024, 256>>>((float *)r->base, cap / 4, -0.05f, 0.05f, r->seed);
@@ -155,32 +198,46 @@ static int rot_reserve(calib_timer_t *t, rot_t *r, size_t bytes)
     return 0;
 }
 
-/* Slices of `bytes` each: how many fit the rotation, and the i-th one. */
+/* A single buffer of at least bytes (with a quarter's headroom where the memory allows) */
+static int rot_reserve(calib_timer_t *t, rot_t *r, size_t bytes)
+{
+    return rot_alloc(t, r, bytes, rot_slice(bytes), 1);
+}
+
+/* Slices of `bytes` each: how many a full rotation has, how many r holds (fewer where the device's
+ * memory was short), and the i-th one. */
 static int rot_sets(size_t bytes)
 {
-    size_t b = (bytes + 255) & ~(size_t)255;
+    size_t b = rot_slice(bytes);
     size_t n = (ROT_BYTES + b - 1) / b;
     return n < 1 ? 1 : n > 16 ? 16 : (int)n;
 }
+static int rot_count(const rot_t *r, size_t bytes)
+{
+    int n = rot_sets(bytes);
+    size_t held = r->cap / rot_slice(bytes);
+    if (held < (size_t)n)
+        n = held < 1 ? 1 : (int)held;
+    return n;
+}
 static void *rot_get(const rot_t *r, size_t bytes, int i)
 {
-    size_t b = (bytes + 255) & ~(size_t)255;
-    int n = rot_sets(bytes);
-    return (char *)r->base + (size_t)(i % n) * b;
+    return (char *)r->base + (size_t)(i % rot_count(r, bytes)) * rot_slice(bytes);
 }
 static size_t rot_fit_bytes(size_t bytes)
 {
-    size_t b = (bytes + 255) & ~(size_t)255;
-    return b * (size_t)rot_sets(bytes);
+    return rot_slice(bytes) * (size_t)rot_sets(bytes);
 }
 static int rot_fit(calib_timer_t *t, rot_t *r, size_t bytes)
 {
-    return rot_reserve(t, r, rot_fit_bytes(bytes));
+    return rot_alloc(t, r, rot_fit_bytes(bytes), rot_slice(bytes), rot_sets(bytes));
 }
-/* 1 if rot_fit(r, bytes) has nothing to do: its rotation fits r as it is */
+/* 1 if rot_fit(r, bytes) has nothing to do: its rotation fits r as it is (or r holds the
+ * fewer slices the device's memory allowed for it) */
 static int rot_fits(const rot_t *r, size_t bytes)
 {
-    return r->base && r->cap >= rot_fit_bytes(bytes);
+    size_t full = rot_fit_bytes(bytes);
+    return r->base && (r->cap >= full || (r->short_of >= full && r->cap >= rot_slice(bytes)));
 }
 
 /* ---- GDN proxy kernels ---------------------------------------------------------
@@ -507,11 +564,18 @@ static int pool_for(calib_timer_t *t, gpu_t *g, int fp8, int page, long need_blo
         p->fp8 = fp8;
         p->page = page;
     }
-    long nb = want + want / 2; /* room to grow */
     attn_kv_free(&p->kv);
+    p->kv.num_blocks = 0;
+    size_t fr = 0, tot = 0;
+    CK(cudaMemGetInfo(&fr, &tot));
+    /* room to grow (half as many again) where the free memory allows it */
+    long nb = calib_pool_plan(want, block_bytes, calib_mem_avail(fr, 0));
+    if (nb < 1)
+        nb = want; /* tried all the same: ENOMEM gives the other pools back below */
     int rc = attn_kv_alloc_random(&p->kv, fp8 ? ATTN_FP8_E5M2 : ATTN_FP16, (int)nb, page, g->r.kv_heads,
                                   g->m.head_dim, 1.0f, 1000u + (unsigned)page * 2 + fp8);
     if (rc == ATTN_ENOMEM) { /* give the other pools back and try once more */
+        (void)cudaGetLastError(); /* the failed allocation's error, not the next call's */
         for (int i = 0; i < g->npools; i++)
             if (&g->pools[i] != p)
                 attn_kv_free(&g->pools[i].kv), g->pools[i].kv.num_blocks = 0;
@@ -520,8 +584,11 @@ static int pool_for(calib_timer_t *t, gpu_t *g, int fp8, int page, long need_blo
                                   g->m.head_dim, 1.0f, 2000u + (unsigned)page * 2 + fp8);
     }
     if (rc) {
+        (void)cudaGetLastError();
         snprintf(t->err, sizeof t->err, "KV pool of %ld blocks (page %d, %s): %s", nb, page, fp8 ? "fp8" : "fp16",
                  attn_strerror(rc));
+        if (rc == ATTN_ENOMEM)
+            mem_short = 1;
         return -1;
     }
     *out = p;
@@ -796,10 +863,10 @@ static int prepare_elem(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
      * a tensor it writes must be no other kernel's operand (a GEMM's activations drifting
      * towards a few large values and many zeros draw less power and run faster), and it is
      * refilled with fresh random values every ELEM_REFRESH runs, here, outside any timing. */
-    size_t had = g->ebuf.cap;
+    unsigned had = g->ebuf.gen;
     if (rot_fit(t, &g->ebuf, T * (3 * H + 3 * I) * 2) < 0)
         return -1;
-    if (g->ebuf.cap != had) {
+    if (g->ebuf.gen != had) {
         g->elem_runs = 0;   /* rot_reserve filled it afresh */
     } else if (g->elem_runs >= ELEM_REFRESH) {
         g->ebuf.seed++;
@@ -836,10 +903,10 @@ static int prepare_elem_cold(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
     double l2 = g->prop.l2CacheSize > 0 ? g->prop.l2CacheSize : 64.0 * 1024 * 1024;
     int sets;
     size_t b = elem_cold_set(g, j, &sets);
-    size_t had = g->ecold.cap;
+    unsigned had = g->ecold.gen;
     if (rot_reserve(t, &g->ecold, b * (size_t)sets) < 0)
         return -1;
-    if (g->ecold.cap != had) {
+    if (g->ecold.gen != had) {
         g->ecold_runs = 0;
     } else if (g->ecold_runs >= (long)ELEM_REFRESH * sets) {  /* each set's residual ran ELEM_REFRESH times */
         g->ecold.seed++;
@@ -1039,7 +1106,7 @@ static int prepare_moe(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
     size_t wb, ab, cb, set = moe_set_bytes(j, &wb, &ab, &cb);
     if (rot_fit(t, &g->wbuf, set) < 0 || rot_reserve(t, &g->cbuf, cb) < 0)
         return -1;
-    int sets = rot_sets(set);
+    int sets = rot_count(&g->wbuf, set);
     free(ms->m);
     ms->m = (int *)malloc(4 * (size_t)active * sizeof(int));
     free(ms->alpha);
@@ -1176,10 +1243,37 @@ extern "C" int calib_gpu_ready(calib_timer_t *t, const calib_job_t *j)
     }
 }
 
-static int gpu_prepare(calib_timer_t *t, const calib_job_t *j)
+/* Every cached buffer a point's prepare (re)allocates given back: the KV pools and their
+ * batches, the varlen pool and plans, the operand rotations (their generations move on, so a
+ * grouped GEMM slot's pointers into them are stale: calib_gpu_ready), the workspace and the L2
+ * flush buffer.  The next prepare of each kind allocates afresh, sized to the free memory. */
+static void release_caches(gpu_t *g)
 {
-    gpu_t *g = (gpu_t *)t->impl;
-    t->err[0] = 0;
+    free_batches(g);
+    free_plans(g);
+    attn_kv_free(&g->vl_kv);
+    memset(&g->vl_kv, 0, sizeof g->vl_kv);
+    for (int i = 0; i < g->npools; i++) {
+        attn_kv_free(&g->pools[i].kv);
+        g->pools[i].kv.num_blocks = 0;
+    }
+    g->cur_pool = NULL;
+    rot_t *rs[] = { &g->qbuf, &g->obuf, &g->wbuf, &g->abuf, &g->cbuf, &g->sbuf, &g->ebuf, &g->ecold };
+    for (size_t i = 0; i < sizeof rs / sizeof *rs; i++)
+        rot_release(rs[i]);
+    g->gdn_tokens = 0; /* its offsets stay, its inputs (abuf, cbuf, sbuf) are gone */
+    cudaFree(g->ws);
+    g->ws = NULL;
+    g->ws_cap = 0;
+    cudaFree(g->flush);
+    g->flush = NULL;
+    g->flush_cap = 0;
+    cudaDeviceSynchronize();
+    (void)cudaGetLastError();
+}
+
+static int prepare_kind(calib_timer_t *t, gpu_t *g, const calib_job_t *j)
+{
     switch (j->kernel) {
     case CK_GEMM: return prepare_gemm(t, g, j);
     case CK_GDN: return prepare_gdn(t, g, j);
@@ -1188,6 +1282,32 @@ static int gpu_prepare(calib_timer_t *t, const calib_job_t *j)
     case CK_GEMM_MOE: return prepare_moe(t, g, j);
     default: return prepare_attn(t, g, j);
     }
+}
+
+/* A point whose buffers did not fit the device's memory beside the other points' cached ones is
+ * prepared once more after those are given back (release_caches): on a card with room nothing is
+ * given back, and on a smaller one a point fails only where it cannot fit on its own. */
+static int gpu_prepare(calib_timer_t *t, const calib_job_t *j)
+{
+    gpu_t *g = (gpu_t *)t->impl;
+    t->err[0] = 0;
+    mem_short = 0;
+    int rc = prepare_kind(t, g, j);
+    if (rc < 0 && mem_short) {
+        char first[sizeof t->err];
+        snprintf(first, sizeof first, "%s", t->err);
+        release_caches(g);
+        mem_short = 0;
+        t->err[0] = 0;
+        rc = prepare_kind(t, g, j);
+        if (rc < 0) {
+            char again[sizeof t->err];
+            snprintf(again, sizeof again, "%s", t->err);
+            snprintf(t->err, sizeof t->err, "%.180s (again with the other points' buffers given back; first: %.60s)",
+                     again, first);
+        }
+    }
+    return rc;
 }
 
 static int run_once(calib_timer_t *t, gpu_t *g, const calib_job_t *j, unsigned i)
@@ -1230,24 +1350,49 @@ __global__ void gate_kernel(const volatile int *flag, long long max_cycles, vola
     }
 }
 
+/* What the last calib_gpu_gate_close that failed ran into */
+static char gate_error[160];
+
+static int gate_fail(const char *what, cudaError_t e)
+{
+    snprintf(gate_error, sizeof gate_error, "%s: %s", what, cudaGetErrorString(e));
+    (void)cudaGetLastError();
+    return -1;
+}
+
+extern "C" const char *calib_gpu_gate_error(void)
+{
+    return gate_error[0] ? gate_error : "no failure recorded";
+}
+
 extern "C" int calib_gpu_gate_close(void)
 {
+    cudaError_t e;
+    /* an error left by an earlier call is not the gate's: consumed before the gate's own calls */
+    (void)cudaGetLastError();
     if (!gate_host) {
         void *h = NULL;
-        if (cudaHostAlloc(&h, 2 * sizeof(int), cudaHostAllocMapped) != cudaSuccess) return -1;
+        if ((e = cudaHostAlloc(&h, 2 * sizeof(int), cudaHostAllocMapped)) != cudaSuccess)
+            return gate_fail("cudaHostAlloc of its mapped flag", e);
+        if ((e = cudaHostGetDevicePointer((void **)&gate_dev, h, 0)) != cudaSuccess) {
+            cudaFreeHost(h);
+            return gate_fail("cudaHostGetDevicePointer of its flag", e);
+        }
         gate_host = (volatile int *)h;
         gate_late_host = gate_host + 1;
-        if (cudaHostGetDevicePointer((void **)&gate_dev, h, 0) != cudaSuccess) return -1;
         gate_late_dev = gate_dev + 1;
     }
     int dev = 0, khz = 0;
     cudaGetDevice(&dev);
     if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) != cudaSuccess || khz <= 0) khz = 2000000;
+    (void)cudaGetLastError();
     *gate_host = 0;
     *gate_late_host = 0;        /* not the last gate's answer, should this one not have started */
     __sync_synchronize();
     gate_kernel<<<1, 1>>>(gate_dev, (long long)(CALIB_GATE_MAX_S * khz * 1e3), gate_late_dev);
-    return cudaGetLastError() == cudaSuccess ? 0 : -1;
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return gate_fail("the gate kernel's launch", e);
+    return 0;
 }
 
 extern "C" int calib_gpu_gate_open(void)
@@ -1263,7 +1408,10 @@ static int gpu_run(calib_timer_t *t, const calib_job_t *j, int iters, double *se
 {
     gpu_t *g = (gpu_t *)t->impl;
     float ms = 0;
-    if (calib_gpu_gate_close() < 0) return cuda_fail(t, cudaGetLastError(), "the launch gate", __FILE__, __LINE__);
+    if (calib_gpu_gate_close() < 0) {
+        snprintf(t->err, sizeof t->err, "%.60s:%d: the launch gate: %.180s", __FILE__, __LINE__, calib_gpu_gate_error());
+        return -1;
+    }
     CK(cudaEventRecord(g->e0, 0));
     for (int k = 0; k < iters; k++) {
         int rc = run_once(t, g, j, g->iter++);

@@ -422,7 +422,7 @@ static int run_attn(cost_model_t *cm, gm_t *g, const kcall_t *c, int expand_only
     attn_batch *b = a.b;
     /* the calls queued behind calib's launch gate: the GPU's time, not the host's launch rate */
     if (calib_gpu_gate_close() < 0) {
-        snprintf(cm->err, sizeof cm->err, "the launch gate: %s", cudaGetErrorString(cudaGetLastError()));
+        snprintf(cm->err, sizeof cm->err, "the launch gate: %s", calib_gpu_gate_error());
         attn_varlen_plan_free(pl);
         attn_batch_free(b);
         return -1;
@@ -606,7 +606,7 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
     CKB2B(cudaDeviceSynchronize());          /* the preparation's copies and first runs: not timed */
     *t0 = now_s();
     if (calib_gpu_gate_close() < 0) {
-        snprintf(cm->err, sizeof cm->err, "the launch gate: %s", cudaGetErrorString(cudaGetLastError()));
+        snprintf(cm->err, sizeof cm->err, "the launch gate: %s", calib_gpu_gate_error());
         goto fail;
     }
     for (int i = 0; i < g->npend && !rc; i++) {
@@ -626,7 +626,7 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
             g->reprep++;
             pe->after = last;             /* -1 before the step's first item: outside the span */
             if (calib_gpu_gate_close() < 0) {
-                snprintf(cm->err, sizeof cm->err, "the launch gate: %s", cudaGetErrorString(cudaGetLastError()));
+                snprintf(cm->err, sizeof cm->err, "the launch gate: %s", calib_gpu_gate_error());
                 goto fail;
             }
             queued = 0;

@@ -1816,6 +1816,83 @@ START_TEST(driver_library_models)
 }
 END_TEST
 
+/* calib_gpu.cu's rotation of operands through at least 256 MiB in 1..16 slices (rot_sets) */
+static int rot_sets_of(size_t slice)
+{
+    size_t n = ((256ul << 20) + slice - 1) / slice;
+    return n > 16 ? 16 : (int)n;
+}
+static size_t up256(size_t b) { return (b + 255) & ~(size_t)255; }
+
+START_TEST(mem_rotation_plan)
+{
+    const size_t MiB = 1ul << 20, GiB = 1ul << 30;
+    /* the bytes an allocation may take: free plus what is given back first, less the margin */
+    ck_assert_uint_eq(calib_mem_avail(10 * GiB, 2 * GiB), 12 * GiB - CALIB_MEM_MARGIN);
+    ck_assert_uint_eq(calib_mem_avail(CALIB_MEM_MARGIN / 2, 0), 0);
+    ck_assert_uint_eq(calib_mem_avail(SIZE_MAX, SIZE_MAX), SIZE_MAX - CALIB_MEM_MARGIN);
+    /* with room, each request gets what the grow-only buffers always got: the full rotation and
+     * a quarter's headroom, rounded up to 256 bytes (a big card's timings unchanged) */
+    const size_t slices[] = { 256, 4096, 1000 * 256, 3 * MiB + 512, 40 * MiB, 168750ul * 1024, 300 * MiB,
+                              1140 * MiB };
+    for (size_t i = 0; i < sizeof slices / sizeof *slices; i++) {
+        size_t b = slices[i];
+        int want = rot_sets_of(b), sets = -1;
+        size_t full = b * (size_t)want;
+        size_t cap = calib_rot_plan(full, b, want, 140 * GiB, &sets);
+        ck_assert_int_eq(sets, want);
+        ck_assert_uint_eq(cap, up256(full + full / 4));
+        /* exactly the headroom's size is enough for it; a byte less drops the headroom only */
+        ck_assert_uint_eq(calib_rot_plan(full, b, want, cap, &sets), cap);
+        ck_assert_int_eq(sets, want);
+        ck_assert_uint_eq(calib_rot_plan(full, b, want, cap - 1, &sets), full);
+        ck_assert_int_eq(sets, want);
+        /* short of the full rotation: the whole slices that fit, never more than asked */
+        if (want > 1) {
+            ck_assert_uint_eq(calib_rot_plan(full, b, want, full - 1, &sets), (size_t)(want - 1) * b);
+            ck_assert_int_eq(sets, want - 1);
+            ck_assert_uint_eq(calib_rot_plan(full, b, want, b + b / 2, &sets), b);
+            ck_assert_int_eq(sets, 1);
+        }
+        /* not one slice: nothing allocated, nothing claimed */
+        ck_assert_uint_eq(calib_rot_plan(full, b, want, b - 1, &sets), 0);
+        ck_assert_int_eq(sets, 0);
+    }
+    /* a single buffer (an output) of bytes that are no multiple of 256 */
+    int sets = -1;
+    size_t odd = 5 * MiB + 7;
+    ck_assert_uint_eq(calib_rot_plan(odd, up256(odd), 1, 64 * GiB, &sets), up256(odd + odd / 4));
+    ck_assert_int_eq(sets, 1);
+    ck_assert_uint_eq(calib_rot_plan(odd, up256(odd), 1, up256(odd), &sets), up256(odd));
+    ck_assert_uint_eq(calib_rot_plan(odd, up256(odd), 1, up256(odd) - 1, &sets), 0);
+    ck_assert_int_eq(sets, 0);
+    ck_assert_uint_eq(calib_rot_plan(odd, up256(odd), 0, 64 * GiB, &sets), 0);
+    /* the H100's failed GEMM (gdn_in m=16384 n=16480 k=5120): its weights' two 161 MiB slices
+     * and the rest of its buffers fit an 80 GB card alone; with 200 MiB free beside the other
+     * points' buffers one slice is the most, and below a slice nothing is allocated */
+    size_t wb = up256((size_t)16480 * 5120 * 2);
+    ck_assert_int_eq(rot_sets_of(wb), 2);
+    ck_assert_uint_eq(calib_rot_plan(2 * wb, wb, 2, calib_mem_avail(200 * MiB + CALIB_MEM_MARGIN, 0), &sets), wb);
+    ck_assert_int_eq(sets, 1);
+    ck_assert_uint_eq(calib_rot_plan(2 * wb, wb, 2, calib_mem_avail(100 * MiB + CALIB_MEM_MARGIN, 0), &sets), 0);
+}
+END_TEST
+
+START_TEST(mem_pool_plan)
+{
+    const size_t block = (size_t)784 * 4 * 256 * 2 * 2; /* a page of 784 tokens, 4 kv heads of 256, fp16 K and V */
+    long want = 1000;
+    /* room to grow where it fits, as a pool always had; else just the job's; else nothing */
+    ck_assert_int_eq(calib_pool_plan(want, block, 1500 * block), 1500);
+    ck_assert_int_eq(calib_pool_plan(want, block, 1500 * block - 1), 1000);
+    ck_assert_int_eq(calib_pool_plan(want, block, 1000 * block), 1000);
+    ck_assert_int_eq(calib_pool_plan(want, block, 1000 * block - 1), 0);
+    ck_assert_int_eq(calib_pool_plan(7, block, (size_t)1 << 40), 10);
+    ck_assert_int_eq(calib_pool_plan(0, block, (size_t)1 << 40), 0);
+    ck_assert_int_eq(calib_pool_plan(want, 0, (size_t)1 << 40), 0);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = {
@@ -1830,7 +1907,8 @@ int main(void)
         CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals),
         CHECK_TEST(grid_varlen_moe), CHECK_TEST(driver_varlen_moe), CHECK_TEST(driver_full_grid_saves),
         CHECK_TEST(driver_records_sustained_probes),
-        CHECK_TEST(driver_library_models), CHECK_TEST(merge_adds_another_shape), CHECK_TEST(merge_command_line)};
+        CHECK_TEST(driver_library_models), CHECK_TEST(merge_adds_another_shape), CHECK_TEST(merge_command_line),
+        CHECK_TEST(mem_rotation_plan), CHECK_TEST(mem_pool_plan)};
     gsl_set_error_handler_off();
     return check_main("calib", "host", tests, CHECK_N(tests), 60, setup_all);
 }
