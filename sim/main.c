@@ -732,6 +732,10 @@ static int cmd_rescore(int argc, char **argv)
     const char *file = NULL, *measured = NULL, *steps = NULL, *sets[MAX_SETS], *runs[RESCORE_MAX_RUNS];
     int ns = 0, nruns = 0, recorded_clock = 0, compute_hot = -1, recorded_idle = 1;
     for (int i = 0; i < argc; i++) {
+        if (i + 1 == argc && (!strcmp(argv[i], "--set") || !strcmp(argv[i], "--measured") || !strcmp(argv[i], "--steps"))) {
+            fprintf(stderr, "pacesim: rescore: %s needs a value\n", argv[i]);
+            return 2;
+        }
         if (!strcmp(argv[i], "--recorded-clock")) recorded_clock = 1;
         else if (!strcmp(argv[i], "--no-recorded-idle")) recorded_idle = 0;
         else if (!strcmp(argv[i], "--compute-hot") || !strcmp(argv[i], "--no-compute-hot")) {

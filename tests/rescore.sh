@@ -314,6 +314,8 @@ expect 2 "crlf.csv:1:1: measured_s: every step's time as in --measured $e.run2.s
     --measured $e.steps.csv --measured $e.run2.steps.csv --measured "$tmp/crlf.csv" --set workload.requests.B.output_tokens=8
 expect 2 "rescore: --steps given twice" "--steps twice (the first was dropped)" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --steps "$tmp/s1.csv" --steps "$tmp/s2.csv"
+expect 2 "rescore: --measured needs a value" "--measured last, without its file" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured
 many=(); for i in $(seq 17); do many+=(--measured $e.steps.csv); done
 expect 2 "at most 16 --measured" "more than 16 runs is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml "${many[@]}"
