@@ -19,7 +19,8 @@
 # pass it, counted from this call's start, is skipped and named, so a call ends inside the
 # machine's limit; the next call goes on from there.
 # Results: WORK/lib/lib-<M>/ and WORK/env/ (profile, steps CSVs, reports), WORK/lib-logs/,
-# WORK/steps.log (each step with its card, start and seconds).
+# WORK/steps.log (each step with its card, start and seconds; a calib step's failed points counted
+# from its logs, as calib --keep-going exits 1 inside a step that returns 0).
 # The runs' replays go back to back (pacesim-gpu's --back-to-back: each step's items queued on one
 # stream, one sync a step, the GPU's idle before each step recorded as gap_s), under the set's
 # names; REPLAY_MODE=item replays item by item, its files named <scenario>.item.csv /
@@ -71,6 +72,8 @@ lib_pair() {
     echo "$model:$list"
 }
 status=0
+stamp=$(mktemp)   # a step's start: the calib logs it writes are newer
+trap 'rm -f "$stamp"' EXIT
 for st in "$@"; do
     kind=${st%%:*} rest=${st#*:} m= runs= n=1
     [ "$rest" = "$st" ] && rest=
@@ -99,6 +102,7 @@ for st in "$@"; do
     [[ $kind == *-calib ]] || tag=" ($rmode)"
     echo "== $st on $card$tag from $(date -u +%T) (${used} s used, ~${est} s)" | tee -a "$work/steps.log"
     t0=$(date +%s)
+    touch "$stamp"
     case $kind in
         lib-calib|lib-runs)
             stage=calib
@@ -114,7 +118,19 @@ for st in "$@"; do
                 T_SCENARIO=${T_SCENARIO_ENV:-50} bash calib/gpu_session.sh "$work/env" "$bindir" ;;
     esac
     rc=$?
-    echo "   rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$work/steps.log"
+    # a calib step's points that failed (--keep-going: its exit status is not the step's), counted
+    # in the calib logs this step wrote
+    failed=
+    if [[ $kind == *-calib ]]; then
+        nf=0 where=
+        while IFS= read -r f; do
+            c=$(grep -c "^calib: FAILED:" "$f")
+            [ "$c" -gt 0 ] && nf=$((nf + c)) where="$where${where:+, }${f#"$work"/}"
+        done < <(find "$work/env" "$work/lib-logs" -maxdepth 1 -newer "$stamp" -type f \
+                      \( -path "$work/env/calib.txt" -o -name 'calib-*.err' \) 2>/dev/null | sort)
+        [ "$nf" -gt 0 ] && failed="; calib: $nf points failed ($where)"
+    fi
+    echo "   rc=$rc in $(( $(date +%s) - t0 )) s$failed" | tee -a "$work/steps.log"
     [ $rc = 0 ] || status=1
     tar czf "$out/record.tgz" -C "$work" .   # after every step: a call cut short still returns its steps
 done

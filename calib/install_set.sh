@@ -70,7 +70,7 @@ else
     done
 fi
 [ -s "$prof" ] || refuse "$part: no profile (${prof#$w/} missing or empty)"
-# steps.log: "== STEP on CARD[ (MODE)] from ..." then "   rc=N in S s"; one line per step: STEP CARD MODE RC
+# steps.log: "== STEP on CARD[ (MODE)] from ..." then "   rc=N in S s" (a calib step's: "; calib: K points failed (LOGS)" after it); one line per step: STEP CARD MODE RC
 awk '/^== [^ ]+ on [^ ]+/ { if (s != "") print s, c, md, rc; s = $2; c = $4; md = "-"; rc = "?"
                                if ($5 ~ /^\((b2b|item)\)$/) { md = $5; gsub(/[()]/, "", md) } next }
      /^== / { if (s != "") print s, c, md, rc; s = ""; next }

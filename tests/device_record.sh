@@ -34,6 +34,14 @@ BUDGET_S=100 bash calib/device_record.sh "$w" "$o" "$t/bin" env-calib lib-runs:l
 rc=$?
 check "a step past the budget skipped and named: exit 4 (got $rc)" \
     '[ $rc = 4 ] && grep -q "env-calib skipped" $t/log4 && [ -s $d/h200-llama8b-poisson.run4.steps.csv ]'
+# calib --keep-going's failed points (its exit 1 inside a step that returns 0) named in the step's line
+FAKE_CALIB_FAIL=3 bash calib/device_record.sh "$t/wf" "$t/of" "$t/bin" env-calib lib-calib:llama8b > "$t/logf" 2>&1
+rc=$?
+check "failed calib points counted in the step lines: rc 0 (got $rc), 6 in env/calib.txt (two calibs), 3 in llama8b's log" \
+    '[ $rc = 0 ] && grep -A1 "^== env-calib" $t/wf/steps.log | tail -1 | grep -q "rc=0 in [0-9]* s; calib: 6 points failed (env/calib.txt)$" &&
+     grep -A1 "^== lib-calib:llama8b" $t/wf/steps.log | tail -1 | grep -q "rc=0 in [0-9]* s; calib: 3 points failed (lib-logs/calib-.*[.]err)$" &&
+     grep -q "calib: 6 points failed" $t/logf'
+check "a clean calib step's line unchanged" '! grep -q "points failed" $w/steps.log && grep -q "^   rc=0 in [0-9]* s$" $w/steps.log'
 # the default: back to back (--back-to-back), under the set's names
 check "back to back by default: the set's files with --back-to-back's columns, the mode logged" \
     'grep -q gpu_span_s $d/h200-llama8b-poisson.steps.csv && grep -q gpu_span_s $d/h200-llama8b-wide-s64-b4096.run3.steps.csv &&

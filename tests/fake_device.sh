@@ -1,6 +1,6 @@
 # fake_device.sh -- sourced by the tests of calib/device_record.sh and calib/install_set.sh:
 # fake_device T [row] writes T/fake/nvidia-smi (the card's UUID from FAKE_UUID, default
-# GPU-aaaa), T/bin/calib (writes the profile --out names) and T/bin/pacesim-gpu (writes the
+# GPU-aaaa), T/bin/calib (writes the profile --out names; FAKE_CALIB_FAIL=N: N points fail) and T/bin/pacesim-gpu (writes the
 # --steps CSV: a header, with gpu_span_s under --back-to-back, and with `row` one prefill step),
 # so the device's plumbing runs without a GPU.
 fake_device() {
@@ -14,6 +14,10 @@ EOF2
 #!/bin/sh
 while [ $# -gt 0 ]; do [ "$1" = --out ] && { echo "fake profile" > "$2"; shift; }; shift; done
 echo "fake calib"
+# FAKE_CALIB_FAIL=N: N points failed, as calib --keep-going reports them (and exits 1)
+i=0
+while [ "$i" -lt "${FAKE_CALIB_FAIL:-0}" ]; do i=$((i + 1)); echo "calib: FAILED: gemm m=$i: out of memory" >&2; done
+[ "$i" = 0 ] || exit 1
 EOF2
     cat > "$t/bin/pacesim-gpu" <<EOF2
 #!/bin/sh
