@@ -1297,6 +1297,14 @@ static int gpu_prepare(calib_timer_t *t, const calib_job_t *j)
         char first[sizeof t->err];
         snprintf(first, sizeof first, "%s", t->err);
         release_caches(g);
+        static int told;
+        if (++told <= 8) {
+            size_t fr = 0, tot = 0;
+            cudaMemGetInfo(&fr, &tot);
+            (void)cudaGetLastError();
+            fprintf(stderr, "calib: short of device memory beside the other points' cached buffers (%.150s): given"
+                    " back (%.1f GiB free), prepared again\n", first, fr / 1073741824.0);
+        }
         mem_short = 0;
         t->err[0] = 0;
         rc = prepare_kind(t, g, j);

@@ -617,7 +617,8 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
             /* a later item of its kernel prepared the timer's state over this one's (two GDN jobs
              * of other shapes in one step: one set of sequence offsets): prepare it again here
              * (it synchronises: the GPU idles, a gap between the items' events).  Never a grouped
-             * GEMM (a slot each, b2b_ready) nor a GEMM or the elementwise proxy (buffers only grow) */
+             * GEMM (a slot each, b2b_ready), nor a GEMM or the elementwise proxy (buffers only grow)
+             * unless a preparation on a card short of memory gave the timer's buffers back */
             g->gate_late += calib_gpu_gate_open();
             if (g->t->prepare(g->t, &pe->j)) {
                 snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err[0] ? g->t->err : "prepare failed");
