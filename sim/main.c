@@ -416,6 +416,7 @@ static int cmd_run(int argc, char **argv, int cmd)
     long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
     double error_bars = 0;
     const char *error_bars_arg = NULL;
+    unsigned seen_once = 0;
     sweep_t sw = { 0 };
     FILE *fc = NULL, *fs = NULL, *fr = NULL, *fj = NULL, *fp = NULL;
     perfetto_t *tr = NULL;
@@ -477,6 +478,19 @@ static int cmd_run(int argc, char **argv, int cmd)
             opt = "-j";
         }
         if (v) {
+            /* an option of one value given twice: the first would be dropped unsaid */
+            static const char *const once[] = { "--csv", "--steps", "-j", "--trace", "--point-index", "--objective",
+                                                "-o", "--requests", "--json", "--replicas", "--error-bars", NULL };
+            const char *canon = !strcmp(opt, "--jobs") ? "-j" : !strcmp(opt, "--out") ? "-o" : opt;
+            for (int k = 0; once[k]; k++)
+                if (!strcmp(canon, once[k])) {
+                    if (seen_once & 1u << k) {
+                        fprintf(stderr, "pacesim: %s given twice\n", opt);
+                        rc = 2;
+                        goto out;
+                    }
+                    seen_once |= 1u << k;
+                }
             if (!strcmp(opt, "--set")) {
                 if (!strchr(v, '=')) {
                     setup_msg(stderr, "pacesim: --set %s: expected key.path=value", v);

@@ -59,6 +59,17 @@ check "sweep requests: one header, 2 rows per run" test "$(grep -c '^run,point,i
 check "sweep requests: rectangular" rectangular "$tmp/req.csv"
 "$bin" run scenarios/default.yaml --requests "$tmp/one.csv" --quiet
 check "one run: requests without run column" test "$(head -c 3 "$tmp/one.csv")" = "id,"
+# an option of one value given twice is refused (the first would be dropped unsaid), nothing written
+for o in --csv --json --steps --requests --replicas; do
+    rm -f "$tmp/twice1" "$tmp/twice2"
+    "$bin" run scenarios/default.yaml $o "$tmp/twice1" $o="$tmp/twice2" --quiet 2> "$tmp/twice.err"
+    check "run $o given twice: exit 2, one line, no file" test $? = 2 -a "$(wc -l < "$tmp/twice.err")" = 1 \
+        -a ! -e "$tmp/twice1" -a ! -e "$tmp/twice2"
+done
+"$bin" run scenarios/default.yaml -j 1 --jobs 2 --quiet 2> "$tmp/twice.err"
+check "run -j and --jobs: given twice" sh -c "test $? = 2 && grep -q 'given twice' '$tmp/twice.err'"
+"$bin" points scenarios/default.yaml -o "$tmp/p1" --out "$tmp/p2" 2> "$tmp/twice.err"
+check "points -o and --out: given twice" sh -c "test $? = 2 && grep -q 'given twice' '$tmp/twice.err'"
 
 # -- --replicas of a sweep over cluster keys: one header, run and point columns, a row per replica;
 #    the run CSV's pool columns after the windows
