@@ -479,18 +479,14 @@ static int cmd_run(int argc, char **argv, int cmd)
         }
         if (v) {
             /* an option of one value given twice: the first would be dropped unsaid */
-            static const char *const once[] = { "--csv", "--steps", "-j", "--trace", "--point-index", "--objective",
-                                                "-o", "--requests", "--json", "--replicas", "--error-bars", NULL };
-            const char *canon = !strcmp(opt, "--jobs") ? "-j" : !strcmp(opt, "--out") ? "-o" : opt;
-            for (int k = 0; once[k]; k++)
-                if (!strcmp(canon, once[k])) {
-                    if (seen_once & 1u << k) {
-                        fprintf(stderr, "pacesim: %s given twice\n", opt);
-                        rc = 2;
-                        goto out;
-                    }
-                    seen_once |= 1u << k;
-                }
+            static const char *const once[] = { "--csv", "--steps", "-j|--jobs", "--trace", "--point-index",
+                                                "--objective", "-o|--out", "--requests", "--json", "--replicas",
+                                                "--error-bars", NULL };
+            if (setup_opt_twice(&seen_once, once, opt)) {
+                fprintf(stderr, "pacesim: %s given twice\n", opt);
+                rc = 2;
+                goto out;
+            }
             if (!strcmp(opt, "--set")) {
                 if (!strchr(v, '=')) {
                     setup_msg(stderr, "pacesim: --set %s: expected key.path=value", v);

@@ -203,7 +203,7 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
     const char *routers[NROUTERS];
     char **rnames = NULL;
     int nrnames = 0;
-    unsigned given = 0;                   /* the valued options seen, by their index below */
+    unsigned given = 0;                   /* the options of one value seen (setup_opt_twice) */
     pr_t P = { 0 };
     char tmpdata[64] = "", defout[600], defscn[4096];
     if (jobs < 1) jobs = 1;
@@ -218,12 +218,12 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
                 fprintf(stderr, "pacesim plot replicas: %s needs a value\n", a);
                 goto out;
             }
-            int bit = k == 1 ? 0 : k == 8 ? 7 : k;    /* --out is -o, --jobs -j */
-            if (k != 5 && (given & 1u << bit)) {     /* all but --set once: which one is meant? */
+            static const char *const once[] = { "-o|--out", "--rates", "--replicas", "--routers", "--data",
+                                                "-j|--jobs", "--title", NULL };   /* all but --set */
+            if (setup_opt_twice(&given, once, a)) {   /* which one is meant? */
                 fprintf(stderr, "pacesim plot replicas: %s given twice\n", a);
                 goto out;
             }
-            given |= 1u << bit;
             const char *v = argv[++i];
             if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;
             else if (!strcmp(a, "--rates")) rates_s = v;

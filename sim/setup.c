@@ -245,3 +245,20 @@ void setup_msg(FILE *f, const char *fmt, ...)
     va_end(ap);
     fprintf(f, "%s\n", setup_msg_line(m, sizeof m));
 }
+
+int setup_opt_twice(unsigned *seen, const char *const *once, const char *opt)
+{
+    size_t n = strlen(opt);
+    for (int k = 0; once[k] && k < 32; k++)
+        for (const char *p = once[k];; p++) {     /* each of its aliases */
+            size_t l = strcspn(p, "|");
+            if (l == n && !strncmp(p, opt, n)) {
+                if (*seen & 1u << k) return 1;
+                *seen |= 1u << k;
+                return 0;
+            }
+            p += l;
+            if (!*p) break;
+        }
+    return 0;
+}

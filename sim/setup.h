@@ -63,5 +63,10 @@ void setup_close(setup_t *u);
 char *setup_msg_line(char *msg, size_t size);
 /* Print one message line to f: fmt formatted, setup_msg_line()'d, then a newline. */
 void setup_msg(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A command line's options of one value, each to be given at most once (a second would drop the
+ * first unsaid): once lists their names, NULL-ended, aliases joined by '|' ("-o|--out"); *seen
+ * the ones met so far, one bit each (at most 32).  1 where opt is one of them met before; else
+ * 0, opt marked (an option not in the list: 0, nothing marked). */
+int setup_opt_twice(unsigned *seen, const char *const *once, const char *opt);
 
 #endif
