@@ -2085,6 +2085,7 @@ int capacity_main(int argc, char **argv, const char *argv0)
     const char **extra = calloc((size_t)argc + 1, sizeof *extra);   /* the options `--points` passes on */
     const char *csv = NULL, *outdir = "points", *file = NULL;
     int ns = 0, nx = 0, quiet = 0, progress = isatty(2), points = 0, rc = 0, frontier_csv = 0;
+    unsigned seen_once = 0;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN), point_base = 0;
     double target = 0;
     sweep_t sw = { 0 };
@@ -2111,6 +2112,10 @@ int capacity_main(int argc, char **argv, const char *argv0)
         }
         if (!v && !strncmp(a, "-j", 2) && a[2]) v = a + 2, opt = "-j";
         if (v) {
+            /* an option of one value given twice: the first would be dropped unsaid */
+            static const char *const once[] = { "--goodput", "--tol", "--rate", "-j|--jobs", "--csv", "-o|--out",
+                                                "--point-index", "--error-bars", NULL };
+            if (setup_opt_twice(&seen_once, once, opt)) { rc = bad("%s given twice%s", opt, ""); goto out; }
             if (!strcmp(opt, "--slo")) {
                 if (o.nslo == CAP_MAX_SLO) { rc = bad("at most %s SLOs%s", "8", ""); goto out; }
                 if (cap_parse_slo(v, &o.slo[o.nslo], err, sizeof err) < 0) { rc = bad("%s%s", err, ""); goto out; }

@@ -642,8 +642,15 @@ static int cmd_merge(int argc, char **argv)
     int nf = 0, rc;
     if (!files) return 1;
     for (int i = 0; i < argc; i++) {
-        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) && i + 1 < argc) outp = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1]) {
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) {
+            const char *why = i + 1 >= argc ? "needs a value" : outp ? "given twice" : NULL;
+            if (why) {
+                fprintf(stderr, "pacesim merge: %s %s\n", argv[i], why);
+                free(files);
+                return 2;
+            }
+            outp = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
             setup_msg(stderr, "pacesim merge: unknown option %s (see pacesim --help)", argv[i]);
             free(files);
             return 2;
@@ -1026,8 +1033,16 @@ static int cmd_trace(int argc, char **argv)
     }
     trace_import_opts_t o = trace_import_defaults();
     const char *in = NULL, *outp = NULL, *sg_only = NULL;
+    unsigned seen_once = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        /* an option of one value given twice: the first would be dropped unsaid */
+        static const char *const once[] = { "-o|--out", "--max-rows", "--speedup", "--max-model-len",
+                                            "--chars-per-token", "--rate", "--seed", NULL };
+        if (setup_opt_twice(&seen_once, once, a)) {
+            fprintf(stderr, "pacesim trace import: %s given twice\n", a);
+            return 2;
+        }
         if (!strcmp(a, "--no-prune") || !strcmp(a, "--chars-per-token") || !strcmp(a, "--rate") || !strcmp(a, "--seed"))
             sg_only = a;
         int valued = !strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--max-rows") || !strcmp(a, "--speedup")

@@ -595,8 +595,18 @@ static int import_sharegpt(imp_t *m)
             m->st->skipped_pruned++;
             continue;
         }
-        long prompt = (long)ceil((double)chars[0] / o->chars_per_token);
-        long output = (long)ceil((double)chars[1] / o->chars_per_token);
+        double tok[2] = { 0, 0 };
+        for (int q = 0; q < 2; q++) {   /* within a token count's 12 digits, as the other formats' */
+            tok[q] = ceil((double)chars[q] / o->chars_per_token);
+            if (!(tok[q] < 1e12)) {
+                rc = fail(m, 2, line, col, "%s of %ld characters is %g tokens at --chars-per-token %g: more than a"
+                          " token count's 12 digits", q ? "the answer" : "the prompt", chars[q], tok[q],
+                          o->chars_per_token);
+                break;
+            }
+        }
+        if (rc) break;
+        long prompt = (long)tok[0], output = (long)tok[1];
         /* vLLM's is_valid_sequence defaults: min_len 4, max_prompt_len 1024, max_total_len 2048 */
         if (!o->no_prune && (prompt < 4 || output < 4 || prompt > 1024 || prompt + output > 2048)) {
             m->st->skipped_pruned++;
@@ -607,6 +617,12 @@ static int import_sharegpt(imp_t *m)
             continue;
         }
         if (rng && m->st->written > 0) t += gsl_ran_exponential(rng, 1.0 / o->rate);
+        if (!(t / o->speedup <= SIM_CLOCK_MAX_S)) {   /* emit's check, before t is cut into whole seconds */
+            rc = fail(m, 2, line, col, "arrival %g s (Poisson at --rate %g, divided by --speedup %g) is past the"
+                      " simulated clock's %g s limit: a higher --rate or --max-rows", t / o->speedup, o->rate,
+                      o->speedup, SIM_CLOCK_MAX_S);
+            break;
+        }
         double whole = floor(t);
         int e = emit(m, line, col, (long)whole, t - whole, prompt, output, "");
         if (e == -2) break;

@@ -66,6 +66,14 @@ refused "split colocated twice" '--search split: colocated is given twice' $S --
   --search split=colocated,colocated
 refused "split P:D twice in two spellings" '--search split: 1:2 and 01:2 are the same value' $S --slo ttft_p99=2 \
   --search split=1:2,2,01:2
+# an option of one value given twice: the first was dropped unsaid
+refused "--rate twice" '--rate given twice' $S --slo ttft_p99=2 --rate 3 --rate 5
+refused "--goodput twice" '--goodput given twice' $S --slo ttft=2 --goodput 0.9 --goodput=0.5
+refused "--tol twice" '--tol given twice' $S --slo ttft_p99=2 --tol 0.1 --tol 0.05
+refused "-j and --jobs" '--jobs given twice' $S --slo ttft_p99=2 -j1 --jobs 2
+refused "--csv twice" '--csv given twice' $S --slo ttft_p99=2 --csv "$tmp/x.csv" --csv "$tmp/y.csv"
+refused "-o and --out" '--out given twice' $S --slo ttft_p99=2 --points -o "$tmp/a" --out "$tmp/b"
+refused "--error-bars twice" '--error-bars given twice' $S --slo ttft_p99=2 --error-bars 3 --error-bars 4
 refused "unknown option" 'unknown option --sweep' $S --slo ttft_p99=2 --sweep engine.max_num_seqs=4
 refused "two scenarios" 'one scenario at a time' $S $S --slo ttft_p99=2
 refused "missing scenario" 'nope.yaml' nope.yaml --slo ttft_p99=2

@@ -114,6 +114,15 @@ if [ $? -eq 2 ] && grep -q 'that is a CSV it merges' "$tmp/err" && cmp -s scenar
 then pass=$((pass + 1))
 else echo "  FAIL merge -o one of its inputs: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
 
+# merge -o twice (the first was dropped unsaid), or without its value (read as an unknown option)
+for args in "-o $tmp/m1.csv --out $tmp/m2.csv:--out given twice" "-o:-o needs a value"; do
+    # shellcheck disable=SC2086
+    timeout 20 "$bin" merge scenarios/bench-trace.csv ${args%%:*} >"$tmp/out" 2>"$tmp/err"
+    if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "${args#*:}" "$tmp/err"
+    then pass=$((pass + 1))
+    else echo "  FAIL merge ${args%%:*}: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+done
+
 # merge and best: one CSV given twice (the same name, ./ before it, a hard link) is refused,
 # nothing written: its rows would count twice
 "$bin" run scenarios/default.yaml --sweep engine.max_num_seqs=1,2 --quiet --csv "$tmp/d.csv" 2>/dev/null

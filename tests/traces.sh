@@ -107,5 +107,22 @@ check "--speedup 1e-6: the arrival past 1e7 s refused at its record (exit 2, FIL
 check "--rate on an azure trace (its timestamps won unseen): exit 2" \
     sh -c "test $rc = 2 && grep -q -- '--rate is sharegpt' '$tmp/e'"
 
+# sharegpt --rate so low that an arrival passes the clock (1e-300: its seconds overflowed a long and read as
+# "arrivals must not decrease"), --chars-per-token so low that a length passes a token count's 12 digits
+# (1e-300: every entry left out unsaid): refused at the entry
+"$bin" trace import sharegpt "$d/sharegpt.json" --rate 1e-300 > /dev/null 2> "$tmp/e"; rc=$?
+check "sharegpt --rate 1e-300: the arrival past 1e7 s refused at its entry (exit 2)" \
+    sh -c "test $rc = 2 && test \$(wc -l < '$tmp/e') = 1 && grep -q 'sharegpt.json:37:2: sharegpt: arrival .* past the simulated clock' '$tmp/e'"
+"$bin" trace import sharegpt "$d/sharegpt.json" --chars-per-token 1e-300 > /dev/null 2> "$tmp/e"; rc=$?
+check "sharegpt --chars-per-token 1e-300: the first entry's length refused (exit 2)" \
+    sh -c "test $rc = 2 && test \$(wc -l < '$tmp/e') = 1 && grep -q 'sharegpt.json:2:2: sharegpt: the prompt of 40 characters is 4e+301 tokens' '$tmp/e'"
+# an option of one value given twice: refused (the first was dropped unsaid)
+for args in "-o $tmp/a.csv --out $tmp/b.csv" "--max-rows 2 --max-rows 3" "--speedup 2 --speedup 3"; do
+    # shellcheck disable=SC2086
+    "$bin" trace import azure "$d/azure-2023.csv" $args > "$tmp/o" 2> "$tmp/e"; rc=$?
+    check "trace import $args: exit 2, one line, nothing written" \
+        sh -c "test $rc = 2 && test \$(wc -l < '$tmp/e') = 1 && ! test -s '$tmp/o' && grep -q 'given twice' '$tmp/e'"
+done
+
 echo "traces: $pass passed, $fail failed"
 [ "$fail" = 0 ]
