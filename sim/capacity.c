@@ -2176,16 +2176,10 @@ int capacity_main(int argc, char **argv, const char *argv0)
                 R.cost_usd[R.ncost++] = usd;
                 extra[nx++] = "--gpu-cost", extra[nx++] = v;
             } else if (!strcmp(opt, "-j") || !strcmp(opt, "--jobs")) {
-                char *end;
-                errno = 0;
-                jobs = strtol(v, &end, 10);
-                if (!*v || *end || errno || jobs < 1) { rc = bad("%s %s: expected an integer >= 1", opt, v); goto out; }
+                if (setup_opt_long("pacesim capacity", opt, v, 1, &jobs) < 0) { rc = 2; goto out; }
                 if (jobs > 1024) jobs = 1024;
             } else if (!strcmp(opt, "--point-index")) {
-                char *end;
-                errno = 0;
-                point_base = strtol(v, &end, 10);
-                if (!*v || *end || errno || point_base < 0) { rc = bad("%s %s: expected an integer >= 0", opt, v); goto out; }
+                if (setup_opt_long("pacesim capacity", opt, v, 0, &point_base) < 0) { rc = 2; goto out; }
                 R.one_point = 1;
             } else if (!strcmp(opt, "--error-bars")) {
                 if (cost_scaled_parse_pct("pacesim capacity", v, &o.error_bars) < 0) { rc = 2; goto out; }

@@ -292,19 +292,6 @@ enum { CMD_RUN, CMD_VALIDATE, CMD_POINTS, CMD_BEST };
 
 static const char *argv0 = "pacesim";
 
-static int parse_count(const char *opt, const char *v, long min, long *out)
-{
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (!*v || *end || errno == ERANGE || n < min) {
-        setup_msg(stderr, "pacesim: %s %s: expected an integer >= %ld", opt, v, min);
-        return -1;
-    }
-    *out = n;
-    return 0;
-}
-
 /* --error-bars P: a percentage, 0 < P <= 50 ("3" or "3%"). */
 static int parse_error_bars(const char *v, double *out)
 {
@@ -502,13 +489,13 @@ static int cmd_run(int argc, char **argv, int cmd)
                     goto out;
                 }
             } else if (!strcmp(opt, "-j") || !strcmp(opt, "--jobs")) {
-                if (parse_count(opt, v, 1, &jobs) < 0) { rc = 2; goto out; }
+                if (setup_opt_long("pacesim", opt, v, 1, &jobs) < 0) { rc = 2; goto out; }
                 if (jobs > 1024) jobs = 1024;
             } else if (!strcmp(opt, "--error-bars")) {
                 if (parse_error_bars(v, &error_bars) < 0) { rc = 2; goto out; }
                 error_bars_arg = v;
             } else if (!strcmp(opt, "--point-index")) {
-                if (parse_count(opt, v, 0, &point_base) < 0) { rc = 2; goto out; }
+                if (setup_opt_long("pacesim", opt, v, 0, &point_base) < 0) { rc = 2; goto out; }
             } else if (!strcmp(opt, "--csv")) {
                 csv = v;
             } else if (!strcmp(opt, "--json")) {

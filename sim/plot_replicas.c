@@ -232,13 +232,7 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
             else if (!strcmp(a, "--data")) data = v;
             else if (!strcmp(a, "--title")) title = v;
             else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
-                char *end;
-                errno = 0;
-                jobs = strtol(v, &end, 10);
-                if (!*v || *end || errno || jobs < 1) {
-                    setup_msg(stderr, "pacesim plot replicas: %s %s: expected an integer >= 1", a, v);
-                    goto out;
-                }
+                if (setup_opt_long("pacesim plot replicas", a, v, 1, &jobs) < 0) goto out;
                 if (jobs > 1024) jobs = 1024;
             } else {
                 if (!strchr(v, '=') || nsets >= PR_MAX_SETS) {

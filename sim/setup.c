@@ -1,8 +1,10 @@
 /* setup.c: scenario -> profile -> cost model -> engine, once for every command.
  * See setup.h. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ydoc.h"
 #include <gsl/gsl_errno.h>
@@ -244,6 +246,19 @@ void setup_msg(FILE *f, const char *fmt, ...)
     vsnprintf(m, sizeof m, fmt, ap);
     va_end(ap);
     fprintf(f, "%s\n", setup_msg_line(m, sizeof m));
+}
+
+int setup_opt_long(const char *prog, const char *opt, const char *v, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || errno == ERANGE || n < min) {
+        setup_msg(stderr, "%s: %s %s: expected an integer >= %ld", prog, opt, v, min);
+        return -1;
+    }
+    *out = n;
+    return 0;
 }
 
 int setup_opt_twice(unsigned *seen, const char *const *once, const char *opt)

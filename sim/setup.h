@@ -68,5 +68,8 @@ void setup_msg(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3
  * the ones met so far, one bit each (at most 32).  1 where opt is one of them met before; else
  * 0, opt marked (an option not in the list: 0, nothing marked). */
 int setup_opt_twice(unsigned *seen, const char *const *once, const char *opt);
+/* An option's whole-number value v (decimal, nothing around it) of at least min into *out: 0;
+ * else -1 and one line on stderr, "prog: opt v: expected an integer >= min". */
+int setup_opt_long(const char *prog, const char *opt, const char *v, long min, long *out);
 
 #endif
