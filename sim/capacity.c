@@ -123,7 +123,18 @@ struct cap_conf {
 void cap_conf_log(cap_conf_t *c, FILE *f) { c->log = f; }
 double cap_conf_trace_rate(const cap_conf_t *c) { return c->trace ? c->rate0 : 0; }
 
-int cap_conf_tp(const cap_conf_t *c) { return c->u.s.engine.tensor_parallel_size; }
+/* The TP degree: the engine's, or a cluster's pools' (each may set its own); -1 where they differ. */
+int cap_conf_tp(const cap_conf_t *c)
+{
+    const scn_cluster_t *cl = &c->u.s.cluster;
+    int tp = c->u.s.engine.tensor_parallel_size;
+    for (int i = 0; cl->enabled && i < cl->n_pools; i++) {
+        int t = cl->pools[i].s ? cl->pools[i].s->engine.tensor_parallel_size : c->u.s.engine.tensor_parallel_size;
+        if (i == 0) tp = t;
+        else if (t != tp) return -1;
+    }
+    return tp;
+}
 
 /* Replicas and GPUs: one engine of TP GPUs, or a cluster's pools, each count x its TP. */
 int cap_conf_replicas(const cap_conf_t *c)
@@ -1067,6 +1078,21 @@ static double price_of(const cap_run_t *R, const char *hw, const char *gpu)
     return NAN;
 }
 
+/* Two --gpu-cost prices for one configuration's hardware (one naming its profile, the other its
+ * GPU): the first would win unseen.  1 (and the message in m), or 0. */
+static int price_twice(const cap_run_t *R, const char *hw, const char *gpu, char *m, size_t n)
+{
+    for (int i = 0; i < R->ncost; i++)
+        for (int k = i + 1; k < R->ncost; k++)
+            if ((!strcasecmp(R->cost_name[i], hw) || !strcasecmp(R->cost_name[i], gpu))
+                && (!strcasecmp(R->cost_name[k], hw) || !strcasecmp(R->cost_name[k], gpu))) {
+                snprintf(m, n, "pacesim capacity: --gpu-cost %s=%g and %s=%g price the same hardware (profile %s, GPU %s):"
+                         " give it one price", R->cost_name[i], R->cost_usd[i], R->cost_name[k], R->cost_usd[k], hw, gpu);
+                return 1;
+            }
+    return 0;
+}
+
 static void cap_job(void *ctx, long j, void *prog)
 {
     (void)prog;
@@ -1098,6 +1124,15 @@ static void cap_job(void *ctx, long j, void *prog)
             row->usd_h = price_of(R, row->hw, row->gpu) * row->gpus;
             row->warn = strdup(cap_conf_warn(c));
             row->trace_rate = cap_conf_trace_rate(c);
+        }
+        if (price_twice(R, cap_conf_hw(c), cap_conf_gpu(c), err, sizeof err)) {   /* a searched profile's */
+            *rcp = 2;
+            *errp = strdup(err);
+            cap_conf_close(c);
+            for (int a = 0; own && a <= sw->naxes; a++) free(own[a]);
+            free(own);
+            free(sets);
+            return;
         }
         size_t loglen;
         FILE *lf = R->log_probes ? open_memstream(logp, &loglen) : NULL;
@@ -1220,7 +1255,8 @@ static void csv_out(FILE *f, const cap_run_t *R)
         sweep_csv_field(f, r->hw);
         fputc(',', f);
         sweep_csv_field(f, r->gpu);
-        fprintf(f, ",%d,%d,%d,", r->tp, r->replicas, r->gpus);
+        if (r->tp < 0) fprintf(f, ",,%d,%d,", r->replicas, r->gpus);   /* pools of several TP degrees */
+        else fprintf(f, ",%d,%d,%d,", r->tp, r->replicas, r->gpus);
         report_num(f, r->rc ? NAN : r->usd_h);
         fprintf(f, ",%s,", r->rc ? "error" : r->a.below ? "below" : r->a.above ? "above" : "ok");
         report_num(f, r->rc ? NAN : r->a.rate);
@@ -1372,6 +1408,33 @@ static long cell_col(const char *line, const char *buf, const char *fld)
     return c;
 }
 
+static int cmp_point_row(const void *a, const void *b)
+{
+    const long *x = a, *y = b;      /* (point, row) pairs */
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* One point on two rows (a point's CSV merged twice, or two searches' points, numbered
+ * alike): the table and the frontier would list it twice.  0, 1 out of memory, 2 refused
+ * at the later row. */
+static int table_dup_point(const cap_table_t *t, const char *path)
+{
+    long *pr = malloc((size_t)(t->n > 0 ? t->n : 1) * 2 * sizeof *pr);
+    if (!pr) return 1;
+    for (long i = 0; i < t->n; i++) pr[2 * i] = t->r[i].point, pr[2 * i + 1] = i;
+    qsort(pr, (size_t)t->n, 2 * sizeof *pr, cmp_point_row);
+    int rc = 0;
+    for (long i = 1; i < t->n && !rc; i++)
+        if (pr[2 * i] == pr[2 * i - 2]) {
+            long a = pr[2 * i - 1], b = pr[2 * i + 1];
+            setup_msg(stderr, "%s:%ld:1: point: %ld is also the point of line %ld (a point's row twice, or two searches'"
+                      " points numbered alike): give each point once", path, b + 2, pr[2 * i], a + 2);
+            rc = 2;
+        }
+    free(pr);
+    return rc;
+}
+
 /* Parse the capacity CSV of nlines lines (the header first; the lines taken over).  0, 1
  * out of memory, 2 bad input (one message on stderr, path:line:col). */
 static int table_parse(cap_table_t *t, const char *path, char **lines, long nlines)
@@ -1497,7 +1560,7 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
             }
         }
     }
-    return 0;
+    return table_dup_point(t, path);
 }
 
 static int trow_ok(const cap_trow_t *r) { return (r->status == T_OK || r->status == T_ABOVE) && r->rate > 0; }
@@ -2280,6 +2343,12 @@ int capacity_main(int argc, char **argv, const char *argv0)
             else if (n0 < 0) crc = 1, snprintf(cerr, sizeof cerr, "out of memory");
             setup_msg(stderr, "%s", cerr);
             rc = crc;
+            goto out;
+        }
+        if (price_twice(&R, cap_conf_hw(c), cap_conf_gpu(c), cerr, sizeof cerr)) {
+            setup_msg(stderr, "%s", cerr);
+            cap_conf_close(c);
+            rc = 2;
             goto out;
         }
         cap_conf_close(c);

@@ -123,7 +123,7 @@ cap_conf_t *cap_conf_open_scaled(const cap_opts_t *o, const char *const *sets, i
 int cap_conf_probe(cap_conf_t *c, double rate, cap_probe_t *p, char *err, size_t errn);
 /* The completion rate (req/s) with every request arriving at once.  0 or -1. */
 int cap_conf_saturation(cap_conf_t *c, double *mu, char *err, size_t errn);
-/* The scenario's GPUs per replica (TP), its hardware name for --gpu-cost (the profile's
+/* The scenario's GPUs per replica (TP: a cluster's pools', -1 where they differ), its hardware name for --gpu-cost (the profile's
  * file name without .yaml, or "analytic") and its GPU name. */
 int cap_conf_tp(const cap_conf_t *c);
 int cap_conf_replicas(const cap_conf_t *c);

@@ -1663,7 +1663,7 @@ void sweep_best_free(sweep_best_t *b)
 /* ---- merge ---------------------------------------------------------------------- */
 
 typedef struct mrow {
-    long point, seq;
+    long point, seq, ln;          /* ln: its line in its file */
     int file;                     /* index into the files read, for its column map */
     char *line;
 } mrow_t;
@@ -1990,6 +1990,7 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
             rows[nrows].seq = nrows;
             rows[nrows].point = point;
             rows[nrows].file = i;
+            rows[nrows].ln = line;
             if (!(rows[nrows].line = strdup(rec))) {
                 why = "out of memory";
                 got = -1;
@@ -2010,6 +2011,17 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
     }
     if (rc < 2 && have_hdr) {
         if (by_point && nrows > 1) qsort(rows, (size_t)nrows, sizeof *rows, mrow_cmp);
+        for (long i = 1; by_point && i < nrows && rc < 2; i++)   /* one point twice: a copy, or two searches */
+            if (rows[i].point == rows[i - 1].point) {
+                put_clean(err, paths[rows[i].file]);
+                fprintf(err, ":%ld: point %ld is also at ", rows[i].ln, rows[i].point);
+                put_clean(err, paths[rows[i - 1].file]);
+                fprintf(err, ":%ld (a point's rows would count twice; points of two searches are numbered alike):"
+                        " give each point once\n", rows[i - 1].ln);
+                rc = 2;
+            }
+    }
+    if (rc < 2 && have_hdr) {
         for (int i = 0; i < u.n; i++) {
             if (i) fputc(',', out);
             fputs(u.raw[i], out);

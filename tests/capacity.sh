@@ -50,6 +50,9 @@ refused "--rate past 1e9 (its copy count overflowed)" '--rate 1e308: expected a 
   --slo ttft_p99=2 --rate 1e308
 refused "gpu-cost price below a tenth of a cent (its req/$ broke the table)" '--gpu-cost h200=1e-300' $S --slo ttft_p99=2 \
   --gpu-cost h200=1e-300
+refused "gpu-cost of the profile and of its GPU (the first price won unseen)" \
+  '--gpu-cost h200=3.5 and NVIDIA H200=7 price the same hardware (profile h200, GPU NVIDIA H200)' \
+  scenarios/capacity/h200-hd128.yaml --slo ttft_p99=1 --gpu-cost h200=3.5 --gpu-cost 'NVIDIA H200=7'
 refused "gpu-cost twice (the first price won unseen)" '--gpu-cost H200=4: H200 is priced twice' $S --slo ttft_p99=2 \
   --gpu-cost h200=3.5 --gpu-cost H200=4
 refused "-j zero" '-j 0' $S --slo ttft_p99=2 -j 0
@@ -162,6 +165,9 @@ sed '1s/,usd_per_hour,/,usd_per_hour,usd_per_hour,/; 2,$s/,ok,/,1,ok,/' "$tmp/me
 c=$(($(sed -n '1s/,usd_per_hour,.*//p' "$tmp/bad5.csv" | wc -c) + 1 + 13))   # the second usd_per_hour
 refused "--frontier: a column twice, at the second" "bad5.csv:1:$c: usd_per_hour: a second column of that name" \
   --frontier "$tmp/bad5.csv"
+(cat "$tmp/merged.csv"; sed -n 3p "$tmp/merged.csv") > "$tmp/dup.csv"
+refused "--frontier: a point twice (listed twice in the table and frontier)" \
+  'dup.csv:8:1: point: 1 is also the point of line 3' --frontier "$tmp/dup.csv" --slo ttft_p99=1 --slo tpot_p90=0.02
 refused "--frontier with --search" '--frontier reads a capacity CSV' --frontier "$tmp/merged.csv" --slo ttft_p99=1 \
   --search engine.max_num_seqs=4
 cp "$tmp/merged.csv" "$tmp/m0.csv"
@@ -228,10 +234,15 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 # shellcheck disable=SC2086
 $PACESIM capacity $C $SPLIT --search split=1:2 --set cluster.pools.prefill.engine.tensor_parallel_size=2 \
   --csv "$tmp/split-tp.csv" 2> /dev/null || bad "split with a pool's TP exit $?"
-awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { g = $c["gpus"]; r = $c["replicas"] }
-  END { exit !(g == 4 && r == 3) }' "$tmp/split-tp.csv" \
-  && ok "split: GPUs = sum of count x TP over the pools (1 x TP2 prefill + 2 x TP1 decode = 4)" \
-  || bad "split: GPUs with a prefill pool at TP2 are not 4"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { g = $c["gpus"]; r = $c["replicas"]; tp = $c["tp"] }
+  END { exit !(g == 4 && r == 3 && tp == "") }' "$tmp/split-tp.csv" \
+  && ok "split: GPUs = sum of count x TP over the pools (1 x TP2 prefill + 2 x TP1 decode = 4), tp empty (two degrees)" \
+  || bad "split: GPUs with a prefill pool at TP2 are not 4, or tp is not empty (it was the scenario's engine's 1)"
+# a pool's own TP is the configuration's tp (it was the scenario's engine's: tp 1 beside 2 GPUs for 1 replica)
+$PACESIM capacity $C --slo ttft_p99=1 --search cluster.pools.a.engine.tensor_parallel_size=2 --csv "$tmp/pool-tp.csv" \
+  --quiet 2> /dev/null || bad "a pool's TP exit $?"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { exit !($c["tp"] == 2 && $c["gpus"] == 2) }' \
+  "$tmp/pool-tp.csv" && ok "a pool's own TP 2: tp 2, 2 GPUs" || bad "a pool's own TP 2: $(tail -1 "$tmp/pool-tp.csv" | cut -d, -f5-8)"
 # split=1:2 is the disaggregated cluster a user writes (tests/data/capacity/disagg.yaml), row for row
 # shellcheck disable=SC2086
 $PACESIM capacity $C $SPLIT --search split=1:2 --csv "$tmp/split-12.csv" 2> /dev/null || bad "split=1:2 exit $?"

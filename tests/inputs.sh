@@ -114,6 +114,15 @@ if [ $? -eq 2 ] && grep -q 'that is a CSV it merges' "$tmp/err" && cmp -s scenar
 then pass=$((pass + 1))
 else echo "  FAIL merge -o one of its inputs: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
 
+# merge: one point in two files (a copy of a point's CSV, two searches' points numbered alike): refused
+"$bin" run scenarios/default.yaml --sweep engine.max_num_seqs=5 --point-index 1 --quiet --csv "$tmp/p1.csv" 2>/dev/null
+cp "$tmp/p1.csv" "$tmp/p1-copy.csv"
+timeout 20 "$bin" merge "$tmp/p1.csv" "$tmp/p1-copy.csv" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
+   && grep -q "p1-copy.csv:2: point 1 is also at $tmp/p1.csv:2" "$tmp/err"
+then pass=$((pass + 1))
+else echo "  FAIL merge of one point twice: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+
 # merge -o twice (the first was dropped unsaid), or without its value (read as an unknown option)
 for args in "-o $tmp/m1.csv --out $tmp/m2.csv:--out given twice" "-o:-o needs a value"; do
     # shellcheck disable=SC2086
