@@ -104,6 +104,7 @@ struct cap_conf {
     long nrows;
     long n, m0, m1;               /* requests of the probe running; measured serials [m0, m1) */
     long nfull, need;             /* requests a probe (the scenario's count); measured ones the SLOs need */
+    int bad_input;                /* the search failed on the scenario itself (too few TPOTs for a TPOT bound) */
     long serial0;                 /* the first generated request's serial */
     double *arr, *first, *fin;    /* per request (by serial - serial0) */
     long *out;
@@ -606,6 +607,30 @@ int cap_conf_probe(cap_conf_t *c, double rate, cap_probe_t *p, char *err, size_t
         const cap_slo_t *sl = &o->slo[k];
         if (sl->per_request) continue;
         p->stat[k] = sl->mean ? quant_mean(&q[sl->metric]) : quant_quantile(&q[sl->metric], sl->q);
+    }
+    /* a TPOT bound stands on the requests of two output tokens or more (the same at every
+     * rate): as many as the SLO needs of the measured ones, else the bound is checked on too
+     * few (none: never) */
+    long ntpot = 0;
+    for (long i = c->m0; i < c->m1; i++) ntpot += c->out[i] > 1;
+    for (int k = 0; k < o->nslo && !oom; k++) {
+        const cap_slo_t *sl = &o->slo[k];
+        if (sl->per_request || sl->metric != CAP_TPOT) continue;
+        long need = sl->mean ? 2 * CAP_MIN_TAIL : (long)ceil(CAP_MIN_TAIL / (1 - sl->q) - 1e-9);
+        if (ntpot >= need) continue;
+        const scenario_t *sc = &c->u.s;
+        char what[96];
+        snprintf(what, sizeof what, "%s needs %ld%s", sl->name, need, sl->mean ? "" : " (10 beyond it)");
+        if (c->trace)
+            snprintf(err, errn, "%s:1:1: trace: %ld of its %ld measured requests have two output tokens or more (a TPOT);"
+                     " %s: longer outputs, or a TTFT or E2EL bound", c->trace_orig, ntpot, m, what);
+        else
+            snprintf(err, errn, "%s:%d:%d: workload.poisson.output: %ld of the %ld measured requests have two output"
+                     " tokens or more (a TPOT); %s: longer outputs, a larger count, or a TTFT or E2EL bound", sc->path,
+                     sc->poisson_line, sc->poisson_col, ntpot, m, what);
+        c->bad_input = 1;
+        for (int j = 0; j < CAP__NMETRIC; j++) quant_free(&q[j]);
+        return -1;
     }
     p->ttft_p99 = quant_quantile(&q[CAP_TTFT], 0.99);
     p->tpot_p99 = quant_quantile(&q[CAP_TPOT], 0.99);
@@ -1137,7 +1162,7 @@ static void cap_job(void *ctx, long j, void *prog)
         size_t loglen;
         FILE *lf = R->log_probes ? open_memstream(logp, &loglen) : NULL;
         cap_conf_log(c, lf);
-        *rcp = cap_conf_search(c, ans, err, sizeof err) < 0 ? 1 : 0;
+        *rcp = cap_conf_search(c, ans, err, sizeof err) < 0 ? (c->bad_input ? 2 : 1) : 0;
         if (lf) fclose(lf);
     }
     if (*rcp) *errp = strdup(err);

@@ -289,6 +289,12 @@ if [ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] \
   && grep -q '^point 2 (engine.num_gpu_blocks=1 engine.max_num_seqs=1): tests/data/capacity/small.yaml:[0-9]*:[0-9]*: workload.poisson: .*engine.num_gpu_blocks' "$tmp/err"
 then ok "configurations refused at set-up: one line, exit 2"
 else bad "configurations refused at set-up: exit $rc, $(head -c 300 "$tmp/err")"; fi
+# a TPOT bound on one-token outputs (no request has a TPOT): refused as bad input, one line, exit 2 (the bound
+# was never checked: a rate printed, TPOT p99 "-", exit 0)
+$PACESIM capacity $S --slo tpot_p99=0.05 --set workload.poisson.output=1 --quiet > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q 'small.yaml:[0-9]*:[0-9]*: workload.poisson.output: 0 of the 1200 measured requests have two output tokens or more (a TPOT); tpot_p99 needs 1000' "$tmp/err"
+then ok "a TPOT bound with no TPOT to check: refused"
+else bad "a TPOT bound with no TPOT to check: exit $rc, $(head -c 300 "$tmp/err")"; fi
 # a one-layer model's 30 us steps, which the clock holds only before 262144 s: the downward gallop stops at
 # the rate whose arrivals span half of that, "below" and exit 0 (a probe past it ran into the clock, exit 1)
 $PACESIM capacity tests/data/capacity/tiny-clock.yaml --slo ttft_mean=1e-7 --csv "$tmp/tiny-clock.csv" --quiet 2> "$tmp/err" \
