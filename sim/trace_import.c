@@ -156,13 +156,16 @@ static long days_from_civil(long y, long m, long d)
 }
 
 /* "YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]" (or a 'T' between date and time) into
- * seconds from the epoch (whole, fraction).  -1 malformed. */
+ * seconds from the epoch (whole, fraction).  -1 malformed, -2 a day its month does not have. */
 static int datetime(const char *s, long *whole, double *frac)
 {
     int Y, M, D, h, mi, sec, n = 0;
     while (*s == ' ') s++;
     if (sscanf(s, "%4d-%2d-%2d%*1[ T]%2d:%2d:%2d%n", &Y, &M, &D, &h, &mi, &sec, &n) != 6 || n != 19) return -1;
+    static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
     if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || sec > 60) return -1;
+    if (D > mdays[M - 1] || (M == 2 && D == 29 && !(Y % 4 == 0 && (Y % 100 != 0 || Y % 400 == 0))))
+        return -2;                /* a day the month does not have (2023-02-29 read as March 1) */
     const char *p = s + n;
     double f = 0;
     if (*p == '.') {
@@ -186,17 +189,22 @@ static int datetime(const char *s, long *whole, double *frac)
     return 0;
 }
 
-/* The index of the header field named name (case and blanks as written), or -1. */
+/* The index of the header field named name (case and blanks as written), -1 none, -2 two
+ * of that name (which would be meant?). */
 static int column(const csv_row_t *h, const char *name)
 {
+    int at = -1;
     for (int i = 0; i < h->n; i++) {
         const char *f = h->f[i];
         while (*f == ' ') f++;
         size_t l = strlen(f);
         while (l && f[l - 1] == ' ') l--;
-        if (l == strlen(name) && !strncmp(f, name, l)) return i;
+        if (l == strlen(name) && !strncmp(f, name, l)) {
+            if (at >= 0) return -2;
+            at = i;
+        }
     }
-    return -1;
+    return at;
 }
 
 static int import_csv(imp_t *m, int azure)
@@ -216,6 +224,9 @@ static int import_csv(imp_t *m, int azure)
             ct = column(&r, names[0]);
             cp = column(&r, names[1]);
             co = column(&r, names[2]);
+            for (int k = 0; k < 3; k++)
+                if ((k == 0 ? ct : k == 1 ? cp : co) == -2)
+                    return fail(m, 2, ln, 1, "the header names the column %s twice", names[k]);
             if (ct < 0 || cp < 0 || co < 0)
                 return fail(m, 2, ln, 1, "the header must name the columns %s, %s and %s", names[0], names[1], names[2]);
             continue;
@@ -226,7 +237,9 @@ static int import_csv(imp_t *m, int azure)
         m->st->rows++;
         long s, prompt, output;
         double f;
-        if ((azure ? datetime(r.f[ct], &s, &f) : seconds(r.f[ct], &s, &f)) < 0)
+        int dt = azure ? datetime(r.f[ct], &s, &f) : seconds(r.f[ct], &s, &f);
+        if (dt == -2) return fail(m, 2, ln, r.col[ct], "%s: a day its month does not have (YYYY-MM-DD)", names[0]);
+        if (dt < 0)
             return fail(m, 2, ln, r.col[ct], azure ? "%s: expected a date and time YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]"
                                                    : "%s: expected seconds (a plain decimal number >= 0)", names[0]);
         if (tokens(r.f[cp], &prompt) < 0) return fail(m, 2, ln, r.col[cp], "%s: expected a token count", names[1]);

@@ -67,6 +67,14 @@ bad_case a2.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15
 bad_case a3.csv azure 'TIMESTAMP,Context,GeneratedTokens\n2023-11-16 18:15:46.5,10,4\n' "a3.csv:1:1: azure: the header must name the columns TIMESTAMP, ContextTokens and GeneratedTokens"
 bad_case a4.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.5,10,4\n2023-11-16 18:15:40,10,4\n' \
     "a4.csv:3:1: azure: arrivals must not decrease"
+bad_case a6.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-02-28 23:00:00,10,4\n2023-02-29 00:00:00,10,4\n' \
+    "a6.csv:3:1: azure: TIMESTAMP: a day its month does not have"
+bad_case a7.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-04-31 00:00:00,10,4\n' "a7.csv:2:1: azure: TIMESTAMP: a day its month does not have"
+bad_case a8.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens,ContextTokens\n2023-11-16 18:15:46.5,10,4,99\n' \
+    "a8.csv:1:1: azure: the header names the column ContextTokens twice"
+check "azure: 2024-02-29 (a leap day) taken" \
+    sh -c "printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2024-02-29 00:00:00,10,4\n2024-03-01 00:00:00,10,4\n' > '$tmp/leap.csv' \
+           && '$bin' trace import azure '$tmp/leap.csv' 2>/dev/null | tail -1 | grep -q '^86400.000000,10,4$'"
 bad_case a5.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.5,10\n' "a5.csv:2:1: azure: 2 fields, the header has 3"
 bad_case b1.csv burstgpt 'Timestamp,Model,Request tokens,Response tokens\n1,m,10,-4\n' "b1.csv:2:8: burstgpt: Response tokens: expected a token count"
 bad_case b2.csv burstgpt 'Timestamp,Model,Request tokens,Response tokens\nsoon,m,10,4\n' "b2.csv:2:1: burstgpt: Timestamp: expected seconds"
