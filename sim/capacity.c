@@ -1547,7 +1547,9 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
         errno = 0;
         r->point = strtol(f[0], &end, 10);
         if (!*f[0] || *end || errno || r->point < 0) bad_col = TC_POINT;
-        if (tnum(f[t->col[TC_GPUS]], &d) < 0 || !(d >= 0 && d <= INT_MAX) || d != floor(d)) bad_col = TC_GPUS;
+        /* (0 only where the configuration failed: the --rate answer would price copies of it at 0 GPUs) */
+        if (tnum(f[t->col[TC_GPUS]], &d) < 0 || !(d >= (r->status == T_ERROR ? 0 : 1) && d <= INT_MAX) || d != floor(d))
+            bad_col = TC_GPUS;
         else r->gpus = (int)d;
         if (tnum(f[t->col[TC_PROBES]], &d) < 0 || !(d >= 0 && d <= LONG_MAX / 2) || d != floor(d)) bad_col = TC_PROBES;
         else r->probes = (long)d;
@@ -1560,7 +1562,8 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
         if (bad_col >= 0) {
             setup_msg(stderr, "%s:%ld:%ld: %s: \"%s\" is not %s", path, l + 1, cell_col(r->line, r->buf, f[t->col[bad_col]]),
                       tcol_names[bad_col], f[t->col[bad_col]],
-                      bad_col == TC_STATUS ? "a status (ok, below, above or error)" : "a number >= 0");
+                      bad_col == TC_STATUS ? "a status (ok, below, above or error)"
+                      : bad_col == TC_GPUS && r->status != T_ERROR ? "a count of GPUs >= 1" : "a number >= 0");
             return 2;
         }
         r->eb_pct = r->rate_lo = r->rate_hi = NAN;

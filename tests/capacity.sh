@@ -155,6 +155,10 @@ awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "usd_per_hour") 
 refused "--frontier: a negative price (it was the cheapest)" \
   "bad4.csv:3:$(cellcol "$tmp/bad4.csv" 3 usd_per_hour): usd_per_hour: \"-100\" is not a number >= 0" \
   --frontier "$tmp/bad4.csv" --rate 1
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "gpus") c = i } NR == 3 { $c = "0" } 1' \
+  "$tmp/merged.csv" > "$tmp/bad6.csv"
+refused "--frontier: 0 GPUs on a configuration that did not fail (copies of it were the cheapest, at 0 GPUs)" \
+  "bad6.csv:3:$(cellcol "$tmp/bad6.csv" 3 gpus): gpus: \"0\" is not a count of GPUs >= 1" --frontier "$tmp/bad6.csv" --rate 30
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "rate_per_s") c = i } NR > 1 && $c != "" { $c = "1e-300" } 1' \
   "$tmp/merged.csv" > "$tmp/tiny.csv"
 $PACESIM capacity --frontier "$tmp/tiny.csv" --slo ttft_p99=1 --slo tpot_p90=0.02 --rate 30 > /dev/null 2> "$tmp/tiny.txt"
