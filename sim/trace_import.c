@@ -470,6 +470,13 @@ static int import_mooncake(imp_t *m)
         double tsd = 0;
         nids = 0;
         while ((k = jr_member(&j, &first, key, sizeof key)) > 0) {
+            int bit = !strcmp(key, "timestamp") ? 1 : !strcmp(key, "input_length") ? 2 : !strcmp(key, "output_length") ? 4
+                    : !strcmp(key, "hash_ids") ? 8 : 0;
+            if (seen & bit) {         /* which one is meant? (a second hash_ids was appended to the first) */
+                jr_ws(&j);
+                k = fail(m, 2, j.line, j.col, "%s: a second value in one request", key);
+                break;
+            }
             if (!strcmp(key, "timestamp")) {
                 tcol = j.col;
                 jr_ws(&j);
@@ -572,13 +579,18 @@ static int import_sharegpt(imp_t *m)
         long line = j.line, col = j.col;
         if (jr_expect(&j, '{', "expected an entry (an object)") < 0) { rc = -1; break; }
         m->st->rows++;
-        int f1 = 1, turns = 0;
+        int f1 = 1, turns = 0, convs = 0;
         long chars[2] = { 0, 0 };
         char key[32];
         while ((k = jr_member(&j, &f1, key, sizeof key)) > 0) {
             if (strcmp(key, "conversations")) {
                 if (jr_skip(&j) < 0) { k = -1; break; }
                 continue;
+            }
+            if (convs++) {            /* its turns were counted after the first's */
+                jr_ws(&j);
+                k = fail(m, 2, j.line, j.col, "conversations: a second value in one entry");
+                break;
             }
             if (jr_expect(&j, '[', "conversations: expected an array") < 0) { k = -1; break; }
             int f2 = 1, e;

@@ -87,6 +87,12 @@ bad_case m3.jsonl mooncake '{"timestamp": 0, "input_length": 600, "output_length
 bad_case m6.jsonl mooncake '{"timestamp": 1111111111111111111111111111111111111111111005, "input_length": 10, "output_length": 2}\n' "m6.jsonl:1:15: mooncake: timestamp: expected milliseconds between 0 and 1e15"
 bad_case m4.jsonl mooncake '{"timestamp": 0, "output_length": 2}\n' "m4.jsonl:1:1: mooncake: a request needs timestamp, input_length and output_length"
 bad_case m5.jsonl mooncake '{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1, -2]}\n' "m5.jsonl:1:74: mooncake: hash_ids: expected a whole number >= 0"
+bad_case m7.jsonl mooncake '{"timestamp": 1, "timestamp": 5, "input_length": 10, "output_length": 2}\n' \
+    "m7.jsonl:1:31: mooncake: timestamp: a second value in one request"
+bad_case m8.jsonl mooncake '{"timestamp": 1, "input_length": 2000, "output_length": 2, "hash_ids": [1], "hash_ids": [2]}\n' \
+    "m8.jsonl:1:89: mooncake: hash_ids: a second value in one request"
+bad_case s4.json sharegpt '[{"conversations": [{"value": "aaaaaaaaaaaaaaaaaaaa"}, {"value": "bbbbbbbbbbbbbbbbbbbb"}], "conversations": []}]\n' \
+    "s4.json:1:109: sharegpt: conversations: a second value in one entry"
 bad_case s1.json sharegpt '{"conversations": []}\n' "s1.json:1:1: sharegpt: expected the array of conversations ('[')"
 bad_case s2.json sharegpt '[{"conversations": [{"from": "human", "value": "abc\\q"}]}]\n' "s2.json:1:53: sharegpt: a string's escape must be one of"
 bad_case s3.json sharegpt '[{"conversations": [{"from": "human", "value": "abc' "s3.json:1:52: sharegpt: a string not closed"
