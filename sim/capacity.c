@@ -26,6 +26,7 @@
 #define CAP_MIN_FRAC 1e-6         /* ... down to 1e-6 x the saturation rate: "below" */
 #define CAP_SPAN_SHARE 0.5        /* ... or to the rate whose n arrivals span half of the clock's reach
                                    * (cap_conf's reach): "below" */
+#define CAP_LAST_SHARE 0.9        /* ... or whose last arrival (a trace's, scaled) passes 0.9 of the reach */
 #define CAP_MAX_UP 8              /* above a pass, before any failure: the saturation rate, then x2, 8 times: "above" */
 #define CAP_MIN_TAIL 10           /* measured requests beyond a percentile (or outside the goodput share) */
 
@@ -97,6 +98,8 @@ struct cap_conf {
     const cap_opts_t *o;
     setup_t u;
     double rate0;                 /* the scenario's own rate (a trace's: its rows over its span) */
+    double t_last;                /* a trace's last arrival (s, as written: a probe at rate r puts it at
+                                   * t_last x rate0 / r) */
     int trace;                    /* a workload.trace: probes replay it on a scaled clock */
     char trace_orig[SCN_PATH_MAX];
     char **rows;                  /* its lines (as read, without the newline), nrows of them */
@@ -246,6 +249,7 @@ static int trace_load(cap_conf_t *c, char *err, size_t errn)
         return -1;
     }
     c->rate0 = (double)(n - 1) / (t1 - t0);
+    c->t_last = t1;
     return 0;
 oom:
     free(line);
@@ -539,6 +543,15 @@ out:
     } else {
         s->poisson.rate_per_s = c->rate0;
     }
+    if (rc < 0 && c->trace) {       /* the temporary file's name: the trace's, at its time scale */
+        size_t l = strlen(tpath);
+        if (!strncmp(err, tpath, l)) {
+            char m[CAP_ERR_MAX];
+            snprintf(m, sizeof m, "%s%s (the trace at time scale %.6g, at %.6g req/s)", c->trace_orig, err + l,
+                     rate / c->rate0, rate);
+            snprintf(err, errn, "%s", m);
+        }
+    }
     if (rc < 0) setup_msg_line(err, errn);
     return rc;
 }
@@ -698,6 +711,16 @@ static double margin(const cap_conf_t *c, const cap_probe_t *p)
     return m;
 }
 
+/* The lowest rate a probe may run at: its arrivals' span, n / r, within half the clock's
+ * reach, and a trace's last arrival (its first one's offset from 0 scaled with the rest)
+ * within CAP_LAST_SHARE of it. */
+static double rate_floor(const cap_conf_t *c)
+{
+    double r = (double)c->n / (CAP_SPAN_SHARE * c->reach);
+    if (c->trace) r = fmax(r, c->t_last * c->rate0 / (CAP_LAST_SHARE * c->reach));
+    return r;
+}
+
 int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
 {
     const double tol = c->o->tol;
@@ -708,7 +731,7 @@ int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
     a->probes = 1;
     a->steps = c->sat_steps;
     if (c->log) fprintf(c->log, "  saturation: %.6g req/s (%ld steps)\n", mu, c->sat_steps);
-    double r0 = CAP_FIRST * mu;
+    double r0 = fmax(CAP_FIRST * mu, rate_floor(c));   /* (the floor: a trace far from 0 at a low rate) */
     /* lo: the highest rate that passed (0: none yet), m_lo its margin; hi: the lowest that
      * failed (0: none) */
     double lo = 0, hi = 0, m_lo = NAN, prev = 0, m_prev = NAN, r = r0, down = CAP_DOWN;
@@ -733,7 +756,7 @@ int cap_conf_search(cap_conf_t *c, cap_answer_t *a, char *err, size_t errn)
         if (lo == 0) {                          /* failures only: gallop down */
             r = hi * down;
             down *= down;
-            if (r < CAP_MIN_FRAC * mu || r < (double)c->n / (CAP_SPAN_SHARE * c->reach)) {
+            if (r < CAP_MIN_FRAC * mu || r < rate_floor(c)) {
                 a->below = 1;
                 a->rate = hi;
                 return 0;

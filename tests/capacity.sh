@@ -200,6 +200,15 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
   || bad "a trace: rate / time_scale is not the trace's rate"
 ls "$tmp"/pacesim-capacity-* > /dev/null 2>&1 && bad "a trace: temporary files left" || ok "a trace: no temporary file left"
 
+# a trace far from 0 (its rows from 9.5e6 s at 150/s): a probe's arrivals, offset scaled, would pass the clock at any
+# rate below 158/s (it failed with exit 1 naming a temporary file); the search stops there, "below", exit 0
+awk -F, 'NR == 1 { print; next } { printf "%.6f,%s,%s,%s\n", 9500000 + NR / 150, $2, $3, $4 }' \
+  tests/data/capacity/small-trace.csv > "$tmp/far.csv"
+$PACESIM capacity $T --slo ttft_p99=2 --set "workload.trace=$tmp/far.csv" --set stop.max_time_s=9.9e6 --quiet \
+  --csv "$tmp/far-o.csv" 2> "$tmp/err" && [ ! -s "$tmp/err" ] \
+  && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { exit !($c["status"] == "below") }' "$tmp/far-o.csv" \
+  && ok "a trace far from 0: below, within the clock's reach" || bad "a trace far from 0: $(head -c 300 "$tmp/err")"
+
 # a cluster: more replicas behind round_robin never sustain a lower rate; GPUs = replicas x TP
 C=tests/data/capacity/cluster.yaml
 $PACESIM capacity $C --slo ttft_p99=1 --slo tpot_p90=0.02 --search cluster.pools.a.count=1..4 \
