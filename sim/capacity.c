@@ -1589,6 +1589,15 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
                       : bad_col == TC_GPUS && r->status != T_ERROR ? "a count of GPUs >= 1" : "a number >= 0");
             return 2;
         }
+        /* a configuration that found a rate has the value of every SLO's statistic there: an
+         * empty one is a row of a search under other SLOs, whose rates do not compare */
+        for (int i = 0; (r->status == T_OK || r->status == T_ABOVE) && i < t->ncol; i++) {
+            size_t nl = strlen(t->hfld[i]);
+            if (strncmp(t->hfld[i], "slo_", 4) || nl <= 6 || strcmp(t->hfld[i] + nl - 2, "_s") || *f[i]) continue;
+            setup_msg(stderr, "%s:%ld:%ld: %s: empty where a rate was found: a row of a search under other SLOs (merge"
+                      " the points of one search)", path, l + 1, cell_col(r->line, r->buf, f[i]), t->hfld[i]);
+            return 2;
+        }
         r->eb_pct = r->rate_lo = r->rate_hi = NAN;
         if (t->eb) {
             int bad_e = -1;

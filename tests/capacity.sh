@@ -172,6 +172,13 @@ refused "--frontier: a column twice, at the second" "bad5.csv:1:$c: usd_per_hour
 (cat "$tmp/merged.csv"; sed -n 3p "$tmp/merged.csv") > "$tmp/dup.csv"
 refused "--frontier: a point twice (listed twice in the table and frontier)" \
   'dup.csv:8:1: point: 1 is also the point of line 3' --frontier "$tmp/dup.csv" --slo ttft_p99=1 --slo tpot_p90=0.02
+# a point of a search under fewer SLOs (ttft_p99 alone), merged in: its rate does not compare (it was taken)
+$PACESIM capacity $S --slo ttft_p99=1 --search engine.max_num_seqs=32 --point-index 6 --csv "$tmp/other.csv" --quiet \
+  2> /dev/null || bad "the other search's point exit $?"
+$PACESIM merge "$tmp"/pts/point-*.csv "$tmp/other.csv" > "$tmp/mixed.csv" || bad "merge of the mixed points exit $?"
+refused "--frontier: a row of a search under other SLOs" \
+  "mixed.csv:8:$(cellcol "$tmp/mixed.csv" 8 slo_tpot_p90_s): slo_tpot_p90_s: empty where a rate was found" \
+  --frontier "$tmp/mixed.csv"
 refused "--frontier with --search" '--frontier reads a capacity CSV' --frontier "$tmp/merged.csv" --slo ttft_p99=1 \
   --search engine.max_num_seqs=4
 cp "$tmp/merged.csv" "$tmp/m0.csv"
