@@ -883,32 +883,46 @@ done:
     return rc;
 }
 
-/* pacesim replay FILE --gpu [...]: the GPU replay lives in its own binary (it links CUDA,
- * cuBLAS and the kernels; the CPU build never does): run pacesim-gpu from beside this one. */
-static int cmd_replay(int argc, char **argv)
+/* path: rel in this binary's directory (as argv[0] names it), else fallback. */
+static void beside_binary(char *path, size_t size, const char *rel, const char *fallback)
 {
-    char path[4096];
     const char *slash = strrchr(argv0, '/');
-    if (slash) snprintf(path, sizeof path, "%.*s/pacesim-gpu", (int)(slash - argv0), argv0);
-    else snprintf(path, sizeof path, "pacesim-gpu");
-    if (access(path, X_OK) != 0) {
-        setup_msg(stderr, "pacesim: replay needs the GPU build (%s): `make bin/pacesim-gpu` with nvcc; "
-                          "`pacesim rescore` re-prices a recorded replay without one", path);
-        return 2;
-    }
+    if (slash) snprintf(path, size, "%.*s/%s", (int)(slash - argv0), argv0, rel);
+    else snprintf(path, size, "%s", fallback);
+}
+
+/* This process replaced by the program path, run with sub (where not NULL) and then argv's
+ * argc words.  Returns only if that failed: 1, said in one line ("who: path: why"). */
+static int exec_tool(const char *who, char *path, char *sub, int argc, char **argv)
+{
     char **av = calloc((size_t)argc + 3, sizeof *av);
     if (!av) {
         fprintf(stderr, "pacesim: out of memory\n");
         return 1;
     }
-    av[0] = path;
-    av[1] = "replay";
-    for (int i = 0; i < argc; i++) av[i + 2] = argv[i];
+    int n = 0;
+    av[n++] = path;
+    if (sub) av[n++] = sub;
+    for (int i = 0; i < argc; i++) av[n++] = argv[i];
     fflush(stdout);
     execv(path, av);
-    setup_msg(stderr, "pacesim: %s: %s", path, strerror(errno));
+    setup_msg(stderr, "%s: %s: %s", who, path, strerror(errno));
     free(av);
     return 1;
+}
+
+/* pacesim replay FILE --gpu [...]: the GPU replay lives in its own binary (it links CUDA,
+ * cuBLAS and the kernels; the CPU build never does): run pacesim-gpu from beside this one. */
+static int cmd_replay(int argc, char **argv)
+{
+    char path[4096];
+    beside_binary(path, sizeof path, "pacesim-gpu", "pacesim-gpu");
+    if (access(path, X_OK) != 0) {
+        setup_msg(stderr, "pacesim: replay needs the GPU build (%s): `make bin/pacesim-gpu` with nvcc; "
+                          "`pacesim rescore` re-prices a recorded replay without one", path);
+        return 2;
+    }
+    return exec_tool("pacesim", path, "replay", argc, argv);
 }
 
 /* pacesim model import CONFIG.json [-o OUT] [--name NAME] */
@@ -988,27 +1002,14 @@ static int cmd_model(int argc, char **argv)
 static int cmd_plot(int argc, char **argv)
 {
     char path[4096];
-    const char *slash = strrchr(argv0, '/');
-    if (slash) snprintf(path, sizeof path, "%.*s/../plots/plot.sh", (int)(slash - argv0), argv0);
-    else snprintf(path, sizeof path, "plots/plot.sh");
+    beside_binary(path, sizeof path, "../plots/plot.sh", "plots/plot.sh");
     if (access(path, X_OK) != 0) snprintf(path, sizeof path, "plots/plot.sh");
     if (access(path, X_OK) != 0) {
         setup_msg(stderr, "pacesim plot: plots/plot.sh not found beside the binary or here (run from the repository)");
         return 1;
     }
     if (argc >= 1 && !strcmp(argv[0], "replicas")) return plot_replicas_main(argc - 1, argv + 1, path);
-    char **av = calloc((size_t)argc + 2, sizeof *av);
-    if (!av) {
-        fprintf(stderr, "pacesim: out of memory\n");
-        return 1;
-    }
-    av[0] = path;
-    for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
-    fflush(stdout);
-    execv(path, av);
-    setup_msg(stderr, "pacesim plot: %s: %s", path, strerror(errno));
-    free(av);
-    return 1;
+    return exec_tool("pacesim plot", path, NULL, argc, argv);
 }
 
 /* pacesim trace import FORMAT FILE [options]: trace_import.h. */
