@@ -162,17 +162,25 @@ uint64_t kvpool_content_block_hash(const kvpool_content_t *c, int block_size, lo
     return h;
 }
 
+/* An array a of *cap items of size bytes reallocated to hold need (its capacity doubled from
+ * 16): the new array, *cap updated; NULL when out of memory (a and *cap as they were). */
+static void *grow(void *a, long *cap, long need, size_t size)
+{
+    long c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *p = realloc(a, (size_t)c * size);
+    if (p) *cap = c;
+    return p;
+}
+
 /* Hashes of s's blocks 0..nb-1.  0, or KVPOOL_ENOMEM (nothing changed). */
 static int ensure_hashes(kvpool_seq_t *s, long nb)
 {
     if (nb <= s->nhash) return 0;
     if (nb > s->cap_hash) {
-        long cap = s->cap_hash ? s->cap_hash : 16;
-        while (cap < nb) cap *= 2;
-        uint64_t *h = realloc(s->hash, (size_t)cap * sizeof *h);
+        uint64_t *h = grow(s->hash, &s->cap_hash, nb, sizeof *h);
         if (!h) return KVPOOL_ENOMEM;
         s->hash = h;
-        s->cap_hash = cap;
     }
     while (s->nhash < nb) {
         uint64_t parent = s->nhash ? s->hash[s->nhash - 1] : ROOT_HASH;
@@ -713,12 +721,9 @@ int kvpool_allocate(kvpool_t *p, kvpool_seq_t *s, long computed, long upto, long
         atab_t *a = &s->at[g];
         long req = cdivl(slots, bs);
         if (req > a->cap) {
-            long cap = a->cap ? a->cap : 16;
-            while (cap < req) cap *= 2;
-            int32_t *ids = realloc(a->ids, (size_t)cap * sizeof *ids);
+            int32_t *ids = grow(a->ids, &a->cap, req, sizeof *ids);
             if (!ids) return KVPOOL_ENOMEM;
             a->ids = ids;
-            a->cap = cap;
         }
     }
     if (s->started && p->cfg.mamba_align)
