@@ -183,17 +183,25 @@ const char *yd_kind_name(const yd_node_t *n)
 /* ---------------------------------------------------------------------------------- */
 /* nodes                                                                               */
 
+/* Room in d's arena for one more node: 0, or -1 when out of memory (the arena as it was). */
+static int nodes_room(yd_doc_t *d)
+{
+    if (d->nnodes < d->capnodes)
+        return 0;
+    size_t cap = d->capnodes ? 2 * d->capnodes : 64;
+    yd_node_t **p = realloc(d->nodes, cap * sizeof *p);
+    if (!p)
+        return -1;
+    d->nodes = p;
+    d->capnodes = cap;
+    return 0;
+}
+
 static yd_node_t *node_new(yd_doc_t *d, yd_kind_t kind, int line, int col, const char *file,
                            int origin)
 {
-    if (d->nnodes == d->capnodes) {
-        size_t cap = d->capnodes ? 2 * d->capnodes : 64;
-        yd_node_t **p = realloc(d->nodes, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        d->nodes = p;
-        d->capnodes = cap;
-    }
+    if (nodes_room(d))
+        return NULL;
     yd_node_t *n = calloc(1, sizeof *n);
     if (!n)
         return NULL;
@@ -785,14 +793,8 @@ static int all_digits(const char *s)
 static int doc_adopt(yd_doc_t *d, yd_doc_t *sub, const char *src)
 {
     for (size_t i = 0; i < sub->nnodes; i++) {
-        if (d->nnodes == d->capnodes) {
-            size_t cap = d->capnodes ? 2 * d->capnodes : 64;
-            yd_node_t **p = realloc(d->nodes, cap * sizeof *p);
-            if (!p)
-                return -1;
-            d->nodes = p;
-            d->capnodes = cap;
-        }
+        if (nodes_room(d))
+            return -1;
         sub->nodes[i]->file = src;
         d->nodes[d->nnodes++] = sub->nodes[i];
         sub->nodes[i] = NULL;
