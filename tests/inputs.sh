@@ -7,11 +7,7 @@
 #   tests/inputs.sh        PACESIM=path overrides bin/pacesim
 set -u
 cd "$(dirname "$0")/.."
-bin=${PACESIM:-bin/pacesim}
-[ -x "$bin" ] || { echo "inputs: $bin not built"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+. tests/lib.sh inputs
 SCN=scenarios/h200-fp16-nomtp-b16k-pdr.yaml
 REC=tests/data/replay/h200-envelope/h200-fp16-nomtp-b16k-pdr.steps.csv
 
@@ -32,12 +28,10 @@ refused() {
     timeout 20 "$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err"
     local rc=$? msg
     msg=$(head -c 300 "$tmp/err")
-    if [ $rc -ne 2 ]; then echo "  FAIL $what ($kind): exit $rc, expected 2: $msg"; fail=$((fail + 1))
-    elif [ "$(wc -l <"$tmp/err")" -ne 1 ]; then echo "  FAIL $what ($kind): $(wc -l <"$tmp/err") lines on stderr: $msg"
-        fail=$((fail + 1))
-    elif ! grep -qF -- "$f" "$tmp/err"; then echo "  FAIL $what ($kind): the message does not name the file: $msg"
-        fail=$((fail + 1))
-    elif [ -s "$tmp/out" ]; then echo "  FAIL $what ($kind): output on stdout"; fail=$((fail + 1))
+    if [ $rc -ne 2 ]; then bad "$what ($kind): exit $rc, expected 2: $msg"
+    elif [ "$(wc -l <"$tmp/err")" -ne 1 ]; then bad "$what ($kind): $(wc -l <"$tmp/err") lines on stderr: $msg"
+    elif ! grep -qF -- "$f" "$tmp/err"; then bad "$what ($kind): the message does not name the file: $msg"
+    elif [ -s "$tmp/out" ]; then bad "$what ($kind): output on stdout"
     else pass=$((pass + 1)); fi
 }
 
@@ -77,7 +71,7 @@ every_kind json "model import" model import @F -o "$tmp/m.yaml"
 timeout 20 "$bin" points "$SCN" --sweep engine.max_num_seqs=0,4 >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'engine.max_num_seqs: expected a positive integer' "$tmp/err"; then
     pass=$((pass + 1))
-else echo "  FAIL points: a bad first swept value not refused: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+else bad "points: a bad first swept value not refused: $(head -c 300 "$tmp/err")"; fi
 # run --sweep: a bad swept value is refused before any run, once (not once per point of the
 # other axes); a value bad only at some points (a KV cache too small for request A) gives one
 # line for the first of them, not one per point
@@ -85,21 +79,21 @@ timeout 20 "$bin" run "$SCN" --sweep engine.max_num_seqs=4,0 --sweep env.VLLM_1C
     >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
     && grep -q 'engine.max_num_seqs: expected a positive integer, got "0"' "$tmp/err"; then pass=$((pass + 1))
-else echo "  FAIL run --sweep: a bad swept value: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+else bad "run --sweep: a bad swept value: $(head -c 300 "$tmp/err")"; fi
 timeout 20 "$bin" run scenarios/default.yaml --sweep engine.num_gpu_blocks=400,1 --sweep engine.max_num_seqs=1,2 \
     --quiet -j 2 >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
     && grep -q '^point 2 (.*): scenarios/default.yaml:[0-9]*:[0-9]*: workload.requests\[0\]: .*engine.num_gpu_blocks' "$tmp/err"
 then pass=$((pass + 1))
-else echo "  FAIL run --sweep: points refused at set-up: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+else bad "run --sweep: points refused at set-up: $(head -c 300 "$tmp/err")"; fi
 # model import -o: a FIFO with no reader is refused at once (no hang), as is its own input
 timeout 20 "$bin" model import tests/data/hf/gemma-7b.json -o "$tmp/fifo.yaml" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && grep -q 'a FIFO that no process reads' "$tmp/err"; then pass=$((pass + 1))
-else echo "  FAIL model import -o FIFO: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+else bad "model import -o FIFO: $(head -c 300 "$tmp/err")"; fi
 cp tests/data/hf/gemma-7b.json "$tmp/g.json"
 timeout 20 "$bin" model import "$tmp/g.json" -o "$tmp/./g.json" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && cmp -s tests/data/hf/gemma-7b.json "$tmp/g.json"; then pass=$((pass + 1))
-else echo "  FAIL model import -o its input: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+else bad "model import -o its input: $(head -c 300 "$tmp/err")"; fi
 
 # trace import -o and merge -o naming an input: refused, the input untouched (opening the
 # output emptied it before it was read)
@@ -107,12 +101,12 @@ cp tests/data/traces/azure-2023.csv "$tmp/az.csv"
 timeout 20 "$bin" trace import azure "$tmp/az.csv" -o "$tmp/./az.csv" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && grep -q 'that is the trace it reads' "$tmp/err" && cmp -s tests/data/traces/azure-2023.csv "$tmp/az.csv"
 then pass=$((pass + 1))
-else echo "  FAIL trace import -o its input: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+else bad "trace import -o its input: $(head -c 300 "$tmp/err")"; fi
 cp scenarios/bench-trace.csv "$tmp/m.csv"
 timeout 20 "$bin" merge scenarios/bench-trace.csv "$tmp/m.csv" -o "$tmp/./m.csv" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && grep -q 'that is a CSV it merges' "$tmp/err" && cmp -s scenarios/bench-trace.csv "$tmp/m.csv"
 then pass=$((pass + 1))
-else echo "  FAIL merge -o one of its inputs: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+else bad "merge -o one of its inputs: $(head -c 300 "$tmp/err")"; fi
 
 # merge: one point in two files (a copy of a point's CSV, two searches' points numbered alike): refused
 "$bin" run scenarios/default.yaml --sweep engine.max_num_seqs=5 --point-index 1 --quiet --csv "$tmp/p1.csv" 2>/dev/null
@@ -129,7 +123,7 @@ for args in "-o $tmp/m1.csv --out $tmp/m2.csv:--out given twice" "-o:-o needs a 
     timeout 20 "$bin" merge scenarios/bench-trace.csv ${args%%:*} >"$tmp/out" 2>"$tmp/err"
     if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "${args#*:}" "$tmp/err"
     then pass=$((pass + 1))
-    else echo "  FAIL merge ${args%%:*}: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+    else bad "merge ${args%%:*}: $(head -c 300 "$tmp/err")"; fi
 done
 
 # merge and best: one CSV given twice (the same name, ./ before it, a hard link) is refused,
@@ -143,7 +137,7 @@ for args in "merge $tmp/d.csv $tmp/./d.csv" "merge $tmp/d.csv $tmp/e.csv $tmp/d-
     timeout 20 "$bin" $args >"$tmp/out" 2>"$tmp/err"
     if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q ': the same file as ' "$tmp/err"
     then pass=$((pass + 1))
-    else echo "  FAIL ${args%% *} of one CSV twice: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+    else bad "${args%% *} of one CSV twice: $(head -c 300 "$tmp/err")"; fi
 done
 
 cp "$REC" "$tmp/rec.csv"
@@ -151,7 +145,7 @@ timeout 20 "$bin" rescore "$SCN" --set workload.requests.B.output_tokens=8 --mea
     --steps "$tmp/./rec.csv" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && grep -q 'that is a recording it reads' "$tmp/err" && cmp -s "$REC" "$tmp/rec.csv"
 then pass=$((pass + 1))
-else echo "  FAIL rescore --steps its recording: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+else bad "rescore --steps its recording: $(head -c 300 "$tmp/err")"; fi
 
 # a run's output naming a file its scenario reads (the profile, the trace): refused, the file
 # untouched (the output was opened, and the profile emptied, before the scenario was read)
@@ -160,13 +154,13 @@ sed "s|^profile: .*|profile: $tmp/p.yaml|; s|^model: \.\./|model: $PWD/|" scenar
 timeout 20 "$bin" run "$tmp/s.yaml" --csv "$tmp/./p.yaml" --quiet >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && grep -q 'that is an input of the run' "$tmp/err" && cmp -s calib/profiles/v100-pcie-32gb-tp2.yaml "$tmp/p.yaml"
 then pass=$((pass + 1))
-else echo "  FAIL run --csv naming the scenario's profile: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+else bad "run --csv naming the scenario's profile: $(head -c 300 "$tmp/err")"; fi
 cp scenarios/bench-trace.csv "$tmp/t.csv"
 timeout 20 "$bin" run scenarios/bench-trace.yaml --set "workload.trace=$tmp/t.csv" --requests "$tmp/t.csv" --quiet \
     >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && grep -q 'that is an input of the run' "$tmp/err" && cmp -s scenarios/bench-trace.csv "$tmp/t.csv"
 then pass=$((pass + 1))
-else echo "  FAIL run --requests naming the scenario's trace: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
+else bad "run --requests naming the scenario's trace: $(head -c 300 "$tmp/err")"; fi
 
 echo "inputs: $pass checks passed, $fail failed"
 [ $fail -eq 0 ]

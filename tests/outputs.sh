@@ -4,14 +4,7 @@
 # of several runs (one header, a leading run/point column), and make run's trade-off table.
 #   tests/outputs.sh        PACESIM=path overrides bin/pacesim
 set -u
-bin=${PACESIM:-bin/pacesim}
-[ -x "$bin" ] || { echo "outputs: $bin not built"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "  ok   $1"; pass=$((pass + 1)); }
-bad() { echo "  FAIL $1"; fail=$((fail + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+. tests/lib.sh outputs
 
 # RFC 4180 field counts per record (quoted fields may hold commas, quotes and newlines)
 fields() {
@@ -222,5 +215,4 @@ check "items_clock: a steps file that is not one refused at 1:1, exit 2" test "$
 out=$(calib/items_clock.sh "$tmp/ic.yaml" "$tmp/ic-steps.csv" "$tmp/none.csv" 2>&1); rc=$?
 check "items_clock: a missing file, exit 2" test "$rc" = 2 -a "$(printf '%s\n' "$out" | wc -l)" = 1
 
-echo "outputs: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -4,14 +4,7 @@
 # kind, a bad output name or a missing gnuplot is refused with one line.
 #   tests/plot.sh        PACESIM=path overrides bin/pacesim
 set -u
-bin=${PACESIM:-bin/pacesim}
-[ -x "$bin" ] || { echo "plot: $bin not built"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "  ok   $1"; pass=$((pass + 1)); }
-bad() { echo "  FAIL $1"; fail=$((fail + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+. tests/lib.sh plot
 refused() {   # WHAT RC FRAGMENT COMMAND...
     local what=$1 want=$2 frag=$3; shift 3
     "$@" > /dev/null 2> "$tmp/e"; local rc=$?
@@ -165,5 +158,4 @@ else
     echo "  SKIP drawing: gnuplot not found (make setup-plots)"
 fi
 
-echo "plot: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

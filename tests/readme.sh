@@ -7,13 +7,7 @@
 # line matches the "PNG: not drawn" line.
 #   tests/readme.sh        PACESIM=path overrides bin/pacesim
 set -u
-bin=${PACESIM:-bin/pacesim}
-[ -x "$bin" ] || { echo "readme: $bin not built"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "  ok   $1"; pass=$((pass + 1)); }
-bad() { echo "  FAIL $1"; fail=$((fail + 1)); }
+. tests/lib.sh readme
 
 # the quotes: tmp/cmdN (the command) and tmp/quoteN (the quoted lines)
 awk -v dir="$tmp" '
@@ -62,5 +56,4 @@ for c in "$tmp"/cmd*; do
     fi
 done
 [ "$pass" -ge 2 ] || bad "fewer than two README quotes found"
-echo "readme: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -7,14 +7,7 @@
 # throughputs are checked against the same requests CSV.
 #   tests/serve.sh        PACESIM=path overrides bin/pacesim
 set -u
-bin=${PACESIM:-bin/pacesim}
-[ -x "$bin" ] || { echo "serve: $bin not built"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "  ok   $1"; pass=$((pass + 1)); }
-bad() { echo "  FAIL $1"; fail=$((fail + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+. tests/lib.sh serve
 scn=tests/data/serve/goodput.yaml
 
 # a column of a one-row CSV by name
@@ -174,5 +167,4 @@ else
     echo "  SKIP --json checks: python3 not found"
 fi
 
-echo "serve: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -6,14 +6,7 @@
 # the bad rows refused with file:line:col and exit 2.
 #   tests/traces.sh        PACESIM=path overrides bin/pacesim
 set -u
-bin=${PACESIM:-bin/pacesim}
-[ -x "$bin" ] || { echo "traces: $bin not built"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "  ok   $1"; pass=$((pass + 1)); }
-bad() { echo "  FAIL $1"; fail=$((fail + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+. tests/lib.sh traces
 d=tests/data/traces
 
 # -- hash_ids: request 1 shares blocks 1 2 3 (1536 tokens), request 2 blocks 1 2 (1024)
@@ -138,5 +131,4 @@ for args in "-o $tmp/a.csv --out $tmp/b.csv" "--max-rows 2 --max-rows 3" "--spee
         sh -c "test $rc = 2 && test \$(wc -l < '$tmp/e') = 1 && ! test -s '$tmp/o' && grep -q 'given twice' '$tmp/e'"
 done
 
-echo "traces: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
