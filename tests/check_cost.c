@@ -228,6 +228,15 @@ START_TEST(fork_laws_fall_back)
 }
 END_TEST
 
+/* q: a copy of p's laws but the one named name */
+static void without_law(profile_t *q, const profile_t *p, const char *name)
+{
+    memset(q, 0, sizeof *q);
+    snprintf(q->path, sizeof q->path, "synthetic");
+    for (int i = 0; i < p->nlaws; i++)
+        if (strcmp(p->laws[i].name, name)) ck_assert_int_eq(prof_put(q, &p->laws[i]), 0);
+}
+
 START_TEST(decode_laws_the_gates_need)
 {
     /* route_decode_xqa: group 6 may take XQA or (short contexts) scalar, so a profile needs
@@ -237,17 +246,11 @@ START_TEST(decode_laws_the_gates_need)
     char err[COST_ERR_MAX];
     ck_assert_int_eq(cost_profile_check(&p, &M, 2, KV_FP16, 6, err), 0);
     profile_t q;
-    memset(&q, 0, sizeof q);
-    snprintf(q.path, sizeof q.path, "synthetic");
-    for (int i = 0; i < p.nlaws; i++)
-        if (strcmp(p.laws[i].name, "attn.decode_scalar.fp16")) ck_assert_int_eq(prof_put(&q, &p.laws[i]), 0);
+    without_law(&q, &p, "attn.decode_scalar.fp16");
     ck_assert_int_eq(cost_profile_check(&q, &M, 2, KV_FP16, 6, err), -1);
     ck_assert_ptr_nonnull(strstr(err, "attn.decode_scalar.fp16"));
     prof_free(&q);
-    memset(&q, 0, sizeof q);
-    snprintf(q.path, sizeof q.path, "synthetic");
-    for (int i = 0; i < p.nlaws; i++)
-        if (strcmp(p.laws[i].name, "attn.decode_xqa.fp16")) ck_assert_int_eq(prof_put(&q, &p.laws[i]), 0);
+    without_law(&q, &p, "attn.decode_xqa.fp16");
     ck_assert_int_eq(cost_profile_check(&q, &M, 2, KV_FP16, 2, err), 0);
     ck_assert_int_eq(cost_profile_check(&q, &M, 2, KV_FP16, 6, err), -1);
     ck_assert_ptr_nonnull(strstr(err, "attn.decode_xqa.fp16"));
