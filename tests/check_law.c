@@ -152,6 +152,17 @@ START_TEST(moe_counts)
 }
 END_TEST
 
+/* The varlen tests' model: the reference model at head_dim 256 (BM 32), on one GPU with 24 q /
+ * 4 kv heads (group 6). */
+static void varlen_model(model_t *m, model_rank_t *r)
+{
+    char err[1024];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", m, err) == 0, "%s", err);
+    m->head_dim = 256;
+    ck_assert_int_eq(model_rank(m, 1, r), 0);
+    r->q_heads = 24, r->kv_heads = 4, r->group = 6;
+}
+
 /* attn.varlen.fp16's features by hand (kernels/attn.h's attn_varlen_count places CTAs the same
  * way): a model of head_dim 256 (BM 32), 24 q / 4 kv
  * heads (group 6); 2 decode rows at 1000 (one M-tile each: 63 pages of 16, a decode row's last
@@ -163,12 +174,8 @@ END_TEST
 START_TEST(varlen_features_by_hand)
 {
     model_t m;
-    char err[1024];
-    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &m, err) == 0, "%s", err);
-    m.head_dim = 256;
     model_rank_t r;
-    ck_assert_int_eq(model_rank(&m, 1, &r), 0);
-    r.q_heads = 24, r.kv_heads = 4, r.group = 6;
+    varlen_model(&m, &r);
     cost_hw_t hw = { .sms = 2, .flops = 700e12, .bw = 4e12 };
     double row[7] = { 2, 1000, 1, 8, 100, 16, 0 }, feat[PROF_MAX_COEF];
     ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 7, &m, &r, &hw, feat), 0);
@@ -215,12 +222,8 @@ START_TEST(varlen_spread_rows)
     ck_assert_int_eq(law_varlen_row_ctx(1, 100, 400, 0), 400);
     ck_assert_int_eq(law_varlen_row_ctx(4, 400, 400, 0), 400);
     model_t m;
-    char err[1024];
-    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &m, err) == 0, "%s", err);
-    m.head_dim = 256;
     model_rank_t r;
-    ck_assert_int_eq(model_rank(&m, 1, &r), 0);
-    r.q_heads = 24, r.kv_heads = 4, r.group = 6;
+    varlen_model(&m, &r);
     cost_hw_t hw = { .sms = 2, .flops = 700e12, .bw = 4e12 };
     double row[8] = { 4, 400, 1, 8, 100, 16, 100, 0 }, feat[PROF_MAX_COEF], cf[PROF_MAX_COEF];
     ck_assert_int_eq(cost_point_features_n("attn.varlen.fp16", row, 8, &m, &r, &hw, feat), 0);
