@@ -195,6 +195,20 @@ START_TEST(trace_field_counts)
 }
 END_TEST
 
+/* How many lines the file path (a command's stderr) holds, the last of them in line (size
+ * bytes); the file is removed. */
+static int read_lines(const char *path, char *line, int size)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int lines = 0;
+    line[0] = 0;
+    while (fgets(line, size, f)) lines++;
+    fclose(f);
+    unlink(path);
+    return lines;
+}
+
 /* The commands' outputs: a write error (a full device) fails the command with one line on
  * stderr, whichever output it hits. */
 static const struct { const char *args; const char *fragment; } unwritable[] = {
@@ -225,13 +239,7 @@ START_TEST(write_errors_fail_the_command)
     snprintf(cmd, sizeof cmd, "%s %s 2>%s", bin, unwritable[_i].args, err);
     int st = system(cmd);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s: status %d", cmd, st);
-    FILE *f = fopen(err, "r");
-    ck_assert_ptr_nonnull(f);
-    int lines = 0;
-    line[0] = 0;
-    while (fgets(line, sizeof line, f)) lines++;
-    fclose(f);
-    unlink(err);
+    int lines = read_lines(err, line, sizeof line);
     ck_assert_msg(lines == 1, "%s: %d lines on stderr", cmd, lines);
     ck_assert_msg(strstr(line, unwritable[_i].fragment), "%s: %s", cmd, line);
 }
@@ -266,13 +274,7 @@ START_TEST(fifo_without_a_peer_is_refused)
     snprintf(args, sizeof args, "%.*s%s%s", (int)(at - a), a, fifo, at + 4);
     snprintf(cmd, sizeof cmd, "timeout 10 %s %s >/dev/null 2>%s", bin, args, err);
     int st = system(cmd);
-    FILE *f = fopen(err, "r");
-    ck_assert_ptr_nonnull(f);
-    int lines = 0;
-    line[0] = 0;
-    while (fgets(line, sizeof line, f)) lines++;
-    fclose(f);
-    unlink(err);
+    int lines = read_lines(err, line, sizeof line);
     unlink(fifo);
     rmdir(dir);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d", cmd, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
