@@ -1380,8 +1380,8 @@ int sweep_best_header(sweep_best_t *b, const char *line, char *err, size_t errn)
     b->keys_from = b->keys_to = 0;
     if (b->point_idx == 0) {
         b->keys_from = 1;
-        int sc = 1;
-        while (sc < b->ncol && strcmp(b->hdr[sc], "scenario")) sc++;
+        int sc = 1;         /* the swept keys: up to a run's `scenario` or a capacity CSV's `file` */
+        while (sc < b->ncol && strcmp(b->hdr[sc], "scenario") && strcmp(b->hdr[sc], "file")) sc++;
         b->keys_to = sc;
     }
     if ((b->obj_idx = find_col(b, b->obj)) < 0) {

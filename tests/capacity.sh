@@ -192,6 +192,9 @@ refused "--csv the scenario" 'that is the scenario' "$tmp/s.yaml" --slo ttft_p99
 refused "--csv a FIFO without a reader (no hang)" 'a FIFO that no process reads' $S --slo ttft_p99=2 --csv "$tmp/fifo"
 $PACESIM best "$tmp/merged.csv" --objective min:usd_per_hour --constraint 'rate_per_s>=8' > "$tmp/best.txt" \
   && ok "best over the merged CSV" || bad "best exit $?"
+# its keys are the search's (up to the file column): every column of the row was printed as one
+grep -q 'best point [0-9]* engine.max_num_seqs=[0-9]* engine.max_num_batched_tokens=[0-9]*  usd_per_hour=' "$tmp/best.txt" \
+  && ok "best over a capacity CSV names the search's keys" || bad "best over a capacity CSV: $(tail -1 "$tmp/best.txt")"
 
 # a trace: its time scale searched, the same bytes for -j 1 and -j 2, no temporary file left
 T=tests/data/capacity/small-trace.yaml
