@@ -2,6 +2,7 @@
  * docs/capacity.md. */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -278,7 +279,9 @@ static int trace_write(cap_conf_t *c, double rate, char *path, size_t n, char *e
             continue;
         }
         const char *comma = strchr(c->rows[i], ',');
-        fprintf(f, "%.17g%s\n", c->row_t[i] * k, comma ? comma : "");
+        double t = c->row_t[i] * k;
+        if (t < DBL_MIN) t = 0;   /* a subnormal (1e-305 s at 1e-6 the scale), which a trace may not hold */
+        fprintf(f, "%.17g%s\n", t, comma ? comma : "");
     }
     if (fclose(f) != 0) {
         snprintf(err, errn, "%s: %s", path, strerror(errno));
@@ -2013,7 +2016,15 @@ static int merged_frontier(const char *path, FILE *out, FILE *tbl, const cap_opt
     if (rc == 0) {
         table_frontier(&t);
         table_csv(out, &t, 0);
-        if (tbl && o->nslo > 0) report(tbl, &t, o, t.n ? t.r[0].fld[t.col[TC_FILE]] : path, target);
+        if (tbl && o->nslo > 0) {
+            /* the scenario searched (a merge of several searches' points: not it alone) */
+            char head[SCN_PATH_MAX + 64];
+            const char *f0 = t.n ? t.r[0].fld[t.col[TC_FILE]] : path;
+            int others = 0;
+            for (long i = 1; i < t.n && !others; i++) others = strcmp(t.r[i].fld[t.col[TC_FILE]], f0) != 0;
+            snprintf(head, sizeof head, "%s%s", f0, others ? " and other scenarios" : "");
+            report(tbl, &t, o, head, target);
+        }
     } else if (rc == 1) {
         fprintf(stderr, "pacesim capacity: out of memory\n");
     }

@@ -1094,11 +1094,12 @@ static int cmd_trace(int argc, char **argv)
     char err[1024];
     int rc = trace_import(in, out, &o, &st, err, sizeof err);
     if (rc) setup_msg(stderr, "%s", err);
-    else
+    rc = close_out(out, outp ? outp : "stdout", rc);
+    if (!rc)                      /* the summary only for a CSV written whole */
         fprintf(stderr, "trace import: %ld requests from %ld records of %s, the last arriving at %.3f s (left out: %ld"
                         " failed or empty, %ld past --max-model-len, %ld pruned or under two turns)\n",
                 st.written, st.rows, in, st.span_s, st.skipped_failed, st.skipped_len, st.skipped_pruned);
-    return close_out(out, outp ? outp : "stdout", rc);
+    return rc;
 }
 
 static int run_command(int argc, char **argv)

@@ -179,6 +179,13 @@ $PACESIM merge "$tmp"/pts/point-*.csv "$tmp/other.csv" > "$tmp/mixed.csv" || bad
 refused "--frontier: a row of a search under other SLOs" \
   "mixed.csv:8:$(cellcol "$tmp/mixed.csv" 8 slo_tpot_p90_s): slo_tpot_p90_s: empty where a rate was found" \
   --frontier "$tmp/mixed.csv"
+# a merge of two scenarios' points: the table's head says so (it named the first alone)
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "file") c = i } NR == 3 { $c = "other.yaml" } 1' \
+  "$tmp/merged.csv" > "$tmp/two.csv"
+$PACESIM capacity --frontier "$tmp/two.csv" --slo ttft_p99=1 --slo tpot_p90=0.02 --csv /dev/null > "$tmp/two.txt" \
+  && grep -q '^capacity: tests/data/capacity/small.yaml and other scenarios, SLOs' "$tmp/two.txt" \
+  && ok "--frontier of two scenarios' points: the head names the first and others" \
+  || bad "--frontier of two scenarios' points: $(head -1 "$tmp/two.txt")"
 refused "--frontier with --search" '--frontier reads a capacity CSV' --frontier "$tmp/merged.csv" --slo ttft_p99=1 \
   --search engine.max_num_seqs=4
 cp "$tmp/merged.csv" "$tmp/m0.csv"
@@ -218,6 +225,14 @@ $PACESIM capacity $T --slo ttft_p99=2 --set "workload.trace=$tmp/far.csv" --set 
   --csv "$tmp/far-o.csv" 2> "$tmp/err" && [ ! -s "$tmp/err" ] \
   && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { exit !($c["status"] == "below") }' "$tmp/far-o.csv" \
   && ok "a trace far from 0: below, within the clock's reach" || bad "a trace far from 0: $(head -c 300 "$tmp/err")"
+
+# a trace whose first arrival is 1e-305 s (run takes it): the saturation probe scaled it to a subnormal, which a
+# trace may not hold (exit 1); it is written as 0
+{ echo "arrival_s,prompt_tokens,output_tokens,cached_tokens"; echo "1e-305,10,4,0"; tail -n +3 tests/data/capacity/small-trace.csv; } \
+  > "$tmp/sub.csv"
+$PACESIM capacity $T --slo ttft_p99=2 --set "workload.trace=$tmp/sub.csv" --quiet --csv "$tmp/sub-o.csv" 2> "$tmp/err" \
+  && [ ! -s "$tmp/err" ] && ok "a trace's 1e-305 s arrival scaled under the normal numbers: searched" \
+  || bad "a trace's 1e-305 s arrival: $(head -c 300 "$tmp/err")"
 
 # a cluster: more replicas behind round_robin never sustain a lower rate; GPUs = replicas x TP
 C=tests/data/capacity/cluster.yaml

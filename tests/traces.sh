@@ -131,4 +131,9 @@ for args in "-o $tmp/a.csv --out $tmp/b.csv" "--max-rows 2 --max-rows 3" "--spee
         sh -c "test $rc = 2 && test \$(wc -l < '$tmp/e') = 1 && ! test -s '$tmp/o' && grep -q 'given twice' '$tmp/e'"
 done
 
+# a write error (-o /dev/full): exit 1 and the error alone, not the summary of a CSV written whole beside it
+"$bin" trace import azure "$d/azure-2023.csv" -o /dev/full > /dev/null 2> "$tmp/e"; rc=$?
+check "trace import -o /dev/full: exit 1, one line, the write error" \
+    sh -c "test $rc = 1 && test \$(wc -l < '$tmp/e') = 1 && grep -q 'write error' '$tmp/e'"
+
 finish
