@@ -1997,13 +1997,29 @@ static int merged_frontier(const char *path, FILE *out, FILE *tbl, const cap_opt
         for (int k = 0; k < o->nslo && !rc; k++) {
             if (o->slo[k].per_request) continue;
             nstat++;
-            int found = 0;
-            for (int c = 0; c < t.nslo_cols && !found; c++)
-                found = !strncmp(t.slo_cols[c] + 4, o->slo[k].name, strlen(o->slo[k].name))
-                        && !strcmp(t.slo_cols[c] + 4 + strlen(o->slo[k].name), "_s");
-            if (!found) {
+            const char *col = NULL;
+            for (int c = 0; c < t.nslo_cols && !col; c++)
+                if (!strncmp(t.slo_cols[c] + 4, o->slo[k].name, strlen(o->slo[k].name))
+                    && !strcmp(t.slo_cols[c] + 4 + strlen(o->slo[k].name), "_s"))
+                    col = t.slo_cols[c];
+            if (!col) {
                 setup_msg(stderr, "pacesim capacity: --slo %s: %s has no slo_%s_s column: give the SLOs of the search "
                           "that wrote it", o->slo[k].name, path, o->slo[k].name);
+                rc = 2;
+                break;
+            }
+            /* a rate found meets the bound (to the CSV's 6 digits): one above it was searched under a looser one */
+            int ci = 0;
+            while (ci < t.ncol && t.hfld[ci] != col) ci++;
+            for (long i = 0; i < t.n && !rc && ci < t.ncol; i++) {
+                const cap_trow_t *r = &t.r[i];
+                double v;
+                if ((r->status != T_OK && r->status != T_ABOVE) || tnum(r->fld[ci], &v) < 0
+                    || !(v > o->slo[k].limit * (1 + 1e-5)))
+                    continue;
+                setup_msg(stderr, "pacesim capacity: --slo %s=%g: %s, point %ld: %s is %g at its rate, above the bound:"
+                          " give the SLOs of the search that wrote it", o->slo[k].name, o->slo[k].limit, path, r->point,
+                          col, v);
                 rc = 2;
             }
         }
@@ -2357,6 +2373,10 @@ int capacity_main(int argc, char **argv, const char *argv0)
     }
     if (o.goodput > 0 && !per_request) {
         rc = bad("--goodput needs per-request thresholds: --slo ttft=2 --slo tpot=0.05 (no _p99)%s%s", "", "");
+        goto out;
+    }
+    if (frontier_csv && target > 0 && o.nslo == 0) {   /* the answer comes with the table */
+        rc = bad("--frontier with --rate: give the search's --slo too (the --rate answer is the table's)%s%s", "", "");
         goto out;
     }
     if (frontier_csv) {                         /* --frontier MERGED.csv: no search */

@@ -128,6 +128,10 @@ if cmp -s "$tmp/j1.txt" "$tmp/front2.txt" && cmp -s "$tmp/j1.csv" "$tmp/front2.c
 else bad "points + merge + --frontier --slo ...: the table differs from the in-process one"; fi
 refused "--frontier with other SLOs" 'has no slo_ttft_p90_s column' --frontier "$tmp/merged.csv" --slo ttft_p90=1 \
   --slo tpot_p90=0.02
+refused "--frontier with a bound below a row's statistic (searched under a looser one)" \
+  'at its rate, above the bound: give the SLOs of the search' --frontier "$tmp/merged.csv" --slo ttft_p99=1 --slo tpot_p90=0.001
+refused "--frontier --rate without --slo (the answer comes with the table: nothing printed)" \
+  '--frontier with --rate: give the search'"'"'s --slo too' --frontier "$tmp/merged.csv" --rate 30
 refused "--frontier with fewer SLOs" 'has 2 slo_NAME_s columns, --slo gives 1' --frontier "$tmp/merged.csv" --slo ttft_p99=1
 # cellcol FILE LINE COLUMN-NAME: the byte column where that cell starts (no quoted fields here)
 cellcol() {
@@ -154,11 +158,12 @@ awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "usd_per_hour") 
   "$tmp/merged.csv" > "$tmp/bad4.csv"
 refused "--frontier: a negative price (it was the cheapest)" \
   "bad4.csv:3:$(cellcol "$tmp/bad4.csv" 3 usd_per_hour): usd_per_hour: \"-100\" is not a number >= 0" \
-  --frontier "$tmp/bad4.csv" --rate 1
+  --frontier "$tmp/bad4.csv" --slo ttft_p99=1 --slo tpot_p90=0.02 --rate 1
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "gpus") c = i } NR == 3 { $c = "0" } 1' \
   "$tmp/merged.csv" > "$tmp/bad6.csv"
 refused "--frontier: 0 GPUs on a configuration that did not fail (copies of it were the cheapest, at 0 GPUs)" \
-  "bad6.csv:3:$(cellcol "$tmp/bad6.csv" 3 gpus): gpus: \"0\" is not a count of GPUs >= 1" --frontier "$tmp/bad6.csv" --rate 30
+  "bad6.csv:3:$(cellcol "$tmp/bad6.csv" 3 gpus): gpus: \"0\" is not a count of GPUs >= 1" --frontier "$tmp/bad6.csv" \
+  --slo ttft_p99=1 --slo tpot_p90=0.02 --rate 30
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "rate_per_s") c = i } NR > 1 && $c != "" { $c = "1e-300" } 1' \
   "$tmp/merged.csv" > "$tmp/tiny.csv"
 $PACESIM capacity --frontier "$tmp/tiny.csv" --slo ttft_p99=1 --slo tpot_p90=0.02 --rate 30 > /dev/null 2> "$tmp/tiny.txt"
