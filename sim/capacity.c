@@ -2028,6 +2028,19 @@ static int merged_frontier(const char *path, FILE *out, FILE *tbl, const cap_opt
                       "the search that wrote it", path, t.nslo_cols, nstat);
             rc = 2;
         }
+        /* the goodput share: every rate found meets --goodput (to 6 digits), and has one only under it */
+        for (long i = 0; i < t.n && !rc; i++) {
+            const cap_trow_t *r = &t.r[i];
+            if (r->status != T_OK && r->status != T_ABOVE) continue;
+            if (o->goodput > 0 ? !(r->good >= o->goodput * (1 - 1e-5)) : !isnan(r->good)) {
+                char v[32];
+                snprintf(v, sizeof v, "%g", r->good);
+                setup_msg(stderr, "pacesim capacity: %s, point %ld: goodput_share %s at its rate, %s: give the --goodput of "
+                          "the search that wrote it", path, r->point, isnan(r->good) ? "empty" : v,
+                          o->goodput > 0 ? "below --goodput" : "a search under --goodput");
+                rc = 2;
+            }
+        }
     }
     if (rc == 0) {
         table_frontier(&t);

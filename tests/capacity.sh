@@ -132,6 +132,12 @@ refused "--frontier with a bound below a row's statistic (searched under a loose
   'at its rate, above the bound: give the SLOs of the search' --frontier "$tmp/merged.csv" --slo ttft_p99=1 --slo tpot_p90=0.001
 refused "--frontier --rate without --slo (the answer comes with the table: nothing printed)" \
   '--frontier with --rate: give the search'"'"'s --slo too' --frontier "$tmp/merged.csv" --rate 30
+# a goodput search read with another --goodput (its rates do not meet it), or without its --goodput
+$PACESIM capacity $S --slo ttft=1 --slo ttft_p50=1 --goodput 0.9 --csv "$tmp/gp.csv" --quiet 2> /dev/null || bad "goodput search exit $?"
+refused "--frontier with a higher --goodput than its search's" 'goodput_share 0.9' --frontier "$tmp/gp.csv" --slo ttft=1 \
+  --slo ttft_p50=1 --goodput 0.99
+refused "--frontier without its search's --goodput" 'at its rate, a search under --goodput' --frontier "$tmp/gp.csv" \
+  --slo ttft_p50=1
 refused "--frontier with fewer SLOs" 'has 2 slo_NAME_s columns, --slo gives 1' --frontier "$tmp/merged.csv" --slo ttft_p99=1
 # cellcol FILE LINE COLUMN-NAME: the byte column where that cell starts (no quoted fields here)
 cellcol() {
