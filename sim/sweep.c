@@ -1498,7 +1498,14 @@ int sweep_best_report(const sweep_best_t *b, FILE *f)
         if (!g->best) {
             fputs("  ", f);
             put_clean(f, g->file);
-            if (b->nc) fputs(": no point satisfies the constraints\n", f);
+            int nobase = -1;          /* a constraint on base where the first point has no value */
+            for (int c = 0; c < b->nc && nobase < 0; c++)
+                if (b->c[c].rel && isnan(g->base[c])) nobase = c;
+            if (nobase >= 0) {
+                fputs(": no point satisfies the constraints (base: ", f);
+                put_clean(f, b->c[nobase].col);
+                fputs(" is empty at the file's first point)\n", f);
+            } else if (b->nc) fputs(": no point satisfies the constraints\n", f);
             else fprintf(f, ": no point has a value of %s\n", b->obj);
             missing++;
             continue;

@@ -117,6 +117,13 @@ if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
 then pass=$((pass + 1))
 else echo "  FAIL merge of one point twice: $(head -c 300 "$tmp/err")"; fail=$((fail + 1)); fi
 
+# best: a constraint on base where the first point has no value says so (it read as no point meeting it)
+printf 'point,a,c\n0,1,\n1,2,3\n' > "$tmp/nobase.csv"
+"$bin" best "$tmp/nobase.csv" --objective max:a --constraint 'c<=base' >"$tmp/out" 2>"$tmp/err"
+if grep -q 'no point satisfies the constraints (base: c is empty at the file.s first point)' "$tmp/out"
+then pass=$((pass + 1))
+else bad "best with an empty base: $(cat "$tmp/out" "$tmp/err" | head -c 300)"; fi
+
 # merge -o twice (the first was dropped unsaid), or without its value (read as an unknown option)
 for args in "-o $tmp/m1.csv --out $tmp/m2.csv:--out given twice" "-o:-o needs a value"; do
     # shellcheck disable=SC2086
