@@ -136,7 +136,8 @@ static const cmd_help_t helps[] = {
     { "capacity",
       "pacesim capacity FILE --slo NAME=SECONDS... [--goodput SHARE] [--search key.path=LIST]... [--set key.path=value]...\n"
       "                   [--gpu-cost PROFILE=DOLLARS_PER_HOUR]... [--rate R] [--tol T] [-j N] [--csv OUT] [--quiet]\n"
-      "                   [--error-bars P] [--points [-o DIR]]\n",
+      "                   [--no-progress] [--probes] [--error-bars P] [--points [-o DIR]]\n"
+      "       pacesim capacity --frontier CSV [--slo NAME=SECONDS]... [--goodput SHARE] [--tol T] [--rate R] [--csv OUT]\n",
       "capacity  for every configuration of the search, the highest Poisson rate it sustains within\n"
       "          the SLOs (bisection on workload.poisson.rate_per_s, each probe workload.poisson.count\n"
       "          requests, the first and last 10% not measured, the queue checked for growth), its GPUs,\n"
@@ -153,9 +154,15 @@ static const cmd_help_t helps[] = {
       "  --error-bars P         every configuration also searched with every step costing (1 + P/100)\n"
       "                         and (1 - P/100) its price (0 < P <= 50): its rate as value [low, high],\n"
       "                         and whether the picks hold at +P%; the search runs 3 times\n"
+      "  -j N, --jobs N         configurations searched at once (default: online CPUs); the output is\n"
+      "                         the same for every N\n"
       "  --csv OUT              one row per configuration (plots/capacity.gp plots it)\n"
+      "  --probes               every probe of every configuration on stderr: rate, pass or fail and why\n"
+      "  --quiet                no table on stdout\n"
+      "  --no-progress          no progress bar (it is drawn only when stderr is a terminal)\n"
       "  --points [-o DIR]      print one `pacesim capacity` command per configuration (each writes\n"
       "                         DIR/point-NNNN.csv; then pacesim merge, pacesim best)\n"
+      "  --point-index N        number the first configuration N (the `point` column; used by --points)\n"
       "  --frontier CSV         no search: a merged capacity CSV with its frontier column filled (with the\n"
       "                         search's --slo [--rate]: its table too)\n" },
     { "validate", "pacesim validate FILE... [--set key.path=value]...\n",
@@ -391,6 +398,22 @@ out:
     return rc;
 }
 
+/* Whether `pacesim run`'s parser, shared by validate, points and best, lets command cmd take
+ * option a (its name up to any '='): each only those its --help lists, so that an option it
+ * would ignore (validate --csv, run -o) is refused. */
+static int cmd_run_takes(int cmd, const char *a)
+{
+    static const char *const points[] = { "--set", "--sweep", "--error-bars", "-o", "--out", NULL };
+    static const char *const best[] = { "--objective", "--constraint", NULL };
+    static const char *const validate[] = { "--set", NULL };
+    const char *const *ok = cmd == CMD_POINTS ? points : cmd == CMD_BEST ? best : cmd == CMD_VALIDATE ? validate : NULL;
+    size_t l = strcspn(a, "=");
+    if (!ok) return strcmp(a, "-o") && strncmp(a, "--out", l > 5 ? l : 5);   /* run: every one but points' -o */
+    for (int k = 0; ok[k]; k++)
+        if (strlen(ok[k]) == l && !strncmp(a, ok[k], l)) return 1;
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv, int cmd)
 {
     const char **files = calloc((size_t)argc + 1, sizeof *files);
@@ -411,6 +434,13 @@ static int cmd_run(int argc, char **argv, int cmd)
     if (jobs < 1) jobs = 1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        if (a[0] == '-' && a[1] && !cmd_run_takes(cmd, a)) {
+            static const char *const name[] = { "run", "validate", "points", "best" };
+            setup_msg(stderr, "pacesim %s: %.*s is not an option of %s (see pacesim %s --help)", name[cmd],
+                      (int)strcspn(a, "="), a, name[cmd], name[cmd]);
+            rc = 2;
+            goto out;
+        }
         static const char *const valued[] = { "--set", "--csv", "--steps", "--sweep", "-j", "--jobs", "--trace",
                                               "--point-index", "--objective", "--constraint", "-o", "--out",
                                               "--requests", "--json", "--replicas", "--error-bars", NULL };

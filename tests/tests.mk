@@ -247,6 +247,8 @@ check-engine-fuzz: $(ASAN_DIR)/bin/fuzz_engine
 # the serving summary and goodput against hand counts (deployio)
 EXTRA_TESTS += tests/serve.sh
 EXTRA_TESTS += tests/readme.sh
+# every command's options against its --help, and the options the docs show against the commands
+EXTRA_TESTS += tests/help_opts.sh
 
 # -- capacity planning (sim/capacity.c): the command line, bad input, -j, --points + merge
 EXTRA_TESTS += tests/capacity.sh
