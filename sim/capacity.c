@@ -1500,6 +1500,7 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
     }
     t->head = lines[0];
     lines[0] = NULL;
+    if (!strncmp(t->head, "\xEF\xBB\xBF", 3)) memmove(t->head, t->head + 3, strlen(t->head + 3) + 1);   /* a BOM */
     t->hbuf = strdup(t->head);
     t->hfld = malloc(MAXF * sizeof *t->hfld);
     t->slo_cols = malloc(MAXF * sizeof *t->slo_cols);

@@ -1544,6 +1544,13 @@ int sweep_best_report(const sweep_best_t *b, FILE *f)
 /* Two of the input CSVs naming one file (the same device and inode: "a.csv" and "./a.csv",
  * a link): its rows would count twice.  0, or 2 with one line on err.  A path that cannot
  * be read is left to the reader (it says why). */
+/* A UTF-8 byte-order mark before a CSV's header (a spreadsheet's "CSV UTF-8"): dropped, so
+ * that its first column keeps its name. */
+static void drop_bom(char *rec)
+{
+    if (!strncmp(rec, "\xEF\xBB\xBF", 3)) memmove(rec, rec + 3, strlen(rec + 3) + 1);
+}
+
 static int inputs_distinct(const char *cmd, const char *const *paths, int n, FILE *err)
 {
     struct stat *st = calloc(n > 0 ? (size_t)n : 1, sizeof *st);
@@ -1606,6 +1613,7 @@ int sweep_best_files(const char *const *paths, int n, const char *objective, con
         while ((got = csv_record(f, &rec, &cap, &why)) > 0) {
             line++;
             if (line == 1) {
+                drop_bom(rec);
                 if (sweep_best_header(b, rec, berr, sizeof berr) < 0) {
                     put_clean(err, paths[i]);
                     fputs(":1: ", err);
@@ -1934,6 +1942,7 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
         while (rc < 2 && (got = csv_record(f, &rec, &rcap, &why)) > 0) {
             line++;
             int nf = raw_split(rec, NULL, NULL, 0);
+            if (line == 1) drop_bom(rec);
             if (line == 1) {
                 if (merge_header(&u, &mfs[i], i, rec) < 0) {
                     why = "out of memory";

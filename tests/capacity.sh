@@ -197,6 +197,9 @@ $PACESIM capacity --frontier "$tmp/two.csv" --slo ttft_p99=1 --slo tpot_p90=0.02
   && grep -q '^capacity: tests/data/capacity/small.yaml and other scenarios, SLOs' "$tmp/two.txt" \
   && ok "--frontier of two scenarios' points: the head names the first and others" \
   || bad "--frontier of two scenarios' points: $(head -1 "$tmp/two.txt")"
+printf '\357\273\277' | cat - "$tmp/merged.csv" > "$tmp/bom.csv"
+$PACESIM capacity --frontier "$tmp/bom.csv" > "$tmp/bom-front.csv" 2> "$tmp/err" && cmp -s "$tmp/front.csv" "$tmp/bom-front.csv" \
+  && ok "--frontier: a byte-order mark before the header dropped" || bad "--frontier with a BOM: $(head -c 300 "$tmp/err")"
 refused "--frontier with --search" '--frontier reads a capacity CSV' --frontier "$tmp/merged.csv" --slo ttft_p99=1 \
   --search engine.max_num_seqs=4
 cp "$tmp/merged.csv" "$tmp/m0.csv"

@@ -124,6 +124,14 @@ if grep -q 'no point satisfies the constraints (base: c is empty at the file.s f
 then pass=$((pass + 1))
 else bad "best with an empty base: $(cat "$tmp/out" "$tmp/err" | head -c 300)"; fi
 
+# a header after a UTF-8 byte-order mark (a spreadsheet's "CSV UTF-8"): merge read "<BOM>point" as a column of its
+# own (two point columns, rows under the wrong ones); merge, best and capacity --frontier drop the mark
+printf '\357\273\277point,a\n0,1\n' > "$tmp/bom.csv"; printf 'point,a\n1,2\n' > "$tmp/nobom.csv"
+if [ "$("$bin" merge "$tmp/bom.csv" "$tmp/nobom.csv" 2>&1 | tr '\n' ' ')" = "point,a 0,1 1,2 " ] \
+   && "$bin" best "$tmp/bom.csv" --objective max:a 2>&1 | grep -q 'best point 0 a=1'
+then pass=$((pass + 1))
+else bad "merge/best of a CSV with a byte-order mark: $("$bin" merge "$tmp/bom.csv" "$tmp/nobom.csv" 2>&1 | head -c 200)"; fi
+
 # merge -o twice (the first was dropped unsaid), or without its value (read as an unknown option)
 for args in "-o $tmp/m1.csv --out $tmp/m2.csv:--out given twice" "-o:-o needs a value"; do
     # shellcheck disable=SC2086
