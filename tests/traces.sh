@@ -68,6 +68,9 @@ bad_case a8.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens,ContextTokens\n20
 check "azure: 2024-02-29 (a leap day) taken" \
     sh -c "printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2024-02-29 00:00:00,10,4\n2024-03-01 00:00:00,10,4\n' > '$tmp/leap.csv' \
            && '$bin' trace import azure '$tmp/leap.csv' 2>/dev/null | tail -1 | grep -q '^86400.000000,10,4$'"
+check "azure: a header after a UTF-8 byte-order mark read (it was refused: the header must name the columns)" \
+    sh -c "printf '\\357\\273\\277TIMESTAMP,ContextTokens,GeneratedTokens\\n2023-11-16 18:15:46.5,10,4\\n' > '$tmp/bom.csv' \
+           && '$bin' trace import azure '$tmp/bom.csv' 2>/dev/null | tail -1 | grep -q '^0.000000,10,4$'"
 bad_case a5.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.5,10\n' "a5.csv:2:1: azure: 2 fields, the header has 3"
 bad_case b1.csv burstgpt 'Timestamp,Model,Request tokens,Response tokens\n1,m,10,-4\n' "b1.csv:2:8: burstgpt: Response tokens: expected a token count"
 bad_case b2.csv burstgpt 'Timestamp,Model,Request tokens,Response tokens\nsoon,m,10,4\n' "b2.csv:2:1: burstgpt: Timestamp: expected seconds"
