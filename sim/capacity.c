@@ -2374,6 +2374,7 @@ int capacity_main(int argc, char **argv, const char *argv0)
         }
     }
     if (!file) { rc = bad("no scenario given (see pacesim capacity --help)%s%s", "", ""); goto out; }
+    if (sweep_set_clash(sets, ns, &sw, "--search", err, sizeof err)) { rc = bad("%s%s", err, ""); goto out; }
     if (o.nslo == 0 && !frontier_csv) {
         rc = bad("no SLO given: --slo ttft_p99=2 --slo tpot_p99=0.05, for example%s%s", "", "");
         goto out;

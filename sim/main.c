@@ -566,6 +566,14 @@ static int cmd_run(int argc, char **argv, int cmd)
         rc = 2;
         goto out;
     }
+    {
+        char cerr[SWEEP_ERR_MAX];
+        if (sweep_set_clash(sets, ns, &sw, "--sweep", cerr, sizeof cerr)) {
+            setup_msg(stderr, "pacesim: %s", cerr);
+            rc = 2;
+            goto out;
+        }
+    }
     if (cmd == CMD_VALIDATE) {
         rc = validate_files(files, nf, sets, ns);
         goto out;

@@ -1544,6 +1544,24 @@ int sweep_best_report(const sweep_best_t *b, FILE *f)
 /* Two of the input CSVs naming one file (the same device and inode: "a.csv" and "./a.csv",
  * a link): its rows would count twice.  0, or 2 with one line on err.  A path that cannot
  * be read is left to the reader (it says why). */
+int sweep_set_clash(const char *const *sets, int ns, const sweep_t *sw, const char *axis_opt, char *err, size_t errn)
+{
+    for (int i = 0; i < ns; i++) {
+        size_t l = strcspn(sets[i], "=");
+        for (int j = 0; j < i; j++)
+            if (strcspn(sets[j], "=") == l && !strncmp(sets[i], sets[j], l)) {
+                snprintf(err, errn, "--set %s: %.*s is set twice (--set %s before it)", sets[i], (int)l, sets[i], sets[j]);
+                return 1;
+            }
+        for (int a = 0; sw && a < sw->naxes; a++)
+            if (strlen(sw->axes[a].key) == l && !strncmp(sets[i], sw->axes[a].key, l)) {
+                snprintf(err, errn, "--set %s: %s %s sets that key too", sets[i], axis_opt, sw->axes[a].key);
+                return 1;
+            }
+    }
+    return 0;
+}
+
 /* A UTF-8 byte-order mark before a CSV's header (a spreadsheet's "CSV UTF-8"): dropped, so
  * that its first column keeps its name. */
 static void drop_bom(char *rec)

@@ -40,6 +40,11 @@ typedef struct sweep {
     sweep_axis_t *axes;           /* owned */
 } sweep_t;
 
+/* A key set twice on the command line: two --set of one key path, or a --set of a key the
+ * sweep's axes also set (swept by axis_opt, "--sweep" or "--search"); the later would drop the
+ * earlier unsaid.  1 with one line in err, or 0. */
+int sweep_set_clash(const char *const *sets, int ns, const sweep_t *sw, const char *axis_opt, char *err, size_t errn);
+
 /* Expand a value list: comma-separated items, each a literal or an integer range
  * "A..B" (step 1, or -1 when B < A) or "A..B:S" (S > 0, stepping towards B; B is
  * included only when reached), or a decimal range "0.5..2:0.5" (ends and step plain

@@ -77,6 +77,9 @@ refused "-j and --jobs" '--jobs given twice' $S --slo ttft_p99=2 -j1 --jobs 2
 refused "--csv twice" '--csv given twice' $S --slo ttft_p99=2 --csv "$tmp/x.csv" --csv "$tmp/y.csv"
 refused "-o and --out" '--out given twice' $S --slo ttft_p99=2 --points -o "$tmp/a" --out "$tmp/b"
 refused "--error-bars twice" '--error-bars given twice' $S --slo ttft_p99=2 --error-bars 3 --error-bars 4
+refused "--set beside a --search of that key (the --set was dropped unsaid)" \
+  '--set engine.max_num_seqs=2: --search engine.max_num_seqs sets that key too' $S --slo ttft_p99=2 \
+  --set engine.max_num_seqs=2 --search engine.max_num_seqs=4,8
 refused "unknown option" 'unknown option --sweep' $S --slo ttft_p99=2 --sweep engine.max_num_seqs=4
 refused "two scenarios" 'one scenario at a time' $S $S --slo ttft_p99=2
 refused "missing scenario" 'nope.yaml' nope.yaml --slo ttft_p99=2

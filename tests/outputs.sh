@@ -63,6 +63,14 @@ done
 check "run -j and --jobs: given twice" sh -c "test $? = 2 && grep -q 'given twice' '$tmp/twice.err'"
 "$bin" points scenarios/default.yaml -o "$tmp/p1" --out "$tmp/p2" 2> "$tmp/twice.err"
 check "points -o and --out: given twice" sh -c "test $? = 2 && grep -q 'given twice' '$tmp/twice.err'"
+# one key set twice (two --set, or a --set beside a --sweep of it): the later took it unsaid
+"$bin" run scenarios/default.yaml --set engine.max_num_seqs=2 --set engine.max_num_seqs=4 --quiet 2> "$tmp/twice.err"
+check "run --set of one key twice: exit 2, one line" sh -c "test $? = 2 && test \$(wc -l < '$tmp/twice.err') = 1 \
+    && grep -q 'engine.max_num_seqs is set twice (--set engine.max_num_seqs=2 before it)' '$tmp/twice.err'"
+"$bin" points scenarios/default.yaml --set engine.max_num_seqs=2 --sweep engine.max_num_seqs=4,8 > "$tmp/twice.out" \
+    2> "$tmp/twice.err"
+check "points --set beside a --sweep of that key: exit 2, nothing printed" sh -c "test $? = 2 && ! test -s '$tmp/twice.out' \
+    && grep -q -- '--set engine.max_num_seqs=2: --sweep engine.max_num_seqs sets that key too' '$tmp/twice.err'"
 
 # -- --replicas of a sweep over cluster keys: one header, run and point columns, a row per replica;
 #    the run CSV's pool columns after the windows
