@@ -94,7 +94,7 @@ static const cmd_help_t helps[] = {
       "                         in use, prefix-cache hit share, mean and peak waiting requests,\n"
       "                         busy share of the run (several runs as --steps).  The table\n"
       "                         prints a line per pool, and per replica up to 16 replicas;\n"
-      "                         the CSV gets per pool pool_NAME_served, ..._busy columns\n"
+      "                         the CSV gets per pool pool_NAME_replicas ... _busy columns\n"
       "  --summary              vLLM's serving benchmark summary for every run (request, input,\n"
       "                         output and total token throughput; mean, median and p99 TTFT,\n"
       "                         TPOT, ITL, E2EL in ms, over the finished requests); by default\n"
