@@ -1404,6 +1404,7 @@ typedef struct cap_trow {
     char **fld;
     long point;
     int status, gpus, frontier;
+    int trace;                    /* a trace's search (its time_scale given): not split into copies */
     long probes;
     double usd, rate, rate_gpu, req_usd, tok_gpu, ttft, tpot, good, extrap;
     double eb_pct, rate_lo, rate_hi;  /* --error-bars (the table's eb) */
@@ -1416,6 +1417,7 @@ typedef struct cap_table {
     int ncol, naxes;              /* axes: the columns between point and file */
     int col[TC__N];
     int ecol[TE__N], eb;          /* the --error-bars columns (-1: none); eb: all of them there */
+    int tscol;                    /* time_scale (-1: none) */
     char **slo_cols;              /* the slo_NAME_s columns (into hfld) */
     int nslo_cols;
     long n;
@@ -1494,6 +1496,7 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
     memset(t, 0, sizeof *t);
     for (int c = 0; c < TC__N; c++) t->col[c] = -1;
     for (int c = 0; c < TE__N; c++) t->ecol[c] = -1;
+    t->tscol = -1;
     if (nlines < 1) {
         setup_msg(stderr, "%s:1:1: empty: not a capacity CSV", path);
         return 2;
@@ -1528,6 +1531,7 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
             }
         size_t l = strlen(t->hfld[i]);
         if (!strncmp(t->hfld[i], "slo_", 4) && l > 6 && !strcmp(t->hfld[i] + l - 2, "_s")) t->slo_cols[t->nslo_cols++] = t->hfld[i];
+        if (!strcmp(t->hfld[i], "time_scale") && t->tscol < 0) t->tscol = i;
     }
     int missing = -1;
     for (int c = TC__N - 1; c >= 0; c--)
@@ -1602,6 +1606,7 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
                       " the points of one search)", path, l + 1, cell_col(r->line, r->buf, f[i]), t->hfld[i]);
             return 2;
         }
+        r->trace = t->tscol >= 0 && *f[t->tscol];
         r->eb_pct = r->rate_lo = r->rate_hi = NAN;
         if (t->eb) {
             int bad_e = -1;
@@ -1777,7 +1782,9 @@ static int trow_ok_at(const cap_trow_t *r, int lo)
 
 /* The --rate answer over the rows in cost order ix (at +P%: lo): the cheapest whose rate is at
  * least target (*copies 0), else the cheapest number of copies of one (*copies), of equal costs
- * the first point; NULL: none (*too_many: the rows that would need more than 10^12 copies). */
+ * the first point; NULL: none (*too_many: the rows that would need more than 10^12 copies).
+ * A trace's configuration is not split into copies: a random split of a trace is not the trace
+ * at a lower rate (its time-scaled replay, which the search judged). */
 static const cap_trow_t *pick_rate(const cap_table_t *t, const long *ix, double target, int lo, long *copies,
                                    int *too_many)
 {
@@ -1789,7 +1796,7 @@ static const cap_trow_t *pick_rate(const cap_table_t *t, const long *ix, double 
     double cbest = INFINITY;
     for (long i = 0; i < t->n; i++) {   /* in point order: of equal costs the first point */
         const cap_trow_t *r = &t->r[i];
-        if (!trow_ok_at(r, lo)) continue;
+        if (!trow_ok_at(r, lo) || r->trace) continue;
         double kd = ceil(target / trow_rate(r, lo) - 1e-12);
         if (!(kd <= 1e12)) {
             (*too_many)++;
@@ -1814,7 +1821,11 @@ static void pick_print(FILE *f, const cap_table_t *t, double target, const cap_t
         if (!isnan(best->usd)) fprintf(f, ", $%.2f/h", best->usd);
         fprintf(f, ") sustains %.4g req/s\n", trow_rate(best, lo));
     } else if (!best) {
-        fprintf(f, "none (%s)\n", too_many ? "each would need more than 10^12 copies" : "no configuration sustains any rate");
+        int traced = 0;
+        for (long i = 0; i < t->n && !traced; i++) traced = t->r[i].trace && trow_ok_at(&t->r[i], lo);
+        fprintf(f, "none (%s)\n", too_many ? "each would need more than 10^12 copies"
+                : traced ? "of a trace no copies are judged: a random split of it is not its replay at a lower rate"
+                : "no configuration sustains any rate");
     } else {
         fprintf(f, "no single configuration does; %ld copies of point %ld (", copies, best->point);
         point_label_t(f, t, best);

@@ -233,6 +233,11 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
   END { exit bad }' "$tmp/t1.csv" && ok "a trace: its rate and time scale (the trace's own rate, 1499 rows over their span: 8.39/s)" \
   || bad "a trace: rate / time_scale is not the trace's rate"
 ls "$tmp"/pacesim-capacity-* > /dev/null 2>&1 && bad "a trace: temporary files left" || ok "a trace: no temporary file left"
+# --rate past what one configuration of a trace carries: no copies (a random split of a trace is not its replay at a
+# lower rate; "random routing splits the Poisson stream" was printed)
+$PACESIM capacity $T --slo ttft_p99=2 --search engine.max_num_seqs=8,16 --rate 100 2>&1 | tail -1 > "$tmp/tr-rate.txt"
+grep -q '^cheapest carrying 100 req/s: none (of a trace no copies are judged' "$tmp/tr-rate.txt" \
+  && ok "a trace: no copies for --rate" || bad "a trace: --rate answered $(cat "$tmp/tr-rate.txt")"
 
 # a trace far from 0 (its rows from 9.5e6 s at 150/s): a probe's arrivals, offset scaled, would pass the clock at any
 # rate below 158/s (it failed with exit 1 naming a temporary file); the search stops there, "below", exit 0
