@@ -262,7 +262,9 @@ static int outputs_distinct(const char *const *opt, const char *const *out, int 
 {
     for (int i = 0; i < n; i++) {
         if (!out[i] || !strcmp(out[i], "-")) continue;
-        for (int k = i + 1; k < n; k++)
+        struct stat st;             /* a character device (/dev/null) takes both: nothing to overwrite */
+        int chardev = stat(out[i], &st) == 0 && S_ISCHR(st.st_mode);
+        for (int k = i + 1; k < n && !chardev; k++)
             if (out[k] && strcmp(out[k], "-") && outfile_same(out[i], out[k])) {
                 setup_msg(stderr, "pacesim: %s %s and %s %s: one file for two outputs (each would overwrite the other)",
                           opt[i], out[i], opt[k], out[k]);

@@ -63,6 +63,9 @@ done
 check "run -j and --jobs: given twice" sh -c "test $? = 2 && grep -q 'given twice' '$tmp/twice.err'"
 "$bin" points scenarios/default.yaml -o "$tmp/p1" --out "$tmp/p2" 2> "$tmp/twice.err"
 check "points -o and --out: given twice" sh -c "test $? = 2 && grep -q 'given twice' '$tmp/twice.err'"
+# /dev/null for several outputs (a character device: nothing to overwrite) is taken; it was refused as one file for two
+"$bin" run scenarios/default.yaml --csv /dev/null --steps /dev/null --requests /dev/null --quiet 2> "$tmp/twice.err"
+check "run --csv, --steps and --requests all /dev/null: exit 0" sh -c "test $? = 0 && ! test -s '$tmp/twice.err'"
 # one key set twice (two --set, or a --set beside a --sweep of it): the later took it unsaid
 "$bin" run scenarios/default.yaml --set engine.max_num_seqs=2 --set engine.max_num_seqs=4 --quiet 2> "$tmp/twice.err"
 check "run --set of one key twice: exit 2, one line" sh -c "test $? = 2 && test \$(wc -l < '$tmp/twice.err') = 1 \
