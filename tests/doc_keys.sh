@@ -17,7 +17,8 @@
 # not taken for keys.  The script fails if a file yields fewer keys than a floor (the
 # extraction broke) or if a key does not appear as `key` (in backquotes) in its part of
 # docs/scenarios.md: sim/scenario.c's keys (scenarios and models) above the line
-# "## Profile files", sim/profile.c's below it.
+# "## Profile files", sim/profile.c's below it.  And the reverse: a key the first column of a
+# "| key |" table documents must be one its part's loader accepts.
 set -u
 doc=${DOC:-docs/scenarios.md}
 [ -f "$doc" ] || { echo "doc_keys: $doc missing"; exit 1; }
@@ -83,6 +84,22 @@ check() {  # check SOURCE FLOOR PART(scn|prof)
         echo "  FAIL $src: not documented in $doc:$missing"; fail=$((fail + 1))
     else
         echo "  ok   $src: all $n accepted keys documented"; pass=$((pass + 1))
+    fi
+    # the reverse: every key a "| key |" table of the part documents (its first column's
+    # backquoted names) is one the loader accepts
+    local tab extra="" m
+    tab=$(printf '%s\n' "$text" | awk '
+        /^\| key \|/ { t = 1; next } t && /^\|---/ { next }
+        t && /^\|/ { split($0, c, "|"); s = c[2]; while (match(s, /`[^`]*`/)) { print substr(s, RSTART + 1, RLENGTH - 2); s = substr(s, RSTART + RLENGTH) } next }
+        { t = 0 }' | sort -u)
+    m=$(printf '%s\n' "$tab" | grep -c .)
+    for k in $tab; do printf '%s\n' "$keys" | grep -qxF -- "$k" || extra="$extra $k"; done
+    if [ "$m" -lt 20 ]; then
+        echo "  FAIL $doc ($part): only $m keys found in its key tables: the extraction broke"; fail=$((fail + 1))
+    elif [ -n "$extra" ]; then
+        echo "  FAIL $doc ($part): documented keys $src does not accept:$extra"; fail=$((fail + 1))
+    else
+        echo "  ok   $doc ($part): all $m keys of its key tables accepted by $src"; pass=$((pass + 1))
     fi
 }
 check sim/scenario.c 60 scn

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# help_opts.sh: every command's options, its --help and the docs agree.
+# help_opts.sh: every command's options, its --help and the docs agree (and the docs' make targets).
 #   1. each long option a command's --help lists (its usage lines and its "  --opt" lines) is
 #      one the command accepts;
 #   2. each long option the command accepts is listed in its --help: the candidates are every
@@ -7,7 +7,8 @@
 #      no file), accepted unless the command answers that it does not know it;
 #   3. an option run's parser would take but this command ignores (validate --csv) is refused;
 #   4. each long option that README.md and docs/*.md show after `pacesim CMD` (in ```sh
-#      blocks and in backquoted spans) is one CMD accepts.
+#      blocks and in backquoted spans) is one CMD accepts;
+#   5. each `make TARGET` README.md, docs/*.md and calib/README.md name is a Makefile target.
 #   tests/help_opts.sh        PACESIM=path overrides bin/pacesim
 set -u
 . tests/lib.sh help_opts
@@ -93,4 +94,12 @@ done < "$tmp/docopts"
 [ "$n" -ge 40 ] || bad "only $n documented options found (the extraction broke)"
 if [ -n "$wrong" ]; then bad "documented options the command refuses:$wrong"
 else ok "all $n options the docs show after pacesim CMD are accepted"; fi
+
+# 5. every `make TARGET` the docs name is a target of the Makefile
+targets=$(cat README.md docs/*.md calib/README.md | grep -oE '(^|`|\()make [a-z][a-z0-9-]*' | grep -oE '[a-z][a-z0-9-]*$' | sort -u)
+nt=0 nomake=""
+for t in $targets; do nt=$((nt + 1)); make -n "$t" > /dev/null 2>&1 || nomake="$nomake $t"; done
+[ "$nt" -ge 10 ] || bad "only $nt make targets found in the docs (the extraction broke)"
+if [ -n "$nomake" ]; then bad "make targets the docs name that the Makefile lacks:$nomake"
+else ok "all $nt make targets the docs name exist"; fi
 finish
