@@ -8,7 +8,8 @@
 #   3. an option run's parser would take but this command ignores (validate --csv) is refused;
 #   4. each long option that README.md and docs/*.md show after `pacesim CMD` (in ```sh
 #      blocks and in backquoted spans) is one CMD accepts;
-#   5. each `make TARGET` README.md, docs/*.md and calib/README.md name is a Makefile target.
+#   5. each `make TARGET` README.md, docs/*.md and calib/README.md name is a Makefile target;
+#   6. each image they show is committed.
 #   tests/help_opts.sh        PACESIM=path overrides bin/pacesim
 set -u
 . tests/lib.sh help_opts
@@ -102,4 +103,20 @@ for t in $targets; do nt=$((nt + 1)); make -n "$t" > /dev/null 2>&1 || nomake="$
 [ "$nt" -ge 10 ] || bad "only $nt make targets found in the docs (the extraction broke)"
 if [ -n "$nomake" ]; then bad "make targets the docs name that the Makefile lacks:$nomake"
 else ok "all $nt make targets the docs name exist"; fi
+
+# 6. every image README.md and the docs show is committed (images are ignored unless added)
+ni=0 noimg=""
+for f in README.md docs/*.md calib/README.md; do
+    for img in $(grep -oE '!\[[^]]*\]\([^)]*\)' "$f" | sed -E 's/^.*\(([^)]*)\)$/\1/'); do
+        case $img in http*) continue ;; esac
+        p=$(cd "$(dirname "$f")" && realpath -m --relative-to="$OLDPWD" "$img")
+        ni=$((ni + 1))
+        if git rev-parse --git-dir > /dev/null 2>&1; then      # a checkout: committed (or added)
+            git ls-files --error-unmatch -- "$p" > /dev/null 2>&1 || noimg="$noimg $f:$img"
+        else [ -f "$p" ] || noimg="$noimg $f:$img"; fi
+    done
+done
+[ "$ni" -ge 3 ] || bad "only $ni images found in the docs (the extraction broke)"
+if [ -n "$noimg" ]; then bad "images the docs show that are not committed:$noimg"
+else ok "all $ni images the docs show are committed"; fi
 finish
