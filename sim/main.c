@@ -341,6 +341,20 @@ static int validate_files(const char **files, int nf, const char **sets, int ns)
  * further value of each swept key loaded with the others at their first values, so that a
  * missing file, a bad key or a bad swept value is refused here with its one line (exit 2),
  * not once by every run or printed command that carries it. */
+/* A loader's message about a swept value: its "--set KEY:" said as the user gave it,
+ * "pacesim: --sweep KEY=VAL:"; any other message as it is. */
+static void sweep_msg(const char *m, const sweep_t *sw, int a, int v)
+{
+    for (int b = 0; b < sw->naxes; b++) {
+        size_t kl = strlen(sw->axes[b].key);
+        if ((a < 0 || b == a) && !strncmp(m, "--set ", 6) && !strncmp(m + 6, sw->axes[b].key, kl) && m[6 + kl] == ':') {
+            setup_msg(stderr, "pacesim: --sweep %s=%s:%s", sw->axes[b].key, sw->axes[b].vals[a < 0 ? 0 : v], m + 7 + kl);
+            return;
+        }
+    }
+    setup_msg(stderr, "%s", m);
+}
+
 static int points_check(const char **files, int nf, const char **sets, int ns, const sweep_t *sw)
 {
     int naxes = sw->naxes, n = 0, rc = 0;
@@ -365,7 +379,7 @@ static int points_check(const char **files, int nf, const char **sets, int ns, c
     for (int i = 0; i < nf && !rc; i++) {
         setup_t u;
         if (setup_open(&u, files[i], all, n) < 0) {
-            fprintf(stderr, "%s\n", u.err);
+            sweep_msg(u.err, sw, -1, 0);
             rc = 2;
         }
         setup_close(&u);
@@ -385,7 +399,7 @@ static int points_check(const char **files, int nf, const char **sets, int ns, c
                 scenario_t sc;
                 char err[SCN_ERR_MAX];
                 if (scn_load(files[i], all, n, &sc, err) < 0) {
-                    setup_msg(stderr, "%s", err);
+                    sweep_msg(err, sw, a, v);
                     rc = 2;
                 } else {
                     scn_free(&sc);

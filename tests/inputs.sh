@@ -69,7 +69,7 @@ every_kind json "model import" model import @F -o "$tmp/m.yaml"
 # points assembles each file at its first point: a bad swept value is refused before any
 # command is printed (as capacity --points does)
 timeout 20 "$bin" points "$SCN" --sweep engine.max_num_seqs=0,4 >"$tmp/out" 2>"$tmp/err"
-if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'engine.max_num_seqs: expected a positive integer' "$tmp/err"; then
+if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q -- '--sweep engine.max_num_seqs=0: expected a positive integer' "$tmp/err"; then
     pass=$((pass + 1))
 else bad "points: a bad first swept value not refused: $(head -c 300 "$tmp/err")"; fi
 # run --sweep: a bad swept value is refused before any run, once (not once per point of the
@@ -78,7 +78,7 @@ else bad "points: a bad first swept value not refused: $(head -c 300 "$tmp/err")
 timeout 20 "$bin" run "$SCN" --sweep engine.max_num_seqs=4,0 --sweep env.VLLM_1CAT_PREFILL_PACE_STEPS=0,2 \
     >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
-    && grep -q 'engine.max_num_seqs: expected a positive integer, got "0"' "$tmp/err"; then pass=$((pass + 1))
+    && grep -q -- '^pacesim: --sweep engine.max_num_seqs=0: expected a positive integer, got "0"' "$tmp/err"; then pass=$((pass + 1))
 else bad "run --sweep: a bad swept value: $(head -c 300 "$tmp/err")"; fi
 timeout 20 "$bin" run scenarios/default.yaml --sweep engine.num_gpu_blocks=400,1 --sweep engine.max_num_seqs=1,2 \
     --quiet -j 2 >"$tmp/out" 2>"$tmp/err"
