@@ -832,6 +832,13 @@ static int cmd_rescore(int argc, char **argv)
         fprintf(stderr, "pacesim: rescore needs a scenario and --measured STEPS.csv (a replay's --steps file)\n");
         return 2;
     }
+    {
+        char cerr[SWEEP_ERR_MAX];
+        if (sweep_set_clash(sets, ns, NULL, "--sweep", cerr, sizeof cerr)) {
+            setup_msg(stderr, "pacesim: rescore: %s", cerr);
+            return 2;
+        }
+    }
     setup_t u;
     cost_model_t *pm2 = NULL, *rm = NULL;
     FILE *fs = NULL;                    /* --steps */

@@ -272,6 +272,13 @@ int plot_replicas_main(int argc, char **argv, const char *plot_sh)
     }
     if (parse_list("--rates", rates_s, 0, &rates, &nrates) < 0 || parse_list("--replicas", reps_s, 1, &reps, &nreps) < 0)
         goto out;
+    {
+        char cerr[SWEEP_ERR_MAX];
+        if (sweep_set_clash(sets, nsets, NULL, "--sweep", cerr, sizeof cerr)) {
+            setup_msg(stderr, "pacesim plot replicas: %s", cerr);
+            goto out;
+        }
+    }
     /* the scenario as given: a Poisson workload, the pool to scale */
     scenario_t s;
     char err[SCN_ERR_MAX];

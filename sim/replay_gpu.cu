@@ -31,6 +31,7 @@ extern "C" {
 #include "replay.h"
 #include "scenario.h"
 #include "setup.h"
+#include "sweep.h"
 }
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -964,9 +965,20 @@ int main(int argc, char **argv)
         return 2;
     }
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--set") && i + 1 < argc && ns < 64) sets[ns++] = argv[++i];
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = argv[++i];
-        else if (!strcmp(argv[i], "--items") && i + 1 < argc) items = argv[++i];
+        if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+            if (ns == 64) {
+                fprintf(stderr, "pacesim-gpu: at most 64 --set\n");
+                return 2;
+            }
+            sets[ns++] = argv[++i];
+        } else if ((!strcmp(argv[i], "--steps") || !strcmp(argv[i], "--items")) && i + 1 < argc) {
+            const char **o = argv[i][2] == 's' ? &steps : &items;
+            if (*o) {                   /* which one is meant? */
+                fprintf(stderr, "pacesim-gpu: %s given twice\n", argv[i]);
+                return 2;
+            }
+            *o = argv[++i];
+        }
         else if (!strcmp(argv[i], "--gpu")) continue;
         else if (!strcmp(argv[i], "--back-to-back")) {
             if (b2b++) {
@@ -977,11 +989,21 @@ int main(int argc, char **argv)
         else if (argv[i][0] == '-') {
             fprintf(stderr, "pacesim-gpu: unknown option %s\n", argv[i]);
             return 2;
+        } else if (file) {
+            fprintf(stderr, "pacesim-gpu: one scenario a replay (%s, then %s)\n", file, argv[i]);
+            return 2;
         } else file = argv[i];
     }
     if (!file) {
         fprintf(stderr, "pacesim-gpu: no scenario\n");
         return 2;
+    }
+    {
+        char cerr[SWEEP_ERR_MAX];
+        if (sweep_set_clash(sets, ns, NULL, "--sweep", cerr, sizeof cerr)) {
+            fprintf(stderr, "pacesim-gpu: %s\n", cerr);
+            return 2;
+        }
     }
     const char *outs[2] = { steps, items };     /* an output over an input: it replaced the scenario */
     for (int k = 0; k < 2; k++)

@@ -1541,9 +1541,6 @@ int sweep_best_report(const sweep_best_t *b, FILE *f)
     return missing;
 }
 
-/* Two of the input CSVs naming one file (the same device and inode: "a.csv" and "./a.csv",
- * a link): its rows would count twice.  0, or 2 with one line on err.  A path that cannot
- * be read is left to the reader (it says why). */
 int sweep_set_clash(const char *const *sets, int ns, const sweep_t *sw, const char *axis_opt, char *err, size_t errn)
 {
     for (int i = 0; i < ns; i++) {
@@ -1569,6 +1566,9 @@ static void drop_bom(char *rec)
     if (!strncmp(rec, "\xEF\xBB\xBF", 3)) memmove(rec, rec + 3, strlen(rec + 3) + 1);
 }
 
+/* Two of the input CSVs naming one file (the same device and inode: "a.csv" and "./a.csv",
+ * a link): its rows would count twice.  0, or 2 with one line on err.  A path that cannot
+ * be read is left to the reader (it says why). */
 static int inputs_distinct(const char *cmd, const char *const *paths, int n, FILE *err)
 {
     struct stat *st = calloc(n > 0 ? (size_t)n : 1, sizeof *st);

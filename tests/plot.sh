@@ -39,6 +39,8 @@ refused "replicas: --rates 1e308 (gnuplot drew nothing of it)" 2 "--rates 1e308:
     "$bin" plot replicas --rates 1e308
 refused "replicas: --rates nan" 2 "nan is not a rate in (0, 1e6]" "$bin" plot replicas --rates 4,nan
 refused "replicas: --rates inf" 2 "inf is not a rate in (0, 1e6]" "$bin" plot replicas --rates inf
+refused "replicas: one key set twice" 2 "engine.max_num_seqs is set twice" "$bin" plot replicas \
+    --set engine.max_num_seqs=4 --set engine.max_num_seqs=8
 refused "replicas: a rate twice" 2 "--rates 4,8,4: 4 is given twice" "$bin" plot replicas --rates 4,8,4
 refused "replicas: a rate twice in two spellings" 2 "4 and 4.0 are the same rate" "$bin" plot replicas --rates 4,4.0
 refused "replicas: a router twice" 2 "--routers round_robin,random,round_robin: round_robin is given twice" \

@@ -62,5 +62,14 @@ done
 msg=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$t/s.yaml" --items - 2>&1); rc=$?
 if [ $rc = 2 ] && printf '%s' "$msg" | grep -q "stdout carries the report"; then echo "  ok   --items -: exit 2"
 else echo "FAIL --items -: rc $rc: $msg"; fail=1; fi
+# an option of one value given twice, a second scenario, one key set twice: refused in one line,
+# exit 2 (the first was dropped unsaid)
+for c in "--steps $t/a.csv --steps $t/b.csv|--steps given twice" "--items $t/a.csv --items $t/b.csv|--items given twice" \
+         "$t/s.yaml|one scenario a replay" "--set engine.max_num_seqs=4 --set engine.max_num_seqs=8|engine.max_num_seqs is set twice"; do
+    msg=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$t/s.yaml" ${c%%|*} 2>&1); rc=$?
+    if [ $rc = 2 ] && [ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] && printf '%s' "$msg" | grep -q -- "${c#*|}"; then
+        echo "  ok   ${c#*|}: exit 2, one line"
+    else echo "FAIL ${c#*|}: rc $rc: $msg"; fail=1; fi
+done
 rm -rf "$t"
 [ $fail = 0 ] && echo "replay_dry: 1 passed, 0 failed" || { echo "replay_dry: 0 passed, 1 failed"; exit 1; }

@@ -316,6 +316,9 @@ expect 2 "crlf.csv:1:1: measured_s: every step's time as in --measured $e.run2.s
     --measured $e.steps.csv --measured $e.run2.steps.csv --measured "$tmp/crlf.csv" --set workload.requests.B.output_tokens=8
 expect 2 "rescore: --steps given twice" "--steps twice (the first was dropped)" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --steps "$tmp/s1.csv" --steps "$tmp/s2.csv"
+expect 2 "rescore: --set workload.requests.B.output_tokens=16: workload.requests.B.output_tokens is set twice" \
+    "one key set twice (the first was dropped)" -- rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml \
+    --measured $e.steps.csv --set workload.requests.B.output_tokens=8 --set workload.requests.B.output_tokens=16
 expect 2 "rescore: --measured needs a value" "--measured last, without its file" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured
 many=(); for i in $(seq 17); do many+=(--measured $e.steps.csv); done
