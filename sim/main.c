@@ -336,11 +336,6 @@ static int validate_files(const char **files, int nf, const char **sets, int ns)
     return rc;
 }
 
-/* pacesim run and points with --sweep: each file assembled as its first point's run
- * assembles it (the --set values, then every swept key at its first value), and each
- * further value of each swept key loaded with the others at their first values, so that a
- * missing file, a bad key or a bad swept value is refused here with its one line (exit 2),
- * not once by every run or printed command that carries it. */
 /* A loader's message about a swept value: its "--set KEY:" said as the user gave it,
  * "pacesim: --sweep KEY=VAL:"; any other message as it is. */
 static void sweep_msg(const char *m, const sweep_t *sw, int a, int v)
@@ -355,6 +350,11 @@ static void sweep_msg(const char *m, const sweep_t *sw, int a, int v)
     setup_msg(stderr, "%s", m);
 }
 
+/* pacesim run and points with --sweep: each file assembled as its first point's run
+ * assembles it (the --set values, then every swept key at its first value), and each
+ * further value of each swept key loaded with the others at their first values, so that a
+ * missing file, a bad key or a bad swept value is refused here with its one line (exit 2),
+ * not once by every run or printed command that carries it. */
 static int points_check(const char **files, int nf, const char **sets, int ns, const sweep_t *sw)
 {
     int naxes = sw->naxes, n = 0, rc = 0;
@@ -764,10 +764,6 @@ static int cmd_profile(int argc, char **argv)
     return rc;
 }
 
-/* pacesim rescore FILE --measured STEPS.csv [--set k=v]... [--steps OUT.csv]: a GPU replay
- * priced again by the current model and profile, with no GPU: the scenario runs twice
- * through the same scheduler, once priced by its profile, once by the recording (each
- * step what the replay measured), and the replay's report comes out of the two. */
 /* Two files of the same bytes (both readable regular files; else 0: their reader reports them). */
 static int same_bytes(const char *a, const char *b)
 {
@@ -784,6 +780,10 @@ static int same_bytes(const char *a, const char *b)
     return same;
 }
 
+/* pacesim rescore FILE --measured STEPS.csv [--set k=v]... [--steps OUT.csv]: a GPU replay
+ * priced again by the current model and profile, with no GPU: the scenario runs twice
+ * through the same scheduler, once priced by its profile, once by the recording (each
+ * step what the replay measured), and the replay's report comes out of the two. */
 static int cmd_rescore(int argc, char **argv)
 {
     enum { MAX_SETS = 64 };

@@ -15,8 +15,6 @@
 static pthread_once_t gsl_once = PTHREAD_ONCE_INIT;
 static void gsl_quiet(void) { gsl_set_error_handler_off(); }
 
-/* The cost model of the scenario: the profile's (after checking that it has every law
- * the scenario needs) or the analytic one.  NULL with u->err set. */
 /* The link a profile without an all-reduce law prices TP's all-reduces over: hardware.link,
  * else the catalogue's link of the profile's GPU (hwcat.h), else NULL. */
 static const hw_link_t *prof_link_for(const setup_t *u, const scenario_t *s)
@@ -46,6 +44,8 @@ static cost_model_t *cost_for(setup_t *u, const scenario_t *s, int check)
     return sm;
 }
 
+/* The cost model of the scenario: the profile's (after checking that it has every law
+ * the scenario needs) or the analytic one.  NULL with u->err set. */
 static cost_model_t *cost_unscaled_for(setup_t *u, const scenario_t *s, int check)
 {
     int tp = s->engine.tensor_parallel_size;
