@@ -1178,18 +1178,13 @@ static void cap_job(void *ctx, long j, void *prog)
         }
         if (price_twice(R, cap_conf_hw(c), cap_conf_gpu(c), err, sizeof err)) {   /* a searched profile's */
             *rcp = 2;
-            *errp = strdup(err);
-            cap_conf_close(c);
-            for (int a = 0; own && a <= sw->naxes; a++) free(own[a]);
-            free(own);
-            free(sets);
-            return;
+        } else {
+            size_t loglen;
+            FILE *lf = R->log_probes ? open_memstream(logp, &loglen) : NULL;
+            cap_conf_log(c, lf);
+            *rcp = cap_conf_search(c, ans, err, sizeof err) < 0 ? (c->bad_input ? 2 : 1) : 0;
+            if (lf) fclose(lf);
         }
-        size_t loglen;
-        FILE *lf = R->log_probes ? open_memstream(logp, &loglen) : NULL;
-        cap_conf_log(c, lf);
-        *rcp = cap_conf_search(c, ans, err, sizeof err) < 0 ? (c->bad_input ? 2 : 1) : 0;
-        if (lf) fclose(lf);
     }
     if (*rcp) *errp = strdup(err);
     cap_conf_close(c);
@@ -1488,6 +1483,13 @@ static int table_dup_point(const cap_table_t *t, const char *path)
     return rc;
 }
 
+/* A statistic's column of the CSV: slo_NAME_s. */
+static int is_slo_col(const char *h)
+{
+    size_t l = strlen(h);
+    return !strncmp(h, "slo_", 4) && l > 6 && !strcmp(h + l - 2, "_s");
+}
+
 /* Parse the capacity CSV of nlines lines (the header first; the lines taken over).  0, 1
  * out of memory, 2 bad input (one message on stderr, path:line:col). */
 static int table_parse(cap_table_t *t, const char *path, char **lines, long nlines)
@@ -1503,7 +1505,7 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
     }
     t->head = lines[0];
     lines[0] = NULL;
-    if (!strncmp(t->head, "\xEF\xBB\xBF", 3)) memmove(t->head, t->head + 3, strlen(t->head + 3) + 1);   /* a BOM */
+    yd_drop_bom(t->head);
     t->hbuf = strdup(t->head);
     t->hfld = malloc(MAXF * sizeof *t->hfld);
     t->slo_cols = malloc(MAXF * sizeof *t->slo_cols);
@@ -1529,8 +1531,7 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
                 }
                 t->ecol[c] = i;
             }
-        size_t l = strlen(t->hfld[i]);
-        if (!strncmp(t->hfld[i], "slo_", 4) && l > 6 && !strcmp(t->hfld[i] + l - 2, "_s")) t->slo_cols[t->nslo_cols++] = t->hfld[i];
+        if (is_slo_col(t->hfld[i])) t->slo_cols[t->nslo_cols++] = t->hfld[i];
         if (!strcmp(t->hfld[i], "time_scale") && t->tscol < 0) t->tscol = i;
     }
     int missing = -1;
@@ -1600,8 +1601,7 @@ static int table_parse(cap_table_t *t, const char *path, char **lines, long nlin
         /* a configuration that found a rate has the value of every SLO's statistic there: an
          * empty one is a row of a search under other SLOs, whose rates do not compare */
         for (int i = 0; (r->status == T_OK || r->status == T_ABOVE) && i < t->ncol; i++) {
-            size_t nl = strlen(t->hfld[i]);
-            if (strncmp(t->hfld[i], "slo_", 4) || nl <= 6 || strcmp(t->hfld[i] + nl - 2, "_s") || *f[i]) continue;
+            if (!is_slo_col(t->hfld[i]) || *f[i]) continue;
             setup_msg(stderr, "%s:%ld:%ld: %s: empty where a rate was found: a row of a search under other SLOs (merge"
                       " the points of one search)", path, l + 1, cell_col(r->line, r->buf, f[i]), t->hfld[i]);
             return 2;

@@ -1559,13 +1559,6 @@ int sweep_set_clash(const char *const *sets, int ns, const sweep_t *sw, const ch
     return 0;
 }
 
-/* A UTF-8 byte-order mark before a CSV's header (a spreadsheet's "CSV UTF-8"): dropped, so
- * that its first column keeps its name. */
-static void drop_bom(char *rec)
-{
-    if (!strncmp(rec, "\xEF\xBB\xBF", 3)) memmove(rec, rec + 3, strlen(rec + 3) + 1);
-}
-
 /* Two of the input CSVs naming one file (the same device and inode: "a.csv" and "./a.csv",
  * a link): its rows would count twice.  0, or 2 with one line on err.  A path that cannot
  * be read is left to the reader (it says why). */
@@ -1631,7 +1624,7 @@ int sweep_best_files(const char *const *paths, int n, const char *objective, con
         while ((got = csv_record(f, &rec, &cap, &why)) > 0) {
             line++;
             if (line == 1) {
-                drop_bom(rec);
+                yd_drop_bom(rec);
                 if (sweep_best_header(b, rec, berr, sizeof berr) < 0) {
                     put_clean(err, paths[i]);
                     fputs(":1: ", err);
@@ -1960,9 +1953,8 @@ int sweep_merge(const char *const *paths, int n, FILE *out, FILE *err)
         while (rc < 2 && (got = csv_record(f, &rec, &rcap, &why)) > 0) {
             line++;
             int nf = raw_split(rec, NULL, NULL, 0);
-            if (line == 1) drop_bom(rec);
             if (line == 1) {
-                if (merge_header(&u, &mfs[i], i, rec) < 0) {
+                if (merge_header(&u, &mfs[i], i, yd_drop_bom(rec)) < 0) {
                     why = "out of memory";
                     got = -1;
                     break;

@@ -218,7 +218,7 @@ static int import_csv(imp_t *m, int azure)
     while (fgets(line, sizeof line, m->in)) {
         ln++;
         if (!strchr(line, '\n') && !feof(m->in)) return fail(m, 2, ln, 1, "line longer than %d characters", LINE_MAX_ - 2);
-        if (ln == 1 && !strncmp(line, "\xEF\xBB\xBF", 3)) memmove(line, line + 3, strlen(line + 3) + 1);   /* a BOM */
+        if (ln == 1) yd_drop_bom(line);
         if (line[strspn(line, " \r\n")] == 0) continue;
         if (csv_split(line, &r) < 0) return fail(m, 2, ln, 1, "malformed CSV line (more than 16 fields, or a quote not closed)");
         if (ct < 0) {             /* the header */

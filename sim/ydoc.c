@@ -682,6 +682,12 @@ yd_doc_t *yd_load_string(const char *name, const char *text, size_t len, yd_err_
     return parse(name, 0, text, len, e);
 }
 
+char *yd_drop_bom(char *s)
+{
+    if (!strncmp(s, "\xEF\xBB\xBF", 3)) memmove(s, s + 3, strlen(s + 3) + 1);
+    return s;
+}
+
 FILE *yd_open_input(const char *path, const char **why)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);

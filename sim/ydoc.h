@@ -68,6 +68,9 @@ void yd_free(yd_doc_t *d);
  * takes regular files only.  NULL with *why set ("No such file or directory", "Is a
  * directory", "not a regular file (a FIFO, device or socket)"). */
 FILE *yd_open_input(const char *path, const char **why);
+/* A UTF-8 byte-order mark at the start of s (a spreadsheet's "CSV UTF-8" header line): dropped,
+ * in place, so that the first column keeps its name.  Returns s. */
+char *yd_drop_bom(char *s);
 /* s with every control character (a newline, a tab...) replaced by '?', in place: a message that
  * quotes user text (a path, a name) stays one line.  Returns s. */
 char *yd_one_line(char *s);
