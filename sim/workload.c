@@ -13,6 +13,7 @@
 #include "kvpool.h"
 #include "simclock.h"
 #include "workload.h"
+#include "ydoc.h"
 
 /* The latest arrival the run takes: 1e7 s, or earlier where the clock cannot hold the engine's
  * shortest step there (h->clock_max: a step under a millisecond); why, into buf. */
@@ -494,7 +495,7 @@ static int trace_read(const workload_t *e, trace_rd_t *rd, double *t, long row[5
             snprintf(e->err, ENG_ERR_MAX, "%s:%ld:1: trace: line too long", e->s->trace_path, rd->line);
             return WL_EINPUT;
         }
-        char *p = line;
+        char *p = rd->line == 1 ? yd_drop_bom(line) : line;   /* a spreadsheet's BOM */
         while (*p == ' ' || *p == '\t') p++;
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
         if (rd->last < 0 && strncmp(p, "arrival", 7) == 0) {   /* the header: before any row */

@@ -71,6 +71,15 @@ check "azure: 2024-02-29 (a leap day) taken" \
 check "azure: a header after a UTF-8 byte-order mark read (it was refused: the header must name the columns)" \
     sh -c "printf '\\357\\273\\277TIMESTAMP,ContextTokens,GeneratedTokens\\n2023-11-16 18:15:46.5,10,4\\n' > '$tmp/bom.csv' \
            && '$bin' trace import azure '$tmp/bom.csv' 2>/dev/null | tail -1 | grep -q '^0.000000,10,4$'"
+# a scenario's workload.trace after a byte-order mark: the same run as without it
+bom_run() {
+    { printf '\357\273\277'; cat scenarios/bench-trace.csv; } > "$tmp/bom-trace.csv"
+    sed "s|\.\./|$PWD/|g; s|trace: bench-trace.csv|trace: $tmp/bom-trace.csv|" scenarios/bench-trace.yaml > "$tmp/bom.yaml"
+    sed "s|\.\./|$PWD/|g; s|trace: bench-trace.csv|trace: $PWD/scenarios/bench-trace.csv|" scenarios/bench-trace.yaml > "$tmp/nobom.yaml"
+    "$bin" run "$tmp/bom.yaml" --quiet --csv "$tmp/bom.csv" && "$bin" run "$tmp/nobom.yaml" --quiet --csv "$tmp/nobom.csv" \
+        && [ "$(cut -d, -f3- "$tmp/bom.csv")" = "$(cut -d, -f3- "$tmp/nobom.csv")" ]
+}
+check "a workload.trace after a UTF-8 byte-order mark runs as without it (it was refused at line 1)" bom_run
 bad_case a5.csv azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.5,10\n' "a5.csv:2:1: azure: 2 fields, the header has 3"
 bad_case b1.csv burstgpt 'Timestamp,Model,Request tokens,Response tokens\n1,m,10,-4\n' "b1.csv:2:8: burstgpt: Response tokens: expected a token count"
 bad_case b2.csv burstgpt 'Timestamp,Model,Request tokens,Response tokens\nsoon,m,10,4\n' "b2.csv:2:1: burstgpt: Timestamp: expected seconds"
