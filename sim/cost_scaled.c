@@ -7,7 +7,7 @@
 
 typedef struct {
     cost_model_t *inner;          /* owned */
-    double k;
+    double k[4];                  /* by step_type_t (STEP_ANY unused); all alike for a uniform scale */
 } scaled_t;
 
 static int scaled_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
@@ -17,9 +17,10 @@ static int scaled_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t
         snprintf(cm->err, sizeof cm->err, "%s", s->inner->err);
         return -1;
     }
-    o->total *= s->k, o->attn *= s->k, o->linear *= s->k, o->gdn *= s->k, o->elementwise *= s->k;
-    o->allreduce *= s->k, o->overhead *= s->k, o->mtp *= s->k;
-    for (int q = 0; q < ROUTE__N; q++) o->attn_route[q] *= s->k;
+    double k = s->k[cost_step_type(in)];
+    o->total *= k, o->attn *= k, o->linear *= k, o->gdn *= k, o->elementwise *= k;
+    o->allreduce *= k, o->overhead *= k, o->mtp *= k;
+    for (int q = 0; q < ROUTE__N; q++) o->attn_route[q] *= k;
     return 0;
 }
 
@@ -31,7 +32,18 @@ static void scaled_destroy(cost_model_t *cm)
     free(cm);
 }
 
+int cost_step_type(const cost_step_t *in)
+{
+    return in->rows == in->decode_rows ? STEP_DECODE_ONLY : in->decode_rows == 0 ? STEP_PREFILL_ONLY : STEP_MIXED;
+}
+
 cost_model_t *cost_scaled_new(cost_model_t *inner, double k)
+{
+    double kt[4] = { k, k, k, k };
+    return cost_scaled_types_new(inner, kt);
+}
+
+cost_model_t *cost_scaled_types_new(cost_model_t *inner, const double k[4])
 {
     cost_model_t *cm = calloc(1, sizeof *cm);
     scaled_t *s = malloc(sizeof *s);
@@ -41,7 +53,7 @@ cost_model_t *cost_scaled_new(cost_model_t *inner, double k)
         return NULL;
     }
     s->inner = inner;
-    s->k = k;
+    for (int t = 0; t < 4; t++) s->k[t] = k[t];
     cm->name = inner->name;       /* the step's price is still the inner model's, scaled */
     cm->impl = s;
     cm->step = scaled_step;

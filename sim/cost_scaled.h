@@ -10,6 +10,13 @@
 /* A model pricing every step at k (> 0) times inner's price; it owns inner (cost_free frees
  * both).  NULL out of memory (inner then still the caller's). */
 cost_model_t *cost_scaled_new(cost_model_t *inner, double k);
+/* The same with each step type's steps at their own factor: k indexed by step_type_t
+ * (k[STEP_DECODE_ONLY], k[STEP_MIXED], k[STEP_PREFILL_ONLY], each > 0; k[STEP_ANY] unused).
+ * What `rescore` prices the prediction at the runs' own time per step type with. */
+cost_model_t *cost_scaled_types_new(cost_model_t *inner, const double k[4]);
+/* A step's type (step_type_t) as the steps CSVs name it: decode (every row decoding),
+ * prefill (none), else mixed. */
+int cost_step_type(const cost_step_t *in);
 /* The model a scaled model wraps (for the profile model's own settings), or cm itself when
  * cm is not a scaled model. */
 cost_model_t *cost_scaled_inner(cost_model_t *cm);

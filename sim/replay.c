@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cost_scaled.h"
 #include "engine.h"
 #include "replay.h"
 #include "ydoc.h"
@@ -147,11 +148,6 @@ typedef struct {
     replay_log_t log;
 } rm_t;
 
-static int step_type_of(const cost_step_t *in)
-{
-    return in->rows == in->decode_rows ? STEP_DECODE_ONLY : in->decode_rows == 0 ? STEP_PREFILL_ONLY : STEP_MIXED;
-}
-
 static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
     rm_t *r = cm->impl;
@@ -162,7 +158,7 @@ static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
         return -1;
     }
     long i = r->log.n;
-    int ty = step_type_of(in);
+    int ty = cost_step_type(in);
     if (i >= r->nmeas || r->type[i] != ty) {     /* replay_recorded_mismatch() says where */
         r->bad = i + 1;
         r->bad_type = i >= r->nmeas ? -1 : ty;

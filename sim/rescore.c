@@ -33,7 +33,8 @@ void rescore_type_figs(const replay_stats_t *st, int nruns, rescore_type_t *o)
     o->steps /= used;
     o->median = msum / used;
     o->sum_err = esum / used;
-    o->spread = (qmax - qmin) / (qsum / used);
+    o->ratio = qsum / used;
+    o->spread = (qmax - qmin) / o->ratio;
     /* the prediction (q = 1) against the measured runs' range of q */
     double mean = qsum / used;
     o->excess = 1 < qmin ? (qmin - 1) / mean : 1 > qmax ? (qmax - 1) / mean : 0;
@@ -119,15 +120,16 @@ int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
                  int compute_hot, int recorded_idle, char *err, size_t errsz)
 {
-    cost_model_t *pm[RESCORE_MAX_RUNS] = { 0 }, *rm[RESCORE_MAX_RUNS] = { 0 }, *sm = NULL;
+    cost_model_t *pm[RESCORE_MAX_RUNS] = { 0 }, *rm[RESCORE_MAX_RUNS] = { 0 }, *sm = NULL, *tm = NULL;
     const double *gap[RESCORE_MAX_RUNS], *clk[RESCORE_MAX_RUNS];
     long nclk[RESCORE_MAX_RUNS];
     long ng[RESCORE_MAX_RUNS], ngm = 0;
     double *gm = NULL;
-    engine_t eg[RESCORE_MAX_RUNS], es;
-    int rc = -1, started = 0, es_started = 0;
+    engine_t eg[RESCORE_MAX_RUNS], es, et;
+    int rc = -1, started = 0, es_started = 0, et_started = 0;
     memset(eg, 0, sizeof eg);
     memset(&es, 0, sizeof es);
+    memset(&et, 0, sizeof et);
     if (nruns < 2 || nruns > RESCORE_MAX_RUNS) {
         snprintf(err, errsz, "rescore: 2 to %d measured runs", RESCORE_MAX_RUNS);
         return -2;
@@ -224,6 +226,34 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         long nrec;
         rec[r] = replay_recorded_records(rm[r], &n[r], &nrec);
     }
+    /* the prediction at the runs' time per step type: each type's steps x the runs' mean of
+     * its summed measured over summed predicted (a type the runs lack: as priced) */
+    double kt[4] = { 1, 1, 1, 1 };
+    for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {
+        replay_stats_t st[RESCORE_MAX_RUNS];
+        for (int r = 0; r < nruns; r++)
+            if (replay_stats(rec[r], n[r], ty, &st[r]) < 0) {
+                snprintf(err, errsz, "out of memory");
+                goto done;
+            }
+        rescore_type_t t;
+        rescore_type_figs(st, nruns, &t);
+        if (t.runs) kt[ty] = t.ratio;
+    }
+    inner = setup_cost_new(u);
+    if (!inner || !(tm = cost_scaled_types_new(inner, kt))) {
+        cost_free(inner);
+        snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
+        goto done;
+    }
+    diagnose(inner, clk1, nclk1, recorded_clock, probe);
+    if (recorded_idle) cost_profile_idle_schedule(inner, gm, ngm);
+    cost_profile_envelope_quiet(inner);
+    et_started = 1;
+    if (setup_engine(u, tm, &et) < 0 || engine_run(&et) < 0) {
+        snprintf(err, errsz, "prediction at the runs' time per step type: %s", et.err);
+        goto done;
+    }
     fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s\n", u->s.name, file, u->prof.gpu, nruns,
             recorded_clock && probe ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
             : compute_hot > 0 ? ", compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)"
@@ -304,16 +334,18 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     }
     fprintf(out, "   steps %ld /", u->e.sum.steps);
     for (int r = 0; r < nruns; r++) fprintf(out, " %ld", eg[r].sum.steps);
-    fprintf(out, " (profile run / measured runs)\n");
+    fprintf(out, " (profile run / measured runs; %ld at the runs' time per step type)\n", et.sum.steps);
     rc = 0;
 done:
     for (int r = 0; r < started; r++) engine_free(&eg[r]);
     if (es_started) engine_free(&es);
+    if (et_started) engine_free(&et);
     for (int r = 0; r < nruns; r++) {
         if (rm[r]) cost_free(rm[r]);
         if (pm[r]) cost_free(pm[r]);
     }
     if (sm) cost_free(sm);
+    if (tm) cost_free(tm);
     free(gm);
     return rc;
 }

@@ -20,7 +20,8 @@ typedef struct rescore_type {     /* one step type over the runs */
     double median;                /* the runs' median |predicted / measured - 1|, averaged */
     double max;                   /* the largest single-step error of any run */
     double sum_err;               /* the type's summed predicted / summed measured - 1, averaged */
-    double spread;                /* (max - min) / mean over the runs of summed measured / summed predicted */
+    double ratio;                 /* the runs' mean of the type's summed measured / summed predicted */
+    double spread;                /* (max - min) / ratio over the runs of summed measured / summed predicted */
     double excess;                /* 0 when the prediction lies within the runs' range of that ratio, else
                                      how far outside, signed as the error (+: priced above every run) */
 } rescore_type_t;
@@ -40,8 +41,10 @@ void rescore_type_figs(const replay_stats_t *st, int nruns, rescore_type_t *o);
 void rescore_window_figs(double pred, const double *meas, int nruns, double pred_1pct, rescore_window_t *o);
 
 /* Run u's engine (the prediction), the prediction again at RESCORE_SENS more a step, and one
- * engine a recording (measured[0 .. nruns), 2 <= nruns <= RESCORE_MAX_RUNS), and print the
- * report to out.  0; -2 a recording refused (err: file:line:col), -1 a run failed (err). */
+ * engine a recording (measured[0 .. nruns), 2 <= nruns <= RESCORE_MAX_RUNS), then the
+ * prediction again with each step type's steps at the runs' time (each type's price x its
+ * rescore_type_t ratio: the step count the prediction would take were its only difference from
+ * the runs the schedule, not the step times), and print the report to out.  0; -2 a recording refused (err: file:line:col), -1 a run failed (err). */
 /* recorded_clock: a diagnostic of the clock model (pacesim rescore --recorded-clock): every
  * recorded step priced at the SM clock its run recorded, the prediction's step k at run 1's
  * k-th clock, and a table of the model's clock against the recorded one per step type.

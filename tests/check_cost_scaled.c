@@ -72,6 +72,40 @@ START_TEST(scaled_model_prices_k_times)
 }
 END_TEST
 
+/* The per-type scaled model: a decode, a mixed and a prefill-only step, each at its own type's
+ * factor (cost_step_type names the type as the steps CSVs do); two fresh models priced alike */
+START_TEST(types_scaled_each_at_its_own)
+{
+    setup_t u;
+    ck_assert_msg(setup_open(&u, CLOSED, NULL, 0) == 0, "%s", u.err);
+    cost_model_t *a = setup_cost_new(&u), *b = setup_cost_new(&u);
+    ck_assert(a && b);
+    const double k[4] = { 5, 1.25, 0.8, 1.5 };        /* STEP_ANY's never applies */
+    cost_model_t *s = cost_scaled_types_new(b, k);
+    ck_assert(s);
+    ck_assert_ptr_eq(cost_scaled_inner(s), b);
+    route_plan_t plan = { 0 };
+    const cost_step_t in[3] = { { &plan, NULL, 4, 4, 4, 4, 0, 0, 4, 0 },          /* every row decoding */
+                                { &plan, NULL, 300, 3, 2, 3, 0, 0, 3, 0 },        /* one prefilling row */
+                                { &plan, NULL, 512, 1, 0, 1, 0, 0, 1, 0 } };      /* none decoding */
+    const int want[3] = { STEP_DECODE_ONLY, STEP_MIXED, STEP_PREFILL_ONLY };
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(cost_step_type(&in[i]), want[i]);
+        cost_breakdown_t pa, ps;
+        memset(&pa, 0, sizeof pa);
+        memset(&ps, 0, sizeof ps);
+        ck_assert(a->step(a, &in[i], &pa) == 0);
+        ck_assert(s->step(s, &in[i], &ps) == 0);
+        ck_assert(pa.total > 0);
+        near(ps.total, k[want[i]] * pa.total, 1e-12, "total");
+        near(ps.linear, k[want[i]] * pa.linear, 1e-12, "linear");
+    }
+    cost_free(a);
+    cost_free(s);                 /* frees b */
+    setup_close(&u);
+}
+END_TEST
+
 /* A closed scenario at k times every step: the same steps, every time x k, every rate / k. */
 START_TEST(closed_run_scales_exactly)
 {
@@ -305,7 +339,7 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {
-        CHECK_TEST(scaled_model_prices_k_times), CHECK_TEST(closed_run_scales_exactly), CHECK_TEST(cluster_pools_scaled),
+        CHECK_TEST(scaled_model_prices_k_times), CHECK_TEST(types_scaled_each_at_its_own), CHECK_TEST(closed_run_scales_exactly), CHECK_TEST(cluster_pools_scaled),
         CHECK_TEST(bars_bracket_a_monotone_figure), CHECK_TEST(bars_serving_ranges),
         CHECK_TEST(bars_same_for_every_j), CHECK_TEST(no_bars_no_trace),
     };

@@ -112,6 +112,7 @@ START_TEST(step_type_beside_its_runs)
     ck_assert_double_eq_tol(t.median, 0.03, 1e-12);
     ck_assert_double_eq(t.max, 0.08);
     ck_assert_double_eq_tol(t.sum_err, 0.5 * (1 / 0.98 - 1), 1e-12);
+    ck_assert_double_eq_tol(t.ratio, 0.99, 1e-12);    /* the runs' mean of measured / predicted */
     ck_assert_double_eq_tol(t.spread, 0.02 / 0.99, 1e-12);
     ck_assert_double_eq(t.excess, 0);                 /* ratios 0.98 and 1.00: 1 is within */
     st[1].measured = 1.14;                            /* ratios 0.98 and 0.95: priced above both */

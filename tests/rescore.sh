@@ -44,7 +44,9 @@
 # (averaged over the runs), every measurement window within the runs' measured range + 3% (the
 # `beyond` column: 0 inside the range), and the profile run's step count within 1% of each
 # measured run's (an open-loop workload's arrivals meet the steps a little differently when step
-# times differ); or the bounds a set's `target` file states (median beyond [steps], in percent,
+# times differ; a load that keeps the engine busy takes about 1% fewer steps per 1% more step
+# time, so rescore prints the count with each step type at the runs' time beside it:
+# docs/error-bars.md); or the bounds a set's `target` file states (median beyond [steps], in percent,
 # with a comment naming the misses).  A set recorded once (no runK files) must say so in a
 # `single-run` file (why it was not re-recorded); its recordings are held to the older target:
 # medians and windows within 5% of the one run.  Then the recorded model's own checks: a
@@ -201,6 +203,19 @@ if printf '%s\n' "$out" | grep -q "^== rescore .*: 3 measured runs" &&
    printf '%s\n' "$out" | grep -q "^   steps 36 / 36 36 36 "; then
     echo "  ok   three runs: mean between min and max, a verdict, the +1% column, every run's steps"; pass=$((pass + 1))
 else echo "  FAIL three runs: $out"; fail=$((fail + 1)); fi
+# the step count at the runs' time per step type: the Llama Poisson load of the fourth card is
+# busy from 1.6 s to its end, so its profile run takes 884 steps against 868-869 (its decode steps
+# priced 1.9% under their measured sum); each type's steps at the runs' time, within 1% of each run
+ld=tests/data/replay/h200-lib-llama8b-d/h200-llama8b-poisson
+out=$("$bin" rescore scenarios/lib/h200-llama8b-poisson.yaml --measured $ld.steps.csv --measured $ld.run2.steps.csv \
+      --set profile=$PWD/tests/data/replay/h200-lib-llama8b-d/profile.yaml 2>&1)
+if printf '%s\n' "$out" | awk '/^   steps / && match($0, /; [0-9]+ at the runs. time per step type\)$/) {
+        t = substr($0, RSTART + 2) + 0; raw = sc = 1
+        for (i = 4; $i ~ /^[0-9]+$/; i++) { d = ($2 - $i) / $i; e = (t - $i) / $i
+            if (d < 0) d = -d; if (e < 0) e = -e; if (d <= 0.01) raw = 0; if (e > 0.01) sc = 0 }
+        ok = i > 4 && raw && sc } END { exit !ok }'; then
+    echo "  ok   steps at the runs' time per step type: $(printf '%s\n' "$out" | grep '^   steps ' | sed 's/^ *//')"; pass=$((pass + 1))
+else echo "  FAIL steps at the runs' time per step type: $(printf '%s\n' "$out" | grep '^   steps ')"; fail=$((fail + 1)); fi
 # --recorded-clock: the clock table's recorded column is the runs' mean sm_clock_mhz per step type
 out=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv \
       --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml \
