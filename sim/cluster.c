@@ -150,6 +150,11 @@ static workload_hooks_t wl_hooks(engine_t *e)
 
 double engine_window(const engine_t *e, int i) { return e->m.win[i].value; }
 
+double engine_window_quantile(engine_t *e, int i, double q)
+{
+    return e->m.win[i].lat ? quant_quantile(e->m.win[i].lat, q) : NAN;
+}
+
 int engine_window_dist(const engine_t *e, int i, win_dist_t *d)
 {
     if (!e->m.win[i].lat) return 0;

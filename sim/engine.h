@@ -104,6 +104,9 @@ double engine_window(const engine_t *e, int i);
 /* Window i's distribution over all requests (a latency kind with request "*"): 1 and *d
  * filled after the run, else 0. */
 int engine_window_dist(const engine_t *e, int i, win_dist_t *d);
+/* The q-quantile (0 <= q <= 1) of window i's values over all requests after the run (a latency
+ * kind with request "*"; quant.h's interpolation), else NAN. */
+double engine_window_quantile(engine_t *e, int i, double q);
 /* A step type's name in the steps CSVs: "any", "decode", "mixed", "prefill". */
 const char *engine_step_type_name(step_type_t t);
 

@@ -64,6 +64,25 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
     o->sens = isnan(pred_1pct) || pred == 0 ? NAN : pred_1pct / pred - 1;
 }
 
+void rescore_slope_band(double q, double *qlo, double *qhi)
+{
+    double d = fmin(RESCORE_BAND, (1 - q) / 2);
+    *qlo = q - d;
+    *qhi = q + d;
+}
+
+void rescore_slope_figs(double q, double v, double lo, double hi, long n, rescore_slope_t *o)
+{
+    memset(o, 0, sizeof *o);
+    rescore_slope_band(q, &o->qlo, &o->qhi);
+    o->v = v, o->lo = lo, o->hi = hi;
+    int ok = n >= 2 && v > 0 && !isnan(lo) && !isnan(hi);
+    o->down = ok ? lo / v - 1 : NAN;
+    o->up = ok ? hi / v - 1 : NAN;
+    o->per_value = ok ? (hi - lo) / ((o->qhi - o->qlo) * (double)(n - 1)) / v : NAN;
+    o->steep = ok && o->per_value >= RESCORE_STEEP;
+}
+
 /* ---- the report -------------------------------------------------------------------------- */
 
 static void pct(FILE *f, int width, double x)
@@ -331,6 +350,28 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         pct(out, 8, w.excess);
         pct(out, 9, w.sens);
         fprintf(out, "\n");
+    }
+    /* each percentile window's neighbourhood in the prediction's values */
+    int head = 0;
+    for (int i = 0; i < u->s.n_windows; i++) {
+        win_dist_t d;
+        if (u->s.windows[i].stat == STAT_MEAN || !engine_window_dist(&u->e, i, &d)) continue;
+        double q = scn_stat_quantile(u->s.windows[i].stat), qlo, qhi;
+        rescore_slope_band(q, &qlo, &qhi);
+        rescore_slope_t sl;
+        rescore_slope_figs(q, engine_window(&u->e, i), engine_window_quantile(&u->e, i, qlo),
+                           engine_window_quantile(&u->e, i, qhi), d.n, &sl);
+        if (isnan(sl.per_value)) continue;
+        if (!head++)
+            fprintf(out, "   %-18s %6s %11s %6s %11s %8s %8s  one crossing (steep: from %.1f%%)\n", "percentile window",
+                    "below", "predicted", "above", "predicted", "move", "move", 100 * RESCORE_STEEP);
+        char blo[16], bhi[16];
+        snprintf(blo, sizeof blo, "p%g", 100 * sl.qlo);
+        snprintf(bhi, sizeof bhi, "p%g", 100 * sl.qhi);
+        fprintf(out, "   %-18s %6s %11.4f %6s %11.4f", u->s.windows[i].name, blo, sl.lo, bhi, sl.hi);
+        pct(out, 8, sl.down);
+        pct(out, 8, sl.up);
+        fprintf(out, "  %5.2f%%%s\n", 100 * sl.per_value, sl.steep ? "  steep" : "");
     }
     fprintf(out, "   steps %ld /", u->e.sum.steps);
     for (int r = 0; r < nruns; r++) fprintf(out, " %ld", eg[r].sum.steps);

@@ -3,7 +3,8 @@
  * model's error and the spread between the runs; per window the prediction beside the runs'
  * mean, minimum and maximum, the error, the runs' spread, whether the prediction lies inside
  * the runs' range (and by how much it misses it), and how far the window moves when every
- * step costs RESCORE_SENS more (the prediction re-simulated with its costs scaled). */
+ * step costs RESCORE_SENS more (the prediction re-simulated with its costs scaled); per
+ * percentile window the prediction's values around it (rescore_slope_t). */
 #ifndef PACESIM_RESCORE_H
 #define PACESIM_RESCORE_H
 
@@ -34,6 +35,27 @@ typedef struct rescore_window {   /* one window over the runs */
     double excess;                /* 0 inside [lo, hi], else (pred - hi) / mean or (pred - lo) / mean */
     double sens;                  /* the prediction at RESCORE_SENS more a step over the prediction, - 1 */
 } rescore_window_t;
+
+/* A percentile window's neighbourhood in the prediction's values: the values at the band's ends
+ * q -/+ min(RESCORE_BAND, (1 - q) / 2), and how far the window moves when one value (a request's;
+ * a token gap's for itl) crosses it, from the side it lay on to the other: the band's width over
+ * the ranks it spans.  Where that is RESCORE_STEEP or more, a few requests whose chunk lands a
+ * step earlier or later -- a step-time difference far under the step error moves them -- move the
+ * window past its bound: steep. */
+#define RESCORE_BAND 0.05
+#define RESCORE_STEEP 0.005
+typedef struct rescore_slope {
+    double qlo, qhi;              /* the band's ends (quantiles) */
+    double v, lo, hi;             /* the prediction's values at q, qlo and qhi */
+    double down, up;              /* lo / v - 1, hi / v - 1 */
+    double per_value;             /* (hi - lo) / ((qhi - qlo) (n - 1)) / v: the move of one crossing (NAN: none) */
+    int steep;                    /* per_value >= RESCORE_STEEP */
+} rescore_slope_t;
+
+/* The band around quantile q (0 < q < 1). */
+void rescore_slope_band(double q, double *qlo, double *qhi);
+/* The figures from the prediction's n values' quantiles: v at q, lo and hi at the band's ends. */
+void rescore_slope_figs(double q, double v, double lo, double hi, long n, rescore_slope_t *o);
 
 /* The figures from each run's statistics of one type (replay_stats) / each run's window value
  * (NAN: undefined in that run) and the prediction (pred_1pct: at 1% more a step; NAN none). */

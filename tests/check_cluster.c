@@ -71,6 +71,10 @@ static void cl_run(const char *body, const char *const *sets, int nsets, cl_out_
     ck_assert(engine_window_dist(&u.e, 0, &d));
     o->ttft_mean = d.mean;
     o->ttft_p99 = d.p99;
+    /* any quantile of the window's values: the summary's where they meet, ordered between */
+    ck_assert_double_eq(engine_window_quantile(&u.e, 0, 0.99), d.p99);
+    ck_assert_double_eq(engine_window_quantile(&u.e, 0, 0.50), d.p50);
+    ck_assert(engine_window_quantile(&u.e, 0, 0.45) <= d.p50 && d.p50 <= engine_window_quantile(&u.e, 0, 0.55));
     ck_assert(engine_window_dist(&u.e, 1, &d));
     o->tpot_mean = d.mean;
     o->sum = u.e.sum;

@@ -100,6 +100,40 @@ START_TEST(window_beside_its_runs)
 }
 END_TEST
 
+/* a percentile window's band in the prediction's values, how far one value crossing it moves it,
+ * and the steep mark at RESCORE_STEEP */
+START_TEST(percentile_window_band)
+{
+    double lo, hi;
+    rescore_slope_band(0.5, &lo, &hi);
+    ck_assert_double_eq_tol(lo, 0.45, 1e-12);
+    ck_assert_double_eq_tol(hi, 0.55, 1e-12);
+    rescore_slope_band(0.9, &lo, &hi);
+    ck_assert_double_eq_tol(lo, 0.85, 1e-12);
+    ck_assert_double_eq_tol(hi, 0.95, 1e-12);
+    rescore_slope_band(0.99, &lo, &hi);             /* half the way to the maximum each side */
+    ck_assert_double_eq_tol(lo, 0.985, 1e-12);
+    ck_assert_double_eq_tol(hi, 0.995, 1e-12);
+    rescore_slope_t s;
+    /* 256 values: p45 / p50 / p55 = 0.072 / 0.086 / 0.100 s: 25.5 ranks over 0.028 s */
+    rescore_slope_figs(0.5, 0.086, 0.072, 0.100, 256, &s);
+    ck_assert_double_eq_tol(s.down, 0.072 / 0.086 - 1, 1e-12);
+    ck_assert_double_eq_tol(s.up, 0.100 / 0.086 - 1, 1e-12);
+    ck_assert_double_eq_tol(s.per_value, 0.028 / 25.5 / 0.086, 1e-12);
+    ck_assert(s.steep);                              /* 1.3% a crossing */
+    rescore_slope_figs(0.5, 1.0, 0.99, 1.01, 256, &s);   /* 0.08% a crossing */
+    ck_assert(!s.steep);
+    /* 0.5% a crossing exactly: steep from RESCORE_STEEP on */
+    rescore_slope_figs(0.5, 1.0, 1.0 - 0.1 * 200 * RESCORE_STEEP / 2, 1.0 + 0.1 * 200 * RESCORE_STEEP / 2, 201, &s);
+    ck_assert_double_eq_tol(s.per_value, RESCORE_STEEP, 1e-12);
+    ck_assert(s.steep);
+    rescore_slope_figs(0.5, 1.0, 0.9, 1.1, 1, &s);   /* one value: no rank to cross */
+    ck_assert(isnan(s.per_value) && !s.steep);
+    rescore_slope_figs(0.5, 0.0, 0.0, 0.1, 256, &s); /* a window of 0: no relative move */
+    ck_assert(isnan(s.per_value) && !s.steep);
+}
+END_TEST
+
 /* a step type over runs: each run's summed measured over summed predicted, their spread, and
  * whether the prediction (a ratio of 1) lies within the runs' range */
 START_TEST(step_type_beside_its_runs)
@@ -322,7 +356,7 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = { CHECK_TEST(sets_cover_three_l2), CHECK_TEST(views_fit_the_pool),
-                                   CHECK_TEST(views_of_a_small_pool), CHECK_TEST(window_beside_its_runs),
+                                   CHECK_TEST(views_of_a_small_pool), CHECK_TEST(window_beside_its_runs), CHECK_TEST(percentile_window_band),
                                    CHECK_TEST(step_type_beside_its_runs), CHECK_TEST(steps_csv_back_to_back),
                                    CHECK_TEST(recording_gaps_read), CHECK_TEST(moe_slots_one_per_shape),
                                    CHECK_TEST(moe_steps_fit_the_slots) };

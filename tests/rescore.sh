@@ -342,5 +342,26 @@ expect 2 "at most 16 --measured" "more than 16 runs is refused" -- \
 expect 2 "cannot open the recording" "a missing recording" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/none.csv"
 expect 2 "needs a scenario and --measured" "no --measured" -- rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml
+# each percentile window's band in the prediction's values (p45 and p55 around a p50): the window
+# between them, the moves and the move of one crossing as the band's width over its 25.5 ranks
+# (256 requests) say; steep from 0.5% a crossing: the MoE library load's TTFT p50 (its median on
+# a cliff, 1.3%), not its TPOT p50 (0.1%); a window that is no percentile has no row
+q=tests/data/replay/h200-lib-qwen3-30b-a3b-c/h200-qwen3-30b-a3b-wide-s128-b8192
+out=$("$bin" rescore scenarios/lib/h200-qwen3-30b-a3b-wide-s128-b8192.yaml --measured $q.steps.csv --measured $q.run2.steps.csv \
+      --set profile=$PWD/tests/data/replay/h200-lib-qwen3-30b-a3b-c/profile.yaml 2>&1)
+if printf '%s\n' "$out" | grep -q "^   percentile window .* one crossing (steep: from 0.5%)" &&
+   printf '%s\n' "$out" | awk '
+       function pc(s) { sub(/%/, "", s); return s + 0 }
+       function near(a, b, t) { return (a - b) ^ 2 < t ^ 2 }
+       /^   window / { w = 1; next } /^   percentile window / { w = 0; b = 1; next } /^   steps / { b = 0 }
+       w { pred[$1] = $2 }
+       b && $1 == "ttft_p50" { v = pred[$1]; t = ($2 == "p45" && $4 == "p55" && $3 < v && v < $5 && $9 == "steep" &&
+                                   near(pc($8), 100 * ($5 - $3) / 25.5 / v, 0.02) && pc($8) >= 0.5 &&
+                                   near(pc($6), 100 * ($3 / v - 1), 0.15) && near(pc($7), 100 * ($5 / v - 1), 0.15)) }
+       b && $1 == "tpot_p50" { u = ($3 <= pred[$1] && pred[$1] <= $5 && NF == 8 && pc($8) < 0.5) }
+       b && $1 == "throughput" { x = 1 }
+       END { exit !(t && u && !x) }'; then
+    echo "  ok   percentile windows: the prediction's p45 and p55 around each p50; TTFT p50 steep, TPOT p50 not"; pass=$((pass + 1))
+else echo "  FAIL percentile windows' band: $out"; fail=$((fail + 1)); fi
 echo "rescore: $pass passed, $fail failed"
 [ $fail = 0 ]
