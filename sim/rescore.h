@@ -66,7 +66,8 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
  * engine a recording (measured[0 .. nruns), 2 <= nruns <= RESCORE_MAX_RUNS), then the
  * prediction again with each step type's steps at the runs' time (each type's price x its
  * rescore_type_t ratio: the step count the prediction would take were its only difference from
- * the runs the schedule, not the step times), and print the report to out.  0; -2 a recording refused (err: file:line:col), -1 a run failed (err). */
+ * the runs the schedule, not the step times), and print the report to out.  0; -2 a recording
+ * refused (err: file:line:col), -1 a run failed (err). */
 /* recorded_clock: a diagnostic of the clock model (pacesim rescore --recorded-clock): every
  * recorded step priced at the SM clock its run recorded, the prediction's step k at run 1's
  * k-th clock, and a table of the model's clock against the recorded one per step type.
