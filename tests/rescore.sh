@@ -33,6 +33,8 @@
 #                  step recorded (gap_s), which rescore's heat model relaxes over
 #   h200-lib-qwen3-30b-a3b-c/  the MoE recordings on a third H200, recorded as -d (each step's
 #                  items prepared before its launch: no step re-prepared)
+#   h200-lib-llama8b-e/, h200-lib-qwen3-30b-a3b-d/  both library sets on a fifth H200 (the MoE
+#                  set's fourth), recorded as -d, six runs each
 #   h200-envelope-c/  the envelope recordings on a third H200, recorded as -d (calib with the
 #                  sustained-load probes, two back-to-back runs with the idle before each step)
 #   h100-envelope/  the envelope recordings on an H100 80GB, its calib (4 points failed out of
