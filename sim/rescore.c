@@ -119,6 +119,30 @@ static void diagnose(cost_model_t *cm, const double *clk, long nclk, int recorde
     cost_profile_compute_hot(cm, !compute_hot ? 0 : recorded_clock ? 1 : 2);
 }
 
+/* The prediction again with each step type's steps at k[type] times their price
+ * (cost_scaled_types_new), priced as the prediction is (diagnose, the recorded idle), run on its
+ * own engine *e (*started set once it needs engine_free).  0, or -1 with err (what names the run). */
+static int run_scaled(setup_t *u, const double k[4], const double *clk, long nclk, int recorded_clock, int probe,
+                      int recorded_idle, const double *gm, long ngm, cost_model_t **cm, engine_t *e, int *started,
+                      const char *what, char *err, size_t errsz)
+{
+    cost_model_t *inner = setup_cost_new(u);
+    if (!inner || !(*cm = cost_scaled_types_new(inner, k))) {
+        cost_free(inner);
+        snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
+        return -1;
+    }
+    diagnose(inner, clk, nclk, recorded_clock, probe);
+    if (recorded_idle) cost_profile_idle_schedule(inner, gm, ngm);
+    cost_profile_envelope_quiet(inner);
+    *started = 1;
+    if (setup_engine(u, *cm, e) < 0 || engine_run(e) < 0) {
+        snprintf(err, errsz, "%s: %s", what, e->err);
+        return -1;
+    }
+    return 0;
+}
+
 int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, FILE *out)
 {
     if (compute_hot >= 0 || !u->prof.has_chot) return compute_hot > 0;
@@ -213,20 +237,10 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         snprintf(err, errsz, "%s", u->e.err);
         goto done;
     }
-    cost_model_t *inner = setup_cost_new(u);       /* every step of it at (1 + RESCORE_SENS) its price */
-    if (!inner || !(sm = cost_scaled_new(inner, 1 + RESCORE_SENS))) {
-        cost_free(inner);
-        snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
+    const double k1[4] = { 1 + RESCORE_SENS, 1 + RESCORE_SENS, 1 + RESCORE_SENS, 1 + RESCORE_SENS };
+    if (run_scaled(u, k1, clk1, nclk1, recorded_clock, probe, recorded_idle, gm, ngm, &sm, &es, &es_started,
+                   "prediction at +1%", err, errsz) < 0)
         goto done;
-    }
-    diagnose(inner, clk1, nclk1, recorded_clock, probe);
-    if (recorded_idle) cost_profile_idle_schedule(inner, gm, ngm);
-    cost_profile_envelope_quiet(inner);
-    es_started = 1;
-    if (setup_engine(u, sm, &es) < 0 || engine_run(&es) < 0) {
-        snprintf(err, errsz, "prediction at +1%%: %s", es.err);
-        goto done;
-    }
     long n[RESCORE_MAX_RUNS];
     const replay_rec_t *rec[RESCORE_MAX_RUNS];
     for (int r = 0; r < nruns; r++) {
@@ -259,20 +273,9 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         rescore_type_figs(st, nruns, &t);
         if (t.runs) kt[ty] = t.ratio;
     }
-    inner = setup_cost_new(u);
-    if (!inner || !(tm = cost_scaled_types_new(inner, kt))) {
-        cost_free(inner);
-        snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
+    if (run_scaled(u, kt, clk1, nclk1, recorded_clock, probe, recorded_idle, gm, ngm, &tm, &et, &et_started,
+                   "prediction at the runs' time per step type", err, errsz) < 0)
         goto done;
-    }
-    diagnose(inner, clk1, nclk1, recorded_clock, probe);
-    if (recorded_idle) cost_profile_idle_schedule(inner, gm, ngm);
-    cost_profile_envelope_quiet(inner);
-    et_started = 1;
-    if (setup_engine(u, tm, &et) < 0 || engine_run(&et) < 0) {
-        snprintf(err, errsz, "prediction at the runs' time per step type: %s", et.err);
-        goto done;
-    }
     fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s\n", u->s.name, file, u->prof.gpu, nruns,
             recorded_clock && probe ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
             : compute_hot > 0 ? ", compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)"
