@@ -382,6 +382,29 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
             fprintf(progress, "calib: sustained load: compute-bound gemm m=%ld n=%ld k=%ld hot %.3f\n", G->m, G->n, G->k,
                     out->chot[3]);
     }
+    /* the clock's fall from the kernel's own times: G back to back after the light load, its
+     * time per run traced (it slows as the clock falls, and heats as the heater does); NVML's
+     * trace in 2. resolves no faster than its reading updates (~0.1 s) */
+    double *tt = malloc(2 * TRACE_MAX * sizeof *tt), *tv = tt ? tt + TRACE_MAX : NULL;
+    int n = 0;
+    if (!tt) {
+        snprintf(s->t->err, sizeof s->t->err, "out of memory");
+        return -1;
+    }
+    if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0 || recovery(s, G, tg, settle, tt, tv, &n) < 0) {
+        free(tt);
+        return -1;
+    }
+    double rise = n > 8 ? tail_mean(tt, tv, n) : NAN;   /* a rise of under 1% resolves no fall */
+    out->tau_up_runs = rise > 1.01 * tv[0] ? heat_tau(tt, tv, n, tv[0], rise) : NAN;
+    free(tt);
+    if (progress && isfinite(out->tau_up_runs))
+        fprintf(progress, "calib: sustained load: compute-bound gemm back to back after the light load: its time rises "
+                "in %.0f ms (the clock's fall from the kernel's own times; NVML's trace: %.0f ms; printed only)\n",
+                out->tau_up_runs * 1e3, out->tau_up * 1e3);
+    else if (progress)
+        fprintf(progress, "calib: sustained load: compute-bound gemm back to back after the light load: its time did not "
+                "settle higher (no fall resolved from the kernel's own times)\n");
     if (di < 0 || !(gcold > 0)) return 0;
     const calib_job_t *D = &jobs[di];
     double td = t_s[di], dc[3];
@@ -496,6 +519,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
                   calib_sustain_t *out, FILE *progress)
 {
     memset(out, 0, sizeof *out);
+    out->tau_up_runs = NAN;
     for (int l = 0; l < SUSTAIN_MAX_LAWS; l++) out->hot[l] = out->heat[l] = NAN;
     double f;
     if (!t->clock || t->clock(t, &f) != 0) {

@@ -234,6 +234,8 @@ START_TEST(recovers_the_card)
     /* traced in ~2 ms batches: within a batch and a bit */
     ck_assert_double_eq_tol(s.tau_up, TAU_UP, 0.004);
     ck_assert_double_eq_tol(s.tau_down, TAU_DOWN, 0.004);
+    /* the fall from the compute-bound GEMM's own times (it slows as 1 / clock): the card's */
+    ck_assert_double_eq_tol(s.tau_up_runs, TAU_UP, 0.004);
     /* hot: timed right after 0.12 s of heater (2 tau_up: the clock is 13% short of F_HOT) */
     ck_assert_double_eq_tol(s.hot[1], 1.15, 0.03);
     ck_assert_double_eq_tol(s.hot[2], 1.25, 0.04);
@@ -388,6 +390,23 @@ START_TEST(elementwise_probe_at_a_serving_budget)
     ck_assert_int_eq(sscanf(c + strlen(wp), "%lf ms: hot %lf", &ms, &hot), 2);
     ck_assert_double_eq_tol(ms, 0.06, 0.001);
     ck_assert_double_eq_tol(hot, 1 + 0.1 * 0.98, 0.01);
+    /* the fall from the compute-bound GEMM's own times, printed beside NVML's trace */
+    const char *fp = "compute-bound gemm back to back after the light load: its time rises in ";
+    c = strstr(txt, fp);
+    ck_assert_msg(c != NULL, "%s", txt);
+    double up_runs, up_nvml;
+    ck_assert_int_eq(sscanf(c + strlen(fp), "%lf ms (the clock's fall from the kernel's own times; NVML's trace: %lf ms",
+                            &up_runs, &up_nvml), 2);
+    ck_assert_double_eq_tol(up_runs, 1e3 * s.tau_up_runs, 0.5);
+    ck_assert_double_eq_tol(up_nvml, 1e3 * s.tau_up, 0.5);
+    free(txt);
+    /* a compute-bound GEMM that does not heat the card: its time stays flat, no fall resolved */
+    setup();
+    heat_of[7] = 0;
+    calib_sustain_t s1;
+    txt = sustain_logged(&s1);
+    ck_assert(s1.ok && s1.has_chot && isnan(s1.tau_up_runs));
+    ck_assert_msg(strstr(txt, "its time did not settle higher (no fall resolved") != NULL, "%s", txt);
     free(txt);
     /* the probe's cost: 6 timings of each point, each after 4 time constants of the light load
      * or of the heater (0.4 s, 0.24 s on the fake card), and a batch of the pre-load and a
