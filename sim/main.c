@@ -874,6 +874,16 @@ static int cmd_rescore(int argc, char **argv)
             rc = 2;
             goto done;
         }
+    if (steps) {                  /* nor a file the scenario reads: opening it emptied the profile */
+        const char *const oname[] = { "--steps" }, *const opath[] = { steps };
+        const char *in[3 + SCN_MAX_POOLS] = { u.s.model_path, u.s.profile_path, u.s.trace_path };
+        int nin = 3, n = 0;
+        for (int k = 0; k < u.s.cluster.n_pools; k++)
+            if (u.s.cluster.pools[k].s) in[nin++] = u.s.cluster.pools[k].s->model_path;
+        for (int k = 0; k < nin; k++)
+            if (in[k][0]) in[n++] = in[k];
+        if ((rc = outputs_distinct(oname, opath, 1, in, n))) goto done;
+    }
     if (nruns > 1) {              /* several measured runs: error beside their spread */
         char rerr[SETUP_ERR_MAX];
         if (steps) {

@@ -372,6 +372,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
             snprintf(err, COST_ERR_MAX, "%s:%ld:%zu: recording: a NUL byte: not a replay's --steps file", csv, ln, len + 1);
             goto fail;
         }
+        if (ln == 1) len = strlen(yd_drop_bom(line));   /* a spreadsheet's BOM: the header's first name follows */
         if (ln > 1 && len == 0) continue;          /* a blank line */
         if (ln == 1) memcpy(names, line, len + 1);
         if (rm_split(line, &row) < 0) {

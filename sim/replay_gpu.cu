@@ -1019,6 +1019,17 @@ int main(int argc, char **argv)
         return 2;
     }
     fputs(u.warn, stderr);
+    {   /* nor a file the scenario reads: opening it would empty the profile or the model */
+        const char *in[3] = { u.s.model_path, u.s.profile_path, u.s.trace_path };
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < 3; j++)
+                if (outs[k] && in[j][0] && outfile_same(outs[k], in[j])) {
+                    fprintf(stderr, "pacesim-gpu: %s %s: that is an input of the run (it would be overwritten)\n",
+                            k ? "--items" : "--steps", outs[k]);
+                    setup_close(&u);
+                    return 2;
+                }
+    }
     /* the outputs opened before anything runs, as pacesim's: a FIFO without a reader is refused,
      * not waited on (outfile_open says why); the items' log is no stdout, which the report takes */
     FILE *fi = NULL, *fs = NULL;

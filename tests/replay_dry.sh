@@ -50,6 +50,15 @@ else echo "FAIL --steps naming the scenario: rc $rc: $msg"; fail=1; fi
 msg=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$t/s.yaml" --steps "$t/o.csv" --items "$t/o.csv" 2>&1); rc=$?
 if [ $rc = 2 ] && printf '%s' "$msg" | grep -q "that is --steps' file"; then echo "  ok   --items naming --steps' file: exit 2"
 else echo "FAIL --items naming --steps' file: rc $rc: $msg"; fail=1; fi
+# --steps or --items naming a file the scenario reads (its profile): refused, the profile untouched
+pf=$(awk '/^profile:/{ print $2 }' "$t/s.yaml"); case $pf in /*) ;; *) pf=$t/$pf ;; esac
+cp "$pf" "$t/prof.yaml"; cp "$pf" "$t/prof.keep"
+for o in --steps --items; do
+    msg=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$t/s.yaml" --set profile="$t/prof.yaml" $o "$t/prof.yaml" 2>&1); rc=$?
+    if [ $rc = 2 ] && [ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] && printf '%s' "$msg" | grep -q "that is an input of the run" &&
+       cmp -s "$t/prof.yaml" "$t/prof.keep"; then echo "  ok   $o naming the profile: exit 2, the profile untouched"
+    else echo "FAIL $o naming the profile: rc $rc: $msg"; fail=1; fi
+done
 # --items or --steps naming a FIFO no process reads: refused in one line, exit 2, not waited on;
 # --items - is refused (stdout carries the report)
 mkfifo "$t/fifo"

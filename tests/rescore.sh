@@ -196,6 +196,26 @@ else echo "  FAIL --steps to a FIFO without a reader: rc $rc: $out"; fail=$((fai
 if [ $rc = 0 ] && [ "$(wc -l < "$tmp/out.csv")" = 37 ] && head -n 1 "$tmp/out.csv" | grep -q '^step,type,predicted_s,measured_s,'; then
     echo "  ok   --steps to a file: the header and the 36 steps"; pass=$((pass + 1))
 else echo "  FAIL --steps to a file: rc $rc, $(wc -l < "$tmp/out.csv") lines"; fail=$((fail + 1)); fi
+# a spreadsheet's UTF-8 BOM before the header: the header's first name read past it
+{ printf '\357\273\277'; cat $r; } > "$tmp/bom.csv"
+o1=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/bom.csv" --set workload.requests.B.output_tokens=8 2>&1)
+o2=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r --set workload.requests.B.output_tokens=8 2>&1)
+if [ "$(printf '%s\n' "$o1" | tail -n +2)" = "$(printf '%s\n' "$o2" | tail -n +2)" ] && printf '%s\n' "$o1" | grep -q '^   mixed '; then
+    echo "  ok   a recording with a BOM reads as the one without"; pass=$((pass + 1))
+else echo "  FAIL a recording with a BOM: $o1"; fail=$((fail + 1)); fi
+{ printf '\357\273\277'; awk -F, -v OFS=, 'NR == 10 { $1 = 12 } 1' $r; } > "$tmp/bomstep.csv"
+expect 2 "bomstep.csv:10:1: step: expected 9" "a BOM does not hide the step column (steps out of order)" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/bomstep.csv" --set workload.requests.B.output_tokens=8
+# --steps naming a file the scenario reads (its profile, its model): refused before it is emptied
+cp tests/data/replay/h200-envelope/profile.yaml "$tmp/prof.yaml"
+expect 2 "pacesim: --steps $tmp/prof.yaml: that is an input of the run" "--steps over the scenario's profile" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r --set workload.requests.B.output_tokens=8 \
+    --set profile="$tmp/prof.yaml" --steps "$tmp/prof.yaml"
+if cmp -s "$tmp/prof.yaml" tests/data/replay/h200-envelope/profile.yaml; then
+    echo "  ok   the profile is left as it was"; pass=$((pass + 1))
+else echo "  FAIL --steps emptied the profile"; fail=$((fail + 1)); fi
+expect 2 "pacesim: --steps models/qwen3.8-27b-fp16.yaml: that is an input of the run" "--steps over the scenario's model" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r --steps models/qwen3.8-27b-fp16.yaml
 # several runs: the error beside their spread; --steps takes one run; a run of another scenario
 e=tests/data/replay/h200-envelope/h200-fp16-nomtp-b16k-baseline
 out=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv \
