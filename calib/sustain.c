@@ -396,7 +396,7 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
         return -1;
     }
     double rise = n > 8 ? tail_mean(tt, tv, n) : NAN;   /* a rise of under 1% resolves no fall */
-    out->tau_up_runs = rise > 1.01 * tv[0] ? heat_tau(tt, tv, n, tv[0], rise) : NAN;
+    out->tau_up_runs = n > 8 && rise > 1.01 * tv[0] ? heat_tau(tt, tv, n, tv[0], rise) : NAN;
     free(tt);
     if (progress && isfinite(out->tau_up_runs))
         fprintf(progress, "calib: sustained load: compute-bound gemm back to back after the light load: its time rises "
