@@ -854,6 +854,13 @@ static int cmd_rescore(int argc, char **argv)
         goto done;
     }
     fputs(u.warn, stderr);
+    if (u.s.cluster.enabled) {    /* a replay ran one engine; a cluster's other replicas priced by the profile */
+        const char *why = "cluster: rescore prices the steps of one engine (a replay's); give a scenario without cluster:";
+        if (u.s.cluster.line > 0) setup_msg(stderr, "%s:%d:%d: %s", file, u.s.cluster.line, u.s.cluster.col, why);
+        else setup_msg(stderr, "pacesim: rescore: --set %s", why);
+        rc = 2;
+        goto done;
+    }
     if (recorded_clock && nruns < 2) {
         fprintf(stderr, "pacesim: rescore: --recorded-clock takes two or more --measured runs\n");
         rc = 2;

@@ -222,14 +222,17 @@ typedef struct {
     int n;
 } rm_row_t;
 
-/* Split line at commas, in place.  0, or -1: more fields than
- * RM_FIELDS_MAX (row->col[RM_FIELDS_MAX - 1] then says where the extra one starts). */
-static int rm_split(char *line, rm_row_t *row)
+/* Split line at commas, in place.  0, or -1: more fields than RM_FIELDS_MAX (*extra then
+ * says where the first one past them starts). */
+static int rm_split(char *line, rm_row_t *row, int *extra)
 {
     row->n = 0;
     char *p = line;
     for (;;) {
-        if (row->n == RM_FIELDS_MAX) return -1;
+        if (row->n == RM_FIELDS_MAX) {
+            *extra = (int)(p - line) + 1;
+            return -1;
+        }
         row->fld[row->n] = p;
         row->col[row->n] = (int)(p - line) + 1;
         row->n++;
@@ -346,7 +349,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
     char line[RM_LINE_MAX + 1], names[RM_LINE_MAX + 1];   /* names: the header's fields */
     size_t len = 0;
     long rcap = 0, ln = 0;
-    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, cg = -1, cr = -1, nhdr = 0, got;
+    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, cg = -1, cr = -1, nhdr = 0, got, extra = 0;
     rm_row_t row, hdr;
     if (!cm) {
         snprintf(err, COST_ERR_MAX, "out of memory");
@@ -375,9 +378,9 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         if (ln == 1) len = strlen(yd_drop_bom(line));   /* a spreadsheet's BOM: the header's first name follows */
         if (ln > 1 && len == 0) continue;          /* a blank line */
         if (ln == 1) memcpy(names, line, len + 1);
-        if (rm_split(line, &row) < 0) {
+        if (rm_split(line, &row, &extra) < 0) {
             snprintf(err, COST_ERR_MAX, "%s:%ld:%d: recording: more than %d fields: not a replay's --steps file", csv, ln,
-                     row.col[RM_FIELDS_MAX - 1], RM_FIELDS_MAX - 1);
+                     extra, RM_FIELDS_MAX);
             goto fail;
         }
         for (int c = 0; c < row.n; c++)
@@ -387,7 +390,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
                 goto fail;
             }
         if (ln == 1) {                              /* the header */
-            rm_split(names, &hdr);                  /* as line: it fits */
+            rm_split(names, &hdr, &extra);          /* as line: it fits */
             nhdr = row.n;
             for (int c = 0; c < row.n; c++) {
                 int *which = !strcmp(row.fld[c], "step") ? &cs : !strcmp(row.fld[c], "type") ? &ct

@@ -1019,6 +1019,13 @@ int main(int argc, char **argv)
         return 2;
     }
     fputs(u.warn, stderr);
+    if (u.s.cluster.enabled) {    /* one engine's steps run on the GPU; a cluster's other replicas by the profile */
+        const char *why = "cluster: a replay runs the steps of one engine on one GPU; give a scenario without cluster:";
+        if (u.s.cluster.line > 0) fprintf(stderr, "%s:%d:%d: %s\n", file, u.s.cluster.line, u.s.cluster.col, why);
+        else fprintf(stderr, "pacesim-gpu: --set %s\n", why);
+        setup_close(&u);
+        return 2;
+    }
     {   /* nor a file the scenario reads: opening it would empty the profile or the model */
         const char *in[3] = { u.s.model_path, u.s.profile_path, u.s.trace_path };
         for (int k = 0; k < 2; k++)

@@ -59,6 +59,14 @@ for o in --steps --items; do
        cmp -s "$t/prof.yaml" "$t/prof.keep"; then echo "  ok   $o naming the profile: exit 2, the profile untouched"
     else echo "FAIL $o naming the profile: rc $rc: $msg"; fail=1; fi
 done
+# a cluster: one engine's steps run on the GPU, the other replicas' would be the profile's: refused
+for c in "scenarios/capacity/h200-llama8b-split.yaml|h200-llama8b-split.yaml:[0-9]*:[0-9]*: cluster: a replay runs" \
+         "$t/s.yaml --set cluster.pools.main.count=2|--set cluster: a replay runs"; do
+    msg=$(PACESIM_REPLAY_DRY=1 "$bin" replay ${c%%|*} 2>&1); rc=$?
+    if [ $rc = 2 ] && [ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] && printf '%s' "$msg" | grep -q -- "${c#*|}"; then
+        echo "  ok   a cluster (${c%%|*}): exit 2, one line"
+    else echo "FAIL a cluster (${c%%|*}): rc $rc: $msg"; fail=1; fi
+done
 # --items or --steps naming a FIFO no process reads: refused in one line, exit 2, not waited on;
 # --items - is refused (stdout carries the report)
 mkfifo "$t/fifo"

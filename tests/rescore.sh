@@ -157,6 +157,10 @@ expect 2 "empty.csv:7:$(col_of 7 3): predicted_s: empty field" "an empty field i
 bad_row extra 8 9 '0x4,1'
 expect 2 "extra.csv:8:[0-9]*: recording: 10 fields, the header has 9" "a row with more fields than the header" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/extra.csv" --set workload.requests.B.output_tokens=8
+# 64 fields a row at most: the 65th is refused where it starts
+awk -F, -v OFS=, '{ s = $0; for (i = 10; i <= 65; i++) s = s "," (NR == 1 ? "x" i : 0); print s }' $r > "$tmp/f65.csv"
+expect 2 "f65.csv:1:$(head -n 1 "$tmp/f65.csv" | awk '{ print index($0, ",x65") + 1 }'): recording: more than 64 fields" \
+    "a header of 65 fields: refused at the 65th" -- rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/f65.csv"
 awk 'NR == 9 { sub(/,[^,]*$/, "") } 1' $r > "$tmp/short.csv"
 expect 2 "short.csv:9:[0-9]*: recording: 8 fields, the header has 9" "a row with fewer fields than the header" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/short.csv" --set workload.requests.B.output_tokens=8
@@ -363,6 +367,12 @@ expect 2 "at most 16 --measured" "more than 16 runs is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml "${many[@]}"
 expect 2 "cannot open the recording" "a missing recording" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/none.csv"
+# a cluster: the recording priced one engine's steps; the other replicas would be priced by the profile
+expect 2 "^scenarios/capacity/h200-llama8b-split.yaml:[0-9]*:[0-9]*: cluster: rescore prices the steps of one engine" \
+    "a cluster scenario is refused at its cluster:" -- rescore scenarios/capacity/h200-llama8b-split.yaml --measured $r
+expect 2 "rescore: --set cluster: rescore prices the steps of one engine" "a cluster by --set is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv \
+    --set cluster.pools.main.count=2
 expect 2 "needs a scenario and --measured" "no --measured" -- rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml
 # each percentile window's band in the prediction's values (p45 and p55 around a p50): the window
 # between them, the moves and the move of one crossing as the band's width over its 25.5 ranks
