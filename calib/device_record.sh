@@ -25,10 +25,12 @@
 # stream, one sync a step, the GPU's idle before each step recorded as gap_s), under the set's
 # names; REPLAY_MODE=item replays item by item, its files named <scenario>.item.csv /
 # .runK.item.csv beside them (calib/stage_lib.sh), so one WORK on one card can hold both.
+# REPLAY_STEP_CLOCK=1 adds pacesim-gpu's --step-clock to the replays (each step's SM clock over the
+# step itself, the sm_mhz_step column; default 0: the recordings stay as before).
 set -u
 . "$(dirname "$0")/stage_lib.sh"
 replay_mode device_record.sh
-export REPLAY_MODE=$rmode
+export REPLAY_MODE=$rmode REPLAY_STEP_CLOCK=${REPLAY_STEP_CLOCK:-0}
 [ $# -ge 4 ] || { echo "usage: calib/device_record.sh WORK OUT BINDIR STEP..." >&2; exit 2; }
 work=$1 out=$2 bindir=$3
 shift 3
@@ -99,7 +101,7 @@ for st in "$@"; do
         continue
     fi
     tag=
-    [[ $kind == *-calib ]] || tag=" ($rmode)"
+    [[ $kind == *-calib ]] || tag=" ($rmode$sclk)"
     echo "== $st on $card$tag from $(date -u +%T) (${used} s used, ~${est} s)" | tee -a "$work/steps.log"
     t0=$(date +%s)
     touch "$stamp"

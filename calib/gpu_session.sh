@@ -28,7 +28,7 @@
 set -u
 . "$(dirname "$0")/stage_lib.sh"
 replay_mode gpu_session.sh
-export REPLAY_MODE=$rmode
+export REPLAY_MODE=$rmode REPLAY_STEP_CLOCK=${REPLAY_STEP_CLOCK:-0}
 out=${1:?usage: gpu_session.sh OUT [BINDIR]}
 bindir=${2:-bin}
 mkdir -p "$out"

@@ -27,7 +27,7 @@ for e in $list; do
     [ "$k" -gt 1 ] && r=$n.run$k items=()
     steps=$out/$r.steps.csv
     [ -n "$sfx" ] && steps=$out/$r$sfx.csv r=$r$sfx
-    echo "== $n run $k $rmode $(date +%T)"
+    echo "== $n run $k $rmode$sclk $(date +%T)"
     if ! item_refused "$out" "$n" "$steps"; then status=1; continue; fi
     "$bin" replay "$f" --set workload.requests.B.output_tokens=8 "${pace[@]}" ${PROFILE:+--set profile=$PROFILE} --steps "$steps" "${items[@]}" "${mode[@]}" > "$out/$r.txt" 2> "$out/$r.err"
     echo "rc=$?"; grep -vE "^   (window|step type) " "$out/$r.txt" | tail -n +2; tail -2 "$out/$r.err"

@@ -72,7 +72,7 @@ for pair in ${LIB_PAIRS:-llama-3.1-8b:$llama qwen3-30b-a3b:$qwen}; do
             steps=$dir/$r.steps.csv rep=$dir/$scn.txt
             [ -n "$sfx" ] && steps=$dir/$r$sfx.csv rep=$dir/$scn$sfx.txt r=$r$sfx
             [ "$k" = 1 ] && items=(--items "$logs/$scn$sfx.items.csv")
-            echo "== replay $scn run $k $rmode $(date -u +%T)" | tee -a "$rep"
+            echo "== replay $scn run $k $rmode$sclk $(date -u +%T)" | tee -a "$rep"
             old=$(item_named "$dir" "$scn" "$steps")
             if [ -n "$old" ]; then
                 echo "replay_lib.sh: $(echo $old): item by item under the set's names (back to back is the" \

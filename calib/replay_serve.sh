@@ -26,7 +26,7 @@ for f in scenarios/h200-serve-*.yaml; do
     [ "$k" -gt 1 ] && r=$n.run$k items=()
     steps=$out/$r.steps.csv
     [ -n "$sfx" ] && steps=$out/$r$sfx.csv r=$r$sfx
-    echo "== $n run $k $rmode $(date +%T)"
+    echo "== $n run $k $rmode$sclk $(date +%T)"
     if ! item_refused "$out" "$n" "$steps"; then status=1; continue; fi
     timeout "${T_SCENARIO:-60}" "$bin" replay "$f" ${PROFILE:+--set profile=$PROFILE} --steps "$steps" \
         "${items[@]}" "${mode[@]}" > "$out/$r.txt" 2> "$out/$r.err"

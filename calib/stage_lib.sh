@@ -27,12 +27,21 @@ stage_and_dir() {
 #         a step by an unrecorded amount), its files named apart: <scenario>.item.csv,
 #         <scenario>.runK.item.csv, <scenario>.item.txt -- names no reader of a set's
 #         *.steps.csv picks up, so one folder holds both modes and stays a set of one mode
+# REPLAY_STEP_CLOCK=1 (default 0; anything else: one line, exit 2) adds --step-clock in either
+# mode: each step's SM clock stamped on the GPU over the step itself (the sm_mhz_step column,
+# which rescore --recorded-clock prices at where every run has it; ~2-5 us a step); `sclk` is
+# then ", step clock" (for the logs), else empty.
 replay_mode() {
     rmode=${REPLAY_MODE:-b2b}
     case $rmode in
         b2b) mode=(--back-to-back) sfx= ;;
         item) mode=() sfx=.item ;;
         *) echo "$1: REPLAY_MODE must be b2b or item, not '$rmode'" >&2; exit 2 ;;
+    esac
+    case ${REPLAY_STEP_CLOCK:-0} in
+        0) sclk= ;;
+        1) mode+=(--step-clock) sclk=", step clock" ;;
+        *) echo "$1: REPLAY_STEP_CLOCK must be 0 or 1, not '$REPLAY_STEP_CLOCK'" >&2; exit 2 ;;
     esac
 }
 # item_named DIR NAME [TARGET]: in the back-to-back mode, the steps files of scenario NAME in DIR

@@ -182,7 +182,9 @@ static const cmd_help_t helps[] = {
       "          miss, how far each window moves at 1% more step time, and the step counts\n"
       "          (the profile run's also with each step type at the runs' time); --recorded-clock\n"
       "          (a diagnostic of the clock model, several runs): every step priced at the SM\n"
-      "          clock its run recorded, and the model's clock beside the recorded per step type;\n"
+      "          clock its run recorded (its own over the step, sm_mhz_step, where every run\n"
+      "          has it: pacesim-gpu replay --step-clock; else NVML's), and the model's clock\n"
+      "          beside the recorded per step type;\n"
       "          where every run records the GPU's idle before each step (a back-to-back\n"
       "          replay's gap_s), the model's clock relaxes over it (--no-recorded-idle: not)\n"
       "          and a profile's compute-bound GEMM probe (calib's sustained.gemm_compute_hot)\n"
@@ -226,10 +228,12 @@ static const cmd_help_t helps[] = {
       "          once) and its count x replicas (at most 10000 runs and 200000 requests\n"
       "          in all; --replicas each in [1, 4096], a cluster's limit);\n"
       "          --data keeps the runs' CSV (a DATA.csv given instead of a scenario is drawn)\n" },
-    { "replay", "pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT] [--back-to-back]\n",
+    { "replay", "pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT] [--back-to-back]\n"
+                "                [--step-clock]\n",
       "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"
       "          nvcc build; docs/validation.md, \"H200: GPU replays\"); --back-to-back prepares a\n"
-      "          step's items first and queues them on one stream, one sync a step, as an engine does\n" },
+      "          step's items first and queues them on one stream, one sync a step, as an engine does;\n"
+      "          --step-clock records each step's SM clock over the step itself (sm_mhz_step)\n" },
 };
 #define NHELPS ((int)(sizeof helps / sizeof helps[0]))
 

@@ -101,9 +101,9 @@ int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gp
 
 int replay_steps_csv(FILE *f, const replay_rec_t *rec, long n)
 {
-    int b2b = n > 0 && rec[0].b2b;
-    fprintf(f, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons%s\n",
-            b2b ? ",gpu_span_s,items_sum_s,wall_s,reprep_s,gap_s" : "");
+    int b2b = n > 0 && rec[0].b2b, sck = n > 0 && rec[0].step_clk;
+    fprintf(f, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons%s%s\n",
+            b2b ? ",gpu_span_s,items_sum_s,wall_s,reprep_s,gap_s" : "", sck ? ",sm_mhz_step" : "");
     for (long i = 0; i < n; i++) {
         fprintf(f, "%ld,%s,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%#llx", rec[i].no, engine_step_type_name(rec[i].type),
                 rec[i].predicted, rec[i].measured, rec[i].pred_attn, rec[i].meas_attn, rec[i].clock_mhz, rec[i].power_w,
@@ -111,6 +111,7 @@ int replay_steps_csv(FILE *f, const replay_rec_t *rec, long n)
         if (b2b)
             fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%.9g", rec[i].span, rec[i].items_sum, rec[i].wall, rec[i].reprep,
                     rec[i].gap);
+        if (sck) fprintf(f, ",%.1f", rec[i].step_mhz);
         fputc('\n', f);
     }
     int bad = ferror(f);          /* a write error: errno says why (a full device) */
@@ -136,6 +137,8 @@ typedef struct {
     long nmeas;
     double *meas, *meas_attn;     /* per recorded step */
     double *clk, *mclk;           /* per step: the recorded SM clock (NAN: none), the model's (MHz) */
+    double *sclk;                 /* per step: the step's own clock (sm_mhz_step; NAN: none), when has_sclk */
+    int has_sclk, sclk_used;      /* used: clk holds it (replay_recorded_use_step_clock) */
     double *gap;                  /* per step: the recorded GPU idle before it (gap_s), when has_gap */
     int has_gap;
     int *type;
@@ -173,7 +176,7 @@ static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     for (int q = 0; q < ROUTE__N; q++) o->attn_route[q] *= k;
     o->attn *= k;
     o->total = r->meas[i];
-    replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0, 0, 0, 0, 0, 0, 0 };
+    replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN };
     r->mclk[i] = cost_profile_model_clock(r->pred);
     if (replay_log_add(&r->log, &rec) < 0) {
         snprintf(cm->err, sizeof cm->err, "out of memory");
@@ -188,6 +191,7 @@ static void rm_destroy(cost_model_t *cm)
     free(r->meas);
     free(r->meas_attn);
     free(r->clk);
+    free(r->sclk);
     free(r->mclk);
     free(r->gap);
     free(r->type);
@@ -206,8 +210,10 @@ static void rm_destroy(cost_model_t *cm)
  * (and `meas_attn_s`, when present) a plain decimal number: no hex, inf or nan, nor a
  * subnormal (no step lasts 1e-310 s: such a value is a damaged file); so is `gap_s` (a
  * back-to-back replay's GPU idle before the step, 0 or more), when present, and `reprep_s` beside
- * it (the idle re-preparations left inside the step, added to the step's idle).  The other columns
- * are not read.  A malformed file is refused at its line and column. */
+ * it (the idle re-preparations left inside the step, added to the step's idle).  `sm_clock_mhz`
+ * and `sm_mhz_step` (the step's own clock, --step-clock), when present, are read for rescore
+ * --recorded-clock, a value that is no number in [1, 1e5] MHz as none.  The other columns are not
+ * read.  A malformed file is refused at its line and column. */
 
 /* a step's time: within a profile point's range of t_s (1 ns .. 1000 s); 1e-300 s is no step a
  * GPU ran, and its error would print hundreds of digits */
@@ -317,6 +323,9 @@ static int rm_grow(rm_t *r, long *cap)
     double *k = realloc(r->clk, (size_t)c * sizeof *k);
     if (!k) return -1;
     r->clk = k;
+    double *sk = realloc(r->sclk, (size_t)c * sizeof *sk);
+    if (!sk) return -1;
+    r->sclk = sk;
     double *q = realloc(r->mclk, (size_t)c * sizeof *q);
     if (!q) return -1;
     r->mclk = q;
@@ -349,7 +358,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
     char line[RM_LINE_MAX + 1], names[RM_LINE_MAX + 1];   /* names: the header's fields */
     size_t len = 0;
     long rcap = 0, ln = 0;
-    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, cg = -1, cr = -1, nhdr = 0, got, extra = 0;
+    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, cg = -1, cr = -1, cq = -1, nhdr = 0, got, extra = 0;
     rm_row_t row, hdr;
     if (!cm) {
         snprintf(err, COST_ERR_MAX, "out of memory");
@@ -396,7 +405,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
                 int *which = !strcmp(row.fld[c], "step") ? &cs : !strcmp(row.fld[c], "type") ? &ct
                              : !strcmp(row.fld[c], "measured_s") ? &cm_ : !strcmp(row.fld[c], "meas_attn_s") ? &ca
                              : !strcmp(row.fld[c], "sm_clock_mhz") ? &cc : !strcmp(row.fld[c], "gap_s") ? &cg
-                             : !strcmp(row.fld[c], "reprep_s") ? &cr : NULL;
+                             : !strcmp(row.fld[c], "reprep_s") ? &cr : !strcmp(row.fld[c], "sm_mhz_step") ? &cq : NULL;
                 if (which && *which >= 0) {
                     snprintf(err, COST_ERR_MAX, "%s:1:%d: %s: a second column of that name", csv, row.col[c], row.fld[c]);
                     goto fail;
@@ -469,6 +478,9 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         double ck = NAN;
         if (cc >= 0 && (rm_decimal(row.fld[cc], &ck) < 0 || !(ck >= 1 && ck <= 1e5))) ck = NAN;
         r->clk[r->nmeas] = ck;
+        ck = NAN;                                   /* the step's own clock, read as sm_clock_mhz is */
+        if (cq >= 0 && (rm_decimal(row.fld[cq], &ck) < 0 || !(ck >= 1 && ck <= 1e5))) ck = NAN;
+        r->sclk[r->nmeas] = ck;
         r->mclk[r->nmeas] = NAN;
         r->nmeas++;
     }
@@ -481,6 +493,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         goto fail;
     }
     r->has_gap = cg >= 0;
+    r->has_sclk = cq >= 0;
     fclose(f);
     return cm;
 fail:
@@ -496,6 +509,25 @@ long replay_recorded_clocks(const cost_model_t *cm, const double **recorded, con
     *recorded = r->clk;
     *model = r->mclk;
     return r->nmeas;
+}
+
+int replay_recorded_has_step_clock(const cost_model_t *cm)
+{
+    const rm_t *r = cm->impl;
+    return r->has_sclk;
+}
+
+int replay_recorded_use_step_clock(cost_model_t *cm)
+{
+    rm_t *r = cm->impl;
+    if (!r->has_sclk) return -1;
+    if (!r->sclk_used) {          /* swapped once: both arrays are freed with the model */
+        double *t = r->clk;
+        r->clk = r->sclk;
+        r->sclk = t;
+        r->sclk_used = 1;
+    }
+    return 0;
 }
 
 long replay_recorded_gaps(const cost_model_t *cm, const double **gap)
@@ -554,4 +586,18 @@ int replay_moe_slot(replay_moe_slots_t *s, const double key[6], int *fresh)
     if (s->n >= REPLAY_MOE_SLOTS) return -1;
     memcpy(s->key[s->n], key, sizeof s->key[s->n]);
     return s->n++;
+}
+
+double replay_stamp_mhz(const replay_stamp_t *a, const replay_stamp_t *b, int n, unsigned long long seq)
+{
+    double cyc = 0, ns = 0;
+    for (int i = 0; i < n; i++) {
+        if (a[i].seq != seq || b[i].seq != seq) continue;   /* not stamped at both ends of this step */
+        long long dc = (long long)(b[i].clk - a[i].clk), dn = (long long)(b[i].ns - a[i].ns);
+        if (dc <= 0 || dn <= 0) continue;
+        cyc += (double)dc;
+        ns += (double)dn;
+    }
+    double mhz = ns > 0 ? 1e3 * cyc / ns : NAN;
+    return mhz >= 1 && mhz <= 1e5 ? mhz : NAN;
 }

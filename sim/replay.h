@@ -36,7 +36,24 @@ typedef struct replay_rec {       /* one step */
     double gap;                   /* the GPU's time from the last step's last end event to this step's
                                      first start event: the card idle while the host prepared the
                                      step, besides untimed preparation work (s; 0 for the first step) */
+    /* pacesim-gpu replay --step-clock: the SM clock over the step itself, from stamps on the GPU
+     * (replay_stamp_mhz) */
+    int step_clk;                 /* 1: step_mhz is recorded (the --steps file has sm_mhz_step) */
+    double step_mhz;              /* the step's mean SM clock (MHz; NAN: no SM stamped at both ends) */
 } replay_rec_t;
+
+/* --step-clock: one SM's stamp, written by a one-thread block on the GPU before a step's first item
+ * (and again after its last): the SM's cycle counter (clock64) and the GPU's nanosecond timer
+ * (%globaltimer), tagged with the step's number (seq). */
+typedef struct replay_stamp {
+    unsigned long long seq, clk, ns;
+} replay_stamp_t;
+/* The step's mean SM clock (MHz) from the start stamps a[] and end stamps b[], indexed by SM
+ * (%smid, n of them): over every SM stamped at both ends for step seq, its cycles over the
+ * nanoseconds between its two stamps (cycles summed over nanoseconds summed).  A cycle counter
+ * is one SM's own, so only an SM's two stamps are compared with each other.  NAN where no SM has
+ * both, or the result is outside [1, 1e5] MHz. */
+double replay_stamp_mhz(const replay_stamp_t *a, const replay_stamp_t *b, int n, unsigned long long seq);
 
 typedef struct replay_log {      /* the steps so far */
     replay_rec_t *rec;
@@ -60,8 +77,9 @@ int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gp
 /* Every step as a CSV row (the --steps file `pacesim rescore` reads back) to f, which the
  * caller opened (outfile_open: no hang on a FIFO without a reader) and this closes (stdout
  * flushed).  Records of a back-to-back replay (rec[0].b2b) add the columns gpu_span_s,
- * items_sum_s, wall_s, reprep_s and gap_s, which the reader does not read.  0, or -1 a write
- * error (errno says why). */
+ * items_sum_s, wall_s, reprep_s and gap_s (the reader reads gap_s and reprep_s); records with
+ * the step's own clock (rec[0].step_clk) add sm_mhz_step last.  0, or -1 a write error (errno
+ * says why). */
 int replay_steps_csv(FILE *f, const replay_rec_t *rec, long n);
 
 /* A replay's cost model around impl: name (static), step, destroy (frees impl and the
@@ -85,6 +103,13 @@ const replay_rec_t *replay_recorded_records(const cost_model_t *cm, long *n, lon
  * cost_profile_model_clock; NAN beyond them or without the probes).  Returns the steps
  * recorded; the arrays are the model's. */
 long replay_recorded_clocks(const cost_model_t *cm, const double **recorded, const double **model);
+/* 1 where the recording has the sm_mhz_step column (pacesim-gpu replay --step-clock: each step's
+ * SM clock over the step itself, stamped on the GPU; NVML's sm_clock_mhz mostly reads an earlier
+ * step's), else 0.  replay_recorded_use_step_clock then makes replay_recorded_clocks return
+ * that column (NAN where a step has none) instead of sm_clock_mhz; -1 (nothing changed) where the
+ * recording lacks it. */
+int replay_recorded_has_step_clock(const cost_model_t *cm);
+int replay_recorded_use_step_clock(cost_model_t *cm);
 /* The recording's GPU idle before each step (its gap_s column, seconds: a back-to-back
  * replay's time from the previous step's last kernel to this step's first; plus its reprep_s,
  * where recorded: the idle that re-preparations left inside the step, counted before it).  Returns the

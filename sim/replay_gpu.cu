@@ -1,6 +1,6 @@
 /* replay_gpu.cu: the GPU replay cost model and bin/pacesim-gpu (see replay.h).
  *
- *   bin/pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv] [--back-to-back]
+ *   bin/pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv] [--back-to-back] [--step-clock]
  *
  * Runs the scenario twice with the same scheduler: once priced by its profile (the
  * prediction), once priced by the GPU (each step's items executed and timed, with the
@@ -123,6 +123,15 @@ typedef struct {
     int ev_last_made, ev_last_ok; /* created; recorded by a step that ran (the next gap_s measured) */
     int step_first;               /* first runs of new shapes in this step's preparation */
     long gap_work, gap_steps;     /* steps whose gap_s held such first runs; steps with a gap_s */
+    /* --step-clock: the SM clock over each step from stamps on the GPU (step_stamp) */
+    int step_clk;
+    replay_stamp_t *stamps;       /* device: STAMP_SLOTS start stamps, then STAMP_SLOTS end stamps */
+    replay_stamp_t *stamps_host;
+    int nsm;                      /* the stamp kernels' blocks: one per SM */
+    unsigned long long stamp_seq; /* the step being stamped (1, 2, ...) */
+    int stamped;                  /* 1: this step's start stamp is queued */
+    double sclk_sum, sclk_min;    /* over the steps' step_mhz */
+    long sclk_n, sclk_nan;
 } gm_t;
 
 /* One line of the --items log: the item's law and shape, its count, the profile's price
@@ -230,6 +239,75 @@ static void clock_step(gm_t *g, double t0, double t1, replay_rec_t *r)
     g->clk_sum += r->clock_mhz;
     if (g->clk_n == 0 || r->clock_mhz < g->clk_min) g->clk_min = r->clock_mhz;
     g->clk_n++;
+}
+
+/* ---- --step-clock: the SM clock over the step itself ------------------------------
+ * NVML's clock reading changes only every ~77 ms, so the thread above mostly hands a 6-40 ms
+ * step an earlier step's clock.  With --step-clock the GPU stamps the step: a kernel of one
+ * one-thread block per SM on the default stream just before the step's first item, another just
+ * after its last, each block writing its SM's cycle counter (clock64) and the GPU's nanosecond
+ * timer (%globaltimer) to the slot of its SM (%smid).  clock64 is an SM's own counter (the SMs'
+ * are not aligned), so only one SM's two stamps are compared (replay_stamp_mhz): its cycles over
+ * the nanoseconds between them are the SM clock's mean over that span, and the SMs stamped at
+ * both ends are summed.  The block scheduler need not put a block on every SM: an SM stamped at
+ * one end only is left out, and a step where none has both records NAN.  Of several blocks on
+ * one SM the first to claim the slot for the step writes it (atomicMax on the step's number).
+ * Limits: %globaltimer ticks every 32 ns to 1 us by card and driver (under 0.1% of a 1 ms
+ * step); a stamp costs a launch (~2-5 us a step, which is why it is opt-in); item by item the
+ * span holds the host's preparations between the items, where the card idles (as NVML's mean
+ * over the step's wall time does); back to back it is the step's items and their gaps. */
+#define STAMP_SLOTS 512           /* %smid is below %nsmid: a few hundred at most on any card */
+
+__global__ void step_stamp(replay_stamp_t *s, unsigned long long seq)
+{
+    unsigned smid;
+    unsigned long long ns;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    long long c = clock64();
+    if (smid < STAMP_SLOTS && atomicMax(&s[smid].seq, seq) < seq) {
+        s[smid].ns = ns;
+        s[smid].clk = (unsigned long long)c;
+    }
+}
+
+/* Queue the step's start stamp (end 0) or end stamp (end 1) on the default stream.  0 / -1. */
+static int stamp_launch(cost_model_t *cm, gm_t *g, int end)
+{
+    if (!g->stamps) {
+        int dev = 0;
+        CK(cudaGetDevice(&dev));
+        CK(cudaDeviceGetAttribute(&g->nsm, cudaDevAttrMultiProcessorCount, dev));
+        CK(cudaMalloc((void **)&g->stamps, 2 * STAMP_SLOTS * sizeof *g->stamps));
+        CK(cudaMemset(g->stamps, 0, 2 * STAMP_SLOTS * sizeof *g->stamps));   /* seq 0: no step's */
+        if (!(g->stamps_host = (replay_stamp_t *)malloc(2 * STAMP_SLOTS * sizeof *g->stamps_host))) {
+            snprintf(cm->err, sizeof cm->err, "out of memory");
+            return -1;
+        }
+    }
+    step_stamp<<<g->nsm > 0 ? g->nsm : 1, 1>>>(g->stamps + (end ? STAMP_SLOTS : 0), g->stamp_seq);
+    CK(cudaGetLastError());
+    if (!end) g->stamped = 1;
+    return 0;
+}
+
+/* After the step's synchronisation: its clock from the stamps into r (NAN where the step queued
+ * no start stamp: no GPU work). */
+static int stamp_read(cost_model_t *cm, gm_t *g, replay_rec_t *r)
+{
+    r->step_clk = 1;
+    r->step_mhz = NAN;
+    if (g->stamped) {
+        CK(cudaMemcpy(g->stamps_host, g->stamps, 2 * STAMP_SLOTS * sizeof *g->stamps, cudaMemcpyDeviceToHost));
+        r->step_mhz = replay_stamp_mhz(g->stamps_host, g->stamps_host + STAMP_SLOTS, STAMP_SLOTS, g->stamp_seq);
+    }
+    if (isnan(r->step_mhz)) g->sclk_nan++;
+    else {
+        g->sclk_sum += r->step_mhz;
+        if (g->sclk_n == 0 || r->step_mhz < g->sclk_min) g->sclk_min = r->step_mhz;
+        g->sclk_n++;
+    }
+    return 0;
 }
 
 /* 1 if this key is new (and remember it): its first run is a warm-up, not timed. */
@@ -633,6 +711,7 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
             }
             queued = 0;
         }
+        if (g->step_clk && first < 0 && stamp_launch(cm, g, 0) < 0) goto fail;   /* the step's start */
         CKB2B(cudaEventRecord(g->ev[2 * i], 0));
         if (pe->what == 1) {
             for (int k = 0; k < pe->a.reps && !rc; k++) {
@@ -648,6 +727,7 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
         if (first < 0) first = i;
         last = i;
     }
+    if (g->step_clk && first >= 0 && !rc && stamp_launch(cm, g, 1) < 0) goto fail;   /* the step's end */
     g->gate_late += calib_gpu_gate_open();
     CKB2B(cudaDeviceSynchronize());          /* once a step */
     *t1 = now_s();
@@ -784,12 +864,17 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     replay_rec_t r;
     memset(&r, 0, sizeof r);
     g->step_first = 0;
+    g->stamp_seq++;
+    g->stamped = 0;
+    /* --step-clock item by item: stamped around the step's items (back to back: in b2b_run) */
+    if (g->step_clk && !g->b2b && stamp_launch(cm, g, 0) < 0) return -1;
     double t0 = now_s();
     if (cost_enumerate(g->m, &g->r, in, gm_item, &x) < 0) {
         b2b_free(g);
         return -1;
     }
     double t1 = now_s();
+    if (g->step_clk && !g->b2b && stamp_launch(cm, g, 1) < 0) return -1;
     if (g->b2b) {
         /* the step's items, all prepared: queued back to back, one sync; each item's time from
          * its events, the step's GPU time the span of all (items and their gaps) less the gaps
@@ -823,6 +908,7 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     r.pred_attn = pb.attn;
     r.meas_attn = o->attn;
     clock_step(g, t0, t1, &r);
+    if (g->step_clk && stamp_read(cm, g, &r) < 0) return -1;
     if (replay_log_add(&g->log, &r) < 0) {
         snprintf(cm->err, sizeof cm->err, "out of memory");
         return -1;
@@ -861,6 +947,8 @@ static void gm_destroy(cost_model_t *cm)
     if (g->ev_last_made) cudaEventDestroy(g->ev_last);
     free(g->ev);
     free(g->pend);
+    cudaFree(g->stamps);
+    free(g->stamps_host);
     if (g->t) g->t->destroy(g->t);
     free(g->perm);
     free(g->log.rec);
@@ -956,12 +1044,16 @@ static cost_model_t *replay_gpu_sized(const model_t *m, int tp, int page, int kv
 int main(int argc, char **argv)
 {
     const char *file = NULL, *steps = NULL, *items = NULL, *sets[64];
-    int ns = 0, b2b = 0;
+    int ns = 0, b2b = 0, step_clk = 0;
     if (argc < 3 || strcmp(argv[1], "replay")) {
         fprintf(stderr, "usage: pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv] [--back-to-back]\n"
+                        "                  [--step-clock]\n"
                         "  --back-to-back  each step's items all prepared first, then queued on one stream as an engine\n"
                         "                  queues them, one sync a step; --steps adds gpu_span_s, items_sum_s, wall_s,\n"
-                        "                  reprep_s, gap_s\n");
+                        "                  reprep_s, gap_s\n"
+                        "  --step-clock    each step's mean SM clock over the step itself, from clock64 and %%globaltimer\n"
+                        "                  stamped by a kernel before its first item and after its last (~2-5 us a step);\n"
+                        "                  --steps adds sm_mhz_step, which rescore --recorded-clock prices at\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
@@ -980,9 +1072,10 @@ int main(int argc, char **argv)
             *o = argv[++i];
         }
         else if (!strcmp(argv[i], "--gpu")) continue;
-        else if (!strcmp(argv[i], "--back-to-back")) {
-            if (b2b++) {
-                fprintf(stderr, "pacesim-gpu: --back-to-back given twice\n");
+        else if (!strcmp(argv[i], "--back-to-back") || !strcmp(argv[i], "--step-clock")) {
+            int *flag = argv[i][2] == 'b' ? &b2b : &step_clk;
+            if ((*flag)++) {
+                fprintf(stderr, "pacesim-gpu: %s given twice\n", argv[i]);
                 return 2;
             }
         }
@@ -1081,6 +1174,7 @@ int main(int argc, char **argv)
             goto done;
         }
         ((gm_t *)gm->impl)->b2b = b2b;
+        ((gm_t *)gm->impl)->step_clk = step_clk;
         replay_items_log(gm, fi);    /* the model closes it */
         fi = NULL;
     }
@@ -1109,6 +1203,10 @@ int main(int argc, char **argv)
         if (g->clk_n) printf("   SM clock during the steps (NVML, every ~2 ms): mean %.0f MHz, lowest step mean %.0f MHz\n",
                              g->clk_sum / g->clk_n, g->clk_min);
         else printf("   SM clock: NVML not available\n");
+        if (g->step_clk)
+            printf("   SM clock over each step (--step-clock, clock64 over %%globaltimer): mean %.0f MHz, lowest step %.0f MHz"
+                   " (%ld steps; %ld without an SM stamped at both ends)\n",
+                   g->sclk_n ? g->sclk_sum / g->sclk_n : NAN, g->sclk_n ? g->sclk_min : NAN, g->sclk_n, g->sclk_nan);
     }
 done:
     engine_free(&eg);

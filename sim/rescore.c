@@ -169,7 +169,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     long ng[RESCORE_MAX_RUNS], ngm = 0;
     double *gm = NULL;
     engine_t eg[RESCORE_MAX_RUNS], es, et;
-    int rc = -1, started = 0, es_started = 0, et_started = 0;
+    int rc = -1, started = 0, es_started = 0, et_started = 0, step_clock = 1;
     memset(eg, 0, sizeof eg);
     memset(&es, 0, sizeof es);
     memset(&et, 0, sizeof et);
@@ -197,19 +197,27 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
                 goto done;
             }
         cost_profile_envelope_quiet(pm[r]);   /* the profile run warns; the recorded runs are measured */
+        ng[r] = replay_recorded_gaps(rm[r], &gap[r]);
+        if (!ng[r]) recorded_idle = 0;       /* every run records its idle, or none is used */
+        step_clock = step_clock && replay_recorded_has_step_clock(rm[r]);
+    }
+    /* --recorded-clock: each step at the SM clock its run recorded over the step itself
+     * (sm_mhz_step, pacesim-gpu replay --step-clock) where every run has it, else NVML's */
+    step_clock = step_clock && recorded_clock;
+    for (int r = 0; r < nruns; r++) {
         const double *mc_;                    /* each recorded step at its own run's clock */
+        if (step_clock) replay_recorded_use_step_clock(rm[r]);
         clk[r] = NULL;
         nclk[r] = recorded_clock ? replay_recorded_clocks(rm[r], &clk[r], &mc_) : 0;
         long known = 0;                       /* steps whose clock the run recorded */
         for (long k = 0; k < nclk[r]; k++) known += !isnan(clk[r][k]);
         if (recorded_clock && !known) {       /* it would be priced at the model's clock, unsaid */
-            snprintf(err, errsz, "%s:1:1: sm_clock_mhz: no step's SM clock recorded (no such column, or no value in "
-                     "[1, 1e5] MHz): --recorded-clock prices each step at its run's clock", measured[r]);
+            snprintf(err, errsz, "%s:1:1: %s: no step's SM clock recorded (no such column, or no value in "
+                     "[1, 1e5] MHz): --recorded-clock prices each step at its run's clock", measured[r],
+                     step_clock ? "sm_mhz_step" : "sm_clock_mhz");
             rc = -2;
             goto done;
         }
-        ng[r] = replay_recorded_gaps(rm[r], &gap[r]);
-        if (!ng[r]) recorded_idle = 0;       /* every run records its idle, or none is used */
     }
     /* calib's compute-bound GEMM probe: priced where the idle before each step is recorded */
     int idle_off = !recorded_idle;
@@ -276,10 +284,11 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     if (run_scaled(u, kt, clk1, nclk1, recorded_clock, probe, recorded_idle, gm, ngm, &tm, &et, &et_started,
                    "prediction at the runs' time per step type", err, errsz) < 0)
         goto done;
-    fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s\n", u->s.name, file, u->prof.gpu, nruns,
+    fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s%s\n", u->s.name, file, u->prof.gpu, nruns,
             recorded_clock && probe ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
             : compute_hot > 0 ? ", compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)"
-            : recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "");
+            : recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "",
+            step_clock ? "; the clock each run stamped over the step itself (sm_mhz_step), not NVML's" : "");
     if (recorded_idle) {
         double gs = 0;
         for (long k = 0; k < ngm; k++) gs += gm[k];

@@ -175,8 +175,8 @@ START_TEST(steps_csv_back_to_back)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 0, 0, 0, 0, 0, 0 },
-                          { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, NAN, NAN, 0, 0, 0, 0, 0, 0, 0 } };
+    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 0, 0, 0, 0, 0, 0, 0, NAN },
+                          { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN } };
     ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 2), 0);
     first_lines(path, a, b, sizeof a);
     ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons\n");
@@ -211,6 +211,76 @@ START_TEST(steps_csv_back_to_back)
     ck_assert_msg(cm != NULL, "%s", err);
     ck_assert_int_eq(replay_recorded_clocks(cm, &rec, &mod), 2);
     ck_assert_double_eq(rec[1], 1710);
+    cost_free(cm);
+    unlink(path);
+}
+END_TEST
+
+/* --step-clock: a step's SM clock from the stamps, each SM's cycles over its own nanoseconds;
+ * an SM stamped at one end only, or for another step, is left out */
+START_TEST(stamps_give_the_step_clock)
+{
+    replay_stamp_t a[4] = { { 7, 1000, 5000 }, { 7, 90000000, 5100 }, { 6, 1, 1 }, { 7, 50, 5050 } };
+    replay_stamp_t b[4] = { { 7, 1000 + 19800000, 10005000 }, { 7, 90000000 + 18000000, 10005100 },
+                            { 7, 999999999, 10005200 }, { 5, 7, 7 } };
+    /* SM 0: 19.8e6 cycles in 10 ms (1980 MHz), SM 1: 18e6 in 10 ms (1800 MHz): summed, 1890 */
+    ck_assert_double_eq_tol(replay_stamp_mhz(a, b, 4, 7), 1890, 1e-9);
+    ck_assert_double_eq_tol(replay_stamp_mhz(a, b, 1, 7), 1980, 1e-9);
+    ck_assert(isnan(replay_stamp_mhz(a, b, 4, 8)));           /* no SM stamped for step 8 */
+    b[0].clk = a[0].clk;                                        /* no cycle counted: none */
+    b[1].ns = a[1].ns;
+    ck_assert(isnan(replay_stamp_mhz(a, b, 2, 7)));
+    b[0].clk = a[0].clk + 10;                                   /* 0.001 MHz: no card's clock */
+    ck_assert(isnan(replay_stamp_mhz(a, b, 1, 7)));
+}
+END_TEST
+
+/* --step-clock's column: written last, read back beside sm_clock_mhz; replay_recorded_clocks
+ * returns it once asked to; a recording without it stays on sm_clock_mhz */
+START_TEST(steps_csv_step_clock)
+{
+    char path[] = "/tmp/check_replay_XXXXXX", a[512], b[512], err[COST_ERR_MAX];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 1, 0.0245, 0.024, 0.0262, 0, 0, 1, 1791.26 },
+                          { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, 1830, 500, 0, 1, 0.0108, 0.0107, 0.0115, 0,
+                            0.0021, 1, NAN } };
+    ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 2), 0);
+    first_lines(path, a, b, sizeof a);
+    ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons,"
+                        "gpu_span_s,items_sum_s,wall_s,reprep_s,gap_s,sm_mhz_step\n");
+    ck_assert_str_eq(b, "1,mixed,0.02,0.025,0.005,0.006,1830,600,0,0.0245,0.024,0.0262,0,0,1791.3\n");
+    cost_model_t *cm = replay_recorded_new(path, NULL, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    const double *rec, *mod;
+    ck_assert_int_eq(replay_recorded_has_step_clock(cm), 1);
+    ck_assert_int_eq(replay_recorded_clocks(cm, &rec, &mod), 2);
+    ck_assert_double_eq(rec[0], 1830);                          /* NVML's until asked */
+    ck_assert_int_eq(replay_recorded_use_step_clock(cm), 0);
+    ck_assert_int_eq(replay_recorded_use_step_clock(cm), 0);    /* twice: still the step's */
+    ck_assert_int_eq(replay_recorded_clocks(cm, &rec, &mod), 2);
+    ck_assert_double_eq_tol(rec[0], 1791.3, 1e-9);
+    ck_assert(isnan(rec[1]));                                   /* "nan": no SM stamped at both ends */
+    cost_free(cm);
+    /* item by item (no back-to-back columns): the column still last */
+    r[0].b2b = r[1].b2b = 0;
+    ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 2), 0);
+    first_lines(path, a, b, sizeof a);
+    ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons,"
+                        "sm_mhz_step\n");
+    ck_assert_str_eq(b, "1,mixed,0.02,0.025,0.005,0.006,1830,600,0,1791.3\n");
+    /* without --step-clock: no column, and the reader keeps NVML's clock */
+    r[0].step_clk = r[1].step_clk = 0;
+    ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 2), 0);
+    first_lines(path, a, b, sizeof a);
+    ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons\n");
+    cm = replay_recorded_new(path, NULL, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    ck_assert_int_eq(replay_recorded_has_step_clock(cm), 0);
+    ck_assert_int_eq(replay_recorded_use_step_clock(cm), -1);
+    ck_assert_int_eq(replay_recorded_clocks(cm, &rec, &mod), 2);
+    ck_assert_double_eq(rec[0], 1830);
     cost_free(cm);
     unlink(path);
 }
@@ -358,6 +428,7 @@ int main(void)
     const check_test_t tests[] = { CHECK_TEST(sets_cover_three_l2), CHECK_TEST(views_fit_the_pool),
                                    CHECK_TEST(views_of_a_small_pool), CHECK_TEST(window_beside_its_runs), CHECK_TEST(percentile_window_band),
                                    CHECK_TEST(step_type_beside_its_runs), CHECK_TEST(steps_csv_back_to_back),
+                                   CHECK_TEST(stamps_give_the_step_clock), CHECK_TEST(steps_csv_step_clock),
                                    CHECK_TEST(recording_gaps_read), CHECK_TEST(moe_slots_one_per_shape),
                                    CHECK_TEST(moe_steps_fit_the_slots) };
     return check_main("replay", "layers", tests, CHECK_N(tests), 0, NULL);

@@ -89,6 +89,28 @@ for sc in calib/device_record.sh calib/replay_lib.sh calib/gpu_session.sh calib/
     check "$sc: REPLAY_MODE=fast refused, exit 2 (got $rc), one line" \
         '[ $rc = 2 ] && [ $(printf "%s\n" "$msg" | wc -l) = 1 ] && printf "%s" "$msg" | grep -q "must be b2b or item"'
 done
+# REPLAY_STEP_CLOCK=1: the replays with --step-clock (sm_mhz_step), in the mode asked for, logged;
+# by default none has it; anything but 0 or 1 refused in one line (the item-by-item files planted
+# under the set's names above removed first)
+rm $d/h200-llama8b-poisson.run5.steps.csv $w/env-work/r/h200-fp16-nomtp-b16k-pdr.run5.steps.csv \
+   $w/env-work/s/h200-serve-poisson-p600-s64-b2048.steps.csv
+REPLAY_STEP_CLOCK=1 bash calib/device_record.sh "$w" "$o" "$t/bin" lib-runs:llama8b:7 env-ref:7 env-serve:7 > "$t/log9" 2>&1
+rc=$?
+check "REPLAY_STEP_CLOCK=1: rc 0 (got $rc), every replay back to back with --step-clock, the mode logged" \
+    '[ $rc = 0 ] && head -1 $d/h200-llama8b-poisson.run7.steps.csv | grep -q "gpu_span_s,sm_mhz_step" &&
+     head -1 $w/env-work/r/h200-fp16-nomtp-b16k-pdr.run7.steps.csv | grep -q "gpu_span_s,sm_mhz_step" &&
+     head -1 $w/env-work/s/h200-serve-poisson-p600-s64-b2048.run7.steps.csv | grep -q "gpu_span_s,sm_mhz_step" &&
+     grep -q "lib-runs:llama8b:7 on GPU-aaaa (b2b, step clock)" $w/steps.log &&
+     ! grep -q sm_mhz_step $d/h200-llama8b-poisson.run6.item.csv $d/h200-llama8b-wide-s64-b4096.run6.steps.csv'
+REPLAY_MODE=item REPLAY_STEP_CLOCK=1 bash calib/device_record.sh "$w" "$o" "$t/bin" lib-runs:llama8b:8 > "$t/log10" 2>&1
+rc=$?
+check "REPLAY_STEP_CLOCK=1 item by item: rc 0 (got $rc), --step-clock without --back-to-back" \
+    '[ $rc = 0 ] && [ "$(head -1 $d/h200-llama8b-poisson.run8.item.csv)" = step,type,sm_mhz_step ]'
+for sc in calib/device_record.sh calib/replay_lib.sh calib/gpu_session.sh calib/replay_h200.sh calib/replay_serve.sh; do
+    msg=$(REPLAY_STEP_CLOCK=yes bash $sc "$w" "$o" "$t/bin" lib-runs:llama8b:1 2>&1); rc=$?
+    check "$sc: REPLAY_STEP_CLOCK=yes refused, exit 2 (got $rc), one line" \
+        '[ $rc = 2 ] && [ $(printf "%s\n" "$msg" | wc -l) = 1 ] && printf "%s" "$msg" | grep -q "REPLAY_STEP_CLOCK must be 0 or 1"'
+done
 for bad in lib-runs:llama8b lib-runs:llama8b:x lib-calib:gpt2 nosuch; do
     bash calib/device_record.sh "$w" "$o" "$t/bin" "$bad" > "$t/log5" 2>&1
     rc=$?

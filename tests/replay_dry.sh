@@ -32,6 +32,15 @@ msg=$("$bin" replay "$f" --back-to-back --back-to-back 2>&1); rc=$?
 if [ $rc = 2 ] && [ "$(printf '%s\n' "$msg" | wc -l)" = 1 ]; then echo "  ok   --back-to-back twice: exit 2, one line"
 else echo "FAIL --back-to-back twice: rc $rc: $msg"; fail=1; fi
 "$bin" 2>&1 | grep -q -- "--back-to-back" || { echo "FAIL usage names --back-to-back"; fail=1; }
+# --step-clock (the step's SM clock stamped on the GPU; the stamps themselves need a GPU): the dry
+# run is unchanged by it in either mode, twice is refused in one line, the usage names it
+a=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$f" --set workload.requests.B.output_tokens=8 --step-clock) \
+    && c=$(PACESIM_REPLAY_DRY=1 "$bin" replay "$f" --set workload.requests.B.output_tokens=8 --back-to-back --step-clock) \
+    && [ "$a" = "$b" ] && [ "$c" = "$b" ] && echo "  ok   --step-clock: the dry run unchanged" || { echo "FAIL --step-clock dry run"; fail=1; }
+msg=$("$bin" replay "$f" --step-clock --back-to-back --step-clock 2>&1); rc=$?
+if [ $rc = 2 ] && [ "$msg" = "pacesim-gpu: --step-clock given twice" ]; then echo "  ok   --step-clock twice: exit 2, one line"
+else echo "FAIL --step-clock twice: rc $rc: $msg"; fail=1; fi
+"$bin" 2>&1 | grep -q -- "--step-clock " || { echo "FAIL usage names --step-clock"; fail=1; }
 # `pacesim replay FILE --gpu` is pacesim-gpu's replay; without the GPU build, one clear line
 a=$(PACESIM_REPLAY_DRY=1 bin/pacesim replay scenarios/h200-fp8-mtp4-b16k-pdr.yaml --gpu --set workload.requests.B.output_tokens=8 | grep '^   b_prefill_s')
 b=$(PACESIM_REPLAY_DRY=1 "$bin" replay scenarios/h200-fp8-mtp4-b16k-pdr.yaml --set workload.requests.B.output_tokens=8 | grep '^   b_prefill_s')

@@ -259,6 +259,30 @@ awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "sm_clock_mhz") 
 expect 2 "noclk.csv:1:1: sm_clock_mhz: no step's SM clock recorded" "--recorded-clock of a run without clocks is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured "$tmp/noclk.csv" \
     --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml --recorded-clock
+# sm_mhz_step (pacesim-gpu replay --step-clock: the clock over the step itself) in every run:
+# --recorded-clock prices at it instead of sm_clock_mhz and says so; here every mixed step at
+# 1500 MHz (their NVML readings ~1930), so the clock table's recorded mixed mean is 1500 and the
+# mixed steps price slower (their sum error moves); in one run only: as without the column
+sc() { awk -F, -v OFS=, 'NR == 1 { print $0, "sm_mhz_step"; next } { print $0, ($2 == "mixed" ? 1500 : $7) }' "$1"; }
+sc $e.steps.csv > "$tmp/sc1.csv"; sc $e.run2.steps.csv > "$tmp/sc2.csv"
+rc_of() { "$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$1" --measured "$2" \
+          --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml \
+          --recorded-clock 2>&1; }
+o0=$(rc_of $e.steps.csv $e.run2.steps.csv) o1=$(rc_of "$tmp/sc1.csv" "$tmp/sc2.csv") o2=$(rc_of "$tmp/sc1.csv" $e.run2.steps.csv)
+mixed_sum() { printf '%s\n' "$1" | awk '/^   mixed /{ print $4; exit }'; }
+s0=$(mixed_sum "$o0") s1=$(mixed_sum "$o1")
+if printf '%s\n' "$o1" | head -1 | grep -q "recorded SM clock (a diagnostic); the clock each run stamped over the step itself (sm_mhz_step), not NVML's" &&
+   printf '%s\n' "$o1" | awk '/^   clock /{ c = 1; next } c && $1 == "mixed" { ok = ($4 == 1500) } END { exit !ok }' &&
+   [ -n "$s0" ] && [ -n "$s1" ] && [ "$s0" != "$s1" ] && [ "$o2" = "$o0" ] && ! printf '%s\n' "$o0" | grep -q sm_mhz_step; then
+    echo "  ok   --recorded-clock at sm_mhz_step where every run has it (mixed sum err $s0 -> $s1 at 1500 MHz); else at sm_clock_mhz"
+    pass=$((pass + 1))
+else echo "  FAIL --recorded-clock at sm_mhz_step: $o1 / $o2"; fail=$((fail + 1)); fi
+# a sm_mhz_step column with no value in [1, 1e5] MHz (every step "nan": no SM stamped at both ends)
+# in every run: refused as a run without clocks is, naming the column
+awk -F, -v OFS=, 'NR == 1 { print $0, "sm_mhz_step"; next } { print $0, "nan" }' $e.run2.steps.csv > "$tmp/scnan.csv"
+expect 2 "scnan.csv:1:1: sm_mhz_step: no step's SM clock recorded" "--recorded-clock of runs whose sm_mhz_step holds no clock is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/sc1.csv" --measured "$tmp/scnan.csv" \
+    --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml --recorded-clock
 # --compute-hot: at the recorded clock the GEMMs by calib's compute-bound GEMM probe too: a
 # profile with the probe prices the mixed steps higher in sum (their GEMMs near peak rate); one
 # without it (the envelope set's) prices as --recorded-clock alone
