@@ -270,16 +270,16 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     /* the prediction at the runs' time per step type: each type's steps x the runs' mean of
      * its summed measured over summed predicted (a type the runs lack: as priced) */
     double kt[4] = { 1, 1, 1, 1 };
+    rescore_type_t tf[4];         /* per step type (STEP_ANY unused), the table below too */
+    replay_stats_t st[4][RESCORE_MAX_RUNS];
     for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {
-        replay_stats_t st[RESCORE_MAX_RUNS];
         for (int r = 0; r < nruns; r++)
-            if (replay_stats(rec[r], n[r], ty, &st[r]) < 0) {
+            if (replay_stats(rec[r], n[r], ty, &st[ty][r]) < 0) {
                 snprintf(err, errsz, "out of memory");
                 goto done;
             }
-        rescore_type_t t;
-        rescore_type_figs(st, nruns, &t);
-        if (t.runs) kt[ty] = t.ratio;
+        rescore_type_figs(st[ty], nruns, &tf[ty]);
+        if (tf[ty].runs) kt[ty] = tf[ty].ratio;
     }
     if (run_scaled(u, kt, clk1, nclk1, recorded_clock, probe, recorded_idle, gm, ngm, &tm, &et, &et_started,
                    "prediction at the runs' time per step type", err, errsz) < 0)
@@ -299,21 +299,14 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     fprintf(out, "   %-10s %6s %10s %9s %9s %9s %7s  %s\n", "step type", "steps", "median err", "sum err", "spread",
             "verdict", "beyond", "(run medians)");
     for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {
-        replay_stats_t st[RESCORE_MAX_RUNS];
-        for (int r = 0; r < nruns; r++)
-            if (replay_stats(rec[r], n[r], ty, &st[r]) < 0) {
-                snprintf(err, errsz, "out of memory");
-                goto done;
-            }
-        rescore_type_t t;
-        rescore_type_figs(st, nruns, &t);
+        const rescore_type_t t = tf[ty];
         if (!t.runs) continue;
         fprintf(out, "   %-10s %6ld %9.1f%%", engine_step_type_name(ty), t.steps, 100 * t.median);
         pct(out, 9, t.sum_err);
         fprintf(out, " %8.1f%% %9s", 100 * t.spread, t.excess == 0 ? "inside" : "miss");
         pct(out, 7, t.excess);
         fprintf(out, "  (");
-        for (int r = 0; r < nruns; r++) fprintf(out, "%s%.1f%%", r ? " " : "", 100 * st[r].median);
+        for (int r = 0; r < nruns; r++) fprintf(out, "%s%.1f%%", r ? " " : "", 100 * st[ty][r].median);
         fprintf(out, ")\n");
     }
     if (recorded_clock || compute_hot > 0) {   /* the diagnostics' table */
