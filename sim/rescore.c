@@ -38,7 +38,7 @@ void rescore_type_figs(const replay_stats_t *st, int nruns, rescore_type_t *o)
     /* the prediction (q = 1) against the measured runs' range of q */
     double mean = qsum / used;
     o->excess = 1 < qmin ? (qmin - 1) / mean : 1 > qmax ? (qmax - 1) / mean : 0;
-    o->excess = -o->excess;       /* signed as the error: + the prediction above the runs */
+    o->excess = o->excess ? -o->excess : 0;   /* signed as the error: + the prediction above the runs (0: inside, not -0) */
 }
 
 void rescore_window_figs(double pred, const double *meas, int nruns, double pred_1pct, rescore_window_t *o)

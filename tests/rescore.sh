@@ -226,8 +226,9 @@ out=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.
       --measured $e.run3.steps.csv --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml 2>&1)
 if printf '%s\n' "$out" | grep -q "^== rescore .*: 3 measured runs" &&
    printf '%s\n' "$out" | awk '/^   b_prefill_s /{ ok = ($3 > $4 && $3 < $5 && $8 ~ /^(inside|miss)$/ && $10 ~ /^[-+][0-9.]+%$/) } END { exit !ok }' &&
-   printf '%s\n' "$out" | grep -q "^   steps 36 / 36 36 36 "; then
-    echo "  ok   three runs: mean between min and max, a verdict, the +1% column, every run's steps"; pass=$((pass + 1))
+   printf '%s\n' "$out" | grep -q "^   steps 36 / 36 36 36 " &&
+   printf '%s\n' "$out" | awk '/^   (decode|mixed|prefill) / && $6 == "inside" { n++; if ($7 != "+0.0%") bad = 1 } END { exit bad || !n }'; then
+    echo "  ok   three runs: mean between min and max, a verdict, the +1% column, every run's steps, a step type inside at +0.0%"; pass=$((pass + 1))
 else echo "  FAIL three runs: $out"; fail=$((fail + 1)); fi
 # the step count at the runs' time per step type: the Llama Poisson load of the fourth card is
 # busy from 1.6 s to its end, so its profile run takes 884 steps against 868-869 (its decode steps
