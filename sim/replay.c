@@ -177,6 +177,11 @@ static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     o->attn *= k;
     o->total = r->meas[i];
     replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN };
+    /* the clocks the step recorded, as rescore --steps writes them (NVML's, and its own where the
+     * recording has sm_mhz_step; replay_recorded_use_step_clock swaps the two arrays) */
+    rec.clock_mhz = r->sclk_used ? r->sclk[i] : r->clk[i];
+    rec.step_clk = r->has_sclk;
+    rec.step_mhz = r->sclk_used ? r->clk[i] : r->sclk[i];
     r->mclk[i] = cost_profile_model_clock(r->pred);
     if (replay_log_add(&r->log, &rec) < 0) {
         snprintf(cm->err, sizeof cm->err, "out of memory");

@@ -200,6 +200,16 @@ else echo "  FAIL --steps to a FIFO without a reader: rc $rc: $out"; fail=$((fai
 if [ $rc = 0 ] && [ "$(wc -l < "$tmp/out.csv")" = 37 ] && head -n 1 "$tmp/out.csv" | grep -q '^step,type,predicted_s,measured_s,'; then
     echo "  ok   --steps to a file: the header and the 36 steps"; pass=$((pass + 1))
 else echo "  FAIL --steps to a file: rc $rc, $(wc -l < "$tmp/out.csv") lines"; fail=$((fail + 1)); fi
+# --steps carries the clocks the recording has: sm_clock_mhz, and sm_mhz_step where recorded
+awk -F, -v OFS=, 'NR == 1 { print $0, "sm_mhz_step"; next } { print $0, 1500 + NR }' $r > "$tmp/sclk.csv"
+"$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/sclk.csv" --set workload.requests.B.output_tokens=8 \
+    --steps "$tmp/sout.csv" > /dev/null 2>&1; rc=$?
+if [ $rc = 0 ] && head -n 1 "$tmp/sout.csv" | grep -q ',sm_clock_mhz,.*,sm_mhz_step$' &&
+   awk -F, 'NR == FNR { c[FNR] = $7; q[FNR] = $NF; next }
+            FNR > 1 { n++; if ($7 + 0 != c[FNR] + 0 || $NF + 0 != q[FNR] + 0 || $7 + 0 < 1) bad = 1 } END { exit bad || n != 36 }' \
+       "$tmp/sclk.csv" "$tmp/sout.csv"; then
+    echo "  ok   --steps: each step's recorded sm_clock_mhz and sm_mhz_step as the recording has them"; pass=$((pass + 1))
+else echo "  FAIL --steps' clocks: rc $rc: $(head -n 3 "$tmp/sout.csv")"; fail=$((fail + 1)); fi
 # a spreadsheet's UTF-8 BOM before the header: the header's first name read past it
 { printf '\357\273\277'; cat $r; } > "$tmp/bom.csv"
 o1=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/bom.csv" --set workload.requests.B.output_tokens=8 2>&1)
