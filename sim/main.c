@@ -907,12 +907,14 @@ static int cmd_rescore(int argc, char **argv)
         rc = r == -2 ? 2 : r < 0 ? 1 : 0;
         goto done;
     }
-    if (steps && !(fs = outfile_open(steps))) {   /* before the run: a FIFO without a reader is refused */
+    if (!(pm2 = setup_cost_new(&u)) || !(rm = replay_recorded_new(measured, pm2, cerr))) {
+        setup_msg(stderr, "%s", pm2 ? cerr : u.err);
         rc = 2;
         goto done;
     }
-    if (!(pm2 = setup_cost_new(&u)) || !(rm = replay_recorded_new(measured, pm2, cerr))) {
-        setup_msg(stderr, "%s", pm2 ? cerr : u.err);
+    /* after the recording is read (a malformed one leaves --steps' file as it was), before the
+     * run: a FIFO without a reader is refused */
+    if (steps && !(fs = outfile_open(steps))) {
         rc = 2;
         goto done;
     }

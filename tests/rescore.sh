@@ -200,6 +200,12 @@ else echo "  FAIL --steps to a FIFO without a reader: rc $rc: $out"; fail=$((fai
 if [ $rc = 0 ] && [ "$(wc -l < "$tmp/out.csv")" = 37 ] && head -n 1 "$tmp/out.csv" | grep -q '^step,type,predicted_s,measured_s,'; then
     echo "  ok   --steps to a file: the header and the 36 steps"; pass=$((pass + 1))
 else echo "  FAIL --steps to a file: rc $rc, $(wc -l < "$tmp/out.csv") lines"; fail=$((fail + 1)); fi
+# a malformed recording with --steps: refused before --steps' file is opened (it is left as it was)
+printf 'kept\n' > "$tmp/kept.csv"
+expect 2 "bad.csv:3:3: type" "a malformed recording with --steps" -- rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml \
+    --measured "$tmp/bad.csv" --set workload.requests.B.output_tokens=8 --steps "$tmp/kept.csv"
+if [ "$(cat "$tmp/kept.csv")" = kept ]; then echo "  ok   --steps' file left as it was"; pass=$((pass + 1))
+else echo "  FAIL a malformed recording emptied --steps' file"; fail=$((fail + 1)); fi
 # --steps carries the clocks the recording has: sm_clock_mhz, and sm_mhz_step where recorded
 awk -F, -v OFS=, 'NR == 1 { print $0, "sm_mhz_step"; next } { print $0, 1500 + NR }' $r > "$tmp/sclk.csv"
 "$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/sclk.csv" --set workload.requests.B.output_tokens=8 \
