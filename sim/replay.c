@@ -138,7 +138,7 @@ typedef struct {
     double *meas, *meas_attn;     /* per recorded step */
     double *clk, *mclk;           /* per step: the recorded SM clock (NAN: none), the model's (MHz) */
     double *sclk;                 /* per step: the step's own clock (sm_mhz_step; NAN: none), when has_sclk */
-    int has_sclk, sclk_used;      /* used: clk holds it (replay_recorded_use_step_clock) */
+    int has_sclk, sclk_used;      /* used: replay_recorded_clocks hands sclk out, not clk */
     double *gap;                  /* per step: the recorded GPU idle before it (gap_s), when has_gap */
     int has_gap;
     int *type;
@@ -179,9 +179,9 @@ static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN };
     /* the clocks the step recorded, as rescore --steps writes them (NVML's, and its own where the
      * recording has sm_mhz_step; replay_recorded_use_step_clock swaps the two arrays) */
-    rec.clock_mhz = r->sclk_used ? r->sclk[i] : r->clk[i];
+    rec.clock_mhz = r->clk[i];
     rec.step_clk = r->has_sclk;
-    rec.step_mhz = r->sclk_used ? r->clk[i] : r->sclk[i];
+    rec.step_mhz = r->sclk[i];
     r->mclk[i] = cost_profile_model_clock(r->pred);
     if (replay_log_add(&r->log, &rec) < 0) {
         snprintf(cm->err, sizeof cm->err, "out of memory");
@@ -350,6 +350,13 @@ static int rm_grow(rm_t *r, long *cap)
     return 0;
 }
 
+/* A clock cell (MHz) of column c (-1: none): a value that is no number in [1, 1e5] is none, NAN */
+static double rm_clock(const rm_row_t *row, int c)
+{
+    double ck;
+    return c >= 0 && rm_decimal(row->fld[c], &ck) == 0 && ck >= 1 && ck <= 1e5 ? ck : NAN;
+}
+
 cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[COST_ERR_MAX])
 {
     const char *why = NULL;
@@ -480,12 +487,8 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         r->meas_attn[r->nmeas] = at;
         /* the clock: read for the --recorded-clock diagnostic only (a step the replay could not
          * sample, or a value out of any card's range, is none) */
-        double ck = NAN;
-        if (cc >= 0 && (rm_decimal(row.fld[cc], &ck) < 0 || !(ck >= 1 && ck <= 1e5))) ck = NAN;
-        r->clk[r->nmeas] = ck;
-        ck = NAN;                                   /* the step's own clock, read as sm_clock_mhz is */
-        if (cq >= 0 && (rm_decimal(row.fld[cq], &ck) < 0 || !(ck >= 1 && ck <= 1e5))) ck = NAN;
-        r->sclk[r->nmeas] = ck;
+        r->clk[r->nmeas] = rm_clock(&row, cc);
+        r->sclk[r->nmeas] = rm_clock(&row, cq);    /* the step's own clock (--step-clock) */
         r->mclk[r->nmeas] = NAN;
         r->nmeas++;
     }
@@ -511,7 +514,7 @@ fail:
 long replay_recorded_clocks(const cost_model_t *cm, const double **recorded, const double **model)
 {
     const rm_t *r = cm->impl;
-    *recorded = r->clk;
+    *recorded = r->sclk_used ? r->sclk : r->clk;
     *model = r->mclk;
     return r->nmeas;
 }
@@ -526,12 +529,7 @@ int replay_recorded_use_step_clock(cost_model_t *cm)
 {
     rm_t *r = cm->impl;
     if (!r->has_sclk) return -1;
-    if (!r->sclk_used) {          /* swapped once: both arrays are freed with the model */
-        double *t = r->clk;
-        r->clk = r->sclk;
-        r->sclk = t;
-        r->sclk_used = 1;
-    }
+    r->sclk_used = 1;
     return 0;
 }
 
