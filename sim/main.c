@@ -630,14 +630,8 @@ static int cmd_run(int argc, char **argv, int cmd)
             scenario_t sc;
             char serr[SCN_ERR_MAX];
             if (scn_load(files[i], sets, ns, &sc, serr) < 0) continue;   /* the run says why */
-            const char *in[3 + SCN_MAX_POOLS] = { sc.model_path, sc.profile_path, sc.trace_path };
-            int nin = 3;
-            for (int k = 0; k < sc.cluster.n_pools; k++)
-                if (sc.cluster.pools[k].s) in[nin++] = sc.cluster.pools[k].s->model_path;
-            int n = 0;
-            for (int k = 0; k < nin; k++)
-                if (in[k][0]) in[n++] = in[k];
-            rc = outputs_distinct(oname, opath, 6, in, n);
+            const char *in[SCN_MAX_INPUTS];
+            rc = outputs_distinct(oname, opath, 6, in, scn_input_files(&sc, in));
             scn_free(&sc);
             if (rc) goto out;
         }
@@ -887,13 +881,8 @@ static int cmd_rescore(int argc, char **argv)
         }
     if (steps) {                  /* nor a file the scenario reads: opening it emptied the profile */
         const char *const oname[] = { "--steps" }, *const opath[] = { steps };
-        const char *in[3 + SCN_MAX_POOLS] = { u.s.model_path, u.s.profile_path, u.s.trace_path };
-        int nin = 3, n = 0;
-        for (int k = 0; k < u.s.cluster.n_pools; k++)
-            if (u.s.cluster.pools[k].s) in[nin++] = u.s.cluster.pools[k].s->model_path;
-        for (int k = 0; k < nin; k++)
-            if (in[k][0]) in[n++] = in[k];
-        if ((rc = outputs_distinct(oname, opath, 1, in, n))) goto done;
+        const char *in[SCN_MAX_INPUTS];
+        if ((rc = outputs_distinct(oname, opath, 1, in, scn_input_files(&u.s, in)))) goto done;
     }
     if (nruns > 1) {              /* several measured runs: error beside their spread */
         char rerr[SETUP_ERR_MAX];

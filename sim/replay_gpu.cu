@@ -1126,10 +1126,11 @@ int main(int argc, char **argv)
         return 2;
     }
     {   /* nor a file the scenario reads: opening it would empty the profile or the model */
-        const char *in[3] = { u.s.model_path, u.s.profile_path, u.s.trace_path };
+        const char *in[SCN_MAX_INPUTS];
+        int nin = scn_input_files(&u.s, in);
         for (int k = 0; k < 2; k++)
-            for (int j = 0; j < 3; j++)
-                if (outs[k] && in[j][0] && outfile_same(outs[k], in[j])) {
+            for (int j = 0; j < nin; j++)
+                if (outs[k] && outfile_same(outs[k], in[j])) {
                     fprintf(stderr, "pacesim-gpu: %s %s: that is an input of the run (it would be overwritten)\n",
                             k ? "--items" : "--steps", outs[k]);
                     setup_close(&u);

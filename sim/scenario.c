@@ -626,6 +626,17 @@ static unsigned id_hash(const char *id)
     return h;
 }
 
+int scn_input_files(const scenario_t *s, const char *in[SCN_MAX_INPUTS])
+{
+    const char *all[SCN_MAX_INPUTS] = { s->model_path, s->profile_path, s->trace_path };
+    int nall = 3, n = 0;
+    for (int k = 0; k < s->cluster.n_pools; k++)
+        if (s->cluster.pools[k].s) all[nall++] = s->cluster.pools[k].s->model_path;
+    for (int k = 0; k < nall; k++)
+        if (all[k][0]) in[n++] = all[k];
+    return n;
+}
+
 int scn_find_request(const scenario_t *s, const char *id)
 {
     if (!s->req_by_id)

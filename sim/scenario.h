@@ -274,6 +274,11 @@ void scn_free(scenario_t *s);
 /* Load a model YAML file (models/NAME.yaml) on its own. */
 int scn_load_model(const char *path, model_t *out, char err[SCN_ERR_MAX]);
 
+/* The files the scenario reads (its model, profile and trace, each pool's model), those set:
+ * their count, in in[] (pointers into s).  An output over one would empty it before it is read. */
+#define SCN_MAX_INPUTS (3 + SCN_MAX_POOLS)
+int scn_input_files(const scenario_t *s, const char *in[SCN_MAX_INPUTS]);
+
 /* Index of the explicit request with this id, or -1 (constant time). */
 int scn_find_request(const scenario_t *s, const char *id);
 /* Where stop.max_time_s (above limit) lets the run reach them: 1 if the Poisson arrivals pass
