@@ -1226,6 +1226,7 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         out->clock_hot_mhz = sus.clock_hot;
         out->tau_up_s = sus.tau_up;
         out->tau_down_s = sus.tau_down;
+        if (sus.tau_up_runs > 0 && sus.tau_up_runs <= 10) out->tau_up_runs_s = sus.tau_up_runs;
         out->ncurve = sus.ncurve < PROF_MAX_CURVE ? sus.ncurve : PROF_MAX_CURVE;
         for (int q = 0; q < out->ncurve; q++)
             for (int c = 0; c < 3; c++) out->curve[q][c] = sus.curve[q][c];

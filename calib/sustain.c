@@ -130,6 +130,25 @@ static double tail_mean(const double *tt, const double *tv, int n)
     return c ? sum / c : NAN;
 }
 
+/* How often a clock trace's reading changed: the median time between successive changes
+ * (NVML's SM clock updates in steps, ~0.1 s apart on the H200, which bounds how finely 2. of
+ * sustain.h resolves the fall); *nchg = the changes seen.  NAN with fewer than 3. */
+static double trace_hold(const double *tt, const double *tf, int n, int *nchg)
+{
+    double *d = malloc((size_t)(n > 1 ? n : 1) * sizeof *d), last = NAN;
+    int nd = 0, c = 0;
+    if (!d) return *nchg = 0, NAN;
+    for (int i = 1; i < n; i++)
+        if (tf[i] != tf[i - 1]) {
+            if (c++) d[nd++] = tt[i] - last;
+            last = tt[i];
+        }
+    *nchg = c;
+    double h = c >= 3 ? median(d, nd) : NAN;
+    free(d);
+    return h;
+}
+
 /* One timing of j right after `pre` ran for pre_s seconds: seconds per run. */
 static int timed_after(sus_t *s, const calib_job_t *pre, double pre_t, double pre_s, const calib_job_t *j, double t_est,
                        double *sec)
@@ -549,6 +568,8 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
     out->clock_cold = cold;
     out->clock_hot = hot;
     out->tau_up = heat_tau(tt, tf, n, cold, hot);
+    int nchg;
+    double hold = trace_hold(tt, tf, n, &nchg);
     /* the recovery, from the light load's own times: NVML's clock reading updates every
      * ~0.1 s, too slowly to resolve it (on the H200 it read 110 ms where the kernels
      * recover in a few tens) */
@@ -557,6 +578,9 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
     if (progress)
         fprintf(progress, "calib: sustained load: %.0f MHz under a light load, %.0f MHz under the heater "
                 "(the clock falls in %.0f ms; the light load's time recovers in %.0f ms)\n", cold, hot, out->tau_up * 1e3, out->tau_down * 1e3);
+    if (progress && isfinite(hold))
+        fprintf(progress, "calib: sustained load: NVML's clock reading changed every %.0f ms under the heater (median of "
+                "%d changes; printed only)\n", hold * 1e3, nchg - 1);
     if (!(cold - hot > 0.01 * cold) || !isfinite(out->tau_up) || !isfinite(out->tau_down)) {
         snprintf(out->why, sizeof out->why, "the clock did not settle lower under the heater (%.0f -> %.0f MHz)", cold,
                  hot);

@@ -26,7 +26,9 @@
  *                                     # the time (0 < duty <= 1, rising; mhz > 0; watts
  *                                     # >= 0, 0 = not read): calib's clock against load,
  *                                     # recorded, not priced by (sim/heat.h); and
- *                                     # optionally gemm_compute_hot: {m: 2048, n: 6144,
+ *                                     # optionally tau_up_runs_s (> 0 s: the fall read
+ *                                     # from a compute-bound GEMM's own times; recorded,
+ *                                     # not priced by) and gemm_compute_hot: {m: 2048, n: 6144,
  *                                     # k: 4096, hot: 1.2} (m, n, k 1 .. 2^31, hot 0.5 ..
  *                                     # 5) and interleave: [[gemm_share, layer_ms, mhz,
  *                                     # watts, gemm_factor, decode_factor, duty], ...],
@@ -110,7 +112,7 @@ static const char *const meta_keys[] = {
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", "kernels", NULL};
 static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "curve",
-                                             "gemm_compute_hot", "interleave", "elementwise_hot", NULL};
+                                             "tau_up_runs_s", "gemm_compute_hot", "interleave", "elementwise_hot", NULL};
 static const char *const chot_keys[] = {"m", "n", "k", "hot", NULL};
 static const char *const ehot_keys[] = {"tokens", "hot", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", NULL};
@@ -209,7 +211,8 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
             yd_get_double(e, sus, sp, "clock_cold_mhz", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->clock_cold_mhz) < 0 ||
             yd_get_double(e, sus, sp, "clock_hot_mhz", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->clock_hot_mhz) < 0 ||
             yd_get_double(e, sus, sp, "tau_up_s", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->tau_up_s) < 0 ||
-            yd_get_double(e, sus, sp, "tau_down_s", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->tau_down_s) < 0)
+            yd_get_double(e, sus, sp, "tau_down_s", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->tau_down_s) < 0 ||
+            yd_get_double(e, sus, sp, "tau_up_runs_s", YD_OPT, 0.0, MAX_META, YD_LO_OPEN, &p->tau_up_runs_s) < 0)
             return -1;
         if (!(p->clock_hot_mhz < p->clock_cold_mhz))
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
@@ -795,6 +798,7 @@ int prof_save(const char *path, const profile_t *p)
     if (p->has_sustained) {
         fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g",
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
+        if (p->tau_up_runs_s > 0) fprintf(f, ", tau_up_runs_s: %.17g", p->tau_up_runs_s);
         if (p->ncurve) {
             fprintf(f, ",\n    curve: [");
             for (int i = 0; i < p->ncurve; i++)

@@ -88,6 +88,9 @@ typedef struct profile {
     int has_sustained;             /* the card under sustained load (sim/heat.h): */
     double clock_cold_mhz, clock_hot_mhz;   /* settled under a light load / the heater */
     double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
+    double tau_up_runs_s;          /* the fall read from a compute-bound GEMM's own times
+                                      (sustained.tau_up_runs_s; 0: not measured; recorded, not
+                                      priced by: tau_up_s is NVML's trace) */
     int ncurve;                    /* calib's clock against load (sustained.curve; 0: not measured; */
     double curve[PROF_MAX_CURVE][3];  /* recorded, not priced by): duty, MHz, W (0: not read), duty rising */
     int has_chot;                  /* calib's compute-bound GEMM hot (sustained.gemm_compute_hot; */

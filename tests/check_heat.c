@@ -461,7 +461,16 @@ START_TEST(profile_round_trip)
     ck_assert(e && !e->has_sustained);
     ck_assert_int_eq(q.ncurve, 0);
     ck_assert(!q.has_chot && q.ninter == 0 && !q.has_ehot);   /* a profile without them loads as before */
+    ck_assert_double_eq(q.tau_up_runs_s, 0);
     prof_free(&q);
+    /* the fall from the kernels' own times travels beside NVML's */
+    p.tau_up_runs_s = 0.0625;
+    ck_assert_int_eq(prof_save(path, &p), 0);
+    ck_assert_msg(prof_load(path, &q, err) == 0, "%s", err);
+    ck_assert_double_eq(q.tau_up_runs_s, 0.0625);
+    ck_assert_double_eq(q.tau_up_s, 0.1);
+    prof_free(&q);
+    p.tau_up_runs_s = 0;
     /* the curve travels too */
     p.ncurve = 2;
     p.curve[0][0] = 0.4, p.curve[0][1] = 1950, p.curve[0][2] = 512.5;
