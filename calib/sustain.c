@@ -419,7 +419,7 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
     free(tt);
     if (progress && isfinite(out->tau_up_runs))
         fprintf(progress, "calib: sustained load: compute-bound gemm back to back after the light load: its time rises "
-                "in %.0f ms (the clock's fall from the kernel's own times; NVML's trace: %.0f ms; printed only)\n",
+                "in %.0f ms (the clock's fall from the kernel's own times; NVML's trace: %.0f ms)\n",
                 out->tau_up_runs * 1e3, out->tau_up * 1e3);
     else if (progress)
         fprintf(progress, "calib: sustained load: compute-bound gemm back to back after the light load: its time did not "
