@@ -765,7 +765,8 @@ int prof_load_any(const char *path, profile_t *out, char err[PROF_ERR_MAX])
 int prof_save(const char *path, const profile_t *p)
 {
     double meta[] = {p->mem_gib, p->mem_bw_gbs, p->peak_fp16_tflops, p->calib_seconds,
-                     p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s};
+                     p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s,
+                     p->tau_up_runs_s};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         if (!isfinite(meta[i])) {
             errno = EDOM;

@@ -1,6 +1,7 @@
 /* check_heat.c: the sustained-load clock state (sim/heat.c). */
 #include <check.h>
 #include "check_run.h"
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,6 +471,9 @@ START_TEST(profile_round_trip)
     ck_assert_double_eq(q.tau_up_runs_s, 0.0625);
     ck_assert_double_eq(q.tau_up_s, 0.1);
     prof_free(&q);
+    p.tau_up_runs_s = INFINITY;   /* what would not load back is not written */
+    ck_assert_int_eq(prof_save(path, &p), -1);
+    ck_assert_int_eq(errno, EDOM);
     p.tau_up_runs_s = 0;
     /* the curve travels too */
     p.ncurve = 2;
