@@ -1767,8 +1767,9 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
         double c = x.total > 0 ? x.heat_w / x.total : 0;
         double idle = pm->nstep < pm->nidl && pm->idl[pm->nstep] >= 0 ? pm->idl[pm->nstep] : x.host;
         pm->idle_last = idle;
-        heat_step(&pm->heat, 0, idle, pm->p->tau_up_s, pm->p->tau_down_s);
-        pm->heat_mean = heat_step(&pm->heat, c, x.total, pm->p->tau_up_s, pm->p->tau_down_s);
+        double tau_up = prof_tau_up(pm->p);
+        heat_step(&pm->heat, 0, idle, tau_up, pm->p->tau_down_s);
+        pm->heat_mean = heat_step(&pm->heat, c, x.total, tau_up, pm->p->tau_down_s);
         pm->clock_mean = heat_clock(pm->heat_mean, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
         pm->clock_model = pm->clock_mean;
         /* a diagnostic's schedule: this step priced at the clock given for it (the state

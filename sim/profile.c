@@ -907,6 +907,11 @@ void prof_law_init(prof_law_t *l, const law_form_t *f)
     l->fit_median_rel = l->fit_max_rel = -1;
 }
 
+double prof_tau_up(const profile_t *p)
+{
+    return p->tau_up_runs_s > 0 ? p->tau_up_runs_s : p->tau_up_s;
+}
+
 const prof_law_t *prof_find(const profile_t *p, const char *name)
 {
     for (int i = 0; p && i < p->nlaws; i++)

@@ -89,8 +89,9 @@ typedef struct profile {
     double clock_cold_mhz, clock_hot_mhz;   /* settled under a light load / the heater */
     double tau_up_s, tau_down_s;   /* the clock's time constants, falling / recovering */
     double tau_up_runs_s;          /* the fall read from a compute-bound GEMM's own times
-                                      (sustained.tau_up_runs_s; 0: not measured; recorded, not
-                                      priced by: tau_up_s is NVML's trace) */
+                                      (sustained.tau_up_runs_s; 0: not measured); where given,
+                                      pricing uses it instead of tau_up_s, NVML's trace, which
+                                      NVML's ~0.1 s reading bounds (prof_tau_up) */
     int ncurve;                    /* calib's clock against load (sustained.curve; 0: not measured; */
     double curve[PROF_MAX_CURVE][3];  /* recorded, not priced by): duty, MHz, W (0: not read), duty rising */
     int has_chot;                  /* calib's compute-bound GEMM hot (sustained.gemm_compute_hot; */
@@ -136,6 +137,9 @@ void prof_free(profile_t *p);
 /* An empty law of form f (law.h): its name, its coefficients (all 0), its columns; no
  * points, provenance or sustained-load probe, not fitted. */
 void prof_law_init(prof_law_t *l, const law_form_t *f);
+/* The clock's fall time constant pricing uses (sim/heat.h): the one read from a compute-bound
+ * GEMM's own times (tau_up_runs_s) where calib measured it, else NVML's trace (tau_up_s). */
+double prof_tau_up(const profile_t *p);
 /* The law called name, or NULL. */
 const prof_law_t *prof_find(const profile_t *p, const char *name);
 /* Add (or replace) a law; copies pts.  0 or -1 on allocation failure. */
