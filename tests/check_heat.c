@@ -238,6 +238,49 @@ START_TEST(attention_heats_by_its_law)
 }
 END_TEST
 
+/* The clock's fall read from a compute-bound GEMM's own times (tau_up_runs_s), where calib
+ * measured it, is the one pricing uses: a card with it prices every step as the card whose
+ * NVML-traced tau_up_s is that value, and heats faster than one left at the traced 0.1 s. */
+START_TEST(fall_from_the_runs_prices)
+{
+    char err[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model("models/qwen3.8-27b.yaml", &M, err) == 0, "%s", err);
+    profile_t traced, runs, same;
+    card(&traced, 1, 1.3);
+    card(&runs, 1, 1.3);
+    card(&same, 1, 1.3);
+    runs.tau_up_runs_s = 0.02;
+    same.tau_up_s = 0.02;
+    ck_assert_double_eq(prof_tau_up(&traced), 0.1);
+    ck_assert_double_eq(prof_tau_up(&runs), 0.02);
+    cost_model_t *a = cost_profile_new(&traced, &M, 1, err), *b = cost_profile_new(&runs, &M, 1, err);
+    cost_model_t *c = cost_profile_new(&same, &M, 1, err);
+    ck_assert(a && b && c);
+    stepdef_t mix;
+    mkstep(&mix, 1);
+    cost_breakdown_t oa, ob, oc;
+    double first_a = 0, first_b = 0;
+    for (int i = 0; i < 40; i++) {
+        ck_assert_int_eq(a->step(a, &mix.in, &oa), 0);
+        ck_assert_int_eq(b->step(b, &mix.in, &ob), 0);
+        ck_assert_int_eq(c->step(c, &mix.in, &oc), 0);
+        ck_assert_double_eq(ob.total, oc.total);
+        if (i == 0) first_a = oa.total, first_b = ob.total;
+    }
+    /* the first hot step: the faster fall has slowed XQA more; settled, both price within 0.01%
+     * (each step's mean over its own fall differs a little) */
+    ck_assert_msg(first_b > first_a * 1.001, "first mixed step %g vs %g", first_b, first_a);
+    ck_assert_double_eq_tol(ob.total, oa.total, 1e-4 * oa.total);
+    route_plan_free(&mix.plan);
+    cost_free(a);
+    cost_free(b);
+    cost_free(c);
+    prof_free(&traced);
+    prof_free(&runs);
+    prof_free(&same);
+}
+END_TEST
+
 /* calib's clock-against-load curve, its compute-bound GEMM's hot and its layer-interleaved
  * load are recorded, not priced by the model's own clock: a profile with them prices hot
  * mixed steps as the same profile without; the model's clock is the linear map's at its
@@ -656,7 +699,7 @@ int main(void)
     const check_test_t tests[] = {
         CHECK_TEST(step_settles_and_means), CHECK_TEST(tau_of_traces), CHECK_TEST(factor_follows_the_clock),
         CHECK_TEST(hot_steps_slow_down_and_cool_off), CHECK_TEST(attention_heats_by_its_law),
-        CHECK_TEST(clock_of_the_state), CHECK_TEST(curve_recorded_schedule_prices), CHECK_TEST(idle_cools_the_state),
+        CHECK_TEST(clock_of_the_state), CHECK_TEST(curve_recorded_schedule_prices), CHECK_TEST(fall_from_the_runs_prices), CHECK_TEST(idle_cools_the_state),
         CHECK_TEST(profile_round_trip), CHECK_TEST(order_study_of_the_card)};
     return check_main("heat", "core", tests, CHECK_N(tests), 0, NULL);
 }

@@ -39,6 +39,8 @@
 #                  sustained-load probes, two back-to-back runs with the idle before each step)
 #   h100-envelope/  the envelope recordings on an H100 80GB, its calib (4 points failed out of
 #                  memory: the grid is sized for an H200), two back-to-back runs each
+#   h100-lib-llama8b/  the Llama recordings on an H100 80GB, recorded as -d with each step's own
+#                  SM clock (--step-clock), six runs each; its calib has the fall from the runs
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
