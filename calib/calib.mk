@@ -53,7 +53,7 @@ bin/calib: $(BUILD)/calib/main.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUBLAS_LIBS) $(CUDA_LIBS) $(if $(filter 1,$(CALIB_STATIC)),$(LIBS_STATIC),$(LIBS))
 
-test-cuda: bin/calib bin/order_study bin/varlen_study
+test-cuda: bin/calib bin/order_study bin/varlen_study bin/stamp_study
 
 # two studies of the varlen call's measurement context (docs/validation.md section 2), built
 # with the CUDA targets and run by hand on a GPU: calib/varlen_study.cu (one batch as calib's
@@ -72,6 +72,16 @@ $(BUILD)/calib/varlen_study.o: calib/varlen_study.cu kernels/attn.h
 	$(NVCC) $(NVCCFLAGS) -Ikernels -c $< -o $@
 
 bin/varlen_study: $(BUILD)/calib/varlen_study.o $(ATTN_LIB)
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
+
+# a study of the replay's step clock (--step-clock) against kernels bound by the SM clock,
+# calib/stamp_study.cu, run by hand on a GPU (CUDA only)
+$(BUILD)/calib/stamp_study.o: calib/stamp_study.cu calib/gpuclock.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Icalib -c $< -o $@
+
+bin/stamp_study: $(BUILD)/calib/stamp_study.o
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 # CALIB_TP > 1: the all-reduce law too, where this host has CALIB_TP GPUs and NCCL (nccl.h): bin/calib_allreduce

@@ -29,14 +29,15 @@ endif
 # gpu-bundle: static bin/calib and bin/pacesim-gpu (GSL and libyaml linked in) in .gpubundle/,
 # for a GPU machine that has the CUDA runtime but not the Debian packages; carry the folder
 # and run calib/gpu_session.sh OUT .gpubundle there. With them: bin/bench_kernels, the varlen
-# studies bin/order_study and bin/varlen_study (calib/calib.mk; CUDA and cuBLAS only)
+# studies bin/order_study and bin/varlen_study, the step clock's bin/stamp_study (calib/calib.mk;
+# CUDA and cuBLAS only)
 # and the kernels' Check suite with libcheck linked in (.gpubundle/check_kernels: its GPU cases
 # run there, where CI skips them).
-gpu-bundle: bin/bench_kernels bin/order_study bin/varlen_study $(KDIR)/check_kernels.o $(ATTN_LIB)
+gpu-bundle: bin/bench_kernels bin/order_study bin/varlen_study bin/stamp_study $(KDIR)/check_kernels.o $(ATTN_LIB)
 	rm -f bin/calib bin/pacesim-gpu
 	$(MAKE) bin/calib CALIB_STATIC=1
 	$(MAKE) bin/pacesim-gpu REPLAY_STATIC=1
-	mkdir -p .gpubundle && cp bin/calib bin/pacesim-gpu bin/bench_kernels bin/order_study bin/varlen_study .gpubundle/
+	mkdir -p .gpubundle && cp bin/calib bin/pacesim-gpu bin/bench_kernels bin/order_study bin/varlen_study bin/stamp_study .gpubundle/
 	$(CC) $(LDFLAGS) -o .gpubundle/check_kernels $(KDIR)/check_kernels.o $(ATTN_LIB) \
 	    $(CHECK_LIBS_STATIC) $(CUDA_LIBS)
 	rm -f bin/calib bin/pacesim-gpu
