@@ -77,9 +77,9 @@ bin/varlen_study: $(BUILD)/calib/varlen_study.o $(ATTN_LIB)
 
 # a study of the replay's step clock (--step-clock) against kernels bound by the SM clock,
 # calib/stamp_study.cu, run by hand on a GPU (CUDA only)
-$(BUILD)/calib/stamp_study.o: calib/stamp_study.cu calib/gpuclock.h
+$(BUILD)/calib/stamp_study.o: calib/stamp_study.cu calib/gpuclock.h sim/step_stamp.cuh $(wildcard sim/*.h)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -Icalib -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -Isim -Icalib -c $< -o $@
 
 bin/stamp_study: $(BUILD)/calib/stamp_study.o
 	@mkdir -p bin

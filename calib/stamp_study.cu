@@ -7,7 +7,7 @@
  * 1861 MHz where NVML read 1974 (docs/validation.md section 2).  A meter of the clock must make
  * the work of a kernel bound by the SM clock alone cost the same number of cycles however fast
  * the card runs.  This study times such kernels (a dependent FMA chain; a WMMA fp16 chain, which
- * loads the card harder) between the same stamps, and reads NVML after each:
+ * loads the card harder) between the same stamps (sim/step_stamp.cuh), reading NVML after each:
  *   fma-all   the FMA chain on every SM (4 blocks an SM)
  *   fma-one   the same chain in one block: one SM busy, the others idle between the stamps
  *   idle      no kernel: the host sleeps between the two stamps (every SM idle)
@@ -20,6 +20,7 @@
  * kernel ran at.  Build: make bin/stamp_study (CUDA only); run: bin/stamp_study [REPS] (default
  * 40 a condition, 200 heat reps).  A study, not part of calib's profile; about 10 s on an H200. */
 #include "gpuclock.h"
+#include "step_stamp.cuh"
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
@@ -29,12 +30,6 @@
 #include <string.h>
 #include <time.h>
 
-#define SLOTS 512                /* %smid is below %nsmid */
-
-typedef struct {
-    unsigned long long seq, ns, clk;
-} stamp_t;
-
 #define CK(x)                                                                                \
     do {                                                                                     \
         cudaError_t e_ = (x);                                                                \
@@ -43,19 +38,6 @@ typedef struct {
             exit(1);                                                                         \
         }                                                                                    \
     } while (0)
-
-__global__ void stamp(stamp_t *s, unsigned long long seq)
-{
-    unsigned smid;
-    unsigned long long ns;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-    long long c = clock64();
-    if (smid < SLOTS && atomicMax(&s[smid].seq, seq) < seq) {
-        s[smid].ns = ns;
-        s[smid].clk = (unsigned long long)c;
-    }
-}
 
 /* A dependent FMA chain: its time is its issue cycles over the SM clock. */
 __global__ void fma_chain(float *out, int iters)
@@ -84,7 +66,7 @@ typedef struct {
     unsigned long long why;
 } rep_t;
 
-static stamp_t *d_st, h_st[2 * SLOTS];
+static replay_stamp_t *d_st, h_st[2 * STAMP_SLOTS];
 static unsigned long long seq;
 static int nsm;
 static float *d_out;
@@ -94,8 +76,8 @@ static double stamps_mhz(void)
 {
     CK(cudaMemcpy(h_st, d_st, sizeof h_st, cudaMemcpyDeviceToHost));
     double cyc = 0, ns = 0;
-    for (int i = 0; i < SLOTS; i++) {
-        const stamp_t *a = &h_st[i], *b = &h_st[SLOTS + i];
+    for (int i = 0; i < STAMP_SLOTS; i++) {
+        const replay_stamp_t *a = &h_st[i], *b = &h_st[STAMP_SLOTS + i];
         if (a->seq != seq || b->seq != seq || b->ns <= a->ns || b->clk <= a->clk) continue;
         cyc += (double)(b->clk - a->clk);
         ns += (double)(b->ns - a->ns);
@@ -120,7 +102,7 @@ static void rep(int k, int fma_iters, int mma_iters, double span_ms, rep_t *r)
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     seq++;
-    stamp<<<nsm, 1>>>(d_st, seq);
+    step_stamp<<<nsm, 1>>>(d_st, seq);
     CK(cudaEventRecord(e0));
     switch (k) {
     case FMA_ALL: fma_chain<<<4 * nsm, 256>>>(d_out, fma_iters); break;
@@ -134,7 +116,7 @@ static void rep(int k, int fma_iters, int mma_iters, double span_ms, rep_t *r)
     case HEAT: mma_chain<<<8 * nsm, 128>>>(d_out, mma_iters); break;
     }
     CK(cudaEventRecord(e1));
-    stamp<<<nsm, 1>>>(d_st + SLOTS, seq);
+    step_stamp<<<nsm, 1>>>(d_st + STAMP_SLOTS, seq);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     float ms = 0;

@@ -3,7 +3,7 @@
 # and libyaml statically for a machine without them (the device machine).
 ifneq ($(NVCC_PATH),)
 REPLAY_STATIC ?= 0
-$(BUILD)/sim/replay_gpu.o: sim/replay_gpu.cu $(wildcard sim/*.h) kernels/attn.h calib/calib.h calib/gpuclock.h
+$(BUILD)/sim/replay_gpu.o: sim/replay_gpu.cu sim/step_stamp.cuh $(wildcard sim/*.h) kernels/attn.h calib/calib.h calib/gpuclock.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -c $< -o $@
 bin/pacesim-gpu: $(BUILD)/sim/replay_gpu.o $(BUILD)/calib/calib.o $(BUILD)/calib/sustain.o $(BUILD)/calib/calib_gpu.o $(BUILD)/libsim.a $(ATTN_LIB)

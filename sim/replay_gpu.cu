@@ -259,20 +259,7 @@ static void clock_step(gm_t *g, double t0, double t1, replay_rec_t *r)
  * an SM's counter runs on while the SM idles clock-gated is not documented: item by item, where
  * the card idles between the items, a reading below NVML's on a steady load would show it does
  * not. */
-#define STAMP_SLOTS 512           /* %smid is below %nsmid: a few hundred at most on any card */
-
-__global__ void step_stamp(replay_stamp_t *s, unsigned long long seq)
-{
-    unsigned smid;
-    unsigned long long ns;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-    long long c = clock64();
-    if (smid < STAMP_SLOTS && atomicMax(&s[smid].seq, seq) < seq) {
-        s[smid].ns = ns;
-        s[smid].clk = (unsigned long long)c;
-    }
-}
+#include "step_stamp.cuh"        /* step_stamp, STAMP_SLOTS (calib/stamp_study.cu times the same) */
 
 /* Queue the step's start stamp (end 0) or end stamp (end 1) on the default stream.  0 / -1. */
 static int stamp_launch(cost_model_t *cm, gm_t *g, int end)
