@@ -173,7 +173,7 @@ static const cmd_help_t helps[] = {
       "          --compare: where two profiles differ, law by law, on the items of the reference\n"
       "          experiment (scenarios/default.yaml, or --scenario FILE) and in their envelopes\n" },
     { "rescore", "pacesim rescore FILE --measured STEPS.csv [--measured RUN2.csv]... [--set key.path=value]... [--steps OUT]\n"
-                 "                [--recorded-clock] [--compute-hot | --no-compute-hot] [--no-recorded-idle]\n",
+                 "                [--recorded-clock [--nvml-clock]] [--compute-hot | --no-compute-hot] [--no-recorded-idle]\n",
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
       "          per window predicted beside measured (--set as given to the replay); with\n"
@@ -183,8 +183,8 @@ static const cmd_help_t helps[] = {
       "          (the profile run's also with each step type at the runs' time); --recorded-clock\n"
       "          (a diagnostic of the clock model, several runs): every step priced at the SM\n"
       "          clock its run recorded (its own over the step, sm_mhz_step, where every run\n"
-      "          has it: pacesim-gpu replay --step-clock; else NVML's), and the model's clock\n"
-      "          beside the recorded per step type;\n"
+      "          has it: pacesim-gpu replay --step-clock; else NVML's; --nvml-clock: NVML's\n"
+      "          always), and the model's clock beside the recorded per step type;\n"
       "          where every run records the GPU's idle before each step (a back-to-back\n"
       "          replay's gap_s), the model's clock relaxes over it (--no-recorded-idle: not)\n"
       "          and a profile's compute-bound GEMM probe (calib's sustained.gemm_compute_hot)\n"
@@ -787,13 +787,14 @@ static int cmd_rescore(int argc, char **argv)
 {
     enum { MAX_SETS = 64 };
     const char *file = NULL, *measured = NULL, *steps = NULL, *sets[MAX_SETS], *runs[RESCORE_MAX_RUNS];
-    int ns = 0, nruns = 0, recorded_clock = 0, compute_hot = -1, recorded_idle = 1;
+    int ns = 0, nruns = 0, recorded_clock = 0, nvml_clock = 0, compute_hot = -1, recorded_idle = 1;
     for (int i = 0; i < argc; i++) {
         if (i + 1 == argc && (!strcmp(argv[i], "--set") || !strcmp(argv[i], "--measured") || !strcmp(argv[i], "--steps"))) {
             fprintf(stderr, "pacesim: rescore: %s needs a value\n", argv[i]);
             return 2;
         }
         if (!strcmp(argv[i], "--recorded-clock")) recorded_clock = 1;
+        else if (!strcmp(argv[i], "--nvml-clock")) nvml_clock = 1;
         else if (!strcmp(argv[i], "--no-recorded-idle")) recorded_idle = 0;
         else if (!strcmp(argv[i], "--compute-hot") || !strcmp(argv[i], "--no-compute-hot")) {
             int on = argv[i][2] == 'c';
@@ -831,6 +832,11 @@ static int cmd_rescore(int argc, char **argv)
         fprintf(stderr, "pacesim: rescore needs a scenario and --measured STEPS.csv (a replay's --steps file)\n");
         return 2;
     }
+    if (nvml_clock && !recorded_clock) {
+        fprintf(stderr, "pacesim: rescore: --nvml-clock chooses the clock --recorded-clock prices at: give both\n");
+        return 2;
+    }
+    if (nvml_clock) recorded_clock = 2;   /* NVML's reading even where the runs stamped their steps */
     {
         char cerr[SWEEP_ERR_MAX];
         if (sweep_set_clash(sets, ns, NULL, "--sweep", cerr, sizeof cerr)) {

@@ -202,8 +202,9 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         step_clock = step_clock && replay_recorded_has_step_clock(rm[r]);
     }
     /* --recorded-clock: each step at the SM clock its run recorded over the step itself
-     * (sm_mhz_step, pacesim-gpu replay --step-clock) where every run has it, else NVML's */
-    step_clock = step_clock && recorded_clock;
+     * (sm_mhz_step, pacesim-gpu replay --step-clock) where every run has it, else NVML's;
+     * recorded_clock 2 (--nvml-clock): NVML's always */
+    step_clock = step_clock && recorded_clock == 1;
     for (int r = 0; r < nruns; r++) {
         const double *mc_;                    /* each recorded step at its own run's clock */
         if (step_clock) replay_recorded_use_step_clock(rm[r]);

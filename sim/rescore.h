@@ -70,7 +70,9 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
  * refused (err: file:line:col), -1 a run failed (err). */
 /* recorded_clock: a diagnostic of the clock model (pacesim rescore --recorded-clock): every
  * recorded step priced at the SM clock its run recorded, the prediction's step k at run 1's
- * k-th clock, and a table of the model's clock against the recorded one per step type.
+ * k-th clock, and a table of the model's clock against the recorded one per step type; the
+ * clock each run stamped over the step (sm_mhz_step) where every run has it and recorded_clock
+ * is 1, NVML's reading (sm_clock_mhz) where it is 2 (--nvml-clock) or a run has no stamps.
  * compute_hot: calib's compute-bound GEMM probe in the GEMMs' price (cost_profile_compute_hot),
  * at those clocks, or without recorded_clock at the model's own: -1, the default, where the
  * recorded idle is in use (rescore_probe); 1 (--compute-hot) always, with the same table

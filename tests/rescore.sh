@@ -286,7 +286,7 @@ sc() { awk -F, -v OFS=, 'NR == 1 { print $0, "sm_mhz_step"; next } { print $0, (
 sc $e.steps.csv > "$tmp/sc1.csv"; sc $e.run2.steps.csv > "$tmp/sc2.csv"
 rc_of() { "$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$1" --measured "$2" \
           --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml \
-          --recorded-clock 2>&1; }
+          --recorded-clock "${@:3}" 2>&1; }
 o0=$(rc_of $e.steps.csv $e.run2.steps.csv) o1=$(rc_of "$tmp/sc1.csv" "$tmp/sc2.csv") o2=$(rc_of "$tmp/sc1.csv" $e.run2.steps.csv)
 mixed_sum() { printf '%s\n' "$1" | awk '/^   mixed /{ print $4; exit }'; }
 s0=$(mixed_sum "$o0") s1=$(mixed_sum "$o1")
@@ -296,6 +296,14 @@ if printf '%s\n' "$o1" | head -1 | grep -q "recorded SM clock (a diagnostic); th
     echo "  ok   --recorded-clock at sm_mhz_step where every run has it (mixed sum err $s0 -> $s1 at 1500 MHz); else at sm_clock_mhz"
     pass=$((pass + 1))
 else echo "  FAIL --recorded-clock at sm_mhz_step: $o1 / $o2"; fail=$((fail + 1)); fi
+# --nvml-clock: NVML's reading even where every run stamped its steps (the report as without
+# the column); alone (without --recorded-clock) refused
+o3=$(rc_of "$tmp/sc1.csv" "$tmp/sc2.csv" --nvml-clock)
+if [ "$o3" = "$o0" ]; then
+    echo "  ok   --recorded-clock --nvml-clock: NVML's clock though every run has sm_mhz_step"; pass=$((pass + 1))
+else echo "  FAIL --recorded-clock --nvml-clock: $o3"; fail=$((fail + 1)); fi
+expect 2 "nvml-clock chooses the clock --recorded-clock prices at" "--nvml-clock without --recorded-clock is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured $e.run2.steps.csv --nvml-clock
 # a sm_mhz_step column with no value in [1, 1e5] MHz (every step "nan": no SM stamped at both ends)
 # in every run: refused as a run without clocks is, naming the column
 awk -F, -v OFS=, 'NR == 1 { print $0, "sm_mhz_step"; next } { print $0, "nan" }' $e.run2.steps.csv > "$tmp/scnan.csv"
