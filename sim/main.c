@@ -169,7 +169,8 @@ static const cmd_help_t helps[] = {
       "validate  load and check scenarios (and their profiles) without running them\n" },
     { "profile", "pacesim profile PROFILE.yaml... | pacesim profile A.yaml --compare B.yaml [--scenario FILE]\n",
       "profile   a profile's metadata and, per law, its points, the fit's error against them and\n"
-      "          the measured grid's leave-one-out error (what prices items inside the grid);\n"
+      "          the measured grid's leave-one-out error (what prices items inside the grid); the\n"
+      "          sustained-load clocks and time constants pricing uses, where calib measured them;\n"
       "          --compare: where two profiles differ, law by law, on the items of the reference\n"
       "          experiment (scenarios/default.yaml, or --scenario FILE) and in their envelopes\n" },
     { "rescore", "pacesim rescore FILE --measured STEPS.csv [--measured RUN2.csv]... [--set key.path=value]... [--steps OUT]\n"
@@ -756,6 +757,13 @@ static int cmd_profile(int argc, char **argv)
             else printf("%21s", "-");
             if (cost_grid_loo(l, &med, &mx, &n) == 0 && n > 0) printf(" %12.1f%% / %6.1f%%  (%d)\n", 100 * med, 100 * mx, n);
             else printf(" %24s\n", "-");
+        }
+        if (p.has_sustained) {   /* the clock model's card: what the heat state prices with */
+            printf("   sustained load: %.0f MHz under a light load, %.0f MHz under the heater; the clock falls in "
+                   "%.0f ms", p.clock_cold_mhz, p.clock_hot_mhz, 1e3 * prof_tau_up(&p));
+            if (p.tau_up_runs_s > 0) printf(" (a compute-bound GEMM's own times; NVML's trace %.0f ms)", 1e3 * p.tau_up_s);
+            else printf(" (NVML's trace)");
+            printf(", recovers in %.0f ms\n", 1e3 * p.tau_down_s);
         }
         if (p.has_envelope) prof_envelope_print(stdout, &p);
         prof_free(&p);
