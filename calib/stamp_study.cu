@@ -72,17 +72,10 @@ static int nsm;
 static float *d_out;
 static gpuclock_t nvm;
 
-static double stamps_mhz(void)
+static double stamps_mhz(void)   /* as the replay reads its steps' stamps */
 {
     CK(cudaMemcpy(h_st, d_st, sizeof h_st, cudaMemcpyDeviceToHost));
-    double cyc = 0, ns = 0;
-    for (int i = 0; i < STAMP_SLOTS; i++) {
-        const replay_stamp_t *a = &h_st[i], *b = &h_st[STAMP_SLOTS + i];
-        if (a->seq != seq || b->seq != seq || b->ns <= a->ns || b->clk <= a->clk) continue;
-        cyc += (double)(b->clk - a->clk);
-        ns += (double)(b->ns - a->ns);
-    }
-    return ns > 0 ? 1e3 * cyc / ns : NAN;
+    return replay_stamp_mhz(h_st, h_st + STAMP_SLOTS, STAMP_SLOTS, seq);
 }
 
 static void sleep_ms(double ms)

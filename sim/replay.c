@@ -590,17 +590,3 @@ int replay_moe_slot(replay_moe_slots_t *s, const double key[6], int *fresh)
     memcpy(s->key[s->n], key, sizeof s->key[s->n]);
     return s->n++;
 }
-
-double replay_stamp_mhz(const replay_stamp_t *a, const replay_stamp_t *b, int n, unsigned long long seq)
-{
-    double cyc = 0, ns = 0;
-    for (int i = 0; i < n; i++) {
-        if (a[i].seq != seq || b[i].seq != seq) continue;   /* not stamped at both ends of this step */
-        long long dc = (long long)(b[i].clk - a[i].clk), dn = (long long)(b[i].ns - a[i].ns);
-        if (dc <= 0 || dn <= 0) continue;
-        cyc += (double)dc;
-        ns += (double)dn;
-    }
-    double mhz = ns > 0 ? 1e3 * cyc / ns : NAN;
-    return mhz >= 1 && mhz <= 1e5 ? mhz : NAN;
-}

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include "cost.h"
 #include "engine.h"
+#include "stamp.h"          /* replay_stamp_t, replay_stamp_mhz: --step-clock's stamps */
 
 typedef struct replay_rec {       /* one step */
     long no;
@@ -42,18 +43,6 @@ typedef struct replay_rec {       /* one step */
     double step_mhz;              /* the step's mean SM clock (MHz; NAN: no SM stamped at both ends) */
 } replay_rec_t;
 
-/* --step-clock: one SM's stamp, written by a one-thread block on the GPU before a step's first item
- * (and again after its last): the SM's cycle counter (clock64) and the GPU's nanosecond timer
- * (%globaltimer), tagged with the step's number (seq). */
-typedef struct replay_stamp {
-    unsigned long long seq, clk, ns;
-} replay_stamp_t;
-/* The step's mean SM clock (MHz) from the start stamps a[] and end stamps b[], indexed by SM
- * (%smid, n of them): over every SM stamped at both ends for step seq, its cycles over the
- * nanoseconds between its two stamps (cycles summed over nanoseconds summed).  A cycle counter
- * is one SM's own, so only an SM's two stamps are compared with each other.  NAN where no SM has
- * both, or the result is outside [1, 1e5] MHz. */
-double replay_stamp_mhz(const replay_stamp_t *a, const replay_stamp_t *b, int n, unsigned long long seq);
 
 typedef struct replay_log {      /* the steps so far */
     replay_rec_t *rec;

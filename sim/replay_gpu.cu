@@ -243,22 +243,16 @@ static void clock_step(gm_t *g, double t0, double t1, replay_rec_t *r)
 
 /* ---- --step-clock: the SM clock over the step itself ------------------------------
  * NVML's clock reading changes only every ~77 ms, so the thread above mostly hands a 6-40 ms
- * step an earlier step's clock.  With --step-clock the GPU stamps the step: a kernel of one
- * one-thread block per SM on the default stream just before the step's first item, another just
- * after its last, each block writing its SM's cycle counter (clock64) and the GPU's nanosecond
- * timer (%globaltimer) to the slot of its SM (%smid).  clock64 is an SM's own counter (the SMs'
- * are not aligned), so only one SM's two stamps are compared (replay_stamp_mhz): its cycles over
- * the nanoseconds between them are the SM clock's mean over that span, and the SMs stamped at
- * both ends are summed.  The block scheduler need not put a block on every SM: an SM stamped at
- * one end only is left out, and a step where none has both records NAN.  Of several blocks on
- * one SM the first to claim the slot for the step writes it (atomicMax on the step's number).
- * Limits: %globaltimer ticks every 32 ns to 1 us by card and driver (under 0.1% of a 1 ms
- * step); a stamp costs a launch (~2-5 us a step, which is why it is opt-in); item by item the
- * span holds the host's preparations between the items, where the card idles (as NVML's mean
- * over the step's wall time does); back to back it is the step's items and their gaps.  Whether
- * an SM's counter runs on while the SM idles clock-gated is not documented: item by item, where
- * the card idles between the items, a reading below NVML's on a steady load would show it does
- * not. */
+ * step an earlier step's clock.  With --step-clock the GPU stamps the step (step_stamp, one
+ * one-thread block per SM, sim/step_stamp.cuh) on the default stream just before the step's
+ * first item and again just after its last; replay_stamp_mhz (sim/stamp.h) gives the clock.
+ * The block scheduler need not put a block on every SM: an SM stamped at one end only is left
+ * out, and a step where none has both records NAN.  Limits: %globaltimer ticks every 32 ns to
+ * 1 us by card and driver (under 0.1% of a 1 ms step); a stamp costs a launch (~2-5 us a step,
+ * which is why it is opt-in); item by item the span holds the host's preparations between the
+ * items, where the card idles (as NVML's mean over the step's wall time does); back to back it
+ * is the step's items and their gaps.  Whether the stamps read the clock the kernels ran at is
+ * what calib/stamp_study.cu measures (docs/error-bars.md). */
 #include "step_stamp.cuh"        /* step_stamp, STAMP_SLOTS (calib/stamp_study.cu times the same) */
 
 /* Queue the step's start stamp (end 0) or end stamp (end 1) on the default stream.  0 / -1. */

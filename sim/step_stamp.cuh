@@ -3,11 +3,11 @@
  * SM: each block writes its SM's cycle counter (clock64) and the GPU's nanosecond timer
  * (%globaltimer) to the slot of its SM (%smid), tagged with the step's number; of several blocks
  * on one SM the first to claim the slot for the step writes it (atomicMax on the number).  Two
- * stamps of one SM give its clock over the span between them (replay_stamp_mhz, sim/replay.h). */
+ * stamps of one SM give its clock over the span between them (replay_stamp_mhz, sim/stamp.h). */
 #ifndef PACESIM_STEP_STAMP_CUH
 #define PACESIM_STEP_STAMP_CUH
 
-#include "replay.h"
+#include "stamp.h"
 
 #define STAMP_SLOTS 512           /* %smid is below %nsmid: a few hundred at most on any card */
 
