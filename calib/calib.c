@@ -336,8 +336,8 @@ static void add_moe(jobvec_t *jv, const char *what, long tokens, int experts, in
 /* The varlen kernel's grid (with --varlen): n decode rows x context pairs (at most 2M KV
  * tokens a batch) x one chunk of 0 / 512 / 2048 fresh tokens, chunks alone, and a chunk after
  * a 16K prefix; page 16 (the upstream engine's block); wide batches; serving batches, their
- * decode rows at contexts spread over 128-2K keys; a light load's batches of 1-16 rows.  118 points
- * (smoke: 4). */
+ * decode rows at contexts spread over 128-2K keys; a light load's batches of 1-16 rows; a light
+ * load's short prompts alone and beside a few rows.  127 points (smoke: 4). */
 static void varlen_grid(jobvec_t *jv, int smoke)
 {
     static const struct { int n; long ctx; } dec[] = { { 8, 1024 },  { 8, 8192 },   { 8, 65536 },
@@ -397,6 +397,22 @@ static void varlen_grid(jobvec_t *jv, int smoke)
             add_varlen_spread(jv, few_rows[d], spread[s].lo, spread[s].hi, 0, 0, 0, page);
     add_varlen_spread(jv, 4, 128, 2048, 1, 512, 0, page);
     add_varlen_spread(jv, 16, 128, 2048, 1, 512, 0, page);
+    /* a light serving load's prompts (Poisson loads of ~500-token prompts at a 2K budget): the
+     * grid above holds one prompt of 512 or more alone, where these calls carry 1-3 prompts of
+     * 200-1350 tokens, most not a multiple of a 64-row tile (a law fitted without them priced an
+     * H100's single prompts of 200-441 tokens 10-17% over): one prompt of 200, 300 and 440 alone,
+     * 2 x 300 and 3 x 440 alone, and 8 and 24 rows spread over 128-2048 keys beside one prompt of
+     * 300 and beside 3 x 440.  9 points. */
+    static const int short_q[] = { 200, 300, 440 };
+    for (size_t c = 0; c < sizeof short_q / sizeof short_q[0]; c++)
+        add_varlen(jv, 0, 0, 1, short_q[c], 0, page);
+    add_varlen(jv, 0, 0, 2, 300, 0, page);
+    add_varlen(jv, 0, 0, 3, 440, 0, page);
+    static const int light_rows[] = { 8, 24 };
+    for (size_t d = 0; d < sizeof light_rows / sizeof light_rows[0]; d++) {
+        add_varlen_spread(jv, light_rows[d], 128, 2048, 1, 300, 0, page);
+        add_varlen_spread(jv, light_rows[d], 128, 2048, 3, 440, 0, page);
+    }
 }
 
 /* The MoE expert GEMMs' grid (with --moe E,TOPK,WIDTH): the up projection (gate and up fused,
