@@ -399,8 +399,8 @@ static void varlen_grid(jobvec_t *jv, int smoke)
     add_varlen_spread(jv, 16, 128, 2048, 1, 512, 0, page);
     /* a light serving load's prompts (Poisson loads of ~500-token prompts at a 2K budget): the
      * grid above holds one prompt of 512 or more alone, where these calls carry 1-3 prompts of
-     * 200-1350 tokens, most not a multiple of a 64-row tile (a law fitted without them priced an
-     * H100's single prompts of 200-441 tokens 10-17% over): one prompt of 200, 300 and 440 alone,
+     * 200-1350 tokens, most not a multiple of a 64-row tile (an H100's single prompts of 200-441
+     * tokens were priced 10-17% over): one prompt of 200, 300 and 440 alone,
      * 2 x 300 and 3 x 440 alone, and 8 and 24 rows spread over 128-2048 keys beside one prompt of
      * 300 and beside 3 x 440.  9 points. */
     static const int short_q[] = { 200, 300, 440 };
