@@ -120,6 +120,11 @@ struct calib_timer {
     /* The SM clock now, in MHz: 0, or -1 where it cannot be read (then the sustained-load
      * probes are skipped).  May be NULL. */
     int (*clock)(calib_timer_t *t, double *mhz);
+    /* The SM clock over a span by the SMs' own cycle counters over the GPU's nanosecond timer
+     * (the replay's step stamps, sim/step_stamp.cuh), not NVML's reading: end 0 stamps the span's
+     * start behind what is queued, end 1 its end, and gives the span's mean in *mhz.  0, or -1
+     * where it cannot be read.  May be NULL. */
+    int (*span_clock)(calib_timer_t *t, int end, double *mhz);
     /* The board power now, in W: 0, or -1 where it cannot be read.  May be NULL. */
     int (*power)(calib_timer_t *t, double *watts);
     /* The host's wall clock (monotonic seconds), for the probes' duty: the share of the wall time

@@ -44,7 +44,7 @@ $(BUILD)/calib/lt_tiles.h: $(CUDA)/include/cublasLt.h
 	@test -s $@.tmp || { echo "calib: no CUBLASLT_MATMUL_TILE_* ids in $<"; rm -f $@.tmp; exit 1; }
 	mv $@.tmp $@
 
-$(BUILD)/calib/calib_gpu.o: calib/calib_gpu.cu calib/calib.h calib/gpuclock.h kernels/attn.h $(wildcard sim/*.h) \
+$(BUILD)/calib/calib_gpu.o: calib/calib_gpu.cu calib/calib.h calib/gpuclock.h kernels/attn.h $(wildcard sim/*.h) sim/step_stamp.cuh \
 		$(BUILD)/calib/lt_tiles.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Isim -Ikernels -Icalib -I$(BUILD)/calib -c $< -o $@

@@ -45,6 +45,7 @@ extern "C" {
 }
 #include "calib.h"
 #include "gpuclock.h"
+#include "step_stamp.cuh"          /* step_stamp: span_clock's stamps, the replay's --step-clock ones */
 #include "attn.h"
 
 /* sm_70 is the oldest target: the launch gate sleeps with __nanosleep (sm_70's), the attention
@@ -500,6 +501,8 @@ typedef struct {
     unsigned iter;
     long long *d_sink;
     gpuclock_t nvml;            /* the SM clock for the sustained-load probes (NVML) */
+    replay_stamp_t *stamps;     /* span_clock: [2][STAMP_SLOTS] on the card (NULL until used) */
+    unsigned long long stamp_seq;
     /* varlen: its pool, and a plan per rotated batch (g->batch) */
     attn_kv vl_kv;
     attn_varlen_plan *vl_plan[NROT];
@@ -1604,6 +1607,40 @@ static int gpu_clock(calib_timer_t *t, double *mhz)
     return gpuclock_read(&((gpu_t *)t->impl)->nvml, mhz, NULL, NULL);
 }
 
+/* span_clock (calib.h): one one-thread block an SM stamps its cycle counter and the GPU's
+ * timer behind what is queued, at the span's start and end (sim/step_stamp.cuh); the end waits
+ * for the stamps and gives the span's mean clock over the SMs stamped at both ends */
+static int gpu_span_clock(calib_timer_t *t, int end, double *mhz)
+{
+    gpu_t *g = (gpu_t *)t->impl;
+    size_t bytes = 2 * STAMP_SLOTS * sizeof(replay_stamp_t);
+    if (!g->stamps) {
+        if (cudaMalloc(&g->stamps, bytes) != cudaSuccess || cudaMemset(g->stamps, 0, bytes) != cudaSuccess) {
+            cudaGetLastError();
+            cudaFree(g->stamps);
+            g->stamps = NULL;
+            snprintf(t->err, sizeof t->err, "span clock: no room for the stamps");
+            return -1;
+        }
+    }
+    if (!end) g->stamp_seq++;
+    step_stamp<<<g->prop.multiProcessorCount > 0 ? g->prop.multiProcessorCount : 1, 1>>>(
+        g->stamps + (end ? STAMP_SLOTS : 0), g->stamp_seq);
+    if (cudaGetLastError() != cudaSuccess) {
+        snprintf(t->err, sizeof t->err, "span clock: the stamp kernel did not launch");
+        return -1;
+    }
+    if (!end) return 0;
+    static replay_stamp_t h[2 * STAMP_SLOTS];
+    if (cudaMemcpy(h, g->stamps, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(t->err, sizeof t->err, "span clock: the stamps could not be read back");
+        return -1;
+    }
+    *mhz = replay_stamp_mhz(h, h + STAMP_SLOTS, STAMP_SLOTS, g->stamp_seq);
+    return isfinite(*mhz) ? 0 : -1;
+}
+
 static int gpu_power(calib_timer_t *t, double *watts)
 {
     const gpuclock_t *g = &((gpu_t *)t->impl)->nvml;
@@ -1644,6 +1681,7 @@ static void gpu_destroy(calib_timer_t *t)
         cudaFree(g->d_sink);
         cudaFree(g->flush);
         gpuclock_close(&g->nvml);
+        cudaFree(g->stamps);
         if (g->blas)
             cublasDestroy(g->blas);
         if (g->lt)
@@ -1685,6 +1723,7 @@ extern "C" calib_timer_t *calib_gpu_timer_new(char err[256])
     t->gemm_choice = gpu_gemm_choice;
     t->idle = gpu_idle;
     t->clock = gpu_clock;
+    t->span_clock = gpu_span_clock;
     t->power = gpu_power;
     t->wall = gpu_wall;
     t->seq_queue = gpu_seq_queue;

@@ -28,10 +28,14 @@ static double median(double *v, int n)
 
 /* Run j back to back for `seconds` in batches of ~2 ms, reading the clock after each;
  * the trace (time since the start, MHz) into tt/tf when given; *tail = the mean clock
- * over the last 30% of the time (NAN if none was read).  0 / -1. */
+ * over the last 30% of the time (NAN if none was read); *tail_stamp the same span's clock by
+ * the SMs' cycle counters (the timer's span_clock; NAN where it has none; tail_stamp NULL: not
+ * read).  0 / -1. */
 static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *tt, double *tf, int *n,
-                double *tail)
+                double *tail, double *tail_stamp)
 {
+    int stamped = 0;                  /* the tail's span stamped at its start */
+    if (tail_stamp) *tail_stamp = NAN;
     int iters = (int)ceil(0.002 / t_est);
     if (iters < 1) iters = 1;
     if (iters > 1000) iters = 1000;
@@ -46,6 +50,10 @@ static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, do
             return -1;
         }
         s->now += sec * iters;
+        if (tail_stamp && !stamped && s->t->span_clock && s->now - start >= 0.7 * seconds) {
+            double unused;
+            stamped = s->t->span_clock(s->t, 0, &unused) == 0;
+        }
         if (s->t->clock(s->t, &f) != 0) continue;
         if (tt && k < TRACE_MAX) {
             tt[k] = s->now - start;
@@ -58,6 +66,8 @@ static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, do
     }
     if (n) *n = k;
     *tail = cnt ? sum / cnt : NAN;
+    double mhz;
+    if (stamped && s->t->span_clock(s->t, 1, &mhz) == 0) *tail_stamp = mhz;
     return 0;
 }
 
@@ -154,7 +164,7 @@ static int timed_after(sus_t *s, const calib_job_t *pre, double pre_t, double pr
                        double *sec)
 {
     double tail;
-    if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail) < 0) return -1;
+    if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail, NULL) < 0) return -1;
     int iters = (int)ceil(5e-4 / t_est);
     if (iters < 1) iters = 1;
     if (iters > 200) iters = 200;
@@ -410,7 +420,7 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
         snprintf(s->t->err, sizeof s->t->err, "out of memory");
         return -1;
     }
-    if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0 || recovery(s, G, tg, settle, tt, tv, &n) < 0) {
+    if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0 || recovery(s, G, tg, settle, tt, tv, &n) < 0) {
         free(tt);
         return -1;
     }
@@ -455,7 +465,7 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
         }
         double lay = ig * gcold + id * dcold;
         inter_read_t r;
-        if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
+        if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0
             || (layer && !control ? seq_layers(s, G, ig, D, id, lay, settle, &nl, &r) : layers(s, G, ig, D, id, settle, &r))
                    < 0)
             return -1;
@@ -538,7 +548,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
                   calib_sustain_t *out, FILE *progress)
 {
     memset(out, 0, sizeof *out);
-    out->tau_up_runs = NAN;
+    out->tau_up_runs = out->stamp_cold = out->stamp_hot = NAN;
     for (int l = 0; l < SUSTAIN_MAX_LAWS; l++) out->hot[l] = out->heat[l] = NAN;
     double f;
     if (!t->clock || t->clock(t, &f) != 0) {
@@ -563,8 +573,8 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
     }
     int n, rc = -1;
     double cold, hot;
-    if (load(&s, L, tl, 0.3, NULL, NULL, NULL, &cold) < 0) goto done;
-    if (load(&s, H, th, 1.0, tt, tf, &n, &hot) < 0) goto done;
+    if (load(&s, L, tl, 0.3, NULL, NULL, NULL, &cold, &out->stamp_cold) < 0) goto done;
+    if (load(&s, H, th, 1.0, tt, tf, &n, &hot, &out->stamp_hot) < 0) goto done;
     out->clock_cold = cold;
     out->clock_hot = hot;
     out->tau_up = heat_tau(tt, tf, n, cold, hot);
@@ -578,6 +588,9 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
     if (progress)
         fprintf(progress, "calib: sustained load: %.0f MHz under a light load, %.0f MHz under the heater "
                 "(the clock falls in %.0f ms; the light load's time recovers in %.0f ms)\n", cold, hot, out->tau_up * 1e3, out->tau_down * 1e3);
+    if (progress && isfinite(out->stamp_cold) && isfinite(out->stamp_hot))
+        fprintf(progress, "calib: sustained load: by the SMs' cycle counters over the same spans: %.0f MHz under the light "
+                "load, %.0f MHz under the heater (printed only)\n", out->stamp_cold, out->stamp_hot);
     if (progress && isfinite(hold))
         fprintf(progress, "calib: sustained load: NVML's clock reading changed every %.0f ms under the heater (median of "
                 "%d changes; printed only)\n", hold * 1e3, nchg - 1);
@@ -599,8 +612,8 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
             double c, hr, tail;
             if (hot_ratio(&s, L, tl, pre_l, H, th, pre_h, j, t_s[p[q]], &c, &hr) < 0)
                 goto done;
-            if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
-                || load(&s, j, t_s[p[q]], own, NULL, NULL, NULL, &tail) < 0)
+            if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0
+                || load(&s, j, t_s[p[q]], own, NULL, NULL, NULL, &tail, NULL) < 0)
                 goto done;
             if (!(c > 0) || !isfinite(tail)) continue;
             ratio[k] = hr;
@@ -621,7 +634,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
     double settle = fmin(1.0, fmax(0.4, 6 * out->tau_up));
     for (int q = 0; q < SUSTAIN_CURVE_N; q++) {
         double want = (q + 1.0) / SUSTAIN_CURVE_N, tail, *c = out->curve[out->ncurve];
-        if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
+        if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0
             || duty_load(&s, H, th, L, tl, want, settle, &c[0], &c[1], &c[2]) < 0)
             goto done;
         if (!isfinite(c[1]) || (out->ncurve && !(c[0] > out->curve[out->ncurve - 1][0]))) continue;
@@ -640,7 +653,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
         for (int q = 0; q < np; q++) {
             const calib_job_t *j = &jobs[p[q]];
             double u = 2.0 * j->m * j->n * j->k / t_s[p[q]] / hr, d, mhz, w, tail;
-            if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail) < 0
+            if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0
                 || duty_load(&s, j, t_s[p[q]], L, tl, 1.0, settle, &d, &mhz, &w) < 0)
                 goto done;
             /* the curve's clock at duty u (linear between its points, from (0, cold)) */
@@ -733,9 +746,9 @@ static int study_one(sus_t *s, const calib_job_t *j, double t_est, int kind, con
     double tail, tr, sh;
     switch (kind) {
     case 0: s->t->idle(s->t, pre_s); break;
-    case 1: if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail) < 0) return -1; break;   /* keeps j's state */
+    case 1: if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail, NULL) < 0) return -1; break;   /* keeps j's state */
     case 2: if (mix(s, pre, pre_t, 0.25, pre_s, &tr, &sh) < 0) return -1; break;
-    default: if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail) < 0 || s->t->prepare(s->t, j) != 0) return -1;
+    default: if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail, NULL) < 0 || s->t->prepare(s->t, j) != 0) return -1;
     }
     if (s->t->run(s->t, j, iters, sec) != 0) return -1;
     s->now += *sec * iters;

@@ -3,7 +3,8 @@
  * SM: each block writes its SM's cycle counter (clock64) and the GPU's nanosecond timer
  * (%globaltimer) to the slot of its SM (%smid), tagged with the step's number; of several blocks
  * on one SM the first to claim the slot for the step writes it (atomicMax on the number).  Two
- * stamps of one SM give its clock over the span between them (replay_stamp_mhz, sim/stamp.h). */
+ * stamps of one SM give its clock over the span between them (replay_stamp_mhz, sim/stamp.h).
+ * Static: each program that includes it (the replay, calib, the study) has its own copy. */
 #ifndef PACESIM_STEP_STAMP_CUH
 #define PACESIM_STEP_STAMP_CUH
 
@@ -11,7 +12,7 @@
 
 #define STAMP_SLOTS 512           /* %smid is below %nsmid: a few hundred at most on any card */
 
-__global__ void step_stamp(replay_stamp_t *s, unsigned long long seq)
+static __global__ void step_stamp(replay_stamp_t *s, unsigned long long seq)
 {
     unsigned smid;
     unsigned long long ns;

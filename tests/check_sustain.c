@@ -32,6 +32,9 @@ typedef struct {
     int qparts[F_DEPTH];
     double qs[F_DEPTH][CALIB_SEQ_PARTS], qend[F_DEPTH];
     long batches;                 /* batches queued in all */
+    double cyc;                   /* the SMs' cycles (MHz x s) up to card_end, idle spans included */
+    double span_c, span_t;        /* span_clock's start: the cycles and the card's time then */
+    double nvml_scale;            /* the clock reading over the card's clock (0: 1) */
 } fake_t;
 
 /* per job: calibrated time, hot (time factor at F_HOT), heat (its own settling point) */
@@ -58,6 +61,7 @@ static double f_step(fake_t *k, const calib_job_t *j)
 {
     double drop = (F_COLD - f_of(k->p)) / (F_COLD - F_HOT);
     double dt = t_s[j - jobs] * (1 + (job_hot(j) - 1) * drop);
+    k->cyc += f_of(k->p) * dt;
     double target = job_heat(j);
     double tau = target > k->p ? TAU_UP : TAU_DOWN;
     k->p = target + (k->p - target) * exp(-dt / tau);
@@ -68,7 +72,11 @@ static double f_step(fake_t *k, const calib_job_t *j)
 static double f_start(fake_t *k)
 {
     double start = k->wall > k->card_end ? k->wall : k->card_end;
-    if (start > k->card_end) k->p *= exp(-(start - k->card_end) / TAU_DOWN);
+    if (start > k->card_end) {
+        double f0 = f_of(k->p);
+        k->p *= exp(-(start - k->card_end) / TAU_DOWN);
+        k->cyc += 0.5 * (f0 + f_of(k->p)) * (start - k->card_end);
+    }
     return start;
 }
 
@@ -124,7 +132,23 @@ static int f_clock(calib_timer_t *t, double *mhz)
     fake_t *k = t->impl;
     if (k->noclock) return -1;
     k->wall += k->read_s;
-    *mhz = f_of(k->p);
+    *mhz = f_of(k->p) * (k->nvml_scale > 0 ? k->nvml_scale : 1);
+    return 0;
+}
+
+/* the stamps: run when the card is free; the span's cycles over its card time */
+static int f_span_clock(calib_timer_t *t, int end, double *mhz)
+{
+    fake_t *k = t->impl;
+    double at = f_start(k);
+    k->card_end = at;
+    k->wall = at + k->read_s;
+    if (!end) {
+        k->span_c = k->cyc, k->span_t = at;
+        return 0;
+    }
+    if (!(at > k->span_t)) return -1;
+    *mhz = (k->cyc - k->span_c) / (at - k->span_t);
     return 0;
 }
 
@@ -173,6 +197,7 @@ static void setup(void)
     ft.prepare = f_prepare;
     ft.run = f_run;
     ft.clock = f_clock;
+    ft.span_clock = f_span_clock;
     ft.power = f_power;
     ft.wall = f_wall;
     ft.seq_queue = f_seq_queue;
@@ -231,6 +256,9 @@ START_TEST(recovers_the_card)
     ck_assert_msg(s.ok, "not measured: %s", s.why);
     ck_assert_double_eq_tol(s.clock_cold, F_COLD, 1.0);
     ck_assert_double_eq_tol(s.clock_hot, F_HOT, 2.0);
+    /* the same spans by the cycle counters: the card's mean clock over them */
+    ck_assert_double_eq_tol(s.stamp_cold, F_COLD, 1.0);
+    ck_assert_double_eq_tol(s.stamp_hot, F_HOT, 2.0);
     /* traced in ~2 ms batches: within a batch and a bit */
     ck_assert_double_eq_tol(s.tau_up, TAU_UP, 0.004);
     ck_assert_double_eq_tol(s.tau_down, TAU_DOWN, 0.004);
@@ -293,6 +321,31 @@ START_TEST(curve_finds_the_knee)
     setup();
     ck_assert_int_eq(calib_sustain(&ft, jobs, t_s, njobs, 4, &s, NULL), 0);
     ck_assert(s.ok && s.ncurve == SUSTAIN_CURVE_N && s.curve[0][2] == 0);
+}
+END_TEST
+
+/* The cycle counters beside the clock reading: where the reading runs 5% high, the stamps still
+ * give the card's clock over the same spans, printed beside it; a timer without stamps prints
+ * nothing of them */
+START_TEST(stamps_beside_the_reading)
+{
+    setup();
+    fk.nvml_scale = 1.05;
+    calib_sustain_t s;
+    char *log = sustain_logged(&s);
+    ck_assert_msg(s.ok, "not measured: %s", s.why);
+    ck_assert_double_eq_tol(s.clock_cold, 1.05 * F_COLD, 1.5);
+    ck_assert_double_eq_tol(s.stamp_cold, F_COLD, 1.0);
+    ck_assert_double_eq_tol(s.stamp_hot, F_HOT, 2.0);
+    ck_assert_msg(strstr(log, "by the SMs' cycle counters over the same spans: 1980 MHz under the light load, 1600 MHz"
+                              " under the heater (printed only)") != NULL, "%s", log);
+    free(log);
+    setup();
+    ft.span_clock = NULL;
+    log = sustain_logged(&s);
+    ck_assert(s.ok && isnan(s.stamp_cold) && isnan(s.stamp_hot));
+    ck_assert_msg(strstr(log, "cycle counters") == NULL, "%s", log);
+    free(log);
 }
 END_TEST
 
@@ -524,7 +577,7 @@ END_TEST
 
 int main(void)
 {
-    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(curve_finds_the_knee), CHECK_TEST(skips_without_a_clock_or_a_drop),
+    const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(curve_finds_the_knee), CHECK_TEST(skips_without_a_clock_or_a_drop), CHECK_TEST(stamps_beside_the_reading),
                                   CHECK_TEST(layer_probes_recover_the_card), CHECK_TEST(layer_rows_keep_the_card_busy),
                                   CHECK_TEST(elementwise_probe_at_a_serving_budget),
                                   CHECK_TEST(preload_study_prints_every_probe)};
