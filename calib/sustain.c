@@ -97,11 +97,13 @@ static int recovery(sus_t *s, const calib_job_t *j, double t_est, double seconds
  * their calibrated times (th, tl), for `seconds`; both prepared first (an attention job keeps
  * its state while a GEMM is prepared and run, calib.h), so the cycles run with no host work
  * but the timings.  The duty the cycles had at calibrated times in *d; the clock (and the
- * power, 0 if not read) over the last 30% in *mhz, *watts (NAN if no clock was read).
- * 0 / -1. */
+ * power, 0 if not read) over the last 30% in *mhz, *watts (NAN if no clock was read); the same
+ * span's clock by the SMs' cycle counters in *stamp when given (NAN: not read).  0 / -1. */
 static int duty_load(sus_t *s, const calib_job_t *h, double th, const calib_job_t *l, double tl, double duty,
-                     double seconds, double *d, double *mhz, double *watts)
+                     double seconds, double *d, double *mhz, double *watts, double *stamp)
 {
+    int stamped = 0;
+    if (stamp) *stamp = NAN;
     double cyc = fmax(0.02, th / duty);     /* a low duty of a long heater: longer cycles */
     int ih = (int)lround(cyc * duty / th), il = (int)lround(cyc * (1 - duty) / tl);
     if (ih < 1) ih = 1;
@@ -121,12 +123,18 @@ static int duty_load(sus_t *s, const calib_job_t *h, double th, const calib_job_
             if (s->t->run(s->t, part ? l : h, it, &sec) != 0) return -1;
             s->now += sec * it;
             if (s->now - start < 0.7 * seconds) continue;
+            if (stamp && !stamped && s->t->span_clock) {
+                double unused;
+                stamped = s->t->span_clock(s->t, 0, &unused) == 0;
+            }
             if (s->t->clock(s->t, &f) == 0) fs += f, fc++;
             if (s->t->power && s->t->power(s->t, &w) == 0 && w > 0) ws += w, wc++;
         }
     }
     *mhz = fc ? fs / fc : NAN;
     *watts = wc ? ws / wc : 0;
+    double sm;
+    if (stamped && s->t->span_clock(s->t, 1, &sm) == 0) *stamp = sm;
     return 0;
 }
 
@@ -633,12 +641,15 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
     /* the clock against load (5.): each duty after the light load */
     double settle = fmin(1.0, fmax(0.4, 6 * out->tau_up));
     for (int q = 0; q < SUSTAIN_CURVE_N; q++) {
-        double want = (q + 1.0) / SUSTAIN_CURVE_N, tail, *c = out->curve[out->ncurve];
+        double want = (q + 1.0) / SUSTAIN_CURVE_N, tail, stamp, *c = out->curve[out->ncurve];
         if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0
-            || duty_load(&s, H, th, L, tl, want, settle, &c[0], &c[1], &c[2]) < 0)
+            || duty_load(&s, H, th, L, tl, want, settle, &c[0], &c[1], &c[2], &stamp) < 0)
             goto done;
         if (!isfinite(c[1]) || (out->ncurve && !(c[0] > out->curve[out->ncurve - 1][0]))) continue;
-        if (progress)
+        if (progress && isfinite(stamp))
+            fprintf(progress, "calib: sustained load: clock at duty %.2f: %.0f MHz, %.0f W (the SMs' counters: %.0f MHz)\n",
+                    c[0], c[1], c[2], stamp);
+        else if (progress)
             fprintf(progress, "calib: sustained load: clock at duty %.2f: %.0f MHz, %.0f W\n", c[0], c[1], c[2]);
         out->ncurve++;
     }
@@ -654,7 +665,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
             const calib_job_t *j = &jobs[p[q]];
             double u = 2.0 * j->m * j->n * j->k / t_s[p[q]] / hr, d, mhz, w, tail;
             if (load(&s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0
-                || duty_load(&s, j, t_s[p[q]], L, tl, 1.0, settle, &d, &mhz, &w) < 0)
+                || duty_load(&s, j, t_s[p[q]], L, tl, 1.0, settle, &d, &mhz, &w, NULL) < 0)
                 goto done;
             /* the curve's clock at duty u (linear between its points, from (0, cold)) */
             double d0 = 0, f0 = cold, fc = out->curve[out->ncurve - 1][1];

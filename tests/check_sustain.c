@@ -291,7 +291,9 @@ START_TEST(curve_finds_the_knee)
     calib_sustain_t s;
     char *log = sustain_logged(&s);
     /* the curve's points and the GEMMs back to back (both GEMMs: heat 1, the heater's clock) */
-    ck_assert_msg(strstr(log, "clock at duty 0.10: 1980 MHz, 500 W") != NULL, "%s", log);
+    ck_assert_msg(strstr(log, "clock at duty 0.10: 1980 MHz, 500 W (the SMs' counters: 1980 MHz)") != NULL, "%s", log);
+    /* at duty 1 the heater alone: both meters read its clock */
+    ck_assert_msg(strstr(log, "clock at duty 1.00: 1600 MHz, 500 W (the SMs' counters: 1600 MHz)") != NULL, "%s", log);
     ck_assert_msg(strstr(log, "gemm m=4096 n=16480 k=5120 back to back, 1.00 of the heater's FLOP rate: 1600 MHz, 500 W")
                   != NULL, "%s", log);
     free(log);
@@ -339,6 +341,7 @@ START_TEST(stamps_beside_the_reading)
     ck_assert_double_eq_tol(s.stamp_hot, F_HOT, 2.0);
     ck_assert_msg(strstr(log, "by the SMs' cycle counters over the same spans: 1980 MHz under the light load, 1600 MHz"
                               " under the heater (printed only)") != NULL, "%s", log);
+    ck_assert_msg(strstr(log, "clock at duty 1.00: 1681 MHz, 0 W (the SMs' counters: 1601 MHz)") != NULL, "%s", log);
     free(log);
     setup();
     ft.span_clock = NULL;
