@@ -501,7 +501,7 @@ typedef struct {
     unsigned iter;
     long long *d_sink;
     gpuclock_t nvml;            /* the SM clock for the sustained-load probes (NVML) */
-    replay_stamp_t *stamps;     /* span_clock: [2][STAMP_SLOTS] on the card (NULL until used) */
+    stamp_span_t stamps;        /* span_clock's */
     unsigned long long stamp_seq;
     /* varlen: its pool, and a plan per rotated batch (g->batch) */
     attn_kv vl_kv;
@@ -1613,32 +1613,15 @@ static int gpu_clock(calib_timer_t *t, double *mhz)
 static int gpu_span_clock(calib_timer_t *t, int end, double *mhz)
 {
     gpu_t *g = (gpu_t *)t->impl;
-    size_t bytes = 2 * STAMP_SLOTS * sizeof(replay_stamp_t);
-    if (!g->stamps) {
-        if (cudaMalloc(&g->stamps, bytes) != cudaSuccess || cudaMemset(g->stamps, 0, bytes) != cudaSuccess) {
-            cudaGetLastError();
-            cudaFree(g->stamps);
-            g->stamps = NULL;
-            snprintf(t->err, sizeof t->err, "span clock: no room for the stamps");
-            return -1;
-        }
-    }
     if (!end) g->stamp_seq++;
-    step_stamp<<<g->prop.multiProcessorCount > 0 ? g->prop.multiProcessorCount : 1, 1>>>(
-        g->stamps + (end ? STAMP_SLOTS : 0), g->stamp_seq);
-    if (cudaGetLastError() != cudaSuccess) {
-        snprintf(t->err, sizeof t->err, "span clock: the stamp kernel did not launch");
-        return -1;
-    }
-    if (!end) return 0;
-    static replay_stamp_t h[2 * STAMP_SLOTS];
-    if (cudaMemcpy(h, g->stamps, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    cudaError_t e = stamp_span_mark(&g->stamps, end, g->stamp_seq);
+    if (e == cudaSuccess && end) e = stamp_span_mhz(&g->stamps, g->stamp_seq, mhz);
+    if (e != cudaSuccess) {
         cudaGetLastError();
-        snprintf(t->err, sizeof t->err, "span clock: the stamps could not be read back");
+        snprintf(t->err, sizeof t->err, "span clock: %s", cudaGetErrorString(e));
         return -1;
     }
-    *mhz = replay_stamp_mhz(h, h + STAMP_SLOTS, STAMP_SLOTS, g->stamp_seq);
-    return isfinite(*mhz) ? 0 : -1;
+    return !end || isfinite(*mhz) ? 0 : -1;
 }
 
 static int gpu_power(calib_timer_t *t, double *watts)
@@ -1681,7 +1664,7 @@ static void gpu_destroy(calib_timer_t *t)
         cudaFree(g->d_sink);
         cudaFree(g->flush);
         gpuclock_close(&g->nvml);
-        cudaFree(g->stamps);
+        stamp_span_free(&g->stamps);
         if (g->blas)
             cublasDestroy(g->blas);
         if (g->lt)

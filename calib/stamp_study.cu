@@ -66,7 +66,7 @@ typedef struct {
     unsigned long long why;
 } rep_t;
 
-static replay_stamp_t *d_st, h_st[2 * STAMP_SLOTS];
+static stamp_span_t st;
 static unsigned long long seq;
 static int nsm;
 static float *d_out;
@@ -74,8 +74,9 @@ static gpuclock_t nvm;
 
 static double stamps_mhz(void)   /* as the replay reads its steps' stamps */
 {
-    CK(cudaMemcpy(h_st, d_st, sizeof h_st, cudaMemcpyDeviceToHost));
-    return replay_stamp_mhz(h_st, h_st + STAMP_SLOTS, STAMP_SLOTS, seq);
+    double mhz;
+    CK(stamp_span_mhz(&st, seq, &mhz));
+    return mhz;
 }
 
 static void sleep_ms(double ms)
@@ -95,7 +96,7 @@ static void rep(int k, int fma_iters, int mma_iters, double span_ms, rep_t *r)
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     seq++;
-    step_stamp<<<nsm, 1>>>(d_st, seq);
+    CK(stamp_span_mark(&st, 0, seq));
     CK(cudaEventRecord(e0));
     switch (k) {
     case FMA_ALL: fma_chain<<<4 * nsm, 256>>>(d_out, fma_iters); break;
@@ -109,8 +110,7 @@ static void rep(int k, int fma_iters, int mma_iters, double span_ms, rep_t *r)
     case HEAT: mma_chain<<<8 * nsm, 128>>>(d_out, mma_iters); break;
     }
     CK(cudaEventRecord(e1));
-    step_stamp<<<nsm, 1>>>(d_st + STAMP_SLOTS, seq);
-    CK(cudaGetLastError());
+    CK(stamp_span_mark(&st, 1, seq));
     CK(cudaDeviceSynchronize());
     float ms = 0;
     CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -178,8 +178,6 @@ int main(int argc, char **argv)
     CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, dev));
-    CK(cudaMalloc((void **)&d_st, sizeof h_st));
-    CK(cudaMemset(d_st, 0, sizeof h_st));
     CK(cudaMalloc((void **)&d_out, 1024 * sizeof(float)));
     if (gpuclock_open(&nvm, dev) != 0) printf("stamp_study: no NVML: its columns read 0\n");
     printf("stamp_study: %s, %d SMs\n", p.name, nsm);

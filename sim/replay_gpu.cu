@@ -125,9 +125,7 @@ typedef struct {
     long gap_work, gap_steps;     /* steps whose gap_s held such first runs; steps with a gap_s */
     /* --step-clock: the SM clock over each step from stamps on the GPU (step_stamp) */
     int step_clk;
-    replay_stamp_t *stamps;       /* device: STAMP_SLOTS start stamps, then STAMP_SLOTS end stamps */
-    replay_stamp_t *stamps_host;
-    int nsm;                      /* the stamp kernels' blocks: one per SM */
+    struct stamp_span *stamps;    /* the step's stamps (sim/step_stamp.cuh; NULL until the first) */
     unsigned long long stamp_seq; /* the step being stamped (1, 2, ...) */
     int stamped;                  /* 1: this step's start stamp is queued */
     double sclk_sum, sclk_min;    /* over the steps' step_mhz */
@@ -258,19 +256,11 @@ static void clock_step(gm_t *g, double t0, double t1, replay_rec_t *r)
 /* Queue the step's start stamp (end 0) or end stamp (end 1) on the default stream.  0 / -1. */
 static int stamp_launch(cost_model_t *cm, gm_t *g, int end)
 {
-    if (!g->stamps) {
-        int dev = 0;
-        CK(cudaGetDevice(&dev));
-        CK(cudaDeviceGetAttribute(&g->nsm, cudaDevAttrMultiProcessorCount, dev));
-        CK(cudaMalloc((void **)&g->stamps, 2 * STAMP_SLOTS * sizeof *g->stamps));
-        CK(cudaMemset(g->stamps, 0, 2 * STAMP_SLOTS * sizeof *g->stamps));   /* seq 0: no step's */
-        if (!(g->stamps_host = (replay_stamp_t *)malloc(2 * STAMP_SLOTS * sizeof *g->stamps_host))) {
-            snprintf(cm->err, sizeof cm->err, "out of memory");
-            return -1;
-        }
+    if (!g->stamps && !(g->stamps = (stamp_span_t *)calloc(1, sizeof *g->stamps))) {
+        snprintf(cm->err, sizeof cm->err, "out of memory");
+        return -1;
     }
-    step_stamp<<<g->nsm > 0 ? g->nsm : 1, 1>>>(g->stamps + (end ? STAMP_SLOTS : 0), g->stamp_seq);
-    CK(cudaGetLastError());
+    CK(stamp_span_mark(g->stamps, end, g->stamp_seq));
     if (!end) g->stamped = 1;
     return 0;
 }
@@ -281,10 +271,8 @@ static int stamp_read(cost_model_t *cm, gm_t *g, replay_rec_t *r)
 {
     r->step_clk = 1;
     r->step_mhz = NAN;
-    if (g->stamped) {
-        CK(cudaMemcpy(g->stamps_host, g->stamps, 2 * STAMP_SLOTS * sizeof *g->stamps, cudaMemcpyDeviceToHost));
-        r->step_mhz = replay_stamp_mhz(g->stamps_host, g->stamps_host + STAMP_SLOTS, STAMP_SLOTS, g->stamp_seq);
-    }
+    if (g->stamped)
+        CK(stamp_span_mhz(g->stamps, g->stamp_seq, &r->step_mhz));
     if (isnan(r->step_mhz)) g->sclk_nan++;
     else {
         g->sclk_sum += r->step_mhz;
@@ -934,8 +922,8 @@ static void gm_destroy(cost_model_t *cm)
     if (g->ev_last_made) cudaEventDestroy(g->ev_last);
     free(g->ev);
     free(g->pend);
-    cudaFree(g->stamps);
-    free(g->stamps_host);
+    if (g->stamps) stamp_span_free(g->stamps);
+    free(g->stamps);
     if (g->t) g->t->destroy(g->t);
     free(g->perm);
     free(g->log.rec);

@@ -25,4 +25,50 @@ static __global__ void step_stamp(replay_stamp_t *s, unsigned long long seq)
     }
 }
 
+/* A span's stamps: the start and end stamps on the card, their copy on the host, the blocks a
+ * stamp launches (one per SM).  Zero it before the first mark; stamp_span_free when done. */
+typedef struct stamp_span {
+    replay_stamp_t *dev;                    /* STAMP_SLOTS start stamps, then STAMP_SLOTS end stamps */
+    replay_stamp_t host[2 * STAMP_SLOTS];
+    int nsm;
+} stamp_span_t;
+
+/* Queue the span's start (end 0) or end (end 1) stamps, tagged seq, on the default stream; the
+ * first call makes the buffer (zeroed: seq 0 is no span's). */
+static inline cudaError_t stamp_span_mark(stamp_span_t *sp, int end, unsigned long long seq)
+{
+    cudaError_t e;
+    if (!sp->dev) {
+        int dev = 0;
+        if ((e = cudaGetDevice(&dev)) != cudaSuccess
+            || (e = cudaDeviceGetAttribute(&sp->nsm, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess
+            || (e = cudaMalloc((void **)&sp->dev, sizeof sp->host)) != cudaSuccess)
+            return e;
+        if ((e = cudaMemset(sp->dev, 0, sizeof sp->host)) != cudaSuccess) {
+            cudaFree(sp->dev);
+            sp->dev = NULL;
+            return e;
+        }
+    }
+    step_stamp<<<sp->nsm > 0 ? sp->nsm : 1, 1>>>(sp->dev + (end ? STAMP_SLOTS : 0), seq);
+    return cudaGetLastError();
+}
+
+/* Wait for the stamps queued so far and give span seq's clock (replay_stamp_mhz: NAN where no SM
+ * was stamped at both ends). */
+static inline cudaError_t stamp_span_mhz(stamp_span_t *sp, unsigned long long seq, double *mhz)
+{
+    *mhz = NAN;
+    if (!sp->dev) return cudaSuccess;
+    cudaError_t e = cudaMemcpy(sp->host, sp->dev, sizeof sp->host, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess) *mhz = replay_stamp_mhz(sp->host, sp->host + STAMP_SLOTS, STAMP_SLOTS, seq);
+    return e;
+}
+
+static inline void stamp_span_free(stamp_span_t *sp)
+{
+    cudaFree(sp->dev);
+    sp->dev = NULL;
+}
+
 #endif
