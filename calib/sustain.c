@@ -72,8 +72,11 @@ static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, do
 }
 
 /* Run j back to back for `seconds` in batches of ~1 ms; the trace of its time per run
- * (tv) at the middle of each batch (tt, seconds from the start).  0 / -1. */
-static int recovery(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *tt, double *tv, int *n)
+ * (tv) at the middle of each batch (tt, seconds from the start); with tc, each batch's clock
+ * by the SMs' cycle counters too (the timer's span_clock around it; NAN where not read).
+ * 0 / -1. */
+static int recovery(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *tt, double *tv, double *tc,
+                    int *n)
 {
     int iters = (int)ceil(0.001 / t_est);
     if (iters < 1) iters = 1;
@@ -82,8 +85,11 @@ static int recovery(sus_t *s, const calib_job_t *j, double t_est, double seconds
     double start = s->now;
     int k = 0;
     while (s->now - start < seconds && k < TRACE_MAX) {
-        double sec;
+        double sec, mhz = NAN, unused;
+        int stamped = tc && s->t->span_clock && s->t->span_clock(s->t, 0, &unused) == 0;
         if (s->t->run(s->t, j, iters, &sec) != 0) return -1;
+        if (stamped && s->t->span_clock(s->t, 1, &mhz) != 0) mhz = NAN;
+        if (tc) tc[k] = mhz;
         tt[k] = s->now - start + 0.5 * sec * iters;
         tv[k++] = sec;
         s->now += sec * iters;
@@ -422,18 +428,32 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
     /* the clock's fall from the kernel's own times: G back to back after the light load, its
      * time per run traced (it slows as the clock falls, and heats as the heater does); NVML's
      * trace in 2. resolves no faster than its reading updates (~0.1 s) */
-    double *tt = malloc(2 * TRACE_MAX * sizeof *tt), *tv = tt ? tt + TRACE_MAX : NULL;
+    double *tt = malloc(3 * TRACE_MAX * sizeof *tt), *tv = tt ? tt + TRACE_MAX : NULL, *tc = tt ? tv + TRACE_MAX : NULL;
     int n = 0;
     if (!tt) {
         snprintf(s->t->err, sizeof s->t->err, "out of memory");
         return -1;
     }
-    if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0 || recovery(s, G, tg, settle, tt, tv, &n) < 0) {
+    if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0 || recovery(s, G, tg, settle, tt, tv, tc, &n) < 0) {
         free(tt);
         return -1;
     }
-    double rise = n > 8 ? tail_mean(tt, tv, n) : NAN;   /* a rise of under 1% resolves no fall */
-    out->tau_up_runs = n > 8 && rise > 1.01 * tv[0] ? heat_tau(tt, tv, n, tv[0], rise) : NAN;
+    /* the trace starts from its fastest run of the first 3 ms (one slow first batch, such as a
+     * cold L2 or TLB after the light load, is no start), and the fall is read from there to the
+     * mean of its last 30%; a rise of under 1% resolves no fall */
+    int b0 = 0;
+    for (int i = 1; i < n && tt[i] <= tt[0] + 0.003; i++)
+        if (tv[i] < tv[b0]) b0 = i;
+    double first = n > 0 ? tv[0] : NAN, base = n > 8 ? tv[b0] : NAN, rise = n > 8 ? tail_mean(tt, tv, n) : NAN;
+    out->tau_up_runs = n > 8 && rise > 1.01 * base ? heat_tau(tt + b0, tv + b0, n - b0, base, rise) : NAN;
+    /* the same runs' clock by the SMs' counters: its fall from the fastest of the first 3 ms to
+     * the mean of the last 30% (a fall of under 1% resolves none) */
+    int c0 = 0, cn = 0;
+    for (int i = 0; i < n; i++) cn += isfinite(tc[i]);
+    for (int i = 1; i < n && tt[i] <= tt[0] + 0.003; i++)
+        if (tc[i] > tc[c0] || !isfinite(tc[c0])) c0 = i;
+    double chigh = cn == n && n > 8 ? tc[c0] : NAN, clow = cn == n && n > 8 ? tail_mean(tt, tc, n) : NAN;
+    out->tau_up_stamps = clow < 0.99 * chigh ? heat_tau(tt + c0, tc + c0, n - c0, chigh, clow) : NAN;
     free(tt);
     if (progress && isfinite(out->tau_up_runs))
         fprintf(progress, "calib: sustained load: compute-bound gemm back to back after the light load: its time rises "
@@ -441,7 +461,15 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
                 out->tau_up_runs * 1e3, out->tau_up * 1e3);
     else if (progress)
         fprintf(progress, "calib: sustained load: compute-bound gemm back to back after the light load: its time did not "
-                "settle higher (no fall resolved from the kernel's own times)\n");
+                "settle higher (%d runs; the first %.4f ms, the fastest of the first 3 ms %.4f ms, the last 30%% %.4f ms; "
+                "after the light load %.4f ms: no fall resolved from the kernel's own times)\n",
+                n, first * 1e3, base * 1e3, rise * 1e3, gcold * 1e3);
+    if (progress && isfinite(out->tau_up_stamps))
+        fprintf(progress, "calib: sustained load: the same runs by the SMs' cycle counters: the clock falls from %.0f to "
+                "%.0f MHz in %.0f ms (printed only)\n", chigh, clow, out->tau_up_stamps * 1e3);
+    else if (progress && isfinite(chigh))
+        fprintf(progress, "calib: sustained load: the same runs by the SMs' cycle counters: the clock stays at %.0f -> "
+                "%.0f MHz (no fall resolved; printed only)\n", chigh, clow);
     if (di < 0 || !(gcold > 0)) return 0;
     const calib_job_t *D = &jobs[di];
     double td = t_s[di], dc[3];
@@ -556,7 +584,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
                   calib_sustain_t *out, FILE *progress)
 {
     memset(out, 0, sizeof *out);
-    out->tau_up_runs = out->stamp_cold = out->stamp_hot = NAN;
+    out->tau_up_runs = out->tau_up_stamps = out->stamp_cold = out->stamp_hot = NAN;
     for (int l = 0; l < SUSTAIN_MAX_LAWS; l++) out->hot[l] = out->heat[l] = NAN;
     double f;
     if (!t->clock || t->clock(t, &f) != 0) {
@@ -591,7 +619,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
     /* the recovery, from the light load's own times: NVML's clock reading updates every
      * ~0.1 s, too slowly to resolve it (on the H200 it read 110 ms where the kernels
      * recover in a few tens) */
-    if (recovery(&s, L, tl, 0.6, tt, tf, &n) < 0) goto done;
+    if (recovery(&s, L, tl, 0.6, tt, tf, NULL, &n) < 0) goto done;
     out->tau_down = n > 8 ? heat_tau(tt, tf, n, tf[0], tail_mean(tt, tf, n)) : NAN;
     if (progress)
         fprintf(progress, "calib: sustained load: %.0f MHz under a light load, %.0f MHz under the heater "
