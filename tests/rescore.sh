@@ -43,6 +43,8 @@
 #                  SM clock (--step-clock), six runs each; its calib has the fall from the runs
 #   h100-lib-llama8b-b/  the same on a second H100 80GB (its calib's varlen grid with the light
 #                  load's short prompts)
+#   h100-lib-qwen3-30b-a3b/  the MoE recordings on a third H100 80GB, recorded as h100-lib-llama8b
+#                  (six runs each, each step's own SM clock)
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
