@@ -98,6 +98,40 @@ static int recovery(sus_t *s, const calib_job_t *j, double t_est, double seconds
     return 0;
 }
 
+/* recovery()'s trace with the runs queued on the card CALIB_SEQ_DEPTH batches deep (the timer's
+ * seq_queue, calib.h): no host work between the batches, as an engine's step runs; each batch's
+ * time from the card's events.  0 / -1. */
+static int recovery_queued(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *tt, double *tv, int *n)
+{
+    int iters = (int)ceil(0.001 / t_est);
+    if (iters < 1) iters = 1;
+    if (iters > 1000) iters = 1000;
+    if (s->t->prepare(s->t, j) != 0) return -1;
+    const calib_job_t *jobs[1] = { j };
+    double start = s->now, est = iters * t_est;
+    int k = 0, queued = 0;
+    for (;;) {
+        while (queued < CALIB_SEQ_DEPTH && s->now + queued * est - start < seconds && k + queued < TRACE_MAX) {
+            if (s->t->seq_queue(s->t, jobs, &iters, 1, 1) != 0) return -1;
+            queued++;
+        }
+        if (!queued) break;
+        double ps[CALIB_SEQ_PARTS];
+        if (s->t->seq_wait(s->t, ps) != 0) return -1;
+        queued--;
+        if (!(ps[0] > 0)) {
+            snprintf(s->t->err, sizeof s->t->err, "sustained load: non-positive time");
+            return -1;
+        }
+        tt[k] = s->now - start + 0.5 * ps[0];
+        tv[k++] = ps[0] / iters;
+        s->now += ps[0];
+        est = ps[0];
+    }
+    *n = k;
+    return 0;
+}
+
 /* The heater h in 20 ms cycles (longer where one heater run is over `duty` of 20 ms) with
  * the light load l, the heater `duty` of each cycle at
  * their calibrated times (th, tl), for `seconds`; both prepared first (an attention job keeps
@@ -152,6 +186,26 @@ static double tail_mean(const double *tt, const double *tv, int n)
     for (int i = 0; i < n; i++)
         if (tt[i] >= 0.7 * tt[n - 1]) sum += tv[i], c++;
     return c ? sum / c : NAN;
+}
+
+/* A trace's move from its start (the most extreme value of its first 3 ms the other way, so
+ * that one odd first batch is no start) to the mean of its last 30%: the time it takes to cover
+ * 1 - 1/e of it, NAN where the move is under 1% (or the trace under 9 points or not all read).
+ * up: the trace rises (a time), else it falls (a clock).  *from, *to: the two ends (NAN as
+ * the time). */
+static double trace_move(const double *tt, const double *tv, int n, int up, double *from, double *to)
+{
+    *from = *to = NAN;
+    for (int i = 0; i < n; i++)
+        if (!isfinite(tv[i])) return NAN;
+    if (n <= 8) return NAN;
+    int b = 0;
+    for (int i = 1; i < n && tt[i] <= tt[0] + 0.003; i++)
+        if (up ? tv[i] < tv[b] : tv[i] > tv[b]) b = i;
+    *from = tv[b];
+    *to = tail_mean(tt, tv, n);
+    int moved = up ? *to > 1.01 * *from : *to < 0.99 * *from;
+    return moved ? heat_tau(tt + b, tv + b, n - b, *from, *to) : NAN;
 }
 
 /* How often a clock trace's reading changed: the median time between successive changes
@@ -427,33 +481,38 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
     }
     /* the clock's fall from the kernel's own times: G back to back after the light load, its
      * time per run traced (it slows as the clock falls, and heats as the heater does); NVML's
-     * trace in 2. resolves no faster than its reading updates (~0.1 s) */
+     * trace in 2. resolves no faster than its reading updates (~0.1 s).  Queued (no host work
+     * between the batches) where the timer can; then, where it stamps the SMs' counters, G
+     * again in timed calls with each batch stamped: the clock itself over the same kind of trace */
     double *tt = malloc(3 * TRACE_MAX * sizeof *tt), *tv = tt ? tt + TRACE_MAX : NULL, *tc = tt ? tv + TRACE_MAX : NULL;
-    int n = 0;
+    int n = 0, queued = s->t->seq_queue && s->t->seq_wait;
     if (!tt) {
         snprintf(s->t->err, sizeof s->t->err, "out of memory");
         return -1;
     }
-    if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0 || recovery(s, G, tg, settle, tt, tv, tc, &n) < 0) {
-        free(tt);
-        return -1;
+    double base, rise, chigh = NAN, clow = NAN, ct0 = NAN, ct1 = NAN;
+    if (queued) {
+        if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0 || recovery_queued(s, G, tg, settle, tt, tv, &n) < 0) {
+            free(tt);
+            return -1;
+        }
+        out->tau_up_runs = trace_move(tt, tv, n, 1, &base, &rise);
     }
-    /* the trace starts from its fastest run of the first 3 ms (one slow first batch, such as a
-     * cold L2 or TLB after the light load, is no start), and the fall is read from there to the
-     * mean of its last 30%; a rise of under 1% resolves no fall */
-    int b0 = 0;
-    for (int i = 1; i < n && tt[i] <= tt[0] + 0.003; i++)
-        if (tv[i] < tv[b0]) b0 = i;
-    double first = n > 0 ? tv[0] : NAN, base = n > 8 ? tv[b0] : NAN, rise = n > 8 ? tail_mean(tt, tv, n) : NAN;
-    out->tau_up_runs = n > 8 && rise > 1.01 * base ? heat_tau(tt + b0, tv + b0, n - b0, base, rise) : NAN;
-    /* the same runs' clock by the SMs' counters: its fall from the fastest of the first 3 ms to
-     * the mean of the last 30% (a fall of under 1% resolves none) */
-    int c0 = 0, cn = 0;
-    for (int i = 0; i < n; i++) cn += isfinite(tc[i]);
-    for (int i = 1; i < n && tt[i] <= tt[0] + 0.003; i++)
-        if (tc[i] > tc[c0] || !isfinite(tc[c0])) c0 = i;
-    double chigh = cn == n && n > 8 ? tc[c0] : NAN, clow = cn == n && n > 8 ? tail_mean(tt, tc, n) : NAN;
-    out->tau_up_stamps = clow < 0.99 * chigh ? heat_tau(tt + c0, tc + c0, n - c0, chigh, clow) : NAN;
+    int nq = n;
+    double first = n > 0 ? tv[0] : NAN;
+    if (!queued || s->t->span_clock) {
+        if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0
+            || recovery(s, G, tg, settle, tt, tv, tc, &n) < 0) {
+            free(tt);
+            return -1;
+        }
+        trace_move(tt, tv, n, 1, &ct0, &ct1);
+        out->tau_up_stamps = trace_move(tt, tc, n, 0, &chigh, &clow);
+        if (!queued) {
+            out->tau_up_runs = trace_move(tt, tv, n, 1, &base, &rise);
+            nq = n, first = n > 0 ? tv[0] : NAN;
+        }
+    }
     free(tt);
     if (progress && isfinite(out->tau_up_runs))
         fprintf(progress, "calib: sustained load: compute-bound gemm back to back after the light load: its time rises "
@@ -463,13 +522,15 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
         fprintf(progress, "calib: sustained load: compute-bound gemm back to back after the light load: its time did not "
                 "settle higher (%d runs; the first %.4f ms, the fastest of the first 3 ms %.4f ms, the last 30%% %.4f ms; "
                 "after the light load %.4f ms: no fall resolved from the kernel's own times)\n",
-                n, first * 1e3, base * 1e3, rise * 1e3, gcold * 1e3);
-    if (progress && isfinite(out->tau_up_stamps))
-        fprintf(progress, "calib: sustained load: the same runs by the SMs' cycle counters: the clock falls from %.0f to "
-                "%.0f MHz in %.0f ms (printed only)\n", chigh, clow, out->tau_up_stamps * 1e3);
-    else if (progress && isfinite(chigh))
-        fprintf(progress, "calib: sustained load: the same runs by the SMs' cycle counters: the clock stays at %.0f -> "
-                "%.0f MHz (no fall resolved; printed only)\n", chigh, clow);
+                nq, first * 1e3, base * 1e3, rise * 1e3, gcold * 1e3);
+    if (progress && isfinite(chigh))
+    {
+        char fall[48] = "no fall resolved";
+        if (isfinite(out->tau_up_stamps)) snprintf(fall, sizeof fall, "it falls in %.0f ms", out->tau_up_stamps * 1e3);
+        fprintf(progress, "calib: sustained load: the same gemm in timed calls of ~1 ms, each stamped by the SMs' cycle "
+                "counters: its time %.4f -> %.4f ms, the clock %.0f -> %.0f MHz (%s; printed only)\n",
+                ct0 * 1e3, ct1 * 1e3, chigh, clow, fall);
+    }
     if (di < 0 || !(gcold > 0)) return 0;
     const calib_job_t *D = &jobs[di];
     double td = t_s[di], dc[3];

@@ -29,12 +29,14 @@
  *      medians (the gemm law's own hot comes from its probes, of m = 64 on the grids so far:
  *      bandwidth-bound GEMMs that hardly slow with the clock).  Then, after the light load,
  *      that GEMM back to back for 6 of 2.'s time constants (0.4 .. 1 s), its time per run
- *      traced in ~1 ms batches: the time its slowdown takes to cover 1 - 1/e of its rise
- *      (tau_up_runs), the clock's fall read from a kernel's own times as 3. reads the
- *      recovery (from the fastest batch of the first 3 ms); printed beside 2.'s tau_up and
- *      stored as sustained.tau_up_runs_s (NVML's reading holds ~0.1 s, so 2. bounds the fall
- *      rather than measures it); with the timer's span_clock each batch is stamped too, and
- *      the same runs' clock fall by the SMs' counters is printed (tau_up_stamps, not stored).
+ *      traced in ~1 ms batches queued on the card (the timer's seq_queue; timed calls where it
+ *      has none): the time its slowdown takes to cover 1 - 1/e of its rise (tau_up_runs), the
+ *      clock's fall read from a kernel's own times as 3. reads the recovery (from the fastest
+ *      batch of the first 3 ms); printed beside 2.'s tau_up and stored as
+ *      sustained.tau_up_runs_s (NVML's reading holds ~0.1 s, so 2. bounds the fall rather
+ *      than measures it); with the timer's span_clock, the GEMM again in timed calls of ~1 ms,
+ *      each stamped: that trace's time and clock by the SMs' counters printed (tau_up_stamps,
+ *      not stored).
  *   7. the layer-interleaved load (sustained.interleave): that GEMM and an fp16 q = 1 XQA
  *      decode row (the one nearest 0.3 ms) in "layers", the GEMM a share 0.25, 0.5, 0.75 of
  *      each layer's time at their cold times (the fewest GEMM runs, 1 .. 8, that with whole
@@ -92,8 +94,8 @@ typedef struct calib_sustain {
     double tau_up, tau_down;      /* seconds */
     double tau_up_runs;           /* 6.: the fall from the compute-bound GEMM's own times (s; NAN: not
                                      measured); the profile's tau_up_runs_s, priced in place of tau_up */
-    double tau_up_stamps;         /* 6.: the same runs' fall by the SMs' cycle counters (s; NAN: not
-                                     read or not resolved); printed, not stored */
+    double tau_up_stamps;         /* 6.: the clock's fall by the SMs' cycle counters over the GEMM in
+                                     timed calls (s; NAN: not read or not resolved); printed, not stored */
     double hot[SUSTAIN_MAX_LAWS], heat[SUSTAIN_MAX_LAWS];   /* per law index; NAN: not probed */
     int ncurve;                   /* the clock against load (5. above): points measured */
     double curve[SUSTAIN_CURVE_N][3];   /* duty (the heater's share at calibrated times), MHz, W (0: not read) */
