@@ -490,7 +490,7 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
         snprintf(s->t->err, sizeof s->t->err, "out of memory");
         return -1;
     }
-    double base, rise, chigh = NAN, clow = NAN, ct0 = NAN, ct1 = NAN;
+    double base = NAN, rise = NAN, chigh = NAN, clow = NAN, ct0 = NAN, ct1 = NAN;
     if (queued) {
         if (load(s, L, tl, pre_l, NULL, NULL, NULL, &tail, NULL) < 0 || recovery_queued(s, G, tg, settle, tt, tv, &n) < 0) {
             free(tt);
@@ -523,8 +523,7 @@ static int layer_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, in
                 "settle higher (%d runs; the first %.4f ms, the fastest of the first 3 ms %.4f ms, the last 30%% %.4f ms; "
                 "after the light load %.4f ms: no fall resolved from the kernel's own times)\n",
                 nq, first * 1e3, base * 1e3, rise * 1e3, gcold * 1e3);
-    if (progress && isfinite(chigh))
-    {
+    if (progress && isfinite(chigh)) {
         char fall[48] = "no fall resolved";
         if (isfinite(out->tau_up_stamps)) snprintf(fall, sizeof fall, "it falls in %.0f ms", out->tau_up_stamps * 1e3);
         fprintf(progress, "calib: sustained load: the same gemm in timed calls of ~1 ms, each stamped by the SMs' cycle "
