@@ -1243,6 +1243,12 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         out->tau_up_s = sus.tau_up;
         out->tau_down_s = sus.tau_down;
         if (sus.tau_up_runs > 0 && sus.tau_up_runs <= 10) out->tau_up_runs_s = sus.tau_up_runs;
+        /* the same spans by the SMs' counters, the step stamps' meter: a pair that loads back */
+        if (isfinite(sus.stamp_cold) && isfinite(sus.stamp_hot) && sus.stamp_hot > 0 && sus.stamp_hot < sus.stamp_cold
+            && sus.stamp_cold < 1e5) {
+            out->stamp_cold_mhz = sus.stamp_cold;
+            out->stamp_hot_mhz = sus.stamp_hot;
+        }
         out->ncurve = sus.ncurve < PROF_MAX_CURVE ? sus.ncurve : PROF_MAX_CURVE;
         for (int q = 0; q < out->ncurve; q++)
             for (int c = 0; c < 3; c++) out->curve[q][c] = sus.curve[q][c];

@@ -686,7 +686,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
                 "(the clock falls in %.0f ms; the light load's time recovers in %.0f ms)\n", cold, hot, out->tau_up * 1e3, out->tau_down * 1e3);
     if (progress && isfinite(out->stamp_cold) && isfinite(out->stamp_hot))
         fprintf(progress, "calib: sustained load: by the SMs' cycle counters over the same spans: %.0f MHz under the light "
-                "load, %.0f MHz under the heater (printed only)\n", out->stamp_cold, out->stamp_hot);
+                "load, %.0f MHz under the heater (stored as stamp_cold_mhz, stamp_hot_mhz)\n", out->stamp_cold, out->stamp_hot);
     if (progress && isfinite(hold))
         fprintf(progress, "calib: sustained load: NVML's clock reading changed every %.0f ms under the heater (median of "
                 "%d changes; printed only)\n", hold * 1e3, nchg - 1);

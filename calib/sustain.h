@@ -5,7 +5,8 @@
  *   1. the light load (a long fp16 XQA decode, bandwidth-bound) for 0.3 s: clock_cold;
  *   2. the heater (the grid's largest GEMM) for 1 s, the clock traced: clock_hot, and
  *      tau_up, the time the clock takes to cover 1 - 1/e of its fall; over the last 30% of
- *      1. and 2. the timer's span_clock (the SMs' cycle counters) too: stamp_cold, stamp_hot;
+ *      1. and 2. the timer's span_clock (the SMs' cycle counters) too: stamp_cold, stamp_hot
+ *      (stored as sustained.stamp_cold_mhz, stamp_hot_mhz: the step stamps' meter);
  *   3. the light load again for 0.6 s, its time per run traced: tau_down, the time its
  *      slowdown takes to cover 1 - 1/e of its recovery (from the kernel's own times:
  *      NVML's clock reading updates too slowly to resolve the recovery);
@@ -90,7 +91,7 @@ typedef struct calib_sustain {
     char why[160];
     double clock_cold, clock_hot; /* MHz: settled under the light load, under the heater */
     double stamp_cold, stamp_hot; /* the same spans by the SMs' cycle counters (the timer's span_clock;
-                                     NAN: not read); printed, not stored */
+                                     NAN: not read); the profile's stamp_cold_mhz, stamp_hot_mhz */
     double tau_up, tau_down;      /* seconds */
     double tau_up_runs;           /* 6.: the fall from the compute-bound GEMM's own times (s; NAN: not
                                      measured); the profile's tau_up_runs_s, priced in place of tau_up */

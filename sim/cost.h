@@ -209,6 +209,13 @@ void cost_profile_envelope_quiet(cost_model_t *cm);
  * clock) instead of the clock its heat state stands for (heat.h); the array is borrowed.
  * NULL ends it.  Nothing for another model or a profile without the sustained probes. */
 void cost_profile_clock_schedule(cost_model_t *cm, const double *mhz, long n);
+/* The meter of those clocks: stamps 1 (the replay's step stamps, sm_mhz_step) maps the heat
+ * state between the profile's clocks by the SMs' cycle counters (sustained.stamp_cold_mhz,
+ * stamp_hot_mhz), so that a step's clock and the light load's and heater's are one meter's,
+ * and the model's own clock reads in that meter too; 0, or a profile without that pair:
+ * NVML's (clock_cold_mhz, clock_hot_mhz), as priced by default.  Returns 1 where the stamps'
+ * pair is used, else 0. */
+int cost_profile_clock_units(cost_model_t *cm, int stamps);
 /* The GPU's idle before each step (pacesim rescore, from a back-to-back replay's recorded
  * gap_s): the model cost_profile_new made lets its heat state relax over idle_s[k] seconds
  * before its k-th step from now (k < n; NAN or < 0: the step law's host time, as without a

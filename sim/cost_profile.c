@@ -29,6 +29,8 @@ typedef struct {
     double heat_mean;             /* h's mean over the last step priced */
     double clock_mean;            /* the clock (MHz) the step is priced at: heat_clock(heat_mean) */
     double clock_model;           /* the model's own clock over the last step (before a clock schedule) */
+    double f_cold, f_hot;         /* the clocks the heat state maps between (heat.h): NVML's pair, or the
+                                     SMs' counters' (cost_profile_clock_units) */
     const double *clk;            /* cost_profile_clock_schedule(): step k priced at clk[k] MHz */
     long nclk, nstep;             /*   its length; the steps priced so far */
     const double *idl;            /* cost_profile_idle_schedule(): step k after idl[k] s of GPU idle */
@@ -1177,8 +1179,8 @@ static double item_heat(const pm_t *pm, const cost_item_t *it, const prof_law_t 
 /* The sustained-load factor of a law's item at heat state h (heat.h). */
 static double hot_factor(const pm_t *pm, const prof_law_t *l, double f)
 {
-    if (!l || !l->has_sustained || !pm->p->has_sustained || !(f > 0) || f >= pm->p->clock_cold_mhz) return 1.0;
-    return heat_factor_at(l->hot, f, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
+    if (!l || !l->has_sustained || !pm->p->has_sustained || !(f > 0) || f >= pm->f_cold) return 1.0;
+    return heat_factor_at(l->hot, f, pm->f_cold, pm->f_hot);
 }
 
 /* An item's sustained-load factor at clock f: its law's (hot_factor), but for a cuBLAS GEMM in a
@@ -1200,7 +1202,7 @@ static double item_factor(const pm_t *pm, const cost_item_t *it, const prof_law_
     double h = hot_factor(pm, l, f);
     if (it->kind != CI_GEMM || !pm->compute_hot || (pm->compute_hot == 1 && !pm->scheduled) || !pm->p->has_chot ||
         !(pm->p->chot[3] > 0) || !l ||
-        !l->has_sustained || !pm->p->has_sustained || !(f > 0) || f >= pm->p->clock_cold_mhz)
+        !l->has_sustained || !pm->p->has_sustained || !(f > 0) || f >= pm->f_cold)
         return h;
     double fl = cost_item_flops(it, pm->m, &pm->r), pk = pm->p->peak_fp16_tflops * 1e12;
     double u0 = pm->gemm_u_law;
@@ -1210,7 +1212,7 @@ static double item_factor(const pm_t *pm, const cost_item_t *it, const prof_law_
     if (!(w > 0)) return h;
     if (w > 1) w = 1;
     double hot = exp((1 - w) * log(l->hot) + w * log(pm->p->chot[3]));
-    return heat_factor_at(hot, f, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
+    return heat_factor_at(hot, f, pm->f_cold, pm->f_hot);
 }
 
 int cost_profile_item(cost_model_t *cm, const cost_item_t *it, double *sec, int *grid)
@@ -1770,7 +1772,7 @@ static int pm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
         double tau_up = prof_tau_up(pm->p);
         heat_step(&pm->heat, 0, idle, tau_up, pm->p->tau_down_s);
         pm->heat_mean = heat_step(&pm->heat, c, x.total, tau_up, pm->p->tau_down_s);
-        pm->clock_mean = heat_clock(pm->heat_mean, pm->p->clock_cold_mhz, pm->p->clock_hot_mhz);
+        pm->clock_mean = heat_clock(pm->heat_mean, pm->f_cold, pm->f_hot);
         pm->clock_model = pm->clock_mean;
         /* a diagnostic's schedule: this step priced at the clock given for it (the state
          * itself keeps following the model) */
@@ -1788,6 +1790,16 @@ void cost_profile_clock_schedule(cost_model_t *cm, const double *mhz, long n)
     if (!cm || cm->step != pm_step) return;
     pm_t *pm = cm->impl;
     pm->clk = mhz, pm->nclk = mhz ? n : 0, pm->nstep = 0;
+}
+
+int cost_profile_clock_units(cost_model_t *cm, int stamps)
+{
+    if (!cm || cm->step != pm_step) return 0;
+    pm_t *pm = cm->impl;
+    int have = pm->p->stamp_cold_mhz > 0 && pm->p->stamp_hot_mhz > 0 && pm->p->stamp_hot_mhz < pm->p->stamp_cold_mhz;
+    if (stamps && have) pm->f_cold = pm->p->stamp_cold_mhz, pm->f_hot = pm->p->stamp_hot_mhz;
+    else pm->f_cold = pm->p->clock_cold_mhz, pm->f_hot = pm->p->clock_hot_mhz;
+    return stamps && have;
 }
 
 void cost_profile_idle_schedule(cost_model_t *cm, const double *idle_s, long n)
@@ -1908,6 +1920,7 @@ cost_model_t *cost_profile_new_link(const profile_t *p, const model_t *m, int tp
     }
     pm->p = p;
     pm->m = m;
+    pm->f_cold = p->clock_cold_mhz, pm->f_hot = p->clock_hot_mhz;
     pm->hw = cost_hw_of(p);
     if (model_rank(m, tp, &pm->r) < 0) {
         snprintf(err, COST_ERR_MAX, "tensor_parallel_size %d does not divide the model's heads", tp);

@@ -27,8 +27,12 @@
  *                                     # >= 0, 0 = not read): calib's clock against load,
  *                                     # recorded, not priced by (sim/heat.h); and
  *                                     # optionally tau_up_runs_s (> 0 s: the fall read
- *                                     # from a compute-bound GEMM's own times; recorded,
- *                                     # not priced by) and gemm_compute_hot: {m: 2048, n: 6144,
+ *                                     # from a compute-bound GEMM's own times; priced in
+ *                                     # place of tau_up_s), stamp_cold_mhz and
+ *                                     # stamp_hot_mhz (both or neither, > 0, hot < cold:
+ *                                     # the light load's and the heater's clocks by the
+ *                                     # SMs' cycle counters; the units of rescore
+ *                                     # --recorded-clock's step stamps) and gemm_compute_hot: {m: 2048, n: 6144,
  *                                     # k: 4096, hot: 1.2} (m, n, k 1 .. 2^31, hot 0.5 ..
  *                                     # 5) and interleave: [[gemm_share, layer_ms, mhz,
  *                                     # watts, gemm_factor, decode_factor, duty], ...],
@@ -112,7 +116,8 @@ static const char *const meta_keys[] = {
 static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "columns",
                                        "points", "sustained", "kernels", NULL};
 static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "curve",
-                                             "tau_up_runs_s", "gemm_compute_hot", "interleave", "elementwise_hot", NULL};
+                                             "tau_up_runs_s", "stamp_cold_mhz", "stamp_hot_mhz", "gemm_compute_hot",
+                                             "interleave", "elementwise_hot", NULL};
 static const char *const chot_keys[] = {"m", "n", "k", "hot", NULL};
 static const char *const ehot_keys[] = {"tokens", "hot", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", NULL};
@@ -212,11 +217,23 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
             yd_get_double(e, sus, sp, "clock_hot_mhz", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->clock_hot_mhz) < 0 ||
             yd_get_double(e, sus, sp, "tau_up_s", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->tau_up_s) < 0 ||
             yd_get_double(e, sus, sp, "tau_down_s", YD_REQ, 0.0, MAX_META, YD_LO_OPEN, &p->tau_down_s) < 0 ||
-            yd_get_double(e, sus, sp, "tau_up_runs_s", YD_OPT, 0.0, MAX_META, YD_LO_OPEN, &p->tau_up_runs_s) < 0)
+            yd_get_double(e, sus, sp, "tau_up_runs_s", YD_OPT, 0.0, MAX_META, YD_LO_OPEN, &p->tau_up_runs_s) < 0 ||
+            yd_get_double(e, sus, sp, "stamp_cold_mhz", YD_OPT, 0.0, MAX_META, YD_LO_OPEN, &p->stamp_cold_mhz) < 0 ||
+            yd_get_double(e, sus, sp, "stamp_hot_mhz", YD_OPT, 0.0, MAX_META, YD_LO_OPEN, &p->stamp_hot_mhz) < 0)
             return -1;
         if (!(p->clock_hot_mhz < p->clock_cold_mhz))
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
                            "must be below clock_cold_mhz (%g), got %g", p->clock_cold_mhz, p->clock_hot_mhz);
+        if ((p->stamp_cold_mhz > 0) != (p->stamp_hot_mhz > 0)) {
+            const char *has = p->stamp_cold_mhz > 0 ? "stamp_cold_mhz" : "stamp_hot_mhz";
+            return yd_fail(e, yd_map_get(sus, has), p->stamp_cold_mhz > 0 ? "profile.sustained.stamp_cold_mhz"
+                                                                           : "profile.sustained.stamp_hot_mhz",
+                           "needs %s beside it (the two are one meter's pair)",
+                           p->stamp_cold_mhz > 0 ? "stamp_hot_mhz" : "stamp_cold_mhz");
+        }
+        if (p->stamp_cold_mhz > 0 && !(p->stamp_hot_mhz < p->stamp_cold_mhz))
+            return yd_fail(e, yd_map_get(sus, "stamp_hot_mhz"), "profile.sustained.stamp_hot_mhz",
+                           "must be below stamp_cold_mhz (%g), got %g", p->stamp_cold_mhz, p->stamp_hot_mhz);
         static const double clo[3] = { 0, 0, 0 }, chi[3] = { 1, MAX_META, MAX_META };
         static const int cflag[3] = { YD_LO_OPEN, YD_LO_OPEN, 0 };
         yd_node_t *cv = NULL;
@@ -766,7 +783,7 @@ int prof_save(const char *path, const profile_t *p)
 {
     double meta[] = {p->mem_gib, p->mem_bw_gbs, p->peak_fp16_tflops, p->calib_seconds,
                      p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s,
-                     p->tau_up_runs_s};
+                     p->tau_up_runs_s, p->stamp_cold_mhz, p->stamp_hot_mhz};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         if (!isfinite(meta[i])) {
             errno = EDOM;
@@ -800,6 +817,8 @@ int prof_save(const char *path, const profile_t *p)
         fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g",
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
         if (p->tau_up_runs_s > 0) fprintf(f, ", tau_up_runs_s: %.17g", p->tau_up_runs_s);
+        if (p->stamp_cold_mhz > 0 && p->stamp_hot_mhz > 0)
+            fprintf(f, ", stamp_cold_mhz: %.17g, stamp_hot_mhz: %.17g", p->stamp_cold_mhz, p->stamp_hot_mhz);
         if (p->ncurve) {
             fprintf(f, ",\n    curve: [");
             for (int i = 0; i < p->ncurve; i++)

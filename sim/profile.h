@@ -92,6 +92,10 @@ typedef struct profile {
                                       (sustained.tau_up_runs_s; 0: not measured); where given,
                                       pricing uses it instead of tau_up_s, NVML's trace, which
                                       NVML's ~0.1 s reading bounds (prof_tau_up) */
+    double stamp_cold_mhz, stamp_hot_mhz;   /* the same settled spans by the SMs' cycle counters
+                                      (sustained.stamp_cold_mhz, stamp_hot_mhz; 0: not read):
+                                      the meter of the replay's step stamps, which rescore
+                                      --recorded-clock prices against (cost_profile_clock_units) */
     int ncurve;                    /* calib's clock against load (sustained.curve; 0: not measured; */
     double curve[PROF_MAX_CURVE][3];  /* recorded, not priced by): duty, MHz, W (0: not read), duty rising */
     int has_chot;                  /* calib's compute-bound GEMM hot (sustained.gemm_compute_hot; */

@@ -111,19 +111,22 @@ static double *mean_gaps(const double *const *gap, const long *ng, int nruns, lo
     return m;
 }
 
-/* The settings on one model: its steps at the clocks clk (recorded_clock, a diagnostic), and its
- * GEMMs by calib's compute-bound probe (compute_hot: at those clocks, or at the model's own) */
-static void diagnose(cost_model_t *cm, const double *clk, long nclk, int recorded_clock, int compute_hot)
+/* The settings on one model: its steps at the clocks clk (recorded_clock, a diagnostic; stamps:
+ * the step stamps', priced in their meter where the profile has it, cost_profile_clock_units),
+ * and its GEMMs by calib's compute-bound probe (compute_hot: at those clocks, or at the model's
+ * own).  1 where the stamps' meter is used. */
+static int diagnose(cost_model_t *cm, const double *clk, long nclk, int recorded_clock, int stamps, int compute_hot)
 {
     if (recorded_clock) cost_profile_clock_schedule(cm, clk, nclk);
     cost_profile_compute_hot(cm, !compute_hot ? 0 : recorded_clock ? 1 : 2);
+    return cost_profile_clock_units(cm, recorded_clock && stamps);
 }
 
 /* The prediction again with each step type's steps at k[type] times their price
  * (cost_scaled_types_new), priced as the prediction is (diagnose, the recorded idle), run on its
  * own engine *e (*started set once it needs engine_free).  0, or -1 with err (what names the run). */
-static int run_scaled(setup_t *u, const double k[4], const double *clk, long nclk, int recorded_clock, int probe,
-                      int recorded_idle, const double *gm, long ngm, cost_model_t **cm, engine_t *e, int *started,
+static int run_scaled(setup_t *u, const double k[4], const double *clk, long nclk, int recorded_clock, int stamps,
+                      int probe, int recorded_idle, const double *gm, long ngm, cost_model_t **cm, engine_t *e, int *started,
                       const char *what, char *err, size_t errsz)
 {
     cost_model_t *inner = setup_cost_new(u);
@@ -132,7 +135,7 @@ static int run_scaled(setup_t *u, const double k[4], const double *clk, long ncl
         snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
         return -1;
     }
-    diagnose(inner, clk, nclk, recorded_clock, probe);
+    diagnose(inner, clk, nclk, recorded_clock, stamps, probe);
     if (recorded_idle) cost_profile_idle_schedule(inner, gm, ngm);
     cost_profile_envelope_quiet(inner);
     *started = 1;
@@ -224,7 +227,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     int idle_off = !recorded_idle;
     for (int r = 0; r < nruns && idle_off; r++) idle_off = ng[r] > 0;   /* recorded, but switched off */
     int probe = rescore_probe(u, compute_hot, recorded_idle, idle_off, NULL);
-    for (int r = 0; r < nruns; r++) diagnose(pm[r], clk[r], nclk[r], recorded_clock, probe);
+    for (int r = 0; r < nruns; r++) diagnose(pm[r], clk[r], nclk[r], recorded_clock, step_clock, probe);
     /* the GPU idle each run recorded before each step (a back-to-back replay's gap_s): the
      * heat state relaxes over it, each run's steps after their own, the prediction's after
      * the runs' mean */
@@ -240,14 +243,14 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
      * prediction's in count within ~1%, not one by one: an approximation for the windows) */
     const double *clk1 = NULL, *mclk1;
     long nclk1 = recorded_clock ? replay_recorded_clocks(rm[0], &clk1, &mclk1) : 0;
-    diagnose(u->cost, clk1, nclk1, recorded_clock, probe);
+    int units = diagnose(u->cost, clk1, nclk1, recorded_clock, step_clock, probe);
     /* the prediction, then the same at 1% more a step */
     if (engine_run(&u->e) < 0) {
         snprintf(err, errsz, "%s", u->e.err);
         goto done;
     }
     const double k1[4] = { 1 + RESCORE_SENS, 1 + RESCORE_SENS, 1 + RESCORE_SENS, 1 + RESCORE_SENS };
-    if (run_scaled(u, k1, clk1, nclk1, recorded_clock, probe, recorded_idle, gm, ngm, &sm, &es, &es_started,
+    if (run_scaled(u, k1, clk1, nclk1, recorded_clock, step_clock, probe, recorded_idle, gm, ngm, &sm, &es, &es_started,
                    "prediction at +1%", err, errsz) < 0)
         goto done;
     long n[RESCORE_MAX_RUNS];
@@ -282,14 +285,22 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         rescore_type_figs(st[ty], nruns, &tf[ty]);
         if (tf[ty].runs) kt[ty] = tf[ty].ratio;
     }
-    if (run_scaled(u, kt, clk1, nclk1, recorded_clock, probe, recorded_idle, gm, ngm, &tm, &et, &et_started,
+    if (run_scaled(u, kt, clk1, nclk1, recorded_clock, step_clock, probe, recorded_idle, gm, ngm, &tm, &et, &et_started,
                    "prediction at the runs' time per step type", err, errsz) < 0)
         goto done;
+    char meter[200] = "";
+    if (step_clock && units)
+        snprintf(meter, sizeof meter, "; the clock each run stamped over the step itself (sm_mhz_step), not NVML's, "
+                 "against calib's clocks by the same counters (%.0f MHz light load, %.0f heater)", u->prof.stamp_cold_mhz,
+                 u->prof.stamp_hot_mhz);
+    else if (step_clock)
+        snprintf(meter, sizeof meter, "; the clock each run stamped over the step itself (sm_mhz_step), not NVML's, "
+                 "against NVML's light-load and heater clocks (the profile has no stamped pair)");
     fprintf(out, "== rescore %s  (%s, profile %s): %d measured runs%s%s\n", u->s.name, file, u->prof.gpu, nruns,
             recorded_clock && probe ? ", every step priced at its recorded SM clock, compute-bound GEMMs by calib's probe (a diagnostic)"
             : compute_hot > 0 ? ", compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)"
             : recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "",
-            step_clock ? "; the clock each run stamped over the step itself (sm_mhz_step), not NVML's" : "");
+            meter);
     if (recorded_idle) {
         double gs = 0;
         for (long k = 0; k < ngm; k++) gs += gm[k];

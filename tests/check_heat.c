@@ -368,6 +368,27 @@ START_TEST(curve_recorded_schedule_prices)
     ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
     ck_assert_double_eq_tol(ol.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA], 1.3, 1e-9);
     ck_assert_double_eq(cost_profile_model_clock(ml), cost_profile_model_clock(mk));
+    /* the schedule in the step stamps' meter (cost_profile_clock_units): without the profile's
+     * stamped pair NVML's stays; with one (1800 / 1500 MHz), 1800 MHz is the stamped light
+     * load's clock (no slowdown) where NVML's pair (1980 / 1600) reads it part way to the heater */
+    const double s1800[1] = { 1800 };
+    cost_model_t *mu = cost_profile_new(&lin, &M, 1, err);
+    ck_assert_msg(mu != NULL, "%s", err);
+    cost_breakdown_t ou;
+    ck_assert_int_eq(cost_profile_clock_units(mu, 1), 0);
+    cost_profile_clock_schedule(mu, s1800, 1);
+    ck_assert_int_eq(mu->step(mu, &mix.in, &ou), 0);
+    ck_assert_double_eq_tol(ou.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA],
+                            heat_factor_at(1.3, 1800, 1980, 1600), 1e-9);
+    lin.stamp_cold_mhz = 1800, lin.stamp_hot_mhz = 1500;
+    ck_assert_int_eq(cost_profile_clock_units(mu, 1), 1);
+    cost_profile_clock_schedule(mu, s1800, 1);
+    ck_assert_int_eq(mu->step(mu, &mix.in, &ou), 0);
+    ck_assert_double_eq_tol(ou.attn_route[ROUTE_DECODE_XQA] / oc.attn_route[ROUTE_DECODE_XQA], 1.0, 1e-9);
+    ck_assert(cost_profile_model_clock(mu) <= 1800 && cost_profile_model_clock(mu) >= 1500);   /* in that meter */
+    ck_assert_int_eq(cost_profile_clock_units(mu, 0), 0);                                     /* back to NVML's */
+    lin.stamp_cold_mhz = lin.stamp_hot_mhz = 0;
+    cost_free(mu);
     /* at a scheduled clock the compute-bound GEMM probe prices the GEMMs: the gemm law's hot
      * (1 here, its points none: probes' rate 0) moved towards the probe's 1.2 by the item's
      * FLOP rate u at its calibrated time, so hot = 1.2^u, at the heater's clock exactly that */
@@ -518,6 +539,16 @@ START_TEST(profile_round_trip)
     ck_assert_int_eq(prof_save(path, &p), -1);
     ck_assert_int_eq(errno, EDOM);
     p.tau_up_runs_s = 0;
+    /* the clocks by the SMs' counters travel as a pair (none written: 0 read back) */
+    ck_assert_double_eq(q.stamp_cold_mhz, 0);
+    p.stamp_cold_mhz = 1842, p.stamp_hot_mhz = 1452;
+    ck_assert_int_eq(prof_save(path, &p), 0);
+    ck_assert_msg(prof_load(path, &q, err) == 0, "%s", err);
+    ck_assert_double_eq(q.stamp_cold_mhz, 1842);
+    ck_assert_double_eq(q.stamp_hot_mhz, 1452);
+    ck_assert_double_eq(q.clock_cold_mhz, p.clock_cold_mhz);
+    prof_free(&q);
+    p.stamp_cold_mhz = p.stamp_hot_mhz = 0;
     /* the curve travels too */
     p.ncurve = 2;
     p.curve[0][0] = 0.4, p.curve[0][1] = 1950, p.curve[0][2] = 512.5;

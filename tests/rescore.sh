@@ -300,6 +300,21 @@ if printf '%s\n' "$o1" | head -1 | grep -q "recorded SM clock (a diagnostic); th
     echo "  ok   --recorded-clock at sm_mhz_step where every run has it (mixed sum err $s0 -> $s1 at 1500 MHz); else at sm_clock_mhz"
     pass=$((pass + 1))
 else echo "  FAIL --recorded-clock at sm_mhz_step: $o1 / $o2"; fail=$((fail + 1)); fi
+# a profile with calib's stamped light-load and heater clocks (sustained.stamp_cold_mhz,
+# stamp_hot_mhz): the stamped steps are priced in that meter, the header says so, and at 1500 MHz
+# (the stamped heater's clock: the whole hot factor, where NVML's pair gives part of it) the
+# mixed steps price higher than against NVML's pair
+sed -E '0,/tau_down_s: [0-9.e+-]+/s//&, stamp_cold_mhz: 1800, stamp_hot_mhz: 1500/' \
+    tests/data/replay/h200-envelope/profile.yaml > "$tmp/stamped.yaml"
+o4=$("$bin" rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured "$tmp/sc1.csv" --measured "$tmp/sc2.csv" \
+     --set workload.requests.B.output_tokens=8 --set profile="$tmp/stamped.yaml" --recorded-clock 2>&1)
+s4=$(mixed_sum "$o4")
+if printf '%s\n' "$o4" | head -1 | grep -q "not NVML's, against calib's clocks by the same counters (1800 MHz light load, 1500 heater)" &&
+   printf '%s\n' "$o1" | head -1 | grep -q "against NVML's light-load and heater clocks (the profile has no stamped pair)" &&
+   [ -n "$s4" ] && awk -v a="$s1" -v b="$s4" 'BEGIN { exit !(b + 0 > a + 0) }'; then
+    echo "  ok   --recorded-clock at sm_mhz_step in the stamps' meter where the profile has it (mixed sum err $s1 -> $s4)"
+    pass=$((pass + 1))
+else echo "  FAIL --recorded-clock in the stamps' meter: $o4"; fail=$((fail + 1)); fi
 # --nvml-clock: NVML's reading even where every run stamped its steps (the report as without
 # the column); alone (without --recorded-clock) refused
 o3=$(rc_of "$tmp/sc1.csv" "$tmp/sc2.csv" --nvml-clock)
