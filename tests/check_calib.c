@@ -257,6 +257,16 @@ static int fake_clock(calib_timer_t *t, double *mhz)
     return 0;
 }
 
+/* the SMs' counters' clock over a span: the fake card's clock at its end, 7% under NVML's
+ * reading (as the counters read under an H100's light load) */
+static int fake_span_clock(calib_timer_t *t, int end, double *mhz)
+{
+    if (!end) return 0;
+    fake_clock(t, mhz);
+    *mhz *= 0.93;
+    return 0;
+}
+
 static void fake_describe(calib_timer_t *t, profile_t *p)
 {
     (void)t;
@@ -1707,8 +1717,12 @@ START_TEST(driver_records_sustained_probes)
     ft.wall = fake_wall;
     ft.seq_queue = fake_seq_queue;
     ft.seq_wait = fake_seq_wait;
+    ft.span_clock = fake_span_clock;
     ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
     ck_assert(p.has_sustained && p.clock_hot_mhz < p.clock_cold_mhz);
+    /* the same spans by the counters: stored as the stamps' pair */
+    ck_assert_double_eq_tol(p.stamp_cold_mhz, 0.93 * p.clock_cold_mhz, 0.05 * p.clock_cold_mhz);
+    ck_assert(p.stamp_hot_mhz > 0 && p.stamp_hot_mhz < p.stamp_cold_mhz);
     ck_assert(p.has_chot && p.chot[0] >= 512);
     ck_assert_double_eq_tol(p.chot[3], 1.15, 0.01);    /* timed after the heater: ~its full drop */
     /* the L2-cold elementwise proxy at the grid's 2048 tokens, timed after the heater too */
@@ -1730,6 +1744,7 @@ START_TEST(driver_records_sustained_probes)
     ck_assert_msg(prof_save(path, &p) == 0, "prof_save: %s", strerror(errno));
     ck_assert_msg(prof_load(path, &back, perr) == 0, "%s", perr);
     ck_assert(back.has_chot && back.chot[3] == p.chot[3]);
+    ck_assert(back.stamp_cold_mhz == p.stamp_cold_mhz && back.stamp_hot_mhz == p.stamp_hot_mhz);
     ck_assert(back.has_ehot && back.ehot[0] == p.ehot[0] && back.ehot[1] == p.ehot[1]);
     ck_assert_int_eq(back.ninter, p.ninter);
     ck_assert_double_eq_tol(back.inter[0][2], p.inter[0][2], 1e-3 * p.inter[0][2]);   /* 6 digits */
