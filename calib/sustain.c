@@ -26,6 +26,13 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Runs of about t_est seconds each that fill `batch` seconds: 1 .. most. */
+static int runs_in(double batch, double t_est, int most)
+{
+    int iters = (int)ceil(batch / t_est);
+    return iters < 1 ? 1 : iters > most ? most : iters;
+}
+
 /* Run j back to back for `seconds` in batches of ~2 ms, reading the clock after each;
  * the trace (time since the start, MHz) into tt/tf when given; *tail = the mean clock
  * over the last 30% of the time (NAN if none was read); *tail_stamp the same span's clock by
@@ -36,9 +43,7 @@ static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, do
 {
     int stamped = 0;                  /* the tail's span stamped at its start */
     if (tail_stamp) *tail_stamp = NAN;
-    int iters = (int)ceil(0.002 / t_est);
-    if (iters < 1) iters = 1;
-    if (iters > 1000) iters = 1000;
+    int iters = runs_in(0.002, t_est, 1000);
     if (s->t->prepare(s->t, j) != 0) return -1;
     double start = s->now, sum = 0;
     int cnt = 0, k = 0;
@@ -78,9 +83,7 @@ static int load(sus_t *s, const calib_job_t *j, double t_est, double seconds, do
 static int recovery(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *tt, double *tv, double *tc,
                     int *n)
 {
-    int iters = (int)ceil(0.001 / t_est);
-    if (iters < 1) iters = 1;
-    if (iters > 1000) iters = 1000;
+    int iters = runs_in(0.001, t_est, 1000);
     if (s->t->prepare(s->t, j) != 0) return -1;
     double start = s->now;
     int k = 0;
@@ -103,9 +106,7 @@ static int recovery(sus_t *s, const calib_job_t *j, double t_est, double seconds
  * time from the card's events.  0 / -1. */
 static int recovery_queued(sus_t *s, const calib_job_t *j, double t_est, double seconds, double *tt, double *tv, int *n)
 {
-    int iters = (int)ceil(0.001 / t_est);
-    if (iters < 1) iters = 1;
-    if (iters > 1000) iters = 1000;
+    int iters = runs_in(0.001, t_est, 1000);
     if (s->t->prepare(s->t, j) != 0) return -1;
     const calib_job_t *jobs[1] = { j };
     double start = s->now, est = iters * t_est;
@@ -233,9 +234,7 @@ static int timed_after(sus_t *s, const calib_job_t *pre, double pre_t, double pr
 {
     double tail;
     if (load(s, pre, pre_t, pre_s, NULL, NULL, NULL, &tail, NULL) < 0) return -1;
-    int iters = (int)ceil(5e-4 / t_est);
-    if (iters < 1) iters = 1;
-    if (iters > 200) iters = 200;
+    int iters = runs_in(5e-4, t_est, 200);
     if (s->t->prepare(s->t, j) != 0 || s->t->run(s->t, j, iters, sec) != 0) return -1;
     s->now += *sec * iters;
     return 0;
@@ -839,9 +838,7 @@ static int pick_gemm(const calib_job_t *jobs, const double *t_s, int njobs, int 
 static int study_one(sus_t *s, const calib_job_t *j, double t_est, int kind, const calib_job_t *pre, double pre_t,
                      double pre_s, double *sec)
 {
-    int iters = (int)ceil(5e-4 / t_est);
-    if (iters < 1) iters = 1;
-    if (iters > 200) iters = 200;
+    int iters = runs_in(5e-4, t_est, 200);
     double tail, tr, sh;
     switch (kind) {
     case 0: s->t->idle(s->t, pre_s); break;
