@@ -2357,7 +2357,7 @@ int capacity_main(int argc, char **argv, const char *argv0)
                 if (setup_opt_long("pacesim capacity", opt, v, 0, &point_base) < 0) { rc = 2; goto out; }
                 R.one_point = 1;
             } else if (!strcmp(opt, "--error-bars")) {
-                if (cost_scaled_parse_pct("pacesim capacity", v, &o.error_bars) < 0) { rc = 2; goto out; }
+                if (setup_opt_pct("pacesim capacity", v, &o.error_bars) < 0) { rc = 2; goto out; }
                 extra[nx++] = "--error-bars", extra[nx++] = v;
             } else if (!strcmp(opt, "--csv")) {
                 csv = v;

@@ -1,9 +1,7 @@
 /* cost_scaled.c: every step of another model scaled by k.  See cost_scaled.h. */
-#include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include "cost_scaled.h"
-#include "setup.h"
 
 typedef struct {
     cost_model_t *inner;          /* owned */
@@ -64,26 +62,4 @@ cost_model_t *cost_scaled_types_new(cost_model_t *inner, const double k[4])
 cost_model_t *cost_scaled_inner(cost_model_t *cm)
 {
     return cm && cm->step == scaled_step ? ((scaled_t *)cm->impl)->inner : cm;
-}
-
-int cost_scaled_parse_pct(const char *prog, const char *v, double *out)
-{
-    /* plain decimal digits, an optional fraction and '%': no sign, space, exponent, hex, inf or
-     * nan, which strtod alone would take ("0x10" is 16) */
-    const char *q = v;
-    int digits = 0;
-    while (*q >= '0' && *q <= '9') q++, digits++;
-    if (*q == '.')
-        for (q++; *q >= '0' && *q <= '9'; q++) digits++;
-    if (*q == '%') q++;
-    char *end;
-    errno = 0;
-    double p = strtod(v, &end);
-    if (!digits || *q || errno == ERANGE || !(p > 0 && p <= 50)) {
-        setup_msg(stderr, "%s: --error-bars: %s: expected a percentage P, 0 < P <= 50, in decimal digits (e.g. 3 or"
-                  " 2.5%%: every step also at 0.97 and 1.03 times its price)", prog, v);
-        return -1;
-    }
-    *out = p;
-    return 0;
 }

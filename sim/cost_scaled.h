@@ -20,9 +20,5 @@ int cost_step_type(const cost_step_t *in);
 /* The model a scaled model wraps (for the profile model's own settings), or cm itself when
  * cm is not a scaled model. */
 cost_model_t *cost_scaled_inner(cost_model_t *cm);
-/* --error-bars P (run's and capacity's): a percentage, 0 < P <= 50, in decimal digits ("3",
- * "2.5" or "3%"; not "0x10", "1e1", " 3").  0, or -1
- * with one line on stderr, "PROG: --error-bars: V: expected ...". */
-int cost_scaled_parse_pct(const char *prog, const char *v, double *out);
 
 #endif

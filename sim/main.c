@@ -310,7 +310,7 @@ static const char *argv0 = "pacesim";
 /* --error-bars P: a percentage, 0 < P <= 50 ("3" or "3%"). */
 static int parse_error_bars(const char *v, double *out)
 {
-    return cost_scaled_parse_pct("pacesim", v, out);
+    return setup_opt_pct("pacesim", v, out);
 }
 
 /* A --goodput pair: a name of letters and digits, then ':' (a scenario file is not one). */

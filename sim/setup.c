@@ -261,6 +261,28 @@ int setup_opt_long(const char *prog, const char *opt, const char *v, long min, l
     return 0;
 }
 
+int setup_opt_pct(const char *prog, const char *v, double *out)
+{
+    /* plain decimal digits, an optional fraction and '%': no sign, space, exponent, hex, inf or
+     * nan, which strtod alone would take ("0x10" is 16) */
+    const char *q = v;
+    int digits = 0;
+    while (*q >= '0' && *q <= '9') q++, digits++;
+    if (*q == '.')
+        for (q++; *q >= '0' && *q <= '9'; q++) digits++;
+    if (*q == '%') q++;
+    char *end;
+    errno = 0;
+    double p = strtod(v, &end);
+    if (!digits || *q || errno == ERANGE || !(p > 0 && p <= 50)) {
+        setup_msg(stderr, "%s: --error-bars: %s: expected a percentage P, 0 < P <= 50, in decimal digits (e.g. 3 or"
+                  " 2.5%%: every step also at 0.97 and 1.03 times its price)", prog, v);
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
 int setup_opt_twice(unsigned *seen, const char *const *once, const char *opt)
 {
     size_t n = strlen(opt);

@@ -71,5 +71,9 @@ int setup_opt_twice(unsigned *seen, const char *const *once, const char *opt);
 /* An option's whole-number value v (decimal, nothing around it) of at least min into *out: 0;
  * else -1 and one line on stderr, "prog: opt v: expected an integer >= min". */
 int setup_opt_long(const char *prog, const char *opt, const char *v, long min, long *out);
+/* --error-bars P (run's and capacity's): a percentage, 0 < P <= 50, in decimal digits ("3",
+ * "2.5" or "3%"; not "0x10", "1e1", " 3") into *out: 0; else -1 and one line on stderr,
+ * "prog: --error-bars: v: expected ...". */
+int setup_opt_pct(const char *prog, const char *v, double *out);
 
 #endif
