@@ -502,7 +502,6 @@ typedef struct {
     long long *d_sink;
     gpuclock_t nvml;            /* the SM clock for the sustained-load probes (NVML) */
     stamp_span_t stamps;        /* span_clock's */
-    unsigned long long stamp_seq;
     /* varlen: its pool, and a plan per rotated batch (g->batch) */
     attn_kv vl_kv;
     attn_varlen_plan *vl_plan[NROT];
@@ -1613,9 +1612,8 @@ static int gpu_clock(calib_timer_t *t, double *mhz)
 static int gpu_span_clock(calib_timer_t *t, int end, double *mhz)
 {
     gpu_t *g = (gpu_t *)t->impl;
-    if (!end) g->stamp_seq++;
-    cudaError_t e = stamp_span_mark(&g->stamps, end, g->stamp_seq);
-    if (e == cudaSuccess && end) e = stamp_span_mhz(&g->stamps, g->stamp_seq, mhz);
+    cudaError_t e = stamp_span_mark(&g->stamps, end);
+    if (e == cudaSuccess && end) e = stamp_span_mhz(&g->stamps, mhz);
     if (e != cudaSuccess) {
         cudaGetLastError();
         snprintf(t->err, sizeof t->err, "span clock: %s", cudaGetErrorString(e));

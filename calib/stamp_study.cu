@@ -67,7 +67,6 @@ typedef struct {
 } rep_t;
 
 static stamp_span_t st;
-static unsigned long long seq;
 static int nsm;
 static float *d_out;
 static gpuclock_t nvm;
@@ -75,7 +74,7 @@ static gpuclock_t nvm;
 static double stamps_mhz(void)   /* as the replay reads its steps' stamps */
 {
     double mhz;
-    CK(stamp_span_mhz(&st, seq, &mhz));
+    CK(stamp_span_mhz(&st, &mhz));
     return mhz;
 }
 
@@ -95,8 +94,7 @@ static void rep(int k, int fma_iters, int mma_iters, double span_ms, rep_t *r)
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    seq++;
-    CK(stamp_span_mark(&st, 0, seq));
+    CK(stamp_span_mark(&st, 0));
     CK(cudaEventRecord(e0));
     switch (k) {
     case FMA_ALL: fma_chain<<<4 * nsm, 256>>>(d_out, fma_iters); break;
@@ -110,7 +108,7 @@ static void rep(int k, int fma_iters, int mma_iters, double span_ms, rep_t *r)
     case HEAT: mma_chain<<<8 * nsm, 128>>>(d_out, mma_iters); break;
     }
     CK(cudaEventRecord(e1));
-    CK(stamp_span_mark(&st, 1, seq));
+    CK(stamp_span_mark(&st, 1));
     CK(cudaDeviceSynchronize());
     float ms = 0;
     CK(cudaEventElapsedTime(&ms, e0, e1));

@@ -126,7 +126,6 @@ typedef struct {
     /* --step-clock: the SM clock over each step from stamps on the GPU (step_stamp) */
     int step_clk;
     struct stamp_span *stamps;    /* the step's stamps (sim/step_stamp.cuh; NULL until the first) */
-    unsigned long long stamp_seq; /* the step being stamped (1, 2, ...) */
     int stamped;                  /* 1: this step's start stamp is queued */
     double sclk_sum, sclk_min;    /* over the steps' step_mhz */
     long sclk_n, sclk_nan;
@@ -260,7 +259,7 @@ static int stamp_launch(cost_model_t *cm, gm_t *g, int end)
         snprintf(cm->err, sizeof cm->err, "out of memory");
         return -1;
     }
-    CK(stamp_span_mark(g->stamps, end, g->stamp_seq));
+    CK(stamp_span_mark(g->stamps, end));
     if (!end) g->stamped = 1;
     return 0;
 }
@@ -272,7 +271,7 @@ static int stamp_read(cost_model_t *cm, gm_t *g, replay_rec_t *r)
     r->step_clk = 1;
     r->step_mhz = NAN;
     if (g->stamped)
-        CK(stamp_span_mhz(g->stamps, g->stamp_seq, &r->step_mhz));
+        CK(stamp_span_mhz(g->stamps, &r->step_mhz));
     if (isnan(r->step_mhz)) g->sclk_nan++;
     else {
         g->sclk_sum += r->step_mhz;
@@ -839,7 +838,6 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     replay_rec_t r;
     memset(&r, 0, sizeof r);
     g->step_first = 0;
-    g->stamp_seq++;
     g->stamped = 0;
     /* --step-clock item by item: stamped around the step's items (back to back: in b2b_run) */
     if (g->step_clk && !g->b2b && stamp_launch(cm, g, 0) < 0) return -1;

@@ -26,16 +26,19 @@ static __global__ void step_stamp(replay_stamp_t *s, unsigned long long seq)
 }
 
 /* A span's stamps: the start and end stamps on the card, their copy on the host, the blocks a
- * stamp launches (one per SM).  Zero it before the first mark; stamp_span_free when done. */
+ * stamp launches (one per SM), the current span's number.  Zero it before the first mark;
+ * stamp_span_free when done. */
 typedef struct stamp_span {
     replay_stamp_t *dev;                    /* STAMP_SLOTS start stamps, then STAMP_SLOTS end stamps */
     replay_stamp_t host[2 * STAMP_SLOTS];
     int nsm;
+    unsigned long long seq;                 /* the span being stamped: 1, 2, ... (0: none yet) */
 } stamp_span_t;
 
-/* Queue the span's start (end 0) or end (end 1) stamps, tagged seq, on the default stream; the
- * first call makes the buffer (zeroed: seq 0 is no span's). */
-static inline cudaError_t stamp_span_mark(stamp_span_t *sp, int end, unsigned long long seq)
+/* Queue a new span's start stamps (end 0) or the current span's end stamps (end 1) on the
+ * default stream, tagged with its number; the first call makes the buffer (zeroed: number 0 is
+ * no span's). */
+static inline cudaError_t stamp_span_mark(stamp_span_t *sp, int end)
 {
     cudaError_t e;
     if (!sp->dev) {
@@ -50,18 +53,19 @@ static inline cudaError_t stamp_span_mark(stamp_span_t *sp, int end, unsigned lo
             return e;
         }
     }
-    step_stamp<<<sp->nsm > 0 ? sp->nsm : 1, 1>>>(sp->dev + (end ? STAMP_SLOTS : 0), seq);
+    if (!end) sp->seq++;
+    step_stamp<<<sp->nsm > 0 ? sp->nsm : 1, 1>>>(sp->dev + (end ? STAMP_SLOTS : 0), sp->seq);
     return cudaGetLastError();
 }
 
-/* Wait for the stamps queued so far and give span seq's clock (replay_stamp_mhz: NAN where no SM
- * was stamped at both ends). */
-static inline cudaError_t stamp_span_mhz(stamp_span_t *sp, unsigned long long seq, double *mhz)
+/* Wait for the stamps queued so far and give the current span's clock (replay_stamp_mhz: NAN
+ * where no SM was stamped at both ends). */
+static inline cudaError_t stamp_span_mhz(stamp_span_t *sp, double *mhz)
 {
     *mhz = NAN;
     if (!sp->dev) return cudaSuccess;
     cudaError_t e = cudaMemcpy(sp->host, sp->dev, sizeof sp->host, cudaMemcpyDeviceToHost);
-    if (e == cudaSuccess) *mhz = replay_stamp_mhz(sp->host, sp->host + STAMP_SLOTS, STAMP_SLOTS, seq);
+    if (e == cudaSuccess) *mhz = replay_stamp_mhz(sp->host, sp->host + STAMP_SLOTS, STAMP_SLOTS, sp->seq);
     return e;
 }
 
