@@ -45,6 +45,9 @@
 #                  load's short prompts)
 #   h100-lib-qwen3-30b-a3b/  the MoE recordings on a third H100 80GB, recorded as h100-lib-llama8b
 #                  (six runs each, each step's own SM clock)
+#   h200-lib-llama8b-f/, h200-lib-qwen3-30b-a3b-e/  both library sets on a sixth H200, recorded
+#                  as h100-lib-llama8b; each calib read the clock's fall from the compute-bound
+#                  GEMM queued back to back (calib/sustain.h)
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
