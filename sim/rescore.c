@@ -64,6 +64,23 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
     o->sens = isnan(pred_1pct) || pred == 0 ? NAN : pred_1pct / pred - 1;
 }
 
+void rescore_attn_figs(const replay_rec_t *const *rec, const long *n, int nruns, int ty, rescore_attn_t *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int r = 0; r < nruns; r++) {
+        double pa = 0, ma = 0, p = 0, m = 0;
+        for (long i = 0; i < n[r]; i++)
+            if (rec[r][i].type == ty)
+                pa += rec[r][i].pred_attn, ma += rec[r][i].meas_attn, p += rec[r][i].predicted, m += rec[r][i].measured;
+        if (!(ma > 0) || !(m > ma) || !(pa > 0) || !(p > pa)) continue;
+        o->attn_err += pa / ma - 1;
+        o->rest_err += (p - pa) / (m - ma) - 1;
+        o->share += ma / m;
+        o->runs++;
+    }
+    if (o->runs) o->attn_err /= o->runs, o->rest_err /= o->runs, o->share /= o->runs;
+}
+
 void rescore_slope_band(double q, double *qlo, double *qhi)
 {
     double d = fmin(RESCORE_BAND, (1 - q) / 2);
@@ -320,6 +337,19 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         fprintf(out, "  (");
         for (int r = 0; r < nruns; r++) fprintf(out, "%s%.1f%%", r ? " " : "", 100 * st[ty][r].median);
         fprintf(out, ")\n");
+    }
+    /* each type's attention apart from the rest of its steps: which items a type's error is in */
+    for (int ty = STEP_DECODE_ONLY, head = 0; ty <= STEP_PREFILL_ONLY; ty++) {
+        rescore_attn_t a;
+        rescore_attn_figs(rec, n, nruns, ty, &a);
+        if (a.runs < nruns) continue;
+        if (!head++)
+            fprintf(out, "   %-17s %7s %12s %12s  (summed, the runs' mean: the steps' attention items apart "
+                    "from the rest of the step)\n", "attention", "share", "attn err", "rest err");
+        fprintf(out, "   attention %-7s %6.0f%%", engine_step_type_name(ty), 100 * a.share);
+        pct(out, 12, a.attn_err);
+        pct(out, 12, a.rest_err);
+        fprintf(out, "\n");
     }
     if (recorded_clock || compute_hot > 0) {   /* the diagnostics' table */
         fprintf(out, "   %-10s %6s %13s %13s %13s  %s\n", "clock", "steps", "model MHz", "recorded MHz", "model-rec",

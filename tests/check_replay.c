@@ -158,6 +158,35 @@ START_TEST(step_type_beside_its_runs)
 }
 END_TEST
 
+/* a step type's attention apart from the rest of its steps, summed per run and averaged; a run
+ * whose steps record no attention does not count */
+START_TEST(attention_apart_from_the_rest)
+{
+    replay_rec_t a[3] = { { 1, STEP_MIXED, 0.020, 0.025, 0.006, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN },
+                          { 2, STEP_DECODE_ONLY, 0.010, 0.010, 0.002, 0.004, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN },
+                          { 3, STEP_MIXED, 0.020, 0.015, 0.004, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN } };
+    replay_rec_t b[1] = { { 1, STEP_MIXED, 0.040, 0.040, 0.010, 0.008, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN } };
+    const replay_rec_t *rec[2] = { a, b };
+    long n[2] = { 3, 1 };
+    rescore_attn_t t;
+    rescore_attn_figs(rec, n, 2, STEP_MIXED, &t);
+    ck_assert_int_eq(t.runs, 2);
+    /* run a: attention 0.010 priced against 0.010 measured, the rest 0.030 against 0.030; run b:
+     * 0.010 against 0.008 (+25%), the rest 0.030 against 0.032 */
+    ck_assert_double_eq_tol(t.attn_err, 0.5 * (0 + 0.25), 1e-12);
+    ck_assert_double_eq_tol(t.rest_err, 0.5 * (0 + (0.030 / 0.032 - 1)), 1e-12);
+    ck_assert_double_eq_tol(t.share, 0.5 * (0.010 / 0.040 + 0.008 / 0.040), 1e-12);
+    rescore_attn_figs(rec, n, 2, STEP_DECODE_ONLY, &t);
+    ck_assert_int_eq(t.runs, 1);                      /* run b has no decode step */
+    ck_assert_double_eq_tol(t.attn_err, 0.002 / 0.004 - 1, 1e-12);
+    ck_assert_double_eq_tol(t.rest_err, 0.008 / 0.006 - 1, 1e-12);
+    b[0].meas_attn = 0;                               /* a recording without the attention column */
+    rescore_attn_figs(rec, n, 2, STEP_MIXED, &t);
+    ck_assert_int_eq(t.runs, 1);
+    ck_assert_double_eq_tol(t.attn_err, 0, 1e-12);
+}
+END_TEST
+
 /* the --steps file: an item-by-item replay's columns as they always were; a back-to-back
  * replay's three more (span, items' sum, wall), which the recording's reader skips */
 static void first_lines(const char *path, char *a, char *b, size_t n)
@@ -427,7 +456,8 @@ int main(void)
 {
     const check_test_t tests[] = { CHECK_TEST(sets_cover_three_l2), CHECK_TEST(views_fit_the_pool),
                                    CHECK_TEST(views_of_a_small_pool), CHECK_TEST(window_beside_its_runs), CHECK_TEST(percentile_window_band),
-                                   CHECK_TEST(step_type_beside_its_runs), CHECK_TEST(steps_csv_back_to_back),
+                                   CHECK_TEST(step_type_beside_its_runs), CHECK_TEST(attention_apart_from_the_rest),
+                                   CHECK_TEST(steps_csv_back_to_back),
                                    CHECK_TEST(stamps_give_the_step_clock), CHECK_TEST(steps_csv_step_clock),
                                    CHECK_TEST(recording_gaps_read), CHECK_TEST(moe_slots_one_per_shape),
                                    CHECK_TEST(moe_steps_fit_the_slots) };
