@@ -346,7 +346,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         if (!head++)
             fprintf(out, "   %-17s %7s %12s %12s  (summed, the runs' mean: the steps' attention items apart "
                     "from the rest of the step)\n", "attention", "share", "attn err", "rest err");
-        fprintf(out, "   attention %-7s %6.0f%%", engine_step_type_name(ty), 100 * a.share);
+        fprintf(out, "   attention %-7s %7.0f%%", engine_step_type_name(ty), 100 * a.share);
         pct(out, 12, a.attn_err);
         pct(out, 12, a.rest_err);
         fprintf(out, "\n");
