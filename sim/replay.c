@@ -59,6 +59,8 @@ int replay_stats(const replay_rec_t *rec, long n, int type, replay_stats_t *st)
         e[st->n++] = fabs(rec[i].predicted / rec[i].measured - 1);
         st->predicted += rec[i].predicted;
         st->measured += rec[i].measured;
+        st->pred_attn += rec[i].pred_attn;
+        st->meas_attn += rec[i].meas_attn;
     }
     if (st->n) {
         qsort(e, (size_t)st->n, sizeof *e, cmp_d);

@@ -53,6 +53,7 @@ typedef struct replay_stats {    /* one step type's errors, |predicted / measure
     long n;
     double predicted, measured;   /* summed seconds */
     double median, max;
+    double pred_attn, meas_attn;  /* the steps' attention items, summed seconds */
 } replay_stats_t;
 
 /* Append a record.  0, or -1 out of memory. */

@@ -64,14 +64,11 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
     o->sens = isnan(pred_1pct) || pred == 0 ? NAN : pred_1pct / pred - 1;
 }
 
-void rescore_attn_figs(const replay_rec_t *const *rec, const long *n, int nruns, int ty, rescore_attn_t *o)
+void rescore_attn_figs(const replay_stats_t *st, int nruns, rescore_attn_t *o)
 {
     memset(o, 0, sizeof *o);
     for (int r = 0; r < nruns; r++) {
-        double pa = 0, ma = 0, p = 0, m = 0;
-        for (long i = 0; i < n[r]; i++)
-            if (rec[r][i].type == ty)
-                pa += rec[r][i].pred_attn, ma += rec[r][i].meas_attn, p += rec[r][i].predicted, m += rec[r][i].measured;
+        double pa = st[r].pred_attn, ma = st[r].meas_attn, p = st[r].predicted, m = st[r].measured;
         if (!(ma > 0) || !(m > ma) || !(pa > 0) || !(p > pa)) continue;
         o->attn_err += pa / ma - 1;
         o->rest_err += (p - pa) / (m - ma) - 1;
@@ -341,7 +338,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     /* each type's attention apart from the rest of its steps: which items a type's error is in */
     for (int ty = STEP_DECODE_ONLY, head = 0; ty <= STEP_PREFILL_ONLY; ty++) {
         rescore_attn_t a;
-        rescore_attn_figs(rec, n, nruns, ty, &a);
+        rescore_attn_figs(st[ty], nruns, &a);
         if (a.runs < nruns) continue;
         if (!head++)
             fprintf(out, "   %-17s %7s %12s %12s  (summed, the runs' mean: the steps' attention items apart "

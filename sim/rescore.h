@@ -68,10 +68,10 @@ void rescore_slope_figs(double q, double v, double lo, double hi, long n, rescor
  * (NAN: undefined in that run) and the prediction (pred_1pct: at 1% more a step; NAN none). */
 void rescore_type_figs(const replay_stats_t *st, int nruns, rescore_type_t *o);
 void rescore_window_figs(double pred, const double *meas, int nruns, double pred_1pct, rescore_window_t *o);
-/* The attention figures of type ty (step_type_t) from each run's records (rec[r], n[r] steps,
- * priced by the model): a run counts where its steps of the type record attention (meas_attn > 0
- * in sum) and leave time beside it (measured above meas_attn in sum). */
-void rescore_attn_figs(const replay_rec_t *const *rec, const long *n, int nruns, int ty, rescore_attn_t *o);
+/* The attention figures of one type from each run's statistics of it (replay_stats): a run
+ * counts where its steps of the type record attention (meas_attn > 0 in sum) and leave time
+ * beside it (measured above meas_attn in sum). */
+void rescore_attn_figs(const replay_stats_t *st, int nruns, rescore_attn_t *o);
 
 /* Run u's engine (the prediction), the prediction again at RESCORE_SENS more a step, and one
  * engine a recording (measured[0 .. nruns), 2 <= nruns <= RESCORE_MAX_RUNS), then the

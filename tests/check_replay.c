@@ -138,7 +138,7 @@ END_TEST
  * whether the prediction (a ratio of 1) lies within the runs' range */
 START_TEST(step_type_beside_its_runs)
 {
-    replay_stats_t st[2] = { { 10, 1.0, 0.98, 0.02, 0.05 }, { 12, 1.2, 1.20, 0.04, 0.08 } };
+    replay_stats_t st[2] = { { 10, 1.0, 0.98, 0.02, 0.05, 0, 0 }, { 12, 1.2, 1.20, 0.04, 0.08, 0, 0 } };
     rescore_type_t t;
     rescore_type_figs(st, 2, &t);
     ck_assert_int_eq(t.runs, 2);
@@ -158,6 +158,15 @@ START_TEST(step_type_beside_its_runs)
 }
 END_TEST
 
+/* type ty's attention figures over two runs' records, through replay_stats as rescore reads them */
+static void attn_of(const replay_rec_t *a, long na, const replay_rec_t *b, long nb, int ty, rescore_attn_t *t)
+{
+    replay_stats_t st[2];
+    ck_assert_int_eq(replay_stats(a, na, ty, &st[0]), 0);
+    ck_assert_int_eq(replay_stats(b, nb, ty, &st[1]), 0);
+    rescore_attn_figs(st, 2, t);
+}
+
 /* a step type's attention apart from the rest of its steps, summed per run and averaged; a run
  * whose steps record no attention does not count */
 START_TEST(attention_apart_from_the_rest)
@@ -166,22 +175,20 @@ START_TEST(attention_apart_from_the_rest)
                           { 2, STEP_DECODE_ONLY, 0.010, 0.010, 0.002, 0.004, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN },
                           { 3, STEP_MIXED, 0.020, 0.015, 0.004, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN } };
     replay_rec_t b[1] = { { 1, STEP_MIXED, 0.040, 0.040, 0.010, 0.008, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN } };
-    const replay_rec_t *rec[2] = { a, b };
-    long n[2] = { 3, 1 };
     rescore_attn_t t;
-    rescore_attn_figs(rec, n, 2, STEP_MIXED, &t);
+    attn_of(a, 3, b, 1, STEP_MIXED, &t);
     ck_assert_int_eq(t.runs, 2);
     /* run a: attention 0.010 priced against 0.010 measured, the rest 0.030 against 0.030; run b:
      * 0.010 against 0.008 (+25%), the rest 0.030 against 0.032 */
     ck_assert_double_eq_tol(t.attn_err, 0.5 * (0 + 0.25), 1e-12);
     ck_assert_double_eq_tol(t.rest_err, 0.5 * (0 + (0.030 / 0.032 - 1)), 1e-12);
     ck_assert_double_eq_tol(t.share, 0.5 * (0.010 / 0.040 + 0.008 / 0.040), 1e-12);
-    rescore_attn_figs(rec, n, 2, STEP_DECODE_ONLY, &t);
+    attn_of(a, 3, b, 1, STEP_DECODE_ONLY, &t);
     ck_assert_int_eq(t.runs, 1);                      /* run b has no decode step */
     ck_assert_double_eq_tol(t.attn_err, 0.002 / 0.004 - 1, 1e-12);
     ck_assert_double_eq_tol(t.rest_err, 0.008 / 0.006 - 1, 1e-12);
     b[0].meas_attn = 0;                               /* a recording without the attention column */
-    rescore_attn_figs(rec, n, 2, STEP_MIXED, &t);
+    attn_of(a, 3, b, 1, STEP_MIXED, &t);
     ck_assert_int_eq(t.runs, 1);
     ck_assert_double_eq_tol(t.attn_err, 0, 1e-12);
 }
