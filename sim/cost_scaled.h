@@ -5,6 +5,7 @@
 #ifndef PACESIM_COST_SCALED_H
 #define PACESIM_COST_SCALED_H
 
+#include <stdint.h>
 #include "cost.h"
 
 /* A model pricing every step at k (> 0) times inner's price; it owns inner (cost_free frees
@@ -14,6 +15,13 @@ cost_model_t *cost_scaled_new(cost_model_t *inner, double k);
  * (k[STEP_DECODE_ONLY], k[STEP_MIXED], k[STEP_PREFILL_ONLY], each > 0; k[STEP_ANY] unused).
  * What `rescore` prices the prediction at the runs' own time per step type with. */
 cost_model_t *cost_scaled_types_new(cost_model_t *inner, const double k[4]);
+/* A model pricing every step at k x exp(sigma z) times inner's price, z a standard normal
+ * drawn afresh for each step from a generator seeded with seed (the same seed, the same
+ * factors in the same order): the GPU's own step-to-step noise around a run-level factor k.
+ * What `rescore` runs its noise ensemble with.  It owns inner; NULL out of memory. */
+cost_model_t *cost_noisy_new(cost_model_t *inner, double k, double sigma, uint64_t seed);
+/* A standard normal from a splitmix64 generator's state (advanced). */
+double cost_noise_normal(uint64_t *state);
 /* A step's type (step_type_t) as the steps CSVs name it: decode (every row decoding),
  * prefill (none), else mixed. */
 int cost_step_type(const cost_step_t *in);

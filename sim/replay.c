@@ -153,6 +153,24 @@ typedef struct {
     replay_log_t log;
 } rm_t;
 
+static unsigned long long fnv(unsigned long long h, long long v)
+{
+    for (int b = 0; b < 8; b++) h = (h ^ (unsigned long long)((v >> (8 * b)) & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+unsigned long long replay_step_shape(const cost_step_t *in)
+{
+    unsigned long long h = 0xcbf29ce484222325ull;
+    h = fnv(h, in->tokens), h = fnv(h, in->rows), h = fnv(h, in->decode_rows), h = fnv(h, in->sampled);
+    for (const route_plan_t *p = in->plan; p; p = NULL)
+        for (int c = 0; c < p->ncalls; c++) {
+            h = fnv(h, p->calls[c].route);
+            for (int g = 0; g < p->calls[c].nseg; g++) h = fnv(h, p->calls[c].segs[g].q), h = fnv(h, p->calls[c].segs[g].seq_len);
+        }
+    return h ? h : 1;
+}
+
 static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
     rm_t *r = cm->impl;
@@ -178,12 +196,13 @@ static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     for (int q = 0; q < ROUTE__N; q++) o->attn_route[q] *= k;
     o->attn *= k;
     o->total = r->meas[i];
-    replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN };
+    replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 };
     /* the clocks the step recorded, as rescore --steps writes them (NVML's, and its own where the
      * recording has sm_mhz_step; replay_recorded_use_step_clock swaps the two arrays) */
     rec.clock_mhz = r->clk[i];
     rec.step_clk = r->has_sclk;
     rec.step_mhz = r->sclk[i];
+    rec.shape = replay_step_shape(in);
     r->mclk[i] = cost_profile_model_clock(r->pred);
     if (replay_log_add(&r->log, &rec) < 0) {
         snprintf(cm->err, sizeof cm->err, "out of memory");

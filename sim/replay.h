@@ -41,7 +41,14 @@ typedef struct replay_rec {       /* one step */
      * (replay_stamp_mhz) */
     int step_clk;                 /* 1: step_mhz is recorded (the --steps file has sm_mhz_step) */
     double step_mhz;              /* the step's mean SM clock (MHz; NAN: no SM stamped at both ends) */
+    unsigned long long shape;     /* the step's work (replay_step_shape): two runs' steps of one
+                                     shape ran the same kernels (0: not known) */
 } replay_rec_t;
+
+/* A fingerprint of a step's work: its tokens, rows, decode rows, sampled positions and every
+ * attention call's rows (q, context).  Two runs of a scenario schedule the same steps until
+ * their step times first order an event differently; rescore pairs their steps up to there. */
+unsigned long long replay_step_shape(const cost_step_t *in);
 
 
 typedef struct replay_log {      /* the steps so far */

@@ -3,6 +3,7 @@
  * the measured runs -- the GPU's own run-to-run noise -- and how far each window moves when
  * every step costs 1% more (the queue's amplification of a step error). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cost_scaled.h"
@@ -62,6 +63,49 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
     o->spread = (hi - lo) / fabs(o->mean);
     o->excess = pred > hi ? (pred - hi) / fabs(o->mean) : pred < lo ? (pred - lo) / fabs(o->mean) : 0;
     o->sens = isnan(pred_1pct) || pred == 0 ? NAN : pred_1pct / pred - 1;
+}
+
+double rescore_median(double *v, int n)
+{
+    if (n < 1) return NAN;
+    for (int i = 0; i < n; i++)
+        if (isnan(v[i])) return NAN;
+    for (int i = 1; i < n; i++)                 /* a few dozen values: insertion sort */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1], v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void rescore_noise(const replay_rec_t *const *rec, const long *n, int nruns, rescore_noise_t *o)
+{
+    memset(o, 0, sizeof *o);
+    double lr[RESCORE_MAX_RUNS], mean = 0, var = 0, ss = 0;
+    int used = 0;
+    long dof = 0;
+    for (int r = 0; r < nruns && r < RESCORE_MAX_RUNS; r++) {
+        double p = 0, m = 0;
+        for (long i = 0; i < n[r]; i++) p += rec[r][i].predicted, m += rec[r][i].measured;
+        if (p > 0 && m > 0) lr[used++] = log(m / p);
+    }
+    for (int r = 0; r < used; r++) mean += lr[r] / used;
+    for (int r = 0; r < used; r++) var += (lr[r] - mean) * (lr[r] - mean);
+    o->run = used > 1 ? sqrt(var / (used - 1)) : 0;
+    for (int r = 1; r < nruns && r < RESCORE_MAX_RUNS; r++) {
+        long k = 0;
+        double sum = 0, sq = 0;
+        for (; k < n[0] && k < n[r]; k++) {
+            const replay_rec_t *a = &rec[0][k], *b = &rec[r][k];
+            if (!a->shape || a->shape != b->shape || !(a->measured > 0) || !(b->measured > 0)) break;
+            double d = log(b->measured / a->measured);
+            sum += d, sq += d * d;
+        }
+        if (k < 2) continue;
+        ss += sq - sum * sum / k;                /* about this pair's own mean (its runs' offset) */
+        dof += k - 1, o->paired += k;
+    }
+    o->step = o->paired >= RESCORE_MIN_PAIRED && dof > 0 ? sqrt(fmax(ss, 0) / dof / 2) : 0;
 }
 
 void rescore_attn_figs(const replay_stats_t *st, int nruns, rescore_attn_t *o)
@@ -160,6 +204,36 @@ static int run_scaled(setup_t *u, const double k[4], const double *clk, long ncl
     return 0;
 }
 
+/* One member of the noise ensemble (rescore_noise_t): the prediction with every step at k x
+ * exp(sigma z) its price (cost_noisy_new, seed), priced as the prediction is; its windows into
+ * w[0 .. n_windows) (NAN where a run fails: err says why).  0, or -1 with err. */
+static int run_member(setup_t *u, double k, double sigma, uint64_t seed, const double *clk, long nclk,
+                      int recorded_clock, int stamps, int probe, int recorded_idle, const double *gm, long ngm,
+                      double *w, char *err, size_t errsz)
+{
+    cost_model_t *inner = setup_cost_new(u), *cm = inner ? cost_noisy_new(inner, k, sigma, seed) : NULL;
+    engine_t e;
+    int rc = -1;
+    memset(&e, 0, sizeof e);
+    if (!cm) {
+        cost_free(inner);
+        snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
+        return -1;
+    }
+    diagnose(inner, clk, nclk, recorded_clock, stamps, probe);
+    if (recorded_idle) cost_profile_idle_schedule(inner, gm, ngm);
+    cost_profile_envelope_quiet(inner);
+    if (setup_engine(u, cm, &e) < 0 || engine_run(&e) < 0)
+        snprintf(err, errsz, "the noise ensemble's run: %s", e.err);
+    else {
+        for (int i = 0; i < u->s.n_windows; i++) w[i] = engine_window(&e, i);
+        rc = 0;
+    }
+    engine_free(&e);
+    cost_free(cm);
+    return rc;
+}
+
 int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, FILE *out)
 {
     if (compute_hot >= 0 || !u->prof.has_chot) return compute_hot > 0;
@@ -186,7 +260,8 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     long ng[RESCORE_MAX_RUNS], ngm = 0;
     double *gm = NULL;
     engine_t eg[RESCORE_MAX_RUNS], es, et;
-    int rc = -1, started = 0, es_started = 0, et_started = 0, step_clock = 1;
+    int rc = -1, started = 0, es_started = 0, et_started = 0, step_clock = 1, nw = 0;
+    double *ens = NULL;           /* the ensemble's windows: member k's at [k nw], at +1% at [(MEMBERS + k) nw] */
     memset(eg, 0, sizeof eg);
     memset(&es, 0, sizeof es);
     memset(&et, 0, sizeof et);
@@ -302,6 +377,29 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     if (run_scaled(u, kt, clk1, nclk1, recorded_clock, step_clock, probe, recorded_idle, gm, ngm, &tm, &et, &et_started,
                    "prediction at the runs' time per step type", err, errsz) < 0)
         goto done;
+    /* the noise ensemble: RESCORE_MEMBERS runs of the model at the runs' own noise, and each
+     * again at RESCORE_SENS more a step (the same draws) */
+    rescore_noise_t nz;
+    rescore_noise(rec, n, nruns, &nz);
+    nw = u->s.n_windows;
+    if (!(ens = malloc(2 * (size_t)RESCORE_MEMBERS * (nw ? nw : 1) * sizeof *ens))) {
+        snprintf(err, errsz, "out of memory");
+        goto done;
+    }
+    for (int k = 0; k < RESCORE_MEMBERS; k++) {
+        /* members k and k + MEMBERS / 2 take opposite run factors (their median is the model's own
+         * where a window is proportional to the step times); each its own step draws */
+        int half = RESCORE_MEMBERS / 2, j = k % half;
+        uint64_t zs = (uint64_t)u->s.seed * 0x9e3779b97f4a7c15ull + (uint64_t)j + 1,
+                 sd = (uint64_t)u->s.seed * 0xbf58476d1ce4e5b9ull + (uint64_t)k + 1;
+        double z = (k < half ? 1 : -1) * cost_noise_normal(&zs);
+        double *w0 = ens + (size_t)k * nw, *w1 = ens + (size_t)(RESCORE_MEMBERS + k) * nw;
+        if (run_member(u, exp(nz.run * z), nz.step, sd, clk1, nclk1, recorded_clock, step_clock, probe, recorded_idle,
+                       gm, ngm, w0, err, errsz) < 0 ||
+            run_member(u, exp(nz.run * z) * (1 + RESCORE_SENS), nz.step, sd, clk1, nclk1, recorded_clock, step_clock,
+                       probe, recorded_idle, gm, ngm, w1, err, errsz) < 0)
+            goto done;
+    }
     char meter[200] = "";
     if (step_clock && units)
         snprintf(meter, sizeof meter, "; the clock each run stamped over the step itself (sm_mhz_step), not NVML's, "
@@ -373,13 +471,19 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
                     engine_step_type_name(ty), cnt / nruns, ms / cnt, rs / cnt, (ms - rs) / cnt, per, ad / cnt);
         }
     }
+    fprintf(out, "   windows: each predicted the median of %d runs of the model at the runs' own noise (a run %.2f%%, "
+            "a step %.2f%%", RESCORE_MEMBERS, 100 * nz.run, 100 * nz.step);
+    if (nz.paired >= RESCORE_MIN_PAIRED) fprintf(out, " over %ld steps paired across the runs)\n", nz.paired);
+    else fprintf(out, ": %ld steps paired across the runs, under %d: none read)\n", nz.paired, RESCORE_MIN_PAIRED);
     fprintf(out, "   %-18s %11s %11s %11s %11s %8s %7s %7s %8s %9s\n", "window", "predicted", "measured", "min", "max",
             "error", "spread", "verdict", "beyond", "+1% step");
     for (int i = 0; i < u->s.n_windows; i++) {
-        double m[RESCORE_MAX_RUNS];
+        double m[RESCORE_MAX_RUNS], v0[RESCORE_MEMBERS], v1[RESCORE_MEMBERS];
         for (int r = 0; r < nruns; r++) m[r] = engine_window(&eg[r], i);
+        for (int k = 0; k < RESCORE_MEMBERS; k++)
+            v0[k] = ens[(size_t)k * nw + i], v1[k] = ens[(size_t)(RESCORE_MEMBERS + k) * nw + i];
         rescore_window_t w;
-        rescore_window_figs(engine_window(&u->e, i), m, nruns, engine_window(&es, i), &w);
+        rescore_window_figs(rescore_median(v0, RESCORE_MEMBERS), m, nruns, rescore_median(v1, RESCORE_MEMBERS), &w);
         fprintf(out, "   %-18s ", u->s.windows[i].name);
         if (isnan(w.pred)) fprintf(out, "%11s", "n/a");
         else fprintf(out, "%11.4f", w.pred);
@@ -394,6 +498,26 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         pct(out, 8, w.excess);
         pct(out, 9, w.sens);
         fprintf(out, "\n");
+    }
+    /* the model without noise (one run: one draw of where a steep window lands) beside the
+     * ensemble's range */
+    fprintf(out, "   %-26s %11s %8s %8s %12s %11s  %s\n", "one run without noise", "predicted", "error", "beyond",
+            "ensemble min", "max", "(a single draw where a window is steep; the ensemble's range)");
+    for (int i = 0; i < u->s.n_windows; i++) {
+        double m[RESCORE_MAX_RUNS], lo = INFINITY, hi = -INFINITY;
+        for (int r = 0; r < nruns; r++) m[r] = engine_window(&eg[r], i);
+        for (int k = 0; k < RESCORE_MEMBERS; k++) lo = fmin(lo, ens[(size_t)k * nw + i]), hi = fmax(hi, ens[(size_t)k * nw + i]);
+        rescore_window_t w;
+        rescore_window_figs(engine_window(&u->e, i), m, nruns, engine_window(&es, i), &w);
+        fprintf(out, "   one run %-18s ", u->s.windows[i].name);
+        if (!w.defined || isnan(lo) || isnan(hi)) {
+            fprintf(out, "%11s %8s %8s %12s %11s\n", "n/a", "n/a", "n/a", "n/a", "n/a");
+            continue;
+        }
+        fprintf(out, "%11.4f", w.pred);
+        pct(out, 8, w.err);
+        pct(out, 8, w.excess);
+        fprintf(out, " %12.4f %11.4f\n", lo, hi);
     }
     /* each percentile window's neighbourhood in the prediction's values */
     int head = 0;
@@ -432,5 +556,6 @@ done:
     if (sm) cost_free(sm);
     if (tm) cost_free(tm);
     free(gm);
+    free(ens);
     return rc;
 }

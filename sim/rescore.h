@@ -14,6 +14,25 @@
 
 #define RESCORE_MAX_RUNS 16
 #define RESCORE_SENS 0.01         /* the uniform step-time error of the sensitivity column */
+#define RESCORE_MEMBERS 24        /* the noise ensemble's runs of the model */
+#define RESCORE_MIN_PAIRED 20     /* steps paired across runs below which no step noise is read */
+
+/* The GPU's own noise, read from the runs: `run`, the standard deviation over the runs of the
+ * log of each run's summed measured over summed predicted (how much a whole run is slower or
+ * faster); `step`, a step's own: every later run's steps paired with the first run's from the
+ * first step while their shapes match (replay_rec_t.shape: the same work), the standard
+ * deviation of log(measured_r / measured_1) about each pair of runs' mean, over sqrt 2 (0 where
+ * fewer than RESCORE_MIN_PAIRED steps pair).  A window near saturation moves a whole step
+ * when one request's chunk lands a step earlier: its measured runs scatter with this noise,
+ * and one run of the model (no noise) is one draw of where it lands.  The prediction of a
+ * window is the median over RESCORE_MEMBERS runs of the model, member k's every step at
+ * exp(run z_k) x exp(step z_k,i) times its price (cost_noisy_new, seeded from the scenario's
+ * seed: the same input, the same figures). */
+typedef struct rescore_noise {
+    double run, step;
+    long paired;                  /* steps paired (over the later runs) */
+} rescore_noise_t;
+void rescore_noise(const replay_rec_t *const *rec, const long *n, int nruns, rescore_noise_t *o);
 
 typedef struct rescore_type {     /* one step type over the runs */
     int runs;                     /* runs that have steps of the type */
@@ -36,7 +55,7 @@ typedef struct rescore_attn {     /* one step type's attention apart from the re
 
 typedef struct rescore_window {   /* one window over the runs */
     int runs, defined;            /* runs where it is defined; defined: all are, and so is the prediction */
-    double pred, mean, lo, hi;    /* the prediction; the runs' mean, minimum, maximum */
+    double pred, mean, lo, hi;    /* the prediction (the ensemble's median); the runs' mean, minimum, maximum */
     double err;                   /* pred / mean - 1 */
     double spread;                /* (hi - lo) / mean */
     double excess;                /* 0 inside [lo, hi], else (pred - hi) / mean or (pred - lo) / mean */
@@ -58,6 +77,9 @@ typedef struct rescore_slope {
     double per_value;             /* (hi - lo) / ((qhi - qlo) (n - 1)) / v: the move of one crossing (NAN: none) */
     int steep;                    /* per_value >= RESCORE_STEEP */
 } rescore_slope_t;
+
+/* The median of v[0 .. n) (sorted in place; NAN where one is NAN or n is 0). */
+double rescore_median(double *v, int n);
 
 /* The band around quantile q (0 < q < 1). */
 void rescore_slope_band(double q, double *qlo, double *qhi);

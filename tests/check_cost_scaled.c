@@ -106,6 +106,53 @@ START_TEST(types_scaled_each_at_its_own)
 }
 END_TEST
 
+/* The noisy model: sigma 0 prices at k exactly; with noise, the same seed draws the same
+ * factors in the same order, another seed others, each within a few sigma of k. */
+START_TEST(noisy_model_seeded)
+{
+    setup_t u;
+    ck_assert_msg(setup_open(&u, CLOSED, NULL, 0) == 0, "%s", u.err);
+    route_plan_t plan = { 0 };
+    cost_step_t in = { &plan, NULL, 1, 1, 1, 1, 0, 0, 1, 0 };
+    cost_model_t *base = setup_cost_new(&u);
+    ck_assert(base);
+    cost_breakdown_t pb;
+    memset(&pb, 0, sizeof pb);
+    ck_assert(base->step(base, &in, &pb) == 0);
+    double t[3][8];
+    const double sig[3] = { 0, 0.01, 0.01 };
+    const uint64_t seed[3] = { 5, 5, 6 };
+    for (int m = 0; m < 3; m++) {
+        cost_model_t *a = setup_cost_new(&u), *s = a ? cost_noisy_new(a, 1.1, sig[m], seed[m]) : NULL;
+        ck_assert(s);
+        for (int i = 0; i < 8; i++) {
+            cost_breakdown_t o;
+            memset(&o, 0, sizeof o);
+            ck_assert(s->step(s, &in, &o) == 0);
+            t[m][i] = o.total / pb.total;
+            if (m == 0) near(t[m][i], 1.1, 1e-12, "sigma 0");
+            else ck_assert_msg(fabs(log(t[m][i] / 1.1)) < 6 * sig[m], "factor %g", t[m][i]);
+        }
+        cost_free(s);
+    }
+    int differ = 0;
+    for (int i = 0; i < 8; i++) differ |= t[1][i] != t[2][i];
+    ck_assert(differ);
+    /* the same seed again: the same factors */
+    cost_model_t *a = setup_cost_new(&u), *s = a ? cost_noisy_new(a, 1.1, 0.01, 5) : NULL;
+    ck_assert(s);
+    for (int i = 0; i < 8; i++) {
+        cost_breakdown_t o;
+        memset(&o, 0, sizeof o);
+        ck_assert(s->step(s, &in, &o) == 0);
+        ck_assert_double_eq(o.total / pb.total, t[1][i]);
+    }
+    cost_free(s);
+    cost_free(base);
+    setup_close(&u);
+}
+END_TEST
+
 /* A closed scenario at k times every step: the same steps, every time x k, every rate / k. */
 START_TEST(closed_run_scales_exactly)
 {
@@ -339,7 +386,7 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {
-        CHECK_TEST(scaled_model_prices_k_times), CHECK_TEST(types_scaled_each_at_its_own), CHECK_TEST(closed_run_scales_exactly), CHECK_TEST(cluster_pools_scaled),
+        CHECK_TEST(scaled_model_prices_k_times), CHECK_TEST(types_scaled_each_at_its_own), CHECK_TEST(noisy_model_seeded), CHECK_TEST(closed_run_scales_exactly), CHECK_TEST(cluster_pools_scaled),
         CHECK_TEST(bars_bracket_a_monotone_figure), CHECK_TEST(bars_serving_ranges),
         CHECK_TEST(bars_same_for_every_j), CHECK_TEST(no_bars_no_trace),
     };

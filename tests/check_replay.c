@@ -171,10 +171,10 @@ static void attn_of(const replay_rec_t *a, long na, const replay_rec_t *b, long 
  * whose steps record no attention does not count */
 START_TEST(attention_apart_from_the_rest)
 {
-    replay_rec_t a[3] = { { 1, STEP_MIXED, 0.020, 0.025, 0.006, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN },
-                          { 2, STEP_DECODE_ONLY, 0.010, 0.010, 0.002, 0.004, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN },
-                          { 3, STEP_MIXED, 0.020, 0.015, 0.004, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN } };
-    replay_rec_t b[1] = { { 1, STEP_MIXED, 0.040, 0.040, 0.010, 0.008, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN } };
+    replay_rec_t a[3] = { { 1, STEP_MIXED, 0.020, 0.025, 0.006, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 },
+                          { 2, STEP_DECODE_ONLY, 0.010, 0.010, 0.002, 0.004, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 },
+                          { 3, STEP_MIXED, 0.020, 0.015, 0.004, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 } };
+    replay_rec_t b[1] = { { 1, STEP_MIXED, 0.040, 0.040, 0.010, 0.008, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 } };
     rescore_attn_t t;
     attn_of(a, 3, b, 1, STEP_MIXED, &t);
     ck_assert_int_eq(t.runs, 2);
@@ -191,6 +191,59 @@ START_TEST(attention_apart_from_the_rest)
     attn_of(a, 3, b, 1, STEP_MIXED, &t);
     ck_assert_int_eq(t.runs, 1);
     ck_assert_double_eq_tol(t.attn_err, 0, 1e-12);
+}
+END_TEST
+
+/* The runs' noise (rescore_noise): run 2 is run 1 with its steps alternately e^s slower and
+ * e^-s faster, the same shapes for the first 30 steps only; run 3 the same as run 1 but 2%
+ * slower every step, shapes matching throughout.  Pairs: run 2's 30 steps, log ratios +-s about
+ * their mean (0 for an even count); run 3's 40, all log 1.02, none about their mean. */
+START_TEST(noise_from_the_runs)
+{
+    enum { N = 40 };
+    const double s = 0.01;
+    replay_rec_t r1[N], r2[N], r3[N];
+    memset(r1, 0, sizeof r1);
+    for (int i = 0; i < N; i++) {
+        r1[i].no = i + 1, r1[i].type = STEP_DECODE_ONLY, r1[i].predicted = 0.010, r1[i].measured = 0.010;
+        r1[i].shape = 100 + (unsigned long long)i;
+        r2[i] = r1[i], r3[i] = r1[i];
+        r2[i].measured = 0.010 * exp(i % 2 ? -s : s);
+        if (i >= 30) r2[i].shape = 7;             /* the runs' schedules part here */
+        r3[i].measured = 0.010 * 1.02;
+    }
+    const replay_rec_t *rec[3] = { r1, r2, r3 };
+    long n[3] = { N, N, N };
+    rescore_noise_t z;
+    rescore_noise(rec, n, 3, &z);
+    ck_assert_int_eq(z.paired, 30 + 40);
+    /* sum of squares about each pair's mean: 30 s^2 (run 2) + 0 (run 3); 29 + 39 degrees */
+    ck_assert_double_eq_tol(z.step, sqrt(30 * s * s / (29 + 39) / 2), 1e-12);
+    /* each run's log(summed measured / summed predicted): 0, log cosh s, log 1.02 */
+    double l[3] = { 0, log(cosh(s)), log(1.02) }, m = (l[0] + l[1] + l[2]) / 3, v = 0;
+    for (int r = 0; r < 3; r++) v += (l[r] - m) * (l[r] - m) / 2;
+    ck_assert_double_eq_tol(z.run, sqrt(v), 1e-12);
+    /* fewer than RESCORE_MIN_PAIRED steps paired: no step noise read */
+    for (int i = 5; i < N; i++) r2[i].shape = 7, r3[i].shape = 8;
+    rescore_noise(rec, n, 3, &z);
+    ck_assert_int_eq(z.paired, 10);
+    ck_assert_double_eq(z.step, 0);
+    ck_assert(z.run > 0);
+    /* shapes not known (0): nothing paired */
+    for (int i = 0; i < N; i++) r1[i].shape = 0;
+    rescore_noise(rec, n, 3, &z);
+    ck_assert_int_eq(z.paired, 0);
+}
+END_TEST
+
+/* the ensemble's median: odd and even counts, a NAN member */
+START_TEST(median_of_the_members)
+{
+    double a[5] = { 3, 1, 5, 2, 4 }, b[4] = { 4, 1, 3, 2 }, c[3] = { 1, NAN, 2 };
+    ck_assert_double_eq(rescore_median(a, 5), 3);
+    ck_assert_double_eq(rescore_median(b, 4), 2.5);
+    ck_assert(isnan(rescore_median(c, 3)));
+    ck_assert(isnan(rescore_median(a, 0)));
 }
 END_TEST
 
@@ -211,8 +264,8 @@ START_TEST(steps_csv_back_to_back)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 0, 0, 0, 0, 0, 0, 0, NAN },
-                          { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN } };
+    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 },
+                          { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 } };
     ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 2), 0);
     first_lines(path, a, b, sizeof a);
     ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons\n");
@@ -279,9 +332,9 @@ START_TEST(steps_csv_step_clock)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 1, 0.0245, 0.024, 0.0262, 0, 0, 1, 1791.26 },
+    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 1, 0.0245, 0.024, 0.0262, 0, 0, 1, 1791.26, 0 },
                           { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, 1830, 500, 0, 1, 0.0108, 0.0107, 0.0115, 0,
-                            0.0021, 1, NAN } };
+                            0.0021, 1, NAN, 0 } };
     ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 2), 0);
     first_lines(path, a, b, sizeof a);
     ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons,"
@@ -464,6 +517,7 @@ int main(void)
     const check_test_t tests[] = { CHECK_TEST(sets_cover_three_l2), CHECK_TEST(views_fit_the_pool),
                                    CHECK_TEST(views_of_a_small_pool), CHECK_TEST(window_beside_its_runs), CHECK_TEST(percentile_window_band),
                                    CHECK_TEST(step_type_beside_its_runs), CHECK_TEST(attention_apart_from_the_rest),
+                                   CHECK_TEST(noise_from_the_runs), CHECK_TEST(median_of_the_members),
                                    CHECK_TEST(steps_csv_back_to_back),
                                    CHECK_TEST(stamps_give_the_step_clock), CHECK_TEST(steps_csv_step_clock),
                                    CHECK_TEST(recording_gaps_read), CHECK_TEST(moe_slots_one_per_shape),

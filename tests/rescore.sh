@@ -53,7 +53,8 @@
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
 # every run.  The target for every recording: the median step error under 3% per step type
 # (averaged over the runs), every measurement window within the runs' measured range + 3% (the
-# `beyond` column: 0 inside the range), and the profile run's step count within 1% of each
+# `beyond` column: 0 inside the range; the window predicted as the median of rescore's noise
+# ensemble, docs/error-bars.md), and the profile run's step count within 1% of each
 # measured run's (an open-loop workload's arrivals meet the steps a little differently when step
 # times differ; a load that keeps the engine busy takes about 1% fewer steps per 1% more step
 # time, so rescore prints the count with each step type at the runs' time beside it:
@@ -372,7 +373,7 @@ else echo "  FAIL gap_s: $o1"; fail=$((fail + 1)); fi
 # not recorded (a run without gap_s, or --no-recorded-idle) not priced, one line saying why
 o6=$(gi --measured "$tmp/g1.csv" --measured "$tmp/g2.csv")
 o7=$(gi --measured "$tmp/g1.csv" --measured "$tmp/g2.csv" --compute-hot)
-body() { printf '%s\n' "$1" | awk '/^   clock /{ c = 1 } /^   window /{ c = 0 } /^   / && !c && /%|^   steps /'; }   # less the clock table
+body() { printf '%s\n' "$1" | awk '/^   clock /{ c = 1 } /^   window/{ c = 0 } /^   / && !c && /%|^   steps /'; }   # less the clock table
 if printf '%s\n' "$o6" | grep -q "^   GEMMs by calib's compute-bound probe at the model's clock: the idle before each step is recorded" &&
    ! printf '%s\n' "$o6" | grep -q "^   clock " && [ -n "$(body "$o6")" ] && [ "$(body "$o6")" = "$(body "$o7")" ] &&
    awk -v a="$(sum_of "$o1")" -v b="$(sum_of "$o6")" 'BEGIN { exit !(b > a + 0.5) }' &&
@@ -459,7 +460,7 @@ if printf '%s\n' "$out" | grep -q "^   percentile window .* one crossing (steep:
        function pc(s) { sub(/%/, "", s); return s + 0 }
        function near(a, b, t) { return (a - b) ^ 2 < t ^ 2 }
        /^   window / { w = 1; next } /^   percentile window / { w = 0; b = 1; next } /^   steps / { b = 0 }
-       w { pred[$1] = $2 }
+       w { pred[$1] = $2 } w && $1 == "one" && $2 == "run" { pred[$3] = $4 }   # the run without noise: the band is its
        b && $1 == "ttft_p50" { v = pred[$1]; t = ($2 == "p45" && $4 == "p55" && $3 < v && v < $5 && $9 == "steep" &&
                                    near(pc($8), 100 * ($5 - $3) / 25.5 / v, 0.02) && pc($8) >= 0.5 &&
                                    near(pc($6), 100 * ($3 / v - 1), 0.15) && near(pc($7), 100 * ($5 / v - 1), 0.15)) }
