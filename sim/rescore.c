@@ -180,6 +180,16 @@ static int diagnose(cost_model_t *cm, const double *clk, long nclk, int recorded
     return cost_profile_clock_units(cm, recorded_clock && stamps);
 }
 
+/* A model of the prediction's (inner, unwrapped) priced as the prediction is: the recorded
+ * clocks or the model's (diagnose), the recorded idle, no envelope warnings. */
+static void as_prediction(cost_model_t *inner, const double *clk, long nclk, int recorded_clock, int stamps, int probe,
+                          int recorded_idle, const double *gm, long ngm)
+{
+    diagnose(inner, clk, nclk, recorded_clock, stamps, probe);
+    if (recorded_idle) cost_profile_idle_schedule(inner, gm, ngm);
+    cost_profile_envelope_quiet(inner);
+}
+
 /* The prediction again with each step type's steps at k[type] times their price
  * (cost_scaled_types_new), priced as the prediction is (diagnose, the recorded idle), run on its
  * own engine *e (*started set once it needs engine_free).  0, or -1 with err (what names the run). */
@@ -193,9 +203,7 @@ static int run_scaled(setup_t *u, const double k[4], const double *clk, long ncl
         snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
         return -1;
     }
-    diagnose(inner, clk, nclk, recorded_clock, stamps, probe);
-    if (recorded_idle) cost_profile_idle_schedule(inner, gm, ngm);
-    cost_profile_envelope_quiet(inner);
+    as_prediction(inner, clk, nclk, recorded_clock, stamps, probe, recorded_idle, gm, ngm);
     *started = 1;
     if (setup_engine(u, *cm, e) < 0 || engine_run(e) < 0) {
         snprintf(err, errsz, "%s: %s", what, e->err);
@@ -206,7 +214,7 @@ static int run_scaled(setup_t *u, const double k[4], const double *clk, long ncl
 
 /* One member of the noise ensemble (rescore_noise_t): the prediction with every step at k x
  * exp(sigma z) its price (cost_noisy_new, seed), priced as the prediction is; its windows into
- * w[0 .. n_windows) (NAN where a run fails: err says why).  0, or -1 with err. */
+ * w[0 .. n_windows).  0, or -1 with err (the run failed). */
 static int run_member(setup_t *u, double k, double sigma, uint64_t seed, const double *clk, long nclk,
                       int recorded_clock, int stamps, int probe, int recorded_idle, const double *gm, long ngm,
                       double *w, char *err, size_t errsz)
@@ -220,9 +228,7 @@ static int run_member(setup_t *u, double k, double sigma, uint64_t seed, const d
         snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
         return -1;
     }
-    diagnose(inner, clk, nclk, recorded_clock, stamps, probe);
-    if (recorded_idle) cost_profile_idle_schedule(inner, gm, ngm);
-    cost_profile_envelope_quiet(inner);
+    as_prediction(inner, clk, nclk, recorded_clock, stamps, probe, recorded_idle, gm, ngm);
     if (setup_engine(u, cm, &e) < 0 || engine_run(&e) < 0)
         snprintf(err, errsz, "the noise ensemble's run: %s", e.err);
     else {
