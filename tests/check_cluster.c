@@ -13,7 +13,7 @@
 static const char *cl_file(const char *body)
 {
     static char path[128];
-    snprintf(path, sizeof path, "/tmp/pacesim-cluster-%d.yaml", (int)getpid());
+    check_tmp_path(path, sizeof path, "pacesim-cluster");
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fprintf(f, "name: c\nseed: 11\nmodel: %s/models/llama-3.1-8b.yaml\n"

@@ -19,7 +19,7 @@ static const char *co_file(void)
 {
     static char path[128];
     char cwd[512];
-    snprintf(path, sizeof path, "/tmp/pacesim-cluster-out-%d.yaml", (int)getpid());
+    check_tmp_path(path, sizeof path, "pacesim-cluster-out");
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));

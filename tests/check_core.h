@@ -4,6 +4,7 @@
 #define CHECK_CORE_H
 
 #include <check.h>
+#include "check_run.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ static inline void record_step(void *ctx, const engine_t *e, const step_rec_t *s
 static inline const char *scenario_file(const char *body)
 {
     static char path[128];
-    snprintf(path, sizeof path, "/tmp/pacesim-check-%d.yaml", (int)getpid());
+    check_tmp_path(path, sizeof path, "pacesim-check");
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fprintf(f, "name: t\nseed: 7\nmodel: %s/models/qwen3.8-27b.yaml\n"

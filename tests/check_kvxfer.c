@@ -21,7 +21,7 @@
 static const char *dg_file(const char *body)
 {
     static char path[128];
-    snprintf(path, sizeof path, "/tmp/pacesim-kvxfer-%d.yaml", (int)getpid());
+    check_tmp_path(path, sizeof path, "pacesim-kvxfer");
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fprintf(f, "name: d\nseed: 5\nmodel: %s/models/llama-3.1-8b.yaml\n"

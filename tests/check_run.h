@@ -5,7 +5,42 @@
 #define CHECK_RUN_H
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+/* A scratch file of this process, /tmp/<stem>-<pid>.yaml, written into path (n bytes); every such
+ * file a process named is removed when it exits (each of Check's forked tests its own). */
+#define CHECK_TMP_MAX 8
+static inline const char **check_tmp_stems(int **n)
+{
+    static const char *stems[CHECK_TMP_MAX];
+    static int count;
+    *n = &count;
+    return stems;
+}
+static inline void check_tmp_clean(void)
+{
+    int *n;
+    const char **stems = check_tmp_stems(&n);
+    char path[256];
+    for (int i = 0; i < *n; i++) {
+        snprintf(path, sizeof path, "/tmp/%s-%d.yaml", stems[i], (int)getpid());
+        unlink(path);
+    }
+}
+static inline const char *check_tmp_path(char *path, size_t size, const char *stem)
+{
+    int *n, known = 0;
+    const char **stems = check_tmp_stems(&n);
+    for (int i = 0; i < *n; i++) known |= stems[i] == stem;
+    if (!known && *n < CHECK_TMP_MAX) {
+        if (*n == 0) atexit(check_tmp_clean);
+        stems[(*n)++] = stem;
+    }
+    snprintf(path, size, "/tmp/%s-%d.yaml", stem, (int)getpid());
+    return path;
+}
 
 /* One entry of a test case: a test run once (CHECK_TEST) or a loop test for _i = 0 .. loops - 1
  * (CHECK_LOOP) */

@@ -389,7 +389,7 @@ END_TEST
 static int run_model(const char *model, const char *body, engine_t *e, scenario_t *s, cost_model_t **cm)
 {
     char path[128], err[SCN_ERR_MAX], cwd[512];
-    snprintf(path, sizeof path, "/tmp/pacesim-check-m-%d.yaml", (int)getpid());
+    check_tmp_path(path, sizeof path, "pacesim-check-m");
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fprintf(f, "name: t\nseed: 7\nmodel: %s/models/%s.yaml\nhardware: {analytic: {tflops: 990, tbps: 4.8}}\n%s",
@@ -602,7 +602,7 @@ START_TEST(upstream_priority_victim_ahead)
 {
     engine_t e; scenario_t s; cost_model_t *cm;
     char path[128], err[SCN_ERR_MAX], cwd[512];
-    snprintf(path, sizeof path, "/tmp/pacesim-check-v-%d.yaml", (int)getpid());
+    check_tmp_path(path, sizeof path, "pacesim-check-v");
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fprintf(f, "name: t\nseed: 7\nmodel: %s/models/llama-3.1-8b.yaml\nhardware: {analytic: {tflops: 990, tbps: 4.8}}\n"
@@ -732,7 +732,8 @@ START_TEST(dense_model_blocks_and_chunks)
 {
     /* no GDN layers: block 16 (vLLM's default; the align rule has no state to size it by)
      * and prompt chunks cut by the budget only */
-    const char *path = "/tmp/pacesim-check-dense.yaml";
+    char buf[128];
+    const char *path = check_tmp_path(buf, sizeof buf, "pacesim-check-dense");
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fputs("name: dense\nhardware: {analytic: {tflops: 100, tbps: 2}}\n"
