@@ -163,11 +163,11 @@ unsigned long long replay_step_shape(const cost_step_t *in)
 {
     unsigned long long h = 0xcbf29ce484222325ull;
     h = fnv(h, in->tokens), h = fnv(h, in->rows), h = fnv(h, in->decode_rows), h = fnv(h, in->sampled);
-    for (const route_plan_t *p = in->plan; p; p = NULL)
-        for (int c = 0; c < p->ncalls; c++) {
-            h = fnv(h, p->calls[c].route);
-            for (int g = 0; g < p->calls[c].nseg; g++) h = fnv(h, p->calls[c].segs[g].q), h = fnv(h, p->calls[c].segs[g].seq_len);
-        }
+    const route_plan_t *p = in->plan;
+    for (int c = 0; p && c < p->ncalls; c++) {
+        h = fnv(h, p->calls[c].route);
+        for (int g = 0; g < p->calls[c].nseg; g++) h = fnv(h, p->calls[c].segs[g].q), h = fnv(h, p->calls[c].segs[g].seq_len);
+    }
     return h ? h : 1;
 }
 

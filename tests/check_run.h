@@ -7,6 +7,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* A scratch file of this process, /tmp/<stem>-<pid>.yaml, written into path (n bytes); every such
@@ -33,7 +34,7 @@ static inline const char *check_tmp_path(char *path, size_t size, const char *st
 {
     int *n, known = 0;
     const char **stems = check_tmp_stems(&n);
-    for (int i = 0; i < *n; i++) known |= stems[i] == stem;
+    for (int i = 0; i < *n; i++) known |= !strcmp(stems[i], stem);
     if (!known && *n < CHECK_TMP_MAX) {
         if (*n == 0) atexit(check_tmp_clean);
         stems[(*n)++] = stem;
