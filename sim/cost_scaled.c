@@ -2,29 +2,16 @@
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include "cost_scaled.h"
 
 typedef struct {
     cost_model_t *inner;          /* owned */
     double k[4];                  /* by step_type_t (STEP_ANY unused); all alike for a uniform scale */
     double sigma;                 /* each step's own factor exp(sigma z), z ~ N(0, 1) (0: none) */
-    uint64_t rng;                 /* splitmix64's state */
+    gsl_rng *rng;                 /* the steps' draws (sigma > 0), a stream of its own */
 } scaled_t;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-double cost_noise_normal(uint64_t *state)
-{
-    double u1 = ((double)(splitmix64(state) >> 11) + 0.5) / 9007199254740992.0;   /* (0, 1) */
-    double u2 = (double)(splitmix64(state) >> 11) / 9007199254740992.0;
-    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
-}
 
 static int scaled_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
 {
@@ -34,7 +21,7 @@ static int scaled_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t
         return -1;
     }
     double k = s->k[cost_step_type(in)];
-    if (s->sigma > 0) k *= exp(s->sigma * cost_noise_normal(&s->rng));
+    if (s->sigma > 0) k *= exp(gsl_ran_gaussian(s->rng, s->sigma));
     o->total *= k, o->attn *= k, o->linear *= k, o->gdn *= k, o->elementwise *= k;
     o->allreduce *= k, o->overhead *= k, o->mtp *= k;
     for (int q = 0; q < ROUTE__N; q++) o->attn_route[q] *= k;
@@ -45,6 +32,7 @@ static void scaled_destroy(cost_model_t *cm)
 {
     scaled_t *s = cm->impl;
     cost_free(s->inner);
+    if (s->rng) gsl_rng_free(s->rng);
     free(s);
     free(cm);
 }
@@ -71,7 +59,7 @@ cost_model_t *cost_scaled_types_new(cost_model_t *inner, const double k[4])
     }
     s->inner = inner;
     for (int t = 0; t < 4; t++) s->k[t] = k[t];
-    s->sigma = 0, s->rng = 0;
+    s->sigma = 0, s->rng = NULL;
     cm->name = inner->name;       /* the step's price is still the inner model's, scaled */
     cm->impl = s;
     cm->step = scaled_step;
@@ -87,9 +75,14 @@ cost_model_t *cost_scaled_inner(cost_model_t *cm)
 cost_model_t *cost_noisy_new(cost_model_t *inner, double k, double sigma, uint64_t seed)
 {
     cost_model_t *cm = cost_scaled_new(inner, k);
-    if (cm) {
-        scaled_t *s = cm->impl;
-        s->sigma = sigma > 0 ? sigma : 0, s->rng = seed;
+    if (!cm || !(sigma > 0)) return cm;
+    scaled_t *s = cm->impl;
+    if (!(s->rng = gsl_rng_alloc(gsl_rng_mt19937))) {
+        free(s);                  /* inner is still the caller's */
+        free(cm);
+        return NULL;
     }
+    gsl_rng_set(s->rng, (unsigned long)seed);
+    s->sigma = sigma;
     return cm;
 }

@@ -16,12 +16,11 @@ cost_model_t *cost_scaled_new(cost_model_t *inner, double k);
  * What `rescore` prices the prediction at the runs' own time per step type with. */
 cost_model_t *cost_scaled_types_new(cost_model_t *inner, const double k[4]);
 /* A model pricing every step at k x exp(sigma z) times inner's price, z a standard normal
- * drawn afresh for each step from a generator seeded with seed (the same seed, the same
- * factors in the same order): the GPU's own step-to-step noise around a run-level factor k.
- * What `rescore` runs its noise ensemble with.  It owns inner; NULL out of memory. */
+ * drawn afresh for each step (gsl_ran_gaussian) from its own mt19937 stream seeded with seed
+ * (gsl_rng_set: its low 32 bits; the same seed, the same factors in the same order): the GPU's
+ * own step-to-step noise around a run-level factor k.  What `rescore` runs its noise ensemble
+ * with.  It owns inner; NULL out of memory (inner then still the caller's). */
 cost_model_t *cost_noisy_new(cost_model_t *inner, double k, double sigma, uint64_t seed);
-/* A standard normal from a splitmix64 generator's state (advanced). */
-double cost_noise_normal(uint64_t *state);
 /* A step's type (step_type_t) as the steps CSVs name it: decode (every row decoding),
  * prefill (none), else mixed. */
 int cost_step_type(const cost_step_t *in);

@@ -174,7 +174,8 @@ static const cmd_help_t helps[] = {
       "          --compare: where two profiles differ, law by law, on the items of the reference\n"
       "          experiment (scenarios/default.yaml, or --scenario FILE) and in their envelopes\n" },
     { "rescore", "pacesim rescore FILE --measured STEPS.csv [--measured RUN2.csv]... [--set key.path=value]... [--steps OUT]\n"
-                 "                [--recorded-clock [--nvml-clock]] [--compute-hot | --no-compute-hot] [--no-recorded-idle]\n",
+                 "                [--recorded-clock [--nvml-clock]] [--compute-hot | --no-compute-hot] [--no-recorded-idle]\n"
+                 "                [-j N]\n",
       "rescore   a GPU replay (pacesim replay --steps STEPS.csv) priced again by this model\n"
       "          and the scenario's profile, no GPU needed: per step type the median/max error,\n"
       "          per window predicted beside measured (--set as given to the replay); with\n"
@@ -197,7 +198,8 @@ static const cmd_help_t helps[] = {
       "          step law prices the engine's host time); where the idle is not recorded\n"
       "          the probe is not priced (the report says why); --no-compute-hot:\n"
       "          never; --compute-hot: always (a diagnostic; with --recorded-clock at the\n"
-      "          recorded clocks)\n" },
+      "          recorded clocks); -j N: the noise ensemble's runs at once (default: online\n"
+      "          CPUs; the output is the same for any N)\n" },
     { "model", "pacesim model import CONFIG.json [-o OUT.yaml] [--name NAME]\n",
       "model     import: a model file from a Hugging Face config.json (Llama, Mistral, Qwen2/3 dense\n"
       "          and MoE, Qwen3-Next, Mixtral, Gemma 1/2; others refused by name), to stdout or\n"
@@ -799,13 +801,24 @@ static int cmd_rescore(int argc, char **argv)
 {
     enum { MAX_SETS = 64 };
     const char *file = NULL, *measured = NULL, *steps = NULL, *sets[MAX_SETS], *runs[RESCORE_MAX_RUNS];
-    int ns = 0, nruns = 0, recorded_clock = 0, nvml_clock = 0, compute_hot = -1, recorded_idle = 1;
+    int ns = 0, nruns = 0, recorded_clock = 0, nvml_clock = 0, compute_hot = -1, recorded_idle = 1, jobs_given = 0;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 0; i < argc; i++) {
-        if (i + 1 == argc && (!strcmp(argv[i], "--set") || !strcmp(argv[i], "--measured") || !strcmp(argv[i], "--steps"))) {
+        if (i + 1 == argc && (!strcmp(argv[i], "--set") || !strcmp(argv[i], "--measured") || !strcmp(argv[i], "--steps") ||
+                              !strcmp(argv[i], "-j") || !strcmp(argv[i], "--jobs"))) {
             fprintf(stderr, "pacesim: rescore: %s needs a value\n", argv[i]);
             return 2;
         }
-        if (!strcmp(argv[i], "--recorded-clock")) recorded_clock = 1;
+        if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--jobs")) {
+            if (jobs_given++) {
+                fprintf(stderr, "pacesim: rescore: -j|--jobs given twice\n");
+                return 2;
+            }
+            if (setup_opt_long("pacesim: rescore", argv[i], argv[i + 1], 1, &jobs) < 0) return 2;
+            if (jobs > 1024) jobs = 1024;
+            i++;
+        }
+        else if (!strcmp(argv[i], "--recorded-clock")) recorded_clock = 1;
         else if (!strcmp(argv[i], "--nvml-clock")) nvml_clock = 1;
         else if (!strcmp(argv[i], "--no-recorded-idle")) recorded_idle = 0;
         else if (!strcmp(argv[i], "--compute-hot") || !strcmp(argv[i], "--no-compute-hot")) {
@@ -909,7 +922,8 @@ static int cmd_rescore(int argc, char **argv)
             rc = 2;
             goto done;
         }
-        int r = rescore_runs(stdout, &u, file, runs, nruns, recorded_clock, compute_hot, recorded_idle, rerr, sizeof rerr);
+        int r = rescore_runs(stdout, &u, file, runs, nruns, recorded_clock, compute_hot, recorded_idle,
+                             jobs < 1 ? 1 : (int)jobs, rerr, sizeof rerr);
         if (r < 0) setup_msg(stderr, "%s", rerr);
         rc = r == -2 ? 2 : r < 0 ? 1 : 0;
         goto done;

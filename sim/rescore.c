@@ -6,11 +6,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include "cost_scaled.h"
 #include "engine.h"
 #include "replay.h"
 #include "rescore.h"
 #include "setup.h"
+#include "sweep.h"
 
 /* ---- the figures, from the runs' records and windows (no engine: tested on their own) ---- */
 
@@ -240,6 +243,36 @@ static int run_member(setup_t *u, double k, double sigma, uint64_t seed, const d
     return rc;
 }
 
+/* The noise ensemble's runs as a sweep_pool's jobs: job j < RESCORE_MEMBERS is member j at
+ * its run factor kf[j], job RESCORE_MEMBERS + j the same member at (1 + RESCORE_SENS) more a
+ * step (the same draws); each writes its own windows and error, so any order of the jobs
+ * gives the same figures. */
+typedef struct ens_ctx {
+    setup_t *u;
+    const double *kf;             /* each member's run factor */
+    double sigma;                 /* the step noise */
+    uint64_t seed;                /* member k's step draws: seed + k */
+    const double *clk, *gm;
+    long nclk, ngm;
+    int recorded_clock, stamps, probe, recorded_idle, nw;
+    double *w;                    /* job j's windows at [j nw] */
+    int *rc;                      /* job j's run_member result */
+    char (*err)[SETUP_ERR_MAX];   /* job j's error */
+} ens_ctx_t;
+
+static void ens_job(void *ctx, long j, void *prog)
+{
+    (void)prog;
+    ens_ctx_t *c = ctx;
+    int k = (int)(j % RESCORE_MEMBERS);
+    double f = c->kf[k] * (j < RESCORE_MEMBERS ? 1 : 1 + RESCORE_SENS);
+    c->rc[j] = run_member(c->u, f, c->sigma, c->seed + (uint64_t)k, c->clk, c->nclk, c->recorded_clock, c->stamps,
+                          c->probe, c->recorded_idle, c->gm, c->ngm, c->w + (size_t)j * c->nw, c->err[j],
+                          sizeof c->err[j]);
+}
+
+static void ens_emit(void *ctx, long j) { (void)ctx, (void)j; }
+
 int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, FILE *out)
 {
     if (compute_hot >= 0 || !u->prof.has_chot) return compute_hot > 0;
@@ -258,7 +291,7 @@ int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle
 }
 
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
-                 int compute_hot, int recorded_idle, char *err, size_t errsz)
+                 int compute_hot, int recorded_idle, int jobs, char *err, size_t errsz)
 {
     cost_model_t *pm[RESCORE_MAX_RUNS] = { 0 }, *rm[RESCORE_MAX_RUNS] = { 0 }, *sm = NULL, *tm = NULL;
     const double *gap[RESCORE_MAX_RUNS], *clk[RESCORE_MAX_RUNS];
@@ -392,19 +425,38 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         snprintf(err, errsz, "out of memory");
         goto done;
     }
-    for (int k = 0; k < RESCORE_MEMBERS; k++) {
+    {
         /* members k and k + MEMBERS / 2 take opposite run factors (their median is the model's own
-         * where a window is proportional to the step times); each its own step draws */
-        int half = RESCORE_MEMBERS / 2, j = k % half;
-        uint64_t zs = (uint64_t)u->s.seed * 0x9e3779b97f4a7c15ull + (uint64_t)j + 1,
-                 sd = (uint64_t)u->s.seed * 0xbf58476d1ce4e5b9ull + (uint64_t)k + 1;
-        double z = (k < half ? 1 : -1) * cost_noise_normal(&zs);
-        double *w0 = ens + (size_t)k * nw, *w1 = ens + (size_t)(RESCORE_MEMBERS + k) * nw;
-        if (run_member(u, exp(nz.run * z), nz.step, sd, clk1, nclk1, recorded_clock, step_clock, probe, recorded_idle,
-                       gm, ngm, w0, err, errsz) < 0 ||
-            run_member(u, exp(nz.run * z) * (1 + RESCORE_SENS), nz.step, sd, clk1, nclk1, recorded_clock, step_clock,
-                       probe, recorded_idle, gm, ngm, w1, err, errsz) < 0)
+         * where a window is proportional to the step times), drawn from a stream seeded from the
+         * scenario's seed; each member its own step draws */
+        enum { NJ = 2 * RESCORE_MEMBERS };
+        double kf[RESCORE_MEMBERS];
+        int jrc[NJ];
+        char (*jerr)[SETUP_ERR_MAX] = calloc(NJ, sizeof *jerr);
+        gsl_rng *zr = gsl_rng_alloc(gsl_rng_mt19937);
+        if (!jerr || !zr) {
+            free(jerr);
+            if (zr) gsl_rng_free(zr);
+            snprintf(err, errsz, "out of memory");
             goto done;
+        }
+        gsl_rng_set(zr, (unsigned long)(u->s.seed * 2 + 5));
+        for (int k = 0; k < RESCORE_MEMBERS / 2; k++) {
+            double z = gsl_ran_gaussian(zr, 1);
+            kf[k] = exp(nz.run * z), kf[k + RESCORE_MEMBERS / 2] = exp(-nz.run * z);
+        }
+        gsl_rng_free(zr);
+        ens_ctx_t c = { .u = u, .kf = kf, .sigma = nz.step, .seed = (uint64_t)u->s.seed * 0xbf58476d1ce4e5b9ull + 1,
+                        .clk = clk1, .nclk = nclk1, .gm = gm, .ngm = ngm, .recorded_clock = recorded_clock,
+                        .stamps = step_clock, .probe = probe, .recorded_idle = recorded_idle, .nw = nw, .w = ens,
+                        .rc = jrc, .err = jerr };
+        sweep_pool_t pc = { .njobs = NJ, .threads = jobs, .run = ens_job, .emit = ens_emit, .ctx = &c };
+        int failed = sweep_pool(&pc) < 0 ? -1 : 0;
+        if (failed) snprintf(err, errsz, "out of memory");
+        for (int j = 0; !failed && j < NJ; j++)
+            if (jrc[j] < 0) snprintf(err, errsz, "%s", jerr[j]), failed = 1;
+        free(jerr);
+        if (failed) goto done;
     }
     char meter[200] = "";
     if (step_clock && units)

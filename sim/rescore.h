@@ -114,8 +114,9 @@ void rescore_attn_figs(const replay_stats_t *st, int nruns, rescore_attn_t *o);
  * replay's gap_s column), the heat state relaxes over it (cost_profile_idle_schedule): each
  * run's steps after their own run's idle, the prediction's step k after the runs' mean at k;
  * 0, or a run without the column: the step law's host time, as the model prices an engine. */
+/* jobs: the noise ensemble's runs at once (threads; the figures are the same for any). */
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
-                 int compute_hot, int recorded_idle, char *err, size_t errsz);
+                 int compute_hot, int recorded_idle, int jobs, char *err, size_t errsz);
 /* Whether rescore prices calib's compute-bound GEMM probe: compute_hot 1 (forced) or 0 (off) as
  * given; -1 (the default) where the profile has the probe and the recorded idle is in use
  * (recorded_idle: every run records gap_s and --no-recorded-idle was not given; idle_off: they

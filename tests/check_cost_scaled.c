@@ -148,6 +148,23 @@ START_TEST(noisy_model_seeded)
         ck_assert_double_eq(o.total / pb.total, t[1][i]);
     }
     cost_free(s);
+    /* the step factors' logs are normal about log k with sd sigma: 4000 draws' mean within 4
+     * standard errors, their sd within 5% (4.5 of its standard errors) */
+    enum { N = 4000 };
+    a = setup_cost_new(&u), s = a ? cost_noisy_new(a, 1.1, 0.05, 12345) : NULL;
+    ck_assert(s);
+    double sum = 0, sq = 0;
+    for (int i = 0; i < N; i++) {
+        cost_breakdown_t o;
+        memset(&o, 0, sizeof o);
+        ck_assert(s->step(s, &in, &o) == 0);
+        double z = log(o.total / pb.total / 1.1);
+        sum += z, sq += z * z;
+    }
+    cost_free(s);
+    double mean = sum / N, sd = sqrt((sq - N * mean * mean) / (N - 1));
+    ck_assert_msg(fabs(mean) < 4 * 0.05 / sqrt(N), "mean log factor %g", mean);
+    ck_assert_msg(fabs(sd / 0.05 - 1) < 0.05, "sd of the log factors %g, sigma 0.05", sd);
     cost_free(base);
     setup_close(&u);
 }

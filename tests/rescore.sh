@@ -128,7 +128,23 @@ expect() {  # expect RC PATTERN DESCRIPTION -- ARGS...
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# the noise ensemble's runs on threads: the same report for any -j
+fd=tests/data/replay/h200-lib-llama8b-f
+jargs=(rescore scenarios/lib/h200-llama8b-poisson.yaml --measured "$fd/h200-llama8b-poisson.steps.csv"
+       --measured "$fd/h200-llama8b-poisson.run2.steps.csv" --measured "$fd/h200-llama8b-poisson.run3.steps.csv"
+       --set "profile=$fd/profile.yaml")
+"$bin" "${jargs[@]}" -j 1 > "$tmp/j1.txt" 2>&1; rc1=$?
+"$bin" "${jargs[@]}" --jobs 3 > "$tmp/j3.txt" 2>&1; rc3=$?
+if [ $rc1 = 0 ] && [ $rc3 = 0 ] && grep -q "^   one run " "$tmp/j1.txt" && cmp -s "$tmp/j1.txt" "$tmp/j3.txt"; then
+    echo "  ok   rescore -j 1 and --jobs 3: the same report byte for byte"; pass=$((pass + 1))
+else echo "  FAIL rescore -j 1 / --jobs 3: rc $rc1 / $rc3 or the reports differ"; fail=$((fail + 1)); fi
 r=tests/data/replay/h200-envelope/h200-fp16-nomtp-b16k-baseline.steps.csv
+expect 2 "^pacesim: rescore: -j 0: expected an integer >= 1$" "rescore -j 0 is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r -j 0
+expect 2 "^pacesim: rescore: --jobs needs a value$" "rescore --jobs without a value is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r --jobs
+expect 2 "^pacesim: rescore: -j|--jobs given twice$" "rescore -j given twice is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r -j 2 --jobs 3
 # a recording of another scenario is bad input: refused at the first step that does not match
 expect 2 "^$r:12:4: type: the run's step 11 is decode, the recording's mixed: not the recorded scenario" \
     "another scenario's recording is refused at the first mismatching step's line and column" -- \
