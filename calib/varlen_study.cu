@@ -13,6 +13,9 @@
  *   layer32  the replay's with 32 page sets (each layer its own KV, as the engine's cache)
  *   flush32  layer32 with a 512 MB write before each run (a layer's GEMMs between its calls
  *            stream their weights through the L2), each run between its own events
+ *   own32    flush32, then the pages of the tokens the call adds (a chunk's new tokens, a decode
+ *            row's last page) read and written back before the run: the engine's cache write
+ *            leaves them in the L2 just before its attention
  * Llama-3.1-8B's attention (32 q heads, 8 kv heads, head_dim 128, page 16) or, with the argument
  * "qwen", Qwen3-30B-A3B's (4 kv heads).  Build: make bin/varlen_study (nvcc); about 5 s a model
  * on an H200. */
@@ -33,7 +36,7 @@ static double L2;
 static cudaEvent_t e0, e1;
 static void *qbuf, *obuf;
 static size_t qcap = 64ul << 20;
-static void *flushbuf;
+static void *flushbuf, *scratch;
 static size_t flushbytes = 512ul << 20;
 
 static long row_ctx(long nd, long lo, long hi, long i) {
@@ -103,7 +106,9 @@ static double t_calib(const Shape &s, int force_iters) {
 // the replay: pool_make's pool (shuffled perm), request r's page j = perm[(r*337+j) % nblocks] % limit,
 // layer sets (replay_layer_sets / views), reps back-to-back calls, one event pair.
 // mode 0: the replay's sets; 1: a set per layer (32 distinct layer caches); 2: a set per layer + an L2
-// flush before each call (per-call events)
+// flush before each call (per-call events); 3: as 2, then the pages of the tokens the step adds (a
+// chunk's new tokens, a decode row's last page) written again before the call, as the engine's
+// cache write leaves them in the L2 just before its attention
 static attn_kv pool; static std::vector<int> perm;
 static double t_replay(const Shape &s, int mode, int *nsets_out) {
     std::vector<int> ql, sl; rows_of(s, ql, sl);
@@ -151,6 +156,18 @@ static double t_replay(const Shape &s, int mode, int *nsets_out) {
             double tot = 0;
             for (int k = 0; k < reps; k++) {
                 CK(cudaMemsetAsync(flushbuf, k & 0xff, flushbytes));
+                if (mode == 3)   // each new token's page, K and V, read out and written back
+                    for (int i = 0; i < rows; i++) {
+                        int np = (sl[i] + PG - 1) / PG, first = (sl[i] - ql[i]) / PG;
+                        for (int j = first; j < np; j++) {
+                            size_t off = (size_t)bt[(size_t)i * maxp + j] * bb;
+                            for (int kv = 0; kv < 2; kv++) {
+                                char *pg = (char *)(kv ? views[k % nsets].v : views[k % nsets].k) + off;
+                                CK(cudaMemcpyAsync(scratch, pg, bb, cudaMemcpyDeviceToDevice));
+                                CK(cudaMemcpyAsync(pg, scratch, bb, cudaMemcpyDeviceToDevice));
+                            }
+                        }
+                    }
                 CK(cudaEventRecord(e0));
                 CA(attn_varlen_run(pl, &views[k % nsets], b, qbuf, obuf, 1.f / 16, NULL));
                 CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1));
@@ -180,6 +197,7 @@ int main(int argc, char **argv) {
            p.multiProcessorCount, L2 / 1e6, KVH, QH, D, PG, attn_varlen_ctas_per_sm(D));
     CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
     CK(cudaMalloc(&qbuf, qcap)); CK(cudaMalloc(&obuf, qcap)); CK(cudaMalloc(&flushbuf, flushbytes));
+    CK(cudaMalloc(&scratch, (size_t)PG * KVH * D * 2));
     CA(attn_fill_half_random(qbuf, qcap / 2, -1.f, 1.f, 3));
     long nblocks = 50000;   // ~3.2 GB a layer at 8 kv heads: the engine's capacity (per_req, kv_tokens)
     CA(attn_kv_alloc_random(&pool, ATTN_FP16, (int)nblocks, PG, KVH, D, 1.0f, 99));
@@ -211,14 +229,15 @@ int main(int argc, char **argv) {
         {"16@400-700", 16, 400, 700, 0, 0, 0, 1},
         {"32@400-700", 32, 400, 700, 0, 0, 0, 1},
     };
-    printf("%-22s %9s %9s %9s %6s %9s %9s | %6s %6s %6s %6s\n", "shape", "calib_us", "calib32", "replay", "sets", "layer32", "flush32",
-           "rp/ca", "l32/ca", "fl/ca", "c32/ca");
+    printf("%-22s %9s %9s %9s %6s %9s %9s %9s | %6s %6s %6s %6s %6s\n", "shape", "calib_us", "calib32", "replay", "sets", "layer32",
+           "flush32", "own32", "rp/ca", "l32/ca", "fl/ca", "ow/ca", "c32/ca");
     for (int pass = 0; pass < 2; pass++)
         for (auto &x : sh) {
             int ns, ns2;
-            double c = t_calib(x, 0), c32 = t_calib(x, 32), r = t_replay(x, 0, &ns), l = t_replay(x, 1, &ns2), f = t_replay(x, 2, &ns2);
-            printf("%-22s %9.2f %9.2f %9.2f %6d %9.2f %9.2f | %6.3f %6.3f %6.3f %6.3f\n", x.name, c * 1e6, c32 * 1e6, r * 1e6, ns,
-                   l * 1e6, f * 1e6, r / c, l / c, f / c, c32 / c);
+            double c = t_calib(x, 0), c32 = t_calib(x, 32), r = t_replay(x, 0, &ns), l = t_replay(x, 1, &ns2), f = t_replay(x, 2, &ns2),
+                   o = t_replay(x, 3, &ns2);
+            printf("%-22s %9.2f %9.2f %9.2f %6d %9.2f %9.2f %9.2f | %6.3f %6.3f %6.3f %6.3f %6.3f\n", x.name, c * 1e6, c32 * 1e6,
+                   r * 1e6, ns, l * 1e6, f * 1e6, o * 1e6, r / c, l / c, f / c, o / c, c32 / c);
             fflush(stdout);
         }
     return 0;
