@@ -8,6 +8,8 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include "cost_scaled.h"
 #include "engine.h"
 #include "replay.h"
@@ -73,12 +75,8 @@ double rescore_median(double *v, int n)
     if (n < 1) return NAN;
     for (int i = 0; i < n; i++)
         if (isnan(v[i])) return NAN;
-    for (int i = 1; i < n; i++)                 /* a few dozen values: insertion sort */
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1], v[j - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    gsl_sort(v, 1, (size_t)n);
+    return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
 }
 
 void rescore_noise(const replay_rec_t *const *rec, const long *n, int nruns, rescore_noise_t *o)
@@ -293,16 +291,15 @@ int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
                  int compute_hot, int recorded_idle, int jobs, char *err, size_t errsz)
 {
-    cost_model_t *pm[RESCORE_MAX_RUNS] = { 0 }, *rm[RESCORE_MAX_RUNS] = { 0 }, *sm = NULL, *tm = NULL;
+    cost_model_t *pm[RESCORE_MAX_RUNS] = { 0 }, *rm[RESCORE_MAX_RUNS] = { 0 }, *tm = NULL;
     const double *gap[RESCORE_MAX_RUNS], *clk[RESCORE_MAX_RUNS];
     long nclk[RESCORE_MAX_RUNS];
     long ng[RESCORE_MAX_RUNS], ngm = 0;
     double *gm = NULL;
-    engine_t eg[RESCORE_MAX_RUNS], es, et;
-    int rc = -1, started = 0, es_started = 0, et_started = 0, step_clock = 1, nw = 0;
+    engine_t eg[RESCORE_MAX_RUNS], et;
+    int rc = -1, started = 0, et_started = 0, step_clock = 1, nw = 0;
     double *ens = NULL;           /* the ensemble's windows: member k's at [k nw], at +1% at [(MEMBERS + k) nw] */
     memset(eg, 0, sizeof eg);
-    memset(&es, 0, sizeof es);
     memset(&et, 0, sizeof et);
     if (nruns < 2 || nruns > RESCORE_MAX_RUNS) {
         snprintf(err, errsz, "rescore: 2 to %d measured runs", RESCORE_MAX_RUNS);
@@ -372,15 +369,11 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     const double *clk1 = NULL, *mclk1;
     long nclk1 = recorded_clock ? replay_recorded_clocks(rm[0], &clk1, &mclk1) : 0;
     int units = diagnose(u->cost, clk1, nclk1, recorded_clock, step_clock, probe);
-    /* the prediction, then the same at 1% more a step */
+    /* the prediction without noise (the ensemble's members carry the +1% column) */
     if (engine_run(&u->e) < 0) {
         snprintf(err, errsz, "%s", u->e.err);
         goto done;
     }
-    const double k1[4] = { 1 + RESCORE_SENS, 1 + RESCORE_SENS, 1 + RESCORE_SENS, 1 + RESCORE_SENS };
-    if (run_scaled(u, k1, clk1, nclk1, recorded_clock, step_clock, probe, recorded_idle, gm, ngm, &sm, &es, &es_started,
-                   "prediction at +1%", err, errsz) < 0)
-        goto done;
     long n[RESCORE_MAX_RUNS];
     const replay_rec_t *rec[RESCORE_MAX_RUNS];
     for (int r = 0; r < nruns; r++) {
@@ -566,7 +559,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         for (int r = 0; r < nruns; r++) m[r] = engine_window(&eg[r], i);
         for (int k = 0; k < RESCORE_MEMBERS; k++) lo = fmin(lo, ens[(size_t)k * nw + i]), hi = fmax(hi, ens[(size_t)k * nw + i]);
         rescore_window_t w;
-        rescore_window_figs(engine_window(&u->e, i), m, nruns, engine_window(&es, i), &w);
+        rescore_window_figs(engine_window(&u->e, i), m, nruns, NAN, &w);   /* no +1% column here */
         fprintf(out, "   one run %-18s ", u->s.windows[i].name);
         if (!w.defined || isnan(lo) || isnan(hi)) {
             fprintf(out, "%11s %8s %8s %12s %11s\n", "n/a", "n/a", "n/a", "n/a", "n/a");
@@ -605,13 +598,11 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     rc = 0;
 done:
     for (int r = 0; r < started; r++) engine_free(&eg[r]);
-    if (es_started) engine_free(&es);
     if (et_started) engine_free(&et);
     for (int r = 0; r < nruns; r++) {
         if (rm[r]) cost_free(rm[r]);
         if (pm[r]) cost_free(pm[r]);
     }
-    if (sm) cost_free(sm);
     if (tm) cost_free(tm);
     free(gm);
     free(ens);
