@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cost_scaled.h"
 #include "engine.h"
+#include "fnv.h"
 #include "replay.h"
 #include "ydoc.h"
 
@@ -153,20 +154,16 @@ typedef struct {
     replay_log_t log;
 } rm_t;
 
-static unsigned long long fnv(unsigned long long h, long long v)
-{
-    for (int b = 0; b < 8; b++) h = (h ^ (unsigned long long)((v >> (8 * b)) & 0xff)) * 0x100000001b3ull;
-    return h;
-}
+#define FNV(h, x) ((h) = fnv1a((h), &(x), sizeof(x)))
 
 unsigned long long replay_step_shape(const cost_step_t *in)
 {
-    unsigned long long h = 0xcbf29ce484222325ull;
-    h = fnv(h, in->tokens), h = fnv(h, in->rows), h = fnv(h, in->decode_rows), h = fnv(h, in->sampled);
+    uint64_t h = FNV1A_BASIS;
+    FNV(h, in->tokens), FNV(h, in->rows), FNV(h, in->decode_rows), FNV(h, in->sampled);
     const route_plan_t *p = in->plan;
     for (int c = 0; p && c < p->ncalls; c++) {
-        h = fnv(h, p->calls[c].route);
-        for (int g = 0; g < p->calls[c].nseg; g++) h = fnv(h, p->calls[c].segs[g].q), h = fnv(h, p->calls[c].segs[g].seq_len);
+        FNV(h, p->calls[c].route);
+        for (int g = 0; g < p->calls[c].nseg; g++) FNV(h, p->calls[c].segs[g].q), FNV(h, p->calls[c].segs[g].seq_len);
     }
     return h ? h : 1;
 }

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "fnv.h"
 #include "runner.h"
 #include "quant.h"
 #include "setup.h"
@@ -127,20 +128,14 @@ static void requests_rest(const steps_ctx_t *c, const engine_t *e)
 /* A digest of what a scenario's simulation depends on: everything but its name,
  * description, measure windows and reference values (FNV-1a over the loaded fields).
  * A window's definition is compared on its own (same_window). */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-    return h;
-}
-#define FNV(h, x) ((h) = fnv((h), &(x), sizeof(x)))
+#define FNV(h, x) ((h) = fnv1a((h), &(x), sizeof(x)))
 
 static uint64_t scn_digest(const scenario_t *s)
 {
-    uint64_t h = 14695981039346656037ULL;
+    uint64_t h = FNV1A_BASIS;
     FNV(h, s->seed);
     FNV(h, s->model);
-    h = fnv(h, s->profile_path, strlen(s->profile_path) + 1);
+    h = fnv1a(h, s->profile_path, strlen(s->profile_path) + 1);
     FNV(h, s->analytic);
     FNV(h, s->analytic_tflops);
     FNV(h, s->analytic_tbps);
@@ -164,7 +159,7 @@ static uint64_t scn_digest(const scenario_t *s)
         FNV(h, r->follows);
     }
     FNV(h, s->poisson);
-    h = fnv(h, s->trace_path, strlen(s->trace_path) + 1);
+    h = fnv1a(h, s->trace_path, strlen(s->trace_path) + 1);
     FNV(h, s->stop);
     const scn_cluster_t *c = &s->cluster;   /* a cluster's replicas, router and link */
     FNV(h, c->enabled);
@@ -176,7 +171,7 @@ static uint64_t scn_digest(const scenario_t *s)
     FNV(h, c->n_pools);
     for (int i = 0; i < c->n_pools; i++) {
         const scn_pool_t *p = &c->pools[i];
-        h = fnv(h, p->name, strlen(p->name) + 1);
+        h = fnv1a(h, p->name, strlen(p->name) + 1);
         FNV(h, p->count);
         FNV(h, p->role);
         if (p->s) {
@@ -193,7 +188,7 @@ static uint64_t scn_digest(const scenario_t *s)
 
 static uint64_t win_digest(const scn_window_t *w)
 {
-    uint64_t h = 14695981039346656037ULL;
+    uint64_t h = FNV1A_BASIS;
     FNV(h, w->kind);
     FNV(h, w->request);
     FNV(h, w->step_type);

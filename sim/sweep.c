@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "fnv.h"
 #include "sweep.h"
 #include "report_json.h"
 #include "ydoc.h"
@@ -1764,12 +1765,7 @@ static int raw_split(const char *rec, size_t *st, size_t *len, int max)
     return n;
 }
 
-static size_t name_hash(const char *s)
-{
-    size_t h = 1469598103934665603ULL & (size_t)-1;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
+static size_t name_hash(const char *s) { return (size_t)fnv1a_str(FNV1A_BASIS, s); }
 
 /* The slot of name in u's hash: its entry or the empty one where it goes. */
 static size_t union_slot(const munion_t *u, const char *name)

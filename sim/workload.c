@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include "fnv.h"
 #include "kvpool.h"
 #include "simclock.h"
 #include "workload.h"
@@ -101,9 +102,7 @@ static uint64_t content_key(uint64_t tag, uint64_t x)
 
 static uint64_t name_key(const char *name)
 {
-    uint64_t h = 14695981039346656037ull;
-    for (; *name; name++) h = (h ^ (unsigned char)*name) * 1099511628211ull;
-    return content_key(KEY_PREFIX, h);
+    return content_key(KEY_PREFIX, fnv1a_str(FNV1A_BASIS, name));
 }
 
 /* The request's prompt content (one own run when runs is NULL), kept for the block pool of
