@@ -194,14 +194,15 @@ static void as_prediction(cost_model_t *inner, const double *clk, long nclk, int
 /* The prediction again with each step type's steps at k[type] times their price
  * (cost_scaled_types_new), priced as the prediction is (diagnose, the recorded idle), run on its
  * own engine *e (*started set once it needs engine_free).  0, or -1 with err (what names the run). */
-static int run_scaled(setup_t *u, const double k[4], const double *clk, long nclk, int recorded_clock, int stamps,
+static int run_scaled(const setup_t *u, const double k[4], const double *clk, long nclk, int recorded_clock, int stamps,
                       int probe, int recorded_idle, const double *gm, long ngm, cost_model_t **cm, engine_t *e, int *started,
                       const char *what, char *err, size_t errsz)
 {
-    cost_model_t *inner = setup_cost_new(u);
+    char ce[SETUP_ERR_MAX];
+    cost_model_t *inner = setup_cost_new_err(u, ce);
     if (!inner || !(*cm = cost_scaled_types_new(inner, k))) {
         cost_free(inner);
-        snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
+        snprintf(err, errsz, "%s", inner ? "out of memory" : ce);
         return -1;
     }
     as_prediction(inner, clk, nclk, recorded_clock, stamps, probe, recorded_idle, gm, ngm);
@@ -216,17 +217,18 @@ static int run_scaled(setup_t *u, const double k[4], const double *clk, long ncl
 /* One member of the noise ensemble (rescore_noise_t): the prediction with every step at k x
  * exp(sigma z) its price (cost_noisy_new, seed), priced as the prediction is; its windows into
  * w[0 .. n_windows).  0, or -1 with err (the run failed). */
-static int run_member(setup_t *u, double k, double sigma, uint64_t seed, const double *clk, long nclk,
+static int run_member(const setup_t *u, double k, double sigma, uint64_t seed, const double *clk, long nclk,
                       int recorded_clock, int stamps, int probe, int recorded_idle, const double *gm, long ngm,
                       double *w, char *err, size_t errsz)
 {
-    cost_model_t *inner = setup_cost_new(u), *cm = inner ? cost_noisy_new(inner, k, sigma, seed) : NULL;
+    char ce[SETUP_ERR_MAX];
+    cost_model_t *inner = setup_cost_new_err(u, ce), *cm = inner ? cost_noisy_new(inner, k, sigma, seed) : NULL;
     engine_t e;
     int rc = -1;
     memset(&e, 0, sizeof e);
     if (!cm) {
         cost_free(inner);
-        snprintf(err, errsz, "%s", inner ? "out of memory" : u->err);
+        snprintf(err, errsz, "%s", inner ? "out of memory" : ce);
         return -1;
     }
     as_prediction(inner, clk, nclk, recorded_clock, stamps, probe, recorded_idle, gm, ngm);
@@ -246,7 +248,7 @@ static int run_member(setup_t *u, double k, double sigma, uint64_t seed, const d
  * step (the same draws); each writes its own windows and error, so any order of the jobs
  * gives the same figures. */
 typedef struct ens_ctx {
-    setup_t *u;
+    const setup_t *u;
     const double *kf;             /* each member's run factor */
     double sigma;                 /* the step noise */
     uint64_t seed;                /* member k's step draws: seed + k */

@@ -29,24 +29,25 @@ static const hw_link_t *prof_link_for(const setup_t *u, const scenario_t *s)
  * the scenario needs) or the analytic one.  NULL with u->err set. */
 static const hw_link_t *prof_link(const setup_t *u) { return prof_link_for(u, &u->s); }
 
-static cost_model_t *cost_unscaled_for(setup_t *u, const scenario_t *s, int check);
+static cost_model_t *cost_unscaled_for(const setup_t *u, const scenario_t *s, int check, char *err);
 
 /* The cost model of scenario s (the setup's, or one of its cluster pools'): every step at
  * u->cost_scale times its price where that is set (setup_open_scaled). */
-static cost_model_t *cost_for(setup_t *u, const scenario_t *s, int check)
+static cost_model_t *cost_for(const setup_t *u, const scenario_t *s, int check, char *err)
 {
-    cost_model_t *cm = cost_unscaled_for(u, s, check), *sm;
+    cost_model_t *cm = cost_unscaled_for(u, s, check, err), *sm;
     if (!cm || u->cost_scale == 0 || u->cost_scale == 1) return cm;
     if (!(sm = cost_scaled_new(cm, u->cost_scale))) {
         cost_free(cm);
-        snprintf(u->err, sizeof u->err, "%s: out of memory", s->path);
+        snprintf(err, SETUP_ERR_MAX, "%s: out of memory", s->path);
     }
     return sm;
 }
 
 /* The cost model of the scenario: the profile's (after checking that it has every law
- * the scenario needs) or the analytic one.  NULL with u->err set. */
-static cost_model_t *cost_unscaled_for(setup_t *u, const scenario_t *s, int check)
+ * the scenario needs) or the analytic one.  NULL with err (SETUP_ERR_MAX bytes) set; u is
+ * only read. */
+static cost_model_t *cost_unscaled_for(const setup_t *u, const scenario_t *s, int check, char *err)
 {
     int tp = s->engine.tensor_parallel_size;
     char cerr[COST_ERR_MAX];
@@ -57,7 +58,7 @@ static cost_model_t *cost_unscaled_for(setup_t *u, const scenario_t *s, int chec
         else cost_analytic_hw_peaks(s->analytic_tflops, s->analytic_tbps, &hw);
         if (s->link) hw.link = s->link;
         cm = cost_analytic_new_hw(&s->model, tp, &hw);
-        if (!cm) snprintf(u->err, sizeof u->err, "%s: cannot build the analytic cost model", s->path);
+        if (!cm) snprintf(err, SETUP_ERR_MAX, "%s: cannot build the analytic cost model", s->path);
         return cm;
     }
     const hw_link_t *link = prof_link_for(u, s);
@@ -65,24 +66,24 @@ static cost_model_t *cost_unscaled_for(setup_t *u, const scenario_t *s, int chec
         model_rank_t rk;
         int group = model_rank(&s->model, tp, &rk) == 0 ? rk.group : 1;
         if (cost_profile_check_link(&u->prof, &s->model, tp, s->engine.kv_cache_dtype, group, link, cerr) < 0) {
-            snprintf(u->err, sizeof u->err, "%s", cerr);
+            snprintf(err, SETUP_ERR_MAX, "%s", cerr);
             return NULL;
         }
     }
     cm = cost_profile_new_link(&u->prof, &s->model, tp, link, cerr);
-    if (!cm) snprintf(u->err, sizeof u->err, "%s", cerr);
+    if (!cm) snprintf(err, SETUP_ERR_MAX, "%s", cerr);
     return cm;
 }
 
-static cost_model_t *cost_new(setup_t *u, int check) { return cost_for(u, &u->s, check); }
+static cost_model_t *cost_new(setup_t *u, int check) { return cost_for(u, &u->s, check, u->err); }
 
 /* A cluster pool's replica's cost model (engine_cost_fn): its pool's model and TP degree,
  * the setup's profile or hardware, checked like the scenario's. */
 static cost_model_t *pool_cost(void *ctx, const scenario_t *ps, char *err)
 {
-    setup_t *u = ctx;
-    cost_model_t *cm = cost_for(u, ps, 1);
-    if (!cm) snprintf(err, ENG_ERR_MAX, "%s", u->err);
+    char e[SETUP_ERR_MAX];
+    cost_model_t *cm = cost_for(ctx, ps, 1, e);
+    if (!cm) snprintf(err, ENG_ERR_MAX, "%s", e);
     return cm;
 }
 
@@ -215,6 +216,11 @@ int setup_check_trace(setup_t *u)
 cost_model_t *setup_cost_new(setup_t *u)
 {
     return cost_new(u, 0);
+}
+
+cost_model_t *setup_cost_new_err(const setup_t *u, char *err)
+{
+    return cost_for(u, &u->s, 0, err);
 }
 
 int setup_engine(const setup_t *u, cost_model_t *cost, engine_t *e)

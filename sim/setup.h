@@ -51,6 +51,9 @@ int setup_check_trace(setup_t *u);
  * second engine of the same scenario.  NULL with u->err set.  The caller frees it with
  * cost_free(), after the engines it prices. */
 cost_model_t *setup_cost_new(setup_t *u);
+/* The same with the error into err (SETUP_ERR_MAX bytes) and u only read: threads may
+ * share u. */
+cost_model_t *setup_cost_new_err(const setup_t *u, char *err);
 /* A second engine of the scenario priced by cost (borrowed).  0, or -1 with e->err set;
  * engine_free(e) in both cases. */
 int setup_engine(const setup_t *u, cost_model_t *cost, engine_t *e);
