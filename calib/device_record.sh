@@ -8,7 +8,8 @@
 #           e.g. .gpuwork); every result accumulates there
 #   OUT     WORK is packed into one file, OUT/record.tgz, at the end of every call
 #   BINDIR  calib and pacesim-gpu (e.g. .gpubundle from `make gpu-bundle`)
-#   STEP    lib-calib:M            calib of library model M (llama8b, qwen3-30b-a3b, qwen3-32b)
+#   STEP    lib-calib:M            calib of library model M (llama8b, qwen3-30b-a3b, qwen3-32b,
+#                                  qwen3-14b)
 #           lib-runs:M:K[,K...]    runs K of M's scenarios (scenarios/lib/h200-M-*.yaml)
 #           env-calib              the envelope set's calib (the reference model with the serving
 #                                  envelope, the opt-in laws and the head_dim-128 model merged)
@@ -50,8 +51,8 @@ fi
 estimate() {
     local kind=$1 m=$2 n=$3
     case $kind in
-        lib-calib) case $m in qwen3-32b) echo 200 ;; *) echo 140 ;; esac ;;
-        lib-runs) case $m in llama8b) echo $((78 * n)) ;; qwen3-32b) echo $((120 * n)) ;; *) echo $((66 * n)) ;; esac ;;
+        lib-calib) case $m in qwen3-32b) echo 200 ;; qwen3-14b) echo 170 ;; *) echo 140 ;; esac ;;
+        lib-runs) case $m in llama8b) echo $((78 * n)) ;; qwen3-32b) echo $((120 * n)) ;; qwen3-14b) echo $((90 * n)) ;; *) echo $((66 * n)) ;; esac ;;
         env-calib) echo 300 ;;
         env-serve) echo $((158 * n)) ;;
         env-ref) echo $((100 * n)) ;;
@@ -63,6 +64,7 @@ lib_pair() {
         llama8b) model=llama-3.1-8b ;;
         qwen3-30b-a3b) model=qwen3-30b-a3b ;;
         qwen3-32b) model=qwen3-32b ;;       # the second dense shape (estimates from the simulation, not yet timed)
+        qwen3-14b) model=qwen3-14b ;;       # the third, which fits an H100 80GB (estimates as the second's)
         *) return 1 ;;
     esac
     list=

@@ -145,7 +145,7 @@ for n in $scns; do
     for k in $(awk -v n="$n" '$1 == n && $2 > 1 { print $2 }' "$tmp/runs" | sort -n); do
         args+=(--measured "$rel/$n.run$k.steps.csv")
     done
-    case $n in h200-serve-*|h200-llama8b-*|h200-qwen3-30b-a3b-*|h200-qwen3-32b-*) ;; *) args+=(--set workload.requests.B.output_tokens=8) ;; esac
+    case $scn in scenarios/lib/*|scenarios/h200-serve-*) ;; *) args+=(--set workload.requests.B.output_tokens=8) ;; esac
     [ "$base" != "$n" ] && args+=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${n##*-pace}")
     case $rel in /*) args+=(--set "profile=$rel/profile.yaml") ;; *) args+=(--set "profile=\$PWD/$rel/profile.yaml") ;; esac
     echo "  bin/pacesim ${args[*]}"

@@ -76,8 +76,8 @@ predict() {
 }
 
 # h200: every set under tests/data/replay/ as tests/rescore.sh scores it: B cut to 8 output
-# tokens but for the serving recordings (h200-serve-*, the library's h200-llama8b-* and
-# h200-qwen3-30b-a3b-*, h200-qwen3-32b-*), the scenario from scenarios/ or else scenarios/lib/, every measured run
+# tokens but for the serving recordings (h200-serve-* and every library scenario), the
+# scenario from scenarios/ or else scenarios/lib/, every measured run
 # of a recording (<name>.steps.csv, <name>.runK.steps.csv) priced beside the others, the set's
 # bound (3% on the medians and beyond the runs' range, 5% for a single-run set, or its target
 # file's), and the run's step count against each recording's (within 1%, or the target file's
@@ -98,9 +98,9 @@ h200_rows() {  # one line per recording: set|recording|runs|fields...
             case $n in *.run[0-9]*) continue ;; esac
             base=${n%-pace[0-9]*} pace=() cut=(--set workload.requests.B.output_tokens=8)
             [ "$base" != "$n" ] && pace=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${n##*-pace}")
-            case $n in h200-serve-*|h200-llama8b-*|h200-qwen3-30b-a3b-*|h200-qwen3-32b-*) cut=() ;; esac
             scn=scenarios/$base.yaml
             [ -f "$scn" ] || scn=scenarios/lib/$base.yaml
+            case $scn in scenarios/lib/*|scenarios/h200-serve-*) cut=() ;; esac
             runs=(--measured "$f")
             for r in "$d/$n".run[0-9]*.steps.csv; do [ -f "$r" ] && runs+=(--measured "$r"); done
             "$bin" rescore "$scn" "${runs[@]}" "${cut[@]}" \

@@ -27,6 +27,7 @@
 static const struct { const char *path; double published; } lib[] = {
     /* totals from the model cards / safetensors index of each published checkpoint */
     { "models/llama-3.1-8b.yaml", 8.03e9 },
+    { "models/qwen3-14b.yaml", 14.8e9 },
     { "models/qwen3-32b.yaml", 32.8e9 },
     { "models/qwen3-30b-a3b.yaml", 30.5e9 },
     { "models/qwen3-next-80b-a3b.yaml", 79.674391296e9 },

@@ -74,7 +74,7 @@ for d in tests/data/replay/*/; do
         [ -f "$scn" ] || scn=scenarios/$base.yaml
         [ -f "$scn" ] || scn=scenarios/lib/$base.yaml   # the library's replay targets
         cut=(--set workload.requests.B.output_tokens=8)
-        case $n in h200-serve-*|h200-llama8b-*|h200-qwen3-30b-a3b-*|h200-qwen3-32b-*) cut=() ;; esac   # serving recordings: the scenario as it is
+        case $scn in scenarios/lib/*|scenarios/h200-serve-*) cut=() ;; esac   # serving recordings: the scenario as it is
         "$bin" rescore "$scn" "${runs[@]}" "${cut[@]}" \
             --set "profile=$prof" "${set_pace[@]}" 2>&1 | sed '1{/^== re\(play\|score\) /d}' > "$out/rescore-${d##*/}-$n.out"
     done

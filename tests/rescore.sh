@@ -2,9 +2,9 @@
 # rescore.sh: the cost model against ground truth, with no GPU.  Each set under
 # tests/data/replay/<set>/ holds the step times GPU replays measured on an H200 (pacesim-gpu
 # replay --steps of the scenarios/h200-*.yaml, or scenarios/lib/h200-*.yaml, the file is named
-# after, B's output cut to 8 tokens but for the serving ones: h200-serve-*, and the library's
-# h200-llama8b-*, h200-qwen3-30b-a3b-* and h200-qwen3-32b-*) and, as profile.yaml, the profile calib measured in the same GPU session, which prices
-# them.  A recording named <scenario>-paceN is the base scenario run with
+# after, B's output cut to 8 tokens but for the serving ones: h200-serve-* and every library
+# scenario) and, as profile.yaml, the profile calib measured in the same GPU session, which
+# prices them.  A recording named <scenario>-paceN is the base scenario run with
 # env.VLLM_1CAT_PREFILL_PACE_STEPS=N.  The sets:
 #   h200-envelope/ the seven batched serving scenarios (scenarios/h200-serve-*.yaml: Poisson and
 #                  burst arrivals, 100-128 requests, max_num_seqs 32-128, budgets 2048-8192,
@@ -79,9 +79,9 @@ for dir in tests/data/replay/*/; do
         case $n in *.run[0-9]*) continue ;; esac         # a later run: scored with its first
         base=${n%-pace[0-9]*} pace=() cut=(--set workload.requests.B.output_tokens=8)
         [ "$base" != "$n" ] && pace=(--set "env.VLLM_1CAT_PREFILL_PACE_STEPS=${n##*-pace}")
-        case $n in h200-serve-*|h200-llama8b-*|h200-qwen3-30b-a3b-*|h200-qwen3-32b-*) cut=() ;; esac   # serving recordings: the scenario as it is
         scn=scenarios/$base.yaml
         [ -f "$scn" ] || scn=scenarios/lib/$base.yaml   # the library's replay targets
+        case $scn in scenarios/lib/*|scenarios/h200-serve-*) cut=() ;; esac   # serving recordings: the scenario as it is
         runs=(--measured "$f")
         for r in "$dir/$n".run[0-9]*.steps.csv; do [ -f "$r" ] && runs+=(--measured "$r"); done
         nruns=$(( ${#runs[@]} / 2 ))
