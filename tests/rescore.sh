@@ -48,6 +48,9 @@
 #   h200-lib-llama8b-f/, h200-lib-qwen3-30b-a3b-e/  both library sets on a sixth H200, recorded
 #                  as h100-lib-llama8b; each calib read the clock's fall from the compute-bound
 #                  GEMM queued back to back (calib/sustain.h)
+#   h100-lib-qwen3-14b/  a second dense shape (scenarios/lib/h200-qwen3-14b-*: the Poisson load and
+#                  the wide-batch class at 64 and 128 sequences) on an H100 80GB, recorded as
+#                  h100-lib-llama8b (four runs each, the fall read from the GEMM)
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
