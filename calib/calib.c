@@ -1048,6 +1048,74 @@ oom:
     return -1;
 }
 
+/* One GEMM job for each kernel of kmap (gemm_kernel_map's ranges of jobs[0 .. *njobs)) that
+ * no job of its shape runs, at the middle of its widest range within m 1 ..
+ * CALIB_KERN_POINT_M_MAX if that range spans at least CALIB_KERN_POINT_MIN_M m; appended to
+ * *jobs, which are then ordered cheapest first again.  The number added, or -1 (out of memory). */
+static int gemm_kernel_points(calib_job_t **jobs, int *njobs, const double *kmap, int nk, const model_t *m,
+                              const model_rank_t *r)
+{
+    int n0 = *njobs, nadd = 0, cap = 0;
+    calib_job_t *add = NULL;
+    for (int a = 0; a < nk; a++) {
+        const double *v = kmap + (size_t)a * PROF_KERN_COLS;
+        long lo = (long)v[KERN_M_LO], hi = (long)fmin(v[KERN_M_HI], CALIB_KERN_POINT_M_MAX);
+        if (hi - lo + 1 < CALIB_KERN_POINT_MIN_M) continue;
+        /* the shape's grid job (its label), and whether any of them, or a point added, runs v's kernel */
+        const calib_job_t *shape = NULL;
+        int ran = 0;
+        for (int i = 0; i < n0 + nadd && !ran; i++) {
+            const calib_job_t *j = i < n0 ? &(*jobs)[i] : &add[i - n0];
+            if (j->kernel != CK_GEMM || j->n != (long)v[KERN_N] || j->k != (long)v[KERN_K] ||
+                j->x[GEMM_COL_WB] != v[KERN_WB])
+                continue;
+            if (!shape) shape = j;
+            for (int b = 0; b < nk && !ran; b++) {
+                const double *w = kmap + (size_t)b * PROF_KERN_COLS;
+                ran = w[KERN_N] == v[KERN_N] && w[KERN_K] == v[KERN_K] && w[KERN_WB] == v[KERN_WB] &&
+                      j->m >= (long)w[KERN_M_LO] && j->m <= (long)w[KERN_M_HI] && w[KERN_TILE_N] == v[KERN_TILE_N] &&
+                      w[KERN_TILE_M] == v[KERN_TILE_M] && w[KERN_SPLITS] == v[KERN_SPLITS];
+            }
+        }
+        if (!shape || ran) continue;
+        /* the widest range of this kernel within the limit (a later one may be wider) */
+        for (int b = a + 1; b < nk; b++) {
+            const double *w = kmap + (size_t)b * PROF_KERN_COLS;
+            long wl = (long)w[KERN_M_LO], wh = (long)fmin(w[KERN_M_HI], CALIB_KERN_POINT_M_MAX);
+            if (w[KERN_N] == v[KERN_N] && w[KERN_K] == v[KERN_K] && w[KERN_WB] == v[KERN_WB] &&
+                w[KERN_TILE_N] == v[KERN_TILE_N] && w[KERN_TILE_M] == v[KERN_TILE_M] &&
+                w[KERN_SPLITS] == v[KERN_SPLITS] && wh - wl > hi - lo)
+                lo = wl, hi = wh;
+        }
+        if (nadd == cap) {
+            calib_job_t *g = realloc(add, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *add);
+            if (!g) {
+                free(add);
+                return -1;
+            }
+            add = g;
+        }
+        calib_job_t *j = &add[nadd++];
+        *j = *shape;
+        j->m = lo + (hi - lo) / 2;
+        j->x[GEMM_COL_M] = (double)j->m;
+        j->est_s = estimate(j, m, r);
+    }
+    if (nadd) {
+        calib_job_t *g = realloc(*jobs, (size_t)(n0 + nadd) * sizeof *g);
+        if (!g) {
+            free(add);
+            return -1;
+        }
+        memcpy(g + n0, add, (size_t)nadd * sizeof *add);
+        qsort(g, (size_t)(n0 + nadd), sizeof *g, cmp_est);
+        *jobs = g;
+        *njobs = n0 + nadd;
+    }
+    free(add);
+    return nadd;
+}
+
 int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
               FILE *progress, char err[256])
 {
@@ -1076,15 +1144,10 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         snprintf(err, 256, "tp %d does not divide the model's heads", o->tp);
         return -1;
     }
-    if (calib_grid_build(o, m, &r, &jobs, &njobs) < 0 || !(jt = malloc((njobs ? njobs : 1) * sizeof *jt))
-        || !(jw = malloc(4 * (njobs ? njobs : 1) * sizeof *jw))) {
-        free(jobs);
-        free(jt);
+    if (calib_grid_build(o, m, &r, &jobs, &njobs) < 0) {
         snprintf(err, 256, "out of memory building the grid");
         return -1;
     }
-    for (int i = 0; i < njobs; i++)
-        jt[i] = jw[i] = jw[njobs + i] = jw[3 * njobs + i] = NAN, jw[2 * njobs + i] = 0;
     if (o->points_log && !(pl = fopen(o->points_log, "w"))) {
         snprintf(err, 256, "%.120s: %s", o->points_log, strerror(errno));
         goto fail;
@@ -1093,6 +1156,28 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         snprintf(err, 256, "%s: %.200s", t->name, t->err);
         goto fail;
     }
+    /* cuBLAS's pick at every m of each GEMM shape (the grid interpolates only within one
+     * kernel), and a point for each kernel no grid point runs (gemm_kernel_points) */
+    int ngemm = 0;
+    for (int i = 0; i < njobs; i++) ngemm += jobs[i].kernel == CK_GEMM;
+    if (ngemm && t->gemm_choice) {
+        double k0 = now_s();
+        if (gemm_kernel_map(t, jobs, njobs, &kmap, &nkmap, err) < 0) goto fail;
+        int added = o->smoke ? 0 : gemm_kernel_points(&jobs, &njobs, kmap, nkmap, m, &r);
+        if (added < 0) {
+            snprintf(err, 256, "out of memory building the grid");
+            goto fail;
+        }
+        if (progress && !o->quiet)
+            fprintf(progress, "calib: cuBLAS's kernel at every m of each GEMM shape: %d ranges, %d points for kernels"
+                              " no grid point runs (%.1f s)\n", nkmap, added, now_s() - k0);
+    }
+    if (!(jt = malloc((njobs ? njobs : 1) * sizeof *jt)) || !(jw = malloc(4 * (njobs ? njobs : 1) * sizeof *jw))) {
+        snprintf(err, 256, "out of memory building the grid");
+        goto fail;
+    }
+    for (int i = 0; i < njobs; i++)
+        jt[i] = jw[i] = jw[njobs + i] = jw[3 * njobs + i] = NAN, jw[2 * njobs + i] = 0;
     if (progress && !o->quiet)
         fprintf(progress, "calib: %d points over %s, %s at tp %d\n", njobs, t->name, m->name, o->tp);
 
@@ -1291,15 +1376,6 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
              o->smoke ? "smoke" : "default", o->min_batch_s * 1e3, o->repeats, o->long_repeats,
              o->long_point_s * 1e3, njobs - nskip - nbudget - nfail, nskip, nfail, nbudget, nrecheck,
              CALIB_RECHECK_FACTOR, 100 * CALIB_RECHECK_MIN);
-    /* cuBLAS's pick between the points too: the grid interpolates only within one kernel */
-    for (int l = 0; l < NLAWS && t->gemm_choice; l++) {
-        if (law_spec(l)->law != LAW_GEMM || pb[l].n == 0) continue;
-        double k0 = now_s();
-        if (gemm_kernel_map(t, jobs, njobs, &kmap, &nkmap, err) < 0) goto fail;
-        if (progress && !o->quiet)
-            fprintf(progress, "calib: cuBLAS's kernel at every m of each GEMM shape: %d ranges (%.1f s)\n", nkmap,
-                    now_s() - k0);
-    }
     for (int l = 0; l < NLAWS; l++) {
         const calib_law_spec_t *ls = law_spec(l);
         if (pb[l].n == 0)

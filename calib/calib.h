@@ -202,6 +202,13 @@ typedef struct calib_opts {
  * the L2 up to a few hundred tokens, and an engine's step runs its norms after GEMMs that stream
  * far more than the L2 at every batch (docs/validation.md section 2). */
 #define CALIB_ELEM_COLD_MAX 16384
+/* A GEMM point for each kernel cuBLAS picks at some m up to CALIB_KERN_POINT_M_MAX that no
+ * grid point of its shape runs, where it picks it for at least CALIB_KERN_POINT_MIN_M
+ * consecutive m: between grid points of other kernels an item's price follows the law scaled
+ * to the nearest point of its own kernel (sim/cost_profile.c), and a kernel the heuristic
+ * picks over a few dozen m can run 1.3-1.4x what the law's tiles say (docs/validation.md) */
+#define CALIB_KERN_POINT_M_MAX 4096
+#define CALIB_KERN_POINT_MIN_M 8
 
 void calib_opts_default(calib_opts_t *o);
 /* The MoE grid's shape from the model (its experts, top-k and expert width) where the model

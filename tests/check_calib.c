@@ -86,11 +86,21 @@ typedef struct {
 /* The fake library's kernel for a GEMM (tile_n, tile_m, splits): like cuBLAS's, not
  * monotone in m -- k split 3 ways for few rows on narrow outputs, 2 ways up to 64 rows,
  * then whole k on wider tiles. */
+/* fake_odd: the fake library also picks kernels no grid point runs, as cuBLAS's heuristic
+ * does: 384 x 88 at m 577-591 (which runs 1.3x what its tiles say: fake_law), 384 x 72 at m
+ * 600-603 (too few m for a point of its own) and 384 x 104 at m 6000-6100 (past
+ * CALIB_KERN_POINT_M_MAX) */
+static int fake_odd;
+#define FAKE_ODD_SLOW 1.3
+
 static void fake_gemm_pick(const calib_job_t *j, double *c)
 {
     c[0] = j->n > 30000 ? 256 : 128;
     c[1] = j->m <= 16 ? 16 : j->m <= 64 ? 64 : j->m <= 256 ? 96 : 128;
     c[2] = j->n <= 6144 && j->m <= 64 ? (j->m <= 8 ? 3 : 2) : 1;
+    if (fake_odd && j->m >= 577 && j->m <= 591) c[0] = 384, c[1] = 88, c[2] = 1;
+    if (fake_odd && j->m >= 600 && j->m <= 603) c[0] = 384, c[1] = 72, c[2] = 1;
+    if (fake_odd && j->m >= 6000 && j->m <= 6100) c[0] = 384, c[1] = 104, c[2] = 1;
 }
 
 /* The known law of calib law index li on a feature vector (prof_eval: roofline pairs). */
@@ -113,7 +123,8 @@ static double fake_law(const fake_t *f, const calib_job_t *j)
     if (j->kernel == CK_GEMM && f->gemm_choices) /* the job's x holds what calib recorded; this is the truth */
         fake_gemm_pick(j, row + 4);
     ck_assert_int_eq(cost_point_features_n(ls->name, row, ls->ncols, f->m, &f->r, &fake_hw, feat), 0);
-    return known_law(f->coef[j->law], ls->name, feat);
+    double slow = j->kernel == CK_GEMM && f->gemm_choices && row[4] == 384 && row[5] == 88 ? FAKE_ODD_SLOW : 1;
+    return slow * known_law(f->coef[j->law], ls->name, feat);
 }
 
 static int fake_gemm_choice(calib_timer_t *t, const calib_job_t *j, double choice[3])
@@ -290,6 +301,7 @@ static void fake_init(void)
 {
     memset(&fk, 0, sizeof fk);
     memset(&ft, 0, sizeof ft);
+    fake_odd = 0;
     fk.m = &ref_model;
     fk.r = ref_rank;
     fk.rng = 42;
@@ -989,6 +1001,86 @@ START_TEST(driver_records_gemm_choice)
     fk.choice_fails = 1;
     ck_assert_int_eq(calib_run(&o, &ft, &ref_model, &p, NULL, err), -1);
     ck_assert_msg(strstr(err, "gemm") && strstr(err, "fake: no heuristic"), "%s", err);
+}
+END_TEST
+
+/* A kernel cuBLAS picks between two grid points and no grid point runs gets a point of its own,
+ * at the middle of its widest range up to CALIB_KERN_POINT_M_MAX where that spans at least
+ * CALIB_KERN_POINT_MIN_M m; an item at an m of that kernel is then priced from that point.  The
+ * fake's 384 x 88 runs 1.3x what its tiles say: without its point the grid's neighbours price
+ * it by the law, well under. */
+START_TEST(driver_times_each_kernel)
+{
+    calib_opts_t o;
+    profile_t p;
+    char err[256];
+    calib_opts_default(&o);
+    o.quiet = 1;
+    fake_odd = 1;
+    ck_assert_msg(calib_run(&o, &ft, &ref_model, &p, NULL, err) == 0, "%s", err);
+    prof_law_t *g = (prof_law_t *)prof_find(&p, "gemm");
+    ck_assert_ptr_nonnull(g);
+    int shapes = 0, odd = 0;
+    for (int i = 0; i < g->npts; i++) {
+        const double *row = g->pts + (size_t)i * g->ncols;
+        int first = 1;
+        for (int k = 0; k < i && first; k++) {
+            const double *o2 = g->pts + (size_t)k * g->ncols;
+            first = !(o2[1] == row[1] && o2[2] == row[2] && o2[3] == row[3]);
+        }
+        double mx = 0;
+        for (int k = 0; k < g->npts; k++) {
+            const double *o2 = g->pts + (size_t)k * g->ncols;
+            if (o2[1] == row[1] && o2[2] == row[2] && o2[3] == row[3]) mx = fmax(mx, o2[0]);
+        }
+        shapes += first && mx >= 591;   /* a shape whose grid reaches the kernel's m */
+        ck_assert(!(row[0] >= 600 && row[0] <= 603) && !(row[0] >= 6000 && row[0] <= 6100));
+        if (row[0] >= 577 && row[0] <= 591) {
+            ck_assert_double_eq(row[0], 584);
+            ck_assert(row[4] == 384 && row[5] == 88 && row[6] == 1);
+            odd++;
+        }
+    }
+    ck_assert_int_gt(shapes, 1);
+    ck_assert_int_eq(odd, shapes);   /* one a shape that reaches it */
+    /* priced: an item at m 581 of a shape within 1% of the fake's time; with the shape's point
+     * at 584 left out, the law's tiles at the grid's neighbours price it over 10% under */
+    const double *row0 = g->pts;
+    calib_job_t j;
+    memset(&j, 0, sizeof j);
+    j.kernel = CK_GEMM;
+    int nl;
+    const calib_law_spec_t *ls = calib_laws(&nl);
+    j.law = -1;
+    for (int i = 0; i < nl; i++)
+        if (!strcmp(ls[i].name, "gemm")) j.law = i;
+    ck_assert_int_ge(j.law, 0);
+    j.m = 581, j.n = (long)row0[1], j.k = (long)row0[2];
+    j.x[0] = 581, j.x[1] = row0[1], j.x[2] = row0[2], j.x[3] = row0[3];
+    double truth = fake_law(&fk, &j), t[2];
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {   /* that shape's point at 584 dropped */
+            int w = 0;
+            for (int i = 0; i < g->npts; i++) {
+                const double *row = g->pts + (size_t)i * g->ncols;
+                if (row[0] == 584 && row[1] == row0[1] && row[2] == row0[2] && row[3] == row0[3]) continue;
+                memmove(g->pts + (size_t)w++ * g->ncols, row, (size_t)g->ncols * sizeof *row);
+            }
+            ck_assert_int_eq(w, g->npts - 1);
+            g->npts = w;
+        }
+        char cerr[COST_ERR_MAX];
+        cost_model_t *cm = cost_profile_new(&p, &ref_model, 1, cerr);
+        ck_assert_msg(cm != NULL, "%s", cerr);
+        cost_item_t it = { .kind = CI_GEMM, .m = 581, .n = j.n, .k = j.k, .wb = (int)row0[3], .count = 1, .part = CP_LINEAR };
+        int grid = -1;
+        ck_assert_int_eq(cost_profile_item(cm, &it, &t[pass], &grid), 0);
+        ck_assert_int_eq(grid, 1);
+        cost_free(cm);
+    }
+    ck_assert_msg(fabs(t[0] / truth - 1) < 0.01, "priced %.4g s, the fake runs %.4g s", t[0], truth);
+    ck_assert_msg(t[1] / truth - 1 < -0.10, "without its point %.4g s against %.4g s", t[1], truth);
+    prof_free(&p);
 }
 END_TEST
 
@@ -1920,6 +2012,7 @@ int main(void)
         CHECK_TEST(driver_recovers_known_laws), CHECK_TEST(driver_noisy_round_trip),
         CHECK_TEST(driver_second_look), CHECK_TEST(driver_progress_line), CHECK_TEST(driver_skips_unsupported),
         CHECK_TEST(driver_error_names_the_job), CHECK_TEST(driver_records_gemm_choice),
+        CHECK_TEST(driver_times_each_kernel),
         CHECK_TEST(driver_records_the_split), CHECK_TEST(driver_keep_going), CHECK_TEST(driver_budget_cuts),
         CHECK_TEST(driver_points_log), CHECK_TEST(driver_times_elementwise_cold),
         CHECK_TEST(refit_gives_the_fit_back), CHECK_TEST(refit_command_line), CHECK_TEST(refit_residuals),
