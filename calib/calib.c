@@ -1048,6 +1048,19 @@ oom:
     return -1;
 }
 
+/* Whether kmap rows a and b are the same shape's (n, k, wb). */
+static int kmap_same_shape(const double *a, const double *b)
+{
+    return a[KERN_N] == b[KERN_N] && a[KERN_K] == b[KERN_K] && a[KERN_WB] == b[KERN_WB];
+}
+
+/* Whether kmap rows a and b name the same kernel (tile_n, tile_m, splits) of one shape. */
+static int kmap_same_kernel(const double *a, const double *b)
+{
+    return kmap_same_shape(a, b) && a[KERN_TILE_N] == b[KERN_TILE_N] && a[KERN_TILE_M] == b[KERN_TILE_M] &&
+           a[KERN_SPLITS] == b[KERN_SPLITS];
+}
+
 /* One GEMM job for each kernel of kmap (gemm_kernel_map's ranges of jobs[0 .. *njobs)) that
  * no job of its shape runs, at the middle of its widest range within m 1 ..
  * CALIB_KERN_POINT_M_MAX if that range spans at least CALIB_KERN_POINT_MIN_M m; appended to
@@ -1057,63 +1070,65 @@ static int gemm_kernel_points(calib_job_t **jobs, int *njobs, const double *kmap
 {
     int n0 = *njobs, nadd = 0, cap = 0;
     calib_job_t *add = NULL;
+    /* the kmap row of each range a job runs (a job's m lies in one range of its shape), 1 = run */
+    char *run = calloc(nk ? (size_t)nk : 1, 1);
+    const calib_job_t **shape = calloc(nk ? (size_t)nk : 1, sizeof *shape);   /* a job of row a's shape */
+    if (!run || !shape) goto oom;
     for (int a = 0; a < nk; a++) {
         const double *v = kmap + (size_t)a * PROF_KERN_COLS;
-        long lo = (long)v[KERN_M_LO], hi = (long)fmin(v[KERN_M_HI], CALIB_KERN_POINT_M_MAX);
-        if (hi - lo + 1 < CALIB_KERN_POINT_MIN_M) continue;
-        /* the shape's grid job (its label), and whether any of them, or a point added, runs v's kernel */
-        const calib_job_t *shape = NULL;
-        int ran = 0;
-        for (int i = 0; i < n0 + nadd && !ran; i++) {
-            const calib_job_t *j = i < n0 ? &(*jobs)[i] : &add[i - n0];
-            if (j->kernel != CK_GEMM || j->n != (long)v[KERN_N] || j->k != (long)v[KERN_K] ||
-                j->x[GEMM_COL_WB] != v[KERN_WB])
+        for (int i = 0; i < n0; i++) {
+            const calib_job_t *jb = &(*jobs)[i];
+            if (jb->kernel != CK_GEMM || jb->n != (long)v[KERN_N] || jb->k != (long)v[KERN_K] ||
+                jb->x[GEMM_COL_WB] != v[KERN_WB])
                 continue;
-            if (!shape) shape = j;
-            for (int b = 0; b < nk && !ran; b++) {
-                const double *w = kmap + (size_t)b * PROF_KERN_COLS;
-                ran = w[KERN_N] == v[KERN_N] && w[KERN_K] == v[KERN_K] && w[KERN_WB] == v[KERN_WB] &&
-                      j->m >= (long)w[KERN_M_LO] && j->m <= (long)w[KERN_M_HI] && w[KERN_TILE_N] == v[KERN_TILE_N] &&
-                      w[KERN_TILE_M] == v[KERN_TILE_M] && w[KERN_SPLITS] == v[KERN_SPLITS];
-            }
+            if (!shape[a]) shape[a] = jb;
+            if (jb->m >= (long)v[KERN_M_LO] && jb->m <= (long)v[KERN_M_HI]) run[a] = 1;
         }
-        if (!shape || ran) continue;
-        /* the widest range of this kernel within the limit (a later one may be wider) */
-        for (int b = a + 1; b < nk; b++) {
+    }
+    for (int a = 0; a < nk; a++) {
+        const double *v = kmap + (size_t)a * PROF_KERN_COLS;
+        if (!shape[a] || run[a] || v[KERN_M_LO] > CALIB_KERN_POINT_M_MAX) continue;
+        /* the kernel's widest range within the limit; none if a range of it was run (or was given
+         * its point) */
+        int best = -1, ran = 0;
+        long lo = 0, hi = -1;
+        for (int b = 0; b < nk && !ran; b++) {
             const double *w = kmap + (size_t)b * PROF_KERN_COLS;
+            if (!kmap_same_kernel(v, w)) continue;
+            ran = run[b];
             long wl = (long)w[KERN_M_LO], wh = (long)fmin(w[KERN_M_HI], CALIB_KERN_POINT_M_MAX);
-            if (w[KERN_N] == v[KERN_N] && w[KERN_K] == v[KERN_K] && w[KERN_WB] == v[KERN_WB] &&
-                w[KERN_TILE_N] == v[KERN_TILE_N] && w[KERN_TILE_M] == v[KERN_TILE_M] &&
-                w[KERN_SPLITS] == v[KERN_SPLITS] && wh - wl > hi - lo)
-                lo = wl, hi = wh;
+            if (wh - wl > hi - lo) best = b, lo = wl, hi = wh;
         }
+        if (ran || best < 0 || hi - lo + 1 < CALIB_KERN_POINT_MIN_M) continue;
+        run[best] = 1;
         if (nadd == cap) {
             calib_job_t *g = realloc(add, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *add);
-            if (!g) {
-                free(add);
-                return -1;
-            }
+            if (!g) goto oom;
             add = g;
         }
         calib_job_t *j = &add[nadd++];
-        *j = *shape;
+        *j = *shape[a];
         j->m = lo + (hi - lo) / 2;
         j->x[GEMM_COL_M] = (double)j->m;
         j->est_s = estimate(j, m, r);
     }
     if (nadd) {
         calib_job_t *g = realloc(*jobs, (size_t)(n0 + nadd) * sizeof *g);
-        if (!g) {
-            free(add);
-            return -1;
-        }
+        if (!g) goto oom;
         memcpy(g + n0, add, (size_t)nadd * sizeof *add);
         qsort(g, (size_t)(n0 + nadd), sizeof *g, cmp_est);
         *jobs = g;
         *njobs = n0 + nadd;
     }
     free(add);
+    free(run);
+    free(shape);
     return nadd;
+oom:
+    free(add);
+    free(run);
+    free(shape);
+    return -1;
 }
 
 int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile_t *out,
