@@ -1109,6 +1109,7 @@ static int gemm_kernel_points(calib_job_t **jobs, int *njobs, const double *kmap
         calib_job_t *j = &add[nadd++];
         *j = *shape[a];
         j->m = lo + (hi - lo) / 2;
+        j->kpoint = 1;
         j->x[GEMM_COL_M] = (double)j->m;
         j->est_s = estimate(j, m, r);
     }

@@ -48,6 +48,10 @@ typedef struct calib_job {
     int rows, q, page;            /* attention: identical rows of q query tokens */
     long seq_len;
     long m, n, k;                 /* gemm */
+    int kpoint;                   /* gemm: a point for a kernel no grid point runs (calib.c's
+                                     gemm_kernel_points): cuBLAS picks it over a narrow range of m,
+                                     often well under the shape's FLOP rate, so it is never the
+                                     sustained probes' compute-bound GEMM (sustain.h 6.) */
     long tokens;                  /* gdn, elementwise */
     int cold;                     /* elementwise: every run on tensors not in L2 (law elementwise.cold):
                                      the timer rotates them through several times the L2 and

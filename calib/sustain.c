@@ -323,9 +323,10 @@ static void pick_loads(const calib_job_t *jobs, const double *t_s, int njobs, in
     }
 }
 
-/* The compute-bound GEMM (sustain.h 6.): of the GEMMs of m >= 512 timed at 0.1 .. 1 ms, the
- * one nearest 0.4 ms (the larger FLOP count on a tie); and the fp16 q = 1 XQA decode row
- * nearest 0.3 ms.  -1: none. */
+/* The compute-bound GEMM (sustain.h 6.): of the grid's GEMMs of m >= 512 timed at 0.1 .. 1 ms
+ * (a kernel's own point, calib_job_t.kpoint, is no probe of the shape's FLOP rate), the one
+ * nearest 0.4 ms (the larger FLOP count on a tie); and the fp16 q = 1 XQA decode row nearest
+ * 0.3 ms.  -1: none. */
 static void pick_layer(const calib_job_t *jobs, const double *t_s, int njobs, int *gi, int *di)
 {
     *gi = *di = -1;
@@ -333,7 +334,7 @@ static void pick_layer(const calib_job_t *jobs, const double *t_s, int njobs, in
     for (int i = 0; i < njobs; i++) {
         const calib_job_t *j = &jobs[i];
         if (!(t_s[i] > 0)) continue;
-        if (j->kernel == CK_GEMM && j->m >= 512 && t_s[i] >= 1e-4 && t_s[i] < 1e-3) {
+        if (j->kernel == CK_GEMM && !j->kpoint && j->m >= 512 && t_s[i] >= 1e-4 && t_s[i] < 1e-3) {
             double d = fabs(log(t_s[i] / 4e-4));
             if (d < bg || (d == bg && (double)j->m * j->n * j->k > (double)jobs[*gi].m * jobs[*gi].n * jobs[*gi].k))
                 bg = d, *gi = i;

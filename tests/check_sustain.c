@@ -394,6 +394,35 @@ END_TEST
  * the parts' times as they ran; the clock f_of(p), each part's time 1 + (its hot - 1) p of
  * its cold time.  The fake card has no memory of how its load alternates, so the 20 ms
  * cycles settle near the same clock. */
+/* A kernel's own GEMM point (calib_job_t.kpoint: cuBLAS's pick over a few m that no grid point
+ * runs, often far under the shape's FLOP rate) is no compute-bound probe: a point of one at
+ * 0.4 ms with more FLOPs than the grid's, which a tie would pick, hardly slowing with the
+ * clock, is passed over for the grid's GEMM. */
+START_TEST(a_kernel_point_is_no_probe)
+{
+    setup();
+    add(CK_GEMM, 4, 4e-4, 1.05, 0.3);
+    jobs[njobs - 1].m = 2100, jobs[njobs - 1].n = 5120, jobs[njobs - 1].k = 5120;
+    jobs[njobs - 1].kpoint = 1;
+    calib_sustain_t s;
+    char *log = sustain_logged(&s);
+    ck_assert_msg(s.ok, "not measured: %s", s.why);
+    ck_assert_msg(strstr(log, "compute-bound gemm m=2048 n=5120 k=5120 hot 1.2") != NULL, "%s", log);
+    free(log);
+    ck_assert(s.has_chot && s.chot[0] == 2048);
+    ck_assert_double_eq_tol(s.chot[3], 1 + (F_COLD / F_HOT - 1) * 0.98, 0.01);
+    /* the same point as a grid point: the tie's larger FLOP count picks it */
+    setup();
+    add(CK_GEMM, 4, 4e-4, 1.05, 0.3);
+    jobs[njobs - 1].m = 2100, jobs[njobs - 1].n = 5120, jobs[njobs - 1].k = 5120;
+    log = sustain_logged(&s);
+    ck_assert_msg(s.ok, "not measured: %s", s.why);
+    free(log);
+    ck_assert(s.has_chot && s.chot[0] == 2100);
+    ck_assert_double_eq_tol(s.chot[3], 1.05, 0.01);
+}
+END_TEST
+
 START_TEST(layer_probes_recover_the_card)
 {
     setup();
@@ -636,7 +665,7 @@ END_TEST
 int main(void)
 {
     const check_test_t tests[] = {CHECK_TEST(recovers_the_card), CHECK_TEST(curve_finds_the_knee), CHECK_TEST(skips_without_a_clock_or_a_drop), CHECK_TEST(stamps_beside_the_reading),
-                                  CHECK_TEST(layer_probes_recover_the_card), CHECK_TEST(layer_rows_keep_the_card_busy),
+                                  CHECK_TEST(layer_probes_recover_the_card), CHECK_TEST(a_kernel_point_is_no_probe), CHECK_TEST(layer_rows_keep_the_card_busy),
                                   CHECK_TEST(elementwise_probe_at_a_serving_budget),
                                   CHECK_TEST(preload_study_prints_every_probe)};
     return check_main("sustain", "core", tests, CHECK_N(tests), 60, NULL);
