@@ -51,6 +51,9 @@
 #   h100-lib-qwen3-14b/  a second dense shape (scenarios/lib/h200-qwen3-14b-*: the Poisson load and
 #                  the wide-batch class at 64 and 128 sequences) on an H100 80GB, recorded as
 #                  h100-lib-llama8b (four runs each, the fall read from the GEMM)
+#   h100-lib-llama8b-c/, h100-lib-qwen3-14b-b/  the Llama and Qwen3-14B recordings on one more
+#                  H100 80GB, four runs each; its calibs time a GEMM point for every kernel cuBLAS
+#                  picks that no grid point runs
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
