@@ -386,14 +386,6 @@ START_TEST(skips_without_a_clock_or_a_drop)
 }
 END_TEST
 
-/* The compute-bound GEMM's hot and the layer-interleaved load (sustain.h 6. and 7.): the
- * GEMM of m >= 512 nearest 0.4 ms timed after the heater (4 time constants: 98% of the way
- * down) over after the light load; then layers of it and the XQA row nearest 0.3 ms.  In a
- * layer (~1 ms, far under the time constants) the load state settles where the GEMM's pull
- * up balances the decode's pull down: p = (a / TAU_UP) / (a / TAU_UP + b / TAU_DOWN), a and b
- * the parts' times as they ran; the clock f_of(p), each part's time 1 + (its hot - 1) p of
- * its cold time.  The fake card has no memory of how its load alternates, so the 20 ms
- * cycles settle near the same clock. */
 /* A kernel's own GEMM point (calib_job_t.kpoint: cuBLAS's pick over a few m that no grid point
  * runs, often far under the shape's FLOP rate) is no compute-bound probe: a point of one at
  * 0.4 ms with more FLOPs than the grid's, which a tie would pick, hardly slowing with the
@@ -423,6 +415,14 @@ START_TEST(a_kernel_point_is_no_probe)
 }
 END_TEST
 
+/* The compute-bound GEMM's hot and the layer-interleaved load (sustain.h 6. and 7.): the
+ * GEMM of m >= 512 nearest 0.4 ms timed after the heater (4 time constants: 98% of the way
+ * down) over after the light load; then layers of it and the XQA row nearest 0.3 ms.  In a
+ * layer (~1 ms, far under the time constants) the load state settles where the GEMM's pull
+ * up balances the decode's pull down: p = (a / TAU_UP) / (a / TAU_UP + b / TAU_DOWN), a and b
+ * the parts' times as they ran; the clock f_of(p), each part's time 1 + (its hot - 1) p of
+ * its cold time.  The fake card has no memory of how its load alternates, so the 20 ms
+ * cycles settle near the same clock. */
 START_TEST(layer_probes_recover_the_card)
 {
     setup();
