@@ -29,8 +29,8 @@
  *      measured) timed 3 times right after the light load and 3 times right after the heater,
  *      as the laws' probes in 4. -> the ratio of the medians (the gemm law's own hot comes
  *      from its probes, of m = 64 on the grids so far: bandwidth-bound GEMMs that hardly slow
- *      with the clock).  Then, after the light load,
- *      that GEMM back to back for 6 of 2.'s time constants (0.4 .. 1 s), its time per run
+ *      with the clock).  Then, after the light load, that GEMM back to back for 6 of 2.'s time
+ *      constants (0.4 .. 1 s), its time per run
  *      traced in ~1 ms batches queued on the card (the timer's seq_queue; timed calls where it
  *      has none): the time its slowdown takes to cover 1 - 1/e of its rise (tau_up_runs), the
  *      clock's fall read from a kernel's own times as 3. reads the recovery (from the fastest
