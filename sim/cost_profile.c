@@ -10,11 +10,14 @@
  * batches, profiles without points).  Invariant: a model borrows its profile and model and
  * prices an item from them alone, plus the heat state its previous steps left. */
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cost.h"
 #include "cost_grid.h"
+#include "fnv.h"
 #include "heat.h"
 #include "hwcat.h"
 #include "law.h"
@@ -77,12 +80,16 @@ typedef struct {
     double last_raw;              /*   and its price before */
     struct spread_memo *spread;   /* per law: its spread points' corrections (spread_points), NULL: none yet */
     int spreading;                /* 1 while a spread point's call is priced (no correction of its own) */
+    struct near_memo *near;       /* per law: its points' features and residuals (near_corr), NULL: none yet */
 } pm_t;
 
 /* A many-request point of a decode law: its requests' q, page, contexts (from lo to hi, ctx_min
  * to seq_len, law.h; lo 0: every request at hi), their count, and c, its measured time over the
  * price this model gives the same call without the correction (split_decode). */
 typedef struct { double q, page, lo, hi, rows, c; } spread_pt_t;
+/* A law's points as near_corr reads them: nf log features each (lf) and ln(time / law) (lr). */
+struct near_memo { int done, n, nf; double *lf, *lr; };
+static double near_corr(pm_t *pm, int li, const double *feat);
 struct spread_memo { int done, n; spread_pt_t *pt; };
 
 /* Extrapolation bounded by physics.  Every item is priced at least at its roofline floor,
@@ -615,10 +622,134 @@ static int pm_item_raw(cost_model_t *cm, const cost_item_t *it, double *sec, int
     /* another shape's attention points never price this run's: the law does */
     *grid = pm->shape_out && (it->kind == CI_ATTN || it->kind == CI_BRIDGE) ? 0
                                                                           : grid_price(pm, (int)(l - pm->p->laws), it, feat, kv, &t);
-    if (!*grid) t = prof_eval(l, feat);
+    if (!*grid) {
+        t = prof_eval(l, feat);
+        if (it->kind == CI_ATTN && law == name && !pm->shape_out) t *= near_corr(pm, (int)(l - pm->p->laws), feat);
+    }
     if (it->kind == CI_ELEM && pm->ncold) t *= elem_cold(pm, it->tokens);
     *sec = (t > 0 ? t : 0) * it->count;
     return 0;
+}
+
+/* near_corr's points: their features cost a CTA placement each (hundreds of rows for a
+ * serving batch's points), and a rescore makes a cost model per run of its noise ensemble, so
+ * the points' features and residuals are kept by what they are computed from (the law's
+ * coefficients and points, the attention shape and the card's SMs: a digest, never an address)
+ * and copied into each model's memo; NEAR_CACHE of them, the oldest replaced. */
+#define NEAR_CACHE 8
+static struct near_entry { uint64_t key; int n, nf; double *lf, *lr; } near_cache[NEAR_CACHE];
+static int near_next;
+static pthread_mutex_t near_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t near_once = PTHREAD_ONCE_INIT;
+
+static void near_cache_free(void)
+{
+    for (int c = 0; c < NEAR_CACHE; c++) free(near_cache[c].lf), free(near_cache[c].lr);
+    memset(near_cache, 0, sizeof near_cache);
+}
+static void near_cache_atexit(void) { atexit(near_cache_free); }
+
+static uint64_t near_key(const pm_t *pm, const prof_law_t *l)
+{
+    uint64_t h = fnv1a_str(FNV1A_BASIS, l->name);
+    int dims[6] = { l->ncols, l->npts, l->ncoef, pm->m->head_dim, pm->r.q_heads, pm->r.kv_heads };
+    h = fnv1a(h, dims, sizeof dims);
+    h = fnv1a(h, l->coef, (size_t)l->ncoef * sizeof *l->coef);
+    h = fnv1a(h, l->pts, (size_t)l->npts * (size_t)l->ncols * sizeof *l->pts);
+    h = fnv1a(h, &pm->hw.sms, sizeof pm->hw.sms);
+    h = fnv1a(h, &pm->hw.flops, sizeof pm->hw.flops);
+    return fnv1a(h, &pm->hw.bw, sizeof pm->hw.bw);
+}
+
+/* nm's points (lf, lr allocated for every point): from the cache, or computed and kept.  0 / -1. */
+static int near_build(pm_t *pm, const prof_law_t *l, struct near_memo *nm)
+{
+    uint64_t key = near_key(pm, l);
+    int nf = nm->nf, hit = 0;
+    pthread_mutex_lock(&near_mu);
+    for (int c = 0; c < NEAR_CACHE && !hit; c++) {
+        const struct near_entry *e = &near_cache[c];
+        if (e->lr && e->key == key && e->nf == nf && e->n <= l->npts) {
+            memcpy(nm->lf, e->lf, (size_t)e->n * (size_t)nf * sizeof *nm->lf);
+            memcpy(nm->lr, e->lr, (size_t)e->n * sizeof *nm->lr);
+            nm->n = e->n;
+            hit = 1;
+        }
+    }
+    pthread_mutex_unlock(&near_mu);
+    if (hit) return 0;
+    nm->n = 0;
+    for (int i = 0; i < l->npts; i++) {
+        const double *row = l->pts + (size_t)i * l->ncols;
+        double fe[PROF_MAX_COEF] = { 0 }, t = row[l->ncols - 1];
+        if (cost_point_features_n(l->name, row, l->ncols, pm->m, &pm->r, &pm->hw, fe) < 0) continue;
+        double le = prof_eval(l, fe);
+        if (!(le > 0) || !(t > 0)) continue;
+        for (int j = 0; j < nf; j++) nm->lf[(size_t)nm->n * nf + j] = log1p(fmax(fe[j + 1], 0));
+        nm->lr[nm->n++] = log(t / le);
+    }
+    double *lf = malloc((size_t)(nm->n ? nm->n : 1) * (size_t)nf * sizeof *lf);
+    double *lr = malloc((size_t)(nm->n ? nm->n : 1) * sizeof *lr);
+    if (!lf || !lr) {                          /* not kept: this model's memo stands */
+        free(lf), free(lr);
+        return 0;
+    }
+    memcpy(lf, nm->lf, (size_t)nm->n * (size_t)nf * sizeof *lf);
+    memcpy(lr, nm->lr, (size_t)nm->n * sizeof *lr);
+    pthread_once(&near_once, near_cache_atexit);   /* freed at exit: no leak for memcheck */
+    pthread_mutex_lock(&near_mu);
+    struct near_entry *e = &near_cache[near_next++ % NEAR_CACHE];
+    free(e->lf), free(e->lr);
+    *e = (struct near_entry){ key, nm->n, nf, lf, lr };
+    pthread_mutex_unlock(&near_mu);
+    return 0;
+}
+
+/* The varlen law's error at the measured points nearest an item, carried onto its price.
+ * The law is one fit over every batch calib timed (a lone prompt of 200 tokens, 256 decode
+ * rows beside 16 chunks), and misses families of them by a few percent each way (an H100's
+ * lone prompts of 200-512 tokens: the law 1-7% over every one; a light load's 8-24 rows beside
+ * 3 prompts of 440: 10% over); the items between such points share their error.  Nearness is in the law's own features
+ * (tiles, CTAs, the busiest SM's tiles: the work the kernel's time follows): a point's distance
+ * d is the largest |ln((a + 1) / (b + 1))| over them, and it weighs w = 1 - d / ln 2 (none
+ * beyond twice or half the item's work in any feature); the price takes exp(sum w ln r /
+ * max(1, sum w)) of the points' ln(time / law) r -- a lone point at d pulls it (1 - d / ln 2)
+ * of the way, many near points their mean, an item with no point near it the law as it is.
+ * Laws with a measured axis have their grid (grid_price); this is for the varlen law, priced
+ * whole by its fit.  1 where nothing is near or the law is another. */
+#define NEAR_SPAN 0.6931471805599453 /* ln 2 */
+static double near_corr(pm_t *pm, int li, const double *feat)
+{
+    const prof_law_t *l = &pm->p->laws[li];
+    const law_form_t *lf = law_find(l->name);
+    if (!lf || lf->family != LF_VARLEN || l->npts < 1 || l->ncoef < 2) return 1;
+    if (!pm->near && !(pm->near = calloc((size_t)pm->p->nlaws, sizeof *pm->near))) return 1;
+    struct near_memo *nm = &pm->near[li];
+    int nf = l->ncoef - 1;                      /* every feature but the constant */
+    if (!nm->done) {
+        nm->done = 1;
+        nm->nf = nf;
+        nm->lf = malloc((size_t)l->npts * (size_t)nf * sizeof *nm->lf);
+        nm->lr = malloc((size_t)l->npts * sizeof *nm->lr);
+        if (!nm->lf || !nm->lr || near_build(pm, l, nm) < 0) {
+            free(nm->lf), free(nm->lr);
+            nm->lf = nm->lr = NULL;
+            return 1;
+        }
+    }
+    if (!nm->lf || nm->n < 1 || nm->nf != nf) return 1;
+    double x[PROF_MAX_COEF], sw = 0, swr = 0;
+    for (int j = 0; j < nf; j++) x[j] = log1p(fmax(feat[j + 1], 0));
+    for (int i = 0; i < nm->n; i++) {
+        const double *pf = nm->lf + (size_t)i * nf;
+        double d = 0;
+        for (int j = 0; j < nf && d < NEAR_SPAN; j++) d = fmax(d, fabs(x[j] - pf[j]));
+        if (d >= NEAR_SPAN) continue;
+        double w = 1 - d / NEAR_SPAN;
+        sw += w;
+        swr += w * nm->lr[i];
+    }
+    return sw > 0 ? exp(swr / fmax(1, sw)) : 1;
 }
 
 /* An item's roofline floor in seconds (x count; 0: none): the routed experts' busiest group,
@@ -1643,6 +1774,10 @@ static void env_free(pm_t *pm)
         for (int li = 0; li < pm->p->nlaws; li++) free(pm->spread[li].pt);
     free(pm->spread);
     pm->spread = NULL;
+    if (pm->near)
+        for (int li = 0; li < pm->p->nlaws; li++) free(pm->near[li].lf), free(pm->near[li].lr);
+    free(pm->near);
+    pm->near = NULL;
 }
 
 /* Whether law l's points record the attention shape they measured (q heads, kv heads,
