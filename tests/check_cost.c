@@ -792,8 +792,9 @@ START_TEST(gemm_prices_by_nearest_choice)
 END_TEST
 
 /* With the kernel cuBLAS picks at every m (the gemm law's kernel ranges), an item between two
- * points is priced on a line between them only where both ran its kernel; else by the law
- * with its kernel, scaled to the nearest point that ran it, or to the nearer of the two. */
+ * points is priced on a line between them only where both ran its kernel; else on a line
+ * between the two points' times each carried by the law from its own kernel at its m to the
+ * item's kernel at the item's m. */
 START_TEST(gemm_between_kernels)
 {
     double wb = M.weight_bytes_per_param, W = wb * 5120 * 6144;
@@ -803,10 +804,12 @@ START_TEST(gemm_between_kernels)
     pts[1][7] = 5e-6 + 1e-14 * W * 1.2;
     pts[2][7] = 5e-6 + 1e-14 * W * 2 * 1.1;
     /* the kernel at m = 65..127: 32 rows a tile (3 columns of tiles at m = 96), then that of
-     * the m = 128 point, then both points' (the m = 64 point's kernel changed to match) */
+     * the m = 128 point, then both points' (the m = 64 point's kernel changed to match); the
+     * law at m = 64 (one column of tiles), 128 (two), and at 96 with each kernel */
     static const double kernels[3][3] = { { 96, 32, 1 }, { 96, 64, 1 }, { 96, 64, 1 } };
-    double want[3] = { (5e-6 + 1e-14 * W * 3) * pts[2][7] / (5e-6 + 1e-14 * W * 2), pts[2][7],
-                       (pts[1][7] + pts[2][7]) / 2 };
+    double law64 = 5e-6 + 1e-14 * W, law128 = 5e-6 + 1e-14 * W * 2, law96[2] = { 5e-6 + 1e-14 * W * 3, law128 };
+    double want[3] = { (pts[1][7] * law96[0] / law64 + pts[2][7] * law96[0] / law128) / 2,
+                       (pts[1][7] * law96[1] / law64 + pts[2][7]) / 2, (pts[1][7] + pts[2][7]) / 2 };
     for (int c = 0; c < 3; c++) {
         profile_t p;
         if (c == 2) pts[1][6] = 1;
