@@ -87,10 +87,10 @@ typedef struct {
  * to seq_len, law.h; lo 0: every request at hi), their count, and c, its measured time over the
  * price this model gives the same call without the correction (split_decode). */
 typedef struct { double q, page, lo, hi, rows, c; } spread_pt_t;
+struct spread_memo { int done, n; spread_pt_t *pt; };
 /* A law's points as near_corr reads them: nf log features each (lf) and ln(time / law) (lr). */
 struct near_memo { int done, n, nf; double *lf, *lr; };
 static double near_corr(pm_t *pm, int li, const double *feat);
-struct spread_memo { int done, n; spread_pt_t *pt; };
 
 /* Extrapolation bounded by physics.  Every item is priced at least at its roofline floor,
  * max(FLOPs / peak, bytes / bandwidth) with cost_item_traffic's least work and the card's
