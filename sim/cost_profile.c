@@ -659,8 +659,8 @@ static uint64_t near_key(const pm_t *pm, const prof_law_t *l)
     return fnv1a(h, &pm->hw.bw, sizeof pm->hw.bw);
 }
 
-/* nm's points (lf, lr allocated for every point): from the cache, or computed and kept.  0 / -1. */
-static int near_build(pm_t *pm, const prof_law_t *l, struct near_memo *nm)
+/* nm's points (lf, lr allocated for every point): from the cache, or computed and kept. */
+static void near_build(pm_t *pm, const prof_law_t *l, struct near_memo *nm)
 {
     uint64_t key = near_key(pm, l);
     int nf = nm->nf, hit = 0;
@@ -675,7 +675,7 @@ static int near_build(pm_t *pm, const prof_law_t *l, struct near_memo *nm)
         }
     }
     pthread_mutex_unlock(&near_mu);
-    if (hit) return 0;
+    if (hit) return;
     nm->n = 0;
     for (int i = 0; i < l->npts; i++) {
         const double *row = l->pts + (size_t)i * l->ncols;
@@ -690,7 +690,7 @@ static int near_build(pm_t *pm, const prof_law_t *l, struct near_memo *nm)
     double *lr = malloc((size_t)(nm->n ? nm->n : 1) * sizeof *lr);
     if (!lf || !lr) {                          /* not kept: this model's memo stands */
         free(lf), free(lr);
-        return 0;
+        return;
     }
     memcpy(lf, nm->lf, (size_t)nm->n * (size_t)nf * sizeof *lf);
     memcpy(lr, nm->lr, (size_t)nm->n * sizeof *lr);
@@ -700,19 +700,19 @@ static int near_build(pm_t *pm, const prof_law_t *l, struct near_memo *nm)
     free(e->lf), free(e->lr);
     *e = (struct near_entry){ key, nm->n, nf, lf, lr };
     pthread_mutex_unlock(&near_mu);
-    return 0;
 }
 
 /* The varlen law's error at the measured points nearest an item, carried onto its price.
  * The law is one fit over every batch calib timed (a lone prompt of 200 tokens, 256 decode
  * rows beside 16 chunks), and misses families of them by a few percent each way (an H100's
  * lone prompts of 200-512 tokens: the law 1-7% over every one; a light load's 8-24 rows beside
- * 3 prompts of 440: 10% over); the items between such points share their error.  Nearness is in the law's own features
- * (tiles, CTAs, the busiest SM's tiles: the work the kernel's time follows): a point's distance
- * d is the largest |ln((a + 1) / (b + 1))| over them, and it weighs w = 1 - d / ln 2 (none
- * beyond twice or half the item's work in any feature); the price takes exp(sum w ln r /
- * max(1, sum w)) of the points' ln(time / law) r -- a lone point at d pulls it (1 - d / ln 2)
- * of the way, many near points their mean, an item with no point near it the law as it is.
+ * 3 prompts of 440: 11% over); the items between such points share their error.  Nearness is
+ * in the law's own features (tiles, CTAs, the busiest SM's tiles: the work the kernel's time
+ * follows): a point's distance d is the largest |ln((a + 1) / (b + 1))| over them, and it
+ * weighs w = 1 - d / ln 2 (none beyond twice or half the item's work in any feature); the
+ * price takes exp(sum w ln r / max(1, sum w)) of the points' ln(time / law) r -- a lone point
+ * at d pulls it (1 - d / ln 2) of the way, many near points their mean, an item with no point
+ * near it the law as it is.
  * Laws with a measured axis have their grid (grid_price); this is for the varlen law, priced
  * whole by its fit.  1 where nothing is near or the law is another. */
 #define NEAR_SPAN 0.6931471805599453 /* ln 2 */
@@ -729,11 +729,12 @@ static double near_corr(pm_t *pm, int li, const double *feat)
         nm->nf = nf;
         nm->lf = malloc((size_t)l->npts * (size_t)nf * sizeof *nm->lf);
         nm->lr = malloc((size_t)l->npts * sizeof *nm->lr);
-        if (!nm->lf || !nm->lr || near_build(pm, l, nm) < 0) {
+        if (!nm->lf || !nm->lr) {
             free(nm->lf), free(nm->lr);
             nm->lf = nm->lr = NULL;
             return 1;
         }
+        near_build(pm, l, nm);
     }
     if (!nm->lf || nm->n < 1 || nm->nf != nf) return 1;
     double x[PROF_MAX_COEF], sw = 0, swr = 0;
