@@ -54,6 +54,8 @@
 #   h100-lib-llama8b-c/, h100-lib-qwen3-14b-b/  the Llama and Qwen3-14B recordings on one more
 #                  H100 80GB, four runs each; its calibs time a GEMM point for every kernel cuBLAS
 #                  picks that no grid point runs
+#   h100-lib-qwen3-14b-c/  the Qwen3-14B recordings on one more H100 80GB, four runs each; its calib
+#                  with the kernel points, its compute-bound probe a grid GEMM
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
