@@ -25,7 +25,8 @@
 # The runs' replays go back to back (pacesim-gpu's --back-to-back: each step's items queued on one
 # stream, one sync a step, the GPU's idle before each step recorded as gap_s), under the set's
 # names; REPLAY_MODE=item replays item by item, its files named <scenario>.item.csv /
-# .runK.item.csv beside them (calib/stage_lib.sh), so one WORK on one card can hold both.
+# .runK.item.csv beside them (calib/stage_lib.sh), so one WORK on one card can hold both;
+# REPLAY_MODE=layer queues them layer by layer (--layer-order), named <scenario>.layer.csv.
 # REPLAY_STEP_CLOCK=1 adds pacesim-gpu's --step-clock to the replays (each step's SM clock over the
 # step itself, the sm_mhz_step column; default 0: the recordings stay as before).
 set -u

@@ -13,7 +13,7 @@
 # scenario has run 1 (<scenario>.steps.csv) and at least one more (<scenario>.runK.steps.csv);
 # every file is a recording of the mode installed (REPLAY_MODE=b2b, the default: the set's names
 # with --back-to-back's gpu_span_s column; REPLAY_MODE=item: <scenario>[.runK].item.csv, without
-# it, installed under the set's names) of a scenario that exists (scenarios/ or scenarios/lib/).
+# it, installed under the set's names; REPLAY_MODE=layer: <scenario>[.runK].layer.csv, with it) of a scenario that exists (scenarios/ or scenarios/lib/).
 # Anything missing or mixed: one line on stderr, exit 2, nothing installed.
 # Then it prints the `pacesim rescore` command of each recording (as tests/rescore.sh runs it)
 # and, where bin/pacesim exists (PACESIM=path: another; a missing one: the commands only), runs
@@ -29,7 +29,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 case ${REPLAY_MODE:-b2b} in
     b2b) mode=b2b ext=.steps.csv ;;
     item) mode=item ext=.item.csv ;;
-    *) refuse "REPLAY_MODE must be b2b or item, not '${REPLAY_MODE}'" ;;
+    layer) mode=layer ext=.layer.csv ;;
+    *) refuse "REPLAY_MODE must be b2b, item or layer, not '${REPLAY_MODE}'" ;;
 esac
 [[ $set =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || refuse "set name '$set': letters, digits, '.', '_', '-' only"
 dest=${DEST:-$root/tests/data/replay}/$set
@@ -60,7 +61,7 @@ if [ -n "$m" ]; then
 else
     prof=$w/env/h200.yaml
     for k in s:serve-steps r:replay-steps; do
-        sub=${k%%:*} tgz=$w/env/${k#*:}$([ $mode = item ] && echo .item).tgz
+        sub=${k%%:*} tgz=$w/env/${k#*:}$([ $mode != b2b ] && echo .$mode).tgz
         if [ -d "$w/env-work/$sub" ]; then dirs+=("$w/env-work/$sub")
         elif [ -s "$tgz" ]; then
             mkdir -p "$tmp/env"
@@ -72,7 +73,7 @@ fi
 [ -s "$prof" ] || refuse "$part: no profile (${prof#$w/} missing or empty)"
 # steps.log: "== STEP on CARD[ (MODE)] from ..." then "   rc=N in S s" (a calib step's: "; calib: K points failed (LOGS)" after it); one line per step: STEP CARD MODE RC
 awk '/^== [^ ]+ on [^ ]+/ { if (s != "") print s, c, md, rc; s = $2; c = $4; md = "-"; rc = "?"
-                               if ($5 ~ /^\((b2b|item)\)$/) { md = $5; gsub(/[()]/, "", md) } next }
+                               if ($5 ~ /^\((b2b|item|layer),?\)?$/) { md = $5; gsub(/[(),]/, "", md) } next }
      /^== / { if (s != "") print s, c, md, rc; s = ""; next }
      /^   rc=/ && s != "" { rc = $1; sub(/rc=/, "", rc) }
      END { if (s != "") print s, c, md, rc }' "$w/steps.log" > "$tmp/steps"
@@ -100,7 +101,7 @@ while read -r n k f; do
     hdr=$(head -1 "$f")
     [[ $hdr == step,type* ]] && [ "$(wc -l < "$f")" -ge 2 ] || refuse "${f#$w/}: not a steps recording (no header, or no steps)"
     case $mode,$hdr in
-        b2b,*gpu_span_s*|item,*) ;;
+        b2b,*gpu_span_s*|layer,*gpu_span_s*|item,*) ;;
         *) refuse "${f#$w/}: item by item under the set's names among back-to-back runs (mixed modes)" ;;
     esac
     [ $mode = item ] && [[ $hdr == *gpu_span_s* ]] && refuse "${f#$w/}: a back-to-back recording under an item name (mixed modes)"

@@ -27,6 +27,9 @@ stage_and_dir() {
 #         a step by an unrecorded amount), its files named apart: <scenario>.item.csv,
 #         <scenario>.runK.item.csv, <scenario>.item.txt -- names no reader of a set's
 #         *.steps.csv picks up, so one folder holds both modes and stays a set of one mode
+#   layer --back-to-back --layer-order: as b2b, the items queued layer by layer as a forward pass
+#         runs them (each layer's attention between its GEMMs); its files named apart as item's:
+#         <scenario>.layer.csv, <scenario>.runK.layer.csv, <scenario>.layer.txt
 # REPLAY_STEP_CLOCK=1 (default 0; anything else: one line, exit 2) adds --step-clock in either
 # mode: each step's SM clock stamped on the GPU over the step itself (the sm_mhz_step column,
 # which rescore --recorded-clock prices at where every run has it; ~2-5 us a step); `sclk` is
@@ -36,7 +39,8 @@ replay_mode() {
     case $rmode in
         b2b) mode=(--back-to-back) sfx= ;;
         item) mode=() sfx=.item ;;
-        *) echo "$1: REPLAY_MODE must be b2b or item, not '$rmode'" >&2; exit 2 ;;
+        layer) mode=(--back-to-back --layer-order) sfx=.layer ;;
+        *) echo "$1: REPLAY_MODE must be b2b, item or layer, not '$rmode'" >&2; exit 2 ;;
     esac
     case ${REPLAY_STEP_CLOCK:-0} in
         0) sclk= ;;

@@ -44,6 +44,34 @@ int replay_layer_views(long nblocks, int nsets, long *stride, long *limit)
     return nsets;
 }
 
+int replay_layer_count(const int *reps, int n)
+{
+    int layers = 0;
+    for (int i = 0; i < n; i++)
+        if (reps[i] > layers) layers = reps[i];
+    for (int i = 0; i < n; i++)
+        if (reps[i] > 1 && reps[i] < layers) return -1;
+    return layers;
+}
+
+void replay_layer_share(const int *reps, int n, int layers, const double *sample, const double *after,
+                        double block, double *sec)
+{
+    double tot = 0;
+    int in = 0;
+    for (int i = 0; i < n; i++)
+        if (reps[i] > 0 && reps[i] == layers) {
+            tot += sample[i] > 0 ? sample[i] : 0;
+            in++;
+        }
+    for (int i = 0; i < n; i++) {
+        if (reps[i] <= 0) continue;
+        if (reps[i] != layers) sec[i] = after[i];
+        else if (tot > 0) sec[i] = block * (sample[i] > 0 ? sample[i] : 0) / tot;
+        else sec[i] = block / in;
+    }
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

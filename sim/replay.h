@@ -128,6 +128,22 @@ int replay_layer_sets(double call_kv_bytes, double l2_bytes, int reps);
  * sets the pool allows (nsets, or 1 when it has fewer than 2 * nsets blocks: then stride 0). */
 int replay_layer_views(long nblocks, int nsets, long *stride, long *limit);
 
+/* --layer-order (pacesim-gpu replay --back-to-back --layer-order): a step's items queued as a
+ * forward pass runs them, layer by layer.  reps[i]: item i's runs in the step (0: no GPU work).
+ * The layers: the most runs any item has; the items run that many times go layer by layer
+ * (each layer's in item order), one run once (lm_head) after them.  0 when no item has GPU
+ * work; -1 when an item runs in some layers only (more than once, fewer than the layers: a
+ * hybrid model's attention or GDN layers), whose place among the layers the items do not say:
+ * such a step runs in item order. */
+int replay_layer_count(const int *reps, int n);
+/* Each item's seconds from the events lo_run records: an item of the layers gets the layers'
+ * span `block` shared as its launch in the middle layer shares that layer's time (sample[i],
+ * the event pair around it; the layers' items all run once a layer on the same batch); an item
+ * after the layers keeps its own span (after[i]); an item without GPU work (reps 0) keeps sec[i].
+ * A middle layer of no measurable time (every sample 0) shares the block equally. */
+void replay_layer_share(const int *reps, int n, int layers, const double *sample, const double *after,
+                        double block, double *sec);
+
 /* --back-to-back: a step's grouped MoE GEMMs (a layer's gate_up and down, the MTP passes' at
  * their own token counts) each kept prepared in a slot of its own in the GPU timer (calib.h:
  * calib_job_t.slot; REPLAY_MOE_SLOTS is CALIB_MOE_SLOTS), so that every item of a step is

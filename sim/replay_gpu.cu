@@ -112,8 +112,16 @@ typedef struct {
     int npend, cap_pend;
     slot_t *slots;
     int nslots, slot_used;
-    cudaEvent_t *ev;              /* two per item: before and after it */
+    cudaEvent_t *ev;              /* two per item: before and after it (--layer-order: lo_run's) */
     int nev;
+    int layer_order;              /* --layer-order: the step's per-layer items interleaved layer by layer */
+    int *ev_item;                 /* --layer-order: the item each pair of events belongs to */
+    int cap_ev_item;
+    int *lo_reps;                 /* --layer-order: each item's runs (0: no GPU work) */
+    double *lo_t;                 /* --layer-order: each item's middle-layer span, its span after the
+                                     layers and its seconds (3 x cap_lo) */
+    int cap_lo;
+    long lo_steps, lo_fallback;   /* steps run layer by layer; steps that could not be (item order) */
     replay_moe_slots_t moe;       /* the step's grouped MoE GEMMs, a timer slot each */
     long reprep_pre;              /* grouped GEMMs prepared again before their step was launched (a
                                      later item's preparation had grown the buffers they point into) */
@@ -623,6 +631,160 @@ static int b2b_ready(cost_model_t *cm, gm_t *g)
 #define CKB2B(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
     snprintf(cm->err, sizeof cm->err, "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e_)); goto fail; } } while (0)
 
+/* --layer-order: each item's runs in g->lo_reps (grown to the step's items) and the layers
+ * they interleave over (replay_layer_count).  -1: the step cannot run so, and runs in item
+ * order: an item runs in some layers only (replay_layer_count), or an item's timer state is not
+ * ready at the step's start (two jobs of one kernel that share it, as two GDN shapes do; they
+ * would need a re-preparation a layer); -2: out of memory. */
+static int lo_layers(gm_t *g)
+{
+    if (g->npend > g->cap_lo) {
+        int cap = g->npend;
+        int *r = (int *)realloc(g->lo_reps, (size_t)cap * sizeof *r);
+        if (!r) return -2;
+        g->lo_reps = r;
+        double *t = (double *)realloc(g->lo_t, (size_t)cap * 3 * sizeof *t);
+        if (!t) return -2;
+        g->lo_t = t;
+        g->cap_lo = cap;
+    }
+    for (int i = 0; i < g->npend; i++) {
+        const pend_t *pe = &g->pend[i];
+        g->lo_reps[i] = !pe->what ? 0 : pe->what == 1 ? pe->a.reps : pe->reps;
+        if (pe->what == 2 && !calib_gpu_ready(g->t, &pe->j)) return -1;
+    }
+    return replay_layer_count(g->lo_reps, g->npend);
+}
+
+/* Queue item i's k-th run (layer k's pages for attention; a timer job's runs go on through its
+ * rotation). */
+static int lo_launch(cost_model_t *cm, gm_t *g, int i, int k, long *queued)
+{
+    pend_t *pe = &g->pend[i];
+    int rc;
+    if (pe->what == 1) {
+        rc = attn_launch(&pe->a, k);
+        if (rc) snprintf(cm->err, sizeof cm->err, "%s: %s", pe->a.varlen ? "varlen" : attn_route_name(pe->a.route),
+                         attn_strerror(rc));
+        if (++*queued == CALIB_GATE_MAX_CALLS) calib_gpu_gate_open();
+    } else if ((rc = calib_gpu_launch(g->t, &pe->j, 1, queued)) != 0) {
+        snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err);
+    }
+    return rc ? -1 : 0;
+}
+
+/* --back-to-back --layer-order: the step's items queued as an engine's forward pass runs them,
+ * layer by layer (lo_layers), behind one launch gate, then one synchronisation.  Events: one
+ * before the layers and one after, one before and after each launch of the middle layer only,
+ * and a pair around each item run after the layers.  An event between every launch would put
+ * ~1.5 us of the GPU's time between kernels (240 launches a step of a 40-layer model: 3-6% of
+ * a decode step); a pair a launch of one layer costs a layer's few.  The layers' items all run
+ * once a layer on the same batch, so each one's time is its share of the middle layer's times
+ * (the events' spans) times the layers' span; an item after the layers, its own pair's span.
+ * The step's GPU time is the first event to the last; *gap as b2b_run's. */
+static int lo_run(cost_model_t *cm, gm_t *g, int layers, double *span, double *gap, double *t0, double *t1)
+{
+    long queued = 0;
+    int e = 2, mid = layers / 2, nl = 0, need, after;   /* events 0 and 1: the layers' start and end */
+    for (int i = 0; i < g->npend; i++)
+        if (g->pend[i].what) nl++;
+    need = 2 + 2 * nl;                              /* the middle layer's pairs and the items after */
+    if (need > g->nev) {
+        cudaEvent_t *ev = (cudaEvent_t *)realloc(g->ev, (size_t)need * sizeof *ev);
+        if (!ev) {
+            snprintf(cm->err, sizeof cm->err, "out of memory");
+            goto fail;
+        }
+        g->ev = ev;
+        for (; g->nev < need; g->nev++) CKB2B(cudaEventCreate(&g->ev[g->nev]));
+    }
+    if (need > g->cap_ev_item) {
+        int *w = (int *)realloc(g->ev_item, (size_t)need * sizeof *w);
+        if (!w) {
+            snprintf(cm->err, sizeof cm->err, "out of memory");
+            goto fail;
+        }
+        g->ev_item = w;
+        g->cap_ev_item = need;
+    }
+    if (!g->ev_last_made) {
+        CKB2B(cudaEventCreate(&g->ev_last));
+        g->ev_last_made = 1;
+    }
+    CKB2B(cudaDeviceSynchronize());          /* the preparation's copies and first runs: not timed */
+    *t0 = now_s();
+    if (calib_gpu_gate_close() < 0) {
+        snprintf(cm->err, sizeof cm->err, "the launch gate: %s", calib_gpu_gate_error());
+        goto fail;
+    }
+    if (g->step_clk && stamp_launch(cm, g, 0) < 0) goto fail;      /* the step's start */
+    CKB2B(cudaEventRecord(g->ev[0], 0));
+    for (int k = 0; k < layers; k++)
+        for (int i = 0; i < g->npend; i++) {
+            if (g->lo_reps[i] != layers) continue;
+            if (k == mid) {
+                g->ev_item[e / 2] = i;
+                CKB2B(cudaEventRecord(g->ev[e], 0));
+            }
+            if (lo_launch(cm, g, i, k, &queued) < 0) goto fail;
+            if (k == mid) {
+                CKB2B(cudaEventRecord(g->ev[e + 1], 0));
+                e += 2;
+            }
+        }
+    CKB2B(cudaEventRecord(g->ev[1], 0));
+    after = e;                                      /* the items after the layers: a pair each */
+    for (int i = 0; i < g->npend; i++) {
+        int r = g->lo_reps[i];
+        if (!r || r == layers) continue;
+        g->ev_item[e / 2] = i;
+        CKB2B(cudaEventRecord(g->ev[e], 0));
+        for (int k = 0; k < r; k++)
+            if (lo_launch(cm, g, i, k, &queued) < 0) goto fail;
+        CKB2B(cudaEventRecord(g->ev[e + 1], 0));
+        e += 2;
+    }
+    if (g->step_clk && stamp_launch(cm, g, 1) < 0) goto fail;      /* the step's end */
+    g->gate_late += calib_gpu_gate_open();
+    CKB2B(cudaDeviceSynchronize());          /* once a step */
+    *t1 = now_s();
+    {
+        float ms;
+        int n = g->npend;
+        double *sample = g->lo_t, *aft = g->lo_t + n, *sec = g->lo_t + 2 * n;
+        for (int i = 0; i < n; i++) {
+            sample[i] = aft[i] = 0;
+            sec[i] = g->pend[i].sec;
+        }
+        for (int x = 2; x < e; x += 2) {
+            CKB2B(cudaEventElapsedTime(&ms, g->ev[x], g->ev[x + 1]));
+            (x < after ? sample : aft)[g->ev_item[x / 2]] = ms * 1e-3;
+        }
+        CKB2B(cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]));
+        replay_layer_share(g->lo_reps, n, layers, sample, aft, ms * 1e-3, sec);
+        for (int i = 0; i < n; i++) g->pend[i].sec = sec[i];
+        int last = e > after ? e - 1 : 1;           /* the step's last event */
+        CKB2B(cudaEventElapsedTime(&ms, g->ev[0], g->ev[last]));
+        *span = ms * 1e-3;
+        if (g->ev_last_ok) {
+            CKB2B(cudaEventElapsedTime(&ms, g->ev_last, g->ev[0]));
+            *gap = ms * 1e-3;
+            g->gap_steps++;
+            if (g->step_first) g->gap_work++;
+        }
+        cudaEvent_t t = g->ev_last;          /* kept for the next step's gap, as b2b_run keeps it */
+        g->ev_last = g->ev[last];
+        g->ev[last] = t;
+        g->ev_last_ok = 1;
+    }
+    return 0;
+fail:
+    calib_gpu_gate_open();
+    cudaDeviceSynchronize();
+    b2b_free(g);
+    return -1;
+}
+
 /* --back-to-back: the step's prepared items queued on the default stream in their order, an
  * event before and after each, behind one launch gate, then one synchronisation.  Each item's
  * time is its events' span; the step's GPU time the first event to the last.  *reprep: the
@@ -635,9 +797,20 @@ static int b2b_ready(cost_model_t *cm, gm_t *g)
  * clock at the first launch and after the synchronisation. */
 static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, double *gap, double *t0, double *t1)
 {
-    int rc = 0, first = -1, last = -1;
+    int rc = 0, first = -1, last = -1, layers = 0;
     long queued = 0;
     *span = *reprep = *gap = 0;
+    if (b2b_ready(cm, g) < 0) goto fail;
+    layers = g->layer_order ? lo_layers(g) : 0;
+    if (layers == -2) {
+        snprintf(cm->err, sizeof cm->err, "out of memory");
+        goto fail;
+    }
+    if (layers > 0) {
+        g->lo_steps++;
+        return lo_run(cm, g, layers, span, gap, t0, t1);
+    }
+    if (layers < 0) g->lo_fallback++;
     if (2 * g->npend > g->nev) {
         int n = 2 * g->npend;
         cudaEvent_t *e = (cudaEvent_t *)realloc(g->ev, (size_t)n * sizeof *e);
@@ -652,7 +825,6 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
         CKB2B(cudaEventCreate(&g->ev_last));
         g->ev_last_made = 1;
     }
-    if (b2b_ready(cm, g) < 0) goto fail;
     CKB2B(cudaDeviceSynchronize());          /* the preparation's copies and first runs: not timed */
     *t0 = now_s();
     if (calib_gpu_gate_close() < 0) {
@@ -899,6 +1071,15 @@ static void gm_destroy(cost_model_t *cm)
     if (g->reprep_pre)
         fprintf(stderr, "replay: %ld grouped GEMMs prepared again before their step's launch (a later item's preparation"
                 " had grown the buffers they point into; untimed, in the step's gap_s)\n", g->reprep_pre);
+    if (g->layer_order)
+        fprintf(stderr, "replay: layer order: %ld steps layer by layer, %ld in item order (an item's timer state shared"
+                " with another item of its kernel, or items in some layers only)\n", g->lo_steps, g->lo_fallback);
+    free(g->ev_item);
+    free(g->lo_reps);
+    free(g->lo_t);
+    g->ev_item = NULL;
+    g->lo_reps = NULL;
+    g->lo_t = NULL;
     if (g->b2b && g->gap_steps)
         fprintf(stderr, "replay: %ld of %ld steps' gap_s hold untimed first runs of new shapes (every gap_s also holds"
                 " its preparation's copies and fills, and the launch gate's hold)\n", g->gap_work, g->gap_steps);
@@ -1017,13 +1198,15 @@ static cost_model_t *replay_gpu_sized(const model_t *m, int tp, int page, int kv
 int main(int argc, char **argv)
 {
     const char *file = NULL, *steps = NULL, *items = NULL, *sets[64];
-    int ns = 0, b2b = 0, step_clk = 0;
+    int ns = 0, b2b = 0, step_clk = 0, layer_order = 0;
     if (argc < 3 || strcmp(argv[1], "replay")) {
         fprintf(stderr, "usage: pacesim-gpu replay FILE [--set k=v]... [--steps OUT.csv] [--items OUT.csv] [--back-to-back]\n"
-                        "                  [--step-clock]\n"
+                        "                  [--layer-order] [--step-clock]\n"
                         "  --back-to-back  each step's items all prepared first, then queued on one stream as an engine\n"
                         "                  queues them, one sync a step; --steps adds gpu_span_s, items_sum_s, wall_s,\n"
                         "                  reprep_s, gap_s\n"
+                        "  --layer-order   with --back-to-back: the items queued layer by layer, as a forward pass runs\n"
+                        "                  them (each layer's attention between its GEMMs), not each item's layers together\n"
                         "  --step-clock    each step's mean SM clock over the step itself, from clock64 and %%globaltimer\n"
                         "                  stamped by a kernel before its first item and after its last (~2-5 us a step);\n"
                         "                  --steps adds sm_mhz_step, which rescore --recorded-clock prices at\n");
@@ -1045,8 +1228,9 @@ int main(int argc, char **argv)
             *o = argv[++i];
         }
         else if (!strcmp(argv[i], "--gpu")) continue;
-        else if (!strcmp(argv[i], "--back-to-back") || !strcmp(argv[i], "--step-clock")) {
-            int *flag = argv[i][2] == 'b' ? &b2b : &step_clk;
+        else if (!strcmp(argv[i], "--back-to-back") || !strcmp(argv[i], "--step-clock")
+                 || !strcmp(argv[i], "--layer-order")) {
+            int *flag = argv[i][2] == 'b' ? &b2b : argv[i][2] == 'l' ? &layer_order : &step_clk;
             if ((*flag)++) {
                 fprintf(stderr, "pacesim-gpu: %s given twice\n", argv[i]);
                 return 2;
@@ -1062,6 +1246,10 @@ int main(int argc, char **argv)
     }
     if (!file) {
         fprintf(stderr, "pacesim-gpu: no scenario\n");
+        return 2;
+    }
+    if (layer_order && !b2b) {
+        fprintf(stderr, "pacesim-gpu: --layer-order needs --back-to-back (item by item, every item runs alone)\n");
         return 2;
     }
     {
@@ -1148,6 +1336,7 @@ int main(int argc, char **argv)
             goto done;
         }
         ((gm_t *)gm->impl)->b2b = b2b;
+        ((gm_t *)gm->impl)->layer_order = layer_order;
         ((gm_t *)gm->impl)->step_clk = step_clk;
         replay_items_log(gm, fi);    /* the model closes it */
         fi = NULL;

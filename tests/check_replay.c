@@ -1,6 +1,7 @@
 /* check_replay: how the GPU replay lays a call's layers over its KV pool (sim/replay.c):
  * enough page sets that no layer finds the previous layers' KV in L2, each set a view of
- * the pool that the call's one block table reads at another offset. */
+ * the pool that the call's one block table reads at another offset; how --layer-order
+ * interleaves a step's items and shares the layers' span among them. */
 #include <check.h>
 #include "check_run.h"
 #include <math.h>
@@ -512,6 +513,77 @@ START_TEST(moe_steps_fit_the_slots)
 }
 END_TEST
 
+/* --layer-order: a dense model's decode step runs its attention, GEMMs and elementwise work once
+ * a layer (the layers interleave) and only lm_head's one GEMM after them; replay_layer_count
+ * finds the model's layers from the items' runs as the replay counts them (gm_item: each item's
+ * count); a hybrid model's items in some layers only: none (item order) */
+typedef struct {
+    int reps[64], n, after_gemm, after_other;
+} lo_step_t;
+static int lo_step_item(void *ctx, const cost_item_t *it)
+{
+    lo_step_t *x = ctx;
+    int gpu = it->kind == CI_ATTN || it->kind == CI_BRIDGE || it->kind == CI_GEMM || it->kind == CI_GDN
+              || it->kind == CI_ELEM;
+    ck_assert_int_lt(x->n, 64);
+    x->reps[x->n++] = gpu ? (int)it->count : 0;
+    return 0;
+}
+START_TEST(layer_order_of_a_dense_step)
+{
+    const char *paths[] = { "models/qwen3-14b.yaml", "models/llama-3.1-8b.yaml" };
+    for (int pi = 0; pi < 2; pi++) {
+        model_t m;
+        char err[SCN_ERR_MAX];
+        ck_assert_msg(scn_load_model(paths[pi], &m, err) == 0, "%s", err);
+        model_rank_t r;
+        ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+        cost_step_t in = { .tokens = 64, .rows = 64, .decode_rows = 64, .sampled = 64 };
+        lo_step_t x;
+        memset(&x, 0, sizeof x);
+        ck_assert_int_eq(cost_enumerate(&m, &r, &in, lo_step_item, &x), 0);
+        int layers = replay_layer_count(x.reps, x.n), in_layers = 0, after = 0;
+        ck_assert_int_eq(layers, m.n_layers);
+        for (int i = 0; i < x.n; i++) {
+            if (x.reps[i] == layers) in_layers++;
+            else if (x.reps[i] > 0) {
+                ck_assert_int_eq(x.reps[i], 1);       /* lm_head */
+                after++;
+            }
+        }
+        ck_assert_int_ge(in_layers, 5);                /* qkv, o, gate|up, down, the elementwise work */
+        ck_assert_int_eq(after, 1);
+    }
+    ck_assert_int_eq(replay_layer_count(NULL, 0), 0);
+    const int none[3] = { 0, 0, 0 }, hybrid[4] = { 12, 48, 48, 1 };
+    ck_assert_int_eq(replay_layer_count(none, 3), 0);
+    /* a hybrid model's attention in 12 of 48 layers: not placed, the step runs in item order */
+    ck_assert_int_eq(replay_layer_count(hybrid, 4), -1);
+}
+END_TEST
+
+/* The layers' span shared by the middle layer's spans; an item after the layers keeps its own;
+ * an item without GPU work keeps its seconds; a middle layer of no time shares equally */
+START_TEST(layer_order_shares_the_span)
+{
+    const int reps[5] = { 40, 0, 40, 1, 40 };
+    const double sample[5] = { 0.2e-3, 0, 0.6e-3, 0, 0.2e-3 }, after[5] = { 0, 0, 0, 0.5e-3, 0 };
+    double sec[5] = { -1, 7e-6, -1, -1, -1 };
+    replay_layer_share(reps, 5, 40, sample, after, 0.041, sec);
+    ck_assert_double_eq_tol(sec[0], 0.041 * 0.2, 1e-12);
+    ck_assert_double_eq_tol(sec[2], 0.041 * 0.6, 1e-12);
+    ck_assert_double_eq_tol(sec[4], 0.041 * 0.2, 1e-12);
+    ck_assert_double_eq_tol(sec[0] + sec[2] + sec[4], 0.041, 1e-12);   /* the layers' span, all of it */
+    ck_assert_double_eq_tol(sec[3], 0.5e-3, 1e-15);
+    ck_assert_double_eq_tol(sec[1], 7e-6, 1e-18);                      /* no GPU work: untouched */
+    const double zero[5] = { 0, 0, 0, 0, 0 };
+    replay_layer_share(reps, 5, 40, zero, after, 0.03, sec);
+    ck_assert_double_eq_tol(sec[0], 0.01, 1e-12);
+    ck_assert_double_eq_tol(sec[2], 0.01, 1e-12);
+    ck_assert_double_eq_tol(sec[4], 0.01, 1e-12);
+}
+END_TEST
+
 int main(void)
 {
     const check_test_t tests[] = { CHECK_TEST(sets_cover_three_l2), CHECK_TEST(views_fit_the_pool),
@@ -521,6 +593,7 @@ int main(void)
                                    CHECK_TEST(steps_csv_back_to_back),
                                    CHECK_TEST(stamps_give_the_step_clock), CHECK_TEST(steps_csv_step_clock),
                                    CHECK_TEST(recording_gaps_read), CHECK_TEST(moe_slots_one_per_shape),
-                                   CHECK_TEST(moe_steps_fit_the_slots) };
+                                   CHECK_TEST(moe_steps_fit_the_slots), CHECK_TEST(layer_order_of_a_dense_step),
+                                   CHECK_TEST(layer_order_shares_the_span) };
     return check_main("replay", "layers", tests, CHECK_N(tests), 0, NULL);
 }

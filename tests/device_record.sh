@@ -87,7 +87,7 @@ check "the same run item by item: rc 0 (got $rc)" '[ $rc = 0 ] && [ -s $d/h200-l
 for sc in calib/device_record.sh calib/replay_lib.sh calib/gpu_session.sh calib/replay_h200.sh calib/replay_serve.sh; do
     msg=$(REPLAY_MODE=fast bash $sc "$w" "$o" "$t/bin" lib-runs:llama8b:1 2>&1); rc=$?
     check "$sc: REPLAY_MODE=fast refused, exit 2 (got $rc), one line" \
-        '[ $rc = 2 ] && [ $(printf "%s\n" "$msg" | wc -l) = 1 ] && printf "%s" "$msg" | grep -q "must be b2b or item"'
+        '[ $rc = 2 ] && [ $(printf "%s\n" "$msg" | wc -l) = 1 ] && printf "%s" "$msg" | grep -q "must be b2b, item or layer"'
 done
 # REPLAY_STEP_CLOCK=1: the replays with --step-clock (sm_mhz_step), in the mode asked for, logged;
 # by default none has it; anything but 0 or 1 refused in one line (the item-by-item files planted

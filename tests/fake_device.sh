@@ -2,7 +2,7 @@
 # fake_device T [row] writes T/fake/nvidia-smi (the card's UUID from FAKE_UUID, default
 # GPU-aaaa), T/bin/calib (writes the profile --out names; FAKE_CALIB_FAIL=N: N points fail) and T/bin/pacesim-gpu (writes the
 # --steps CSV: a header, with gpu_span_s under --back-to-back and sm_mhz_step under --step-clock,
-# and with `row` one prefill step),
+# and with `row` one prefill step; FAKE_ARGS_LOG=FILE: each call's arguments appended to FILE),
 # so the device's plumbing runs without a GPU.
 fake_device() {
     local t=$1 row=${2:-}
@@ -26,6 +26,7 @@ row=$row
 EOF2
     cat >> "$t/bin/pacesim-gpu" <<'EOF2'
 b2b=; sck=; steps=
+[ -n "${FAKE_ARGS_LOG:-}" ] && echo "$*" >> "$FAKE_ARGS_LOG"    # the flags each replay was given
 while [ $# -gt 0 ]; do
     case $1 in --steps) steps=$2; shift ;; --back-to-back) b2b=,gpu_span_s ;; --step-clock) sck=,sm_mhz_step ;; esac
     shift

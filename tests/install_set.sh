@@ -101,6 +101,17 @@ REPLAY_MODE=item PATH=$t/fake:$PATH bash calib/device_record.sh "$t/w2" "$o" "$t
 out=$(REPLAY_MODE=item PACESIM=$t/none inst "$t/w2" lib:llama8b s16 2>&1); rc=$?
 check "REPLAY_MODE=item: runs 1-2 installed under the set's names (rc $rc)" \
     '[ $rc = 0 ] && [ "$(head -1 $t/dest/s16/h200-llama8b-poisson.run2.steps.csv)" = step,type ] && [ $(ls $t/dest/s16 | wc -l) = 9 ]'
+fresh
+REPLAY_MODE=layer refused "REPLAY_MODE=layer: no layer-order runs" "no recordings (\*.layer.csv)" "$t/w2" lib:llama8b s22
+FAKE_ARGS_LOG=$t/args.log REPLAY_MODE=layer PATH=$t/fake:$PATH bash calib/device_record.sh "$t/w2" "$o" "$t/bin" \
+    lib-runs:llama8b:1,2 > /dev/null 2>&1
+check "REPLAY_MODE=layer: device_record.sh runs every replay back to back with --layer-order, named .layer.csv" \
+    'grep -q "^== lib-runs:llama8b:1,2 on GPU-aaaa (layer)" $t/w2/steps.log && [ -s $L/h200-llama8b-poisson.run2.layer.csv ] &&
+     [ $(grep -c -- "--back-to-back --layer-order" $t/args.log) = 8 ] && [ $(wc -l < $t/args.log) = 8 ]'
+out=$(REPLAY_MODE=layer PACESIM=$t/none inst "$t/w2" lib:llama8b s23 2>&1); rc=$?
+check "REPLAY_MODE=layer: runs 1-2 installed under the set's names (rc $rc), back to back's columns" \
+    '[ $rc = 0 ] && [ "$(head -1 $t/dest/s23/h200-llama8b-poisson.run2.steps.csv)" = step,type,gpu_span_s ] && [ $(ls $t/dest/s23 | wc -l) = 9 ]'
+REPLAY_MODE=item refused "REPLAY_MODE=item: the runs recorded in layer order are not item ones" "no recordings (\*.item.csv)" "$t/w2" lib:llama8b s24
 fresh; awk '/^== lib-runs:llama8b:1,2 /{ r = 1 } r && /^   rc=/{ sub(/rc=0/, "rc=1"); r = 0 } 1' $w/steps.log > $t/w2/steps.log
 out=$(PACESIM=$t/none inst "$t/w2" lib:llama8b s21 2>&1); rc=$?
 check "a runs step that ended rc=1: installed (rc $rc), the step named" \
@@ -110,7 +121,7 @@ echo junk > "$t/junk.tgz"
 refused "a SRC that is no record.tgz" "not a record.tgz" "$t/junk.tgz" lib:llama8b s18
 refused "a bad part" "part 'gpu': lib:M" "$w" gpu s19
 refused "a bad set name" "set name '../up'" "$w" lib:llama8b ../up
-REPLAY_MODE=fast refused "a bad mode" "REPLAY_MODE must be b2b or item" "$w" lib:llama8b s20
+REPLAY_MODE=fast refused "a bad mode" "REPLAY_MODE must be b2b, item or layer" "$w" lib:llama8b s20
 err=$(bash calib/install_set.sh "$w" lib:llama8b 2>&1); rc=$?
 check "usage: exit 2 (got $rc), one line" '[ $rc = 2 ] && [ $(printf "%s\n" "$err" | wc -l) = 1 ]'
 check "nothing written into the repository's sets" '[ ! -e tests/data/replay/lib-x ] && [ ! -e tests/data/replay/s1 ]'
