@@ -20,7 +20,7 @@
  * per shape the replay's GEMM time over the engine's.  Modes alternate (engine, replay, alone,
  * twice each) after a warm-up.  Build: make bin/order_study (needs nvcc and cuBLAS); run:
  * bin/order_study [STEPS [llama8b|qwen3-14b]] (default 40 a mode, Llama-3.1-8B's layers).
- * A study, not part of calib's profile; about 40 s on an H200 at 40 steps. */
+ * A study, not part of calib's profile; both models at 20 steps a mode: about a minute on an H100. */
 #include "../kernels/attn.h"
 #include "gpuclock.h"
 #include <cublas_v2.h>
