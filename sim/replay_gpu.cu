@@ -631,6 +631,77 @@ static int b2b_ready(cost_model_t *cm, gm_t *g)
 #define CKB2B(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
     snprintf(cm->err, sizeof cm->err, "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e_)); goto fail; } } while (0)
 
+/* --back-to-back, a step that failed: the launch gate opened, the card's queue drained, the
+ * step's prepared items given back; -1 */
+static int b2b_abort(gm_t *g)
+{
+    calib_gpu_gate_open();
+    cudaDeviceSynchronize();
+    b2b_free(g);
+    return -1;
+}
+
+/* --back-to-back: at least n events in g->ev, and the last step's end event made */
+static int b2b_events(cost_model_t *cm, gm_t *g, int n)
+{
+    if (n > g->nev) {
+        cudaEvent_t *e = (cudaEvent_t *)realloc(g->ev, (size_t)n * sizeof *e);
+        if (!e) {
+            snprintf(cm->err, sizeof cm->err, "out of memory");
+            return -1;
+        }
+        g->ev = e;
+        for (; g->nev < n; g->nev++) CKB2B(cudaEventCreate(&g->ev[g->nev]));
+    }
+    if (!g->ev_last_made) {
+        CKB2B(cudaEventCreate(&g->ev_last));
+        g->ev_last_made = 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* --back-to-back, before the step's first launch: the preparation's copies and first runs
+ * finished (not timed), *t0 read, the launch gate closed */
+static int b2b_start(cost_model_t *cm, double *t0)
+{
+    CKB2B(cudaDeviceSynchronize());
+    *t0 = now_s();
+    if (calib_gpu_gate_close() < 0) {
+        snprintf(cm->err, sizeof cm->err, "the launch gate: %s", calib_gpu_gate_error());
+        return -1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* --back-to-back, after the step's synchronisation: *span from event `first` to event `last`,
+ * *gap from the last step's end event to `first`; event `last` kept as the step's end for the
+ * next step's gap (the spare one takes its place in the array) */
+static int b2b_close(cost_model_t *cm, gm_t *g, int first, int last, double *span, double *gap)
+{
+    float ms;
+    CKB2B(cudaEventElapsedTime(&ms, g->ev[first], g->ev[last]));
+    *span = ms * 1e-3;
+    if (g->ev_last_ok) {
+        CKB2B(cudaEventElapsedTime(&ms, g->ev_last, g->ev[first]));
+        *gap = ms * 1e-3;
+        g->gap_steps++;
+        if (g->step_first) g->gap_work++;
+    }
+    {
+        cudaEvent_t e = g->ev_last;
+        g->ev_last = g->ev[last];
+        g->ev[last] = e;
+    }
+    g->ev_last_ok = 1;
+    return 0;
+fail:
+    return -1;
+}
+
 /* --layer-order: each item's runs in g->lo_reps (grown to the step's items) and the layers
  * they interleave over (replay_layer_count).  -1: the step cannot run so, and runs in item
  * order: an item runs in some layers only (replay_layer_count), or an item's timer state is not
@@ -689,15 +760,7 @@ static int lo_run(cost_model_t *cm, gm_t *g, int layers, double *span, double *g
     for (int i = 0; i < g->npend; i++)
         if (g->pend[i].what) nl++;
     need = 2 + 2 * nl;                              /* the middle layer's pairs and the items after */
-    if (need > g->nev) {
-        cudaEvent_t *ev = (cudaEvent_t *)realloc(g->ev, (size_t)need * sizeof *ev);
-        if (!ev) {
-            snprintf(cm->err, sizeof cm->err, "out of memory");
-            goto fail;
-        }
-        g->ev = ev;
-        for (; g->nev < need; g->nev++) CKB2B(cudaEventCreate(&g->ev[g->nev]));
-    }
+    if (b2b_events(cm, g, need) < 0) goto fail;
     if (need > g->cap_ev_item) {
         int *w = (int *)realloc(g->ev_item, (size_t)need * sizeof *w);
         if (!w) {
@@ -707,16 +770,7 @@ static int lo_run(cost_model_t *cm, gm_t *g, int layers, double *span, double *g
         g->ev_item = w;
         g->cap_ev_item = need;
     }
-    if (!g->ev_last_made) {
-        CKB2B(cudaEventCreate(&g->ev_last));
-        g->ev_last_made = 1;
-    }
-    CKB2B(cudaDeviceSynchronize());          /* the preparation's copies and first runs: not timed */
-    *t0 = now_s();
-    if (calib_gpu_gate_close() < 0) {
-        snprintf(cm->err, sizeof cm->err, "the launch gate: %s", calib_gpu_gate_error());
-        goto fail;
-    }
+    if (b2b_start(cm, t0) < 0) goto fail;
     if (g->step_clk && stamp_launch(cm, g, 0) < 0) goto fail;      /* the step's start */
     CKB2B(cudaEventRecord(g->ev[0], 0));
     for (int k = 0; k < layers; k++)
@@ -763,26 +817,11 @@ static int lo_run(cost_model_t *cm, gm_t *g, int layers, double *span, double *g
         CKB2B(cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]));
         replay_layer_share(g->lo_reps, n, layers, sample, aft, ms * 1e-3, sec);
         for (int i = 0; i < n; i++) g->pend[i].sec = sec[i];
-        int last = e > after ? e - 1 : 1;           /* the step's last event */
-        CKB2B(cudaEventElapsedTime(&ms, g->ev[0], g->ev[last]));
-        *span = ms * 1e-3;
-        if (g->ev_last_ok) {
-            CKB2B(cudaEventElapsedTime(&ms, g->ev_last, g->ev[0]));
-            *gap = ms * 1e-3;
-            g->gap_steps++;
-            if (g->step_first) g->gap_work++;
-        }
-        cudaEvent_t t = g->ev_last;          /* kept for the next step's gap, as b2b_run keeps it */
-        g->ev_last = g->ev[last];
-        g->ev[last] = t;
-        g->ev_last_ok = 1;
+        if (b2b_close(cm, g, 0, e > after ? e - 1 : 1, span, gap) < 0) goto fail;   /* to the step's last event */
     }
     return 0;
 fail:
-    calib_gpu_gate_open();
-    cudaDeviceSynchronize();
-    b2b_free(g);
-    return -1;
+    return b2b_abort(g);
 }
 
 /* --back-to-back: the step's prepared items queued on the default stream in their order, an
@@ -811,26 +850,7 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
         return lo_run(cm, g, layers, span, gap, t0, t1);
     }
     if (layers < 0) g->lo_fallback++;
-    if (2 * g->npend > g->nev) {
-        int n = 2 * g->npend;
-        cudaEvent_t *e = (cudaEvent_t *)realloc(g->ev, (size_t)n * sizeof *e);
-        if (!e) {
-            snprintf(cm->err, sizeof cm->err, "out of memory");
-            goto fail;
-        }
-        g->ev = e;
-        for (; g->nev < n; g->nev++) CKB2B(cudaEventCreate(&g->ev[g->nev]));
-    }
-    if (!g->ev_last_made) {
-        CKB2B(cudaEventCreate(&g->ev_last));
-        g->ev_last_made = 1;
-    }
-    CKB2B(cudaDeviceSynchronize());          /* the preparation's copies and first runs: not timed */
-    *t0 = now_s();
-    if (calib_gpu_gate_close() < 0) {
-        snprintf(cm->err, sizeof cm->err, "the launch gate: %s", calib_gpu_gate_error());
-        goto fail;
-    }
+    if (b2b_events(cm, g, 2 * g->npend) < 0 || b2b_start(cm, t0) < 0) goto fail;
     for (int i = 0; i < g->npend && !rc; i++) {
         pend_t *pe = &g->pend[i];
         pe->after = -1;
@@ -889,29 +909,11 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
             *reprep += ms * 1e-3;
         }
     }
-    if (first >= 0) {
-        float ms;
-        CKB2B(cudaEventElapsedTime(&ms, g->ev[2 * first], g->ev[2 * last + 1]));
-        *span = ms * 1e-3;
-        if (g->ev_last_ok) {
-            CKB2B(cudaEventElapsedTime(&ms, g->ev_last, g->ev[2 * first]));
-            *gap = ms * 1e-3;
-            g->gap_steps++;
-            if (g->step_first) g->gap_work++;
-        }
-        /* this step's last end event kept for the next step's gap (the spare one takes its
-         * place in the array); a step without GPU work keeps the last one */
-        cudaEvent_t e = g->ev_last;
-        g->ev_last = g->ev[2 * last + 1];
-        g->ev[2 * last + 1] = e;
-        g->ev_last_ok = 1;
-    }
+    /* a step without GPU work keeps the last step's end event */
+    if (first >= 0 && b2b_close(cm, g, 2 * first, 2 * last + 1, span, gap) < 0) goto fail;
     return 0;
 fail:
-    calib_gpu_gate_open();
-    cudaDeviceSynchronize();
-    b2b_free(g);
-    return -1;
+    return b2b_abort(g);
 }
 
 typedef struct {

@@ -461,6 +461,14 @@ START_TEST(moe_slots_one_per_shape)
 }
 END_TEST
 
+/* a library model and its one-GPU rank */
+static void load_at_tp1(const char *path, model_t *m, model_rank_t *r)
+{
+    char err[SCN_ERR_MAX];
+    ck_assert_msg(scn_load_model(path, m, err) == 0, "%s", err);
+    ck_assert_int_eq(model_rank(m, 1, r), 0);
+}
+
 typedef struct {
     const model_t *m;
     replay_moe_slots_t s;
@@ -489,10 +497,8 @@ START_TEST(moe_steps_fit_the_slots)
     const long tokens[] = { 1, 5, 64, 4096 };
     for (int pi = 0; pi < 2; pi++) {
         model_t m;
-        char err[SCN_ERR_MAX];
-        ck_assert_msg(scn_load_model(paths[pi], &m, err) == 0, "%s", err);
         model_rank_t r;
-        ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+        load_at_tp1(paths[pi], &m, &r);
         for (int ti = 0; ti < CHECK_N(tokens); ti++)
             for (int k = 0; k <= 4; k++) {
                 if (k && !m.mtp_layers) continue;
@@ -534,10 +540,8 @@ START_TEST(layer_order_of_a_dense_step)
     const char *paths[] = { "models/qwen3-14b.yaml", "models/llama-3.1-8b.yaml" };
     for (int pi = 0; pi < 2; pi++) {
         model_t m;
-        char err[SCN_ERR_MAX];
-        ck_assert_msg(scn_load_model(paths[pi], &m, err) == 0, "%s", err);
         model_rank_t r;
-        ck_assert_int_eq(model_rank(&m, 1, &r), 0);
+        load_at_tp1(paths[pi], &m, &r);
         cost_step_t in = { .tokens = 64, .rows = 64, .decode_rows = 64, .sampled = 64 };
         lo_step_t x;
         memset(&x, 0, sizeof x);
