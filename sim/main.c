@@ -236,10 +236,11 @@ static const cmd_help_t helps[] = {
       "          in all; --replicas each in [1, 4096], a cluster's limit);\n"
       "          --data keeps the runs' CSV (a DATA.csv given instead of a scenario is drawn)\n" },
     { "replay", "pacesim replay FILE --gpu [--set key.path=value]... [--steps OUT] [--items OUT] [--back-to-back]\n"
-                "                [--step-clock]\n",
+                "                [--layer-order] [--step-clock]\n",
       "replay    run every step on the GPU beside the profile's prediction (bin/pacesim-gpu, the\n"
       "          nvcc build; docs/validation.md, \"H200: GPU replays\"); --back-to-back prepares a\n"
       "          step's items first and queues them on one stream, one sync a step, as an engine does;\n"
+      "          --layer-order (with it) queues them layer by layer, as a forward pass runs them;\n"
       "          --step-clock records each step's SM clock over the step itself (sm_mhz_step)\n" },
 };
 #define NHELPS ((int)(sizeof helps / sizeof helps[0]))
