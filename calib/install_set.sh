@@ -13,7 +13,8 @@
 # scenario has run 1 (<scenario>.steps.csv) and at least one more (<scenario>.runK.steps.csv);
 # every file is a recording of the mode installed (REPLAY_MODE=b2b, the default: the set's names
 # with --back-to-back's gpu_span_s column; REPLAY_MODE=item: <scenario>[.runK].item.csv, without
-# it, installed under the set's names; REPLAY_MODE=layer: <scenario>[.runK].layer.csv, with it) of a scenario that exists (scenarios/ or scenarios/lib/).
+# it; REPLAY_MODE=layer: <scenario>[.runK].layer.csv, with it; both installed under the set's
+# names) of a scenario that exists (scenarios/ or scenarios/lib/).
 # Anything missing or mixed: one line on stderr, exit 2, nothing installed.
 # Then it prints the `pacesim rescore` command of each recording (as tests/rescore.sh runs it)
 # and, where bin/pacesim exists (PACESIM=path: another; a missing one: the commands only), runs
