@@ -13,8 +13,9 @@
 # scenario has run 1 (<scenario>.steps.csv) and at least one more (<scenario>.runK.steps.csv);
 # every file is a recording of the mode installed (REPLAY_MODE=b2b, the default: the set's names
 # with --back-to-back's gpu_span_s column; REPLAY_MODE=item: <scenario>[.runK].item.csv, without
-# it; REPLAY_MODE=layer: <scenario>[.runK].layer.csv, with it; both installed under the set's
-# names) of a scenario that exists (scenarios/ or scenarios/lib/).
+# it; REPLAY_MODE=layer: <scenario>[.runK].layer.csv, with it and --layer-order's layer_order;
+# both installed under the set's names) of a scenario that exists (scenarios/ or scenarios/lib/).
+# A set holds one queue order: b2b refuses a file with layer_order.
 # Anything missing or mixed: one line on stderr, exit 2, nothing installed.
 # Then it prints the `pacesim rescore` command of each recording (as tests/rescore.sh runs it)
 # and, where bin/pacesim exists (PACESIM=path: another; a missing one: the commands only), runs
@@ -102,7 +103,9 @@ while read -r n k f; do
     hdr=$(head -1 "$f")
     [[ $hdr == step,type* ]] && [ "$(wc -l < "$f")" -ge 2 ] || refuse "${f#$w/}: not a steps recording (no header, or no steps)"
     case $mode,$hdr in
-        b2b,*gpu_span_s*|layer,*gpu_span_s*|item,*) ;;
+        b2b,*layer_order*) refuse "${f#$w/}: a layer-order recording under the set's names among back-to-back runs (mixed modes)" ;;
+        layer,*layer_order*|b2b,*gpu_span_s*|item,*) ;;
+        layer,*) refuse "${f#$w/}: no layer_order column: not a --layer-order recording (mixed modes)" ;;
         *) refuse "${f#$w/}: item by item under the set's names among back-to-back runs (mixed modes)" ;;
     esac
     [ $mode = item ] && [[ $hdr == *gpu_span_s* ]] && refuse "${f#$w/}: a back-to-back recording under an item name (mixed modes)"

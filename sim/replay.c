@@ -132,9 +132,10 @@ int replay_report(FILE *f, const scenario_t *s, const char *file, const char *gp
 
 int replay_steps_csv(FILE *f, const replay_rec_t *rec, long n)
 {
-    int b2b = n > 0 && rec[0].b2b, sck = n > 0 && rec[0].step_clk;
-    fprintf(f, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons%s%s\n",
-            b2b ? ",gpu_span_s,items_sum_s,wall_s,reprep_s,gap_s" : "", sck ? ",sm_mhz_step" : "");
+    int b2b = n > 0 && rec[0].b2b, sck = n > 0 && rec[0].step_clk, lo = b2b && rec[0].lo;
+    fprintf(f, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons%s%s%s\n",
+            b2b ? ",gpu_span_s,items_sum_s,wall_s,reprep_s,gap_s" : "", sck ? ",sm_mhz_step" : "",
+            lo ? ",layer_order" : "");
     for (long i = 0; i < n; i++) {
         fprintf(f, "%ld,%s,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%#llx", rec[i].no, engine_step_type_name(rec[i].type),
                 rec[i].predicted, rec[i].measured, rec[i].pred_attn, rec[i].meas_attn, rec[i].clock_mhz, rec[i].power_w,
@@ -143,6 +144,7 @@ int replay_steps_csv(FILE *f, const replay_rec_t *rec, long n)
             fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%.9g", rec[i].span, rec[i].items_sum, rec[i].wall, rec[i].reprep,
                     rec[i].gap);
         if (sck) fprintf(f, ",%.1f", rec[i].step_mhz);
+        if (lo) fprintf(f, ",%d", rec[i].layered ? 1 : 0);
         fputc('\n', f);
     }
     int bad = ferror(f);          /* a write error: errno says why (a full device) */
@@ -170,6 +172,8 @@ typedef struct {
     double *clk, *mclk;           /* per step: the recorded SM clock (NAN: none), the model's (MHz) */
     double *sclk;                 /* per step: the step's own clock (sm_mhz_step; NAN: none), when has_sclk */
     int has_sclk, sclk_used;      /* used: replay_recorded_clocks hands sclk out, not clk */
+    int has_lo;                   /* the file has layer_order (pacesim-gpu replay --layer-order) */
+    long nlayered;                /* its steps run layer by layer */
     double *gap;                  /* per step: the recorded GPU idle before it (gap_s), when has_gap */
     int has_gap;
     int *type;
@@ -221,7 +225,8 @@ static int rm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
     for (int q = 0; q < ROUTE__N; q++) o->attn_route[q] *= k;
     o->attn *= k;
     o->total = r->meas[i];
-    replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 };
+    replay_rec_t rec = { i + 1, ty, pb.total, r->meas[i], pb.attn, r->meas_attn[i], NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0,
+                         0, 0 };
     /* the clocks the step recorded, as rescore --steps writes them (NVML's, and its own where the
      * recording has sm_mhz_step; replay_recorded_use_step_clock swaps the two arrays) */
     rec.clock_mhz = r->clk[i];
@@ -263,7 +268,8 @@ static void rm_destroy(cost_model_t *cm)
  * back-to-back replay's GPU idle before the step, 0 or more), when present, and `reprep_s` beside
  * it (the idle re-preparations left inside the step, added to the step's idle).  `sm_clock_mhz`
  * and `sm_mhz_step` (the step's own clock, --step-clock), when present, are read for rescore
- * --recorded-clock, a value that is no number in [1, 1e5] MHz as none.  The other columns are not
+ * --recorded-clock, a value that is no number in [1, 1e5] MHz as none; `layer_order`
+ * (--layer-order: 1 a step run layer by layer, else 0) is counted.  The other columns are not
  * read.  A malformed file is refused at its line and column. */
 
 /* a step's time: within a profile point's range of t_s (1 ns .. 1000 s); 1e-300 s is no step a
@@ -416,7 +422,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
     char line[RM_LINE_MAX + 1], names[RM_LINE_MAX + 1];   /* names: the header's fields */
     size_t len = 0;
     long rcap = 0, ln = 0;
-    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, cg = -1, cr = -1, cq = -1, nhdr = 0, got, extra = 0;
+    int cs = -1, ct = -1, cm_ = -1, ca = -1, cc = -1, cg = -1, cr = -1, cq = -1, cl = -1, nhdr = 0, got, extra = 0;
     rm_row_t row, hdr;
     if (!cm) {
         snprintf(err, COST_ERR_MAX, "out of memory");
@@ -463,7 +469,8 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
                 int *which = !strcmp(row.fld[c], "step") ? &cs : !strcmp(row.fld[c], "type") ? &ct
                              : !strcmp(row.fld[c], "measured_s") ? &cm_ : !strcmp(row.fld[c], "meas_attn_s") ? &ca
                              : !strcmp(row.fld[c], "sm_clock_mhz") ? &cc : !strcmp(row.fld[c], "gap_s") ? &cg
-                             : !strcmp(row.fld[c], "reprep_s") ? &cr : !strcmp(row.fld[c], "sm_mhz_step") ? &cq : NULL;
+                             : !strcmp(row.fld[c], "reprep_s") ? &cr : !strcmp(row.fld[c], "sm_mhz_step") ? &cq
+                             : !strcmp(row.fld[c], "layer_order") ? &cl : NULL;
                 if (which && *which >= 0) {
                     snprintf(err, COST_ERR_MAX, "%s:1:%d: %s: a second column of that name", csv, row.col[c], row.fld[c]);
                     goto fail;
@@ -524,6 +531,13 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
                      row.col[cr], RM_MAX_S);
             goto fail;
         }
+        if (cl >= 0) {
+            if (strcmp(row.fld[cl], "0") && strcmp(row.fld[cl], "1")) {
+                snprintf(err, COST_ERR_MAX, "%s:%ld:%d: layer_order: expected 0 or 1", csv, ln, row.col[cl]);
+                goto fail;
+            }
+            r->nlayered += row.fld[cl][0] == '1';
+        }
         r->gap[r->nmeas] = gp + rp;
         r->type[r->nmeas] = ty;
         r->line[r->nmeas] = ln;
@@ -548,6 +562,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
     }
     r->has_gap = cg >= 0;
     r->has_sclk = cq >= 0;
+    r->has_lo = cl >= 0;
     fclose(f);
     return cm;
 fail:
@@ -569,6 +584,14 @@ int replay_recorded_has_step_clock(const cost_model_t *cm)
 {
     const rm_t *r = cm->impl;
     return r->has_sclk;
+}
+
+int replay_recorded_layer_order(const cost_model_t *cm, long *layered, long *steps)
+{
+    const rm_t *r = cm->impl;
+    *layered = r->has_lo ? r->nlayered : 0;
+    *steps = r->nmeas;
+    return r->has_lo;
 }
 
 int replay_recorded_use_step_clock(cost_model_t *cm)

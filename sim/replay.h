@@ -43,6 +43,10 @@ typedef struct replay_rec {       /* one step */
     double step_mhz;              /* the step's mean SM clock (MHz; NAN: no SM stamped at both ends) */
     unsigned long long shape;     /* the step's work (replay_step_shape): two runs' steps of one
                                      shape ran the same kernels (0: not known) */
+    /* pacesim-gpu replay --back-to-back --layer-order: the items queued layer by layer */
+    int lo;                       /* 1: --layer-order was given (the --steps file has layer_order) */
+    int layered;                  /* 1: this step ran layer by layer; 0: in item order (items in
+                                     some layers only: replay_layer_count) */
 } replay_rec_t;
 
 /* A fingerprint of a step's work: its tokens, rows, decode rows, sampled positions and every
@@ -106,6 +110,10 @@ long replay_recorded_clocks(const cost_model_t *cm, const double **recorded, con
  * that column (NAN where a step has none) instead of sm_clock_mhz; -1 (nothing changed) where the
  * recording lacks it. */
 int replay_recorded_has_step_clock(const cost_model_t *cm);
+/* A recording's queue order (its layer_order column, pacesim-gpu replay --layer-order): 1 and
+ * *layered the steps run layer by layer, *steps all its steps; 0 (*layered 0) where the file
+ * has no such column: each step's items queued with their layers together, or item by item. */
+int replay_recorded_layer_order(const cost_model_t *cm, long *layered, long *steps);
 int replay_recorded_use_step_clock(cost_model_t *cm);
 /* The recording's GPU idle before each step (its gap_s column, seconds: a back-to-back
  * replay's time from the previous step's last kernel to this step's first; plus its reprep_s,

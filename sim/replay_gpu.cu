@@ -122,6 +122,7 @@ typedef struct {
                                      layers and its seconds (3 x cap_lo) */
     int cap_lo;
     long lo_steps, lo_fallback;   /* steps run layer by layer; steps that could not be (item order) */
+    int lo_this;                  /* the step b2b_run ran last: 1 layer by layer */
     replay_moe_slots_t moe;       /* the step's grouped MoE GEMMs, a timer slot each */
     long reprep_pre;              /* grouped GEMMs prepared again before their step was launched (a
                                      later item's preparation had grown the buffers they point into) */
@@ -845,6 +846,7 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
         snprintf(cm->err, sizeof cm->err, "out of memory");
         goto fail;
     }
+    g->lo_this = layers > 0;
     if (layers > 0) {
         g->lo_steps++;
         return lo_run(cm, g, layers, span, gap, t0, t1);
@@ -1043,6 +1045,8 @@ static int gm_step(cost_model_t *cm, const cost_step_t *in, cost_breakdown_t *o)
         r.wall = t1 - t0;
         r.reprep = reprep;
         r.gap = gap;
+        r.lo = g->layer_order;
+        r.layered = g->lo_this;
     }
     if (pb.allreduce > 0) {            /* TP > 1 on one GPU: the profile's all-reduce */
         o->allreduce += pb.allreduce;

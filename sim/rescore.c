@@ -299,7 +299,8 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     long ng[RESCORE_MAX_RUNS], ngm = 0;
     double *gm = NULL;
     engine_t eg[RESCORE_MAX_RUNS], et;
-    int rc = -1, started = 0, et_started = 0, step_clock = 1, nw = 0;
+    int rc = -1, started = 0, et_started = 0, step_clock = 1, nw = 0, lo_runs = 0;
+    long lo_layered = 0, lo_steps = 0;       /* over the runs recorded with --layer-order */
     double *ens = NULL;           /* the ensemble's windows: member k's at [k nw], at +1% at [(MEMBERS + k) nw] */
     memset(eg, 0, sizeof eg);
     memset(&et, 0, sizeof et);
@@ -330,6 +331,12 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         ng[r] = replay_recorded_gaps(rm[r], &gap[r]);
         if (!ng[r]) recorded_idle = 0;       /* every run records its idle, or none is used */
         step_clock = step_clock && replay_recorded_has_step_clock(rm[r]);
+        long la, st;
+        if (replay_recorded_layer_order(rm[r], &la, &st)) {
+            lo_runs++;
+            lo_layered += la;
+            lo_steps += st;
+        }
     }
     /* --recorded-clock: each step at the SM clock its run recorded over the step itself
      * (sm_mhz_step, pacesim-gpu replay --step-clock) where every run has it, else NVML's;
@@ -466,6 +473,13 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             : compute_hot > 0 ? ", compute-bound GEMMs by calib's probe at the model's clock (a diagnostic)"
             : recorded_clock ? ", every step priced at its recorded SM clock (a diagnostic)" : "",
             meter);
+    /* how the runs queued each step (a line only where a run says: --layer-order's column) */
+    if (lo_runs == nruns)
+        fprintf(out, "   the runs queued each step's items layer by layer, as a forward pass runs them (--layer-order):"
+                " %ld of %ld steps (the rest in item order: items in some layers only)\n", lo_layered, lo_steps);
+    else if (lo_runs)
+        fprintf(out, "   runs of two queue orders: %d layer by layer (--layer-order), %d each item's layers together:"
+                " their spread is not the GPU's alone\n", lo_runs, nruns - lo_runs);
     if (recorded_idle) {
         double gs = 0;
         for (long k = 0; k < ngm; k++) gs += gm[k];

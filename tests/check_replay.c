@@ -172,10 +172,10 @@ static void attn_of(const replay_rec_t *a, long na, const replay_rec_t *b, long 
  * whose steps record no attention does not count */
 START_TEST(attention_apart_from_the_rest)
 {
-    replay_rec_t a[3] = { { 1, STEP_MIXED, 0.020, 0.025, 0.006, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 },
-                          { 2, STEP_DECODE_ONLY, 0.010, 0.010, 0.002, 0.004, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 },
-                          { 3, STEP_MIXED, 0.020, 0.015, 0.004, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 } };
-    replay_rec_t b[1] = { { 1, STEP_MIXED, 0.040, 0.040, 0.010, 0.008, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 } };
+    replay_rec_t a[3] = { { 1, STEP_MIXED, 0.020, 0.025, 0.006, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0, 0, 0 },
+                          { 2, STEP_DECODE_ONLY, 0.010, 0.010, 0.002, 0.004, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0, 0, 0 },
+                          { 3, STEP_MIXED, 0.020, 0.015, 0.004, 0.005, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0, 0, 0 } };
+    replay_rec_t b[1] = { { 1, STEP_MIXED, 0.040, 0.040, 0.010, 0.008, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0, 0, 0 } };
     rescore_attn_t t;
     attn_of(a, 3, b, 1, STEP_MIXED, &t);
     ck_assert_int_eq(t.runs, 2);
@@ -265,8 +265,8 @@ START_TEST(steps_csv_back_to_back)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 },
-                          { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0 } };
+    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0, 0, 0 },
+                          { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, NAN, NAN, 0, 0, 0, 0, 0, 0, 0, 0, NAN, 0, 0, 0 } };
     ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 2), 0);
     first_lines(path, a, b, sizeof a);
     ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons\n");
@@ -333,9 +333,9 @@ START_TEST(steps_csv_step_clock)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 1, 0.0245, 0.024, 0.0262, 0, 0, 1, 1791.26, 0 },
+    replay_rec_t r[2] = { { 1, STEP_MIXED, 0.02, 0.025, 0.005, 0.006, 1830, 600, 0, 1, 0.0245, 0.024, 0.0262, 0, 0, 1, 1791.26, 0, 0, 0 },
                           { 2, STEP_DECODE_ONLY, 0.01, 0.011, 0.002, 0.0025, 1830, 500, 0, 1, 0.0108, 0.0107, 0.0115, 0,
-                            0.0021, 1, NAN, 0 } };
+                            0.0021, 1, NAN, 0, 0, 0 } };
     ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 2), 0);
     first_lines(path, a, b, sizeof a);
     ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons,"
@@ -371,6 +371,51 @@ START_TEST(steps_csv_step_clock)
     ck_assert_int_eq(replay_recorded_use_step_clock(cm), -1);
     ck_assert_int_eq(replay_recorded_clocks(cm, &rec, &mod), 2);
     ck_assert_double_eq(rec[0], 1830);
+    cost_free(cm);
+    unlink(path);
+}
+END_TEST
+
+/* --layer-order's column: written after the others where the replay ran with it (back to back),
+ * each step's 1 (layer by layer) or 0 (item order); read back as the steps layer by layer; a
+ * recording without it has none */
+START_TEST(steps_csv_layer_order)
+{
+    char path[] = "/tmp/check_replay_XXXXXX", a[512], b[512], err[COST_ERR_MAX];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    replay_rec_t r[3];
+    memset(r, 0, sizeof r);
+    for (int i = 0; i < 3; i++) {
+        r[i].no = i + 1;
+        r[i].type = i ? STEP_DECODE_ONLY : STEP_MIXED;
+        r[i].predicted = r[i].measured = r[i].span = r[i].items_sum = r[i].wall = 0.01 * (i + 1);
+        r[i].clock_mhz = r[i].power_w = NAN;
+        r[i].b2b = r[i].lo = 1;
+        r[i].layered = i != 1;
+    }
+    ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 3), 0);
+    first_lines(path, a, b, sizeof a);
+    ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons,"
+                        "gpu_span_s,items_sum_s,wall_s,reprep_s,gap_s,layer_order\n");
+    ck_assert_str_eq(b, "1,mixed,0.01,0.01,0,0,nan,nan,0,0.01,0.01,0.01,0,0,1\n");
+    cost_model_t *cm = replay_recorded_new(path, NULL, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    long layered = -1, steps = -1;
+    ck_assert_int_eq(replay_recorded_layer_order(cm, &layered, &steps), 1);
+    ck_assert_int_eq(layered, 2);
+    ck_assert_int_eq(steps, 3);
+    cost_free(cm);
+    /* item by item: no such column (every item runs alone) */
+    for (int i = 0; i < 3; i++) r[i].b2b = 0;
+    ck_assert_int_eq(replay_steps_csv(fopen(path, "w"), r, 3), 0);
+    first_lines(path, a, b, sizeof a);
+    ck_assert_str_eq(a, "step,type,predicted_s,measured_s,pred_attn_s,meas_attn_s,sm_clock_mhz,power_w,clock_reasons\n");
+    cm = replay_recorded_new(path, NULL, err);
+    ck_assert_msg(cm != NULL, "%s", err);
+    ck_assert_int_eq(replay_recorded_layer_order(cm, &layered, &steps), 0);
+    ck_assert_int_eq(layered, 0);
     cost_free(cm);
     unlink(path);
 }
@@ -596,6 +641,7 @@ int main(void)
                                    CHECK_TEST(noise_from_the_runs), CHECK_TEST(median_of_the_members),
                                    CHECK_TEST(steps_csv_back_to_back),
                                    CHECK_TEST(stamps_give_the_step_clock), CHECK_TEST(steps_csv_step_clock),
+                                   CHECK_TEST(steps_csv_layer_order),
                                    CHECK_TEST(recording_gaps_read), CHECK_TEST(moe_slots_one_per_shape),
                                    CHECK_TEST(moe_steps_fit_the_slots), CHECK_TEST(layer_order_of_a_dense_step),
                                    CHECK_TEST(layer_order_shares_the_span) };

@@ -1,7 +1,8 @@
 # fake_device.sh -- sourced by the tests of calib/device_record.sh and calib/install_set.sh:
 # fake_device T [row] writes T/fake/nvidia-smi (the card's UUID from FAKE_UUID, default
 # GPU-aaaa), T/bin/calib (writes the profile --out names; FAKE_CALIB_FAIL=N: N points fail) and T/bin/pacesim-gpu (writes the
-# --steps CSV: a header, with gpu_span_s under --back-to-back and sm_mhz_step under --step-clock,
+# --steps CSV: a header, with gpu_span_s under --back-to-back, sm_mhz_step under --step-clock and
+# layer_order under --layer-order,
 # and with `row` one prefill step; FAKE_ARGS_LOG=FILE: each call's arguments appended to FILE),
 # so the device's plumbing runs without a GPU.
 fake_device() {
@@ -25,15 +26,16 @@ EOF2
 row=$row
 EOF2
     cat >> "$t/bin/pacesim-gpu" <<'EOF2'
-b2b=; sck=; steps=
+b2b=; sck=; lo=; steps=
 [ -n "${FAKE_ARGS_LOG:-}" ] && echo "$*" >> "$FAKE_ARGS_LOG"    # the flags each replay was given
 while [ $# -gt 0 ]; do
-    case $1 in --steps) steps=$2; shift ;; --back-to-back) b2b=,gpu_span_s ;; --step-clock) sck=,sm_mhz_step ;; esac
+    case $1 in --steps) steps=$2; shift ;; --back-to-back) b2b=,gpu_span_s ;; --step-clock) sck=,sm_mhz_step ;;
+               --layer-order) lo=,layer_order ;; esac
     shift
 done
 if [ -n "$steps" ]; then
-    echo "step,type$b2b$sck" > "$steps"
-    [ -n "$row" ] && echo "1,prefill${b2b:+,0}${sck:+,1980}" >> "$steps"
+    echo "step,type$b2b$sck$lo" > "$steps"
+    [ -n "$row" ] && echo "1,prefill${b2b:+,0}${sck:+,1980}${lo:+,1}" >> "$steps"
 fi
 echo "fake replay"
 EOF2

@@ -109,8 +109,13 @@ check "REPLAY_MODE=layer: device_record.sh runs every replay back to back with -
     'grep -q "^== lib-runs:llama8b:1,2 on GPU-aaaa (layer)" $t/w2/steps.log && [ -s $L/h200-llama8b-poisson.run2.layer.csv ] &&
      [ $(grep -c -- "--back-to-back --layer-order" $t/args.log) = 8 ] && [ $(wc -l < $t/args.log) = 8 ]'
 out=$(REPLAY_MODE=layer PACESIM=$t/none inst "$t/w2" lib:llama8b s23 2>&1); rc=$?
-check "REPLAY_MODE=layer: runs 1-2 installed under the set's names (rc $rc), back to back's columns" \
-    '[ $rc = 0 ] && [ "$(head -1 $t/dest/s23/h200-llama8b-poisson.run2.steps.csv)" = step,type,gpu_span_s ] && [ $(ls $t/dest/s23 | wc -l) = 9 ]'
+check "REPLAY_MODE=layer: runs 1-2 installed under the set's names (rc $rc), back to back's columns and layer_order" \
+    '[ $rc = 0 ] && [ "$(head -1 $t/dest/s23/h200-llama8b-poisson.run2.steps.csv)" = step,type,gpu_span_s,layer_order ] &&
+     [ $(ls $t/dest/s23 | wc -l) = 9 ]'
+cp $L/h200-llama8b-poisson.run2.layer.csv $L/h200-llama8b-poisson.run2.steps.csv
+refused "a layer-order run under the set's names among back-to-back ones" "poisson.run2.steps.csv: a layer-order recording .*mixed modes" "$t/w2" lib:llama8b s25
+cut -d, -f1-3 $L/h200-llama8b-poisson.layer.csv > $t/x.csv && mv $t/x.csv $L/h200-llama8b-poisson.layer.csv
+REPLAY_MODE=layer refused "REPLAY_MODE=layer: a run without layer_order" "poisson.layer.csv: no layer_order column" "$t/w2" lib:llama8b s26
 REPLAY_MODE=item refused "REPLAY_MODE=item: the runs recorded in layer order are not item ones" "no recordings (\*.item.csv)" "$t/w2" lib:llama8b s24
 fresh; awk '/^== lib-runs:llama8b:1,2 /{ r = 1 } r && /^   rc=/{ sub(/rc=0/, "rc=1"); r = 0 } 1' $w/steps.log > $t/w2/steps.log
 out=$(PACESIM=$t/none inst "$t/w2" lib:llama8b s21 2>&1); rc=$?

@@ -493,5 +493,29 @@ if printf '%s\n' "$out" | grep -q "^   percentile window .* one crossing (steep:
        END { exit !(t && u && !x) }'; then
     echo "  ok   percentile windows: the prediction's p45 and p55 around each p50; TTFT p50 steep, TPOT p50 not"; pass=$((pass + 1))
 else echo "  FAIL percentile windows' band: $out"; fail=$((fail + 1)); fi
+# a recording's queue order (pacesim-gpu replay --layer-order's layer_order column): said in one
+# line where every run has it (steps layer by layer counted), named where only some do, and the
+# figures priced as without it; a value other than 0 or 1 refused at its line and column
+q=tests/data/replay/h100-lib-qwen3-14b-c/h200-qwen3-14b-poisson
+lo() { awk -v v="${2:-}" 'BEGIN { FS = OFS = "," } NR == 1 { print $0, "layer_order"; next }
+                      { print $0, (v == "" ? (NR % 7 ? 1 : 0) : v) }' "$1"; }
+lo $q.steps.csv > "$tmp/lo1.csv"; lo $q.run2.steps.csv > "$tmp/lo2.csv"
+qargs=(rescore scenarios/lib/h200-qwen3-14b-poisson.yaml --set "profile=$PWD/tests/data/replay/h100-lib-qwen3-14b-c/profile.yaml")
+"$bin" "${qargs[@]}" --measured $q.steps.csv --measured $q.run2.steps.csv > "$tmp/lo0.txt" 2>&1
+"$bin" "${qargs[@]}" --measured "$tmp/lo1.csv" --measured "$tmp/lo2.csv" > "$tmp/lo.txt" 2>&1; rc=$?
+n1=$(awk -F, 'NR > 1 && $NF == 1' "$tmp/lo1.csv" "$tmp/lo2.csv" | wc -l) nall=$(cat "$tmp/lo1.csv" "$tmp/lo2.csv" | grep -vc '^step')
+if [ $rc = 0 ] && grep -q "^   the runs queued each step's items layer by layer, as a forward pass runs them (--layer-order): $n1 of $nall steps" "$tmp/lo.txt" &&
+   [ "$(grep -v "layer by layer" "$tmp/lo.txt")" = "$(cat "$tmp/lo0.txt")" ]; then
+    echo "  ok   layer order: one line, $n1 of $nall steps layer by layer, the figures as without the column"; pass=$((pass + 1))
+else echo "  FAIL layer order's line: rc $rc: $(head -3 "$tmp/lo.txt")"; fail=$((fail + 1)); fi
+out=$("$bin" "${qargs[@]}" --measured "$tmp/lo1.csv" --measured $q.run2.steps.csv 2>&1)
+if printf '%s
+' "$out" | grep -q "^   runs of two queue orders: 1 layer by layer (--layer-order), 1 each item's layers together"; then
+    echo "  ok   layer order in one run of two: named"; pass=$((pass + 1))
+else echo "  FAIL two orders not named: $(printf '%s
+' "$out" | head -3)"; fail=$((fail + 1)); fi
+lo $q.steps.csv 2 > "$tmp/lo3.csv"
+expect 2 "lo3.csv:2:[0-9]*: layer_order: expected 0 or 1" "a layer_order other than 0 or 1 is refused at its place" -- \
+    "${qargs[@]}" --measured "$tmp/lo3.csv" --measured $q.run2.steps.csv
 echo "rescore: $pass passed, $fail failed"
 [ $fail = 0 ]
