@@ -56,6 +56,8 @@
 #                  picks that no grid point runs
 #   h100-lib-qwen3-14b-c/  the Qwen3-14B recordings on one more H100 80GB, four runs each; its calib
 #                  with the kernel points, its compute-bound probe a grid GEMM
+#   h100-lib-qwen3-14b-d/  the same on one more H100 80GB, two runs each (its layer-order runs not
+#                  installed)
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
