@@ -115,8 +115,7 @@ typedef struct {
     cudaEvent_t *ev;              /* two per item: before and after it (--layer-order: lo_run's) */
     int nev;
     int layer_order;              /* --layer-order: the step's per-layer items interleaved layer by layer */
-    int *ev_item;                 /* --layer-order: the item each pair of events belongs to */
-    int cap_ev_item;
+    int *ev_item;                 /* --layer-order: the item each pair of events belongs to (cap_lo + 1) */
     int *lo_reps;                 /* --layer-order: each item's runs (0: no GPU work) */
     double *lo_t;                 /* --layer-order: each item's middle-layer span, its span after the
                                      layers and its seconds (3 x cap_lo) */
@@ -718,6 +717,9 @@ static int lo_layers(gm_t *g)
         double *t = (double *)realloc(g->lo_t, (size_t)cap * 3 * sizeof *t);
         if (!t) return -2;
         g->lo_t = t;
+        int *w = (int *)realloc(g->ev_item, (size_t)(cap + 1) * sizeof *w);
+        if (!w) return -2;
+        g->ev_item = w;
         g->cap_lo = cap;
     }
     for (int i = 0; i < g->npend; i++) {
@@ -728,18 +730,21 @@ static int lo_layers(gm_t *g)
     return replay_layer_count(g->lo_reps, g->npend);
 }
 
-/* Queue item i's k-th run (layer k's pages for attention; a timer job's runs go on through its
- * rotation). */
-static int lo_launch(cost_model_t *cm, gm_t *g, int i, int k, long *queued)
+/* --back-to-back: queue n runs of item i from its k-th (attention: layer k's pages on; a timer
+ * job's runs go on through its rotation), the launch gate let go after CALIB_GATE_MAX_CALLS.
+ * 0, or -1 with cm->err set. */
+static int item_launch(cost_model_t *cm, gm_t *g, int i, int k, int n, long *queued)
 {
     pend_t *pe = &g->pend[i];
-    int rc;
+    int rc = 0;
     if (pe->what == 1) {
-        rc = attn_launch(&pe->a, k);
+        for (int r = k; r < k + n && !rc; r++) {
+            rc = attn_launch(&pe->a, r);
+            if (++*queued == CALIB_GATE_MAX_CALLS) calib_gpu_gate_open();
+        }
         if (rc) snprintf(cm->err, sizeof cm->err, "%s: %s", pe->a.varlen ? "varlen" : attn_route_name(pe->a.route),
                          attn_strerror(rc));
-        if (++*queued == CALIB_GATE_MAX_CALLS) calib_gpu_gate_open();
-    } else if ((rc = calib_gpu_launch(g->t, &pe->j, 1, queued)) != 0) {
+    } else if ((rc = calib_gpu_launch(g->t, &pe->j, n, queued)) != 0) {
         snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err);
     }
     return rc ? -1 : 0;
@@ -762,15 +767,6 @@ static int lo_run(cost_model_t *cm, gm_t *g, int layers, double *span, double *g
         if (g->pend[i].what) nl++;
     need = 2 + 2 * nl;                              /* the middle layer's pairs and the items after */
     if (b2b_events(cm, g, need) < 0) goto fail;
-    if (need > g->cap_ev_item) {
-        int *w = (int *)realloc(g->ev_item, (size_t)need * sizeof *w);
-        if (!w) {
-            snprintf(cm->err, sizeof cm->err, "out of memory");
-            goto fail;
-        }
-        g->ev_item = w;
-        g->cap_ev_item = need;
-    }
     if (b2b_start(cm, t0) < 0) goto fail;
     if (g->step_clk && stamp_launch(cm, g, 0) < 0) goto fail;      /* the step's start */
     CKB2B(cudaEventRecord(g->ev[0], 0));
@@ -781,7 +777,7 @@ static int lo_run(cost_model_t *cm, gm_t *g, int layers, double *span, double *g
                 g->ev_item[e / 2] = i;
                 CKB2B(cudaEventRecord(g->ev[e], 0));
             }
-            if (lo_launch(cm, g, i, k, &queued) < 0) goto fail;
+            if (item_launch(cm, g, i, k, 1, &queued) < 0) goto fail;
             if (k == mid) {
                 CKB2B(cudaEventRecord(g->ev[e + 1], 0));
                 e += 2;
@@ -794,8 +790,7 @@ static int lo_run(cost_model_t *cm, gm_t *g, int layers, double *span, double *g
         if (!r || r == layers) continue;
         g->ev_item[e / 2] = i;
         CKB2B(cudaEventRecord(g->ev[e], 0));
-        for (int k = 0; k < r; k++)
-            if (lo_launch(cm, g, i, k, &queued) < 0) goto fail;
+        if (item_launch(cm, g, i, 0, r, &queued) < 0) goto fail;
         CKB2B(cudaEventRecord(g->ev[e + 1], 0));
         e += 2;
     }
@@ -881,16 +876,7 @@ static int b2b_run(cost_model_t *cm, gm_t *g, double *span, double *reprep, doub
             if (++queued == CALIB_GATE_MAX_CALLS) calib_gpu_gate_open();
         }
         CKB2B(cudaEventRecord(g->ev[2 * i], 0));
-        if (pe->what == 1) {
-            for (int k = 0; k < pe->a.reps && !rc; k++) {
-                rc = attn_launch(&pe->a, k);
-                if (++queued == CALIB_GATE_MAX_CALLS) calib_gpu_gate_open();
-            }
-            if (rc) snprintf(cm->err, sizeof cm->err, "%s: %s", pe->a.varlen ? "varlen" : attn_route_name(pe->a.route),
-                             attn_strerror(rc));
-        } else if ((rc = calib_gpu_launch(g->t, &pe->j, pe->reps, &queued)) != 0) {
-            snprintf(cm->err, sizeof cm->err, "replay: %s", g->t->err);
-        }
+        rc = item_launch(cm, g, i, 0, pe->what == 1 ? pe->a.reps : pe->reps, &queued);
         CKB2B(cudaEventRecord(g->ev[2 * i + 1], 0));
         if (first < 0) first = i;
         last = i;
