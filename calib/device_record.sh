@@ -15,6 +15,10 @@
 #                                  envelope, the opt-in laws and the head_dim-128 model merged)
 #           env-serve:K[,K...]     runs K of the serving scenarios (scenarios/h200-serve-*.yaml)
 #           env-ref:K[,K...]       runs K of the B = 16K reference replays (PACE_STEPS 4 and 8 too)
+#           order-study:M          BINDIR/order_study ${ORDER_STEPS:-20} M (M: llama8b or qwen3-14b):
+#                                  one step shape of M's layers timed in the engine's order and the
+#                                  replay's, on the card whose sets it sits beside; appended to
+#                                  WORK/order-study-M.txt under a line naming the card and time
 # The first call writes WORK/card (the card's UUID); on another card every step is refused
 # (exit 3) unless OTHER_CARD=1.  BUDGET_S (default 570): a step whose estimated seconds would
 # pass it, counted from this call's start, is skipped and named, so a call ends inside the
@@ -57,6 +61,7 @@ estimate() {
         env-calib) echo 300 ;;
         env-serve) echo $((158 * n)) ;;
         env-ref) echo $((100 * n)) ;;
+        order-study) echo 40 ;;
     esac
 }
 lib_pair() {
@@ -88,13 +93,16 @@ for st in "$@"; do
         lib-runs) m=${rest%%:*} runs=${rest#*:} ;;
         env-calib) ;;
         env-serve|env-ref) runs=$rest ;;
+        order-study)
+            m=$rest
+            case $m in llama8b|qwen3-14b) ;; *) echo "device_record.sh: step '$st': order_study takes llama8b or qwen3-14b" >&2; exit 2 ;; esac ;;
         *) echo "device_record.sh: unknown step '$st'" >&2; exit 2 ;;
     esac
     case $kind in lib-runs|env-serve|env-ref)
         [[ $runs =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "device_record.sh: step '$st': runs must be K[,K...]" >&2; exit 2; }
         n=$(echo "$runs" | tr , '\n' | wc -l) ;;
     esac
-    if [ -n "$m" ] || [[ $kind == lib-* ]]; then
+    if [[ $kind == lib-* ]]; then
         pair=$(lib_pair "$m") || { echo "device_record.sh: step '$st': no library model '$m'" >&2; exit 2; }
     fi
     est=$(estimate "$kind" "$m" "$n")
@@ -105,7 +113,7 @@ for st in "$@"; do
         continue
     fi
     tag=
-    [[ $kind == *-calib ]] || tag=" ($rmode$sclk)"
+    [[ $kind == *-calib || $kind == order-study ]] || tag=" ($rmode$sclk)"
     echo "== $st on $card$tag from $(date -u +%T) (${used} s used, ~${est} s)" | tee -a "$work/steps.log"
     t0=$(date +%s)
     touch "$stamp"
@@ -122,6 +130,9 @@ for st in "$@"; do
             STAGE=$stage RUNS="${runs//,/ }" WORK=$work/env-work SERVE=$serve REPLAY_REF=$ref REPLAY_131K=0 \
                 ALSO_MODEL=models/hybrid-hd128-kv8-fp16.yaml CALIB_ARGS="--varlen --moe 128,8,768" \
                 T_SCENARIO=${T_SCENARIO_ENV:-50} bash calib/gpu_session.sh "$work/env" "$bindir" ;;
+        order-study)
+            { echo "== order_study ${ORDER_STEPS:-20} $m on $card, $(date -u +%FT%TZ)"
+              timeout "${T_STUDY:-120}" "$bindir/order_study" "${ORDER_STEPS:-20}" "$m" 2>&1; } >> "$work/order-study-$m.txt" ;;
     esac
     rc=$?
     # a calib step's points that failed (--keep-going: its exit status is not the step's), counted

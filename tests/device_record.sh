@@ -111,7 +111,22 @@ for sc in calib/device_record.sh calib/replay_lib.sh calib/gpu_session.sh calib/
     check "$sc: REPLAY_STEP_CLOCK=yes refused, exit 2 (got $rc), one line" \
         '[ $rc = 2 ] && [ $(printf "%s\n" "$msg" | wc -l) = 1 ] && printf "%s" "$msg" | grep -q "REPLAY_STEP_CLOCK must be 0 or 1"'
 done
-for bad in lib-runs:llama8b lib-runs:llama8b:x lib-calib:gpt2 nosuch; do
+# order-study:M: order_study on the card, its output appended under a line naming the card; the
+# step's line carries no replay mode; a missing binary fails the step (exit 1), named in the log
+ORDER_STEPS=7 bash calib/device_record.sh "$w" "$o" "$t/bin" order-study:qwen3-14b order-study:qwen3-14b > "$t/log11" 2>&1
+rc=$?
+check "order-study:qwen3-14b twice: rc 0 (got $rc), two studies appended, each under its card's line" \
+    '[ $rc = 0 ] && [ $(grep -c "^== order_study 7 qwen3-14b on GPU-aaaa, " $w/order-study-qwen3-14b.txt) = 2 ] &&
+     [ $(grep -c "^fake order_study steps=7 model=qwen3-14b$" $w/order-study-qwen3-14b.txt) = 2 ] &&
+     grep -q "^== order-study:qwen3-14b on GPU-aaaa from " $w/steps.log && ! grep -q "order-study:qwen3-14b on GPU-aaaa (" $w/steps.log &&
+     tar tzf $o/record.tgz | grep -q "order-study-qwen3-14b.txt"'
+mkdir -p $t/nobin
+bash calib/device_record.sh "$w" "$o" "$t/nobin" order-study:llama8b > "$t/log12" 2>&1
+rc=$?
+check "order-study without order_study in BINDIR: exit 1 (got $rc), the step failed and the reason kept" \
+    '[ $rc = 1 ] && grep -A1 "^== order-study:llama8b" $w/steps.log | tail -1 | grep -q "^   rc=127 in" &&
+     grep -q "order_study" $w/order-study-llama8b.txt'
+for bad in lib-runs:llama8b lib-runs:llama8b:x lib-calib:gpt2 nosuch order-study:qwen3-30b-a3b order-study:; do
     bash calib/device_record.sh "$w" "$o" "$t/bin" "$bad" > "$t/log5" 2>&1
     rc=$?
     check "bad step '$bad': exit 2 (got $rc)" '[ $rc = 2 ]'

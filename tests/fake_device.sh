@@ -3,8 +3,8 @@
 # GPU-aaaa), T/bin/calib (writes the profile --out names; FAKE_CALIB_FAIL=N: N points fail) and T/bin/pacesim-gpu (writes the
 # --steps CSV: a header, with gpu_span_s under --back-to-back, sm_mhz_step under --step-clock and
 # layer_order under --layer-order,
-# and with `row` one prefill step; FAKE_ARGS_LOG=FILE: each call's arguments appended to FILE),
-# so the device's plumbing runs without a GPU.
+# and with `row` one prefill step; FAKE_ARGS_LOG=FILE: each call's arguments appended to FILE)
+# and T/bin/order_study (prints its arguments), so the device's plumbing runs without a GPU.
 fake_device() {
     local t=$1 row=${2:-}
     mkdir -p "$t/bin" "$t/fake"
@@ -39,5 +39,11 @@ if [ -n "$steps" ]; then
 fi
 echo "fake replay"
 EOF2
-    chmod +x "$t/fake/nvidia-smi" "$t/bin/calib" "$t/bin/pacesim-gpu"
+    # T/bin/order_study: its arguments and one line of a study's output
+    cat > "$t/bin/order_study" <<'EOF2'
+#!/bin/sh
+echo "fake order_study steps=$1 model=$2"
+echo "replay / engine GEMMs 1.025"
+EOF2
+    chmod +x "$t/fake/nvidia-smi" "$t/bin/calib" "$t/bin/pacesim-gpu" "$t/bin/order_study"
 }
