@@ -19,6 +19,7 @@
 #                                  one step shape of M's layers timed in the engine's order and the
 #                                  replay's, on the card whose sets it sits beside; appended to
 #                                  WORK/order-study-M.txt under a line naming the card and time
+#                                  (T_STUDY, default 120: its seconds at most)
 # The first call writes WORK/card (the card's UUID); on another card every step is refused
 # (exit 3) unless OTHER_CARD=1.  BUDGET_S (default 570): a step whose estimated seconds would
 # pass it, counted from this call's start, is skipped and named, so a call ends inside the
@@ -44,6 +45,7 @@ mkdir -p "$work" "$out"
 work=$(cd "$work" && pwd) out=$(cd "$out" && pwd)
 case $bindir in /*) ;; *) bindir=$PWD/$bindir ;; esac
 budget=${BUDGET_S:-570}
+[[ ${ORDER_STEPS:-20} =~ ^[1-9][0-9]{0,3}$ ]] || { echo "device_record.sh: ORDER_STEPS must be 1..9999, not '${ORDER_STEPS}'" >&2; exit 2; }
 t_start=$(date +%s)
 card=$(nvidia-smi --query-gpu=uuid --format=csv,noheader 2>/dev/null | head -1)
 [ -n "$card" ] || { echo "device_record.sh: no GPU (nvidia-smi gives no UUID)" >&2; exit 3; }

@@ -120,6 +120,9 @@ check "order-study:qwen3-14b twice: rc 0 (got $rc), two studies appended, each u
      [ $(grep -c "^fake order_study steps=7 model=qwen3-14b$" $w/order-study-qwen3-14b.txt) = 2 ] &&
      grep -q "^== order-study:qwen3-14b on GPU-aaaa from " $w/steps.log && ! grep -q "order-study:qwen3-14b on GPU-aaaa (" $w/steps.log &&
      tar tzf $o/record.tgz | grep -q "order-study-qwen3-14b.txt"'
+msg=$(ORDER_STEPS=x bash calib/device_record.sh "$w" "$o" "$t/bin" order-study:llama8b 2>&1); rc=$?
+check "ORDER_STEPS=x refused: exit 2 (got $rc), one line" \
+    '[ $rc = 2 ] && [ "$msg" = "device_record.sh: ORDER_STEPS must be 1..9999, not '"'"'x'"'"'" ]'
 mkdir -p $t/nobin
 bash calib/device_record.sh "$w" "$o" "$t/nobin" order-study:llama8b > "$t/log12" 2>&1
 rc=$?
