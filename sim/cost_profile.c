@@ -1320,13 +1320,13 @@ static double hot_factor(const pm_t *pm, const prof_law_t *l, double f)
  * the GEMM's hot is the gemm law's (from its probes, of FLOP rate u_law over the peak) moved
  * towards the compute-bound probe's (rate 1) in proportion to the item's own rate u at its
  * calibrated time, log-linearly: hot = hot_law^(1 - w) hot_cb^w, w = (u - u_law) / (1 - u_law)
- * in [0, 1].  Priced where the idle before each step is known: in a simulation where the
- * profile's step law prices the engine's host time (measured: not all 0), and in rescore where
- * every run records its idle (gap_s).  With the idle recorded the model's clock meets the
- * replays' and the probe takes the mixed steps to the runs; without it (a step law of 0, "not
- * measured", as in the H200 profiles; replays that do not record their idle) the model's card
- * never idles, runs hotter than any replay, and the probe over-prices its mixed steps, so the
- * gemm law's hot stays (docs/validation.md section 2). */
+ * in [0, 1].  Priced only by rescore, for replays that ran each GEMM over every layer in a row
+ * (the replay's item order) and recorded the idle before each step (gap_s): there the model's
+ * clock meets the replays' and the probe takes the mixed steps to the runs.  Not in a simulation,
+ * which prices an engine: its order is layer by layer, each GEMM between memory-bound items, and
+ * replays in that order (--layer-order) ran their mixed steps at the gemm law's hot, the probe
+ * pricing them 1-2% over; nor where the idle is unknown, where the model's card never idles and
+ * runs hotter than any replay (docs/validation.md section 2). */
 static double item_factor(const pm_t *pm, const cost_item_t *it, const prof_law_t *l, double sec, double f)
 {
     double h = hot_factor(pm, l, f);
@@ -2086,11 +2086,6 @@ cost_model_t *cost_profile_new_link(const profile_t *p, const model_t *m, int tp
         goto fail;
     }
     gemm_hot_init(pm);
-    /* the probe where the idle before each step is known (item_factor): in a simulation, where
-     * the step law prices the engine's host time (a measured law: any coefficient not 0) */
-    const prof_law_t *sl = prof_find(p, "step");
-    for (int i = 0; sl && i < sl->ncoef; i++)
-        if (sl->coef[i] != 0) pm->compute_hot = 2;
     cm->name = "profile";
     cm->step = pm_step;
     cm->destroy = pm_destroy;

@@ -194,9 +194,10 @@ static const cmd_help_t helps[] = {
       "          where every run records the GPU's idle before each step (a back-to-back\n"
       "          replay's gap_s), the model's clock relaxes over it (--no-recorded-idle: not)\n"
       "          and a profile's compute-bound GEMM probe (calib's sustained.gemm_compute_hot)\n"
-      "          prices the GEMMs at that clock (as a simulation does where the profile's\n"
-      "          step law prices the engine's host time); where the idle is not recorded\n"
-      "          the probe is not priced (the report says why); --no-compute-hot:\n"
+      "          prices the GEMMs at that clock, for runs in item order (each GEMM over every\n"
+      "          layer in a row); runs queued layer by layer (--layer-order, an engine's\n"
+      "          order, as a simulation prices) and runs without the idle take the gemm\n"
+      "          law's heat, the probe not priced (the report says why); --no-compute-hot:\n"
       "          never; --compute-hot: always (a diagnostic; with --recorded-clock at the\n"
       "          recorded clocks); -j N: the noise ensemble's runs at once (default: online\n"
       "          CPUs; the output is the same for any N)\n" },
@@ -947,7 +948,9 @@ static int cmd_rescore(int argc, char **argv)
         cost_profile_idle_schedule(pm2, gap, ng);
         cost_profile_idle_schedule(u.cost, gap, ng);
     }
-    int probe = rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, NULL);
+    long la = 0, lst = 0;               /* the engine's order: no probe (rescore_probe) */
+    int layered = replay_recorded_layer_order(rm, &la, &lst) && 2 * la > lst;
+    int probe = rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, layered, NULL);
     cost_profile_compute_hot(pm2, probe ? 2 : 0);   /* calib's GEMM probe at the model's clock, or not */
     cost_profile_compute_hot(u.cost, probe ? 2 : 0);
     if (engine_run(&u.e) < 0) {
@@ -980,7 +983,7 @@ static int cmd_rescore(int argc, char **argv)
     }
     if (replay_report(stdout, &u.s, file, u.prof.gpu, rec, n, &u.e, &eg) < 0) rc = 1;
     else if (compute_hot > 0) printf("   compute-bound GEMMs by calib's probe at the model's clock (--compute-hot)\n");
-    else rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, stdout);
+    else rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, layered, stdout);
 done:
     if (fs && fs != stdout) fclose(fs);
     engine_free(&eg);

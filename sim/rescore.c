@@ -273,9 +273,15 @@ static void ens_job(void *ctx, long j, void *prog)
 
 static void ens_emit(void *ctx, long j) { (void)ctx, (void)j; }
 
-int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, FILE *out)
+int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, int layered, FILE *out)
 {
     if (compute_hot >= 0 || !u->prof.has_chot) return compute_hot > 0;
+    if (layered) {
+        if (out)
+            fprintf(out, "   calib's compute-bound GEMM probe not priced: the runs queued their steps layer by layer, where"
+                         " a GEMM does not run every layer in a row (--compute-hot: priced anyway)\n");
+        return 0;
+    }
     if (recorded_idle) {
         if (out)
             fprintf(out, "   GEMMs by calib's compute-bound probe at the model's clock: the idle before each step is"
@@ -360,7 +366,9 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     /* calib's compute-bound GEMM probe: priced where the idle before each step is recorded */
     int idle_off = !recorded_idle;
     for (int r = 0; r < nruns && idle_off; r++) idle_off = ng[r] > 0;   /* recorded, but switched off */
-    int probe = rescore_probe(u, compute_hot, recorded_idle, idle_off, NULL);
+    /* the runs in the engine's order (every run recorded --layer-order, most steps layer by layer) */
+    int layered = lo_runs == nruns && 2 * lo_layered > lo_steps;
+    int probe = rescore_probe(u, compute_hot, recorded_idle, idle_off, layered, NULL);
     for (int r = 0; r < nruns; r++) diagnose(pm[r], clk[r], nclk[r], recorded_clock, step_clock, probe);
     /* the GPU idle each run recorded before each step (a back-to-back replay's gap_s): the
      * heat state relaxes over it, each run's steps after their own, the prediction's after
@@ -486,7 +494,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         fprintf(out, "   the heat state relaxes over the GPU idle each run recorded before each step (gap_s): %.2f ms a step"
                 " (the runs' mean)\n", ngm ? 1e3 * gs / ngm : 0);
     }
-    if (compute_hot < 0) rescore_probe(u, compute_hot, recorded_idle, idle_off, out);   /* the default's line */
+    if (compute_hot < 0) rescore_probe(u, compute_hot, recorded_idle, idle_off, layered, out);   /* the default's line */
     fprintf(out, "   %-10s %6s %10s %9s %9s %9s %7s  %s\n", "step type", "steps", "median err", "sum err", "spread",
             "verdict", "beyond", "(run medians)");
     for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {

@@ -118,10 +118,14 @@ void rescore_attn_figs(const replay_stats_t *st, int nruns, rescore_attn_t *o);
 int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *measured, int nruns, int recorded_clock,
                  int compute_hot, int recorded_idle, int jobs, char *err, size_t errsz);
 /* Whether rescore prices calib's compute-bound GEMM probe: compute_hot 1 (forced) or 0 (off) as
- * given; -1 (the default) where the profile has the probe and the recorded idle is in use
+ * given; -1 (the default) where the profile has the probe, the recorded idle is in use
  * (recorded_idle: every run records gap_s and --no-recorded-idle was not given; idle_off: they
- * record it but it is switched off).  With out, the default's one line saying so or why not
- * (nothing where the profile has no probe or the choice was given). */
-int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, FILE *out);
+ * record it but it is switched off) and the runs ran in item order (layered: every run recorded
+ * --layer-order's column and most of its steps ran layer by layer, the engine's order, where each
+ * GEMM runs between memory-bound items and the probe's back-to-back heat is not the GEMMs'; the
+ * probe over-priced such runs' mixed steps by 1-2%, docs/validation.md section 2).  With out, the
+ * default's one line saying so or why not (nothing where the profile has no probe or the choice
+ * was given). */
+int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, int layered, FILE *out);
 
 #endif

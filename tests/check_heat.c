@@ -306,26 +306,31 @@ START_TEST(curve_recorded_schedule_prices)
     curve.ninter = 2;
     cost_model_t *mc = cost_profile_new(&cold, &M, 1, err), *mk = cost_profile_new(&curve, &M, 1, err);
     cost_model_t *ml = cost_profile_new(&lin, &M, 1, err);
-    /* the default where the step law prices a host time (the idle before each step, 1 ms
-     * here): the compute-bound probe at the model's own clock (2) */
-    cost_model_t *md = cost_profile_new(&curve, &M, 1, err);
-    ck_assert(mc && mk && ml && md);
+    /* a simulation prices an engine's layer order: the probe off by default, also where the step
+     * law prices a host time (the idle before each step, 1 ms here); rescore turns it on (2: at
+     * the model's own clock) for runs in the replay's item order */
+    cost_model_t *md = cost_profile_new(&curve, &M, 1, err), *mp = cost_profile_new(&curve, &M, 1, err);
+    ck_assert(mc && mk && ml && md && mp);
     cost_profile_compute_hot(mk, 0);
+    cost_profile_compute_hot(mp, 2);
     stepdef_t mix;
     mkstep(&mix, 1);
-    cost_breakdown_t oc, ok, ol, od;
+    cost_breakdown_t oc, ok, ol, od, op;
     for (int i = 0; i < 40; i++) {
         ck_assert_int_eq(mc->step(mc, &mix.in, &oc), 0);
         ck_assert_int_eq(mk->step(mk, &mix.in, &ok), 0);
         ck_assert_int_eq(ml->step(ml, &mix.in, &ol), 0);
         ck_assert_int_eq(md->step(md, &mix.in, &od), 0);
+        ck_assert_int_eq(mp->step(mp, &mix.in, &op), 0);
         ck_assert_double_eq(ok.total, ol.total);             /* the probe off: the law's hot */
-        ck_assert_double_eq(od.attn, ok.attn);               /* the same clock: the GEMMs alone move */
-        ck_assert(od.linear > ok.linear * 1.001);
+        ck_assert_double_eq(od.total, ok.total);             /* the default: off */
+        ck_assert_double_eq(op.attn, ok.attn);               /* the same clock: the GEMMs alone move */
+        ck_assert(op.linear > ok.linear * 1.001);
     }
-    ck_assert_double_eq(cost_profile_model_clock(md), cost_profile_model_clock(mk));
+    ck_assert_double_eq(cost_profile_model_clock(mp), cost_profile_model_clock(mk));
     cost_free(md);
-    /* a step law of 0 (not measured: the idle unknown): the probe not priced by default */
+    cost_free(mp);
+    /* a step law of 0 (not measured: the idle unknown): not priced by default either */
     for (int i = 0; i < curve.nlaws; i++)
         if (!strcmp(curve.laws[i].name, "step")) curve.laws[i].coef[0] = 0;
     cost_model_t *m0 = cost_profile_new(&curve, &M, 1, err), *m2 = cost_profile_new(&curve, &M, 1, err);

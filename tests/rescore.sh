@@ -496,20 +496,39 @@ if printf '%s\n' "$out" | grep -q "^   percentile window .* one crossing (steep:
     echo "  ok   percentile windows: the prediction's p45 and p55 around each p50; TTFT p50 steep, TPOT p50 not"; pass=$((pass + 1))
 else echo "  FAIL percentile windows' band: $out"; fail=$((fail + 1)); fi
 # a recording's queue order (pacesim-gpu replay --layer-order's layer_order column): said in one
-# line where every run has it (steps layer by layer counted), named where only some do, and the
-# figures priced as without it; a value other than 0 or 1 refused at its line and column
+# line where every run has it (steps layer by layer counted), named where only some do; runs
+# mostly layer by layer (the engine's order) priced without calib's compute-bound GEMM probe, as
+# --no-compute-hot prices them, a line saying so; runs of layer_order 0 with it, as without the
+# column; a value other than 0 or 1 refused at its line and column
 q=tests/data/replay/h100-lib-qwen3-14b-c/h200-qwen3-14b-poisson
 lo() { awk -v v="${2:-}" 'BEGIN { FS = OFS = "," } NR == 1 { print $0, "layer_order"; next }
                       { print $0, (v == "" ? (NR % 7 ? 1 : 0) : v) }' "$1"; }
 lo $q.steps.csv > "$tmp/lo1.csv"; lo $q.run2.steps.csv > "$tmp/lo2.csv"
 qargs=(rescore scenarios/lib/h200-qwen3-14b-poisson.yaml --set "profile=$PWD/tests/data/replay/h100-lib-qwen3-14b-c/profile.yaml")
-"$bin" "${qargs[@]}" --measured $q.steps.csv --measured $q.run2.steps.csv > "$tmp/lo0.txt" 2>&1
+"$bin" "${qargs[@]}" --measured $q.steps.csv --measured $q.run2.steps.csv --no-compute-hot > "$tmp/lo0.txt" 2>&1
 "$bin" "${qargs[@]}" --measured "$tmp/lo1.csv" --measured "$tmp/lo2.csv" > "$tmp/lo.txt" 2>&1; rc=$?
 n1=$(awk -F, 'NR > 1 && $NF == 1' "$tmp/lo1.csv" "$tmp/lo2.csv" | wc -l) nall=$(cat "$tmp/lo1.csv" "$tmp/lo2.csv" | grep -vc '^step')
 if [ $rc = 0 ] && grep -q "^   the runs queued each step's items layer by layer, as a forward pass runs them (--layer-order): $n1 of $nall steps" "$tmp/lo.txt" &&
+   grep -q "^   calib's compute-bound GEMM probe not priced: the runs queued their steps layer by layer, where a GEMM does not run every layer in a row (--compute-hot: priced anyway)$" "$tmp/lo.txt" &&
    [ "$(grep -v "layer by layer" "$tmp/lo.txt")" = "$(cat "$tmp/lo0.txt")" ]; then
-    echo "  ok   layer order: one line, $n1 of $nall steps layer by layer, the figures as without the column"; pass=$((pass + 1))
-else echo "  FAIL layer order's line: rc $rc: $(head -3 "$tmp/lo.txt")"; fail=$((fail + 1)); fi
+    echo "  ok   layer order: one line, $n1 of $nall steps layer by layer, the figures as --no-compute-hot prices them, a line why"; pass=$((pass + 1))
+else echo "  FAIL layer order's line: rc $rc: $(head -4 "$tmp/lo.txt")"; fail=$((fail + 1)); fi
+o1=$("$bin" "${qargs[@]}" --measured "$tmp/lo1.csv" 2>&1); rc=$?
+o2=$("$bin" "${qargs[@]}" --measured $q.steps.csv 2>&1)
+if [ $rc = 0 ] && printf '%s\n' "$o1" | grep -q "^   calib's compute-bound GEMM probe not priced: the runs queued their steps layer by layer" &&
+   printf '%s\n' "$o2" | grep -q "^   GEMMs by calib's compute-bound probe at the model's clock"; then
+    echo "  ok   one measured run: the probe off in layer order, on in item order"; pass=$((pass + 1))
+else echo "  FAIL one run's probe by order: rc $rc: $(printf '%s\n' "$o1" | tail -2)"; fail=$((fail + 1)); fi
+lo $q.steps.csv 0 > "$tmp/lz1.csv"; lo $q.run2.steps.csv 0 > "$tmp/lz2.csv"
+"$bin" "${qargs[@]}" --measured $q.steps.csv --measured $q.run2.steps.csv > "$tmp/lp0.txt" 2>&1
+"$bin" "${qargs[@]}" --measured "$tmp/lz1.csv" --measured "$tmp/lz2.csv" > "$tmp/lz.txt" 2>&1; rc=$?
+"$bin" "${qargs[@]}" --measured "$tmp/lo1.csv" --measured "$tmp/lo2.csv" --compute-hot > "$tmp/lh.txt" 2>&1; rc2=$?
+"$bin" "${qargs[@]}" --measured $q.steps.csv --measured $q.run2.steps.csv --compute-hot > "$tmp/lh0.txt" 2>&1
+if [ $rc = 0 ] && [ $rc2 = 0 ] && grep -q "^   GEMMs by calib's compute-bound probe at the model's clock" "$tmp/lz.txt" &&
+   [ "$(grep -v "layer by layer" "$tmp/lz.txt")" = "$(cat "$tmp/lp0.txt")" ] &&
+   [ "$(grep -v "layer by layer" "$tmp/lh.txt")" = "$(cat "$tmp/lh0.txt")" ]; then
+    echo "  ok   runs in item order (layer_order 0) priced with the probe, as without the column; --compute-hot prices it over layered runs"; pass=$((pass + 1))
+else echo "  FAIL item-order runs' probe: rc $rc $rc2: $(head -4 "$tmp/lz.txt")"; fail=$((fail + 1)); fi
 out=$("$bin" "${qargs[@]}" --measured "$tmp/lo1.csv" --measured $q.run2.steps.csv 2>&1)
 if printf '%s
 ' "$out" | grep -q "^   runs of two queue orders: 1 layer by layer (--layer-order), 1 each item's layers together"; then
