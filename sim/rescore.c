@@ -363,7 +363,8 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             goto done;
         }
     }
-    /* calib's compute-bound GEMM probe: priced where the idle before each step is recorded */
+    /* calib's compute-bound GEMM probe: priced where the idle before each step is recorded and
+     * the runs ran in item order (rescore_probe) */
     int idle_off = !recorded_idle;
     for (int r = 0; r < nruns && idle_off; r++) idle_off = ng[r] > 0;   /* recorded, but switched off */
     /* the runs in the engine's order (every run recorded --layer-order, most steps layer by layer) */
