@@ -948,9 +948,9 @@ static int cmd_rescore(int argc, char **argv)
         cost_profile_idle_schedule(pm2, gap, ng);
         cost_profile_idle_schedule(u.cost, gap, ng);
     }
-    long la = 0, lst = 0;               /* the engine's order: no probe (rescore_probe) */
-    int layered = replay_recorded_layer_order(rm, &la, &lst) && 2 * la > lst;
-    int probe = rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, layered, NULL);
+    long la = 0, lst = 0;               /* steps layer by layer: the engine's order, no probe */
+    if (!replay_recorded_layer_order(rm, &la, &lst)) la = lst = 0;
+    int probe = rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, la, lst, NULL);
     cost_profile_compute_hot(pm2, probe ? 2 : 0);   /* calib's GEMM probe at the model's clock, or not */
     cost_profile_compute_hot(u.cost, probe ? 2 : 0);
     if (engine_run(&u.e) < 0) {
@@ -983,7 +983,7 @@ static int cmd_rescore(int argc, char **argv)
     }
     if (replay_report(stdout, &u.s, file, u.prof.gpu, rec, n, &u.e, &eg) < 0) rc = 1;
     else if (compute_hot > 0) printf("   compute-bound GEMMs by calib's probe at the model's clock (--compute-hot)\n");
-    else rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, layered, stdout);
+    else rescore_probe(&u, compute_hot, ng && recorded_idle, ng && !recorded_idle, la, lst, stdout);
 done:
     if (fs && fs != stdout) fclose(fs);
     engine_free(&eg);

@@ -273,10 +273,11 @@ static void ens_job(void *ctx, long j, void *prog)
 
 static void ens_emit(void *ctx, long j) { (void)ctx, (void)j; }
 
-int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, int layered, FILE *out)
+int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, long layered, long steps,
+                  FILE *out)
 {
     if (compute_hot >= 0 || !u->prof.has_chot) return compute_hot > 0;
-    if (layered) {
+    if (2 * layered > steps) {          /* most steps in the engine's order */
         if (out)
             fprintf(out, "   calib's compute-bound GEMM probe not priced: the runs queued their steps layer by layer, where"
                          " a GEMM does not run every layer in a row (--compute-hot: priced anyway)\n");
@@ -367,9 +368,9 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
      * the runs ran in item order (rescore_probe) */
     int idle_off = !recorded_idle;
     for (int r = 0; r < nruns && idle_off; r++) idle_off = ng[r] > 0;   /* recorded, but switched off */
-    /* the runs in the engine's order (every run recorded --layer-order, most steps layer by layer) */
-    int layered = lo_runs == nruns && 2 * lo_layered > lo_steps;
-    int probe = rescore_probe(u, compute_hot, recorded_idle, idle_off, layered, NULL);
+    /* the steps layer by layer, where every run recorded --layer-order's column */
+    long layered = lo_runs == nruns ? lo_layered : 0;
+    int probe = rescore_probe(u, compute_hot, recorded_idle, idle_off, layered, lo_steps, NULL);
     for (int r = 0; r < nruns; r++) diagnose(pm[r], clk[r], nclk[r], recorded_clock, step_clock, probe);
     /* the GPU idle each run recorded before each step (a back-to-back replay's gap_s): the
      * heat state relaxes over it, each run's steps after their own, the prediction's after
@@ -495,7 +496,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
         fprintf(out, "   the heat state relaxes over the GPU idle each run recorded before each step (gap_s): %.2f ms a step"
                 " (the runs' mean)\n", ngm ? 1e3 * gs / ngm : 0);
     }
-    if (compute_hot < 0) rescore_probe(u, compute_hot, recorded_idle, idle_off, layered, out);   /* the default's line */
+    if (compute_hot < 0) rescore_probe(u, compute_hot, recorded_idle, idle_off, layered, lo_steps, out);   /* the default's line */
     fprintf(out, "   %-10s %6s %10s %9s %9s %9s %7s  %s\n", "step type", "steps", "median err", "sum err", "spread",
             "verdict", "beyond", "(run medians)");
     for (int ty = STEP_DECODE_ONLY; ty <= STEP_PREFILL_ONLY; ty++) {

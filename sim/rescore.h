@@ -120,12 +120,14 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
 /* Whether rescore prices calib's compute-bound GEMM probe: compute_hot 1 (forced) or 0 (off) as
  * given; -1 (the default) where the profile has the probe, the recorded idle is in use
  * (recorded_idle: every run records gap_s and --no-recorded-idle was not given; idle_off: they
- * record it but it is switched off) and the runs ran in item order (layered: every run recorded
- * --layer-order's column and most of its steps ran layer by layer, the engine's order, where each
+ * record it but it is switched off) and the runs ran in item order (not more than half of their
+ * steps layer by layer: layered of steps, the counts over runs that all recorded --layer-order's
+ * column, 0 of 0 where one did not; layer by layer is the engine's order, where each
  * GEMM runs between memory-bound items and the probe's back-to-back heat is not the GEMMs'; the
  * probe over-priced such runs' mixed steps by 1-2%, docs/validation.md section 2).  With out, the
  * default's one line saying so or why not (nothing where the profile has no probe or the choice
  * was given). */
-int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, int layered, FILE *out);
+int rescore_probe(const setup_t *u, int compute_hot, int recorded_idle, int idle_off, long layered, long steps,
+                  FILE *out);
 
 #endif
