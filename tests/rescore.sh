@@ -58,6 +58,10 @@
 #                  with the kernel points, its compute-bound probe a grid GEMM
 #   h100-lib-qwen3-14b-d/  the same on one more H100 80GB, two runs each (its layer-order runs not
 #                  installed)
+#   h100-lib-llama8b-d/, -e/, h100-lib-qwen3-14b-e/, -f/  both dense models on one more H100,
+#                  each model's loads in an engine's layer order (-d, qwen3-14b-e: --layer-order)
+#                  and in item order (-e, -f), one profile per model
+#   h100-lib-llama8b-f/, -g/  the Llama recordings in layer order on two more H100s, two runs each
 # Each recording is replayed at least twice: <name>.steps.csv is the first run, <name>.runK.steps.csv
 # run K (the same scenario replayed again on the GPU, after all the set's scenarios ran once), and
 # `pacesim rescore` prices the same steps with the current model and the set's profile beside
