@@ -155,6 +155,14 @@ static int meta_num(FILE *o, const char *what, double a, double b, const char *f
     return !same(a, b);
 }
 
+/* the clock's fall as pricing takes it: the compute-bound GEMM's own (tau_up_runs_s) where
+ * calib measured it, else NVML's trace (tau_up_s) */
+static double fall_ms(const profile_t *p)
+{
+    if (!p->has_sustained) return NAN;
+    return 1e3 * (p->tau_up_runs_s > 0 ? p->tau_up_runs_s : p->tau_up_s);
+}
+
 static int print_meta(FILE *o, const profile_t *a, const profile_t *b)
 {
     int d = 0;
@@ -173,9 +181,14 @@ static int print_meta(FILE *o, const profile_t *a, const profile_t *b)
                   b->has_sustained ? b->clock_cold_mhz : NAN, "%.0f");
     d += meta_num(o, "sustained: hot MHz", a->has_sustained ? a->clock_hot_mhz : NAN,
                   b->has_sustained ? b->clock_hot_mhz : NAN, "%.0f");
+    /* the clock's time constants: the heat model's least repeatable inputs (two calibs of one
+     * card can differ twofold: docs/validation.md, "One card, two calibs") */
+    d += meta_num(o, "sustained: fall ms", fall_ms(a), fall_ms(b), "%.1f");
+    d += meta_num(o, "sustained: recovery ms", a->has_sustained ? 1e3 * a->tau_down_s : NAN,
+                  b->has_sustained ? 1e3 * b->tau_down_s : NAN, "%.1f");
     d += meta_num(o, "fp8 expansion tok/CTA", a->expand_cta_tokens, b->expand_cta_tokens, "%.0f");
     d += meta_num(o, "prefill split max", a->split_max, b->split_max, "%.0f");
-    fprintf(o, "   %d of 14 differ (*)\n", d);
+    fprintf(o, "   %d of 16 differ (*)\n", d);
     return d;
 }
 

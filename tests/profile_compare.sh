@@ -5,6 +5,8 @@
 #     the items of the reference experiment priced one by one sum to the steps each model prices
 #     whole; priced by the V100 profile (its own) to the step times `pacesim run --steps` gives
 #     it; swapping A and B swaps the two prices
+#   - two calibs of one card (tests/data/calib-repeat/): the clock's fall and recovery, the fall
+#     NVML's where the profile has no tau_up_runs_s
 #   - bad input: exit 2 and one line on stderr
 set -u
 cd "$(dirname "$0")/.."
@@ -36,9 +38,24 @@ for l in attn.prefill_splitd.fp16 allreduce; do
     ok "H200 vs V100: $l only in B" 'grep -q "^   $l  *only in B" "$tmp/hv"'
 done
 ok "H200 vs V100: gemm's coefficients differ" 'grep -q "^   gemm  *points 318 / 0, .*: coefficients differ" "$tmp/hv"'
-ok "H200 vs V100: summary" 'tail -1 "$tmp/hv" | grep -q "^differences: metadata 13, laws 18 (3 only in A, 2 only in B)"'
+ok "H200 vs V100: summary" 'tail -1 "$tmp/hv" | grep -q "^differences: metadata 15, laws 18 (3 only in A, 2 only in B)"'
 ok "H200 vs V100: the H200 profile's all-reduces over its GPU's link, said so" \
    'grep -q "^   A: no all-reduce law: its all-reduces priced over nvlink4 by the link.s datasheet" "$tmp/hv"'
+ok "H200 vs V100: the clock's time constants, the V100 profile has none" \
+   'grep -q "^   sustained: fall ms  *93\.7  *-  *\*$" "$tmp/hv" && grep -q "^   sustained: recovery ms  *19\.4  *-  *\*$" "$tmp/hv"'
+# two calibs of one card (tests/data/calib-repeat/): the fall priced is the compute-bound GEMM's
+# (tau_up_runs_s) where the profile has it, NVML's trace (tau_up_s) where not
+R=tests/data/calib-repeat/h100-8a2fc2c1-llama-3.1-8b
+"$P" profile $R-1.yaml --compare $R-2.yaml > "$tmp/rr" 2> "$tmp/err"; rc=$?
+ok "two calibs of one card: exit 0" '[ $rc = 0 ] && [ ! -s "$tmp/err" ]'
+ok "two calibs of one card: the fall from the GEMM's times, 55.4 and 105.3 ms" \
+   'grep -q "^   sustained: fall ms  *55\.4  *105\.3  *\*$" "$tmp/rr"'
+ok "two calibs of one card: the recovery, 35.9 and 12.3 ms" \
+   'grep -q "^   sustained: recovery ms  *35\.9  *12\.3  *\*$" "$tmp/rr"'
+sed 's/tau_up_runs_s: [0-9.e-]*, //' $R-1.yaml > "$tmp/nvml.yaml"
+"$P" profile "$tmp/nvml.yaml" --compare $R-1.yaml > "$tmp/rn" 2> "$tmp/err"
+ok "without tau_up_runs_s: NVML's fall (105.0 ms) against the GEMM's" \
+   'grep -q "^   sustained: fall ms  *105\.0  *55\.4  *\*$" "$tmp/rn"'
 # the items priced one by one sum to the steps each model prices whole
 # (to 1e-5: the two sums add the same prices in another order)
 ok "H200 vs V100: the items sum to the steps priced whole, for A and for B" \
