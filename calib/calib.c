@@ -1344,6 +1344,16 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
         out->tau_up_s = sus.tau_up;
         out->tau_down_s = sus.tau_down;
         if (sus.tau_up_runs > 0 && sus.tau_up_runs <= 10) out->tau_up_runs_s = sus.tau_up_runs;
+        /* the traces' range of each, where two or more resolved one: rescore's calib band */
+        if (out->tau_up_runs_s > 0 && sus.ntau_up_runs >= 2 && sus.tau_up_runs_range[0] > 0
+            && sus.tau_up_runs_range[1] <= 10) {
+            out->tau_up_runs_range_s[0] = sus.tau_up_runs_range[0];
+            out->tau_up_runs_range_s[1] = sus.tau_up_runs_range[1];
+        }
+        if (sus.ntau_down >= 2 && sus.tau_down_range[0] > 0 && sus.tau_down_range[1] <= 10) {
+            out->tau_down_range_s[0] = sus.tau_down_range[0];
+            out->tau_down_range_s[1] = sus.tau_down_range[1];
+        }
         /* the same spans by the SMs' counters, the step stamps' meter: a pair that loads back */
         if (isfinite(sus.stamp_cold) && isfinite(sus.stamp_hot) && sus.stamp_hot > 0 && sus.stamp_hot < sus.stamp_cold
             && sus.stamp_cold < 1e5) {

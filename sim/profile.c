@@ -28,7 +28,10 @@
  *                                     # recorded, not priced by (sim/heat.h); and
  *                                     # optionally tau_up_runs_s (> 0 s: the fall read
  *                                     # from a compute-bound GEMM's own times; priced in
- *                                     # place of tau_up_s), stamp_cold_mhz and
+ *                                     # place of tau_up_s), tau_up_runs_range_s and
+ *                                     # tau_down_range_s ([fastest, slowest] s of calib's
+ *                                     # traces, 0 < fastest <= the stored value <= slowest;
+ *                                     # the first needs tau_up_runs_s), stamp_cold_mhz and
  *                                     # stamp_hot_mhz (both or neither, > 0, hot < cold:
  *                                     # the light load's and the heater's clocks by the
  *                                     # SMs' cycle counters; the units of rescore
@@ -117,7 +120,8 @@ static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "col
                                        "points", "sustained", "kernels", NULL};
 static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "curve",
                                              "tau_up_runs_s", "stamp_cold_mhz", "stamp_hot_mhz", "gemm_compute_hot",
-                                             "interleave", "elementwise_hot", NULL};
+                                             "interleave", "elementwise_hot", "tau_up_runs_range_s",
+                                             "tau_down_range_s", NULL};
 static const char *const chot_keys[] = {"m", "n", "k", "hot", NULL};
 static const char *const ehot_keys[] = {"tokens", "hot", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", NULL};
@@ -141,6 +145,29 @@ static const char *const env_keys[] = {"tp", "q_heads", "kv_heads", "head_dim", 
 #define MIN_MEM_GIB 1.0                /* mem_gib, where given, at least: 1 GiB (a T4 has 16) */
 #define T_MIN 1e-9                     /* a measured time, s: no kernel is faster than 1 ns */
 #define T_MAX 1e3                      /* ... and none of one call or step slower than 1000 s */
+
+/* The optional [fastest, slowest] seconds `key` of the map sus (at path sp) around the time
+ * constant mid (its key midkey): 0 < fastest <= mid <= slowest.  1 read, 0 absent (out 0, 0),
+ * -1 refused. */
+static int read_range(yd_err_t *e, const yd_node_t *sus, const char *sp, const char *key, double mid,
+                      const char *midkey, double out[2])
+{
+    yd_node_t *r = NULL;
+    out[0] = out[1] = 0;
+    if (yd_get_node(e, sus, sp, key, YD_OPT, YD_SEQ, &r) < 0) return -1;
+    if (!r) return 0;
+    char kp[YD_PATH_MAX], ip[YD_PATH_MAX];
+    yd_path(kp, sp, key);
+    if (r->n != 2) return yd_fail(e, r, kp, "expected [fastest, slowest] in seconds, got %d values", r->n);
+    for (int i = 0; i < 2; i++) {
+        yd_path_idx(ip, kp, i);
+        if (yd_as_double(e, r->vals[i], ip, 0.0, MAX_META, YD_LO_OPEN, &out[i]) < 0) return -1;
+    }
+    if (!(mid > 0)) return yd_fail(e, r, kp, "needs %s beside it (the range is of its traces)", midkey);
+    if (!(out[0] <= mid && mid <= out[1]))
+        return yd_fail(e, r, kp, "[%g, %g] must hold %s (%g)", out[0], out[1], midkey, mid);
+    return 1;
+}
 
 /* read_rows: the optional sequence `key` of `parent` (at path `pp`): 1 to maxrows rows of minw to
  * width numbers (all of a sequence's rows alike), column c in [lo[c], hi[c]] (flag[c]: yd_as_double's
@@ -220,6 +247,10 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
             yd_get_double(e, sus, sp, "tau_up_runs_s", YD_OPT, 0.0, MAX_META, YD_LO_OPEN, &p->tau_up_runs_s) < 0 ||
             yd_get_double(e, sus, sp, "stamp_cold_mhz", YD_OPT, 0.0, MAX_META, YD_LO_OPEN, &p->stamp_cold_mhz) < 0 ||
             yd_get_double(e, sus, sp, "stamp_hot_mhz", YD_OPT, 0.0, MAX_META, YD_LO_OPEN, &p->stamp_hot_mhz) < 0)
+            return -1;
+        if (read_range(e, sus, sp, "tau_up_runs_range_s", p->tau_up_runs_s, "tau_up_runs_s",
+                       p->tau_up_runs_range_s) < 0 ||
+            read_range(e, sus, sp, "tau_down_range_s", p->tau_down_s, "tau_down_s", p->tau_down_range_s) < 0)
             return -1;
         if (!(p->clock_hot_mhz < p->clock_cold_mhz))
             return yd_fail(e, yd_map_get(sus, "clock_hot_mhz"), "profile.sustained.clock_hot_mhz",
@@ -783,7 +814,8 @@ int prof_save(const char *path, const profile_t *p)
 {
     double meta[] = {p->mem_gib, p->mem_bw_gbs, p->peak_fp16_tflops, p->calib_seconds,
                      p->sm_clock_mhz, p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s,
-                     p->tau_up_runs_s, p->stamp_cold_mhz, p->stamp_hot_mhz};
+                     p->tau_up_runs_s, p->stamp_cold_mhz, p->stamp_hot_mhz, p->tau_up_runs_range_s[0],
+                     p->tau_up_runs_range_s[1], p->tau_down_range_s[0], p->tau_down_range_s[1]};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         if (!isfinite(meta[i])) {
             errno = EDOM;
@@ -817,6 +849,10 @@ int prof_save(const char *path, const profile_t *p)
         fprintf(f, "  sustained: {clock_cold_mhz: %.17g, clock_hot_mhz: %.17g, tau_up_s: %.17g, tau_down_s: %.17g",
                 p->clock_cold_mhz, p->clock_hot_mhz, p->tau_up_s, p->tau_down_s);
         if (p->tau_up_runs_s > 0) fprintf(f, ", tau_up_runs_s: %.17g", p->tau_up_runs_s);
+        if (p->tau_up_runs_range_s[1] > 0)
+            fprintf(f, ", tau_up_runs_range_s: [%.17g, %.17g]", p->tau_up_runs_range_s[0], p->tau_up_runs_range_s[1]);
+        if (p->tau_down_range_s[1] > 0)
+            fprintf(f, ", tau_down_range_s: [%.17g, %.17g]", p->tau_down_range_s[0], p->tau_down_range_s[1]);
         if (p->stamp_cold_mhz > 0 && p->stamp_hot_mhz > 0)
             fprintf(f, ", stamp_cold_mhz: %.17g, stamp_hot_mhz: %.17g", p->stamp_cold_mhz, p->stamp_hot_mhz);
         if (p->ncurve) {

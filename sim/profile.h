@@ -92,6 +92,10 @@ typedef struct profile {
                                       (sustained.tau_up_runs_s; 0: not measured); where given,
                                       pricing uses it instead of tau_up_s, NVML's trace, which
                                       NVML's ~0.1 s reading bounds (prof_tau_up) */
+    double tau_up_runs_range_s[2], tau_down_range_s[2];   /* the fastest and slowest of calib's
+                                      traces of each priced time constant (sustained.
+                                      tau_up_runs_range_s, tau_down_range_s; 0, 0: not given):
+                                      the range rescore prices each window's calib band over */
     double stamp_cold_mhz, stamp_hot_mhz;   /* the same settled spans by the SMs' cycle counters
                                       (sustained.stamp_cold_mhz, stamp_hot_mhz; 0: not read):
                                       the meter of the replay's step stamps, which rescore

@@ -541,6 +541,17 @@ START_TEST(profile_round_trip)
     ck_assert_double_eq(q.tau_up_runs_s, 0.0625);
     ck_assert_double_eq(q.tau_up_s, 0.1);
     prof_free(&q);
+    /* and the traces' ranges of both priced constants (rescore's calib band) */
+    p.tau_up_runs_range_s[0] = 0.05, p.tau_up_runs_range_s[1] = 0.0625;
+    p.tau_down_range_s[0] = 0.2, p.tau_down_range_s[1] = 0.25;
+    ck_assert_int_eq(prof_save(path, &p), 0);
+    ck_assert_msg(prof_load(path, &q, err) == 0, "%s", err);
+    ck_assert(q.tau_up_runs_range_s[0] == 0.05 && q.tau_up_runs_range_s[1] == 0.0625);
+    ck_assert(q.tau_down_range_s[0] == 0.2 && q.tau_down_range_s[1] == 0.25);
+    prof_free(&q);
+    p.tau_down_range_s[1] = NAN;   /* what would not load back is not written */
+    ck_assert_int_eq(prof_save(path, &p), -1);
+    p.tau_up_runs_range_s[0] = p.tau_up_runs_range_s[1] = p.tau_down_range_s[0] = p.tau_down_range_s[1] = 0;
     p.tau_up_runs_s = INFINITY;   /* what would not load back is not written */
     ck_assert_int_eq(prof_save(path, &p), -1);
     ck_assert_int_eq(errno, EDOM);

@@ -152,6 +152,38 @@ jargs=(rescore scenarios/lib/h200-llama8b-poisson.yaml --measured "$fd/h200-llam
 if [ $rc1 = 0 ] && [ $rc3 = 0 ] && grep -q "^   one run " "$tmp/j1.txt" && cmp -s "$tmp/j1.txt" "$tmp/j3.txt"; then
     echo "  ok   rescore -j 1 and --jobs 3: the same report byte for byte"; pass=$((pass + 1))
 else echo "  FAIL rescore -j 1 / --jobs 3: rc $rc1 / $rc3 or the reports differ"; fail=$((fail + 1)); fi
+# calib's band: a profile with its time constants' ranges (the first calib of
+# tests/data/calib-repeat/ given both calibs' values as its traces' range) prints each window at
+# the hot end (the fastest fall, the slowest recovery) and the cool end; each end is the "one run
+# without noise" of the same profile with its two constants set to that end; a profile without
+# ranges prints no band
+R=tests/data/calib-repeat/h100-8a2fc2c1-llama-3.1-8b-1.yaml
+fall=(0.055394258486248522 0.10526238285317428) rec=(0.012322152472531841 0.035870115950193987)
+sed "s/tau_up_runs_s: \([0-9.e-]*\),/tau_up_runs_s: \1, tau_up_runs_range_s: [${fall[0]}, ${fall[1]}], tau_down_range_s: [${rec[0]}, ${rec[1]}],/" \
+    "$R" > "$tmp/range.yaml"
+end_profile() {  # end_profile FALL RECOVERY OUT: the first calib with its two constants set
+    sed -e "17s/tau_up_runs_s: [0-9.e-]*/tau_up_runs_s: $1/" -e "17s/tau_down_s: [0-9.e-]*/tau_down_s: $2/" "$R" > "$3"
+}
+end_profile "${fall[0]}" "${rec[1]}" "$tmp/hot.yaml"
+end_profile "${fall[1]}" "${rec[0]}" "$tmp/cool.yaml"
+gd=tests/data/replay/h100-lib-llama8b-g
+bargs=(rescore scenarios/lib/h200-llama8b-wide-s64-b4096.yaml --measured "$gd/h200-llama8b-wide-s64-b4096.steps.csv"
+       --measured "$gd/h200-llama8b-wide-s64-b4096.run2.steps.csv")
+"$bin" "${bargs[@]}" --set "profile=$tmp/range.yaml" > "$tmp/band.txt" 2>&1; rcb=$?
+"$bin" "${bargs[@]}" --set "profile=$tmp/hot.yaml" > "$tmp/hot.txt" 2>&1; rch=$?
+"$bin" "${bargs[@]}" --set "profile=$tmp/cool.yaml" > "$tmp/cool.txt" 2>&1; rcc=$?
+"$bin" "${bargs[@]}" --set "profile=$R" > "$tmp/plain.txt" 2>&1; rcp=$?
+band_rows() { awk '/^   calib band /{on = 1; next} on && /^   one run without noise/{exit} on {print $1, $2, $3, $4, $5}' "$1"; }
+one_run() { awk '/^   one run [a-z_0-9]+ +[0-9]/{print $3, $4, $5}' "$1"; }
+hot_rows=$(band_rows "$tmp/band.txt" | awk '{print $1, $2, $3}')
+cool_rows=$(band_rows "$tmp/band.txt" | awk '{print $1, $4, $5}')
+if [ $rcb$rch$rcc$rcp = 0000 ] \
+   && grep -q "^   calib's band: the clock's time constants at the ends of calib's traces (the fall 55-105 ms, the recovery 12-36 ms)" "$tmp/band.txt" \
+   && [ "$(band_rows "$tmp/band.txt" | wc -l)" = 4 ] \
+   && [ "$hot_rows" = "$(one_run "$tmp/hot.txt")" ] && [ "$cool_rows" = "$(one_run "$tmp/cool.txt")" ] \
+   && [ "$hot_rows" != "$cool_rows" ] && ! grep -q "calib's band" "$tmp/plain.txt"; then
+    echo "  ok   calib's band: each end is the one run of the profile at that end; none without ranges"; pass=$((pass + 1))
+else echo "  FAIL calib's band: rc $rcb$rch$rcc$rcp; band hot [$hot_rows] cool [$cool_rows]"; fail=$((fail + 1)); fi
 r=tests/data/replay/h200-envelope/h200-fp16-nomtp-b16k-baseline.steps.csv
 expect 2 "^pacesim: rescore: -j 0: expected an integer >= 1$" "rescore -j 0 is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $r -j 0
