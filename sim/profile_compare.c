@@ -155,13 +155,8 @@ static int meta_num(FILE *o, const char *what, double a, double b, const char *f
     return !same(a, b);
 }
 
-/* the clock's fall as pricing takes it: the compute-bound GEMM's own (tau_up_runs_s) where
- * calib measured it, else NVML's trace (tau_up_s) */
-static double fall_ms(const profile_t *p)
-{
-    if (!p->has_sustained) return NAN;
-    return 1e3 * (p->tau_up_runs_s > 0 ? p->tau_up_runs_s : p->tau_up_s);
-}
+/* the clock's fall as pricing takes it (prof_tau_up) */
+static double fall_ms(const profile_t *p) { return p->has_sustained ? 1e3 * prof_tau_up(p) : NAN; }
 
 static int print_meta(FILE *o, const profile_t *a, const profile_t *b)
 {
