@@ -11,7 +11,8 @@
  *      slowdown takes to cover 1 - 1/e of its recovery (from the kernel's own times:
  *      NVML's clock reading updates too slowly to resolve the recovery); then the heater for
  *      1 s and the recovery again, SUSTAIN_TAU_TRACES traces in all: tau_down is their median
- *      (one trace of two calibs of one card read 36 and 12 ms), their range printed;
+ *      (one trace of two calibs of one card read 36 and 12 ms), their range printed and
+ *      stored (the profile's sustained.tau_down_range_s, where two or more resolved one);
  *   4. per law, two of its measured points (at a third and two thirds of its sorted
  *      times, among those of 20 us .. 20 ms): timed 3 times right after the light load
  *      and 3 times right after the heater, each run for 4 of its time constants first
@@ -35,7 +36,7 @@
  *      constants (0.4 .. 1 s), its time per run
  *      traced in ~1 ms batches queued on the card (the timer's seq_queue; timed calls where it
  *      has none), SUSTAIN_TAU_TRACES times where queued (each after the light load; the median
- *      stored, the range printed): the time its slowdown takes to cover 1 - 1/e of its rise (tau_up_runs), the
+ *      stored, the range printed and stored as sustained.tau_up_runs_range_s): the time its slowdown takes to cover 1 - 1/e of its rise (tau_up_runs), the
  *      clock's fall read from a kernel's own times as 3. reads the recovery (from the fastest
  *      batch of the first 3 ms); printed beside 2.'s tau_up and stored as
  *      sustained.tau_up_runs_s (NVML's reading holds ~0.1 s, so 2. bounds the fall rather
@@ -101,7 +102,8 @@ typedef struct calib_sustain {
     double tau_up_runs;           /* 6.: the fall from the compute-bound GEMM's own times (s; NAN: not
                                      measured); the profile's tau_up_runs_s, priced in place of tau_up */
     double tau_down_range[2], tau_up_runs_range[2];   /* the fastest and slowest of their traces
-                                     (s; NAN: none resolved); printed, not stored */
+                                     (s; NAN: none resolved); the profile's ranges where two or
+                                     more resolved one (rescore's calib band) */
     int ntau_down, ntau_up_runs;  /* of SUSTAIN_TAU_TRACES traces, those that resolved one */
     double tau_up_stamps;         /* 6.: the clock's fall by the SMs' cycle counters over the GEMM in
                                      timed calls (s; NAN: not read or not resolved); printed, not stored */

@@ -243,18 +243,22 @@ static int run_member(const setup_t *u, double k, double sigma, uint64_t seed, c
     return rc;
 }
 
-/* calib's band: the profile's priced time constants at one end of the range its traces gave
- * (sustained.tau_up_runs_range_s, tau_down_range_s): hot = the fastest fall and the slowest
- * recovery (the card heats most), else the reverse; one run without noise, priced as the
- * prediction is, its windows into w.  0 (1 where the profile gives no range: w untouched), or
- * -1 with err. */
+/* Whether u's profile stores a range of calib's traces for a priced time constant of the clock
+ * (sustained.tau_up_runs_range_s, tau_down_range_s): calib's band. */
+static int has_calib_band(const setup_t *u)
+{
+    const profile_t *p = &u->prof;
+    return u->has_prof && p->has_sustained && (p->tau_up_runs_range_s[1] > 0 || p->tau_down_range_s[1] > 0);
+}
+
+/* calib's band (has_calib_band): the profile's priced time constants at one end of their range,
+ * hot = the fastest fall and the slowest recovery (the card heats most), else the reverse; one
+ * run without noise, priced as the prediction is, its windows into w.  0, or -1 with err. */
 static int run_calib_end(const setup_t *u, int hot, const double *clk, long nclk, int recorded_clock, int stamps,
                          int probe, int recorded_idle, const double *gm, long ngm, double *w, char *err,
                          size_t errsz)
 {
     const profile_t *p = &u->prof;
-    if (!u->has_prof || !p->has_sustained || (!(p->tau_up_runs_range_s[1] > 0) && !(p->tau_down_range_s[1] > 0)))
-        return 1;
     setup_t *v = malloc(sizeof *v);   /* a shallow copy: only its own profile's two keys differ */
     if (!v) {
         snprintf(err, errsz, "out of memory");
@@ -603,7 +607,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     }
     /* calib's band: each window at the two ends of the range calib's traces gave its time
      * constants (a profile that stores one) */
-    if (u->s.n_windows > 0) {
+    if (u->s.n_windows > 0 && has_calib_band(u)) {
         double *bw = malloc(2 * (size_t)u->s.n_windows * sizeof *bw);
         if (!bw) {
             snprintf(err, errsz, "out of memory");
@@ -618,36 +622,34 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             free(bw);
             goto done;
         }
-        if (brc == 0) {
-            const profile_t *p = &u->prof;
-            char fall[64] = "", recv[64] = "";
-            if (p->tau_up_runs_range_s[1] > 0)
-                snprintf(fall, sizeof fall, "the fall %.0f-%.0f ms", 1e3 * p->tau_up_runs_range_s[0],
-                         1e3 * p->tau_up_runs_range_s[1]);
-            if (p->tau_down_range_s[1] > 0)
-                snprintf(recv, sizeof recv, "%sthe recovery %.0f-%.0f ms", *fall ? ", " : "", 1e3 * p->tau_down_range_s[0],
-                         1e3 * p->tau_down_range_s[1]);
-            fprintf(out, "   calib's band: the clock's time constants at the ends of calib's traces (%s%s), one run"
-                    " without noise each\n", fall, recv);
-            fprintf(out, "   %-18s %11s %8s %11s %8s  %s\n", "calib band", "hot end", "error", "cool end", "error",
-                    "(hot: the fastest fall, the slowest recovery)");
-            for (int i = 0; i < u->s.n_windows; i++) {
-                double m[RESCORE_MAX_RUNS];
-                for (int r = 0; r < nruns; r++) m[r] = engine_window(&eg[r], i);
-                rescore_window_t wh, wc;
-                rescore_window_figs(bw[i], m, nruns, NAN, &wh);
-                rescore_window_figs(bw[u->s.n_windows + i], m, nruns, NAN, &wc);
-                fprintf(out, "   %-18s ", u->s.windows[i].name);
-                if (!wh.defined || !wc.defined) {
-                    fprintf(out, "%11s %8s %11s %8s\n", "n/a", "n/a", "n/a", "n/a");
-                    continue;
-                }
-                fprintf(out, "%11.4f", wh.pred);
-                pct(out, 8, wh.err);
-                fprintf(out, " %11.4f", wc.pred);
-                pct(out, 8, wc.err);
-                fprintf(out, "\n");
+        const profile_t *p = &u->prof;
+        char fall[64] = "", recv[64] = "";
+        if (p->tau_up_runs_range_s[1] > 0)
+            snprintf(fall, sizeof fall, "the fall %.0f-%.0f ms", 1e3 * p->tau_up_runs_range_s[0],
+                     1e3 * p->tau_up_runs_range_s[1]);
+        if (p->tau_down_range_s[1] > 0)
+            snprintf(recv, sizeof recv, "%sthe recovery %.0f-%.0f ms", *fall ? ", " : "", 1e3 * p->tau_down_range_s[0],
+                     1e3 * p->tau_down_range_s[1]);
+        fprintf(out, "   calib's band: the clock's time constants at the ends of calib's traces (%s%s), one run"
+                " without noise each\n", fall, recv);
+        fprintf(out, "   %-18s %11s %8s %11s %8s  %s\n", "calib band", "hot end", "error", "cool end", "error",
+                "(hot: the fastest fall, the slowest recovery)");
+        for (int i = 0; i < u->s.n_windows; i++) {
+            double m[RESCORE_MAX_RUNS];
+            for (int r = 0; r < nruns; r++) m[r] = engine_window(&eg[r], i);
+            rescore_window_t wh, wc;
+            rescore_window_figs(bw[i], m, nruns, NAN, &wh);
+            rescore_window_figs(bw[u->s.n_windows + i], m, nruns, NAN, &wc);
+            fprintf(out, "   %-18s ", u->s.windows[i].name);
+            if (!wh.defined || !wc.defined) {
+                fprintf(out, "%11s %8s %11s %8s\n", "n/a", "n/a", "n/a", "n/a");
+                continue;
             }
+            fprintf(out, "%11.4f", wh.pred);
+            pct(out, 8, wh.err);
+            fprintf(out, " %11.4f", wc.pred);
+            pct(out, 8, wc.err);
+            fprintf(out, "\n");
         }
         free(bw);
     }
