@@ -70,6 +70,15 @@ void rescore_window_figs(double pred, const double *meas, int nruns, double pred
     o->sens = isnan(pred_1pct) || pred == 0 ? NAN : pred_1pct / pred - 1;
 }
 
+double rescore_band_gap(double a, double b, const rescore_window_t *w)
+{
+    if (!w->defined || isnan(a) || isnan(b)) return NAN;
+    double lo = fmin(a, b), hi = fmax(a, b);
+    if (lo > w->hi) return (lo - w->hi) / fabs(w->mean);
+    if (hi < w->lo) return (hi - w->lo) / fabs(w->mean);
+    return 0;
+}
+
 double rescore_median(double *v, int n)
 {
     if (n < 1) return NAN;
@@ -632,8 +641,8 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
                      1e3 * p->tau_down_range_s[1]);
         fprintf(out, "   calib's band: the clock's time constants at the ends of calib's traces (%s%s), one run"
                 " without noise each\n", fall, recv);
-        fprintf(out, "   %-18s %11s %8s %11s %8s  %s\n", "calib band", "hot end", "error", "cool end", "error",
-                "(hot: the fastest fall, the slowest recovery)");
+        fprintf(out, "   %-18s %11s %8s %11s %8s %9s  %s\n", "calib band", "hot end", "error", "cool end", "error",
+                "runs", "(hot: the fastest fall, the slowest recovery; runs: the band against the runs' range)");
         for (int i = 0; i < u->s.n_windows; i++) {
             double m[RESCORE_MAX_RUNS];
             for (int r = 0; r < nruns; r++) m[r] = engine_window(&eg[r], i);
@@ -642,14 +651,19 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
             rescore_window_figs(bw[u->s.n_windows + i], m, nruns, NAN, &wc);
             fprintf(out, "   %-18s ", u->s.windows[i].name);
             if (!wh.defined || !wc.defined) {
-                fprintf(out, "%11s %8s %11s %8s\n", "n/a", "n/a", "n/a", "n/a");
+                fprintf(out, "%11s %8s %11s %8s %9s\n", "n/a", "n/a", "n/a", "n/a", "n/a");
                 continue;
             }
             fprintf(out, "%11.4f", wh.pred);
             pct(out, 8, wh.err);
             fprintf(out, " %11.4f", wc.pred);
             pct(out, 8, wc.err);
-            fprintf(out, "\n");
+            double bgap = rescore_band_gap(wh.pred, wc.pred, &wh);
+            if (bgap == 0) fprintf(out, " %9s\n", "overlap");
+            else {
+                pct(out, 9, bgap);
+                fprintf(out, "\n");
+            }
         }
         free(bw);
     }

@@ -90,6 +90,11 @@ void rescore_slope_figs(double q, double v, double lo, double hi, long n, rescor
  * (NAN: undefined in that run) and the prediction (pred_1pct: at 1% more a step; NAN none). */
 void rescore_type_figs(const replay_stats_t *st, int nruns, rescore_type_t *o);
 void rescore_window_figs(double pred, const double *meas, int nruns, double pred_1pct, rescore_window_t *o);
+/* calib's band [min(a, b), max(a, b)] (a window at the two ends of calib's time constants)
+ * against the runs' range [w->lo, w->hi]: 0 where they overlap, else the gap between them over
+ * the runs' mean, signed as an error (> 0: the whole band above every run); NAN where w is
+ * undefined or an end is NAN. */
+double rescore_band_gap(double a, double b, const rescore_window_t *w);
 /* The attention figures of one type from each run's statistics of it (replay_stats): a run
  * counts where its steps of the type record attention (meas_attn > 0 in sum) and leave time
  * beside it (measured above meas_attn in sum). */

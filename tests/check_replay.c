@@ -98,6 +98,13 @@ START_TEST(window_beside_its_runs)
     rescore_window_figs(1.0, u, 2, NAN, &w);
     ck_assert(!w.defined);
     ck_assert_int_eq(w.runs, 1);
+    ck_assert(isnan(rescore_band_gap(0.9, 1.1, &w)));  /* and no band against it */
+    rescore_window_figs(1.05, m, 3, NAN, &w);         /* the runs' range [0.9, 1.1], mean 1.0 */
+    ck_assert_double_eq(rescore_band_gap(1.3, 1.05, &w), 0);      /* overlaps at one end */
+    ck_assert_double_eq(rescore_band_gap(0.5, 1.5, &w), 0);       /* holds the whole range */
+    ck_assert_double_eq_tol(rescore_band_gap(1.3, 1.2, &w), 0.1, 1e-12);    /* above: 1.2 - 1.1 */
+    ck_assert_double_eq_tol(rescore_band_gap(0.7, 0.8, &w), -0.1, 1e-12);   /* below: 0.8 - 0.9 */
+    ck_assert(isnan(rescore_band_gap(NAN, 1.0, &w)));
 }
 END_TEST
 
