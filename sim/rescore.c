@@ -616,7 +616,7 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     }
     /* calib's band: each window at the two ends of the range calib's traces gave its time
      * constants (a profile that stores one) */
-    if (u->s.n_windows > 0 && has_calib_band(u)) {
+    if (u->s.n_windows > 0 && has_calib_band(u) && !recorded_clock) {   /* recorded clocks: no heat state to vary */
         double *bw = malloc(2 * (size_t)u->s.n_windows * sizeof *bw);
         if (!bw) {
             snprintf(err, errsz, "out of memory");
