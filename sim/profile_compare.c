@@ -226,11 +226,22 @@ static int print_laws(FILE *o, const profile_t *a, const profile_t *b, int *only
             else snprintf(fa, sizeof fa, "-");
             if (lb->fit_median_rel >= 0) snprintf(fb, sizeof fb, "%.1f%%", 100 * lb->fit_median_rel);
             else snprintf(fb, sizeof fb, "-");
+            /* the law's slowdown at the heater's clock (sustained.hot): every item of the law is priced
+             * by it at a lower clock */
+            int hdiff = la->has_sustained != lb->has_sustained || (la->has_sustained && !same(la->hot, lb->hot));
             fprintf(o, "   %-34s points %d / %d, fit median %s / %s: %s\n", la->name, la->npts, lb->npts, fa, fb,
-                    diff ? "coefficients differ" : "same coefficients");
-            if (!diff) continue;
+                    diff ? "coefficients differ" : hdiff ? "same coefficients, other sustained hot" : "same coefficients");
+            if (!diff && !hdiff) continue;
             d++;
-            for (int i = 0; i < n; i++) {
+            if (la->has_sustained || lb->has_sustained) {
+                char xa[24] = "-", xb[24] = "-";
+                if (la->has_sustained) snprintf(xa, sizeof xa, "%.4g", la->hot);
+                if (lb->has_sustained) snprintf(xb, sizeof xb, "%.4g", lb->hot);
+                fprintf(o, "      %-30s %12s %12s", "sustained hot", xa, xb);
+                ratio(o, la->has_sustained ? la->hot : NAN, lb->has_sustained ? lb->hot : NAN);
+                fprintf(o, "%s\n", hdiff ? "  *" : "");
+            }
+            for (int i = 0; i < n && diff; i++) {
                 char buf[16];
                 double ca = i < la->ncoef ? la->coef[i] : NAN, cb = i < lb->ncoef ? lb->coef[i] : NAN;
                 char xa[24], xb[24];
@@ -244,7 +255,8 @@ static int print_laws(FILE *o, const profile_t *a, const profile_t *b, int *only
             }
         }
     }
-    fprintf(o, "   %d laws in both with other coefficients, %d only in A, %d only in B\n", d, *only_a, *only_b);
+    fprintf(o, "   %d laws in both with other coefficients or sustained hot, %d only in A, %d only in B\n", d, *only_a,
+            *only_b);
     return d + *only_a + *only_b;
 }
 

@@ -52,6 +52,15 @@ ok "two calibs of one card: the fall from the GEMM's times, 55.4 and 105.3 ms" \
    'grep -q "^   sustained: fall ms  *55\.4  *105\.3  *\*$" "$tmp/rr"'
 ok "two calibs of one card: the recovery, 35.9 and 12.3 ms" \
    'grep -q "^   sustained: recovery ms  *35\.9  *12\.3  *\*$" "$tmp/rr"'
+ok "two calibs of one card: the GEMM law's sustained hot, 1.095 and 1.12" \
+   'grep -A1 "^   gemm  *points" "$tmp/rr" | grep -q "^      sustained hot  *1\.095  *1\.12  *1\.023  \*$"'
+# a law whose coefficients agree and whose sustained hot does not: named, and counted
+awk '/name: "gemm"/{g = 1} g && /sustained: \{hot:/{sub(/hot: [0-9.e-]*/, "hot: 1.5"); g = 0} {print}' $R-1.yaml > "$tmp/hot.yaml"
+"$P" profile $R-1.yaml --compare "$tmp/hot.yaml" > "$tmp/rh" 2> "$tmp/err"; rc=$?
+ok "only the GEMM law's hot differs: named, its row marked, counted" \
+   '[ $rc = 0 ] && grep -q "^   gemm  *points 333 / 333, fit median .*: same coefficients, other sustained hot$" "$tmp/rh" \
+    && grep -q "^      sustained hot  *1\.095  *1\.5  *1\.370  \*$" "$tmp/rh" \
+    && grep -q "^   1 laws in both with other coefficients or sustained hot, 0 only in A, 0 only in B$" "$tmp/rh"'
 sed 's/tau_up_runs_s: [0-9.e-]*, //' $R-1.yaml > "$tmp/nvml.yaml"
 "$P" profile "$tmp/nvml.yaml" --compare $R-1.yaml > "$tmp/rn" 2> "$tmp/err"
 ok "without tau_up_runs_s: NVML's fall (105.0 ms) against the GEMM's" \
