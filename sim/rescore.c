@@ -262,10 +262,10 @@ static int has_calib_band(const setup_t *u)
 
 /* calib's band (has_calib_band): the profile's priced time constants at one end of their range,
  * hot = the fastest fall and the slowest recovery (the card heats most), else the reverse; one
- * run without noise, priced as the prediction is, its windows into w.  0, or -1 with err. */
-static int run_calib_end(const setup_t *u, int hot, const double *clk, long nclk, int recorded_clock, int stamps,
-                         int probe, int recorded_idle, const double *gm, long ngm, double *w, char *err,
-                         size_t errsz)
+ * run without noise, priced as the prediction is at the model's own clock (the band varies the
+ * heat state, which recorded clocks replace), its windows into w.  0, or -1 with err. */
+static int run_calib_end(const setup_t *u, int hot, int probe, int recorded_idle, const double *gm, long ngm, double *w,
+                         char *err, size_t errsz)
 {
     const profile_t *p = &u->prof;
     setup_t *v = malloc(sizeof *v);   /* a shallow copy: only its own profile's two keys differ */
@@ -276,7 +276,7 @@ static int run_calib_end(const setup_t *u, int hot, const double *clk, long nclk
     *v = *u;
     if (p->tau_up_runs_range_s[1] > 0) v->prof.tau_up_runs_s = p->tau_up_runs_range_s[hot ? 0 : 1];
     if (p->tau_down_range_s[1] > 0) v->prof.tau_down_s = p->tau_down_range_s[hot ? 1 : 0];
-    int rc = run_member(v, 1, 0, 0, clk, nclk, recorded_clock, stamps, probe, recorded_idle, gm, ngm, w, err, errsz);
+    int rc = run_member(v, 1, 0, 0, NULL, 0, 0, 0, probe, recorded_idle, gm, ngm, w, err, errsz);
     free(v);
     return rc;
 }
@@ -616,17 +616,14 @@ int rescore_runs(FILE *out, setup_t *u, const char *file, const char *const *mea
     }
     /* calib's band: each window at the two ends of the range calib's traces gave its time
      * constants (a profile that stores one) */
-    if (u->s.n_windows > 0 && has_calib_band(u) && !recorded_clock) {   /* recorded clocks: no heat state to vary */
+    if (u->s.n_windows > 0 && has_calib_band(u) && !recorded_clock) {
         double *bw = malloc(2 * (size_t)u->s.n_windows * sizeof *bw);
         if (!bw) {
             snprintf(err, errsz, "out of memory");
             goto done;
         }
-        int brc = run_calib_end(u, 1, clk1, nclk1, recorded_clock, step_clock, probe, recorded_idle, gm, ngm, bw, err,
-                                errsz);
-        if (brc == 0)
-            brc = run_calib_end(u, 0, clk1, nclk1, recorded_clock, step_clock, probe, recorded_idle, gm, ngm,
-                                bw + u->s.n_windows, err, errsz);
+        int brc = run_calib_end(u, 1, probe, recorded_idle, gm, ngm, bw, err, errsz);
+        if (brc == 0) brc = run_calib_end(u, 0, probe, recorded_idle, gm, ngm, bw + u->s.n_windows, err, errsz);
         if (brc < 0) {
             free(bw);
             goto done;
