@@ -1373,6 +1373,16 @@ int calib_run(const calib_opts_t *o, calib_timer_t *t, const model_t *m, profile
             out->has_ehot = 1;
             out->ehot[0] = sus.ehot[0], out->ehot[1] = sus.ehot[1];
         }
+        _Static_assert(SUSTAIN_GPROBE_COLS == sizeof out->gprobe[0] / sizeof out->gprobe[0][0]
+                       && SUSTAIN_GPROBE_MAX <= PROF_MAX_GPROBE, "calib's GEMM probes fit the profile's");
+        for (int q = 0; q < sus.ngprobe; q++) {   /* rising times (sustain.c sorts them), in range */
+            const double *row = sus.gprobe[q];
+            if (!(row[3] > 0 && row[3] <= 10 && row[4] >= 0.5 && row[4] <= 5 && row[5] >= 0.5 && row[5] <= 5)
+                || (out->ngprobe && !(row[3] > out->gprobe[out->ngprobe - 1][3])))
+                continue;
+            for (int c = 0; c < SUSTAIN_GPROBE_COLS; c++) out->gprobe[out->ngprobe][c] = row[c];
+            out->ngprobe++;
+        }
         _Static_assert(SUSTAIN_INTER_COLS == sizeof out->inter[0] / sizeof out->inter[0][0],
                        "calib_sustain_t's interleave rows and the profile's have the same columns");
         for (int q = 0; q < sus.ninter && out->ninter < PROF_MAX_INTER; q++) {

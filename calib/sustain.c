@@ -652,6 +652,68 @@ static int elem_probe(sus_t *s, const calib_job_t *jobs, const double *t_s, int 
     return 0;
 }
 
+/* 9. of sustain.h: the GEMM probes, by calibrated time (indices into jobs in p; returns how
+ * many).  Candidates: law l's GEMMs, not a kernel's own point; at each time aim, those within
+ * a factor 1.5 of it, and of them the highest and the lowest FLOP rate (the first in the
+ * grid's order on a tie; the one where the two rates are within a factor 1.5). */
+static int gprobe_pick(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[SUSTAIN_GPROBE_MAX])
+{
+    static const double aim[SUSTAIN_GPROBE_NT] = { 3e-5, 1e-4, 3e-4, 1e-3, 3e-3 };
+    int np = 0;
+    for (int a = 0; a < SUSTAIN_GPROBE_NT; a++) {
+        int lo = -1, hi = -1;
+        double rlo = INFINITY, rhi = 0;
+        for (int i = 0; i < njobs; i++) {
+            const calib_job_t *j = &jobs[i];
+            if (j->kernel != CK_GEMM || j->law != l || j->kpoint || !(t_s[i] > 0) || fabs(log(t_s[i] / aim[a])) > log(1.5))
+                continue;
+            double r = 2.0 * j->m * j->n * j->k / t_s[i];
+            if (r > rhi) rhi = r, hi = i;
+            if (r < rlo) rlo = r, lo = i;
+        }
+        if (hi < 0) continue;
+        p[np++] = lo;
+        if (rhi > 1.5 * rlo) p[np++] = hi;
+    }
+    /* by calibrated time */
+    for (int a = 1; a < np; a++)
+        for (int b = a; b > 0 && t_s[p[b]] < t_s[p[b - 1]]; b--) {
+            int x = p[b];
+            p[b] = p[b - 1];
+            p[b - 1] = x;
+        }
+    return np;
+}
+
+static int gemm_probes(sus_t *s, const calib_job_t *jobs, const double *t_s, int njobs, const calib_job_t *L,
+                       double tl, const calib_job_t *H, double th, double pre_l, double pre_h, calib_sustain_t *out,
+                       FILE *progress)
+{
+    int p[SUSTAIN_GPROBE_MAX], np = gprobe_pick(jobs, t_s, njobs, H->law, p);
+    double hot[2][SUSTAIN_GPROBE_MAX];
+    for (int pass = 0; pass < 2; pass++)
+        for (int q = 0; q < np; q++) {
+            double c;
+            if (hot_ratio(s, L, tl, pre_l, H, th, pre_h, &jobs[p[q]], t_s[p[q]], &c, &hot[pass][q]) < 0) return -1;
+            if (!(c > 0)) hot[pass][q] = NAN;
+        }
+    double hr = 2.0 * H->m * H->n * H->k / th;
+    for (int q = 0; q < np; q++) {
+        const calib_job_t *j = &jobs[p[q]];
+        if (!isfinite(hot[0][q]) || !isfinite(hot[1][q])) continue;
+        double *row = out->gprobe[out->ngprobe++];
+        row[0] = (double)j->m, row[1] = (double)j->n, row[2] = (double)j->k, row[3] = t_s[p[q]];
+        row[4] = hot[0][q], row[5] = hot[1][q];
+        if (progress)
+            fprintf(progress, "calib: sustained load: gemm m=%ld n=%ld k=%ld, %.4f ms, %.2f of the heater's FLOP rate: "
+                    "hot %.3f, %.3f (two passes; s %.2f against the heater's %.0f MHz)\n", j->m, j->n, j->k,
+                    t_s[p[q]] * 1e3, 2.0 * j->m * j->n * j->k / t_s[p[q]] / hr, row[4], row[5],
+                    log(sqrt(row[4] * row[5])) / log(out->clock_cold / out->clock_hot), out->clock_hot);
+    }
+    if (progress && !np) fprintf(progress, "calib: sustained load: no GEMM of 20 us .. 4.5 ms: no GEMM probes\n");
+    return 0;
+}
+
 static int pick_gemm(const calib_job_t *jobs, const double *t_s, int njobs, int l, int p[STUDY_GEMM_PROBES]);
 
 int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, int njobs, int nlaws,
@@ -774,6 +836,7 @@ int calib_sustain(calib_timer_t *t, const calib_job_t *jobs, const double *t_s, 
     }
     if (layer_probes(&s, jobs, t_s, njobs, L, tl, H, th, pre_l, pre_h, settle, out, progress) < 0) goto done;
     if (elem_probe(&s, jobs, t_s, njobs, L, tl, H, th, pre_l, pre_h, out, progress) < 0) goto done;
+    if (gemm_probes(&s, jobs, t_s, njobs, L, tl, H, th, pre_l, pre_h, out, progress) < 0) goto done;
     /* a check of how a step's GEMMs are counted (sim/heat.h: a GEMM loads the card as the
      * heater its FLOP rate's share of the time): GEMMs of several FLOP rates back to back,
      * printed beside the curve at that duty (not stored) */

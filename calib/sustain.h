@@ -72,6 +72,16 @@
  *      clock).  The elementwise laws' own probes (4.) are points of 20 us .. 20 ms at a third
  *      and two thirds of their sorted times: a few hundred tokens at most on the grids so far,
  *      where the replays' mixed steps run the proxy at 1-16K tokens.
+ *   9. the GEMMs' hot across shapes (sustained.gemm_hot_probes): the gemm law's one hot (4.)
+ *      is the median of two probes picked by time rank, and near-ties change the picks (an LM
+ *      head of a few tokens barely slows, a compute-bound GEMM of the same time slows by much
+ *      more): across the H100 calibs so far it read 1.01 .. 1.20.  Here fixed aims instead: for
+ *      each of SUSTAIN_GPROBE_T's times, among the fp16 grid GEMMs (not a kernel's own point)
+ *      within a factor 1.5 of it, the one of the highest and the one of the lowest FLOP rate
+ *      (one where their rates are within a factor 1.5); each timed as the compute-bound GEMM
+ *      in 6., in two passes over all of them -> per probe its m, n, k, calibrated time and the
+ *      two passes' hot: the clock sensitivity of a GEMM against its time and FLOP rate, and
+ *      how well it repeats.
  * Time is counted as the timer's own (GPU) seconds, so a fake timer is deterministic. */
 #ifndef PACESIM_SUSTAIN_H
 #define PACESIM_SUSTAIN_H
@@ -91,6 +101,9 @@ extern "C" {
 #define SUSTAIN_ELEM_TOKENS 2048   /* the elementwise probe's aim (8. above): a serving budget */
 #define SUSTAIN_ELEM_MIN_TOKENS 512  /*   and its least tokens */
 #define SUSTAIN_TAU_TRACES 3       /* traces of each priced time constant (3. and 6.): the median stored */
+#define SUSTAIN_GPROBE_NT 5        /* the GEMM probes' time aims (9. above): 30 us .. 3 ms */
+#define SUSTAIN_GPROBE_MAX (2 * SUSTAIN_GPROBE_NT)   /*   two shapes at each */
+#define SUSTAIN_GPROBE_COLS 6      /*   m, n, k, calibrated seconds, the two passes' hot */
 
 typedef struct calib_sustain {
     int ok;                       /* 1: measured; 0: skipped (why says why) */
@@ -114,6 +127,8 @@ typedef struct calib_sustain {
     double chot[4];               /*   the GEMM's m, n, k and its hot */
     int has_ehot;                 /* 8. above measured: */
     double ehot[2];               /*   the L2-cold proxy's tokens and its hot */
+    int ngprobe;                  /* 9. above: GEMM probes measured, by calibrated time */
+    double gprobe[SUSTAIN_GPROBE_MAX][SUSTAIN_GPROBE_COLS];
     int ninter;                   /* 7. above: rows measured */
     double inter[SUSTAIN_INTER_N][SUSTAIN_INTER_COLS];   /* gemm share, layer ms, MHz, W (0: not read),
                                            the GEMM's and the decode's time factor, the duty (the

@@ -49,7 +49,13 @@
  *                                     # elementwise_hot: {tokens: 2048, hot: 1.3} (tokens
  *                                     # 1 .. 2^31, hot 0.5 .. 5): calib's elementwise proxy
  *                                     # L2-cold at a serving budget timed after the heater
- *                                     # over after the light load, recorded, not priced by
+ *                                     # over after the light load, recorded, not priced by;
+ *                                     # and optionally gemm_hot_probes: [[m, n, k, t_s, hot,
+ *                                     # hot], ...], 1 .. 16 rows (m, n, k 1 .. 2^31, t_s
+ *                                     # > 0 .. 10 s, rising; each hot 0.5 .. 5): calib's
+ *                                     # GEMMs across shapes, each timed after the heater
+ *                                     # over after the light load in two passes, recorded,
+ *                                     # not priced by
  *     fp8_expand: {cta_tokens: 98, ctas_per_sm: 8}
  *                                     # optional (both keys): the fp8 bridge's expansion
  *                                     # kernel, tokens per CTA 1 .. 2^20, CTAs per SM 1 .. 64;
@@ -121,7 +127,7 @@ static const char *const law_keys[] = {"name", "coef", "provenance", "fit", "col
 static const char *const card_sus_keys[] = {"clock_cold_mhz", "clock_hot_mhz", "tau_up_s", "tau_down_s", "curve",
                                              "tau_up_runs_s", "stamp_cold_mhz", "stamp_hot_mhz", "gemm_compute_hot",
                                              "interleave", "elementwise_hot", "tau_up_runs_range_s",
-                                             "tau_down_range_s", NULL};
+                                             "tau_down_range_s", "gemm_hot_probes", NULL};
 static const char *const chot_keys[] = {"m", "n", "k", "hot", NULL};
 static const char *const ehot_keys[] = {"tokens", "hot", NULL};
 static const char *const law_sus_keys[] = {"hot", "heat", NULL};
@@ -309,6 +315,20 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         if (read_rows(e, sus, sp, "interleave", "[gemm_share, layer_ms, mhz, watts, gemm_factor, decode_factor(, duty)]",
                       PROF_MAX_INTER, 6, 7, ilo, ihi, iflag, &p->inter[0][0], &p->ninter, NULL) < 0)
             return -1;
+        static const double glo[6] = { 1, 1, 1, 0, 0.5, 0.5 }, ghi[6] = { 2147483648.0, 2147483648.0, 2147483648.0, 10, 5, 5 };
+        static const int gflag[6] = { 0, 0, 0, YD_LO_OPEN, 0, 0 };
+        yd_node_t *gv = NULL;
+        if (read_rows(e, sus, sp, "gemm_hot_probes", "[m, n, k, t_s, hot, hot]", PROF_MAX_GPROBE, 6, 6, glo, ghi, gflag,
+                      &p->gprobe[0][0], &p->ngprobe, &gv) < 0)
+            return -1;
+        for (int i = 1; i < p->ngprobe; i++)
+            if (!(p->gprobe[i][3] > p->gprobe[i - 1][3])) {
+                char cp[YD_PATH_MAX], ip[YD_PATH_MAX];
+                yd_path(cp, sp, "gemm_hot_probes");
+                yd_path_idx(ip, cp, i);
+                return yd_fail(e, gv->vals[i]->vals[3], ip, "t_s must rise along the probes (%g after %g)",
+                               p->gprobe[i][3], p->gprobe[i - 1][3]);
+            }
         p->has_sustained = 1;
     }
     yd_node_t *ex = NULL;
@@ -876,6 +896,13 @@ int prof_save(const char *path, const profile_t *p)
                 if (duty) fprintf(f, ", %.6g", p->inter[i][6]);
                 fputc(']', f);
             }
+            fprintf(f, "]");
+        }
+        if (p->ngprobe) {
+            fprintf(f, ",\n    gemm_hot_probes: [");
+            for (int i = 0; i < p->ngprobe; i++)
+                fprintf(f, "%s[%.17g, %.17g, %.17g, %.17g, %.17g, %.17g]", i ? ", " : "", p->gprobe[i][0],
+                        p->gprobe[i][1], p->gprobe[i][2], p->gprobe[i][3], p->gprobe[i][4], p->gprobe[i][5]);
             fprintf(f, "]");
         }
         fprintf(f, "}\n");

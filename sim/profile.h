@@ -27,6 +27,7 @@
 #define PROF_MAX_COEF 10               /* coefficients a law may have in a file */
 #define PROF_MAX_CURVE 32          /* points of the card's clock against load */
 #define PROF_MAX_INTER 32          /* rows of the layer-interleaved load */
+#define PROF_MAX_GPROBE 16         /* calib's GEMM probes across shapes */
 #define PROF_MAX_COLS LAW_MAX_COLS
 #define PROF_ERR_MAX 1024
 #define PROF_MAX_LAWS 1024             /* laws a profile may have (the catalogue has 15) */
@@ -107,6 +108,9 @@ typedef struct profile {
     int has_ehot;                  /* calib's elementwise proxy at a serving budget, L2-cold, its */
     double ehot[2];                /* hot (sustained.elementwise_hot; recorded, not priced by):
                                       its tokens, hot */
+    int ngprobe;                   /* calib's GEMMs across shapes (sustained.gemm_hot_probes; 0: not */
+    double gprobe[PROF_MAX_GPROBE][6];   /* measured; recorded, not priced by): m, n, k, calibrated
+                                         seconds, two passes' hot; calibrated time rising */
     int ninter;                    /* calib's layer-interleaved load (sustained.interleave; 0: not */
     double inter[PROF_MAX_INTER][7];  /* measured; recorded, not priced by): gemm share, layer ms,
                                          MHz, W (0: not read), the GEMM's and the decode's time

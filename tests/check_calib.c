@@ -1838,6 +1838,13 @@ START_TEST(driver_records_sustained_probes)
     ck_assert(back.has_chot && back.chot[3] == p.chot[3]);
     ck_assert(back.stamp_cold_mhz == p.stamp_cold_mhz && back.stamp_hot_mhz == p.stamp_hot_mhz);
     ck_assert(back.has_ehot && back.ehot[0] == p.ehot[0] && back.ehot[1] == p.ehot[1]);
+    /* the GEMMs across shapes (sustain.h 9.): rising times, each pass slower after the heater */
+    ck_assert_int_gt(p.ngprobe, 0);
+    ck_assert_int_eq(back.ngprobe, p.ngprobe);
+    for (int q = 0; q < p.ngprobe; q++) {
+        if (q) ck_assert(p.gprobe[q][3] > p.gprobe[q - 1][3]);
+        for (int c = 0; c < 6; c++) ck_assert(back.gprobe[q][c] == p.gprobe[q][c]);
+    }
     ck_assert_int_eq(back.ninter, p.ninter);
     ck_assert_double_eq_tol(back.inter[0][2], p.inter[0][2], 1e-3 * p.inter[0][2]);   /* 6 digits */
     for (int q = 0; q < back.ninter; q++) ck_assert_double_eq_tol(back.inter[q][6], 1, 1e-9);

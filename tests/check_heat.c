@@ -617,6 +617,18 @@ START_TEST(profile_round_trip)
         for (int c = 0; c < 6; c++) ck_assert_double_eq(q.inter[i][c], ki[i][c]);
     ck_assert(!q.has_ehot);
     prof_free(&q);
+    /* calib's GEMMs across shapes: read back as written */
+    p.ngprobe = 2;
+    const double kg[2][6] = { { 64, 128256, 4096, 1.25e-4, 1.03125, 1.0625 }, { 2048, 4096, 14336, 5e-4, 1.125, 1.1 } };
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 6; c++) p.gprobe[i][c] = kg[i][c];
+    ck_assert_int_eq(prof_save(path, &p), 0);
+    ck_assert_msg(prof_load(path, &q, err) == 0, "%s", err);
+    ck_assert_int_eq(q.ngprobe, 2);
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 6; c++) ck_assert_double_eq(q.gprobe[i][c], kg[i][c]);
+    prof_free(&q);
+    p.ngprobe = 0;
     /* the elementwise proxy's hot at a serving budget: read back as written, and written back
      * byte for byte */
     p.has_ehot = 1;
