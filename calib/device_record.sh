@@ -54,11 +54,12 @@ if [ -s "$work/card" ] && [ "$(cat "$work/card")" != "$card" ]; then
     [ "${OTHER_CARD:-0}" = 1 ] || exit 3
 fi
 [ -s "$work/card" ] || echo "$card" > "$work/card"
-# estimated seconds of each step (measured on an H200: calib, then one run of the scenarios)
+# estimated seconds of each step (measured on an H200: calib, then one run of the scenarios; calib
+# with the GEMM probes across shapes: 202 s for llama8b on an H100)
 estimate() {
     local kind=$1 m=$2 n=$3
     case $kind in
-        lib-calib) case $m in qwen3-32b) echo 200 ;; qwen3-14b) echo 170 ;; *) echo 140 ;; esac ;;
+        lib-calib) case $m in qwen3-32b) echo 240 ;; qwen3-14b) echo 210 ;; *) echo 200 ;; esac ;;
         lib-runs) case $m in llama8b) echo $((78 * n)) ;; qwen3-32b) echo $((120 * n)) ;; qwen3-14b) echo $((90 * n)) ;; *) echo $((66 * n)) ;; esac ;;
         env-calib) echo 300 ;;
         env-serve) echo $((158 * n)) ;;
@@ -124,7 +125,7 @@ for st in "$@"; do
             stage=calib
             [ "$kind" = lib-runs ] && stage=runs
             STAGE=$stage RUNS="${runs//,/ }" LOGS=$work/lib-logs LIB_PAIRS=$pair \
-                CALIB_BUDGET_S=${CALIB_BUDGET_S:-130} T_CALIB=${T_CALIB:-200} T_SCENARIO=${T_SCENARIO:-70} \
+                CALIB_BUDGET_S=${CALIB_BUDGET_S:-130} T_CALIB=${T_CALIB:-320} T_SCENARIO=${T_SCENARIO:-70} \
                 bash calib/replay_lib.sh "$work/lib" "$bindir" ;;
         env-calib|env-serve|env-ref)
             stage=runs serve=0 ref=0

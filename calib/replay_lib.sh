@@ -13,7 +13,7 @@
 # (run K >= 2) and <scenario>.txt (calib's fit table, each run's report, the tails of both
 # stderrs) -- a folder that is a recording set for tests/data/replay/ as it is -- and
 # OUTDIR/lib-logs.tar.gz (the first run's --items CSVs, calib's --points-log and the whole stderr
-# logs).  T_CALIB (default 240) and T_SCENARIO (default 90) cap each calib and replay, in
+# logs).  T_CALIB (default 320) and T_SCENARIO (default 90) cap each calib and replay, in
 # seconds; CALIB_BUDGET_S (default 150) stops calib's grid (its sustained probes then skip).
 # LIB_PAIRS="model:scenario[,scenario...] ..." replays only those (default: both models, all
 # their scenarios).  STAGE=calib only calibrates; STAGE=runs only replays (RUNS / REPEATS) with
@@ -51,7 +51,7 @@ for pair in ${LIB_PAIRS:-llama-3.1-8b:$llama qwen3-30b-a3b:$qwen}; do
     if [ "$stage" != runs ]; then
         echo "== calib $m $(date -u +%T)" | tee "$rep"
         t0=$(date +%s)
-        timeout "${T_CALIB:-240}" "$bindir/calib" --model "models/$m.yaml" --tp 1 --varlen --out "$dir/profile.yaml" \
+        timeout "${T_CALIB:-320}" "$bindir/calib" --model "models/$m.yaml" --tp 1 --varlen --out "$dir/profile.yaml" \
             --keep-going --only "$laws" --sustain --budget-s "${CALIB_BUDGET_S:-150}" --quiet \
             --points-log "$logs/points-$short.csv" > "$logs/calib-$short.out" 2> "$logs/calib-$short.err"
         rc=$?
