@@ -775,6 +775,12 @@ static int cmd_profile(int argc, char **argv)
             if (p.tau_up_runs_s > 0) printf(" (a compute-bound GEMM's own times; NVML's trace %.0f ms)", 1e3 * p.tau_up_s);
             else printf(" (NVML's trace)");
             printf(", recovers in %.0f ms\n", 1e3 * p.tau_down_s);
+            if (p.ngprobe) printf("   GEMMs after the heater over after the light load, two passes (recorded, not priced):\n");
+            for (int q = 0; q < p.ngprobe; q++) {
+                char shape[96];
+                snprintf(shape, sizeof shape, "gemm %.0f x %.0f x %.0f", p.gprobe[q][0], p.gprobe[q][1], p.gprobe[q][2]);
+                printf("   %-40s %8.3f ms  %.3f  %.3f\n", shape, 1e3 * p.gprobe[q][3], p.gprobe[q][4], p.gprobe[q][5]);
+            }
         }
         if (p.has_envelope) prof_envelope_print(stdout, &p);
         prof_free(&p);
