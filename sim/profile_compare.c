@@ -260,6 +260,34 @@ static int print_laws(FILE *o, const profile_t *a, const profile_t *b, int *only
     return d + *only_a + *only_b;
 }
 
+/* calib's GEMMs across shapes (sustained.gemm_hot_probes; recorded, not priced): per shape in
+ * either profile, the two passes' geometric mean in A and B and B / A.  Printed only where one has
+ * them; not counted among the differences, as nothing is priced by them. */
+static void print_gprobes(FILE *o, const profile_t *a, const profile_t *b)
+{
+    if (!a->ngprobe && !b->ngprobe) return;
+    fprintf(o, "calib's GEMMs after the heater over after the light load (recorded, not priced): the two passes' "
+               "mean, A, B and B / A\n");
+    for (int pass = 0; pass < 2; pass++) {
+        const profile_t *x = pass ? b : a, *y = pass ? a : b;
+        for (int i = 0; i < x->ngprobe; i++) {
+            const double *r = x->gprobe[i];
+            int j = 0;
+            while (j < y->ngprobe && !(y->gprobe[j][0] == r[0] && y->gprobe[j][1] == r[1] && y->gprobe[j][2] == r[2]))
+                j++;
+            if (pass && j < y->ngprobe) continue;   /* in both: printed in A's pass */
+            char shape[96], ha[16] = "-", hb[16] = "-";
+            double hx = sqrt(r[4] * r[5]), hy = j < y->ngprobe ? sqrt(y->gprobe[j][4] * y->gprobe[j][5]) : NAN;
+            snprintf(shape, sizeof shape, "gemm %.0f x %.0f x %.0f", r[0], r[1], r[2]);
+            snprintf(pass ? hb : ha, 16, "%.3f", hx);
+            if (!isnan(hy)) snprintf(hb, sizeof hb, "%.3f", hy);
+            fprintf(o, "   %-34s %12s %12s", shape, ha, hb);
+            if (!isnan(hy)) fprintf(o, " %9.3f\n", hy / hx);
+            else fprintf(o, "  (only in %s)\n", pass ? "B" : "A");
+        }
+    }
+}
+
 static int print_items(FILE *o, const cmp_run_t *c, const char *scn)
 {
     int d = 0;
@@ -458,6 +486,7 @@ int profile_compare_cmd(int argc, char **argv, FILE *out)
             pb.tp, pb.model);
     int dm = print_meta(out, &pa, &pb), oa, ob;
     int dl = print_laws(out, &pa, &pb, &oa, &ob);
+    print_gprobes(out, &pa, &pb);
     int di = print_items(out, c, scn);
     int de = print_envelope(out, &pa, &pb);
     if (!dm && !dl && !di && !de) fprintf(out, "no difference: metadata, laws, item prices and envelope agree\n");

@@ -7,6 +7,7 @@
 #     it; swapping A and B swaps the two prices
 #   - two calibs of one card (tests/data/calib-repeat/): the clock's fall and recovery, the fall
 #     NVML's where the profile has no tau_up_runs_s
+#   - calib's GEMM probes across shapes: per shape A, B and B / A, a shape in one only named
 #   - bad input: exit 2 and one line on stderr
 set -u
 cd "$(dirname "$0")/.."
@@ -61,6 +62,19 @@ ok "only the GEMM law's hot differs: named, its row marked, counted" \
    '[ $rc = 0 ] && grep -q "^   gemm  *points 333 / 333, fit median .*: same coefficients, other sustained hot$" "$tmp/rh" \
     && grep -q "^      sustained hot  *1\.095  *1\.5  *1\.370  \*$" "$tmp/rh" \
     && grep -q "^   1 laws in both with other coefficients or sustained hot, 0 only in A, 0 only in B$" "$tmp/rh"'
+# calib's GEMMs across shapes (recorded, not priced): listed, each shape's two passes' mean in A and
+# B and their ratio; a shape in one profile only named so; no difference counted
+I=tests/data/replay/h100-lib-llama8b-i/profile.yaml
+sed 's/\[816, 4096, 4096, \([0-9.e-]*\), [0-9.e-]*, [0-9.e-]*\]/[816, 4096, 4096, \1, 1.25, 1.3]/; s/\[1, 6144, 4096, /[1, 6144, 4097, /' $I > "$tmp/gp.yaml"
+"$P" profile $I --compare "$tmp/gp.yaml" > "$tmp/rg" 2> "$tmp/err"; rc=$?
+ok "GEMM probes: listed, a changed hot's ratio, a shape in one only" \
+   '[ $rc = 0 ] && grep -q "^calib.s GEMMs after the heater over after the light load (recorded, not priced)" "$tmp/rg" \
+    && grep -q "^   gemm 816 x 4096 x 4096  *1\.181  *1\.275  *1\.079$" "$tmp/rg" \
+    && grep -q "^   gemm 512 x 128256 x 4096  *1\.092  *1\.092  *1\.000$" "$tmp/rg" \
+    && grep -q "^   gemm 1 x 6144 x 4096  *1\.056  *-  (only in A)$" "$tmp/rg" \
+    && grep -q "^   gemm 1 x 6144 x 4097  *-  *1\.056  (only in B)$" "$tmp/rg" \
+    && tail -1 "$tmp/rg" | grep -q "^no difference: "'
+ok "GEMM probes: none in either profile, no section" '! grep -q "^calib.s GEMMs" "$tmp/rr"'
 sed 's/tau_up_runs_s: [0-9.e-]*, //' $R-1.yaml > "$tmp/nvml.yaml"
 "$P" profile "$tmp/nvml.yaml" --compare $R-1.yaml > "$tmp/rn" 2> "$tmp/err"
 ok "without tau_up_runs_s: NVML's fall (105.0 ms) against the GEMM's" \
