@@ -209,6 +209,22 @@ static int read_rows(yd_err_t *e, const yd_node_t *parent, const char *pp, const
     return 0;
 }
 
+/* Column col of read_rows' rows (width numbers a row, n rows, from the sequence sq at pp.key)
+ * must rise: 0, or -1 with what said at the first row that does not. */
+static int rows_rise(yd_err_t *e, const yd_node_t *sq, const char *pp, const char *key, const double *rows, int n,
+                     int width, int col, const char *what)
+{
+    for (int i = 1; i < n; i++)
+        if (!(rows[i * width + col] > rows[(i - 1) * width + col])) {
+            char cp[YD_PATH_MAX], ip[YD_PATH_MAX];
+            yd_path(cp, pp, key);
+            yd_path_idx(ip, cp, i);
+            return yd_fail(e, sq->vals[i]->vals[col], ip, "%s (%g after %g)", what, rows[i * width + col],
+                           rows[(i - 1) * width + col]);
+        }
+    return 0;
+}
+
 static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
 {
     const char *pp = "profile";
@@ -277,14 +293,8 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         if (read_rows(e, sus, sp, "curve", "[duty, mhz, watts]", PROF_MAX_CURVE, 3, 3, clo, chi, cflag, &p->curve[0][0],
                       &p->ncurve, &cv) < 0)
             return -1;
-        for (int i = 1; i < p->ncurve; i++)
-            if (!(p->curve[i][0] > p->curve[i - 1][0])) {
-                char cp[YD_PATH_MAX], ip[YD_PATH_MAX];
-                yd_path(cp, sp, "curve");
-                yd_path_idx(ip, cp, i);
-                return yd_fail(e, cv->vals[i]->vals[0], ip, "duty must rise along the curve (%g after %g)",
-                               p->curve[i][0], p->curve[i - 1][0]);
-            }
+        if (rows_rise(e, cv, sp, "curve", &p->curve[0][0], p->ncurve, 3, 0, "duty must rise along the curve") < 0)
+            return -1;
         yd_node_t *ch = NULL;
         if (yd_get_node(e, sus, sp, "gemm_compute_hot", YD_OPT, YD_MAP, &ch) < 0) return -1;
         if (ch) {
@@ -321,14 +331,9 @@ static int load_meta(yd_err_t *e, const yd_node_t *m, profile_t *p)
         if (read_rows(e, sus, sp, "gemm_hot_probes", "[m, n, k, t_s, hot, hot]", PROF_MAX_GPROBE, 6, 6, glo, ghi, gflag,
                       &p->gprobe[0][0], &p->ngprobe, &gv) < 0)
             return -1;
-        for (int i = 1; i < p->ngprobe; i++)
-            if (!(p->gprobe[i][3] > p->gprobe[i - 1][3])) {
-                char cp[YD_PATH_MAX], ip[YD_PATH_MAX];
-                yd_path(cp, sp, "gemm_hot_probes");
-                yd_path_idx(ip, cp, i);
-                return yd_fail(e, gv->vals[i]->vals[3], ip, "t_s must rise along the probes (%g after %g)",
-                               p->gprobe[i][3], p->gprobe[i - 1][3]);
-            }
+        if (rows_rise(e, gv, sp, "gemm_hot_probes", &p->gprobe[0][0], p->ngprobe, 6, 3, "t_s must rise along the probes")
+            < 0)
+            return -1;
         p->has_sustained = 1;
     }
     yd_node_t *ex = NULL;
