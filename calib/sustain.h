@@ -76,8 +76,9 @@
  *      is the median of two probes picked by time rank, and near-ties change the picks (an LM
  *      head of a few tokens barely slows, a compute-bound GEMM of the same time slows by much
  *      more): across the H100 calibs so far it read 1.01 .. 1.20.  Here fixed aims instead: for
- *      each of SUSTAIN_GPROBE_T's times, among the fp16 grid GEMMs (not a kernel's own point)
- *      within a factor 1.5 of it, the one of the highest and the one of the lowest FLOP rate
+ *      each of SUSTAIN_GPROBE_NT times (30 us, 0.1, 0.3, 1, 3 ms), among the grid GEMMs of the
+ *      heater's law (not a kernel's own point) within a factor 1.5 of it, the one of the
+ *      highest and the one of the lowest FLOP rate
  *      (one where their rates are within a factor 1.5); each timed as the compute-bound GEMM
  *      in 6., in two passes over all of them -> per probe its m, n, k, calibrated time and the
  *      two passes' hot: the clock sensitivity of a GEMM against its time and FLOP rate, and
