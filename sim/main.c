@@ -110,7 +110,9 @@ static const cmd_help_t helps[] = {
       "  --constraint EXPR      ... among the points where EXPR holds: COL<=RHS (or <, >=, >),\n"
       "                         RHS a number, base, K*base, base*K, base+K or base-K; base is\n"
       "                         COL at the file's first point (every swept key at its first\n"
-      "                         value), e.g. --constraint 'b_prefill_s<=1.10*base'\n"
+      "                         value), e.g. --constraint 'b_prefill_s<=1.10*base'; a point\n"
+      "                         whose COL is empty (an undefined window) never wins, one\n"
+      "                         whose COL holds text (inf, 0x10) is refused\n"
       "  --error-bars P         every run also simulated with every step costing (1 - P/100)\n"
       "                         and (1 + P/100) times its price (same seed, same arrivals; 0 < P\n"
       "                         <= 50, a percentage such as the profile's step-median error: 1-5\n"
@@ -537,6 +539,15 @@ static int cmd_run(int argc, char **argv, int cmd)
                 rc = 2;
                 goto out;
             }
+            static const char *const paths[] = { "--csv", "--json", "--steps", "--requests", "--replicas", "--trace",
+                                                 "-o", "--out", NULL };
+            for (int k = 0; paths[k]; k++)   /* "--csv --quiet": the option taken for a name, and lost */
+                if (!strcmp(opt, paths[k]) && v[0] == '-' && v[1]) {
+                    setup_msg(stderr, "pacesim: %s %s: an output named like an option (%s lacks its value?); for a file "
+                              "of that name give ./%s", opt, v, opt, v);
+                    rc = 2;
+                    goto out;
+                }
             if (!strcmp(opt, "--set")) {
                 if (!strchr(v, '=')) {
                     setup_msg(stderr, "pacesim: --set %s: expected key.path=value", v);
@@ -641,7 +652,11 @@ static int cmd_run(int argc, char **argv, int cmd)
         for (int i = 0; i < nf; i++) {  /* nor a file the scenario reads: opening it emptied the profile */
             scenario_t sc;
             char serr[SCN_ERR_MAX];
-            if (scn_load(files[i], sets, ns, &sc, serr) < 0) continue;   /* the run says why */
+            if (scn_load(files[i], sets, ns, &sc, serr) < 0) {   /* refused before any file runs */
+                setup_msg(stderr, "%s", serr);
+                rc = 2;
+                goto out;
+            }
             const char *in[SCN_MAX_INPUTS];
             rc = outputs_distinct(oname, opath, 6, in, scn_input_files(&sc, in));
             scn_free(&sc);
@@ -1214,6 +1229,9 @@ static int cmd_trace(int argc, char **argv)
     int rc = trace_import(in, out, &o, &st, err, sizeof err);
     if (rc) setup_msg(stderr, "%s", err);
     rc = close_out(out, outp ? outp : "stdout", rc);
+    struct stat ost;
+    if (rc && outp && out != stdout && stat(outp, &ost) == 0 && S_ISREG(ost.st_mode))
+        unlink(outp);             /* no part of a CSV left to pass for a whole one */
     if (!rc)                      /* the summary only for a CSV written whole */
         fprintf(stderr, "trace import: %ld requests from %ld records of %s, the last arriving at %.3f s (left out: %ld"
                         " failed or empty, %ld past --max-model-len, %ld pruned or under two turns)\n",

@@ -11,7 +11,12 @@ FILE *outfile_open(const char *path)
 {
     if (!strcmp(path, "-")) return stdout;
     if (!*path) {
-        setup_msg(stderr, "an output named by an empty file name (give a path, or - for stdout)");
+        setup_msg(stderr, "pacesim: an output named by an empty file name (give a path, or - for stdout)");
+        return NULL;
+    }
+    if (path[0] == '-') {   /* "--quiet" after --csv: an option taken for the file's name, and lost */
+        setup_msg(stderr, "pacesim: %s: an output file named like an option (an option before it lacks its value?); "
+                  "for a file of that name give ./%s", path, path);
         return NULL;
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);

@@ -5,8 +5,9 @@
 #include <stdio.h>
 
 /* Open path for writing ("-": stdout) without blocking in open(): a FIFO with no reader
- * fails with ENXIO, reported as such, instead of waiting forever.  NULL with one line on
- * stderr ("PATH: why"). */
+ * fails with ENXIO, reported as such, instead of waiting forever.  A name starting with '-'
+ * (but "-" itself) is refused: it is an option an output option took for its value ("--csv
+ * --quiet"); "./-x" names such a file.  NULL with one line on stderr ("PATH: why"). */
 FILE *outfile_open(const char *path);
 
 /* Two paths naming one file: the same name, the same inode where both exist, or where

@@ -268,7 +268,8 @@ static void rm_destroy(cost_model_t *cm)
  * back-to-back replay's GPU idle before the step, 0 or more), when present, and `reprep_s` beside
  * it (the idle re-preparations left inside the step, added to the step's idle).  `sm_clock_mhz`
  * and `sm_mhz_step` (the step's own clock, --step-clock), when present, are read for rescore
- * --recorded-clock, a value that is no number in [1, 1e5] MHz as none; `layer_order`
+ * --recorded-clock: a decimal number of MHz in [1, 1e5], or nan where the replay could not
+ * sample it; `layer_order`
  * (--layer-order: 1 a step run layer by layer, else 0) is counted.  The other columns are not
  * read.  A malformed file is refused at its line and column. */
 
@@ -403,10 +404,14 @@ static int rm_grow(rm_t *r, long *cap)
 }
 
 /* A clock cell (MHz) of column c (-1: none): a value that is no number in [1, 1e5] is none, NAN */
-static double rm_clock(const rm_row_t *row, int c)
+static int rm_clock(const rm_row_t *row, int c, double *mhz)
 {
     double ck;
-    return c >= 0 && rm_decimal(row->fld[c], &ck) == 0 && ck >= 1 && ck <= 1e5 ? ck : NAN;
+    *mhz = NAN;
+    if (c < 0 || !strcmp(row->fld[c], "nan") || !strcmp(row->fld[c], "-nan")) return 0;   /* not sampled */
+    if (rm_decimal(row->fld[c], &ck) < 0 || !(ck >= 1 && ck <= 1e5)) return -1;
+    *mhz = ck;
+    return 0;
 }
 
 cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[COST_ERR_MAX])
@@ -547,8 +552,13 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         r->meas_attn[r->nmeas] = at;
         /* the clock: read for the --recorded-clock diagnostic only (a step the replay could not
          * sample, or a value out of any card's range, is none) */
-        r->clk[r->nmeas] = rm_clock(&row, cc);
-        r->sclk[r->nmeas] = rm_clock(&row, cq);    /* the step's own clock (--step-clock) */
+        int bc = rm_clock(&row, cc, &r->clk[r->nmeas]) < 0 ? cc
+                 : rm_clock(&row, cq, &r->sclk[r->nmeas]) < 0 ? cq : -1;   /* cq: the step's own (--step-clock) */
+        if (bc >= 0) {
+            snprintf(err, COST_ERR_MAX, "%s:%ld:%d: %s: expected a clock in MHz in [1, 1e5], or nan (not sampled)", csv,
+                     ln, row.col[bc], hdr.fld[bc]);
+            goto fail;
+        }
         r->mclk[r->nmeas] = NAN;
         r->nmeas++;
     }

@@ -449,6 +449,13 @@ void runner_run_ex(const char *path, const char *const *sets, int nsets, const r
         snprintf(res->err, sizeof res->err, "%s", u.err);
         goto out;
     }
+    /* the whole trace read first, as validate reads it: a run that stops early would never
+     * meet a bad row past its stop, and pass a file validate refuses */
+    if (u.s.trace_path[0] && setup_check_trace(&u) < 0) {
+        res->rc = 2;
+        snprintf(res->err, sizeof res->err, "%s", u.err);
+        goto out;
+    }
     snprintf(res->warn, sizeof res->warn, "%s", u.warn);
     copy_settings(res, &u.s);
     check_reference(res, path, sets, nsets, &u.s);

@@ -335,7 +335,12 @@ int sweep_find_dup(char *const *vals, int n, sweep_canon_fn canon, void *ctx, in
         double x = strtod(v, &end);
         k[i].i = i;
         k[i].t = "";
+        char *iend;
+        errno = 0;
+        long long w = strtoll(v, &iend, 10);
         if (canon && canon(v, k[i].k + 1, sizeof k[i].k - 1, ctx)) k[i].k[0] = 'c';
+        else if (iend != v && !*iend && !errno && (w > (1LL << 53) || w < -(1LL << 53)))
+            snprintf(k[i].k, sizeof k[i].k, "i%lld", w);   /* past a double's integers: compared exactly */
         else if (end != v && !*end && isfinite(x)) snprintf(k[i].k, sizeof k[i].k, "n%.17g", x == 0 ? 0.0 : x);
         else snprintf(k[i].k, sizeof k[i].k, "t"), k[i].t = v;
     }
@@ -1196,6 +1201,8 @@ struct sweep_best {
     int ng;
     char tmsg[2][SWEEP_ERR_MAX];  /* the objective's [0] / the constraints' [1] first text value met */
     long nnum[2];                 /* values that were numbers, objective [0] / constraints [1] */
+    long rows;                    /* the rows read so far (sweep_best_row) */
+    long trow[2];                 /* the row of tmsg[k]'s value (1: the first after the header) */
 };
 
 static char *trim(char *s)
@@ -1389,11 +1396,12 @@ int sweep_best_header(sweep_best_t *b, const char *line, char *err, size_t errn)
         snprintf(err, errn, "--objective: no column \"%s\" in the CSV", b->obj);
         return -1;
     }
-    for (int i = 0; i < b->nc; i++)
+    for (int i = 0; i < b->nc; i++) {
         if ((b->c[i].idx = find_col(b, b->c[i].col)) < 0) {
             snprintf(err, errn, "--constraint '%s': no column \"%s\" in the CSV", b->c[i].text, b->c[i].col);
             return -1;
         }
+    }
     return 0;
 }
 
@@ -1405,22 +1413,31 @@ static double field_num(char **fld, int n, int idx)
 }
 
 /* A value of the objective (k 0) or a constraint (k 1): its number, NAN when empty (an
- * undefined window) or not a number (that row never wins).  A column of text alone
- * (max:scenario) is no order to optimise: sweep_best_error says so. */
+ * undefined window: that row never wins) or not a number.  A value of text (max:scenario, or
+ * "inf" or "xx" among numbers) is no order to optimise, nor a row to pass over unsaid:
+ * sweep_best_error names the first. */
 static double field_val(sweep_best_t *b, char **fld, int n, int idx, int k)
 {
     double v = field_num(fld, n, idx);
     if (!isnan(v)) b->nnum[k]++;
     else if (idx >= 0 && idx < n && fld[idx][0] && !b->tmsg[k][0])
         snprintf(b->tmsg[k], sizeof b->tmsg[k], "%s: column \"%s\" holds text (\"%.40s\"), not a number",
-                 k ? "--constraint" : "--objective", b->hdr[idx], fld[idx]);
+                 k ? "--constraint" : "--objective", b->hdr[idx], fld[idx]), b->trow[k] = b->rows;
     return v;
 }
 
 const char *sweep_best_error(const sweep_best_t *b)
 {
+    return sweep_best_error_row(b, NULL);
+}
+
+const char *sweep_best_error_row(const sweep_best_t *b, long *row)
+{
     for (int k = 0; k < 2; k++)
-        if (b->tmsg[k][0] && !b->nnum[k]) return b->tmsg[k];
+        if (b->tmsg[k][0]) {
+            if (row) *row = b->trow[k];
+            return b->tmsg[k];
+        }
     return NULL;
 }
 
@@ -1436,6 +1453,7 @@ int sweep_best_row(sweep_best_t *b, const char *line)
         rc = n;
         goto out;
     }
+    b->rows++;
     const char *file = b->file_idx >= 0 ? fld[b->file_idx] : "";
     group_t *g = NULL;
     for (int i = 0; i < b->ng; i++)
@@ -1655,9 +1673,10 @@ int sweep_best_files(const char *const *paths, int n, const char *objective, con
             rc = 2;
         }
         fclose(f);
-        if (!rc && sweep_best_error(b)) {
+        long trow;
+        if (!rc && sweep_best_error_row(b, &trow)) {
             put_clean(err, paths[i]);
-            fputs(": ", err);
+            fprintf(err, ":%ld: ", trow + 1);      /* the header is line 1 */
             put_clean(err, sweep_best_error(b));
             fputc('\n', err);
             rc = 2;

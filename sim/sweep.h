@@ -154,9 +154,12 @@ int sweep_best_header(sweep_best_t *b, const char *line, char *err, size_t errn)
 int sweep_best_row(sweep_best_t *b, const char *line);    /* 0, or its field count if not the header's */
 /* Print the winner of each group; returns the number of groups without a winner. */
 int sweep_best_report(const sweep_best_t *b, FILE *f);
-/* The objective or a constraint named a column holding text (max:scenario): the message, or
- * NULL.  Such a search has no answer: the commands refuse it (exit 2). */
+/* The objective or a constraint met a value of text in its column (max:scenario, or "inf" or
+ * "xx" among numbers; an empty value is an undefined window, passed over): the message, or
+ * NULL.  Such a search has no answer: the commands refuse it (exit 2).  _row: also the row
+ * of that value (1: the first after the header). */
 const char *sweep_best_error(const sweep_best_t *b);
+const char *sweep_best_error_row(const sweep_best_t *b, long *row);
 void sweep_best_free(sweep_best_t *b);
 
 /* pacesim best: the objective over each CSV file (its own header and groups), reports to

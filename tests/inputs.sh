@@ -177,5 +177,15 @@ if [ $? -eq 2 ] && grep -q 'that is an input of the run' "$tmp/err" && cmp -s sc
 then pass=$((pass + 1))
 else bad "run --requests naming the scenario's trace: $(head -c 300 "$tmp/err")"; fi
 
+# a trace whose bad row lies past where the run stops (a row after the stop, arriving earlier):
+# run refuses it as validate does, at that row, before it runs (a run reads the whole trace)
+printf 'arrival_s,prompt_tokens,output_tokens\n0.5,100,10\n2e6,100,10\n1,100,10\n' > "$tmp/late.csv"
+for c in validate run; do
+    timeout 20 "$bin" $c scenarios/bench-trace.yaml --set "workload.trace=$tmp/late.csv" >"$tmp/out" 2>"$tmp/err"
+    if [ $? -eq 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "late.csv:4:1: trace: invalid row" "$tmp/err"
+    then pass=$((pass + 1))
+    else bad "$c of a trace with a bad row past the stop: $(head -c 300 "$tmp/err")"; fi
+done
+
 echo "inputs: $pass checks passed, $fail failed"
 [ $fail -eq 0 ]

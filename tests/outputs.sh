@@ -130,8 +130,33 @@ check "best: a text column in a constraint refused" one_line_2 "$tmp/err" "$bin"
     --objective max:steps --constraint 'file<=1'
 check "run: a text column as the objective refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml --quiet \
     --objective max:scenario
+printf 'steps,b\ninf,1\n2,2\n' > "$tmp/inf.csv"
+check "best: inf among the objective's numbers refused (not a row passed over)" one_line_2 "$tmp/err" "$bin" best \
+    "$tmp/inf.csv" --objective max:steps
+check "best: the message names the row's line" grep -q 'inf.csv:2: --objective: column "steps" holds text ("inf")' "$tmp/err"
+printf 'steps,b\n1,1\n2,x\n' > "$tmp/ctext.csv"
+check "best: text among a constraint's numbers refused" one_line_2 "$tmp/err" "$bin" best "$tmp/ctext.csv" \
+    --objective max:steps --constraint 'b<=3'
+check "best: that line named" grep -q 'ctext.csv:3: --constraint' "$tmp/err"
+printf 'steps,b\n1,1\n,2\n' > "$tmp/gap.csv"
+check "best: an empty value (an undefined window) is passed over" sh -c \
+    "'$bin' best '$tmp/gap.csv' --objective max:steps | grep -q 'steps=1\$'"
 check "best: no value at all is not 'no point satisfies the constraints'" sh -c \
     "printf 'scenario,file,steps\nx,f.yaml,\n' > '$tmp/nov.csv'; '$bin' best '$tmp/nov.csv' --objective max:steps | grep -q 'no point has a value of steps'"
+# an output option followed by another option: that option is no file name (it would be lost,
+# and a file named after it written)
+abin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin") top=$PWD
+for o in --csv --steps --json --trace --replicas --requests; do
+    (cd "$tmp" && one_line_2 err2 "$abin" run "$top/scenarios/default.yaml" $o --quiet) && [ ! -e "$tmp/--quiet" ] \
+        && grep -q "^pacesim: $o --quiet: an output named like an option" "$tmp/err2"
+    check "run: $o --quiet refused, no file named --quiet" test $? = 0
+done
+check "run: --csv - (stdout) still taken" sh -c "'$bin' run scenarios/default.yaml --csv - --quiet | grep -q '^scenario,'"
+# several files: a bad one is refused before any runs (no table, no CSV of the others)
+rm -f "$tmp/part.csv"
+check "run: a missing second file refused before the first runs" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml \
+    "$tmp/missing.yaml" --csv "$tmp/part.csv"
+check "run: no CSV left of the first file" test ! -e "$tmp/part.csv"
 for o in --csv --steps --json --trace --replicas; do
     check "run: --requests F $o F refused" one_line_2 "$tmp/err" "$bin" run scenarios/default.yaml --quiet \
         --requests "$tmp/same.csv" $o "$tmp/same.csv"

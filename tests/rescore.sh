@@ -358,6 +358,14 @@ awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "sm_clock_mhz") 
 expect 2 "noclk.csv:1:1: sm_clock_mhz: no step's SM clock recorded" "--recorded-clock of a run without clocks is refused" -- \
     rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured "$tmp/noclk.csv" \
     --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml --recorded-clock
+# a clock that is no number (nor nan, the replay's "not sampled"): refused at its line and column,
+# not read as an unsampled step
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "sm_clock_mhz") c = i } NR == 6 { $c = "abc" } { print }' \
+    $e.run2.steps.csv > "$tmp/badclk.csv"
+expect 2 "badclk.csv:6:[0-9]*: sm_clock_mhz: expected a clock in MHz in \[1, 1e5\], or nan" \
+    "a recording's sm_clock_mhz of text is refused" -- \
+    rescore scenarios/h200-fp16-nomtp-b16k-baseline.yaml --measured $e.steps.csv --measured "$tmp/badclk.csv" \
+    --set workload.requests.B.output_tokens=8 --set profile=$PWD/tests/data/replay/h200-envelope/profile.yaml
 # sm_mhz_step (pacesim-gpu replay --step-clock: the clock over the step itself) in every run:
 # --recorded-clock prices at it instead of sm_clock_mhz and says so; here every mixed step at
 # 1500 MHz (their NVML readings ~1930), so the clock table's recorded mixed mean is 1500 and the

@@ -23,6 +23,11 @@ for c in azure:azure-2023.csv azure:azure-2024.csv burstgpt:burstgpt.csv burstgp
     "$bin" trace import "$fmt" "$d/$f" -o "$tmp/$f.csv" 2>"$tmp/err"; rc=$?
     check "trace import $fmt $f: exit 0, the expected rows" sh -c "test $rc = 0 && cmp -s '$tmp/$f.csv' '$d/$f.expect'"
 done
+# a bad record: exit 2, and no part of a CSV left behind at -o
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.5,1200,40\n2023-11-16 18:15:45.0,300,12\n' > "$tmp/back.csv"
+"$bin" trace import azure "$tmp/back.csv" -o "$tmp/back-out.csv" 2>"$tmp/err"; rc=$?
+check "trace import: arrivals going back refused, no partial CSV at -o" \
+    sh -c "test $rc = 2 && test ! -e '$tmp/back-out.csv' && grep -q 'back.csv:3:1: azure: arrivals must not decrease' '$tmp/err'"
 check "azure 2023: the request with 0 generated tokens left out, and said" \
     sh -c "'$bin' trace import azure '$d/azure-2023.csv' 2>&1 >/dev/null | grep -q '4 requests from 5 records.*1 failed or empty'"
 check "sharegpt: three entries left out (one turn, a 1-token prompt, a 1250-token prompt)" \
