@@ -1180,7 +1180,7 @@ static int parse_reference(yd_err_t *e, const yd_node_t *root, scenario_t *s)
             return yd_fail(e, k, kp, "no measure window named \"%s\" (allowed: source%s)",
                            k->text, list);
         }
-        if (yd_as_double(e, m->vals[i], kp, ANY_NUM, &w->reference))
+        if (yd_as_double(e, m->vals[i], kp, NONNEG_NUM, &w->reference))
             return -1;
         w->has_reference = 1;
     }
