@@ -155,6 +155,17 @@ static int resolve(yd_err_t *e, const yd_node_t *n, const char *path, const char
     return 0;
 }
 
+/* A file the scenario reads now (a model file) that cannot be read: said at the key that names
+ * it (the profile and the trace are read later, by their own loaders). */
+static int readable(yd_err_t *e, const yd_node_t *n, const char *path, const char *file)
+{
+    const char *why = NULL;
+    FILE *f = yd_open_input(file, &why);
+    if (!f) return yd_fail(e, n, path, "%s: %s", file, why);
+    fclose(f);
+    return 0;
+}
+
 /* Check a mapping's keys against allowed (strict map) for the given purpose. */
 static int keys_only(yd_err_t *e, const yd_node_t *m, const char *path,
                      const char *const *allowed, const char *why)
@@ -1370,7 +1381,7 @@ static int parse_pool(yd_err_t *e, const yd_node_t *pm, const char *pp, const sc
         } else {
             char rel[SCN_PATH_MAX];
             if (yd_as_str(e, mn, kp, rel, sizeof rel) || resolve(e, mn, kp, base->path, rel, ps->model_path) ||
-                load_model_file(e, ps->model_path, &ps->model))
+                readable(e, mn, kp, ps->model_path) || load_model_file(e, ps->model_path, &ps->model))
                 return -1;
         }
     }
@@ -1634,7 +1645,7 @@ static int parse_top(yd_err_t *e, const yd_node_t *root, scenario_t *s)
             return yd_fail(e, mn, "model", "expected a model file path or a model mapping, got %s",
                            mn->kind == YD_SEQ ? "a list" : "null");
         if (yd_as_str(e, mn, "model", rel, sizeof rel) ||
-            resolve(e, mn, "model", s->path, rel, s->model_path))
+            resolve(e, mn, "model", s->path, rel, s->model_path) || readable(e, mn, "model", s->model_path))
             return -1;
         if (load_model_file(e, s->model_path, &s->model))
             return -1;
