@@ -161,8 +161,11 @@ assert all(r["scenario"] == 'a "quoted", name' for r in runs)
 assert "serving" not in runs[0] and "serving" in runs[2]
 assert runs[0]["windows"]["a_tok_s"]["published"] > 0 and runs[0]["stopped"] is None
 PY
-    "$bin" run "$scn" --set engine.max_num_seqs=0 --json "$tmp/e.json" --quiet 2>/dev/null
+    "$bin" run scenarios/default.yaml --set profile="$tmp/no-such-profile.yaml" --json "$tmp/e.json" --quiet 2>/dev/null
     check "--json with no successful run: an empty array" python3 -c "import json,sys; assert json.load(open(sys.argv[1])) == []" "$tmp/e.json"
+    rm -f "$tmp/e2.json"
+    "$bin" run "$scn" --set engine.max_num_seqs=0 --json "$tmp/e2.json" --quiet 2>/dev/null
+    check "--json of a scenario refused as it loads: exit 2, no file" sh -c "test $? = 2 && test ! -e '$tmp/e2.json'"
 else
     echo "  SKIP --json checks: python3 not found"
 fi
