@@ -403,7 +403,8 @@ static int rm_grow(rm_t *r, long *cap)
     return 0;
 }
 
-/* A clock cell (MHz) of column c (-1: none): a value that is no number in [1, 1e5] is none, NAN */
+/* A clock cell (MHz) of column c (-1: none) in *mhz: NAN where there is none or the replay wrote
+ * nan (it could not sample the clock); -1 for anything else that is no number in [1, 1e5]. */
 static int rm_clock(const rm_row_t *row, int c, double *mhz)
 {
     double ck;
@@ -551,7 +552,7 @@ cost_model_t *replay_recorded_new(const char *csv, cost_model_t *pred, char err[
         r->meas[r->nmeas] = m;
         r->meas_attn[r->nmeas] = at;
         /* the clock: read for the --recorded-clock diagnostic only (a step the replay could not
-         * sample, or a value out of any card's range, is none) */
+         * sample is none; a value out of any card's range is a damaged file) */
         int bc = rm_clock(&row, cc, &r->clk[r->nmeas]) < 0 ? cc
                  : rm_clock(&row, cq, &r->sclk[r->nmeas]) < 0 ? cq : -1;   /* cq: the step's own (--step-clock) */
         if (bc >= 0) {

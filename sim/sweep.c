@@ -1200,7 +1200,6 @@ struct sweep_best {
     group_t *g;
     int ng;
     char tmsg[2][SWEEP_ERR_MAX];  /* the objective's [0] / the constraints' [1] first text value met */
-    long nnum[2];                 /* values that were numbers, objective [0] / constraints [1] */
     long rows;                    /* the rows read so far (sweep_best_row) */
     long trow[2];                 /* the row of tmsg[k]'s value (1: the first after the header) */
 };
@@ -1396,12 +1395,11 @@ int sweep_best_header(sweep_best_t *b, const char *line, char *err, size_t errn)
         snprintf(err, errn, "--objective: no column \"%s\" in the CSV", b->obj);
         return -1;
     }
-    for (int i = 0; i < b->nc; i++) {
+    for (int i = 0; i < b->nc; i++)
         if ((b->c[i].idx = find_col(b, b->c[i].col)) < 0) {
             snprintf(err, errn, "--constraint '%s': no column \"%s\" in the CSV", b->c[i].text, b->c[i].col);
             return -1;
         }
-    }
     return 0;
 }
 
@@ -1419,8 +1417,7 @@ static double field_num(char **fld, int n, int idx)
 static double field_val(sweep_best_t *b, char **fld, int n, int idx, int k)
 {
     double v = field_num(fld, n, idx);
-    if (!isnan(v)) b->nnum[k]++;
-    else if (idx >= 0 && idx < n && fld[idx][0] && !b->tmsg[k][0])
+    if (isnan(v) && idx >= 0 && idx < n && fld[idx][0] && !b->tmsg[k][0])
         snprintf(b->tmsg[k], sizeof b->tmsg[k], "%s: column \"%s\" holds text (\"%.40s\"), not a number",
                  k ? "--constraint" : "--objective", b->hdr[idx], fld[idx]), b->trow[k] = b->rows;
     return v;
