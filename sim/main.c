@@ -541,10 +541,8 @@ static int cmd_run(int argc, char **argv, int cmd)
             }
             static const char *const paths[] = { "--csv", "--json", "--steps", "--requests", "--replicas", "--trace",
                                                  "-o", "--out", NULL };
-            for (int k = 0; paths[k]; k++)   /* "--csv --quiet": the option taken for a name, and lost */
-                if (!strcmp(opt, paths[k]) && v[0] == '-' && v[1]) {
-                    setup_msg(stderr, "pacesim: %s %s: an output named like an option (%s lacks its value?); for a file "
-                              "of that name give ./%s", opt, v, opt, v);
+            for (int k = 0; paths[k]; k++)   /* at parsing: --trace and -o (a folder) open no outfile */
+                if (!strcmp(opt, paths[k]) && outfile_optlike(opt, v)) {
                     rc = 2;
                     goto out;
                 }

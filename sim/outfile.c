@@ -7,6 +7,14 @@
 #include "outfile.h"
 #include "setup.h"
 
+int outfile_optlike(const char *opt, const char *path)
+{
+    if (path[0] != '-' || !path[1]) return 0;   /* "--quiet" after --csv: an option taken for a name, and lost */
+    setup_msg(stderr, "pacesim: %s%s%s: an output named like an option (%s lacks its value?); for a file of that name "
+              "give ./%s", opt ? opt : "", opt ? " " : "", path, opt ? opt : "an option before it", path);
+    return 1;
+}
+
 FILE *outfile_open(const char *path)
 {
     if (!strcmp(path, "-")) return stdout;
@@ -14,11 +22,7 @@ FILE *outfile_open(const char *path)
         setup_msg(stderr, "pacesim: an output named by an empty file name (give a path, or - for stdout)");
         return NULL;
     }
-    if (path[0] == '-') {   /* "--quiet" after --csv: an option taken for the file's name, and lost */
-        setup_msg(stderr, "pacesim: %s: an output file named like an option (an option before it lacks its value?); "
-                  "for a file of that name give ./%s", path, path);
-        return NULL;
-    }
+    if (outfile_optlike(NULL, path)) return NULL;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
     int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
     FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "w");

@@ -10,6 +10,11 @@
  * --quiet"); "./-x" names such a file.  NULL with one line on stderr ("PATH: why"). */
 FILE *outfile_open(const char *path);
 
+/* Whether path, the value of output option opt (NULL: not known), starts with '-' but is not
+ * "-": an option the output option took for its name ("--csv --quiet"), refused with one line
+ * on stderr (1); else 0. */
+int outfile_optlike(const char *opt, const char *path);
+
 /* Two paths naming one file: the same name, the same inode where both exist, or where
  * neither exists yet, the same name in the same directory ("x.csv" and "./x.csv"). */
 int outfile_same(const char *a, const char *b);
